@@ -1,0 +1,516 @@
+/* ladle.h — the one public C API of ladle.
+ *
+ * ladle builds a query plan (nodes over typed expressions), executes it on an
+ * engine (CPU today; CUDA plugs in behind the same calls) and hands the result
+ * out through the Arrow C Data Interface.
+ *
+ * Conventions
+ *  - Every fallible call returns ladle_status (LADLE_OK == 0) and fills the
+ *    optional `err` with a message that names the column, node or value involved.
+ *  - Outputs (`out_*`) are written only on success.
+ *  - Plan builders CONSUME their plan and expression arguments, on success and on
+ *    failure alike: the caller never releases an argument it passed in.
+ *  - Expression builders never fail loudly: they return NULL when memory runs out
+ *    (or when an argument was NULL) and the plan builder that receives the NULL
+ *    reports LADLE_ENOMEM. This keeps expression trees writable as nested calls.
+ *  - Every create is matched by a destroy.
+ */
+#ifndef LADLE_H
+#define LADLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(LADLE_BUILDING)
+#define LADLE_API __attribute__((visibility("default")))
+#else
+#define LADLE_API
+#endif
+
+#define LADLE_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum ladle_status_code {
+  LADLE_OK = 0,
+  LADLE_EINVAL = 1,   /* invalid argument or invalid plan */
+  LADLE_ENOMEM = 2,   /* an allocation failed */
+  LADLE_ENOTSUP = 3,  /* valid, but not supported by this build or backend */
+  LADLE_ETYPE = 4,    /* a type does not fit the operation */
+  LADLE_ENOCOL = 5,   /* a column name that does not exist */
+  LADLE_ECOMPUTE = 6, /* a runtime failure: strict cast, bad value */
+  LADLE_EIO = 7,      /* reading or writing a file failed */
+  LADLE_ECORRUPT = 8, /* input bytes that violate their format */
+  LADLE_EDEVICE = 9,  /* a device (GPU) failure */
+  LADLE_ECOMM = 10    /* a communicator (MPI, NCCL) failure */
+} ladle_status_code;
+
+typedef int ladle_status;
+
+#define LADLE_ERROR_MESSAGE_MAX 512
+
+/* A message buffer the caller owns (typically on its stack). */
+typedef struct ladle_error {
+  ladle_status code;                     /* the status the message belongs to */
+  char message[LADLE_ERROR_MESSAGE_MAX]; /* NUL-terminated, human readable */
+} ladle_error;
+
+/* Static name of a status code, e.g. "LADLE_ETYPE". */
+LADLE_API const char *ladle_status_name(ladle_status status);
+
+/* ------------------------------------------------------------------- types */
+
+typedef enum ladle_type_id {
+  LADLE_TYPE_NULL = 0,
+  LADLE_TYPE_BOOL,
+  LADLE_TYPE_INT8,
+  LADLE_TYPE_INT16,
+  LADLE_TYPE_INT32,
+  LADLE_TYPE_INT64,
+  LADLE_TYPE_UINT8,
+  LADLE_TYPE_UINT16,
+  LADLE_TYPE_UINT32,
+  LADLE_TYPE_UINT64,
+  LADLE_TYPE_FLOAT32,
+  LADLE_TYPE_FLOAT64,
+  LADLE_TYPE_STRING,   /* UTF-8 */
+  LADLE_TYPE_DATE,     /* int32 days since 1970-01-01 */
+  LADLE_TYPE_DATETIME, /* int64 since the epoch in `unit`; `tz` is metadata */
+  LADLE_TYPE_DURATION, /* int64 in `unit` */
+  /* Reserved so that the descriptor does not change shape when they land. */
+  LADLE_TYPE_DECIMAL,     /* int128 with precision and scale (not yet) */
+  LADLE_TYPE_LIST,        /* child type by `child` (not yet) */
+  LADLE_TYPE_CATEGORICAL, /* uint32 codes over a string dictionary (not yet) */
+  LADLE_TYPE_COUNT_
+} ladle_type_id;
+
+typedef enum ladle_time_unit {
+  LADLE_TIME_NS = 0,
+  LADLE_TIME_US = 1,
+  LADLE_TIME_MS = 2
+} ladle_time_unit;
+
+#define LADLE_TZ_MAX 40
+
+/* A data type, passed by value. Zero-initialised it is Null. */
+typedef struct ladle_dtype {
+  ladle_type_id id;
+  ladle_time_unit unit;          /* DATETIME, DURATION */
+  int8_t precision;              /* DECIMAL */
+  int8_t scale;                  /* DECIMAL */
+  const struct ladle_dtype *child; /* LIST (reserved; static or interned) */
+  char tz[LADLE_TZ_MAX];         /* DATETIME time zone name, "" for naive */
+} ladle_dtype;
+
+/* Convenience constructor for types without parameters. */
+LADLE_API ladle_dtype ladle_dtype_make(ladle_type_id id);
+/* A DATETIME or DURATION with a unit (tz may be NULL). */
+LADLE_API ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit,
+                                           const char *tz);
+/* Polars-style name ("i64", "str", "datetime[us, UTC]"); static or in `buf`. */
+LADLE_API const char *ladle_dtype_name(ladle_dtype type, char *buf, size_t buf_len);
+LADLE_API bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b);
+
+/* ------------------------------------------------- Arrow C Data Interface */
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+  const char *format;
+  const char *name;
+  const char *metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema **children;
+  struct ArrowSchema *dictionary;
+  void (*release)(struct ArrowSchema *);
+  void *private_data;
+};
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void **buffers;
+  struct ArrowArray **children;
+  struct ArrowArray *dictionary;
+  void (*release)(struct ArrowArray *);
+  void *private_data;
+};
+#endif
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+  int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+  const char *(*get_last_error)(struct ArrowArrayStream *);
+  void (*release)(struct ArrowArrayStream *);
+  void *private_data;
+};
+#endif
+
+/* ------------------------------------------------------------- expressions */
+
+typedef struct ladle_expr ladle_expr;
+
+typedef enum ladle_binary_op {
+  LADLE_OP_ADD,
+  LADLE_OP_SUB,
+  LADLE_OP_MUL,
+  LADLE_OP_TRUE_DIV,  /* `/`: always a float */
+  LADLE_OP_FLOOR_DIV, /* `//`: floors toward -inf; integer x // 0 is null */
+  LADLE_OP_MOD,       /* `%`: sign of the divisor; integer x % 0 is null */
+  LADLE_OP_EQ,
+  LADLE_OP_NE,
+  LADLE_OP_LT,
+  LADLE_OP_LE,
+  LADLE_OP_GT,
+  LADLE_OP_GE,
+  LADLE_OP_EQ_MISSING, /* eq_missing: null == null is true */
+  LADLE_OP_NE_MISSING,
+  LADLE_OP_AND, /* Kleene */
+  LADLE_OP_OR,  /* Kleene */
+  LADLE_OP_XOR,
+  LADLE_OP_COUNT_
+} ladle_binary_op;
+
+/* Scalar functions. The number of arguments and the options each one reads are
+ * listed next to it; `args[0]` is the input. */
+typedef enum ladle_func {
+  LADLE_FN_NOT,         /* 1 */
+  LADLE_FN_NEG,         /* 1 */
+  LADLE_FN_ABS,         /* 1 */
+  LADLE_FN_IS_NULL,     /* 1 */
+  LADLE_FN_IS_NOT_NULL, /* 1 */
+  LADLE_FN_IS_NAN,      /* 1 */
+  LADLE_FN_IS_NOT_NAN,  /* 1 */
+  LADLE_FN_FILL_NULL,   /* 2: input, value */
+  LADLE_FN_FILL_NAN,    /* 2: input, value */
+  LADLE_FN_IS_IN,       /* 2: input, values (a column or a literal list via union) */
+  LADLE_FN_IS_BETWEEN,  /* 3: input, lower, upper; opts.closed */
+  LADLE_FN_CLIP,        /* 3: input, lower, upper (either may be a null literal) */
+  LADLE_FN_ROUND,       /* 1; opts.i64 = decimals */
+  LADLE_FN_FLOOR,       /* 1 */
+  LADLE_FN_CEIL,        /* 1 */
+  LADLE_FN_SQRT,        /* 1 */
+  LADLE_FN_LOG,         /* 1; opts.f64 = base (0 means e) */
+  LADLE_FN_EXP,         /* 1 */
+  LADLE_FN_POW,         /* 2: base, exponent */
+  LADLE_FN_HASH,        /* 1; opts.u64 = seed; ladle's own hash, a UInt64 */
+  LADLE_FN_STR_LEN_BYTES,   /* 1 */
+  LADLE_FN_STR_LEN_CHARS,   /* 1 */
+  LADLE_FN_STR_CONTAINS,    /* 1; opts.str = pattern, opts.literal = not a regex */
+  LADLE_FN_STR_STARTS_WITH, /* 1; opts.str */
+  LADLE_FN_STR_ENDS_WITH,   /* 1; opts.str */
+  LADLE_FN_STR_TO_UPPER,    /* 1 */
+  LADLE_FN_STR_TO_LOWER,    /* 1 */
+  LADLE_FN_STR_SLICE,       /* 1; opts.i64 = offset (chars, may be <0),
+                               opts.i64b = length (<0: to the end) */
+  LADLE_FN_STR_STRIP_CHARS, /* 1; opts.str = characters, NULL for whitespace */
+  LADLE_FN_STR_CONCAT,      /* n >= 1: horizontal concat; opts.str = separator */
+  LADLE_FN_DT_YEAR,         /* 1 */
+  LADLE_FN_DT_MONTH,
+  LADLE_FN_DT_DAY,
+  LADLE_FN_DT_HOUR,
+  LADLE_FN_DT_MINUTE,
+  LADLE_FN_DT_SECOND,
+  LADLE_FN_DT_WEEKDAY,      /* ISO: Monday 1 .. Sunday 7 */
+  LADLE_FN_DT_ORDINAL_DAY,  /* 1 .. 366 */
+  LADLE_FN_DT_TRUNCATE,     /* 1; opts.str = "1d" or "1mo" */
+  LADLE_FN_COUNT_
+} ladle_func;
+
+typedef enum ladle_closed {
+  LADLE_CLOSED_BOTH = 0,
+  LADLE_CLOSED_LEFT,
+  LADLE_CLOSED_RIGHT,
+  LADLE_CLOSED_NONE
+} ladle_closed;
+
+typedef struct ladle_func_opts {
+  int64_t i64;      /* see ladle_func */
+  int64_t i64b;     /* see ladle_func */
+  uint64_t u64;     /* hash seed */
+  double f64;       /* log base */
+  const char *str;  /* pattern, prefix, characters; copied by the builder */
+  bool literal;     /* STR_CONTAINS: pattern is a literal string */
+  ladle_closed closed;
+} ladle_func_opts;
+
+typedef enum ladle_agg_op {
+  LADLE_AGG_SUM,
+  LADLE_AGG_MEAN,
+  LADLE_AGG_MIN,
+  LADLE_AGG_MAX,
+  LADLE_AGG_COUNT,      /* non-null values */
+  LADLE_AGG_NULL_COUNT,
+  LADLE_AGG_LEN,        /* all values, nulls included */
+  LADLE_AGG_N_UNIQUE,   /* null counts as a value, as in Polars */
+  LADLE_AGG_FIRST,
+  LADLE_AGG_LAST,
+  LADLE_AGG_STD,        /* opts.ddof */
+  LADLE_AGG_VAR,        /* opts.ddof */
+  LADLE_AGG_MEDIAN,
+  LADLE_AGG_QUANTILE,   /* opts.quantile, opts.interpolation */
+  LADLE_AGG_ARG_MIN,
+  LADLE_AGG_ARG_MAX,
+  LADLE_AGG_ANY,
+  LADLE_AGG_ALL,
+  LADLE_AGG_COUNT_
+} ladle_agg_op;
+
+typedef enum ladle_interpolation {
+  LADLE_INTERP_NEAREST = 0,
+  LADLE_INTERP_LOWER,
+  LADLE_INTERP_HIGHER,
+  LADLE_INTERP_MIDPOINT,
+  LADLE_INTERP_LINEAR,
+  LADLE_INTERP_EQUIPROBABLE
+} ladle_interpolation;
+
+typedef struct ladle_agg_opts {
+  uint8_t ddof;                      /* STD, VAR */
+  double quantile;                   /* QUANTILE, in [0, 1] */
+  ladle_interpolation interpolation; /* QUANTILE */
+} ladle_agg_opts;
+
+typedef enum ladle_rank_method {
+  LADLE_RANK_AVERAGE = 0,
+  LADLE_RANK_MIN,
+  LADLE_RANK_MAX,
+  LADLE_RANK_DENSE,
+  LADLE_RANK_ORDINAL
+} ladle_rank_method;
+
+/* A column by name. */
+LADLE_API ladle_expr *ladle_expr_col(const char *name);
+/* Typed literals. `lit_int` takes any integer type id (value is range-checked by
+ * the plan builder); `dyn` literals adopt the type of the other operand as
+ * Polars' dynamic int/float literals do. */
+LADLE_API ladle_expr *ladle_expr_lit_null(ladle_dtype type);
+LADLE_API ladle_expr *ladle_expr_lit_bool(bool value);
+LADLE_API ladle_expr *ladle_expr_lit_int(int64_t value, ladle_type_id id);
+LADLE_API ladle_expr *ladle_expr_lit_uint(uint64_t value, ladle_type_id id);
+LADLE_API ladle_expr *ladle_expr_lit_float(double value, ladle_type_id id);
+LADLE_API ladle_expr *ladle_expr_lit_dyn_int(int64_t value);
+LADLE_API ladle_expr *ladle_expr_lit_dyn_float(double value);
+LADLE_API ladle_expr *ladle_expr_lit_str(const char *value, size_t len);
+/* DATE (days), DATETIME or DURATION (in type.unit). */
+LADLE_API ladle_expr *ladle_expr_lit_temporal(int64_t value, ladle_dtype type);
+/* A list of literals of one type, for is_in; consumes `items`. */
+LADLE_API ladle_expr *ladle_expr_lit_series(size_t n, ladle_expr *const *items);
+
+LADLE_API ladle_expr *ladle_expr_alias(ladle_expr *e, const char *name);
+LADLE_API ladle_expr *ladle_expr_binary(ladle_binary_op op, ladle_expr *left,
+                                        ladle_expr *right);
+LADLE_API ladle_expr *ladle_expr_func(ladle_func fn, size_t nargs,
+                                      ladle_expr *const *args,
+                                      const ladle_func_opts *opts);
+LADLE_API ladle_expr *ladle_expr_cast(ladle_expr *e, ladle_dtype to, bool strict);
+/* when(conds[0]).then(thens[0]).when(...)...otherwise(otherwise). */
+LADLE_API ladle_expr *ladle_expr_when(size_t n, ladle_expr *const *conds,
+                                      ladle_expr *const *thens, ladle_expr *otherwise);
+LADLE_API ladle_expr *ladle_expr_agg(ladle_agg_op op, ladle_expr *e,
+                                     const ladle_agg_opts *opts);
+/* pl.len(): the number of rows (of the group). */
+LADLE_API ladle_expr *ladle_expr_len(void);
+/* rank(method, descending) — an elementwise-shaped, order-dependent function. */
+LADLE_API ladle_expr *ladle_expr_rank(ladle_expr *e, ladle_rank_method method,
+                                      bool descending);
+/* e.over(partition_by...) */
+LADLE_API ladle_expr *ladle_expr_over(ladle_expr *e, size_t n,
+                                      ladle_expr *const *partition_by);
+/* Expressions are refcounted: ref adds an owner, destroy drops one. */
+LADLE_API ladle_expr *ladle_expr_ref(ladle_expr *e);
+LADLE_API void ladle_expr_destroy(ladle_expr *e);
+
+/* ------------------------------------------------------------------- plans */
+
+typedef struct ladle_plan ladle_plan;
+typedef struct ladle_table ladle_table;
+
+typedef enum ladle_join_type {
+  LADLE_JOIN_INNER = 0,
+  LADLE_JOIN_LEFT,
+  LADLE_JOIN_RIGHT,
+  LADLE_JOIN_FULL,
+  LADLE_JOIN_SEMI,
+  LADLE_JOIN_ANTI,
+  LADLE_JOIN_CROSS
+} ladle_join_type;
+
+typedef struct ladle_join_opts {
+  ladle_join_type how;
+  bool nulls_equal;   /* null keys match each other */
+  bool coalesce;      /* one key column (Polars' default for all but FULL) */
+  const char *suffix; /* for clashing right names; NULL means "_right" */
+} ladle_join_opts;
+
+typedef enum ladle_keep {
+  LADLE_KEEP_ANY = 0,
+  LADLE_KEEP_FIRST,
+  LADLE_KEEP_LAST,
+  LADLE_KEEP_NONE
+} ladle_keep;
+
+/* In-memory scan of an Arrow stream (a struct array per batch). Consumes the
+ * stream: its buffers are referenced, not copied, and released when the last
+ * plan or result that uses them is destroyed. */
+LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream,
+                                             ladle_plan **out_plan, ladle_error *err);
+/* In-memory scan of a ladle table (takes a reference; the caller keeps its own). */
+LADLE_API ladle_status ladle_plan_scan_table(ladle_table *table, ladle_plan **out_plan,
+                                             ladle_error *err);
+LADLE_API ladle_status ladle_plan_filter(ladle_plan *input, ladle_expr *predicate,
+                                         ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_select(ladle_plan *input, size_t n,
+                                         ladle_expr *const *exprs,
+                                         ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_with_columns(ladle_plan *input, size_t n,
+                                               ladle_expr *const *exprs,
+                                               ladle_plan **out_plan, ladle_error *err);
+/* group_by(keys).agg(aggs). Keys may be expressions (named by their output name). */
+LADLE_API ladle_status ladle_plan_group_by(ladle_plan *input, size_t n_keys,
+                                           ladle_expr *const *keys, size_t n_aggs,
+                                           ladle_expr *const *aggs, bool maintain_order,
+                                           ladle_plan **out_plan, ladle_error *err);
+/* One row of aggregates over the whole input (select of aggregations only). */
+LADLE_API ladle_status ladle_plan_reduce(ladle_plan *input, size_t n,
+                                         ladle_expr *const *exprs,
+                                         ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right,
+                                       size_t n_keys, ladle_expr *const *left_on,
+                                       ladle_expr *const *right_on,
+                                       const ladle_join_opts *opts,
+                                       ladle_plan **out_plan, ladle_error *err);
+/* sort(by, descending, nulls_last); limit < 0 means no limit (top-k otherwise). */
+LADLE_API ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys,
+                                       ladle_expr *const *by, const bool *descending,
+                                       const bool *nulls_last, bool maintain_order,
+                                       int64_t limit, ladle_plan **out_plan,
+                                       ladle_error *err);
+/* slice(offset, length): a negative offset counts from the end; length < 0 means
+ * to the end. head(n) is slice(0, n), tail(n) is slice(-n, n). */
+LADLE_API ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset,
+                                        int64_t length, ladle_plan **out_plan,
+                                        ladle_error *err);
+/* unique(subset, keep, maintain_order); subset NULL/0 means all columns. */
+LADLE_API ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset,
+                                           const char *const *subset, ladle_keep keep,
+                                           bool maintain_order, ladle_plan **out_plan,
+                                           ladle_error *err);
+/* Vertical concat; schemas must match by name and type. */
+LADLE_API ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs,
+                                        ladle_plan **out_plan, ladle_error *err);
+/* Horizontal concat; names must be distinct; shorter inputs are padded with nulls. */
+LADLE_API ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs,
+                                          ladle_plan **out_plan, ladle_error *err);
+/* A shared subplan, evaluated once per execution however many parents use it.
+ * Use ladle_plan_ref on the result to hand it to several parents. */
+LADLE_API ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out_plan,
+                                        ladle_error *err);
+LADLE_API ladle_status ladle_plan_rename(ladle_plan *input, size_t n,
+                                         const char *const *old_names,
+                                         const char *const *new_names,
+                                         ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_drop(ladle_plan *input, size_t n,
+                                       const char *const *names, ladle_plan **out_plan,
+                                       ladle_error *err);
+/* Prepends a UInt32 row index column counting from `offset`. */
+LADLE_API ladle_status ladle_plan_row_index(ladle_plan *input, const char *name,
+                                            int64_t offset, ladle_plan **out_plan,
+                                            ladle_error *err);
+
+/* The output schema of a plan node. Names stay valid while the plan lives. */
+LADLE_API size_t ladle_plan_num_columns(const ladle_plan *plan);
+LADLE_API const char *ladle_plan_column_name(const ladle_plan *plan, size_t i);
+LADLE_API ladle_dtype ladle_plan_column_type(const ladle_plan *plan, size_t i);
+/* Multi-line text of the plan. The caller frees *out_text with ladle_free. */
+LADLE_API ladle_status ladle_plan_explain(const ladle_plan *plan, char **out_text,
+                                          ladle_error *err);
+LADLE_API ladle_plan *ladle_plan_ref(ladle_plan *plan);
+LADLE_API void ladle_plan_destroy(ladle_plan *plan);
+LADLE_API void ladle_free(void *p);
+
+/* ------------------------------------------------------------------ engine */
+
+typedef struct ladle_engine ladle_engine;
+typedef struct ladle_result ladle_result;
+
+typedef enum ladle_device_type {
+  LADLE_DEVICE_CPU = 1, /* same numbers as DLPack's kDLCPU / kDLCUDA */
+  LADLE_DEVICE_CUDA = 2
+} ladle_device_type;
+
+typedef struct ladle_engine_opts {
+  ladle_device_type device; /* 0 means CPU */
+  int device_id;
+  int threads;              /* <= 0: the number of online cores */
+  int64_t morsel_rows;      /* rows per partition of in-flight tables; 0: 65536 */
+} ladle_engine_opts;
+
+LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts,
+                                           ladle_engine **out_engine, ladle_error *err);
+LADLE_API void ladle_engine_destroy(ladle_engine *engine);
+LADLE_API int ladle_engine_threads(const ladle_engine *engine);
+/* Runs a plan. The plan is not consumed and may be executed again. */
+LADLE_API ladle_status ladle_engine_execute(ladle_engine *engine, const ladle_plan *plan,
+                                            ladle_result **out_result, ladle_error *err);
+
+/* ------------------------------------------------------------------ result */
+
+LADLE_API int64_t ladle_result_num_rows(const ladle_result *r);
+LADLE_API size_t ladle_result_num_columns(const ladle_result *r);
+LADLE_API const char *ladle_result_column_name(const ladle_result *r, size_t i);
+LADLE_API ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i);
+/* The result's table (a new reference; release with ladle_table_release). */
+LADLE_API ladle_table *ladle_result_table(const ladle_result *r);
+/* An Arrow stream over the result's partitions (one struct array per partition).
+ * Buffers are shared, not copied, except booleans (ladle keeps one byte per
+ * value; Arrow wants bits). The stream stays valid after the result is gone. */
+LADLE_API ladle_status ladle_result_export_stream(const ladle_result *r,
+                                                  struct ArrowArrayStream *out,
+                                                  ladle_error *err);
+LADLE_API void ladle_result_destroy(ladle_result *r);
+
+/* ------------------------------------------------------------------ tables */
+
+/* Tables are refcounted and immutable once built. */
+LADLE_API ladle_table *ladle_table_ref(ladle_table *t);
+LADLE_API void ladle_table_release(ladle_table *t);
+LADLE_API int64_t ladle_table_num_rows(const ladle_table *t);
+LADLE_API size_t ladle_table_num_columns(const ladle_table *t);
+
+/* A table built column by column from host arrays, for C callers and tests.
+ * Values are copied. `validity` is one byte per row (nonzero = valid) or NULL.
+ * Strings: `values` is `const char *const *` (NULL entries are null). Booleans:
+ * one byte per value. */
+typedef struct ladle_table_builder ladle_table_builder;
+LADLE_API ladle_status ladle_table_builder_create(ladle_table_builder **out,
+                                                  ladle_error *err);
+LADLE_API ladle_status ladle_table_builder_add(ladle_table_builder *b, const char *name,
+                                               ladle_dtype type, int64_t length,
+                                               const void *values,
+                                               const uint8_t *validity,
+                                               ladle_error *err);
+/* Finishes the table (partitioned into `morsel_rows`-row chunks, 0 = one) and
+ * destroys the builder. */
+LADLE_API ladle_status ladle_table_builder_finish(ladle_table_builder *b,
+                                                  int64_t morsel_rows,
+                                                  ladle_table **out_table,
+                                                  ladle_error *err);
+LADLE_API void ladle_table_builder_destroy(ladle_table_builder *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LADLE_H */

@@ -1,0 +1,95 @@
+/* backend.h — the kernel table. The executor reaches every kernel through a
+ * `struct ladle_backend`; the CPU table (cpu/) is complete, a CUDA table fills in
+ * beside it. A NULL entry, or an entry returning LADLE_ENOTSUP, means the backend
+ * cannot run that kernel; `supports_expr` lets the planner ask before running.
+ *
+ * Kernels take non-owning inputs and write owning outputs; outputs are written
+ * only on success. Every kernel takes the context it runs on (thread pool, and
+ * later stream and memory resource).
+ */
+#ifndef LADLE_BACKEND_H
+#define LADLE_BACKEND_H
+
+#include "../core/core.h"
+#include "../plan/plan.h"
+
+typedef struct ladle_kctx {
+  ladle_pool *pool;    /* threads for this call */
+  int64_t morsel_rows; /* work unit for parallel loops */
+} ladle_kctx;
+
+/* Dense group ids for rows of a set of key columns. */
+typedef struct ladle_groups {
+  int64_t nrows;
+  int64_t ngroups;
+  uint32_t *ids;     /* per row, in [0, ngroups) */
+  int64_t *first;    /* per group, its first row */
+  /* Rows ordered by group (CSR), built on demand by ladle_groups_csr. */
+  int64_t *offsets;  /* ngroups + 1 */
+  int64_t *rows;     /* nrows */
+} ladle_groups;
+
+void ladle_groups_release(ladle_groups *g);
+/* Fills offsets/rows (stable: rows of a group stay in row order). */
+ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err);
+/* Renumbers groups in order of first appearance. */
+ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err);
+
+/* A hash table over the rows of key columns, built once and probed many times. */
+typedef struct ladle_keymap ladle_keymap;
+
+/* Row-index pairs a join produces; -1 is "no row" (a null side). */
+typedef struct ladle_join_pairs {
+  int64_t n;
+  int64_t *left;
+  int64_t *right;
+} ladle_join_pairs;
+
+typedef struct ladle_backend {
+  const char *name;
+  ladle_device_type device;
+
+  /* Can this backend evaluate the bound expression tree? Fills err with the
+   * reason when not. */
+  bool (*supports_expr)(const ladle_bexpr *e, ladle_error *err);
+
+  /* Elementwise. Inputs have equal length or length 1 (broadcast). */
+  ladle_status (*binary)(const ladle_kctx *ctx, int op, const ladle_column *a,
+                         const ladle_column *b, ladle_dtype out_type, ladle_column *out,
+                         ladle_error *err);
+  ladle_status (*func)(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
+                       size_t nargs, ladle_column *out, ladle_error *err);
+  ladle_status (*cast)(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
+                       bool strict, const char *name, ladle_column *out, ladle_error *err);
+  /* args: cond0, then0, ..., otherwise; all of the output type but conds. */
+  ladle_status (*when)(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
+                       int64_t length, ladle_column *out, ladle_error *err);
+
+  /* Selection. mask is BOOL; null counts as false. */
+  ladle_status (*mask_to_indices)(const ladle_kctx *ctx, const ladle_column *mask,
+                                  int64_t **out_idx, int64_t *out_n, ladle_error *err);
+  ladle_status (*gather)(const ladle_kctx *ctx, const ladle_column *src, const int64_t *idx,
+                         int64_t n, ladle_column *out, ladle_error *err);
+
+  /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
+  ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                            ladle_groups *out, ladle_error *err);
+  ladle_status (*aggregate)(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                            const ladle_column *in, ladle_groups *groups,
+                            ladle_column *out, ladle_error *err);
+  ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys,
+                       const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
+                       bool nulls_equal, ladle_join_pairs *out, ladle_error *err);
+  /* A stable permutation that sorts rows by the keys. */
+  ladle_status (*sort_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                               const bool *descending, const bool *nulls_last,
+                               int64_t **out_perm, ladle_error *err);
+  /* rank of `in` within groups (NULL groups: one group). */
+  ladle_status (*rank)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
+                       ladle_rank_method method, bool descending, ladle_column *out,
+                       ladle_error *err);
+} ladle_backend;
+
+const ladle_backend *ladle_backend_cpu(void);
+
+#endif /* LADLE_BACKEND_H */

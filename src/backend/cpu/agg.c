@@ -1,0 +1,355 @@
+/* agg.c — aggregations over groups (group_by, reduce, and windows). One pass
+ * over the rows per aggregation with per-group accumulators; order statistics
+ * (median, quantile) sort each group's values; n_unique groups (group, value)
+ * pairs. Results follow Polars: nulls are skipped, NaN is ignored by min/max,
+ * an empty or all-null group gives null (sum gives 0, count 0, any false, all
+ * true). */
+#include "cpu.h"
+
+#define IS_FLOAT_T(T) ((T)0.5 != 0)
+
+static double value_f64(const ladle_column *c, int64_t i) {
+  switch (ladle_type_phys(c->type.id)) {
+#define G(T, ...) return (double)((const T *)c->values)[i];
+    case LADLE_PHYS_U8: G(uint8_t) case LADLE_PHYS_I8: G(int8_t) case LADLE_PHYS_I16: G(int16_t)
+    case LADLE_PHYS_I32: G(int32_t) case LADLE_PHYS_I64: G(int64_t) case LADLE_PHYS_U16: G(uint16_t)
+    case LADLE_PHYS_U32: G(uint32_t) case LADLE_PHYS_U64: G(uint64_t) case LADLE_PHYS_F32: G(float)
+    case LADLE_PHYS_F64: G(double)
+#undef G
+    default: return 0;
+  }
+}
+
+static void put_f(ladle_column *o, int64_t g, double v) {
+  if (o->type.id == LADLE_TYPE_FLOAT32)
+    LADLE_COL_MUT(o, float)[g] = (float)v;
+  else
+    LADLE_COL_MUT(o, double)[g] = v;
+}
+
+/* sum into the output type: integers wrap through uint64, floats add in double */
+#define SUM_K(T, in, g, o)                                                       \
+  {                                                                              \
+    const T *X = (in)->values;                                                   \
+    if (IS_FLOAT_T(T)) {                                                         \
+      double *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);     \
+      if (acc == NULL) { st = LADLE_OOM(err, "sum"); break; }                    \
+      for (int64_t i = 0; i < (in)->length; i++)                                 \
+        if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (double)X[i];         \
+      for (int64_t k = 0; k < (g)->ngroups; k++) put_f(o, k, acc[k]);            \
+      free(acc);                                                                 \
+    } else {                                                                     \
+      uint64_t *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);   \
+      if (acc == NULL) { st = LADLE_OOM(err, "sum"); break; }                    \
+      if ((in)->validity == NULL)                                                \
+        for (int64_t i = 0; i < (in)->length; i++) acc[(g)->ids[i]] += (uint64_t)X[i]; \
+      else                                                                       \
+        for (int64_t i = 0; i < (in)->length; i++)                               \
+          if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (uint64_t)X[i];     \
+      size_t w = ladle_type_width((o)->type.id);                                 \
+      for (int64_t k = 0; k < (g)->ngroups; k++)                                 \
+        memcpy(LADLE_COL_MUT(o, char) + k * (int64_t)w, &acc[k], w);             \
+      free(acc);                                                                 \
+    }                                                                            \
+  }
+
+/* min/max: NaN only when a group has nothing else */
+#define MINMAX_K(T, in, g, o, is_max)                                            \
+  {                                                                              \
+    const T *X = (in)->values;                                                   \
+    T *O = LADLE_COL_MUT(o, T);                                                  \
+    uint8_t *state = calloc((size_t)LADLE_MAX((g)->ngroups, 1), 1);              \
+    if (state == NULL) { st = LADLE_OOM(err, "min/max"); break; }                \
+    for (int64_t i = 0; i < (in)->length; i++) {                                 \
+      if (!ladle_column_valid(in, i)) continue;                                  \
+      uint32_t k = (g)->ids[i];                                                  \
+      T x = X[i];                                                                \
+      bool nan = IS_FLOAT_T(T) && x != x;                                        \
+      /* state: 0 empty, 1 only NaN, 2 has a number */                           \
+      if (nan) { if (state[k] == 0) { O[k] = x; state[k] = 1; } continue; }      \
+      if (state[k] < 2 || (is_max ? x > O[k] : x < O[k])) { O[k] = x; state[k] = 2; } \
+    }                                                                            \
+    for (int64_t k = 0; k < (g)->ngroups; k++)                                   \
+      if (state[k] == 0) { O[k] = 0; ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false); } \
+    free(state);                                                                 \
+  }
+
+#define ARG_K(T, in, g, pos, best, bestv, is_max)                                \
+  {                                                                              \
+    const T *X = (in)->values;                                                   \
+    T *BV = (T *)(bestv);                                                        \
+    for (int64_t i = 0; i < (in)->length; i++) {                                 \
+      uint32_t k = (g)->ids[i];                                                  \
+      int64_t p = pos[k]++;                                                      \
+      if (!ladle_column_valid(in, i)) continue;                                  \
+      T x = X[i];                                                                \
+      if (IS_FLOAT_T(T) && x != x) continue;                                     \
+      if (best[k] < 0 || (is_max ? x > BV[k] : x < BV[k])) { best[k] = p; BV[k] = x; } \
+    }                                                                            \
+  }
+
+static int str_cmp_rows(const ladle_column *c, int64_t i, int64_t j) {
+  int64_t li = ladle_str_len(c, i), lj = ladle_str_len(c, j);
+  int r = memcmp(ladle_str_ptr(c, i), ladle_str_ptr(c, j), (size_t)LADLE_MIN(li, lj));
+  return r != 0 ? r : (li < lj ? -1 : li > lj);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return LADLE_FLT(x, y) ? -1 : LADLE_FLT(y, x) ? 1 : 0;
+}
+
+static double quantile_of(const double *v, int64_t n, double q, ladle_interpolation m) {
+  if (n == 1) return v[0];
+  double pos = q * (double)(n - 1);
+  int64_t lo = (int64_t)floor(pos), hi = (int64_t)ceil(pos);
+  switch (m) {
+    case LADLE_INTERP_LOWER: return v[lo];
+    case LADLE_INTERP_HIGHER: return v[hi];
+    case LADLE_INTERP_MIDPOINT: return (v[lo] + v[hi]) / 2;
+    case LADLE_INTERP_NEAREST: {
+      int64_t k = (int64_t)rint(pos); /* ties to even, as Rust's round_ties_even */
+      return v[LADLE_MIN(k, n - 1)];
+    }
+    case LADLE_INTERP_EQUIPROBABLE: {
+      int64_t k = (int64_t)ceil(q * (double)n) - 1;
+      return v[LADLE_MIN(LADLE_MAX(k, 0), n - 1)];
+    }
+    default: return lo == hi ? v[lo] : v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
+  }
+}
+
+static ladle_status order_stat(const ladle_bexpr *agg, const ladle_column *in, ladle_groups *g,
+                               ladle_column *o, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_groups_csr(g, err));
+  double *buf = malloc((size_t)LADLE_MAX(in->length, 1) * sizeof *buf);
+  if (buf == NULL) return LADLE_OOM(err, "quantile");
+  double q = agg->op == LADLE_AGG_MEDIAN ? 0.5 : agg->aopts.quantile;
+  ladle_interpolation m = agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
+  for (int64_t k = 0; k < g->ngroups; k++) {
+    int64_t n = 0;
+    for (int64_t r = g->offsets[k]; r < g->offsets[k + 1]; r++) {
+      int64_t i = g->rows[r];
+      if (ladle_column_valid(in, i)) buf[n++] = value_f64(in, i);
+    }
+    if (n == 0) {
+      put_f(o, k, 0);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
+      continue;
+    }
+    qsort(buf, (size_t)n, sizeof *buf, cmp_double);
+    put_f(o, k, quantile_of(buf, n, q, m));
+  }
+  free(buf);
+  return LADLE_OK;
+}
+
+static ladle_status moments(const ladle_bexpr *agg, const ladle_column *in, ladle_groups *g,
+                            ladle_column *o, ladle_error *err) {
+  int64_t ng = g->ngroups;
+  double *mean = calloc((size_t)LADLE_MAX(ng, 1), sizeof *mean);
+  double *m2 = calloc((size_t)LADLE_MAX(ng, 1), sizeof *m2);
+  int64_t *cnt = calloc((size_t)LADLE_MAX(ng, 1), sizeof *cnt);
+  if (mean == NULL || m2 == NULL || cnt == NULL) {
+    free(mean);
+    free(m2);
+    free(cnt);
+    return LADLE_OOM(err, "mean/var");
+  }
+  bool need_m2 = agg->op != LADLE_AGG_MEAN;
+  for (int64_t i = 0; i < in->length; i++) {
+    if (!ladle_column_valid(in, i)) continue;
+    uint32_t k = g->ids[i];
+    double x = value_f64(in, i);
+    cnt[k]++;
+    if (need_m2) {
+      double d = x - mean[k];
+      mean[k] += d / (double)cnt[k];
+      m2[k] += d * (x - mean[k]);
+    } else {
+      mean[k] += x;
+    }
+  }
+  for (int64_t k = 0; k < ng; k++) {
+    double v;
+    bool valid;
+    if (agg->op == LADLE_AGG_MEAN) {
+      valid = cnt[k] > 0;
+      v = valid ? mean[k] / (double)cnt[k] : 0;
+    } else {
+      int64_t dof = cnt[k] - agg->aopts.ddof;
+      valid = cnt[k] > 0 && dof > 0;
+      v = valid ? m2[k] / (double)dof : 0;
+      if (valid && agg->op == LADLE_AGG_STD) v = sqrt(v);
+    }
+    put_f(o, k, v);
+    if (!valid) ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
+  }
+  free(mean);
+  free(m2);
+  free(cnt);
+  return LADLE_OK;
+}
+
+static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
+                             ladle_column *o, ladle_error *err) {
+  ladle_column keys[2];
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0, &keys[0], err));
+  memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)g->nrows * 4);
+  keys[1] = *in;
+  ladle_groups pairs;
+  ladle_status st = ladle_cpu_group_ids(ctx, keys, 2, &pairs, err);
+  ladle_column_release(&keys[0]);
+  if (st != LADLE_OK) return st;
+  uint32_t *O = LADLE_COL_MUT(o, uint32_t);
+  memset(O, 0, (size_t)g->ngroups * 4);
+  for (int64_t p = 0; p < pairs.ngroups; p++) O[g->ids[pairs.first[p]]]++;
+  ladle_groups_release(&pairs);
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                                 const ladle_column *in, ladle_groups *g, ladle_column *out,
+                                 ladle_error *err) {
+  int64_t ng = g->ngroups;
+  ladle_agg_op op = agg->kind == LADLE_EX_LEN ? LADLE_AGG_LEN : (ladle_agg_op)agg->op;
+  ladle_column o;
+  ladle_status st = LADLE_OK;
+  ladle_phys ph = in ? ladle_type_phys(in->type.id) : LADLE_PHYS_NULL;
+  bool nullable = !(op == LADLE_AGG_SUM || op == LADLE_AGG_COUNT || op == LADLE_AGG_NULL_COUNT ||
+                    op == LADLE_AGG_LEN || op == LADLE_AGG_N_UNIQUE || op == LADLE_AGG_ANY ||
+                    op == LADLE_AGG_ALL);
+  if (op == LADLE_AGG_FIRST || op == LADLE_AGG_LAST) {
+    int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
+    if (rows == NULL) return LADLE_OOM(err, "first/last");
+    if (op == LADLE_AGG_FIRST) {
+      for (int64_t k = 0; k < ng; k++) rows[k] = g->first[k];
+    } else {
+      for (int64_t k = 0; k < ng; k++) rows[k] = -1;
+      for (int64_t i = 0; i < g->nrows; i++) rows[g->ids[i]] = i;
+    }
+    st = ladle_column_gather(in, rows, ng, out, err);
+    free(rows);
+    return st;
+  }
+  if (in != NULL && in->type.id == LADLE_TYPE_NULL && op != LADLE_AGG_LEN &&
+      op != LADLE_AGG_NULL_COUNT && op != LADLE_AGG_COUNT && op != LADLE_AGG_SUM)
+    return ladle_column_nulls(agg->type, ng, out, err);
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(agg->type, ng, nullable, 0, &o, err));
+  switch (op) {
+    case LADLE_AGG_LEN:
+    case LADLE_AGG_COUNT:
+    case LADLE_AGG_NULL_COUNT: {
+      uint32_t *O = LADLE_COL_MUT(&o, uint32_t);
+      memset(O, 0, (size_t)ng * 4);
+      for (int64_t i = 0; i < g->nrows; i++) {
+        bool valid = in != NULL && in->type.id != LADLE_TYPE_NULL && ladle_column_valid(in, i);
+        if (op == LADLE_AGG_LEN || (op == LADLE_AGG_COUNT) == valid) O[g->ids[i]]++;
+      }
+      break;
+    }
+    case LADLE_AGG_SUM:
+      if (in->type.id == LADLE_TYPE_NULL) {
+        memset(LADLE_COL_MUT(&o, char), 0, (size_t)ng * ladle_type_width(o.type.id));
+        break;
+      }
+      LADLE_DISPATCH_NUM(ph, SUM_K, in, g, &o)
+      break;
+    case LADLE_AGG_MIN:
+    case LADLE_AGG_MAX:
+      if (in->type.id == LADLE_TYPE_STRING) {
+        int64_t *best = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *best);
+        if (best == NULL) {
+          st = LADLE_OOM(err, "min/max");
+          break;
+        }
+        for (int64_t k = 0; k < ng; k++) best[k] = -1;
+        for (int64_t i = 0; i < in->length; i++) {
+          if (!ladle_column_valid(in, i)) continue;
+          int64_t *b = &best[g->ids[i]];
+          if (*b < 0) *b = i;
+          else {
+            int c = str_cmp_rows(in, i, *b);
+            if (op == LADLE_AGG_MAX ? c > 0 : c < 0) *b = i;
+          }
+        }
+        ladle_column_release(&o);
+        st = ladle_column_gather(in, best, ng, &o, err);
+        free(best);
+        if (st != LADLE_OK) return st;
+        break;
+      }
+      if (op == LADLE_AGG_MAX) {
+        LADLE_DISPATCH_NUM(ph, MINMAX_K, in, g, &o, true)
+      } else {
+        LADLE_DISPATCH_NUM(ph, MINMAX_K, in, g, &o, false)
+      }
+      break;
+    case LADLE_AGG_MEAN:
+    case LADLE_AGG_STD:
+    case LADLE_AGG_VAR: st = moments(agg, in, g, &o, err); break;
+    case LADLE_AGG_MEDIAN:
+    case LADLE_AGG_QUANTILE: st = order_stat(agg, in, g, &o, err); break;
+    case LADLE_AGG_N_UNIQUE: st = n_unique(ctx, in, g, &o, err); break;
+    case LADLE_AGG_ARG_MIN:
+    case LADLE_AGG_ARG_MAX: {
+      int64_t *pos = calloc((size_t)LADLE_MAX(ng, 1), sizeof *pos);
+      int64_t *best = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *best);
+      uint64_t *bestv = calloc((size_t)LADLE_MAX(ng, 1), 8);
+      if (pos == NULL || best == NULL || bestv == NULL) {
+        free(pos);
+        free(best);
+        free(bestv);
+        st = LADLE_OOM(err, "arg_min/arg_max");
+        break;
+      }
+      for (int64_t k = 0; k < ng; k++) best[k] = -1;
+      if (in->type.id == LADLE_TYPE_STRING) {
+        int64_t *brow = (int64_t *)bestv;
+        for (int64_t i = 0; i < in->length; i++) {
+          uint32_t k = g->ids[i];
+          int64_t p = pos[k]++;
+          if (!ladle_column_valid(in, i)) continue;
+          int c = best[k] < 0 ? 0 : str_cmp_rows(in, i, brow[k]);
+          if (best[k] < 0 || (op == LADLE_AGG_ARG_MAX ? c > 0 : c < 0)) {
+            best[k] = p;
+            brow[k] = i;
+          }
+        }
+      } else if (op == LADLE_AGG_ARG_MAX) {
+        LADLE_DISPATCH_NUM(ph, ARG_K, in, g, pos, best, bestv, true)
+      } else {
+        LADLE_DISPATCH_NUM(ph, ARG_K, in, g, pos, best, bestv, false)
+      }
+      for (int64_t k = 0; k < ng; k++) {
+        LADLE_COL_MUT(&o, uint32_t)[k] = best[k] < 0 ? 0 : (uint32_t)best[k];
+        if (best[k] < 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), k, false);
+      }
+      free(pos);
+      free(best);
+      free(bestv);
+      break;
+    }
+    case LADLE_AGG_ANY:
+    case LADLE_AGG_ALL: {
+      uint8_t *O = LADLE_COL_MUT(&o, uint8_t);
+      memset(O, op == LADLE_AGG_ALL, (size_t)ng);
+      const uint8_t *X = in->values;
+      for (int64_t i = 0; i < in->length; i++) {
+        if (!ladle_column_valid(in, i)) continue;
+        if (op == LADLE_AGG_ANY && X[i]) O[g->ids[i]] = 1;
+        if (op == LADLE_AGG_ALL && !X[i]) O[g->ids[i]] = 0;
+      }
+      break;
+    }
+    default:
+      st = ladle_err_set(err, LADLE_ENOTSUP, "aggregation %s on the CPU", ladle_agg_name(op));
+  }
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}

@@ -1,0 +1,299 @@
+/* arith.c — binary kernels: arithmetic with Polars' wrapping and flooring rules,
+ * comparisons in total order (NaN == NaN, NaN sorts last), Kleene logic, string
+ * comparison and concatenation. Length-1 operands broadcast. */
+#include "cpu.h"
+
+ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column *b,
+                                      ladle_column *out, ladle_error *err) {
+  if (a->validity == NULL && (b == NULL || b->validity == NULL)) return LADLE_OK;
+  LADLE_RETURN_NOT_OK(ladle_column_add_validity(out, err));
+  uint8_t *bits = LADLE_COL_VALIDITY_MUT(out);
+  int64_t n = out->length;
+  const ladle_column *cols[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    const ladle_column *c = cols[k];
+    if (c == NULL || c->validity == NULL) continue;
+    if (c->length == 1 && n != 1) {
+      if (!ladle_bit_get(c->validity, 0)) memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+    } else {
+      for (int64_t i = 0; i < ladle_bitmap_bytes(n); i++) bits[i] &= c->validity[i];
+    }
+  }
+  return LADLE_OK;
+}
+
+/* Applies BODY for i in [0, n) with x = a[ia], y = b[ib] under all broadcast
+ * shapes, so the compiler sees unit strides in the common case. */
+#define BCAST_LOOP(A, B, n, BODY)                                              \
+  do {                                                                         \
+    if (a->length == (n) && b->length == (n)) {                                \
+      for (int64_t i = 0; i < (n); i++) { __typeof__(A[0]) x = A[i]; __typeof__(B[0]) y = B[i]; BODY; } \
+    } else if (b->length != (n) || (n) == 1) {                                 \
+      __typeof__(B[0]) y = B[0];                                               \
+      for (int64_t i = 0; i < (n); i++) { __typeof__(A[0]) x = A[a->length == 1 ? 0 : i]; BODY; } \
+    } else {                                                                   \
+      __typeof__(A[0]) x = A[0];                                               \
+      for (int64_t i = 0; i < (n); i++) { __typeof__(B[0]) y = B[i]; BODY; }   \
+    }                                                                          \
+  } while (0)
+
+#define IS_FLOAT_T(T) ((T)0.5 != 0)
+#define IS_SIGNED_T(T) ((T)-1 < (T)0)
+/* integer remainder that also compiles (unused) when T is a float type */
+#define IMOD(T, x, y) \
+  ((T)(IS_SIGNED_T(T) ? (T)((int64_t)(x) % (int64_t)(y)) : (T)((uint64_t)(x) % (uint64_t)(y))))
+
+/* Integer +,-,* wrap as in Polars: compute in uint64_t and truncate. */
+#define ARITH_KERNEL(T, op, a, b, out, nullbits)                                     \
+  {                                                                                  \
+    const T *A = (a)->values;                                                        \
+    const T *B = (b)->values;                                                        \
+    T *O = LADLE_COL_MUT(out, T);                                                    \
+    int64_t len_ = (out)->length;                                                       \
+    switch (op) {                                                                    \
+      case LADLE_OP_ADD:                                                             \
+        if (IS_FLOAT_T(T)) BCAST_LOOP(A, B, len_, O[i] = (T)(x + y));                   \
+        else BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x + (uint64_t)y));             \
+        break;                                                                       \
+      case LADLE_OP_SUB:                                                             \
+        if (IS_FLOAT_T(T)) BCAST_LOOP(A, B, len_, O[i] = (T)(x - y));                   \
+        else BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x - (uint64_t)y));             \
+        break;                                                                       \
+      case LADLE_OP_MUL:                                                             \
+        if (IS_FLOAT_T(T)) BCAST_LOOP(A, B, len_, O[i] = (T)(x * y));                   \
+        else BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x * (uint64_t)y));             \
+        break;                                                                       \
+      case LADLE_OP_TRUE_DIV: BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y))); break; \
+      case LADLE_OP_FLOOR_DIV:                                                       \
+        if (IS_FLOAT_T(T)) {                                                         \
+          BCAST_LOOP(A, B, len_, O[i] = (T)floor((double)x / (double)y));               \
+        } else {                                                                     \
+          BCAST_LOOP(A, B, len_, {                                                      \
+            if (y == 0) { O[i] = 0; ladle_bit_set(nullbits, i, false); }             \
+            else if (IS_SIGNED_T(T) && y == (T)-1) { O[i] = (T)(0 - (uint64_t)x); }  \
+            else { T q = (T)(x / y); if (IS_SIGNED_T(T) && (IMOD(T, x, y) != 0) && ((x < 0) != (y < 0))) q--; O[i] = q; } \
+          });                                                                        \
+        }                                                                            \
+        break;                                                                       \
+      case LADLE_OP_MOD:                                                             \
+        if (IS_FLOAT_T(T)) {                                                         \
+          BCAST_LOOP(A, B, len_, {                                                      \
+            double r = fmod((double)x, (double)y);                                   \
+            if (r != 0 && ((r < 0) != (y < 0))) r += (double)y;                      \
+            O[i] = (T)r;                                                             \
+          });                                                                        \
+        } else {                                                                     \
+          BCAST_LOOP(A, B, len_, {                                                      \
+            if (y == 0) { O[i] = 0; ladle_bit_set(nullbits, i, false); }             \
+            else if (IS_SIGNED_T(T) && y == (T)-1) { O[i] = 0; }                     \
+            else { T r = IMOD(T, x, y); if (IS_SIGNED_T(T) && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y); O[i] = r; } \
+          });                                                                        \
+        }                                                                            \
+        break;                                                                       \
+      default: break;                                                                \
+    }                                                                                \
+  }
+
+#define CMP_KERNEL(T, op, a, b, out)                                               \
+  {                                                                                \
+    const T *A = (a)->values;                                                      \
+    const T *B = (b)->values;                                                      \
+    uint8_t *O = LADLE_COL_MUT(out, uint8_t);                                      \
+    int64_t len_ = (out)->length;                                                     \
+    if (IS_FLOAT_T(T)) {                                                           \
+      switch (op) {                                                                \
+        case LADLE_OP_EQ: case LADLE_OP_EQ_MISSING: BCAST_LOOP(A, B, len_, O[i] = LADLE_FEQ(x, y)); break; \
+        case LADLE_OP_NE: case LADLE_OP_NE_MISSING: BCAST_LOOP(A, B, len_, O[i] = !LADLE_FEQ(x, y)); break; \
+        case LADLE_OP_LT: BCAST_LOOP(A, B, len_, O[i] = LADLE_FLT(x, y)); break;      \
+        case LADLE_OP_LE: BCAST_LOOP(A, B, len_, O[i] = !LADLE_FLT(y, x)); break;     \
+        case LADLE_OP_GT: BCAST_LOOP(A, B, len_, O[i] = LADLE_FLT(y, x)); break;      \
+        case LADLE_OP_GE: BCAST_LOOP(A, B, len_, O[i] = !LADLE_FLT(x, y)); break;     \
+        default: break;                                                            \
+      }                                                                            \
+    } else {                                                                       \
+      switch (op) {                                                                \
+        case LADLE_OP_EQ: case LADLE_OP_EQ_MISSING: BCAST_LOOP(A, B, len_, O[i] = x == y); break; \
+        case LADLE_OP_NE: case LADLE_OP_NE_MISSING: BCAST_LOOP(A, B, len_, O[i] = x != y); break; \
+        case LADLE_OP_LT: BCAST_LOOP(A, B, len_, O[i] = x < y); break;                \
+        case LADLE_OP_LE: BCAST_LOOP(A, B, len_, O[i] = x <= y); break;               \
+        case LADLE_OP_GT: BCAST_LOOP(A, B, len_, O[i] = x > y); break;                \
+        case LADLE_OP_GE: BCAST_LOOP(A, B, len_, O[i] = x >= y); break;               \
+        default: break;                                                            \
+      }                                                                            \
+    }                                                                              \
+  }
+
+static int str_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j) {
+  int64_t la = ladle_str_len(a, i), lb = ladle_str_len(b, j);
+  int c = memcmp(ladle_str_ptr(a, i), ladle_str_ptr(b, j), (size_t)LADLE_MIN(la, lb));
+  if (c != 0) return c;
+  return la < lb ? -1 : la > lb;
+}
+
+static bool cmp_result(int op, int c) {
+  switch (op) {
+    case LADLE_OP_EQ:
+    case LADLE_OP_EQ_MISSING: return c == 0;
+    case LADLE_OP_NE:
+    case LADLE_OP_NE_MISSING: return c != 0;
+    case LADLE_OP_LT: return c < 0;
+    case LADLE_OP_LE: return c <= 0;
+    case LADLE_OP_GT: return c > 0;
+    default: return c >= 0;
+  }
+}
+
+static ladle_status string_binary(int op, const ladle_column *a, const ladle_column *b,
+                                  int64_t n, ladle_dtype out_type, ladle_column *out,
+                                  ladle_error *err) {
+  int64_t sa = a->length == 1 ? 0 : 1, sb = b->length == 1 ? 0 : 1;
+  if (op == LADLE_OP_ADD) {
+    int64_t chars = 0;
+    for (int64_t i = 0; i < n; i++) chars += ladle_str_len(a, i * sa) + ladle_str_len(b, i * sb);
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(out_type, n, false, chars, out, err));
+    int64_t *o = LADLE_COL_MUT(out, int64_t), pos = 0;
+    char *d = LADLE_COL_CHARS_MUT(out);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t la = ladle_str_len(a, i * sa), lb = ladle_str_len(b, i * sb);
+      memcpy(d + pos, ladle_str_ptr(a, i * sa), (size_t)la);
+      memcpy(d + pos + la, ladle_str_ptr(b, i * sb), (size_t)lb);
+      pos += la + lb;
+      o[i + 1] = pos;
+    }
+    return LADLE_OK;
+  }
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(out_type, n, false, 0, out, err));
+  uint8_t *o = LADLE_COL_MUT(out, uint8_t);
+  for (int64_t i = 0; i < n; i++) o[i] = cmp_result(op, str_cmp(a, i * sa, b, i * sb));
+  return LADLE_OK;
+}
+
+static ladle_status logic_binary(int op, const ladle_column *a, const ladle_column *b,
+                                 int64_t n, ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n,
+                                         a->validity || b->validity, 0, out, err));
+  const uint8_t *A = a->values, *B = b->values;
+  uint8_t *O = LADLE_COL_MUT(out, uint8_t);
+  if (a->validity == NULL && b->validity == NULL) {
+    if (op == LADLE_OP_AND) BCAST_LOOP(A, B, n, O[i] = x & y);
+    else if (op == LADLE_OP_OR) BCAST_LOOP(A, B, n, O[i] = x | y);
+    else BCAST_LOOP(A, B, n, O[i] = x ^ y);
+    return LADLE_OK;
+  }
+  uint8_t *bits = LADLE_COL_VALIDITY_MUT(out);
+  int64_t sa = a->length == 1 ? 0 : 1, sb = b->length == 1 ? 0 : 1;
+  for (int64_t i = 0; i < n; i++) {
+    bool va = ladle_cpu_valid_at(a, i), vb = ladle_cpu_valid_at(b, i);
+    uint8_t x = A[i * sa], y = B[i * sb];
+    bool valid;
+    uint8_t r;
+    if (op == LADLE_OP_AND) {
+      if ((va && !x) || (vb && !y)) { r = 0; valid = true; }
+      else { r = 1; valid = va && vb; }
+    } else if (op == LADLE_OP_OR) {
+      if ((va && x) || (vb && y)) { r = 1; valid = true; }
+      else { r = 0; valid = va && vb; }
+    } else {
+      r = x ^ y;
+      valid = va && vb;
+    }
+    O[i] = r;
+    ladle_bit_set(bits, i, valid);
+  }
+  ladle_column_finish_nulls(out);
+  return LADLE_OK;
+}
+
+/* Date (days) +/- Duration[ms]: floored to whole days. */
+static void date_plus_ms(int op, const ladle_column *a, const ladle_column *b, int64_t n,
+                         int32_t *O) {
+  const int32_t *A = a->values;
+  const int64_t *B = b->values;
+  const int64_t day = 86400000;
+  BCAST_LOOP(A, B, n, {
+    int64_t ms = (int64_t)x * day + (op == LADLE_OP_ADD ? y : -y);
+    int64_t d = ms / day;
+    if (ms % day != 0 && ms < 0) d--;
+    O[i] = (int32_t)d;
+  });
+}
+
+ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
+                              const ladle_column *b, ladle_dtype out_type, ladle_column *out,
+                              ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  int64_t n = LADLE_MAX(a->length, b->length);
+  if (a->length == 0 || b->length == 0) n = 0;
+  if (op == LADLE_OP_AND || op == LADLE_OP_OR || op == LADLE_OP_XOR)
+    return logic_binary(op, a, b, n, out, err);
+  bool missing = op == LADLE_OP_EQ_MISSING || op == LADLE_OP_NE_MISSING;
+  ladle_column o;
+  memset(&o, 0, sizeof o);
+  ladle_status st;
+  if (a->type.id == LADLE_TYPE_NULL || b->type.id == LADLE_TYPE_NULL) {
+    if (!missing) return ladle_column_nulls(out_type, n, out, err);
+    /* eq_missing against an all-null side: true exactly where the other is null */
+    const ladle_column *other = a->type.id == LADLE_TYPE_NULL ? b : a;
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(out_type, n, false, 0, &o, err));
+    for (int64_t i = 0; i < n; i++) {
+      bool isnull = other->type.id == LADLE_TYPE_NULL || !ladle_cpu_valid_at(other, i);
+      LADLE_COL_MUT(&o, uint8_t)[i] = (op == LADLE_OP_EQ_MISSING) == isnull;
+    }
+    *out = o;
+    return LADLE_OK;
+  }
+  if (a->type.id == LADLE_TYPE_STRING) {
+    st = string_binary(op, a, b, n, out_type, &o, err);
+  } else if (a->type.id == LADLE_TYPE_DATE && b->type.id == LADLE_TYPE_DURATION) {
+    st = ladle_column_alloc(out_type, n, false, 0, &o, err);
+    if (st == LADLE_OK) date_plus_ms(op, a, b, n, LADLE_COL_MUT(&o, int32_t));
+  } else if (a->type.id == LADLE_TYPE_DATE && out_type.id == LADLE_TYPE_DURATION) {
+    st = ladle_column_alloc(out_type, n, false, 0, &o, err);
+    const int32_t *A = a->values, *B = b->values;
+    int64_t *O = LADLE_COL_MUT(&o, int64_t);
+    if (st == LADLE_OK) BCAST_LOOP(A, B, n, O[i] = ((int64_t)x - (int64_t)y) * 86400000);
+  } else {
+    bool cmp = op >= LADLE_OP_EQ && op <= LADLE_OP_NE_MISSING;
+    st = ladle_column_alloc(out_type, n, false, 0, &o, err);
+    if (st == LADLE_OK && !cmp && (op == LADLE_OP_FLOOR_DIV || op == LADLE_OP_MOD) &&
+        ladle_type_is_integer(ladle_type_is_temporal(a->type.id) ? LADLE_TYPE_INT64 : a->type.id))
+      st = ladle_column_add_validity(&o, err);
+    if (st == LADLE_OK) {
+      ladle_phys ph = ladle_type_phys(a->type.id);
+      uint8_t *nb = LADLE_COL_VALIDITY_MUT(&o);
+      if (cmp) {
+        LADLE_DISPATCH_NUM(ph, CMP_KERNEL, op, a, b, &o)
+      } else {
+        LADLE_DISPATCH_NUM(ph, ARITH_KERNEL, op, a, b, &o, nb)
+      }
+    }
+  }
+  if (st != LADLE_OK) return st;
+  if (missing) {
+    /* null-aware equality: both null -> equal, one null -> not equal */
+    if (a->validity || b->validity) {
+      uint8_t *O = LADLE_COL_MUT(&o, uint8_t);
+      for (int64_t i = 0; i < n; i++) {
+        bool va = ladle_cpu_valid_at(a, i), vb = ladle_cpu_valid_at(b, i);
+        if (!va || !vb) O[i] = (op == LADLE_OP_EQ_MISSING) == (!va && !vb);
+      }
+    }
+    *out = o;
+    return LADLE_OK;
+  }
+  if (o.validity != NULL) {
+    /* kernel-made nulls (x // 0) combine with input nulls */
+    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&o);
+    for (int64_t i = 0; i < n; i++)
+      if (!ladle_cpu_valid_at(a, i) || !ladle_cpu_valid_at(b, i)) ladle_bit_set(bits, i, false);
+  } else {
+    st = ladle_cpu_merge_validity(a, b, &o, err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&o);
+      return st;
+    }
+  }
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}

@@ -1,0 +1,83 @@
+/* backend_cpu.c — the CPU kernel table, and the helpers every CPU kernel shares:
+ * morsel-parallel loops, selection and gathering. */
+#include "cpu.h"
+
+typedef struct range_job {
+  ladle_range_fn fn;
+  void *ctx;
+  int64_t n, morsel;
+} range_job;
+
+static ladle_status range_task(void *vctx, size_t i, ladle_error *err) {
+  range_job *j = vctx;
+  int64_t begin = (int64_t)i * j->morsel;
+  return j->fn(j->ctx, begin, LADLE_MIN(begin + j->morsel, j->n), err);
+}
+
+ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn fn, void *ctx,
+                                ladle_error *err) {
+  if (n <= 0) return LADLE_OK;
+  int64_t morsel = k->morsel_rows > 0 ? k->morsel_rows : 65536;
+  range_job j = {fn, ctx, n, morsel};
+  return ladle_pool_run(k->pool, (size_t)((n + morsel - 1) / morsel), range_task, &j, err);
+}
+
+static ladle_status cpu_mask_to_indices(const ladle_kctx *ctx, const ladle_column *mask,
+                                        int64_t **out_idx, int64_t *out_n, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  int64_t n = mask->length, k = 0;
+  const uint8_t *m = mask->values;
+  int64_t *idx = malloc((size_t)LADLE_MAX(n, 1) * sizeof *idx);
+  if (idx == NULL) return LADLE_OOM(err, "filter");
+  if (mask->type.id == LADLE_TYPE_NULL) {
+    *out_idx = idx;
+    *out_n = 0;
+    return LADLE_OK;
+  }
+  if (mask->validity == NULL) {
+    for (int64_t i = 0; i < n; i++) {
+      idx[k] = i;
+      k += m[i] != 0;
+    }
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      idx[k] = i;
+      k += (m[i] != 0) & ladle_bit_get(mask->validity, i);
+    }
+  }
+  *out_idx = idx;
+  *out_n = k;
+  return LADLE_OK;
+}
+
+static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src,
+                               const int64_t *idx, int64_t n, ladle_column *out,
+                               ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  return ladle_column_gather(src, idx, n, out, err);
+}
+
+static bool cpu_supports_expr(const ladle_bexpr *e, ladle_error *err) {
+  LADLE_UNUSED(e);
+  LADLE_UNUSED(err);
+  return true; /* the CPU table is complete: every bound expression runs */
+}
+
+static const ladle_backend cpu_backend = {
+    "cpu",
+    LADLE_DEVICE_CPU,
+    cpu_supports_expr,
+    ladle_cpu_binary,
+    ladle_cpu_func,
+    ladle_cpu_cast,
+    ladle_cpu_when,
+    cpu_mask_to_indices,
+    cpu_gather,
+    ladle_cpu_group_ids,
+    ladle_cpu_aggregate,
+    ladle_cpu_join,
+    ladle_cpu_sort_indices,
+    ladle_cpu_rank,
+};
+
+const ladle_backend *ladle_backend_cpu(void) { return &cpu_backend; }

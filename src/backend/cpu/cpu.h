@@ -1,0 +1,79 @@
+/* cpu.h — shared helpers of the CPU kernels: type dispatch macros, validity
+ * merging and parallel loops over morsels. */
+#ifndef LADLE_CPU_H
+#define LADLE_CPU_H
+
+#include <math.h>
+
+#include "../backend.h"
+
+/* Calls M(T, ...) with the C type of a physical class. BOOL is uint8_t. */
+#define LADLE_DISPATCH_NUM(phys, M, ...)         \
+  switch (phys) {                                \
+    case LADLE_PHYS_U8: M(uint8_t, __VA_ARGS__); break;  \
+    case LADLE_PHYS_I8: M(int8_t, __VA_ARGS__); break;   \
+    case LADLE_PHYS_I16: M(int16_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_I32: M(int32_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_I64: M(int64_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_U16: M(uint16_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_U32: M(uint32_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_U64: M(uint64_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_F32: M(float, __VA_ARGS__); break;   \
+    case LADLE_PHYS_F64: M(double, __VA_ARGS__); break;  \
+    default: break;                              \
+  }
+
+/* Validity of out = valid(a) & valid(b), with broadcasting of length-1 inputs.
+ * Allocates out's bitmap only when an input has nulls. */
+ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column *b,
+                                      ladle_column *out, ladle_error *err);
+/* 0/1 validity of row i of a column that may be broadcast. */
+static inline bool ladle_cpu_valid_at(const ladle_column *c, int64_t i) {
+  return c->validity == NULL || ladle_bit_get(c->validity, c->length == 1 ? 0 : i);
+}
+/* Float total-order helpers: NaN equals NaN and sorts last; -0.0 equals 0.0. */
+#define LADLE_FEQ(x, y) (((x) == (y)) || ((x) != (x) && (y) != (y)))
+#define LADLE_FLT(x, y) (((x) < (y)) || ((x) == (x) && (y) != (y)))
+
+/* Per-kernel parallel loop over [0, n) split into morsels. */
+typedef ladle_status (*ladle_range_fn)(void *ctx, int64_t begin, int64_t end, ladle_error *err);
+ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn fn, void *ctx,
+                                ladle_error *err);
+
+ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
+                              const ladle_column *b, ladle_dtype out_type, ladle_column *out,
+                              ladle_error *err);
+ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e,
+                            const ladle_column *args, size_t nargs, ladle_column *out,
+                            ladle_error *err);
+ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
+                            bool strict, const char *name, ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_when(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
+                            int64_t length, ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                 ladle_groups *out, ladle_error *err);
+ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                                 const ladle_column *in, ladle_groups *g, ladle_column *out,
+                                 ladle_error *err);
+ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
+                            const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
+                            bool nulls_equal, ladle_join_pairs *out, ladle_error *err);
+ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys,
+                                    size_t nkeys, const bool *descending,
+                                    const bool *nulls_last, int64_t **out_perm,
+                                    ladle_error *err);
+ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
+                            ladle_rank_method method, bool descending, ladle_column *out,
+                            ladle_error *err);
+
+/* Keymap: built over key rows, probed with rows of the same key types. */
+ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                ladle_keymap **out, ladle_groups *groups, ladle_error *err);
+/* gid[i] = group of probe row i, or -1 (also for rows with a null key when
+ * !nulls_equal). */
+ladle_status ladle_keymap_probe(const ladle_kctx *ctx, const ladle_keymap *km,
+                                const ladle_column *keys, size_t nkeys, bool nulls_equal,
+                                int64_t *gid, ladle_error *err);
+void ladle_keymap_destroy(ladle_keymap *km);
+
+#endif

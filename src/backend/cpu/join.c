@@ -1,0 +1,117 @@
+/* join.c — hash joins. The right side is built into a keymap (radix-partitioned
+ * tables, see keys.c) and the left side probes it in parallel; matches come out
+ * as (left row, right row) pairs in left order, right rows of a key in right
+ * order. A right join is a left join with the sides swapped. Null keys match
+ * only with nulls_equal. */
+#include "cpu.h"
+
+static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool right, ladle_error *err) {
+  p->n = n;
+  p->left = malloc((size_t)LADLE_MAX(n, 1) * sizeof *p->left);
+  p->right = right ? malloc((size_t)LADLE_MAX(n, 1) * sizeof *p->right) : NULL;
+  if (p->left == NULL || (right && p->right == NULL)) {
+    free(p->left);
+    free(p->right);
+    memset(p, 0, sizeof *p);
+    return LADLE_OOM(err, "join output");
+  }
+  return LADLE_OK;
+}
+
+static ladle_status cross_join(const ladle_column *l, const ladle_column *r,
+                               ladle_join_pairs *out, ladle_error *err) {
+  int64_t nl = l->length, nr = r->length;
+  if (nr > 0 && nl > INT64_MAX / 16 / nr)
+    return ladle_err_set(err, LADLE_ENOMEM, "cross join of %lld x %lld rows is too large",
+                         (long long)nl, (long long)nr);
+  LADLE_RETURN_NOT_OK(pairs_alloc(out, nl * nr, true, err));
+  int64_t k = 0;
+  for (int64_t i = 0; i < nl; i++)
+    for (int64_t j = 0; j < nr; j++, k++) {
+      out->left[k] = i;
+      out->right[k] = j;
+    }
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
+                            const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
+                            bool nulls_equal, ladle_join_pairs *out, ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  if (how == LADLE_JOIN_CROSS) return cross_join(&lkeys[0], &rkeys[0], out, err);
+  if (how == LADLE_JOIN_RIGHT) {
+    ladle_join_pairs sw;
+    LADLE_RETURN_NOT_OK(ladle_cpu_join(ctx, rkeys, lkeys, nkeys, LADLE_JOIN_LEFT, nulls_equal, &sw, err));
+    out->n = sw.n;
+    out->left = sw.right;
+    out->right = sw.left;
+    return LADLE_OK;
+  }
+  int64_t nl = lkeys[0].length, nr = rkeys[0].length;
+  ladle_keymap *km = NULL;
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  int64_t *lg = malloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg);
+  int64_t *cnt = NULL;
+  uint8_t *hit = NULL;
+  ladle_status st = lg ? ladle_keymap_build(ctx, rkeys, nkeys, &km, &g, err) : LADLE_OOM(err, "join");
+  if (st == LADLE_OK) st = ladle_keymap_probe(ctx, km, lkeys, nkeys, nulls_equal, lg, err);
+  if (st != LADLE_OK) goto done;
+  if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < nl; i++) n += (lg[i] >= 0) == (how == LADLE_JOIN_SEMI);
+    st = pairs_alloc(out, n, false, err);
+    if (st != LADLE_OK) goto done;
+    int64_t k = 0;
+    for (int64_t i = 0; i < nl; i++)
+      if ((lg[i] >= 0) == (how == LADLE_JOIN_SEMI)) out->left[k++] = i;
+    goto done;
+  }
+  st = ladle_groups_csr(&g, err);
+  if (st != LADLE_OK) goto done;
+  bool keep_left = how == LADLE_JOIN_LEFT || how == LADLE_JOIN_FULL;
+  int64_t n = 0;
+  for (int64_t i = 0; i < nl; i++) {
+    int64_t c = lg[i] >= 0 ? g.offsets[lg[i] + 1] - g.offsets[lg[i]] : 0;
+    n += c == 0 && keep_left ? 1 : c;
+  }
+  if (how == LADLE_JOIN_FULL) {
+    hit = calloc((size_t)LADLE_MAX(g.ngroups, 1), 1);
+    if (hit == NULL) {
+      st = LADLE_OOM(err, "join");
+      goto done;
+    }
+    for (int64_t i = 0; i < nl; i++)
+      if (lg[i] >= 0) hit[lg[i]] = 1;
+    for (int64_t j = 0; j < nr; j++) n += !hit[g.ids[j]];
+  }
+  st = pairs_alloc(out, n, true, err);
+  if (st != LADLE_OK) goto done;
+  int64_t k = 0;
+  for (int64_t i = 0; i < nl; i++) {
+    if (lg[i] < 0) {
+      if (keep_left) {
+        out->left[k] = i;
+        out->right[k++] = -1;
+      }
+      continue;
+    }
+    for (int64_t r = g.offsets[lg[i]]; r < g.offsets[lg[i] + 1]; r++) {
+      out->left[k] = i;
+      out->right[k++] = g.rows[r];
+    }
+  }
+  if (how == LADLE_JOIN_FULL)
+    for (int64_t j = 0; j < nr; j++)
+      if (!hit[g.ids[j]]) {
+        out->left[k] = -1;
+        out->right[k++] = j;
+      }
+done:
+  free(lg);
+  free(cnt);
+  free(hit);
+  ladle_keymap_destroy(km);
+  ladle_groups_release(&g);
+  return st;
+}

@@ -1,0 +1,420 @@
+/* keys.c — hashing and grouping of key rows.
+ *
+ * Key columns are first encoded row-wise into bytes (a validity byte, then the
+ * value; floats canonicalised so NaN == NaN and -0.0 == 0.0; strings with a
+ * length prefix), so that hashing and equality are one memcmp whatever the key
+ * types. Rows are then radix-partitioned by the top bits of their hash, and each
+ * partition builds its own open-addressing table in parallel: tables stay small
+ * enough for the cache and no locks are needed. Group ids are dense, partition by
+ * partition; ladle_groups_order_by_first renumbers them in order of appearance.
+ */
+#include "cpu.h"
+
+typedef struct rowkeys {
+  int64_t n;
+  size_t width;      /* > 0: every row has this many bytes; 0: see offsets */
+  uint8_t *data;
+  int64_t *offsets;  /* variable width: n + 1 */
+  uint64_t *hash;
+  uint8_t *has_null; /* per row: some key is null */
+} rowkeys;
+
+static void rowkeys_free(rowkeys *r) {
+  free(r->data);
+  free(r->offsets);
+  free(r->hash);
+  free(r->has_null);
+  memset(r, 0, sizeof *r);
+}
+
+static inline const uint8_t *row_ptr(const rowkeys *r, int64_t i, size_t *len) {
+  if (r->width > 0) {
+    *len = r->width;
+    return r->data + (size_t)i * r->width;
+  }
+  *len = (size_t)(r->offsets[i + 1] - r->offsets[i]);
+  return r->data + r->offsets[i];
+}
+
+typedef struct encode_ctx {
+  const ladle_column *keys;
+  size_t nkeys;
+  rowkeys *r;
+  int64_t morsel;
+} encode_ctx;
+
+static void encode_value(const ladle_column *c, int64_t i, uint8_t *p, size_t *pos) {
+  bool valid = ladle_column_valid(c, i) && c->type.id != LADLE_TYPE_NULL;
+  p[(*pos)++] = valid;
+  if (c->type.id == LADLE_TYPE_NULL) return;
+  if (c->type.id == LADLE_TYPE_STRING) {
+    uint32_t len = valid ? (uint32_t)ladle_str_len(c, i) : 0;
+    memcpy(p + *pos, &len, 4);
+    *pos += 4;
+    if (len) memcpy(p + *pos, ladle_str_ptr(c, i), len);
+    *pos += len;
+    return;
+  }
+  size_t w = ladle_type_width(c->type.id);
+  if (!valid) {
+    memset(p + *pos, 0, w);
+  } else if (c->type.id == LADLE_TYPE_FLOAT64) {
+    double d = ((const double *)c->values)[i];
+    if (d != d) d = __builtin_nan("");
+    if (d == 0) d = 0.0;
+    memcpy(p + *pos, &d, 8);
+  } else if (c->type.id == LADLE_TYPE_FLOAT32) {
+    float f = ((const float *)c->values)[i];
+    if (f != f) f = __builtin_nanf("");
+    if (f == 0) f = 0.0f;
+    memcpy(p + *pos, &f, 4);
+  } else {
+    memcpy(p + *pos, (const char *)c->values + (size_t)i * w, w);
+  }
+  *pos += w;
+}
+
+static ladle_status encode_range(void *vctx, int64_t begin, int64_t end, ladle_error *err) {
+  LADLE_UNUSED(err);
+  encode_ctx *e = vctx;
+  rowkeys *r = e->r;
+  for (int64_t i = begin; i < end; i++) {
+    uint8_t *p = r->width > 0 ? r->data + (size_t)i * r->width : r->data + r->offsets[i];
+    size_t pos = 0;
+    bool null = false;
+    for (size_t k = 0; k < e->nkeys; k++) {
+      encode_value(&e->keys[k], i, p, &pos);
+      null |= !ladle_column_valid(&e->keys[k], i) || e->keys[k].type.id == LADLE_TYPE_NULL;
+    }
+    r->has_null[i] = null;
+    r->hash[i] = ladle_hash_bytes(p, pos, 0x1234567);
+  }
+  return LADLE_OK;
+}
+
+static ladle_status encode_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                rowkeys *r, ladle_error *err) {
+  memset(r, 0, sizeof *r);
+  int64_t n = nkeys > 0 ? keys[0].length : 0;
+  r->n = n;
+  size_t fixed = 0;
+  bool var = false;
+  for (size_t k = 0; k < nkeys; k++) {
+    if (keys[k].type.id == LADLE_TYPE_STRING) var = true;
+    fixed += 1 + ladle_type_width(keys[k].type.id);
+  }
+  r->hash = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  r->has_null = malloc((size_t)LADLE_MAX(n, 1));
+  if (r->hash == NULL || r->has_null == NULL) goto oom;
+  if (!var) {
+    r->width = LADLE_MAX(fixed, 1);
+    r->data = malloc((size_t)LADLE_MAX(n, 1) * r->width);
+    if (r->data == NULL) goto oom;
+  } else {
+    r->offsets = malloc((size_t)(n + 1) * 8);
+    if (r->offsets == NULL) goto oom;
+    r->offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t sz = (int64_t)fixed;
+      for (size_t k = 0; k < nkeys; k++)
+        if (keys[k].type.id == LADLE_TYPE_STRING)
+          sz += 4 + (ladle_column_valid(&keys[k], i) ? ladle_str_len(&keys[k], i) : 0);
+      r->offsets[i + 1] = r->offsets[i] + sz;
+    }
+    r->data = malloc((size_t)LADLE_MAX(r->offsets[n], 1));
+    if (r->data == NULL) goto oom;
+  }
+  encode_ctx ec = {keys, nkeys, r, ctx->morsel_rows};
+  return ladle_cpu_parallel(ctx, n, encode_range, &ec, err);
+oom:
+  rowkeys_free(r);
+  return LADLE_OOM(err, "key encoding");
+}
+
+/* ------------------------------------------------------------------ keymap */
+
+typedef struct part_table {
+  int64_t nrows;       /* rows of this partition */
+  int64_t ngroups;
+  uint64_t mask;       /* slots - 1 */
+  int64_t *slots;      /* local group id + 1, 0 = empty */
+  int64_t *first;      /* per local group: its first row */
+} part_table;
+
+struct ladle_keymap {
+  rowkeys rk;
+  int pbits;
+  size_t nparts;
+  part_table *parts;
+  int64_t *base;       /* global id of each partition's local group 0 */
+  int64_t ngroups;
+};
+
+void ladle_keymap_destroy(ladle_keymap *km) {
+  if (km == NULL) return;
+  rowkeys_free(&km->rk);
+  if (km->parts != NULL)
+    for (size_t p = 0; p < km->nparts; p++) {
+      free(km->parts[p].slots);
+      free(km->parts[p].first);
+    }
+  free(km->parts);
+  free(km->base);
+  free(km);
+}
+
+static inline size_t part_of(const ladle_keymap *km, uint64_t h) {
+  return km->pbits == 0 ? 0 : (size_t)(h >> (64 - km->pbits));
+}
+
+typedef struct build_ctx {
+  ladle_keymap *km;
+  const int64_t *order;     /* rows grouped by partition */
+  const int64_t *pstart;    /* nparts + 1 */
+  uint32_t *ids;            /* local ids, later global */
+} build_ctx;
+
+static ladle_status build_part(void *vctx, size_t p, ladle_error *err) {
+  build_ctx *b = vctx;
+  ladle_keymap *km = b->km;
+  part_table *t = &km->parts[p];
+  int64_t begin = b->pstart[p], end = b->pstart[p + 1];
+  t->nrows = end - begin;
+  size_t slots = 16;
+  while (slots < (size_t)t->nrows * 2) slots <<= 1;
+  t->mask = slots - 1;
+  t->slots = calloc(slots, sizeof *t->slots);
+  t->first = malloc((size_t)LADLE_MAX(t->nrows, 1) * sizeof *t->first);
+  if (t->slots == NULL || t->first == NULL) return LADLE_OOM(err, "hash table");
+  const rowkeys *rk = &km->rk;
+  for (int64_t k = begin; k < end; k++) {
+    int64_t row = b->order[k];
+    uint64_t h = rk->hash[row];
+    size_t len;
+    const uint8_t *key = row_ptr(rk, row, &len);
+    for (uint64_t s = h & t->mask;; s = (s + 1) & t->mask) {
+      int64_t g = t->slots[s];
+      if (g == 0) {
+        t->first[t->ngroups] = row;
+        t->slots[s] = ++t->ngroups;
+        b->ids[row] = (uint32_t)(t->ngroups - 1);
+        break;
+      }
+      int64_t other = t->first[g - 1];
+      size_t olen;
+      const uint8_t *okey = row_ptr(rk, other, &olen);
+      if (rk->hash[other] == h && olen == len && memcmp(okey, key, len) == 0) {
+        b->ids[row] = (uint32_t)(g - 1);
+        break;
+      }
+    }
+  }
+  return LADLE_OK;
+}
+
+typedef struct relabel_ctx {
+  ladle_keymap *km;
+  const int64_t *order;
+  const int64_t *pstart;
+  uint32_t *ids;
+  int64_t *first;
+} relabel_ctx;
+
+static ladle_status relabel_part(void *vctx, size_t p, ladle_error *err) {
+  LADLE_UNUSED(err);
+  relabel_ctx *r = vctx;
+  int64_t base = r->km->base[p];
+  for (int64_t k = r->pstart[p]; k < r->pstart[p + 1]; k++) {
+    int64_t row = r->order[k];
+    r->ids[row] = (uint32_t)(base + r->ids[row]);
+  }
+  part_table *t = &r->km->parts[p];
+  for (int64_t g = 0; g < t->ngroups; g++) r->first[base + g] = t->first[g];
+  return LADLE_OK;
+}
+
+ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                ladle_keymap **out, ladle_groups *groups, ladle_error *err) {
+  ladle_keymap *km = calloc(1, sizeof *km);
+  if (km == NULL) return LADLE_OOM(err, "keymap");
+  ladle_status st = encode_keys(ctx, keys, nkeys, &km->rk, err);
+  if (st != LADLE_OK) {
+    free(km);
+    return st;
+  }
+  int64_t n = km->rk.n;
+  if (n > (int64_t)UINT32_MAX) {
+    ladle_keymap_destroy(km);
+    return ladle_err_set(err, LADLE_ENOTSUP, "grouping %lld rows: more than 2^32 in one partition", (long long)n);
+  }
+  /* about 16K rows per partition, at most 256 partitions */
+  int pbits = 0;
+  while (pbits < 8 && (n >> pbits) > 16384) pbits++;
+  km->pbits = pbits;
+  km->nparts = (size_t)1 << pbits;
+  km->parts = calloc(km->nparts, sizeof *km->parts);
+  km->base = malloc((km->nparts + 1) * sizeof *km->base);
+  int64_t *pstart = calloc(km->nparts + 1, sizeof *pstart);
+  int64_t *order = malloc((size_t)LADLE_MAX(n, 1) * sizeof *order);
+  uint32_t *ids = malloc((size_t)LADLE_MAX(n, 1) * sizeof *ids);
+  int64_t *cursor = malloc(km->nparts * sizeof *cursor);
+  if (km->parts == NULL || km->base == NULL || pstart == NULL || order == NULL || ids == NULL ||
+      cursor == NULL) {
+    st = LADLE_OOM(err, "keymap partitions");
+    goto done;
+  }
+  /* counting sort of rows by partition; stable, so first rows come first */
+  for (int64_t i = 0; i < n; i++) pstart[part_of(km, km->rk.hash[i]) + 1]++;
+  for (size_t p = 0; p < km->nparts; p++) pstart[p + 1] += pstart[p];
+  memcpy(cursor, pstart, km->nparts * sizeof *cursor);
+  for (int64_t i = 0; i < n; i++) order[cursor[part_of(km, km->rk.hash[i])]++] = i;
+  build_ctx bc = {km, order, pstart, ids};
+  st = ladle_pool_run(ctx->pool, km->nparts, build_part, &bc, err);
+  if (st != LADLE_OK) goto done;
+  km->base[0] = 0;
+  for (size_t p = 0; p < km->nparts; p++) km->base[p + 1] = km->base[p] + km->parts[p].ngroups;
+  km->ngroups = km->base[km->nparts];
+  if (groups != NULL) {
+    memset(groups, 0, sizeof *groups);
+    groups->first = malloc((size_t)LADLE_MAX(km->ngroups, 1) * sizeof *groups->first);
+    if (groups->first == NULL) {
+      st = LADLE_OOM(err, "groups");
+      goto done;
+    }
+    relabel_ctx rc = {km, order, pstart, ids, groups->first};
+    st = ladle_pool_run(ctx->pool, km->nparts, relabel_part, &rc, err);
+    if (st != LADLE_OK) {
+      free(groups->first);
+      groups->first = NULL;
+      goto done;
+    }
+    groups->nrows = n;
+    groups->ngroups = km->ngroups;
+    groups->ids = ids;
+    ids = NULL;
+  }
+done:
+  free(pstart);
+  free(order);
+  free(ids);
+  free(cursor);
+  if (st != LADLE_OK) {
+    ladle_keymap_destroy(km);
+    return st;
+  }
+  *out = km;
+  return LADLE_OK;
+}
+
+typedef struct probe_ctx {
+  const ladle_keymap *km;
+  const rowkeys *rk;
+  bool nulls_equal;
+  int64_t *gid;
+} probe_ctx;
+
+static ladle_status probe_range(void *vctx, int64_t begin, int64_t end, ladle_error *err) {
+  LADLE_UNUSED(err);
+  probe_ctx *pc = vctx;
+  const ladle_keymap *km = pc->km;
+  const rowkeys *rk = pc->rk;
+  for (int64_t i = begin; i < end; i++) {
+    pc->gid[i] = -1;
+    if (!pc->nulls_equal && rk->has_null[i]) continue;
+    uint64_t h = rk->hash[i];
+    size_t p = part_of(km, h);
+    const part_table *t = &km->parts[p];
+    size_t len;
+    const uint8_t *key = row_ptr(rk, i, &len);
+    for (uint64_t s = h & t->mask;; s = (s + 1) & t->mask) {
+      int64_t g = t->slots[s];
+      if (g == 0) break;
+      int64_t other = t->first[g - 1];
+      size_t olen;
+      const uint8_t *okey = row_ptr(&km->rk, other, &olen);
+      if (km->rk.hash[other] == h && olen == len && memcmp(okey, key, len) == 0) {
+        pc->gid[i] = km->base[p] + g - 1;
+        break;
+      }
+    }
+  }
+  return LADLE_OK;
+}
+
+ladle_status ladle_keymap_probe(const ladle_kctx *ctx, const ladle_keymap *km,
+                                const ladle_column *keys, size_t nkeys, bool nulls_equal,
+                                int64_t *gid, ladle_error *err) {
+  rowkeys rk;
+  LADLE_RETURN_NOT_OK(encode_keys(ctx, keys, nkeys, &rk, err));
+  probe_ctx pc = {km, &rk, nulls_equal, gid};
+  ladle_status st = ladle_cpu_parallel(ctx, rk.n, probe_range, &pc, err);
+  rowkeys_free(&rk);
+  return st;
+}
+
+/* ------------------------------------------------------------------ groups */
+
+void ladle_groups_release(ladle_groups *g) {
+  if (g == NULL) return;
+  free(g->ids);
+  free(g->first);
+  free(g->offsets);
+  free(g->rows);
+  memset(g, 0, sizeof *g);
+}
+
+ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err) {
+  if (g->offsets != NULL) return LADLE_OK;
+  int64_t *off = calloc((size_t)g->ngroups + 1, sizeof *off);
+  int64_t *rows = malloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *rows);
+  int64_t *cur = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *cur);
+  if (off == NULL || rows == NULL || cur == NULL) {
+    free(off);
+    free(rows);
+    free(cur);
+    return LADLE_OOM(err, "group rows");
+  }
+  for (int64_t i = 0; i < g->nrows; i++) off[g->ids[i] + 1]++;
+  for (int64_t k = 0; k < g->ngroups; k++) off[k + 1] += off[k];
+  memcpy(cur, off, (size_t)g->ngroups * sizeof *cur);
+  for (int64_t i = 0; i < g->nrows; i++) rows[cur[g->ids[i]]++] = i;
+  free(cur);
+  g->offsets = off;
+  g->rows = rows;
+  return LADLE_OK;
+}
+
+ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err) {
+  /* groups by first row: mark each group's first row, then number in row order */
+  int64_t *newid = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *newid);
+  uint8_t *is_first = calloc((size_t)LADLE_MAX(g->nrows, 1), 1);
+  if (newid == NULL || is_first == NULL) {
+    free(newid);
+    free(is_first);
+    return LADLE_OOM(err, "group order");
+  }
+  for (int64_t k = 0; k < g->ngroups; k++) is_first[g->first[k]] = 1;
+  int64_t next = 0;
+  for (int64_t i = 0; i < g->nrows; i++)
+    if (is_first[i]) {
+      newid[g->ids[i]] = next;
+      g->first[next] = i;
+      next++;
+    }
+  for (int64_t i = 0; i < g->nrows; i++) g->ids[i] = (uint32_t)newid[g->ids[i]];
+  free(newid);
+  free(is_first);
+  free(g->offsets);
+  free(g->rows);
+  g->offsets = NULL;
+  g->rows = NULL;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                 ladle_groups *out, ladle_error *err) {
+  ladle_keymap *km;
+  LADLE_RETURN_NOT_OK(ladle_keymap_build(ctx, keys, nkeys, &km, out, err));
+  ladle_keymap_destroy(km);
+  return LADLE_OK;
+}

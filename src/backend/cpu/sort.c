@@ -1,0 +1,234 @@
+/* sort.c — stable multi-key sorting and ranking.
+ *
+ * Keys are sorted least significant first, each by a stable pass: numeric keys
+ * become order-preserving uint64 ("normalized keys") and go through an LSD radix
+ * sort that skips bytes every key shares; strings go through a stable merge
+ * sort; a last stable pass per key moves nulls to the front or the back. Floats
+ * order as Polars does: -0.0 equals 0.0, NaN after +inf.
+ */
+#include "cpu.h"
+
+static uint64_t norm_key(const ladle_column *c, int64_t i) {
+  switch (ladle_type_phys(c->type.id)) {
+    case LADLE_PHYS_U8: return ((const uint8_t *)c->values)[i];
+    case LADLE_PHYS_U16: return ((const uint16_t *)c->values)[i];
+    case LADLE_PHYS_U32: return ((const uint32_t *)c->values)[i];
+    case LADLE_PHYS_U64: return ((const uint64_t *)c->values)[i];
+    case LADLE_PHYS_I8: return (uint64_t)(int64_t)((const int8_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_I16: return (uint64_t)(int64_t)((const int16_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_I32: return (uint64_t)(int64_t)((const int32_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_I64: return (uint64_t)((const int64_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_F32:
+    case LADLE_PHYS_F64: {
+      double d = c->type.id == LADLE_TYPE_FLOAT32 ? (double)((const float *)c->values)[i]
+                                                  : ((const double *)c->values)[i];
+      if (d != d) return UINT64_MAX; /* NaN after everything */
+      if (d == 0) d = 0.0;
+      uint64_t b;
+      memcpy(&b, &d, 8);
+      return (b >> 63) ? ~b : b | (1ULL << 63);
+    }
+    default: return 0;
+  }
+}
+
+/* Stable LSD radix sort of perm by keys (keys[i] belongs to perm[i]). */
+static ladle_status radix_sort(uint64_t *keys, int64_t *perm, int64_t n, ladle_error *err) {
+  uint64_t *k2 = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  int64_t *p2 = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  if (k2 == NULL || p2 == NULL) {
+    free(k2);
+    free(p2);
+    return LADLE_OOM(err, "sort");
+  }
+  uint64_t *ks = keys, *kd = k2;
+  int64_t *ps = perm, *pd = p2;
+  for (int shift = 0; shift < 64; shift += 8) {
+    int64_t count[257] = {0};
+    for (int64_t i = 0; i < n; i++) count[((ks[i] >> shift) & 0xff) + 1]++;
+    bool trivial = false;
+    for (int b = 1; b <= 256; b++)
+      if (count[b] == n) trivial = true;
+    if (trivial) continue;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (int64_t i = 0; i < n; i++) {
+      int64_t d = count[(ks[i] >> shift) & 0xff]++;
+      kd[d] = ks[i];
+      pd[d] = ps[i];
+    }
+    uint64_t *tk = ks;
+    ks = kd;
+    kd = tk;
+    int64_t *tp = ps;
+    ps = pd;
+    pd = tp;
+  }
+  if (ps != perm) memcpy(perm, ps, (size_t)n * 8);
+  free(k2);
+  free(p2);
+  return LADLE_OK;
+}
+
+static int str_cmp(const ladle_column *c, int64_t i, int64_t j) {
+  int64_t li = ladle_str_len(c, i), lj = ladle_str_len(c, j);
+  int r = memcmp(ladle_str_ptr(c, i), ladle_str_ptr(c, j), (size_t)LADLE_MIN(li, lj));
+  return r != 0 ? r : (li < lj ? -1 : li > lj);
+}
+
+/* Stable merge sort of perm by string value. */
+static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n, bool desc,
+                                ladle_error *err) {
+  int64_t *tmp = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  if (tmp == NULL) return LADLE_OOM(err, "sort");
+  int64_t *src = perm, *dst = tmp;
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = LADLE_MIN(lo + width, n), hi = LADLE_MIN(lo + 2 * width, n);
+      int64_t a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) {
+        int cmp = str_cmp(c, src[b], src[a]);
+        bool take_b = desc ? cmp > 0 : cmp < 0;
+        dst[k++] = take_b ? src[b++] : src[a++];
+      }
+      while (a < mid) dst[k++] = src[a++];
+      while (b < hi) dst[k++] = src[b++];
+    }
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != perm) memcpy(perm, src, (size_t)n * 8);
+  free(tmp);
+  return LADLE_OK;
+}
+
+static ladle_status nulls_pass(const ladle_column *c, int64_t *perm, int64_t n, bool nulls_last,
+                               ladle_error *err) {
+  if (c->validity == NULL && c->type.id != LADLE_TYPE_NULL) return LADLE_OK;
+  int64_t *tmp = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  if (tmp == NULL) return LADLE_OOM(err, "sort");
+  int64_t k = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    bool want_null = (pass == 0) != nulls_last;
+    for (int64_t i = 0; i < n; i++) {
+      bool isnull = c->type.id == LADLE_TYPE_NULL || !ladle_column_valid(c, perm[i]);
+      if (isnull == want_null) tmp[k++] = perm[i];
+    }
+  }
+  memcpy(perm, tmp, (size_t)n * 8);
+  free(tmp);
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys,
+                                    size_t nkeys, const bool *descending,
+                                    const bool *nulls_last, int64_t **out_perm,
+                                    ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  int64_t n = nkeys > 0 ? keys[0].length : 0;
+  int64_t *perm = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  uint64_t *nk = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  if (perm == NULL || nk == NULL) {
+    free(perm);
+    free(nk);
+    return LADLE_OOM(err, "sort");
+  }
+  for (int64_t i = 0; i < n; i++) perm[i] = i;
+  ladle_status st = LADLE_OK;
+  for (size_t kk = nkeys; kk-- > 0 && st == LADLE_OK;) {
+    const ladle_column *c = &keys[kk];
+    bool desc = descending ? descending[kk] : false;
+    if (c->type.id == LADLE_TYPE_STRING) {
+      st = string_sort(c, perm, n, desc, err);
+    } else if (c->type.id != LADLE_TYPE_NULL) {
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = ladle_column_valid(c, perm[i]) ? norm_key(c, perm[i]) : 0;
+        nk[i] = desc ? ~v : v;
+      }
+      st = radix_sort(nk, perm, n, err);
+    }
+    if (st == LADLE_OK) st = nulls_pass(c, perm, n, nulls_last ? nulls_last[kk] : false, err);
+  }
+  free(nk);
+  if (st != LADLE_OK) {
+    free(perm);
+    return st;
+  }
+  *out_perm = perm;
+  return LADLE_OK;
+}
+
+static bool same_value(const ladle_column *c, int64_t i, int64_t j) {
+  if (c->type.id == LADLE_TYPE_STRING) return str_cmp(c, i, j) == 0;
+  return norm_key(c, i) == norm_key(c, j);
+}
+
+ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
+                            ladle_rank_method method, bool descending, ladle_column *out,
+                            ladle_error *err) {
+  int64_t n = in->length;
+  ladle_column keys[2];
+  size_t nk = 0;
+  if (g != NULL) {
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), n, false, 0, &keys[0], err));
+    memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)n * 4);
+    nk = 1;
+  }
+  keys[nk++] = *in;
+  bool desc[2] = {false, descending};
+  bool nl[2] = {false, true};
+  if (nk == 1) {
+    desc[0] = descending;
+    nl[0] = true;
+  }
+  int64_t *perm;
+  ladle_status st = ladle_cpu_sort_indices(ctx, keys, nk, desc, nl, &perm, err);
+  if (g != NULL) ladle_column_release(&keys[0]);
+  if (st != LADLE_OK) return st;
+  ladle_dtype t = ladle_dtype_make(method == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+  ladle_column o;
+  st = ladle_column_alloc(t, n, in->validity != NULL, 0, &o, err);
+  if (st != LADLE_OK) {
+    free(perm);
+    return st;
+  }
+  int64_t i = 0;
+  while (i < n) {
+    /* one group: [i, gend) */
+    int64_t gend = i;
+    uint32_t gid = g ? g->ids[perm[i]] : 0;
+    while (gend < n && (g ? g->ids[perm[gend]] : 0) == gid) gend++;
+    int64_t pos = 0, dense = 0;
+    for (int64_t a = i; a < gend;) {
+      int64_t row = perm[a];
+      if (!ladle_column_valid(in, row)) {
+        for (; a < gend; a++) {
+          ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), perm[a], false);
+          if (method == LADLE_RANK_AVERAGE) LADLE_COL_MUT(&o, double)[perm[a]] = 0;
+          else LADLE_COL_MUT(&o, uint32_t)[perm[a]] = 0;
+        }
+        break;
+      }
+      int64_t b = a + 1;
+      while (b < gend && ladle_column_valid(in, perm[b]) && same_value(in, row, perm[b])) b++;
+      dense++;
+      for (int64_t k = a; k < b; k++) {
+        int64_t r = perm[k];
+        switch (method) {
+          case LADLE_RANK_AVERAGE: LADLE_COL_MUT(&o, double)[r] = (double)(pos + 1 + pos + (b - a)) / 2.0; break;
+          case LADLE_RANK_MIN: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + 1); break;
+          case LADLE_RANK_MAX: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + (b - a)); break;
+          case LADLE_RANK_DENSE: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)dense; break;
+          default: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + 1 + (k - a)); break;
+        }
+      }
+      pos += b - a;
+      a = b;
+    }
+    i = gend;
+  }
+  free(perm);
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}

@@ -1,0 +1,318 @@
+/* strings.c — UTF-8 string functions. Character positions count code points;
+ * case mapping goes through the C.UTF-8 locale's towupper/towlower (a locale
+ * object, not the process locale); regexes are POSIX extended (documented in
+ * docs/semantics.md as narrower than Polars' Rust regex syntax). */
+#define _GNU_SOURCE
+#include <locale.h>
+#include <regex.h>
+#include <wctype.h>
+
+#include "cpu.h"
+
+typedef struct strout {
+  ladle_column col;
+  int64_t pos, cap;
+  char *buf;
+} strout;
+
+/* Builds a string column row by row into a growable scratch buffer. */
+static ladle_status so_init(strout *s, int64_t n, ladle_error *err) {
+  s->cap = LADLE_MAX(n * 8, 64);
+  s->buf = malloc((size_t)s->cap);
+  s->pos = 0;
+  if (s->buf == NULL) return LADLE_OOM(err, "string output");
+  ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), n, false, 0, &s->col, err);
+  if (st != LADLE_OK) free(s->buf);
+  return st;
+}
+static bool so_put(strout *s, const char *p, int64_t len) {
+  if (s->pos + len > s->cap) {
+    int64_t cap = LADLE_MAX(s->cap * 2, s->pos + len);
+    char *b = realloc(s->buf, (size_t)cap);
+    if (b == NULL) return false;
+    s->buf = b;
+    s->cap = cap;
+  }
+  memcpy(s->buf + s->pos, p, (size_t)len);
+  s->pos += len;
+  return true;
+}
+static ladle_status so_finish(strout *s, const ladle_column *validity_from, ladle_column *out,
+                              ladle_error *err) {
+  ladle_buffer *b;
+  ladle_status st = ladle_buffer_alloc(NULL, (size_t)s->pos, &b, err);
+  if (st != LADLE_OK) {
+    free(s->buf);
+    ladle_column_release(&s->col);
+    return st;
+  }
+  memcpy(b->data, s->buf, (size_t)s->pos);
+  free(s->buf);
+  ladle_buffer_release(s->col.owners[2]);
+  s->col.owners[2] = b;
+  s->col.chars = b->data;
+  if (validity_from != NULL && validity_from->validity != NULL) {
+    st = ladle_column_add_validity(&s->col, err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&s->col);
+      return st;
+    }
+    memcpy(LADLE_COL_VALIDITY_MUT(&s->col), validity_from->validity,
+           (size_t)ladle_bitmap_bytes(s->col.length));
+    ladle_column_finish_nulls(&s->col);
+  }
+  *out = s->col;
+  return LADLE_OK;
+}
+
+/* Decodes one code point; returns its byte length (1 for invalid bytes). */
+static int utf8_decode(const unsigned char *p, int64_t len, uint32_t *cp) {
+  unsigned c = p[0];
+  if (c < 0x80 || len < 2) {
+    *cp = c;
+    return 1;
+  }
+  if ((c & 0xe0) == 0xc0 && len >= 2) {
+    *cp = ((c & 0x1fu) << 6) | (p[1] & 0x3fu);
+    return 2;
+  }
+  if ((c & 0xf0) == 0xe0 && len >= 3) {
+    *cp = ((c & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+    return 3;
+  }
+  if ((c & 0xf8) == 0xf0 && len >= 4) {
+    *cp = ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12) | ((p[2] & 0x3fu) << 6) | (p[3] & 0x3fu);
+    return 4;
+  }
+  *cp = c;
+  return 1;
+}
+
+static int utf8_encode(uint32_t cp, char *out) {
+  if (cp < 0x80) {
+    out[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = (char)(0xc0 | (cp >> 6));
+    out[1] = (char)(0x80 | (cp & 0x3f));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = (char)(0xe0 | (cp >> 12));
+    out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[2] = (char)(0x80 | (cp & 0x3f));
+    return 3;
+  }
+  out[0] = (char)(0xf0 | (cp >> 18));
+  out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+  out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+  out[3] = (char)(0x80 | (cp & 0x3f));
+  return 4;
+}
+
+static int64_t count_chars(const char *p, int64_t len) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < len; i++) n += ((unsigned char)p[i] & 0xc0) != 0x80;
+  return n;
+}
+
+/* Byte offset of character k (clamped to len). */
+static int64_t char_offset(const char *p, int64_t len, int64_t k) {
+  int64_t i = 0;
+  while (i < len && k > 0) {
+    i++;
+    while (i < len && ((unsigned char)p[i] & 0xc0) == 0x80) i++;
+    k--;
+  }
+  return i;
+}
+
+static bool is_strip(uint32_t cp, const char *set) {
+  if (set == NULL) return cp == ' ' || (cp >= '\t' && cp <= '\r');
+  int64_t len = (int64_t)strlen(set);
+  for (int64_t i = 0; i < len;) {
+    uint32_t c;
+    i += utf8_decode((const unsigned char *)set + i, len - i, &c);
+    if (c == cp) return true;
+  }
+  return false;
+}
+
+ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
+                                const ladle_column *args, size_t nargs, ladle_column *out,
+                                ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  ladle_func f = (ladle_func)e->op;
+  const ladle_column *x = &args[0];
+  int64_t n = x->length;
+  ladle_column o;
+  const char *pat = e->fopts.str;
+  int64_t plen = pat ? (int64_t)strlen(pat) : 0;
+  switch (f) {
+    case LADLE_FN_STR_LEN_BYTES:
+    case LADLE_FN_STR_LEN_CHARS:
+    case LADLE_FN_STR_STARTS_WITH:
+    case LADLE_FN_STR_ENDS_WITH:
+    case LADLE_FN_STR_CONTAINS: {
+      LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, n, x->validity != NULL, 0, &o, err));
+      if (x->validity) memcpy(LADLE_COL_VALIDITY_MUT(&o), x->validity, (size_t)ladle_bitmap_bytes(n));
+      regex_t re;
+      bool use_re = f == LADLE_FN_STR_CONTAINS && !e->fopts.literal;
+      if (use_re) {
+        int rc = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+          char msg[128];
+          regerror(rc, &re, msg, sizeof msg);
+          ladle_column_release(&o);
+          return ladle_err_set(err, LADLE_EINVAL, "str.contains on '%s': bad regex \"%s\": %s",
+                               e->args[0]->name, pat, msg);
+        }
+      }
+      char *tmp = NULL;
+      int64_t tcap = 0;
+      for (int64_t i = 0; i < n; i++) {
+        const char *s = ladle_str_ptr(x, i);
+        int64_t len = ladle_str_len(x, i);
+        if (f == LADLE_FN_STR_LEN_BYTES) {
+          LADLE_COL_MUT(&o, uint32_t)[i] = (uint32_t)len;
+        } else if (f == LADLE_FN_STR_LEN_CHARS) {
+          LADLE_COL_MUT(&o, uint32_t)[i] = (uint32_t)count_chars(s, len);
+        } else if (f == LADLE_FN_STR_STARTS_WITH) {
+          LADLE_COL_MUT(&o, uint8_t)[i] = len >= plen && memcmp(s, pat, (size_t)plen) == 0;
+        } else if (f == LADLE_FN_STR_ENDS_WITH) {
+          LADLE_COL_MUT(&o, uint8_t)[i] = len >= plen && memcmp(s + len - plen, pat, (size_t)plen) == 0;
+        } else if (!use_re) {
+          LADLE_COL_MUT(&o, uint8_t)[i] = plen == 0 || memmem(s, (size_t)len, pat, (size_t)plen) != NULL;
+        } else {
+          if (len + 1 > tcap) {
+            tcap = LADLE_MAX(len + 1, tcap * 2);
+            char *t = realloc(tmp, (size_t)tcap);
+            if (t == NULL) {
+              free(tmp);
+              regfree(&re);
+              ladle_column_release(&o);
+              return LADLE_OOM(err, "regex scratch");
+            }
+            tmp = t;
+          }
+          memcpy(tmp, s, (size_t)len);
+          tmp[len] = '\0';
+          LADLE_COL_MUT(&o, uint8_t)[i] = regexec(&re, tmp, 0, NULL, 0) == 0;
+        }
+      }
+      free(tmp);
+      if (use_re) regfree(&re);
+      ladle_column_finish_nulls(&o);
+      *out = o;
+      return LADLE_OK;
+    }
+    default: break;
+  }
+  strout so;
+  LADLE_RETURN_NOT_OK(so_init(&so, n, err));
+  int64_t *off = LADLE_COL_MUT(&so.col, int64_t);
+  bool ok = true;
+  locale_t loc = (locale_t)0;
+  if (f == LADLE_FN_STR_TO_UPPER || f == LADLE_FN_STR_TO_LOWER) {
+    loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  }
+  const ladle_column *validity_from = x;
+  ladle_column concat_valid;
+  memset(&concat_valid, 0, sizeof concat_valid);
+  for (int64_t i = 0; i < n && ok; i++) {
+    const char *s = ladle_str_ptr(x, i);
+    int64_t len = ladle_str_len(x, i);
+    switch (f) {
+      case LADLE_FN_STR_TO_UPPER:
+      case LADLE_FN_STR_TO_LOWER:
+        for (int64_t k = 0; k < len && ok;) {
+          uint32_t cp;
+          int w = utf8_decode((const unsigned char *)s + k, len - k, &cp);
+          if (cp < 0x80) {
+            char c = (char)cp;
+            if (f == LADLE_FN_STR_TO_UPPER && c >= 'a' && c <= 'z') c = (char)(c - 32);
+            if (f == LADLE_FN_STR_TO_LOWER && c >= 'A' && c <= 'Z') c = (char)(c + 32);
+            ok = so_put(&so, &c, 1);
+          } else if (loc != (locale_t)0 && w > 1) {
+            char enc[4];
+            uint32_t m = (uint32_t)(f == LADLE_FN_STR_TO_UPPER ? towupper_l((wint_t)cp, loc)
+                                                               : towlower_l((wint_t)cp, loc));
+            ok = so_put(&so, enc, utf8_encode(m, enc));
+          } else {
+            ok = so_put(&so, s + k, w);
+          }
+          k += w;
+        }
+        break;
+      case LADLE_FN_STR_SLICE: {
+        int64_t nch = count_chars(s, len), start = e->fopts.i64;
+        if (start < 0) start = LADLE_MAX(nch + start, 0);
+        start = LADLE_MIN(start, nch);
+        int64_t cnt = e->fopts.i64b < 0 ? nch - start : LADLE_MIN(e->fopts.i64b, nch - start);
+        int64_t b0 = char_offset(s, len, start);
+        int64_t b1 = b0 + char_offset(s + b0, len - b0, cnt);
+        ok = so_put(&so, s + b0, b1 - b0);
+        break;
+      }
+      case LADLE_FN_STR_STRIP_CHARS: {
+        int64_t a = 0, b = len;
+        while (a < b) {
+          uint32_t cp;
+          int w = utf8_decode((const unsigned char *)s + a, b - a, &cp);
+          if (!is_strip(cp, pat)) break;
+          a += w;
+        }
+        while (b > a) {
+          int64_t k = b - 1;
+          while (k > a && ((unsigned char)s[k] & 0xc0) == 0x80) k--;
+          uint32_t cp;
+          utf8_decode((const unsigned char *)s + k, b - k, &cp);
+          if (!is_strip(cp, pat)) break;
+          b = k;
+        }
+        ok = so_put(&so, s + a, b - a);
+        break;
+      }
+      case LADLE_FN_STR_CONCAT:
+        for (size_t k = 0; k < nargs && ok; k++) {
+          const ladle_column *c = &args[k];
+          int64_t ci = c->length == 1 ? 0 : i;
+          if (k > 0 && pat != NULL) ok = so_put(&so, pat, plen);
+          if (ok) ok = so_put(&so, ladle_str_ptr(c, ci), ladle_str_len(c, ci));
+        }
+        break;
+      default:
+        ok = false;
+        break;
+    }
+    off[i + 1] = so.pos;
+  }
+  if (loc != (locale_t)0) freelocale(loc);
+  if (!ok) {
+    free(so.buf);
+    ladle_column_release(&so.col);
+    return f == LADLE_FN_STR_CONCAT || f == LADLE_FN_STR_SLICE || f == LADLE_FN_STR_STRIP_CHARS ||
+                   f == LADLE_FN_STR_TO_LOWER || f == LADLE_FN_STR_TO_UPPER
+               ? LADLE_OOM(err, "string output")
+               : ladle_err_set(err, LADLE_ENOTSUP, "%s on the CPU", ladle_func_name(f));
+  }
+  if (f == LADLE_FN_STR_CONCAT) {
+    /* null if any input is null */
+    ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &concat_valid, err);
+    if (st != LADLE_OK) {
+      free(so.buf);
+      ladle_column_release(&so.col);
+      return st;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      bool v = true;
+      for (size_t k = 0; k < nargs; k++) v &= ladle_cpu_valid_at(&args[k], i);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&concat_valid), i, v);
+    }
+    validity_from = &concat_valid;
+  }
+  ladle_status st = so_finish(&so, validity_from, out, err);
+  ladle_column_release(&concat_valid);
+  return st;
+}

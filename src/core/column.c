@@ -1,0 +1,263 @@
+/* column.c — allocating, slicing, concatenating and gathering columns.
+ * Every function here writes its output only on success and shares buffers by
+ * reference where it can (slices, single-piece concats). */
+#include "core.h"
+
+int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n) {
+  if (bits == NULL) return 0;
+  int64_t set = 0, i = 0;
+  for (; i + 64 <= n; i += 64) {
+    uint64_t w;
+    memcpy(&w, bits + i / 8, 8);
+    set += __builtin_popcountll(w);
+  }
+  for (; i < n; i++) set += ladle_bit_get(bits, i);
+  return n - set;
+}
+
+ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable,
+                                int64_t chars_size, ladle_column *out, ladle_error *err) {
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  c.type = type;
+  c.length = length;
+  if (length < 0) return ladle_err_set(err, LADLE_EINVAL, "negative column length");
+  const ladle_allocator *a = ladle_allocator_host();
+  ladle_status st = LADLE_OK;
+  if (nullable || type.id == LADLE_TYPE_NULL) {
+    st = ladle_buffer_alloc(a, (size_t)ladle_bitmap_bytes(length), &c.owners[0], err);
+    if (st != LADLE_OK) goto fail;
+    memset(c.owners[0]->data, type.id == LADLE_TYPE_NULL ? 0 : 0xff,
+           (size_t)ladle_bitmap_bytes(length));
+    c.validity = c.owners[0]->data;
+    if (type.id == LADLE_TYPE_NULL) c.null_count = length;
+  }
+  if (type.id == LADLE_TYPE_STRING) {
+    st = ladle_buffer_alloc(a, (size_t)(length + 1) * 8, &c.owners[1], err);
+    if (st != LADLE_OK) goto fail;
+    c.values = c.owners[1]->data;
+    ((int64_t *)c.owners[1]->data)[0] = 0;
+    st = ladle_buffer_alloc(a, (size_t)chars_size, &c.owners[2], err);
+    if (st != LADLE_OK) goto fail;
+    c.chars = c.owners[2]->data;
+  } else if (type.id != LADLE_TYPE_NULL) {
+    size_t w = ladle_type_width(type.id);
+    if (w == 0) {
+      st = ladle_err_set(err, LADLE_ENOTSUP, "type %s has no column storage yet",
+                         ladle_dtype_name(type, NULL, 0));
+      goto fail;
+    }
+    st = ladle_buffer_alloc(a, (size_t)length * w, &c.owners[1], err);
+    if (st != LADLE_OK) goto fail;
+    c.values = c.owners[1]->data;
+  }
+  *out = c;
+  return LADLE_OK;
+fail:
+  ladle_column_release(&c);
+  return st;
+}
+
+ladle_status ladle_column_add_validity(ladle_column *c, ladle_error *err) {
+  if (c->validity != NULL) return LADLE_OK;
+  ladle_buffer *b;
+  LADLE_RETURN_NOT_OK(ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(c->length), &b, err));
+  memset(b->data, 0xff, (size_t)ladle_bitmap_bytes(c->length));
+  ladle_buffer_release(c->owners[0]);
+  c->owners[0] = b;
+  c->validity = b->data;
+  return LADLE_OK;
+}
+
+void ladle_column_finish_nulls(ladle_column *c) {
+  if (c->validity == NULL) {
+    c->null_count = 0;
+    return;
+  }
+  c->null_count = ladle_bitmap_count_unset(c->validity, c->length);
+  if (c->null_count == 0 && c->type.id != LADLE_TYPE_NULL) {
+    c->validity = NULL;
+    ladle_buffer_release(c->owners[0]);
+    c->owners[0] = NULL;
+  }
+}
+
+ladle_status ladle_column_nulls(ladle_dtype type, int64_t length, ladle_column *out,
+                                ladle_error *err) {
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, true, 0, &c, err));
+  memset(LADLE_COL_VALIDITY_MUT(&c), 0, (size_t)ladle_bitmap_bytes(length));
+  c.null_count = length;
+  if (type.id == LADLE_TYPE_STRING)
+    memset(LADLE_COL_MUT(&c, int64_t), 0, (size_t)(length + 1) * 8);
+  else if (c.values != NULL)
+    memset(LADLE_COL_MUT(&c, char), 0, (size_t)length * ladle_type_width(type.id));
+  *out = c;
+  return LADLE_OK;
+}
+
+void ladle_column_release(ladle_column *c) {
+  if (c == NULL) return;
+  for (int i = 0; i < 3; i++) ladle_buffer_release(c->owners[i]);
+  memset(c, 0, sizeof *c);
+}
+
+void ladle_column_copy_ref(const ladle_column *src, ladle_column *dst) {
+  *dst = *src;
+  for (int i = 0; i < 3; i++) ladle_buffer_ref(dst->owners[i]);
+}
+
+ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t length,
+                                ladle_column *out, ladle_error *err) {
+  if (offset < 0 || length < 0 || offset + length > src->length)
+    return ladle_err_set(err, LADLE_EINVAL, "slice [%lld, +%lld) out of a column of %lld",
+                         (long long)offset, (long long)length, (long long)src->length);
+  ladle_column c;
+  ladle_column_copy_ref(src, &c);
+  c.length = length;
+  if (src->type.id == LADLE_TYPE_STRING)
+    c.values = (const int64_t *)src->values + offset;
+  else if (src->values != NULL)
+    c.values = (const char *)src->values + offset * (int64_t)ladle_type_width(src->type.id);
+  if (src->validity != NULL) {
+    if (offset % 8 == 0) {
+      c.validity = src->validity + offset / 8;
+    } else {
+      ladle_buffer *b;
+      ladle_status st = ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(length), &b, err);
+      if (st != LADLE_OK) {
+        ladle_column_release(&c);
+        return st;
+      }
+      uint8_t *bits = b->data;
+      memset(bits, 0, (size_t)ladle_bitmap_bytes(length));
+      for (int64_t i = 0; i < length; i++)
+        if (ladle_bit_get(src->validity, offset + i)) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+      ladle_buffer_release(c.owners[0]);
+      c.owners[0] = b;
+      c.validity = bits;
+    }
+    c.null_count = ladle_bitmap_count_unset(c.validity, length);
+  } else {
+    c.null_count = 0;
+  }
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
+                                 ladle_error *err) {
+  if (n == 1) {
+    ladle_column_copy_ref(&cols[0], out);
+    return LADLE_OK;
+  }
+  ladle_dtype type = n > 0 ? cols[0].type : ladle_dtype_make(LADLE_TYPE_NULL);
+  int64_t length = 0, chars = 0;
+  bool nullable = false;
+  for (size_t k = 0; k < n; k++) {
+    length += cols[k].length;
+    nullable |= cols[k].validity != NULL;
+    if (type.id == LADLE_TYPE_STRING && cols[k].length > 0)
+      chars += ((const int64_t *)cols[k].values)[cols[k].length] -
+               ((const int64_t *)cols[k].values)[0];
+  }
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, nullable, chars, &c, err));
+  int64_t row = 0, pos = 0;
+  size_t w = ladle_type_width(type.id);
+  for (size_t k = 0; k < n; k++) {
+    const ladle_column *s = &cols[k];
+    if (type.id == LADLE_TYPE_STRING) {
+      const int64_t *so = s->values;
+      int64_t *o = LADLE_COL_MUT(&c, int64_t);
+      int64_t base = s->length > 0 ? so[0] : 0, len = s->length > 0 ? so[s->length] - base : 0;
+      memcpy(LADLE_COL_CHARS_MUT(&c) + pos, s->chars + base, (size_t)len);
+      for (int64_t i = 0; i < s->length; i++) o[row + i + 1] = so[i + 1] - base + pos;
+      pos += len;
+    } else if (w > 0) {
+      memcpy(LADLE_COL_MUT(&c, char) + row * (int64_t)w, s->values, (size_t)s->length * w);
+    }
+    if (nullable && s->validity != NULL) {
+      uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+      if (row % 8 == 0) {
+        memcpy(bits + row / 8, s->validity, (size_t)ladle_bitmap_bytes(s->length));
+        /* the copy may have cleared trailing bits past this piece; they are
+         * rewritten by the next piece */
+      } else {
+        for (int64_t i = 0; i < s->length; i++)
+          ladle_bit_set(bits, row + i, ladle_bit_get(s->validity, i));
+      }
+    } else if (nullable) {
+      uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+      for (int64_t i = 0; i < s->length; i++) ladle_bit_set(bits, row + i, true);
+    }
+    row += s->length;
+  }
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
+                                 ladle_column *out, ladle_error *err) {
+  bool nullable = src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
+  for (int64_t i = 0; i < n && !nullable; i++) nullable = idx[i] < 0;
+  int64_t chars = 0;
+  if (src->type.id == LADLE_TYPE_STRING)
+    for (int64_t i = 0; i < n; i++)
+      if (idx[i] >= 0) chars += ladle_str_len(src, idx[i]);
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n, nullable, chars, &c, err));
+  if (src->type.id == LADLE_TYPE_STRING) {
+    int64_t *o = LADLE_COL_MUT(&c, int64_t);
+    char *d = LADLE_COL_CHARS_MUT(&c);
+    int64_t pos = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (idx[i] >= 0) {
+        int64_t len = ladle_str_len(src, idx[i]);
+        memcpy(d + pos, ladle_str_ptr(src, idx[i]), (size_t)len);
+        pos += len;
+      }
+      o[i + 1] = pos;
+    }
+  } else {
+    switch (ladle_type_width(src->type.id)) {
+#define GATHER_W(W, T)                                                \
+  case W: {                                                           \
+    const T *s = src->values;                                         \
+    T *d = LADLE_COL_MUT(&c, T);                                      \
+    for (int64_t i = 0; i < n; i++) d[i] = idx[i] >= 0 ? s[idx[i]] : 0; \
+    break;                                                            \
+  }
+      GATHER_W(1, uint8_t)
+      GATHER_W(2, uint16_t)
+      GATHER_W(4, uint32_t)
+      GATHER_W(8, uint64_t)
+#undef GATHER_W
+      default: break;
+    }
+  }
+  if (nullable && src->type.id != LADLE_TYPE_NULL) {
+    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+    memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+    for (int64_t i = 0; i < n; i++)
+      if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  }
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length,
+                                    ladle_column *out, ladle_error *err) {
+  if (src->length == length) {
+    ladle_column_copy_ref(src, out);
+    return LADLE_OK;
+  }
+  int64_t *idx = malloc((size_t)LADLE_MAX(length, 1) * sizeof *idx);
+  if (idx == NULL) return LADLE_OOM(err, "broadcast indices");
+  for (int64_t i = 0; i < length; i++) idx[i] = src->length > 0 ? 0 : -1;
+  ladle_status st = ladle_column_gather(src, idx, length, out, err);
+  free(idx);
+  return st;
+}

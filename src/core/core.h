@@ -1,0 +1,272 @@
+/* core.h — ladle's internal building blocks: errors, allocators, refcounted
+ * device-tagged buffers, columns, tables, bitmaps, hashing and the thread pool.
+ *
+ * Invariants
+ *  - A column is Arrow layout except booleans, which keep one byte per value (as
+ *    libcudf's BOOL8; DLPack and torch want bytes too). Validity is a bitmap that
+ *    always starts at bit 0 of its pointer, or NULL when every value is valid.
+ *  - String offsets are int64 (Arrow "large string"); offsets[0] may be nonzero.
+ *  - Columns and tables never change after they are built; sharing is by
+ *    reference on the buffers.
+ */
+#ifndef LADLE_CORE_H
+#define LADLE_CORE_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ladle.h"
+
+#define LADLE_INTERNAL __attribute__((visibility("hidden")))
+
+#define LADLE_RETURN_NOT_OK(expr)     \
+  do {                                \
+    ladle_status s__ = (expr);        \
+    if (s__ != LADLE_OK) return s__;  \
+  } while (0)
+
+#define LADLE_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define LADLE_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define LADLE_UNUSED(x) (void)(x)
+
+/* ------------------------------------------------------------------ errors */
+
+/* Fills err (if not NULL) and returns code. */
+ladle_status ladle_err_set(ladle_error *err, ladle_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prepends context ("in filter: ") to an existing message; returns err->code. */
+ladle_status ladle_err_context(ladle_error *err, ladle_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define LADLE_OOM(err, what) ladle_err_set((err), LADLE_ENOMEM, "out of memory: %s", (what))
+
+/* -------------------------------------------------------------- allocators */
+
+/* A table of functions; `ctx` is the allocator's own state. */
+typedef struct ladle_allocator {
+  void *(*alloc)(void *ctx, size_t size); /* 64-byte aligned; NULL on failure */
+  void (*free)(void *ctx, void *p, size_t size);
+  void *ctx;
+  ladle_device_type device;
+  int device_id;
+  const char *name;
+} ladle_allocator;
+
+/* The host allocator (immutable, stateless). */
+const ladle_allocator *ladle_allocator_host(void);
+
+/* ----------------------------------------------------------------- buffers */
+
+/* A refcounted block of memory that knows its device. Either allocated by
+ * `alloc`, or foreign (imported): then `foreign_release(owner)` runs when the last
+ * reference goes. */
+typedef struct ladle_buffer {
+  atomic_long refcount;
+  void *data;
+  size_t size;
+  ladle_device_type device;
+  int device_id;
+  const ladle_allocator *alloc; /* NULL when foreign */
+  void (*foreign_release)(void *owner);
+  void *owner;
+} ladle_buffer;
+
+ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size,
+                                ladle_buffer **out, ladle_error *err);
+/* Wraps foreign host memory; release(owner) is called when the last ref goes. */
+ladle_status ladle_buffer_wrap(void *data, size_t size, void (*release)(void *owner),
+                               void *owner, ladle_buffer **out, ladle_error *err);
+ladle_buffer *ladle_buffer_ref(ladle_buffer *b);
+void ladle_buffer_release(ladle_buffer *b);
+
+/* ------------------------------------------------------------------- types */
+
+/* Bytes per value for fixed-width types (BOOL is 1); 0 for STRING and NULL. */
+size_t ladle_type_width(ladle_type_id id);
+bool ladle_type_is_integer(ladle_type_id id);
+bool ladle_type_is_signed(ladle_type_id id);
+bool ladle_type_is_float(ladle_type_id id);
+bool ladle_type_is_numeric(ladle_type_id id); /* integer or float */
+bool ladle_type_is_temporal(ladle_type_id id);
+/* Polars' supertype for arithmetic and comparison; false if none. */
+bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out);
+/* Physical storage class used by kernels. */
+typedef enum ladle_phys {
+  LADLE_PHYS_NULL,
+  LADLE_PHYS_U8, /* also BOOL */
+  LADLE_PHYS_I8,
+  LADLE_PHYS_I16,
+  LADLE_PHYS_I32,
+  LADLE_PHYS_I64,
+  LADLE_PHYS_U16,
+  LADLE_PHYS_U32,
+  LADLE_PHYS_U64,
+  LADLE_PHYS_F32,
+  LADLE_PHYS_F64,
+  LADLE_PHYS_STR
+} ladle_phys;
+ladle_phys ladle_type_phys(ladle_type_id id);
+
+/* ----------------------------------------------------------------- bitmaps */
+
+static inline bool ladle_bit_get(const uint8_t *bits, int64_t i) {
+  return (bits[i >> 3] >> (i & 7)) & 1;
+}
+static inline void ladle_bit_set(uint8_t *bits, int64_t i, bool v) {
+  if (v)
+    bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  else
+    bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+static inline int64_t ladle_bitmap_bytes(int64_t n) { return (n + 7) / 8; }
+int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n);
+
+/* ----------------------------------------------------------------- columns */
+
+typedef struct ladle_column {
+  ladle_dtype type;
+  int64_t length;
+  int64_t null_count;
+  const uint8_t *validity; /* NULL: all valid */
+  const void *values;      /* fixed: `length` values; STRING: int64 offsets[length+1] */
+  const char *chars;       /* STRING bytes */
+  ladle_buffer *owners[3]; /* keep validity, values, chars alive (any may be NULL) */
+} ladle_column;
+
+static inline bool ladle_column_valid(const ladle_column *c, int64_t i) {
+  return c->validity == NULL || ladle_bit_get(c->validity, i);
+}
+#define LADLE_COL_MUT(c, T) ((T *)(uintptr_t)(c)->values)
+#define LADLE_COL_VALIDITY_MUT(c) ((uint8_t *)(uintptr_t)(c)->validity)
+#define LADLE_COL_CHARS_MUT(c) ((char *)(uintptr_t)(c)->chars)
+
+/* Allocates a column of `length` values (uninitialised) with a validity bitmap
+ * when `nullable` (all bits set valid) and, for STRING, `chars_size` bytes. */
+ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable,
+                                int64_t chars_size, ladle_column *out, ladle_error *err);
+/* Adds a validity bitmap (all valid) to a column allocated without one. */
+ladle_status ladle_column_add_validity(ladle_column *c, ladle_error *err);
+/* Recomputes null_count from the bitmap and drops an all-valid bitmap. */
+void ladle_column_finish_nulls(ladle_column *c);
+/* A column of `length` nulls of `type`. */
+ladle_status ladle_column_nulls(ladle_dtype type, int64_t length, ladle_column *out,
+                                ladle_error *err);
+void ladle_column_release(ladle_column *c);
+/* A new reference to the same buffers. */
+void ladle_column_copy_ref(const ladle_column *src, ladle_column *dst);
+ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t length,
+                                ladle_column *out, ladle_error *err);
+ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
+                                 ladle_error *err);
+/* out[i] = src[idx[i]]; idx[i] < 0 gives null. */
+ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
+                                 ladle_column *out, ladle_error *err);
+/* Repeats row 0 of src `length` times (broadcast of a scalar). */
+ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length,
+                                    ladle_column *out, ladle_error *err);
+static inline int64_t ladle_str_len(const ladle_column *c, int64_t i) {
+  const int64_t *o = (const int64_t *)c->values;
+  return o[i + 1] - o[i];
+}
+static inline const char *ladle_str_ptr(const ladle_column *c, int64_t i) {
+  return c->chars + ((const int64_t *)c->values)[i];
+}
+
+/* ------------------------------------------------------------------ tables */
+
+typedef enum ladle_distribution {
+  LADLE_DIST_LOCAL = 0,  /* one process's private data */
+  LADLE_DIST_SHARDED,    /* ranks hold different rows */
+  LADLE_DIST_REPLICATED  /* every rank holds all rows */
+} ladle_distribution;
+
+typedef struct ladle_schema {
+  size_t n;
+  char **names;
+  ladle_dtype *types;
+} ladle_schema;
+
+ladle_status ladle_schema_init(ladle_schema *s, size_t n, ladle_error *err);
+ladle_status ladle_schema_set(ladle_schema *s, size_t i, const char *name,
+                              ladle_dtype type, ladle_error *err);
+ladle_status ladle_schema_copy(const ladle_schema *src, ladle_schema *dst,
+                               ladle_error *err);
+void ladle_schema_release(ladle_schema *s);
+/* Index of `name`, or -1. */
+int64_t ladle_schema_find(const ladle_schema *s, const char *name);
+
+/* One partition: `length` rows of every column of the table. */
+typedef struct ladle_chunk {
+  int64_t length;
+  ladle_column *columns; /* schema.n of them */
+} ladle_chunk;
+
+struct ladle_table {
+  atomic_long refcount;
+  ladle_schema schema;
+  size_t nchunks;
+  ladle_chunk *chunks;
+  int64_t num_rows;
+  ladle_distribution dist;
+};
+
+/* A table with `nchunks` empty chunks (columns zeroed) and refcount 1. */
+ladle_status ladle_table_create(const ladle_schema *schema, size_t nchunks,
+                                ladle_table **out, ladle_error *err);
+/* Recomputes num_rows from the chunks. */
+void ladle_table_seal(ladle_table *t);
+/* The whole table's column i as one column (a reference when one chunk). */
+ladle_status ladle_table_concat_column(const ladle_table *t, size_t i, ladle_column *out,
+                                       ladle_error *err);
+/* A table with one chunk holding all rows. */
+ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out,
+                                 ladle_error *err);
+/* Splits t into chunks of at most `rows` rows (zero copy slices). */
+ladle_status ladle_table_rechunk(const ladle_table *t, int64_t rows, ladle_table **out,
+                                 ladle_error *err);
+
+/* ----------------------------------------------------------------- hashing */
+
+static inline uint64_t ladle_hash_mix(uint64_t x) {
+  /* A 64-bit finalizer (xor-shift-multiply), good avalanche for integer keys. */
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  x ^= x >> 32;
+  return x;
+}
+static inline uint64_t ladle_hash_combine(uint64_t h, uint64_t v) {
+  return ladle_hash_mix(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+}
+uint64_t ladle_hash_bytes(const void *data, size_t len, uint64_t seed);
+
+/* ------------------------------------------------------------- thread pool */
+
+typedef struct ladle_pool ladle_pool;
+/* A task: do item i of a parallel loop. */
+typedef ladle_status (*ladle_task_fn)(void *ctx, size_t i, ladle_error *err);
+
+ladle_status ladle_pool_create(int threads, ladle_pool **out, ladle_error *err);
+void ladle_pool_destroy(ladle_pool *pool);
+int ladle_pool_threads(const ladle_pool *pool);
+/* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's. Returns
+ * the first failure (later items are skipped). A call from inside a task runs
+ * its items inline on the calling thread. */
+ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *ctx,
+                            ladle_error *err);
+
+/* ------------------------------------------------------------------ misc */
+
+char *ladle_strdup(const char *s);
+/* A growable text buffer for explain output. */
+typedef struct ladle_strbuf {
+  char *data;
+  size_t len, cap;
+  bool failed;
+} ladle_strbuf;
+void ladle_strbuf_printf(ladle_strbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* LADLE_CORE_H */

@@ -1,0 +1,154 @@
+/* pool.c — a fixed set of worker threads running one parallel loop at a time.
+ * The caller of ladle_pool_run works too; items are claimed with an atomic
+ * counter, so a loop of n items costs n atomic increments, not n wake-ups. A run
+ * from inside a task executes inline, which keeps nested parallelism safe. */
+#include <pthread.h>
+
+#include "core.h"
+
+typedef struct pool_job {
+  ladle_task_fn fn;
+  void *ctx;
+  size_t n;
+  atomic_size_t next;
+  atomic_int failed;
+  ladle_status status; /* first failure, guarded by the pool mutex */
+  ladle_error err;
+} pool_job;
+
+struct ladle_pool {
+  int threads;
+  pthread_t *workers;
+  int nworkers;
+  pthread_mutex_t mu;
+  pthread_cond_t wake;
+  pthread_cond_t done;
+  pool_job *job;        /* current job or NULL */
+  uint64_t generation;  /* bumps per job so workers join each job once */
+  int active;           /* workers inside the current job */
+  bool stop;
+  pthread_mutex_t run_mu; /* one job at a time */
+};
+
+static _Thread_local int in_task = 0;
+
+static void run_items(ladle_pool *pool, pool_job *job) {
+  in_task++;
+  for (;;) {
+    if (atomic_load_explicit(&job->failed, memory_order_relaxed)) break;
+    size_t i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+    if (i >= job->n) break;
+    ladle_error e;
+    e.code = 0;
+    e.message[0] = '\0';
+    ladle_status st = job->fn(job->ctx, i, &e);
+    if (st != LADLE_OK) {
+      pthread_mutex_lock(&pool->mu);
+      if (!atomic_load(&job->failed)) {
+        job->status = st;
+        job->err = e;
+        atomic_store(&job->failed, 1);
+      }
+      pthread_mutex_unlock(&pool->mu);
+      break;
+    }
+  }
+  in_task--;
+}
+
+static void *worker_main(void *arg) {
+  ladle_pool *pool = arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool->mu);
+  for (;;) {
+    while (!pool->stop && (pool->job == NULL || pool->generation == seen))
+      pthread_cond_wait(&pool->wake, &pool->mu);
+    if (pool->stop) break;
+    seen = pool->generation;
+    pool_job *job = pool->job;
+    pool->active++;
+    pthread_mutex_unlock(&pool->mu);
+    run_items(pool, job);
+    pthread_mutex_lock(&pool->mu);
+    if (--pool->active == 0) pthread_cond_broadcast(&pool->done);
+  }
+  pthread_mutex_unlock(&pool->mu);
+  return NULL;
+}
+
+ladle_status ladle_pool_create(int threads, ladle_pool **out, ladle_error *err) {
+  if (threads < 1) threads = 1;
+  ladle_pool *p = calloc(1, sizeof *p);
+  if (p == NULL) return LADLE_OOM(err, "thread pool");
+  p->threads = threads;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_mutex_init(&p->run_mu, NULL);
+  pthread_cond_init(&p->wake, NULL);
+  pthread_cond_init(&p->done, NULL);
+  p->workers = calloc((size_t)threads, sizeof *p->workers);
+  if (p->workers == NULL) {
+    ladle_pool_destroy(p);
+    return LADLE_OOM(err, "thread pool");
+  }
+  for (int i = 0; i < threads - 1; i++) {
+    if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
+      ladle_pool_destroy(p);
+      return ladle_err_set(err, LADLE_ENOMEM, "pthread_create failed for worker %d", i);
+    }
+    p->nworkers++;
+  }
+  *out = p;
+  return LADLE_OK;
+}
+
+void ladle_pool_destroy(ladle_pool *p) {
+  if (p == NULL) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = true;
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < p->nworkers; i++) pthread_join(p->workers[i], NULL);
+  free(p->workers);
+  pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->run_mu);
+  pthread_cond_destroy(&p->wake);
+  pthread_cond_destroy(&p->done);
+  free(p);
+}
+
+int ladle_pool_threads(const ladle_pool *p) { return p->threads; }
+
+ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *ctx,
+                            ladle_error *err) {
+  if (n == 0) return LADLE_OK;
+  if (pool == NULL || in_task > 0 || pool->nworkers == 0 || n == 1) {
+    in_task++;
+    ladle_status st = LADLE_OK;
+    for (size_t i = 0; i < n && st == LADLE_OK; i++) st = fn(ctx, i, err);
+    in_task--;
+    return st;
+  }
+  pool_job job;
+  job.fn = fn;
+  job.ctx = ctx;
+  job.n = n;
+  atomic_init(&job.next, 0);
+  atomic_init(&job.failed, 0);
+  job.status = LADLE_OK;
+  job.err.code = 0;
+  job.err.message[0] = '\0';
+  pthread_mutex_lock(&pool->run_mu);
+  pthread_mutex_lock(&pool->mu);
+  pool->job = &job;
+  pool->generation++;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mu);
+  run_items(pool, &job);
+  pthread_mutex_lock(&pool->mu);
+  pool->job = NULL; /* late workers find no job */
+  while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->mu);
+  pthread_mutex_unlock(&pool->mu);
+  pthread_mutex_unlock(&pool->run_mu);
+  if (job.status != LADLE_OK && err != NULL) *err = job.err;
+  return job.status;
+}

@@ -1,0 +1,185 @@
+/* types.c — type descriptors: widths, classes, names and Polars' supertype rules
+ * (the type both sides of an arithmetic or comparison are cast to). */
+#include <stdio.h>
+
+#include "core.h"
+
+ladle_dtype ladle_dtype_make(ladle_type_id id) {
+  ladle_dtype t;
+  memset(&t, 0, sizeof t);
+  t.id = id;
+  if (id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION) t.unit = LADLE_TIME_US;
+  return t;
+}
+
+ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit, const char *tz) {
+  ladle_dtype t = ladle_dtype_make(id);
+  t.unit = unit;
+  if (tz != NULL) {
+    strncpy(t.tz, tz, sizeof t.tz - 1);
+    t.tz[sizeof t.tz - 1] = '\0';
+  }
+  return t;
+}
+
+bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b) {
+  if (a.id != b.id) return false;
+  if (a.id == LADLE_TYPE_DATETIME) return a.unit == b.unit && strcmp(a.tz, b.tz) == 0;
+  if (a.id == LADLE_TYPE_DURATION) return a.unit == b.unit;
+  if (a.id == LADLE_TYPE_DECIMAL) return a.precision == b.precision && a.scale == b.scale;
+  return true;
+}
+
+static const char *unit_name(ladle_time_unit u) {
+  return u == LADLE_TIME_NS ? "ns" : u == LADLE_TIME_US ? "μs" : "ms";
+}
+
+const char *ladle_dtype_name(ladle_dtype t, char *buf, size_t buf_len) {
+  static const char *names[LADLE_TYPE_COUNT_] = {
+      "null", "bool", "i8",  "i16", "i32", "i64",      "u8",       "u16",     "u32", "u64",
+      "f32",  "f64",  "str", "date", "datetime", "duration", "decimal", "list", "cat"};
+  if ((int)t.id < 0 || t.id >= LADLE_TYPE_COUNT_) return "?";
+  if ((t.id == LADLE_TYPE_DATETIME || t.id == LADLE_TYPE_DURATION) && buf != NULL) {
+    if (t.tz[0] != '\0')
+      snprintf(buf, buf_len, "%s[%s, %s]", names[t.id], unit_name(t.unit), t.tz);
+    else
+      snprintf(buf, buf_len, "%s[%s]", names[t.id], unit_name(t.unit));
+    return buf;
+  }
+  return names[t.id];
+}
+
+size_t ladle_type_width(ladle_type_id id) {
+  switch (id) {
+    case LADLE_TYPE_BOOL:
+    case LADLE_TYPE_INT8:
+    case LADLE_TYPE_UINT8: return 1;
+    case LADLE_TYPE_INT16:
+    case LADLE_TYPE_UINT16: return 2;
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_UINT32:
+    case LADLE_TYPE_FLOAT32:
+    case LADLE_TYPE_DATE: return 4;
+    case LADLE_TYPE_INT64:
+    case LADLE_TYPE_UINT64:
+    case LADLE_TYPE_FLOAT64:
+    case LADLE_TYPE_DATETIME:
+    case LADLE_TYPE_DURATION: return 8;
+    case LADLE_TYPE_DECIMAL: return 16;
+    default: return 0;
+  }
+}
+
+bool ladle_type_is_integer(ladle_type_id id) {
+  return id >= LADLE_TYPE_INT8 && id <= LADLE_TYPE_UINT64;
+}
+bool ladle_type_is_signed(ladle_type_id id) {
+  return (id >= LADLE_TYPE_INT8 && id <= LADLE_TYPE_INT64) || ladle_type_is_float(id);
+}
+bool ladle_type_is_float(ladle_type_id id) {
+  return id == LADLE_TYPE_FLOAT32 || id == LADLE_TYPE_FLOAT64;
+}
+bool ladle_type_is_numeric(ladle_type_id id) {
+  return ladle_type_is_integer(id) || ladle_type_is_float(id);
+}
+bool ladle_type_is_temporal(ladle_type_id id) {
+  return id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION;
+}
+
+ladle_phys ladle_type_phys(ladle_type_id id) {
+  switch (id) {
+    case LADLE_TYPE_BOOL:
+    case LADLE_TYPE_UINT8: return LADLE_PHYS_U8;
+    case LADLE_TYPE_INT8: return LADLE_PHYS_I8;
+    case LADLE_TYPE_INT16: return LADLE_PHYS_I16;
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE: return LADLE_PHYS_I32;
+    case LADLE_TYPE_INT64:
+    case LADLE_TYPE_DATETIME:
+    case LADLE_TYPE_DURATION: return LADLE_PHYS_I64;
+    case LADLE_TYPE_UINT16: return LADLE_PHYS_U16;
+    case LADLE_TYPE_UINT32: return LADLE_PHYS_U32;
+    case LADLE_TYPE_UINT64: return LADLE_PHYS_U64;
+    case LADLE_TYPE_FLOAT32: return LADLE_PHYS_F32;
+    case LADLE_TYPE_FLOAT64: return LADLE_PHYS_F64;
+    case LADLE_TYPE_STRING: return LADLE_PHYS_STR;
+    default: return LADLE_PHYS_NULL;
+  }
+}
+
+static ladle_type_id signed_of_width(size_t w) {
+  return w == 1 ? LADLE_TYPE_INT8
+         : w == 2 ? LADLE_TYPE_INT16
+         : w == 4 ? LADLE_TYPE_INT32
+                  : LADLE_TYPE_INT64;
+}
+static ladle_type_id unsigned_of_width(size_t w) {
+  return w == 1 ? LADLE_TYPE_UINT8
+         : w == 2 ? LADLE_TYPE_UINT16
+         : w == 4 ? LADLE_TYPE_UINT32
+                  : LADLE_TYPE_UINT64;
+}
+
+bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out) {
+  if (ladle_dtype_equal(a, b)) {
+    *out = a;
+    return true;
+  }
+  if (a.id == LADLE_TYPE_NULL) {
+    *out = b;
+    return true;
+  }
+  if (b.id == LADLE_TYPE_NULL) {
+    *out = a;
+    return true;
+  }
+  if (a.id == LADLE_TYPE_BOOL && ladle_type_is_numeric(b.id)) {
+    *out = b;
+    return true;
+  }
+  if (b.id == LADLE_TYPE_BOOL && ladle_type_is_numeric(a.id)) {
+    *out = a;
+    return true;
+  }
+  if (ladle_type_is_integer(a.id) && ladle_type_is_integer(b.id)) {
+    size_t wa = ladle_type_width(a.id), wb = ladle_type_width(b.id);
+    bool sa = ladle_type_is_signed(a.id), sb = ladle_type_is_signed(b.id);
+    if (sa == sb) {
+      *out = ladle_dtype_make(sa ? signed_of_width(LADLE_MAX(wa, wb))
+                                 : unsigned_of_width(LADLE_MAX(wa, wb)));
+      return true;
+    }
+    size_t ws = sa ? wa : wb, wu = sa ? wb : wa;
+    if (ws > wu) {
+      *out = ladle_dtype_make(signed_of_width(ws));
+      return true;
+    }
+    if (wu >= 8) return false; /* Polars goes to Int128 here */
+    *out = ladle_dtype_make(signed_of_width(wu * 2));
+    return true;
+  }
+  if (ladle_type_is_numeric(a.id) && ladle_type_is_numeric(b.id)) {
+    ladle_dtype f = ladle_type_is_float(a.id) ? a : b;
+    ladle_dtype o = ladle_type_is_float(a.id) ? b : a;
+    if (f.id == LADLE_TYPE_FLOAT64 || o.id == LADLE_TYPE_FLOAT64) {
+      *out = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+    } else if (ladle_type_is_float(o.id) || ladle_type_width(o.id) <= 2) {
+      *out = ladle_dtype_make(LADLE_TYPE_FLOAT32);
+    } else {
+      *out = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+    }
+    return true;
+  }
+  if ((a.id == LADLE_TYPE_DATE && b.id == LADLE_TYPE_DATETIME) ||
+      (a.id == LADLE_TYPE_DATETIME && b.id == LADLE_TYPE_DATE)) {
+    *out = a.id == LADLE_TYPE_DATETIME ? a : b;
+    return true;
+  }
+  if (a.id == b.id && (a.id == LADLE_TYPE_DATETIME || a.id == LADLE_TYPE_DURATION) &&
+      strcmp(a.tz, b.tz) == 0) {
+    /* the finer unit wins: ns < us < ms in the enum */
+    *out = a.unit < b.unit ? a : b;
+    return true;
+  }
+  return false;
+}

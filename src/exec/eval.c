@@ -1,0 +1,262 @@
+/* eval.c — expression evaluation.
+ *
+ * Elementwise subtrees run chunk by chunk on the thread pool, the whole subtree
+ * per chunk, so intermediates stay in cache. Aggregations, ranks and windows
+ * need whole columns: their inputs are evaluated chunkwise, concatenated, handed
+ * to the backend with a grouping (one group in a select, the partition groups in
+ * a window, the group_by groups in an aggregation), and the result is a scalar,
+ * one value per group, or broadcast back to the rows.
+ */
+#include "exec.h"
+
+void ladle_release_columns(ladle_column *cols, size_t n) {
+  if (cols == NULL) return;
+  for (size_t i = 0; i < n; i++) ladle_column_release(&cols[i]);
+  free(cols);
+}
+
+/* Applies one elementwise node to its evaluated arguments. */
+static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column *args,
+                               ladle_column *out, ladle_error *err) {
+  const ladle_backend *be = s->be;
+  switch (e->kind) {
+    case LADLE_EX_ALIAS: ladle_column_copy_ref(&args[0], out); return LADLE_OK;
+    case LADLE_EX_BINARY: return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
+    case LADLE_EX_FUNC: return be->func(&s->k, e, args, e->nargs, out, err);
+    case LADLE_EX_CAST: return be->cast(&s->k, &args[0], e->type, e->strict, e->name, out, err);
+    case LADLE_EX_WHEN: {
+      int64_t n = 1;
+      for (size_t i = 0; i < e->nargs; i++)
+        if (args[i].length != 1) n = args[i].length;
+      return be->when(&s->k, args, e->nargs, n, out, err);
+    }
+    default:
+      return ladle_err_set(err, LADLE_EINVAL, "internal: node kind %d is not elementwise", (int)e->kind);
+  }
+}
+
+/* Elementwise evaluation on one chunk (chunk may be NULL for constant trees). */
+static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               ladle_column *out, ladle_error *err) {
+  if (e->kind == LADLE_EX_COL) {
+    if (chunk == NULL) return ladle_err_set(err, LADLE_EINVAL, "internal: column outside rows");
+    ladle_column_copy_ref(&chunk->columns[e->col], out);
+    return LADLE_OK;
+  }
+  if (e->kind == LADLE_EX_LIT) {
+    ladle_column_copy_ref(&e->lit, out);
+    return LADLE_OK;
+  }
+  ladle_column args[8];
+  ladle_column *a = e->nargs <= 8 ? args : calloc(e->nargs, sizeof *a);
+  if (a == NULL) return LADLE_OOM(err, "arguments");
+  ladle_status st = LADLE_OK;
+  size_t done = 0;
+  for (; done < e->nargs && st == LADLE_OK; done++) st = eval_chunk(s, e->args[done], chunk, &a[done], err);
+  if (st == LADLE_OK) st = apply_node(s, e, a, out, err);
+  else done--;
+  for (size_t i = 0; i < done; i++) ladle_column_release(&a[i]);
+  if (a != args) free(a);
+  return st;
+}
+
+typedef struct chunk_job {
+  exec_state *s;
+  const ladle_bexpr *e;
+  const ladle_table *t;
+  ladle_column *out;
+} chunk_job;
+
+static ladle_status chunk_task(void *vctx, size_t i, ladle_error *err) {
+  chunk_job *j = vctx;
+  return eval_chunk(j->s, j->e, &j->t->chunks[i], &j->out[i], err);
+}
+
+static bool needs_full(const ladle_bexpr *e) { return e->has_agg || e->has_window; }
+
+static ladle_status single_group(int64_t n, ladle_groups *g, ladle_error *err) {
+  memset(g, 0, sizeof *g);
+  g->nrows = n;
+  g->ngroups = 1;
+  g->ids = calloc((size_t)LADLE_MAX(n, 1), sizeof *g->ids);
+  g->first = malloc(sizeof *g->first);
+  if (g->ids == NULL || g->first == NULL) {
+    ladle_groups_release(g);
+    return LADLE_OOM(err, "groups");
+  }
+  g->first[0] = n > 0 ? 0 : -1;
+  return LADLE_OK;
+}
+
+static ladle_status broadcast_groups(const ladle_column *per_group, const ladle_groups *g,
+                                     ladle_column *out, ladle_error *err) {
+  int64_t *idx = malloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *idx);
+  if (idx == NULL) return LADLE_OOM(err, "window");
+  for (int64_t i = 0; i < g->nrows; i++) idx[i] = g->ids[i];
+  ladle_status st = ladle_column_gather(per_group, idx, g->nrows, out, err);
+  free(idx);
+  return st;
+}
+
+ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                             ladle_groups *groups, bool broadcast, ladle_column *out,
+                             ladle_error *err) {
+  if (!needs_full(e)) {
+    if (e->scalar) return eval_chunk(s, e, NULL, out, err);
+    ladle_column *cols;
+    bool scalar;
+    LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e, t, &cols, &scalar, err));
+    size_t n = scalar ? 1 : t->nchunks;
+    ladle_status st = n == 0 ? ladle_column_alloc(e->type, 0, false, 0, out, err)
+                             : ladle_column_concat(cols, n, out, err);
+    ladle_release_columns(cols, n);
+    return st;
+  }
+  ladle_status st = LADLE_OK;
+  switch (e->kind) {
+    case LADLE_EX_AGG:
+    case LADLE_EX_LEN: {
+      ladle_column in;
+      memset(&in, 0, sizeof in);
+      bool have_in = e->kind == LADLE_EX_AGG;
+      if (have_in) LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+      if (have_in && in.length == 1 && t->num_rows != 1) {
+        /* an aggregation of a constant: broadcast it to the rows first */
+        ladle_column b;
+        st = ladle_column_broadcast(&in, t->num_rows, &b, err);
+        ladle_column_release(&in);
+        if (st != LADLE_OK) return st;
+        in = b;
+      }
+      ladle_groups one;
+      ladle_groups *g = groups;
+      if (g == NULL) {
+        st = single_group(t->num_rows, &one, err);
+        g = &one;
+      }
+      ladle_column agg;
+      if (st == LADLE_OK) st = s->be->aggregate(&s->k, e, have_in ? &in : NULL, g, &agg, err);
+      if (st == LADLE_OK) {
+        if (groups != NULL && broadcast) {
+          st = broadcast_groups(&agg, g, out, err);
+          ladle_column_release(&agg);
+        } else {
+          *out = agg;
+        }
+      }
+      if (g == &one) ladle_groups_release(&one);
+      ladle_column_release(&in);
+      return st;
+    }
+    case LADLE_EX_RANK: {
+      ladle_column in;
+      LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+      st = s->be->rank(&s->k, &in, broadcast ? groups : NULL, (ladle_rank_method)e->op,
+                       e->descending, out, err);
+      ladle_column_release(&in);
+      return st;
+    }
+    case LADLE_EX_OVER: {
+      size_t nk = e->nargs - 1;
+      ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+      if (keys == NULL) return LADLE_OOM(err, "window keys");
+      size_t done = 0;
+      for (; done < nk && st == LADLE_OK; done++)
+        st = ladle_eval_full(s, e->args[done + 1], t, NULL, false, &keys[done], err);
+      if (st != LADLE_OK) done--;
+      for (size_t i = 0; st == LADLE_OK && i < nk; i++)
+        if (keys[i].length != t->num_rows) {
+          ladle_column b;
+          st = ladle_column_broadcast(&keys[i], t->num_rows, &b, err);
+          if (st == LADLE_OK) {
+            ladle_column_release(&keys[i]);
+            keys[i] = b;
+          }
+        }
+      ladle_groups wg;
+      memset(&wg, 0, sizeof wg);
+      if (st == LADLE_OK) st = s->be->group_ids(&s->k, keys, nk, &wg, err);
+      ladle_release_columns(keys, done);
+      if (st == LADLE_OK) {
+        ladle_column r;
+        st = ladle_eval_full(s, e->args[0], t, &wg, true, &r, err);
+        if (st == LADLE_OK && r.length != t->num_rows) {
+          st = ladle_column_broadcast(&r, t->num_rows, out, err);
+          ladle_column_release(&r);
+        } else if (st == LADLE_OK) {
+          *out = r;
+        }
+      }
+      ladle_groups_release(&wg);
+      return st;
+    }
+    default: break;
+  }
+  /* an elementwise node above aggregations or windows */
+  ladle_column *args = calloc(LADLE_MAX(e->nargs, 1), sizeof *args);
+  if (args == NULL) return LADLE_OOM(err, "arguments");
+  size_t done = 0;
+  for (; done < e->nargs && st == LADLE_OK; done++)
+    st = ladle_eval_full(s, e->args[done], t, groups, broadcast, &args[done], err);
+  if (st == LADLE_OK)
+    st = apply_node(s, e, args, out, err);
+  else
+    done--;
+  ladle_release_columns(args, done);
+  return st;
+}
+
+ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                ladle_column **out_cols, bool *out_scalar, ladle_error *err) {
+  size_t n = t->nchunks;
+  ladle_column *cols = calloc(LADLE_MAX(n, 1), sizeof *cols);
+  if (cols == NULL) return LADLE_OOM(err, "columns");
+  ladle_status st;
+  if (!needs_full(e)) {
+    if (e->scalar) {
+      st = eval_chunk(s, e, NULL, &cols[0], err);
+      *out_scalar = true;
+    } else {
+      chunk_job j = {s, e, t, cols};
+      st = ladle_pool_run(s->k.pool, n, chunk_task, &j, err);
+      *out_scalar = false;
+    }
+    if (st != LADLE_OK) {
+      ladle_release_columns(cols, n);
+      return st;
+    }
+    *out_cols = cols;
+    return LADLE_OK;
+  }
+  ladle_column full;
+  st = ladle_eval_full(s, e, t, NULL, false, &full, err);
+  if (st != LADLE_OK) {
+    free(cols);
+    return st;
+  }
+  if (full.length == 1 && e->scalar) {
+    cols[0] = full;
+    *out_scalar = true;
+    *out_cols = cols;
+    return LADLE_OK;
+  }
+  if (full.length != t->num_rows) {
+    ladle_column_release(&full);
+    free(cols);
+    return ladle_err_set(err, LADLE_ECOMPUTE, "expression '%s' gave %lld rows for a table of %lld",
+                         e->name, (long long)full.length, (long long)t->num_rows);
+  }
+  int64_t off = 0;
+  for (size_t k = 0; k < n && st == LADLE_OK; k++) {
+    st = ladle_column_slice(&full, off, t->chunks[k].length, &cols[k], err);
+    off += t->chunks[k].length;
+  }
+  ladle_column_release(&full);
+  if (st != LADLE_OK) {
+    ladle_release_columns(cols, n);
+    return st;
+  }
+  *out_scalar = false;
+  *out_cols = cols;
+  return LADLE_OK;
+}

@@ -1,0 +1,696 @@
+/* exec.c — the engine, the result, and the plan walker. Each node turns its
+ * input tables (lists of partitions) into an output table. Partition-local work
+ * (filters, projections, expressions) runs per partition on the pool; operators
+ * that need co-located keys (group_by, join, distinct, sort) work on whole
+ * columns and re-split their output into morsels for the operators above.
+ * With one rank the exchange those operators need is a local concatenation. */
+#include <unistd.h>
+
+#include "exec.h"
+
+/* ----------------------------------------------------------------- helpers */
+
+static ladle_status table_like(const ladle_schema *schema, size_t nchunks, ladle_table **out,
+                               ladle_error *err) {
+  return ladle_table_create(schema, nchunks, out, err);
+}
+
+/* A one-chunk table from whole columns (consumed), re-split into morsels. */
+static ladle_status table_from_columns(exec_state *s, const ladle_schema *schema,
+                                       ladle_column *cols, int64_t nrows, ladle_table **out,
+                                       ladle_error *err) {
+  ladle_table *t;
+  ladle_status st = table_like(schema, 1, &t, err);
+  if (st != LADLE_OK) {
+    for (size_t i = 0; i < schema->n; i++) ladle_column_release(&cols[i]);
+    return st;
+  }
+  for (size_t i = 0; i < schema->n; i++) {
+    t->chunks[0].columns[i] = cols[i];
+    memset(&cols[i], 0, sizeof cols[i]);
+  }
+  t->chunks[0].length = nrows;
+  ladle_table_seal(t);
+  if (nrows <= s->k.morsel_rows) {
+    *out = t;
+    return LADLE_OK;
+  }
+  st = ladle_table_rechunk(t, s->k.morsel_rows, out, err);
+  ladle_table_release(t);
+  return st;
+}
+
+typedef struct gather_job {
+  const ladle_column *src; /* per column */
+  const int64_t *idx;
+  int64_t n;
+  ladle_column *out;
+  const ladle_backend *be;
+  const ladle_kctx *k;
+} gather_job;
+
+static ladle_status gather_task(void *vctx, size_t i, ladle_error *err) {
+  gather_job *j = vctx;
+  return j->be->gather(j->k, &j->src[i], j->idx, j->n, &j->out[i], err);
+}
+
+/* Gathers rows idx of every column of a one-chunk table, in parallel. */
+static ladle_status gather_columns(exec_state *s, const ladle_column *cols, size_t ncols,
+                                   const int64_t *idx, int64_t n, ladle_column *out,
+                                   ladle_error *err) {
+  gather_job j = {cols, idx, n, out, s->be, &s->k};
+  ladle_status st = ladle_pool_run(s->k.pool, ncols, gather_task, &j, err);
+  if (st != LADLE_OK)
+    for (size_t i = 0; i < ncols; i++) ladle_column_release(&out[i]);
+  return st;
+}
+
+static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
+                              ladle_error *err);
+
+/* Evaluates n expressions over t into whole columns of t's height (scalars
+ * broadcast when broadcast_to >= 0). */
+static ladle_status eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
+                               const ladle_table *t, ladle_column *out, ladle_error *err) {
+  ladle_status st = LADLE_OK;
+  size_t done = 0;
+  for (; done < n && st == LADLE_OK; done++) {
+    ladle_column c;
+    st = ladle_eval_full(s, exprs[done], t, NULL, false, &c, err);
+    if (st == LADLE_OK && c.length != t->num_rows) {
+      st = ladle_column_broadcast(&c, t->num_rows, &out[done], err);
+      ladle_column_release(&c);
+    } else if (st == LADLE_OK) {
+      out[done] = c;
+    }
+  }
+  if (st != LADLE_OK)
+    for (size_t i = 0; i + 1 < done; i++) ladle_column_release(&out[i]);
+  return st;
+}
+
+/* ------------------------------------------------------------------- nodes */
+
+typedef struct filter_job {
+  exec_state *s;
+  const ladle_table *in;
+  ladle_column *masks;
+  bool scalar;
+  ladle_table *out;
+} filter_job;
+
+static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
+  filter_job *j = vctx;
+  const ladle_chunk *c = &j->in->chunks[k];
+  ladle_chunk *o = &j->out->chunks[k];
+  const ladle_column *m = &j->masks[j->scalar ? 0 : k];
+  bool all = false, none = false;
+  if (j->scalar) {
+    bool t = m->type.id != LADLE_TYPE_NULL && ladle_column_valid(m, 0) && ((const uint8_t *)m->values)[0];
+    all = t;
+    none = !t;
+  }
+  int64_t *idx = NULL, n = c->length;
+  if (!all && !none) {
+    LADLE_RETURN_NOT_OK(j->s->be->mask_to_indices(&j->s->k, m, &idx, &n, err));
+    all = n == c->length;
+  }
+  ladle_status st = LADLE_OK;
+  size_t ncols = j->in->schema.n;
+  for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
+    if (all)
+      ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
+    else if (none)
+      st = ladle_column_slice(&c->columns[i], 0, 0, &o->columns[i], err);
+    else
+      st = j->s->be->gather(&j->s->k, &c->columns[i], idx, n, &o->columns[i], err);
+  }
+  o->length = none ? 0 : n;
+  free(idx);
+  return st;
+}
+
+static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
+                                ladle_table **out, ladle_error *err) {
+  ladle_column *masks;
+  bool scalar;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, p->exprs[0], in, &masks, &scalar, err));
+  ladle_table *t;
+  ladle_status st = table_like(&p->schema, in->nchunks, &t, err);
+  if (st == LADLE_OK) {
+    filter_job j = {s, in, masks, scalar, t};
+    st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
+    ladle_table_seal(t);
+    if (st != LADLE_OK) ladle_table_release(t);
+    else *out = t;
+  }
+  ladle_release_columns(masks, scalar ? 1 : in->nchunks);
+  return st;
+}
+
+/* Builds output chunks from per-expression chunked results. src_map gives, per
+ * output column, an input column index (>= 0) or -(expr index) - 1. */
+static ladle_status assemble(exec_state *s, const ladle_plan *p, ladle_table *in,
+                             ladle_column **vals, const bool *scalar, const int64_t *src_map,
+                             bool all_scalar, ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(s);
+  size_t nchunks = all_scalar ? 1 : in->nchunks;
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(&p->schema, nchunks, &t, err));
+  ladle_status st = LADLE_OK;
+  for (size_t k = 0; k < nchunks && st == LADLE_OK; k++) {
+    int64_t len = all_scalar ? 1 : in->chunks[k].length;
+    t->chunks[k].length = len;
+    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
+      int64_t m = src_map[i];
+      ladle_column *dst = &t->chunks[k].columns[i];
+      if (m >= 0) {
+        ladle_column_copy_ref(&in->chunks[k].columns[m], dst);
+      } else {
+        size_t e = (size_t)(-m - 1);
+        const ladle_column *v = &vals[e][scalar[e] ? 0 : k];
+        if (v->length == len)
+          ladle_column_copy_ref(v, dst);
+        else
+          st = ladle_column_broadcast(v, len, dst, err);
+      }
+    }
+  }
+  ladle_table_seal(t);
+  if (st != LADLE_OK) {
+    ladle_table_release(t);
+    return st;
+  }
+  *out = t;
+  return LADLE_OK;
+}
+
+static ladle_status exec_projection(exec_state *s, const ladle_plan *p, ladle_table *in,
+                                    ladle_table **out, ladle_error *err) {
+  size_t n = p->nexprs;
+  ladle_column **vals = calloc(LADLE_MAX(n, 1), sizeof *vals);
+  bool *scalar = calloc(LADLE_MAX(n, 1), sizeof *scalar);
+  int64_t *map = NULL;
+  ladle_status st = vals && scalar ? LADLE_OK : LADLE_OOM(err, "select");
+  size_t done = 0;
+  for (; done < n && st == LADLE_OK; done++)
+    st = ladle_eval_chunked(s, p->exprs[done], in, &vals[done], &scalar[done], err);
+  if (st != LADLE_OK && done > 0) done--;
+  bool all_scalar = n > 0;
+  for (size_t i = 0; i < n; i++) all_scalar &= scalar[i];
+  if (st == LADLE_OK) {
+    if (p->kind == LADLE_NODE_SELECT) {
+      map = malloc(LADLE_MAX(n, 1) * sizeof *map);
+      if (map == NULL) st = LADLE_OOM(err, "select");
+      for (size_t i = 0; map && i < n; i++) map[i] = -(int64_t)i - 1;
+      if (st == LADLE_OK) st = assemble(s, p, in, vals, scalar, map, all_scalar, out, err);
+    } else {
+      st = assemble(s, p, in, vals, scalar, p->out_map, false, out, err);
+    }
+  }
+  for (size_t i = 0; i < done; i++) ladle_release_columns(vals[i], scalar[i] ? 1 : in->nchunks);
+  free(vals);
+  free(scalar);
+  free(map);
+  return st;
+}
+
+static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_table *in,
+                                  ladle_table **out, ladle_error *err) {
+  size_t nk = p->nkeys, na = p->nexprs;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  ladle_column *cols = calloc(nk + na + 1, sizeof *cols);
+  if (keys == NULL || cols == NULL) {
+    free(keys);
+    free(cols);
+    return LADLE_OOM(err, "group_by");
+  }
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  ladle_status st = eval_whole(s, p->keys, nk, in, keys, err);
+  size_t have_keys = st == LADLE_OK ? nk : 0;
+  if (st == LADLE_OK) {
+    if (nk > 0) {
+      st = s->be->group_ids(&s->k, keys, nk, &g, err);
+      if (st == LADLE_OK && p->maintain_order) st = ladle_groups_order_by_first(&g, err);
+    } else {
+      /* reduce: one group, even over no rows */
+      g.nrows = in->num_rows;
+      g.ngroups = 1;
+      g.ids = calloc((size_t)LADLE_MAX(in->num_rows, 1), sizeof *g.ids);
+      g.first = malloc(sizeof *g.first);
+      if (g.ids == NULL || g.first == NULL) st = LADLE_OOM(err, "groups");
+      else g.first[0] = in->num_rows > 0 ? 0 : -1;
+    }
+  }
+  size_t made = 0;
+  if (st == LADLE_OK && nk > 0) {
+    st = gather_columns(s, keys, nk, g.first, g.ngroups, cols, err);
+    if (st == LADLE_OK) made = nk;
+  }
+  for (size_t i = 0; st == LADLE_OK && i < na; i++) {
+    ladle_column c;
+    st = ladle_eval_full(s, p->exprs[i], in, &g, false, &c, err);
+    if (st == LADLE_OK && c.length != g.ngroups) {
+      st = ladle_column_broadcast(&c, g.ngroups, &cols[nk + i], err);
+      ladle_column_release(&c);
+    } else if (st == LADLE_OK) {
+      cols[nk + i] = c;
+    }
+    if (st == LADLE_OK) made = nk + i + 1;
+  }
+  int64_t ngroups = g.ngroups;
+  ladle_groups_release(&g);
+  for (size_t i = 0; i < have_keys; i++) ladle_column_release(&keys[i]);
+  free(keys);
+  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, ngroups, out, err);
+  else
+    for (size_t i = 0; i < made; i++) ladle_column_release(&cols[i]);
+  free(cols);
+  return st;
+}
+
+static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l, ladle_table *r,
+                              ladle_table **out, ladle_error *err) {
+  size_t nk = p->nkeys;
+  ladle_table *lc = NULL, *rc = NULL;
+  ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
+  ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
+  ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
+  ladle_join_pairs pairs = {0, NULL, NULL};
+  ladle_status st = lk && rk && cols ? LADLE_OK : LADLE_OOM(err, "join");
+  bool have_lk = false, have_rk = false;
+  if (st == LADLE_OK) st = ladle_table_combine(l, &lc, err);
+  if (st == LADLE_OK) st = ladle_table_combine(r, &rc, err);
+  if (st == LADLE_OK && p->join.how != LADLE_JOIN_CROSS) {
+    st = eval_whole(s, p->keys, nk, lc, lk, err);
+    have_lk = st == LADLE_OK;
+    if (st == LADLE_OK) st = eval_whole(s, p->rkeys, nk, rc, rk, err);
+    have_rk = st == LADLE_OK;
+  }
+  if (st == LADLE_OK) {
+    if (p->join.how == LADLE_JOIN_CROSS) {
+      ladle_column a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      a.length = lc->num_rows;
+      b.length = rc->num_rows;
+      st = s->be->join(&s->k, &a, &b, 1, LADLE_JOIN_CROSS, false, &pairs, err);
+    } else {
+      st = s->be->join(&s->k, lk, rk, nk, p->join.how, p->join.nulls_equal, &pairs, err);
+    }
+  }
+  size_t made = 0;
+  for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+    int64_t m = p->out_map[i];
+    const ladle_column *src = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
+    const int64_t *idx = m >= 0 ? pairs.left : pairs.right;
+    st = s->be->gather(&s->k, src, idx, pairs.n, &cols[i], err);
+    if (st != LADLE_OK) break;
+    made++;
+    int64_t ck = p->coalesce_rkey[i];
+    if (ck >= 0) {
+      /* FULL join, coalesced key: take the right key where the left has none */
+      int64_t *both = malloc((size_t)LADLE_MAX(pairs.n, 1) * sizeof *both);
+      if (both == NULL) {
+        st = LADLE_OOM(err, "join");
+        break;
+      }
+      ladle_column parts[2] = {lc->chunks[0].columns[m], rc->chunks[0].columns[ck]}, all, merged;
+      int64_t nl = lc->num_rows;
+      for (int64_t k = 0; k < pairs.n; k++)
+        both[k] = pairs.left[k] >= 0 ? pairs.left[k] : (pairs.right[k] >= 0 ? nl + pairs.right[k] : -1);
+      st = ladle_column_concat(parts, 2, &all, err);
+      if (st == LADLE_OK) {
+        st = ladle_column_gather(&all, both, pairs.n, &merged, err);
+        ladle_column_release(&all);
+        if (st == LADLE_OK) {
+          ladle_column_release(&cols[i]);
+          cols[i] = merged;
+        }
+      }
+      free(both);
+    }
+  }
+  int64_t nrows = pairs.n;
+  free(pairs.left);
+  free(pairs.right);
+  if (have_lk) for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
+  if (have_rk) for (size_t i = 0; i < nk; i++) ladle_column_release(&rk[i]);
+  free(lk);
+  free(rk);
+  ladle_table_release(lc);
+  ladle_table_release(rc);
+  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, nrows, out, err);
+  else
+    for (size_t i = 0; i < made; i++) ladle_column_release(&cols[i]);
+  free(cols);
+  return st;
+}
+
+static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *in,
+                              ladle_table **out, ladle_error *err) {
+  size_t nk = p->nexprs, nc = p->schema.n;
+  ladle_table *c = NULL;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  ladle_column *cols = calloc(LADLE_MAX(nc, 1), sizeof *cols);
+  int64_t *perm = NULL;
+  ladle_status st = keys && cols ? ladle_table_combine(in, &c, err) : LADLE_OOM(err, "sort");
+  bool have_keys = false;
+  if (st == LADLE_OK) {
+    st = eval_whole(s, p->exprs, nk, c, keys, err);
+    have_keys = st == LADLE_OK;
+  }
+  if (st == LADLE_OK) st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
+  int64_t n = c ? c->num_rows : 0;
+  if (p->limit >= 0 && p->limit < n) n = p->limit;
+  if (st == LADLE_OK) st = gather_columns(s, c->chunks[0].columns, nc, perm, n, cols, err);
+  if (have_keys) for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
+  free(keys);
+  free(perm);
+  ladle_table_release(c);
+  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, n, out, err);
+  free(cols);
+  return st;
+}
+
+static ladle_status exec_slice(const ladle_plan *p, ladle_table *in, ladle_table **out,
+                               ladle_error *err) {
+  int64_t n = in->num_rows, off = p->offset;
+  if (off < 0) off = LADLE_MAX(n + off, 0);
+  off = LADLE_MIN(off, n);
+  int64_t len = p->length < 0 ? n - off : LADLE_MIN(p->length, n - off);
+  if (p->offset < 0 && p->length >= 0 && n + p->offset < 0) {
+    /* a window that starts before the first row keeps only its overlap */
+    len = LADLE_MAX(0, LADLE_MIN(p->length + (n + p->offset), n));
+  }
+  size_t nchunks = 0;
+  int64_t pos = 0;
+  for (size_t k = 0; k < in->nchunks; k++) {
+    int64_t a = pos, b = pos + in->chunks[k].length;
+    if (b > off && a < off + len) nchunks++;
+    pos = b;
+  }
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(&p->schema, nchunks, &t, err));
+  pos = 0;
+  size_t j = 0;
+  ladle_status st = LADLE_OK;
+  for (size_t k = 0; k < in->nchunks && st == LADLE_OK; k++) {
+    int64_t a = pos, b = pos + in->chunks[k].length;
+    pos = b;
+    if (!(b > off && a < off + len)) continue;
+    int64_t s0 = LADLE_MAX(off, a) - a, e0 = LADLE_MIN(off + len, b) - a;
+    t->chunks[j].length = e0 - s0;
+    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++)
+      st = ladle_column_slice(&in->chunks[k].columns[i], s0, e0 - s0, &t->chunks[j].columns[i], err);
+    j++;
+  }
+  ladle_table_seal(t);
+  if (st != LADLE_OK) {
+    ladle_table_release(t);
+    return st;
+  }
+  *out = t;
+  return LADLE_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static ladle_status exec_distinct(exec_state *s, const ladle_plan *p, ladle_table *in,
+                                  ladle_table **out, ladle_error *err) {
+  ladle_table *c;
+  LADLE_RETURN_NOT_OK(ladle_table_combine(in, &c, err));
+  size_t nk = p->nsubset, nc = p->schema.n;
+  ladle_column *keys = malloc(LADLE_MAX(nk, 1) * sizeof *keys);
+  ladle_column *cols = calloc(LADLE_MAX(nc, 1), sizeof *cols);
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  int64_t *rows = NULL, n = 0;
+  ladle_status st = keys && cols ? LADLE_OK : LADLE_OOM(err, "unique");
+  for (size_t i = 0; st == LADLE_OK && i < nk; i++) keys[i] = c->chunks[0].columns[p->subset[i]];
+  if (st == LADLE_OK) st = s->be->group_ids(&s->k, keys, nk, &g, err);
+  if (st == LADLE_OK) {
+    rows = malloc((size_t)LADLE_MAX(g.ngroups, 1) * sizeof *rows);
+    int64_t *count = p->keep == LADLE_KEEP_NONE ? calloc((size_t)LADLE_MAX(g.ngroups, 1), 8) : NULL;
+    if (rows == NULL || (p->keep == LADLE_KEEP_NONE && count == NULL)) {
+      st = LADLE_OOM(err, "unique");
+    } else if (p->keep == LADLE_KEEP_LAST) {
+      for (int64_t i = 0; i < g.nrows; i++) rows[g.ids[i]] = i;
+      n = g.ngroups;
+    } else if (p->keep == LADLE_KEEP_NONE) {
+      for (int64_t i = 0; i < g.nrows; i++) count[g.ids[i]]++;
+      for (int64_t k = 0; k < g.ngroups; k++)
+        if (count[k] == 1) rows[n++] = g.first[k];
+    } else {
+      for (int64_t k = 0; k < g.ngroups; k++) rows[k] = g.first[k];
+      n = g.ngroups;
+    }
+    free(count);
+    /* in order of appearance: Polars keeps it with maintain_order; ladle always does */
+    if (st == LADLE_OK) qsort(rows, (size_t)n, sizeof *rows, cmp_i64);
+  }
+  if (st == LADLE_OK) st = gather_columns(s, c->chunks[0].columns, nc, rows, n, cols, err);
+  ladle_groups_release(&g);
+  free(keys);
+  free(rows);
+  ladle_table_release(c);
+  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, n, out, err);
+  free(cols);
+  return st;
+}
+
+static ladle_status exec_union(const ladle_plan *p, ladle_table **ins, ladle_table **out,
+                               ladle_error *err) {
+  size_t total = 0;
+  for (size_t i = 0; i < p->ninputs; i++) total += ins[i]->nchunks;
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(&p->schema, total, &t, err));
+  size_t j = 0;
+  for (size_t i = 0; i < p->ninputs; i++)
+    for (size_t k = 0; k < ins[i]->nchunks; k++, j++) {
+      t->chunks[j].length = ins[i]->chunks[k].length;
+      for (size_t c = 0; c < p->schema.n; c++)
+        ladle_column_copy_ref(&ins[i]->chunks[k].columns[c], &t->chunks[j].columns[c]);
+    }
+  ladle_table_seal(t);
+  *out = t;
+  return LADLE_OK;
+}
+
+static ladle_status exec_hconcat(exec_state *s, const ladle_plan *p, ladle_table **ins,
+                                 ladle_table **out, ladle_error *err) {
+  int64_t height = 0;
+  for (size_t i = 0; i < p->ninputs; i++) height = LADLE_MAX(height, ins[i]->num_rows);
+  ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
+  if (cols == NULL) return LADLE_OOM(err, "hconcat");
+  size_t j = 0;
+  ladle_status st = LADLE_OK;
+  for (size_t i = 0; i < p->ninputs && st == LADLE_OK; i++) {
+    for (size_t c = 0; c < ins[i]->schema.n && st == LADLE_OK; c++, j++) {
+      ladle_column whole;
+      st = ladle_table_concat_column(ins[i], c, &whole, err);
+      if (st != LADLE_OK) break;
+      if (whole.length == height) {
+        cols[j] = whole;
+        continue;
+      }
+      ladle_column pad, parts[2];
+      st = ladle_column_nulls(whole.type, height - whole.length, &pad, err);
+      if (st == LADLE_OK) {
+        parts[0] = whole;
+        parts[1] = pad;
+        st = ladle_column_concat(parts, 2, &cols[j], err);
+        ladle_column_release(&pad);
+      }
+      ladle_column_release(&whole);
+    }
+  }
+  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, height, out, err);
+  else
+    for (size_t i = 0; i < j; i++) ladle_column_release(&cols[i]);
+  free(cols);
+  return st;
+}
+
+static ladle_status exec_project(const ladle_plan *p, ladle_table *in, ladle_table **out,
+                                 ladle_error *err) {
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(&p->schema, in->nchunks, &t, err));
+  for (size_t k = 0; k < in->nchunks; k++) {
+    t->chunks[k].length = in->chunks[k].length;
+    for (size_t i = 0; i < p->schema.n; i++)
+      ladle_column_copy_ref(&in->chunks[k].columns[p->out_map[i]], &t->chunks[k].columns[i]);
+  }
+  ladle_table_seal(t);
+  *out = t;
+  return LADLE_OK;
+}
+
+static ladle_status exec_row_index(const ladle_plan *p, ladle_table *in, ladle_table **out,
+                                   ladle_error *err) {
+  if (in->num_rows + p->offset > (int64_t)UINT32_MAX + 1)
+    return ladle_err_set(err, LADLE_ECOMPUTE, "with_row_index: %lld rows overflow UInt32",
+                         (long long)in->num_rows);
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(&p->schema, in->nchunks, &t, err));
+  int64_t pos = p->offset;
+  for (size_t k = 0; k < in->nchunks; k++) {
+    int64_t len = in->chunks[k].length;
+    t->chunks[k].length = len;
+    ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), len, false, 0,
+                                         &t->chunks[k].columns[0], err);
+    if (st != LADLE_OK) {
+      ladle_table_release(t);
+      return st;
+    }
+    uint32_t *v = LADLE_COL_MUT(&t->chunks[k].columns[0], uint32_t);
+    for (int64_t i = 0; i < len; i++) v[i] = (uint32_t)(pos + i);
+    pos += len;
+    for (size_t i = 1; i < p->schema.n; i++)
+      ladle_column_copy_ref(&in->chunks[k].columns[i - 1], &t->chunks[k].columns[i]);
+  }
+  ladle_table_seal(t);
+  *out = t;
+  return LADLE_OK;
+}
+
+static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
+                              ladle_error *err) {
+  if (p->kind == LADLE_NODE_SCAN) {
+    if (p->table->nchunks == 1 && p->table->num_rows > s->k.morsel_rows)
+      return ladle_table_rechunk(p->table, s->k.morsel_rows, out, err);
+    *out = ladle_table_ref(p->table);
+    return LADLE_OK;
+  }
+  if (p->kind == LADLE_NODE_CACHE)
+    for (size_t i = 0; i < s->ncache; i++)
+      if (s->cache[i].plan == p) {
+        *out = ladle_table_ref(s->cache[i].table);
+        return LADLE_OK;
+      }
+  ladle_table *ins_small[2] = {NULL, NULL};
+  ladle_table **ins = p->ninputs <= 2 ? ins_small : calloc(p->ninputs, sizeof *ins);
+  if (ins == NULL) return LADLE_OOM(err, "inputs");
+  ladle_status st = LADLE_OK;
+  size_t got = 0;
+  for (; got < p->ninputs && st == LADLE_OK; got++) st = exec_node(s, p->inputs[got], &ins[got], err);
+  if (st != LADLE_OK) got--;
+  if (st == LADLE_OK) {
+    switch (p->kind) {
+      case LADLE_NODE_FILTER: st = exec_filter(s, p, ins[0], out, err); break;
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS: st = exec_projection(s, p, ins[0], out, err); break;
+      case LADLE_NODE_GROUP_BY: st = exec_group_by(s, p, ins[0], out, err); break;
+      case LADLE_NODE_JOIN: st = exec_join(s, p, ins[0], ins[1], out, err); break;
+      case LADLE_NODE_SORT: st = exec_sort(s, p, ins[0], out, err); break;
+      case LADLE_NODE_SLICE: st = exec_slice(p, ins[0], out, err); break;
+      case LADLE_NODE_DISTINCT: st = exec_distinct(s, p, ins[0], out, err); break;
+      case LADLE_NODE_UNION: st = exec_union(p, ins, out, err); break;
+      case LADLE_NODE_HCONCAT: st = exec_hconcat(s, p, ins, out, err); break;
+      case LADLE_NODE_PROJECT: st = exec_project(p, ins[0], out, err); break;
+      case LADLE_NODE_ROW_INDEX: st = exec_row_index(p, ins[0], out, err); break;
+      case LADLE_NODE_CACHE: {
+        if (s->ncache == s->capcache) {
+          size_t cap = s->capcache ? s->capcache * 2 : 4;
+          exec_cache_entry *c = realloc(s->cache, cap * sizeof *c);
+          if (c == NULL) {
+            st = LADLE_OOM(err, "cache");
+            break;
+          }
+          s->cache = c;
+          s->capcache = cap;
+        }
+        s->cache[s->ncache].plan = p;
+        s->cache[s->ncache++].table = ladle_table_ref(ins[0]);
+        *out = ladle_table_ref(ins[0]);
+        break;
+      }
+      default: st = ladle_err_set(err, LADLE_ENOTSUP, "plan node kind %d", (int)p->kind);
+    }
+  }
+  for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
+  if (ins != ins_small) free(ins);
+  return st;
+}
+
+/* ------------------------------------------------------------ engine, result */
+
+ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out,
+                                 ladle_error *err) {
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 0, 0};
+  if (opts != NULL) o = *opts;
+  if (o.device == 0) o.device = LADLE_DEVICE_CPU;
+  if (o.device == LADLE_DEVICE_CUDA)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "device 'cuda': the CUDA backend is not built yet; use device 'cpu'");
+  if (o.device != LADLE_DEVICE_CPU)
+    return ladle_err_set(err, LADLE_EINVAL, "unknown device type %d", (int)o.device);
+  if (o.threads <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    o.threads = n > 0 ? (int)n : 1;
+  }
+  if (o.morsel_rows < 0) return ladle_err_set(err, LADLE_EINVAL, "morsel_rows must be >= 0");
+  ladle_engine *e = calloc(1, sizeof *e);
+  if (e == NULL) return LADLE_OOM(err, "engine");
+  e->opts = o;
+  e->morsel_rows = o.morsel_rows > 0 ? o.morsel_rows : 65536;
+  e->backend = ladle_backend_cpu();
+  ladle_status st = ladle_pool_create(o.threads, &e->pool, err);
+  if (st == LADLE_OK) st = ladle_comm_self_create(&e->comm, err);
+  if (st != LADLE_OK) {
+    ladle_engine_destroy(e);
+    return st;
+  }
+  *out = e;
+  return LADLE_OK;
+}
+
+void ladle_engine_destroy(ladle_engine *e) {
+  if (e == NULL) return;
+  ladle_pool_destroy(e->pool);
+  ladle_comm_destroy(e->comm);
+  free(e);
+}
+
+int ladle_engine_threads(const ladle_engine *e) { return e->opts.threads; }
+
+ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan,
+                                  ladle_result **out, ladle_error *err) {
+  if (eng == NULL || plan == NULL) return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
+  exec_state s;
+  memset(&s, 0, sizeof s);
+  s.eng = eng;
+  s.be = eng->backend;
+  s.k.pool = eng->pool;
+  s.k.morsel_rows = eng->morsel_rows;
+  ladle_result *r = calloc(1, sizeof *r);
+  if (r == NULL) return LADLE_OOM(err, "result");
+  ladle_status st = exec_node(&s, plan, &r->table, err);
+  for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
+  free(s.cache);
+  if (st != LADLE_OK) {
+    free(r);
+    return st;
+  }
+  *out = r;
+  return LADLE_OK;
+}
+
+int64_t ladle_result_num_rows(const ladle_result *r) { return r->table->num_rows; }
+size_t ladle_result_num_columns(const ladle_result *r) { return r->table->schema.n; }
+const char *ladle_result_column_name(const ladle_result *r, size_t i) {
+  return i < r->table->schema.n ? r->table->schema.names[i] : NULL;
+}
+ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i) {
+  return i < r->table->schema.n ? r->table->schema.types[i] : ladle_dtype_make(LADLE_TYPE_NULL);
+}
+ladle_table *ladle_result_table(const ladle_result *r) { return ladle_table_ref(r->table); }
+void ladle_result_destroy(ladle_result *r) {
+  if (r == NULL) return;
+  ladle_table_release(r->table);
+  free(r);
+}

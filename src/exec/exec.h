@@ -1,0 +1,46 @@
+/* exec.h — the executor's internal state, shared by the node walker (exec.c)
+ * and the expression evaluator (eval.c). */
+#ifndef LADLE_EXEC_H
+#define LADLE_EXEC_H
+
+#include "../backend/backend.h"
+#include "../dist/comm.h"
+
+struct ladle_engine {
+  ladle_engine_opts opts;
+  ladle_pool *pool;
+  const ladle_backend *backend;
+  ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
+  int64_t morsel_rows;
+};
+
+struct ladle_result {
+  ladle_table *table;
+};
+
+typedef struct exec_cache_entry {
+  const ladle_plan *plan;
+  ladle_table *table;
+} exec_cache_entry;
+
+typedef struct exec_state {
+  ladle_engine *eng;
+  const ladle_backend *be;
+  ladle_kctx k;
+  exec_cache_entry *cache;
+  size_t ncache, capcache;
+} exec_state;
+
+/* Evaluates e over table t, one column per chunk of t (aligned with t's chunks),
+ * or a single length-1 column when the expression is scalar (*out_scalar). The
+ * caller releases the columns (t->nchunks of them, or 1). */
+ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                ladle_column **out_cols, bool *out_scalar, ladle_error *err);
+/* Evaluates e over the whole of t as one column: length 1 (scalar), t's rows,
+ * or, with groups and !broadcast, one value per group. */
+ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                             ladle_groups *groups, bool broadcast, ladle_column *out,
+                             ladle_error *err);
+void ladle_release_columns(ladle_column *cols, size_t n);
+
+#endif

@@ -1,0 +1,568 @@
+/* arrow.c — the Arrow C Data and Stream interfaces, both directions.
+ *
+ * Import: a stream of struct arrays becomes a table whose columns point into the
+ * producer's buffers; each batch is moved into a refcounted holder and released
+ * when the last column that uses it goes. Copies are made only where layouts
+ * differ: bit-packed booleans (ladle keeps bytes), 32-bit string offsets,
+ * bitmaps at odd bit offsets, string views, timestamps in seconds.
+ * Export: a result's partitions become struct arrays whose buffers are ladle's,
+ * kept alive by references held in the arrays' private data.
+ */
+#include <stdio.h>
+
+#include "../core/core.h"
+#include "../plan/plan.h"
+
+/* ------------------------------------------------------------------ import */
+
+typedef struct batch_holder {
+  atomic_long refcount;
+  struct ArrowArray array;
+} batch_holder;
+
+static void holder_release(void *owner) {
+  batch_holder *h = owner;
+  if (atomic_fetch_sub_explicit(&h->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (h->array.release != NULL) h->array.release(&h->array);
+  free(h);
+}
+
+static ladle_status wrap(batch_holder *h, const void *ptr, size_t size, ladle_buffer **out,
+                         ladle_error *err) {
+  atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
+  ladle_status st = ladle_buffer_wrap((void *)(uintptr_t)ptr, size, holder_release, h, out, err);
+  if (st != LADLE_OK) holder_release(h);
+  return st;
+}
+
+static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype *out,
+                                 int *seconds, bool *view, ladle_error *err) {
+  *seconds = 0;
+  *view = false;
+  ladle_type_id id;
+  if (strcmp(fmt, "n") == 0) id = LADLE_TYPE_NULL;
+  else if (strcmp(fmt, "b") == 0) id = LADLE_TYPE_BOOL;
+  else if (strcmp(fmt, "c") == 0) id = LADLE_TYPE_INT8;
+  else if (strcmp(fmt, "s") == 0) id = LADLE_TYPE_INT16;
+  else if (strcmp(fmt, "i") == 0) id = LADLE_TYPE_INT32;
+  else if (strcmp(fmt, "l") == 0) id = LADLE_TYPE_INT64;
+  else if (strcmp(fmt, "C") == 0) id = LADLE_TYPE_UINT8;
+  else if (strcmp(fmt, "S") == 0) id = LADLE_TYPE_UINT16;
+  else if (strcmp(fmt, "I") == 0) id = LADLE_TYPE_UINT32;
+  else if (strcmp(fmt, "L") == 0) id = LADLE_TYPE_UINT64;
+  else if (strcmp(fmt, "f") == 0) id = LADLE_TYPE_FLOAT32;
+  else if (strcmp(fmt, "g") == 0) id = LADLE_TYPE_FLOAT64;
+  else if (strcmp(fmt, "u") == 0 || strcmp(fmt, "U") == 0) id = LADLE_TYPE_STRING;
+  else if (strcmp(fmt, "vu") == 0) {
+    id = LADLE_TYPE_STRING;
+    *view = true;
+  } else if (strcmp(fmt, "tdD") == 0) id = LADLE_TYPE_DATE;
+  else if (strncmp(fmt, "ts", 2) == 0 && strlen(fmt) >= 4 && fmt[3] == ':') {
+    char u = fmt[2];
+    ladle_time_unit unit = u == 'n' ? LADLE_TIME_NS : u == 'u' ? LADLE_TIME_US : LADLE_TIME_MS;
+    if (u == 's') *seconds = 1;
+    else if (u != 'n' && u != 'u' && u != 'm') goto unsupported;
+    *out = ladle_dtype_temporal(LADLE_TYPE_DATETIME, unit, fmt + 4);
+    if (strlen(fmt + 4) >= LADLE_TZ_MAX)
+      return ladle_err_set(err, LADLE_ENOTSUP, "column '%s': time zone name too long", name);
+    return LADLE_OK;
+  } else if (strncmp(fmt, "tD", 2) == 0 && strlen(fmt) == 3) {
+    char u = fmt[2];
+    if (u != 'n' && u != 'u' && u != 'm' && u != 's') goto unsupported;
+    if (u == 's') *seconds = 1;
+    *out = ladle_dtype_temporal(LADLE_TYPE_DURATION,
+                                u == 'n' ? LADLE_TIME_NS : u == 'u' ? LADLE_TIME_US : LADLE_TIME_MS, NULL);
+    return LADLE_OK;
+  } else
+    goto unsupported;
+  *out = ladle_dtype_make(id);
+  return LADLE_OK;
+unsupported:
+  return ladle_err_set(err, LADLE_ENOTSUP,
+                       "column '%s': Arrow format \"%s\" is not supported yet (ladle reads "
+                       "null, bool, integers, floats, strings, date32, timestamp, duration)",
+                       name, fmt);
+}
+
+static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch,
+                                  const struct ArrowArray *a, ladle_column *out,
+                                  ladle_error *err) {
+  ladle_dtype t;
+  int seconds;
+  bool view;
+  const char *name = sch->name ? sch->name : "?";
+  LADLE_RETURN_NOT_OK(parse_format(sch->format, name, &t, &seconds, &view, err));
+  if (sch->dictionary != NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "column '%s': dictionary-encoded (categorical) "
+                         "columns are not supported yet", name);
+  int64_t n = a->length, off = a->offset;
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  c.type = t;
+  c.length = n;
+  ladle_status st = LADLE_OK;
+  if (t.id == LADLE_TYPE_NULL) return ladle_column_nulls(t, n, out, err);
+  const uint8_t *valid = a->n_buffers > 0 ? a->buffers[0] : NULL;
+  if (a->null_count == 0) valid = NULL;
+  /* validity */
+  if (valid != NULL) {
+    if (off % 8 == 0) {
+      st = wrap(h, valid + off / 8, (size_t)ladle_bitmap_bytes(n), &c.owners[0], err);
+      if (st != LADLE_OK) return st;
+      c.validity = valid + off / 8;
+    } else {
+      st = ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(n), &c.owners[0], err);
+      if (st != LADLE_OK) return st;
+      uint8_t *bits = c.owners[0]->data;
+      memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+      for (int64_t i = 0; i < n; i++)
+        if (ladle_bit_get(valid, off + i)) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+      c.validity = bits;
+    }
+  }
+  if (t.id == LADLE_TYPE_BOOL) {
+    st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(n, 1), &c.owners[1], err);
+    if (st == LADLE_OK) {
+      uint8_t *v = c.owners[1]->data;
+      const uint8_t *bits = a->buffers[1];
+      for (int64_t i = 0; i < n; i++) v[i] = ladle_bit_get(bits, off + i);
+      c.values = v;
+    }
+  } else if (t.id == LADLE_TYPE_STRING && view) {
+    /* string views: 16-byte views, inline up to 12 bytes, else (buffer, offset) */
+    const uint8_t *views = a->buffers[1];
+    int64_t chars = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int32_t len;
+      memcpy(&len, views + 16 * (off + i), 4);
+      chars += len;
+    }
+    ladle_column s;
+    st = ladle_column_alloc(t, n, false, chars, &s, err);
+    if (st == LADLE_OK) {
+      int64_t *o = LADLE_COL_MUT(&s, int64_t), pos = 0;
+      for (int64_t i = 0; i < n; i++) {
+        const uint8_t *v = views + 16 * (off + i);
+        int32_t len, bi, bo;
+        memcpy(&len, v, 4);
+        if (len <= 12) {
+          memcpy(LADLE_COL_CHARS_MUT(&s) + pos, v + 4, (size_t)len);
+        } else {
+          memcpy(&bi, v + 8, 4);
+          memcpy(&bo, v + 12, 4);
+          memcpy(LADLE_COL_CHARS_MUT(&s) + pos, (const char *)a->buffers[2 + bi] + bo, (size_t)len);
+        }
+        pos += len;
+        o[i + 1] = pos;
+      }
+      c.owners[1] = s.owners[1];
+      c.owners[2] = s.owners[2];
+      c.values = s.values;
+      c.chars = s.chars;
+      ladle_buffer_release(s.owners[0]);
+    }
+  } else if (t.id == LADLE_TYPE_STRING && strcmp(sch->format, "u") == 0) {
+    st = ladle_buffer_alloc(NULL, (size_t)(n + 1) * 8, &c.owners[1], err);
+    if (st == LADLE_OK) {
+      const int32_t *o32 = (const int32_t *)a->buffers[1] + off;
+      int64_t *o = c.owners[1]->data;
+      for (int64_t i = 0; i <= n; i++) o[i] = o32[i];
+      c.values = o;
+      st = wrap(h, a->buffers[2], 0, &c.owners[2], err);
+      c.chars = a->buffers[2];
+    }
+  } else if (t.id == LADLE_TYPE_STRING) {
+    const int64_t *o64 = (const int64_t *)a->buffers[1] + off;
+    st = wrap(h, o64, (size_t)(n + 1) * 8, &c.owners[1], err);
+    c.values = o64;
+    if (st == LADLE_OK) st = wrap(h, a->buffers[2], 0, &c.owners[2], err);
+    c.chars = a->buffers[2];
+  } else if (seconds) {
+    st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(n, 1) * 8, &c.owners[1], err);
+    if (st == LADLE_OK) {
+      const int64_t *s = (const int64_t *)a->buffers[1] + off;
+      int64_t *v = c.owners[1]->data;
+      for (int64_t i = 0; i < n; i++) v[i] = (int64_t)((uint64_t)s[i] * 1000u);
+      c.values = v;
+    }
+  } else {
+    size_t w = ladle_type_width(t.id);
+    const char *v = (const char *)a->buffers[1] + off * (int64_t)w;
+    st = wrap(h, v, (size_t)n * w, &c.owners[1], err);
+    c.values = v;
+  }
+  if (st != LADLE_OK) {
+    ladle_column_release(&c);
+    return st;
+  }
+  c.null_count = c.validity ? ladle_bitmap_count_unset(c.validity, n) : 0;
+  if (c.null_count == 0 && c.validity != NULL) {
+    ladle_buffer_release(c.owners[0]);
+    c.owners[0] = NULL;
+    c.validity = NULL;
+  }
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
+                                   ladle_error *err) {
+  if (stream == NULL || stream->release == NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "scan_arrow: released or NULL stream");
+  struct ArrowSchema sch;
+  memset(&sch, 0, sizeof sch);
+  ladle_status st = LADLE_OK;
+  ladle_table *t = NULL;
+  ladle_schema schema;
+  memset(&schema, 0, sizeof schema);
+  ladle_chunk *chunks = NULL;
+  size_t nchunks = 0, cap = 0;
+  if (stream->get_schema(stream, &sch) != 0) {
+    const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+    st = ladle_err_set(err, LADLE_EIO, "scan_arrow: get_schema failed: %s", m ? m : "(no message)");
+    goto done;
+  }
+  if (strcmp(sch.format, "+s") != 0) {
+    st = ladle_err_set(err, LADLE_EINVAL, "scan_arrow: expected a struct stream, got format \"%s\"", sch.format);
+    goto done;
+  }
+  st = ladle_schema_init(&schema, (size_t)sch.n_children, err);
+  for (int64_t i = 0; st == LADLE_OK && i < sch.n_children; i++) {
+    ladle_dtype dt;
+    int sec;
+    bool view;
+    const char *name = sch.children[i]->name ? sch.children[i]->name : "";
+    st = parse_format(sch.children[i]->format, name, &dt, &sec, &view, err);
+    if (st == LADLE_OK) st = ladle_schema_set(&schema, (size_t)i, name, dt, err);
+  }
+  for (;;) {
+    if (st != LADLE_OK) break;
+    batch_holder *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+      st = LADLE_OOM(err, "arrow batch");
+      break;
+    }
+    atomic_init(&h->refcount, 1);
+    if (stream->get_next(stream, &h->array) != 0) {
+      const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+      free(h);
+      st = ladle_err_set(err, LADLE_EIO, "scan_arrow: get_next failed: %s", m ? m : "(no message)");
+      break;
+    }
+    if (h->array.release == NULL) {
+      free(h);
+      break; /* end of stream */
+    }
+    if (h->array.n_children != (int64_t)schema.n) {
+      st = ladle_err_set(err, LADLE_ECORRUPT, "scan_arrow: batch has %lld children, schema %zu",
+                         (long long)h->array.n_children, schema.n);
+      holder_release(h);
+      break;
+    }
+    if (nchunks == cap) {
+      cap = cap ? cap * 2 : 8;
+      ladle_chunk *c = realloc(chunks, cap * sizeof *c);
+      if (c == NULL) {
+        holder_release(h);
+        st = LADLE_OOM(err, "chunks");
+        break;
+      }
+      chunks = c;
+    }
+    ladle_chunk *ck = &chunks[nchunks];
+    ck->length = h->array.length;
+    ck->columns = calloc(LADLE_MAX(schema.n, 1), sizeof *ck->columns);
+    if (ck->columns == NULL) {
+      holder_release(h);
+      st = LADLE_OOM(err, "chunk");
+      break;
+    }
+    nchunks++;
+    for (size_t i = 0; st == LADLE_OK && i < schema.n; i++) {
+      struct ArrowArray *child = h->array.children[i];
+      struct ArrowArray shifted = *child;
+      shifted.offset += h->array.offset;
+      if (child->length < h->array.length + h->array.offset) {
+        st = ladle_err_set(err, LADLE_ECORRUPT, "scan_arrow: column '%s' is shorter than its batch",
+                           schema.names[i]);
+        break;
+      }
+      shifted.length = h->array.length;
+      st = import_column(h, sch.children[i], &shifted, &ck->columns[i], err);
+    }
+    holder_release(h); /* the columns hold their own references */
+  }
+  if (st == LADLE_OK) {
+    st = ladle_table_create(&schema, 0, &t, err);
+    if (st == LADLE_OK) {
+      free(t->chunks);
+      t->chunks = chunks;
+      t->nchunks = nchunks;
+      chunks = NULL;
+      nchunks = 0;
+      ladle_table_seal(t);
+    }
+  }
+done:
+  for (size_t k = 0; k < nchunks; k++) {
+    for (size_t i = 0; chunks[k].columns && i < schema.n; i++) ladle_column_release(&chunks[k].columns[i]);
+    free(chunks[k].columns);
+  }
+  free(chunks);
+  if (sch.release) sch.release(&sch);
+  stream->release(stream);
+  if (st == LADLE_OK) {
+    st = ladle_plan_scan_table(t, out_plan, err);
+    ladle_table_release(t);
+  } else {
+    ladle_table_release(t);
+  }
+  ladle_schema_release(&schema);
+  return st;
+}
+
+/* ------------------------------------------------------------------ export */
+
+typedef struct schema_private {
+  char *format;
+  char *name;
+  struct ArrowSchema **children;
+  int64_t n;
+} schema_private;
+
+static void schema_release(struct ArrowSchema *s) {
+  if (s == NULL || s->release == NULL) return;
+  schema_private *p = s->private_data;
+  for (int64_t i = 0; i < p->n; i++) {
+    if (p->children[i]->release) p->children[i]->release(p->children[i]);
+    free(p->children[i]);
+  }
+  free(p->children);
+  free(p->format);
+  free(p->name);
+  free(p);
+  s->release = NULL;
+}
+
+static char *format_of(ladle_dtype t) {
+  char buf[64];
+  const char *f;
+  switch (t.id) {
+    case LADLE_TYPE_NULL: f = "n"; break;
+    case LADLE_TYPE_BOOL: f = "b"; break;
+    case LADLE_TYPE_INT8: f = "c"; break;
+    case LADLE_TYPE_INT16: f = "s"; break;
+    case LADLE_TYPE_INT32: f = "i"; break;
+    case LADLE_TYPE_INT64: f = "l"; break;
+    case LADLE_TYPE_UINT8: f = "C"; break;
+    case LADLE_TYPE_UINT16: f = "S"; break;
+    case LADLE_TYPE_UINT32: f = "I"; break;
+    case LADLE_TYPE_UINT64: f = "L"; break;
+    case LADLE_TYPE_FLOAT32: f = "f"; break;
+    case LADLE_TYPE_FLOAT64: f = "g"; break;
+    case LADLE_TYPE_STRING: f = "U"; break;
+    case LADLE_TYPE_DATE: f = "tdD"; break;
+    case LADLE_TYPE_DATETIME:
+      snprintf(buf, sizeof buf, "ts%c:%s", "num"[t.unit], t.tz);
+      f = buf;
+      break;
+    case LADLE_TYPE_DURATION:
+      snprintf(buf, sizeof buf, "tD%c", "num"[t.unit]);
+      f = buf;
+      break;
+    default: return NULL;
+  }
+  return ladle_strdup(f);
+}
+
+static ladle_status schema_make(const char *format, const char *name, int64_t n,
+                                struct ArrowSchema *out, ladle_error *err) {
+  schema_private *p = calloc(1, sizeof *p);
+  if (p == NULL) return LADLE_OOM(err, "arrow schema");
+  p->format = ladle_strdup(format);
+  p->name = ladle_strdup(name ? name : "");
+  p->children = calloc((size_t)LADLE_MAX(n, 1), sizeof *p->children);
+  if (p->format == NULL || p->name == NULL || p->children == NULL) {
+    free(p->format);
+    free(p->name);
+    free(p->children);
+    free(p);
+    return LADLE_OOM(err, "arrow schema");
+  }
+  memset(out, 0, sizeof *out);
+  out->format = p->format;
+  out->name = p->name;
+  out->flags = ARROW_FLAG_NULLABLE;
+  out->n_children = 0;
+  out->children = p->children;
+  out->release = schema_release;
+  out->private_data = p;
+  return LADLE_OK;
+}
+
+static ladle_status export_schema(const ladle_schema *s, struct ArrowSchema *out,
+                                  ladle_error *err) {
+  LADLE_RETURN_NOT_OK(schema_make("+s", "", (int64_t)s->n, out, err));
+  schema_private *p = out->private_data;
+  for (size_t i = 0; i < s->n; i++) {
+    char *fmt = format_of(s->types[i]);
+    struct ArrowSchema *c = calloc(1, sizeof *c);
+    ladle_status st = fmt && c ? schema_make(fmt, s->names[i], 0, c, err) : LADLE_OOM(err, "arrow schema");
+    free(fmt);
+    if (st != LADLE_OK) {
+      free(c);
+      schema_release(out);
+      return st;
+    }
+    p->children[p->n++] = c;
+    out->n_children = p->n;
+  }
+  return LADLE_OK;
+}
+
+typedef struct array_private {
+  ladle_column col;      /* references keeping the buffers alive */
+  ladle_buffer *bits;    /* bit-packed booleans made for export */
+  const void *buffers[3];
+  struct ArrowArray **children;
+  int64_t n;
+} array_private;
+
+static void array_release(struct ArrowArray *a) {
+  if (a == NULL || a->release == NULL) return;
+  array_private *p = a->private_data;
+  for (int64_t i = 0; i < p->n; i++) {
+    if (p->children[i]->release) p->children[i]->release(p->children[i]);
+    free(p->children[i]);
+  }
+  free(p->children);
+  ladle_column_release(&p->col);
+  ladle_buffer_release(p->bits);
+  free(p);
+  a->release = NULL;
+}
+
+static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
+                                  ladle_error *err) {
+  array_private *p = calloc(1, sizeof *p);
+  if (p == NULL) return LADLE_OOM(err, "arrow array");
+  ladle_column_copy_ref(c, &p->col);
+  memset(out, 0, sizeof *out);
+  out->length = c->length;
+  out->null_count = c->type.id == LADLE_TYPE_NULL ? c->length : c->null_count;
+  out->buffers = p->buffers;
+  out->release = array_release;
+  out->private_data = p;
+  if (c->type.id == LADLE_TYPE_NULL) {
+    out->n_buffers = 0;
+    return LADLE_OK;
+  }
+  p->buffers[0] = c->validity;
+  if (c->type.id == LADLE_TYPE_BOOL) {
+    ladle_status st = ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(c->length), &p->bits, err);
+    if (st != LADLE_OK) {
+      array_release(out);
+      return st;
+    }
+    uint8_t *bits = p->bits->data;
+    memset(bits, 0, (size_t)ladle_bitmap_bytes(c->length));
+    const uint8_t *v = c->values;
+    for (int64_t i = 0; i < c->length; i++)
+      if (v[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+    p->buffers[1] = bits;
+    out->n_buffers = 2;
+  } else if (c->type.id == LADLE_TYPE_STRING) {
+    p->buffers[1] = c->values;
+    p->buffers[2] = c->chars;
+    out->n_buffers = 3;
+  } else {
+    p->buffers[1] = c->values;
+    out->n_buffers = 2;
+  }
+  return LADLE_OK;
+}
+
+static ladle_status export_chunk(const ladle_table *t, size_t k, struct ArrowArray *out,
+                                 ladle_error *err) {
+  array_private *p = calloc(1, sizeof *p);
+  size_t n = t->schema.n;
+  if (p == NULL || (p->children = calloc(LADLE_MAX(n, 1), sizeof *p->children)) == NULL) {
+    free(p);
+    return LADLE_OOM(err, "arrow array");
+  }
+  memset(out, 0, sizeof *out);
+  out->length = t->chunks[k].length;
+  out->n_buffers = 1;
+  out->buffers = p->buffers;
+  out->children = p->children;
+  out->release = array_release;
+  out->private_data = p;
+  for (size_t i = 0; i < n; i++) {
+    struct ArrowArray *c = calloc(1, sizeof *c);
+    ladle_status st = c ? export_column(&t->chunks[k].columns[i], c, err) : LADLE_OOM(err, "arrow array");
+    if (st != LADLE_OK) {
+      free(c);
+      array_release(out);
+      return st;
+    }
+    p->children[p->n++] = c;
+    out->n_children = p->n;
+  }
+  return LADLE_OK;
+}
+
+typedef struct stream_private {
+  ladle_table *table;
+  size_t next;
+  ladle_error err;
+} stream_private;
+
+static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  stream_private *p = s->private_data;
+  return export_schema(&p->table->schema, out, &p->err) == LADLE_OK ? 0 : 12 /* ENOMEM */;
+}
+
+static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  stream_private *p = s->private_data;
+  if (p->next >= p->table->nchunks) {
+    memset(out, 0, sizeof *out);
+    return 0;
+  }
+  return export_chunk(p->table, p->next++, out, &p->err) == LADLE_OK ? 0 : 12;
+}
+
+static const char *stream_last_error(struct ArrowArrayStream *s) {
+  stream_private *p = s->private_data;
+  return p->err.message;
+}
+
+static void stream_release(struct ArrowArrayStream *s) {
+  if (s == NULL || s->release == NULL) return;
+  stream_private *p = s->private_data;
+  ladle_table_release(p->table);
+  free(p);
+  s->release = NULL;
+}
+
+ladle_status ladle_table_export_stream(ladle_table *t, struct ArrowArrayStream *out,
+                                       ladle_error *err);
+ladle_status ladle_table_export_stream(ladle_table *t, struct ArrowArrayStream *out,
+                                       ladle_error *err) {
+  stream_private *p = calloc(1, sizeof *p);
+  if (p == NULL) return LADLE_OOM(err, "arrow stream");
+  p->table = ladle_table_ref(t);
+  out->get_schema = stream_get_schema;
+  out->get_next = stream_get_next;
+  out->get_last_error = stream_last_error;
+  out->release = stream_release;
+  out->private_data = p;
+  return LADLE_OK;
+}
+
+ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
+                                        ladle_error *err) {
+  ladle_table *t = ladle_result_table(r);
+  ladle_status st = ladle_table_export_stream(t, out, err);
+  ladle_table_release(t);
+  return st;
+}

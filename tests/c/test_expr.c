@@ -1,0 +1,381 @@
+/* test_expr.c — expression kernels through the public API: arithmetic and its
+ * Polars rules, comparisons, Kleene logic, null handling, casts, when/then,
+ * membership, math, strings and temporal functions. Expected values are worked
+ * out by hand from Polars' documented semantics. */
+#include "harness.h"
+
+static const int64_t A[] = {7, -7, 7, -7, 1, 0};
+static const int64_t B[] = {2, 2, -2, -2, 0, 3};
+static const uint8_t AV[] = {1, 1, 1, 1, 1, 0};
+
+static ladle_table *ab(void) {
+  colspec c[] = {{"a", LADLE_TYPE_INT64, A, AV}, {"b", LADLE_TYPE_INT64, B, NULL}};
+  return make_table(6, 2, c, 0);
+}
+
+TEST(floor_div_and_mod_follow_python) {
+  ladle_table *t = ab();
+  ladle_expr *e[] = {AS(BIN(FLOOR_DIV, COL("a"), COL("b")), "fd"), AS(BIN(MOD, COL("a"), COL("b")), "m"),
+                     AS(BIN(TRUE_DIV, COL("a"), COL("b")), "td")};
+  ladle_result *r = select_run(t, 3, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column fd = result_col(r, "fd"), m = result_col(r, "m"), td = result_col(r, "td");
+    const int64_t efd[] = {3, -4, -4, 3}, em[] = {1, 1, -1, -1};
+    for (int i = 0; i < 4; i++) {
+      CHECK_EQ_I(geti(&fd, i), efd[i]);
+      CHECK_EQ_I(geti(&m, i), em[i]);
+    }
+    CHECK(isnull(&fd, 4)); /* x // 0 is null for integers */
+    CHECK(isnull(&m, 4));
+    CHECK(isnull(&fd, 5)); /* null input */
+    CHECK(td.type.id == LADLE_TYPE_FLOAT64);
+    CHECK_NEAR(getf(&td, 1), -3.5, 1e-12);
+    CHECK(isinf(getf(&td, 4)) && !isnull(&td, 4));
+    ladle_column_release(&fd);
+    ladle_column_release(&m);
+    ladle_column_release(&td);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(integer_overflow_wraps_and_types_promote) {
+  const int8_t x[] = {100, -128};
+  const uint8_t u[] = {250, 3};
+  const int32_t i32[] = {2147483647, 1};
+  const float f[] = {1.5f, 2.0f};
+  colspec c[] = {{"x", LADLE_TYPE_INT8, x, NULL}, {"u", LADLE_TYPE_UINT8, u, NULL},
+                 {"i", LADLE_TYPE_INT32, i32, NULL}, {"f", LADLE_TYPE_FLOAT32, f, NULL}};
+  ladle_table *t = make_table(2, 4, c, 0);
+  ladle_expr *e[] = {AS(BIN(MUL, COL("x"), LIT(2)), "x2"), AS(BIN(ADD, COL("u"), LIT(10)), "u10"),
+                     AS(BIN(ADD, COL("i"), LIT(1)), "i1"), AS(BIN(ADD, COL("u"), COL("x")), "ux"),
+                     AS(BIN(MUL, COL("f"), LITF(2.0)), "f2"), AS(BIN(ADD, COL("i"), COL("f")), "if"),
+                     AS(fn1(LADLE_FN_NEG, COL("x")), "neg")};
+  ladle_result *r = select_run(t, 7, e);
+  CHECK(r != NULL);
+  if (r) {
+    CHECK(ladle_result_column_type(r, 0).id == LADLE_TYPE_INT8);
+    CHECK(ladle_result_column_type(r, 1).id == LADLE_TYPE_UINT8);
+    CHECK(ladle_result_column_type(r, 2).id == LADLE_TYPE_INT32);
+    CHECK(ladle_result_column_type(r, 3).id == LADLE_TYPE_INT16);
+    CHECK(ladle_result_column_type(r, 4).id == LADLE_TYPE_FLOAT32);
+    CHECK(ladle_result_column_type(r, 5).id == LADLE_TYPE_FLOAT64);
+    ladle_column x2 = result_col(r, "x2"), u10 = result_col(r, "u10"), i1 = result_col(r, "i1"),
+                 ux = result_col(r, "ux"), neg = result_col(r, "neg");
+    CHECK_EQ_I(geti(&x2, 0), -56);    /* 200 wraps in i8 */
+    CHECK_EQ_I(geti(&x2, 1), 0);      /* -256 wraps to 0 */
+    CHECK_EQ_I(geti(&u10, 0), 4);     /* 260 wraps in u8 */
+    CHECK_EQ_I(geti(&i1, 0), INT32_MIN);
+    CHECK_EQ_I(geti(&ux, 0), 350);
+    CHECK_EQ_I(geti(&neg, 1), -128); /* -(-128) wraps */
+    ladle_column_release(&x2);
+    ladle_column_release(&u10);
+    ladle_column_release(&i1);
+    ladle_column_release(&ux);
+    ladle_column_release(&neg);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(float_comparisons_in_total_order) {
+  const double a[] = {NAN, 1.0, 0.0, 2.0, -0.0};
+  const double b[] = {NAN, NAN, 1.0, 3.0, 0.0};
+  const uint8_t av[] = {1, 1, 0, 1, 1};
+  colspec c[] = {{"a", LADLE_TYPE_FLOAT64, a, av}, {"b", LADLE_TYPE_FLOAT64, b, NULL}};
+  ladle_table *t = make_table(5, 2, c, 0);
+  ladle_expr *e[] = {AS(BIN(EQ, COL("a"), COL("b")), "eq"), AS(BIN(LT, COL("a"), COL("b")), "lt"),
+                     AS(BIN(GT, COL("a"), COL("b")), "gt"), AS(BIN(EQ_MISSING, COL("a"), COL("b")), "eqm")};
+  ladle_result *r = select_run(t, 4, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column eq = result_col(r, "eq"), lt = result_col(r, "lt"), gt = result_col(r, "gt"),
+                 eqm = result_col(r, "eqm");
+    CHECK_EQ_I(geti(&eq, 0), 1); /* NaN == NaN */
+    CHECK_EQ_I(geti(&lt, 0), 0);
+    CHECK_EQ_I(geti(&lt, 1), 1); /* 1 < NaN */
+    CHECK_EQ_I(geti(&gt, 1), 0);
+    CHECK(isnull(&eq, 2));
+    CHECK(!isnull(&eqm, 2));
+    CHECK_EQ_I(geti(&eqm, 2), 0);
+    CHECK_EQ_I(geti(&eq, 4), 1); /* -0.0 == 0.0 */
+    ladle_column_release(&eq);
+    ladle_column_release(&lt);
+    ladle_column_release(&gt);
+    ladle_column_release(&eqm);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(kleene_logic) {
+  const uint8_t x[] = {1, 1, 1, 0, 0, 0, 0, 0, 0};
+  const uint8_t xv[] = {1, 1, 1, 1, 1, 1, 0, 0, 0};
+  const uint8_t y[] = {1, 0, 0, 1, 0, 0, 1, 0, 0};
+  const uint8_t yv[] = {1, 1, 0, 1, 1, 0, 1, 1, 0};
+  colspec c[] = {{"x", LADLE_TYPE_BOOL, x, xv}, {"y", LADLE_TYPE_BOOL, y, yv}};
+  ladle_table *t = make_table(9, 2, c, 0);
+  ladle_expr *e[] = {AS(BIN(AND, COL("x"), COL("y")), "and"), AS(BIN(OR, COL("x"), COL("y")), "or"),
+                     AS(fn1(LADLE_FN_NOT, COL("x")), "not")};
+  ladle_result *r = select_run(t, 3, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column a = result_col(r, "and"), o = result_col(r, "or"), n = result_col(r, "not");
+    /* -1 is null */
+    const int ea[] = {1, 0, -1, 0, 0, 0, -1, 0, -1};
+    const int eo[] = {1, 1, 1, 1, 0, -1, 1, -1, -1};
+    for (int i = 0; i < 9; i++) {
+      if (ea[i] < 0) CHECK(isnull(&a, i));
+      else { CHECK(!isnull(&a, i)); CHECK_EQ_I(geti(&a, i), ea[i]); }
+      if (eo[i] < 0) CHECK(isnull(&o, i));
+      else { CHECK(!isnull(&o, i)); CHECK_EQ_I(geti(&o, i), eo[i]); }
+    }
+    CHECK(isnull(&n, 6));
+    CHECK_EQ_I(geti(&n, 0), 0);
+    ladle_column_release(&a);
+    ladle_column_release(&o);
+    ladle_column_release(&n);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(null_functions_and_when) {
+  ladle_table *t = ab();
+  ladle_expr *conds[2] = {BIN(GT, COL("a"), LIT(5)), BIN(LT, COL("a"), LIT(0))};
+  ladle_expr *thens[2] = {LIT(100), COL("b")};
+  ladle_expr *e[] = {AS(fn1(LADLE_FN_IS_NULL, COL("a")), "isn"), AS(fn2(LADLE_FN_FILL_NULL, COL("a"), LIT(-1)), "fill"),
+                     AS(ladle_expr_when(2, conds, thens, LIT(0)), "w")};
+  ladle_result *r = select_run(t, 3, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column isn = result_col(r, "isn"), fill = result_col(r, "fill"), w = result_col(r, "w");
+    CHECK_EQ_I(geti(&isn, 5), 1);
+    CHECK_EQ_I(geti(&isn, 0), 0);
+    CHECK_EQ_I(geti(&fill, 5), -1);
+    CHECK_EQ_I(geti(&fill, 1), -7);
+    CHECK(fill.null_count == 0);
+    const int64_t ew[] = {100, 2, 100, -2, 0, 0};
+    for (int i = 0; i < 6; i++) CHECK_EQ_I(geti(&w, i), ew[i]);
+    CHECK(!isnull(&w, 5)); /* null condition falls through to otherwise */
+    ladle_column_release(&isn);
+    ladle_column_release(&fill);
+    ladle_column_release(&w);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(casts_strict_and_not) {
+  const char *s[] = {"12", "x", NULL, "-5", "300"};
+  colspec c[] = {{"s", LADLE_TYPE_STRING, s, NULL}};
+  ladle_table *t = make_table(5, 1, c, 0);
+  ladle_expr *e[] = {AS(ladle_expr_cast(COL("s"), T_(LADLE_TYPE_INT16), false), "i16"),
+                     AS(ladle_expr_cast(COL("s"), T_(LADLE_TYPE_UINT8), false), "u8")};
+  ladle_result *r = select_run(t, 2, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column a = result_col(r, "i16"), b = result_col(r, "u8");
+    CHECK_EQ_I(geti(&a, 0), 12);
+    CHECK(isnull(&a, 1));
+    CHECK(isnull(&a, 2));
+    CHECK_EQ_I(geti(&a, 3), -5);
+    CHECK_EQ_I(geti(&a, 4), 300);
+    CHECK(isnull(&b, 3)); /* -5 does not fit u8 */
+    CHECK(isnull(&b, 4));
+    ladle_column_release(&a);
+    ladle_column_release(&b);
+  }
+  ladle_result_destroy(r);
+  /* strict: a clear error naming the column and the value */
+  ladle_expr *e2[] = {ladle_expr_cast(COL("s"), T_(LADLE_TYPE_INT32), true)};
+  ladle_plan *p;
+  CHECK_OK(ladle_plan_select(scan(t), 1, e2, &p, &err_));
+  ladle_engine *eng;
+  CHECK_OK(ladle_engine_create(NULL, &eng, &err_));
+  ladle_result *r2 = NULL;
+  ladle_status st = ladle_engine_execute(eng, p, &r2, &err_);
+  CHECK(st == LADLE_ECOMPUTE);
+  CHECK(strstr(err_.message, "'s'") != NULL && strstr(err_.message, "'x'") != NULL);
+  CHECK(r2 == NULL);
+  ladle_engine_destroy(eng);
+  ladle_plan_destroy(p);
+  /* numeric <-> string round trip */
+  const double d[] = {1.0, 0.1, -2.5e-7};
+  colspec c2[] = {{"d", LADLE_TYPE_FLOAT64, d, NULL}};
+  ladle_table *t2 = make_table(3, 1, c2, 0);
+  ladle_expr *e3[] = {ladle_expr_cast(COL("d"), T_(LADLE_TYPE_STRING), true)};
+  ladle_result *r3 = select_run(t2, 1, e3);
+  CHECK(r3 != NULL);
+  if (r3) {
+    ladle_column s3 = result_col(r3, "d");
+    CHECK(strcmp(gets_(&s3, 0), "1.0") == 0);
+    CHECK(strcmp(gets_(&s3, 1), "0.1") == 0);
+    CHECK(strtod(gets_(&s3, 2), NULL) == -2.5e-7);
+    ladle_column_release(&s3);
+  }
+  ladle_result_destroy(r3);
+  ladle_table_release(t2);
+  ladle_table_release(t);
+}
+
+TEST(is_in_between_clip_round) {
+  const int64_t v[] = {1, 5, 9, 3};
+  const uint8_t vv[] = {1, 1, 1, 0};
+  const double f[] = {1.5, 2.5, -0.5, 0.125};
+  colspec c[] = {{"v", LADLE_TYPE_INT64, v, vv}, {"f", LADLE_TYPE_FLOAT64, f, NULL}};
+  ladle_table *t = make_table(4, 2, c, 0);
+  ladle_expr *items[] = {ladle_expr_lit_int(5, LADLE_TYPE_INT64), ladle_expr_lit_int(9, LADLE_TYPE_INT64)};
+  ladle_func_opts r1 = {0};
+  r1.i64 = 1;
+  ladle_expr *e[] = {AS(fn2(LADLE_FN_IS_IN, COL("v"), ladle_expr_lit_series(2, items)), "in"),
+                     AS(fn3(LADLE_FN_IS_BETWEEN, COL("v"), LIT(2), LIT(5)), "btw"),
+                     AS(fn3(LADLE_FN_CLIP, COL("v"), LIT(2), LIT(6)), "clip"),
+                     AS(fn1(LADLE_FN_ROUND, COL("f")), "round"),
+                     AS(fn1o(LADLE_FN_ROUND, COL("f"), r1), "round1"),
+                     AS(fn1(LADLE_FN_SQRT, COL("v")), "sqrt")};
+  ladle_result *r = select_run(t, 6, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column in = result_col(r, "in"), btw = result_col(r, "btw"), clip = result_col(r, "clip"),
+                 rd = result_col(r, "round"), rd1 = result_col(r, "round1"), sq = result_col(r, "sqrt");
+    CHECK_EQ_I(geti(&in, 0), 0);
+    CHECK_EQ_I(geti(&in, 1), 1);
+    CHECK_EQ_I(geti(&in, 2), 1);
+    CHECK(isnull(&in, 3));
+    CHECK_EQ_I(geti(&btw, 1), 1);
+    CHECK_EQ_I(geti(&btw, 2), 0);
+    CHECK_EQ_I(geti(&clip, 0), 2);
+    CHECK_EQ_I(geti(&clip, 2), 6);
+    CHECK(isnull(&clip, 3));
+    CHECK_NEAR(getf(&rd, 0), 2.0, 0); /* half to even */
+    CHECK_NEAR(getf(&rd, 1), 2.0, 0);
+    CHECK_NEAR(getf(&rd1, 3), 0.1, 1e-12);
+    CHECK(sq.type.id == LADLE_TYPE_FLOAT64);
+    CHECK_NEAR(getf(&sq, 2), 3.0, 1e-12);
+    ladle_column_release(&in);
+    ladle_column_release(&btw);
+    ladle_column_release(&clip);
+    ladle_column_release(&rd);
+    ladle_column_release(&rd1);
+    ladle_column_release(&sq);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(string_functions) {
+  const char *s[] = {"Hello", "  padded  ", "ünïcödé", NULL, ""};
+  colspec c[] = {{"s", LADLE_TYPE_STRING, s, NULL}};
+  ladle_table *t = make_table(5, 1, c, 0);
+  ladle_func_opts lit = {0}, re = {0}, sl = {0}, pre = {0};
+  lit.str = "ell";
+  lit.literal = true;
+  re.str = "^[HP]e+l";
+  sl.i64 = -3;
+  sl.i64b = 2;
+  pre.str = "He";
+  ladle_expr *cc[2] = {COL("s"), ladle_expr_lit_str("!", 1)};
+  ladle_expr *e[] = {AS(fn1(LADLE_FN_STR_LEN_BYTES, COL("s")), "lb"), AS(fn1(LADLE_FN_STR_LEN_CHARS, COL("s")), "lc"),
+                     AS(fn1o(LADLE_FN_STR_CONTAINS, COL("s"), lit), "cl"), AS(fn1o(LADLE_FN_STR_CONTAINS, COL("s"), re), "cr"),
+                     AS(fn1(LADLE_FN_STR_TO_UPPER, COL("s")), "up"), AS(fn1o(LADLE_FN_STR_SLICE, COL("s"), sl), "sl"),
+                     AS(fn1(LADLE_FN_STR_STRIP_CHARS, COL("s")), "st"), AS(fn1o(LADLE_FN_STR_STARTS_WITH, COL("s"), pre), "sw"),
+                     AS(ladle_expr_func(LADLE_FN_STR_CONCAT, 2, cc, NULL), "cat")};
+  ladle_result *r = select_run(t, 9, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column lb = result_col(r, "lb"), lc = result_col(r, "lc"), cl = result_col(r, "cl"), cr = result_col(r, "cr"),
+                 up = result_col(r, "up"), sl2 = result_col(r, "sl"), st = result_col(r, "st"), sw = result_col(r, "sw"),
+                 cat = result_col(r, "cat");
+    CHECK_EQ_I(geti(&lb, 2), 11);
+    CHECK_EQ_I(geti(&lc, 2), 7);
+    CHECK(isnull(&lc, 3));
+    CHECK_EQ_I(geti(&cl, 0), 1);
+    CHECK_EQ_I(geti(&cl, 1), 0);
+    CHECK_EQ_I(geti(&cr, 0), 1);
+    CHECK(strcmp(gets_(&up, 0), "HELLO") == 0);
+    CHECK(strcmp(gets_(&up, 2), "ÜNÏCÖDÉ") == 0);
+    CHECK(strcmp(gets_(&sl2, 0), "ll") == 0);
+    CHECK(strcmp(gets_(&sl2, 2), "öd") == 0);
+    CHECK(strcmp(gets_(&st, 1), "padded") == 0);
+    CHECK_EQ_I(geti(&sw, 0), 1);
+    CHECK(strcmp(gets_(&cat, 0), "Hello!") == 0);
+    CHECK(isnull(&cat, 3));
+    CHECK(strcmp(gets_(&cat, 4), "!") == 0);
+    ladle_column cols[] = {lb, lc, cl, cr, up, sl2, st, sw, cat};
+    for (int i = 0; i < 9; i++) ladle_column_release(&cols[i]);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(temporal_fields_and_arithmetic) {
+  /* 2024-02-29 = 19782 days; 1969-12-31 = -1 */
+  const int32_t d[] = {19782, -1, 0};
+  const int64_t ts[] = {(int64_t)19782 * 86400000000LL + 3723000000LL, -1, 0}; /* 01:02:03 */
+  colspec c[] = {{"d", LADLE_TYPE_DATE, d, NULL}};
+  ladle_table_builder *b;
+  CHECK_OK(ladle_table_builder_create(&b, &err_));
+  CHECK_OK(ladle_table_builder_add(b, "d", T_(LADLE_TYPE_DATE), 3, d, NULL, &err_));
+  CHECK_OK(ladle_table_builder_add(b, "ts", ladle_dtype_temporal(LADLE_TYPE_DATETIME, LADLE_TIME_US, NULL), 3, ts, NULL, &err_));
+  ladle_table *t;
+  CHECK_OK(ladle_table_builder_finish(b, 0, &t, &err_));
+  (void)c;
+  ladle_func_opts mo = {0};
+  mo.str = "1mo";
+  ladle_expr *e[] = {AS(fn1(LADLE_FN_DT_YEAR, COL("d")), "y"), AS(fn1(LADLE_FN_DT_MONTH, COL("d")), "m"),
+                     AS(fn1(LADLE_FN_DT_DAY, COL("d")), "dd"), AS(fn1(LADLE_FN_DT_WEEKDAY, COL("d")), "wd"),
+                     AS(fn1(LADLE_FN_DT_ORDINAL_DAY, COL("d")), "od"), AS(fn1(LADLE_FN_DT_HOUR, COL("ts")), "h"),
+                     AS(fn1(LADLE_FN_DT_SECOND, COL("ts")), "s"), AS(fn1o(LADLE_FN_DT_TRUNCATE, COL("d"), mo), "tr"),
+                     AS(BIN(ADD, COL("ts"), ladle_expr_lit_temporal(86400000000LL, ladle_dtype_temporal(LADLE_TYPE_DURATION, LADLE_TIME_US, NULL))), "plus"),
+                     AS(ladle_expr_cast(COL("d"), T_(LADLE_TYPE_STRING), true), "str")};
+  ladle_result *r = select_run(t, 10, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column y = result_col(r, "y"), m = result_col(r, "m"), dd = result_col(r, "dd"), wd = result_col(r, "wd"),
+                 od = result_col(r, "od"), h = result_col(r, "h"), s = result_col(r, "s"), tr = result_col(r, "tr"),
+                 plus = result_col(r, "plus"), str = result_col(r, "str");
+    CHECK_EQ_I(geti(&y, 0), 2024);
+    CHECK_EQ_I(geti(&m, 0), 2);
+    CHECK_EQ_I(geti(&dd, 0), 29);
+    CHECK_EQ_I(geti(&y, 1), 1969);
+    CHECK_EQ_I(geti(&dd, 1), 31);
+    CHECK_EQ_I(geti(&wd, 0), 4); /* a Thursday */
+    CHECK_EQ_I(geti(&wd, 2), 4); /* 1970-01-01 was a Thursday */
+    CHECK_EQ_I(geti(&od, 0), 60);
+    CHECK_EQ_I(geti(&h, 0), 1);
+    CHECK_EQ_I(geti(&s, 0), 3);
+    CHECK_EQ_I(geti(&h, 1), 23); /* -1us is 23:59:59.999999 the day before */
+    CHECK_EQ_I(geti(&tr, 0), 19782 - 28);
+    CHECK_EQ_I(geti(&plus, 2), 86400000000LL);
+    CHECK(strcmp(gets_(&str, 0), "2024-02-29") == 0);
+    ladle_column cols[] = {y, m, dd, wd, od, h, s, tr, plus, str};
+    for (int i = 0; i < 10; i++) ladle_column_release(&cols[i]);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
+TEST(hash_is_deterministic_and_seeded) {
+  const int64_t v[] = {1, 2, 1};
+  colspec c[] = {{"v", LADLE_TYPE_INT64, v, NULL}};
+  ladle_table *t = make_table(3, 1, c, 0);
+  ladle_func_opts s1 = {0}, s2 = {0};
+  s1.u64 = 1;
+  s2.u64 = 2;
+  ladle_expr *e[] = {AS(fn1o(LADLE_FN_HASH, COL("v"), s1), "h1"), AS(fn1o(LADLE_FN_HASH, COL("v"), s2), "h2")};
+  ladle_result *r = select_run(t, 2, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column h1 = result_col(r, "h1"), h2 = result_col(r, "h2");
+    CHECK(h1.type.id == LADLE_TYPE_UINT64);
+    CHECK(geti(&h1, 0) == geti(&h1, 2));
+    CHECK(geti(&h1, 0) != geti(&h1, 1));
+    CHECK(geti(&h1, 0) != geti(&h2, 0));
+    ladle_column_release(&h1);
+    ladle_column_release(&h2);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
