@@ -650,12 +650,12 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
     }
     case LADLE_EX_AGG:
       if ((st = bind_agg(e, s, b)) == LADLE_OK) st = set_name(b, b->args[0]->name, err);
-      if (!s->in_over) b->has_agg = true;
+      b->has_agg = true;
       b->scalar = true;
       break;
     case LADLE_EX_LEN:
       b->type = ladle_dtype_make(LADLE_TYPE_UINT32);
-      if (!s->in_over) b->has_agg = true;
+      b->has_agg = true;
       b->scalar = true;
       st = set_name(b, "len", err);
       break;

@@ -66,7 +66,7 @@ typedef struct ladle_bexpr {
   bool strict;
   bool descending;
   bool scalar;        /* produces one value however many rows come in */
-  bool has_agg;       /* an AGG/LEN below or here that is not under an OVER */
+  bool has_agg;       /* an AGG/LEN below or here; an OVER hides those under it */
   bool has_window;    /* an OVER or RANK below or here */
   size_t nargs;
   struct ladle_bexpr **args;
