@@ -100,18 +100,17 @@ typedef enum ladle_time_unit {
 /* A data type, passed by value. Zero-initialised it is Null. */
 typedef struct ladle_dtype {
   ladle_type_id id;
-  ladle_time_unit unit;          /* DATETIME, DURATION */
-  int8_t precision;              /* DECIMAL */
-  int8_t scale;                  /* DECIMAL */
+  ladle_time_unit unit;            /* DATETIME, DURATION */
+  int8_t precision;                /* DECIMAL */
+  int8_t scale;                    /* DECIMAL */
   const struct ladle_dtype *child; /* LIST (reserved; static or interned) */
-  char tz[LADLE_TZ_MAX];         /* DATETIME time zone name, "" for naive */
+  char tz[LADLE_TZ_MAX];           /* DATETIME time zone name, "" for naive */
 } ladle_dtype;
 
 /* Convenience constructor for types without parameters. */
 LADLE_API ladle_dtype ladle_dtype_make(ladle_type_id id);
 /* A DATETIME or DURATION with a unit (tz may be NULL). */
-LADLE_API ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit,
-                                           const char *tz);
+LADLE_API ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit, const char *tz);
 /* Polars-style name ("i64", "str", "datetime[us, UTC]"); static or in `buf`. */
 LADLE_API const char *ladle_dtype_name(ladle_dtype type, char *buf, size_t buf_len);
 LADLE_API bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b);
@@ -186,26 +185,26 @@ typedef enum ladle_binary_op {
 /* Scalar functions. The number of arguments and the options each one reads are
  * listed next to it; `args[0]` is the input. */
 typedef enum ladle_func {
-  LADLE_FN_NOT,         /* 1 */
-  LADLE_FN_NEG,         /* 1 */
-  LADLE_FN_ABS,         /* 1 */
-  LADLE_FN_IS_NULL,     /* 1 */
-  LADLE_FN_IS_NOT_NULL, /* 1 */
-  LADLE_FN_IS_NAN,      /* 1 */
-  LADLE_FN_IS_NOT_NAN,  /* 1 */
-  LADLE_FN_FILL_NULL,   /* 2: input, value */
-  LADLE_FN_FILL_NAN,    /* 2: input, value */
-  LADLE_FN_IS_IN,       /* 2: input, values (a column or a literal list via union) */
-  LADLE_FN_IS_BETWEEN,  /* 3: input, lower, upper; opts.closed */
-  LADLE_FN_CLIP,        /* 3: input, lower, upper (either may be a null literal) */
-  LADLE_FN_ROUND,       /* 1; opts.i64 = decimals */
-  LADLE_FN_FLOOR,       /* 1 */
-  LADLE_FN_CEIL,        /* 1 */
-  LADLE_FN_SQRT,        /* 1 */
-  LADLE_FN_LOG,         /* 1; opts.f64 = base (0 means e) */
-  LADLE_FN_EXP,         /* 1 */
-  LADLE_FN_POW,         /* 2: base, exponent */
-  LADLE_FN_HASH,        /* 1; opts.u64 = seed; ladle's own hash, a UInt64 */
+  LADLE_FN_NOT,             /* 1 */
+  LADLE_FN_NEG,             /* 1 */
+  LADLE_FN_ABS,             /* 1 */
+  LADLE_FN_IS_NULL,         /* 1 */
+  LADLE_FN_IS_NOT_NULL,     /* 1 */
+  LADLE_FN_IS_NAN,          /* 1 */
+  LADLE_FN_IS_NOT_NAN,      /* 1 */
+  LADLE_FN_FILL_NULL,       /* 2: input, value */
+  LADLE_FN_FILL_NAN,        /* 2: input, value */
+  LADLE_FN_IS_IN,           /* 2: input, values (a column or a literal list via union) */
+  LADLE_FN_IS_BETWEEN,      /* 3: input, lower, upper; opts.closed */
+  LADLE_FN_CLIP,            /* 3: input, lower, upper (either may be a null literal) */
+  LADLE_FN_ROUND,           /* 1; opts.i64 = decimals */
+  LADLE_FN_FLOOR,           /* 1 */
+  LADLE_FN_CEIL,            /* 1 */
+  LADLE_FN_SQRT,            /* 1 */
+  LADLE_FN_LOG,             /* 1; opts.f64 = base (0 means e) */
+  LADLE_FN_EXP,             /* 1 */
+  LADLE_FN_POW,             /* 2: base, exponent */
+  LADLE_FN_HASH,            /* 1; opts.u64 = seed; ladle's own hash, a UInt64 */
   LADLE_FN_STR_LEN_BYTES,   /* 1 */
   LADLE_FN_STR_LEN_CHARS,   /* 1 */
   LADLE_FN_STR_CONTAINS,    /* 1; opts.str = pattern, opts.literal = not a regex */
@@ -223,9 +222,9 @@ typedef enum ladle_func {
   LADLE_FN_DT_HOUR,
   LADLE_FN_DT_MINUTE,
   LADLE_FN_DT_SECOND,
-  LADLE_FN_DT_WEEKDAY,      /* ISO: Monday 1 .. Sunday 7 */
-  LADLE_FN_DT_ORDINAL_DAY,  /* 1 .. 366 */
-  LADLE_FN_DT_TRUNCATE,     /* 1; opts.str = "1d" or "1mo" */
+  LADLE_FN_DT_WEEKDAY,     /* ISO: Monday 1 .. Sunday 7 */
+  LADLE_FN_DT_ORDINAL_DAY, /* 1 .. 366 */
+  LADLE_FN_DT_TRUNCATE,    /* 1; opts.str = "1d" or "1mo" */
   LADLE_FN_COUNT_
 } ladle_func;
 
@@ -237,12 +236,12 @@ typedef enum ladle_closed {
 } ladle_closed;
 
 typedef struct ladle_func_opts {
-  int64_t i64;      /* see ladle_func */
-  int64_t i64b;     /* see ladle_func */
-  uint64_t u64;     /* hash seed */
-  double f64;       /* log base */
-  const char *str;  /* pattern, prefix, characters; copied by the builder */
-  bool literal;     /* STR_CONTAINS: pattern is a literal string */
+  int64_t i64;     /* see ladle_func */
+  int64_t i64b;    /* see ladle_func */
+  uint64_t u64;    /* hash seed */
+  double f64;      /* log base */
+  const char *str; /* pattern, prefix, characters; copied by the builder */
+  bool literal;    /* STR_CONTAINS: pattern is a literal string */
   ladle_closed closed;
 } ladle_func_opts;
 
@@ -251,16 +250,16 @@ typedef enum ladle_agg_op {
   LADLE_AGG_MEAN,
   LADLE_AGG_MIN,
   LADLE_AGG_MAX,
-  LADLE_AGG_COUNT,      /* non-null values */
+  LADLE_AGG_COUNT, /* non-null values */
   LADLE_AGG_NULL_COUNT,
-  LADLE_AGG_LEN,        /* all values, nulls included */
-  LADLE_AGG_N_UNIQUE,   /* null counts as a value, as in Polars */
+  LADLE_AGG_LEN,      /* all values, nulls included */
+  LADLE_AGG_N_UNIQUE, /* null counts as a value, as in Polars */
   LADLE_AGG_FIRST,
   LADLE_AGG_LAST,
-  LADLE_AGG_STD,        /* opts.ddof */
-  LADLE_AGG_VAR,        /* opts.ddof */
+  LADLE_AGG_STD, /* opts.ddof */
+  LADLE_AGG_VAR, /* opts.ddof */
   LADLE_AGG_MEDIAN,
-  LADLE_AGG_QUANTILE,   /* opts.quantile, opts.interpolation */
+  LADLE_AGG_QUANTILE, /* opts.quantile, opts.interpolation */
   LADLE_AGG_ARG_MIN,
   LADLE_AGG_ARG_MAX,
   LADLE_AGG_ANY,
@@ -310,25 +309,20 @@ LADLE_API ladle_expr *ladle_expr_lit_temporal(int64_t value, ladle_dtype type);
 LADLE_API ladle_expr *ladle_expr_lit_series(size_t n, ladle_expr *const *items);
 
 LADLE_API ladle_expr *ladle_expr_alias(ladle_expr *e, const char *name);
-LADLE_API ladle_expr *ladle_expr_binary(ladle_binary_op op, ladle_expr *left,
-                                        ladle_expr *right);
-LADLE_API ladle_expr *ladle_expr_func(ladle_func fn, size_t nargs,
-                                      ladle_expr *const *args,
+LADLE_API ladle_expr *ladle_expr_binary(ladle_binary_op op, ladle_expr *left, ladle_expr *right);
+LADLE_API ladle_expr *ladle_expr_func(ladle_func fn, size_t nargs, ladle_expr *const *args,
                                       const ladle_func_opts *opts);
 LADLE_API ladle_expr *ladle_expr_cast(ladle_expr *e, ladle_dtype to, bool strict);
 /* when(conds[0]).then(thens[0]).when(...)...otherwise(otherwise). */
-LADLE_API ladle_expr *ladle_expr_when(size_t n, ladle_expr *const *conds,
-                                      ladle_expr *const *thens, ladle_expr *otherwise);
-LADLE_API ladle_expr *ladle_expr_agg(ladle_agg_op op, ladle_expr *e,
-                                     const ladle_agg_opts *opts);
+LADLE_API ladle_expr *ladle_expr_when(size_t n, ladle_expr *const *conds, ladle_expr *const *thens,
+                                      ladle_expr *otherwise);
+LADLE_API ladle_expr *ladle_expr_agg(ladle_agg_op op, ladle_expr *e, const ladle_agg_opts *opts);
 /* pl.len(): the number of rows (of the group). */
 LADLE_API ladle_expr *ladle_expr_len(void);
 /* rank(method, descending) — an elementwise-shaped, order-dependent function. */
-LADLE_API ladle_expr *ladle_expr_rank(ladle_expr *e, ladle_rank_method method,
-                                      bool descending);
+LADLE_API ladle_expr *ladle_expr_rank(ladle_expr *e, ladle_rank_method method, bool descending);
 /* e.over(partition_by...) */
-LADLE_API ladle_expr *ladle_expr_over(ladle_expr *e, size_t n,
-                                      ladle_expr *const *partition_by);
+LADLE_API ladle_expr *ladle_expr_over(ladle_expr *e, size_t n, ladle_expr *const *partition_by);
 /* Expressions are refcounted: ref adds an owner, destroy drops one. */
 LADLE_API ladle_expr *ladle_expr_ref(ladle_expr *e);
 LADLE_API void ladle_expr_destroy(ladle_expr *e);
@@ -365,70 +359,61 @@ typedef enum ladle_keep {
 /* In-memory scan of an Arrow stream (a struct array per batch). Consumes the
  * stream: its buffers are referenced, not copied, and released when the last
  * plan or result that uses them is destroyed. */
-LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream,
-                                             ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
+                                             ladle_error *err);
 /* In-memory scan of a ladle table (takes a reference; the caller keeps its own). */
 LADLE_API ladle_status ladle_plan_scan_table(ladle_table *table, ladle_plan **out_plan,
                                              ladle_error *err);
 LADLE_API ladle_status ladle_plan_filter(ladle_plan *input, ladle_expr *predicate,
                                          ladle_plan **out_plan, ladle_error *err);
-LADLE_API ladle_status ladle_plan_select(ladle_plan *input, size_t n,
-                                         ladle_expr *const *exprs,
+LADLE_API ladle_status ladle_plan_select(ladle_plan *input, size_t n, ladle_expr *const *exprs,
                                          ladle_plan **out_plan, ladle_error *err);
 LADLE_API ladle_status ladle_plan_with_columns(ladle_plan *input, size_t n,
-                                               ladle_expr *const *exprs,
-                                               ladle_plan **out_plan, ladle_error *err);
+                                               ladle_expr *const *exprs, ladle_plan **out_plan,
+                                               ladle_error *err);
 /* group_by(keys).agg(aggs). Keys may be expressions (named by their output name). */
 LADLE_API ladle_status ladle_plan_group_by(ladle_plan *input, size_t n_keys,
                                            ladle_expr *const *keys, size_t n_aggs,
                                            ladle_expr *const *aggs, bool maintain_order,
                                            ladle_plan **out_plan, ladle_error *err);
 /* One row of aggregates over the whole input (select of aggregations only). */
-LADLE_API ladle_status ladle_plan_reduce(ladle_plan *input, size_t n,
-                                         ladle_expr *const *exprs,
+LADLE_API ladle_status ladle_plan_reduce(ladle_plan *input, size_t n, ladle_expr *const *exprs,
                                          ladle_plan **out_plan, ladle_error *err);
-LADLE_API ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right,
-                                       size_t n_keys, ladle_expr *const *left_on,
-                                       ladle_expr *const *right_on,
-                                       const ladle_join_opts *opts,
-                                       ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
+                                       ladle_expr *const *left_on, ladle_expr *const *right_on,
+                                       const ladle_join_opts *opts, ladle_plan **out_plan,
+                                       ladle_error *err);
 /* sort(by, descending, nulls_last); limit < 0 means no limit (top-k otherwise). */
-LADLE_API ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys,
-                                       ladle_expr *const *by, const bool *descending,
-                                       const bool *nulls_last, bool maintain_order,
-                                       int64_t limit, ladle_plan **out_plan,
+LADLE_API ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const *by,
+                                       const bool *descending, const bool *nulls_last,
+                                       bool maintain_order, int64_t limit, ladle_plan **out_plan,
                                        ladle_error *err);
 /* slice(offset, length): a negative offset counts from the end; length < 0 means
  * to the end. head(n) is slice(0, n), tail(n) is slice(-n, n). */
-LADLE_API ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset,
-                                        int64_t length, ladle_plan **out_plan,
-                                        ladle_error *err);
+LADLE_API ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset, int64_t length,
+                                        ladle_plan **out_plan, ladle_error *err);
 /* unique(subset, keep, maintain_order); subset NULL/0 means all columns. */
 LADLE_API ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset,
                                            const char *const *subset, ladle_keep keep,
                                            bool maintain_order, ladle_plan **out_plan,
                                            ladle_error *err);
 /* Vertical concat; schemas must match by name and type. */
-LADLE_API ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs,
-                                        ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs, ladle_plan **out_plan,
+                                        ladle_error *err);
 /* Horizontal concat; names must be distinct; shorter inputs are padded with nulls. */
 LADLE_API ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs,
                                           ladle_plan **out_plan, ladle_error *err);
 /* A shared subplan, evaluated once per execution however many parents use it.
  * Use ladle_plan_ref on the result to hand it to several parents. */
-LADLE_API ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out_plan,
-                                        ladle_error *err);
-LADLE_API ladle_status ladle_plan_rename(ladle_plan *input, size_t n,
-                                         const char *const *old_names,
-                                         const char *const *new_names,
-                                         ladle_plan **out_plan, ladle_error *err);
-LADLE_API ladle_status ladle_plan_drop(ladle_plan *input, size_t n,
-                                       const char *const *names, ladle_plan **out_plan,
-                                       ladle_error *err);
+LADLE_API ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out_plan, ladle_error *err);
+LADLE_API ladle_status ladle_plan_rename(ladle_plan *input, size_t n, const char *const *old_names,
+                                         const char *const *new_names, ladle_plan **out_plan,
+                                         ladle_error *err);
+LADLE_API ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *const *names,
+                                       ladle_plan **out_plan, ladle_error *err);
 /* Prepends a UInt32 row index column counting from `offset`. */
-LADLE_API ladle_status ladle_plan_row_index(ladle_plan *input, const char *name,
-                                            int64_t offset, ladle_plan **out_plan,
-                                            ladle_error *err);
+LADLE_API ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t offset,
+                                            ladle_plan **out_plan, ladle_error *err);
 
 /* The output schema of a plan node. Names stay valid while the plan lives. */
 LADLE_API size_t ladle_plan_num_columns(const ladle_plan *plan);
@@ -454,12 +439,12 @@ typedef enum ladle_device_type {
 typedef struct ladle_engine_opts {
   ladle_device_type device; /* 0 means CPU */
   int device_id;
-  int threads;              /* <= 0: the number of online cores */
-  int64_t morsel_rows;      /* rows per partition of in-flight tables; 0: 65536 */
+  int threads;         /* <= 0: the number of online cores */
+  int64_t morsel_rows; /* rows per partition of in-flight tables; 0: 65536 */
 } ladle_engine_opts;
 
-LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts,
-                                           ladle_engine **out_engine, ladle_error *err);
+LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out_engine,
+                                           ladle_error *err);
 LADLE_API void ladle_engine_destroy(ladle_engine *engine);
 LADLE_API int ladle_engine_threads(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
@@ -478,8 +463,7 @@ LADLE_API ladle_table *ladle_result_table(const ladle_result *r);
  * Buffers are shared, not copied, except booleans (ladle keeps one byte per
  * value; Arrow wants bits). The stream stays valid after the result is gone. */
 LADLE_API ladle_status ladle_result_export_stream(const ladle_result *r,
-                                                  struct ArrowArrayStream *out,
-                                                  ladle_error *err);
+                                                  struct ArrowArrayStream *out, ladle_error *err);
 LADLE_API void ladle_result_destroy(ladle_result *r);
 
 /* ------------------------------------------------------------------ tables */
@@ -495,19 +479,14 @@ LADLE_API size_t ladle_table_num_columns(const ladle_table *t);
  * Strings: `values` is `const char *const *` (NULL entries are null). Booleans:
  * one byte per value. */
 typedef struct ladle_table_builder ladle_table_builder;
-LADLE_API ladle_status ladle_table_builder_create(ladle_table_builder **out,
-                                                  ladle_error *err);
+LADLE_API ladle_status ladle_table_builder_create(ladle_table_builder **out, ladle_error *err);
 LADLE_API ladle_status ladle_table_builder_add(ladle_table_builder *b, const char *name,
-                                               ladle_dtype type, int64_t length,
-                                               const void *values,
-                                               const uint8_t *validity,
-                                               ladle_error *err);
+                                               ladle_dtype type, int64_t length, const void *values,
+                                               const uint8_t *validity, ladle_error *err);
 /* Finishes the table (partitioned into `morsel_rows`-row chunks, 0 = one) and
  * destroys the builder. */
-LADLE_API ladle_status ladle_table_builder_finish(ladle_table_builder *b,
-                                                  int64_t morsel_rows,
-                                                  ladle_table **out_table,
-                                                  ladle_error *err);
+LADLE_API ladle_status ladle_table_builder_finish(ladle_table_builder *b, int64_t morsel_rows,
+                                                  ladle_table **out_table, ladle_error *err);
 LADLE_API void ladle_table_builder_destroy(ladle_table_builder *b);
 
 #ifdef __cplusplus

@@ -22,11 +22,11 @@ typedef struct ladle_kctx {
 typedef struct ladle_groups {
   int64_t nrows;
   int64_t ngroups;
-  uint32_t *ids;     /* per row, in [0, ngroups) */
-  int64_t *first;    /* per group, its first row */
+  uint32_t *ids;  /* per row, in [0, ngroups) */
+  int64_t *first; /* per group, its first row */
   /* Rows ordered by group (CSR), built on demand by ladle_groups_csr. */
-  int64_t *offsets;  /* ngroups + 1 */
-  int64_t *rows;     /* nrows */
+  int64_t *offsets; /* ngroups + 1 */
+  int64_t *rows;    /* nrows */
 } ladle_groups;
 
 void ladle_groups_release(ladle_groups *g);
@@ -59,8 +59,8 @@ typedef struct ladle_backend {
                          ladle_error *err);
   ladle_status (*func)(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
                        size_t nargs, ladle_column *out, ladle_error *err);
-  ladle_status (*cast)(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
-                       bool strict, const char *name, ladle_column *out, ladle_error *err);
+  ladle_status (*cast)(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to, bool strict,
+                       const char *name, ladle_column *out, ladle_error *err);
   /* args: cond0, then0, ..., otherwise; all of the output type but conds. */
   ladle_status (*when)(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
                        int64_t length, ladle_column *out, ladle_error *err);
@@ -74,16 +74,15 @@ typedef struct ladle_backend {
   /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
   ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                             ladle_groups *out, ladle_error *err);
-  ladle_status (*aggregate)(const ladle_kctx *ctx, const ladle_bexpr *agg,
-                            const ladle_column *in, ladle_groups *groups,
-                            ladle_column *out, ladle_error *err);
-  ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys,
-                       const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
-                       bool nulls_equal, ladle_join_pairs *out, ladle_error *err);
+  ladle_status (*aggregate)(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
+                            ladle_groups *groups, ladle_column *out, ladle_error *err);
+  ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys, const ladle_column *rkeys,
+                       size_t nkeys, ladle_join_type how, bool nulls_equal, ladle_join_pairs *out,
+                       ladle_error *err);
   /* A stable permutation that sorts rows by the keys. */
   ladle_status (*sort_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                               const bool *descending, const bool *nulls_last,
-                               int64_t **out_perm, ladle_error *err);
+                               const bool *descending, const bool *nulls_last, int64_t **out_perm,
+                               ladle_error *err);
   /* rank of `in` within groups (NULL groups: one group). */
   ladle_status (*rank)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
                        ladle_rank_method method, bool descending, ladle_column *out,

@@ -18,21 +18,21 @@ static void host_free(void *ctx, void *p, size_t size) {
   free(p);
 }
 
-static const ladle_allocator host_allocator = {
-    host_alloc, host_free, NULL, LADLE_DEVICE_CPU, 0, "host"};
+static const ladle_allocator host_allocator = {host_alloc,       host_free, NULL,
+                                               LADLE_DEVICE_CPU, 0,         "host"};
 
 const ladle_allocator *ladle_allocator_host(void) { return &host_allocator; }
 
-ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size,
-                                ladle_buffer **out, ladle_error *err) {
+ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size, ladle_buffer **out,
+                                ladle_error *err) {
   if (alloc == NULL) alloc = &host_allocator;
   ladle_buffer *b = malloc(sizeof *b);
   if (b == NULL) return LADLE_OOM(err, "buffer header");
   b->data = alloc->alloc(alloc->ctx, size);
   if (b->data == NULL) {
     free(b);
-    return ladle_err_set(err, LADLE_ENOMEM, "out of memory: %zu bytes from the %s allocator",
-                         size, alloc->name);
+    return ladle_err_set(err, LADLE_ENOMEM, "out of memory: %zu bytes from the %s allocator", size,
+                         alloc->name);
   }
   atomic_init(&b->refcount, 1);
   b->size = size;
@@ -45,8 +45,8 @@ ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size,
   return LADLE_OK;
 }
 
-ladle_status ladle_buffer_wrap(void *data, size_t size, void (*release)(void *owner),
-                               void *owner, ladle_buffer **out, ladle_error *err) {
+ladle_status ladle_buffer_wrap(void *data, size_t size, void (*release)(void *owner), void *owner,
+                               ladle_buffer **out, ladle_error *err) {
   ladle_buffer *b = malloc(sizeof *b);
   if (b == NULL) return LADLE_OOM(err, "buffer header");
   atomic_init(&b->refcount, 1);

@@ -15,8 +15,8 @@ int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n) {
   return n - set;
 }
 
-ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable,
-                                int64_t chars_size, ladle_column *out, ladle_error *err) {
+ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,
+                                ladle_column *out, ladle_error *err) {
   ladle_column c;
   memset(&c, 0, sizeof c);
   c.type = type;
@@ -158,8 +158,8 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
     length += cols[k].length;
     nullable |= cols[k].validity != NULL;
     if (type.id == LADLE_TYPE_STRING && cols[k].length > 0)
-      chars += ((const int64_t *)cols[k].values)[cols[k].length] -
-               ((const int64_t *)cols[k].values)[0];
+      chars +=
+          ((const int64_t *)cols[k].values)[cols[k].length] - ((const int64_t *)cols[k].values)[0];
   }
   ladle_column c;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, nullable, chars, &c, err));
@@ -222,19 +222,20 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
     }
   } else {
     switch (ladle_type_width(src->type.id)) {
-#define GATHER_W(W, T)                                                \
-  case W: {                                                           \
-    const T *s = src->values;                                         \
-    T *d = LADLE_COL_MUT(&c, T);                                      \
+#define GATHER_W(W, T)                                                  \
+  case W: {                                                             \
+    const T *s = src->values;                                           \
+    T *d = LADLE_COL_MUT(&c, T);                                        \
     for (int64_t i = 0; i < n; i++) d[i] = idx[i] >= 0 ? s[idx[i]] : 0; \
-    break;                                                            \
+    break;                                                              \
   }
       GATHER_W(1, uint8_t)
       GATHER_W(2, uint16_t)
       GATHER_W(4, uint32_t)
       GATHER_W(8, uint64_t)
 #undef GATHER_W
-      default: break;
+      default:
+        break;
     }
   }
   if (nullable && src->type.id != LADLE_TYPE_NULL) {
@@ -248,8 +249,8 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   return LADLE_OK;
 }
 
-ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length,
-                                    ladle_column *out, ladle_error *err) {
+ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length, ladle_column *out,
+                                    ladle_error *err) {
   if (src->length == length) {
     ladle_column_copy_ref(src, out);
     return LADLE_OK;

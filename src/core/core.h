@@ -21,10 +21,10 @@
 
 #define LADLE_INTERNAL __attribute__((visibility("hidden")))
 
-#define LADLE_RETURN_NOT_OK(expr)     \
-  do {                                \
-    ladle_status s__ = (expr);        \
-    if (s__ != LADLE_OK) return s__;  \
+#define LADLE_RETURN_NOT_OK(expr)    \
+  do {                               \
+    ladle_status s__ = (expr);       \
+    if (s__ != LADLE_OK) return s__; \
   } while (0)
 
 #define LADLE_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -72,11 +72,11 @@ typedef struct ladle_buffer {
   void *owner;
 } ladle_buffer;
 
-ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size,
-                                ladle_buffer **out, ladle_error *err);
+ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size, ladle_buffer **out,
+                                ladle_error *err);
 /* Wraps foreign host memory; release(owner) is called when the last ref goes. */
-ladle_status ladle_buffer_wrap(void *data, size_t size, void (*release)(void *owner),
-                               void *owner, ladle_buffer **out, ladle_error *err);
+ladle_status ladle_buffer_wrap(void *data, size_t size, void (*release)(void *owner), void *owner,
+                               ladle_buffer **out, ladle_error *err);
 ladle_buffer *ladle_buffer_ref(ladle_buffer *b);
 void ladle_buffer_release(ladle_buffer *b);
 
@@ -117,7 +117,7 @@ static inline void ladle_bit_set(uint8_t *bits, int64_t i, bool v) {
   if (v)
     bits[i >> 3] |= (uint8_t)(1u << (i & 7));
   else
-    bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 static inline int64_t ladle_bitmap_bytes(int64_t n) { return (n + 7) / 8; }
 int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n);
@@ -143,8 +143,8 @@ static inline bool ladle_column_valid(const ladle_column *c, int64_t i) {
 
 /* Allocates a column of `length` values (uninitialised) with a validity bitmap
  * when `nullable` (all bits set valid) and, for STRING, `chars_size` bytes. */
-ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable,
-                                int64_t chars_size, ladle_column *out, ladle_error *err);
+ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,
+                                ladle_column *out, ladle_error *err);
 /* Adds a validity bitmap (all valid) to a column allocated without one. */
 ladle_status ladle_column_add_validity(ladle_column *c, ladle_error *err);
 /* Recomputes null_count from the bitmap and drops an all-valid bitmap. */
@@ -163,8 +163,8 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
 /* Repeats row 0 of src `length` times (broadcast of a scalar). */
-ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length,
-                                    ladle_column *out, ladle_error *err);
+ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length, ladle_column *out,
+                                    ladle_error *err);
 static inline int64_t ladle_str_len(const ladle_column *c, int64_t i) {
   const int64_t *o = (const int64_t *)c->values;
   return o[i + 1] - o[i];
@@ -176,9 +176,9 @@ static inline const char *ladle_str_ptr(const ladle_column *c, int64_t i) {
 /* ------------------------------------------------------------------ tables */
 
 typedef enum ladle_distribution {
-  LADLE_DIST_LOCAL = 0,  /* one process's private data */
-  LADLE_DIST_SHARDED,    /* ranks hold different rows */
-  LADLE_DIST_REPLICATED  /* every rank holds all rows */
+  LADLE_DIST_LOCAL = 0, /* one process's private data */
+  LADLE_DIST_SHARDED,   /* ranks hold different rows */
+  LADLE_DIST_REPLICATED /* every rank holds all rows */
 } ladle_distribution;
 
 typedef struct ladle_schema {
@@ -188,10 +188,9 @@ typedef struct ladle_schema {
 } ladle_schema;
 
 ladle_status ladle_schema_init(ladle_schema *s, size_t n, ladle_error *err);
-ladle_status ladle_schema_set(ladle_schema *s, size_t i, const char *name,
-                              ladle_dtype type, ladle_error *err);
-ladle_status ladle_schema_copy(const ladle_schema *src, ladle_schema *dst,
-                               ladle_error *err);
+ladle_status ladle_schema_set(ladle_schema *s, size_t i, const char *name, ladle_dtype type,
+                              ladle_error *err);
+ladle_status ladle_schema_copy(const ladle_schema *src, ladle_schema *dst, ladle_error *err);
 void ladle_schema_release(ladle_schema *s);
 /* Index of `name`, or -1. */
 int64_t ladle_schema_find(const ladle_schema *s, const char *name);
@@ -212,16 +211,15 @@ struct ladle_table {
 };
 
 /* A table with `nchunks` empty chunks (columns zeroed) and refcount 1. */
-ladle_status ladle_table_create(const ladle_schema *schema, size_t nchunks,
-                                ladle_table **out, ladle_error *err);
+ladle_status ladle_table_create(const ladle_schema *schema, size_t nchunks, ladle_table **out,
+                                ladle_error *err);
 /* Recomputes num_rows from the chunks. */
 void ladle_table_seal(ladle_table *t);
 /* The whole table's column i as one column (a reference when one chunk). */
 ladle_status ladle_table_concat_column(const ladle_table *t, size_t i, ladle_column *out,
                                        ladle_error *err);
 /* A table with one chunk holding all rows. */
-ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out,
-                                 ladle_error *err);
+ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out, ladle_error *err);
 /* Splits t into chunks of at most `rows` rows (zero copy slices). */
 ladle_status ladle_table_rechunk(const ladle_table *t, int64_t rows, ladle_table **out,
                                  ladle_error *err);

@@ -6,18 +6,30 @@
 
 const char *ladle_status_name(ladle_status status) {
   switch (status) {
-    case LADLE_OK: return "LADLE_OK";
-    case LADLE_EINVAL: return "LADLE_EINVAL";
-    case LADLE_ENOMEM: return "LADLE_ENOMEM";
-    case LADLE_ENOTSUP: return "LADLE_ENOTSUP";
-    case LADLE_ETYPE: return "LADLE_ETYPE";
-    case LADLE_ENOCOL: return "LADLE_ENOCOL";
-    case LADLE_ECOMPUTE: return "LADLE_ECOMPUTE";
-    case LADLE_EIO: return "LADLE_EIO";
-    case LADLE_ECORRUPT: return "LADLE_ECORRUPT";
-    case LADLE_EDEVICE: return "LADLE_EDEVICE";
-    case LADLE_ECOMM: return "LADLE_ECOMM";
-    default: return "LADLE_E?";
+    case LADLE_OK:
+      return "LADLE_OK";
+    case LADLE_EINVAL:
+      return "LADLE_EINVAL";
+    case LADLE_ENOMEM:
+      return "LADLE_ENOMEM";
+    case LADLE_ENOTSUP:
+      return "LADLE_ENOTSUP";
+    case LADLE_ETYPE:
+      return "LADLE_ETYPE";
+    case LADLE_ENOCOL:
+      return "LADLE_ENOCOL";
+    case LADLE_ECOMPUTE:
+      return "LADLE_ECOMPUTE";
+    case LADLE_EIO:
+      return "LADLE_EIO";
+    case LADLE_ECORRUPT:
+      return "LADLE_ECORRUPT";
+    case LADLE_EDEVICE:
+      return "LADLE_EDEVICE";
+    case LADLE_ECOMM:
+      return "LADLE_ECOMM";
+    default:
+      return "LADLE_E?";
   }
 }
 
@@ -43,7 +55,8 @@ ladle_status ladle_err_context(ladle_error *err, ladle_status code, const char *
   memcpy(old, err->message, sizeof old);
   old[sizeof old - 1] = '\0';
   /* truncation of long messages is intended */
-  if (snprintf(err->message, sizeof err->message, "%s: %s", prefix, old) < 0) err->message[0] = '\0';
+  if (snprintf(err->message, sizeof err->message, "%s: %s", prefix, old) < 0)
+    err->message[0] = '\0';
   err->code = code;
   return code;
 }

@@ -23,9 +23,9 @@ struct ladle_pool {
   pthread_mutex_t mu;
   pthread_cond_t wake;
   pthread_cond_t done;
-  pool_job *job;        /* current job or NULL */
-  uint64_t generation;  /* bumps per job so workers join each job once */
-  int active;           /* workers inside the current job */
+  pool_job *job;       /* current job or NULL */
+  uint64_t generation; /* bumps per job so workers join each job once */
+  int active;          /* workers inside the current job */
   bool stop;
   pthread_mutex_t run_mu; /* one job at a time */
 };

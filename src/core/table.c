@@ -15,8 +15,8 @@ ladle_status ladle_schema_init(ladle_schema *s, size_t n, ladle_error *err) {
   return LADLE_OK;
 }
 
-ladle_status ladle_schema_set(ladle_schema *s, size_t i, const char *name,
-                              ladle_dtype type, ladle_error *err) {
+ladle_status ladle_schema_set(ladle_schema *s, size_t i, const char *name, ladle_dtype type,
+                              ladle_error *err) {
   char *copy = ladle_strdup(name);
   if (copy == NULL) return LADLE_OOM(err, "column name");
   free(s->names[i]);
@@ -25,8 +25,7 @@ ladle_status ladle_schema_set(ladle_schema *s, size_t i, const char *name,
   return LADLE_OK;
 }
 
-ladle_status ladle_schema_copy(const ladle_schema *src, ladle_schema *dst,
-                               ladle_error *err) {
+ladle_status ladle_schema_copy(const ladle_schema *src, ladle_schema *dst, ladle_error *err) {
   ladle_schema s;
   LADLE_RETURN_NOT_OK(ladle_schema_init(&s, src->n, err));
   for (size_t i = 0; i < src->n; i++) {
@@ -54,8 +53,8 @@ int64_t ladle_schema_find(const ladle_schema *s, const char *name) {
   return -1;
 }
 
-ladle_status ladle_table_create(const ladle_schema *schema, size_t nchunks,
-                                ladle_table **out, ladle_error *err) {
+ladle_status ladle_table_create(const ladle_schema *schema, size_t nchunks, ladle_table **out,
+                                ladle_error *err) {
   ladle_table *t = calloc(1, sizeof *t);
   if (t == NULL) return LADLE_OOM(err, "table");
   atomic_init(&t->refcount, 1);
@@ -138,8 +137,7 @@ ladle_status ladle_table_rechunk(const ladle_table *t, int64_t rows, ladle_table
                                  ladle_error *err) {
   if (rows <= 0) rows = INT64_MAX;
   size_t n = 0;
-  for (size_t k = 0; k < t->nchunks; k++)
-    n += (size_t)((t->chunks[k].length + rows - 1) / rows);
+  for (size_t k = 0; k < t->nchunks; k++) n += (size_t)((t->chunks[k].length + rows - 1) / rows);
   ladle_table *r;
   LADLE_RETURN_NOT_OK(ladle_table_create(&t->schema, n, &r, err));
   size_t j = 0;
@@ -148,8 +146,8 @@ ladle_status ladle_table_rechunk(const ladle_table *t, int64_t rows, ladle_table
       int64_t len = LADLE_MIN(rows, t->chunks[k].length - off);
       r->chunks[j].length = len;
       for (size_t i = 0; i < t->schema.n; i++) {
-        ladle_status st = ladle_column_slice(&t->chunks[k].columns[i], off, len,
-                                             &r->chunks[j].columns[i], err);
+        ladle_status st =
+            ladle_column_slice(&t->chunks[k].columns[i], off, len, &r->chunks[j].columns[i], err);
         if (st != LADLE_OK) {
           ladle_table_release(r);
           return st;
@@ -192,12 +190,12 @@ void ladle_table_builder_destroy(ladle_table_builder *b) {
   free(b);
 }
 
-ladle_status ladle_table_builder_add(ladle_table_builder *b, const char *name,
-                                     ladle_dtype type, int64_t length, const void *values,
-                                     const uint8_t *validity, ladle_error *err) {
+ladle_status ladle_table_builder_add(ladle_table_builder *b, const char *name, ladle_dtype type,
+                                     int64_t length, const void *values, const uint8_t *validity,
+                                     ladle_error *err) {
   if (b->length >= 0 && length != b->length)
-    return ladle_err_set(err, LADLE_EINVAL, "column '%s' has %lld rows, the table has %lld",
-                         name, (long long)length, (long long)b->length);
+    return ladle_err_set(err, LADLE_EINVAL, "column '%s' has %lld rows, the table has %lld", name,
+                         (long long)length, (long long)b->length);
   for (size_t i = 0; i < b->n; i++)
     if (strcmp(b->schema.names[i], name) == 0)
       return ladle_err_set(err, LADLE_EINVAL, "duplicate column name '%s'", name);
@@ -219,8 +217,10 @@ ladle_status ladle_table_builder_add(ladle_table_builder *b, const char *name,
   const char *const *strs = values;
   if (type.id == LADLE_TYPE_STRING)
     for (int64_t i = 0; i < length; i++) {
-      if (strs[i] != NULL) chars += (int64_t)strlen(strs[i]);
-      else nullable = true;
+      if (strs[i] != NULL)
+        chars += (int64_t)strlen(strs[i]);
+      else
+        nullable = true;
     }
   ladle_column c;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, nullable, chars, &c, err));

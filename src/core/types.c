@@ -36,7 +36,7 @@ static const char *unit_name(ladle_time_unit u) {
 
 const char *ladle_dtype_name(ladle_dtype t, char *buf, size_t buf_len) {
   static const char *names[LADLE_TYPE_COUNT_] = {
-      "null", "bool", "i8",  "i16", "i32", "i64",      "u8",       "u16",     "u32", "u64",
+      "null", "bool", "i8",  "i16",  "i32",      "i64",      "u8",      "u16",  "u32", "u64",
       "f32",  "f64",  "str", "date", "datetime", "duration", "decimal", "list", "cat"};
   if ((int)t.id < 0 || t.id >= LADLE_TYPE_COUNT_) return "?";
   if ((t.id == LADLE_TYPE_DATETIME || t.id == LADLE_TYPE_DURATION) && buf != NULL) {
@@ -53,20 +53,26 @@ size_t ladle_type_width(ladle_type_id id) {
   switch (id) {
     case LADLE_TYPE_BOOL:
     case LADLE_TYPE_INT8:
-    case LADLE_TYPE_UINT8: return 1;
+    case LADLE_TYPE_UINT8:
+      return 1;
     case LADLE_TYPE_INT16:
-    case LADLE_TYPE_UINT16: return 2;
+    case LADLE_TYPE_UINT16:
+      return 2;
     case LADLE_TYPE_INT32:
     case LADLE_TYPE_UINT32:
     case LADLE_TYPE_FLOAT32:
-    case LADLE_TYPE_DATE: return 4;
+    case LADLE_TYPE_DATE:
+      return 4;
     case LADLE_TYPE_INT64:
     case LADLE_TYPE_UINT64:
     case LADLE_TYPE_FLOAT64:
     case LADLE_TYPE_DATETIME:
-    case LADLE_TYPE_DURATION: return 8;
-    case LADLE_TYPE_DECIMAL: return 16;
-    default: return 0;
+    case LADLE_TYPE_DURATION:
+      return 8;
+    case LADLE_TYPE_DECIMAL:
+      return 16;
+    default:
+      return 0;
   }
 }
 
@@ -89,32 +95,44 @@ bool ladle_type_is_temporal(ladle_type_id id) {
 ladle_phys ladle_type_phys(ladle_type_id id) {
   switch (id) {
     case LADLE_TYPE_BOOL:
-    case LADLE_TYPE_UINT8: return LADLE_PHYS_U8;
-    case LADLE_TYPE_INT8: return LADLE_PHYS_I8;
-    case LADLE_TYPE_INT16: return LADLE_PHYS_I16;
+    case LADLE_TYPE_UINT8:
+      return LADLE_PHYS_U8;
+    case LADLE_TYPE_INT8:
+      return LADLE_PHYS_I8;
+    case LADLE_TYPE_INT16:
+      return LADLE_PHYS_I16;
     case LADLE_TYPE_INT32:
-    case LADLE_TYPE_DATE: return LADLE_PHYS_I32;
+    case LADLE_TYPE_DATE:
+      return LADLE_PHYS_I32;
     case LADLE_TYPE_INT64:
     case LADLE_TYPE_DATETIME:
-    case LADLE_TYPE_DURATION: return LADLE_PHYS_I64;
-    case LADLE_TYPE_UINT16: return LADLE_PHYS_U16;
-    case LADLE_TYPE_UINT32: return LADLE_PHYS_U32;
-    case LADLE_TYPE_UINT64: return LADLE_PHYS_U64;
-    case LADLE_TYPE_FLOAT32: return LADLE_PHYS_F32;
-    case LADLE_TYPE_FLOAT64: return LADLE_PHYS_F64;
-    case LADLE_TYPE_STRING: return LADLE_PHYS_STR;
-    default: return LADLE_PHYS_NULL;
+    case LADLE_TYPE_DURATION:
+      return LADLE_PHYS_I64;
+    case LADLE_TYPE_UINT16:
+      return LADLE_PHYS_U16;
+    case LADLE_TYPE_UINT32:
+      return LADLE_PHYS_U32;
+    case LADLE_TYPE_UINT64:
+      return LADLE_PHYS_U64;
+    case LADLE_TYPE_FLOAT32:
+      return LADLE_PHYS_F32;
+    case LADLE_TYPE_FLOAT64:
+      return LADLE_PHYS_F64;
+    case LADLE_TYPE_STRING:
+      return LADLE_PHYS_STR;
+    default:
+      return LADLE_PHYS_NULL;
   }
 }
 
 static ladle_type_id signed_of_width(size_t w) {
-  return w == 1 ? LADLE_TYPE_INT8
+  return w == 1   ? LADLE_TYPE_INT8
          : w == 2 ? LADLE_TYPE_INT16
          : w == 4 ? LADLE_TYPE_INT32
                   : LADLE_TYPE_INT64;
 }
 static ladle_type_id unsigned_of_width(size_t w) {
-  return w == 1 ? LADLE_TYPE_UINT8
+  return w == 1   ? LADLE_TYPE_UINT8
          : w == 2 ? LADLE_TYPE_UINT16
          : w == 4 ? LADLE_TYPE_UINT32
                   : LADLE_TYPE_UINT64;

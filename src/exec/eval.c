@@ -20,10 +20,15 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
                                ladle_column *out, ladle_error *err) {
   const ladle_backend *be = s->be;
   switch (e->kind) {
-    case LADLE_EX_ALIAS: ladle_column_copy_ref(&args[0], out); return LADLE_OK;
-    case LADLE_EX_BINARY: return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
-    case LADLE_EX_FUNC: return be->func(&s->k, e, args, e->nargs, out, err);
-    case LADLE_EX_CAST: return be->cast(&s->k, &args[0], e->type, e->strict, e->name, out, err);
+    case LADLE_EX_ALIAS:
+      ladle_column_copy_ref(&args[0], out);
+      return LADLE_OK;
+    case LADLE_EX_BINARY:
+      return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
+    case LADLE_EX_FUNC:
+      return be->func(&s->k, e, args, e->nargs, out, err);
+    case LADLE_EX_CAST:
+      return be->cast(&s->k, &args[0], e->type, e->strict, e->name, out, err);
     case LADLE_EX_WHEN: {
       int64_t n = 1;
       for (size_t i = 0; i < e->nargs; i++)
@@ -31,7 +36,8 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
       return be->when(&s->k, args, e->nargs, n, out, err);
     }
     default:
-      return ladle_err_set(err, LADLE_EINVAL, "internal: node kind %d is not elementwise", (int)e->kind);
+      return ladle_err_set(err, LADLE_EINVAL, "internal: node kind %d is not elementwise",
+                           (int)e->kind);
   }
 }
 
@@ -52,9 +58,12 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
   if (a == NULL) return LADLE_OOM(err, "arguments");
   ladle_status st = LADLE_OK;
   size_t done = 0;
-  for (; done < e->nargs && st == LADLE_OK; done++) st = eval_chunk(s, e->args[done], chunk, &a[done], err);
-  if (st == LADLE_OK) st = apply_node(s, e, a, out, err);
-  else done--;
+  for (; done < e->nargs && st == LADLE_OK; done++)
+    st = eval_chunk(s, e->args[done], chunk, &a[done], err);
+  if (st == LADLE_OK)
+    st = apply_node(s, e, a, out, err);
+  else
+    done--;
   for (size_t i = 0; i < done; i++) ladle_column_release(&a[i]);
   if (a != args) free(a);
   return st;
@@ -190,7 +199,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       ladle_groups_release(&wg);
       return st;
     }
-    default: break;
+    default:
+      break;
   }
   /* an elementwise node above aggregations or windows */
   ladle_column *args = calloc(LADLE_MAX(e->nargs, 1), sizeof *args);

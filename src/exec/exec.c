@@ -4,9 +4,9 @@
  * that need co-located keys (group_by, join, distinct, sort) work on whole
  * columns and re-split their output into morsels for the operators above.
  * With one rank the exchange those operators need is a local concatenation. */
-#include <unistd.h>
-
 #include "exec.h"
+
+#include <unistd.h>
 
 /* ----------------------------------------------------------------- helpers */
 
@@ -106,7 +106,8 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   const ladle_column *m = &j->masks[j->scalar ? 0 : k];
   bool all = false, none = false;
   if (j->scalar) {
-    bool t = m->type.id != LADLE_TYPE_NULL && ladle_column_valid(m, 0) && ((const uint8_t *)m->values)[0];
+    bool t = m->type.id != LADLE_TYPE_NULL && ladle_column_valid(m, 0) &&
+             ((const uint8_t *)m->values)[0];
     all = t;
     none = !t;
   }
@@ -141,8 +142,10 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
     filter_job j = {s, in, masks, scalar, t};
     st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
     ladle_table_seal(t);
-    if (st != LADLE_OK) ladle_table_release(t);
-    else *out = t;
+    if (st != LADLE_OK)
+      ladle_table_release(t);
+    else
+      *out = t;
   }
   ladle_release_columns(masks, scalar ? 1 : in->nchunks);
   return st;
@@ -239,8 +242,10 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
       g.ngroups = 1;
       g.ids = calloc((size_t)LADLE_MAX(in->num_rows, 1), sizeof *g.ids);
       g.first = malloc(sizeof *g.first);
-      if (g.ids == NULL || g.first == NULL) st = LADLE_OOM(err, "groups");
-      else g.first[0] = in->num_rows > 0 ? 0 : -1;
+      if (g.ids == NULL || g.first == NULL)
+        st = LADLE_OOM(err, "groups");
+      else
+        g.first[0] = in->num_rows > 0 ? 0 : -1;
     }
   }
   size_t made = 0;
@@ -263,7 +268,8 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   ladle_groups_release(&g);
   for (size_t i = 0; i < have_keys; i++) ladle_column_release(&keys[i]);
   free(keys);
-  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, ngroups, out, err);
+  if (st == LADLE_OK)
+    st = table_from_columns(s, &p->schema, cols, ngroups, out, err);
   else
     for (size_t i = 0; i < made; i++) ladle_column_release(&cols[i]);
   free(cols);
@@ -319,7 +325,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
       ladle_column parts[2] = {lc->chunks[0].columns[m], rc->chunks[0].columns[ck]}, all, merged;
       int64_t nl = lc->num_rows;
       for (int64_t k = 0; k < pairs.n; k++)
-        both[k] = pairs.left[k] >= 0 ? pairs.left[k] : (pairs.right[k] >= 0 ? nl + pairs.right[k] : -1);
+        both[k] =
+            pairs.left[k] >= 0 ? pairs.left[k] : (pairs.right[k] >= 0 ? nl + pairs.right[k] : -1);
       st = ladle_column_concat(parts, 2, &all, err);
       if (st == LADLE_OK) {
         st = ladle_column_gather(&all, both, pairs.n, &merged, err);
@@ -335,13 +342,16 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   int64_t nrows = pairs.n;
   free(pairs.left);
   free(pairs.right);
-  if (have_lk) for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
-  if (have_rk) for (size_t i = 0; i < nk; i++) ladle_column_release(&rk[i]);
+  if (have_lk)
+    for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
+  if (have_rk)
+    for (size_t i = 0; i < nk; i++) ladle_column_release(&rk[i]);
   free(lk);
   free(rk);
   ladle_table_release(lc);
   ladle_table_release(rc);
-  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, nrows, out, err);
+  if (st == LADLE_OK)
+    st = table_from_columns(s, &p->schema, cols, nrows, out, err);
   else
     for (size_t i = 0; i < made; i++) ladle_column_release(&cols[i]);
   free(cols);
@@ -361,11 +371,13 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
     st = eval_whole(s, p->exprs, nk, c, keys, err);
     have_keys = st == LADLE_OK;
   }
-  if (st == LADLE_OK) st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
+  if (st == LADLE_OK)
+    st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   int64_t n = c ? c->num_rows : 0;
   if (p->limit >= 0 && p->limit < n) n = p->limit;
   if (st == LADLE_OK) st = gather_columns(s, c->chunks[0].columns, nc, perm, n, cols, err);
-  if (have_keys) for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
+  if (have_keys)
+    for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
   free(perm);
   ladle_table_release(c);
@@ -403,7 +415,8 @@ static ladle_status exec_slice(const ladle_plan *p, ladle_table *in, ladle_table
     int64_t s0 = LADLE_MAX(off, a) - a, e0 = LADLE_MIN(off + len, b) - a;
     t->chunks[j].length = e0 - s0;
     for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++)
-      st = ladle_column_slice(&in->chunks[k].columns[i], s0, e0 - s0, &t->chunks[j].columns[i], err);
+      st =
+          ladle_column_slice(&in->chunks[k].columns[i], s0, e0 - s0, &t->chunks[j].columns[i], err);
     j++;
   }
   ladle_table_seal(t);
@@ -413,11 +426,6 @@ static ladle_status exec_slice(const ladle_plan *p, ladle_table *in, ladle_table
   }
   *out = t;
   return LADLE_OK;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 static ladle_status exec_distinct(exec_state *s, const ladle_plan *p, ladle_table *in,
@@ -450,8 +458,17 @@ static ladle_status exec_distinct(exec_state *s, const ladle_plan *p, ladle_tabl
       n = g.ngroups;
     }
     free(count);
-    /* in order of appearance: Polars keeps it with maintain_order; ladle always does */
-    if (st == LADLE_OK) qsort(rows, (size_t)n, sizeof *rows, cmp_i64);
+    /* in order of appearance (Polars promises it with maintain_order; ladle always
+     * keeps it): mark the kept rows, then read the marks in row order */
+    uint8_t *keep = st == LADLE_OK ? calloc((size_t)LADLE_MAX(g.nrows, 1), 1) : NULL;
+    if (st == LADLE_OK && keep == NULL) st = LADLE_OOM(err, "unique");
+    if (st == LADLE_OK) {
+      for (int64_t k = 0; k < n; k++) keep[rows[k]] = 1;
+      int64_t j = 0;
+      for (int64_t i = 0; i < g.nrows; i++)
+        if (keep[i]) rows[j++] = i;
+    }
+    free(keep);
   }
   if (st == LADLE_OK) st = gather_columns(s, c->chunks[0].columns, nc, rows, n, cols, err);
   ladle_groups_release(&g);
@@ -509,7 +526,8 @@ static ladle_status exec_hconcat(exec_state *s, const ladle_plan *p, ladle_table
       ladle_column_release(&whole);
     }
   }
-  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, height, out, err);
+  if (st == LADLE_OK)
+    st = table_from_columns(s, &p->schema, cols, height, out, err);
   else
     for (size_t i = 0; i < j; i++) ladle_column_release(&cols[i]);
   free(cols);
@@ -577,22 +595,45 @@ static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **
   if (ins == NULL) return LADLE_OOM(err, "inputs");
   ladle_status st = LADLE_OK;
   size_t got = 0;
-  for (; got < p->ninputs && st == LADLE_OK; got++) st = exec_node(s, p->inputs[got], &ins[got], err);
+  for (; got < p->ninputs && st == LADLE_OK; got++)
+    st = exec_node(s, p->inputs[got], &ins[got], err);
   if (st != LADLE_OK) got--;
   if (st == LADLE_OK) {
     switch (p->kind) {
-      case LADLE_NODE_FILTER: st = exec_filter(s, p, ins[0], out, err); break;
+      case LADLE_NODE_FILTER:
+        st = exec_filter(s, p, ins[0], out, err);
+        break;
       case LADLE_NODE_SELECT:
-      case LADLE_NODE_WITH_COLUMNS: st = exec_projection(s, p, ins[0], out, err); break;
-      case LADLE_NODE_GROUP_BY: st = exec_group_by(s, p, ins[0], out, err); break;
-      case LADLE_NODE_JOIN: st = exec_join(s, p, ins[0], ins[1], out, err); break;
-      case LADLE_NODE_SORT: st = exec_sort(s, p, ins[0], out, err); break;
-      case LADLE_NODE_SLICE: st = exec_slice(p, ins[0], out, err); break;
-      case LADLE_NODE_DISTINCT: st = exec_distinct(s, p, ins[0], out, err); break;
-      case LADLE_NODE_UNION: st = exec_union(p, ins, out, err); break;
-      case LADLE_NODE_HCONCAT: st = exec_hconcat(s, p, ins, out, err); break;
-      case LADLE_NODE_PROJECT: st = exec_project(p, ins[0], out, err); break;
-      case LADLE_NODE_ROW_INDEX: st = exec_row_index(p, ins[0], out, err); break;
+      case LADLE_NODE_WITH_COLUMNS:
+        st = exec_projection(s, p, ins[0], out, err);
+        break;
+      case LADLE_NODE_GROUP_BY:
+        st = exec_group_by(s, p, ins[0], out, err);
+        break;
+      case LADLE_NODE_JOIN:
+        st = exec_join(s, p, ins[0], ins[1], out, err);
+        break;
+      case LADLE_NODE_SORT:
+        st = exec_sort(s, p, ins[0], out, err);
+        break;
+      case LADLE_NODE_SLICE:
+        st = exec_slice(p, ins[0], out, err);
+        break;
+      case LADLE_NODE_DISTINCT:
+        st = exec_distinct(s, p, ins[0], out, err);
+        break;
+      case LADLE_NODE_UNION:
+        st = exec_union(p, ins, out, err);
+        break;
+      case LADLE_NODE_HCONCAT:
+        st = exec_hconcat(s, p, ins, out, err);
+        break;
+      case LADLE_NODE_PROJECT:
+        st = exec_project(p, ins[0], out, err);
+        break;
+      case LADLE_NODE_ROW_INDEX:
+        st = exec_row_index(p, ins[0], out, err);
+        break;
       case LADLE_NODE_CACHE: {
         if (s->ncache == s->capcache) {
           size_t cap = s->capcache ? s->capcache * 2 : 4;
@@ -609,7 +650,8 @@ static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **
         *out = ladle_table_ref(ins[0]);
         break;
       }
-      default: st = ladle_err_set(err, LADLE_ENOTSUP, "plan node kind %d", (int)p->kind);
+      default:
+        st = ladle_err_set(err, LADLE_ENOTSUP, "plan node kind %d", (int)p->kind);
     }
   }
   for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
@@ -658,9 +700,10 @@ void ladle_engine_destroy(ladle_engine *e) {
 
 int ladle_engine_threads(const ladle_engine *e) { return e->opts.threads; }
 
-ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan,
-                                  ladle_result **out, ladle_error *err) {
-  if (eng == NULL || plan == NULL) return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
+ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
+                                  ladle_error *err) {
+  if (eng == NULL || plan == NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
   exec_state s;
   memset(&s, 0, sizeof s);
   s.eng = eng;

@@ -35,33 +35,49 @@ static ladle_status wrap(batch_holder *h, const void *ptr, size_t size, ladle_bu
   return st;
 }
 
-static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype *out,
-                                 int *seconds, bool *view, ladle_error *err) {
+static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype *out, int *seconds,
+                                 bool *view, ladle_error *err) {
   *seconds = 0;
   *view = false;
   ladle_type_id id;
-  if (strcmp(fmt, "n") == 0) id = LADLE_TYPE_NULL;
-  else if (strcmp(fmt, "b") == 0) id = LADLE_TYPE_BOOL;
-  else if (strcmp(fmt, "c") == 0) id = LADLE_TYPE_INT8;
-  else if (strcmp(fmt, "s") == 0) id = LADLE_TYPE_INT16;
-  else if (strcmp(fmt, "i") == 0) id = LADLE_TYPE_INT32;
-  else if (strcmp(fmt, "l") == 0) id = LADLE_TYPE_INT64;
-  else if (strcmp(fmt, "C") == 0) id = LADLE_TYPE_UINT8;
-  else if (strcmp(fmt, "S") == 0) id = LADLE_TYPE_UINT16;
-  else if (strcmp(fmt, "I") == 0) id = LADLE_TYPE_UINT32;
-  else if (strcmp(fmt, "L") == 0) id = LADLE_TYPE_UINT64;
-  else if (strcmp(fmt, "f") == 0) id = LADLE_TYPE_FLOAT32;
-  else if (strcmp(fmt, "g") == 0) id = LADLE_TYPE_FLOAT64;
-  else if (strcmp(fmt, "u") == 0 || strcmp(fmt, "U") == 0) id = LADLE_TYPE_STRING;
+  if (strcmp(fmt, "n") == 0)
+    id = LADLE_TYPE_NULL;
+  else if (strcmp(fmt, "b") == 0)
+    id = LADLE_TYPE_BOOL;
+  else if (strcmp(fmt, "c") == 0)
+    id = LADLE_TYPE_INT8;
+  else if (strcmp(fmt, "s") == 0)
+    id = LADLE_TYPE_INT16;
+  else if (strcmp(fmt, "i") == 0)
+    id = LADLE_TYPE_INT32;
+  else if (strcmp(fmt, "l") == 0)
+    id = LADLE_TYPE_INT64;
+  else if (strcmp(fmt, "C") == 0)
+    id = LADLE_TYPE_UINT8;
+  else if (strcmp(fmt, "S") == 0)
+    id = LADLE_TYPE_UINT16;
+  else if (strcmp(fmt, "I") == 0)
+    id = LADLE_TYPE_UINT32;
+  else if (strcmp(fmt, "L") == 0)
+    id = LADLE_TYPE_UINT64;
+  else if (strcmp(fmt, "f") == 0)
+    id = LADLE_TYPE_FLOAT32;
+  else if (strcmp(fmt, "g") == 0)
+    id = LADLE_TYPE_FLOAT64;
+  else if (strcmp(fmt, "u") == 0 || strcmp(fmt, "U") == 0)
+    id = LADLE_TYPE_STRING;
   else if (strcmp(fmt, "vu") == 0) {
     id = LADLE_TYPE_STRING;
     *view = true;
-  } else if (strcmp(fmt, "tdD") == 0) id = LADLE_TYPE_DATE;
+  } else if (strcmp(fmt, "tdD") == 0)
+    id = LADLE_TYPE_DATE;
   else if (strncmp(fmt, "ts", 2) == 0 && strlen(fmt) >= 4 && fmt[3] == ':') {
     char u = fmt[2];
     ladle_time_unit unit = u == 'n' ? LADLE_TIME_NS : u == 'u' ? LADLE_TIME_US : LADLE_TIME_MS;
-    if (u == 's') *seconds = 1;
-    else if (u != 'n' && u != 'u' && u != 'm') goto unsupported;
+    if (u == 's')
+      *seconds = 1;
+    else if (u != 'n' && u != 'u' && u != 'm')
+      goto unsupported;
     *out = ladle_dtype_temporal(LADLE_TYPE_DATETIME, unit, fmt + 4);
     if (strlen(fmt + 4) >= LADLE_TZ_MAX)
       return ladle_err_set(err, LADLE_ENOTSUP, "column '%s': time zone name too long", name);
@@ -71,7 +87,10 @@ static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype 
     if (u != 'n' && u != 'u' && u != 'm' && u != 's') goto unsupported;
     if (u == 's') *seconds = 1;
     *out = ladle_dtype_temporal(LADLE_TYPE_DURATION,
-                                u == 'n' ? LADLE_TIME_NS : u == 'u' ? LADLE_TIME_US : LADLE_TIME_MS, NULL);
+                                u == 'n'   ? LADLE_TIME_NS
+                                : u == 'u' ? LADLE_TIME_US
+                                           : LADLE_TIME_MS,
+                                NULL);
     return LADLE_OK;
   } else
     goto unsupported;
@@ -85,16 +104,17 @@ unsupported:
 }
 
 static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch,
-                                  const struct ArrowArray *a, ladle_column *out,
-                                  ladle_error *err) {
+                                  const struct ArrowArray *a, ladle_column *out, ladle_error *err) {
   ladle_dtype t;
   int seconds;
   bool view;
   const char *name = sch->name ? sch->name : "?";
   LADLE_RETURN_NOT_OK(parse_format(sch->format, name, &t, &seconds, &view, err));
   if (sch->dictionary != NULL)
-    return ladle_err_set(err, LADLE_ENOTSUP, "column '%s': dictionary-encoded (categorical) "
-                         "columns are not supported yet", name);
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "column '%s': dictionary-encoded (categorical) "
+                         "columns are not supported yet",
+                         name);
   int64_t n = a->length, off = a->offset;
   ladle_column c;
   memset(&c, 0, sizeof c);
@@ -223,7 +243,8 @@ ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan *
     goto done;
   }
   if (strcmp(sch.format, "+s") != 0) {
-    st = ladle_err_set(err, LADLE_EINVAL, "scan_arrow: expected a struct stream, got format \"%s\"", sch.format);
+    st = ladle_err_set(err, LADLE_EINVAL, "scan_arrow: expected a struct stream, got format \"%s\"",
+                       sch.format);
     goto done;
   }
   st = ladle_schema_init(&schema, (size_t)sch.n_children, err);
@@ -305,7 +326,8 @@ ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan *
   }
 done:
   for (size_t k = 0; k < nchunks; k++) {
-    for (size_t i = 0; chunks[k].columns && i < schema.n; i++) ladle_column_release(&chunks[k].columns[i]);
+    for (size_t i = 0; chunks[k].columns && i < schema.n; i++)
+      ladle_column_release(&chunks[k].columns[i]);
     free(chunks[k].columns);
   }
   free(chunks);
@@ -348,20 +370,48 @@ static char *format_of(ladle_dtype t) {
   char buf[64];
   const char *f;
   switch (t.id) {
-    case LADLE_TYPE_NULL: f = "n"; break;
-    case LADLE_TYPE_BOOL: f = "b"; break;
-    case LADLE_TYPE_INT8: f = "c"; break;
-    case LADLE_TYPE_INT16: f = "s"; break;
-    case LADLE_TYPE_INT32: f = "i"; break;
-    case LADLE_TYPE_INT64: f = "l"; break;
-    case LADLE_TYPE_UINT8: f = "C"; break;
-    case LADLE_TYPE_UINT16: f = "S"; break;
-    case LADLE_TYPE_UINT32: f = "I"; break;
-    case LADLE_TYPE_UINT64: f = "L"; break;
-    case LADLE_TYPE_FLOAT32: f = "f"; break;
-    case LADLE_TYPE_FLOAT64: f = "g"; break;
-    case LADLE_TYPE_STRING: f = "U"; break;
-    case LADLE_TYPE_DATE: f = "tdD"; break;
+    case LADLE_TYPE_NULL:
+      f = "n";
+      break;
+    case LADLE_TYPE_BOOL:
+      f = "b";
+      break;
+    case LADLE_TYPE_INT8:
+      f = "c";
+      break;
+    case LADLE_TYPE_INT16:
+      f = "s";
+      break;
+    case LADLE_TYPE_INT32:
+      f = "i";
+      break;
+    case LADLE_TYPE_INT64:
+      f = "l";
+      break;
+    case LADLE_TYPE_UINT8:
+      f = "C";
+      break;
+    case LADLE_TYPE_UINT16:
+      f = "S";
+      break;
+    case LADLE_TYPE_UINT32:
+      f = "I";
+      break;
+    case LADLE_TYPE_UINT64:
+      f = "L";
+      break;
+    case LADLE_TYPE_FLOAT32:
+      f = "f";
+      break;
+    case LADLE_TYPE_FLOAT64:
+      f = "g";
+      break;
+    case LADLE_TYPE_STRING:
+      f = "U";
+      break;
+    case LADLE_TYPE_DATE:
+      f = "tdD";
+      break;
     case LADLE_TYPE_DATETIME:
       snprintf(buf, sizeof buf, "ts%c:%s", "num"[t.unit], t.tz);
       f = buf;
@@ -370,7 +420,8 @@ static char *format_of(ladle_dtype t) {
       snprintf(buf, sizeof buf, "tD%c", "num"[t.unit]);
       f = buf;
       break;
-    default: return NULL;
+    default:
+      return NULL;
   }
   return ladle_strdup(f);
 }
@@ -407,7 +458,8 @@ static ladle_status export_schema(const ladle_schema *s, struct ArrowSchema *out
   for (size_t i = 0; i < s->n; i++) {
     char *fmt = format_of(s->types[i]);
     struct ArrowSchema *c = calloc(1, sizeof *c);
-    ladle_status st = fmt && c ? schema_make(fmt, s->names[i], 0, c, err) : LADLE_OOM(err, "arrow schema");
+    ladle_status st =
+        fmt && c ? schema_make(fmt, s->names[i], 0, c, err) : LADLE_OOM(err, "arrow schema");
     free(fmt);
     if (st != LADLE_OK) {
       free(c);
@@ -421,8 +473,8 @@ static ladle_status export_schema(const ladle_schema *s, struct ArrowSchema *out
 }
 
 typedef struct array_private {
-  ladle_column col;      /* references keeping the buffers alive */
-  ladle_buffer *bits;    /* bit-packed booleans made for export */
+  ladle_column col;   /* references keeping the buffers alive */
+  ladle_buffer *bits; /* bit-packed booleans made for export */
   const void *buffers[3];
   struct ArrowArray **children;
   int64_t n;
@@ -442,8 +494,7 @@ static void array_release(struct ArrowArray *a) {
   a->release = NULL;
 }
 
-static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
-                                  ladle_error *err) {
+static ladle_status export_column(const ladle_column *c, struct ArrowArray *out, ladle_error *err) {
   array_private *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "arrow array");
   ladle_column_copy_ref(c, &p->col);
@@ -459,7 +510,8 @@ static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
   }
   p->buffers[0] = c->validity;
   if (c->type.id == LADLE_TYPE_BOOL) {
-    ladle_status st = ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(c->length), &p->bits, err);
+    ladle_status st =
+        ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(c->length), &p->bits, err);
     if (st != LADLE_OK) {
       array_release(out);
       return st;
@@ -499,7 +551,8 @@ static ladle_status export_chunk(const ladle_table *t, size_t k, struct ArrowArr
   out->private_data = p;
   for (size_t i = 0; i < n; i++) {
     struct ArrowArray *c = calloc(1, sizeof *c);
-    ladle_status st = c ? export_column(&t->chunks[k].columns[i], c, err) : LADLE_OOM(err, "arrow array");
+    ladle_status st =
+        c ? export_column(&t->chunks[k].columns[i], c, err) : LADLE_OOM(err, "arrow array");
     if (st != LADLE_OK) {
       free(c);
       array_release(out);

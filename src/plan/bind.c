@@ -47,8 +47,7 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   bool tnum = ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL;
   if (fnum && tnum) return true;
   if (t == LADLE_TYPE_STRING) return fnum || ladle_type_is_temporal(f);
-  if (f == LADLE_TYPE_STRING)
-    return tnum || t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME;
+  if (f == LADLE_TYPE_STRING) return tnum || t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME;
   if (ladle_type_is_temporal(f) && ladle_type_is_integer(t)) return true;
   if (ladle_type_is_integer(f) && ladle_type_is_temporal(t)) return true;
   if ((f == LADLE_TYPE_DATE || f == LADLE_TYPE_DATETIME) &&
@@ -58,8 +57,8 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   return false;
 }
 
-ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict,
-                              ladle_bexpr **out, ladle_error *err) {
+ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict, ladle_bexpr **out,
+                              ladle_error *err) {
   if (ladle_dtype_equal(e->type, to)) {
     *out = e;
     return LADLE_OK;
@@ -107,15 +106,24 @@ static bool is_dyn(const ladle_expr *e, ladle_lit_kind *kind) {
 
 static bool int_fits(int64_t v, ladle_type_id id) {
   switch (id) {
-    case LADLE_TYPE_INT8: return v >= INT8_MIN && v <= INT8_MAX;
-    case LADLE_TYPE_INT16: return v >= INT16_MIN && v <= INT16_MAX;
-    case LADLE_TYPE_INT32: return v >= INT32_MIN && v <= INT32_MAX;
-    case LADLE_TYPE_INT64: return true;
-    case LADLE_TYPE_UINT8: return v >= 0 && v <= UINT8_MAX;
-    case LADLE_TYPE_UINT16: return v >= 0 && v <= UINT16_MAX;
-    case LADLE_TYPE_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-    case LADLE_TYPE_UINT64: return v >= 0;
-    default: return false;
+    case LADLE_TYPE_INT8:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case LADLE_TYPE_INT16:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case LADLE_TYPE_INT32:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    case LADLE_TYPE_INT64:
+      return true;
+    case LADLE_TYPE_UINT8:
+      return v >= 0 && v <= UINT8_MAX;
+    case LADLE_TYPE_UINT16:
+      return v >= 0 && v <= UINT16_MAX;
+    case LADLE_TYPE_UINT32:
+      return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case LADLE_TYPE_UINT64:
+      return v >= 0;
+    default:
+      return false;
   }
 }
 
@@ -136,8 +144,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
 
 /* Binds children, propagating flags; fills b->args. */
 static ladle_status bind_args(const ladle_expr *e, bind_state *s, ladle_bexpr *b) {
-  for (size_t i = 0; i < e->nargs; i++)
-    LADLE_RETURN_NOT_OK(bind_rec(e->args[i], s, &b->args[i]));
+  for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(bind_rec(e->args[i], s, &b->args[i]));
   bool scalar = e->nargs > 0;
   for (size_t i = 0; i < e->nargs; i++) {
     scalar &= b->args[i]->scalar;
@@ -169,8 +176,8 @@ static ladle_status unify_pair(const ladle_expr *e, size_t i, size_t j, ladle_be
   ladle_dtype st;
   char b1[64], b2[64];
   if (!ladle_type_supertype(ti, tj, &st))
-    return ladle_err_set(err, LADLE_ETYPE, "%s: no common type for '%s' (%s) and '%s' (%s)",
-                         what, b->args[i]->name, tname(b->args[i]->type, b1), b->args[j]->name,
+    return ladle_err_set(err, LADLE_ETYPE, "%s: no common type for '%s' (%s) and '%s' (%s)", what,
+                         b->args[i]->name, tname(b->args[i]->type, b1), b->args[j]->name,
                          tname(b->args[j]->type, b2));
   LADLE_RETURN_NOT_OK(coerce(&b->args[i], st, err));
   LADLE_RETURN_NOT_OK(coerce(&b->args[j], st, err));
@@ -179,9 +186,9 @@ static ladle_status unify_pair(const ladle_expr *e, size_t i, size_t j, ladle_be
 }
 
 static const char *binop_name(int op) {
-  static const char *n[LADLE_OP_COUNT_] = {"+",  "-",  "*",  "/",  "//", "%",
-                                           "==", "!=", "<",  "<=", ">",  ">=",
-                                           "eq_missing", "ne_missing", "&", "|", "^"};
+  static const char *n[LADLE_OP_COUNT_] = {
+      "+",  "-", "*",  "/",          "//",         "%", "==", "!=", "<",
+      "<=", ">", ">=", "eq_missing", "ne_missing", "&", "|",  "^"};
   return op >= 0 && op < LADLE_OP_COUNT_ ? n[op] : "?";
 }
 
@@ -195,7 +202,8 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
   if (op == LADLE_OP_AND || op == LADLE_OP_OR || op == LADLE_OP_XOR) {
     for (int i = 0; i < 2; i++) {
       ladle_dtype t = b->args[i]->type;
-      if (t.id == LADLE_TYPE_NULL) LADLE_RETURN_NOT_OK(coerce(&b->args[i], ladle_dtype_make(LADLE_TYPE_BOOL), err));
+      if (t.id == LADLE_TYPE_NULL)
+        LADLE_RETURN_NOT_OK(coerce(&b->args[i], ladle_dtype_make(LADLE_TYPE_BOOL), err));
       else if (t.id != LADLE_TYPE_BOOL)
         return ladle_err_set(err, LADLE_ETYPE, "%s: logical operators need booleans, '%s' is %s",
                              what, b->args[i]->name, tname(t, b1));
@@ -268,7 +276,8 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
   }
   if (!cmp && l.id == LADLE_TYPE_BOOL && r.id == LADLE_TYPE_BOOL) {
     /* Polars adds booleans as UInt32 counts */
-    ladle_dtype u = ladle_dtype_make(op == LADLE_OP_TRUE_DIV ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+    ladle_dtype u =
+        ladle_dtype_make(op == LADLE_OP_TRUE_DIV ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
     LADLE_RETURN_NOT_OK(coerce(&b->args[0], u, err));
     LADLE_RETURN_NOT_OK(coerce(&b->args[1], u, err));
     b->type = u;
@@ -305,14 +314,14 @@ static ladle_status need(bool ok, bind_state *s, ladle_bexpr *b, const char *wha
 static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b) {
   ladle_error *err = s->err;
   ladle_func f = (ladle_func)e->op;
-  static const int8_t nargs[LADLE_FN_COUNT_] = {
-      1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1,
-      1, 1, 1, 1, 1, 1, 1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const int8_t nargs[LADLE_FN_COUNT_] = {1, 1, 1, 1,  1, 1, 1, 2, 2, 2, 3, 3, 1,
+                                                1, 1, 1, 1,  1, 2, 1, 1, 1, 1, 1, 1, 1,
+                                                1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   if ((int)f < 0 || f >= LADLE_FN_COUNT_)
     return ladle_err_set(err, LADLE_EINVAL, "unknown function %d", (int)f);
   if ((nargs[f] >= 0 && (size_t)nargs[f] != e->nargs) || e->nargs == 0)
-    return ladle_err_set(err, LADLE_EINVAL, "%s takes %d argument(s), got %zu",
-                         ladle_func_name(f), nargs[f], e->nargs);
+    return ladle_err_set(err, LADLE_EINVAL, "%s takes %d argument(s), got %zu", ladle_func_name(f),
+                         nargs[f], e->nargs);
   ladle_dtype t = b->args[0]->type;
   ladle_type_id id = t.id;
   bool num = ladle_type_is_numeric(id);
@@ -322,7 +331,8 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       b->type = t;
       break;
     case LADLE_FN_NEG:
-      LADLE_RETURN_NOT_OK(need((num && ladle_type_is_signed(id)) || id == LADLE_TYPE_DURATION, s, b, "signed"));
+      LADLE_RETURN_NOT_OK(
+          need((num && ladle_type_is_signed(id)) || id == LADLE_TYPE_DURATION, s, b, "signed"));
       b->type = t;
       break;
     case LADLE_FN_ABS:
@@ -330,7 +340,9 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       b->type = t;
       break;
     case LADLE_FN_IS_NULL:
-    case LADLE_FN_IS_NOT_NULL: b->type = ladle_dtype_make(LADLE_TYPE_BOOL); break;
+    case LADLE_FN_IS_NOT_NULL:
+      b->type = ladle_dtype_make(LADLE_TYPE_BOOL);
+      break;
     case LADLE_FN_IS_NAN:
     case LADLE_FN_IS_NOT_NAN:
       LADLE_RETURN_NOT_OK(need(num, s, b, "numeric"));
@@ -360,7 +372,8 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       ladle_dtype st1, st2;
       LADLE_RETURN_NOT_OK(unify_pair(e, 0, 1, b, "is_between", &st1, err));
       LADLE_RETURN_NOT_OK(unify_pair(e, 0, 2, b, "is_between", &st2, err));
-      if (!ladle_dtype_equal(st1, st2)) LADLE_RETURN_NOT_OK(unify_pair(e, 0, 1, b, "is_between", &st1, err));
+      if (!ladle_dtype_equal(st1, st2))
+        LADLE_RETURN_NOT_OK(unify_pair(e, 0, 1, b, "is_between", &st1, err));
       b->type = ladle_dtype_make(LADLE_TYPE_BOOL);
       break;
     }
@@ -380,7 +393,8 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
     case LADLE_FN_LOG:
     case LADLE_FN_EXP: {
       LADLE_RETURN_NOT_OK(need(num || id == LADLE_TYPE_BOOL, s, b, "numeric"));
-      ladle_dtype ft = ladle_dtype_make(id == LADLE_TYPE_FLOAT32 ? LADLE_TYPE_FLOAT32 : LADLE_TYPE_FLOAT64);
+      ladle_dtype ft =
+          ladle_dtype_make(id == LADLE_TYPE_FLOAT32 ? LADLE_TYPE_FLOAT32 : LADLE_TYPE_FLOAT64);
       LADLE_RETURN_NOT_OK(coerce(&b->args[0], ft, err));
       b->type = ft;
       break;
@@ -391,9 +405,12 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       ladle_dtype et = b->args[1]->type;
       if (is_dyn(e->args[1], &k)) et = dyn_type(e->args[1], k, t);
       ladle_dtype rt;
-      if (ladle_type_is_float(id)) rt = t;
-      else if (ladle_type_is_integer(et.id)) rt = t;
-      else rt = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+      if (ladle_type_is_float(id))
+        rt = t;
+      else if (ladle_type_is_integer(et.id))
+        rt = t;
+      else
+        rt = ladle_dtype_make(LADLE_TYPE_FLOAT64);
       LADLE_RETURN_NOT_OK(coerce(&b->args[0], rt, err));
       if (ladle_type_is_float(rt.id))
         LADLE_RETURN_NOT_OK(coerce(&b->args[1], rt, err));
@@ -402,7 +419,9 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       b->type = rt;
       break;
     }
-    case LADLE_FN_HASH: b->type = ladle_dtype_make(LADLE_TYPE_UINT64); break;
+    case LADLE_FN_HASH:
+      b->type = ladle_dtype_make(LADLE_TYPE_UINT64);
+      break;
     case LADLE_FN_STR_LEN_BYTES:
     case LADLE_FN_STR_LEN_CHARS:
       LADLE_RETURN_NOT_OK(need(id == LADLE_TYPE_STRING, s, b, "str"));
@@ -440,11 +459,12 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
                 : f == LADLE_FN_DT_ORDINAL_DAY ? ladle_dtype_make(LADLE_TYPE_INT16)
                 : f == LADLE_FN_DT_TRUNCATE    ? t
                                                : ladle_dtype_make(LADLE_TYPE_INT8);
-      if (f == LADLE_FN_DT_TRUNCATE &&
-          (e->fopts.str == NULL || (strcmp(e->fopts.str, "1d") != 0 && strcmp(e->fopts.str, "1mo") != 0)))
-        return ladle_err_set(err, LADLE_ENOTSUP,
-                             "dt.truncate on '%s': only \"1d\" and \"1mo\" are supported, got \"%s\"",
-                             b->args[0]->name, e->fopts.str ? e->fopts.str : "(null)");
+      if (f == LADLE_FN_DT_TRUNCATE && (e->fopts.str == NULL || (strcmp(e->fopts.str, "1d") != 0 &&
+                                                                 strcmp(e->fopts.str, "1mo") != 0)))
+        return ladle_err_set(
+            err, LADLE_ENOTSUP,
+            "dt.truncate on '%s': only \"1d\" and \"1mo\" are supported, got \"%s\"",
+            b->args[0]->name, e->fopts.str ? e->fopts.str : "(null)");
       break;
     case LADLE_FN_DT_HOUR:
     case LADLE_FN_DT_MINUTE:
@@ -452,7 +472,8 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       LADLE_RETURN_NOT_OK(need(id == LADLE_TYPE_DATETIME, s, b, "datetime"));
       b->type = ladle_dtype_make(LADLE_TYPE_INT8);
       break;
-    default: return ladle_err_set(err, LADLE_ENOTSUP, "function %s", ladle_func_name(f));
+    default:
+      return ladle_err_set(err, LADLE_ENOTSUP, "function %s", ladle_func_name(f));
   }
   b->fopts = e->fopts;
   b->fopts.str = NULL;
@@ -470,16 +491,19 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
   ladle_type_id id = t.id;
   bool num = ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL;
   ladle_dtype u32 = ladle_dtype_make(LADLE_TYPE_UINT32);
-  ladle_dtype fl = ladle_dtype_make(id == LADLE_TYPE_FLOAT32 ? LADLE_TYPE_FLOAT32 : LADLE_TYPE_FLOAT64);
+  ladle_dtype fl =
+      ladle_dtype_make(id == LADLE_TYPE_FLOAT32 ? LADLE_TYPE_FLOAT32 : LADLE_TYPE_FLOAT64);
   bool ok = true;
   switch (op) {
     case LADLE_AGG_SUM:
       ok = num || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_NULL;
-      if (id == LADLE_TYPE_BOOL) b->type = u32;
+      if (id == LADLE_TYPE_BOOL)
+        b->type = u32;
       else if (id == LADLE_TYPE_INT8 || id == LADLE_TYPE_INT16 || id == LADLE_TYPE_UINT8 ||
                id == LADLE_TYPE_UINT16 || id == LADLE_TYPE_NULL)
         b->type = ladle_dtype_make(LADLE_TYPE_INT64);
-      else b->type = t;
+      else
+        b->type = t;
       break;
     case LADLE_AGG_MEAN:
     case LADLE_AGG_STD:
@@ -495,11 +519,15 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
     case LADLE_AGG_MIN:
     case LADLE_AGG_MAX:
     case LADLE_AGG_FIRST:
-    case LADLE_AGG_LAST: b->type = t; break;
+    case LADLE_AGG_LAST:
+      b->type = t;
+      break;
     case LADLE_AGG_COUNT:
     case LADLE_AGG_NULL_COUNT:
     case LADLE_AGG_LEN:
-    case LADLE_AGG_N_UNIQUE: b->type = u32; break;
+    case LADLE_AGG_N_UNIQUE:
+      b->type = u32;
+      break;
     case LADLE_AGG_ARG_MIN:
     case LADLE_AGG_ARG_MAX:
       ok = num || id == LADLE_TYPE_STRING || ladle_type_is_temporal(id);
@@ -510,7 +538,8 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
       ok = id == LADLE_TYPE_BOOL;
       b->type = t;
       break;
-    default: break;
+    default:
+      break;
   }
   if (!ok)
     return ladle_err_set(s->err, LADLE_ETYPE, "%s of '%s': not defined for type %s",
@@ -539,7 +568,8 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   }
   if (e->kind == LADLE_EX_OVER) {
     if (s->in_over || s->in_agg || s->ctx == LADLE_CTX_GROUPS) {
-      st = ladle_err_set(err, LADLE_ENOTSUP, "a window (over) inside an aggregation or another window");
+      st = ladle_err_set(err, LADLE_ENOTSUP,
+                         "a window (over) inside an aggregation or another window");
       goto done;
     }
     s->in_over = true;
@@ -608,7 +638,8 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       ladle_dtype t = b->args[e->nargs - 1]->type;
       for (size_t i = 0; i < n && st == LADLE_OK; i++) {
         ladle_bexpr *c = b->args[2 * i];
-        if (c->type.id == LADLE_TYPE_NULL) st = coerce(&b->args[2 * i], ladle_dtype_make(LADLE_TYPE_BOOL), err);
+        if (c->type.id == LADLE_TYPE_NULL)
+          st = coerce(&b->args[2 * i], ladle_dtype_make(LADLE_TYPE_BOOL), err);
         else if (c->type.id != LADLE_TYPE_BOOL)
           st = ladle_err_set(err, LADLE_ETYPE, "when: condition '%s' is %s, not bool", c->name,
                              tname(c->type, b1));
@@ -661,10 +692,13 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       break;
     case LADLE_EX_RANK:
       if (s->ctx == LADLE_CTX_GROUPS && !s->in_over) {
-        st = ladle_err_set(err, LADLE_ENOTSUP, "rank inside group_by().agg() gives a list per group (List type, not supported yet)");
+        st = ladle_err_set(
+            err, LADLE_ENOTSUP,
+            "rank inside group_by().agg() gives a list per group (List type, not supported yet)");
         break;
       }
-      b->type = ladle_dtype_make(e->op == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+      b->type =
+          ladle_dtype_make(e->op == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
       b->descending = e->descending;
       b->has_window = true;
       b->scalar = false;
@@ -708,17 +742,20 @@ ladle_status ladle_bind(const ladle_expr *e, const ladle_schema *schema, ladle_b
 void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_strbuf *b) {
   char buf[64];
   switch (e->kind) {
-    case LADLE_EX_COL: ladle_strbuf_printf(b, "col(\"%s\")", in->names[e->col]); return;
+    case LADLE_EX_COL:
+      ladle_strbuf_printf(b, "col(\"%s\")", in->names[e->col]);
+      return;
     case LADLE_EX_LIT:
       if (e->lit.length != 1 || e->lit.null_count == 1) {
         ladle_strbuf_printf(b, "lit(%s[%lld])", e->lit.null_count == 1 ? "null" : "series",
                             (long long)e->lit.length);
       } else if (ladle_type_is_float(e->type.id)) {
         double v = e->type.id == LADLE_TYPE_FLOAT32 ? *(const float *)e->lit.values
-                                                   : *(const double *)e->lit.values;
+                                                    : *(const double *)e->lit.values;
         ladle_strbuf_printf(b, "%g", v);
       } else if (e->type.id == LADLE_TYPE_STRING) {
-        ladle_strbuf_printf(b, "\"%.*s\"", (int)ladle_str_len(&e->lit, 0), ladle_str_ptr(&e->lit, 0));
+        ladle_strbuf_printf(b, "\"%.*s\"", (int)ladle_str_len(&e->lit, 0),
+                            ladle_str_ptr(&e->lit, 0));
       } else {
         int64_t v = 0;
         memcpy(&v, e->lit.values, ladle_type_width(e->type.id));
@@ -742,7 +779,9 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
       ladle_strbuf_printf(b, ".cast(%s%s)", ladle_dtype_name(e->type, buf, sizeof buf),
                           e->strict ? ", strict" : "");
       return;
-    case LADLE_EX_LEN: ladle_strbuf_printf(b, "len()"); return;
+    case LADLE_EX_LEN:
+      ladle_strbuf_printf(b, "len()");
+      return;
     case LADLE_EX_WHEN: {
       size_t n = (e->nargs - 1) / 2;
       for (size_t i = 0; i < n; i++) {
@@ -757,10 +796,11 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
       ladle_strbuf_printf(b, ")");
       return;
     }
-    default: break;
+    default:
+      break;
   }
-  const char *fname = e->kind == LADLE_EX_FUNC  ? ladle_func_name((ladle_func)e->op)
-                      : e->kind == LADLE_EX_AGG ? ladle_agg_name((ladle_agg_op)e->op)
+  const char *fname = e->kind == LADLE_EX_FUNC   ? ladle_func_name((ladle_func)e->op)
+                      : e->kind == LADLE_EX_AGG  ? ladle_agg_name((ladle_agg_op)e->op)
                       : e->kind == LADLE_EX_RANK ? "rank"
                                                  : "over";
   ladle_bexpr_explain(e->args[0], in, b);
@@ -769,6 +809,7 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
     if (i > 1) ladle_strbuf_printf(b, ", ");
     ladle_bexpr_explain(e->args[i], in, b);
   }
-  if (e->fopts.str != NULL) ladle_strbuf_printf(b, "%s\"%s\"", e->nargs > 1 ? ", " : "", e->fopts.str);
+  if (e->fopts.str != NULL)
+    ladle_strbuf_printf(b, "%s\"%s\"", e->nargs > 1 ? ", " : "", e->fopts.str);
   ladle_strbuf_printf(b, ")");
 }

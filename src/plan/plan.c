@@ -1,9 +1,9 @@
 /* plan.c — plan node builders: each binds its expressions against its input's
  * schema, checks what Polars would check, computes its output schema, and
  * consumes its arguments whatever happens. Also `explain`. */
-#include <stdio.h>
-
 #include "plan.h"
+
+#include <stdio.h>
 
 static ladle_plan *node_new(ladle_node_kind kind, size_t ninputs) {
   ladle_plan *p = calloc(1, sizeof *p);
@@ -79,8 +79,7 @@ static ladle_status bind_all(size_t n, ladle_expr *const *exprs, const ladle_sch
   return LADLE_OK;
 }
 
-static ladle_status check_unique_names(const ladle_schema *s, const char *where,
-                                       ladle_error *err) {
+static ladle_status check_unique_names(const ladle_schema *s, const char *where, ladle_error *err) {
   for (size_t i = 0; i < s->n; i++)
     for (size_t j = i + 1; j < s->n; j++)
       if (strcmp(s->names[i], s->names[j]) == 0)
@@ -197,9 +196,11 @@ ladle_status ladle_plan_with_columns(ladle_plan *input, size_t n, ladle_expr *co
   for (size_t k = 0; k < n; k++) {
     for (size_t j = k + 1; j < n; j++)
       if (strcmp(p->exprs[k]->name, p->exprs[j]->name) == 0)
-        return finish(p, ladle_err_set(err, LADLE_EINVAL,
-                                       "in with_columns: duplicate output column name '%s'",
-                                       p->exprs[k]->name), out);
+        return finish(
+            p,
+            ladle_err_set(err, LADLE_EINVAL, "in with_columns: duplicate output column name '%s'",
+                          p->exprs[k]->name),
+            out);
     int64_t i = ladle_schema_find(in, p->exprs[k]->name);
     if (i >= 0)
       map[i] = -(int64_t)k - 1;
@@ -211,8 +212,8 @@ ladle_status ladle_plan_with_columns(ladle_plan *input, size_t n, ladle_expr *co
     if (map[i] >= 0)
       st = ladle_schema_set(&p->schema, i, in->names[map[i]], in->types[map[i]], err);
     else
-      st = ladle_schema_set(&p->schema, i, p->exprs[-map[i] - 1]->name,
-                            p->exprs[-map[i] - 1]->type, err);
+      st = ladle_schema_set(&p->schema, i, p->exprs[-map[i] - 1]->name, p->exprs[-map[i] - 1]->type,
+                            err);
   }
   return finish(p, st, out);
 }
@@ -319,7 +320,8 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
     if (right_only_keys_from_right) {
       bool is_key = false;
       for (size_t k = 0; k < n_keys; k++)
-        is_key |= is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]) && p->keys[k]->col == (int64_t)i;
+        is_key |=
+            is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]) && p->keys[k]->col == (int64_t)i;
       if (is_key) continue;
     }
     p->out_map[n] = (int64_t)i;
@@ -369,9 +371,8 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
 }
 
 ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const *by,
-                             const bool *descending, const bool *nulls_last,
-                             bool maintain_order, int64_t limit, ladle_plan **out,
-                             ladle_error *err) {
+                             const bool *descending, const bool *nulls_last, bool maintain_order,
+                             int64_t limit, ladle_plan **out, ladle_error *err) {
   ladle_plan *p = input ? node_new(LADLE_NODE_SORT, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
@@ -381,8 +382,9 @@ ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const
   p->inputs[0] = input;
   p->maintain_order = maintain_order;
   p->limit = limit;
-  ladle_status st = n_keys == 0 ? ladle_err_set(err, LADLE_EINVAL, "sort needs at least one key")
-                                : bind_all(n_keys, by, &input->schema, LADLE_CTX_ROWS, &p->exprs, err);
+  ladle_status st = n_keys == 0
+                        ? ladle_err_set(err, LADLE_EINVAL, "sort needs at least one key")
+                        : bind_all(n_keys, by, &input->schema, LADLE_CTX_ROWS, &p->exprs, err);
   destroy_exprs(n_keys, by);
   if (st == LADLE_OK) {
     p->nexprs = n_keys;
@@ -401,8 +403,8 @@ ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const
   return finish(p, st, out);
 }
 
-ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset, int64_t length,
-                              ladle_plan **out, ladle_error *err) {
+ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset, int64_t length, ladle_plan **out,
+                              ladle_error *err) {
   ladle_plan *p = input ? node_new(LADLE_NODE_SLICE, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
@@ -414,9 +416,9 @@ ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset, int64_t length,
   return finish(p, ladle_schema_copy(&input->schema, &p->schema, err), out);
 }
 
-ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset,
-                                 const char *const *subset, ladle_keep keep,
-                                 bool maintain_order, ladle_plan **out, ladle_error *err) {
+ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset, const char *const *subset,
+                                 ladle_keep keep, bool maintain_order, ladle_plan **out,
+                                 ladle_error *err) {
   ladle_plan *p = input ? node_new(LADLE_NODE_DISTINCT, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
@@ -430,7 +432,8 @@ ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset,
   ladle_status st = p->subset ? LADLE_OK : LADLE_OOM(err, "distinct");
   for (size_t i = 0; st == LADLE_OK && i < n; i++) {
     int64_t c = n_subset > 0 ? ladle_schema_find(&input->schema, subset[i]) : (int64_t)i;
-    if (c < 0) st = ladle_err_set(err, LADLE_ENOCOL, "in unique: subset column '%s' not found", subset[i]);
+    if (c < 0)
+      st = ladle_err_set(err, LADLE_ENOCOL, "in unique: subset column '%s' not found", subset[i]);
     p->subset[i] = c;
   }
   p->nsubset = n;
@@ -445,7 +448,8 @@ ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs, ladle_plan **
   ladle_plan *p = ok ? node_new(LADLE_NODE_UNION, n) : NULL;
   if (p == NULL) {
     for (size_t i = 0; i < n; i++) ladle_plan_destroy(inputs[i]);
-    return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "union of no inputs") : LADLE_OOM(err, "plan node");
+    return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "union of no inputs")
+                  : LADLE_OOM(err, "plan node");
   }
   for (size_t i = 0; i < n; i++) p->inputs[i] = inputs[i];
   ladle_status st = LADLE_OK;
@@ -453,8 +457,8 @@ ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs, ladle_plan **
   for (size_t i = 1; st == LADLE_OK && i < n; i++) {
     const ladle_schema *s = &inputs[i]->schema;
     if (s->n != s0->n) {
-      st = ladle_err_set(err, LADLE_EINVAL, "union: input %zu has %zu columns, input 0 has %zu",
-                         i, s->n, s0->n);
+      st = ladle_err_set(err, LADLE_EINVAL, "union: input %zu has %zu columns, input 0 has %zu", i,
+                         s->n, s0->n);
       break;
     }
     for (size_t c = 0; c < s->n; c++) {
@@ -479,7 +483,8 @@ ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs, ladle_plan 
   ladle_plan *p = ok ? node_new(LADLE_NODE_HCONCAT, n) : NULL;
   if (p == NULL) {
     for (size_t i = 0; i < n; i++) ladle_plan_destroy(inputs[i]);
-    return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "hconcat of no inputs") : LADLE_OOM(err, "plan node");
+    return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "hconcat of no inputs")
+                  : LADLE_OOM(err, "plan node");
   }
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
@@ -490,7 +495,8 @@ ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs, ladle_plan 
   size_t k = 0;
   for (size_t i = 0; st == LADLE_OK && i < n; i++)
     for (size_t c = 0; st == LADLE_OK && c < inputs[i]->schema.n; c++)
-      st = ladle_schema_set(&p->schema, k++, inputs[i]->schema.names[c], inputs[i]->schema.types[c], err);
+      st = ladle_schema_set(&p->schema, k++, inputs[i]->schema.names[c], inputs[i]->schema.types[c],
+                            err);
   if (st == LADLE_OK) st = check_unique_names(&p->schema, "hconcat", err);
   return finish(p, st, out);
 }
@@ -524,8 +530,7 @@ static ladle_status project(ladle_plan *input, size_t n, const int64_t *idx,
 }
 
 ladle_status ladle_plan_rename(ladle_plan *input, size_t n, const char *const *old_names,
-                               const char *const *new_names, ladle_plan **out,
-                               ladle_error *err) {
+                               const char *const *new_names, ladle_plan **out, ladle_error *err) {
   if (input == NULL) return LADLE_OOM(err, "plan node");
   size_t m = input->schema.n;
   int64_t *idx = malloc(LADLE_MAX(m, 1) * sizeof *idx);
@@ -551,8 +556,8 @@ ladle_status ladle_plan_rename(ladle_plan *input, size_t n, const char *const *o
   return st;
 }
 
-ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *const *drop,
-                             ladle_plan **out, ladle_error *err) {
+ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *const *drop, ladle_plan **out,
+                             ladle_error *err) {
   if (input == NULL) return LADLE_OOM(err, "plan node");
   size_t m = input->schema.n;
   int64_t *idx = malloc(LADLE_MAX(m, 1) * sizeof *idx);
@@ -593,9 +598,11 @@ ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t o
   p->offset = offset;
   ladle_status st = LADLE_OK;
   if (offset < 0 || offset > (int64_t)UINT32_MAX)
-    st = ladle_err_set(err, LADLE_EINVAL, "row index offset %lld does not fit UInt32", (long long)offset);
+    st = ladle_err_set(err, LADLE_EINVAL, "row index offset %lld does not fit UInt32",
+                       (long long)offset);
   if (st == LADLE_OK) st = ladle_schema_init(&p->schema, input->schema.n + 1, err);
-  if (st == LADLE_OK) st = ladle_schema_set(&p->schema, 0, name, ladle_dtype_make(LADLE_TYPE_UINT32), err);
+  if (st == LADLE_OK)
+    st = ladle_schema_set(&p->schema, 0, name, ladle_dtype_make(LADLE_TYPE_UINT32), err);
   for (size_t i = 0; st == LADLE_OK && i < input->schema.n; i++)
     st = ladle_schema_set(&p->schema, i + 1, input->schema.names[i], input->schema.types[i], err);
   if (st == LADLE_OK) st = check_unique_names(&p->schema, "with_row_index", err);
@@ -624,9 +631,15 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
       ladle_strbuf_printf(b, "SCAN memory: %zu columns, %lld rows, %zu partitions", p->schema.n,
                           (long long)p->table->num_rows, p->table->nchunks);
       break;
-    case LADLE_NODE_FILTER: explain_exprs(b, "FILTER ", 1, p->exprs, in); break;
-    case LADLE_NODE_SELECT: explain_exprs(b, "SELECT ", p->nexprs, p->exprs, in); break;
-    case LADLE_NODE_WITH_COLUMNS: explain_exprs(b, "WITH_COLUMNS ", p->nexprs, p->exprs, in); break;
+    case LADLE_NODE_FILTER:
+      explain_exprs(b, "FILTER ", 1, p->exprs, in);
+      break;
+    case LADLE_NODE_SELECT:
+      explain_exprs(b, "SELECT ", p->nexprs, p->exprs, in);
+      break;
+    case LADLE_NODE_WITH_COLUMNS:
+      explain_exprs(b, "WITH_COLUMNS ", p->nexprs, p->exprs, in);
+      break;
     case LADLE_NODE_GROUP_BY:
       explain_exprs(b, "GROUP_BY ", p->nkeys, p->keys, in);
       explain_exprs(b, " AGG ", p->nexprs, p->exprs, in);
@@ -646,7 +659,8 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
       if (p->limit >= 0) ladle_strbuf_printf(b, " limit=%lld", (long long)p->limit);
       break;
     case LADLE_NODE_SLICE:
-      ladle_strbuf_printf(b, "SLICE offset=%lld length=%lld", (long long)p->offset, (long long)p->length);
+      ladle_strbuf_printf(b, "SLICE offset=%lld length=%lld", (long long)p->offset,
+                          (long long)p->length);
       break;
     case LADLE_NODE_DISTINCT:
       ladle_strbuf_printf(b, "UNIQUE keep=%s subset=[", keep_names[p->keep]);
@@ -654,9 +668,15 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
         ladle_strbuf_printf(b, "%s\"%s\"", i ? ", " : "", in->names[p->subset[i]]);
       ladle_strbuf_printf(b, "]%s", p->maintain_order ? " maintain_order" : "");
       break;
-    case LADLE_NODE_UNION: ladle_strbuf_printf(b, "UNION %zu inputs", p->ninputs); break;
-    case LADLE_NODE_HCONCAT: ladle_strbuf_printf(b, "HCONCAT %zu inputs", p->ninputs); break;
-    case LADLE_NODE_CACHE: ladle_strbuf_printf(b, "CACHE %p", (const void *)p); break;
+    case LADLE_NODE_UNION:
+      ladle_strbuf_printf(b, "UNION %zu inputs", p->ninputs);
+      break;
+    case LADLE_NODE_HCONCAT:
+      ladle_strbuf_printf(b, "HCONCAT %zu inputs", p->ninputs);
+      break;
+    case LADLE_NODE_CACHE:
+      ladle_strbuf_printf(b, "CACHE %p", (const void *)p);
+      break;
     case LADLE_NODE_PROJECT:
       ladle_strbuf_printf(b, "PROJECT [");
       for (size_t i = 0; i < p->schema.n; i++)
@@ -664,7 +684,8 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
       ladle_strbuf_printf(b, "]");
       break;
     case LADLE_NODE_ROW_INDEX:
-      ladle_strbuf_printf(b, "ROW_INDEX \"%s\" offset=%lld", p->schema.names[0], (long long)p->offset);
+      ladle_strbuf_printf(b, "ROW_INDEX \"%s\" offset=%lld", p->schema.names[0],
+                          (long long)p->offset);
       break;
   }
   ladle_strbuf_printf(b, "\n");

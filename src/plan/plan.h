@@ -18,11 +18,11 @@ typedef enum ladle_expr_kind {
   LADLE_EX_BINARY,
   LADLE_EX_FUNC,
   LADLE_EX_CAST,
-  LADLE_EX_WHEN,  /* args: cond0, then0, cond1, then1, ..., otherwise */
+  LADLE_EX_WHEN, /* args: cond0, then0, cond1, then1, ..., otherwise */
   LADLE_EX_AGG,
   LADLE_EX_LEN,
   LADLE_EX_RANK,
-  LADLE_EX_OVER   /* args: expr, partition keys... */
+  LADLE_EX_OVER /* args: expr, partition keys... */
 } ladle_expr_kind;
 
 typedef enum ladle_lit_kind {
@@ -35,9 +35,9 @@ typedef enum ladle_lit_kind {
 struct ladle_expr {
   atomic_long refcount;
   ladle_expr_kind kind;
-  int op;                /* binary op, func, agg op or rank method */
-  char *name;            /* COL: column name; ALIAS: new name */
-  ladle_column lit;      /* LIT: the value(s) */
+  int op;           /* binary op, func, agg op or rank method */
+  char *name;       /* COL: column name; ALIAS: new name */
+  ladle_column lit; /* LIT: the value(s) */
   ladle_lit_kind lit_kind;
   ladle_func_opts fopts; /* FUNC; fopts.str is owned */
   ladle_agg_opts aopts;  /* AGG */
@@ -57,30 +57,30 @@ typedef enum ladle_bind_ctx {
 typedef struct ladle_bexpr {
   ladle_expr_kind kind;
   int op;
-  ladle_dtype type;   /* output type */
-  char *name;         /* output name */
-  int64_t col;        /* COL: input column index */
-  ladle_column lit;   /* LIT: length-1 column (or n for a series) of `type` */
+  ladle_dtype type; /* output type */
+  char *name;       /* output name */
+  int64_t col;      /* COL: input column index */
+  ladle_column lit; /* LIT: length-1 column (or n for a series) of `type` */
   ladle_func_opts fopts;
   ladle_agg_opts aopts;
   bool strict;
   bool descending;
-  bool scalar;        /* produces one value however many rows come in */
-  bool has_agg;       /* an AGG/LEN below or here; an OVER hides those under it */
-  bool has_window;    /* an OVER or RANK below or here */
+  bool scalar;     /* produces one value however many rows come in */
+  bool has_agg;    /* an AGG/LEN below or here; an OVER hides those under it */
+  bool has_window; /* an OVER or RANK below or here */
   size_t nargs;
   struct ladle_bexpr **args;
-  void *aux;          /* kernel state prepared at bind time (e.g. a regex) */
+  void *aux; /* kernel state prepared at bind time (e.g. a regex) */
 } ladle_bexpr;
 
 void ladle_bexpr_destroy(ladle_bexpr *e);
 /* Binds `e` against `schema`. In LADLE_CTX_GROUPS every column reference must
  * sit under an aggregation (or be a group key, by `keys`). */
-ladle_status ladle_bind(const ladle_expr *e, const ladle_schema *schema,
-                        ladle_bind_ctx ctx, ladle_bexpr **out, ladle_error *err);
+ladle_status ladle_bind(const ladle_expr *e, const ladle_schema *schema, ladle_bind_ctx ctx,
+                        ladle_bexpr **out, ladle_error *err);
 /* A bound cast node over `e` (consumes e). */
-ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict,
-                              ladle_bexpr **out, ladle_error *err);
+ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict, ladle_bexpr **out,
+                              ladle_error *err);
 /* Appends a one-line text of a bound expression to b. */
 void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_strbuf *b);
 const char *ladle_func_name(ladle_func f);
@@ -101,38 +101,38 @@ typedef enum ladle_node_kind {
   LADLE_NODE_UNION,
   LADLE_NODE_HCONCAT,
   LADLE_NODE_CACHE,
-  LADLE_NODE_PROJECT,  /* rename and drop: pick input columns by index */
+  LADLE_NODE_PROJECT, /* rename and drop: pick input columns by index */
   LADLE_NODE_ROW_INDEX
 } ladle_node_kind;
 
 struct ladle_plan {
   atomic_long refcount;
   ladle_node_kind kind;
-  ladle_schema schema;   /* output */
+  ladle_schema schema; /* output */
   size_t ninputs;
   ladle_plan **inputs;
-  ladle_table *table;    /* SCAN */
-  size_t nexprs;         /* SELECT, WITH_COLUMNS, FILTER (1), GROUP_BY aggs, SORT keys */
+  ladle_table *table; /* SCAN */
+  size_t nexprs;      /* SELECT, WITH_COLUMNS, FILTER (1), GROUP_BY aggs, SORT keys */
   ladle_bexpr **exprs;
-  size_t nkeys;          /* GROUP_BY keys, JOIN left keys */
+  size_t nkeys; /* GROUP_BY keys, JOIN left keys */
   ladle_bexpr **keys;
-  ladle_bexpr **rkeys;   /* JOIN right keys */
-  ladle_join_opts join;  /* suffix owned */
-  int64_t *out_map;      /* JOIN: per output column, left index (>= 0) or
-                            -(right index) - 1; PROJECT: input indices;
-                            WITH_COLUMNS: input index or -(expr index) - 1 */
+  ladle_bexpr **rkeys;    /* JOIN right keys */
+  ladle_join_opts join;   /* suffix owned */
+  int64_t *out_map;       /* JOIN: per output column, left index (>= 0) or
+                             -(right index) - 1; PROJECT: input indices;
+                             WITH_COLUMNS: input index or -(expr index) - 1 */
   int64_t *coalesce_rkey; /* JOIN (FULL with coalesce / RIGHT): per output, the
                              right column that fills nulls, or -1 */
-  bool *descending;      /* SORT */
-  bool *nulls_last;      /* SORT */
-  bool maintain_order;   /* SORT, GROUP_BY, DISTINCT */
-  int64_t limit;         /* SORT top-k, < 0 none */
-  int64_t offset;        /* SLICE, ROW_INDEX */
-  int64_t length;        /* SLICE */
-  size_t nsubset;        /* DISTINCT */
+  bool *descending;       /* SORT */
+  bool *nulls_last;       /* SORT */
+  bool maintain_order;    /* SORT, GROUP_BY, DISTINCT */
+  int64_t limit;          /* SORT top-k, < 0 none */
+  int64_t offset;         /* SLICE, ROW_INDEX */
+  int64_t length;         /* SLICE */
+  size_t nsubset;         /* DISTINCT */
   int64_t *subset;
-  ladle_keep keep;       /* DISTINCT */
-  bool reduce;           /* GROUP_BY with no keys: one row */
+  ladle_keep keep; /* DISTINCT */
+  bool reduce;     /* GROUP_BY with no keys: one row */
 };
 
 #endif /* LADLE_PLAN_H */

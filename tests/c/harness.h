@@ -20,12 +20,12 @@ static struct {
 static int ntests_ = 0;
 static int failures_ = 0;
 
-#define TEST(name)                                                    \
-  static void name(void);                                             \
-  __attribute__((constructor)) static void register_##name(void) {    \
-    tests_[ntests_].label = #name;                                     \
-    tests_[ntests_++].fn = name;                                      \
-  }                                                                   \
+#define TEST(name)                                                 \
+  static void name(void);                                          \
+  __attribute__((constructor)) static void register_##name(void) { \
+    tests_[ntests_].label = #name;                                 \
+    tests_[ntests_++].fn = name;                                   \
+  }                                                                \
   static void name(void)
 
 #define CHECK(cond)                                                              \
@@ -36,34 +36,34 @@ static int failures_ = 0;
     }                                                                            \
   } while (0)
 
-#define CHECK_EQ_I(a, b)                                                                     \
-  do {                                                                                       \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                      \
-    if (a_ != b_) {                                                                          \
-      fprintf(stderr, "  %s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b, \
-              a_, b_);                                                                       \
-      failures_++;                                                                           \
-    }                                                                                        \
+#define CHECK_EQ_I(a, b)                                                                          \
+  do {                                                                                            \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                           \
+    if (a_ != b_) {                                                                               \
+      fprintf(stderr, "  %s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b, a_, \
+              b_);                                                                                \
+      failures_++;                                                                                \
+    }                                                                                             \
   } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                              \
-  do {                                                                                     \
-    double a_ = (double)(a), b_ = (double)(b);                                             \
-    if (!(fabs(a_ - b_) <= (tol) * (1 + fabs(b_)))) {                                       \
-      fprintf(stderr, "  %s:%d: %s ~= %s failed: %.17g vs %.17g\n", __FILE__, __LINE__, #a, \
-              #b, a_, b_);                                                                 \
-      failures_++;                                                                         \
-    }                                                                                      \
+#define CHECK_NEAR(a, b, tol)                                                                   \
+  do {                                                                                          \
+    double a_ = (double)(a), b_ = (double)(b);                                                  \
+    if (!(fabs(a_ - b_) <= (tol) * (1 + fabs(b_)))) {                                           \
+      fprintf(stderr, "  %s:%d: %s ~= %s failed: %.17g vs %.17g\n", __FILE__, __LINE__, #a, #b, \
+              a_, b_);                                                                          \
+      failures_++;                                                                              \
+    }                                                                                           \
   } while (0)
 
-#define CHECK_OK(expr)                                                                   \
-  do {                                                                                   \
-    ladle_status s_ = (expr);                                                            \
-    if (s_ != LADLE_OK) {                                                                \
-      fprintf(stderr, "  %s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,        \
-              ladle_status_name(s_), err_.message);                                     \
-      failures_++;                                                                       \
-    }                                                                                    \
+#define CHECK_OK(expr)                                                           \
+  do {                                                                           \
+    ladle_status s_ = (expr);                                                    \
+    if (s_ != LADLE_OK) {                                                        \
+      fprintf(stderr, "  %s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr, \
+              ladle_status_name(s_), err_.message);                              \
+      failures_++;                                                               \
+    }                                                                            \
   } while (0)
 
 /* Every test file has a `static ladle_error err_;` that calls pass. */
@@ -102,7 +102,8 @@ static inline ladle_table *make_table(int64_t n, int ncols, const colspec *cols,
   if (ladle_table_builder_create(&b, &err_) != LADLE_OK) return NULL;
   for (int i = 0; i < ncols; i++) {
     ladle_dtype t = ladle_dtype_make(cols[i].type);
-    if (ladle_table_builder_add(b, cols[i].name, t, n, cols[i].values, cols[i].validity, &err_) != LADLE_OK) {
+    if (ladle_table_builder_add(b, cols[i].name, t, n, cols[i].values, cols[i].validity, &err_) !=
+        LADLE_OK) {
       fprintf(stderr, "make_table: %s\n", err_.message);
       ladle_table_builder_destroy(b);
       return NULL;
@@ -151,11 +152,16 @@ static inline ladle_column result_col(ladle_result *r, const char *name) {
 
 static inline int64_t geti(const ladle_column *c, int64_t i) {
   switch (ladle_type_width(c->type.id)) {
-    case 1: return ladle_type_is_signed(c->type.id) ? ((const int8_t *)c->values)[i] : ((const uint8_t *)c->values)[i];
-    case 2: return ladle_type_is_signed(c->type.id) ? ((const int16_t *)c->values)[i] : ((const uint16_t *)c->values)[i];
+    case 1:
+      return ladle_type_is_signed(c->type.id) ? ((const int8_t *)c->values)[i]
+                                              : ((const uint8_t *)c->values)[i];
+    case 2:
+      return ladle_type_is_signed(c->type.id) ? ((const int16_t *)c->values)[i]
+                                              : ((const uint16_t *)c->values)[i];
     case 4:
       if (c->type.id == LADLE_TYPE_FLOAT32) return (int64_t)((const float *)c->values)[i];
-      if (ladle_type_is_signed(c->type.id) || c->type.id == LADLE_TYPE_DATE) return ((const int32_t *)c->values)[i];
+      if (ladle_type_is_signed(c->type.id) || c->type.id == LADLE_TYPE_DATE)
+        return ((const int32_t *)c->values)[i];
       return ((const uint32_t *)c->values)[i];
     default:
       if (c->type.id == LADLE_TYPE_FLOAT64) return (int64_t)((const double *)c->values)[i];
@@ -167,7 +173,9 @@ static inline double getf(const ladle_column *c, int64_t i) {
   if (c->type.id == LADLE_TYPE_FLOAT64) return ((const double *)c->values)[i];
   return (double)geti(c, i);
 }
-static inline bool isnull(const ladle_column *c, int64_t i) { return !ladle_column_valid(c, i) || c->type.id == LADLE_TYPE_NULL; }
+static inline bool isnull(const ladle_column *c, int64_t i) {
+  return !ladle_column_valid(c, i) || c->type.id == LADLE_TYPE_NULL;
+}
 /* String value i as a NUL-terminated static buffer. */
 static inline const char *gets_(const ladle_column *c, int64_t i) {
   static char buf[4][256];
@@ -187,8 +195,12 @@ static inline const char *gets_(const ladle_column *c, int64_t i) {
 #define BIN(op, a, b) ladle_expr_binary(LADLE_OP_##op, a, b)
 #define AGG(op, e) ladle_expr_agg(LADLE_AGG_##op, e, NULL)
 #define AS(e, n) ladle_expr_alias(e, n)
-static inline ladle_expr *fn1(ladle_func f, ladle_expr *a) { return ladle_expr_func(f, 1, &a, NULL); }
-static inline ladle_expr *fn1o(ladle_func f, ladle_expr *a, ladle_func_opts o) { return ladle_expr_func(f, 1, &a, &o); }
+static inline ladle_expr *fn1(ladle_func f, ladle_expr *a) {
+  return ladle_expr_func(f, 1, &a, NULL);
+}
+static inline ladle_expr *fn1o(ladle_func f, ladle_expr *a, ladle_func_opts o) {
+  return ladle_expr_func(f, 1, &a, &o);
+}
 static inline ladle_expr *fn2(ladle_func f, ladle_expr *a, ladle_expr *b) {
   ladle_expr *args[2] = {a, b};
   return ladle_expr_func(f, 2, args, NULL);

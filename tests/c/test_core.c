@@ -1,7 +1,7 @@
 /* test_core.c — the building blocks: thread pool, buffers, columns (slice,
  * concat, gather), supertypes, and the Arrow C stream both ways. */
-#include "harness.h"
 #include "core/core.h"
+#include "harness.h"
 
 static ladle_status add_task(void *ctx, size_t i, ladle_error *err) {
   atomic_long *sum = ctx;
@@ -98,7 +98,8 @@ TEST(supertypes_follow_polars) {
     if (ok) CHECK_EQ_I(out.id, cases[i].want);
   }
   char buf[64];
-  CHECK(strcmp(ladle_dtype_name(ladle_dtype_temporal(LADLE_TYPE_DATETIME, LADLE_TIME_NS, "UTC"), buf, sizeof buf),
+  CHECK(strcmp(ladle_dtype_name(ladle_dtype_temporal(LADLE_TYPE_DATETIME, LADLE_TIME_NS, "UTC"),
+                                buf, sizeof buf),
                "datetime[ns, UTC]") == 0);
 }
 
@@ -107,7 +108,9 @@ TEST(arrow_stream_round_trip_shares_buffers) {
   const uint8_t vv[] = {1, 0, 1, 1, 1};
   const uint8_t b[] = {1, 0, 1, 1, 0};
   const char *s[] = {"a", NULL, "ccc", "", "ü"};
-  colspec c[] = {{"v", LADLE_TYPE_INT64, v, vv}, {"b", LADLE_TYPE_BOOL, b, NULL}, {"s", LADLE_TYPE_STRING, s, NULL}};
+  colspec c[] = {{"v", LADLE_TYPE_INT64, v, vv},
+                 {"b", LADLE_TYPE_BOOL, b, NULL},
+                 {"s", LADLE_TYPE_STRING, s, NULL}};
   ladle_table *t = make_table(5, 3, c, 2);
   ladle_plan *p = scan(t);
   ladle_result *r = run_plan(p, 1, 2);
@@ -153,4 +156,26 @@ TEST(table_builder_rejects_mismatched_columns) {
   CHECK(strstr(err_.message, "'b'") != NULL);
   CHECK(ladle_table_builder_add(b, "a", T_(LADLE_TYPE_INT64), 2, v, NULL, &err_) == LADLE_EINVAL);
   ladle_table_builder_destroy(b);
+}
+
+static void *failing_alloc(void *ctx, size_t size) {
+  (void)ctx;
+  (void)size;
+  return NULL;
+}
+static void failing_free(void *ctx, void *p, size_t size) {
+  (void)ctx;
+  (void)p;
+  (void)size;
+}
+
+TEST(allocation_failure_is_a_status) {
+  ladle_allocator a = {failing_alloc, failing_free, NULL, LADLE_DEVICE_CPU, 0, "failing"};
+  ladle_buffer *b = NULL;
+  ladle_status st = ladle_buffer_alloc(&a, 1 << 20, &b, &err_);
+  CHECK(st == LADLE_ENOMEM && b == NULL);
+  CHECK(strstr(err_.message, "failing") != NULL);
+  /* an absurd size from the host allocator fails cleanly too */
+  st = ladle_buffer_alloc(NULL, (size_t)1 << 62, &b, &err_);
+  CHECK(st == LADLE_ENOMEM && b == NULL);
 }

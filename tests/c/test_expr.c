@@ -15,7 +15,8 @@ static ladle_table *ab(void) {
 
 TEST(floor_div_and_mod_follow_python) {
   ladle_table *t = ab();
-  ladle_expr *e[] = {AS(BIN(FLOOR_DIV, COL("a"), COL("b")), "fd"), AS(BIN(MOD, COL("a"), COL("b")), "m"),
+  ladle_expr *e[] = {AS(BIN(FLOOR_DIV, COL("a"), COL("b")), "fd"),
+                     AS(BIN(MOD, COL("a"), COL("b")), "m"),
                      AS(BIN(TRUE_DIV, COL("a"), COL("b")), "td")};
   ladle_result *r = select_run(t, 3, e);
   CHECK(r != NULL);
@@ -45,13 +46,16 @@ TEST(integer_overflow_wraps_and_types_promote) {
   const uint8_t u[] = {250, 3};
   const int32_t i32[] = {2147483647, 1};
   const float f[] = {1.5f, 2.0f};
-  colspec c[] = {{"x", LADLE_TYPE_INT8, x, NULL}, {"u", LADLE_TYPE_UINT8, u, NULL},
-                 {"i", LADLE_TYPE_INT32, i32, NULL}, {"f", LADLE_TYPE_FLOAT32, f, NULL}};
+  colspec c[] = {{"x", LADLE_TYPE_INT8, x, NULL},
+                 {"u", LADLE_TYPE_UINT8, u, NULL},
+                 {"i", LADLE_TYPE_INT32, i32, NULL},
+                 {"f", LADLE_TYPE_FLOAT32, f, NULL}};
   ladle_table *t = make_table(2, 4, c, 0);
-  ladle_expr *e[] = {AS(BIN(MUL, COL("x"), LIT(2)), "x2"), AS(BIN(ADD, COL("u"), LIT(10)), "u10"),
-                     AS(BIN(ADD, COL("i"), LIT(1)), "i1"), AS(BIN(ADD, COL("u"), COL("x")), "ux"),
-                     AS(BIN(MUL, COL("f"), LITF(2.0)), "f2"), AS(BIN(ADD, COL("i"), COL("f")), "if"),
-                     AS(fn1(LADLE_FN_NEG, COL("x")), "neg")};
+  ladle_expr *e[] = {
+      AS(BIN(MUL, COL("x"), LIT(2)), "x2"),    AS(BIN(ADD, COL("u"), LIT(10)), "u10"),
+      AS(BIN(ADD, COL("i"), LIT(1)), "i1"),    AS(BIN(ADD, COL("u"), COL("x")), "ux"),
+      AS(BIN(MUL, COL("f"), LITF(2.0)), "f2"), AS(BIN(ADD, COL("i"), COL("f")), "if"),
+      AS(fn1(LADLE_FN_NEG, COL("x")), "neg")};
   ladle_result *r = select_run(t, 7, e);
   CHECK(r != NULL);
   if (r) {
@@ -63,9 +67,9 @@ TEST(integer_overflow_wraps_and_types_promote) {
     CHECK(ladle_result_column_type(r, 5).id == LADLE_TYPE_FLOAT64);
     ladle_column x2 = result_col(r, "x2"), u10 = result_col(r, "u10"), i1 = result_col(r, "i1"),
                  ux = result_col(r, "ux"), neg = result_col(r, "neg");
-    CHECK_EQ_I(geti(&x2, 0), -56);    /* 200 wraps in i8 */
-    CHECK_EQ_I(geti(&x2, 1), 0);      /* -256 wraps to 0 */
-    CHECK_EQ_I(geti(&u10, 0), 4);     /* 260 wraps in u8 */
+    CHECK_EQ_I(geti(&x2, 0), -56); /* 200 wraps in i8 */
+    CHECK_EQ_I(geti(&x2, 1), 0);   /* -256 wraps to 0 */
+    CHECK_EQ_I(geti(&u10, 0), 4);  /* 260 wraps in u8 */
     CHECK_EQ_I(geti(&i1, 0), INT32_MIN);
     CHECK_EQ_I(geti(&ux, 0), 350);
     CHECK_EQ_I(geti(&neg, 1), -128); /* -(-128) wraps */
@@ -86,7 +90,8 @@ TEST(float_comparisons_in_total_order) {
   colspec c[] = {{"a", LADLE_TYPE_FLOAT64, a, av}, {"b", LADLE_TYPE_FLOAT64, b, NULL}};
   ladle_table *t = make_table(5, 2, c, 0);
   ladle_expr *e[] = {AS(BIN(EQ, COL("a"), COL("b")), "eq"), AS(BIN(LT, COL("a"), COL("b")), "lt"),
-                     AS(BIN(GT, COL("a"), COL("b")), "gt"), AS(BIN(EQ_MISSING, COL("a"), COL("b")), "eqm")};
+                     AS(BIN(GT, COL("a"), COL("b")), "gt"),
+                     AS(BIN(EQ_MISSING, COL("a"), COL("b")), "eqm")};
   ladle_result *r = select_run(t, 4, e);
   CHECK(r != NULL);
   if (r) {
@@ -126,10 +131,18 @@ TEST(kleene_logic) {
     const int ea[] = {1, 0, -1, 0, 0, 0, -1, 0, -1};
     const int eo[] = {1, 1, 1, 1, 0, -1, 1, -1, -1};
     for (int i = 0; i < 9; i++) {
-      if (ea[i] < 0) CHECK(isnull(&a, i));
-      else { CHECK(!isnull(&a, i)); CHECK_EQ_I(geti(&a, i), ea[i]); }
-      if (eo[i] < 0) CHECK(isnull(&o, i));
-      else { CHECK(!isnull(&o, i)); CHECK_EQ_I(geti(&o, i), eo[i]); }
+      if (ea[i] < 0)
+        CHECK(isnull(&a, i));
+      else {
+        CHECK(!isnull(&a, i));
+        CHECK_EQ_I(geti(&a, i), ea[i]);
+      }
+      if (eo[i] < 0)
+        CHECK(isnull(&o, i));
+      else {
+        CHECK(!isnull(&o, i));
+        CHECK_EQ_I(geti(&o, i), eo[i]);
+      }
     }
     CHECK(isnull(&n, 6));
     CHECK_EQ_I(geti(&n, 0), 0);
@@ -145,7 +158,8 @@ TEST(null_functions_and_when) {
   ladle_table *t = ab();
   ladle_expr *conds[2] = {BIN(GT, COL("a"), LIT(5)), BIN(LT, COL("a"), LIT(0))};
   ladle_expr *thens[2] = {LIT(100), COL("b")};
-  ladle_expr *e[] = {AS(fn1(LADLE_FN_IS_NULL, COL("a")), "isn"), AS(fn2(LADLE_FN_FILL_NULL, COL("a"), LIT(-1)), "fill"),
+  ladle_expr *e[] = {AS(fn1(LADLE_FN_IS_NULL, COL("a")), "isn"),
+                     AS(fn2(LADLE_FN_FILL_NULL, COL("a"), LIT(-1)), "fill"),
                      AS(ladle_expr_when(2, conds, thens, LIT(0)), "w")};
   ladle_result *r = select_run(t, 3, e);
   CHECK(r != NULL);
@@ -226,7 +240,8 @@ TEST(is_in_between_clip_round) {
   const double f[] = {1.5, 2.5, -0.5, 0.125};
   colspec c[] = {{"v", LADLE_TYPE_INT64, v, vv}, {"f", LADLE_TYPE_FLOAT64, f, NULL}};
   ladle_table *t = make_table(4, 2, c, 0);
-  ladle_expr *items[] = {ladle_expr_lit_int(5, LADLE_TYPE_INT64), ladle_expr_lit_int(9, LADLE_TYPE_INT64)};
+  ladle_expr *items[] = {ladle_expr_lit_int(5, LADLE_TYPE_INT64),
+                         ladle_expr_lit_int(9, LADLE_TYPE_INT64)};
   ladle_func_opts r1 = {0};
   r1.i64 = 1;
   ladle_expr *e[] = {AS(fn2(LADLE_FN_IS_IN, COL("v"), ladle_expr_lit_series(2, items)), "in"),
@@ -239,7 +254,8 @@ TEST(is_in_between_clip_round) {
   CHECK(r != NULL);
   if (r) {
     ladle_column in = result_col(r, "in"), btw = result_col(r, "btw"), clip = result_col(r, "clip"),
-                 rd = result_col(r, "round"), rd1 = result_col(r, "round1"), sq = result_col(r, "sqrt");
+                 rd = result_col(r, "round"), rd1 = result_col(r, "round1"),
+                 sq = result_col(r, "sqrt");
     CHECK_EQ_I(geti(&in, 0), 0);
     CHECK_EQ_I(geti(&in, 1), 1);
     CHECK_EQ_I(geti(&in, 2), 1);
@@ -277,17 +293,21 @@ TEST(string_functions) {
   sl.i64b = 2;
   pre.str = "He";
   ladle_expr *cc[2] = {COL("s"), ladle_expr_lit_str("!", 1)};
-  ladle_expr *e[] = {AS(fn1(LADLE_FN_STR_LEN_BYTES, COL("s")), "lb"), AS(fn1(LADLE_FN_STR_LEN_CHARS, COL("s")), "lc"),
-                     AS(fn1o(LADLE_FN_STR_CONTAINS, COL("s"), lit), "cl"), AS(fn1o(LADLE_FN_STR_CONTAINS, COL("s"), re), "cr"),
-                     AS(fn1(LADLE_FN_STR_TO_UPPER, COL("s")), "up"), AS(fn1o(LADLE_FN_STR_SLICE, COL("s"), sl), "sl"),
-                     AS(fn1(LADLE_FN_STR_STRIP_CHARS, COL("s")), "st"), AS(fn1o(LADLE_FN_STR_STARTS_WITH, COL("s"), pre), "sw"),
+  ladle_expr *e[] = {AS(fn1(LADLE_FN_STR_LEN_BYTES, COL("s")), "lb"),
+                     AS(fn1(LADLE_FN_STR_LEN_CHARS, COL("s")), "lc"),
+                     AS(fn1o(LADLE_FN_STR_CONTAINS, COL("s"), lit), "cl"),
+                     AS(fn1o(LADLE_FN_STR_CONTAINS, COL("s"), re), "cr"),
+                     AS(fn1(LADLE_FN_STR_TO_UPPER, COL("s")), "up"),
+                     AS(fn1o(LADLE_FN_STR_SLICE, COL("s"), sl), "sl"),
+                     AS(fn1(LADLE_FN_STR_STRIP_CHARS, COL("s")), "st"),
+                     AS(fn1o(LADLE_FN_STR_STARTS_WITH, COL("s"), pre), "sw"),
                      AS(ladle_expr_func(LADLE_FN_STR_CONCAT, 2, cc, NULL), "cat")};
   ladle_result *r = select_run(t, 9, e);
   CHECK(r != NULL);
   if (r) {
-    ladle_column lb = result_col(r, "lb"), lc = result_col(r, "lc"), cl = result_col(r, "cl"), cr = result_col(r, "cr"),
-                 up = result_col(r, "up"), sl2 = result_col(r, "sl"), st = result_col(r, "st"), sw = result_col(r, "sw"),
-                 cat = result_col(r, "cat");
+    ladle_column lb = result_col(r, "lb"), lc = result_col(r, "lc"), cl = result_col(r, "cl"),
+                 cr = result_col(r, "cr"), up = result_col(r, "up"), sl2 = result_col(r, "sl"),
+                 st = result_col(r, "st"), sw = result_col(r, "sw"), cat = result_col(r, "cat");
     CHECK_EQ_I(geti(&lb, 2), 11);
     CHECK_EQ_I(geti(&lc, 2), 7);
     CHECK(isnull(&lc, 3));
@@ -318,24 +338,34 @@ TEST(temporal_fields_and_arithmetic) {
   ladle_table_builder *b;
   CHECK_OK(ladle_table_builder_create(&b, &err_));
   CHECK_OK(ladle_table_builder_add(b, "d", T_(LADLE_TYPE_DATE), 3, d, NULL, &err_));
-  CHECK_OK(ladle_table_builder_add(b, "ts", ladle_dtype_temporal(LADLE_TYPE_DATETIME, LADLE_TIME_US, NULL), 3, ts, NULL, &err_));
+  CHECK_OK(ladle_table_builder_add(
+      b, "ts", ladle_dtype_temporal(LADLE_TYPE_DATETIME, LADLE_TIME_US, NULL), 3, ts, NULL, &err_));
   ladle_table *t;
   CHECK_OK(ladle_table_builder_finish(b, 0, &t, &err_));
   (void)c;
   ladle_func_opts mo = {0};
   mo.str = "1mo";
-  ladle_expr *e[] = {AS(fn1(LADLE_FN_DT_YEAR, COL("d")), "y"), AS(fn1(LADLE_FN_DT_MONTH, COL("d")), "m"),
-                     AS(fn1(LADLE_FN_DT_DAY, COL("d")), "dd"), AS(fn1(LADLE_FN_DT_WEEKDAY, COL("d")), "wd"),
-                     AS(fn1(LADLE_FN_DT_ORDINAL_DAY, COL("d")), "od"), AS(fn1(LADLE_FN_DT_HOUR, COL("ts")), "h"),
-                     AS(fn1(LADLE_FN_DT_SECOND, COL("ts")), "s"), AS(fn1o(LADLE_FN_DT_TRUNCATE, COL("d"), mo), "tr"),
-                     AS(BIN(ADD, COL("ts"), ladle_expr_lit_temporal(86400000000LL, ladle_dtype_temporal(LADLE_TYPE_DURATION, LADLE_TIME_US, NULL))), "plus"),
-                     AS(ladle_expr_cast(COL("d"), T_(LADLE_TYPE_STRING), true), "str")};
+  ladle_expr *e[] = {
+      AS(fn1(LADLE_FN_DT_YEAR, COL("d")), "y"),
+      AS(fn1(LADLE_FN_DT_MONTH, COL("d")), "m"),
+      AS(fn1(LADLE_FN_DT_DAY, COL("d")), "dd"),
+      AS(fn1(LADLE_FN_DT_WEEKDAY, COL("d")), "wd"),
+      AS(fn1(LADLE_FN_DT_ORDINAL_DAY, COL("d")), "od"),
+      AS(fn1(LADLE_FN_DT_HOUR, COL("ts")), "h"),
+      AS(fn1(LADLE_FN_DT_SECOND, COL("ts")), "s"),
+      AS(fn1o(LADLE_FN_DT_TRUNCATE, COL("d"), mo), "tr"),
+      AS(BIN(ADD, COL("ts"),
+             ladle_expr_lit_temporal(
+                 86400000000LL, ladle_dtype_temporal(LADLE_TYPE_DURATION, LADLE_TIME_US, NULL))),
+         "plus"),
+      AS(ladle_expr_cast(COL("d"), T_(LADLE_TYPE_STRING), true), "str")};
   ladle_result *r = select_run(t, 10, e);
   CHECK(r != NULL);
   if (r) {
-    ladle_column y = result_col(r, "y"), m = result_col(r, "m"), dd = result_col(r, "dd"), wd = result_col(r, "wd"),
-                 od = result_col(r, "od"), h = result_col(r, "h"), s = result_col(r, "s"), tr = result_col(r, "tr"),
-                 plus = result_col(r, "plus"), str = result_col(r, "str");
+    ladle_column y = result_col(r, "y"), m = result_col(r, "m"), dd = result_col(r, "dd"),
+                 wd = result_col(r, "wd"), od = result_col(r, "od"), h = result_col(r, "h"),
+                 s = result_col(r, "s"), tr = result_col(r, "tr"), plus = result_col(r, "plus"),
+                 str = result_col(r, "str");
     CHECK_EQ_I(geti(&y, 0), 2024);
     CHECK_EQ_I(geti(&m, 0), 2);
     CHECK_EQ_I(geti(&dd, 0), 29);
@@ -364,7 +394,8 @@ TEST(hash_is_deterministic_and_seeded) {
   ladle_func_opts s1 = {0}, s2 = {0};
   s1.u64 = 1;
   s2.u64 = 2;
-  ladle_expr *e[] = {AS(fn1o(LADLE_FN_HASH, COL("v"), s1), "h1"), AS(fn1o(LADLE_FN_HASH, COL("v"), s2), "h2")};
+  ladle_expr *e[] = {AS(fn1o(LADLE_FN_HASH, COL("v"), s1), "h1"),
+                     AS(fn1o(LADLE_FN_HASH, COL("v"), s2), "h2")};
   ladle_result *r = select_run(t, 2, e);
   CHECK(r != NULL);
   if (r) {

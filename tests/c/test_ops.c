@@ -38,19 +38,30 @@ TEST(group_by_every_aggregation) {
   const int64_t v[] = {1, 0, 4, 5, 3, 6};
   const uint8_t vv[] = {1, 0, 1, 1, 1, 1};
   const uint8_t bo[] = {1, 0, 0, 1, 1, 1};
-  colspec c[] = {{"k", LADLE_TYPE_STRING, k, NULL}, {"v", LADLE_TYPE_INT64, v, vv}, {"b", LADLE_TYPE_BOOL, bo, NULL}};
+  colspec c[] = {{"k", LADLE_TYPE_STRING, k, NULL},
+                 {"v", LADLE_TYPE_INT64, v, vv},
+                 {"b", LADLE_TYPE_BOOL, bo, NULL}};
   ladle_table *t = make_table(6, 3, c, 2);
   ladle_agg_opts q = {0, 0.5, LADLE_INTERP_LOWER};
   ladle_expr *keys[] = {COL("k")};
-  ladle_expr *aggs[] = {AS(AGG(SUM, COL("v")), "sum"),       AS(AGG(MEAN, COL("v")), "mean"),
-                        AS(AGG(MIN, COL("v")), "min"),       AS(AGG(MAX, COL("v")), "max"),
-                        AS(AGG(COUNT, COL("v")), "count"),   AS(AGG(NULL_COUNT, COL("v")), "nc"),
-                        AS(ladle_expr_len(), "len"),         AS(AGG(N_UNIQUE, COL("v")), "nu"),
-                        AS(AGG(FIRST, COL("v")), "first"),   AS(AGG(LAST, COL("v")), "last"),
-                        AS(AGG(STD, COL("v")), "std"),       AS(AGG(VAR, COL("v")), "var"),
-                        AS(AGG(MEDIAN, COL("v")), "median"), AS(ladle_expr_agg(LADLE_AGG_QUANTILE, COL("v"), &q), "q"),
-                        AS(AGG(ARG_MIN, COL("v")), "amin"),  AS(AGG(ARG_MAX, COL("v")), "amax"),
-                        AS(AGG(ANY, COL("b")), "any"),       AS(AGG(ALL, COL("b")), "all"),
+  ladle_expr *aggs[] = {AS(AGG(SUM, COL("v")), "sum"),
+                        AS(AGG(MEAN, COL("v")), "mean"),
+                        AS(AGG(MIN, COL("v")), "min"),
+                        AS(AGG(MAX, COL("v")), "max"),
+                        AS(AGG(COUNT, COL("v")), "count"),
+                        AS(AGG(NULL_COUNT, COL("v")), "nc"),
+                        AS(ladle_expr_len(), "len"),
+                        AS(AGG(N_UNIQUE, COL("v")), "nu"),
+                        AS(AGG(FIRST, COL("v")), "first"),
+                        AS(AGG(LAST, COL("v")), "last"),
+                        AS(AGG(STD, COL("v")), "std"),
+                        AS(AGG(VAR, COL("v")), "var"),
+                        AS(AGG(MEDIAN, COL("v")), "median"),
+                        AS(ladle_expr_agg(LADLE_AGG_QUANTILE, COL("v"), &q), "q"),
+                        AS(AGG(ARG_MIN, COL("v")), "amin"),
+                        AS(AGG(ARG_MAX, COL("v")), "amax"),
+                        AS(AGG(ANY, COL("b")), "any"),
+                        AS(AGG(ALL, COL("b")), "all"),
                         AS(BIN(SUB, AGG(MAX, COL("v")), AGG(MIN, COL("v"))), "range")};
   ladle_plan *p;
   CHECK_OK(ladle_plan_group_by(scan(t), 1, keys, 19, aggs, true, &p, &err_));
@@ -60,13 +71,29 @@ TEST(group_by_every_aggregation) {
     ladle_column kk = result_col(r, "k");
     /* maintain_order: a, b, null */
     CHECK(strcmp(gets_(&kk, 0), "a") == 0 && strcmp(gets_(&kk, 1), "b") == 0 && isnull(&kk, 2));
-    const char *names[] = {"sum", "mean", "min", "max", "count", "nc", "len", "nu", "first", "last",
-                           "std", "var", "median", "q", "amin", "amax", "any", "all", "range"};
+    const char *names[] = {"sum",  "mean",  "min",  "max", "count", "nc",     "len",
+                           "nu",   "first", "last", "std", "var",   "median", "q",
+                           "amin", "amax",  "any",  "all", "range"};
     /* rows a, b, null; NAN marks an expected null */
-    const double exp[19][3] = {{4, 4, 11},    {2, 4, 5.5},   {1, 4, 5},      {3, 4, 6},   {2, 1, 2},
-                               {1, 0, 0},     {3, 1, 2},     {3, 1, 2},      {1, 4, 5},   {3, 4, 6},
-                               {sqrt(2.0), NAN, sqrt(0.5)}, {2, NAN, 0.5}, {2, 4, 5.5}, {1, 4, 5},
-                               {0, 0, 0},     {2, 0, 1},     {1, 0, 1},      {0, 0, 1},   {2, 0, 1}};
+    const double exp[19][3] = {{4, 4, 11},
+                               {2, 4, 5.5},
+                               {1, 4, 5},
+                               {3, 4, 6},
+                               {2, 1, 2},
+                               {1, 0, 0},
+                               {3, 1, 2},
+                               {3, 1, 2},
+                               {1, 4, 5},
+                               {3, 4, 6},
+                               {sqrt(2.0), NAN, sqrt(0.5)},
+                               {2, NAN, 0.5},
+                               {2, 4, 5.5},
+                               {1, 4, 5},
+                               {0, 0, 0},
+                               {2, 0, 1},
+                               {1, 0, 1},
+                               {0, 0, 1},
+                               {2, 0, 1}};
     for (int a = 0; a < 19; a++) {
       ladle_column col = result_col(r, names[a]);
       for (int g = 0; g < 3; g++) {
@@ -75,7 +102,8 @@ TEST(group_by_every_aggregation) {
           CHECK(isnull(&col, g));
         } else {
           if (isnull(&col, g) || fabs(getf(&col, g) - exp[a][g]) > 1e-9)
-            fprintf(stderr, "  %s[%d] = %g, expected %g\n", names[a], g, isnull(&col, g) ? NAN : getf(&col, g), exp[a][g]);
+            fprintf(stderr, "  %s[%d] = %g, expected %g\n", names[a], g,
+                    isnull(&col, g) ? NAN : getf(&col, g), exp[a][g]);
           CHECK(!isnull(&col, g));
           CHECK_NEAR(getf(&col, g), exp[a][g], 1e-9);
         }
@@ -120,15 +148,17 @@ TEST(reduce_on_empty_and_all_null_inputs) {
   colspec c[] = {{"v", LADLE_TYPE_INT64, v, none}};
   for (int empty = 0; empty < 2; empty++) {
     ladle_table *t = make_table(empty ? 0 : 2, 1, c, 0);
-    ladle_expr *e[] = {AS(AGG(SUM, COL("v")), "sum"), AS(AGG(MEAN, COL("v")), "mean"), AS(AGG(MIN, COL("v")), "min"),
-                       AS(AGG(COUNT, COL("v")), "count"), AS(ladle_expr_len(), "len"), AS(AGG(FIRST, COL("v")), "first")};
+    ladle_expr *e[] = {AS(AGG(SUM, COL("v")), "sum"), AS(AGG(MEAN, COL("v")), "mean"),
+                       AS(AGG(MIN, COL("v")), "min"), AS(AGG(COUNT, COL("v")), "count"),
+                       AS(ladle_expr_len(), "len"),   AS(AGG(FIRST, COL("v")), "first")};
     ladle_plan *p;
     CHECK_OK(ladle_plan_reduce(scan(t), 6, e, &p, &err_));
     ladle_result *r = run(p);
     CHECK(r && ladle_result_num_rows(r) == 1);
     if (r) {
       ladle_column s = result_col(r, "sum"), m = result_col(r, "mean"), mn = result_col(r, "min"),
-                   cnt = result_col(r, "count"), len = result_col(r, "len"), f = result_col(r, "first");
+                   cnt = result_col(r, "count"), len = result_col(r, "len"),
+                   f = result_col(r, "first");
       CHECK_EQ_I(geti(&s, 0), 0);
       CHECK(!isnull(&s, 0));
       CHECK(isnull(&m, 0));
@@ -157,7 +187,8 @@ static ladle_plan *join_of(ladle_join_type how, bool nulls_equal, bool coalesce)
   ladle_expr *lo[] = {COL("k")}, *ro[] = {COL("k")};
   ladle_join_opts o = {how, nulls_equal, coalesce, NULL};
   ladle_plan *p = NULL;
-  if (ladle_plan_join(scan(l), scan(r), how == LADLE_JOIN_CROSS ? 0 : 1, lo, ro, &o, &p, &err_) != LADLE_OK)
+  if (ladle_plan_join(scan(l), scan(r), how == LADLE_JOIN_CROSS ? 0 : 1, lo, ro, &o, &p, &err_) !=
+      LADLE_OK)
     fprintf(stderr, "  join build: %s\n", err_.message);
   if (how == LADLE_JOIN_CROSS) {
     ladle_expr_destroy(lo[0]);
@@ -190,13 +221,18 @@ TEST(joins_of_every_type) {
     size_t ncols;
   } cases[] = {
       {LADLE_JOIN_INNER, false, 3, 20 * 1000 + 200 + 40 * 1000 + 300 + 40 * 1000 + 301, 3},
-      {LADLE_JOIN_LEFT, false, 5, 10 * 1000 - 1 + 20 * 1000 + 200 + 30 * 1000 - 1 + 40 * 1000 + 300 + 40 * 1000 + 301, 3},
-      {LADLE_JOIN_RIGHT, false, 5, 20 * 1000 + 200 + 40 * 1000 + 300 + 40 * 1000 + 301 - 1000 + 500 - 1000 + 600, 3},
+      {LADLE_JOIN_LEFT, false, 5,
+       10 * 1000 - 1 + 20 * 1000 + 200 + 30 * 1000 - 1 + 40 * 1000 + 300 + 40 * 1000 + 301, 3},
+      {LADLE_JOIN_RIGHT, false, 5,
+       20 * 1000 + 200 + 40 * 1000 + 300 + 40 * 1000 + 301 - 1000 + 500 - 1000 + 600, 3},
       {LADLE_JOIN_FULL, false, 7,
-       10 * 1000 - 1 + 20 * 1000 + 200 + 30 * 1000 - 1 + 40 * 1000 + 300 + 40 * 1000 + 301 - 1000 + 500 - 1000 + 600, 4},
+       10 * 1000 - 1 + 20 * 1000 + 200 + 30 * 1000 - 1 + 40 * 1000 + 300 + 40 * 1000 + 301 - 1000 +
+           500 - 1000 + 600,
+       4},
       {LADLE_JOIN_SEMI, false, 2, 0, 2},
       {LADLE_JOIN_ANTI, false, 2, 0, 2},
-      {LADLE_JOIN_INNER, true, 4, 20 * 1000 + 200 + 40 * 1000 + 300 + 40 * 1000 + 301 + 30 * 1000 + 500, 3},
+      {LADLE_JOIN_INNER, true, 4,
+       20 * 1000 + 200 + 40 * 1000 + 300 + 40 * 1000 + 301 + 30 * 1000 + 500, 3},
       {LADLE_JOIN_CROSS, false, 20, 0, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -207,9 +243,11 @@ TEST(joins_of_every_type) {
     ladle_result *r = run(p);
     CHECK(r != NULL);
     if (r == NULL) continue;
-    if (ladle_result_num_rows(r) != cases[i].rows) fprintf(stderr, "  case %zu rows %lld\n", i, (long long)ladle_result_num_rows(r));
+    if (ladle_result_num_rows(r) != cases[i].rows)
+      fprintf(stderr, "  case %zu rows %lld\n", i, (long long)ladle_result_num_rows(r));
     CHECK_EQ_I(ladle_result_num_rows(r), cases[i].rows);
-    if (cases[i].how != LADLE_JOIN_SEMI && cases[i].how != LADLE_JOIN_ANTI && cases[i].how != LADLE_JOIN_CROSS)
+    if (cases[i].how != LADLE_JOIN_SEMI && cases[i].how != LADLE_JOIN_ANTI &&
+        cases[i].how != LADLE_JOIN_CROSS)
       CHECK_EQ_I(fingerprint(r), cases[i].fp);
     ladle_result_destroy(r);
   }
@@ -218,7 +256,8 @@ TEST(joins_of_every_type) {
   CHECK(strcmp(ladle_plan_column_name(p, 2), "k_right") == 0);
   ladle_plan_destroy(p);
   p = join_of(LADLE_JOIN_RIGHT, false, true);
-  CHECK(strcmp(ladle_plan_column_name(p, 0), "a") == 0 && strcmp(ladle_plan_column_name(p, 1), "k") == 0);
+  CHECK(strcmp(ladle_plan_column_name(p, 0), "a") == 0 &&
+        strcmp(ladle_plan_column_name(p, 1), "k") == 0);
   ladle_plan_destroy(p);
   /* full join with coalesce: the key column takes the right value for right-only rows */
   p = join_of(LADLE_JOIN_FULL, false, true);
@@ -241,7 +280,9 @@ TEST(sort_several_keys_nulls_and_stability) {
   const uint8_t av[] = {1, 1, 1, 0, 1, 1};
   const char *s[] = {"b", "z", "a", "q", NULL, "b"};
   const int64_t id[] = {0, 1, 2, 3, 4, 5};
-  colspec c[] = {{"a", LADLE_TYPE_INT64, a, av}, {"s", LADLE_TYPE_STRING, s, NULL}, {"id", LADLE_TYPE_INT64, id, NULL}};
+  colspec c[] = {{"a", LADLE_TYPE_INT64, a, av},
+                 {"s", LADLE_TYPE_STRING, s, NULL},
+                 {"id", LADLE_TYPE_INT64, id, NULL}};
   ladle_table *t = make_table(6, 3, c, 2);
   ladle_expr *by[] = {COL("a"), COL("s")};
   bool desc[] = {true, false}, nl[] = {true, false};
@@ -250,7 +291,8 @@ TEST(sort_several_keys_nulls_and_stability) {
   ladle_result *r = run(p);
   if (r) {
     ladle_column idc = result_col(r, "id");
-    /* a desc (nulls last), then s asc (nulls first): (2,a)=2,(2,b)=0,(2,b)=5,(1,null)=4,(1,z)=1,(null)=3 */
+    /* a desc (nulls last), then s asc (nulls first):
+     * (2,a)=2,(2,b)=0,(2,b)=5,(1,null)=4,(1,z)=1,(null)=3 */
     const int64_t exp[] = {2, 0, 5, 4, 1, 3};
     for (int i = 0; i < 6; i++) CHECK_EQ_I(geti(&idc, i), exp[i]);
     ladle_column_release(&idc);
@@ -299,7 +341,8 @@ TEST(slice_head_tail_and_negative_offsets) {
   ladle_table *t = make_table(10, 1, c, 3);
   struct {
     int64_t off, len, first, n;
-  } cases[] = {{0, 3, 0, 3}, {-3, 3, 7, 3}, {4, -1, 4, 6}, {8, 5, 8, 2}, {20, 5, 0, 0}, {-12, 4, 0, 2}, {2, 0, 0, 0}};
+  } cases[] = {{0, 3, 0, 3},  {-3, 3, 7, 3},  {4, -1, 4, 6}, {8, 5, 8, 2},
+               {20, 5, 0, 0}, {-12, 4, 0, 2}, {2, 0, 0, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     ladle_plan *p;
     CHECK_OK(ladle_plan_slice(scan(t), cases[i].off, cases[i].len, &p, &err_));
@@ -327,7 +370,8 @@ TEST(distinct_keep_strategies) {
     ladle_keep keep;
     int64_t n;
     int64_t ids[3];
-  } cases[] = {{LADLE_KEEP_FIRST, 3, {0, 1, 3}}, {LADLE_KEEP_LAST, 3, {3, 4, 5}}, {LADLE_KEEP_NONE, 1, {3}}};
+  } cases[] = {
+      {LADLE_KEEP_FIRST, 3, {0, 1, 3}}, {LADLE_KEEP_LAST, 3, {3, 4, 5}}, {LADLE_KEEP_NONE, 1, {3}}};
   for (int i = 0; i < 3; i++) {
     ladle_plan *p;
     CHECK_OK(ladle_plan_distinct(scan(t), 1, sub, cases[i].keep, true, &p, &err_));
@@ -388,15 +432,17 @@ TEST(windows_over_partitions) {
   colspec c[] = {{"g", LADLE_TYPE_STRING, g, NULL}, {"v", LADLE_TYPE_INT64, v, NULL}};
   ladle_table *t = make_table(5, 2, c, 2);
   ladle_expr *p1[] = {COL("g")}, *p2[] = {COL("g")}, *p3[] = {COL("g")};
-  ladle_expr *e[] = {AS(ladle_expr_over(AGG(SUM, COL("v")), 1, p1), "s"),
-                     AS(ladle_expr_over(BIN(SUB, COL("v"), AGG(MEAN, COL("v"))), 1, p2), "c"),
-                     AS(ladle_expr_over(ladle_expr_rank(COL("v"), LADLE_RANK_DENSE, true), 1, p3), "r"),
-                     AS(BIN(TRUE_DIV, COL("v"), AGG(SUM, COL("v"))), "share")};
+  ladle_expr *e[] = {
+      AS(ladle_expr_over(AGG(SUM, COL("v")), 1, p1), "s"),
+      AS(ladle_expr_over(BIN(SUB, COL("v"), AGG(MEAN, COL("v"))), 1, p2), "c"),
+      AS(ladle_expr_over(ladle_expr_rank(COL("v"), LADLE_RANK_DENSE, true), 1, p3), "r"),
+      AS(BIN(TRUE_DIV, COL("v"), AGG(SUM, COL("v"))), "share")};
   ladle_plan *p;
   CHECK_OK(ladle_plan_with_columns(scan(t), 4, e, &p, &err_));
   ladle_result *r = run(p);
   if (r) {
-    ladle_column s = result_col(r, "s"), cc = result_col(r, "c"), rk = result_col(r, "r"), sh = result_col(r, "share");
+    ladle_column s = result_col(r, "s"), cc = result_col(r, "c"), rk = result_col(r, "r"),
+                 sh = result_col(r, "share");
     const int64_t es[] = {7, 30, 7, 7, 30};
     const double ec[] = {1 - 7.0 / 3, -5, 3 - 7.0 / 3, 3 - 7.0 / 3, 5};
     const int64_t er[] = {2, 2, 1, 1, 1};
@@ -481,8 +527,10 @@ TEST(million_rows_many_partitions) {
       if (!pn && !cn) {
         int64_t a = geti(&vc, i - 1), b = geti(&vc, i);
         if (a < b || (a == b && geti(&kc, i - 1) > geti(&kc, i))) {
-          if (ok) fprintf(stderr, "  order broken at %lld: (%lld,%lld) then (%lld,%lld)\n", (long long)i, (long long)a,
-                          (long long)geti(&kc, i - 1), (long long)b, (long long)geti(&kc, i));
+          if (ok)
+            fprintf(stderr, "  order broken at %lld: (%lld,%lld) then (%lld,%lld)\n", (long long)i,
+                    (long long)a, (long long)geti(&kc, i - 1), (long long)b,
+                    (long long)geti(&kc, i));
           ok = false;
         }
       }
@@ -543,7 +591,8 @@ TEST(explain_names_nodes_and_expressions) {
   CHECK_OK(ladle_plan_select(p, 1, e, &q, &err_));
   char *text = NULL;
   CHECK_OK(ladle_plan_explain(q, &text, &err_));
-  CHECK(text && strstr(text, "SELECT [col(\"v\").sum().alias(\"total\")]") && strstr(text, "FILTER [(col(\"v\") > 1:i64)]"));
+  CHECK(text && strstr(text, "SELECT [col(\"v\").sum().alias(\"total\")]") &&
+        strstr(text, "FILTER [(col(\"v\") > 1:i64)]"));
   ladle_free(text);
   ladle_plan_destroy(q);
   ladle_table_release(t);

@@ -94,16 +94,18 @@ static ladle_expr *disc_price(void) {
 TEST(tpch_q1) {
   make_tables();
   ladle_plan *p;
-  CHECK_OK(ladle_plan_filter(scan(lineitem), BIN(LE, COL("l_shipdate"), date_lit(D1998_09_02)), &p, &err_));
+  CHECK_OK(ladle_plan_filter(scan(lineitem), BIN(LE, COL("l_shipdate"), date_lit(D1998_09_02)), &p,
+                             &err_));
   ladle_expr *keys[] = {COL("l_returnflag"), COL("l_linestatus")};
-  ladle_expr *aggs[] = {AS(AGG(SUM, COL("l_quantity")), "sum_qty"),
-                        AS(AGG(SUM, COL("l_extendedprice")), "sum_base_price"),
-                        AS(AGG(SUM, disc_price()), "sum_disc_price"),
-                        AS(AGG(SUM, BIN(MUL, disc_price(), BIN(ADD, LITF(1.0), COL("l_tax")))), "sum_charge"),
-                        AS(AGG(MEAN, COL("l_quantity")), "avg_qty"),
-                        AS(AGG(MEAN, COL("l_extendedprice")), "avg_price"),
-                        AS(AGG(MEAN, COL("l_discount")), "avg_disc"),
-                        AS(ladle_expr_len(), "count_order")};
+  ladle_expr *aggs[] = {
+      AS(AGG(SUM, COL("l_quantity")), "sum_qty"),
+      AS(AGG(SUM, COL("l_extendedprice")), "sum_base_price"),
+      AS(AGG(SUM, disc_price()), "sum_disc_price"),
+      AS(AGG(SUM, BIN(MUL, disc_price(), BIN(ADD, LITF(1.0), COL("l_tax")))), "sum_charge"),
+      AS(AGG(MEAN, COL("l_quantity")), "avg_qty"),
+      AS(AGG(MEAN, COL("l_extendedprice")), "avg_price"),
+      AS(AGG(MEAN, COL("l_discount")), "avg_disc"),
+      AS(ladle_expr_len(), "count_order")};
   ladle_plan *g, *s;
   CHECK_OK(ladle_plan_group_by(p, 2, keys, 8, aggs, false, &g, &err_));
   ladle_expr *by[] = {COL("l_returnflag"), COL("l_linestatus")};
@@ -114,8 +116,9 @@ TEST(tpch_q1) {
   if (!r) return;
   /* independent answer: for each (flag, status) in sorted order */
   static const char *rf[] = {"A", "N", "R"}, *ls[] = {"F", "O"};
-  ladle_column f = result_col(r, "l_returnflag"), st = result_col(r, "l_linestatus"), sq = result_col(r, "sum_qty"),
-               sd = result_col(r, "sum_disc_price"), sc = result_col(r, "sum_charge"), aq = result_col(r, "avg_qty"),
+  ladle_column f = result_col(r, "l_returnflag"), st = result_col(r, "l_linestatus"),
+               sq = result_col(r, "sum_qty"), sd = result_col(r, "sum_disc_price"),
+               sc = result_col(r, "sum_charge"), aq = result_col(r, "avg_qty"),
                cnt = result_col(r, "count_order");
   int row = 0;
   for (int a = 0; a < 3; a++)
@@ -123,7 +126,9 @@ TEST(tpch_q1) {
       double qty = 0, disc = 0, charge = 0;
       int64_t n = 0;
       for (int i = 0; i < NL; i++) {
-        if (l_shipdate[i] > D1998_09_02 || strcmp(l_returnflag[i], rf[a]) || strcmp(l_linestatus[i], ls[b])) continue;
+        if (l_shipdate[i] > D1998_09_02 || strcmp(l_returnflag[i], rf[a]) ||
+            strcmp(l_linestatus[i], ls[b]))
+          continue;
         qty += l_quantity[i];
         disc += l_extendedprice[i] * (1 - l_discount[i]);
         charge += l_extendedprice[i] * (1 - l_discount[i]) * (1 + l_tax[i]);
@@ -149,9 +154,12 @@ TEST(tpch_q1) {
 TEST(tpch_q3) {
   make_tables();
   ladle_plan *c, *o, *l, *co, *col, *g, *s;
-  CHECK_OK(ladle_plan_filter(scan(customer), BIN(EQ, COL("c_mktsegment"), ladle_expr_lit_str("BUILDING", 8)), &c, &err_));
-  CHECK_OK(ladle_plan_filter(scan(orders), BIN(LT, COL("o_orderdate"), date_lit(D1995_03_15)), &o, &err_));
-  CHECK_OK(ladle_plan_filter(scan(lineitem), BIN(GT, COL("l_shipdate"), date_lit(D1995_03_15)), &l, &err_));
+  CHECK_OK(ladle_plan_filter(
+      scan(customer), BIN(EQ, COL("c_mktsegment"), ladle_expr_lit_str("BUILDING", 8)), &c, &err_));
+  CHECK_OK(ladle_plan_filter(scan(orders), BIN(LT, COL("o_orderdate"), date_lit(D1995_03_15)), &o,
+                             &err_));
+  CHECK_OK(ladle_plan_filter(scan(lineitem), BIN(GT, COL("l_shipdate"), date_lit(D1995_03_15)), &l,
+                             &err_));
   ladle_expr *k1[] = {COL("c_custkey")}, *k2[] = {COL("o_custkey")};
   CHECK_OK(ladle_plan_join(c, o, 1, k1, k2, NULL, &co, &err_));
   ladle_expr *k3[] = {COL("o_orderkey")}, *k4[] = {COL("l_orderkey")};
@@ -184,7 +192,8 @@ TEST(tpch_q3) {
   }
   for (int a = 0; a < n; a++) /* selection sort by revenue desc, date asc */
     for (int b = a + 1; b < n; b++)
-      if (rev[idx[b]] > rev[idx[a]] || (rev[idx[b]] == rev[idx[a]] && o_orderdate[idx[b]] < o_orderdate[idx[a]])) {
+      if (rev[idx[b]] > rev[idx[a]] ||
+          (rev[idx[b]] == rev[idx[a]] && o_orderdate[idx[b]] < o_orderdate[idx[a]])) {
         int t = idx[a];
         idx[a] = idx[b];
         idx[b] = t;
@@ -192,7 +201,8 @@ TEST(tpch_q3) {
   int expect = n < 10 ? n : 10;
   CHECK(n > 0);
   CHECK_EQ_I(ladle_result_num_rows(r), expect);
-  ladle_column ok = result_col(r, "o_orderkey"), rv = result_col(r, "revenue"), od = result_col(r, "o_orderdate");
+  ladle_column ok = result_col(r, "o_orderkey"), rv = result_col(r, "revenue"),
+               od = result_col(r, "o_orderdate");
   for (int a = 0; a < expect && a < ladle_result_num_rows(r); a++) {
     CHECK_EQ_I(geti(&ok, a), o_orderkey[idx[a]]);
     CHECK_NEAR(getf(&rv, a), rev[idx[a]], 1e-9);
@@ -220,7 +230,8 @@ TEST(tpch_q18) {
   CHECK_OK(ladle_plan_join(o, scan(customer), 1, k3, k4, NULL, &oc, &err_));
   ladle_expr *k5[] = {COL("o_orderkey")}, *k6[] = {COL("l_orderkey")};
   CHECK_OK(ladle_plan_join(oc, scan(lineitem), 1, k5, k6, NULL, &ocl, &err_));
-  ladle_expr *keys[] = {COL("c_name"), COL("o_custkey"), COL("o_orderkey"), COL("o_orderdate"), COL("o_totalprice")};
+  ladle_expr *keys[] = {COL("c_name"), COL("o_custkey"), COL("o_orderkey"), COL("o_orderdate"),
+                        COL("o_totalprice")};
   ladle_expr *aggs[] = {AS(AGG(SUM, COL("l_quantity")), "col6")};
   CHECK_OK(ladle_plan_group_by(ocl, 5, keys, 1, aggs, false, &g, &err_));
   ladle_expr *by[] = {COL("o_totalprice"), COL("o_orderdate")};
@@ -242,14 +253,16 @@ TEST(tpch_q18) {
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++)
       if (o_totalprice[idx[b]] > o_totalprice[idx[a]] ||
-          (o_totalprice[idx[b]] == o_totalprice[idx[a]] && o_orderdate[idx[b]] < o_orderdate[idx[a]])) {
+          (o_totalprice[idx[b]] == o_totalprice[idx[a]] &&
+           o_orderdate[idx[b]] < o_orderdate[idx[a]])) {
         int t = idx[a];
         idx[a] = idx[b];
         idx[b] = t;
       }
   CHECK(n > 0);
   CHECK_EQ_I(ladle_result_num_rows(r), n);
-  ladle_column ok = result_col(r, "o_orderkey"), q = result_col(r, "col6"), nm = result_col(r, "c_name");
+  ladle_column ok = result_col(r, "o_orderkey"), q = result_col(r, "col6"),
+               nm = result_col(r, "c_name");
   for (int a = 0; a < n && a < ladle_result_num_rows(r); a++) {
     CHECK_EQ_I(geti(&ok, a), o_orderkey[idx[a]]);
     CHECK_NEAR(getf(&q, a), qty[idx[a]], 1e-9);

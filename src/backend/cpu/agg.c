@@ -11,12 +11,14 @@
 static double value_f64(const ladle_column *c, int64_t i) {
   switch (ladle_type_phys(c->type.id)) {
 #define G(T, ...) return (double)((const T *)c->values)[i];
-    case LADLE_PHYS_U8: G(uint8_t) case LADLE_PHYS_I8: G(int8_t) case LADLE_PHYS_I16: G(int16_t)
-    case LADLE_PHYS_I32: G(int32_t) case LADLE_PHYS_I64: G(int64_t) case LADLE_PHYS_U16: G(uint16_t)
-    case LADLE_PHYS_U32: G(uint32_t) case LADLE_PHYS_U64: G(uint64_t) case LADLE_PHYS_F32: G(float)
-    case LADLE_PHYS_F64: G(double)
+    case LADLE_PHYS_U8:
+      G(uint8_t)
+      case LADLE_PHYS_I8 : G(int8_t) case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32
+          : G(int32_t) case LADLE_PHYS_I64 : G(int64_t) case LADLE_PHYS_U16
+          : G(uint16_t) case LADLE_PHYS_U32 : G(uint32_t) case LADLE_PHYS_U64
+          : G(uint64_t) case LADLE_PHYS_F32 : G(float) case LADLE_PHYS_F64 : G(double)
 #undef G
-    default: return 0;
+                                                                                 default : return 0;
   }
 }
 
@@ -28,64 +30,88 @@ static void put_f(ladle_column *o, int64_t g, double v) {
 }
 
 /* sum into the output type: integers wrap through uint64, floats add in double */
-#define SUM_K(T, in, g, o)                                                       \
-  {                                                                              \
-    const T *X = (in)->values;                                                   \
-    if (IS_FLOAT_T(T)) {                                                         \
-      double *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);     \
-      if (acc == NULL) { st = LADLE_OOM(err, "sum"); break; }                    \
-      for (int64_t i = 0; i < (in)->length; i++)                                 \
-        if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (double)X[i];         \
-      for (int64_t k = 0; k < (g)->ngroups; k++) put_f(o, k, acc[k]);            \
-      free(acc);                                                                 \
-    } else {                                                                     \
-      uint64_t *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);   \
-      if (acc == NULL) { st = LADLE_OOM(err, "sum"); break; }                    \
-      if ((in)->validity == NULL)                                                \
+#define SUM_K(T, in, g, o)                                                             \
+  {                                                                                    \
+    const T *X = (in)->values;                                                         \
+    if (IS_FLOAT_T(T)) {                                                               \
+      double *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);           \
+      if (acc == NULL) {                                                               \
+        st = LADLE_OOM(err, "sum");                                                    \
+        break;                                                                         \
+      }                                                                                \
+      for (int64_t i = 0; i < (in)->length; i++)                                       \
+        if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (double)X[i];               \
+      for (int64_t k = 0; k < (g)->ngroups; k++) put_f(o, k, acc[k]);                  \
+      free(acc);                                                                       \
+    } else {                                                                           \
+      uint64_t *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);         \
+      if (acc == NULL) {                                                               \
+        st = LADLE_OOM(err, "sum");                                                    \
+        break;                                                                         \
+      }                                                                                \
+      if ((in)->validity == NULL)                                                      \
         for (int64_t i = 0; i < (in)->length; i++) acc[(g)->ids[i]] += (uint64_t)X[i]; \
-      else                                                                       \
-        for (int64_t i = 0; i < (in)->length; i++)                               \
-          if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (uint64_t)X[i];     \
-      size_t w = ladle_type_width((o)->type.id);                                 \
-      for (int64_t k = 0; k < (g)->ngroups; k++)                                 \
-        memcpy(LADLE_COL_MUT(o, char) + k * (int64_t)w, &acc[k], w);             \
-      free(acc);                                                                 \
-    }                                                                            \
+      else                                                                             \
+        for (int64_t i = 0; i < (in)->length; i++)                                     \
+          if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (uint64_t)X[i];           \
+      size_t w = ladle_type_width((o)->type.id);                                       \
+      for (int64_t k = 0; k < (g)->ngroups; k++)                                       \
+        memcpy(LADLE_COL_MUT(o, char) + k * (int64_t)w, &acc[k], w);                   \
+      free(acc);                                                                       \
+    }                                                                                  \
   }
 
 /* min/max: NaN only when a group has nothing else */
-#define MINMAX_K(T, in, g, o, is_max)                                            \
-  {                                                                              \
-    const T *X = (in)->values;                                                   \
-    T *O = LADLE_COL_MUT(o, T);                                                  \
-    uint8_t *state = calloc((size_t)LADLE_MAX((g)->ngroups, 1), 1);              \
-    if (state == NULL) { st = LADLE_OOM(err, "min/max"); break; }                \
-    for (int64_t i = 0; i < (in)->length; i++) {                                 \
-      if (!ladle_column_valid(in, i)) continue;                                  \
-      uint32_t k = (g)->ids[i];                                                  \
-      T x = X[i];                                                                \
-      bool nan = IS_FLOAT_T(T) && x != x;                                        \
-      /* state: 0 empty, 1 only NaN, 2 has a number */                           \
-      if (nan) { if (state[k] == 0) { O[k] = x; state[k] = 1; } continue; }      \
-      if (state[k] < 2 || (is_max ? x > O[k] : x < O[k])) { O[k] = x; state[k] = 2; } \
-    }                                                                            \
-    for (int64_t k = 0; k < (g)->ngroups; k++)                                   \
-      if (state[k] == 0) { O[k] = 0; ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false); } \
-    free(state);                                                                 \
+#define MINMAX_K(T, in, g, o, is_max)                               \
+  {                                                                 \
+    const T *X = (in)->values;                                      \
+    T *O = LADLE_COL_MUT(o, T);                                     \
+    uint8_t *state = calloc((size_t)LADLE_MAX((g)->ngroups, 1), 1); \
+    if (state == NULL) {                                            \
+      st = LADLE_OOM(err, "min/max");                               \
+      break;                                                        \
+    }                                                               \
+    for (int64_t i = 0; i < (in)->length; i++) {                    \
+      if (!ladle_column_valid(in, i)) continue;                     \
+      uint32_t k = (g)->ids[i];                                     \
+      T x = X[i];                                                   \
+      bool nan = IS_FLOAT_T(T) && x != x;                           \
+      /* state: 0 empty, 1 only NaN, 2 has a number */              \
+      if (nan) {                                                    \
+        if (state[k] == 0) {                                        \
+          O[k] = x;                                                 \
+          state[k] = 1;                                             \
+        }                                                           \
+        continue;                                                   \
+      }                                                             \
+      if (state[k] < 2 || (is_max ? x > O[k] : x < O[k])) {         \
+        O[k] = x;                                                   \
+        state[k] = 2;                                               \
+      }                                                             \
+    }                                                               \
+    for (int64_t k = 0; k < (g)->ngroups; k++)                      \
+      if (state[k] == 0) {                                          \
+        O[k] = 0;                                                   \
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);         \
+      }                                                             \
+    free(state);                                                    \
   }
 
-#define ARG_K(T, in, g, pos, best, bestv, is_max)                                \
-  {                                                                              \
-    const T *X = (in)->values;                                                   \
-    T *BV = (T *)(bestv);                                                        \
-    for (int64_t i = 0; i < (in)->length; i++) {                                 \
-      uint32_t k = (g)->ids[i];                                                  \
-      int64_t p = pos[k]++;                                                      \
-      if (!ladle_column_valid(in, i)) continue;                                  \
-      T x = X[i];                                                                \
-      if (IS_FLOAT_T(T) && x != x) continue;                                     \
-      if (best[k] < 0 || (is_max ? x > BV[k] : x < BV[k])) { best[k] = p; BV[k] = x; } \
-    }                                                                            \
+#define ARG_K(T, in, g, pos, best, bestv, is_max)            \
+  {                                                          \
+    const T *X = (in)->values;                               \
+    T *BV = (T *)(bestv);                                    \
+    for (int64_t i = 0; i < (in)->length; i++) {             \
+      uint32_t k = (g)->ids[i];                              \
+      int64_t p = pos[k]++;                                  \
+      if (!ladle_column_valid(in, i)) continue;              \
+      T x = X[i];                                            \
+      if (IS_FLOAT_T(T) && x != x) continue;                 \
+      if (best[k] < 0 || (is_max ? x > BV[k] : x < BV[k])) { \
+        best[k] = p;                                         \
+        BV[k] = x;                                           \
+      }                                                      \
+    }                                                        \
   }
 
 static int str_cmp_rows(const ladle_column *c, int64_t i, int64_t j) {
@@ -94,19 +120,17 @@ static int str_cmp_rows(const ladle_column *c, int64_t i, int64_t j) {
   return r != 0 ? r : (li < lj ? -1 : li > lj);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return LADLE_FLT(x, y) ? -1 : LADLE_FLT(y, x) ? 1 : 0;
-}
-
 static double quantile_of(const double *v, int64_t n, double q, ladle_interpolation m) {
   if (n == 1) return v[0];
   double pos = q * (double)(n - 1);
   int64_t lo = (int64_t)floor(pos), hi = (int64_t)ceil(pos);
   switch (m) {
-    case LADLE_INTERP_LOWER: return v[lo];
-    case LADLE_INTERP_HIGHER: return v[hi];
-    case LADLE_INTERP_MIDPOINT: return (v[lo] + v[hi]) / 2;
+    case LADLE_INTERP_LOWER:
+      return v[lo];
+    case LADLE_INTERP_HIGHER:
+      return v[hi];
+    case LADLE_INTERP_MIDPOINT:
+      return (v[lo] + v[hi]) / 2;
     case LADLE_INTERP_NEAREST: {
       int64_t k = (int64_t)rint(pos); /* ties to even, as Rust's round_ties_even */
       return v[LADLE_MIN(k, n - 1)];
@@ -115,31 +139,61 @@ static double quantile_of(const double *v, int64_t n, double q, ladle_interpolat
       int64_t k = (int64_t)ceil(q * (double)n) - 1;
       return v[LADLE_MIN(LADLE_MAX(k, 0), n - 1)];
     }
-    default: return lo == hi ? v[lo] : v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
+    default:
+      return lo == hi ? v[lo] : v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
   }
 }
 
-static ladle_status order_stat(const ladle_bexpr *agg, const ladle_column *in, ladle_groups *g,
-                               ladle_column *o, ladle_error *err) {
-  LADLE_RETURN_NOT_OK(ladle_groups_csr(g, err));
+/* Median and quantiles: one stable radix sort of (group, value) with nulls
+ * last, then each group's values are a sorted run. */
+static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                               const ladle_column *in, ladle_groups *g, ladle_column *o,
+                               ladle_error *err) {
+  ladle_column keys[2];
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0,
+                                         &keys[0], err));
+  memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)g->nrows * 4);
+  keys[1] = *in;
+  bool desc[2] = {false, false}, nulls_last[2] = {false, true};
+  int64_t *perm;
+  ladle_status st = ladle_cpu_sort_indices(ctx, keys, 2, desc, nulls_last, &perm, err);
+  ladle_column_release(&keys[0]);
+  if (st != LADLE_OK) return st;
   double *buf = malloc((size_t)LADLE_MAX(in->length, 1) * sizeof *buf);
-  if (buf == NULL) return LADLE_OOM(err, "quantile");
+  if (buf == NULL) {
+    free(perm);
+    return LADLE_OOM(err, "quantile");
+  }
   double q = agg->op == LADLE_AGG_MEDIAN ? 0.5 : agg->aopts.quantile;
-  ladle_interpolation m = agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
-  for (int64_t k = 0; k < g->ngroups; k++) {
-    int64_t n = 0;
-    for (int64_t r = g->offsets[k]; r < g->offsets[k + 1]; r++) {
-      int64_t i = g->rows[r];
-      if (ladle_column_valid(in, i)) buf[n++] = value_f64(in, i);
-    }
+  ladle_interpolation m =
+      agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
+  uint8_t *seen = calloc((size_t)LADLE_MAX(g->ngroups, 1), 1);
+  if (seen == NULL) {
+    free(perm);
+    free(buf);
+    return LADLE_OOM(err, "quantile");
+  }
+  for (int64_t a = 0; a < g->nrows;) {
+    uint32_t k = g->ids[perm[a]];
+    int64_t n = 0, b = a;
+    for (; b < g->nrows && g->ids[perm[b]] == k; b++)
+      if (ladle_column_valid(in, perm[b])) buf[n++] = value_f64(in, perm[b]);
+    seen[k] = 1;
     if (n == 0) {
       put_f(o, k, 0);
       ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
-      continue;
+    } else {
+      put_f(o, k, quantile_of(buf, n, q, m));
     }
-    qsort(buf, (size_t)n, sizeof *buf, cmp_double);
-    put_f(o, k, quantile_of(buf, n, q, m));
+    a = b;
   }
+  for (int64_t k = 0; k < g->ngroups; k++)
+    if (!seen[k]) { /* a group with no rows (a reduce over nothing) */
+      put_f(o, k, 0);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
+    }
+  free(seen);
+  free(perm);
   free(buf);
   return LADLE_OK;
 }
@@ -194,7 +248,8 @@ static ladle_status moments(const ladle_bexpr *agg, const ladle_column *in, ladl
 static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                              ladle_column *o, ladle_error *err) {
   ladle_column keys[2];
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0, &keys[0], err));
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0, &keys[0], err));
   memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)g->nrows * 4);
   keys[1] = *in;
   ladle_groups pairs;
@@ -267,7 +322,8 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
         for (int64_t i = 0; i < in->length; i++) {
           if (!ladle_column_valid(in, i)) continue;
           int64_t *b = &best[g->ids[i]];
-          if (*b < 0) *b = i;
+          if (*b < 0)
+            *b = i;
           else {
             int c = str_cmp_rows(in, i, *b);
             if (op == LADLE_AGG_MAX ? c > 0 : c < 0) *b = i;
@@ -287,10 +343,16 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
       break;
     case LADLE_AGG_MEAN:
     case LADLE_AGG_STD:
-    case LADLE_AGG_VAR: st = moments(agg, in, g, &o, err); break;
+    case LADLE_AGG_VAR:
+      st = moments(agg, in, g, &o, err);
+      break;
     case LADLE_AGG_MEDIAN:
-    case LADLE_AGG_QUANTILE: st = order_stat(agg, in, g, &o, err); break;
-    case LADLE_AGG_N_UNIQUE: st = n_unique(ctx, in, g, &o, err); break;
+    case LADLE_AGG_QUANTILE:
+      st = order_stat(ctx, agg, in, g, &o, err);
+      break;
+    case LADLE_AGG_N_UNIQUE:
+      st = n_unique(ctx, in, g, &o, err);
+      break;
     case LADLE_AGG_ARG_MIN:
     case LADLE_AGG_ARG_MAX: {
       int64_t *pos = calloc((size_t)LADLE_MAX(ng, 1), sizeof *pos);

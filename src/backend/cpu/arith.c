@@ -24,17 +24,27 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
 
 /* Applies BODY for i in [0, n) with x = a[ia], y = b[ib] under all broadcast
  * shapes, so the compiler sees unit strides in the common case. */
-#define BCAST_LOOP(A, B, n, BODY)                                              \
-  do {                                                                         \
-    if (a->length == (n) && b->length == (n)) {                                \
-      for (int64_t i = 0; i < (n); i++) { __typeof__(A[0]) x = A[i]; __typeof__(B[0]) y = B[i]; BODY; } \
-    } else if (b->length != (n) || (n) == 1) {                                 \
-      __typeof__(B[0]) y = B[0];                                               \
-      for (int64_t i = 0; i < (n); i++) { __typeof__(A[0]) x = A[a->length == 1 ? 0 : i]; BODY; } \
-    } else {                                                                   \
-      __typeof__(A[0]) x = A[0];                                               \
-      for (int64_t i = 0; i < (n); i++) { __typeof__(B[0]) y = B[i]; BODY; }   \
-    }                                                                          \
+#define BCAST_LOOP(A, B, n, BODY)                       \
+  do {                                                  \
+    if (a->length == (n) && b->length == (n)) {         \
+      for (int64_t i = 0; i < (n); i++) {               \
+        __typeof__(A[0]) x = A[i];                      \
+        __typeof__(B[0]) y = B[i];                      \
+        BODY;                                           \
+      }                                                 \
+    } else if (b->length != (n) || (n) == 1) {          \
+      __typeof__(B[0]) y = B[0];                        \
+      for (int64_t i = 0; i < (n); i++) {               \
+        __typeof__(A[0]) x = A[a->length == 1 ? 0 : i]; \
+        BODY;                                           \
+      }                                                 \
+    } else {                                            \
+      __typeof__(A[0]) x = A[0];                        \
+      for (int64_t i = 0; i < (n); i++) {               \
+        __typeof__(B[0]) y = B[i];                      \
+        BODY;                                           \
+      }                                                 \
+    }                                                   \
   } while (0)
 
 #define IS_FLOAT_T(T) ((T)0.5 != 0)
@@ -44,83 +54,136 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
   ((T)(IS_SIGNED_T(T) ? (T)((int64_t)(x) % (int64_t)(y)) : (T)((uint64_t)(x) % (uint64_t)(y))))
 
 /* Integer +,-,* wrap as in Polars: compute in uint64_t and truncate. */
-#define ARITH_KERNEL(T, op, a, b, out, nullbits)                                     \
-  {                                                                                  \
-    const T *A = (a)->values;                                                        \
-    const T *B = (b)->values;                                                        \
-    T *O = LADLE_COL_MUT(out, T);                                                    \
-    int64_t len_ = (out)->length;                                                       \
-    switch (op) {                                                                    \
-      case LADLE_OP_ADD:                                                             \
-        if (IS_FLOAT_T(T)) BCAST_LOOP(A, B, len_, O[i] = (T)(x + y));                   \
-        else BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x + (uint64_t)y));             \
-        break;                                                                       \
-      case LADLE_OP_SUB:                                                             \
-        if (IS_FLOAT_T(T)) BCAST_LOOP(A, B, len_, O[i] = (T)(x - y));                   \
-        else BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x - (uint64_t)y));             \
-        break;                                                                       \
-      case LADLE_OP_MUL:                                                             \
-        if (IS_FLOAT_T(T)) BCAST_LOOP(A, B, len_, O[i] = (T)(x * y));                   \
-        else BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x * (uint64_t)y));             \
-        break;                                                                       \
-      case LADLE_OP_TRUE_DIV: BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y))); break; \
-      case LADLE_OP_FLOOR_DIV:                                                       \
-        if (IS_FLOAT_T(T)) {                                                         \
-          BCAST_LOOP(A, B, len_, O[i] = (T)floor((double)x / (double)y));               \
-        } else {                                                                     \
-          BCAST_LOOP(A, B, len_, {                                                      \
-            if (y == 0) { O[i] = 0; ladle_bit_set(nullbits, i, false); }             \
-            else if (IS_SIGNED_T(T) && y == (T)-1) { O[i] = (T)(0 - (uint64_t)x); }  \
-            else { T q = (T)(x / y); if (IS_SIGNED_T(T) && (IMOD(T, x, y) != 0) && ((x < 0) != (y < 0))) q--; O[i] = q; } \
-          });                                                                        \
-        }                                                                            \
-        break;                                                                       \
-      case LADLE_OP_MOD:                                                             \
-        if (IS_FLOAT_T(T)) {                                                         \
-          BCAST_LOOP(A, B, len_, {                                                      \
-            double r = fmod((double)x, (double)y);                                   \
-            if (r != 0 && ((r < 0) != (y < 0))) r += (double)y;                      \
-            O[i] = (T)r;                                                             \
-          });                                                                        \
-        } else {                                                                     \
-          BCAST_LOOP(A, B, len_, {                                                      \
-            if (y == 0) { O[i] = 0; ladle_bit_set(nullbits, i, false); }             \
-            else if (IS_SIGNED_T(T) && y == (T)-1) { O[i] = 0; }                     \
-            else { T r = IMOD(T, x, y); if (IS_SIGNED_T(T) && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y); O[i] = r; } \
-          });                                                                        \
-        }                                                                            \
-        break;                                                                       \
-      default: break;                                                                \
-    }                                                                                \
+#define ARITH_KERNEL(T, op, a, b, out, nullbits)                                       \
+  {                                                                                    \
+    const T *A = (a)->values;                                                          \
+    const T *B = (b)->values;                                                          \
+    T *O = LADLE_COL_MUT(out, T);                                                      \
+    int64_t len_ = (out)->length;                                                      \
+    switch (op) {                                                                      \
+      case LADLE_OP_ADD:                                                               \
+        if (IS_FLOAT_T(T))                                                             \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x + y));                                   \
+        else                                                                           \
+          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x + (uint64_t)y));               \
+        break;                                                                         \
+      case LADLE_OP_SUB:                                                               \
+        if (IS_FLOAT_T(T))                                                             \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x - y));                                   \
+        else                                                                           \
+          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x - (uint64_t)y));               \
+        break;                                                                         \
+      case LADLE_OP_MUL:                                                               \
+        if (IS_FLOAT_T(T))                                                             \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x * y));                                   \
+        else                                                                           \
+          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x * (uint64_t)y));               \
+        break;                                                                         \
+      case LADLE_OP_TRUE_DIV:                                                          \
+        BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y)));    \
+        break;                                                                         \
+      case LADLE_OP_FLOOR_DIV:                                                         \
+        if (IS_FLOAT_T(T)) {                                                           \
+          BCAST_LOOP(A, B, len_, O[i] = (T)floor((double)x / (double)y));              \
+        } else {                                                                       \
+          BCAST_LOOP(A, B, len_, {                                                     \
+            if (y == 0) {                                                              \
+              O[i] = 0;                                                                \
+              ladle_bit_set(nullbits, i, false);                                       \
+            } else if (IS_SIGNED_T(T) && y == (T)-1) {                                 \
+              O[i] = (T)(0 - (uint64_t)x);                                             \
+            } else {                                                                   \
+              T q = (T)(x / y);                                                        \
+              if (IS_SIGNED_T(T) && (IMOD(T, x, y) != 0) && ((x < 0) != (y < 0))) q--; \
+              O[i] = q;                                                                \
+            }                                                                          \
+          });                                                                          \
+        }                                                                              \
+        break;                                                                         \
+      case LADLE_OP_MOD:                                                               \
+        if (IS_FLOAT_T(T)) {                                                           \
+          BCAST_LOOP(A, B, len_, {                                                     \
+            double r = fmod((double)x, (double)y);                                     \
+            if (r != 0 && ((r < 0) != (y < 0))) r += (double)y;                        \
+            O[i] = (T)r;                                                               \
+          });                                                                          \
+        } else {                                                                       \
+          BCAST_LOOP(A, B, len_, {                                                     \
+            if (y == 0) {                                                              \
+              O[i] = 0;                                                                \
+              ladle_bit_set(nullbits, i, false);                                       \
+            } else if (IS_SIGNED_T(T) && y == (T)-1) {                                 \
+              O[i] = 0;                                                                \
+            } else {                                                                   \
+              T r = IMOD(T, x, y);                                                     \
+              if (IS_SIGNED_T(T) && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y);    \
+              O[i] = r;                                                                \
+            }                                                                          \
+          });                                                                          \
+        }                                                                              \
+        break;                                                                         \
+      default:                                                                         \
+        break;                                                                         \
+    }                                                                                  \
   }
 
-#define CMP_KERNEL(T, op, a, b, out)                                               \
-  {                                                                                \
-    const T *A = (a)->values;                                                      \
-    const T *B = (b)->values;                                                      \
-    uint8_t *O = LADLE_COL_MUT(out, uint8_t);                                      \
-    int64_t len_ = (out)->length;                                                     \
-    if (IS_FLOAT_T(T)) {                                                           \
-      switch (op) {                                                                \
-        case LADLE_OP_EQ: case LADLE_OP_EQ_MISSING: BCAST_LOOP(A, B, len_, O[i] = LADLE_FEQ(x, y)); break; \
-        case LADLE_OP_NE: case LADLE_OP_NE_MISSING: BCAST_LOOP(A, B, len_, O[i] = !LADLE_FEQ(x, y)); break; \
-        case LADLE_OP_LT: BCAST_LOOP(A, B, len_, O[i] = LADLE_FLT(x, y)); break;      \
-        case LADLE_OP_LE: BCAST_LOOP(A, B, len_, O[i] = !LADLE_FLT(y, x)); break;     \
-        case LADLE_OP_GT: BCAST_LOOP(A, B, len_, O[i] = LADLE_FLT(y, x)); break;      \
-        case LADLE_OP_GE: BCAST_LOOP(A, B, len_, O[i] = !LADLE_FLT(x, y)); break;     \
-        default: break;                                                            \
-      }                                                                            \
-    } else {                                                                       \
-      switch (op) {                                                                \
-        case LADLE_OP_EQ: case LADLE_OP_EQ_MISSING: BCAST_LOOP(A, B, len_, O[i] = x == y); break; \
-        case LADLE_OP_NE: case LADLE_OP_NE_MISSING: BCAST_LOOP(A, B, len_, O[i] = x != y); break; \
-        case LADLE_OP_LT: BCAST_LOOP(A, B, len_, O[i] = x < y); break;                \
-        case LADLE_OP_LE: BCAST_LOOP(A, B, len_, O[i] = x <= y); break;               \
-        case LADLE_OP_GT: BCAST_LOOP(A, B, len_, O[i] = x > y); break;                \
-        case LADLE_OP_GE: BCAST_LOOP(A, B, len_, O[i] = x >= y); break;               \
-        default: break;                                                            \
-      }                                                                            \
-    }                                                                              \
+#define CMP_KERNEL(T, op, a, b, out)                       \
+  {                                                        \
+    const T *A = (a)->values;                              \
+    const T *B = (b)->values;                              \
+    uint8_t *O = LADLE_COL_MUT(out, uint8_t);              \
+    int64_t len_ = (out)->length;                          \
+    if (IS_FLOAT_T(T)) {                                   \
+      switch (op) {                                        \
+        case LADLE_OP_EQ:                                  \
+        case LADLE_OP_EQ_MISSING:                          \
+          BCAST_LOOP(A, B, len_, O[i] = LADLE_FEQ(x, y));  \
+          break;                                           \
+        case LADLE_OP_NE:                                  \
+        case LADLE_OP_NE_MISSING:                          \
+          BCAST_LOOP(A, B, len_, O[i] = !LADLE_FEQ(x, y)); \
+          break;                                           \
+        case LADLE_OP_LT:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = LADLE_FLT(x, y));  \
+          break;                                           \
+        case LADLE_OP_LE:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = !LADLE_FLT(y, x)); \
+          break;                                           \
+        case LADLE_OP_GT:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = LADLE_FLT(y, x));  \
+          break;                                           \
+        case LADLE_OP_GE:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = !LADLE_FLT(x, y)); \
+          break;                                           \
+        default:                                           \
+          break;                                           \
+      }                                                    \
+    } else {                                               \
+      switch (op) {                                        \
+        case LADLE_OP_EQ:                                  \
+        case LADLE_OP_EQ_MISSING:                          \
+          BCAST_LOOP(A, B, len_, O[i] = x == y);           \
+          break;                                           \
+        case LADLE_OP_NE:                                  \
+        case LADLE_OP_NE_MISSING:                          \
+          BCAST_LOOP(A, B, len_, O[i] = x != y);           \
+          break;                                           \
+        case LADLE_OP_LT:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = x < y);            \
+          break;                                           \
+        case LADLE_OP_LE:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = x <= y);           \
+          break;                                           \
+        case LADLE_OP_GT:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = x > y);            \
+          break;                                           \
+        case LADLE_OP_GE:                                  \
+          BCAST_LOOP(A, B, len_, O[i] = x >= y);           \
+          break;                                           \
+        default:                                           \
+          break;                                           \
+      }                                                    \
+    }                                                      \
   }
 
 static int str_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j) {
@@ -133,19 +196,24 @@ static int str_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int6
 static bool cmp_result(int op, int c) {
   switch (op) {
     case LADLE_OP_EQ:
-    case LADLE_OP_EQ_MISSING: return c == 0;
+    case LADLE_OP_EQ_MISSING:
+      return c == 0;
     case LADLE_OP_NE:
-    case LADLE_OP_NE_MISSING: return c != 0;
-    case LADLE_OP_LT: return c < 0;
-    case LADLE_OP_LE: return c <= 0;
-    case LADLE_OP_GT: return c > 0;
-    default: return c >= 0;
+    case LADLE_OP_NE_MISSING:
+      return c != 0;
+    case LADLE_OP_LT:
+      return c < 0;
+    case LADLE_OP_LE:
+      return c <= 0;
+    case LADLE_OP_GT:
+      return c > 0;
+    default:
+      return c >= 0;
   }
 }
 
-static ladle_status string_binary(int op, const ladle_column *a, const ladle_column *b,
-                                  int64_t n, ladle_dtype out_type, ladle_column *out,
-                                  ladle_error *err) {
+static ladle_status string_binary(int op, const ladle_column *a, const ladle_column *b, int64_t n,
+                                  ladle_dtype out_type, ladle_column *out, ladle_error *err) {
   int64_t sa = a->length == 1 ? 0 : 1, sb = b->length == 1 ? 0 : 1;
   if (op == LADLE_OP_ADD) {
     int64_t chars = 0;
@@ -168,16 +236,19 @@ static ladle_status string_binary(int op, const ladle_column *a, const ladle_col
   return LADLE_OK;
 }
 
-static ladle_status logic_binary(int op, const ladle_column *a, const ladle_column *b,
-                                 int64_t n, ladle_column *out, ladle_error *err) {
+static ladle_status logic_binary(int op, const ladle_column *a, const ladle_column *b, int64_t n,
+                                 ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n,
                                          a->validity || b->validity, 0, out, err));
   const uint8_t *A = a->values, *B = b->values;
   uint8_t *O = LADLE_COL_MUT(out, uint8_t);
   if (a->validity == NULL && b->validity == NULL) {
-    if (op == LADLE_OP_AND) BCAST_LOOP(A, B, n, O[i] = x & y);
-    else if (op == LADLE_OP_OR) BCAST_LOOP(A, B, n, O[i] = x | y);
-    else BCAST_LOOP(A, B, n, O[i] = x ^ y);
+    if (op == LADLE_OP_AND)
+      BCAST_LOOP(A, B, n, O[i] = x & y);
+    else if (op == LADLE_OP_OR)
+      BCAST_LOOP(A, B, n, O[i] = x | y);
+    else
+      BCAST_LOOP(A, B, n, O[i] = x ^ y);
     return LADLE_OK;
   }
   uint8_t *bits = LADLE_COL_VALIDITY_MUT(out);
@@ -188,11 +259,21 @@ static ladle_status logic_binary(int op, const ladle_column *a, const ladle_colu
     bool valid;
     uint8_t r;
     if (op == LADLE_OP_AND) {
-      if ((va && !x) || (vb && !y)) { r = 0; valid = true; }
-      else { r = 1; valid = va && vb; }
+      if ((va && !x) || (vb && !y)) {
+        r = 0;
+        valid = true;
+      } else {
+        r = 1;
+        valid = va && vb;
+      }
     } else if (op == LADLE_OP_OR) {
-      if ((va && x) || (vb && y)) { r = 1; valid = true; }
-      else { r = 0; valid = va && vb; }
+      if ((va && x) || (vb && y)) {
+        r = 1;
+        valid = true;
+      } else {
+        r = 0;
+        valid = va && vb;
+      }
     } else {
       r = x ^ y;
       valid = va && vb;

@@ -50,9 +50,8 @@ static ladle_status cpu_mask_to_indices(const ladle_kctx *ctx, const ladle_colum
   return LADLE_OK;
 }
 
-static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src,
-                               const int64_t *idx, int64_t n, ladle_column *out,
-                               ladle_error *err) {
+static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src, const int64_t *idx,
+                               int64_t n, ladle_column *out, ladle_error *err) {
   LADLE_UNUSED(ctx);
   return ladle_column_gather(src, idx, n, out, err);
 }

@@ -11,12 +11,14 @@
 static double get_f64(const ladle_column *c, int64_t i) {
   switch (ladle_type_phys(c->type.id)) {
 #define G(T, ...) return (double)((const T *)c->values)[i];
-    case LADLE_PHYS_U8: G(uint8_t) case LADLE_PHYS_I8: G(int8_t) case LADLE_PHYS_I16: G(int16_t)
-    case LADLE_PHYS_I32: G(int32_t) case LADLE_PHYS_I64: G(int64_t) case LADLE_PHYS_U16: G(uint16_t)
-    case LADLE_PHYS_U32: G(uint32_t) case LADLE_PHYS_U64: G(uint64_t) case LADLE_PHYS_F32: G(float)
-    case LADLE_PHYS_F64: G(double)
+    case LADLE_PHYS_U8:
+      G(uint8_t)
+      case LADLE_PHYS_I8 : G(int8_t) case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32
+          : G(int32_t) case LADLE_PHYS_I64 : G(int64_t) case LADLE_PHYS_U16
+          : G(uint16_t) case LADLE_PHYS_U32 : G(uint32_t) case LADLE_PHYS_U64
+          : G(uint64_t) case LADLE_PHYS_F32 : G(float) case LADLE_PHYS_F64 : G(double)
 #undef G
-    default: return 0;
+                                                                                 default : return 0;
   }
 }
 
@@ -24,19 +26,22 @@ static double get_f64(const ladle_column *c, int64_t i) {
 static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
   *neg = false;
   switch (ladle_type_phys(c->type.id)) {
-#define S(T)                                   \
-  {                                            \
-    int64_t v = ((const T *)c->values)[i];     \
-    *neg = v < 0;                              \
-    return (uint64_t)v;                        \
+#define S(T)                               \
+  {                                        \
+    int64_t v = ((const T *)c->values)[i]; \
+    *neg = v < 0;                          \
+    return (uint64_t)v;                    \
   }
 #define U(T) return ((const T *)c->values)[i];
-    case LADLE_PHYS_I8: S(int8_t) case LADLE_PHYS_I16: S(int16_t) case LADLE_PHYS_I32: S(int32_t)
-    case LADLE_PHYS_I64: S(int64_t) case LADLE_PHYS_U8: U(uint8_t) case LADLE_PHYS_U16: U(uint16_t)
-    case LADLE_PHYS_U32: U(uint32_t) case LADLE_PHYS_U64: U(uint64_t)
+    case LADLE_PHYS_I8:
+      S(int8_t)
+      case LADLE_PHYS_I16 : S(int16_t) case LADLE_PHYS_I32 : S(int32_t) case LADLE_PHYS_I64
+          : S(int64_t) case LADLE_PHYS_U8 : U(uint8_t) case LADLE_PHYS_U16
+          : U(uint16_t) case LADLE_PHYS_U32 : U(uint32_t) case LADLE_PHYS_U64 : U(uint64_t)
 #undef S
 #undef U
-    default: return 0;
+                                                                                    default
+          : return 0;
   }
 }
 
@@ -44,24 +49,41 @@ static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
 static bool int_fits(ladle_type_id id, bool neg, uint64_t raw) {
   int64_t s = (int64_t)raw;
   switch (id) {
-    case LADLE_TYPE_INT8: return s >= INT8_MIN && s <= INT8_MAX && (neg || raw <= INT8_MAX);
-    case LADLE_TYPE_INT16: return s >= INT16_MIN && s <= INT16_MAX && (neg || raw <= INT16_MAX);
-    case LADLE_TYPE_INT32: return s >= INT32_MIN && s <= INT32_MAX && (neg || raw <= INT32_MAX);
-    case LADLE_TYPE_INT64: return neg || raw <= INT64_MAX;
-    case LADLE_TYPE_UINT8: return !neg && raw <= UINT8_MAX;
-    case LADLE_TYPE_UINT16: return !neg && raw <= UINT16_MAX;
-    case LADLE_TYPE_UINT32: return !neg && raw <= UINT32_MAX;
-    case LADLE_TYPE_UINT64: return !neg;
-    default: return true;
+    case LADLE_TYPE_INT8:
+      return s >= INT8_MIN && s <= INT8_MAX && (neg || raw <= INT8_MAX);
+    case LADLE_TYPE_INT16:
+      return s >= INT16_MIN && s <= INT16_MAX && (neg || raw <= INT16_MAX);
+    case LADLE_TYPE_INT32:
+      return s >= INT32_MIN && s <= INT32_MAX && (neg || raw <= INT32_MAX);
+    case LADLE_TYPE_INT64:
+      return neg || raw <= INT64_MAX;
+    case LADLE_TYPE_UINT8:
+      return !neg && raw <= UINT8_MAX;
+    case LADLE_TYPE_UINT16:
+      return !neg && raw <= UINT16_MAX;
+    case LADLE_TYPE_UINT32:
+      return !neg && raw <= UINT32_MAX;
+    case LADLE_TYPE_UINT64:
+      return !neg;
+    default:
+      return true;
   }
 }
 
 static void put_int(ladle_column *o, int64_t i, uint64_t raw) {
   switch (ladle_type_width(o->type.id)) {
-    case 1: LADLE_COL_MUT(o, uint8_t)[i] = (uint8_t)raw; break;
-    case 2: LADLE_COL_MUT(o, uint16_t)[i] = (uint16_t)raw; break;
-    case 4: LADLE_COL_MUT(o, uint32_t)[i] = (uint32_t)raw; break;
-    default: LADLE_COL_MUT(o, uint64_t)[i] = raw; break;
+    case 1:
+      LADLE_COL_MUT(o, uint8_t)[i] = (uint8_t)raw;
+      break;
+    case 2:
+      LADLE_COL_MUT(o, uint16_t)[i] = (uint16_t)raw;
+      break;
+    case 4:
+      LADLE_COL_MUT(o, uint32_t)[i] = (uint32_t)raw;
+      break;
+    default:
+      LADLE_COL_MUT(o, uint64_t)[i] = raw;
+      break;
   }
 }
 
@@ -101,7 +123,8 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f) 
       continue;
     }
     if (to == LADLE_TYPE_BOOL) {
-      LADLE_COL_MUT(o, uint8_t)[i] = ffloat ? get_f64(in, i) != 0 : ({
+      LADLE_COL_MUT(o, uint8_t)
+      [i] = ffloat ? get_f64(in, i) != 0 : ({
         bool ng;
         get_int(in, i, &ng) != 0;
       });
@@ -164,8 +187,10 @@ static int format_date(int64_t days, char *buf, size_t cap) {
 
 static int format_value(const ladle_column *in, int64_t i, char *buf, size_t cap) {
   ladle_type_id id = in->type.id;
-  if (id == LADLE_TYPE_BOOL) return snprintf(buf, cap, ((const uint8_t *)in->values)[i] ? "true" : "false");
-  if (ladle_type_is_float(id)) return format_float(get_f64(in, i), id == LADLE_TYPE_FLOAT32, buf, cap);
+  if (id == LADLE_TYPE_BOOL)
+    return snprintf(buf, cap, ((const uint8_t *)in->values)[i] ? "true" : "false");
+  if (ladle_type_is_float(id))
+    return format_float(get_f64(in, i), id == LADLE_TYPE_FLOAT32, buf, cap);
   if (id == LADLE_TYPE_DATE) return format_date(((const int32_t *)in->values)[i], buf, cap);
   if (id == LADLE_TYPE_DATETIME) {
     int64_t v = ((const int64_t *)in->values)[i], per = ladle_unit_per_sec((int)in->type.unit);
@@ -264,7 +289,8 @@ static void cast_from_string(const ladle_column *in, ladle_column *o, cast_fail 
   char buf[128];
   for (int64_t i = 0; i < n; i++) {
     if (!ladle_column_valid(in, i)) {
-      if (to != LADLE_TYPE_STRING) memset(LADLE_COL_MUT(o, char) + i * (int64_t)ladle_type_width(to), 0, ladle_type_width(to));
+      if (to != LADLE_TYPE_STRING)
+        memset(LADLE_COL_MUT(o, char) + i * (int64_t)ladle_type_width(to), 0, ladle_type_width(to));
       continue;
     }
     const char *s = ladle_str_ptr(in, i);
@@ -320,12 +346,12 @@ static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f)
   ladle_type_id from = in->type.id, to = o->type.id;
   for (int64_t i = 0; i < n; i++) {
     bool valid = ladle_column_valid(in, i);
-    int64_t v = from == LADLE_TYPE_DATE ? ((const int32_t *)in->values)[i]
+    int64_t v = from == LADLE_TYPE_DATE       ? ((const int32_t *)in->values)[i]
                 : ladle_type_is_integer(from) ? ({
                     bool ng;
-                    (int64_t)get_int(in, i, &ng);
+                    (int64_t) get_int(in, i, &ng);
                   })
-                : ((const int64_t *)in->values)[i];
+                                              : ((const int64_t *)in->values)[i];
     int64_t r = v;
     if (from == LADLE_TYPE_DATE && to == LADLE_TYPE_DATETIME) {
       r = v * 86400 * ladle_unit_per_sec((int)o->type.unit);
@@ -373,7 +399,8 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   if ((from == LADLE_TYPE_DATE && to.id == LADLE_TYPE_INT32) ||
       (from == LADLE_TYPE_INT32 && to.id == LADLE_TYPE_DATE) ||
       ((from == LADLE_TYPE_DATETIME || from == LADLE_TYPE_DURATION) && to.id == LADLE_TYPE_INT64) ||
-      (from == LADLE_TYPE_INT64 && (to.id == LADLE_TYPE_DATETIME || to.id == LADLE_TYPE_DURATION)) ||
+      (from == LADLE_TYPE_INT64 &&
+       (to.id == LADLE_TYPE_DATETIME || to.id == LADLE_TYPE_DURATION)) ||
       (from == LADLE_TYPE_DATETIME && to.id == LADLE_TYPE_DATETIME && in->type.unit == to.unit)) {
     ladle_column_copy_ref(in, out);
     out->type = to;
@@ -398,7 +425,8 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
     return LADLE_OK;
   }
   LADLE_RETURN_NOT_OK(ladle_column_alloc(to, n, true, 0, &o, err));
-  if (in->validity != NULL) memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
+  if (in->validity != NULL)
+    memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
   if (fnum && tnum)
     cast_numeric(in, &o, &f);
   else if (from == LADLE_TYPE_STRING)
@@ -408,7 +436,8 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   else {
     ladle_column_release(&o);
     return ladle_err_set(err, LADLE_ENOTSUP, "cast of '%s' from %s to %s", name,
-                         ladle_dtype_name(in->type, b1, sizeof b1), ladle_dtype_name(to, b2, sizeof b2));
+                         ladle_dtype_name(in->type, b1, sizeof b1),
+                         ladle_dtype_name(to, b2, sizeof b2));
   }
   if (f.failed && strict) {
     ladle_column_release(&o);

@@ -8,19 +8,40 @@
 #include "../backend.h"
 
 /* Calls M(T, ...) with the C type of a physical class. BOOL is uint8_t. */
-#define LADLE_DISPATCH_NUM(phys, M, ...)         \
-  switch (phys) {                                \
-    case LADLE_PHYS_U8: M(uint8_t, __VA_ARGS__); break;  \
-    case LADLE_PHYS_I8: M(int8_t, __VA_ARGS__); break;   \
-    case LADLE_PHYS_I16: M(int16_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_I32: M(int32_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_I64: M(int64_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_U16: M(uint16_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_U32: M(uint32_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_U64: M(uint64_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_F32: M(float, __VA_ARGS__); break;   \
-    case LADLE_PHYS_F64: M(double, __VA_ARGS__); break;  \
-    default: break;                              \
+#define LADLE_DISPATCH_NUM(phys, M, ...) \
+  switch (phys) {                        \
+    case LADLE_PHYS_U8:                  \
+      M(uint8_t, __VA_ARGS__);           \
+      break;                             \
+    case LADLE_PHYS_I8:                  \
+      M(int8_t, __VA_ARGS__);            \
+      break;                             \
+    case LADLE_PHYS_I16:                 \
+      M(int16_t, __VA_ARGS__);           \
+      break;                             \
+    case LADLE_PHYS_I32:                 \
+      M(int32_t, __VA_ARGS__);           \
+      break;                             \
+    case LADLE_PHYS_I64:                 \
+      M(int64_t, __VA_ARGS__);           \
+      break;                             \
+    case LADLE_PHYS_U16:                 \
+      M(uint16_t, __VA_ARGS__);          \
+      break;                             \
+    case LADLE_PHYS_U32:                 \
+      M(uint32_t, __VA_ARGS__);          \
+      break;                             \
+    case LADLE_PHYS_U64:                 \
+      M(uint64_t, __VA_ARGS__);          \
+      break;                             \
+    case LADLE_PHYS_F32:                 \
+      M(float, __VA_ARGS__);             \
+      break;                             \
+    case LADLE_PHYS_F64:                 \
+      M(double, __VA_ARGS__);            \
+      break;                             \
+    default:                             \
+      break;                             \
   }
 
 /* Validity of out = valid(a) & valid(b), with broadcasting of length-1 inputs.
@@ -43,9 +64,8 @@ ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn f
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err);
-ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e,
-                            const ladle_column *args, size_t nargs, ladle_column *out,
-                            ladle_error *err);
+ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
+                            size_t nargs, ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
                             bool strict, const char *name, ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_when(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
@@ -58,10 +78,9 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
 ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
                             const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
                             bool nulls_equal, ladle_join_pairs *out, ladle_error *err);
-ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys,
-                                    size_t nkeys, const bool *descending,
-                                    const bool *nulls_last, int64_t **out_perm,
-                                    ladle_error *err);
+ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                    const bool *descending, const bool *nulls_last,
+                                    int64_t **out_perm, ladle_error *err);
 ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                             ladle_rank_method method, bool descending, ladle_column *out,
                             ladle_error *err);

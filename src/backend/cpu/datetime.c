@@ -4,8 +4,8 @@
 #include "cpu.h"
 #include "temporal.h"
 
-ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e,
-                               const ladle_column *in, ladle_column *out, ladle_error *err) {
+ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *in,
+                               ladle_column *out, ladle_error *err) {
   LADLE_UNUSED(ctx);
   ladle_func f = (ladle_func)e->op;
   bool dt = in->type.id == LADLE_TYPE_DATETIME;
@@ -26,12 +26,24 @@ ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e,
     unsigned m, d;
     ladle_civil_from_days(days, &y, &m, &d);
     switch (f) {
-      case LADLE_FN_DT_YEAR: LADLE_COL_MUT(&o, int32_t)[i] = (int32_t)y; break;
-      case LADLE_FN_DT_MONTH: LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)m; break;
-      case LADLE_FN_DT_DAY: LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)d; break;
-      case LADLE_FN_DT_HOUR: LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(sod / 3600); break;
-      case LADLE_FN_DT_MINUTE: LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(sod / 60 % 60); break;
-      case LADLE_FN_DT_SECOND: LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(sod % 60); break;
+      case LADLE_FN_DT_YEAR:
+        LADLE_COL_MUT(&o, int32_t)[i] = (int32_t)y;
+        break;
+      case LADLE_FN_DT_MONTH:
+        LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)m;
+        break;
+      case LADLE_FN_DT_DAY:
+        LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)d;
+        break;
+      case LADLE_FN_DT_HOUR:
+        LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(sod / 3600);
+        break;
+      case LADLE_FN_DT_MINUTE:
+        LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(sod / 60 % 60);
+        break;
+      case LADLE_FN_DT_SECOND:
+        LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(sod % 60);
+        break;
       case LADLE_FN_DT_WEEKDAY:
         LADLE_COL_MUT(&o, int8_t)[i] = (int8_t)(((days % 7) + 7 + 3) % 7 + 1);
         break;

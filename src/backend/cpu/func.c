@@ -6,8 +6,8 @@
 ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
                                 const ladle_column *args, size_t nargs, ladle_column *out,
                                 ladle_error *err);
-ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e,
-                               const ladle_column *in, ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *in,
+                               ladle_column *out, ladle_error *err);
 
 /* Output with the input's validity (a new copy of the bitmap). */
 static ladle_status alloc_like(const ladle_column *in, ladle_dtype t, ladle_column *o,
@@ -19,52 +19,53 @@ static ladle_status alloc_like(const ladle_column *in, ladle_dtype t, ladle_colu
   return LADLE_OK;
 }
 
-#define UNARY_NUM(T, in, o, EXPR)              \
-  {                                            \
-    const T *X = (in)->values;                 \
-    T *O = LADLE_COL_MUT(o, T);                \
+#define UNARY_NUM(T, in, o, EXPR)                \
+  {                                              \
+    const T *X = (in)->values;                   \
+    T *O = LADLE_COL_MUT(o, T);                  \
     for (int64_t i = 0; i < (in)->length; i++) { \
-      T v_ = X[i];                              \
-      O[i] = (T)(EXPR);                        \
-    }                                          \
+      T v_ = X[i];                               \
+      O[i] = (T)(EXPR);                          \
+    }                                            \
   }
 #define IS_FLOAT_T(T) ((T)0.5 != 0)
 #define NEG_K(T, in, o) UNARY_NUM(T, in, o, IS_FLOAT_T(T) ? -v_ : (T)(0 - (uint64_t)v_))
-#define ABS_K(T, in, o) UNARY_NUM(T, in, o, v_ < 0 ? (IS_FLOAT_T(T) ? -v_ : (T)(0 - (uint64_t)v_)) : v_)
+#define ABS_K(T, in, o) \
+  UNARY_NUM(T, in, o, v_ < 0 ? (IS_FLOAT_T(T) ? -v_ : (T)(0 - (uint64_t)v_)) : v_)
 
-#define CLIP_K(T, in, lo, hi, o)                                              \
-  {                                                                           \
-    const T *X = (in)->values;                                                \
-    T *O = LADLE_COL_MUT(o, T);                                               \
-    bool hl = (lo)->length > 0 && ladle_column_valid(lo, 0);                  \
-    bool hh = (hi)->length > 0 && ladle_column_valid(hi, 0);                  \
-    int64_t sl = (lo)->length == 1 ? 0 : 1, sh = (hi)->length == 1 ? 0 : 1;  \
-    for (int64_t i = 0; i < (in)->length; i++) {                              \
-      T v_ = X[i];                                                             \
+#define CLIP_K(T, in, lo, hi, o)                                                           \
+  {                                                                                        \
+    const T *X = (in)->values;                                                             \
+    T *O = LADLE_COL_MUT(o, T);                                                            \
+    bool hl = (lo)->length > 0 && ladle_column_valid(lo, 0);                               \
+    bool hh = (hi)->length > 0 && ladle_column_valid(hi, 0);                               \
+    int64_t sl = (lo)->length == 1 ? 0 : 1, sh = (hi)->length == 1 ? 0 : 1;                \
+    for (int64_t i = 0; i < (in)->length; i++) {                                           \
+      T v_ = X[i];                                                                         \
       if ((sl ? ladle_column_valid(lo, i) : hl) && v_ < ((const T *)(lo)->values)[i * sl]) \
-        v_ = ((const T *)(lo)->values)[i * sl];                                \
+        v_ = ((const T *)(lo)->values)[i * sl];                                            \
       if ((sh ? ladle_column_valid(hi, i) : hh) && v_ > ((const T *)(hi)->values)[i * sh]) \
-        v_ = ((const T *)(hi)->values)[i * sh];                                \
-      O[i] = v_;                                                              \
-    }                                                                         \
+        v_ = ((const T *)(hi)->values)[i * sh];                                            \
+      O[i] = v_;                                                                           \
+    }                                                                                      \
   }
 
-#define HASH_K(T, in, O, seed)                                                \
-  {                                                                           \
-    const T *X = (in)->values;                                                \
-    for (int64_t i = 0; i < (in)->length; i++) {                              \
-      T v_ = X[i];                                                             \
-      uint64_t bits = 0;                                                      \
-      if (IS_FLOAT_T(T)) {                                                    \
-        double d = (double)v_;                                                 \
-        if (d != d) d = __builtin_nan("");                                    \
-        if (d == 0) d = 0.0;                                                  \
-        memcpy(&bits, &d, 8);                                                 \
-      } else {                                                                \
-        bits = (uint64_t)v_;                                                   \
-      }                                                                       \
-      O[i] = ladle_hash_combine(seed, bits);                                  \
-    }                                                                         \
+#define HASH_K(T, in, O, seed)                   \
+  {                                              \
+    const T *X = (in)->values;                   \
+    for (int64_t i = 0; i < (in)->length; i++) { \
+      T v_ = X[i];                               \
+      uint64_t bits = 0;                         \
+      if (IS_FLOAT_T(T)) {                       \
+        double d = (double)v_;                   \
+        if (d != d) d = __builtin_nan("");       \
+        if (d == 0) d = 0.0;                     \
+        memcpy(&bits, &d, 8);                    \
+      } else {                                   \
+        bits = (uint64_t)v_;                     \
+      }                                          \
+      O[i] = ladle_hash_combine(seed, bits);     \
+    }                                            \
   }
 
 static ladle_status fill_null(const ladle_column *x, const ladle_column *v, ladle_column *out,
@@ -188,8 +189,10 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
       if (ladle_type_is_float(e->type.id)) {
         double b = f32 ? ((const float *)x->values)[i] : ((const double *)x->values)[i];
         double p = f32 ? ((const float *)y->values)[i * sy] : ((const double *)y->values)[i * sy];
-        if (f32) LADLE_COL_MUT(&o, float)[i] = powf((float)b, (float)p);
-        else LADLE_COL_MUT(&o, double)[i] = pow(b, p);
+        if (f32)
+          LADLE_COL_MUT(&o, float)[i] = powf((float)b, (float)p);
+        else
+          LADLE_COL_MUT(&o, double)[i] = pow(b, p);
       } else {
         uint32_t p = ((const uint32_t *)y->values)[i * sy];
         uint64_t b = 0;
@@ -220,15 +223,29 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
   for (int64_t i = 0; i < x->length; i++) {
     double v = f32 ? ((const float *)x->values)[i] : ((const double *)x->values)[i], r;
     switch (f) {
-      case LADLE_FN_ROUND: r = e->fopts.i64 == 0 ? rint(v) : rint(v * scale) / scale; break;
-      case LADLE_FN_FLOOR: r = floor(v); break;
-      case LADLE_FN_CEIL: r = ceil(v); break;
-      case LADLE_FN_SQRT: r = sqrt(v); break;
-      case LADLE_FN_LOG: r = log(v) / lbase; break;
-      default: r = exp(v); break;
+      case LADLE_FN_ROUND:
+        r = e->fopts.i64 == 0 ? rint(v) : rint(v * scale) / scale;
+        break;
+      case LADLE_FN_FLOOR:
+        r = floor(v);
+        break;
+      case LADLE_FN_CEIL:
+        r = ceil(v);
+        break;
+      case LADLE_FN_SQRT:
+        r = sqrt(v);
+        break;
+      case LADLE_FN_LOG:
+        r = log(v) / lbase;
+        break;
+      default:
+        r = exp(v);
+        break;
     }
-    if (f32) LADLE_COL_MUT(&o, float)[i] = (float)r;
-    else LADLE_COL_MUT(&o, double)[i] = r;
+    if (f32)
+      LADLE_COL_MUT(&o, float)[i] = (float)r;
+    else
+      LADLE_COL_MUT(&o, double)[i] = r;
   }
   *out = o;
   return LADLE_OK;
@@ -237,7 +254,8 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
 static ladle_status hash_func(const ladle_column *x, uint64_t seed, ladle_column *out,
                               ladle_error *err) {
   ladle_column o;
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), x->length, false, 0, &o, err));
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), x->length, false, 0, &o, err));
   uint64_t *O = LADLE_COL_MUT(&o, uint64_t);
   uint64_t s = ladle_hash_mix(seed ^ 0x51ed270b27a3c5f1ULL);
   if (x->type.id == LADLE_TYPE_STRING) {
@@ -254,9 +272,8 @@ static ladle_status hash_func(const ladle_column *x, uint64_t seed, ladle_column
   return LADLE_OK;
 }
 
-ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e,
-                            const ladle_column *args, size_t nargs, ladle_column *out,
-                            ladle_error *err) {
+ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
+                            size_t nargs, ladle_column *out, ladle_error *err) {
   ladle_func f = (ladle_func)e->op;
   const ladle_column *x = &args[0];
   int64_t n = x->length;
@@ -298,10 +315,14 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e,
         LADLE_COL_MUT(&o, uint8_t)[i] = (f == LADLE_FN_IS_NAN) == nan;
       }
       break;
-    case LADLE_FN_FILL_NULL: return fill_null(x, &args[1], out, err);
-    case LADLE_FN_FILL_NAN: return fill_nan(x, &args[1], out, err);
-    case LADLE_FN_IS_IN: return is_in(ctx, x, &args[1], out, err);
-    case LADLE_FN_IS_BETWEEN: return is_between(ctx, args, e->fopts.closed, out, err);
+    case LADLE_FN_FILL_NULL:
+      return fill_null(x, &args[1], out, err);
+    case LADLE_FN_FILL_NAN:
+      return fill_nan(x, &args[1], out, err);
+    case LADLE_FN_IS_IN:
+      return is_in(ctx, x, &args[1], out, err);
+    case LADLE_FN_IS_BETWEEN:
+      return is_between(ctx, args, e->fopts.closed, out, err);
     case LADLE_FN_CLIP:
       LADLE_RETURN_NOT_OK(alloc_like(x, e->type, &o, err));
       LADLE_DISPATCH_NUM(ph, CLIP_K, x, &args[1], &args[2], &o)
@@ -312,8 +333,10 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e,
     case LADLE_FN_SQRT:
     case LADLE_FN_LOG:
     case LADLE_FN_EXP:
-    case LADLE_FN_POW: return math_func(e, args, out, err);
-    case LADLE_FN_HASH: return hash_func(x, e->fopts.u64, out, err);
+    case LADLE_FN_POW:
+      return math_func(e, args, out, err);
+    case LADLE_FN_HASH:
+      return hash_func(x, e->fopts.u64, out, err);
     default:
       return ladle_err_set(err, LADLE_ENOTSUP, "function %s on the CPU", ladle_func_name(f));
   }

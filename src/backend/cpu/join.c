@@ -18,8 +18,8 @@ static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool right, ladl
   return LADLE_OK;
 }
 
-static ladle_status cross_join(const ladle_column *l, const ladle_column *r,
-                               ladle_join_pairs *out, ladle_error *err) {
+static ladle_status cross_join(const ladle_column *l, const ladle_column *r, ladle_join_pairs *out,
+                               ladle_error *err) {
   int64_t nl = l->length, nr = r->length;
   if (nr > 0 && nl > INT64_MAX / 16 / nr)
     return ladle_err_set(err, LADLE_ENOMEM, "cross join of %lld x %lld rows is too large",
@@ -41,7 +41,8 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   if (how == LADLE_JOIN_CROSS) return cross_join(&lkeys[0], &rkeys[0], out, err);
   if (how == LADLE_JOIN_RIGHT) {
     ladle_join_pairs sw;
-    LADLE_RETURN_NOT_OK(ladle_cpu_join(ctx, rkeys, lkeys, nkeys, LADLE_JOIN_LEFT, nulls_equal, &sw, err));
+    LADLE_RETURN_NOT_OK(
+        ladle_cpu_join(ctx, rkeys, lkeys, nkeys, LADLE_JOIN_LEFT, nulls_equal, &sw, err));
     out->n = sw.n;
     out->left = sw.right;
     out->right = sw.left;
@@ -54,7 +55,8 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   int64_t *lg = malloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg);
   int64_t *cnt = NULL;
   uint8_t *hit = NULL;
-  ladle_status st = lg ? ladle_keymap_build(ctx, rkeys, nkeys, &km, &g, err) : LADLE_OOM(err, "join");
+  ladle_status st =
+      lg ? ladle_keymap_build(ctx, rkeys, nkeys, &km, &g, err) : LADLE_OOM(err, "join");
   if (st == LADLE_OK) st = ladle_keymap_probe(ctx, km, lkeys, nkeys, nulls_equal, lg, err);
   if (st != LADLE_OK) goto done;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {

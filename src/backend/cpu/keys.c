@@ -12,9 +12,9 @@
 
 typedef struct rowkeys {
   int64_t n;
-  size_t width;      /* > 0: every row has this many bytes; 0: see offsets */
+  size_t width; /* > 0: every row has this many bytes; 0: see offsets */
   uint8_t *data;
-  int64_t *offsets;  /* variable width: n + 1 */
+  int64_t *offsets; /* variable width: n + 1 */
   uint64_t *hash;
   uint8_t *has_null; /* per row: some key is null */
 } rowkeys;
@@ -134,11 +134,11 @@ oom:
 /* ------------------------------------------------------------------ keymap */
 
 typedef struct part_table {
-  int64_t nrows;       /* rows of this partition */
+  int64_t nrows; /* rows of this partition */
   int64_t ngroups;
-  uint64_t mask;       /* slots - 1 */
-  int64_t *slots;      /* local group id + 1, 0 = empty */
-  int64_t *first;      /* per local group: its first row */
+  uint64_t mask;  /* slots - 1 */
+  int64_t *slots; /* local group id + 1, 0 = empty */
+  int64_t *first; /* per local group: its first row */
 } part_table;
 
 struct ladle_keymap {
@@ -146,7 +146,7 @@ struct ladle_keymap {
   int pbits;
   size_t nparts;
   part_table *parts;
-  int64_t *base;       /* global id of each partition's local group 0 */
+  int64_t *base; /* global id of each partition's local group 0 */
   int64_t ngroups;
 };
 
@@ -169,9 +169,9 @@ static inline size_t part_of(const ladle_keymap *km, uint64_t h) {
 
 typedef struct build_ctx {
   ladle_keymap *km;
-  const int64_t *order;     /* rows grouped by partition */
-  const int64_t *pstart;    /* nparts + 1 */
-  uint32_t *ids;            /* local ids, later global */
+  const int64_t *order;  /* rows grouped by partition */
+  const int64_t *pstart; /* nparts + 1 */
+  uint32_t *ids;         /* local ids, later global */
 } build_ctx;
 
 static ladle_status build_part(void *vctx, size_t p, ladle_error *err) {
@@ -245,7 +245,8 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   int64_t n = km->rk.n;
   if (n > (int64_t)UINT32_MAX) {
     ladle_keymap_destroy(km);
-    return ladle_err_set(err, LADLE_ENOTSUP, "grouping %lld rows: more than 2^32 in one partition", (long long)n);
+    return ladle_err_set(err, LADLE_ENOTSUP, "grouping %lld rows: more than 2^32 in one partition",
+                         (long long)n);
   }
   /* about 16K rows per partition, at most 256 partitions */
   int pbits = 0;

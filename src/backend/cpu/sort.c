@@ -10,14 +10,22 @@
 
 static uint64_t norm_key(const ladle_column *c, int64_t i) {
   switch (ladle_type_phys(c->type.id)) {
-    case LADLE_PHYS_U8: return ((const uint8_t *)c->values)[i];
-    case LADLE_PHYS_U16: return ((const uint16_t *)c->values)[i];
-    case LADLE_PHYS_U32: return ((const uint32_t *)c->values)[i];
-    case LADLE_PHYS_U64: return ((const uint64_t *)c->values)[i];
-    case LADLE_PHYS_I8: return (uint64_t)(int64_t)((const int8_t *)c->values)[i] ^ (1ULL << 63);
-    case LADLE_PHYS_I16: return (uint64_t)(int64_t)((const int16_t *)c->values)[i] ^ (1ULL << 63);
-    case LADLE_PHYS_I32: return (uint64_t)(int64_t)((const int32_t *)c->values)[i] ^ (1ULL << 63);
-    case LADLE_PHYS_I64: return (uint64_t)((const int64_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_U8:
+      return ((const uint8_t *)c->values)[i];
+    case LADLE_PHYS_U16:
+      return ((const uint16_t *)c->values)[i];
+    case LADLE_PHYS_U32:
+      return ((const uint32_t *)c->values)[i];
+    case LADLE_PHYS_U64:
+      return ((const uint64_t *)c->values)[i];
+    case LADLE_PHYS_I8:
+      return (uint64_t)(int64_t)((const int8_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_I16:
+      return (uint64_t)(int64_t)((const int16_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_I32:
+      return (uint64_t)(int64_t)((const int32_t *)c->values)[i] ^ (1ULL << 63);
+    case LADLE_PHYS_I64:
+      return (uint64_t)((const int64_t *)c->values)[i] ^ (1ULL << 63);
     case LADLE_PHYS_F32:
     case LADLE_PHYS_F64: {
       double d = c->type.id == LADLE_TYPE_FLOAT32 ? (double)((const float *)c->values)[i]
@@ -28,7 +36,8 @@ static uint64_t norm_key(const ladle_column *c, int64_t i) {
       memcpy(&b, &d, 8);
       return (b >> 63) ? ~b : b | (1ULL << 63);
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -120,10 +129,9 @@ static ladle_status nulls_pass(const ladle_column *c, int64_t *perm, int64_t n, 
   return LADLE_OK;
 }
 
-ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys,
-                                    size_t nkeys, const bool *descending,
-                                    const bool *nulls_last, int64_t **out_perm,
-                                    ladle_error *err) {
+ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                    const bool *descending, const bool *nulls_last,
+                                    int64_t **out_perm, ladle_error *err) {
   LADLE_UNUSED(ctx);
   int64_t n = nkeys > 0 ? keys[0].length : 0;
   int64_t *perm = malloc((size_t)LADLE_MAX(n, 1) * 8);
@@ -170,7 +178,8 @@ ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle
   ladle_column keys[2];
   size_t nk = 0;
   if (g != NULL) {
-    LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), n, false, 0, &keys[0], err));
+    LADLE_RETURN_NOT_OK(
+        ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), n, false, 0, &keys[0], err));
     memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)n * 4);
     nk = 1;
   }
@@ -185,7 +194,8 @@ ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle
   ladle_status st = ladle_cpu_sort_indices(ctx, keys, nk, desc, nl, &perm, err);
   if (g != NULL) ladle_column_release(&keys[0]);
   if (st != LADLE_OK) return st;
-  ladle_dtype t = ladle_dtype_make(method == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+  ladle_dtype t =
+      ladle_dtype_make(method == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
   ladle_column o;
   st = ladle_column_alloc(t, n, in->validity != NULL, 0, &o, err);
   if (st != LADLE_OK) {
@@ -204,8 +214,10 @@ ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle
       if (!ladle_column_valid(in, row)) {
         for (; a < gend; a++) {
           ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), perm[a], false);
-          if (method == LADLE_RANK_AVERAGE) LADLE_COL_MUT(&o, double)[perm[a]] = 0;
-          else LADLE_COL_MUT(&o, uint32_t)[perm[a]] = 0;
+          if (method == LADLE_RANK_AVERAGE)
+            LADLE_COL_MUT(&o, double)[perm[a]] = 0;
+          else
+            LADLE_COL_MUT(&o, uint32_t)[perm[a]] = 0;
         }
         break;
       }
@@ -215,11 +227,21 @@ ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle
       for (int64_t k = a; k < b; k++) {
         int64_t r = perm[k];
         switch (method) {
-          case LADLE_RANK_AVERAGE: LADLE_COL_MUT(&o, double)[r] = (double)(pos + 1 + pos + (b - a)) / 2.0; break;
-          case LADLE_RANK_MIN: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + 1); break;
-          case LADLE_RANK_MAX: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + (b - a)); break;
-          case LADLE_RANK_DENSE: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)dense; break;
-          default: LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + 1 + (k - a)); break;
+          case LADLE_RANK_AVERAGE:
+            LADLE_COL_MUT(&o, double)[r] = (double)(pos + 1 + pos + (b - a)) / 2.0;
+            break;
+          case LADLE_RANK_MIN:
+            LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + 1);
+            break;
+          case LADLE_RANK_MAX:
+            LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + (b - a));
+            break;
+          case LADLE_RANK_DENSE:
+            LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)dense;
+            break;
+          default:
+            LADLE_COL_MUT(&o, uint32_t)[r] = (uint32_t)(pos + 1 + (k - a));
+            break;
         }
       }
       pos += b - a;

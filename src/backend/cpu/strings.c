@@ -21,7 +21,8 @@ static ladle_status so_init(strout *s, int64_t n, ladle_error *err) {
   s->buf = malloc((size_t)s->cap);
   s->pos = 0;
   if (s->buf == NULL) return LADLE_OOM(err, "string output");
-  ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), n, false, 0, &s->col, err);
+  ladle_status st =
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), n, false, 0, &s->col, err);
   if (st != LADLE_OK) free(s->buf);
   return st;
 }
@@ -156,7 +157,8 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
     case LADLE_FN_STR_ENDS_WITH:
     case LADLE_FN_STR_CONTAINS: {
       LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, n, x->validity != NULL, 0, &o, err));
-      if (x->validity) memcpy(LADLE_COL_VALIDITY_MUT(&o), x->validity, (size_t)ladle_bitmap_bytes(n));
+      if (x->validity)
+        memcpy(LADLE_COL_VALIDITY_MUT(&o), x->validity, (size_t)ladle_bitmap_bytes(n));
       regex_t re;
       bool use_re = f == LADLE_FN_STR_CONTAINS && !e->fopts.literal;
       if (use_re) {
@@ -181,9 +183,11 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
         } else if (f == LADLE_FN_STR_STARTS_WITH) {
           LADLE_COL_MUT(&o, uint8_t)[i] = len >= plen && memcmp(s, pat, (size_t)plen) == 0;
         } else if (f == LADLE_FN_STR_ENDS_WITH) {
-          LADLE_COL_MUT(&o, uint8_t)[i] = len >= plen && memcmp(s + len - plen, pat, (size_t)plen) == 0;
+          LADLE_COL_MUT(&o, uint8_t)
+          [i] = len >= plen && memcmp(s + len - plen, pat, (size_t)plen) == 0;
         } else if (!use_re) {
-          LADLE_COL_MUT(&o, uint8_t)[i] = plen == 0 || memmem(s, (size_t)len, pat, (size_t)plen) != NULL;
+          LADLE_COL_MUT(&o, uint8_t)
+          [i] = plen == 0 || memmem(s, (size_t)len, pat, (size_t)plen) != NULL;
         } else {
           if (len + 1 > tcap) {
             tcap = LADLE_MAX(len + 1, tcap * 2);
@@ -207,7 +211,8 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
       *out = o;
       return LADLE_OK;
     }
-    default: break;
+    default:
+      break;
   }
   strout so;
   LADLE_RETURN_NOT_OK(so_init(&so, n, err));
@@ -299,7 +304,8 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
   }
   if (f == LADLE_FN_STR_CONCAT) {
     /* null if any input is null */
-    ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &concat_valid, err);
+    ladle_status st =
+        ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &concat_valid, err);
     if (st != LADLE_OK) {
       free(so.buf);
       ladle_column_release(&so.col);
