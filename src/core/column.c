@@ -200,6 +200,7 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
 
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err) {
+  if (n < 0) return ladle_err_set(err, LADLE_EINVAL, "gather of %lld rows", (long long)n);
   bool nullable = src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
   for (int64_t i = 0; i < n && !nullable; i++) nullable = idx[i] < 0;
   int64_t chars = 0;

@@ -132,12 +132,13 @@ static void check_shape(shape s) {
   ladle_result_destroy(r);
 
   /* reduce */
-  ladle_expr *e3[] = {AS(AGG(SUM, COL("v")), "s"), AS(AGG(MIN, COL("v")), "mn"), AS(AGG(MAX, COL("v")), "mx"),
-                      AS(AGG(COUNT, COL("v")), "c"), AS(AGG(MEAN, COL("v")), "m")};
+  ladle_expr *e3[] = {AS(AGG(SUM, COL("v")), "s"), AS(AGG(MIN, COL("v")), "mn"),
+                      AS(AGG(MAX, COL("v")), "mx"), AS(AGG(COUNT, COL("v")), "c"),
+                      AS(AGG(MEAN, COL("v")), "m")};
   CHECK_OK(ladle_plan_reduce(scan(d.t), 5, e3, &p, &err_));
   if ((r = go(p))) {
-    ladle_column sc = result_col(r, "s"), a = result_col(r, "mn"), b = result_col(r, "mx"), c = result_col(r, "c"),
-                 m = result_col(r, "m");
+    ladle_column sc = result_col(r, "s"), a = result_col(r, "mn"), b = result_col(r, "mx"),
+                 c = result_col(r, "c"), m = result_col(r, "m");
     CHECK_EQ_I(ladle_result_num_rows(r), 1);
     CHECK_NEAR(getf(&sc, 0), sum, 1e-9);
     CHECK_EQ_I(geti(&c, 0), nnv);

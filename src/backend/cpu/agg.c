@@ -13,12 +13,14 @@ static double value_f64(const ladle_column *c, int64_t i) {
 #define G(T, ...) return (double)((const T *)c->values)[i];
     case LADLE_PHYS_U8:
       G(uint8_t)
-      case LADLE_PHYS_I8 : G(int8_t) case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32
-          : G(int32_t) case LADLE_PHYS_I64 : G(int64_t) case LADLE_PHYS_U16
-          : G(uint16_t) case LADLE_PHYS_U32 : G(uint32_t) case LADLE_PHYS_U64
-          : G(uint64_t) case LADLE_PHYS_F32 : G(float) case LADLE_PHYS_F64 : G(double)
+    case LADLE_PHYS_I8:
+      G(int8_t)
+      case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32 : G(int32_t) case LADLE_PHYS_I64
+          : G(int64_t) case LADLE_PHYS_U16 : G(uint16_t) case LADLE_PHYS_U32
+          : G(uint32_t) case LADLE_PHYS_U64 : G(uint64_t) case LADLE_PHYS_F32
+          : G(float) case LADLE_PHYS_F64 : G(double)
 #undef G
-                                                                                 default : return 0;
+                                               default : return 0;
   }
 }
 
@@ -150,8 +152,8 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
                                const ladle_column *in, ladle_groups *g, ladle_column *o,
                                ladle_error *err) {
   ladle_column keys[2];
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0,
-                                         &keys[0], err));
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0, &keys[0], err));
   memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)g->nrows * 4);
   keys[1] = *in;
   bool desc[2] = {false, false}, nulls_last[2] = {false, true};

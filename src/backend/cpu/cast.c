@@ -13,12 +13,14 @@ static double get_f64(const ladle_column *c, int64_t i) {
 #define G(T, ...) return (double)((const T *)c->values)[i];
     case LADLE_PHYS_U8:
       G(uint8_t)
-      case LADLE_PHYS_I8 : G(int8_t) case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32
-          : G(int32_t) case LADLE_PHYS_I64 : G(int64_t) case LADLE_PHYS_U16
-          : G(uint16_t) case LADLE_PHYS_U32 : G(uint32_t) case LADLE_PHYS_U64
-          : G(uint64_t) case LADLE_PHYS_F32 : G(float) case LADLE_PHYS_F64 : G(double)
+    case LADLE_PHYS_I8:
+      G(int8_t)
+      case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32 : G(int32_t) case LADLE_PHYS_I64
+          : G(int64_t) case LADLE_PHYS_U16 : G(uint16_t) case LADLE_PHYS_U32
+          : G(uint32_t) case LADLE_PHYS_U64 : G(uint64_t) case LADLE_PHYS_F32
+          : G(float) case LADLE_PHYS_F64 : G(double)
 #undef G
-                                                                                 default : return 0;
+                                               default : return 0;
   }
 }
 
@@ -35,13 +37,14 @@ static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
 #define U(T) return ((const T *)c->values)[i];
     case LADLE_PHYS_I8:
       S(int8_t)
-      case LADLE_PHYS_I16 : S(int16_t) case LADLE_PHYS_I32 : S(int32_t) case LADLE_PHYS_I64
-          : S(int64_t) case LADLE_PHYS_U8 : U(uint8_t) case LADLE_PHYS_U16
-          : U(uint16_t) case LADLE_PHYS_U32 : U(uint32_t) case LADLE_PHYS_U64 : U(uint64_t)
+    case LADLE_PHYS_I16:
+      S(int16_t)
+      case LADLE_PHYS_I32 : S(int32_t) case LADLE_PHYS_I64 : S(int64_t) case LADLE_PHYS_U8
+          : U(uint8_t) case LADLE_PHYS_U16 : U(uint16_t) case LADLE_PHYS_U32
+          : U(uint32_t) case LADLE_PHYS_U64 : U(uint64_t)
 #undef S
 #undef U
-                                                                                    default
-          : return 0;
+                                                  default : return 0;
   }
 }
 

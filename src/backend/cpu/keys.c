@@ -36,6 +36,23 @@ static inline const uint8_t *row_ptr(const rowkeys *r, int64_t i, size_t *len) {
   return r->data + r->offsets[i];
 }
 
+/* Row a of ra equals row b of rb (same key types). */
+static inline bool rows_equal(const rowkeys *ra, int64_t a, const rowkeys *rb, int64_t b) {
+  if (ra->width > 0) {
+    const uint8_t *x = ra->data + (size_t)a * ra->width, *y = rb->data + (size_t)b * rb->width;
+    for (size_t w = 0; w < ra->width; w += 8) {
+      uint64_t u, v;
+      memcpy(&u, x + w, 8);
+      memcpy(&v, y + w, 8);
+      if (u != v) return false;
+    }
+    return true;
+  }
+  size_t la, lb;
+  const uint8_t *x = row_ptr(ra, a, &la), *y = row_ptr(rb, b, &lb);
+  return la == lb && memcmp(x, y, la) == 0;
+}
+
 typedef struct encode_ctx {
   const ladle_column *keys;
   size_t nkeys;
@@ -74,12 +91,80 @@ static void encode_value(const ladle_column *c, int64_t i, uint8_t *p, size_t *p
   *pos += w;
 }
 
+/* Fixed-width rows, column at a time: one type switch per column and morsel. */
+static void encode_fixed(encode_ctx *e, int64_t begin, int64_t end) {
+  rowkeys *r = e->r;
+  size_t W = r->width, off = 0;
+  for (int64_t i = begin; i < end; i++) r->has_null[i] = 0;
+  for (size_t k = 0; k < e->nkeys; k++) {
+    const ladle_column *c = &e->keys[k];
+    size_t w = ladle_type_width(c->type.id);
+    uint8_t *base = r->data + off;
+    if (c->type.id == LADLE_TYPE_NULL) {
+      for (int64_t i = begin; i < end; i++) {
+        base[(size_t)i * W] = 0;
+        r->has_null[i] = 1;
+      }
+    } else {
+      for (int64_t i = begin; i < end; i++) {
+        bool valid = ladle_column_valid(c, i);
+        base[(size_t)i * W] = valid;
+        r->has_null[i] |= !valid;
+      }
+      switch (c->type.id) {
+        case LADLE_TYPE_FLOAT64:
+        case LADLE_TYPE_FLOAT32:
+          for (int64_t i = begin; i < end; i++) {
+            size_t pos = 0;
+            encode_value(c, i, base + (size_t)i * W, &pos);
+          }
+          break;
+        default:
+#define COPY_W(WIDTH, T)                           \
+  case WIDTH: {                                    \
+    const T *v = c->values;                        \
+    for (int64_t i = begin; i < end; i++) {        \
+      T x = base[(size_t)i * W] ? v[i] : 0;        \
+      memcpy(base + (size_t)i * W + 1, &x, WIDTH); \
+    }                                              \
+    break;                                         \
+  }
+          switch (w) {
+            COPY_W(1, uint8_t)
+            COPY_W(2, uint16_t)
+            COPY_W(4, uint32_t)
+            COPY_W(8, uint64_t)
+            default:
+              break;
+          }
+#undef COPY_W
+      }
+    }
+    off += 1 + w;
+  }
+  for (int64_t i = begin; i < end; i++) {
+    uint8_t *p = r->data + (size_t)i * W;
+    memset(p + off, 0, W - off);
+    uint64_t h = 0x1234567;
+    for (size_t x = 0; x < W; x += 8) {
+      uint64_t word;
+      memcpy(&word, p + x, 8);
+      h = ladle_hash_combine(h, word);
+    }
+    r->hash[i] = h;
+  }
+}
+
 static ladle_status encode_range(void *vctx, int64_t begin, int64_t end, ladle_error *err) {
   LADLE_UNUSED(err);
   encode_ctx *e = vctx;
   rowkeys *r = e->r;
+  if (r->width > 0) {
+    encode_fixed(e, begin, end);
+    return LADLE_OK;
+  }
   for (int64_t i = begin; i < end; i++) {
-    uint8_t *p = r->width > 0 ? r->data + (size_t)i * r->width : r->data + r->offsets[i];
+    uint8_t *p = r->data + r->offsets[i];
     size_t pos = 0;
     bool null = false;
     for (size_t k = 0; k < e->nkeys; k++) {
@@ -107,7 +192,7 @@ static ladle_status encode_keys(const ladle_kctx *ctx, const ladle_column *keys,
   r->has_null = malloc((size_t)LADLE_MAX(n, 1));
   if (r->hash == NULL || r->has_null == NULL) goto oom;
   if (!var) {
-    r->width = LADLE_MAX(fixed, 1);
+    r->width = (LADLE_MAX(fixed, 1) + 7) & ~(size_t)7; /* whole words: compare and hash by word */
     r->data = malloc((size_t)LADLE_MAX(n, 1) * r->width);
     if (r->data == NULL) goto oom;
   } else {
@@ -133,16 +218,41 @@ oom:
 
 /* ------------------------------------------------------------------ keymap */
 
+/* One partition's open-addressing table. A slot packs the upper 32 bits of the
+ * hash with the local group id + 1 (0 = empty), so most mismatches are decided
+ * without touching the key rows. Tables start small and double at half load, so
+ * low-cardinality keys never pay for a table sized by rows. */
 typedef struct part_table {
   int64_t nrows; /* rows of this partition */
   int64_t ngroups;
-  uint64_t mask;  /* slots - 1 */
-  int64_t *slots; /* local group id + 1, 0 = empty */
+  uint64_t mask; /* slots - 1 */
+  uint64_t *slots;
   int64_t *first; /* per local group: its first row */
+  int64_t cap;    /* capacity of first */
 } part_table;
 
+#define SLOT_GID(s) ((int64_t)((s)&0xffffffffu))
+#define SLOT_TAG(h) ((h) >> 32)
+
+static bool part_grow(part_table *t, const rowkeys *rk) {
+  uint64_t nslots = (t->mask + 1) * 2;
+  uint64_t *slots = calloc(nslots, sizeof *slots);
+  if (slots == NULL) return false;
+  for (int64_t g = 0; g < t->ngroups; g++) {
+    uint64_t h = rk->hash[t->first[g]];
+    uint64_t s = h & (nslots - 1);
+    while (slots[s] != 0) s = (s + 1) & (nslots - 1);
+    slots[s] = (SLOT_TAG(h) << 32) | (uint64_t)(g + 1);
+  }
+  free(t->slots);
+  t->slots = slots;
+  t->mask = nslots - 1;
+  return true;
+}
+
 struct ladle_keymap {
-  rowkeys rk;
+  rowkeys rk;     /* fixed width: in partition order (see `reordered`) */
+  bool reordered; /* rk rows are in partition order, not input order */
   int pbits;
   size_t nparts;
   part_table *parts;
@@ -180,31 +290,35 @@ static ladle_status build_part(void *vctx, size_t p, ladle_error *err) {
   part_table *t = &km->parts[p];
   int64_t begin = b->pstart[p], end = b->pstart[p + 1];
   t->nrows = end - begin;
-  size_t slots = 16;
-  while (slots < (size_t)t->nrows * 2) slots <<= 1;
-  t->mask = slots - 1;
-  t->slots = calloc(slots, sizeof *t->slots);
-  t->first = malloc((size_t)LADLE_MAX(t->nrows, 1) * sizeof *t->first);
+  t->mask = 255;
+  t->cap = LADLE_MIN(LADLE_MAX(t->nrows, 1), 1024);
+  t->slots = calloc(t->mask + 1, sizeof *t->slots);
+  t->first = malloc((size_t)t->cap * sizeof *t->first);
   if (t->slots == NULL || t->first == NULL) return LADLE_OOM(err, "hash table");
   const rowkeys *rk = &km->rk;
   for (int64_t k = begin; k < end; k++) {
-    int64_t row = b->order[k];
-    uint64_t h = rk->hash[row];
-    size_t len;
-    const uint8_t *key = row_ptr(rk, row, &len);
+    int64_t row = b->order[k];             /* the input row */
+    int64_t pos = km->reordered ? k : row; /* its key in rk */
+    uint64_t h = rk->hash[pos], tag = SLOT_TAG(h);
     for (uint64_t s = h & t->mask;; s = (s + 1) & t->mask) {
-      int64_t g = t->slots[s];
-      if (g == 0) {
-        t->first[t->ngroups] = row;
-        t->slots[s] = ++t->ngroups;
+      uint64_t slot = t->slots[s];
+      if (slot == 0) {
+        if (t->ngroups == t->cap) {
+          int64_t cap = LADLE_MIN(t->cap * 2, t->nrows);
+          int64_t *f = realloc(t->first, (size_t)cap * sizeof *f);
+          if (f == NULL) return LADLE_OOM(err, "hash table");
+          t->first = f;
+          t->cap = cap;
+        }
+        t->first[t->ngroups] = pos;
+        t->slots[s] = (tag << 32) | (uint64_t)++t->ngroups;
         b->ids[row] = (uint32_t)(t->ngroups - 1);
+        if ((uint64_t)t->ngroups * 2 > t->mask && !part_grow(t, rk))
+          return LADLE_OOM(err, "hash table");
         break;
       }
-      int64_t other = t->first[g - 1];
-      size_t olen;
-      const uint8_t *okey = row_ptr(rk, other, &olen);
-      if (rk->hash[other] == h && olen == len && memcmp(okey, key, len) == 0) {
-        b->ids[row] = (uint32_t)(g - 1);
+      if ((slot >> 32) == tag && rows_equal(rk, t->first[SLOT_GID(slot) - 1], rk, pos)) {
+        b->ids[row] = (uint32_t)(SLOT_GID(slot) - 1);
         break;
       }
     }
@@ -229,7 +343,8 @@ static ladle_status relabel_part(void *vctx, size_t p, ladle_error *err) {
     r->ids[row] = (uint32_t)(base + r->ids[row]);
   }
   part_table *t = &r->km->parts[p];
-  for (int64_t g = 0; g < t->ngroups; g++) r->first[base + g] = t->first[g];
+  for (int64_t g = 0; g < t->ngroups; g++)
+    r->first[base + g] = r->km->reordered ? r->order[t->first[g]] : t->first[g];
   return LADLE_OK;
 }
 
@@ -268,7 +383,35 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   for (int64_t i = 0; i < n; i++) pstart[part_of(km, km->rk.hash[i]) + 1]++;
   for (size_t p = 0; p < km->nparts; p++) pstart[p + 1] += pstart[p];
   memcpy(cursor, pstart, km->nparts * sizeof *cursor);
-  for (int64_t i = 0; i < n; i++) order[cursor[part_of(km, km->rk.hash[i])]++] = i;
+  if (km->rk.width > 0) {
+    /* scatter hashes and keys into partition order, so that each partition's
+     * build reads its rows sequentially */
+    rowkeys prk = km->rk;
+    size_t w = prk.width;
+    prk.data = malloc((size_t)LADLE_MAX(n, 1) * w);
+    prk.hash = malloc((size_t)LADLE_MAX(n, 1) * 8);
+    prk.has_null = malloc((size_t)LADLE_MAX(n, 1));
+    if (prk.data == NULL || prk.hash == NULL || prk.has_null == NULL) {
+      free(prk.data);
+      free(prk.hash);
+      free(prk.has_null);
+      st = LADLE_OOM(err, "keymap partitions");
+      goto done;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t h = km->rk.hash[i];
+      int64_t d = cursor[part_of(km, h)]++;
+      order[d] = i;
+      prk.hash[d] = h;
+      prk.has_null[d] = km->rk.has_null[i];
+      memcpy(prk.data + (size_t)d * w, km->rk.data + (size_t)i * w, w);
+    }
+    rowkeys_free(&km->rk);
+    km->rk = prk;
+    km->reordered = true;
+  } else {
+    for (int64_t i = 0; i < n; i++) order[cursor[part_of(km, km->rk.hash[i])]++] = i;
+  }
   build_ctx bc = {km, order, pstart, ids};
   st = ladle_pool_run(ctx->pool, km->nparts, build_part, &bc, err);
   if (st != LADLE_OK) goto done;
@@ -322,19 +465,15 @@ static ladle_status probe_range(void *vctx, int64_t begin, int64_t end, ladle_er
   for (int64_t i = begin; i < end; i++) {
     pc->gid[i] = -1;
     if (!pc->nulls_equal && rk->has_null[i]) continue;
-    uint64_t h = rk->hash[i];
+    uint64_t h = rk->hash[i], tag = SLOT_TAG(h);
     size_t p = part_of(km, h);
     const part_table *t = &km->parts[p];
-    size_t len;
-    const uint8_t *key = row_ptr(rk, i, &len);
+    if (t->slots == NULL) continue;
     for (uint64_t s = h & t->mask;; s = (s + 1) & t->mask) {
-      int64_t g = t->slots[s];
-      if (g == 0) break;
-      int64_t other = t->first[g - 1];
-      size_t olen;
-      const uint8_t *okey = row_ptr(&km->rk, other, &olen);
-      if (km->rk.hash[other] == h && olen == len && memcmp(okey, key, len) == 0) {
-        pc->gid[i] = km->base[p] + g - 1;
+      uint64_t slot = t->slots[s];
+      if (slot == 0) break;
+      if ((slot >> 32) == tag && rows_equal(&km->rk, t->first[SLOT_GID(slot) - 1], rk, i)) {
+        pc->gid[i] = km->base[p] + SLOT_GID(slot) - 1;
         break;
       }
     }
