@@ -157,6 +157,35 @@ struct ArrowArrayStream {
 };
 #endif
 
+/* ------------------------------------------------------------------ DLPack */
+
+#ifndef DLPACK_VERSION
+/* The DLPack ABI (v0.8, unversioned DLManagedTensor), as in dmlc/dlpack. */
+typedef struct {
+  int32_t device_type; /* 1 = CPU, 2 = CUDA */
+  int32_t device_id;
+} DLDevice;
+typedef struct {
+  uint8_t code; /* 0 int, 1 uint, 2 float, 6 bool */
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides; /* NULL: compact row-major */
+  uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+#endif
+
 /* ------------------------------------------------------------- expressions */
 
 typedef struct ladle_expr ladle_expr;
@@ -464,6 +493,14 @@ LADLE_API ladle_table *ladle_result_table(const ladle_result *r);
  * value; Arrow wants bits). The stream stays valid after the result is gone. */
 LADLE_API ladle_status ladle_result_export_stream(const ladle_result *r,
                                                   struct ArrowArrayStream *out, ladle_error *err);
+/* Column `column` as a one-dimensional DLPack tensor. Numeric and boolean
+ * columns without nulls only (LADLE_ETYPE otherwise, naming the column). The
+ * tensor shares the result's buffer when the column lies in one buffer (the
+ * usual case) and holds its own reference, so it outlives the result; a column
+ * spread over several buffers is first concatenated (one copy). The caller calls
+ * (*out)->deleter(*out) when done (a DLPack consumer does this). */
+LADLE_API ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column,
+                                                  DLManagedTensor **out, ladle_error *err);
 LADLE_API void ladle_result_destroy(ladle_result *r);
 
 /* ------------------------------------------------------------------ tables */

@@ -1,0 +1,895 @@
+/* _native.c — the CPython extension over include/ladle.h (and nothing else).
+ *
+ * Python objects own one reference each on the C handle they wrap (Expr, Plan,
+ * Engine, Result). C builders consume their arguments, so every call passes a
+ * fresh reference (ladle_expr_ref / ladle_plan_ref) and the Python objects stay
+ * valid. A failed call raises ladle._native.LadleError(code, message). Long
+ * calls (execute) release the GIL.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "ladle.h"
+
+static PyObject *LadleError;
+
+static PyObject *raise_err(ladle_status st, const ladle_error *err) {
+  PyObject *args = Py_BuildValue("(is)", (int)st, err->message);
+  if (args != NULL) {
+    PyErr_SetObject(LadleError, args);
+    Py_DECREF(args);
+  }
+  return NULL;
+}
+
+/* ----------------------------------------------------------------- objects */
+
+typedef struct {
+  PyObject_HEAD ladle_expr *e;
+} ExprObject;
+typedef struct {
+  PyObject_HEAD ladle_plan *p;
+} PlanObject;
+typedef struct {
+  PyObject_HEAD ladle_engine *eng;
+} EngineObject;
+typedef struct {
+  PyObject_HEAD ladle_result *r;
+} ResultObject;
+
+static void expr_dealloc(ExprObject *self) {
+  ladle_expr_destroy(self->e);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+static void plan_dealloc(PlanObject *self) {
+  ladle_plan_destroy(self->p);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+static void engine_dealloc(EngineObject *self) {
+  ladle_engine_destroy(self->eng);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+static void result_dealloc(ResultObject *self) {
+  ladle_result_destroy(self->r);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject ExprType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Expr",
+                                .tp_basicsize = sizeof(ExprObject),
+                                .tp_dealloc = (destructor)expr_dealloc,
+                                .tp_flags = Py_TPFLAGS_DEFAULT,
+                                .tp_doc = "A ladle expression (opaque)."};
+
+static PyObject *wrap_expr(ladle_expr *e) {
+  if (e == NULL) return PyErr_NoMemory();
+  ExprObject *o = PyObject_New(ExprObject, &ExprType);
+  if (o == NULL) {
+    ladle_expr_destroy(e);
+    return NULL;
+  }
+  o->e = e;
+  return (PyObject *)o;
+}
+
+static int get_expr(PyObject *obj, ladle_expr **out) {
+  if (!PyObject_TypeCheck(obj, &ExprType)) {
+    PyErr_Format(PyExc_TypeError, "expected a ladle Expr, got %s", Py_TYPE(obj)->tp_name);
+    return 0;
+  }
+  *out = ladle_expr_ref(((ExprObject *)obj)->e);
+  return 1;
+}
+
+/* A list of Exprs as fresh references in a malloc'd array. */
+static ladle_expr **get_exprs(PyObject *seq, Py_ssize_t *n) {
+  PyObject *fast = PySequence_Fast(seq, "expected a sequence of Exprs");
+  if (fast == NULL) return NULL;
+  *n = PySequence_Fast_GET_SIZE(fast);
+  ladle_expr **arr = calloc((size_t)(*n > 0 ? *n : 1), sizeof *arr);
+  if (arr == NULL) {
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < *n; i++) {
+    if (!get_expr(PySequence_Fast_GET_ITEM(fast, i), &arr[i])) {
+      for (Py_ssize_t k = 0; k < i; k++) ladle_expr_destroy(arr[k]);
+      free(arr);
+      Py_DECREF(fast);
+      return NULL;
+    }
+  }
+  Py_DECREF(fast);
+  return arr;
+}
+
+static void free_exprs(ladle_expr **a, Py_ssize_t n) {
+  if (a == NULL) return;
+  for (Py_ssize_t i = 0; i < n; i++) ladle_expr_destroy(a[i]);
+  free(a);
+}
+
+static PyObject *plan_schema(PlanObject *self, PyObject *unused);
+static PyObject *plan_explain(PlanObject *self, PyObject *unused);
+static PyMethodDef plan_methods[] = {
+    {"schema", (PyCFunction)plan_schema, METH_NOARGS, "[(name, (type_id, unit, tz))]"},
+    {"explain", (PyCFunction)plan_explain, METH_NOARGS, "the plan as text"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject PlanType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Plan",
+                                .tp_basicsize = sizeof(PlanObject),
+                                .tp_dealloc = (destructor)plan_dealloc,
+                                .tp_flags = Py_TPFLAGS_DEFAULT,
+                                .tp_methods = plan_methods,
+                                .tp_doc = "A ladle plan node (opaque)."};
+
+static PyObject *wrap_plan(ladle_plan *p) {
+  PlanObject *o = PyObject_New(PlanObject, &PlanType);
+  if (o == NULL) {
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  o->p = p;
+  return (PyObject *)o;
+}
+
+static int get_plan(PyObject *obj, ladle_plan **out) {
+  if (!PyObject_TypeCheck(obj, &PlanType)) {
+    PyErr_Format(PyExc_TypeError, "expected a ladle Plan, got %s", Py_TYPE(obj)->tp_name);
+    return 0;
+  }
+  *out = ladle_plan_ref(((PlanObject *)obj)->p);
+  return 1;
+}
+
+static PyObject *dtype_tuple(ladle_dtype t) {
+  return Py_BuildValue("(iis)", (int)t.id, (int)t.unit, t.tz);
+}
+
+static int parse_dtype(PyObject *obj, ladle_dtype *out) {
+  int id = 0, unit = 0;
+  const char *tz = "";
+  if (!PyArg_ParseTuple(obj, "ii|s", &id, &unit, &tz)) return 0;
+  if (id < 0 || id >= LADLE_TYPE_COUNT_ || unit < 0 || unit > 2) {
+    PyErr_Format(PyExc_ValueError, "bad dtype (%d, %d)", id, unit);
+    return 0;
+  }
+  *out = ladle_dtype_temporal((ladle_type_id)id, (ladle_time_unit)unit, tz);
+  out->id = (ladle_type_id)id;
+  return 1;
+}
+
+static PyObject *plan_schema(PlanObject *self, PyObject *unused) {
+  (void)unused;
+  size_t n = ladle_plan_num_columns(self->p);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (list == NULL) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *item = Py_BuildValue("(sN)", ladle_plan_column_name(self->p, i),
+                                   dtype_tuple(ladle_plan_column_type(self->p, i)));
+    if (item == NULL) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  return list;
+}
+
+static PyObject *plan_explain(PlanObject *self, PyObject *unused) {
+  (void)unused;
+  char *text = NULL;
+  ladle_error err;
+  ladle_status st = ladle_plan_explain(self->p, &text, &err);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  PyObject *s = PyUnicode_FromString(text);
+  ladle_free(text);
+  return s;
+}
+
+/* ------------------------------------------------------------------ result */
+
+static void stream_capsule_destructor(PyObject *cap) {
+  struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (s == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  if (s->release != NULL) s->release(s);
+  free(s);
+}
+
+static PyObject *result_arrow_stream(ResultObject *self, PyObject *unused) {
+  (void)unused;
+  struct ArrowArrayStream *s = calloc(1, sizeof *s);
+  if (s == NULL) return PyErr_NoMemory();
+  ladle_error err;
+  ladle_status st = ladle_result_export_stream(self->r, s, &err);
+  if (st != LADLE_OK) {
+    free(s);
+    return raise_err(st, &err);
+  }
+  PyObject *cap = PyCapsule_New(s, "arrow_array_stream", stream_capsule_destructor);
+  if (cap == NULL) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
+static void dlpack_capsule_destructor(PyObject *cap) {
+  /* a consumer renames the capsule to "used_dltensor" and owns the tensor */
+  if (!PyCapsule_IsValid(cap, "dltensor")) return;
+  DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}
+
+static PyObject *result_dlpack(ResultObject *self, PyObject *args) {
+  Py_ssize_t i;
+  if (!PyArg_ParseTuple(args, "n", &i)) return NULL;
+  DLManagedTensor *m = NULL;
+  ladle_error err;
+  ladle_status st = ladle_result_export_dlpack(self->r, (size_t)i, &m, &err);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  PyObject *cap = PyCapsule_New(m, "dltensor", dlpack_capsule_destructor);
+  if (cap == NULL) m->deleter(m);
+  return cap;
+}
+
+static PyObject *result_num_rows(ResultObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLongLong(ladle_result_num_rows(self->r));
+}
+
+static PyObject *result_schema(ResultObject *self, PyObject *unused) {
+  (void)unused;
+  size_t n = ladle_result_num_columns(self->r);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (list == NULL) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *item = Py_BuildValue("(sN)", ladle_result_column_name(self->r, i),
+                                   dtype_tuple(ladle_result_column_type(self->r, i)));
+    if (item == NULL) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  return list;
+}
+
+static PyMethodDef result_methods[] = {
+    {"arrow_stream", (PyCFunction)result_arrow_stream, METH_NOARGS,
+     "a PyCapsule 'arrow_array_stream' over the result"},
+    {"dlpack", (PyCFunction)result_dlpack, METH_VARARGS,
+     "dlpack(i): a PyCapsule 'dltensor' of column i"},
+    {"num_rows", (PyCFunction)result_num_rows, METH_NOARGS, "rows"},
+    {"schema", (PyCFunction)result_schema, METH_NOARGS, "[(name, dtype)]"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ResultType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Result",
+                                  .tp_basicsize = sizeof(ResultObject),
+                                  .tp_dealloc = (destructor)result_dealloc,
+                                  .tp_flags = Py_TPFLAGS_DEFAULT,
+                                  .tp_methods = result_methods,
+                                  .tp_doc = "A ladle result (opaque)."};
+
+/* ------------------------------------------------------------------ engine */
+
+static int engine_init(EngineObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"threads", "morsel_rows", NULL};
+  int threads = 0;
+  long long morsel = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iL", kwlist, &threads, &morsel)) return -1;
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, threads, morsel};
+  ladle_error err;
+  ladle_engine_destroy(self->eng);
+  self->eng = NULL;
+  ladle_status st = ladle_engine_create(&o, &self->eng, &err);
+  if (st != LADLE_OK) {
+    raise_err(st, &err);
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *engine_execute(EngineObject *self, PyObject *args) {
+  PyObject *plan_obj;
+  if (!PyArg_ParseTuple(args, "O!", &PlanType, &plan_obj)) return NULL;
+  if (self->eng == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "engine not initialised");
+    return NULL;
+  }
+  ladle_result *r = NULL;
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_engine_execute(self->eng, ((PlanObject *)plan_obj)->p, &r, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  ResultObject *o = PyObject_New(ResultObject, &ResultType);
+  if (o == NULL) {
+    ladle_result_destroy(r);
+    return NULL;
+  }
+  o->r = r;
+  return (PyObject *)o;
+}
+
+static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLong(self->eng ? ladle_engine_threads(self->eng) : 0);
+}
+
+static PyMethodDef engine_methods[] = {
+    {"execute", (PyCFunction)engine_execute, METH_VARARGS, "execute(plan) -> Result"},
+    {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject EngineType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Engine",
+                                  .tp_basicsize = sizeof(EngineObject),
+                                  .tp_dealloc = (destructor)engine_dealloc,
+                                  .tp_flags = Py_TPFLAGS_DEFAULT,
+                                  .tp_methods = engine_methods,
+                                  .tp_init = (initproc)engine_init,
+                                  .tp_new = PyType_GenericNew,
+                                  .tp_doc = "Engine(threads=0, morsel_rows=0)"};
+
+/* --------------------------------------------------------- expression API */
+
+static PyObject *py_col(PyObject *m, PyObject *args) {
+  const char *name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+  return wrap_expr(ladle_expr_col(name));
+}
+
+static PyObject *py_lit(PyObject *m, PyObject *args) {
+  /* lit(kind, value, dtype): kind one of "null", "bool", "int", "uint", "float",
+   * "str", "temporal", "dyn_int", "dyn_float" */
+  const char *kind;
+  PyObject *value, *dt_obj;
+  if (!PyArg_ParseTuple(args, "sOO", &kind, &value, &dt_obj)) return NULL;
+  ladle_dtype dt;
+  if (!parse_dtype(dt_obj, &dt)) return NULL;
+  if (strcmp(kind, "null") == 0) return wrap_expr(ladle_expr_lit_null(dt));
+  if (strcmp(kind, "bool") == 0) return wrap_expr(ladle_expr_lit_bool(PyObject_IsTrue(value)));
+  if (strcmp(kind, "str") == 0) {
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(value, &len);
+    if (s == NULL) return NULL;
+    return wrap_expr(ladle_expr_lit_str(s, (size_t)len));
+  }
+  if (strcmp(kind, "float") == 0 || strcmp(kind, "dyn_float") == 0) {
+    double v = PyFloat_AsDouble(value);
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    return wrap_expr(kind[0] == 'd' ? ladle_expr_lit_dyn_float(v) : ladle_expr_lit_float(v, dt.id));
+  }
+  if (strcmp(kind, "uint") == 0) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(value);
+    if (PyErr_Occurred()) return NULL;
+    return wrap_expr(ladle_expr_lit_uint(v, dt.id));
+  }
+  long long v = PyLong_AsLongLong(value);
+  if (v == -1 && PyErr_Occurred()) return NULL;
+  if (strcmp(kind, "int") == 0) return wrap_expr(ladle_expr_lit_int(v, dt.id));
+  if (strcmp(kind, "dyn_int") == 0) return wrap_expr(ladle_expr_lit_dyn_int(v));
+  if (strcmp(kind, "temporal") == 0) return wrap_expr(ladle_expr_lit_temporal(v, dt));
+  PyErr_Format(PyExc_ValueError, "unknown literal kind '%s'", kind);
+  return NULL;
+}
+
+static PyObject *py_lit_series(PyObject *m, PyObject *args) {
+  PyObject *items;
+  if (!PyArg_ParseTuple(args, "O", &items)) return NULL;
+  Py_ssize_t n;
+  ladle_expr **arr = get_exprs(items, &n);
+  if (arr == NULL) return NULL;
+  ladle_expr *e = ladle_expr_lit_series((size_t)n, arr);
+  free(arr);
+  if (e == NULL) {
+    PyErr_SetString(PyExc_ValueError, "lit_series: items must be literals of one type");
+    return NULL;
+  }
+  return wrap_expr(e);
+}
+
+static PyObject *py_alias(PyObject *m, PyObject *args) {
+  PyObject *eo;
+  const char *name;
+  ladle_expr *e;
+  if (!PyArg_ParseTuple(args, "Os", &eo, &name) || !get_expr(eo, &e)) return NULL;
+  return wrap_expr(ladle_expr_alias(e, name));
+}
+
+static PyObject *py_binary(PyObject *m, PyObject *args) {
+  int op;
+  PyObject *lo, *ro;
+  ladle_expr *l, *r;
+  if (!PyArg_ParseTuple(args, "iOO", &op, &lo, &ro)) return NULL;
+  if (op < 0 || op >= LADLE_OP_COUNT_) return PyErr_Format(PyExc_ValueError, "bad op %d", op);
+  if (!get_expr(lo, &l)) return NULL;
+  if (!get_expr(ro, &r)) {
+    ladle_expr_destroy(l);
+    return NULL;
+  }
+  return wrap_expr(ladle_expr_binary((ladle_binary_op)op, l, r));
+}
+
+static PyObject *py_func(PyObject *m, PyObject *args) {
+  int fn;
+  PyObject *argl, *opts = NULL;
+  if (!PyArg_ParseTuple(args, "iO|O", &fn, &argl, &opts)) return NULL;
+  if (fn < 0 || fn >= LADLE_FN_COUNT_) return PyErr_Format(PyExc_ValueError, "bad function %d", fn);
+  ladle_func_opts o;
+  memset(&o, 0, sizeof o);
+  PyObject *str_obj = NULL;
+  if (opts != NULL && opts != Py_None) {
+    if (!PyArg_ParseTuple(opts, "LLKdOpi", &o.i64, &o.i64b, &o.u64, &o.f64, &str_obj, &o.literal,
+                          &o.closed))
+      return NULL;
+    if (str_obj != Py_None) {
+      o.str = PyUnicode_AsUTF8(str_obj);
+      if (o.str == NULL) return NULL;
+    }
+  }
+  Py_ssize_t n;
+  ladle_expr **arr = get_exprs(argl, &n);
+  if (arr == NULL) return NULL;
+  ladle_expr *e = ladle_expr_func((ladle_func)fn, (size_t)n, arr, &o);
+  free(arr);
+  return wrap_expr(e);
+}
+
+static PyObject *py_cast(PyObject *m, PyObject *args) {
+  PyObject *eo, *dto;
+  int strict;
+  ladle_expr *e;
+  ladle_dtype dt;
+  if (!PyArg_ParseTuple(args, "OOp", &eo, &dto, &strict) || !parse_dtype(dto, &dt)) return NULL;
+  if (!get_expr(eo, &e)) return NULL;
+  return wrap_expr(ladle_expr_cast(e, dt, strict));
+}
+
+static PyObject *py_when(PyObject *m, PyObject *args) {
+  PyObject *co, *to, *oo;
+  if (!PyArg_ParseTuple(args, "OOO", &co, &to, &oo)) return NULL;
+  Py_ssize_t nc, nt;
+  ladle_expr **c = get_exprs(co, &nc);
+  if (c == NULL) return NULL;
+  ladle_expr **t = get_exprs(to, &nt);
+  ladle_expr *o = NULL;
+  if (t == NULL || nc != nt || !get_expr(oo, &o)) {
+    free_exprs(c, nc);
+    free_exprs(t, t ? nt : 0);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "when: conds and thens differ in length");
+    return NULL;
+  }
+  ladle_expr *e = ladle_expr_when((size_t)nc, c, t, o);
+  free(c);
+  free(t);
+  return wrap_expr(e);
+}
+
+static PyObject *py_agg(PyObject *m, PyObject *args) {
+  int op, ddof = 1, interp = 0;
+  double q = 0.5;
+  PyObject *eo;
+  if (!PyArg_ParseTuple(args, "iO|idi", &op, &eo, &ddof, &q, &interp)) return NULL;
+  if (op < 0 || op >= LADLE_AGG_COUNT_) return PyErr_Format(PyExc_ValueError, "bad agg %d", op);
+  ladle_expr *e;
+  if (!get_expr(eo, &e)) return NULL;
+  ladle_agg_opts o = {(uint8_t)ddof, q, (ladle_interpolation)interp};
+  return wrap_expr(ladle_expr_agg((ladle_agg_op)op, e, &o));
+}
+
+static PyObject *py_len(PyObject *m, PyObject *args) {
+  (void)args;
+  return wrap_expr(ladle_expr_len());
+}
+
+static PyObject *py_rank(PyObject *m, PyObject *args) {
+  PyObject *eo;
+  int method, desc;
+  ladle_expr *e;
+  if (!PyArg_ParseTuple(args, "Oip", &eo, &method, &desc) || !get_expr(eo, &e)) return NULL;
+  return wrap_expr(ladle_expr_rank(e, (ladle_rank_method)method, desc));
+}
+
+static PyObject *py_over(PyObject *m, PyObject *args) {
+  PyObject *eo, *ko;
+  ladle_expr *e;
+  if (!PyArg_ParseTuple(args, "OO", &eo, &ko) || !get_expr(eo, &e)) return NULL;
+  Py_ssize_t n;
+  ladle_expr **k = get_exprs(ko, &n);
+  if (k == NULL) {
+    ladle_expr_destroy(e);
+    return NULL;
+  }
+  ladle_expr *o = ladle_expr_over(e, (size_t)n, k);
+  free(k);
+  return wrap_expr(o);
+}
+
+/* --------------------------------------------------------------- plan API */
+
+#define FINISH_PLAN(call)                        \
+  do {                                           \
+    ladle_error err;                             \
+    ladle_plan *out = NULL;                      \
+    ladle_status st = (call);                    \
+    if (st != LADLE_OK) return raise_err(st, &err); \
+    return wrap_plan(out);                       \
+  } while (0)
+
+static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
+  PyObject *obj;
+  if (!PyArg_ParseTuple(args, "O", &obj)) return NULL;
+  PyObject *cap = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
+  if (cap == NULL) return NULL;
+  struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (s == NULL) {
+    Py_DECREF(cap);
+    return NULL;
+  }
+  /* move the stream out of the capsule; its destructor then sees a released one */
+  struct ArrowArrayStream moved = *s;
+  s->release = NULL;
+  Py_DECREF(cap);
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_arrow(&moved, &out, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_filter(PyObject *m, PyObject *args) {
+  PyObject *po, *eo;
+  ladle_plan *p;
+  ladle_expr *e;
+  if (!PyArg_ParseTuple(args, "OO", &po, &eo) || !get_plan(po, &p)) return NULL;
+  if (!get_expr(eo, &e)) {
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  FINISH_PLAN(ladle_plan_filter(p, e, &out, &err));
+}
+
+typedef ladle_status (*exprs_builder)(ladle_plan *, size_t, ladle_expr *const *, ladle_plan **,
+                                      ladle_error *);
+
+static PyObject *plan_with_exprs(PyObject *args, exprs_builder fn) {
+  PyObject *po, *eo;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OO", &po, &eo) || !get_plan(po, &p)) return NULL;
+  Py_ssize_t n;
+  ladle_expr **e = get_exprs(eo, &n);
+  if (e == NULL) {
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = fn(p, (size_t)n, e, &out, &err);
+  free(e);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_select(PyObject *m, PyObject *args) { return plan_with_exprs(args, ladle_plan_select); }
+static PyObject *py_with_columns(PyObject *m, PyObject *args) {
+  return plan_with_exprs(args, ladle_plan_with_columns);
+}
+
+static PyObject *py_group_by(PyObject *m, PyObject *args) {
+  PyObject *po, *ko, *ao;
+  int mo;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OOOp", &po, &ko, &ao, &mo) || !get_plan(po, &p)) return NULL;
+  Py_ssize_t nk, na;
+  ladle_expr **k = get_exprs(ko, &nk);
+  ladle_expr **a = k ? get_exprs(ao, &na) : NULL;
+  if (k == NULL || a == NULL) {
+    free_exprs(k, k ? nk : 0);
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_group_by(p, (size_t)nk, k, (size_t)na, a, mo, &out, &err);
+  free(k);
+  free(a);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_join(PyObject *m, PyObject *args) {
+  PyObject *lo, *ro, *lko, *rko;
+  int how, ne, co;
+  const char *suffix;
+  ladle_plan *l, *r;
+  if (!PyArg_ParseTuple(args, "OOOOippz", &lo, &ro, &lko, &rko, &how, &ne, &co, &suffix)) return NULL;
+  if (!get_plan(lo, &l)) return NULL;
+  if (!get_plan(ro, &r)) {
+    ladle_plan_destroy(l);
+    return NULL;
+  }
+  Py_ssize_t nl, nr;
+  ladle_expr **lk = get_exprs(lko, &nl);
+  ladle_expr **rk = lk ? get_exprs(rko, &nr) : NULL;
+  if (lk == NULL || rk == NULL || nl != nr) {
+    free_exprs(lk, lk ? nl : 0);
+    free_exprs(rk, rk ? nr : 0);
+    ladle_plan_destroy(l);
+    ladle_plan_destroy(r);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "join: key lists differ in length");
+    return NULL;
+  }
+  ladle_join_opts o = {(ladle_join_type)how, ne, co, suffix};
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_join(l, r, (size_t)nl, lk, rk, &o, &out, &err);
+  free(lk);
+  free(rk);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static int bool_list(PyObject *seq, Py_ssize_t n, bool *out) {
+  PyObject *fast = PySequence_Fast(seq, "expected a list of bools");
+  if (fast == NULL) return 0;
+  if (PySequence_Fast_GET_SIZE(fast) != n) {
+    Py_DECREF(fast);
+    PyErr_SetString(PyExc_ValueError, "bool list of the wrong length");
+    return 0;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) out[i] = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
+  Py_DECREF(fast);
+  return 1;
+}
+
+static PyObject *py_sort(PyObject *m, PyObject *args) {
+  PyObject *po, *bo, *dso, *nlo;
+  int mo;
+  long long limit;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OOOOpL", &po, &bo, &dso, &nlo, &mo, &limit) || !get_plan(po, &p))
+    return NULL;
+  Py_ssize_t n;
+  ladle_expr **by = get_exprs(bo, &n);
+  bool *desc = calloc((size_t)(n > 0 ? n : 1), 1), *nl = calloc((size_t)(n > 0 ? n : 1), 1);
+  if (by == NULL || desc == NULL || nl == NULL || !bool_list(dso, n, desc) || !bool_list(nlo, n, nl)) {
+    free_exprs(by, by ? n : 0);
+    free(desc);
+    free(nl);
+    ladle_plan_destroy(p);
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_sort(p, (size_t)n, by, desc, nl, mo, limit, &out, &err);
+  free(by);
+  free(desc);
+  free(nl);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_slice(PyObject *m, PyObject *args) {
+  PyObject *po;
+  long long off, len;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OLL", &po, &off, &len) || !get_plan(po, &p)) return NULL;
+  FINISH_PLAN(ladle_plan_slice(p, off, len, &out, &err));
+}
+
+/* A list of str as a malloc'd array of borrowed UTF-8 pointers (valid while the
+ * list lives). */
+static const char **str_list(PyObject *seq, Py_ssize_t *n) {
+  PyObject *fast = PySequence_Fast(seq, "expected a list of str");
+  if (fast == NULL) return NULL;
+  *n = PySequence_Fast_GET_SIZE(fast);
+  const char **a = calloc((size_t)(*n > 0 ? *n : 1), sizeof *a);
+  for (Py_ssize_t i = 0; a && i < *n; i++) {
+    a[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+    if (a[i] == NULL) {
+      free(a);
+      a = NULL;
+    }
+  }
+  Py_DECREF(fast); /* items stay alive in seq */
+  if (a == NULL && !PyErr_Occurred()) PyErr_NoMemory();
+  return a;
+}
+
+static PyObject *py_distinct(PyObject *m, PyObject *args) {
+  PyObject *po, *so;
+  int keep, mo;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OOip", &po, &so, &keep, &mo) || !get_plan(po, &p)) return NULL;
+  Py_ssize_t n = 0;
+  const char **sub = NULL;
+  if (so != Py_None && (sub = str_list(so, &n)) == NULL) {
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_distinct(p, (size_t)n, sub, (ladle_keep)keep, mo, &out, &err);
+  free(sub);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+typedef ladle_status (*plans_builder)(size_t, ladle_plan *const *, ladle_plan **, ladle_error *);
+
+static PyObject *plans_call(PyObject *args, plans_builder fn) {
+  PyObject *lo;
+  if (!PyArg_ParseTuple(args, "O", &lo)) return NULL;
+  PyObject *fast = PySequence_Fast(lo, "expected a list of Plans");
+  if (fast == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  ladle_plan **ps = calloc((size_t)(n > 0 ? n : 1), sizeof *ps);
+  for (Py_ssize_t i = 0; ps && i < n; i++)
+    if (!get_plan(PySequence_Fast_GET_ITEM(fast, i), &ps[i])) {
+      for (Py_ssize_t k = 0; k < i; k++) ladle_plan_destroy(ps[k]);
+      free(ps);
+      Py_DECREF(fast);
+      return NULL;
+    }
+  Py_DECREF(fast);
+  if (ps == NULL) return PyErr_NoMemory();
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = fn((size_t)n, ps, &out, &err);
+  free(ps);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_union(PyObject *m, PyObject *args) { return plans_call(args, ladle_plan_union); }
+static PyObject *py_hconcat(PyObject *m, PyObject *args) { return plans_call(args, ladle_plan_hconcat); }
+
+static PyObject *py_cache(PyObject *m, PyObject *args) {
+  PyObject *po;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "O", &po) || !get_plan(po, &p)) return NULL;
+  FINISH_PLAN(ladle_plan_cache(p, &out, &err));
+}
+
+static PyObject *py_rename(PyObject *m, PyObject *args) {
+  PyObject *po, *oo, *no;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OOO", &po, &oo, &no) || !get_plan(po, &p)) return NULL;
+  Py_ssize_t n1, n2;
+  const char **o = str_list(oo, &n1), **nw = o ? str_list(no, &n2) : NULL;
+  if (o == NULL || nw == NULL || n1 != n2) {
+    free(o);
+    free(nw);
+    ladle_plan_destroy(p);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "rename: lists differ in length");
+    return NULL;
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_rename(p, (size_t)n1, o, nw, &out, &err);
+  free(o);
+  free(nw);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_drop(PyObject *m, PyObject *args) {
+  PyObject *po, *no;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OO", &po, &no) || !get_plan(po, &p)) return NULL;
+  Py_ssize_t n;
+  const char **names = str_list(no, &n);
+  if (names == NULL) {
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_drop(p, (size_t)n, names, &out, &err);
+  free(names);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
+static PyObject *py_row_index(PyObject *m, PyObject *args) {
+  PyObject *po;
+  const char *name;
+  long long off;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OsL", &po, &name, &off) || !get_plan(po, &p)) return NULL;
+  FINISH_PLAN(ladle_plan_row_index(p, name, off, &out, &err));
+}
+
+static PyMethodDef module_methods[] = {
+    {"col", py_col, METH_VARARGS, "col(name)"},
+    {"lit", py_lit, METH_VARARGS, "lit(kind, value, dtype)"},
+    {"lit_series", py_lit_series, METH_VARARGS, "lit_series([Expr])"},
+    {"alias", py_alias, METH_VARARGS, "alias(e, name)"},
+    {"binary", py_binary, METH_VARARGS, "binary(op, l, r)"},
+    {"func", py_func, METH_VARARGS, "func(fn, [args], opts)"},
+    {"cast", py_cast, METH_VARARGS, "cast(e, dtype, strict)"},
+    {"when", py_when, METH_VARARGS, "when([conds], [thens], otherwise)"},
+    {"agg", py_agg, METH_VARARGS, "agg(op, e, ddof=1, quantile=0.5, interp=0)"},
+    {"len", py_len, METH_NOARGS, "len()"},
+    {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
+    {"over", py_over, METH_VARARGS, "over(e, [keys])"},
+    {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__)"},
+    {"filter", py_filter, METH_VARARGS, "filter(plan, pred)"},
+    {"select", py_select, METH_VARARGS, "select(plan, [exprs])"},
+    {"with_columns", py_with_columns, METH_VARARGS, "with_columns(plan, [exprs])"},
+    {"group_by", py_group_by, METH_VARARGS, "group_by(plan, [keys], [aggs], maintain_order)"},
+    {"join", py_join, METH_VARARGS, "join(l, r, [lk], [rk], how, nulls_equal, coalesce, suffix)"},
+    {"sort", py_sort, METH_VARARGS, "sort(plan, [by], [desc], [nulls_last], maintain_order, limit)"},
+    {"slice", py_slice, METH_VARARGS, "slice(plan, offset, length)"},
+    {"distinct", py_distinct, METH_VARARGS, "distinct(plan, subset|None, keep, maintain_order)"},
+    {"union", py_union, METH_VARARGS, "union([plans])"},
+    {"hconcat", py_hconcat, METH_VARARGS, "hconcat([plans])"},
+    {"cache", py_cache, METH_VARARGS, "cache(plan)"},
+    {"rename", py_rename, METH_VARARGS, "rename(plan, [old], [new])"},
+    {"drop", py_drop, METH_VARARGS, "drop(plan, [names])"},
+    {"row_index", py_row_index, METH_VARARGS, "row_index(plan, name, offset)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
+                                       "ladle's C engine (see include/ladle.h)", -1,
+                                       module_methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+  if (PyType_Ready(&ExprType) < 0 || PyType_Ready(&PlanType) < 0 ||
+      PyType_Ready(&EngineType) < 0 || PyType_Ready(&ResultType) < 0)
+    return NULL;
+  PyObject *m = PyModule_Create(&moduledef);
+  if (m == NULL) return NULL;
+  LadleError = PyErr_NewException("ladle._native.LadleError", NULL, NULL);
+  /* the C enums, so that Python never hard-codes their numbers */
+#define C(name) PyModule_AddIntConstant(m, #name, name)
+  if (C(LADLE_TYPE_NULL) || C(LADLE_TYPE_BOOL) || C(LADLE_TYPE_INT8) || C(LADLE_TYPE_INT16) ||
+      C(LADLE_TYPE_INT32) || C(LADLE_TYPE_INT64) || C(LADLE_TYPE_UINT8) || C(LADLE_TYPE_UINT16) ||
+      C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) || C(LADLE_TYPE_FLOAT64) ||
+      C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) || C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) ||
+      C(LADLE_TIME_NS) || C(LADLE_TIME_US) || C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) ||
+      C(LADLE_OP_MUL) || C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) ||
+      C(LADLE_OP_EQ) || C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) ||
+      C(LADLE_OP_GE) || C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) ||
+      C(LADLE_OP_OR) || C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
+      C(LADLE_FN_IS_NULL) || C(LADLE_FN_IS_NOT_NULL) || C(LADLE_FN_IS_NAN) || C(LADLE_FN_IS_NOT_NAN) ||
+      C(LADLE_FN_FILL_NULL) || C(LADLE_FN_FILL_NAN) || C(LADLE_FN_IS_IN) || C(LADLE_FN_IS_BETWEEN) ||
+      C(LADLE_FN_CLIP) || C(LADLE_FN_ROUND) || C(LADLE_FN_FLOOR) || C(LADLE_FN_CEIL) ||
+      C(LADLE_FN_SQRT) || C(LADLE_FN_LOG) || C(LADLE_FN_EXP) || C(LADLE_FN_POW) || C(LADLE_FN_HASH) ||
+      C(LADLE_FN_STR_LEN_BYTES) || C(LADLE_FN_STR_LEN_CHARS) || C(LADLE_FN_STR_CONTAINS) ||
+      C(LADLE_FN_STR_STARTS_WITH) || C(LADLE_FN_STR_ENDS_WITH) || C(LADLE_FN_STR_TO_UPPER) ||
+      C(LADLE_FN_STR_TO_LOWER) || C(LADLE_FN_STR_SLICE) || C(LADLE_FN_STR_STRIP_CHARS) ||
+      C(LADLE_FN_STR_CONCAT) || C(LADLE_FN_DT_YEAR) || C(LADLE_FN_DT_MONTH) || C(LADLE_FN_DT_DAY) ||
+      C(LADLE_FN_DT_HOUR) || C(LADLE_FN_DT_MINUTE) || C(LADLE_FN_DT_SECOND) ||
+      C(LADLE_FN_DT_WEEKDAY) || C(LADLE_FN_DT_ORDINAL_DAY) || C(LADLE_FN_DT_TRUNCATE) ||
+      C(LADLE_AGG_SUM) || C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) || C(LADLE_AGG_MAX) ||
+      C(LADLE_AGG_COUNT) || C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) || C(LADLE_AGG_N_UNIQUE) ||
+      C(LADLE_AGG_FIRST) || C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) || C(LADLE_AGG_VAR) ||
+      C(LADLE_AGG_MEDIAN) || C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) || C(LADLE_AGG_ARG_MAX) ||
+      C(LADLE_AGG_ANY) || C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) || C(LADLE_RANK_MIN) ||
+      C(LADLE_RANK_MAX) || C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) || C(LADLE_JOIN_INNER) ||
+      C(LADLE_JOIN_LEFT) || C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) || C(LADLE_JOIN_SEMI) ||
+      C(LADLE_JOIN_ANTI) || C(LADLE_JOIN_CROSS) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) ||
+      C(LADLE_KEEP_LAST) || C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) || C(LADLE_INTERP_LOWER) ||
+      C(LADLE_INTERP_HIGHER) || C(LADLE_INTERP_MIDPOINT) || C(LADLE_INTERP_LINEAR) ||
+      C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) || C(LADLE_CLOSED_LEFT) ||
+      C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) || C(LADLE_ETYPE) ||
+      C(LADLE_ENOCOL) || C(LADLE_EINVAL) || C(LADLE_ECOMPUTE) || C(LADLE_ENOMEM)) {
+    Py_DECREF(m);
+    return NULL;
+  }
+#undef C
+  Py_INCREF(&EngineType);
+  if (PyModule_AddObject(m, "LadleError", LadleError) < 0 ||
+      PyModule_AddObject(m, "Engine", (PyObject *)&EngineType) < 0 ||
+      PyModule_AddStringConstant(m, "VERSION", LADLE_VERSION) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

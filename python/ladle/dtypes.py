@@ -1,0 +1,55 @@
+"""Polars data types <-> ladle's (type_id, time_unit, time_zone) tuples."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from . import _native as N
+
+LadleType = tuple[int, int, str]
+
+_UNITS = {"ns": N.LADLE_TIME_NS, "us": N.LADLE_TIME_US, "ms": N.LADLE_TIME_MS}
+_UNIT_NAMES = {v: k for k, v in _UNITS.items()}
+
+_SIMPLE: dict[type, int] = {
+    pl.Null: N.LADLE_TYPE_NULL,
+    pl.Boolean: N.LADLE_TYPE_BOOL,
+    pl.Int8: N.LADLE_TYPE_INT8,
+    pl.Int16: N.LADLE_TYPE_INT16,
+    pl.Int32: N.LADLE_TYPE_INT32,
+    pl.Int64: N.LADLE_TYPE_INT64,
+    pl.UInt8: N.LADLE_TYPE_UINT8,
+    pl.UInt16: N.LADLE_TYPE_UINT16,
+    pl.UInt32: N.LADLE_TYPE_UINT32,
+    pl.UInt64: N.LADLE_TYPE_UINT64,
+    pl.Float32: N.LADLE_TYPE_FLOAT32,
+    pl.Float64: N.LADLE_TYPE_FLOAT64,
+    pl.String: N.LADLE_TYPE_STRING,
+    pl.Date: N.LADLE_TYPE_DATE,
+}
+_SIMPLE_BACK = {v: k for k, v in _SIMPLE.items()}
+
+
+def to_ladle(dt: pl.DataType) -> LadleType | None:
+    """The ladle type of a Polars type, or None when ladle has no such type."""
+    base = dt.base_type()
+    if base in _SIMPLE:
+        return (_SIMPLE[base], 0, "")
+    if isinstance(dt, pl.Datetime):
+        return (N.LADLE_TYPE_DATETIME, _UNITS[dt.time_unit or "us"], dt.time_zone or "")
+    if isinstance(dt, pl.Duration):
+        return (N.LADLE_TYPE_DURATION, _UNITS[dt.time_unit or "us"], "")
+    return None
+
+
+def to_polars(t: LadleType) -> pl.DataType:
+    tid, unit, tz = t
+    if tid == N.LADLE_TYPE_DATETIME:
+        return pl.Datetime(_UNIT_NAMES[unit], tz or None)  # type: ignore[arg-type]
+    if tid == N.LADLE_TYPE_DURATION:
+        return pl.Duration(_UNIT_NAMES[unit])  # type: ignore[arg-type]
+    return _SIMPLE_BACK[tid]()
+
+
+def unit_of(t: LadleType) -> str:
+    return _UNIT_NAMES[t[1]]

@@ -1,0 +1,188 @@
+"""The ladle engine for Polars: ``lf.collect(engine=ladle.Engine())``,
+``engine.collect(lf)``, ``engine.execute(lf) -> ladle.Result``, ``engine.explain(lf)``.
+
+How a query runs:
+1. Polars optimizes the LazyFrame; ladle walks the optimized plan through Polars'
+   NodeTraverser and builds a ladle plan (translate.py).
+2. If everything translates, ladle runs the plan on its C engine.
+3. If a file scan is the only thing ladle cannot run, the scans run on Polars and
+   everything above them on ladle (a mixed plan); the warning says so.
+4. Otherwise the whole query runs on Polars' CPU engine with a FallbackWarning naming
+   what was unsupported, or raises UnsupportedError with raise_on_fail.
+Runtime errors (a strict cast that fails) are raised, never retried on Polars.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import warnings
+from typing import Any
+
+import polars as pl
+from polars.lazyframe.engine import Engine as _PolarsEngine
+
+from . import _native as N
+from ._errors import FallbackWarning, LadleError, UnsupportedError
+from .result import Result
+from .translate import Translator, Unsupported
+
+_SCAN_KEYS = ("Scan", "PythonScan")
+
+
+def _raise_on_fail_default() -> bool:
+    return os.environ.get("LADLE_RAISE_ON_FAIL", "") not in ("", "0", "false", "False")
+
+
+def _native_error(e: N.LadleError) -> LadleError:
+    code, message = e.args
+    if code == N.LADLE_ENOTSUP:
+        return UnsupportedError(message, code)
+    return LadleError(code, message)
+
+
+class Engine(_PolarsEngine):
+    """Runs Polars LazyFrames on ladle.
+
+    Parameters
+    ----------
+    device
+        "cpu" (the CUDA backend is not built yet; asking for it raises).
+    threads
+        Threads of ladle's pool; None means one per core.
+    raise_on_fail
+        Raise UnsupportedError instead of falling back to Polars. The environment
+        variable LADLE_RAISE_ON_FAIL=1 sets it for every engine.
+    """
+
+    def __init__(
+        self,
+        device: str = "cpu",
+        threads: int | None = None,
+        raise_on_fail: bool | None = None,
+        morsel_rows: int | None = None,
+    ) -> None:
+        if device not in ("cpu",):
+            raise UnsupportedError(
+                f"device={device!r}: ladle's CUDA backend is not built yet; use device='cpu'"
+            )
+        self.device = device
+        self.raise_on_fail = _raise_on_fail_default() if raise_on_fail is None else raise_on_fail
+        try:
+            self._engine = N.Engine(threads or 0, morsel_rows or 0)
+        except N.LadleError as e:
+            raise _native_error(e) from None
+        self.threads = self._engine.threads()
+        self.last_run: str = ""  # "ladle", "mixed" or "polars": where the last query ran
+
+    @property
+    def name(self) -> str:
+        return "ladle"
+
+    def __repr__(self) -> str:
+        return f"ladle.Engine(device={self.device!r}, threads={self.threads}, raise_on_fail={self.raise_on_fail})"
+
+    # ------------------------------------------------------------ translation
+
+    def _visit(self, lf: pl.LazyFrame, optimizations: Any) -> Any:
+        ldf = lf._ldf
+        if optimizations is not None:
+            ldf = ldf.with_optimizations(optimizations._pyoptflags)
+        return ldf.visit()
+
+    def _plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, pl.LazyFrame]:
+        """(plan, note, lf): plan is None when the query must fall back."""
+        try:
+            return Translator(self._visit(lf, optimizations)).translate(), "", lf
+        except Unsupported as first:
+            if not first.what.startswith(tuple(f"plan node {k}" for k in _SCAN_KEYS)):
+                return None, str(first), lf
+            mixed = _scans_on_polars(lf)
+            if mixed is None:
+                return None, str(first), lf
+            try:
+                plan = Translator(self._visit(mixed, optimizations)).translate()
+            except Unsupported as second:
+                return None, str(second), lf
+            return plan, f"{first}; the scans ran on Polars and the rest on ladle", mixed
+
+    def _fallback(self, why: str) -> None:
+        msg = f"ladle cannot run this query ({why}); it ran on Polars' CPU engine instead"
+        if self.raise_on_fail:
+            raise UnsupportedError(f"ladle cannot run this query: {why}")
+        warnings.warn(msg, FallbackWarning, stacklevel=4)
+
+    # -------------------------------------------------------------- execution
+
+    def execute(self, lf: pl.LazyFrame, *, optimizations: Any = None) -> Result:  # type: ignore[override]
+        """Runs `lf` and keeps the result in ladle's memory (a ladle.Result)."""
+        plan, note, _ = self._plan(lf, optimizations)
+        if plan is None:
+            self._fallback(note)
+            self.last_run = "polars"
+            df = lf.collect(engine="in-memory")
+            return Result._from_polars(df, self._engine)
+        if note:
+            if self.raise_on_fail:
+                raise UnsupportedError(f"ladle cannot run all of this query: {note}")
+            warnings.warn(f"ladle: mixed plan: {note}", FallbackWarning, stacklevel=3)
+            self.last_run = "mixed"
+        else:
+            self.last_run = "ladle"
+        try:
+            return Result(self._engine.execute(plan), plan)
+        except N.LadleError as e:
+            raise _native_error(e) from None
+
+    def collect(  # type: ignore[override]
+        self,
+        lf: pl.LazyFrame,
+        *,
+        optimizations: Any = None,
+        background: bool = False,
+        post_opt_callback: Any = None,
+    ) -> pl.DataFrame:
+        """Runs `lf` on ladle and returns a polars.DataFrame."""
+        if background or post_opt_callback is not None:
+            self._fallback("background collection and post-optimization callbacks")
+            return lf.collect(engine="in-memory", background=background)  # type: ignore[call-overload]
+        return self.execute(lf, optimizations=optimizations).to_polars()
+
+    def explain(self, lf: pl.LazyFrame) -> str:
+        """The ladle plan, or what would fall back to Polars and why."""
+        plan, note, _ = self._plan(lf, None)
+        if plan is None:
+            return (
+                f"FALLBACK to Polars' CPU engine: {note}\n\nPolars' plan:\n"
+                + lf.explain(engine="in-memory")
+            )
+        head = f"MIXED: {note}\n" if note else "ladle (device=cpu)\n"
+        return head + plan.explain()
+
+
+def _scans_on_polars(lf: pl.LazyFrame) -> pl.LazyFrame | None:
+    """The same query with every file or Python scan computed by Polars up front
+    and spliced in as an in-memory frame; None if the plan cannot be split."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            dsl = json.loads(lf.serialize(format="json"))
+        except Exception:
+            return None
+
+        def walk(node: Any) -> Any:
+            if isinstance(node, dict):
+                if len(node) == 1 and next(iter(node)) in _SCAN_KEYS:
+                    leaf = pl.LazyFrame.deserialize(io.StringIO(json.dumps(node)), format="json")
+                    df = leaf.collect(engine="in-memory")
+                    return json.loads(df.lazy().serialize(format="json"))
+                return {k: walk(v) for k, v in node.items()}
+            if isinstance(node, list):
+                return [walk(v) for v in node]
+            return node
+
+        try:
+            return pl.LazyFrame.deserialize(io.StringIO(json.dumps(walk(dsl))), format="json")
+        except Exception:
+            return None

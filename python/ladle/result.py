@@ -1,0 +1,101 @@
+"""ladle.Result: a query result held in ladle's memory.
+
+It speaks the Arrow PyCapsule interface (``__arrow_c_stream__``), so
+``pl.DataFrame(result)``, ``pyarrow.table(result)`` and DuckDB take it without
+copying numeric buffers, and hands single columns to torch and numpy through
+DLPack (``result.column("x")``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from . import _native as N
+from ._errors import LadleError, UnsupportedError
+from .dtypes import to_polars
+
+
+class Column:
+    """One column of a Result, exportable through DLPack (numeric/bool, no nulls)."""
+
+    def __init__(self, result: "Result", index: int, name: str) -> None:
+        self._result = result
+        self._index = index
+        self.name = name
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, **kwargs: Any) -> Any:
+        try:
+            return self._result._native.dlpack(self._index)
+        except N.LadleError as e:
+            code, message = e.args
+            raise TypeError(message) from None
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
+    def __repr__(self) -> str:
+        return f"ladle.Column({self.name!r})"
+
+
+class Result:
+    """A query result in ladle's memory."""
+
+    def __init__(self, native: Any, plan: Any = None) -> None:
+        self._native = native
+        self._plan = plan
+
+    @classmethod
+    def _from_polars(cls, df: pl.DataFrame, engine: Any) -> "Result":
+        """A Result holding a DataFrame Polars computed (after a fallback)."""
+        plan = N.scan_arrow(df)
+        try:
+            return cls(engine.execute(plan), plan)
+        except N.LadleError as e:
+            code, message = e.args
+            raise (UnsupportedError(message, code) if code == N.LADLE_ENOTSUP else LadleError(code, message)) from None
+
+    @property
+    def num_rows(self) -> int:
+        return int(self._native.num_rows())
+
+    @property
+    def schema(self) -> pl.Schema:
+        return pl.Schema([(name, to_polars(t)) for name, t in self._native.schema()])
+
+    @property
+    def columns(self) -> list[str]:
+        return [name for name, _ in self._native.schema()]
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._native.arrow_stream()
+
+    def to_polars(self) -> pl.DataFrame:
+        df = pl.DataFrame(self)
+        if df.width == 0 and self.columns == []:
+            return df
+        return df
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+
+        return pa.table(self)
+
+    def lazy(self) -> pl.LazyFrame:
+        return self.to_polars().lazy()
+
+    def column(self, name: str) -> Column:
+        names = self.columns
+        if name not in names:
+            raise KeyError(f"no column {name!r} in this result (columns: {names})")
+        return Column(self, names.index(name), name)
+
+    def explain(self) -> str:
+        return self._plan.explain() if self._plan is not None else "(no plan)"
+
+    def __repr__(self) -> str:
+        return f"ladle.Result({self.num_rows} rows, {dict(self.schema)})"

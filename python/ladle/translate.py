@@ -1,0 +1,550 @@
+"""Translation of Polars' optimized plan (through its NodeTraverser) into a ladle plan.
+
+One handler per IR node (``_node_<Name>``) and per expression kind. Anything ladle
+cannot run raises :class:`Unsupported` naming the node or expression and the
+reason; the engine turns that into a fallback warning or an error. Every node's
+output schema is compared with the schema Polars computed for it, so a type that
+ladle would produce differently is a fallback, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Callable
+
+import polars as pl
+
+from . import _native as N
+from .dtypes import LadleType, to_ladle, to_polars
+
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_UNIT_PER_SEC = {"ns": 1_000_000_000, "us": 1_000_000, "ms": 1_000}
+
+
+class Unsupported(Exception):
+    """Something in the plan ladle cannot run; `what` names it."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(f"{what}: {reason}")
+        self.what = what
+        self.reason = reason
+
+
+def _enum_name(x: Any) -> str:
+    """'BooleanFunction.IsIn' for pyo3 enums, the string itself for strings."""
+    return x if isinstance(x, str) else str(x)
+
+
+_BINOPS = {
+    "Plus": N.LADLE_OP_ADD,
+    "Minus": N.LADLE_OP_SUB,
+    "Multiply": N.LADLE_OP_MUL,
+    "TrueDivide": N.LADLE_OP_TRUE_DIV,
+    "FloorDivide": N.LADLE_OP_FLOOR_DIV,
+    "Modulus": N.LADLE_OP_MOD,
+    "Eq": N.LADLE_OP_EQ,
+    "NotEq": N.LADLE_OP_NE,
+    "Lt": N.LADLE_OP_LT,
+    "LtEq": N.LADLE_OP_LE,
+    "Gt": N.LADLE_OP_GT,
+    "GtEq": N.LADLE_OP_GE,
+    "EqValidity": N.LADLE_OP_EQ_MISSING,
+    "NotEqValidity": N.LADLE_OP_NE_MISSING,
+    "And": N.LADLE_OP_AND,
+    "Or": N.LADLE_OP_OR,
+    "LogicalAnd": N.LADLE_OP_AND,
+    "LogicalOr": N.LADLE_OP_OR,
+    "Xor": N.LADLE_OP_XOR,
+}
+
+_AGGS = {
+    "sum": N.LADLE_AGG_SUM,
+    "mean": N.LADLE_AGG_MEAN,
+    "min": N.LADLE_AGG_MIN,
+    "max": N.LADLE_AGG_MAX,
+    "median": N.LADLE_AGG_MEDIAN,
+    "n_unique": N.LADLE_AGG_N_UNIQUE,
+    "first": N.LADLE_AGG_FIRST,
+    "last": N.LADLE_AGG_LAST,
+    "std": N.LADLE_AGG_STD,
+    "var": N.LADLE_AGG_VAR,
+}
+
+_UNARY_FUNCS = {
+    "BooleanFunction.Not": N.LADLE_FN_NOT,
+    "negate": N.LADLE_FN_NEG,
+    "abs": N.LADLE_FN_ABS,
+    "BooleanFunction.IsNull": N.LADLE_FN_IS_NULL,
+    "BooleanFunction.IsNotNull": N.LADLE_FN_IS_NOT_NULL,
+    "BooleanFunction.IsNan": N.LADLE_FN_IS_NAN,
+    "BooleanFunction.IsNotNan": N.LADLE_FN_IS_NOT_NAN,
+    "floor": N.LADLE_FN_FLOOR,
+    "ceil": N.LADLE_FN_CEIL,
+    "sqrt": N.LADLE_FN_SQRT,
+    "exp": N.LADLE_FN_EXP,
+    "StringFunction.LenBytes": N.LADLE_FN_STR_LEN_BYTES,
+    "StringFunction.LenChars": N.LADLE_FN_STR_LEN_CHARS,
+    "StringFunction.Uppercase": N.LADLE_FN_STR_TO_UPPER,
+    "StringFunction.Lowercase": N.LADLE_FN_STR_TO_LOWER,
+    "TemporalFunction.Year": N.LADLE_FN_DT_YEAR,
+    "TemporalFunction.Month": N.LADLE_FN_DT_MONTH,
+    "TemporalFunction.Day": N.LADLE_FN_DT_DAY,
+    "TemporalFunction.Hour": N.LADLE_FN_DT_HOUR,
+    "TemporalFunction.Minute": N.LADLE_FN_DT_MINUTE,
+    "TemporalFunction.Second": N.LADLE_FN_DT_SECOND,
+    "TemporalFunction.WeekDay": N.LADLE_FN_DT_WEEKDAY,
+    "TemporalFunction.OrdinalDay": N.LADLE_FN_DT_ORDINAL_DAY,
+}
+
+_UNARY_AGG_FUNCS = {
+    "null_count": N.LADLE_AGG_NULL_COUNT,
+    "arg_min": N.LADLE_AGG_ARG_MIN,
+    "arg_max": N.LADLE_AGG_ARG_MAX,
+}
+
+_INTERP = {
+    "nearest": N.LADLE_INTERP_NEAREST,
+    "lower": N.LADLE_INTERP_LOWER,
+    "higher": N.LADLE_INTERP_HIGHER,
+    "midpoint": N.LADLE_INTERP_MIDPOINT,
+    "linear": N.LADLE_INTERP_LINEAR,
+    "equiprobable": N.LADLE_INTERP_EQUIPROBABLE,
+}
+
+_CLOSED = {
+    "both": N.LADLE_CLOSED_BOTH,
+    "left": N.LADLE_CLOSED_LEFT,
+    "right": N.LADLE_CLOSED_RIGHT,
+    "none": N.LADLE_CLOSED_NONE,
+}
+
+_RANK = {
+    "average": N.LADLE_RANK_AVERAGE,
+    "min": N.LADLE_RANK_MIN,
+    "max": N.LADLE_RANK_MAX,
+    "dense": N.LADLE_RANK_DENSE,
+    "ordinal": N.LADLE_RANK_ORDINAL,
+}
+
+_JOINS = {
+    "Inner": N.LADLE_JOIN_INNER,
+    "Left": N.LADLE_JOIN_LEFT,
+    "Right": N.LADLE_JOIN_RIGHT,
+    "Full": N.LADLE_JOIN_FULL,
+    "Semi": N.LADLE_JOIN_SEMI,
+    "Anti": N.LADLE_JOIN_ANTI,
+    "Cross": N.LADLE_JOIN_CROSS,
+}
+
+_KEEP = {
+    "any": N.LADLE_KEEP_ANY,
+    "first": N.LADLE_KEEP_FIRST,
+    "last": N.LADLE_KEEP_LAST,
+    "none": N.LADLE_KEEP_NONE,
+}
+
+# Function options tuple of _native.func: (i64, i64b, u64, f64, str, literal, closed)
+_NO_OPTS = (0, 0, 0, 0.0, None, False, 0)
+
+
+def _opts(
+    i64: int = 0,
+    i64b: int = 0,
+    u64: int = 0,
+    f64: float = 0.0,
+    s: str | None = None,
+    literal: bool = False,
+    closed: int = 0,
+) -> tuple[int, int, int, float, str | None, bool, int]:
+    return (i64, i64b, u64, f64, s, literal, closed)
+
+
+def _ladle_type(dt: pl.DataType, what: str) -> LadleType:
+    t = to_ladle(dt)
+    if t is None:
+        raise Unsupported(what, f"data type {dt} is not supported by ladle yet")
+    return t
+
+
+def _literal_value(dt: pl.DataType, value: Any, what: str) -> N.Expr:
+    """A typed ladle literal for a Polars literal."""
+    t = _ladle_type(dt, what)
+    tid = t[0]
+    if value is None:
+        return N.lit("null", None, t)
+    if tid == N.LADLE_TYPE_BOOL:
+        return N.lit("bool", bool(value), t)
+    if tid in (N.LADLE_TYPE_INT8, N.LADLE_TYPE_INT16, N.LADLE_TYPE_INT32, N.LADLE_TYPE_INT64):
+        return N.lit("int", int(value), t)
+    if tid in (N.LADLE_TYPE_UINT8, N.LADLE_TYPE_UINT16, N.LADLE_TYPE_UINT32, N.LADLE_TYPE_UINT64):
+        return N.lit("uint", int(value), t)
+    if tid in (N.LADLE_TYPE_FLOAT32, N.LADLE_TYPE_FLOAT64):
+        return N.lit("float", float(value), t)
+    if tid == N.LADLE_TYPE_STRING:
+        return N.lit("str", str(value), t)
+    if tid == N.LADLE_TYPE_DATE:
+        days = value if isinstance(value, int) else (value - _EPOCH_DATE).days
+        return N.lit("temporal", int(days), t)
+    if tid == N.LADLE_TYPE_DATETIME:
+        if isinstance(value, int):
+            return N.lit("temporal", value, t)
+        unit = dt.time_unit or "us"  # type: ignore[attr-defined]
+        v = value if value.tzinfo is None else value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        delta = v - _dt.datetime(1970, 1, 1)
+        ticks = (delta.days * 86400 + delta.seconds) * _UNIT_PER_SEC[unit] + (
+            delta.microseconds * _UNIT_PER_SEC[unit] // 1_000_000
+        )
+        return N.lit("temporal", ticks, t)
+    if tid == N.LADLE_TYPE_DURATION:
+        if isinstance(value, int):
+            return N.lit("temporal", value, t)
+        unit = dt.time_unit or "us"  # type: ignore[attr-defined]
+        ticks = (value.days * 86400 + value.seconds) * _UNIT_PER_SEC[unit] + (
+            value.microseconds * _UNIT_PER_SEC[unit] // 1_000_000
+        )
+        return N.lit("temporal", ticks, t)
+    raise Unsupported(what, f"literal of type {dt}")
+
+
+class Translator:
+    """Walks a NodeTraverser from its current node and builds a ladle plan."""
+
+    def __init__(self, nt: Any) -> None:
+        self.nt = nt
+        self.caches: dict[int, N.Plan] = {}
+
+    # ------------------------------------------------------------------ nodes
+
+    def translate(self) -> N.Plan:
+        return self.node(self.nt.get_node())
+
+    def node(self, n: int) -> N.Plan:
+        nt = self.nt
+        cur = nt.get_node()
+        nt.set_node(n)
+        try:
+            ir = nt.view_current_node()
+            kind = type(ir).__name__
+            handler: Callable[[Any], N.Plan] | None = getattr(self, "_node_" + kind, None)
+            if handler is None:
+                raise Unsupported(f"plan node {kind}", "not supported by ladle yet")
+            plan = self._checked(handler, ir, kind)
+            self._check_schema(plan, kind)
+            return plan
+        finally:
+            nt.set_node(cur)
+
+    def _checked(self, handler: Callable[[Any], N.Plan], ir: Any, kind: str) -> N.Plan:
+        try:
+            return handler(ir)
+        except N.LadleError as e:
+            code, msg = e.args
+            raise Unsupported(f"plan node {kind}", f"ladle rejected it: {msg}") from None
+
+    def _check_schema(self, plan: N.Plan, kind: str) -> None:
+        want = self.nt.get_schema()
+        got = plan.schema()
+        want_list = [(name, dt) for name, dt in want.items()]
+        if len(want_list) != len(got):
+            raise Unsupported(
+                f"plan node {kind}",
+                f"ladle produces columns {[g[0] for g in got]}, Polars expects {list(want)}",
+            )
+        for (wname, wdt), (gname, gt) in zip(want_list, got):
+            gdt = to_polars(gt)
+            if wname != gname or wdt != gdt:
+                raise Unsupported(
+                    f"plan node {kind}",
+                    f"column '{wname}' would be {gname}: {gdt} on ladle, {wname}: {wdt} on Polars",
+                )
+
+    def _schema(self) -> list[str]:
+        return list(self.nt.get_schema().keys())
+
+    def _named(self, e: Any) -> N.Expr:
+        """A top-level PyExprIR with its output name."""
+        return N.alias(self.expr(e.node), e.output_name)
+
+    def _node_DataFrameScan(self, ir: Any) -> N.Plan:
+        df = pl.DataFrame._from_pydf(ir.df)
+        if ir.projection is not None:
+            # Polars stands placeholders in for columns it pruned; take only ours
+            df = df.select(ir.projection)
+        for name, dt in df.schema.items():
+            _ladle_type(dt, f"column '{name}' of an in-memory DataFrame")
+        plan = N.scan_arrow(df)
+        if ir.selection is not None:
+            plan = N.filter(plan, self.expr(ir.selection.node))
+        return plan
+
+    def _node_Select(self, ir: Any) -> N.Plan:
+        return N.select(self.node(ir.input), [self._named(e) for e in ir.expr])
+
+    def _node_HStack(self, ir: Any) -> N.Plan:
+        return N.with_columns(self.node(ir.input), [self._named(e) for e in ir.exprs])
+
+    def _node_Filter(self, ir: Any) -> N.Plan:
+        return N.filter(self.node(ir.input), self.expr(ir.predicate.node))
+
+    def _node_SimpleProjection(self, ir: Any) -> N.Plan:
+        return N.select(self.node(ir.input), [N.col(c) for c in self._schema()])
+
+    def _node_GroupBy(self, ir: Any) -> N.Plan:
+        opts = ir.options
+        if getattr(opts, "dynamic", None) is not None or getattr(opts, "rolling", None) is not None:
+            raise Unsupported("group_by_dynamic/rolling", "not supported by ladle yet")
+        if ir.apply:
+            raise Unsupported("group_by().map_groups", "Python UDFs run on Polars")
+        plan = N.group_by(
+            self.node(ir.input),
+            [self._named(k) for k in ir.keys],
+            [self._named(a) for a in ir.aggs],
+            bool(ir.maintain_order),
+        )
+        return self._apply_slice(plan, getattr(opts, "slice", None))
+
+    def _apply_slice(self, plan: N.Plan, sl: Any) -> N.Plan:
+        if sl is None:
+            return plan
+        offset, length = sl[0], sl[1]
+        return N.slice(plan, int(offset), -1 if length is None else int(length))
+
+    def _node_Join(self, ir: Any) -> N.Plan:
+        how, nulls_equal, sl, suffix, coalesce, _maintain_order = ir.options
+        how_name = _enum_name(how)
+        if how_name not in _JOINS:
+            raise Unsupported(f"join how={how_name}", "not supported by ladle yet")
+        if ir.predicate is not None:
+            raise Unsupported("join with a predicate (join_where)", "not supported by ladle yet")
+        left = self.node(ir.input_left)
+        right = self.node(ir.input_right)
+        lk = [self.expr(e.node) for e in ir.left_on]
+        rk = [self.expr(e.node) for e in ir.right_on]
+        plan = N.join(left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix)
+        return self._apply_slice(plan, sl)
+
+    def _node_Sort(self, ir: Any) -> N.Plan:
+        maintain_order, descending, nulls_last = ir.sort_options
+        inp = self.node(ir.input)
+        by = [self.expr(e.node) for e in ir.by_column]
+        limit = -1
+        sl = ir.slice
+        if sl is not None and sl[0] == 0 and sl[1] is not None:
+            limit = int(sl[1])
+            sl = None
+        plan = N.sort(inp, by, list(descending), list(nulls_last), bool(maintain_order), limit)
+        return self._apply_slice(plan, sl)
+
+    def _node_Slice(self, ir: Any) -> N.Plan:
+        return N.slice(self.node(ir.input), int(ir.offset), int(ir.len))
+
+    def _node_Distinct(self, ir: Any) -> N.Plan:
+        keep, subset, maintain_order, sl = ir.options
+        plan = N.distinct(self.node(ir.input), subset, _KEEP[_enum_name(keep)], bool(maintain_order))
+        return self._apply_slice(plan, sl)
+
+    def _node_Union(self, ir: Any) -> N.Plan:
+        plan = N.union([self.node(i) for i in ir.inputs])
+        return self._apply_slice(plan, ir.slice)
+
+    def _node_HConcat(self, ir: Any) -> N.Plan:
+        return N.hconcat([self.node(i) for i in ir.inputs])
+
+    def _node_Cache(self, ir: Any) -> N.Plan:
+        key = int(ir.id_)
+        if key not in self.caches:
+            self.caches[key] = N.cache(self.node(ir.input))
+        return self.caches[key]
+
+    def _node_MapFunction(self, ir: Any) -> N.Plan:
+        fn = ir.function
+        name = fn[0]
+        if name == "row_index":
+            return N.row_index(self.node(ir.input), fn[1], int(fn[2]))
+        if name == "rename":
+            return N.rename(self.node(ir.input), list(fn[1]), list(fn[2]))
+        raise Unsupported(f"plan node MapFunction({name})", "not supported by ladle yet")
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, i: int) -> N.Expr:
+        e = self.nt.view_expression(i)
+        kind = type(e).__name__
+        handler = getattr(self, "_expr_" + kind, None)
+        if handler is None:
+            raise Unsupported(f"expression {kind}", "not supported by ladle yet")
+        return handler(e)
+
+    def _expr_Column(self, e: Any) -> N.Expr:
+        return N.col(e.name)
+
+    def _expr_Literal(self, e: Any) -> N.Expr:
+        dt = e.dtype
+        if isinstance(dt, pl.List):
+            inner = dt.inner
+            return N.lit_series([_literal_value(inner, v, "is_in list") for v in e.value])
+        return _literal_value(dt, e.value, f"literal {e.value!r}")
+
+    def _expr_BinaryExpr(self, e: Any) -> N.Expr:
+        op = _enum_name(e.op).split(".")[-1]
+        if op not in _BINOPS:
+            raise Unsupported(f"operator {op}", "not supported by ladle yet")
+        return N.binary(_BINOPS[op], self.expr(e.left), self.expr(e.right))
+
+    def _expr_Cast(self, e: Any) -> N.Expr:
+        t = _ladle_type(e.dtype, f"cast to {e.dtype}")
+        if e.options not in (0, 1):
+            raise Unsupported("cast(wrap_numerical=True)", "not supported by ladle yet")
+        return N.cast(self.expr(e.expr), t, e.options == 0)
+
+    def _expr_Ternary(self, e: Any) -> N.Expr:
+        return N.when([self.expr(e.predicate)], [self.expr(e.truthy)], self.expr(e.falsy))
+
+    def _expr_Len(self, e: Any) -> N.Expr:
+        return N.len()
+
+    def _expr_Agg(self, e: Any) -> N.Expr:
+        name = e.name
+        arg = self.expr(e.arguments[0])
+        if name in ("min", "max") and e.options:
+            raise Unsupported(f"{name}(propagate_nans=True)", "not supported by ladle yet")
+        if name == "count":
+            return N.agg(N.LADLE_AGG_LEN if e.options else N.LADLE_AGG_COUNT, arg)
+        if name in ("std", "var"):
+            return N.agg(_AGGS[name], arg, int(e.options))
+        if name not in _AGGS:
+            raise Unsupported(f"aggregation {name}", "not supported by ladle yet")
+        return N.agg(_AGGS[name], arg)
+
+    def _literal_arg(self, i: int, what: str) -> Any:
+        x = self.nt.view_expression(i)
+        if type(x).__name__ != "Literal":
+            raise Unsupported(what, "needs a literal argument")
+        return x.value
+
+    def _expr_Function(self, e: Any) -> N.Expr:
+        data = e.function_data
+        name = _enum_name(data[0])
+        args = e.input
+        if name == "dynamic_pred":
+            # Polars' runtime top-k filter pushdown: an optimisation, always safe to skip
+            return N.lit("bool", True, (N.LADLE_TYPE_BOOL, 0, ""))
+        if name in _UNARY_FUNCS:
+            return N.func(_UNARY_FUNCS[name], [self.expr(args[0])])
+        if name in _UNARY_AGG_FUNCS:
+            return N.agg(_UNARY_AGG_FUNCS[name], self.expr(args[0]))
+        if name == "fill_null":
+            return N.func(N.LADLE_FN_FILL_NULL, [self.expr(args[0]), self.expr(args[1])])
+        if name == "BooleanFunction.IsIn":
+            if data[1]:
+                raise Unsupported("is_in(nulls_equal=True)", "not supported by ladle yet")
+            return N.func(N.LADLE_FN_IS_IN, [self.expr(args[0]), self.expr(args[1])])
+        if name == "BooleanFunction.IsBetween":
+            return N.func(
+                N.LADLE_FN_IS_BETWEEN,
+                [self.expr(a) for a in args],
+                _opts(closed=_CLOSED[_enum_name(data[1]).split(".")[-1].lower()]),
+            )
+        if name in ("BooleanFunction.Any", "BooleanFunction.All"):
+            if not data[1]:
+                raise Unsupported(f"{name}(ignore_nulls=False)", "not supported by ladle yet")
+            op = N.LADLE_AGG_ANY if name.endswith("Any") else N.LADLE_AGG_ALL
+            return N.agg(op, self.expr(args[0]))
+        if name == "clip":
+            has_lower, has_upper = data[1], data[2]
+            x = self.expr(args[0])
+            k = 1
+            null = N.lit("null", None, (N.LADLE_TYPE_NULL, 0, ""))
+            lo = hi = null
+            if has_lower:
+                lo = self.expr(args[k])
+                k += 1
+            if has_upper:
+                hi = self.expr(args[k])
+            return N.func(N.LADLE_FN_CLIP, [x, lo, hi])
+        if name == "round":
+            decimals, mode = data[1], _enum_name(data[2])
+            if mode not in ("half_to_even", "RoundMode.HalfToEven"):
+                raise Unsupported(f"round(mode={mode})", "ladle rounds half to even only")
+            return N.func(N.LADLE_FN_ROUND, [self.expr(args[0])], _opts(i64=int(decimals)))
+        if name == "log":
+            base = self._literal_arg(args[1], "log")
+            return N.func(N.LADLE_FN_LOG, [self.expr(args[0])], _opts(f64=float(base)))
+        if name == "pow":
+            return N.func(N.LADLE_FN_POW, [self.expr(args[0]), self.expr(args[1])])
+        if name == "hash":
+            seeds = [int(s) for s in data[1:]]
+            if any(seeds[1:]):
+                raise Unsupported("hash(seed_1, seed_2, seed_3)", "ladle's hash takes one seed")
+            return N.func(N.LADLE_FN_HASH, [self.expr(args[0])], _opts(u64=seeds[0] if seeds else 0))
+        if name == "quantile":
+            q = self._literal_arg(args[1], "quantile")
+            interp = _enum_name(data[1]).split(".")[-1].lower()
+            if interp not in _INTERP:
+                raise Unsupported(f"quantile(interpolation={interp})", "not supported by ladle yet")
+            return N.agg(N.LADLE_AGG_QUANTILE, self.expr(args[0]), 1, float(q), _INTERP[interp])
+        if name == "rank":
+            method, descending = _enum_name(data[1]).split(".")[-1].lower(), bool(data[2])
+            if len(data) > 3 and data[3] is not None:
+                raise Unsupported("rank(seed=...)", "random tie breaking is not supported")
+            if method not in _RANK:
+                raise Unsupported(f"rank(method={method})", "not supported by ladle yet")
+            return N.rank(self.expr(args[0]), _RANK[method], descending)
+        if name in (
+            "StringFunction.StartsWith",
+            "StringFunction.EndsWith",
+            "StringFunction.Contains",
+        ):
+            pattern = self._literal_arg(args[1], name)
+            if pattern is None:
+                return N.lit("null", None, (N.LADLE_TYPE_BOOL, 0, ""))
+            fn = {
+                "StringFunction.StartsWith": N.LADLE_FN_STR_STARTS_WITH,
+                "StringFunction.EndsWith": N.LADLE_FN_STR_ENDS_WITH,
+                "StringFunction.Contains": N.LADLE_FN_STR_CONTAINS,
+            }[name]
+            literal = bool(data[1]) if name == "StringFunction.Contains" else True
+            if name == "StringFunction.Contains" and not literal and not _posix_compatible(pattern):
+                raise Unsupported(
+                    f"str.contains({pattern!r})",
+                    "the regex uses syntax outside POSIX extended regular expressions",
+                )
+            return N.func(fn, [self.expr(args[0])], _opts(s=str(pattern), literal=literal))
+        if name == "StringFunction.Slice":
+            off = self._literal_arg(args[1], "str.slice offset")
+            length = self._literal_arg(args[2], "str.slice length")
+            return N.func(
+                N.LADLE_FN_STR_SLICE,
+                [self.expr(args[0])],
+                _opts(i64=int(off), i64b=-1 if length is None else int(length)),
+            )
+        if name == "StringFunction.StripChars":
+            chars = self._literal_arg(args[1], "str.strip_chars")
+            return N.func(N.LADLE_FN_STR_STRIP_CHARS, [self.expr(args[0])], _opts(s=chars))
+        if name == "StringFunction.ConcatHorizontal":
+            sep, ignore_nulls = data[1], data[2]
+            if ignore_nulls:
+                raise Unsupported("concat_str(ignore_nulls=True)", "not supported by ladle yet")
+            return N.func(N.LADLE_FN_STR_CONCAT, [self.expr(a) for a in args], _opts(s=sep))
+        if name == "TemporalFunction.Truncate":
+            every = self._literal_arg(args[1], "dt.truncate")
+            return N.func(N.LADLE_FN_DT_TRUNCATE, [self.expr(args[0])], _opts(s=str(every)))
+        raise Unsupported(f"function {name}", "not supported by ladle yet")
+
+    def _expr_Window(self, e: Any) -> N.Expr:
+        if e.order_by is not None:
+            raise Unsupported("over(order_by=...)", "not supported by ladle yet")
+        kind = getattr(e.options, "kind", None)
+        if kind not in (None, "groups_to_rows"):
+            raise Unsupported(f"over(mapping_strategy={kind})", "not supported by ladle yet")
+        if not isinstance(e.partition_by, list) or not e.partition_by:
+            raise Unsupported("window without partition_by", "not supported by ladle yet")
+        return N.over(self.expr(e.function), [self.expr(p) for p in e.partition_by])
+
+
+_POSIX_BAD = ("\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\b", "\\B", "(?", "*?", "+?", "??", "\\p")
+
+
+def _posix_compatible(pattern: str) -> bool:
+    """Conservative: refuse Rust-regex syntax that POSIX ERE reads differently."""
+    return not any(tok in pattern for tok in _POSIX_BAD)

@@ -1,0 +1,89 @@
+/* dlpack.c — a result column as a DLPack tensor. The tensor keeps a reference
+ * on the column's buffer, so it stays valid after the result is destroyed; the
+ * deleter drops that reference. */
+#include "../exec/exec.h"
+
+typedef struct dl_ctx {
+  ladle_column col; /* the references that keep data alive */
+  int64_t shape[1];
+} dl_ctx;
+
+static void dl_deleter(DLManagedTensor *t) {
+  if (t == NULL) return;
+  dl_ctx *c = t->manager_ctx;
+  ladle_column_release(&c->col);
+  free(c);
+  free(t);
+}
+
+/* Do the chunks' values sit back to back in one buffer? */
+static bool contiguous(const ladle_table *t, size_t i) {
+  size_t w = ladle_type_width(t->schema.types[i].id);
+  for (size_t k = 1; k < t->nchunks; k++) {
+    const ladle_column *a = &t->chunks[k - 1].columns[i], *b = &t->chunks[k].columns[i];
+    if (a->owners[1] != b->owners[1]) return false;
+    if ((const char *)a->values + a->length * (int64_t)w != (const char *)b->values) return false;
+  }
+  return true;
+}
+
+ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column,
+                                        DLManagedTensor **out, ladle_error *err) {
+  const ladle_table *t = r->table;
+  if (column >= t->schema.n)
+    return ladle_err_set(err, LADLE_EINVAL, "dlpack: column %zu out of %zu", column, t->schema.n);
+  const char *name = t->schema.names[column];
+  ladle_dtype ty = t->schema.types[column];
+  char b1[64];
+  DLDataType dt = {0, (uint8_t)(8 * ladle_type_width(ty.id)), 1};
+  if (ty.id == LADLE_TYPE_BOOL)
+    dt.code = 6;
+  else if (ladle_type_is_float(ty.id))
+    dt.code = 2;
+  else if (ladle_type_is_integer(ty.id))
+    dt.code = ladle_type_is_signed(ty.id) ? 0 : 1;
+  else
+    return ladle_err_set(err, LADLE_ETYPE,
+                         "dlpack: column '%s' is %s; only numeric and boolean columns export "
+                         "(cast it first)",
+                         name, ladle_dtype_name(ty, b1, sizeof b1));
+  int64_t nulls = 0;
+  for (size_t k = 0; k < t->nchunks; k++) nulls += t->chunks[k].columns[column].null_count;
+  if (nulls > 0)
+    return ladle_err_set(err, LADLE_ETYPE,
+                         "dlpack: column '%s' has %lld nulls; DLPack has no validity, use "
+                         "fill_null first",
+                         name, (long long)nulls);
+  dl_ctx *c = calloc(1, sizeof *c);
+  DLManagedTensor *m = calloc(1, sizeof *m);
+  if (c == NULL || m == NULL) {
+    free(c);
+    free(m);
+    return LADLE_OOM(err, "dlpack tensor");
+  }
+  ladle_status st = LADLE_OK;
+  if (t->nchunks > 0 && contiguous(t, column)) {
+    ladle_column_copy_ref(&t->chunks[0].columns[column], &c->col);
+    c->col.length = t->num_rows;
+  } else {
+    st = ladle_table_concat_column(t, column, &c->col, err);
+  }
+  if (st != LADLE_OK) {
+    free(c);
+    free(m);
+    return st;
+  }
+  c->shape[0] = t->num_rows;
+  m->dl_tensor.data = (void *)(uintptr_t)c->col.values;
+  m->dl_tensor.device.device_type = LADLE_DEVICE_CPU;
+  m->dl_tensor.device.device_id = 0;
+  m->dl_tensor.ndim = 1;
+  m->dl_tensor.dtype = dt;
+  m->dl_tensor.shape = c->shape;
+  m->dl_tensor.strides = NULL;
+  m->dl_tensor.byte_offset = 0;
+  m->manager_ctx = c;
+  m->deleter = dl_deleter;
+  *out = m;
+  return LADLE_OK;
+}
