@@ -376,6 +376,7 @@ typedef struct ladle_join_opts {
   bool nulls_equal;   /* null keys match each other */
   bool coalesce;      /* one key column (Polars' default for all but FULL) */
   const char *suffix; /* for clashing right names; NULL means "_right" */
+  const bool *coalesce_keys; /* per key, overrides `coalesce`; NULL: all follow it */
 } ladle_join_opts;
 
 typedef enum ladle_keep {

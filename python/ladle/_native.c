@@ -602,12 +602,26 @@ static PyObject *py_group_by(PyObject *m, PyObject *args) {
   return wrap_plan(out);
 }
 
+static int bool_list(PyObject *seq, Py_ssize_t n, bool *out) {
+  PyObject *fast = PySequence_Fast(seq, "expected a list of bools");
+  if (fast == NULL) return 0;
+  if (PySequence_Fast_GET_SIZE(fast) != n) {
+    Py_DECREF(fast);
+    PyErr_SetString(PyExc_ValueError, "bool list of the wrong length");
+    return 0;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) out[i] = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
+  Py_DECREF(fast);
+  return 1;
+}
+
 static PyObject *py_join(PyObject *m, PyObject *args) {
-  PyObject *lo, *ro, *lko, *rko;
+  PyObject *lo, *ro, *lko, *rko, *cko = Py_None;
   int how, ne, co;
   const char *suffix;
   ladle_plan *l, *r;
-  if (!PyArg_ParseTuple(args, "OOOOippz", &lo, &ro, &lko, &rko, &how, &ne, &co, &suffix)) return NULL;
+  if (!PyArg_ParseTuple(args, "OOOOippz|O", &lo, &ro, &lko, &rko, &how, &ne, &co, &suffix, &cko))
+    return NULL;
   if (!get_plan(lo, &l)) return NULL;
   if (!get_plan(ro, &r)) {
     ladle_plan_destroy(l);
@@ -624,27 +638,27 @@ static PyObject *py_join(PyObject *m, PyObject *args) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "join: key lists differ in length");
     return NULL;
   }
-  ladle_join_opts o = {(ladle_join_type)how, ne, co, suffix};
+  bool *ck = NULL;
+  if (cko != Py_None) {
+    ck = calloc((size_t)(nl > 0 ? nl : 1), 1);
+    if (ck == NULL || !bool_list(cko, nl, ck)) {
+      free(ck);
+      free_exprs(lk, nl);
+      free_exprs(rk, nr);
+      ladle_plan_destroy(l);
+      ladle_plan_destroy(r);
+      return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+  }
+  ladle_join_opts o = {(ladle_join_type)how, ne, co, suffix, ck};
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st = ladle_plan_join(l, r, (size_t)nl, lk, rk, &o, &out, &err);
+  free(ck);
   free(lk);
   free(rk);
   if (st != LADLE_OK) return raise_err(st, &err);
   return wrap_plan(out);
-}
-
-static int bool_list(PyObject *seq, Py_ssize_t n, bool *out) {
-  PyObject *fast = PySequence_Fast(seq, "expected a list of bools");
-  if (fast == NULL) return 0;
-  if (PySequence_Fast_GET_SIZE(fast) != n) {
-    Py_DECREF(fast);
-    PyErr_SetString(PyExc_ValueError, "bool list of the wrong length");
-    return 0;
-  }
-  for (Py_ssize_t i = 0; i < n; i++) out[i] = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
-  Py_DECREF(fast);
-  return 1;
 }
 
 static PyObject *py_sort(PyObject *m, PyObject *args) {

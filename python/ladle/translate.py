@@ -311,20 +311,76 @@ class Translator:
 
     def _node_Join(self, ir: Any) -> N.Plan:
         how, nulls_equal, sl, suffix, coalesce, _maintain_order = ir.options
+        fused_filter = False
+        if isinstance(how, tuple) and how[0] == "IEJoin":
+            return self._apply_slice(self._inequality_join(ir, how, suffix), sl)
+        if isinstance(how, tuple) and len(how) == 2 and how[1] == "fused_predicate":
+            # Polars fused a filter above the join into it: join, then filter
+            how, fused_filter = how[0], True
         how_name = _enum_name(how)
         if how_name not in _JOINS:
             raise Unsupported(f"join how={how_name}", "not supported by ladle yet")
-        if ir.predicate is not None:
+        if ir.predicate is not None and not fused_filter:
             raise Unsupported("join with a predicate (join_where)", "not supported by ladle yet")
         left = self.node(ir.input_left)
         right = self.node(ir.input_right)
         lk = [self.expr(e.node) for e in ir.left_on]
         rk = [self.expr(e.node) for e in ir.right_on]
-        plan = N.join(left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix)
+        merged = self._merged_keys(ir, how_name, bool(coalesce), suffix, left)
+        plan = N.join(
+            left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged
+        )
+        if fused_filter:
+            plan = N.filter(plan, self.expr(ir.predicate.node))
         return self._apply_slice(plan, sl)
 
+    def _inequality_join(self, ir: Any, how: tuple[Any, ...], suffix: str) -> N.Plan:
+        """An IEJoin (Polars' join_where / cross join + inequality filter), as a cross
+        join filtered by the inequalities."""
+        ops = [op for op in how[1:] if op is not None]
+        left = self.node(ir.input_left)
+        right = self.node(ir.input_right)
+        left_names = {name for name, _ in left.schema()}
+        preds = []
+        for le, re_, op in zip(ir.left_on, ir.right_on, ops):
+            rx = self.nt.view_expression(re_.node)
+            if type(rx).__name__ != "Column":
+                raise Unsupported("inequality join on an expression", "not supported by ladle yet")
+            rname = rx.name + suffix if rx.name in left_names else rx.name
+            opname = _enum_name(op).split(".")[-1]
+            if opname not in ("Lt", "LtEq", "Gt", "GtEq"):
+                raise Unsupported(f"inequality join with {opname}", "not supported by ladle yet")
+            preds.append(N.binary(_BINOPS[opname], self.expr(le.node), N.col(rname)))
+        plan = N.join(left, right, [], [], N.LADLE_JOIN_CROSS, False, False, suffix)
+        pred = preds[0]
+        for p in preds[1:]:
+            pred = N.binary(N.LADLE_OP_AND, pred, p)
+        return N.filter(plan, pred)
+
+    def _merged_keys(self, ir: Any, how: str, coalesce: bool, suffix: str, left: N.Plan) -> list[bool]:
+        """Which key pairs Polars merged into one output column. Polars coalesces the
+        keys the user gave but not equality keys its optimizer added, so this is read
+        off the output schema; the schema check catches a wrong reading."""
+        want = set(self.nt.get_schema().keys())
+        left_names = {name for name, _ in left.schema()}
+        out = []
+        for le, re_ in zip(ir.left_on, ir.right_on):
+            lx, rx = self.nt.view_expression(le.node), self.nt.view_expression(re_.node)
+            if not coalesce or type(lx).__name__ != "Column" or type(rx).__name__ != "Column":
+                out.append(False)
+                continue
+            l_name, r_name = lx.name, rx.name
+            if how == "Right":
+                out.append((r_name + suffix) not in want if l_name == r_name else l_name not in want)
+            elif r_name in left_names:
+                out.append((r_name + suffix) not in want)
+            else:
+                out.append(r_name not in want)
+        return out
+
     def _node_Sort(self, ir: Any) -> N.Plan:
-        maintain_order, descending, nulls_last = ir.sort_options
+        # (maintain_order, nulls_last per key, descending per key) in this Polars
+        maintain_order, nulls_last, descending = ir.sort_options
         inp = self.node(ir.input)
         by = [self.expr(e.node) for e in ir.by_column]
         limit = -1
@@ -426,6 +482,18 @@ class Translator:
         data = e.function_data
         name = _enum_name(data[0])
         args = e.input
+        if name == "fused":
+            # Polars' fused arithmetic: fma(x, y, z) = x*y + z, fsm(a, b, c) = a - b*c,
+            # fms(a, b, c) = a*b - c
+            a, b, c = (self.expr(x) for x in args)
+            kind = data[1]
+            if kind == "fma":
+                return N.binary(N.LADLE_OP_ADD, N.binary(N.LADLE_OP_MUL, a, b), c)
+            if kind == "fsm":
+                return N.binary(N.LADLE_OP_SUB, a, N.binary(N.LADLE_OP_MUL, b, c))
+            if kind == "fms":
+                return N.binary(N.LADLE_OP_SUB, N.binary(N.LADLE_OP_MUL, a, b), c)
+            raise Unsupported(f"fused operation {kind}", "not supported by ladle yet")
         if name == "dynamic_pred":
             # Polars' runtime top-k filter pushdown: an optimisation, always safe to skip
             return N.lit("bool", True, (N.LADLE_TYPE_BOOL, 0, ""))

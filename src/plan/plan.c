@@ -266,7 +266,7 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
   }
   p->inputs[0] = left;
   p->inputs[1] = right;
-  ladle_join_opts o = {LADLE_JOIN_INNER, false, true, NULL};
+  ladle_join_opts o = {LADLE_JOIN_INNER, false, true, NULL, NULL};
   if (opts != NULL) o = *opts;
   p->join = o;
   p->join.suffix = ladle_strdup(o.suffix ? o.suffix : "_right");
@@ -311,41 +311,49 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
     free(names);
     return finish(p, LADLE_OOM(err, "join"), out);
   }
-  /* which plain-column keys are merged into one output column */
-  bool coalesce = o.coalesce && o.how != LADLE_JOIN_CROSS;
+  /* which keys are merged into one output column: plain columns on both sides,
+   * coalesced per key (Polars coalesces the keys the user gave, not the equality
+   * keys its optimizer adds) */
+  bool *merged = calloc(LADLE_MAX(n_keys, 1), sizeof *merged);
+  if (merged == NULL) {
+    free(names);
+    return finish(p, LADLE_OOM(err, "join"), out);
+  }
+  bool any_merged = false;
+  for (size_t k = 0; k < n_keys; k++) {
+    bool ck = o.coalesce_keys ? o.coalesce_keys[k] : o.coalesce;
+    merged[k] = ck && o.how != LADLE_JOIN_CROSS && is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]);
+    any_merged |= merged[k];
+  }
+  p->join.coalesce_keys = NULL; /* not kept: the caller's array */
   size_t n = 0;
   ladle_join_type how = o.how;
-  bool right_only_keys_from_right = how == LADLE_JOIN_RIGHT && coalesce;
   for (size_t i = 0; i < ls->n; i++) {
-    if (right_only_keys_from_right) {
-      bool is_key = false;
-      for (size_t k = 0; k < n_keys; k++)
-        is_key |=
-            is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]) && p->keys[k]->col == (int64_t)i;
-      if (is_key) continue;
+    bool drop = false;
+    int64_t from_right = -1;
+    for (size_t k = 0; k < n_keys; k++) {
+      if (!merged[k] || p->keys[k]->col != (int64_t)i) continue;
+      if (how == LADLE_JOIN_RIGHT) drop = true; /* a right join keeps the right key */
+      if (how == LADLE_JOIN_FULL) from_right = p->rkeys[k]->col;
     }
+    if (drop) continue;
     p->out_map[n] = (int64_t)i;
-    p->coalesce_rkey[n] = -1;
-    if (how == LADLE_JOIN_FULL && coalesce)
-      for (size_t k = 0; k < n_keys; k++)
-        if (is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]) && p->keys[k]->col == (int64_t)i)
-          p->coalesce_rkey[n] = p->rkeys[k]->col;
+    p->coalesce_rkey[n] = from_right;
     names[n++] = ls->names[i];
   }
   if (how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI) {
     for (size_t j = 0; j < rs->n; j++) {
-      if (coalesce && !right_only_keys_from_right) {
-        bool is_key = false;
-        for (size_t k = 0; k < n_keys; k++)
-          is_key |= is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]) &&
-                    p->rkeys[k]->col == (int64_t)j;
-        if (is_key) continue;
-      }
+      bool drop = false;
+      for (size_t k = 0; k < n_keys; k++)
+        drop |= merged[k] && how != LADLE_JOIN_RIGHT && p->rkeys[k]->col == (int64_t)j;
+      if (drop) continue;
       p->out_map[n] = -(int64_t)j - 1;
       p->coalesce_rkey[n] = -1;
       names[n++] = rs->names[j];
     }
   }
+  free(merged);
+  (void)any_merged;
   st = ladle_schema_init(&p->schema, n, err);
   size_t nleft = 0;
   for (size_t i = 0; i < n; i++) nleft += p->out_map[i] >= 0;
