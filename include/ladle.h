@@ -341,7 +341,14 @@ LADLE_API ladle_expr *ladle_expr_alias(ladle_expr *e, const char *name);
 LADLE_API ladle_expr *ladle_expr_binary(ladle_binary_op op, ladle_expr *left, ladle_expr *right);
 LADLE_API ladle_expr *ladle_expr_func(ladle_func fn, size_t nargs, ladle_expr *const *args,
                                       const ladle_func_opts *opts);
+typedef enum ladle_cast_mode {
+  LADLE_CAST_NON_STRICT = 0, /* a value that does not fit becomes null */
+  LADLE_CAST_STRICT = 1,     /* a value that does not fit is an error */
+  LADLE_CAST_WRAP = 2        /* integers wrap (two's complement), other misfits are null */
+} ladle_cast_mode;
+/* cast(to, strict) is cast_mode(to, strict ? STRICT : NON_STRICT). */
 LADLE_API ladle_expr *ladle_expr_cast(ladle_expr *e, ladle_dtype to, bool strict);
+LADLE_API ladle_expr *ladle_expr_cast_mode(ladle_expr *e, ladle_dtype to, ladle_cast_mode mode);
 /* when(conds[0]).then(thens[0]).when(...)...otherwise(otherwise). */
 LADLE_API ladle_expr *ladle_expr_when(size_t n, ladle_expr *const *conds, ladle_expr *const *thens,
                                       ladle_expr *otherwise);

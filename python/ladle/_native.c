@@ -441,12 +441,13 @@ static PyObject *py_func(PyObject *m, PyObject *args) {
 
 static PyObject *py_cast(PyObject *m, PyObject *args) {
   PyObject *eo, *dto;
-  int strict;
+  int mode;
   ladle_expr *e;
   ladle_dtype dt;
-  if (!PyArg_ParseTuple(args, "OOp", &eo, &dto, &strict) || !parse_dtype(dto, &dt)) return NULL;
+  if (!PyArg_ParseTuple(args, "OOi", &eo, &dto, &mode) || !parse_dtype(dto, &dt)) return NULL;
+  if (mode < 0 || mode > 2) return PyErr_Format(PyExc_ValueError, "bad cast mode %d", mode);
   if (!get_expr(eo, &e)) return NULL;
-  return wrap_expr(ladle_expr_cast(e, dt, strict));
+  return wrap_expr(ladle_expr_cast_mode(e, dt, (ladle_cast_mode)mode));
 }
 
 static PyObject *py_when(PyObject *m, PyObject *args) {
@@ -826,7 +827,7 @@ static PyMethodDef module_methods[] = {
     {"alias", py_alias, METH_VARARGS, "alias(e, name)"},
     {"binary", py_binary, METH_VARARGS, "binary(op, l, r)"},
     {"func", py_func, METH_VARARGS, "func(fn, [args], opts)"},
-    {"cast", py_cast, METH_VARARGS, "cast(e, dtype, strict)"},
+    {"cast", py_cast, METH_VARARGS, "cast(e, dtype, mode: 0 non-strict, 1 strict, 2 wrap)"},
     {"when", py_when, METH_VARARGS, "when([conds], [thens], otherwise)"},
     {"agg", py_agg, METH_VARARGS, "agg(op, e, ddof=1, quantile=0.5, interp=0)"},
     {"len", py_len, METH_NOARGS, "len()"},

@@ -449,9 +449,11 @@ class Translator:
 
     def _expr_Cast(self, e: Any) -> N.Expr:
         t = _ladle_type(e.dtype, f"cast to {e.dtype}")
-        if e.options not in (0, 1):
-            raise Unsupported("cast(wrap_numerical=True)", "not supported by ladle yet")
-        return N.cast(self.expr(e.expr), t, e.options == 0)
+        # Polars' CastOptions: 0 strict, 1 non-strict, 2 overflowing (wrap)
+        mode = {0: 1, 1: 0, 2: 2}.get(int(e.options))
+        if mode is None:
+            raise Unsupported(f"cast options {e.options}", "not supported by ladle yet")
+        return N.cast(self.expr(e.expr), t, mode)
 
     def _expr_Ternary(self, e: Any) -> N.Expr:
         return N.when([self.expr(e.predicate)], [self.expr(e.truthy)], self.expr(e.falsy))

@@ -28,7 +28,7 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
     case LADLE_EX_FUNC:
       return be->func(&s->k, e, args, e->nargs, out, err);
     case LADLE_EX_CAST:
-      return be->cast(&s->k, &args[0], e->type, e->strict, e->name, out, err);
+      return be->cast(&s->k, &args[0], e->type, e->cast_mode, e->name, out, err);
     case LADLE_EX_WHEN: {
       int64_t n = 1;
       for (size_t i = 0; i < e->nargs; i++)

@@ -57,7 +57,7 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   return false;
 }
 
-ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict, ladle_bexpr **out,
+ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode, ladle_bexpr **out,
                               ladle_error *err) {
   if (ladle_dtype_equal(e->type, to)) {
     *out = e;
@@ -81,7 +81,7 @@ ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict, ladle
   c->name = name;
   c->args[0] = e;
   c->type = to;
-  c->strict = strict;
+  c->cast_mode = mode;
   c->scalar = e->scalar;
   c->has_agg = e->has_agg;
   c->has_window = e->has_window;
@@ -156,7 +156,7 @@ static ladle_status bind_args(const ladle_expr *e, bind_state *s, ladle_bexpr *b
 }
 
 static ladle_status coerce(ladle_bexpr **slot, ladle_dtype to, ladle_error *err) {
-  return ladle_bexpr_cast(*slot, to, false, slot, err);
+  return ladle_bexpr_cast(*slot, to, LADLE_CAST_NON_STRICT, slot, err);
 }
 
 /* Brings args[i] and args[j] to one type; dynamic literals adopt the other. */
@@ -244,7 +244,7 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
         return ladle_err_set(err, LADLE_ETYPE, "%s: time zones differ", what);
       LADLE_RETURN_NOT_OK(coerce(&b->args[0], st, err));
       LADLE_RETURN_NOT_OK(coerce(&b->args[1], st, err));
-      dur.unit = l.id == LADLE_TYPE_DATE ? LADLE_TIME_MS : st.unit;
+      dur.unit = l.id == LADLE_TYPE_DATE ? LADLE_TIME_US : st.unit; /* as Polars 2.x */
       b->type = dur;
       return LADLE_OK;
     }
@@ -625,7 +625,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       break;
     case LADLE_EX_CAST:
       b->type = e->cast_to;
-      b->strict = e->strict;
+      b->cast_mode = e->cast_mode;
       if (!ladle_cast_supported(b->args[0]->type, e->cast_to)) {
         st = ladle_err_set(err, LADLE_ETYPE, "cast of '%s' from %s to %s is not supported",
                            b->args[0]->name, tname(b->args[0]->type, b1), tname(e->cast_to, b2));
@@ -777,7 +777,7 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
     case LADLE_EX_CAST:
       ladle_bexpr_explain(e->args[0], in, b);
       ladle_strbuf_printf(b, ".cast(%s%s)", ladle_dtype_name(e->type, buf, sizeof buf),
-                          e->strict ? ", strict" : "");
+                          e->cast_mode == LADLE_CAST_STRICT ? ", strict" : e->cast_mode == LADLE_CAST_WRAP ? ", wrap" : "");
       return;
     case LADLE_EX_LEN:
       ladle_strbuf_printf(b, "len()");

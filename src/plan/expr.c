@@ -224,12 +224,16 @@ ladle_expr *ladle_expr_func(ladle_func fn, size_t nargs, ladle_expr *const *args
   return e;
 }
 
-ladle_expr *ladle_expr_cast(ladle_expr *e, ladle_dtype to, bool strict) {
+ladle_expr *ladle_expr_cast_mode(ladle_expr *e, ladle_dtype to, ladle_cast_mode mode) {
   ladle_expr *c = expr_with_args(LADLE_EX_CAST, 1, &e);
   if (c == NULL) return NULL;
   c->cast_to = to;
-  c->strict = strict;
+  c->cast_mode = mode;
   return c;
+}
+
+ladle_expr *ladle_expr_cast(ladle_expr *e, ladle_dtype to, bool strict) {
+  return ladle_expr_cast_mode(e, to, strict ? LADLE_CAST_STRICT : LADLE_CAST_NON_STRICT);
 }
 
 ladle_expr *ladle_expr_when(size_t n, ladle_expr *const *conds, ladle_expr *const *thens,

@@ -42,7 +42,7 @@ struct ladle_expr {
   ladle_func_opts fopts; /* FUNC; fopts.str is owned */
   ladle_agg_opts aopts;  /* AGG */
   ladle_dtype cast_to;   /* CAST */
-  bool strict;           /* CAST */
+  ladle_cast_mode cast_mode; /* CAST */
   bool descending;       /* RANK */
   size_t nargs;
   ladle_expr **args;
@@ -63,7 +63,7 @@ typedef struct ladle_bexpr {
   ladle_column lit; /* LIT: length-1 column (or n for a series) of `type` */
   ladle_func_opts fopts;
   ladle_agg_opts aopts;
-  bool strict;
+  ladle_cast_mode cast_mode; /* CAST */
   bool descending;
   bool scalar;     /* produces one value however many rows come in */
   bool has_agg;    /* an AGG/LEN below or here; an OVER hides those under it */
@@ -79,7 +79,7 @@ void ladle_bexpr_destroy(ladle_bexpr *e);
 ladle_status ladle_bind(const ladle_expr *e, const ladle_schema *schema, ladle_bind_ctx ctx,
                         ladle_bexpr **out, ladle_error *err);
 /* A bound cast node over `e` (consumes e). */
-ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, bool strict, ladle_bexpr **out,
+ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode, ladle_bexpr **out,
                               ladle_error *err);
 /* Appends a one-line text of a bound expression to b. */
 void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_strbuf *b);

@@ -332,7 +332,7 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
     st = ladle_column_alloc(out_type, n, false, 0, &o, err);
     const int32_t *A = a->values, *B = b->values;
     int64_t *O = LADLE_COL_MUT(&o, int64_t);
-    if (st == LADLE_OK) BCAST_LOOP(A, B, n, O[i] = ((int64_t)x - (int64_t)y) * 86400000);
+    if (st == LADLE_OK) BCAST_LOOP(A, B, n, O[i] = ((int64_t)x - (int64_t)y) * 86400000000LL);
   } else {
     bool cmp = op >= LADLE_OP_EQ && op <= LADLE_OP_NE_MISSING;
     st = ladle_column_alloc(out_type, n, false, 0, &o, err);

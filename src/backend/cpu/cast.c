@@ -116,7 +116,7 @@ static void note_fail(cast_fail *f, ladle_column *o, int64_t i, const char *valu
 }
 
 /* numeric/bool -> numeric/bool */
-static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f) {
+static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f, bool wrap) {
   ladle_type_id from = in->type.id, to = o->type.id;
   int64_t n = in->length;
   bool ffloat = ladle_type_is_float(from);
@@ -156,7 +156,7 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f) 
     } else {
       bool neg;
       uint64_t raw = get_int(in, i, &neg);
-      if (!int_fits(to, neg, raw)) {
+      if (!wrap && !int_fits(to, neg, raw)) {
         char buf[40];
         int len = neg ? snprintf(buf, sizeof buf, "%lld", (long long)(int64_t)raw)
                       : snprintf(buf, sizeof buf, "%llu", (unsigned long long)raw);
@@ -388,7 +388,7 @@ static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f)
 }
 
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
-                            bool strict, const char *name, ladle_column *out, ladle_error *err) {
+                            ladle_cast_mode mode, const char *name, ladle_column *out, ladle_error *err) {
   LADLE_UNUSED(ctx);
   char b1[64], b2[64];
   if (ladle_dtype_equal(in->type, to)) {
@@ -431,7 +431,7 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   if (in->validity != NULL)
     memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
   if (fnum && tnum)
-    cast_numeric(in, &o, &f);
+    cast_numeric(in, &o, &f, mode == LADLE_CAST_WRAP);
   else if (from == LADLE_TYPE_STRING)
     cast_from_string(in, &o, &f);
   else if (ladle_type_is_temporal(from) || ladle_type_is_temporal(to.id))
@@ -442,7 +442,7 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
                          ladle_dtype_name(in->type, b1, sizeof b1),
                          ladle_dtype_name(to, b2, sizeof b2));
   }
-  if (f.failed && strict) {
+  if (f.failed && mode == LADLE_CAST_STRICT) {
     ladle_column_release(&o);
     return ladle_err_set(err, LADLE_ECOMPUTE,
                          "strict cast of '%s' from %s to %s failed at row %lld: value '%s'; "

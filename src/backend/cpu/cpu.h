@@ -67,7 +67,8 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
 ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
                             size_t nargs, ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
-                            bool strict, const char *name, ladle_column *out, ladle_error *err);
+                            ladle_cast_mode mode, const char *name, ladle_column *out,
+                            ladle_error *err);
 ladle_status ladle_cpu_when(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
                             int64_t length, ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
