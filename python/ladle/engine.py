@@ -123,6 +123,9 @@ class Engine(_PolarsEngine):
             self.last_run = "polars"
             df = lf.collect(engine="in-memory")
             return Result._from_polars(df, self._engine)
+        return self._run(plan, note)
+
+    def _run(self, plan: N.Plan, note: str) -> Result:
         if note:
             if self.raise_on_fail:
                 raise UnsupportedError(f"ladle cannot run all of this query: {note}")
@@ -147,7 +150,12 @@ class Engine(_PolarsEngine):
         if background or post_opt_callback is not None:
             self._fallback("background collection and post-optimization callbacks")
             return lf.collect(engine="in-memory", background=background)  # type: ignore[call-overload]
-        return self.execute(lf, optimizations=optimizations).to_polars()
+        plan, note, _ = self._plan(lf, optimizations)
+        if plan is None:
+            self._fallback(note)
+            self.last_run = "polars"
+            return lf.collect(engine="in-memory")
+        return self._run(plan, note).to_polars()
 
     def explain(self, lf: pl.LazyFrame) -> str:
         """The ladle plan, or what would fall back to Polars and why."""

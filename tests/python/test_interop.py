@@ -1,0 +1,84 @@
+"""Results to Polars, pyarrow and DuckDB through the Arrow PyCapsule interface, and
+columns to torch and numpy through DLPack without copies."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+import torch
+from polars.testing import assert_frame_equal
+
+import ladle
+
+DF = pl.DataFrame(
+    {
+        "i": [1, 2, 3, 4, 5],
+        "f": [0.5, 1.5, 2.5, 3.5, 4.5],
+        "f32": pl.Series([1, 2, 3, 4, 5], dtype=pl.Float32),
+        "b": [True, False, True, True, False],
+        "s": ["a", "b", None, "d", "e"],
+        "n": [1, None, 3, 4, 5],
+    }
+)
+
+
+@pytest.fixture()
+def result(engine) -> ladle.Result:  # type: ignore[no-untyped-def]
+    return engine.execute(DF.lazy().with_columns((pl.col("i") * 2).alias("i2")))
+
+
+def test_result_to_polars_arrow_duckdb(result: ladle.Result) -> None:
+    expected = DF.with_columns((pl.col("i") * 2).alias("i2"))
+    assert result.num_rows == 5
+    assert result.schema == expected.schema
+    assert_frame_equal(pl.DataFrame(result), expected)
+    assert_frame_equal(result.to_polars(), expected)
+    table = result.to_arrow()
+    assert isinstance(table, pa.Table) and table.num_rows == 5
+    assert table.column("s").to_pylist() == ["a", "b", None, "d", "e"]
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("select sum(i2) as t, count(s) as c from result")
+    assert rel.fetchall() == [(30, 4)]
+
+
+def test_dlpack_torch_and_numpy_share_memory(result: ladle.Result) -> None:
+    t = torch.from_dlpack(result.column("f"))
+    a = np.from_dlpack(result.column("f"))
+    assert t.dtype == torch.float64 and t.tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
+    assert a.ctypes.data == t.data_ptr()  # both views of one buffer
+    arrow_buf = result.to_arrow().column("f").chunk(0).buffers()[1]
+    assert arrow_buf.address == t.data_ptr()  # the result's own buffer: no copy
+    assert torch.from_dlpack(result.column("b")).dtype == torch.bool
+    assert torch.from_dlpack(result.column("f32")).dtype == torch.float32
+    assert torch.from_dlpack(result.column("i2")).tolist() == [2, 4, 6, 8, 10]
+
+
+def test_dlpack_outlives_the_result(engine) -> None:  # type: ignore[no-untyped-def]
+    res = engine.execute(pl.DataFrame({"x": np.arange(100_000, dtype=np.int64)}).lazy().select(pl.col("x") * 3))
+    t = torch.from_dlpack(res.column("x"))
+    del res
+    gc.collect()
+    junk = [np.ones(100_000) for _ in range(20)]  # churn the allocator
+    assert int(t.sum()) == 3 * (100_000 * 99_999 // 2)
+    del junk
+
+
+def test_dlpack_refuses_nulls_and_strings(result: ladle.Result) -> None:
+    with pytest.raises(TypeError, match="'n' has 1 nulls"):
+        torch.from_dlpack(result.column("n"))
+    with pytest.raises(TypeError, match="'s' is str"):
+        np.from_dlpack(result.column("s"))
+    with pytest.raises(KeyError):
+        result.column("nope")
+
+
+def test_in_memory_scan_does_not_copy_numeric_buffers(engine) -> None:  # type: ignore[no-untyped-def]
+    big = pl.DataFrame({"x": np.arange(1_000_000, dtype=np.float64)})
+    res = engine.execute(big.lazy())
+    t = torch.from_dlpack(res.column("x"))
+    src = big.to_arrow().column("x").chunk(0).buffers()[1].address
+    assert t.data_ptr() == src

@@ -1,0 +1,78 @@
+"""Joins of every type against Polars: null keys, duplicate keys, several keys,
+nulls_equal, suffixes, key coalescing, expression keys and large inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import assert_same
+
+LEFT = pl.DataFrame(
+    {
+        "k": [1, 2, None, 3, 3, 5, None],
+        "k2": ["a", "b", "a", None, "c", "a", "b"],
+        "v": [10, 20, 30, 40, 50, 60, 70],
+        "same": ["l1", "l2", "l3", "l4", "l5", "l6", "l7"],
+    }
+)
+RIGHT = pl.DataFrame(
+    {
+        "k": [2, 3, 3, None, 7, 1, 1],
+        "k2": ["b", None, "c", "a", "x", "a", "z"],
+        "w": [200, 300, 301, 500, 700, 100, 101],
+        "same": ["r1", "r2", "r3", "r4", "r5", "r6", "r7"],
+    }
+)
+
+HOWS = ["inner", "left", "right", "full", "semi", "anti"]
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("nulls_equal", [False, True])
+@pytest.mark.parametrize("on", [["k"], ["k", "k2"]])
+def test_join_types(how: str, nulls_equal: bool, on: list[str], engine, small_engine) -> None:
+    lf = LEFT.lazy().join(RIGHT.lazy(), on=on, how=how, nulls_equal=nulls_equal)  # type: ignore[arg-type]
+    assert_same(lf, engine, ordered=False)
+    assert_same(lf, small_engine, ordered=False)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "full"])
+@pytest.mark.parametrize("coalesce", [True, False])
+def test_coalesce_and_suffix(how: str, coalesce: bool, engine) -> None:
+    lf = LEFT.lazy().join(RIGHT.lazy(), on="k", how=how, coalesce=coalesce, suffix="_r")  # type: ignore[arg-type]
+    assert_same(lf, engine, ordered=False)
+
+
+def test_different_key_names_and_expressions(engine) -> None:
+    r = RIGHT.rename({"k": "rk"}).lazy()
+    assert_same(LEFT.lazy().join(r, left_on="k", right_on="rk"), engine, ordered=False)
+    assert_same(LEFT.lazy().join(r, left_on="k", right_on="rk", how="left"), engine, ordered=False)
+    lf = LEFT.lazy().join(RIGHT.lazy(), left_on=pl.col.k * 2, right_on=pl.col.k + 1)
+    assert_same(lf, engine, ordered=False)
+
+
+def test_cross_and_empty(engine) -> None:
+    assert_same(LEFT.lazy().join(RIGHT.lazy(), how="cross"), engine, ordered=False)
+    empty = RIGHT.clear().lazy()
+    for how in HOWS:
+        assert_same(LEFT.lazy().join(empty, on="k", how=how), engine, ordered=False)  # type: ignore[arg-type]
+        assert_same(empty.join(LEFT.lazy(), on="k", how=how), engine, ordered=False)  # type: ignore[arg-type]
+
+
+def test_string_and_float_keys(engine) -> None:
+    a = pl.DataFrame({"s": ["é", "a", None, "", "b"], "f": [0.0, -0.0, float("nan"), None, 1.5], "x": range(5)})
+    b = pl.DataFrame({"s": ["", "é", "é", None], "f": [float("nan"), 0.0, 2.0, None], "y": range(4)})
+    for on in ["s", "f", ["s", "f"]]:
+        for how in HOWS:
+            assert_same(a.lazy().join(b.lazy(), on=on, how=how), engine, ordered=False)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti", "full"])
+def test_large_join(how: str, engine) -> None:
+    rng = np.random.default_rng(7)
+    n = 1_200_000
+    big = pl.DataFrame({"k": rng.integers(0, 300_000, n), "v": rng.random(n)})
+    dim = pl.DataFrame({"k": np.arange(0, 400_000, 2), "name": [f"n{i}" for i in range(200_000)]})
+    lf = big.lazy().join(dim.lazy(), on="k", how=how).select(pl.len(), pl.col("v").sum())  # type: ignore[arg-type]
+    assert_same(lf, engine, ordered=False, check_exact=False)
