@@ -145,12 +145,38 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
   return LADLE_OK;
 }
 
+/* Are the pieces back-to-back views of the same buffers (as the morsels of one
+ * column are)? Then their concatenation is a view too. */
+static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out) {
+  size_t w = cols[0].type.id == LADLE_TYPE_STRING ? 8 : ladle_type_width(cols[0].type.id);
+  if (w == 0) return false;
+  int64_t length = cols[0].length, nulls = cols[0].null_count;
+  bool valid_all = cols[0].validity == NULL;
+  for (size_t k = 1; k < n; k++) {
+    const ladle_column *a = &cols[k - 1], *b = &cols[k];
+    if (b->type.id != a->type.id || b->owners[1] != a->owners[1] || b->owners[2] != a->owners[2])
+      return false;
+    if ((const char *)a->values + a->length * (int64_t)w != (const char *)b->values) return false;
+    if (valid_all != (b->validity == NULL)) return false;
+    if (!valid_all && (b->owners[0] != a->owners[0] || a->length % 8 != 0 ||
+                       a->validity + a->length / 8 != b->validity))
+      return false;
+    length += b->length;
+    nulls += b->null_count;
+  }
+  ladle_column_copy_ref(&cols[0], out);
+  out->length = length;
+  out->null_count = nulls;
+  return true;
+}
+
 ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
                                  ladle_error *err) {
   if (n == 1) {
     ladle_column_copy_ref(&cols[0], out);
     return LADLE_OK;
   }
+  if (n > 1 && concat_as_view(cols, n, out)) return LADLE_OK;
   ladle_dtype type = n > 0 ? cols[0].type : ladle_dtype_make(LADLE_TYPE_NULL);
   int64_t length = 0, chars = 0;
   bool nullable = false;

@@ -44,6 +44,11 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
 /* Elementwise evaluation on one chunk (chunk may be NULL for constant trees). */
 static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                ladle_column *out, ladle_error *err) {
+  for (size_t i = s->nhoist; i-- > 0;)
+    if (s->hoist[i].e == e) {
+      ladle_column_copy_ref(&s->hoist[i].col, out);
+      return LADLE_OK;
+    }
   if (e->kind == LADLE_EX_COL) {
     if (chunk == NULL) return ladle_err_set(err, LADLE_EINVAL, "internal: column outside rows");
     ladle_column_copy_ref(&chunk->columns[e->col], out);
@@ -216,9 +221,56 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   return st;
 }
 
+/* Computes every maximal scalar aggregate subtree of e once (x - x.mean() needs
+ * the mean once, not per chunk) and pushes it on the hoist stack. */
+static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                  ladle_error *err) {
+  if (!e->has_agg) return LADLE_OK;
+  if (e->scalar) {
+    if (s->nhoist == s->caphoist) {
+      size_t cap = s->caphoist ? s->caphoist * 2 : 8;
+      exec_hoisted *h = realloc(s->hoist, cap * sizeof *h);
+      if (h == NULL) return LADLE_OOM(err, "hoisted aggregates");
+      s->hoist = h;
+      s->caphoist = cap;
+    }
+    ladle_column c;
+    LADLE_RETURN_NOT_OK(ladle_eval_full(s, e, t, NULL, false, &c, err));
+    s->hoist[s->nhoist].e = e;
+    s->hoist[s->nhoist++].col = c;
+    return LADLE_OK;
+  }
+  for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, err));
+  return LADLE_OK;
+}
+
+static void unhoist(exec_state *s, size_t to) {
+  while (s->nhoist > to) ladle_column_release(&s->hoist[--s->nhoist].col);
+}
+
 ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                 ladle_column **out_cols, bool *out_scalar, ladle_error *err) {
   size_t n = t->nchunks;
+  if (e->has_agg && !e->has_window && !e->scalar) {
+    /* aggregates under elementwise operators: hoist them, then go chunk by chunk */
+    size_t mark = s->nhoist;
+    ladle_status st = hoist_scalars(s, e, t, err);
+    ladle_column *cols = st == LADLE_OK ? calloc(LADLE_MAX(n, 1), sizeof *cols) : NULL;
+    if (st == LADLE_OK && cols == NULL) st = LADLE_OOM(err, "columns");
+    if (st == LADLE_OK) {
+      chunk_job j = {s, e, t, cols};
+      st = ladle_pool_run(s->k.pool, n, chunk_task, &j, err);
+      if (st != LADLE_OK) {
+        ladle_release_columns(cols, n);
+        cols = NULL;
+      }
+    }
+    unhoist(s, mark);
+    if (st != LADLE_OK) return st;
+    *out_scalar = false;
+    *out_cols = cols;
+    return LADLE_OK;
+  }
   ladle_column *cols = calloc(LADLE_MAX(n, 1), sizeof *cols);
   if (cols == NULL) return LADLE_OOM(err, "columns");
   ladle_status st;

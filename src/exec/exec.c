@@ -715,6 +715,8 @@ ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, lad
   ladle_status st = exec_node(&s, plan, &r->table, err);
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
+  for (size_t i = 0; i < s.nhoist; i++) ladle_column_release(&s.hoist[i].col);
+  free(s.hoist);
   if (st != LADLE_OK) {
     free(r);
     return st;

@@ -23,12 +23,20 @@ typedef struct exec_cache_entry {
   ladle_table *table;
 } exec_cache_entry;
 
+/* A scalar subexpression computed once and read by every chunk. */
+typedef struct exec_hoisted {
+  const ladle_bexpr *e;
+  ladle_column col;
+} exec_hoisted;
+
 typedef struct exec_state {
   ladle_engine *eng;
   const ladle_backend *be;
   ladle_kctx k;
   exec_cache_entry *cache;
   size_t ncache, capcache;
+  exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
+  size_t nhoist, caphoist;
 } exec_state;
 
 /* Evaluates e over table t, one column per chunk of t (aligned with t's chunks),

@@ -200,6 +200,63 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
   return LADLE_OK;
 }
 
+/* mean, var and std in two passes (sum and count, then squared deviations from
+ * the mean): no division per row and no loss of precision from sum-of-squares. */
+#define MOMENT_PASS1(T, in, g, sum, cnt)                                     \
+  {                                                                          \
+    const T *X = (in)->values;                                               \
+    if ((in)->validity == NULL) {                                            \
+      for (int64_t i = 0; i < (in)->length; i++) {                           \
+        sum[(g)->ids[i]] += (double)X[i];                                    \
+        cnt[(g)->ids[i]]++;                                                  \
+      }                                                                      \
+    } else {                                                                 \
+      for (int64_t i = 0; i < (in)->length; i++)                             \
+        if (ladle_bit_get((in)->validity, i)) {                              \
+          sum[(g)->ids[i]] += (double)X[i];                                  \
+          cnt[(g)->ids[i]]++;                                                \
+        }                                                                    \
+    }                                                                        \
+  }
+#define MOMENT_PASS2(T, in, g, mean, m2)                                     \
+  {                                                                          \
+    const T *X = (in)->values;                                               \
+    for (int64_t i = 0; i < (in)->length; i++)                               \
+      if (ladle_column_valid(in, i)) {                                       \
+        double d = (double)X[i] - mean[(g)->ids[i]];                         \
+        m2[(g)->ids[i]] += d * d;                                            \
+      }                                                                      \
+  }
+
+#define ONE_GROUP_MOMENTS(T, in, mean, m2, cnt, second)                  \
+  {                                                                      \
+    const T *X = (in)->values;                                           \
+    int64_t n = (in)->length, i = 0;                                     \
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                               \
+    for (; i + 4 <= n; i += 4) {                                         \
+      s0 += (double)X[i];                                                \
+      s1 += (double)X[i + 1];                                            \
+      s2 += (double)X[i + 2];                                            \
+      s3 += (double)X[i + 3];                                            \
+    }                                                                    \
+    for (; i < n; i++) s0 += (double)X[i];                               \
+    cnt[0] = n;                                                          \
+    mean[0] = n > 0 ? ((s0 + s1) + (s2 + s3)) / (double)n : 0;           \
+    if (second) {                                                        \
+      double mu = mean[0], q0 = 0, q1 = 0, q2 = 0, q3 = 0;               \
+      for (i = 0; i + 4 <= n; i += 4) {                                  \
+        double d0 = (double)X[i] - mu, d1 = (double)X[i + 1] - mu;       \
+        double d2 = (double)X[i + 2] - mu, d3 = (double)X[i + 3] - mu;   \
+        q0 += d0 * d0;                                                   \
+        q1 += d1 * d1;                                                   \
+        q2 += d2 * d2;                                                   \
+        q3 += d3 * d3;                                                   \
+      }                                                                  \
+      for (; i < n; i++) q0 += ((double)X[i] - mu) * ((double)X[i] - mu); \
+      m2[0] = (q0 + q1) + (q2 + q3);                                     \
+    }                                                                    \
+  }
+
 static ladle_status moments(const ladle_bexpr *agg, const ladle_column *in, ladle_groups *g,
                             ladle_column *o, ladle_error *err) {
   int64_t ng = g->ngroups;
@@ -212,26 +269,24 @@ static ladle_status moments(const ladle_bexpr *agg, const ladle_column *in, ladl
     free(cnt);
     return LADLE_OOM(err, "mean/var");
   }
-  bool need_m2 = agg->op != LADLE_AGG_MEAN;
-  for (int64_t i = 0; i < in->length; i++) {
-    if (!ladle_column_valid(in, i)) continue;
-    uint32_t k = g->ids[i];
-    double x = value_f64(in, i);
-    cnt[k]++;
-    if (need_m2) {
-      double d = x - mean[k];
-      mean[k] += d / (double)cnt[k];
-      m2[k] += d * (x - mean[k]);
-    } else {
-      mean[k] += x;
-    }
+  ladle_phys ph = ladle_type_phys(in->type.id);
+  if (ng == 1 && in->validity == NULL) {
+    /* one group without nulls (a select-level mean/std): plain reductions with
+     * independent accumulators, which vectorize */
+    LADLE_DISPATCH_NUM(ph, ONE_GROUP_MOMENTS, in, mean, m2, cnt, agg->op != LADLE_AGG_MEAN)
+    goto finish;
   }
+  LADLE_DISPATCH_NUM(ph, MOMENT_PASS1, in, g, mean, cnt)
+  for (int64_t k = 0; k < ng; k++)
+    if (cnt[k] > 0) mean[k] /= (double)cnt[k];
+  if (agg->op != LADLE_AGG_MEAN) LADLE_DISPATCH_NUM(ph, MOMENT_PASS2, in, g, mean, m2)
+finish:
   for (int64_t k = 0; k < ng; k++) {
     double v;
     bool valid;
     if (agg->op == LADLE_AGG_MEAN) {
       valid = cnt[k] > 0;
-      v = valid ? mean[k] / (double)cnt[k] : 0;
+      v = valid ? mean[k] : 0;
     } else {
       int64_t dof = cnt[k] - agg->aopts.ddof;
       valid = cnt[k] > 0 && dof > 0;

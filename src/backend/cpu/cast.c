@@ -115,6 +115,28 @@ static void note_fail(cast_fail *f, ladle_column *o, int64_t i, const char *valu
            ladle_type_width(o->type.id));
 }
 
+/* Can every value of `from` be converted to `to` by C's own conversion, with the
+ * result Polars gives? (to a float; or to an integer type that holds them all) */
+static bool cast_is_plain(ladle_type_id from, ladle_type_id to) {
+  if (to == LADLE_TYPE_BOOL) return false;
+  if (ladle_type_is_float(to)) return true;
+  if (!ladle_type_is_integer(to) || !(ladle_type_is_integer(from) || from == LADLE_TYPE_BOOL))
+    return false;
+  size_t wf = ladle_type_width(from), wt = ladle_type_width(to);
+  bool sf = ladle_type_is_signed(from), st = ladle_type_is_signed(to);
+  if (from == LADLE_TYPE_BOOL) return true;
+  if (sf == st) return wt >= wf;
+  return !sf && st && wt > wf; /* unsigned into a wider signed type */
+}
+
+#define PLAIN_INNER(U, T, in, o)                           \
+  {                                                        \
+    const T *X = (in)->values;                             \
+    U *O = LADLE_COL_MUT(o, U);                            \
+    for (int64_t i = 0; i < (in)->length; i++) O[i] = (U)X[i]; \
+  }
+#define PLAIN_OUTER(T, in, o) LADLE_DISPATCH_NUM2(ladle_type_phys((o)->type.id), PLAIN_INNER, T, in, o)
+
 /* numeric/bool -> numeric/bool */
 static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f, bool wrap) {
   ladle_type_id from = in->type.id, to = o->type.id;
@@ -430,7 +452,9 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   LADLE_RETURN_NOT_OK(ladle_column_alloc(to, n, true, 0, &o, err));
   if (in->validity != NULL)
     memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
-  if (fnum && tnum)
+  if (fnum && tnum && cast_is_plain(from, to.id)) {
+    LADLE_DISPATCH_NUM(ladle_type_phys(from), PLAIN_OUTER, in, &o)
+  } else if (fnum && tnum)
     cast_numeric(in, &o, &f, mode == LADLE_CAST_WRAP);
   else if (from == LADLE_TYPE_STRING)
     cast_from_string(in, &o, &f);

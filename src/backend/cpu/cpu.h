@@ -44,6 +44,22 @@
       break;                             \
   }
 
+/* A second copy, for dispatching on two types at once (macros do not recurse). */
+#define LADLE_DISPATCH_NUM2(phys, M, ...)                 \
+  switch (phys) {                                         \
+    case LADLE_PHYS_U8: M(uint8_t, __VA_ARGS__); break;   \
+    case LADLE_PHYS_I8: M(int8_t, __VA_ARGS__); break;    \
+    case LADLE_PHYS_I16: M(int16_t, __VA_ARGS__); break;  \
+    case LADLE_PHYS_I32: M(int32_t, __VA_ARGS__); break;  \
+    case LADLE_PHYS_I64: M(int64_t, __VA_ARGS__); break;  \
+    case LADLE_PHYS_U16: M(uint16_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_U32: M(uint32_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_U64: M(uint64_t, __VA_ARGS__); break; \
+    case LADLE_PHYS_F32: M(float, __VA_ARGS__); break;    \
+    case LADLE_PHYS_F64: M(double, __VA_ARGS__); break;   \
+    default: break;                                       \
+  }
+
 /* Validity of out = valid(a) & valid(b), with broadcasting of length-1 inputs.
  * Allocates out's bitmap only when an input has nulls. */
 ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column *b,
