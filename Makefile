@@ -1,25 +1,37 @@
 # ladle — build, test and run the demo. Each target installs what it needs on a
-# fresh Debian machine (skipping what is already there).
+# fresh Debian machine (apt-get for system packages, pip into the project venv
+# .venv), skipping what is already there.
 #
-#   make        build the library, tests and demo (release, build/)
-#   make test   C unit tests twice: release, and ASan+UBSan (build-asan/)
-#   make demo   the main job on the CPU engine
-#   make format clang-format every C source
+#   make          the C library, C tests and demos (build/), and the Python
+#                 package built into .venv (`.venv/bin/python -c "import ladle"`)
+#   make test     C unit tests (release, then ASan+UBSan) and the Python tests
+#   make demo     the main job: MovieLens-shaped ETL in Polars on ladle, vs Polars
+#   make demo-c   the same shape of job through the C API only
+#   make format   clang-format every C source
 
 SHELL := /bin/bash
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_ARGS ?=
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The one Polars release ladle's translator is written against (see
+# python/ladle/_version.py); the rest are the test and demo dependencies.
+PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb setuptools wheel
+C_SOURCES := $(shell find src include -name '*.[ch]' 2>/dev/null)
+EXT_SOURCES := $(C_SOURCES) python/ladle/_native.c setup.py pyproject.toml
 
-.PHONY: all build deps test test-c test-asan demo format clean
+.PHONY: all build deps python test test-c test-asan test-python demo demo-c format clean
 
-all: build
+all: build python
 
 deps:
 	@need=""; \
 	for tool in cmake:cmake gcc:gcc make:make; do \
-	  cmd=$${tool%%:*}; pkg=$${tool##*:}; \
-	  command -v $$cmd >/dev/null 2>&1 || need="$$need $$pkg"; \
+	  command -v $${tool%%:*} >/dev/null 2>&1 || need="$$need $${tool##*:}"; \
 	done; \
+	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$$need python3-venv"; \
+	python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+	  >/dev/null 2>&1 || need="$$need python3-dev"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \
@@ -31,6 +43,20 @@ build/CMakeCache.txt: | deps
 build: build/CMakeCache.txt
 	cmake --build build -j $(JOBS)
 
+$(VENV)/.deps: Makefile | deps
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check $(PY_DEPS)
+	@# torch from PyPI is a large CUDA build (it runs on the CPU too): once per venv
+	$(PY) -c 'import torch' >/dev/null 2>&1 || $(PY) -m pip install -q --disable-pip-version-check torch
+	touch $@
+
+$(VENV)/.ladle-ext: $(VENV)/.deps $(EXT_SOURCES)
+	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+	$(PY) -c 'import ladle'
+	touch $@
+
+python: $(VENV)/.ladle-ext
+
 build-asan/CMakeCache.txt: | deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLADLE_SANITIZE=ON
 
@@ -39,15 +65,22 @@ test-c: build
 
 test-asan: build-asan/CMakeCache.txt
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-test: test-c test-asan
+test-python: python
+	$(PY) -m pytest tests/python -p no:cacheprovider
 
-demo: build
+test: test-c test-asan test-python
+
+demo: python
+	$(PY) examples/demo.py $(DEMO_ARGS)
+
+demo-c: build
 	./build/ladle_demo $(DEMO_ARGS)
 
 format:
-	clang-format -i include/*.h src/*/*.[ch] src/backend/cpu/*.[ch] tests/c/*.[ch] examples/*.c
+	clang-format -i include/*.h src/*/*.[ch] src/backend/cpu/*.[ch] tests/c/*.[ch] examples/*.c python/ladle/_native.c
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan python/ladle/*.so $(VENV)/.ladle-ext
