@@ -32,6 +32,10 @@ deps:
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$$need python3-venv"; \
 	python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
 	  >/dev/null 2>&1 || need="$$need python3-dev"; \
+	for hdr in zlib.h:zlib1g-dev zstd.h:libzstd-dev snappy-c.h:libsnappy-dev lz4.h:liblz4-dev \
+	           brotli/decode.h:libbrotli-dev; do \
+	  test -e /usr/include/$${hdr%%:*} || need="$$need $${hdr##*:}"; \
+	done; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \

@@ -1,8 +1,19 @@
 """Builds ladle._native: the CPython extension (python/ladle/_native.c, which
 sees only include/ladle.h) linked with the engine's C sources."""
+import os
 from glob import glob
 
 from setuptools import Extension, setup
+
+# Parquet codecs, each optional: (define, header, library)
+CODECS = [
+    ("LADLE_HAVE_ZLIB", "zlib.h", "z"),
+    ("LADLE_HAVE_ZSTD", "zstd.h", "zstd"),
+    ("LADLE_HAVE_SNAPPY", "snappy-c.h", "snappy"),
+    ("LADLE_HAVE_LZ4", "lz4.h", "lz4"),
+    ("LADLE_HAVE_BROTLI", "brotli/decode.h", "brotlidec"),
+]
+found = [(d, lib) for d, h, lib in CODECS if os.path.exists(os.path.join("/usr/include", h))]
 
 engine_sources = sorted(
     glob("src/core/*.c")
@@ -11,6 +22,7 @@ engine_sources = sorted(
     + glob("src/backend/cpu/*.c")
     + glob("src/dist/*.c")
     + glob("src/interop/*.c")
+    + glob("src/io/parquet/*.c")
 )
 
 setup(
@@ -19,7 +31,7 @@ setup(
             "ladle._native",
             sources=["python/ladle/_native.c", *engine_sources],
             include_dirs=["include"],
-            define_macros=[("LADLE_BUILDING", "1")],
+            define_macros=[("LADLE_BUILDING", "1")] + [(d, "1") for d, _ in found],
             extra_compile_args=[
                 "-std=gnu11",
                 "-O2",
@@ -31,7 +43,7 @@ setup(
                 "-Wno-missing-field-initializers",
                 "-Wno-cast-function-type",
             ],
-            libraries=["m", "pthread"],
+            libraries=["m", "pthread"] + [lib for _, lib in found],
         )
     ]
 )

@@ -398,6 +398,22 @@ typedef enum ladle_keep {
  * plan or result that uses them is destroyed. */
 LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
                                              ladle_error *err);
+/* Parquet scan options; zero-initialised they read every column of every row. */
+typedef struct ladle_parquet_opts {
+  size_t n_columns;           /* 0: all columns */
+  const char *const *columns; /* names to read, in output order */
+  int64_t n_rows;             /* with n_rows_set: read at most this many rows */
+  bool n_rows_set;
+} ladle_parquet_opts;
+
+/* A scan of Parquet files (paths are files; all must have the selected columns
+ * with the same types). Footers are read here, so a missing file, a corrupt
+ * footer or an unsupported column is an error now, naming the file and column;
+ * pages are read and decoded when the plan runs, in parallel over (file, row
+ * group, column). */
+LADLE_API ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
+                                               const ladle_parquet_opts *opts,
+                                               ladle_plan **out_plan, ladle_error *err);
 /* In-memory scan of a ladle table (takes a reference; the caller keeps its own). */
 LADLE_API ladle_status ladle_plan_scan_table(ladle_table *table, ladle_plan **out_plan,
                                              ladle_error *err);

@@ -110,6 +110,25 @@ static void free_exprs(ladle_expr **a, Py_ssize_t n) {
   free(a);
 }
 
+/* A list of str as a malloc'd array of borrowed UTF-8 pointers (valid while the
+ * list lives). */
+static const char **str_list(PyObject *seq, Py_ssize_t *n) {
+  PyObject *fast = PySequence_Fast(seq, "expected a list of str");
+  if (fast == NULL) return NULL;
+  *n = PySequence_Fast_GET_SIZE(fast);
+  const char **a = calloc((size_t)(*n > 0 ? *n : 1), sizeof *a);
+  for (Py_ssize_t i = 0; a && i < *n; i++) {
+    a[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+    if (a[i] == NULL) {
+      free(a);
+      a = NULL;
+    }
+  }
+  Py_DECREF(fast); /* items stay alive in seq */
+  if (a == NULL && !PyErr_Occurred()) PyErr_NoMemory();
+  return a;
+}
+
 static PyObject *plan_schema(PlanObject *self, PyObject *unused);
 static PyObject *plan_explain(PlanObject *self, PyObject *unused);
 static PyMethodDef plan_methods[] = {
@@ -543,6 +562,29 @@ static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
   return wrap_plan(out);
 }
 
+static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
+  PyObject *paths_obj, *cols_obj;
+  long long n_rows = -1;
+  if (!PyArg_ParseTuple(args, "OOL", &paths_obj, &cols_obj, &n_rows)) return NULL;
+  Py_ssize_t np, nc = 0;
+  const char **paths = str_list(paths_obj, &np);
+  if (paths == NULL) return NULL;
+  const char **cols = NULL;
+  if (cols_obj != Py_None && (cols = str_list(cols_obj, &nc)) == NULL) {
+    free(paths);
+    return NULL;
+  }
+  ladle_parquet_opts o = {(size_t)nc, cols, n_rows, n_rows >= 0};
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_parquet((size_t)np, paths, &o, &out, &err);
+  Py_END_ALLOW_THREADS free(paths);
+  free(cols);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
 static PyObject *py_filter(PyObject *m, PyObject *args) {
   PyObject *po, *eo;
   ladle_plan *p;
@@ -697,25 +739,6 @@ static PyObject *py_slice(PyObject *m, PyObject *args) {
   FINISH_PLAN(ladle_plan_slice(p, off, len, &out, &err));
 }
 
-/* A list of str as a malloc'd array of borrowed UTF-8 pointers (valid while the
- * list lives). */
-static const char **str_list(PyObject *seq, Py_ssize_t *n) {
-  PyObject *fast = PySequence_Fast(seq, "expected a list of str");
-  if (fast == NULL) return NULL;
-  *n = PySequence_Fast_GET_SIZE(fast);
-  const char **a = calloc((size_t)(*n > 0 ? *n : 1), sizeof *a);
-  for (Py_ssize_t i = 0; a && i < *n; i++) {
-    a[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
-    if (a[i] == NULL) {
-      free(a);
-      a = NULL;
-    }
-  }
-  Py_DECREF(fast); /* items stay alive in seq */
-  if (a == NULL && !PyErr_Occurred()) PyErr_NoMemory();
-  return a;
-}
-
 static PyObject *py_distinct(PyObject *m, PyObject *args) {
   PyObject *po, *so;
   int keep, mo;
@@ -834,6 +857,7 @@ static PyMethodDef module_methods[] = {
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__)"},
+    {"scan_parquet", py_scan_parquet, METH_VARARGS, "scan_parquet([paths], [columns]|None, n_rows|-1)"},
     {"filter", py_filter, METH_VARARGS, "filter(plan, pred)"},
     {"select", py_select, METH_VARARGS, "select(plan, [exprs])"},
     {"with_columns", py_with_columns, METH_VARARGS, "with_columns(plan, [exprs])"},

@@ -277,6 +277,44 @@ class Translator:
             plan = N.filter(plan, self.expr(ir.selection.node))
         return plan
 
+    def _node_Scan(self, ir: Any) -> N.Plan:
+        kind = ir.scan_type[0]
+        if kind != "parquet":
+            raise Unsupported(f"plan node Scan({kind})", f"ladle has no {kind} reader yet")
+        opts = ir.file_options
+        if ir.hive_parts is not None:
+            raise Unsupported("plan node Scan(parquet) with hive partitions", "not supported by ladle yet")
+        for attr in ("include_file_paths", "deletion_files", "column_mapping", "default_values"):
+            if getattr(opts, attr, None):
+                raise Unsupported(f"plan node Scan(parquet) with {attr}", "not supported by ladle yet")
+        if '"schema":null' not in ir.scan_type[1].replace(" ", ""):
+            raise Unsupported("plan node Scan(parquet) with an explicit schema", "not supported by ladle yet")
+        want = self._schema()
+        row_index = opts.row_index
+        cols = list(opts.with_columns) if opts.with_columns is not None else None
+        if cols is None:
+            cols = [c for c in want if row_index is None or c != row_index[0]]
+        n_rows = opts.n_rows
+        if isinstance(n_rows, tuple):  # (offset, length) in some releases
+            if n_rows[0] != 0:
+                raise Unsupported("plan node Scan(parquet) with a slice offset", "not supported by ladle yet")
+            n_rows = n_rows[1]
+        paths = [str(p) for p in ir.paths]
+        try:
+            plan = N.scan_parquet(paths, cols, -1 if n_rows is None else int(n_rows))
+        except N.LadleError as e:
+            code, msg = e.args
+            if code in (N.LADLE_ENOTSUP, N.LADLE_ENOCOL, N.LADLE_ETYPE):
+                raise Unsupported("plan node Scan(parquet)", msg) from None
+            raise
+        if row_index is not None:
+            plan = N.row_index(plan, row_index[0], int(row_index[1]))
+        if ir.predicate is not None:
+            plan = N.filter(plan, self.expr(ir.predicate.node))
+        if [name for name, _ in plan.schema()] != want:
+            plan = N.select(plan, [N.col(c) for c in want])
+        return plan
+
     def _node_Select(self, ir: Any) -> N.Plan:
         return N.select(self.node(ir.input), [self._named(e) for e in ir.expr])
 

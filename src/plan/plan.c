@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-static ladle_plan *node_new(ladle_node_kind kind, size_t ninputs) {
+ladle_plan *ladle_plan_node_new(ladle_node_kind kind, size_t ninputs) {
   ladle_plan *p = calloc(1, sizeof *p);
   if (p == NULL) return NULL;
   atomic_init(&p->refcount, 1);
@@ -45,6 +45,7 @@ void ladle_plan_destroy(ladle_plan *p) {
   free(p->descending);
   free(p->nulls_last);
   free(p->subset);
+  if (p->source_free != NULL) p->source_free(p->source);
   ladle_schema_release(&p->schema);
   free(p);
 }
@@ -101,7 +102,7 @@ static ladle_status finish(ladle_plan *p, ladle_status st, ladle_plan **out) {
 
 ladle_status ladle_plan_scan_table(ladle_table *table, ladle_plan **out, ladle_error *err) {
   if (table == NULL) return ladle_err_set(err, LADLE_EINVAL, "scan: no table");
-  ladle_plan *p = node_new(LADLE_NODE_SCAN, 0);
+  ladle_plan *p = ladle_plan_node_new(LADLE_NODE_SCAN, 0);
   if (p == NULL) return LADLE_OOM(err, "plan node");
   p->table = ladle_table_ref(table);
   return finish(p, ladle_schema_copy(&table->schema, &p->schema, err), out);
@@ -109,7 +110,7 @@ ladle_status ladle_plan_scan_table(ladle_table *table, ladle_plan **out, ladle_e
 
 ladle_status ladle_plan_filter(ladle_plan *input, ladle_expr *pred, ladle_plan **out,
                                ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_FILTER, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_FILTER, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     ladle_expr_destroy(pred);
@@ -139,7 +140,7 @@ static ladle_status schema_from_exprs(ladle_plan *p, ladle_error *err) {
 
 ladle_status ladle_plan_select(ladle_plan *input, size_t n, ladle_expr *const *exprs,
                                ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_SELECT, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_SELECT, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     destroy_exprs(n, exprs);
@@ -175,7 +176,7 @@ ladle_status ladle_plan_reduce(ladle_plan *input, size_t n, ladle_expr *const *e
 
 ladle_status ladle_plan_with_columns(ladle_plan *input, size_t n, ladle_expr *const *exprs,
                                      ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_WITH_COLUMNS, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_WITH_COLUMNS, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     destroy_exprs(n, exprs);
@@ -221,7 +222,7 @@ ladle_status ladle_plan_with_columns(ladle_plan *input, size_t n, ladle_expr *co
 ladle_status ladle_plan_group_by(ladle_plan *input, size_t n_keys, ladle_expr *const *keys,
                                  size_t n_aggs, ladle_expr *const *aggs, bool maintain_order,
                                  ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_GROUP_BY, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_GROUP_BY, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     destroy_exprs(n_keys, keys);
@@ -256,7 +257,7 @@ static bool is_plain_col(const ladle_bexpr *e) { return e->kind == LADLE_EX_COL;
 ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
                              ladle_expr *const *left_on, ladle_expr *const *right_on,
                              const ladle_join_opts *opts, ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = left && right ? node_new(LADLE_NODE_JOIN, 2) : NULL;
+  ladle_plan *p = left && right ? ladle_plan_node_new(LADLE_NODE_JOIN, 2) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(left);
     ladle_plan_destroy(right);
@@ -381,7 +382,7 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
 ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const *by,
                              const bool *descending, const bool *nulls_last, bool maintain_order,
                              int64_t limit, ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_SORT, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_SORT, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     destroy_exprs(n_keys, by);
@@ -413,7 +414,7 @@ ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const
 
 ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset, int64_t length, ladle_plan **out,
                               ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_SLICE, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_SLICE, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     return LADLE_OOM(err, "plan node");
@@ -427,7 +428,7 @@ ladle_status ladle_plan_slice(ladle_plan *input, int64_t offset, int64_t length,
 ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset, const char *const *subset,
                                  ladle_keep keep, bool maintain_order, ladle_plan **out,
                                  ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_DISTINCT, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_DISTINCT, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     return LADLE_OOM(err, "plan node");
@@ -453,7 +454,7 @@ ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs, ladle_plan **
                               ladle_error *err) {
   bool ok = n > 0;
   for (size_t i = 0; i < n; i++) ok &= inputs[i] != NULL;
-  ladle_plan *p = ok ? node_new(LADLE_NODE_UNION, n) : NULL;
+  ladle_plan *p = ok ? ladle_plan_node_new(LADLE_NODE_UNION, n) : NULL;
   if (p == NULL) {
     for (size_t i = 0; i < n; i++) ladle_plan_destroy(inputs[i]);
     return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "union of no inputs")
@@ -488,7 +489,7 @@ ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs, ladle_plan 
                                 ladle_error *err) {
   bool ok = n > 0;
   for (size_t i = 0; i < n; i++) ok &= inputs[i] != NULL;
-  ladle_plan *p = ok ? node_new(LADLE_NODE_HCONCAT, n) : NULL;
+  ladle_plan *p = ok ? ladle_plan_node_new(LADLE_NODE_HCONCAT, n) : NULL;
   if (p == NULL) {
     for (size_t i = 0; i < n; i++) ladle_plan_destroy(inputs[i]);
     return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "hconcat of no inputs")
@@ -510,7 +511,7 @@ ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs, ladle_plan 
 }
 
 ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_CACHE, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_CACHE, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     return LADLE_OOM(err, "plan node");
@@ -521,7 +522,7 @@ ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out, ladle_error *
 
 static ladle_status project(ladle_plan *input, size_t n, const int64_t *idx,
                             const char *const *names, ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = node_new(LADLE_NODE_PROJECT, 1);
+  ladle_plan *p = ladle_plan_node_new(LADLE_NODE_PROJECT, 1);
   if (p == NULL) {
     ladle_plan_destroy(input);
     return LADLE_OOM(err, "plan node");
@@ -597,7 +598,7 @@ ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *const *dro
 
 ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t offset,
                                   ladle_plan **out, ladle_error *err) {
-  ladle_plan *p = input ? node_new(LADLE_NODE_ROW_INDEX, 1) : NULL;
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_ROW_INDEX, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
     return LADLE_OOM(err, "plan node");
@@ -694,6 +695,12 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
     case LADLE_NODE_ROW_INDEX:
       ladle_strbuf_printf(b, "ROW_INDEX \"%s\" offset=%lld", p->schema.names[0],
                           (long long)p->offset);
+      break;
+    case LADLE_NODE_SCAN_PARQUET:
+      ladle_strbuf_printf(b, "SCAN parquet: %zu columns [", p->schema.n);
+      for (size_t i = 0; i < p->schema.n; i++)
+        ladle_strbuf_printf(b, "%s\"%s\"", i ? ", " : "", p->schema.names[i]);
+      ladle_strbuf_printf(b, "]");
       break;
   }
   ladle_strbuf_printf(b, "\n");

@@ -102,7 +102,8 @@ typedef enum ladle_node_kind {
   LADLE_NODE_HCONCAT,
   LADLE_NODE_CACHE,
   LADLE_NODE_PROJECT, /* rename and drop: pick input columns by index */
-  LADLE_NODE_ROW_INDEX
+  LADLE_NODE_ROW_INDEX,
+  LADLE_NODE_SCAN_PARQUET /* `source` is the executor's (src/exec/scan_parquet.c) */
 } ladle_node_kind;
 
 struct ladle_plan {
@@ -133,6 +134,12 @@ struct ladle_plan {
   int64_t *subset;
   ladle_keep keep; /* DISTINCT */
   bool reduce;     /* GROUP_BY with no keys: one row */
+  void *source;    /* file scans: the reader's state */
+  void (*source_free)(void *source);
 };
+
+/* A node with refcount 1 and `ninputs` empty input slots (for node builders
+ * outside plan.c, such as file scans). */
+ladle_plan *ladle_plan_node_new(ladle_node_kind kind, size_t ninputs);
 
 #endif /* LADLE_PLAN_H */

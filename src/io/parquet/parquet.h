@@ -1,0 +1,123 @@
+/* parquet.h — ladle's Parquet reader: the thrift compact protocol, file metadata,
+ * page decoding and the column-chunk reader.
+ *
+ * Invariants: every length or offset read from a file is checked against the
+ * bytes actually available before it is used, so a hostile file can make the
+ * reader fail (LADLE_ECORRUPT, naming file, column and problem) but never read
+ * out of bounds or allocate more than the file justifies.
+ */
+#ifndef LADLE_PARQUET_H
+#define LADLE_PARQUET_H
+
+#include "../../core/core.h"
+
+/* ------------------------------------------------------------------ thrift */
+
+typedef struct ladle_thrift {
+  const uint8_t *p, *end;
+  const char *what; /* for messages: "footer of x.parquet" */
+  ladle_error *err;
+  bool failed;
+  int depth;
+} ladle_thrift;
+
+enum {
+  LADLE_TT_STOP = 0,
+  LADLE_TT_TRUE = 1,
+  LADLE_TT_FALSE = 2,
+  LADLE_TT_I8 = 3,
+  LADLE_TT_I16 = 4,
+  LADLE_TT_I32 = 5,
+  LADLE_TT_I64 = 6,
+  LADLE_TT_DOUBLE = 7,
+  LADLE_TT_BINARY = 8,
+  LADLE_TT_LIST = 9,
+  LADLE_TT_SET = 10,
+  LADLE_TT_MAP = 11,
+  LADLE_TT_STRUCT = 12
+};
+
+/* Reads the next field header of a struct; false at STOP or on failure. */
+bool ladle_thrift_field(ladle_thrift *t, int16_t *last_id, int16_t *id, int *type);
+int64_t ladle_thrift_int(ladle_thrift *t);
+bool ladle_thrift_bool(ladle_thrift *t, int type);
+/* Binary/string: a pointer into the buffer and its length. */
+const uint8_t *ladle_thrift_binary(ladle_thrift *t, int64_t *len);
+/* List header: element type and count (count checked against the bytes left). */
+int64_t ladle_thrift_list(ladle_thrift *t, int *elem_type);
+void ladle_thrift_skip(ladle_thrift *t, int type);
+ladle_status ladle_thrift_fail(ladle_thrift *t, const char *problem);
+
+/* ----------------------------------------------------------------- metadata */
+
+enum {
+  LADLE_PQ_BOOLEAN = 0,
+  LADLE_PQ_INT32 = 1,
+  LADLE_PQ_INT64 = 2,
+  LADLE_PQ_INT96 = 3,
+  LADLE_PQ_FLOAT = 4,
+  LADLE_PQ_DOUBLE = 5,
+  LADLE_PQ_BYTE_ARRAY = 6,
+  LADLE_PQ_FIXED_LEN_BYTE_ARRAY = 7
+};
+
+typedef struct ladle_pq_stats {
+  bool has_min, has_max, has_null_count;
+  const uint8_t *min, *max; /* into the footer buffer */
+  int64_t min_len, max_len;
+  int64_t null_count;
+} ladle_pq_stats;
+
+typedef struct ladle_pq_chunk_meta {
+  int physical;
+  int codec;
+  int64_t num_values;
+  int64_t total_compressed_size;
+  int64_t data_page_offset;
+  int64_t dictionary_page_offset; /* -1 when absent */
+  ladle_pq_stats stats;
+} ladle_pq_chunk_meta;
+
+typedef struct ladle_pq_row_group {
+  int64_t num_rows;
+  ladle_pq_chunk_meta *columns; /* one per leaf column */
+} ladle_pq_row_group;
+
+/* A leaf column of the file schema (flat columns only for now). */
+typedef struct ladle_pq_column {
+  char *name;
+  int physical;
+  int type_length;    /* FIXED_LEN_BYTE_ARRAY */
+  int max_def;        /* 0 required, 1 optional */
+  ladle_dtype type;   /* what ladle makes of it */
+  bool supported;
+  char why[96];       /* when not supported */
+} ladle_pq_column;
+
+typedef struct ladle_pq_file {
+  char *path;
+  int fd;
+  int64_t file_size;
+  uint8_t *footer; /* owned; metadata pointers point into it */
+  int64_t num_rows;
+  size_t ncolumns;
+  ladle_pq_column *columns;
+  size_t nrow_groups;
+  ladle_pq_row_group *row_groups;
+} ladle_pq_file;
+
+ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *err);
+void ladle_pq_close(ladle_pq_file *f);
+
+/* Reads column `col` of row group `rg` into a ladle column. */
+ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
+                                 ladle_error *err);
+
+/* ------------------------------------------------------------------ codecs */
+
+/* Decompresses exactly `dst_len` bytes; names the codec when it is not built in. */
+ladle_status ladle_pq_decompress(int codec, const uint8_t *src, int64_t src_len, uint8_t *dst,
+                                 int64_t dst_len, ladle_error *err);
+const char *ladle_pq_codec_name(int codec);
+
+#endif

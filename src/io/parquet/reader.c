@@ -1,0 +1,757 @@
+/* reader.c — one column chunk of one row group into a ladle column: page headers,
+ * CRCs, decompression, definition levels (RLE/bit-packed hybrid) and the value
+ * encodings PLAIN, PLAIN_DICTIONARY/RLE_DICTIONARY, RLE (booleans),
+ * DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY and
+ * BYTE_STREAM_SPLIT, for data pages v1 and v2.
+ *
+ * Values are first decoded into a physical form (an 8-byte slot per fixed-width
+ * value, or pointer and length for byte arrays) and then scattered into the rows
+ * whose definition level says "present", converting to the column's ladle type. */
+#include <stdio.h>
+#include <unistd.h>
+
+#ifdef LADLE_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "parquet.h"
+
+typedef struct ctx {
+  const ladle_pq_file *f;
+  const ladle_pq_column *col;
+  ladle_error *err;
+  int64_t page; /* for messages */
+} ctx;
+
+static ladle_status corrupt(const ctx *c, const char *problem) {
+  return ladle_err_set(c->err, LADLE_ECORRUPT, "%s: column '%s', page %lld: %s", c->f->path, c->col->name,
+                       (long long)c->page, problem);
+}
+
+/* ------------------------------------------------------------ bit reading */
+
+static inline uint64_t read_bits(const uint8_t *base, int64_t bitpos, int bw) {
+  /* bw <= 64; reads byte by byte so it never touches past the packed data */
+  uint64_t v = 0;
+  int got = 0;
+  int64_t byte = bitpos >> 3;
+  int shift = (int)(bitpos & 7);
+  while (got < bw) {
+    uint64_t b = base[byte] >> shift;
+    int take = 8 - shift;
+    v |= b << got;
+    got += take;
+    byte++;
+    shift = 0;
+  }
+  return bw == 64 ? v : v & ((1ULL << bw) - 1);
+}
+
+static bool uvarint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*p >= end) return false;
+    uint8_t b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The RLE / bit-packed hybrid: n values of bw bits into out. */
+static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, uint32_t *out) {
+  if (bw < 0 || bw > 32) return false;
+  int64_t i = 0;
+  int vbytes = (bw + 7) / 8;
+  while (i < n) {
+    uint64_t h;
+    if (!uvarint(&p, end, &h)) return false;
+    if (h & 1) {
+      uint64_t groups = h >> 1;
+      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return false;
+      int64_t bytes = (int64_t)groups * bw;
+      if (bytes > end - p) {
+        /* a final run may be truncated to the values it holds */
+        bytes = end - p;
+      }
+      int64_t count = (int64_t)groups * 8;
+      for (int64_t k = 0; k < count && i < n; k++, i++) {
+        if (bw == 0) {
+          out[i] = 0;
+          continue;
+        }
+        if ((k * bw + bw + 7) / 8 > bytes) return false;
+        out[i] = (uint32_t)read_bits(p, k * bw, bw);
+      }
+      p += LADLE_MIN(bytes, end - p);
+    } else {
+      uint64_t count = h >> 1;
+      if (vbytes > end - p) return false;
+      uint32_t v = 0;
+      for (int k = 0; k < vbytes; k++) v |= (uint32_t)p[k] << (8 * k);
+      p += vbytes;
+      if (bw < 32 && (v >> bw) != 0) return false;
+      if (count == 0) return false;
+      for (uint64_t k = 0; k < count && i < n; k++, i++) out[i] = v;
+    }
+  }
+  return true;
+}
+
+/* -------------------------------------------------------- physical values */
+
+typedef struct pvals {
+  int64_t n;
+  uint64_t *raw;          /* fixed width: one slot per value */
+  const uint8_t **ptr;    /* byte arrays */
+  int32_t *len;
+  uint8_t *owned;         /* bytes DELTA_BYTE_ARRAY had to build */
+  int64_t owned_len;
+} pvals;
+
+static void pvals_free(pvals *v) {
+  free(v->raw);
+  free(v->ptr);
+  free(v->len);
+  free(v->owned);
+  memset(v, 0, sizeof *v);
+}
+
+static bool is_bytes(int physical) {
+  return physical == LADLE_PQ_BYTE_ARRAY;
+}
+
+static ladle_status pvals_alloc(const ctx *c, pvals *v, int64_t n) {
+  memset(v, 0, sizeof *v);
+  v->n = n;
+  if (is_bytes(c->col->physical)) {
+    v->ptr = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v->ptr);
+    v->len = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v->len);
+    if (v->ptr == NULL || v->len == NULL) {
+      pvals_free(v);
+      return LADLE_OOM(c->err, "parquet values");
+    }
+  } else {
+    v->raw = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v->raw);
+    if (v->raw == NULL) return LADLE_OOM(c->err, "parquet values");
+  }
+  return LADLE_OK;
+}
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else { /* subnormal */
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400)) {
+        man <<= 1;
+        exp--;
+      }
+      man &= 0x3ff;
+      bits = sign | (exp << 23) | (man << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* One fixed-width value from w little-endian bytes, into its 8-byte slot. */
+static uint64_t fixed_slot(int physical, const uint8_t *p) {
+  switch (physical) {
+    case LADLE_PQ_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return (uint64_t)(int64_t)v;
+    }
+    case LADLE_PQ_INT64: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+    case LADLE_PQ_FLOAT: {
+      float f;
+      memcpy(&f, p, 4);
+      double d = f;
+      uint64_t v;
+      memcpy(&v, &d, 8);
+      return v;
+    }
+    case LADLE_PQ_DOUBLE: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+    case LADLE_PQ_INT96: {
+      int64_t nanos;
+      int32_t jd;
+      memcpy(&nanos, p, 8);
+      memcpy(&jd, p + 8, 4);
+      /* in uint64 so that a corrupt day count wraps instead of overflowing */
+      return (uint64_t)((int64_t)jd - 2440588) * 86400000000000ULL + (uint64_t)nanos;
+    }
+    case LADLE_PQ_FIXED_LEN_BYTE_ARRAY: { /* FLOAT16 */
+      uint16_t h = (uint16_t)(p[0] | p[1] << 8);
+      double d = half_to_float(h);
+      uint64_t v;
+      memcpy(&v, &d, 8);
+      return v;
+    }
+    default: return 0;
+  }
+}
+
+static int fixed_width(const ladle_pq_column *col) {
+  switch (col->physical) {
+    case LADLE_PQ_INT32:
+    case LADLE_PQ_FLOAT: return 4;
+    case LADLE_PQ_INT64:
+    case LADLE_PQ_DOUBLE: return 8;
+    case LADLE_PQ_INT96: return 12;
+    case LADLE_PQ_FIXED_LEN_BYTE_ARRAY: return col->type_length;
+    default: return 0;
+  }
+}
+
+static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
+  int64_t n = v->n;
+  int phys = c->col->physical;
+  if (phys == LADLE_PQ_BOOLEAN) {
+    if ((n + 7) / 8 > end - p) return corrupt(c, "PLAIN booleans run past the page");
+    for (int64_t i = 0; i < n; i++) v->raw[i] = (p[i >> 3] >> (i & 7)) & 1;
+    return LADLE_OK;
+  }
+  if (phys == LADLE_PQ_BYTE_ARRAY) {
+    for (int64_t i = 0; i < n; i++) {
+      if (end - p < 4) return corrupt(c, "PLAIN byte array length runs past the page");
+      uint32_t len;
+      memcpy(&len, p, 4);
+      p += 4;
+      if ((int64_t)len > end - p) return corrupt(c, "PLAIN byte array runs past the page");
+      v->ptr[i] = p;
+      v->len[i] = (int32_t)len;
+      p += len;
+    }
+    return LADLE_OK;
+  }
+  int w = fixed_width(c->col);
+  if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "PLAIN values run past the page");
+  for (int64_t i = 0; i < n; i++) v->raw[i] = fixed_slot(phys, p + (int64_t)i * w);
+  return LADLE_OK;
+}
+
+static ladle_status decode_byte_stream_split(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
+  int w = fixed_width(c->col);
+  int64_t n = v->n;
+  if (w <= 0 || w > 16 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
+  uint8_t tmp[16];
+  for (int64_t i = 0; i < n; i++) {
+    for (int k = 0; k < w; k++) tmp[k] = p[(int64_t)k * n + i];
+    v->raw[i] = fixed_slot(c->col->physical, tmp);
+  }
+  return LADLE_OK;
+}
+
+/* DELTA_BINARY_PACKED: n values (<= max) into out; *pp advances past the data. */
+static ladle_status delta_binary(const ctx *c, const uint8_t **pp, const uint8_t *end, int64_t max,
+                                 int64_t *out_n, uint64_t *out) {
+  const uint8_t *p = *pp;
+  uint64_t block, minis, total, zz;
+  if (!uvarint(&p, end, &block) || !uvarint(&p, end, &minis) || !uvarint(&p, end, &total) ||
+      !uvarint(&p, end, &zz))
+    return corrupt(c, "truncated DELTA_BINARY_PACKED header");
+  if (block == 0 || block % 128 != 0 || minis == 0 || block % minis != 0 || (block / minis) % 32 != 0 ||
+      block > (1u << 20))
+    return corrupt(c, "DELTA_BINARY_PACKED block sizes are invalid");
+  if ((int64_t)total > max || total > (uint64_t)INT64_MAX) return corrupt(c, "DELTA_BINARY_PACKED has more values than the page");
+  uint64_t per_mini = block / minis;
+  int64_t i = 0;
+  uint64_t prev = (zz >> 1) ^ (0 - (zz & 1));
+  if (total > 0) out[i++] = prev;
+  uint8_t widths[1024];
+  if (minis > sizeof widths) return corrupt(c, "DELTA_BINARY_PACKED has too many miniblocks");
+  while ((uint64_t)i < total) {
+    uint64_t mzz;
+    if (!uvarint(&p, end, &mzz)) return corrupt(c, "truncated DELTA_BINARY_PACKED block");
+    uint64_t min_delta = (mzz >> 1) ^ (0 - (mzz & 1));
+    if ((int64_t)minis > end - p) return corrupt(c, "truncated DELTA_BINARY_PACKED bit widths");
+    memcpy(widths, p, minis);
+    p += minis;
+    for (uint64_t m = 0; m < minis && (uint64_t)i < total; m++) {
+      int bw = widths[m];
+      if (bw > 64) return corrupt(c, "DELTA_BINARY_PACKED bit width over 64");
+      int64_t bytes = (int64_t)(per_mini * (uint64_t)bw / 8);
+      if (bytes > end - p) {
+        /* the last miniblock may be cut to the bytes its values need */
+        int64_t need = (int64_t)(((total - (uint64_t)i) * (uint64_t)bw + 7) / 8);
+        if (need > end - p) return corrupt(c, "truncated DELTA_BINARY_PACKED miniblock");
+        bytes = end - p;
+      }
+      for (uint64_t k = 0; k < per_mini && (uint64_t)i < total; k++) {
+        uint64_t d = bw == 0 ? 0 : read_bits(p, (int64_t)(k * (uint64_t)bw), bw);
+        prev = prev + min_delta + d; /* wraps, as the spec says */
+        out[i++] = prev;
+      }
+      p += bytes;
+    }
+  }
+  *pp = p;
+  *out_n = (int64_t)total;
+  return LADLE_OK;
+}
+
+static ladle_status decode_delta_binary(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
+  int64_t got;
+  LADLE_RETURN_NOT_OK(delta_binary(c, &p, end, v->n, &got, v->raw));
+  if (got != v->n) return corrupt(c, "DELTA_BINARY_PACKED holds fewer values than the page");
+  if (c->col->physical == LADLE_PQ_INT32)
+    for (int64_t i = 0; i < v->n; i++) v->raw[i] = (uint64_t)(int64_t)(int32_t)(uint32_t)v->raw[i];
+  return LADLE_OK;
+}
+
+static ladle_status decode_delta_length(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
+  uint64_t *lens = malloc((size_t)LADLE_MAX(v->n, 1) * 8);
+  if (lens == NULL) return LADLE_OOM(c->err, "parquet lengths");
+  int64_t got;
+  ladle_status st = delta_binary(c, &p, end, v->n, &got, lens);
+  if (st == LADLE_OK && got != v->n) st = corrupt(c, "DELTA_LENGTH_BYTE_ARRAY holds fewer lengths than values");
+  for (int64_t i = 0; st == LADLE_OK && i < v->n; i++) {
+    if ((int64_t)lens[i] < 0 || (int64_t)lens[i] > end - p) {
+      st = corrupt(c, "DELTA_LENGTH_BYTE_ARRAY value runs past the page");
+      break;
+    }
+    v->ptr[i] = p;
+    v->len[i] = (int32_t)lens[i];
+    p += lens[i];
+  }
+  free(lens);
+  return st;
+}
+
+static ladle_status decode_delta_byte_array(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
+  int64_t n = v->n;
+  uint64_t *pre = malloc((size_t)LADLE_MAX(n, 1) * 8), *suf = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  ladle_status st = pre && suf ? LADLE_OK : LADLE_OOM(c->err, "parquet lengths");
+  int64_t g1 = 0, g2 = 0;
+  if (st == LADLE_OK) st = delta_binary(c, &p, end, n, &g1, pre);
+  if (st == LADLE_OK) st = delta_binary(c, &p, end, n, &g2, suf);
+  if (st == LADLE_OK && (g1 != n || g2 != n)) st = corrupt(c, "DELTA_BYTE_ARRAY holds fewer lengths than values");
+  int64_t total = 0;
+  for (int64_t i = 0; st == LADLE_OK && i < n; i++) {
+    if ((int64_t)suf[i] < 0 || (int64_t)suf[i] > end - p || (int64_t)pre[i] < 0) st = corrupt(c, "DELTA_BYTE_ARRAY suffix runs past the page");
+    else {
+      int64_t prevlen = i > 0 ? (int64_t)(pre[i - 1] + suf[i - 1]) : 0;
+      if ((int64_t)pre[i] > prevlen) st = corrupt(c, "DELTA_BYTE_ARRAY prefix longer than the previous value");
+      total += (int64_t)(pre[i] + suf[i]);
+      if (total > (int64_t)1 << 31) st = corrupt(c, "DELTA_BYTE_ARRAY values are too large");
+    }
+  }
+  if (st == LADLE_OK && (v->owned = malloc((size_t)LADLE_MAX(total, 1))) == NULL) st = LADLE_OOM(c->err, "parquet strings");
+  int64_t pos = 0;
+  const uint8_t *prev = NULL;
+  for (int64_t i = 0; st == LADLE_OK && i < n; i++) {
+    uint8_t *dst = v->owned + pos;
+    if (pre[i] > 0) memcpy(dst, prev, pre[i]);
+    memcpy(dst + pre[i], p, suf[i]);
+    p += suf[i];
+    v->ptr[i] = dst;
+    v->len[i] = (int32_t)(pre[i] + suf[i]);
+    prev = dst;
+    pos += v->len[i];
+  }
+  free(pre);
+  free(suf);
+  return st;
+}
+
+/* ---------------------------------------------------------------- scatter */
+
+typedef struct sink {
+  ladle_column *out;
+  uint8_t *chars;
+  int64_t chars_len, chars_cap;
+  int64_t row; /* next row to fill */
+} sink;
+
+static bool sink_bytes(sink *s, const uint8_t *p, int32_t len) {
+  if (s->chars_len + len > s->chars_cap) {
+    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + len + 1024);
+    uint8_t *c = realloc(s->chars, (size_t)cap);
+    if (c == NULL) return false;
+    s->chars = c;
+    s->chars_cap = cap;
+  }
+  memcpy(s->chars + s->chars_len, p, (size_t)len);
+  s->chars_len += len;
+  return true;
+}
+
+/* Writes value slot v into row r of the output, converting to its ladle type. */
+static void put_fixed(ladle_column *o, int64_t r, uint64_t v) {
+  switch (o->type.id) {
+    case LADLE_TYPE_BOOL:
+    case LADLE_TYPE_INT8:
+    case LADLE_TYPE_UINT8: LADLE_COL_MUT(o, uint8_t)[r] = (uint8_t)v; break;
+    case LADLE_TYPE_INT16:
+    case LADLE_TYPE_UINT16: LADLE_COL_MUT(o, uint16_t)[r] = (uint16_t)v; break;
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_UINT32:
+    case LADLE_TYPE_DATE: LADLE_COL_MUT(o, uint32_t)[r] = (uint32_t)v; break;
+    case LADLE_TYPE_FLOAT32: {
+      double d;
+      memcpy(&d, &v, 8);
+      LADLE_COL_MUT(o, float)[r] = (float)d;
+      break;
+    }
+    default: LADLE_COL_MUT(o, uint64_t)[r] = v; break;
+  }
+}
+
+/* Fills `count` rows: present[k] says whether row k has a value; values come from
+ * vals in order, through dict indices when idx != NULL. */
+static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t *present,
+                            const pvals *vals, const uint32_t *idx, const pvals *dict) {
+  ladle_column *o = s->out;
+  bool str = o->type.id == LADLE_TYPE_STRING;
+  int64_t k = 0;
+  for (int64_t r = 0; r < count; r++, s->row++) {
+    bool has = present == NULL || present[r];
+    if (!has) {
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), s->row, false);
+      if (str)
+        LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
+      else
+        put_fixed(o, s->row, 0);
+      continue;
+    }
+    const pvals *src = vals;
+    int64_t j = k++;
+    if (idx != NULL) {
+      j = idx[j];
+      src = dict;
+      if (dict == NULL || j >= dict->n) return corrupt(c, "dictionary index out of range");
+    }
+    if (str) {
+      if (!sink_bytes(s, src->ptr[j], src->len[j])) return LADLE_OOM(c->err, "parquet strings");
+      LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
+    } else {
+      put_fixed(o, s->row, src->raw[j]);
+    }
+  }
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------------ pages */
+
+typedef struct page_header {
+  int type;
+  int64_t uncompressed, compressed;
+  bool has_crc;
+  uint32_t crc;
+  int64_t num_values, num_nulls, num_rows;
+  int encoding;
+  int64_t def_len, rep_len;
+  bool v2_compressed;
+} page_header;
+
+static void read_data_header(ladle_thrift *t, page_header *h, bool v2) {
+  int16_t last = 0, id;
+  int ft;
+  while (ladle_thrift_field(t, &last, &id, &ft)) {
+    if (id == 1) h->num_values = ladle_thrift_int(t);
+    else if (!v2 && id == 2) h->encoding = (int)ladle_thrift_int(t);
+    else if (v2 && id == 2) h->num_nulls = ladle_thrift_int(t);
+    else if (v2 && id == 3) h->num_rows = ladle_thrift_int(t);
+    else if (v2 && id == 4) h->encoding = (int)ladle_thrift_int(t);
+    else if (v2 && id == 5) h->def_len = ladle_thrift_int(t);
+    else if (v2 && id == 6) h->rep_len = ladle_thrift_int(t);
+    else if (v2 && id == 7) h->v2_compressed = ladle_thrift_bool(t, ft);
+    else ladle_thrift_skip(t, ft);
+  }
+}
+
+static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uint8_t *end, page_header *h) {
+  char what[600];
+  snprintf(what, sizeof what, "%s: column '%s', page %lld header", c->f->path, c->col->name, (long long)c->page);
+  ladle_thrift t = {*pp, end, what, c->err, false, 0};
+  memset(h, 0, sizeof *h);
+  h->type = -1;
+  h->v2_compressed = true;
+  int16_t last = 0, id;
+  int ft;
+  while (ladle_thrift_field(&t, &last, &id, &ft)) {
+    switch (id) {
+      case 1: h->type = (int)ladle_thrift_int(&t); break;
+      case 2: h->uncompressed = ladle_thrift_int(&t); break;
+      case 3: h->compressed = ladle_thrift_int(&t); break;
+      case 4:
+        h->crc = (uint32_t)ladle_thrift_int(&t);
+        h->has_crc = true;
+        break;
+      case 5:
+      case 7:
+      case 8:
+        if (ft == LADLE_TT_STRUCT) read_data_header(&t, h, id == 8);
+        else ladle_thrift_skip(&t, ft);
+        break;
+      default: ladle_thrift_skip(&t, ft);
+    }
+  }
+  if (t.failed) return LADLE_ECORRUPT;
+  *pp = t.p;
+  if (h->compressed < 0 || h->uncompressed < 0 || h->num_values < 0 || h->def_len < 0 || h->rep_len < 0)
+    return corrupt(c, "negative size in the page header");
+  if (h->compressed > end - *pp) return corrupt(c, "page runs past the column chunk");
+  /* no page may claim more memory than a generous compression ratio allows */
+  if (h->uncompressed > h->compressed * 4096 + (1 << 20) || h->uncompressed > ((int64_t)1 << 31))
+    return corrupt(c, "uncompressed page size is implausibly large for its compressed size");
+  return LADLE_OK;
+}
+
+/* The page's bytes after decompression (into *scratch, or pointing at src). */
+static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int64_t src_len, int64_t dst_len,
+                               uint8_t **scratch, const uint8_t **out) {
+  if (codec == 0) {
+    if (src_len != dst_len) return corrupt(c, "uncompressed page sizes differ");
+    *out = src;
+    return LADLE_OK;
+  }
+  free(*scratch);
+  *scratch = malloc((size_t)LADLE_MAX(dst_len, 1));
+  if (*scratch == NULL) return LADLE_OOM(c->err, "parquet page");
+  ladle_status st = ladle_pq_decompress(codec, src, src_len, *scratch, dst_len, c->err);
+  if (st != LADLE_OK)
+    return ladle_err_context(c->err, st, "%s: column '%s', page %lld", c->f->path, c->col->name, (long long)c->page);
+  *out = *scratch;
+  return LADLE_OK;
+}
+
+static ladle_status decode_values(const ctx *c, int encoding, const uint8_t *p, const uint8_t *end, int64_t n,
+                                  pvals *vals, uint32_t **idx, const pvals *dict) {
+  LADLE_RETURN_NOT_OK(pvals_alloc(c, vals, n));
+  int phys = c->col->physical;
+  switch (encoding) {
+    case 0: return decode_plain(c, p, end, vals);
+    case 2:
+    case 8: {
+      if (dict == NULL) return corrupt(c, "dictionary-encoded page without a dictionary page");
+      if (p >= end) return n == 0 ? LADLE_OK : corrupt(c, "empty dictionary-encoded page");
+      int bw = *p++;
+      *idx = malloc((size_t)LADLE_MAX(n, 1) * sizeof **idx);
+      if (*idx == NULL) return LADLE_OOM(c->err, "dictionary indices");
+      if (!rle_hybrid(p, end, bw, n, *idx)) return corrupt(c, "bad dictionary indices (RLE/bit-packed data)");
+      return LADLE_OK;
+    }
+    case 3: {
+      if (phys != LADLE_PQ_BOOLEAN) return corrupt(c, "RLE values on a non-boolean column");
+      if (end - p < 4) return corrupt(c, "truncated RLE booleans");
+      uint32_t len;
+      memcpy(&len, p, 4);
+      p += 4;
+      if ((int64_t)len > end - p) return corrupt(c, "RLE booleans run past the page");
+      uint32_t *tmp = malloc((size_t)LADLE_MAX(n, 1) * 4);
+      if (tmp == NULL) return LADLE_OOM(c->err, "booleans");
+      bool ok = rle_hybrid(p, p + len, 1, n, tmp);
+      for (int64_t i = 0; ok && i < n; i++) vals->raw[i] = tmp[i];
+      free(tmp);
+      return ok ? LADLE_OK : corrupt(c, "bad RLE booleans");
+    }
+    case 5:
+      if (phys != LADLE_PQ_INT32 && phys != LADLE_PQ_INT64) return corrupt(c, "DELTA_BINARY_PACKED on a non-integer column");
+      return decode_delta_binary(c, p, end, vals);
+    case 6:
+      if (phys != LADLE_PQ_BYTE_ARRAY) return corrupt(c, "DELTA_LENGTH_BYTE_ARRAY on a non-byte-array column");
+      return decode_delta_length(c, p, end, vals);
+    case 7:
+      if (phys != LADLE_PQ_BYTE_ARRAY) return ladle_err_set(c->err, LADLE_ENOTSUP, "%s: column '%s': DELTA_BYTE_ARRAY on fixed-length arrays is not supported yet", c->f->path, c->col->name);
+      return decode_delta_byte_array(c, p, end, vals);
+    case 9:
+      if (phys == LADLE_PQ_BOOLEAN || phys == LADLE_PQ_BYTE_ARRAY) return corrupt(c, "BYTE_STREAM_SPLIT on a variable-width column");
+      return decode_byte_stream_split(c, p, end, vals);
+    default:
+      return ladle_err_set(c->err, LADLE_ENOTSUP, "%s: column '%s': encoding %d is not supported", c->f->path,
+                           c->col->name, encoding);
+  }
+}
+
+ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
+                                 ladle_error *err) {
+  const ladle_pq_column *pc = &f->columns[col];
+  const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
+  ctx c = {f, pc, err, 0};
+  if (!pc->supported)
+    return ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': %s", f->path, pc->name, pc->why);
+  if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
+  int64_t nrows = f->row_groups[rg].num_rows;
+  int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
+                      ? m->dictionary_page_offset
+                      : m->data_page_offset;
+  int64_t size = m->total_compressed_size;
+  /* a row count the chunk cannot hold (every value takes at least a bit or a run) */
+  if (nrows < 0 || (nrows > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "row count is implausible for the chunk size");
+  uint8_t *buf = malloc((size_t)LADLE_MAX(size, 1));
+  if (buf == NULL) return LADLE_OOM(err, "column chunk");
+  int64_t done = 0;
+  while (done < size) {
+    ssize_t r = pread(f->fd, buf + done, (size_t)(size - done), (off_t)(start + done));
+    if (r <= 0) {
+      free(buf);
+      return ladle_err_set(err, LADLE_EIO, "%s: column '%s': read failed", f->path, pc->name);
+    }
+    done += r;
+  }
+  bool str = pc->type.id == LADLE_TYPE_STRING;
+  ladle_column o;
+  ladle_status st = ladle_column_alloc(pc->type, nrows, true, 0, &o, err);
+  if (st != LADLE_OK) {
+    free(buf);
+    return st;
+  }
+  sink s = {&o, NULL, 0, 0, 0};
+  pvals dict, vals;
+  memset(&dict, 0, sizeof dict);
+  memset(&vals, 0, sizeof vals);
+  bool have_dict = false;
+  uint8_t *dict_scratch = NULL, *scratch = NULL, *present = NULL;
+  uint32_t *idx = NULL, *levels = NULL;
+  const uint8_t *p = buf, *end = buf + size;
+  while (st == LADLE_OK && s.row < nrows) {
+    if (p >= end) {
+      st = corrupt(&c, "the column chunk ends before the row group's rows");
+      break;
+    }
+    page_header h;
+    st = read_page_header(&c, &p, end, &h);
+    if (st != LADLE_OK) break;
+    const uint8_t *raw = p;
+    p += h.compressed;
+#ifdef LADLE_HAVE_ZLIB
+    if (h.has_crc && (uint32_t)crc32(0L, raw, (uInt)h.compressed) != h.crc) {
+      st = corrupt(&c, "page CRC does not match its data");
+      break;
+    }
+#endif
+    if (h.type == 2) { /* dictionary page */
+      if (have_dict) {
+        st = corrupt(&c, "a second dictionary page");
+        break;
+      }
+      const uint8_t *d;
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &d);
+      if (st == LADLE_OK && h.num_values > h.uncompressed * 8 + 8) st = corrupt(&c, "dictionary claims more values than its bytes hold");
+      if (st == LADLE_OK) st = pvals_alloc(&c, &dict, h.num_values);
+      if (st == LADLE_OK) st = decode_plain(&c, d, d + h.uncompressed, &dict);
+      have_dict = true;
+      c.page++;
+      continue;
+    }
+    if (h.type != 0 && h.type != 3) { /* index pages and unknown kinds are skipped */
+      c.page++;
+      continue;
+    }
+    int64_t nv = h.num_values;
+    if (nv > nrows - s.row) {
+      st = corrupt(&c, "page holds more values than the row group has rows left");
+      break;
+    }
+    const uint8_t *data, *data_end;
+    const uint8_t *defs = NULL, *defs_end = NULL;
+    if (h.type == 0) {
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &data);
+      if (st != LADLE_OK) break;
+      data_end = data + h.uncompressed;
+      if (pc->max_def > 0) {
+        if (data_end - data < 4) {
+          st = corrupt(&c, "truncated definition levels");
+          break;
+        }
+        uint32_t len;
+        memcpy(&len, data, 4);
+        data += 4;
+        if ((int64_t)len > data_end - data) {
+          st = corrupt(&c, "definition levels run past the page");
+          break;
+        }
+        defs = data;
+        defs_end = data + len;
+        data += len;
+      }
+    } else {
+      if (h.def_len + h.rep_len > h.compressed || h.def_len + h.rep_len > h.uncompressed) {
+        st = corrupt(&c, "level lengths exceed the page");
+        break;
+      }
+      defs = raw + h.rep_len;
+      defs_end = defs + h.def_len;
+      const uint8_t *vsrc = raw + h.rep_len + h.def_len;
+      int64_t vlen = h.compressed - h.rep_len - h.def_len, ulen = h.uncompressed - h.rep_len - h.def_len;
+      st = page_bytes(&c, h.v2_compressed ? m->codec : 0, vsrc, vlen, ulen, &scratch, &data);
+      if (st != LADLE_OK) break;
+      data_end = data + ulen;
+      if (pc->max_def == 0) defs = NULL;
+    }
+    /* definition levels -> which rows hold values */
+    int64_t present_n = nv;
+    free(present);
+    present = NULL;
+    if (pc->max_def > 0) {
+      free(levels);
+      levels = malloc((size_t)LADLE_MAX(nv, 1) * 4);
+      present = malloc((size_t)LADLE_MAX(nv, 1));
+      if (levels == NULL || present == NULL) {
+        st = LADLE_OOM(err, "definition levels");
+        break;
+      }
+      if (!rle_hybrid(defs, defs_end, 1, nv, levels)) {
+        st = corrupt(&c, "bad definition levels");
+        break;
+      }
+      present_n = 0;
+      for (int64_t i = 0; i < nv; i++) {
+        present[i] = levels[i] == 1;
+        present_n += present[i];
+      }
+    }
+    pvals_free(&vals);
+    free(idx);
+    idx = NULL;
+    st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
+    if (st == LADLE_OK) st = scatter(&c, &s, nv, present, &vals, idx, have_dict ? &dict : NULL);
+    c.page++;
+  }
+  if (st == LADLE_OK && str) {
+    ladle_buffer *b;
+    st = ladle_buffer_alloc(NULL, (size_t)s.chars_len, &b, err);
+    if (st == LADLE_OK) {
+      if (s.chars_len) memcpy(b->data, s.chars, (size_t)s.chars_len);
+      ladle_buffer_release(o.owners[2]);
+      o.owners[2] = b;
+      o.chars = b->data;
+    }
+  }
+  pvals_free(&dict);
+  pvals_free(&vals);
+  free(idx);
+  free(levels);
+  free(present);
+  free(scratch);
+  free(dict_scratch);
+  free(s.chars);
+  free(buf);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}
