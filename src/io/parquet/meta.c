@@ -43,7 +43,15 @@ static void read_logical(ladle_thrift *t, schema_elem *e) {
     int16_t l2 = 0, id2;
     int ft2;
     while (ladle_thrift_field(t, &l2, &id2, &ft2)) {
-      if (id == 10 && id2 == 1) e->int_bits = (int)ladle_thrift_int(t);
+      if (id == 10 && id2 == 1) {
+        /* bitWidth is an i8: a raw byte in the compact protocol, not a varint */
+        if (ft2 == LADLE_TT_I8) {
+          if (t->p >= t->end) ladle_thrift_fail(t, "truncated byte");
+          else e->int_bits = (int8_t)*t->p++;
+        } else {
+          e->int_bits = (int)ladle_thrift_int(t);
+        }
+      }
       else if (id == 10 && id2 == 2) e->int_signed = ladle_thrift_bool(t, ft2);
       else if ((id == 8 || id == 7) && id2 == 1) e->ts_utc = ladle_thrift_bool(t, ft2);
       else if ((id == 8 || id == 7) && id2 == 2 && ft2 == LADLE_TT_STRUCT) read_time_unit(t, &e->ts_unit);
@@ -455,6 +463,7 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
   for (size_t g = 0; g < f->nrow_groups; g++)
     for (size_t c = 0; c < f->ncolumns; c++) {
       const ladle_pq_chunk_meta *m = &f->row_groups[g].columns[c];
+      if (f->row_groups[g].num_rows == 0 && m->num_values == 0) continue; /* nothing to read */
       int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
                           ? m->dictionary_page_offset
                           : m->data_page_offset;

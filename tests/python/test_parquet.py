@@ -1,0 +1,157 @@
+"""Parquet on ladle: the parquet-testing conformance files, round trips of files
+written by pyarrow and Polars with every codec, dictionary on and off, data page v1
+and v2, and TPC-H q1-q22 from Parquet files, all against Polars' own reader."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import assert_same
+from polars.testing import assert_frame_equal
+from tpch_queries import QUERIES, load_all
+
+import ladle
+from ladle import _native as N
+from ladle.dtypes import to_ladle
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "parquet-testing"
+FILES = sorted(p for p in DATA.glob("*.parquet"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_conformance_files(path: Path, engine) -> None:
+    try:
+        schema = pl.read_parquet_schema(path)
+        expected = pl.read_parquet(path)
+    except Exception:
+        pytest.skip("Polars cannot read this file either")
+    cols = [c for c, t in schema.items() if to_ladle(t) is not None]
+    if not cols:
+        pytest.skip(f"no column of a type ladle reads yet: {dict(schema)}")
+    lf = pl.scan_parquet(path).select(cols)
+    if "corrupt" in path.name:
+        with pytest.raises(ladle.LadleError, match="CRC"):
+            lf.collect(engine=engine)
+        return
+    got = assert_same(lf, engine)
+    assert_frame_equal(got, expected.select(cols))
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("bad_data/*.parquet")), ids=lambda p: p.name)
+def test_bad_data_fails_cleanly(path: Path) -> None:
+    e = N.Engine(2, 0)
+    with pytest.raises(N.LadleError) as info:
+        e.execute(N.scan_parquet([str(path)], None, -1))
+    assert path.name in info.value.args[1]
+
+
+def random_table(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    nulls = rng.random(n) < 0.2
+
+    def masked(values: np.ndarray) -> np.ndarray:
+        return np.ma.masked_array(values, mask=nulls)
+
+    words = np.array(["", "a", "ladle", "ünïcödé", "x" * 300, "0123456789"])
+    return pa.table(
+        {
+            "i8": pa.array(masked(rng.integers(-128, 127, n, dtype=np.int8))),
+            "i16": pa.array(masked(rng.integers(-30000, 30000, n, dtype=np.int16))),
+            "i32": pa.array(masked(rng.integers(-2**31, 2**31 - 1, n, dtype=np.int32))),
+            "i64": pa.array(masked(rng.integers(-2**62, 2**62, n, dtype=np.int64))),
+            "u8": pa.array(masked(rng.integers(0, 255, n, dtype=np.uint8))),
+            "u16": pa.array(masked(rng.integers(0, 65535, n, dtype=np.uint16))),
+            "u32": pa.array(masked(rng.integers(0, 2**32 - 1, n, dtype=np.uint32))),
+            "u64": pa.array(masked(rng.integers(0, 2**63, n, dtype=np.uint64))),
+            "f32": pa.array(masked(rng.normal(size=n).astype(np.float32))),
+            "f64": pa.array(masked(rng.normal(size=n))),
+            "b": pa.array(masked(rng.random(n) < 0.5)),
+            "s": pa.array([None if m else str(w) for m, w in zip(nulls, words[rng.integers(0, len(words), n)])]),
+            "d": pa.array(masked(rng.integers(-10000, 30000, n).astype("datetime64[D]"))),
+            "ts_us": pa.array(masked(rng.integers(0, 2**50, n).astype("datetime64[us]"))),
+            "ts_ms": pa.array(masked(rng.integers(0, 2**40, n).astype("datetime64[ms]"))),
+            "ts_ns_utc": pa.array(masked(rng.integers(0, 2**60, n).astype("datetime64[ns]")), type=pa.timestamp("ns", tz="UTC")),
+            "const": pa.array(np.full(n, 7, dtype=np.int64)),
+        }
+    )
+
+
+WRITES = [
+    dict(compression="none", use_dictionary=False, data_page_version="1.0"),
+    dict(compression="snappy", use_dictionary=True, data_page_version="1.0"),
+    dict(compression="gzip", use_dictionary=True, data_page_version="2.0"),
+    dict(compression="zstd", use_dictionary=False, data_page_version="2.0", write_statistics=False),
+    dict(compression="lz4", use_dictionary=True, data_page_version="2.0"),
+    dict(compression="brotli", use_dictionary=False, data_page_version="1.0"),
+    dict(compression="zstd", use_dictionary=False, data_page_version="2.0",
+         column_encoding={"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
+                          "s": "DELTA_LENGTH_BYTE_ARRAY", "f32": "BYTE_STREAM_SPLIT", "f64": "BYTE_STREAM_SPLIT"}),
+    dict(compression="snappy", use_dictionary=False, data_page_version="1.0",
+         column_encoding={"s": "DELTA_BYTE_ARRAY", "u64": "DELTA_BINARY_PACKED", "b": "RLE"}),
+]
+
+
+@pytest.mark.parametrize("opts", WRITES, ids=lambda o: f"{o['compression']}-dict{o['use_dictionary']}-v{o['data_page_version']}")
+def test_round_trip_pyarrow(opts: dict, tmp_path: Path, engine) -> None:
+    table = random_table(25_000, seed=len(str(opts)))
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=4_000, data_page_size=8_192, **opts)
+    lf = pl.scan_parquet(path)
+    got = assert_same(lf, engine)
+    assert got.height == 25_000
+
+
+@pytest.mark.parametrize("compression", ["uncompressed", "snappy", "zstd", "lz4", "gzip", "brotli"])
+def test_round_trip_polars(compression: str, tmp_path: Path, engine) -> None:
+    df = pl.from_arrow(random_table(10_000, seed=3))
+    assert isinstance(df, pl.DataFrame)
+    path = tmp_path / "p.parquet"
+    df.write_parquet(path, compression=compression, row_group_size=3_000)  # type: ignore[arg-type]
+    assert_same(pl.scan_parquet(path), engine)
+
+
+def test_empty_and_many_files(tmp_path: Path, engine) -> None:
+    t = random_table(1000, seed=9)
+    paths = []
+    for k in range(4):
+        p = tmp_path / f"part{k}.parquet"
+        pq.write_table(t.slice(k * 250, 250), p, row_group_size=100)
+        paths.append(p)
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(t.slice(0, 0), empty)
+    assert_same(pl.scan_parquet(paths), engine)
+    assert_same(pl.scan_parquet(empty), engine)
+    assert_same(pl.scan_parquet(paths).filter(pl.col("i32") > 0).select("s", "i64").head(77), engine)
+    assert_same(pl.scan_parquet(paths, n_rows=333), engine)
+    assert_same(pl.scan_parquet(paths, row_index_name="idx", row_index_offset=5).filter(pl.col("b")), engine)
+
+
+def test_unsupported_column_falls_back_by_name(tmp_path: Path) -> None:
+    p = tmp_path / "l.parquet"
+    pl.DataFrame({"l": [[1], [2, 3]], "a": [1, 2]}).write_parquet(p)
+    with pytest.raises(ladle.UnsupportedError, match="'l'"):
+        pl.scan_parquet(p).collect(engine=ladle.Engine(raise_on_fail=True))
+    assert_same(pl.scan_parquet(p).select("a"), ladle.Engine(raise_on_fail=True))
+
+
+@pytest.fixture(scope="module")
+def tpch_parquet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.LazyFrame]:
+    d = tmp_path_factory.mktemp("tpch")
+    out = {}
+    for name, df in load_all().items():
+        path = d / f"{name}.parquet"
+        df.write_parquet(path, row_group_size=50_000)
+        out[name] = pl.scan_parquet(path)
+    return out
+
+
+@pytest.mark.parametrize("q", sorted(QUERIES))
+def test_tpch_from_parquet(q: int, tpch_parquet: dict[str, pl.LazyFrame], engine) -> None:
+    got = assert_same(QUERIES[q](tpch_parquet), engine, rel_tol=1e-9)
+    assert got.height > 0
