@@ -395,25 +395,32 @@ static bool sink_bytes(sink *s, const uint8_t *p, int32_t len) {
   return true;
 }
 
-/* Writes value slot v into row r of the output, converting to its ladle type. */
-static void put_fixed(ladle_column *o, int64_t r, uint64_t v) {
-  switch (o->type.id) {
-    case LADLE_TYPE_BOOL:
-    case LADLE_TYPE_INT8:
-    case LADLE_TYPE_UINT8: LADLE_COL_MUT(o, uint8_t)[r] = (uint8_t)v; break;
-    case LADLE_TYPE_INT16:
-    case LADLE_TYPE_UINT16: LADLE_COL_MUT(o, uint16_t)[r] = (uint16_t)v; break;
-    case LADLE_TYPE_INT32:
-    case LADLE_TYPE_UINT32:
-    case LADLE_TYPE_DATE: LADLE_COL_MUT(o, uint32_t)[r] = (uint32_t)v; break;
-    case LADLE_TYPE_FLOAT32: {
-      double d;
-      memcpy(&d, &v, 8);
-      LADLE_COL_MUT(o, float)[r] = (float)d;
-      break;
-    }
-    default: LADLE_COL_MUT(o, uint64_t)[r] = v; break;
-  }
+/* Fills `count` rows of a fixed-width output from slots, one type switch per
+ * page rather than per row. */
+#define SCATTER_LOOP(T, CONV)                                                    \
+  do {                                                                           \
+    T *O = LADLE_COL_MUT(o, T);                                                  \
+    for (int64_t r = 0; r < count; r++) {                                        \
+      int64_t row = s->row + r;                                                  \
+      if (present != NULL && !present[r]) {                                      \
+        O[row] = 0;                                                              \
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), row, false);                    \
+        continue;                                                                \
+      }                                                                          \
+      int64_t j = k++;                                                           \
+      if (idx != NULL) {                                                         \
+        j = idx[j];                                                              \
+        if (j >= src->n) return corrupt(c, "dictionary index out of range");     \
+      }                                                                          \
+      uint64_t v = src->raw[j];                                                  \
+      O[row] = CONV;                                                             \
+    }                                                                            \
+  } while (0)
+
+static inline float slot_f32(uint64_t v) {
+  double d;
+  memcpy(&d, &v, 8);
+  return (float)d;
 }
 
 /* Fills `count` rows: present[k] says whether row k has a value; values come from
@@ -421,33 +428,52 @@ static void put_fixed(ladle_column *o, int64_t r, uint64_t v) {
 static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t *present,
                             const pvals *vals, const uint32_t *idx, const pvals *dict) {
   ladle_column *o = s->out;
-  bool str = o->type.id == LADLE_TYPE_STRING;
+  const pvals *src = idx != NULL ? dict : vals;
+  if (idx != NULL && dict == NULL) return corrupt(c, "dictionary-encoded page without a dictionary");
   int64_t k = 0;
+  if (o->type.id != LADLE_TYPE_STRING) {
+    switch (ladle_type_width(o->type.id)) {
+      case 1: SCATTER_LOOP(uint8_t, (uint8_t)v); break;
+      case 2: SCATTER_LOOP(uint16_t, (uint16_t)v); break;
+      case 4:
+        if (o->type.id == LADLE_TYPE_FLOAT32) SCATTER_LOOP(float, slot_f32(v));
+        else SCATTER_LOOP(uint32_t, (uint32_t)v);
+        break;
+      default: SCATTER_LOOP(uint64_t, v); break;
+    }
+    s->row += count;
+    return LADLE_OK;
+  }
   for (int64_t r = 0; r < count; r++, s->row++) {
-    bool has = present == NULL || present[r];
-    if (!has) {
+    if (present != NULL && !present[r]) {
       ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), s->row, false);
-      if (str)
-        LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
-      else
-        put_fixed(o, s->row, 0);
+      LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
       continue;
     }
-    const pvals *src = vals;
     int64_t j = k++;
     if (idx != NULL) {
       j = idx[j];
-      src = dict;
-      if (dict == NULL || j >= dict->n) return corrupt(c, "dictionary index out of range");
+      if (j >= src->n) return corrupt(c, "dictionary index out of range");
     }
-    if (str) {
-      if (!sink_bytes(s, src->ptr[j], src->len[j])) return LADLE_OOM(c->err, "parquet strings");
-      LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
-    } else {
-      put_fixed(o, s->row, src->raw[j]);
-    }
+    if (!sink_bytes(s, src->ptr[j], src->len[j])) return LADLE_OOM(c->err, "parquet strings");
+    LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
   }
   return LADLE_OK;
+}
+
+/* PLAIN pages of a column without nulls whose bytes already are the output
+ * layout (int32/date, int64/timestamp, float, double) are copied directly. */
+static bool plain_copies_directly(const ladle_pq_column *pc) {
+  ladle_type_id t = pc->type.id;
+  switch (pc->physical) {
+    case LADLE_PQ_INT32: return t == LADLE_TYPE_INT32 || t == LADLE_TYPE_DATE || t == LADLE_TYPE_UINT32;
+    case LADLE_PQ_INT64:
+      return t == LADLE_TYPE_INT64 || t == LADLE_TYPE_UINT64 || t == LADLE_TYPE_DATETIME ||
+             t == LADLE_TYPE_DURATION;
+    case LADLE_PQ_FLOAT: return t == LADLE_TYPE_FLOAT32;
+    case LADLE_PQ_DOUBLE: return t == LADLE_TYPE_FLOAT64;
+    default: return false;
+  }
 }
 
 /* ------------------------------------------------------------------ pages */
@@ -724,6 +750,17 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
     pvals_free(&vals);
     free(idx);
     idx = NULL;
+    if (h.encoding == 0 && present_n == nv && plain_copies_directly(pc)) {
+      size_t w = ladle_type_width(pc->type.id);
+      if ((int64_t)w * nv > data_end - data) {
+        st = corrupt(&c, "PLAIN values run past the page");
+        break;
+      }
+      memcpy(LADLE_COL_MUT(&o, char) + s.row * (int64_t)w, data, (size_t)nv * w);
+      s.row += nv;
+      c.page++;
+      continue;
+    }
     st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
     if (st == LADLE_OK) st = scatter(&c, &s, nv, present, &vals, idx, have_dict ? &dict : NULL);
     c.page++;
