@@ -23,6 +23,7 @@ engine_sources = sorted(
     + glob("src/dist/*.c")
     + glob("src/interop/*.c")
     + glob("src/io/parquet/*.c")
+    + glob("src/io/csv/*.c")
 )
 
 setup(

@@ -414,6 +414,38 @@ typedef struct ladle_parquet_opts {
 LADLE_API ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
                                                const ladle_parquet_opts *opts,
                                                ladle_plan **out_plan, ladle_error *err);
+/* CSV scan options. Zero-initialise, then set what differs from the defaults in
+ * ladle_csv_opts_default (comma, double quote, header, empty fields are null). */
+typedef struct ladle_csv_opts {
+  char separator;                /* ',' */
+  char quote;                    /* '"'; 0 for none */
+  bool has_header;               /* true: names from the first record */
+  int64_t skip_rows;             /* lines skipped before the header */
+  int64_t skip_rows_after_header;
+  const char *comment_prefix;    /* lines starting with it are skipped; NULL none */
+  size_t n_null_values;          /* fields equal to one of these are null */
+  const char *const *null_values;
+  bool missing_is_null;          /* empty unquoted fields are null (true) */
+  bool truncate_ragged_lines;    /* extra fields are dropped instead of an error */
+  bool ignore_errors;            /* unparsable fields become null instead of an error */
+  bool try_parse_dates;          /* infer Date/Datetime from ISO text */
+  int64_t infer_schema_length;   /* rows used for type inference; <= 0: all */
+  int64_t n_rows;                /* with n_rows_set: read at most this many rows */
+  bool n_rows_set;
+  size_t n_columns;              /* 0: every column of the file */
+  const char *const *columns;    /* names to read, in output order */
+  const ladle_dtype *types;      /* their types (NULL: inferred) */
+} ladle_csv_opts;
+
+LADLE_API ladle_csv_opts ladle_csv_opts_default(void);
+
+/* A scan of CSV files (plain, gzip or zstd, detected by magic bytes), all with the
+ * same columns. The first file is read here to find the columns and infer types;
+ * a missing file, a bad option or a named column the file lacks is an error now. */
+LADLE_API ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
+                                           const ladle_csv_opts *opts, ladle_plan **out_plan,
+                                           ladle_error *err);
+
 /* In-memory scan of a ladle table (takes a reference; the caller keeps its own). */
 LADLE_API ladle_status ladle_plan_scan_table(ladle_table *table, ladle_plan **out_plan,
                                              ladle_error *err);

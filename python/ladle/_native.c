@@ -585,6 +585,82 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
   return wrap_plan(out);
 }
 
+static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"paths", "columns", "types", "separator", "quote", "has_header", "skip_rows",
+                           "skip_rows_after_header", "comment_prefix", "null_values", "missing_is_null",
+                           "truncate_ragged_lines", "ignore_errors", "try_parse_dates",
+                           "infer_schema_length", "n_rows", NULL};
+  PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None;
+  int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0, dates = 0;
+  long long skip = 0, skip_after = 0, infer = 100, n_rows = -1;
+  const char *comment = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLL", kwlist, &paths_obj, &cols_obj, &types_obj,
+                                   &sep, &quote, &has_header, &skip, &skip_after, &comment, &nulls_obj,
+                                   &missing_is_null, &truncate, &ignore, &dates, &infer, &n_rows))
+    return NULL;
+  Py_ssize_t np, nc = 0, nn = 0;
+  const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL;
+  ladle_dtype *types = NULL;
+  if (paths == NULL) return NULL;
+  if (cols_obj != Py_None && (cols = str_list(cols_obj, &nc)) == NULL) goto fail;
+  if (nulls_obj != Py_None && (nulls = str_list(nulls_obj, &nn)) == NULL) goto fail;
+  if (types_obj != Py_None) {
+    PyObject *fast = PySequence_Fast(types_obj, "types must be a list of dtypes");
+    if (fast == NULL) goto fail;
+    if (PySequence_Fast_GET_SIZE(fast) != nc) {
+      Py_DECREF(fast);
+      PyErr_SetString(PyExc_ValueError, "scan_csv: columns and types differ in length");
+      goto fail;
+    }
+    types = calloc((size_t)(nc > 0 ? nc : 1), sizeof *types);
+    for (Py_ssize_t i = 0; types && i < nc; i++)
+      if (!parse_dtype(PySequence_Fast_GET_ITEM(fast, i), &types[i])) {
+        Py_DECREF(fast);
+        goto fail;
+      }
+    Py_DECREF(fast);
+    if (types == NULL) {
+      PyErr_NoMemory();
+      goto fail;
+    }
+  }
+  ladle_csv_opts o = ladle_csv_opts_default();
+  o.separator = (char)sep;
+  o.quote = (char)quote;
+  o.has_header = has_header;
+  o.skip_rows = skip;
+  o.skip_rows_after_header = skip_after;
+  o.comment_prefix = comment;
+  o.n_null_values = (size_t)nn;
+  o.null_values = nulls;
+  o.missing_is_null = missing_is_null;
+  o.truncate_ragged_lines = truncate;
+  o.ignore_errors = ignore;
+  o.try_parse_dates = dates;
+  o.infer_schema_length = infer;
+  o.n_rows = n_rows;
+  o.n_rows_set = n_rows >= 0;
+  o.n_columns = (size_t)nc;
+  o.columns = cols;
+  o.types = types;
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_csv((size_t)np, paths, &o, &out, &err);
+  Py_END_ALLOW_THREADS free(paths);
+  free(cols);
+  free(nulls);
+  free(types);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+fail:
+  free(paths);
+  free(cols);
+  free(nulls);
+  free(types);
+  return NULL;
+}
+
 static PyObject *py_filter(PyObject *m, PyObject *args) {
   PyObject *po, *eo;
   ladle_plan *p;
@@ -858,6 +934,8 @@ static PyMethodDef module_methods[] = {
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__)"},
     {"scan_parquet", py_scan_parquet, METH_VARARGS, "scan_parquet([paths], [columns]|None, n_rows|-1)"},
+    {"scan_csv", (PyCFunction)(void (*)(void))py_scan_csv, METH_VARARGS | METH_KEYWORDS,
+     "scan_csv(paths, columns, types, separator, quote, ...)"},
     {"filter", py_filter, METH_VARARGS, "filter(plan, pred)"},
     {"select", py_select, METH_VARARGS, "select(plan, [exprs])"},
     {"with_columns", py_with_columns, METH_VARARGS, "with_columns(plan, [exprs])"},

@@ -279,6 +279,8 @@ class Translator:
 
     def _node_Scan(self, ir: Any) -> N.Plan:
         kind = ir.scan_type[0]
+        if kind == "csv":
+            return self._scan_csv(ir)
         if kind != "parquet":
             raise Unsupported(f"plan node Scan({kind})", f"ladle has no {kind} reader yet")
         opts = ir.file_options
@@ -312,6 +314,64 @@ class Translator:
         if ir.predicate is not None:
             plan = N.filter(plan, self.expr(ir.predicate.node))
         if [name for name, _ in plan.schema()] != want:
+            plan = N.select(plan, [N.col(c) for c in want])
+        return plan
+
+    def _scan_csv(self, ir: Any) -> N.Plan:
+        import json
+
+        what = "plan node Scan(csv)"
+        o = json.loads(ir.scan_type[1])
+        po = o.get("parse_options", {})
+        opts = ir.file_options
+        if ir.hive_parts is not None or getattr(opts, "include_file_paths", None):
+            raise Unsupported(what, "hive partitions and file path columns are not supported by ladle yet")
+        if po.get("eol_char", 10) != 10 or po.get("encoding", "Utf8") != "Utf8" or po.get("decimal_comma"):
+            raise Unsupported(what, "only UTF-8 files with \\n line ends and decimal points are supported")
+        if o.get("skip_lines", 0):
+            raise Unsupported(what, "skip_lines is not supported by ladle yet")
+        nulls = po.get("null_values")
+        null_list: list[str] = []
+        if nulls is not None:
+            if "AllColumns" in nulls:
+                null_list = list(nulls["AllColumns"])
+            elif "AllColumnsSingle" in nulls:
+                null_list = [nulls["AllColumnsSingle"]]
+            else:
+                raise Unsupported(what, "per-column null_values are not supported by ladle yet")
+        comment = po.get("comment_prefix")
+        if isinstance(comment, dict):
+            comment = chr(comment["Single"]) if "Single" in comment else comment.get("Multi")
+        want = self.nt.get_schema()
+        row_index = opts.row_index
+        cols = [c for c in want if row_index is None or c != row_index[0]]
+        types = [_ladle_type(want[c], f"column '{c}' of a CSV scan") for c in cols]
+        quote = po.get("quote_char")
+        n_rows = opts.n_rows if opts.n_rows is not None else o.get("n_rows")
+        if isinstance(n_rows, tuple):
+            if n_rows[0] != 0:
+                raise Unsupported(what, "a slice offset is not supported by ladle yet")
+            n_rows = n_rows[1]
+        try:
+            plan = N.scan_csv(
+                [str(p) for p in ir.paths], cols, types, separator=int(po.get("separator", 44)),
+                quote=0 if quote is None else int(quote), has_header=bool(o.get("has_header", True)),
+                skip_rows=int(o.get("skip_rows", 0)), skip_rows_after_header=int(o.get("skip_rows_after_header", 0)),
+                comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
+                truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
+                ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),
+                infer_schema_length=int(o.get("infer_schema_length") or 0), n_rows=-1 if n_rows is None else int(n_rows),
+            )
+        except N.LadleError as e:
+            code, msg = e.args
+            if code in (N.LADLE_ENOTSUP, N.LADLE_ENOCOL, N.LADLE_EINVAL):
+                raise Unsupported(what, msg) from None
+            raise
+        if row_index is not None:
+            plan = N.row_index(plan, row_index[0], int(row_index[1]))
+        if ir.predicate is not None:
+            plan = N.filter(plan, self.expr(ir.predicate.node))
+        if [name for name, _ in plan.schema()] != list(want):
             plan = N.select(plan, [N.col(c) for c in want])
         return plan
 

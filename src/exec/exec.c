@@ -578,10 +578,13 @@ static ladle_status exec_row_index(const ladle_plan *p, ladle_table *in, ladle_t
 
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_table **out,
                                      ladle_error *err);
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
+                                 ladle_error *err);
 
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err) {
   if (p->kind == LADLE_NODE_SCAN_PARQUET) return ladle_exec_scan_parquet(s, p, out, err);
+  if (p->kind == LADLE_NODE_SCAN_CSV) return ladle_exec_scan_csv(s, p, out, err);
   if (p->kind == LADLE_NODE_SCAN) {
     if (p->table->nchunks == 1 && p->table->num_rows > s->k.morsel_rows)
       return ladle_table_rechunk(p->table, s->k.morsel_rows, out, err);

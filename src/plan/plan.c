@@ -697,7 +697,9 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
                           (long long)p->offset);
       break;
     case LADLE_NODE_SCAN_PARQUET:
-      ladle_strbuf_printf(b, "SCAN parquet: %zu columns [", p->schema.n);
+    case LADLE_NODE_SCAN_CSV:
+      ladle_strbuf_printf(b, "SCAN %s: %zu columns [",
+                          p->kind == LADLE_NODE_SCAN_CSV ? "csv" : "parquet", p->schema.n);
       for (size_t i = 0; i < p->schema.n; i++)
         ladle_strbuf_printf(b, "%s\"%s\"", i ? ", " : "", p->schema.names[i]);
       ladle_strbuf_printf(b, "]");

@@ -1,0 +1,173 @@
+/* scan_csv.c — the CSV scan node: its builder (loads each file, finds records,
+ * infers or takes the column types) and its execution (records parsed in parallel,
+ * one partition per range of records). */
+#include <stdio.h>
+
+#include "../io/csv/csv.h"
+#include "exec.h"
+
+typedef struct csv_source {
+  ladle_csv_opts o;      /* strings owned below */
+  char *comment;
+  char **nulls;
+  size_t nfiles;
+  ladle_csv_file **files;
+  size_t ncols;
+  size_t *which;         /* per file: ncols indices */
+  ladle_dtype *types;
+} csv_source;
+
+static void csv_source_free(void *v) {
+  csv_source *s = v;
+  if (s == NULL) return;
+  for (size_t i = 0; i < s->nfiles; i++) ladle_csv_close(s->files[i]);
+  free(s->files);
+  free(s->which);
+  free(s->types);
+  free(s->comment);
+  for (size_t i = 0; s->nulls && i < s->o.n_null_values; i++) free(s->nulls[i]);
+  free(s->nulls);
+  free(s);
+}
+
+ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths, const ladle_csv_opts *opts,
+                                 ladle_plan **out, ladle_error *err) {
+  if (n_paths == 0) return ladle_err_set(err, LADLE_EINVAL, "scan_csv: no files");
+  csv_source *s = calloc(1, sizeof *s);
+  ladle_plan *p = ladle_plan_node_new(LADLE_NODE_SCAN_CSV, 0);
+  if (s == NULL || p == NULL) {
+    free(s);
+    ladle_plan_destroy(p);
+    return LADLE_OOM(err, "csv scan");
+  }
+  p->source = s;
+  p->source_free = csv_source_free;
+  s->o = opts ? *opts : ladle_csv_opts_default();
+  ladle_status st = LADLE_OK;
+  /* own the option strings */
+  if (s->o.comment_prefix != NULL) {
+    s->comment = ladle_strdup(s->o.comment_prefix);
+    if (s->comment == NULL) st = LADLE_OOM(err, "csv options");
+    s->o.comment_prefix = s->comment;
+  }
+  if (st == LADLE_OK && s->o.n_null_values > 0) {
+    s->nulls = calloc(s->o.n_null_values, sizeof *s->nulls);
+    if (s->nulls == NULL) st = LADLE_OOM(err, "csv options");
+    for (size_t i = 0; st == LADLE_OK && i < s->o.n_null_values; i++)
+      if ((s->nulls[i] = ladle_strdup(opts->null_values[i])) == NULL) st = LADLE_OOM(err, "csv options");
+    s->o.null_values = (const char *const *)s->nulls;
+  }
+  s->o.columns = NULL;
+  s->o.types = NULL;
+  if (st == LADLE_OK && (s->files = calloc(n_paths, sizeof *s->files)) == NULL) st = LADLE_OOM(err, "csv scan");
+  for (size_t i = 0; st == LADLE_OK && i < n_paths; i++) {
+    st = ladle_csv_open(paths[i], &s->o, NULL, &s->files[i], err);
+    if (st == LADLE_OK) s->nfiles++;
+  }
+  if (st != LADLE_OK) {
+    ladle_plan_destroy(p);
+    return st;
+  }
+  const ladle_csv_file *f0 = s->files[0];
+  size_t n = opts && opts->n_columns > 0 ? opts->n_columns : f0->ncols;
+  s->ncols = n;
+  s->which = calloc(LADLE_MAX(n * s->nfiles, 1), sizeof *s->which);
+  s->types = calloc(LADLE_MAX(n, 1), sizeof *s->types);
+  ladle_dtype *inferred = calloc(LADLE_MAX(f0->ncols, 1), sizeof *inferred);
+  if (s->which == NULL || s->types == NULL || inferred == NULL) st = LADLE_OOM(err, "csv scan");
+  bool need_infer = !(opts && opts->n_columns > 0 && opts->types != NULL);
+  if (st == LADLE_OK && need_infer) st = ladle_csv_infer(f0, &s->o, inferred, err);
+  if (st == LADLE_OK) st = ladle_schema_init(&p->schema, n, err);
+  for (size_t fi = 0; st == LADLE_OK && fi < s->nfiles; fi++) {
+    const ladle_csv_file *f = s->files[fi];
+    if (fi > 0 && f->ncols != f0->ncols)
+      st = ladle_err_set(err, LADLE_EINVAL, "%s has %zu columns, %s has %zu", f->path, f->ncols, f0->path,
+                         f0->ncols);
+    for (size_t k = 0; st == LADLE_OK && k < n; k++) {
+      const char *name = opts && opts->n_columns > 0 ? opts->columns[k] : f0->names[k];
+      size_t j = 0;
+      while (j < f->ncols && strcmp(f->names[j], name) != 0) j++;
+      if (j == f->ncols) {
+        st = ladle_err_set(err, LADLE_ENOCOL, "%s: no column '%s'", f->path, name);
+        break;
+      }
+      s->which[fi * n + k] = j;
+      if (fi == 0) {
+        s->types[k] = opts && opts->n_columns > 0 && opts->types != NULL ? opts->types[k] : inferred[j];
+        ladle_type_id id = s->types[k].id;
+        if (id == LADLE_TYPE_DURATION || id >= LADLE_TYPE_DECIMAL) {
+          char b1[64];
+          st = ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': reading %s from CSV is not supported",
+                             f->path, name, ladle_dtype_name(s->types[k], b1, sizeof b1));
+          break;
+        }
+        st = ladle_schema_set(&p->schema, k, name, s->types[k], err);
+      }
+    }
+  }
+  free(inferred);
+  if (st != LADLE_OK) {
+    ladle_plan_destroy(p);
+    return st;
+  }
+  *out = p;
+  return LADLE_OK;
+}
+
+typedef struct csv_job {
+  const csv_source *s;
+  size_t *file;
+  int64_t *begin, *end;
+  ladle_table *t;
+} csv_job;
+
+static ladle_status csv_task(void *vctx, size_t u, ladle_error *err) {
+  csv_job *j = vctx;
+  const csv_source *s = j->s;
+  size_t f = j->file[u];
+  return ladle_csv_parse(s->files[f], &s->o, j->begin[u], j->end[u], s->ncols, s->which + f * s->ncols,
+                         s->types, j->t->chunks[u].columns, err);
+}
+
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out, ladle_error *err);
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out, ladle_error *err) {
+  const csv_source *s = p->source;
+  int64_t morsel = st->k.morsel_rows, limit = s->o.n_rows_set ? LADLE_MAX(s->o.n_rows, 0) : INT64_MAX;
+  size_t nunits = 0;
+  int64_t rows = 0;
+  for (size_t f = 0; f < s->nfiles; f++) {
+    int64_t n = LADLE_MIN(s->files[f]->nrecords, limit - rows);
+    nunits += (size_t)((n + morsel - 1) / morsel);
+    rows += n;
+  }
+  size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf);
+  int64_t *ub = malloc(LADLE_MAX(nunits, 1) * sizeof *ub), *ue = malloc(LADLE_MAX(nunits, 1) * sizeof *ue);
+  ladle_table *t = NULL;
+  ladle_status rc = uf && ub && ue ? ladle_table_create(&p->schema, nunits, &t, err) : LADLE_OOM(err, "csv units");
+  if (rc == LADLE_OK) {
+    size_t u = 0;
+    rows = 0;
+    for (size_t f = 0; f < s->nfiles; f++) {
+      int64_t n = LADLE_MIN(s->files[f]->nrecords, limit - rows);
+      for (int64_t a = 0; a < n; a += morsel, u++) {
+        uf[u] = f;
+        ub[u] = a;
+        ue[u] = LADLE_MIN(a + morsel, n);
+        t->chunks[u].length = ue[u] - ub[u];
+      }
+      rows += n;
+    }
+    csv_job j = {s, uf, ub, ue, t};
+    rc = ladle_pool_run(st->k.pool, nunits, csv_task, &j, err);
+    ladle_table_seal(t);
+  }
+  free(uf);
+  free(ub);
+  free(ue);
+  if (rc != LADLE_OK) {
+    ladle_table_release(t);
+    return rc;
+  }
+  *out = t;
+  return LADLE_OK;
+}

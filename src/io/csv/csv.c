@@ -1,0 +1,739 @@
+/* csv.c — see csv.h. Every field access is bounded by its record; every error
+ * names the file, the record (1-based line of data) and the column. */
+#include "csv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef LADLE_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#ifdef LADLE_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "../../backend/cpu/temporal.h"
+
+ladle_csv_opts ladle_csv_opts_default(void) {
+  ladle_csv_opts o;
+  memset(&o, 0, sizeof o);
+  o.separator = ',';
+  o.quote = '"';
+  o.has_header = true;
+  o.missing_is_null = true;
+  o.infer_schema_length = 100;
+  return o;
+}
+
+void ladle_csv_close(ladle_csv_file *f) {
+  if (f == NULL) return;
+  if (f->names != NULL)
+    for (size_t i = 0; i < f->ncols; i++) free(f->names[i]);
+  free(f->names);
+  free(f->starts);
+  free(f->data);
+  free(f->path);
+  free(f);
+}
+
+/* ----------------------------------------------------------------- loading */
+
+static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladle_error *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ladle_err_set(err, LADLE_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return ladle_err_set(err, LADLE_EIO, "%s: not a regular file", path);
+  }
+  int64_t n = (int64_t)sb.st_size;
+  uint8_t *buf = malloc((size_t)n + 1);
+  if (buf == NULL) {
+    close(fd);
+    return LADLE_OOM(err, "csv file");
+  }
+  int64_t done = 0;
+  while (done < n) {
+    ssize_t r = read(fd, buf + done, (size_t)(n - done));
+    if (r <= 0) {
+      free(buf);
+      close(fd);
+      return ladle_err_set(err, LADLE_EIO, "%s: read failed", path);
+    }
+    done += r;
+  }
+  close(fd);
+  bool zstd = n >= 4 && buf[0] == 0x28 && buf[1] == 0xB5 && buf[2] == 0x2F && buf[3] == 0xFD;
+  bool gz = n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
+  if (!zstd && !gz) {
+    *out = buf;
+    *out_len = n;
+    return LADLE_OK;
+  }
+  /* decompress by streaming into a growing buffer */
+  int64_t cap = LADLE_MAX(n * 4, 1 << 16), len = 0;
+  uint8_t *dst = malloc((size_t)cap + 1);
+  ladle_status st = dst ? LADLE_OK : LADLE_OOM(err, "csv decompression");
+#ifdef LADLE_HAVE_ZSTD
+  if (st == LADLE_OK && zstd) {
+    ZSTD_DStream *z = ZSTD_createDStream();
+    ZSTD_inBuffer in = {buf, (size_t)n, 0};
+    while (st == LADLE_OK && z != NULL) {
+      if (len == cap) {
+        cap *= 2;
+        uint8_t *d = realloc(dst, (size_t)cap + 1);
+        if (d == NULL) {
+          st = LADLE_OOM(err, "csv decompression");
+          break;
+        }
+        dst = d;
+      }
+      ZSTD_outBuffer outb = {dst + len, (size_t)(cap - len), 0};
+      size_t r = ZSTD_decompressStream(z, &outb, &in);
+      len += (int64_t)outb.pos;
+      if (ZSTD_isError(r)) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: zstd: %s", path, ZSTD_getErrorName(r));
+      else if (r == 0 && in.pos == in.size) break;
+      else if (in.pos == in.size && outb.pos < outb.size) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: truncated zstd stream", path);
+    }
+    if (z == NULL) st = LADLE_OOM(err, "zstd stream");
+    ZSTD_freeDStream(z);
+  }
+#else
+  if (st == LADLE_OK && zstd) st = ladle_err_set(err, LADLE_ENOTSUP, "%s: zstd-compressed CSV needs ladle built with zstd", path);
+#endif
+#ifdef LADLE_HAVE_ZLIB
+  if (st == LADLE_OK && gz) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: gzip init failed", path);
+    z.next_in = buf;
+    z.avail_in = (uInt)n;
+    while (st == LADLE_OK) {
+      if (len == cap) {
+        cap *= 2;
+        uint8_t *d = realloc(dst, (size_t)cap + 1);
+        if (d == NULL) {
+          st = LADLE_OOM(err, "csv decompression");
+          break;
+        }
+        dst = d;
+      }
+      z.next_out = dst + len;
+      z.avail_out = (uInt)LADLE_MIN(cap - len, (int64_t)1 << 30);
+      uInt before = z.avail_out;
+      int r = inflate(&z, Z_NO_FLUSH);
+      len += before - z.avail_out;
+      if (r == Z_STREAM_END) break;
+      if (r != Z_OK && r != Z_BUF_ERROR) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: gzip data is corrupt", path);
+      else if (z.avail_in == 0 && z.avail_out > 0) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: truncated gzip stream", path);
+    }
+    inflateEnd(&z);
+  }
+#else
+  if (st == LADLE_OK && gz) st = ladle_err_set(err, LADLE_ENOTSUP, "%s: gzip-compressed CSV needs ladle built with zlib", path);
+#endif
+  free(buf);
+  if (st != LADLE_OK) {
+    free(dst);
+    return st;
+  }
+  *out = dst;
+  *out_len = len;
+  return LADLE_OK;
+}
+
+/* ---------------------------------------------------------- record finding */
+
+typedef struct chunk_scan {
+  int64_t begin, end;
+  int64_t *starts[2]; /* record starts found, per initial quote state */
+  int64_t n[2], cap[2];
+  int end_state[2];
+  bool oom;
+} chunk_scan;
+
+typedef struct scan_job {
+  const uint8_t *data;
+  char quote;
+  chunk_scan *chunks;
+} scan_job;
+
+static ladle_status scan_task(void *vctx, size_t i, ladle_error *err) {
+  scan_job *j = vctx;
+  chunk_scan *c = &j->chunks[i];
+  for (int s0 = 0; s0 < 2; s0++) {
+    int inq = s0;
+    for (int64_t p = c->begin; p < c->end; p++) {
+      uint8_t ch = j->data[p];
+      if (j->quote && ch == (uint8_t)j->quote) {
+        inq ^= 1;
+      } else if (ch == '\n' && !inq) {
+        if (c->n[s0] == c->cap[s0]) {
+          int64_t cap = c->cap[s0] ? c->cap[s0] * 2 : 1024;
+          int64_t *a = realloc(c->starts[s0], (size_t)cap * sizeof *a);
+          if (a == NULL) return LADLE_OOM(err, "csv records");
+          c->starts[s0] = a;
+          c->cap[s0] = cap;
+        }
+        c->starts[s0][c->n[s0]++] = p + 1;
+      }
+    }
+    c->end_state[s0] = inq;
+  }
+  return LADLE_OK;
+}
+
+/* Is the line at p a comment? */
+static bool is_comment(const uint8_t *p, const uint8_t *end, const char *prefix) {
+  if (prefix == NULL || prefix[0] == '\0') return false;
+  size_t n = strlen(prefix);
+  return (size_t)(end - p) >= n && memcmp(p, prefix, n) == 0;
+}
+
+static int64_t next_line(const uint8_t *d, int64_t p, int64_t size) {
+  const uint8_t *nl = memchr(d + p, '\n', (size_t)(size - p));
+  return nl ? (int64_t)(nl - d) + 1 : size;
+}
+
+/* Splits record [a, b) into fields: calls back with each field's raw bounds. */
+typedef struct field {
+  int64_t a, b;  /* raw bytes, quotes included */
+  bool quoted;
+} field;
+
+static size_t split_record(const uint8_t *d, int64_t a, int64_t b, char sep, char quote, field *out,
+                           size_t max) {
+  /* strip the line end */
+  while (b > a && (d[b - 1] == '\n' || d[b - 1] == '\r')) b--;
+  size_t n = 0;
+  int64_t p = a;
+  for (;;) {
+    int64_t start = p;
+    bool quoted = quote && p < b && d[p] == (uint8_t)quote;
+    if (quoted) {
+      p++;
+      while (p < b) {
+        if (d[p] == (uint8_t)quote) {
+          if (p + 1 < b && d[p + 1] == (uint8_t)quote) {
+            p += 2;
+            continue;
+          }
+          p++;
+          break;
+        }
+        p++;
+      }
+      while (p < b && d[p] != (uint8_t)sep) p++; /* lenient: text after the closing quote */
+    } else {
+      const uint8_t *s = memchr(d + p, sep, (size_t)(b - p));
+      p = s ? (int64_t)(s - d) : b;
+    }
+    if (n < max) out[n] = (field){start, p, quoted};
+    n++;
+    if (p >= b) break;
+    p++; /* the separator */
+    if (p == b) { /* a trailing separator: one more, empty field */
+      if (n < max) out[n] = (field){p, p, false};
+      n++;
+      break;
+    }
+  }
+  return n;
+}
+
+/* The field's text, unquoted into scratch when needed. */
+static const char *field_text(const uint8_t *d, field f, char quote, char *scratch, int64_t *len) {
+  if (!f.quoted) {
+    *len = f.b - f.a;
+    return (const char *)d + f.a;
+  }
+  int64_t a = f.a + 1, b = f.b;
+  if (b > a && d[b - 1] == (uint8_t)quote) b--;
+  int64_t k = 0;
+  for (int64_t p = a; p < b; p++) {
+    if (d[p] == (uint8_t)quote && p + 1 < b && d[p + 1] == (uint8_t)quote) p++;
+    scratch[k++] = (char)d[p];
+  }
+  *len = k;
+  return scratch;
+}
+
+ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_pool *pool,
+                            ladle_csv_file **out, ladle_error *err) {
+  if (o->separator == '\n' || o->separator == '\r' || (o->quote && o->quote == o->separator))
+    return ladle_err_set(err, LADLE_EINVAL, "%s: separator and quote must differ and not be a newline", path);
+  ladle_csv_file *f = calloc(1, sizeof *f);
+  if (f == NULL) return LADLE_OOM(err, "csv file");
+  f->path = ladle_strdup(path);
+  ladle_status st = f->path ? load(path, &f->data, &f->size, err) : LADLE_OOM(err, "path");
+  if (st != LADLE_OK) {
+    ladle_csv_close(f);
+    return st;
+  }
+  f->data[f->size] = '\0';
+  const uint8_t *d = f->data;
+  int64_t p = 0;
+  if (f->size >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) p = 3; /* UTF-8 BOM */
+  for (int64_t k = 0; k < o->skip_rows && p < f->size; k++) p = next_line(d, p, f->size);
+  while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
+  /* the first record: the header, or the width of the data */
+  int64_t rec_end = p;
+  {
+    int inq = 0;
+    while (rec_end < f->size) {
+      uint8_t ch = d[rec_end++];
+      if (o->quote && ch == (uint8_t)o->quote) inq ^= 1;
+      else if (ch == '\n' && !inq) break;
+    }
+  }
+  if (p >= f->size) {
+    f->ncols = 0;
+    f->body = f->size;
+  } else {
+    size_t nf = split_record(d, p, rec_end, o->separator, o->quote, NULL, 0);
+    field *fields = malloc(nf * sizeof *fields);
+    f->names = calloc(nf, sizeof *f->names);
+    char *scratch = malloc((size_t)(rec_end - p) + 1);
+    if (fields == NULL || f->names == NULL || scratch == NULL) {
+      free(fields);
+      free(scratch);
+      ladle_csv_close(f);
+      return LADLE_OOM(err, "csv header");
+    }
+    split_record(d, p, rec_end, o->separator, o->quote, fields, nf);
+    f->ncols = nf;
+    for (size_t i = 0; i < nf; i++) {
+      char buf[32];
+      int64_t len;
+      const char *t = field_text(d, fields[i], o->quote, scratch, &len);
+      if (o->has_header) {
+        f->names[i] = malloc((size_t)len + 1);
+        if (f->names[i]) {
+          memcpy(f->names[i], t, (size_t)len);
+          f->names[i][len] = '\0';
+        }
+      } else {
+        snprintf(buf, sizeof buf, "column_%zu", i); /* Polars 2.x counts from 0 */
+        f->names[i] = ladle_strdup(buf);
+      }
+      if (f->names[i] == NULL) st = LADLE_OOM(err, "csv header");
+    }
+    free(fields);
+    free(scratch);
+    /* duplicate names get Polars' suffix: a, a_duplicated_0, a_duplicated_1 ... */
+    for (size_t i = 1; st == LADLE_OK && i < nf; i++) {
+      int dup = 0;
+      for (size_t k = 0; k < i; k++)
+        if (strcmp(f->names[k], f->names[i]) == 0) {
+          char nb[600];
+          snprintf(nb, sizeof nb, "%s_duplicated_%d", f->names[i], dup++);
+          char *c = ladle_strdup(nb);
+          if (c == NULL) {
+            st = LADLE_OOM(err, "csv header");
+            break;
+          }
+          free(f->names[i]);
+          f->names[i] = c;
+          k = (size_t)-1; /* recheck the new name from the start */
+        }
+    }
+    f->body = o->has_header ? rec_end : p;
+  }
+  if (st == LADLE_OK && o->has_header)
+    for (int64_t k = 0; k < o->skip_rows_after_header && f->body < f->size; k++)
+      f->body = next_line(d, f->body, f->size);
+  /* find the records, in parallel chunks */
+  int64_t body = f->body, len = f->size - body;
+  size_t nchunks = len > 0 ? (size_t)LADLE_MIN(LADLE_MAX(len / (1 << 20), 1), 1024) : 0;
+  chunk_scan *cs = calloc(LADLE_MAX(nchunks, 1), sizeof *cs);
+  if (st == LADLE_OK && cs == NULL) st = LADLE_OOM(err, "csv records");
+  for (size_t i = 0; st == LADLE_OK && i < nchunks; i++) {
+    cs[i].begin = body + (int64_t)i * len / (int64_t)nchunks;
+    cs[i].end = body + (int64_t)(i + 1) * len / (int64_t)nchunks;
+  }
+  if (st == LADLE_OK && nchunks > 0) {
+    scan_job j = {d, o->quote, cs};
+    st = ladle_pool_run(pool, nchunks, scan_task, &j, err);
+  }
+  if (st == LADLE_OK) {
+    int64_t total = 1;
+    int state = 0;
+    for (size_t i = 0; i < nchunks; i++) {
+      total += cs[i].n[state];
+      state = cs[i].end_state[state];
+    }
+    f->starts = malloc((size_t)(total + 1) * sizeof *f->starts);
+    if (f->starts == NULL) st = LADLE_OOM(err, "csv records");
+    int64_t n = 0;
+    state = 0;
+    if (st == LADLE_OK) {
+      f->starts[n++] = body;
+      for (size_t i = 0; i < nchunks; i++) {
+        if (cs[i].n[state] > 0)
+          memcpy(f->starts + n, cs[i].starts[state], (size_t)cs[i].n[state] * sizeof *f->starts);
+        n += cs[i].n[state];
+        state = cs[i].end_state[state];
+      }
+      /* the last start is the end of the data unless the file lacks a final newline */
+      if (f->starts[n - 1] < f->size) f->starts[n++] = f->size;
+      /* records as (begin, end) pairs, without comment lines */
+      int64_t *rec = malloc((size_t)LADLE_MAX(2 * (n - 1), 1) * sizeof *rec);
+      if (rec == NULL) {
+        st = LADLE_OOM(err, "csv records");
+      } else {
+        int64_t k = 0;
+        for (int64_t r = 0; r + 1 < n; r++) {
+          int64_t a = f->starts[r], b = f->starts[r + 1];
+          /* an empty line is a row of nulls, as in Polars; comment lines go */
+          if (is_comment(d + a, d + b, o->comment_prefix)) continue;
+          rec[2 * k] = a;
+          rec[2 * k + 1] = b;
+          k++;
+        }
+        free(f->starts);
+        f->starts = rec;
+        f->nrecords = k;
+      }
+    }
+  }
+  for (size_t i = 0; cs && i < nchunks; i++) {
+    free(cs[i].starts[0]);
+    free(cs[i].starts[1]);
+  }
+  free(cs);
+  if (st != LADLE_OK) {
+    ladle_csv_close(f);
+    return st;
+  }
+  *out = f;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------------ values */
+
+static bool is_null_text(const ladle_csv_opts *o, field f, const char *t, int64_t len) {
+  if (len == 0 && !f.quoted && o->missing_is_null) return true;
+  for (size_t i = 0; i < o->n_null_values; i++) {
+    size_t n = strlen(o->null_values[i]);
+    if ((int64_t)n == len && memcmp(t, o->null_values[i], n) == 0) return true;
+  }
+  return false;
+}
+
+static bool parse_i64(const char *t, int64_t len, int64_t *out) {
+  int64_t i = 0;
+  bool neg = false;
+  if (i < len && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+  if (i == len) return false;
+  uint64_t v = 0;
+  for (; i < len; i++) {
+    if (t[i] < '0' || t[i] > '9') return false;
+    uint64_t d = (uint64_t)(t[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX) return false;
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return true;
+}
+
+static bool parse_u64(const char *t, int64_t len, uint64_t *out) {
+  int64_t i = 0;
+  if (i < len && t[i] == '+') i++;
+  if (i == len) return false;
+  uint64_t v = 0;
+  for (; i < len; i++) {
+    if (t[i] < '0' || t[i] > '9') return false;
+    uint64_t d = (uint64_t)(t[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return true;
+}
+
+static bool parse_f64(const char *t, int64_t len, double *out) {
+  char buf[128];
+  if (len == 0 || len >= (int64_t)sizeof buf) return false;
+  memcpy(buf, t, (size_t)len);
+  buf[len] = '\0';
+  char *end;
+  *out = strtod(buf, &end);
+  return end == buf + len && !(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
+}
+
+static bool parse_bool(const char *t, int64_t len, bool *out) {
+  if (len == 4 && strncasecmp(t, "true", 4) == 0) return (*out = true), true;
+  if (len == 5 && strncasecmp(t, "false", 5) == 0) return (*out = false), true;
+  return false;
+}
+
+static bool parse_date(const char *t, int64_t len, int64_t *days) {
+  if (len != 10 || t[4] != '-' || t[7] != '-') return false;
+  for (int k = 0; k < 10; k++)
+    if (k != 4 && k != 7 && (t[k] < '0' || t[k] > '9')) return false;
+  int64_t y = (t[0] - '0') * 1000 + (t[1] - '0') * 100 + (t[2] - '0') * 10 + (t[3] - '0');
+  unsigned m = (unsigned)((t[5] - '0') * 10 + (t[6] - '0')), dd = (unsigned)((t[8] - '0') * 10 + (t[9] - '0'));
+  if (m < 1 || m > 12 || dd < 1 || dd > 31) return false;
+  int64_t z = ladle_days_from_civil(y, m, dd), yy;
+  unsigned mm, d2;
+  ladle_civil_from_days(z, &yy, &mm, &d2);
+  if (mm != m || d2 != dd) return false;
+  *days = z;
+  return true;
+}
+
+static bool parse_datetime(const char *t, int64_t len, int unit, int64_t *out) {
+  int64_t days;
+  if (len < 19 || !parse_date(t, 10, &days) || (t[10] != ' ' && t[10] != 'T') || t[13] != ':' || t[16] != ':')
+    return false;
+  int v[3];
+  for (int k = 0; k < 3; k++) {
+    const char *p = t + 11 + 3 * k;
+    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9') return false;
+    v[k] = (p[0] - '0') * 10 + (p[1] - '0');
+  }
+  if (v[0] > 23 || v[1] > 59 || v[2] > 59) return false;
+  int64_t per = ladle_unit_per_sec(unit), r = (days * 86400 + v[0] * 3600 + v[1] * 60 + v[2]) * per;
+  int64_t p = 19;
+  if (p < len && t[p] == '.') {
+    int64_t frac = 0, scale = per;
+    for (p++; p < len && t[p] >= '0' && t[p] <= '9'; p++)
+      if (scale > 1) {
+        scale /= 10;
+        frac += (t[p] - '0') * scale;
+      }
+    r += frac;
+  }
+  if (p != len) return false;
+  *out = r;
+  return true;
+}
+
+ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, ladle_dtype *types,
+                             ladle_error *err) {
+  size_t nc = f->ncols;
+  /* bit k of cand[c]: 0 int, 1 float, 2 bool, 3 date, 4 datetime; any: seen a value */
+  uint8_t *cand = malloc(LADLE_MAX(nc, 1)), *any = calloc(LADLE_MAX(nc, 1), 1);
+  field *fields = malloc(LADLE_MAX(nc, 1) * sizeof *fields);
+  char *scratch = NULL;
+  if (cand == NULL || any == NULL || fields == NULL) {
+    free(cand);
+    free(any);
+    free(fields);
+    return LADLE_OOM(err, "csv inference");
+  }
+  memset(cand, o->try_parse_dates ? 0x1f : 0x07, nc);
+  int64_t rows = o->infer_schema_length > 0 ? LADLE_MIN(o->infer_schema_length, f->nrecords) : f->nrecords;
+  int64_t scap = 0;
+  ladle_status st = LADLE_OK;
+  for (int64_t r = 0; r < rows && st == LADLE_OK; r++) {
+    int64_t a = f->starts[2 * r], b = f->starts[2 * r + 1];
+    if (b - a + 1 > scap) {
+      scap = b - a + 1;
+      char *s = realloc(scratch, (size_t)scap);
+      if (s == NULL) {
+        st = LADLE_OOM(err, "csv inference");
+        break;
+      }
+      scratch = s;
+    }
+    size_t n = split_record(f->data, a, b, o->separator, o->quote, fields, nc);
+    for (size_t c = 0; c < nc && c < n; c++) {
+      int64_t len;
+      const char *t = field_text(f->data, fields[c], o->quote, scratch, &len);
+      if (is_null_text(o, fields[c], t, len)) continue;
+      any[c] = 1;
+      int64_t i64;
+      double d;
+      bool bo;
+      if (!parse_i64(t, len, &i64)) cand[c] &= (uint8_t)~1u;
+      if (!parse_f64(t, len, &d)) cand[c] &= (uint8_t)~2u;
+      if (!parse_bool(t, len, &bo)) cand[c] &= (uint8_t)~4u;
+      if (!parse_date(t, len, &i64)) cand[c] &= (uint8_t)~8u;
+      if (!parse_datetime(t, len, LADLE_TIME_US, &i64)) cand[c] &= (uint8_t)~16u;
+    }
+  }
+  for (size_t c = 0; c < nc; c++) {
+    ladle_type_id id = LADLE_TYPE_STRING;
+    if (any[c]) {
+      if (cand[c] & 1) id = LADLE_TYPE_INT64;
+      else if (cand[c] & 2) id = LADLE_TYPE_FLOAT64;
+      else if (cand[c] & 4) id = LADLE_TYPE_BOOL;
+      else if (cand[c] & 8) id = LADLE_TYPE_DATE;
+      else if (cand[c] & 16) id = LADLE_TYPE_DATETIME;
+    }
+    types[c] = id == LADLE_TYPE_DATETIME ? ladle_dtype_temporal(id, LADLE_TIME_US, NULL) : ladle_dtype_make(id);
+  }
+  free(cand);
+  free(any);
+  free(fields);
+  free(scratch);
+  return st;
+}
+
+static bool store(ladle_column *o, int64_t r, const char *t, int64_t len) {
+  ladle_type_id id = o->type.id;
+  int64_t i64;
+  uint64_t u64;
+  double d;
+  bool b;
+  switch (id) {
+    case LADLE_TYPE_BOOL:
+      if (!parse_bool(t, len, &b)) return false;
+      LADLE_COL_MUT(o, uint8_t)[r] = b;
+      return true;
+    case LADLE_TYPE_INT8:
+    case LADLE_TYPE_INT16:
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_INT64:
+      if (!parse_i64(t, len, &i64)) return false;
+      if (id == LADLE_TYPE_INT8 && (i64 < INT8_MIN || i64 > INT8_MAX)) return false;
+      if (id == LADLE_TYPE_INT16 && (i64 < INT16_MIN || i64 > INT16_MAX)) return false;
+      if (id == LADLE_TYPE_INT32 && (i64 < INT32_MIN || i64 > INT32_MAX)) return false;
+      if (id == LADLE_TYPE_INT8) LADLE_COL_MUT(o, int8_t)[r] = (int8_t)i64;
+      else if (id == LADLE_TYPE_INT16) LADLE_COL_MUT(o, int16_t)[r] = (int16_t)i64;
+      else if (id == LADLE_TYPE_INT32) LADLE_COL_MUT(o, int32_t)[r] = (int32_t)i64;
+      else LADLE_COL_MUT(o, int64_t)[r] = i64;
+      return true;
+    case LADLE_TYPE_UINT8:
+    case LADLE_TYPE_UINT16:
+    case LADLE_TYPE_UINT32:
+    case LADLE_TYPE_UINT64:
+      if (!parse_u64(t, len, &u64)) return false;
+      if (id == LADLE_TYPE_UINT8 && u64 > UINT8_MAX) return false;
+      if (id == LADLE_TYPE_UINT16 && u64 > UINT16_MAX) return false;
+      if (id == LADLE_TYPE_UINT32 && u64 > UINT32_MAX) return false;
+      if (id == LADLE_TYPE_UINT8) LADLE_COL_MUT(o, uint8_t)[r] = (uint8_t)u64;
+      else if (id == LADLE_TYPE_UINT16) LADLE_COL_MUT(o, uint16_t)[r] = (uint16_t)u64;
+      else if (id == LADLE_TYPE_UINT32) LADLE_COL_MUT(o, uint32_t)[r] = (uint32_t)u64;
+      else LADLE_COL_MUT(o, uint64_t)[r] = u64;
+      return true;
+    case LADLE_TYPE_FLOAT32:
+    case LADLE_TYPE_FLOAT64:
+      if (!parse_f64(t, len, &d)) return false;
+      if (id == LADLE_TYPE_FLOAT32) LADLE_COL_MUT(o, float)[r] = (float)d;
+      else LADLE_COL_MUT(o, double)[r] = d;
+      return true;
+    case LADLE_TYPE_DATE:
+      if (!parse_date(t, len, &i64) || i64 < INT32_MIN || i64 > INT32_MAX) return false;
+      LADLE_COL_MUT(o, int32_t)[r] = (int32_t)i64;
+      return true;
+    case LADLE_TYPE_DATETIME:
+      if (!parse_datetime(t, len, (int)o->type.unit, &i64)) {
+        if (!parse_date(t, len, &i64)) return false;
+        i64 *= 86400 * ladle_unit_per_sec((int)o->type.unit);
+      }
+      LADLE_COL_MUT(o, int64_t)[r] = i64;
+      return true;
+    default: return false;
+  }
+}
+
+ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, int64_t begin,
+                             int64_t end, size_t ncols, const size_t *which,
+                             const ladle_dtype *types, ladle_column *out, ladle_error *err) {
+  int64_t n = end - begin;
+  size_t nf = f->ncols;
+  field *fields = malloc(LADLE_MAX(nf + 1, 1) * sizeof *fields);
+  char *scratch = NULL;
+  int64_t scap = 0;
+  /* strings: offsets now, bytes into a growing buffer */
+  char **sbuf = calloc(LADLE_MAX(ncols, 1), sizeof *sbuf);
+  int64_t *slen = calloc(LADLE_MAX(ncols, 1), sizeof *slen), *scapv = calloc(LADLE_MAX(ncols, 1), sizeof *scapv);
+  ladle_status st = fields && sbuf && slen && scapv ? LADLE_OK : LADLE_OOM(err, "csv parse");
+  size_t made = 0;
+  for (; st == LADLE_OK && made < ncols; made++) {
+    st = ladle_column_alloc(types[made], n, true, 0, &out[made], err);
+    if (st != LADLE_OK) break;
+  }
+  if (st != LADLE_OK && made > 0) made--;
+  for (int64_t r = 0; st == LADLE_OK && r < n; r++) {
+    int64_t rec = begin + r, a = f->starts[2 * rec], b = f->starts[2 * rec + 1];
+    if (b - a + 1 > scap) {
+      scap = b - a + 1;
+      char *s = realloc(scratch, (size_t)scap);
+      if (s == NULL) {
+        st = LADLE_OOM(err, "csv parse");
+        break;
+      }
+      scratch = s;
+    }
+    size_t got = split_record(f->data, a, b, o->separator, o->quote, fields, nf + 1);
+    if (got > nf && !o->truncate_ragged_lines) {
+      st = ladle_err_set(err, LADLE_ECORRUPT,
+                         "%s: record %lld has %zu fields, the header %zu; use truncate_ragged_lines",
+                         f->path, (long long)(rec + 1), got, nf);
+      break;
+    }
+    for (size_t k = 0; k < ncols; k++) {
+      ladle_column *o_ = &out[k];
+      size_t c = which[k];
+      bool str = types[k].id == LADLE_TYPE_STRING;
+      int64_t len = 0;
+      const char *t = NULL;
+      bool null = c >= got || types[k].id == LADLE_TYPE_NULL;
+      if (!null) {
+        t = field_text(f->data, fields[c], o->quote, scratch, &len);
+        null = is_null_text(o, fields[c], t, len);
+      }
+      if (!null && str) {
+        if (slen[k] + len > scapv[k]) {
+          int64_t cap = LADLE_MAX(scapv[k] * 2, slen[k] + len + 4096);
+          char *nb = realloc(sbuf[k], (size_t)cap);
+          if (nb == NULL) {
+            st = LADLE_OOM(err, "csv strings");
+            break;
+          }
+          sbuf[k] = nb;
+          scapv[k] = cap;
+        }
+        if (len > 0) memcpy(sbuf[k] + slen[k], t, (size_t)len);
+        slen[k] += len;
+      } else if (!null && !store(o_, r, t, len)) {
+        if (!o->ignore_errors) {
+          char b1[64];
+          st = ladle_err_set(err, LADLE_ECOMPUTE,
+                             "%s: record %lld, column '%s': '%.*s' is not a valid %s; use "
+                             "ignore_errors or a schema override",
+                             f->path, (long long)(rec + 1), f->names[c], (int)LADLE_MIN(len, 40), t,
+                             ladle_dtype_name(types[k], b1, sizeof b1));
+          break;
+        }
+        null = true;
+      }
+      if (null) {
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(o_), r, false);
+        if (!str && o_->values != NULL)
+          memset(LADLE_COL_MUT(o_, char) + r * (int64_t)ladle_type_width(types[k].id), 0,
+                 ladle_type_width(types[k].id));
+      }
+      if (str) LADLE_COL_MUT(o_, int64_t)[r + 1] = slen[k];
+    }
+  }
+  for (size_t k = 0; st == LADLE_OK && k < ncols; k++) {
+    if (types[k].id != LADLE_TYPE_STRING) continue;
+    ladle_buffer *bf;
+    st = ladle_buffer_alloc(NULL, (size_t)slen[k], &bf, err);
+    if (st != LADLE_OK) break;
+    if (slen[k]) memcpy(bf->data, sbuf[k], (size_t)slen[k]);
+    ladle_buffer_release(out[k].owners[2]);
+    out[k].owners[2] = bf;
+    out[k].chars = bf->data;
+  }
+  for (size_t k = 0; k < ncols; k++) {
+    if (sbuf) free(sbuf[k]);
+    if (st == LADLE_OK) ladle_column_finish_nulls(&out[k]);
+  }
+  if (st != LADLE_OK)
+    for (size_t k = 0; k <= made && k < ncols; k++) ladle_column_release(&out[k]);
+  free(sbuf);
+  free(slen);
+  free(scapv);
+  free(fields);
+  free(scratch);
+  return st;
+}

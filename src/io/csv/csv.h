@@ -1,0 +1,41 @@
+/* csv.h — ladle's CSV reader: load (plain, gzip, zstd), find records in parallel
+ * chunks (quotes handled across chunk boundaries), infer types, parse fields.
+ *
+ * Record finding runs each chunk of the buffer twice, once assuming it starts
+ * outside quotes and once inside; a sequential pass then picks, chunk by chunk, the
+ * run that matches where the previous chunk ended. A newline inside quotes never
+ * splits a record, wherever the chunk boundaries fall.
+ */
+#ifndef LADLE_CSV_H
+#define LADLE_CSV_H
+
+#include "../../core/core.h"
+
+typedef struct ladle_csv_file {
+  char *path;
+  uint8_t *data; /* the whole (decompressed) file */
+  int64_t size;
+  int64_t body;  /* offset of the first data record */
+  size_t ncols;  /* fields per record (from the header or the first record) */
+  char **names;
+  int64_t nrecords;
+  int64_t *starts; /* 2 * nrecords: record k is [starts[2k], starts[2k+1]) */
+} ladle_csv_file;
+
+/* Loads `path`, skips lines, reads the header and finds every record. */
+ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_pool *pool,
+                            ladle_csv_file **out, ladle_error *err);
+void ladle_csv_close(ladle_csv_file *f);
+
+/* Infers the type of each column from the first rows (Polars' rules: Int64, then
+ * Float64, Boolean, Date/Datetime with try_parse_dates, else String). */
+ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, ladle_dtype *types,
+                             ladle_error *err);
+
+/* Parses records [begin, end) into columns: `ncols` selected file columns `which`
+ * with types `types`. */
+ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, int64_t begin,
+                             int64_t end, size_t ncols, const size_t *which,
+                             const ladle_dtype *types, ladle_column *out, ladle_error *err);
+
+#endif

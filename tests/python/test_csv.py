@@ -1,0 +1,97 @@
+"""CSV on ladle against Polars' reader: quoting (separators and newlines inside
+quotes, also across the reader's chunk boundaries), headers, nulls, comments,
+skipped rows, dates, schema overrides, errors, compression, projections and
+predicates, and the TPC-H .tbl files."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import pyarrow as pa
+from conftest import assert_same
+
+import ladle
+
+TPCH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tpch" / "sf0.1"
+
+
+def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+CASES = {
+    "basic": ("a,b,c\n1,x,2.5\n2,\"y,z\",\n3,,-1e3\n", {}),
+    "quoted_newlines": ('id,text\n1,"line one\nline two"\n2,"say ""hi"""\n3,plain\n', {}),
+    "no_header": ("1|a|2020-01-02|\n2|b|2021-03-04|\n", {"separator": "|", "has_header": False}),
+    "nulls": ("a,b\nNA,x\n1,NA\n,\n", {"null_values": ["NA"]}),
+    "comments_and_skips": ("junk line\n#comment\na;b\n#c2\n1;2\n\n3;4\n", {"separator": ";", "skip_rows": 1, "comment_prefix": "#"}),
+    "dates": ("d,t\n2020-01-01,2020-01-01 10:11:12\n1999-12-31,1999-12-31T23:59:59.5\n", {"try_parse_dates": True}),
+    "bools_floats": ("b,f,i\ntrue,1.5,1\nFalse,nan,-2\ntrue,inf,3\n", {}),
+    "unicode": ("名前,値\nünïcödé,1\n\"€ \"\"q\"\"\",2\n", {}),
+    "overrides": ("a,b,c\n1,2,3\n4,5,6\n", {"schema_overrides": {"a": pl.Int8, "b": pl.Float32, "c": pl.String}}),
+    "crlf": ("a,b\r\n1,2\r\n3,4\r\n", {}),
+    "no_final_newline": ("a,b\n1,2\n3,4", {}),
+    "ragged_truncate": ("a,b\n1,2,3\n4,5\n", {"truncate_ragged_lines": True}),
+    "ignore_errors": ("a,b\n1,2\nx,3\n", {"schema_overrides": {"a": pl.Int64}, "ignore_errors": True}),
+    "header_only": ("a,b\n", {}),
+    "duplicate_names": ("a,a,b\n1,2,3\n", {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_csv_cases(name: str, tmp_path: Path, engine) -> None:
+    text, opts = CASES[name]
+    p = write(tmp_path, text)
+    assert_same(pl.scan_csv(p, **opts), engine)
+
+
+def test_projection_predicate_row_index_n_rows(tmp_path: Path, engine) -> None:
+    rng = np.random.default_rng(5)
+    df = pl.DataFrame({"k": rng.integers(0, 50, 20_000), "v": rng.random(20_000), "s": rng.integers(0, 9, 20_000).astype(str)})
+    p = tmp_path / "big.csv"
+    df.write_csv(p)
+    assert_same(pl.scan_csv(p).filter(pl.col("k") > 25).select("s", "v"), engine)
+    assert_same(pl.scan_csv(p, row_index_name="i", row_index_offset=10).filter(pl.col("k") == 3), engine)
+    assert_same(pl.scan_csv(p, n_rows=1234), engine)
+    assert_same(pl.scan_csv(p).group_by("k").agg(pl.col("v").sum()), engine, ordered=False)
+
+
+def test_quotes_across_chunk_boundaries(tmp_path: Path, engine) -> None:
+    # > 3 MiB so that record finding runs in several chunks; every record holds a
+    # quoted field with separators and newlines in it
+    rows = [f'{i},"multi\nline, {i} ""quoted""",{i * 0.5}' for i in range(90_000)]
+    p = write(tmp_path, "id,text,x\n" + "\n".join(rows) + "\n")
+    assert p.stat().st_size > 3 << 20
+    got = assert_same(pl.scan_csv(p), engine)
+    assert got.height == 90_000
+
+
+@pytest.mark.parametrize("codec", ["gzip", "zstd"])
+def test_compressed(codec: str, tmp_path: Path, engine) -> None:
+    text = "a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(5000))
+    p = tmp_path / f"t.csv.{codec}"
+    if codec == "gzip":
+        p.write_bytes(gzip.compress(text.encode()))
+    else:
+        with pa.CompressedOutputStream(str(p), "zstd") as out:
+            out.write(text.encode())
+    assert_same(pl.scan_csv(p), engine)
+
+
+@pytest.mark.parametrize("table", ["lineitem", "orders", "customer", "nation", "region", "part", "partsupp", "supplier"])
+def test_tpch_tbl_files(table: str, engine) -> None:
+    assert_same(pl.scan_csv(TPCH / f"{table}.tbl.zst", separator="|", has_header=False), engine)
+
+
+def test_bad_values_name_record_and_column(tmp_path: Path) -> None:
+    p = write(tmp_path, "a,b\n1,2\nx,3\n")
+    with pytest.raises(ladle.LadleError, match=r"record 2, column 'a': 'x'"):
+        ladle.Engine().collect(pl.scan_csv(p, schema_overrides={"a": pl.Int64}))
+    with pytest.raises(ladle.LadleError, match="record 1 has 3 fields"):
+        ladle.Engine().collect(pl.scan_csv(write(tmp_path, "a,b\n1,2,3\n", "r.csv")))
