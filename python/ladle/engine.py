@@ -24,6 +24,7 @@ import polars as pl
 from polars.lazyframe.engine import Engine as _PolarsEngine
 
 from . import _native as N
+from . import _errors as ladle_errors
 from ._errors import FallbackWarning, LadleError, UnsupportedError
 from .result import Result
 from .translate import Translator, Unsupported
@@ -95,7 +96,14 @@ class Engine(_PolarsEngine):
         """(plan, note, lf): plan is None when the query must fall back."""
         try:
             return Translator(self._visit(lf, optimizations)).translate(), "", lf
-        except Unsupported as first:
+        except N.LadleError as e:
+            raise _native_error(e) from None
+        except ladle_errors.LadleError:
+            raise
+        except Exception as e:  # anything else the visitor throws is a fallback, not a crash
+            if not isinstance(e, Unsupported):
+                e = Unsupported(f"translation ({type(e).__name__})", str(e))
+            first = e
             if not first.what.startswith(tuple(f"plan node {k}" for k in _SCAN_KEYS)):
                 return None, str(first), lf
             mixed = _scans_on_polars(lf)

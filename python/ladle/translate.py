@@ -223,7 +223,12 @@ class Translator:
         cur = nt.get_node()
         nt.set_node(n)
         try:
-            ir = nt.view_current_node()
+            try:
+                ir = nt.view_current_node()
+            except NotImplementedError as e:
+                # Polars' visitor cannot show some nodes (IPC and NDJSON scans among them)
+                what = f"plan node Scan ({e})" if "scan" in str(e).lower() else f"plan node ({e})"
+                raise Unsupported(what, "Polars' plan visitor does not expose it") from None
             kind = type(ir).__name__
             handler: Callable[[Any], N.Plan] | None = getattr(self, "_node_" + kind, None)
             if handler is None:
