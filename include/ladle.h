@@ -559,6 +559,20 @@ LADLE_API ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t 
                                                   DLManagedTensor **out, ladle_error *err);
 LADLE_API void ladle_result_destroy(ladle_result *r);
 
+typedef struct ladle_parquet_write_opts {
+  int codec;             /* Parquet codec id: 0 none, 1 snappy, 2 gzip, 6 zstd */
+  int compression_level; /* 0: the codec's default */
+  int64_t row_group_size; /* rows per row group; <= 0: 262144 */
+  bool dictionary;       /* dictionary-encode columns with few distinct values */
+  bool statistics;       /* min, max and null_count per column chunk */
+} ladle_parquet_write_opts;
+
+/* Writes the result to a Parquet file (every column OPTIONAL; data pages v1). On
+ * failure the partial file is removed. */
+LADLE_API ladle_status ladle_result_write_parquet(const ladle_result *r, const char *path,
+                                                  const ladle_parquet_write_opts *opts,
+                                                  ladle_error *err);
+
 /* ------------------------------------------------------------------ tables */
 
 /* Tables are refcounted and immutable once built. */

@@ -256,6 +256,19 @@ static PyObject *result_dlpack(ResultObject *self, PyObject *args) {
   return cap;
 }
 
+static PyObject *result_write_parquet(ResultObject *self, PyObject *args) {
+  const char *path;
+  int codec, level, dictionary, statistics;
+  long long rg;
+  if (!PyArg_ParseTuple(args, "siiLpp", &path, &codec, &level, &rg, &dictionary, &statistics)) return NULL;
+  ladle_parquet_write_opts o = {codec, level, rg, dictionary, statistics};
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_result_write_parquet(self->r, path, &o, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  Py_RETURN_NONE;
+}
+
 static PyObject *result_num_rows(ResultObject *self, PyObject *unused) {
   (void)unused;
   return PyLong_FromLongLong(ladle_result_num_rows(self->r));
@@ -284,6 +297,8 @@ static PyMethodDef result_methods[] = {
     {"dlpack", (PyCFunction)result_dlpack, METH_VARARGS,
      "dlpack(i): a PyCapsule 'dltensor' of column i"},
     {"num_rows", (PyCFunction)result_num_rows, METH_NOARGS, "rows"},
+    {"write_parquet", (PyCFunction)result_write_parquet, METH_VARARGS,
+     "write_parquet(path, codec, level, row_group_size, dictionary, statistics)"},
     {"schema", (PyCFunction)result_schema, METH_NOARGS, "[(name, dtype)]"},
     {NULL, NULL, 0, NULL}};
 

@@ -94,8 +94,13 @@ class Engine(_PolarsEngine):
 
     def _plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, pl.LazyFrame]:
         """(plan, note, lf): plan is None when the query must fall back."""
+        self._sink: dict[str, Any] | None = None
         try:
-            return Translator(self._visit(lf, optimizations)).translate(), "", lf
+            tr = Translator(self._visit(lf, optimizations))
+            self._sink = tr.sink()
+            if self._sink is not None:
+                return tr.translate_input(), "", lf
+            return tr.translate(), "", lf
         except N.LadleError as e:
             raise _native_error(e) from None
         except ladle_errors.LadleError:
@@ -163,7 +168,38 @@ class Engine(_PolarsEngine):
             self._fallback(note)
             self.last_run = "polars"
             return lf.collect(engine="in-memory")
-        return self._run(plan, note).to_polars()
+        result = self._run(plan, note)
+        sink = getattr(self, "_sink", None)
+        if sink is not None:
+            result.write_parquet(
+                sink["path"], compression=sink["compression"], compression_level=sink["compression_level"],
+                row_group_size=sink["row_group_size"], statistics=sink["statistics"],
+            )
+            return pl.DataFrame()
+        return result.to_polars()
+
+    def sink_parquet(self, lf: pl.LazyFrame, path: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """`lf.sink_parquet(path, engine=engine)`: the query on ladle, written by
+        ladle's Parquet writer (snappy, zstd, gzip or none; statistics)."""
+        from polars.lazyframe.sink_plan import _sink_parquet_plan
+
+        optimizations = kwargs.pop("optimizations", None)
+        self.collect(_sink_parquet_plan(lf, path, **kwargs), optimizations=optimizations)
+
+    def _polars_sink(self, kind: str, lf: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+        self._fallback(f"sink_{kind}: ladle writes Parquet only")
+        from polars.lazyframe.engine_config import _engine_from_name
+
+        return getattr(_engine_from_name("in-memory"), f"sink_{kind}")(lf, *args, **kwargs)
+
+    def sink_csv(self, lf: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._polars_sink("csv", lf, *args, **kwargs)
+
+    def sink_ipc(self, lf: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._polars_sink("ipc", lf, *args, **kwargs)
+
+    def sink_ndjson(self, lf: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._polars_sink("ndjson", lf, *args, **kwargs)
 
     def explain(self, lf: pl.LazyFrame) -> str:
         """The ladle plan, or what would fall back to Polars and why."""

@@ -8,6 +8,7 @@ DLPack (``result.column("x")``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -93,6 +94,29 @@ class Result:
         if name not in names:
             raise KeyError(f"no column {name!r} in this result (columns: {names})")
         return Column(self, names.index(name), name)
+
+    def write_parquet(
+        self,
+        path: str | Path,
+        *,
+        compression: str = "zstd",
+        compression_level: int | None = None,
+        row_group_size: int | None = None,
+        statistics: bool = True,
+        use_dictionary: bool = True,
+    ) -> None:
+        """Writes the result to a Parquet file (snappy, zstd, gzip or uncompressed)."""
+        codecs = {"uncompressed": 0, "snappy": 1, "gzip": 2, "zstd": 6}
+        if compression not in codecs:
+            raise ValueError(f"compression={compression!r}: ladle writes {sorted(codecs)}")
+        try:
+            self._native.write_parquet(
+                str(path), codecs[compression], compression_level or 0, row_group_size or 0,
+                use_dictionary, statistics,
+            )
+        except N.LadleError as e:
+            code, message = e.args
+            raise (UnsupportedError(message, code) if code == N.LADLE_ENOTSUP else LadleError(code, message)) from None
 
     def explain(self) -> str:
         return self._plan.explain() if self._plan is not None else "(no plan)"

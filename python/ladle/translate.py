@@ -218,6 +218,40 @@ class Translator:
     def translate(self) -> N.Plan:
         return self.node(self.nt.get_node())
 
+    def sink(self) -> dict[str, Any] | None:
+        """The Parquet file sink at the root, as {path, codec, level, row_group_size,
+        statistics}, or None when the root is not a sink. Other sinks are Unsupported."""
+        import json
+
+        ir = self.nt.view_current_node()
+        if type(ir).__name__ != "Sink":
+            return None
+        payload = json.loads(ir.payload) if isinstance(ir.payload, str) else ir.payload
+        file = payload.get("File") if isinstance(payload, dict) else None
+        fmt = (file or {}).get("file_format", {})
+        if not file or "Parquet" not in fmt or not isinstance(file.get("target", {}).get("inner"), str):
+            raise Unsupported("sink", "ladle writes Parquet files to local paths only")
+        pq = fmt["Parquet"]
+        comp = pq.get("compression")
+        name, level = (comp, None) if isinstance(comp, str) else next(iter(comp.items()))
+        codecs = {"Uncompressed": "uncompressed", "Snappy": "snappy", "Gzip": "gzip", "Zstd": "zstd"}
+        if name not in codecs:
+            raise Unsupported(f"sink_parquet(compression={name})", "ladle writes snappy, zstd, gzip or none")
+        if isinstance(level, dict):
+            level = level.get("level")
+        stats = pq.get("statistics") or {}
+        return {
+            "path": file["target"]["inner"],
+            "compression": codecs[name],
+            "compression_level": level,
+            "row_group_size": pq.get("row_group_size"),
+            "statistics": bool(stats.get("min_value", True)) if isinstance(stats, dict) else bool(stats),
+        }
+
+    def translate_input(self) -> N.Plan:
+        """The plan under the root sink."""
+        return self.node(self.nt.get_inputs()[0])
+
     def node(self, n: int) -> N.Plan:
         nt = self.nt
         cur = nt.get_node()

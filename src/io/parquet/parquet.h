@@ -113,6 +113,10 @@ void ladle_pq_close(ladle_pq_file *f);
 ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                  ladle_error *err);
 
+/* Writes nrows rows of `columns` (one whole column per schema entry). */
+ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
+                            const char *path, const ladle_parquet_write_opts *opts, ladle_error *err);
+
 /* ------------------------------------------------------------------ codecs */
 
 /* Decompresses exactly `dst_len` bytes; names the codec when it is not built in. */

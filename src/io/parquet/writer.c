@@ -1,0 +1,689 @@
+/* writer.c — a ladle table to a Parquet file: one row group per `row_group_size`
+ * rows, every column OPTIONAL, data pages v1 with bit-packed definition levels,
+ * PLAIN or dictionary (RLE_DICTIONARY) values, a codec per file, and min, max and
+ * null_count statistics in the logical type's sort order. The thrift compact
+ * protocol writer is the mirror of thrift.c. */
+#include <errno.h>
+#include <stdio.h>
+
+#ifdef LADLE_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#ifdef LADLE_HAVE_SNAPPY
+#include <snappy-c.h>
+#endif
+#ifdef LADLE_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "parquet.h"
+
+/* ------------------------------------------------------------- byte buffer */
+
+typedef struct bbuf {
+  uint8_t *p;
+  int64_t len, cap;
+  bool oom;
+} bbuf;
+
+static void bb_put(bbuf *b, const void *src, int64_t n) {
+  if (b->oom || n <= 0) return;
+  if (b->len + n > b->cap) {
+    int64_t cap = LADLE_MAX(b->cap * 2, b->len + n + 256);
+    uint8_t *p = realloc(b->p, (size_t)cap);
+    if (p == NULL) {
+      b->oom = true;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, src, (size_t)n);
+  b->len += n;
+}
+static void bb_byte(bbuf *b, uint8_t v) { bb_put(b, &v, 1); }
+static void bb_uvarint(bbuf *b, uint64_t v) {
+  while (v >= 0x80) {
+    bb_byte(b, (uint8_t)(v | 0x80));
+    v >>= 7;
+  }
+  bb_byte(b, (uint8_t)v);
+}
+static void bb_u32(bbuf *b, uint32_t v) {
+  uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+  bb_put(b, x, 4);
+}
+
+/* ---------------------------------------------------------- thrift writer */
+
+typedef struct tw {
+  bbuf *b;
+  int16_t last[16];
+  int depth;
+} tw;
+
+static void tw_field(tw *t, int16_t id, int type) {
+  int16_t delta = (int16_t)(id - t->last[t->depth]);
+  if (delta > 0 && delta <= 15) {
+    bb_byte(t->b, (uint8_t)(delta << 4 | type));
+  } else {
+    bb_byte(t->b, (uint8_t)type);
+    bb_uvarint(t->b, (uint64_t)(((int64_t)id << 1) ^ ((int64_t)id >> 63)));
+  }
+  t->last[t->depth] = id;
+}
+static void tw_i64(tw *t, int16_t id, int type, int64_t v) {
+  tw_field(t, id, type);
+  bb_uvarint(t->b, (uint64_t)((v << 1) ^ (v >> 63)));
+}
+static void tw_i32(tw *t, int16_t id, int64_t v) { tw_i64(t, id, LADLE_TT_I32, v); }
+static void tw_bin(tw *t, int16_t id, const void *p, int64_t n) {
+  tw_field(t, id, LADLE_TT_BINARY);
+  bb_uvarint(t->b, (uint64_t)n);
+  bb_put(t->b, p, n);
+}
+static void tw_bool(tw *t, int16_t id, bool v) { tw_field(t, id, v ? LADLE_TT_TRUE : LADLE_TT_FALSE); }
+static void tw_begin(tw *t, int16_t id) {
+  tw_field(t, id, LADLE_TT_STRUCT);
+  t->last[++t->depth] = 0;
+}
+static void tw_end(tw *t) {
+  bb_byte(t->b, LADLE_TT_STOP);
+  t->depth--;
+}
+static void tw_list(tw *t, int16_t id, int elem_type, int64_t n) {
+  tw_field(t, id, LADLE_TT_LIST);
+  if (n < 15) {
+    bb_byte(t->b, (uint8_t)(n << 4 | elem_type));
+  } else {
+    bb_byte(t->b, (uint8_t)(0xf0 | elem_type));
+    bb_uvarint(t->b, (uint64_t)n);
+  }
+}
+/* a struct element of a list */
+static void tw_elem_begin(tw *t) { t->last[++t->depth] = 0; }
+
+/* ------------------------------------------------------------- the schema */
+
+typedef struct colspec {
+  int physical;
+  int converted;   /* -1 none */
+  int logical;     /* LogicalType union id, 0 none */
+  int int_bits;
+  bool int_signed;
+  bool ts_utc;
+  int ts_unit;     /* 1 millis 2 micros 3 nanos */
+  bool unsigned_order;
+} colspec;
+
+static bool spec_of(ladle_dtype t, colspec *c) {
+  memset(c, 0, sizeof *c);
+  c->converted = -1;
+  switch (t.id) {
+    case LADLE_TYPE_BOOL: c->physical = LADLE_PQ_BOOLEAN; return true;
+    case LADLE_TYPE_INT8:
+    case LADLE_TYPE_INT16:
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_UINT8:
+    case LADLE_TYPE_UINT16:
+    case LADLE_TYPE_UINT32:
+    case LADLE_TYPE_INT64:
+    case LADLE_TYPE_UINT64: {
+      int bits = (int)ladle_type_width(t.id) * 8;
+      bool sign = ladle_type_is_signed(t.id);
+      c->physical = bits == 64 ? LADLE_PQ_INT64 : LADLE_PQ_INT32;
+      c->logical = 10;
+      c->int_bits = bits;
+      c->int_signed = sign;
+      c->unsigned_order = !sign;
+      if (bits != 32 || !sign) c->converted = sign ? (bits == 8 ? 15 : bits == 16 ? 16 : bits == 32 ? 17 : 18)
+                                                   : (bits == 8 ? 11 : bits == 16 ? 12 : bits == 32 ? 13 : 14);
+      if (bits == 64 && sign) c->logical = 0, c->converted = -1;
+      if (bits == 32 && sign) c->logical = 0;
+      return true;
+    }
+    case LADLE_TYPE_FLOAT32: c->physical = LADLE_PQ_FLOAT; return true;
+    case LADLE_TYPE_FLOAT64: c->physical = LADLE_PQ_DOUBLE; return true;
+    case LADLE_TYPE_STRING:
+      c->physical = LADLE_PQ_BYTE_ARRAY;
+      c->logical = 1;
+      c->converted = 0;
+      c->unsigned_order = true;
+      return true;
+    case LADLE_TYPE_DATE:
+      c->physical = LADLE_PQ_INT32;
+      c->logical = 6;
+      c->converted = 6;
+      return true;
+    case LADLE_TYPE_DATETIME:
+      c->physical = LADLE_PQ_INT64;
+      c->logical = 8;
+      c->ts_utc = t.tz[0] != '\0';
+      c->ts_unit = t.unit == LADLE_TIME_MS ? 1 : t.unit == LADLE_TIME_US ? 2 : 3;
+      if (t.unit != LADLE_TIME_NS) c->converted = t.unit == LADLE_TIME_MS ? 9 : 10;
+      if (!c->ts_utc) c->converted = -1; /* converted types imply UTC */
+      return true;
+    case LADLE_TYPE_DURATION: c->physical = LADLE_PQ_INT64; return true;
+    default: return false;
+  }
+}
+
+static void write_schema_elem(tw *t, const char *name, ladle_dtype type, const colspec *c) {
+  tw_elem_begin(t);
+  tw_i32(t, 1, c->physical);
+  tw_i32(t, 3, 1); /* OPTIONAL */
+  tw_bin(t, 4, name, (int64_t)strlen(name));
+  if (c->converted >= 0) tw_i32(t, 6, c->converted);
+  if (c->logical != 0) {
+    tw_begin(t, 10);
+    tw_begin(t, (int16_t)c->logical);
+    if (c->logical == 10) {
+      tw_field(t, 1, LADLE_TT_I8);
+      bb_byte(t->b, (uint8_t)c->int_bits);
+      tw_bool(t, 2, c->int_signed);
+    } else if (c->logical == 8) {
+      tw_bool(t, 1, c->ts_utc);
+      tw_begin(t, 2);
+      tw_begin(t, (int16_t)c->ts_unit);
+      tw_end(t);
+      tw_end(t);
+    }
+    tw_end(t);
+    tw_end(t);
+  }
+  (void)type;
+  tw_end(t);
+}
+
+/* ------------------------------------------------------------ compression */
+
+static ladle_status compress_page(int codec, int level, const bbuf *in, bbuf *out, ladle_error *err) {
+  out->len = 0;
+  switch (codec) {
+    case 0: bb_put(out, in->p, in->len); break;
+#ifdef LADLE_HAVE_SNAPPY
+    case 1: {
+      size_t cap = snappy_max_compressed_length((size_t)in->len);
+      bb_put(out, NULL, 0);
+      if (out->cap < (int64_t)cap) {
+        uint8_t *p = realloc(out->p, cap);
+        if (p == NULL) return LADLE_OOM(err, "snappy");
+        out->p = p;
+        out->cap = (int64_t)cap;
+      }
+      size_t n = cap;
+      if (snappy_compress((const char *)in->p, (size_t)in->len, (char *)out->p, &n) != SNAPPY_OK)
+        return ladle_err_set(err, LADLE_ECOMPUTE, "snappy_compress failed");
+      out->len = (int64_t)n;
+      break;
+    }
+#endif
+#ifdef LADLE_HAVE_ZSTD
+    case 6: {
+      size_t cap = ZSTD_compressBound((size_t)in->len);
+      if (out->cap < (int64_t)cap) {
+        uint8_t *p = realloc(out->p, cap);
+        if (p == NULL) return LADLE_OOM(err, "zstd");
+        out->p = p;
+        out->cap = (int64_t)cap;
+      }
+      size_t n = ZSTD_compress(out->p, cap, in->p, (size_t)in->len, level > 0 ? level : 3);
+      if (ZSTD_isError(n)) return ladle_err_set(err, LADLE_ECOMPUTE, "ZSTD_compress: %s", ZSTD_getErrorName(n));
+      out->len = (int64_t)n;
+      break;
+    }
+#endif
+#ifdef LADLE_HAVE_ZLIB
+    case 2: {
+      uLong cap = compressBound((uLong)in->len) + 64;
+      if (out->cap < (int64_t)cap) {
+        uint8_t *p = realloc(out->p, cap);
+        if (p == NULL) return LADLE_OOM(err, "gzip");
+        out->p = p;
+        out->cap = (int64_t)cap;
+      }
+      z_stream z;
+      memset(&z, 0, sizeof z);
+      if (deflateInit2(&z, level > 0 ? level : 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return ladle_err_set(err, LADLE_ECOMPUTE, "deflateInit2 failed");
+      z.next_in = in->p;
+      z.avail_in = (uInt)in->len;
+      z.next_out = out->p;
+      z.avail_out = (uInt)cap;
+      int r = deflate(&z, Z_FINISH);
+      out->len = (int64_t)z.total_out;
+      deflateEnd(&z);
+      if (r != Z_STREAM_END) return ladle_err_set(err, LADLE_ECOMPUTE, "gzip deflate failed");
+      break;
+    }
+#endif
+    default:
+      return ladle_err_set(err, LADLE_ENOTSUP, "writing codec %s is not built into this ladle",
+                           ladle_pq_codec_name(codec));
+  }
+  return out->oom ? LADLE_OOM(err, "page") : LADLE_OK;
+}
+
+/* ------------------------------------------------------------- the values */
+
+/* PLAIN bytes of value i (non-null) of column c. */
+static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec *s) {
+  switch (s->physical) {
+    case LADLE_PQ_INT32: {
+      int32_t v = 0;
+      switch (c->type.id) {
+        case LADLE_TYPE_INT8: v = ((const int8_t *)c->values)[i]; break;
+        case LADLE_TYPE_INT16: v = ((const int16_t *)c->values)[i]; break;
+        case LADLE_TYPE_UINT8: v = ((const uint8_t *)c->values)[i]; break;
+        case LADLE_TYPE_UINT16: v = ((const uint16_t *)c->values)[i]; break;
+        default: memcpy(&v, (const char *)c->values + 4 * i, 4); break;
+      }
+      bb_put(b, &v, 4);
+      break;
+    }
+    case LADLE_PQ_INT64:
+    case LADLE_PQ_DOUBLE: bb_put(b, (const char *)c->values + 8 * i, 8); break;
+    case LADLE_PQ_FLOAT: bb_put(b, (const char *)c->values + 4 * i, 4); break;
+    case LADLE_PQ_BYTE_ARRAY: {
+      uint32_t len = (uint32_t)ladle_str_len(c, i);
+      bb_u32(b, len);
+      bb_put(b, ladle_str_ptr(c, i), len);
+      break;
+    }
+    default: break;
+  }
+}
+
+/* Ordering for statistics: <0, 0, >0 in the logical type's sort order. */
+static int cmp_values(const ladle_column *c, int64_t i, int64_t j) {
+  switch (c->type.id) {
+    case LADLE_TYPE_STRING: {
+      int64_t li = ladle_str_len(c, i), lj = ladle_str_len(c, j);
+      int r = memcmp(ladle_str_ptr(c, i), ladle_str_ptr(c, j), (size_t)LADLE_MIN(li, lj));
+      return r != 0 ? r : (li < lj ? -1 : li > lj);
+    }
+#define CMP(T)                                              \
+  {                                                         \
+    T a = ((const T *)c->values)[i], b = ((const T *)c->values)[j]; \
+    return a < b ? -1 : a > b;                              \
+  }
+    case LADLE_TYPE_BOOL:
+    case LADLE_TYPE_UINT8: CMP(uint8_t)
+    case LADLE_TYPE_INT8: CMP(int8_t)
+    case LADLE_TYPE_INT16: CMP(int16_t)
+    case LADLE_TYPE_UINT16: CMP(uint16_t)
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE: CMP(int32_t)
+    case LADLE_TYPE_UINT32: CMP(uint32_t)
+    case LADLE_TYPE_UINT64: CMP(uint64_t)
+    case LADLE_TYPE_FLOAT32: CMP(float)
+    case LADLE_TYPE_FLOAT64: CMP(double)
+    default: CMP(int64_t)
+#undef CMP
+  }
+}
+
+static bool is_nan(const ladle_column *c, int64_t i) {
+  if (c->type.id == LADLE_TYPE_FLOAT32) return ((const float *)c->values)[i] != ((const float *)c->values)[i];
+  if (c->type.id == LADLE_TYPE_FLOAT64) return ((const double *)c->values)[i] != ((const double *)c->values)[i];
+  return false;
+}
+
+/* value i's bytes for dictionary lookup */
+static const uint8_t *key_of(const ladle_column *c, int64_t i, int64_t *len) {
+  if (c->type.id == LADLE_TYPE_STRING) {
+    *len = ladle_str_len(c, i);
+    return (const uint8_t *)ladle_str_ptr(c, i);
+  }
+  size_t w = ladle_type_width(c->type.id);
+  *len = (int64_t)w;
+  return (const uint8_t *)c->values + (int64_t)w * i;
+}
+
+/* Dictionary of the non-null values: ids[i] for each row, first row of each entry.
+ * Gives up (returns false) past max_entries. */
+static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids, int64_t **first,
+                       int64_t *nentries, ladle_error *err, ladle_status *st) {
+  int64_t n = c->length, cap = 16;
+  while (cap < max_entries * 2) cap <<= 1;
+  int64_t *slots = malloc((size_t)cap * sizeof *slots), *fr = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *fr);
+  if (slots == NULL || fr == NULL) {
+    free(slots);
+    free(fr);
+    *st = LADLE_OOM(err, "dictionary");
+    return false;
+  }
+  for (int64_t k = 0; k < cap; k++) slots[k] = -1;
+  int64_t ne = 0;
+  bool ok = true;
+  for (int64_t i = 0; i < n && ok; i++) {
+    if (!ladle_column_valid(c, i)) continue;
+    int64_t len;
+    const uint8_t *key = key_of(c, i, &len);
+    uint64_t h = ladle_hash_bytes(key, (size_t)len, 7);
+    for (uint64_t s = h & (uint64_t)(cap - 1);; s = (s + 1) & (uint64_t)(cap - 1)) {
+      if (slots[s] < 0) {
+        if (ne == max_entries) {
+          ok = false;
+          break;
+        }
+        slots[s] = ne;
+        fr[ne] = i;
+        ids[i] = (uint32_t)ne++;
+        break;
+      }
+      int64_t olen;
+      const uint8_t *ok_ = key_of(c, fr[slots[s]], &olen);
+      if (olen == len && memcmp(ok_, key, (size_t)len) == 0) {
+        ids[i] = (uint32_t)slots[s];
+        break;
+      }
+    }
+  }
+  free(slots);
+  if (!ok) {
+    free(fr);
+    return false;
+  }
+  *first = fr;
+  *nentries = ne;
+  return true;
+}
+
+typedef struct chunk_out {
+  int64_t num_values, uncompressed, compressed;
+  int64_t dict_offset, data_offset;
+  bool dict;
+  bool has_minmax;
+  bbuf min, max;
+  int64_t null_count;
+} chunk_out;
+
+/* Appends a page (header + compressed body) to the file buffer. */
+static ladle_status put_page(bbuf *file, int type, const bbuf *body, int codec, int level, int64_t num_values,
+                             int encoding, bbuf *scratch, chunk_out *co, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(compress_page(codec, level, body, scratch, err));
+  bbuf hdr = {0};
+  tw t = {&hdr, {0}, 0};
+  tw_i32(&t, 1, type);
+  tw_i32(&t, 2, body->len);
+  tw_i32(&t, 3, scratch->len);
+#ifdef LADLE_HAVE_ZLIB
+  tw_i32(&t, 4, (int32_t)(uint32_t)crc32(0L, scratch->p, (uInt)scratch->len));
+#endif
+  if (type == 0) {
+    tw_begin(&t, 5);
+    tw_i32(&t, 1, num_values);
+    tw_i32(&t, 2, encoding);
+    tw_i32(&t, 3, 3); /* RLE definition levels */
+    tw_i32(&t, 4, 3);
+    tw_end(&t);
+  } else {
+    tw_begin(&t, 7);
+    tw_i32(&t, 1, num_values);
+    tw_i32(&t, 2, 0); /* PLAIN dictionary */
+    tw_end(&t);
+  }
+  bb_byte(&hdr, LADLE_TT_STOP);
+  bb_put(file, hdr.p, hdr.len);
+  bb_put(file, scratch->p, scratch->len);
+  co->uncompressed += hdr.len + body->len;
+  co->compressed += hdr.len + scratch->len;
+  bool oom = hdr.oom || file->oom;
+  free(hdr.p);
+  return oom ? LADLE_OOM(err, "parquet page") : LADLE_OK;
+}
+
+/* Definition levels of rows [a, b) as one bit-packed run, length-prefixed. */
+static void put_levels(bbuf *b, const ladle_column *c, int64_t a, int64_t n) {
+  int64_t groups = (n + 7) / 8;
+  bbuf runs = {0};
+  bb_uvarint(&runs, (uint64_t)groups << 1 | 1);
+  for (int64_t g = 0; g < groups; g++) {
+    uint8_t byte = 0;
+    for (int k = 0; k < 8; k++) {
+      int64_t i = g * 8 + k;
+      if (i < n && ladle_column_valid(c, a + i)) byte |= (uint8_t)(1u << k);
+    }
+    bb_byte(&runs, byte);
+  }
+  bb_u32(b, (uint32_t)runs.len);
+  bb_put(b, runs.p, runs.len);
+  b->oom |= runs.oom;
+  free(runs.p);
+}
+
+static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c, const colspec *s,
+                                const ladle_parquet_write_opts *o, chunk_out *co, ladle_error *err) {
+  int64_t n = c->length;
+  co->num_values = n;
+  co->dict_offset = -1;
+  co->null_count = c->null_count;
+  /* statistics */
+  if (o->statistics) {
+    int64_t lo = -1, hi = -1;
+    for (int64_t i = 0; i < n; i++) {
+      if (!ladle_column_valid(c, i) || is_nan(c, i)) continue;
+      if (lo < 0 || cmp_values(c, i, lo) < 0) lo = i;
+      if (hi < 0 || cmp_values(c, i, hi) > 0) hi = i;
+    }
+    if (lo >= 0) {
+      co->has_minmax = true;
+      bbuf tmp = {0};
+      plain_value(&tmp, c, lo, s);
+      int64_t skip = s->physical == LADLE_PQ_BYTE_ARRAY ? 4 : 0; /* statistics hold raw bytes */
+      if (c->type.id == LADLE_TYPE_BOOL) {
+        uint8_t v = ((const uint8_t *)c->values)[lo];
+        bb_put(&co->min, &v, 1);
+      } else {
+        bb_put(&co->min, tmp.p + skip, tmp.len - skip);
+      }
+      tmp.len = 0;
+      plain_value(&tmp, c, hi, s);
+      if (c->type.id == LADLE_TYPE_BOOL) {
+        uint8_t v = ((const uint8_t *)c->values)[hi];
+        bb_put(&co->max, &v, 1);
+      } else {
+        bb_put(&co->max, tmp.p + skip, tmp.len - skip);
+      }
+      free(tmp.p);
+    }
+  }
+  uint32_t *ids = NULL;
+  int64_t *first = NULL, nentries = 0;
+  ladle_status st = LADLE_OK;
+  if (o->dictionary && c->type.id != LADLE_TYPE_BOOL && n > 0) {
+    ids = malloc((size_t)n * sizeof *ids);
+    if (ids == NULL) return LADLE_OOM(err, "dictionary ids");
+    int64_t nonnull = n - c->null_count;
+    if (!build_dict(c, LADLE_MAX(nonnull / 2, 1), ids, &first, &nentries, err, &st)) {
+      free(ids);
+      ids = NULL;
+      if (st != LADLE_OK) return st;
+    }
+  }
+  bbuf body = {0}, scratch = {0};
+  if (ids != NULL) {
+    co->dict = true;
+    co->dict_offset = base + file->len;
+    for (int64_t k = 0; k < nentries; k++) plain_value(&body, c, first[k], s);
+    st = put_page(file, 2, &body, o->codec, o->compression_level, nentries, 0, &scratch, co, err);
+  }
+  co->data_offset = base + file->len;
+  int bw = 0;
+  while (((int64_t)1 << bw) < nentries) bw++;
+  const int64_t page_rows = 1 << 16;
+  for (int64_t a = 0; st == LADLE_OK && (a < n || (n == 0 && a == 0)); a += page_rows) {
+    int64_t m = LADLE_MIN(page_rows, n - a);
+    body.len = 0;
+    put_levels(&body, c, a, m);
+    if (ids != NULL) {
+      /* bit width, then the non-null indices as one bit-packed run */
+      int64_t nn = 0;
+      for (int64_t i = 0; i < m; i++) nn += ladle_column_valid(c, a + i);
+      bb_byte(&body, (uint8_t)bw);
+      int64_t groups = (nn + 7) / 8;
+      bb_uvarint(&body, (uint64_t)groups << 1 | 1);
+      int64_t bytes = groups * bw, start = body.len;
+      for (int64_t k = 0; k < bytes; k++) bb_byte(&body, 0);
+      int64_t k = 0;
+      for (int64_t i = 0; i < m && !body.oom; i++) {
+        if (!ladle_column_valid(c, a + i)) continue;
+        uint32_t v = ids[a + i];
+        for (int bit = 0; bit < bw; bit++, v >>= 1)
+          if (v & 1) body.p[start + (k * bw + bit) / 8] |= (uint8_t)(1u << ((k * bw + bit) % 8));
+        k++;
+      }
+    } else if (c->type.id == LADLE_TYPE_BOOL) {
+      uint8_t byte = 0;
+      int bits = 0;
+      for (int64_t i = 0; i < m; i++) {
+        if (!ladle_column_valid(c, a + i)) continue;
+        if (((const uint8_t *)c->values)[a + i]) byte |= (uint8_t)(1u << bits);
+        if (++bits == 8) {
+          bb_byte(&body, byte);
+          byte = 0;
+          bits = 0;
+        }
+      }
+      if (bits) bb_byte(&body, byte);
+    } else {
+      for (int64_t i = 0; i < m; i++)
+        if (ladle_column_valid(c, a + i)) plain_value(&body, c, a + i, s);
+    }
+    if (body.oom) st = LADLE_OOM(err, "parquet page");
+    if (st == LADLE_OK) st = put_page(file, 0, &body, o->codec, o->compression_level, m, ids ? 8 : 0, &scratch, co, err);
+    if (n == 0) break;
+  }
+  free(body.p);
+  free(scratch.p);
+  free(ids);
+  free(first);
+  return st;
+}
+
+ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
+                            const char *path, const ladle_parquet_write_opts *opts, ladle_error *err) {
+  ladle_parquet_write_opts o = *opts;
+  if (o.row_group_size <= 0) o.row_group_size = 512 * 512;
+  colspec *specs = calloc(LADLE_MAX(schema->n, 1), sizeof *specs);
+  if (specs == NULL) return LADLE_OOM(err, "parquet writer");
+  for (size_t i = 0; i < schema->n; i++) {
+    if (!spec_of(schema->types[i], &specs[i])) {
+      char b1[64];
+      free(specs);
+      return ladle_err_set(err, LADLE_ENOTSUP, "write_parquet: column '%s' of type %s cannot be written yet",
+                           schema->names[i], ladle_dtype_name(schema->types[i], b1, sizeof b1));
+    }
+  }
+  FILE *fp = fopen(path, "wb");
+  if (fp == NULL) {
+    free(specs);
+    return ladle_err_set(err, LADLE_EIO, "%s: cannot create: %s", path, strerror(errno));
+  }
+  ladle_status st = LADLE_OK;
+  int64_t pos = 4, ngroups = nrows == 0 ? 1 : (nrows + o.row_group_size - 1) / o.row_group_size;
+  chunk_out *outs = calloc((size_t)LADLE_MAX(ngroups * (int64_t)schema->n, 1), sizeof *outs);
+  int64_t *rg_rows = calloc((size_t)ngroups, sizeof *rg_rows);
+  if (outs == NULL || rg_rows == NULL) st = LADLE_OOM(err, "parquet writer");
+  if (st == LADLE_OK && fwrite("PAR1", 1, 4, fp) != 4) st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
+  for (int64_t g = 0; st == LADLE_OK && g < ngroups; g++) {
+    int64_t a = g * o.row_group_size, m = LADLE_MIN(o.row_group_size, nrows - a);
+    rg_rows[g] = m;
+    for (size_t i = 0; st == LADLE_OK && i < schema->n; i++) {
+      ladle_column part;
+      st = ladle_column_slice(&columns[i], a, m, &part, err);
+      if (st != LADLE_OK) break;
+      bbuf file = {0};
+      chunk_out *co = &outs[g * (int64_t)schema->n + (int64_t)i];
+      st = write_chunk(&file, pos, &part, &specs[i], &o, co, err);
+      if (st == LADLE_OK && file.len > 0 && fwrite(file.p, 1, (size_t)file.len, fp) != (size_t)file.len)
+        st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
+      pos += file.len;
+      free(file.p);
+      ladle_column_release(&part);
+    }
+  }
+  /* the footer */
+  bbuf foot = {0};
+  if (st == LADLE_OK) {
+    tw t = {&foot, {0}, 0};
+    tw_i32(&t, 1, 1);
+    tw_list(&t, 2, LADLE_TT_STRUCT, (int64_t)schema->n + 1);
+    tw_elem_begin(&t);
+    tw_bin(&t, 4, "schema", 6);
+    tw_i32(&t, 5, (int64_t)schema->n);
+    tw_end(&t);
+    for (size_t i = 0; i < schema->n; i++) write_schema_elem(&t, schema->names[i], schema->types[i], &specs[i]);
+    tw_i64(&t, 3, LADLE_TT_I64, nrows);
+    tw_list(&t, 4, LADLE_TT_STRUCT, ngroups);
+    for (int64_t g = 0; g < ngroups; g++) {
+      tw_elem_begin(&t);
+      tw_list(&t, 1, LADLE_TT_STRUCT, (int64_t)schema->n);
+      int64_t total = 0;
+      for (size_t i = 0; i < schema->n; i++) {
+        chunk_out *co = &outs[g * (int64_t)schema->n + (int64_t)i];
+        total += co->uncompressed;
+        tw_elem_begin(&t);
+        tw_i64(&t, 2, LADLE_TT_I64, co->dict ? co->dict_offset : co->data_offset);
+        tw_begin(&t, 3);
+        tw_i32(&t, 1, specs[i].physical);
+        tw_list(&t, 2, LADLE_TT_I32, co->dict ? 3 : 2);
+        bb_uvarint(&foot, (uint64_t)(0 << 1)); /* PLAIN */
+        bb_uvarint(&foot, (uint64_t)(3 << 1)); /* RLE */
+        if (co->dict) bb_uvarint(&foot, (uint64_t)(8 << 1)); /* RLE_DICTIONARY */
+        tw_list(&t, 3, LADLE_TT_BINARY, 1);
+        bb_uvarint(&foot, strlen(schema->names[i]));
+        bb_put(&foot, schema->names[i], (int64_t)strlen(schema->names[i]));
+        tw_i32(&t, 4, o.codec);
+        tw_i64(&t, 5, LADLE_TT_I64, co->num_values);
+        tw_i64(&t, 6, LADLE_TT_I64, co->uncompressed);
+        tw_i64(&t, 7, LADLE_TT_I64, co->compressed);
+        tw_i64(&t, 9, LADLE_TT_I64, co->data_offset);
+        if (co->dict) tw_i64(&t, 11, LADLE_TT_I64, co->dict_offset);
+        if (o.statistics) {
+          tw_begin(&t, 12);
+          tw_i64(&t, 3, LADLE_TT_I64, co->null_count);
+          if (co->has_minmax) {
+            tw_bin(&t, 5, co->max.p, co->max.len);
+            tw_bin(&t, 6, co->min.p, co->min.len);
+          }
+          tw_end(&t);
+        }
+        tw_end(&t); /* ColumnMetaData */
+        tw_end(&t); /* ColumnChunk */
+      }
+      tw_i64(&t, 2, LADLE_TT_I64, total);
+      tw_i64(&t, 3, LADLE_TT_I64, rg_rows[g]);
+      tw_end(&t);
+    }
+    tw_bin(&t, 6, "ladle " LADLE_VERSION, (int64_t)strlen("ladle " LADLE_VERSION));
+    /* column_orders: TypeDefinedOrder for every column, so readers trust min/max */
+    tw_list(&t, 7, LADLE_TT_STRUCT, (int64_t)schema->n);
+    for (size_t i = 0; i < schema->n; i++) {
+      tw_elem_begin(&t);
+      tw_begin(&t, 1);
+      tw_end(&t);
+      tw_end(&t);
+    }
+    bb_byte(&foot, LADLE_TT_STOP);
+    if (foot.oom) st = LADLE_OOM(err, "parquet footer");
+  }
+  if (st == LADLE_OK) {
+    uint8_t tail[8] = {(uint8_t)foot.len, (uint8_t)(foot.len >> 8), (uint8_t)(foot.len >> 16),
+                       (uint8_t)(foot.len >> 24), 'P', 'A', 'R', '1'};
+    if (fwrite(foot.p, 1, (size_t)foot.len, fp) != (size_t)foot.len || fwrite(tail, 1, 8, fp) != 8)
+      st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
+  }
+  if (fclose(fp) != 0 && st == LADLE_OK) st = ladle_err_set(err, LADLE_EIO, "%s: close failed", path);
+  for (int64_t k = 0; outs && k < ngroups * (int64_t)schema->n; k++) {
+    free(outs[k].min.p);
+    free(outs[k].max.p);
+  }
+  free(outs);
+  free(rg_rows);
+  free(foot.p);
+  free(specs);
+  if (st != LADLE_OK) remove(path);
+  return st;
+}
