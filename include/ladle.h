@@ -398,12 +398,28 @@ typedef enum ladle_keep {
  * plan or result that uses them is destroyed. */
 LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
                                              ladle_error *err);
+/* A comparison `column op value` that every row the query keeps satisfies; the
+ * scan skips row groups whose statistics show no row can (the query still filters
+ * every row read). kind: 0 int64 (integers, Date days, Datetime ticks in the
+ * column's unit), 1 double, 2 string. op: LT, LE, GT, GE or EQ. */
+typedef struct ladle_pq_filter {
+  const char *column;
+  ladle_binary_op op;
+  int kind;
+  int64_t i64;
+  double f64;
+  const char *str;
+  size_t str_len;
+} ladle_pq_filter;
+
 /* Parquet scan options; zero-initialised they read every column of every row. */
 typedef struct ladle_parquet_opts {
   size_t n_columns;           /* 0: all columns */
   const char *const *columns; /* names to read, in output order */
   int64_t n_rows;             /* with n_rows_set: read at most this many rows */
   bool n_rows_set;
+  size_t n_filters;           /* row-group skipping by statistics */
+  const ladle_pq_filter *filters;
 } ladle_parquet_opts;
 
 /* A scan of Parquet files (paths are files; all must have the selected columns
@@ -532,6 +548,12 @@ LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_
                                            ladle_error *err);
 LADLE_API void ladle_engine_destroy(ladle_engine *engine);
 LADLE_API int ladle_engine_threads(const ladle_engine *engine);
+/* Counters since the engine was created (for tests and tuning). */
+typedef struct ladle_engine_stats {
+  int64_t row_groups_read;
+  int64_t row_groups_skipped; /* by statistics */
+} ladle_engine_stats;
+LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
 LADLE_API ladle_status ladle_engine_execute(ladle_engine *engine, const ladle_plan *plan,
                                             ladle_result **out_result, ladle_error *err);

@@ -349,6 +349,13 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   return (PyObject *)o;
 }
 
+static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
+  (void)unused;
+  ladle_engine_stats s = ladle_engine_get_stats(self->eng);
+  return Py_BuildValue("{sLsL}", "row_groups_read", (long long)s.row_groups_read, "row_groups_skipped",
+                       (long long)s.row_groups_skipped);
+}
+
 static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
   (void)unused;
   return PyLong_FromLong(self->eng ? ladle_engine_threads(self->eng) : 0);
@@ -357,6 +364,7 @@ static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
 static PyMethodDef engine_methods[] = {
     {"execute", (PyCFunction)engine_execute, METH_VARARGS, "execute(plan) -> Result"},
     {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},
+    {"stats", (PyCFunction)engine_stats, METH_NOARGS, "counters"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject EngineType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Engine",
@@ -578,24 +586,55 @@ static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
 }
 
 static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
-  PyObject *paths_obj, *cols_obj;
+  PyObject *paths_obj, *cols_obj, *filt_obj = Py_None;
   long long n_rows = -1;
-  if (!PyArg_ParseTuple(args, "OOL", &paths_obj, &cols_obj, &n_rows)) return NULL;
+  if (!PyArg_ParseTuple(args, "OOL|O", &paths_obj, &cols_obj, &n_rows, &filt_obj)) return NULL;
+  /* filters: [(column, op, kind, i64, f64, str)] */
+  ladle_pq_filter *filters = NULL;
+  Py_ssize_t nfilt = 0;
+  PyObject *filt_fast = NULL;
+  if (filt_obj != Py_None) {
+    filt_fast = PySequence_Fast(filt_obj, "filters must be a list");
+    if (filt_fast == NULL) return NULL;
+    nfilt = PySequence_Fast_GET_SIZE(filt_fast);
+    filters = calloc((size_t)(nfilt > 0 ? nfilt : 1), sizeof *filters);
+    if (filters == NULL) {
+      Py_DECREF(filt_fast);
+      return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < nfilt; i++) {
+      const char *col, *str;
+      Py_ssize_t slen;
+      int op, kind;
+      long long i64;
+      double f64;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(filt_fast, i), "siiLds#", &col, &op, &kind, &i64, &f64,
+                            &str, &slen)) {
+        free(filters);
+        Py_DECREF(filt_fast);
+        return NULL;
+      }
+      filters[i] = (ladle_pq_filter){col, (ladle_binary_op)op, kind, i64, f64, str, (size_t)slen};
+    }
+  }
   Py_ssize_t np, nc = 0;
   const char **paths = str_list(paths_obj, &np);
-  if (paths == NULL) return NULL;
   const char **cols = NULL;
-  if (cols_obj != Py_None && (cols = str_list(cols_obj, &nc)) == NULL) {
+  if (paths == NULL || (cols_obj != Py_None && (cols = str_list(cols_obj, &nc)) == NULL)) {
     free(paths);
+    free(filters);
+    Py_XDECREF(filt_fast);
     return NULL;
   }
-  ladle_parquet_opts o = {(size_t)nc, cols, n_rows, n_rows >= 0};
+  ladle_parquet_opts o = {(size_t)nc, cols, n_rows, n_rows >= 0, (size_t)nfilt, filters};
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st;
   Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_parquet((size_t)np, paths, &o, &out, &err);
   Py_END_ALLOW_THREADS free(paths);
   free(cols);
+  free(filters);
+  Py_XDECREF(filt_fast);
   if (st != LADLE_OK) return raise_err(st, &err);
   return wrap_plan(out);
 }

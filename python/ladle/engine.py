@@ -77,6 +77,10 @@ class Engine(_PolarsEngine):
         self.threads = self._engine.threads()
         self.last_run: str = ""  # "ladle", "mixed" or "polars": where the last query ran
 
+    def stats(self) -> dict[str, int]:
+        """Counters since the engine was created: Parquet row groups read and skipped."""
+        return dict(self._engine.stats())
+
     @property
     def name(self) -> str:
         return "ladle"

@@ -341,8 +341,9 @@ class Translator:
                 raise Unsupported("plan node Scan(parquet) with a slice offset", "not supported by ladle yet")
             n_rows = n_rows[1]
         paths = [str(p) for p in ir.paths]
+        filters = self._stat_filters(ir.predicate, self.nt.get_schema()) if ir.predicate is not None else []
         try:
-            plan = N.scan_parquet(paths, cols, -1 if n_rows is None else int(n_rows))
+            plan = N.scan_parquet(paths, cols, -1 if n_rows is None else int(n_rows), filters)
         except N.LadleError as e:
             code, msg = e.args
             if code in (N.LADLE_ENOTSUP, N.LADLE_ENOCOL, N.LADLE_ETYPE):
@@ -355,6 +356,66 @@ class Translator:
         if [name for name, _ in plan.schema()] != want:
             plan = N.select(plan, [N.col(c) for c in want])
         return plan
+
+    _FLIP = {"Lt": "Gt", "LtEq": "GtEq", "Gt": "Lt", "GtEq": "LtEq", "Eq": "Eq"}
+
+    def _stat_filters(self, pred: Any, schema: Any) -> list[tuple[str, int, int, int, float, str]]:
+        """The conjuncts `column op literal` of a scan predicate that row-group
+        statistics can decide. Anything else is simply not used for skipping."""
+        out: list[tuple[str, int, int, int, float, str]] = []
+
+        def lit_filter(col: str, op: str, lit: Any) -> None:
+            dt = schema.get(col)
+            if dt is None or lit.dtype != dt or lit.value is None:
+                return
+            t = to_ladle(dt)
+            if t is None:
+                return
+            tid = t[0]
+            if tid in (N.LADLE_TYPE_INT8, N.LADLE_TYPE_INT16, N.LADLE_TYPE_INT32, N.LADLE_TYPE_INT64):
+                out.append((col, _BINOPS[op], 0, int(lit.value), 0.0, ""))
+            elif tid in (N.LADLE_TYPE_DATE, N.LADLE_TYPE_DATETIME):
+                v = lit.value
+                if tid == N.LADLE_TYPE_DATE:
+                    v = v if isinstance(v, int) else (v - _EPOCH_DATE).days
+                elif not isinstance(v, int):
+                    unit = dt.time_unit or "us"
+                    vv = v if v.tzinfo is None else v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+                    d = vv - _dt.datetime(1970, 1, 1)
+                    v = (d.days * 86400 + d.seconds) * _UNIT_PER_SEC[unit] + d.microseconds * _UNIT_PER_SEC[unit] // 1_000_000
+                out.append((col, _BINOPS[op], 0, int(v), 0.0, ""))
+            elif tid in (N.LADLE_TYPE_FLOAT32, N.LADLE_TYPE_FLOAT64):
+                out.append((col, _BINOPS[op], 1, 0, float(lit.value), ""))
+            elif tid == N.LADLE_TYPE_STRING:
+                out.append((col, _BINOPS[op], 2, 0, 0.0, str(lit.value)))
+
+        def walk(i: int) -> None:
+            e = self.nt.view_expression(i)
+            kind = type(e).__name__
+            if kind == "BinaryExpr":
+                op = _enum_name(e.op).split(".")[-1]
+                if op in ("And", "LogicalAnd"):
+                    walk(e.left)
+                    walk(e.right)
+                    return
+                if op not in self._FLIP:
+                    return
+                left, right = self.nt.view_expression(e.left), self.nt.view_expression(e.right)
+                if type(left).__name__ == "Column" and type(right).__name__ == "Literal":
+                    lit_filter(left.name, op, right)
+                elif type(left).__name__ == "Literal" and type(right).__name__ == "Column":
+                    lit_filter(right.name, self._FLIP[op], left)
+            elif kind == "Function" and _enum_name(e.function_data[0]) == "BooleanFunction.IsBetween":
+                x = self.nt.view_expression(e.input[0])
+                lo, hi = self.nt.view_expression(e.input[1]), self.nt.view_expression(e.input[2])
+                if type(x).__name__ != "Column" or type(lo).__name__ != "Literal" or type(hi).__name__ != "Literal":
+                    return
+                closed = _enum_name(e.function_data[1]).split(".")[-1].lower()
+                lit_filter(x.name, "GtEq" if closed in ("both", "left") else "Gt", lo)
+                lit_filter(x.name, "LtEq" if closed in ("both", "right") else "Lt", hi)
+
+        walk(pred.node)
+        return out
 
     def _scan_csv(self, ir: Any) -> N.Plan:
         import json

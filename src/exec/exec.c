@@ -707,6 +707,12 @@ void ladle_engine_destroy(ladle_engine *e) {
 
 int ladle_engine_threads(const ladle_engine *e) { return e->opts.threads; }
 
+ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
+  ladle_engine_stats s = {atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_read),
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_skipped)};
+  return s;
+}
+
 ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
                                   ladle_error *err) {
   if (eng == NULL || plan == NULL)

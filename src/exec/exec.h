@@ -12,6 +12,7 @@ struct ladle_engine {
   const ladle_backend *backend;
   ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
   int64_t morsel_rows;
+  atomic_llong row_groups_read, row_groups_skipped;
 };
 
 struct ladle_result {

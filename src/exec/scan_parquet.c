@@ -7,7 +7,20 @@
 #include "../io/parquet/parquet.h"
 #include "exec.h"
 
+typedef struct pq_filter {
+  char *column;
+  ladle_binary_op op;
+  int kind;
+  int64_t i64;
+  double f64;
+  char *str;
+  size_t str_len;
+  size_t *col_index; /* per file, or SIZE_MAX when the file lacks it */
+} pq_filter;
+
 typedef struct pq_source {
+  size_t nfilters;
+  pq_filter *filters;
   size_t nfiles;
   ladle_pq_file **files;
   size_t ncols;
@@ -18,6 +31,12 @@ typedef struct pq_source {
 static void pq_source_free(void *v) {
   pq_source *s = v;
   if (s == NULL) return;
+  for (size_t i = 0; s->filters && i < s->nfilters; i++) {
+    free(s->filters[i].column);
+    free(s->filters[i].str);
+    free(s->filters[i].col_index);
+  }
+  free(s->filters);
   for (size_t i = 0; i < s->nfiles; i++) ladle_pq_close(s->files[i]);
   free(s->files);
   free(s->col_index);
@@ -82,12 +101,111 @@ ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
       s->col_index[f * s->ncols + k] = j;
     }
   }
+  /* statistics filters: copy them and find their column in each file */
+  if (st == LADLE_OK && o.n_filters > 0) {
+    s->filters = calloc(o.n_filters, sizeof *s->filters);
+    if (s->filters == NULL) st = LADLE_OOM(err, "parquet filters");
+    for (size_t k = 0; st == LADLE_OK && k < o.n_filters; k++) {
+      const ladle_pq_filter *in = &o.filters[k];
+      pq_filter *fl = &s->filters[k];
+      s->nfilters++;
+      fl->op = in->op;
+      fl->kind = in->kind;
+      fl->i64 = in->i64;
+      fl->f64 = in->f64;
+      fl->column = ladle_strdup(in->column);
+      fl->col_index = malloc(s->nfiles * sizeof *fl->col_index);
+      if (in->kind == 2) {
+        fl->str = malloc(in->str_len + 1);
+        if (fl->str) memcpy(fl->str, in->str, in->str_len);
+        fl->str_len = in->str_len;
+      }
+      if (fl->column == NULL || fl->col_index == NULL || (in->kind == 2 && fl->str == NULL)) {
+        st = LADLE_OOM(err, "parquet filters");
+        break;
+      }
+      for (size_t f = 0; f < s->nfiles; f++) {
+        const ladle_pq_file *file = s->files[f];
+        fl->col_index[f] = SIZE_MAX;
+        for (size_t j = 0; j < file->ncolumns; j++)
+          if (strcmp(file->columns[j].name, fl->column) == 0 && file->columns[j].supported) fl->col_index[f] = j;
+      }
+    }
+  }
   if (st != LADLE_OK) {
     ladle_plan_destroy(p);
     return st;
   }
   *out = p;
   return LADLE_OK;
+}
+
+/* Can any row of row group rg satisfy the filter, going by the chunk statistics?
+ * Conservative: true whenever the statistics cannot tell. */
+static bool may_match(const ladle_pq_file *f, size_t rg, const pq_filter *fl, size_t col) {
+  if (col == SIZE_MAX) return true;
+  const ladle_pq_column *pc = &f->columns[col];
+  const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
+  int64_t nrows = f->row_groups[rg].num_rows;
+  const ladle_pq_stats *s = &m->stats;
+  if (s->has_null_count && nrows > 0 && s->null_count == nrows) return false; /* all null */
+  if (!s->has_min || !s->has_max) return true;
+  int c_min, c_max; /* sign of (min - v), (max - v) */
+  ladle_type_id t = pc->type.id;
+  if (fl->kind == 0) {
+    if (!(ladle_type_is_integer(t) && ladle_type_is_signed(t)) && t != LADLE_TYPE_DATE && t != LADLE_TYPE_DATETIME)
+      return true;
+    int64_t lo, hi;
+    if (pc->physical == LADLE_PQ_INT32 && s->min_len == 4 && s->max_len == 4) {
+      int32_t a, b;
+      memcpy(&a, s->min, 4);
+      memcpy(&b, s->max, 4);
+      lo = a;
+      hi = b;
+    } else if (pc->physical == LADLE_PQ_INT64 && s->min_len == 8 && s->max_len == 8) {
+      memcpy(&lo, s->min, 8);
+      memcpy(&hi, s->max, 8);
+    } else {
+      return true;
+    }
+    c_min = lo < fl->i64 ? -1 : lo > fl->i64;
+    c_max = hi < fl->i64 ? -1 : hi > fl->i64;
+  } else if (fl->kind == 1) {
+    if (!ladle_type_is_float(t)) return true;
+    /* NaN sorts above everything in Polars and is absent from statistics: a
+     * greater-than test can always match */
+    if (fl->op == LADLE_OP_GT || fl->op == LADLE_OP_GE || fl->f64 != fl->f64) return true;
+    double lo, hi;
+    if (pc->physical == LADLE_PQ_FLOAT && s->min_len == 4 && s->max_len == 4) {
+      float a, b;
+      memcpy(&a, s->min, 4);
+      memcpy(&b, s->max, 4);
+      lo = a;
+      hi = b;
+    } else if (pc->physical == LADLE_PQ_DOUBLE && s->min_len == 8 && s->max_len == 8) {
+      memcpy(&lo, s->min, 8);
+      memcpy(&hi, s->max, 8);
+    } else {
+      return true;
+    }
+    if (lo != lo || hi != hi) return true;
+    c_min = lo < fl->f64 ? -1 : lo > fl->f64;
+    c_max = hi < fl->f64 ? -1 : hi > fl->f64;
+  } else {
+    if (t != LADLE_TYPE_STRING) return true;
+    int r1 = memcmp(s->min, fl->str, (size_t)LADLE_MIN((size_t)s->min_len, fl->str_len));
+    c_min = r1 != 0 ? (r1 < 0 ? -1 : 1) : ((size_t)s->min_len < fl->str_len ? -1 : (size_t)s->min_len > fl->str_len);
+    int r2 = memcmp(s->max, fl->str, (size_t)LADLE_MIN((size_t)s->max_len, fl->str_len));
+    c_max = r2 != 0 ? (r2 < 0 ? -1 : 1) : ((size_t)s->max_len < fl->str_len ? -1 : (size_t)s->max_len > fl->str_len);
+  }
+  switch (fl->op) {
+    case LADLE_OP_LT: return c_min < 0;
+    case LADLE_OP_LE: return c_min <= 0;
+    case LADLE_OP_GT: return c_max > 0;
+    case LADLE_OP_GE: return c_max >= 0;
+    case LADLE_OP_EQ: return c_min <= 0 && c_max >= 0;
+    default: return true;
+  }
 }
 
 typedef struct read_job {
@@ -124,6 +242,15 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
     for (size_t g = 0; g < s->files[f]->nrow_groups; g++) {
       if (s->n_rows >= 0 && rows >= s->n_rows) break;
       if (s->files[f]->row_groups[g].num_rows == 0) continue;
+      bool keep = true;
+      /* skipping changes which rows n_rows keeps, so only without n_rows */
+      for (size_t k = 0; keep && s->n_rows < 0 && k < s->nfilters; k++)
+        keep = may_match(s->files[f], g, &s->filters[k], s->filters[k].col_index[f]);
+      if (!keep) {
+        atomic_fetch_add(&st->eng->row_groups_skipped, 1);
+        continue;
+      }
+      atomic_fetch_add(&st->eng->row_groups_read, 1);
       uf[n] = f;
       ur[n++] = g;
       rows += s->files[f]->row_groups[g].num_rows;

@@ -155,3 +155,36 @@ def tpch_parquet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.LazyF
 def test_tpch_from_parquet(q: int, tpch_parquet: dict[str, pl.LazyFrame], engine) -> None:
     got = assert_same(QUERIES[q](tpch_parquet), engine, rel_tol=1e-9)
     assert got.height > 0
+
+
+def test_row_groups_skipped_by_statistics(tmp_path: Path) -> None:
+    n = 100_000
+    df = pl.DataFrame(
+        {
+            "k": np.arange(n),
+            "f": np.arange(n) * 0.5,
+            "s": [f"{i:08d}" for i in range(n)],
+            "d": [dt.date(2000, 1, 1) + dt.timedelta(days=i // 100) for i in range(n)],
+            "n": pl.Series([None] * n, dtype=pl.Int64),
+        }
+    )
+    path = tmp_path / "sorted.parquet"
+    df.write_parquet(path, row_group_size=10_000)
+    engine = ladle.Engine(raise_on_fail=True)
+    cases = [
+        (pl.col("k") > 95_000, 1),
+        (pl.col("k").is_between(20_000, 29_999), 1),
+        (pl.col("f") < 1000.0, 1),
+        (pl.col("s") == "00050000", 1),
+        (pl.col("d") >= dt.date(2002, 1, 1), 3),
+        ((pl.col("k") > 5) & (pl.col("s") < "00010100"), 2),
+        (pl.col("n") > 3, 0),  # all null: nothing can match
+        (pl.col("f") > 49_000.0, 10),  # NaN sorts last in Polars: never skipped on max
+        ((pl.col("k") > 95_000) | (pl.col("k") < 10), 10),  # a disjunction is not used
+    ]
+    for pred, read in cases:
+        before = engine.stats()
+        assert_same(pl.scan_parquet(path).filter(pred), engine)
+        after = engine.stats()
+        assert after["row_groups_read"] - before["row_groups_read"] == read, str(pred)
+        assert after["row_groups_skipped"] - before["row_groups_skipped"] == 10 - read, str(pred)
