@@ -4,7 +4,8 @@
 #
 #   make          the C library, C tests and demos (build/), and the Python
 #                 package built into .venv (`.venv/bin/python -c "import ladle"`)
-#   make test     C unit tests (release, then ASan+UBSan) and the Python tests
+#   make test     C unit tests (release, then ASan+UBSan), the Python tests, and
+#                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each
 #   make demo     the main job: MovieLens-shaped ETL in Polars on ladle, vs Polars
 #   make demo-c   the same shape of job through the C API only
 #   make format   clang-format every C source
@@ -20,7 +21,8 @@ PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb setuptools wheel
 C_SOURCES := $(shell find src include -name '*.[ch]' 2>/dev/null)
 EXT_SOURCES := $(C_SOURCES) python/ladle/_native.c setup.py pyproject.toml
 
-.PHONY: all build deps python test test-c test-asan test-python demo demo-c format clean
+.PHONY: all build deps python test test-c test-asan test-python fuzz demo demo-c format clean
+FUZZ_SECONDS ?= 60
 
 all: build python
 
@@ -75,7 +77,14 @@ test-asan: build-asan/CMakeCache.txt
 test-python: python
 	$(PY) -m pytest tests/python -p no:cacheprovider
 
-test: test-c test-asan test-python
+# libFuzzer targets for the Parquet and CSV readers (clang, ASan + UBSan), run
+# for FUZZ_SECONDS each from a corpus seeded with ../shared's files
+fuzz: | deps
+	@command -v clang >/dev/null 2>&1 && test -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a \
+	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev zstd)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh
+
+test: test-c test-asan test-python fuzz
 
 demo: python
 	$(PY) examples/demo.py $(DEMO_ARGS)
@@ -87,4 +96,4 @@ format:
 	clang-format -i include/*.h src/*/*.[ch] src/backend/cpu/*.[ch] tests/c/*.[ch] examples/*.c python/ladle/_native.c
 
 clean:
-	rm -rf build build-asan python/ladle/*.so $(VENV)/.ladle-ext
+	rm -rf build build-asan build-fuzz python/ladle/*.so $(VENV)/.ladle-ext

@@ -112,3 +112,34 @@ TEST(random_inputs_never_crash) {
   CHECK(failed > 0);
   unlink(path);
 }
+
+TEST(wide_header_of_duplicate_names_is_linear) {
+  /* regression: found by fuzz_csv (a header of empty names made renaming
+   * exponential); 20000 equal names must rename fast and stay unique */
+  strcpy(path, "/tmp/ladle-csv-XXXXXX");
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  close(fd);
+  size_t n = 20000;
+  char *text = malloc(n * 2 + 16);
+  size_t k = 0;
+  for (size_t i = 0; i + 1 < n; i++) text[k++] = '|';
+  text[k++] = '\n';
+  for (size_t i = 0; i + 1 < n; i++) text[k++] = '|';
+  text[k++] = '\n';
+  write_file(text, k);
+  free(text);
+  ladle_csv_opts o = ladle_csv_opts_default();
+  o.separator = '|';
+  ladle_status st;
+  ladle_result *r = scan_csv_file(&o, &st);
+  CHECK(r != NULL);
+  if (r) {
+    CHECK_EQ_I(ladle_result_num_columns(r), n);
+    CHECK(strcmp(ladle_result_column_name(r, 0), "") == 0);
+    CHECK(strcmp(ladle_result_column_name(r, 1), "_duplicated_0") == 0);
+    CHECK(strcmp(ladle_result_column_name(r, n - 1), "_duplicated_19998") == 0);
+  }
+  ladle_result_destroy(r);
+  unlink(path);
+}

@@ -261,6 +261,48 @@ static const char *field_text(const uint8_t *d, field f, char quote, char *scrat
   return scratch;
 }
 
+/* Renames repeated names as Polars does, in place. */
+static bool name_taken(char **names, const int64_t *slots, uint64_t mask, const char *name) {
+  for (uint64_t h = ladle_hash_bytes(name, strlen(name), 1) & mask;; h = (h + 1) & mask) {
+    if (slots[h] < 0) return false;
+    if (strcmp(names[slots[h]], name) == 0) return true;
+  }
+}
+
+static void name_insert(char **names, int64_t *slots, uint64_t mask, int64_t i) {
+  uint64_t h = ladle_hash_bytes(names[i], strlen(names[i]), 1) & mask;
+  while (slots[h] >= 0) h = (h + 1) & mask;
+  slots[h] = i;
+}
+
+static ladle_status dedup_names(char **names, size_t n, ladle_error *err) {
+  uint64_t cap = 16;
+  while (cap < 2 * (uint64_t)n) cap <<= 1;
+  int64_t *slots = malloc(cap * sizeof *slots);
+  if (slots == NULL) return LADLE_OOM(err, "csv header");
+  for (uint64_t k = 0; k < cap; k++) slots[k] = -1;
+  ladle_status st = LADLE_OK;
+  for (size_t i = 0; i < n && st == LADLE_OK; i++) {
+    if (name_taken(names, slots, cap - 1, names[i])) {
+      size_t len = strlen(names[i]) + 32;
+      char *nb = malloc(len);
+      if (nb == NULL) {
+        st = LADLE_OOM(err, "csv header");
+        break;
+      }
+      for (int d = 0;; d++) {
+        snprintf(nb, len, "%s_duplicated_%d", names[i], d);
+        if (!name_taken(names, slots, cap - 1, nb)) break;
+      }
+      free(names[i]);
+      names[i] = nb;
+    }
+    name_insert(names, slots, cap - 1, (int64_t)i);
+  }
+  free(slots);
+  return st;
+}
+
 ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_pool *pool,
                             ladle_csv_file **out, ladle_error *err) {
   if (o->separator == '\n' || o->separator == '\r' || (o->quote && o->quote == o->separator))
@@ -323,23 +365,9 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
     }
     free(fields);
     free(scratch);
-    /* duplicate names get Polars' suffix: a, a_duplicated_0, a_duplicated_1 ... */
-    for (size_t i = 1; st == LADLE_OK && i < nf; i++) {
-      int dup = 0;
-      for (size_t k = 0; k < i; k++)
-        if (strcmp(f->names[k], f->names[i]) == 0) {
-          char nb[600];
-          snprintf(nb, sizeof nb, "%s_duplicated_%d", f->names[i], dup++);
-          char *c = ladle_strdup(nb);
-          if (c == NULL) {
-            st = LADLE_OOM(err, "csv header");
-            break;
-          }
-          free(f->names[i]);
-          f->names[i] = c;
-          k = (size_t)-1; /* recheck the new name from the start */
-        }
-    }
+    /* duplicate names get Polars' suffix: a, a_duplicated_0, a_duplicated_1 ...
+     * (a hash set of the names taken keeps this linear for wide files) */
+    if (st == LADLE_OK && nf > 1) st = dedup_names(f->names, nf, err);
     f->body = o->has_header ? rec_end : p;
   }
   if (st == LADLE_OK && o->has_header)
