@@ -8,6 +8,7 @@
 #                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each
 #   make demo     the main job: MovieLens-shaped ETL in Polars on ladle, vs Polars
 #   make demo-c   the same shape of job through the C API only
+#   make bench    Parquet and CSV throughput against Polars and pyarrow
 #   make format   clang-format every C source
 
 SHELL := /bin/bash
@@ -21,7 +22,8 @@ PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb setuptools wheel
 C_SOURCES := $(shell find src include -name '*.[ch]' 2>/dev/null)
 EXT_SOURCES := $(C_SOURCES) python/ladle/_native.c setup.py pyproject.toml
 
-.PHONY: all build deps python test test-c test-asan test-python fuzz demo demo-c format clean
+.PHONY: all build deps python test test-c test-asan test-python fuzz bench demo demo-c format clean
+BENCH_ARGS ?=
 FUZZ_SECONDS ?= 60
 
 all: build python
@@ -85,6 +87,10 @@ fuzz: | deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh
 
 test: test-c test-asan test-python fuzz
+
+# I/O throughput against Polars and pyarrow (results in bench/results/)
+bench: python
+	$(PY) bench/io_bench.py $(BENCH_ARGS)
 
 demo: python
 	$(PY) examples/demo.py $(DEMO_ARGS)

@@ -77,14 +77,22 @@ static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, 
         /* a final run may be truncated to the values it holds */
         bytes = end - p;
       }
-      int64_t count = (int64_t)groups * 8;
-      for (int64_t k = 0; k < count && i < n; k++, i++) {
-        if (bw == 0) {
-          out[i] = 0;
-          continue;
+      int64_t count = LADLE_MIN((int64_t)groups * 8, n - i);
+      if (bw == 0) {
+        memset(out + i, 0, (size_t)count * sizeof *out);
+        i += count;
+      } else {
+        if ((count * bw + 7) / 8 > bytes) return false;
+        /* whole 64-bit loads while 8 bytes remain; byte by byte at the end */
+        uint64_t mask = (1ULL << bw) - 1;
+        int64_t k = 0;
+        for (; k < count && (k * bw >> 3) + 8 <= bytes; k++) {
+          uint64_t w;
+          memcpy(&w, p + (k * bw >> 3), 8);
+          out[i + k] = (uint32_t)((w >> ((k * bw) & 7)) & mask);
         }
-        if ((k * bw + bw + 7) / 8 > bytes) return false;
-        out[i] = (uint32_t)read_bits(p, k * bw, bw);
+        for (; k < count; k++) out[i + k] = (uint32_t)read_bits(p, k * bw, bw);
+        i += count;
       }
       p += LADLE_MIN(bytes, end - p);
     } else {
@@ -105,6 +113,7 @@ static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, 
 
 typedef struct pvals {
   int64_t n;
+  const uint8_t *end;     /* byte arrays: the end of the buffer their bytes are in */
   uint64_t *raw;          /* fixed width: one slot per value */
   const uint8_t **ptr;    /* byte arrays */
   int32_t *len;
@@ -224,6 +233,7 @@ static int fixed_width(const ladle_pq_column *col) {
 
 static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
   int64_t n = v->n;
+  v->end = end;
   int phys = c->col->physical;
   if (phys == LADLE_PQ_BOOLEAN) {
     if ((n + 7) / 8 > end - p) return corrupt(c, "PLAIN booleans run past the page");
@@ -319,6 +329,7 @@ static ladle_status decode_delta_binary(const ctx *c, const uint8_t *p, const ui
 }
 
 static ladle_status decode_delta_length(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
+  v->end = end;
   uint64_t *lens = malloc((size_t)LADLE_MAX(v->n, 1) * 8);
   if (lens == NULL) return LADLE_OOM(c->err, "parquet lengths");
   int64_t got;
@@ -382,15 +393,25 @@ typedef struct sink {
   int64_t row; /* next row to fill */
 } sink;
 
-static bool sink_bytes(sink *s, const uint8_t *p, int32_t len) {
-  if (s->chars_len + len > s->chars_cap) {
-    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + len + 1024);
+/* Appends bytes; the buffer keeps 16 bytes of slack so that short strings are
+ * copied with two fixed 8-byte moves instead of a library call. The source may
+ * be read up to 16 bytes past its end only when those bytes are still inside the
+ * page buffer, which `src_end` bounds. */
+static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint8_t *src_end) {
+  if (s->chars_len + len + 16 > s->chars_cap) {
+    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + len + 16 + 4096);
     uint8_t *c = realloc(s->chars, (size_t)cap);
     if (c == NULL) return false;
     s->chars = c;
     s->chars_cap = cap;
   }
-  memcpy(s->chars + s->chars_len, p, (size_t)len);
+  uint8_t *dst = s->chars + s->chars_len;
+  if (len <= 16 && src_end != NULL && p + 16 <= src_end) {
+    memcpy(dst, p, 8);
+    memcpy(dst + 8, p + 8, 8);
+  } else {
+    memcpy(dst, p, (size_t)len);
+  }
   s->chars_len += len;
   return true;
 }
@@ -455,7 +476,7 @@ static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t 
       j = idx[j];
       if (j >= src->n) return corrupt(c, "dictionary index out of range");
     }
-    if (!sink_bytes(s, src->ptr[j], src->len[j])) return LADLE_OOM(c->err, "parquet strings");
+    if (!sink_bytes(s, src->ptr[j], src->len[j], src->end)) return LADLE_OOM(c->err, "parquet strings");
     LADLE_COL_MUT(o, int64_t)[s->row + 1] = s->chars_len;
   }
   return LADLE_OK;
@@ -766,13 +787,16 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
     c.page++;
   }
   if (st == LADLE_OK && str) {
-    ladle_buffer *b;
-    st = ladle_buffer_alloc(NULL, (size_t)s.chars_len, &b, err);
+    /* the bytes move into the column as they are: no copy */
+    if (s.chars == NULL && (s.chars = malloc(16)) == NULL) st = LADLE_OOM(err, "parquet strings");
+    ladle_buffer *b = NULL;
+    if (st == LADLE_OK)
+      st = ladle_buffer_wrap(s.chars, (size_t)s.chars_len, free, s.chars, &b, err);
     if (st == LADLE_OK) {
-      if (s.chars_len) memcpy(b->data, s.chars, (size_t)s.chars_len);
       ladle_buffer_release(o.owners[2]);
       o.owners[2] = b;
-      o.chars = b->data;
+      o.chars = (const char *)s.chars;
+      s.chars = NULL;
     }
   }
   pvals_free(&dict);
