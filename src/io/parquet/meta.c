@@ -233,8 +233,10 @@ static void walk_schema(ladle_thrift *t, const schema_elem *elems, int64_t nelem
   }
   const schema_elem *e = &elems[(*pos)++];
   char name[512];
-  snprintf(name, sizeof name, "%s%s%.*s", prefix, prefix[0] ? "." : "", (int)e->name_len,
-           e->name ? (const char *)e->name : "");
+  /* long nested names are cut at 511 bytes (truncation is intended) */
+  if (snprintf(name, sizeof name, "%s%s%.*s", prefix, prefix[0] ? "." : "", (int)e->name_len,
+               e->name ? (const char *)e->name : "") < 0)
+    name[0] = '\0';
   if (e->num_children > 0) {
     if (e->num_children > nelems) {
       ladle_thrift_fail(t, "schema element with more children than elements");
