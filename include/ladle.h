@@ -380,9 +380,9 @@ typedef enum ladle_join_type {
 
 typedef struct ladle_join_opts {
   ladle_join_type how;
-  bool nulls_equal;   /* null keys match each other */
-  bool coalesce;      /* one key column (Polars' default for all but FULL) */
-  const char *suffix; /* for clashing right names; NULL means "_right" */
+  bool nulls_equal;          /* null keys match each other */
+  bool coalesce;             /* one key column (Polars' default for all but FULL) */
+  const char *suffix;        /* for clashing right names; NULL means "_right" */
   const bool *coalesce_keys; /* per key, overrides `coalesce`; NULL: all follow it */
 } ladle_join_opts;
 
@@ -418,7 +418,7 @@ typedef struct ladle_parquet_opts {
   const char *const *columns; /* names to read, in output order */
   int64_t n_rows;             /* with n_rows_set: read at most this many rows */
   bool n_rows_set;
-  size_t n_filters;           /* row-group skipping by statistics */
+  size_t n_filters; /* row-group skipping by statistics */
   const ladle_pq_filter *filters;
 } ladle_parquet_opts;
 
@@ -433,24 +433,24 @@ LADLE_API ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const
 /* CSV scan options. Zero-initialise, then set what differs from the defaults in
  * ladle_csv_opts_default (comma, double quote, header, empty fields are null). */
 typedef struct ladle_csv_opts {
-  char separator;                /* ',' */
-  char quote;                    /* '"'; 0 for none */
-  bool has_header;               /* true: names from the first record */
-  int64_t skip_rows;             /* lines skipped before the header */
+  char separator;    /* ',' */
+  char quote;        /* '"'; 0 for none */
+  bool has_header;   /* true: names from the first record */
+  int64_t skip_rows; /* lines skipped before the header */
   int64_t skip_rows_after_header;
-  const char *comment_prefix;    /* lines starting with it are skipped; NULL none */
-  size_t n_null_values;          /* fields equal to one of these are null */
+  const char *comment_prefix; /* lines starting with it are skipped; NULL none */
+  size_t n_null_values;       /* fields equal to one of these are null */
   const char *const *null_values;
-  bool missing_is_null;          /* empty unquoted fields are null (true) */
-  bool truncate_ragged_lines;    /* extra fields are dropped instead of an error */
-  bool ignore_errors;            /* unparsable fields become null instead of an error */
-  bool try_parse_dates;          /* infer Date/Datetime from ISO text */
-  int64_t infer_schema_length;   /* rows used for type inference; <= 0: all */
-  int64_t n_rows;                /* with n_rows_set: read at most this many rows */
+  bool missing_is_null;        /* empty unquoted fields are null (true) */
+  bool truncate_ragged_lines;  /* extra fields are dropped instead of an error */
+  bool ignore_errors;          /* unparsable fields become null instead of an error */
+  bool try_parse_dates;        /* infer Date/Datetime from ISO text */
+  int64_t infer_schema_length; /* rows used for type inference; <= 0: all */
+  int64_t n_rows;              /* with n_rows_set: read at most this many rows */
   bool n_rows_set;
-  size_t n_columns;              /* 0: every column of the file */
-  const char *const *columns;    /* names to read, in output order */
-  const ladle_dtype *types;      /* their types (NULL: inferred) */
+  size_t n_columns;           /* 0: every column of the file */
+  const char *const *columns; /* names to read, in output order */
+  const ladle_dtype *types;   /* their types (NULL: inferred) */
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);
@@ -582,11 +582,11 @@ LADLE_API ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t 
 LADLE_API void ladle_result_destroy(ladle_result *r);
 
 typedef struct ladle_parquet_write_opts {
-  int codec;             /* Parquet codec id: 0 none, 1 snappy, 2 gzip, 6 zstd */
-  int compression_level; /* 0: the codec's default */
+  int codec;              /* Parquet codec id: 0 none, 1 snappy, 2 gzip, 6 zstd */
+  int compression_level;  /* 0: the codec's default */
   int64_t row_group_size; /* rows per row group; <= 0: 262144 */
-  bool dictionary;       /* dictionary-encode columns with few distinct values */
-  bool statistics;       /* min, max and null_count per column chunk */
+  bool dictionary;        /* dictionary-encode columns with few distinct values */
+  bool statistics;        /* min, max and null_count per column chunk */
 } ladle_parquet_write_opts;
 
 /* Writes the result to a Parquet file (every column OPTIONAL; data pages v1). On

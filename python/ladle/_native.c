@@ -55,11 +55,10 @@ static void result_dealloc(ResultObject *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyTypeObject ExprType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Expr",
-                                .tp_basicsize = sizeof(ExprObject),
-                                .tp_dealloc = (destructor)expr_dealloc,
-                                .tp_flags = Py_TPFLAGS_DEFAULT,
-                                .tp_doc = "A ladle expression (opaque)."};
+static PyTypeObject ExprType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Expr",
+    .tp_basicsize = sizeof(ExprObject), .tp_dealloc = (destructor)expr_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT, .tp_doc = "A ladle expression (opaque)."};
 
 static PyObject *wrap_expr(ladle_expr *e) {
   if (e == NULL) return PyErr_NoMemory();
@@ -260,7 +259,8 @@ static PyObject *result_write_parquet(ResultObject *self, PyObject *args) {
   const char *path;
   int codec, level, dictionary, statistics;
   long long rg;
-  if (!PyArg_ParseTuple(args, "siiLpp", &path, &codec, &level, &rg, &dictionary, &statistics)) return NULL;
+  if (!PyArg_ParseTuple(args, "siiLpp", &path, &codec, &level, &rg, &dictionary, &statistics))
+    return NULL;
   ladle_parquet_write_opts o = {codec, level, rg, dictionary, statistics};
   ladle_error err;
   ladle_status st;
@@ -338,7 +338,8 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   ladle_result *r = NULL;
   ladle_error err;
   ladle_status st;
-  Py_BEGIN_ALLOW_THREADS st = ladle_engine_execute(self->eng, ((PlanObject *)plan_obj)->p, &r, &err);
+  Py_BEGIN_ALLOW_THREADS st =
+      ladle_engine_execute(self->eng, ((PlanObject *)plan_obj)->p, &r, &err);
   Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
   ResultObject *o = PyObject_New(ResultObject, &ResultType);
   if (o == NULL) {
@@ -352,8 +353,8 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
 static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
-  return Py_BuildValue("{sLsL}", "row_groups_read", (long long)s.row_groups_read, "row_groups_skipped",
-                       (long long)s.row_groups_skipped);
+  return Py_BuildValue("{sLsL}", "row_groups_read", (long long)s.row_groups_read,
+                       "row_groups_skipped", (long long)s.row_groups_skipped);
 }
 
 static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
@@ -503,7 +504,8 @@ static PyObject *py_when(PyObject *m, PyObject *args) {
   if (t == NULL || nc != nt || !get_expr(oo, &o)) {
     free_exprs(c, nc);
     free_exprs(t, t ? nt : 0);
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "when: conds and thens differ in length");
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "when: conds and thens differ in length");
     return NULL;
   }
   ladle_expr *e = ladle_expr_when((size_t)nc, c, t, o);
@@ -554,13 +556,13 @@ static PyObject *py_over(PyObject *m, PyObject *args) {
 
 /* --------------------------------------------------------------- plan API */
 
-#define FINISH_PLAN(call)                        \
-  do {                                           \
-    ladle_error err;                             \
-    ladle_plan *out = NULL;                      \
-    ladle_status st = (call);                    \
+#define FINISH_PLAN(call)                           \
+  do {                                              \
+    ladle_error err;                                \
+    ladle_plan *out = NULL;                         \
+    ladle_status st = (call);                       \
     if (st != LADLE_OK) return raise_err(st, &err); \
-    return wrap_plan(out);                       \
+    return wrap_plan(out);                          \
   } while (0)
 
 static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
@@ -608,8 +610,8 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
       int op, kind;
       long long i64;
       double f64;
-      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(filt_fast, i), "siiLds#", &col, &op, &kind, &i64, &f64,
-                            &str, &slen)) {
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(filt_fast, i), "siiLds#", &col, &op, &kind,
+                            &i64, &f64, &str, &slen)) {
         free(filters);
         Py_DECREF(filt_fast);
         return NULL;
@@ -640,17 +642,32 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
 }
 
 static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"paths", "columns", "types", "separator", "quote", "has_header", "skip_rows",
-                           "skip_rows_after_header", "comment_prefix", "null_values", "missing_is_null",
-                           "truncate_ragged_lines", "ignore_errors", "try_parse_dates",
-                           "infer_schema_length", "n_rows", NULL};
+  static char *kwlist[] = {"paths",
+                           "columns",
+                           "types",
+                           "separator",
+                           "quote",
+                           "has_header",
+                           "skip_rows",
+                           "skip_rows_after_header",
+                           "comment_prefix",
+                           "null_values",
+                           "missing_is_null",
+                           "truncate_ragged_lines",
+                           "ignore_errors",
+                           "try_parse_dates",
+                           "infer_schema_length",
+                           "n_rows",
+                           NULL};
   PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None;
-  int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0, dates = 0;
+  int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0,
+      dates = 0;
   long long skip = 0, skip_after = 0, infer = 100, n_rows = -1;
   const char *comment = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLL", kwlist, &paths_obj, &cols_obj, &types_obj,
-                                   &sep, &quote, &has_header, &skip, &skip_after, &comment, &nulls_obj,
-                                   &missing_is_null, &truncate, &ignore, &dates, &infer, &n_rows))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLL", kwlist, &paths_obj, &cols_obj,
+                                   &types_obj, &sep, &quote, &has_header, &skip, &skip_after,
+                                   &comment, &nulls_obj, &missing_is_null, &truncate, &ignore,
+                                   &dates, &infer, &n_rows))
     return NULL;
   Py_ssize_t np, nc = 0, nn = 0;
   const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL;
@@ -748,7 +765,9 @@ static PyObject *plan_with_exprs(PyObject *args, exprs_builder fn) {
   return wrap_plan(out);
 }
 
-static PyObject *py_select(PyObject *m, PyObject *args) { return plan_with_exprs(args, ladle_plan_select); }
+static PyObject *py_select(PyObject *m, PyObject *args) {
+  return plan_with_exprs(args, ladle_plan_select);
+}
 static PyObject *py_with_columns(PyObject *m, PyObject *args) {
   return plan_with_exprs(args, ladle_plan_with_columns);
 }
@@ -844,7 +863,8 @@ static PyObject *py_sort(PyObject *m, PyObject *args) {
   Py_ssize_t n;
   ladle_expr **by = get_exprs(bo, &n);
   bool *desc = calloc((size_t)(n > 0 ? n : 1), 1), *nl = calloc((size_t)(n > 0 ? n : 1), 1);
-  if (by == NULL || desc == NULL || nl == NULL || !bool_list(dso, n, desc) || !bool_list(nlo, n, nl)) {
+  if (by == NULL || desc == NULL || nl == NULL || !bool_list(dso, n, desc) ||
+      !bool_list(nlo, n, nl)) {
     free_exprs(by, by ? n : 0);
     free(desc);
     free(nl);
@@ -914,8 +934,12 @@ static PyObject *plans_call(PyObject *args, plans_builder fn) {
   return wrap_plan(out);
 }
 
-static PyObject *py_union(PyObject *m, PyObject *args) { return plans_call(args, ladle_plan_union); }
-static PyObject *py_hconcat(PyObject *m, PyObject *args) { return plans_call(args, ladle_plan_hconcat); }
+static PyObject *py_union(PyObject *m, PyObject *args) {
+  return plans_call(args, ladle_plan_union);
+}
+static PyObject *py_hconcat(PyObject *m, PyObject *args) {
+  return plans_call(args, ladle_plan_hconcat);
+}
 
 static PyObject *py_cache(PyObject *m, PyObject *args) {
   PyObject *po;
@@ -987,7 +1011,8 @@ static PyMethodDef module_methods[] = {
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__)"},
-    {"scan_parquet", py_scan_parquet, METH_VARARGS, "scan_parquet([paths], [columns]|None, n_rows|-1)"},
+    {"scan_parquet", py_scan_parquet, METH_VARARGS,
+     "scan_parquet([paths], [columns]|None, n_rows|-1)"},
     {"scan_csv", (PyCFunction)(void (*)(void))py_scan_csv, METH_VARARGS | METH_KEYWORDS,
      "scan_csv(paths, columns, types, separator, quote, ...)"},
     {"filter", py_filter, METH_VARARGS, "filter(plan, pred)"},
@@ -995,7 +1020,8 @@ static PyMethodDef module_methods[] = {
     {"with_columns", py_with_columns, METH_VARARGS, "with_columns(plan, [exprs])"},
     {"group_by", py_group_by, METH_VARARGS, "group_by(plan, [keys], [aggs], maintain_order)"},
     {"join", py_join, METH_VARARGS, "join(l, r, [lk], [rk], how, nulls_equal, coalesce, suffix)"},
-    {"sort", py_sort, METH_VARARGS, "sort(plan, [by], [desc], [nulls_last], maintain_order, limit)"},
+    {"sort", py_sort, METH_VARARGS,
+     "sort(plan, [by], [desc], [nulls_last], maintain_order, limit)"},
     {"slice", py_slice, METH_VARARGS, "slice(plan, offset, length)"},
     {"distinct", py_distinct, METH_VARARGS, "distinct(plan, subset|None, keep, maintain_order)"},
     {"union", py_union, METH_VARARGS, "union([plans])"},
@@ -1006,13 +1032,12 @@ static PyMethodDef module_methods[] = {
     {"row_index", py_row_index, METH_VARARGS, "row_index(plan, name, offset)"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
-                                       "ladle's C engine (see include/ladle.h)", -1,
-                                       module_methods};
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_native", "ladle's C engine (see include/ladle.h)", -1, module_methods};
 
 PyMODINIT_FUNC PyInit__native(void) {
-  if (PyType_Ready(&ExprType) < 0 || PyType_Ready(&PlanType) < 0 ||
-      PyType_Ready(&EngineType) < 0 || PyType_Ready(&ResultType) < 0)
+  if (PyType_Ready(&ExprType) < 0 || PyType_Ready(&PlanType) < 0 || PyType_Ready(&EngineType) < 0 ||
+      PyType_Ready(&ResultType) < 0)
     return NULL;
   PyObject *m = PyModule_Create(&moduledef);
   if (m == NULL) return NULL;
@@ -1021,32 +1046,34 @@ PyMODINIT_FUNC PyInit__native(void) {
 #define C(name) PyModule_AddIntConstant(m, #name, name)
   if (C(LADLE_TYPE_NULL) || C(LADLE_TYPE_BOOL) || C(LADLE_TYPE_INT8) || C(LADLE_TYPE_INT16) ||
       C(LADLE_TYPE_INT32) || C(LADLE_TYPE_INT64) || C(LADLE_TYPE_UINT8) || C(LADLE_TYPE_UINT16) ||
-      C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) || C(LADLE_TYPE_FLOAT64) ||
-      C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) || C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) ||
-      C(LADLE_TIME_NS) || C(LADLE_TIME_US) || C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) ||
-      C(LADLE_OP_MUL) || C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) ||
-      C(LADLE_OP_EQ) || C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) ||
-      C(LADLE_OP_GE) || C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) ||
-      C(LADLE_OP_OR) || C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
-      C(LADLE_FN_IS_NULL) || C(LADLE_FN_IS_NOT_NULL) || C(LADLE_FN_IS_NAN) || C(LADLE_FN_IS_NOT_NAN) ||
-      C(LADLE_FN_FILL_NULL) || C(LADLE_FN_FILL_NAN) || C(LADLE_FN_IS_IN) || C(LADLE_FN_IS_BETWEEN) ||
-      C(LADLE_FN_CLIP) || C(LADLE_FN_ROUND) || C(LADLE_FN_FLOOR) || C(LADLE_FN_CEIL) ||
-      C(LADLE_FN_SQRT) || C(LADLE_FN_LOG) || C(LADLE_FN_EXP) || C(LADLE_FN_POW) || C(LADLE_FN_HASH) ||
-      C(LADLE_FN_STR_LEN_BYTES) || C(LADLE_FN_STR_LEN_CHARS) || C(LADLE_FN_STR_CONTAINS) ||
-      C(LADLE_FN_STR_STARTS_WITH) || C(LADLE_FN_STR_ENDS_WITH) || C(LADLE_FN_STR_TO_UPPER) ||
-      C(LADLE_FN_STR_TO_LOWER) || C(LADLE_FN_STR_SLICE) || C(LADLE_FN_STR_STRIP_CHARS) ||
-      C(LADLE_FN_STR_CONCAT) || C(LADLE_FN_DT_YEAR) || C(LADLE_FN_DT_MONTH) || C(LADLE_FN_DT_DAY) ||
-      C(LADLE_FN_DT_HOUR) || C(LADLE_FN_DT_MINUTE) || C(LADLE_FN_DT_SECOND) ||
-      C(LADLE_FN_DT_WEEKDAY) || C(LADLE_FN_DT_ORDINAL_DAY) || C(LADLE_FN_DT_TRUNCATE) ||
-      C(LADLE_AGG_SUM) || C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) || C(LADLE_AGG_MAX) ||
-      C(LADLE_AGG_COUNT) || C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) || C(LADLE_AGG_N_UNIQUE) ||
-      C(LADLE_AGG_FIRST) || C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) || C(LADLE_AGG_VAR) ||
-      C(LADLE_AGG_MEDIAN) || C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) || C(LADLE_AGG_ARG_MAX) ||
-      C(LADLE_AGG_ANY) || C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) || C(LADLE_RANK_MIN) ||
-      C(LADLE_RANK_MAX) || C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) || C(LADLE_JOIN_INNER) ||
-      C(LADLE_JOIN_LEFT) || C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) || C(LADLE_JOIN_SEMI) ||
-      C(LADLE_JOIN_ANTI) || C(LADLE_JOIN_CROSS) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) ||
-      C(LADLE_KEEP_LAST) || C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) || C(LADLE_INTERP_LOWER) ||
+      C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) ||
+      C(LADLE_TYPE_FLOAT64) || C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) ||
+      C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) || C(LADLE_TIME_NS) || C(LADLE_TIME_US) ||
+      C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) || C(LADLE_OP_MUL) ||
+      C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) || C(LADLE_OP_EQ) ||
+      C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) || C(LADLE_OP_GE) ||
+      C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) || C(LADLE_OP_OR) ||
+      C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
+      C(LADLE_FN_IS_NULL) || C(LADLE_FN_IS_NOT_NULL) || C(LADLE_FN_IS_NAN) ||
+      C(LADLE_FN_IS_NOT_NAN) || C(LADLE_FN_FILL_NULL) || C(LADLE_FN_FILL_NAN) ||
+      C(LADLE_FN_IS_IN) || C(LADLE_FN_IS_BETWEEN) || C(LADLE_FN_CLIP) || C(LADLE_FN_ROUND) ||
+      C(LADLE_FN_FLOOR) || C(LADLE_FN_CEIL) || C(LADLE_FN_SQRT) || C(LADLE_FN_LOG) ||
+      C(LADLE_FN_EXP) || C(LADLE_FN_POW) || C(LADLE_FN_HASH) || C(LADLE_FN_STR_LEN_BYTES) ||
+      C(LADLE_FN_STR_LEN_CHARS) || C(LADLE_FN_STR_CONTAINS) || C(LADLE_FN_STR_STARTS_WITH) ||
+      C(LADLE_FN_STR_ENDS_WITH) || C(LADLE_FN_STR_TO_UPPER) || C(LADLE_FN_STR_TO_LOWER) ||
+      C(LADLE_FN_STR_SLICE) || C(LADLE_FN_STR_STRIP_CHARS) || C(LADLE_FN_STR_CONCAT) ||
+      C(LADLE_FN_DT_YEAR) || C(LADLE_FN_DT_MONTH) || C(LADLE_FN_DT_DAY) || C(LADLE_FN_DT_HOUR) ||
+      C(LADLE_FN_DT_MINUTE) || C(LADLE_FN_DT_SECOND) || C(LADLE_FN_DT_WEEKDAY) ||
+      C(LADLE_FN_DT_ORDINAL_DAY) || C(LADLE_FN_DT_TRUNCATE) || C(LADLE_AGG_SUM) ||
+      C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) || C(LADLE_AGG_MAX) || C(LADLE_AGG_COUNT) ||
+      C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) || C(LADLE_AGG_N_UNIQUE) || C(LADLE_AGG_FIRST) ||
+      C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) || C(LADLE_AGG_VAR) || C(LADLE_AGG_MEDIAN) ||
+      C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) || C(LADLE_AGG_ARG_MAX) || C(LADLE_AGG_ANY) ||
+      C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) || C(LADLE_RANK_MIN) || C(LADLE_RANK_MAX) ||
+      C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) || C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) ||
+      C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) || C(LADLE_JOIN_SEMI) || C(LADLE_JOIN_ANTI) ||
+      C(LADLE_JOIN_CROSS) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) || C(LADLE_KEEP_LAST) ||
+      C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) || C(LADLE_INTERP_LOWER) ||
       C(LADLE_INTERP_HIGHER) || C(LADLE_INTERP_MIDPOINT) || C(LADLE_INTERP_LINEAR) ||
       C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) || C(LADLE_CLOSED_LEFT) ||
       C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) || C(LADLE_ETYPE) ||

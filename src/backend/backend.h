@@ -59,8 +59,8 @@ typedef struct ladle_backend {
                          ladle_error *err);
   ladle_status (*func)(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
                        size_t nargs, ladle_column *out, ladle_error *err);
-  ladle_status (*cast)(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to, ladle_cast_mode mode,
-                       const char *name, ladle_column *out, ladle_error *err);
+  ladle_status (*cast)(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
+                       ladle_cast_mode mode, const char *name, ladle_column *out, ladle_error *err);
   /* args: cond0, then0, ..., otherwise; all of the output type but conds. */
   ladle_status (*when)(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
                        int64_t length, ladle_column *out, ladle_error *err);

@@ -173,6 +173,16 @@ static inline const char *ladle_str_ptr(const ladle_column *c, int64_t i) {
   return c->chars + ((const int64_t *)c->values)[i];
 }
 
+/* Byte-wise order of string a[i] and b[j] (UTF-8 sorts by code point this way). */
+static inline int ladle_str_cmp(const ladle_column *a, int64_t i, const ladle_column *b,
+                                int64_t j) {
+  int64_t la = ladle_str_len(a, i), lb = ladle_str_len(b, j);
+  int64_t n = la < lb ? la : lb;
+  int c = n > 0 ? memcmp(ladle_str_ptr(a, i), ladle_str_ptr(b, j), (size_t)n) : 0;
+  if (c != 0) return c;
+  return la < lb ? -1 : la > lb;
+}
+
 /* ------------------------------------------------------------------ tables */
 
 typedef enum ladle_distribution {

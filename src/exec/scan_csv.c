@@ -7,13 +7,13 @@
 #include "exec.h"
 
 typedef struct csv_source {
-  ladle_csv_opts o;      /* strings owned below */
+  ladle_csv_opts o; /* strings owned below */
   char *comment;
   char **nulls;
   size_t nfiles;
   ladle_csv_file **files;
   size_t ncols;
-  size_t *which;         /* per file: ncols indices */
+  size_t *which; /* per file: ncols indices */
   ladle_dtype *types;
 } csv_source;
 
@@ -30,8 +30,8 @@ static void csv_source_free(void *v) {
   free(s);
 }
 
-ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths, const ladle_csv_opts *opts,
-                                 ladle_plan **out, ladle_error *err) {
+ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
+                                 const ladle_csv_opts *opts, ladle_plan **out, ladle_error *err) {
   if (n_paths == 0) return ladle_err_set(err, LADLE_EINVAL, "scan_csv: no files");
   csv_source *s = calloc(1, sizeof *s);
   ladle_plan *p = ladle_plan_node_new(LADLE_NODE_SCAN_CSV, 0);
@@ -54,12 +54,14 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths, const
     s->nulls = calloc(s->o.n_null_values, sizeof *s->nulls);
     if (s->nulls == NULL) st = LADLE_OOM(err, "csv options");
     for (size_t i = 0; st == LADLE_OK && i < s->o.n_null_values; i++)
-      if ((s->nulls[i] = ladle_strdup(opts->null_values[i])) == NULL) st = LADLE_OOM(err, "csv options");
+      if ((s->nulls[i] = ladle_strdup(opts->null_values[i])) == NULL)
+        st = LADLE_OOM(err, "csv options");
     s->o.null_values = (const char *const *)s->nulls;
   }
   s->o.columns = NULL;
   s->o.types = NULL;
-  if (st == LADLE_OK && (s->files = calloc(n_paths, sizeof *s->files)) == NULL) st = LADLE_OOM(err, "csv scan");
+  if (st == LADLE_OK && (s->files = calloc(n_paths, sizeof *s->files)) == NULL)
+    st = LADLE_OOM(err, "csv scan");
   for (size_t i = 0; st == LADLE_OK && i < n_paths; i++) {
     st = ladle_csv_open(paths[i], &s->o, NULL, &s->files[i], err);
     if (st == LADLE_OK) s->nfiles++;
@@ -81,8 +83,8 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths, const
   for (size_t fi = 0; st == LADLE_OK && fi < s->nfiles; fi++) {
     const ladle_csv_file *f = s->files[fi];
     if (fi > 0 && f->ncols != f0->ncols)
-      st = ladle_err_set(err, LADLE_EINVAL, "%s has %zu columns, %s has %zu", f->path, f->ncols, f0->path,
-                         f0->ncols);
+      st = ladle_err_set(err, LADLE_EINVAL, "%s has %zu columns, %s has %zu", f->path, f->ncols,
+                         f0->path, f0->ncols);
     for (size_t k = 0; st == LADLE_OK && k < n; k++) {
       const char *name = opts && opts->n_columns > 0 ? opts->columns[k] : f0->names[k];
       size_t j = 0;
@@ -93,12 +95,14 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths, const
       }
       s->which[fi * n + k] = j;
       if (fi == 0) {
-        s->types[k] = opts && opts->n_columns > 0 && opts->types != NULL ? opts->types[k] : inferred[j];
+        s->types[k] =
+            opts && opts->n_columns > 0 && opts->types != NULL ? opts->types[k] : inferred[j];
         ladle_type_id id = s->types[k].id;
         if (id == LADLE_TYPE_DURATION || id >= LADLE_TYPE_DECIMAL) {
           char b1[64];
-          st = ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': reading %s from CSV is not supported",
-                             f->path, name, ladle_dtype_name(s->types[k], b1, sizeof b1));
+          st = ladle_err_set(err, LADLE_ENOTSUP,
+                             "%s: column '%s': reading %s from CSV is not supported", f->path, name,
+                             ladle_dtype_name(s->types[k], b1, sizeof b1));
           break;
         }
         st = ladle_schema_set(&p->schema, k, name, s->types[k], err);
@@ -125,14 +129,17 @@ static ladle_status csv_task(void *vctx, size_t u, ladle_error *err) {
   csv_job *j = vctx;
   const csv_source *s = j->s;
   size_t f = j->file[u];
-  return ladle_csv_parse(s->files[f], &s->o, j->begin[u], j->end[u], s->ncols, s->which + f * s->ncols,
-                         s->types, j->t->chunks[u].columns, err);
+  return ladle_csv_parse(s->files[f], &s->o, j->begin[u], j->end[u], s->ncols,
+                         s->which + f * s->ncols, s->types, j->t->chunks[u].columns, err);
 }
 
-ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out, ladle_error *err);
-ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out, ladle_error *err) {
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
+                                 ladle_error *err);
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
+                                 ladle_error *err) {
   const csv_source *s = p->source;
-  int64_t morsel = st->k.morsel_rows, limit = s->o.n_rows_set ? LADLE_MAX(s->o.n_rows, 0) : INT64_MAX;
+  int64_t morsel = st->k.morsel_rows,
+          limit = s->o.n_rows_set ? LADLE_MAX(s->o.n_rows, 0) : INT64_MAX;
   size_t nunits = 0;
   int64_t rows = 0;
   for (size_t f = 0; f < s->nfiles; f++) {
@@ -141,9 +148,11 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
     rows += n;
   }
   size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf);
-  int64_t *ub = malloc(LADLE_MAX(nunits, 1) * sizeof *ub), *ue = malloc(LADLE_MAX(nunits, 1) * sizeof *ue);
+  int64_t *ub = malloc(LADLE_MAX(nunits, 1) * sizeof *ub),
+          *ue = malloc(LADLE_MAX(nunits, 1) * sizeof *ue);
   ladle_table *t = NULL;
-  ladle_status rc = uf && ub && ue ? ladle_table_create(&p->schema, nunits, &t, err) : LADLE_OOM(err, "csv units");
+  ladle_status rc = uf && ub && ue ? ladle_table_create(&p->schema, nunits, &t, err)
+                                   : LADLE_OOM(err, "csv units");
   if (rc == LADLE_OK) {
     size_t u = 0;
     rows = 0;

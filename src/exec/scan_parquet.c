@@ -94,8 +94,8 @@ ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
         st = ladle_schema_set(&p->schema, k, name, c->type, err);
       } else if (!ladle_dtype_equal(c->type, p->schema.types[k])) {
         char b1[64], b2[64];
-        st = ladle_err_set(err, LADLE_ETYPE, "%s: column '%s' is %s, but %s in %s", file->path, name,
-                           ladle_dtype_name(c->type, b1, sizeof b1),
+        st = ladle_err_set(err, LADLE_ETYPE, "%s: column '%s' is %s, but %s in %s", file->path,
+                           name, ladle_dtype_name(c->type, b1, sizeof b1),
                            ladle_dtype_name(p->schema.types[k], b2, sizeof b2), f0->path);
       }
       s->col_index[f * s->ncols + k] = j;
@@ -128,7 +128,8 @@ ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
         const ladle_pq_file *file = s->files[f];
         fl->col_index[f] = SIZE_MAX;
         for (size_t j = 0; j < file->ncolumns; j++)
-          if (strcmp(file->columns[j].name, fl->column) == 0 && file->columns[j].supported) fl->col_index[f] = j;
+          if (strcmp(file->columns[j].name, fl->column) == 0 && file->columns[j].supported)
+            fl->col_index[f] = j;
       }
     }
   }
@@ -153,7 +154,8 @@ static bool may_match(const ladle_pq_file *f, size_t rg, const pq_filter *fl, si
   int c_min, c_max; /* sign of (min - v), (max - v) */
   ladle_type_id t = pc->type.id;
   if (fl->kind == 0) {
-    if (!(ladle_type_is_integer(t) && ladle_type_is_signed(t)) && t != LADLE_TYPE_DATE && t != LADLE_TYPE_DATETIME)
+    if (!(ladle_type_is_integer(t) && ladle_type_is_signed(t)) && t != LADLE_TYPE_DATE &&
+        t != LADLE_TYPE_DATETIME)
       return true;
     int64_t lo, hi;
     if (pc->physical == LADLE_PQ_INT32 && s->min_len == 4 && s->max_len == 4) {
@@ -194,17 +196,25 @@ static bool may_match(const ladle_pq_file *f, size_t rg, const pq_filter *fl, si
   } else {
     if (t != LADLE_TYPE_STRING) return true;
     int r1 = memcmp(s->min, fl->str, (size_t)LADLE_MIN((size_t)s->min_len, fl->str_len));
-    c_min = r1 != 0 ? (r1 < 0 ? -1 : 1) : ((size_t)s->min_len < fl->str_len ? -1 : (size_t)s->min_len > fl->str_len);
+    c_min = r1 != 0 ? (r1 < 0 ? -1 : 1)
+                    : ((size_t)s->min_len < fl->str_len ? -1 : (size_t)s->min_len > fl->str_len);
     int r2 = memcmp(s->max, fl->str, (size_t)LADLE_MIN((size_t)s->max_len, fl->str_len));
-    c_max = r2 != 0 ? (r2 < 0 ? -1 : 1) : ((size_t)s->max_len < fl->str_len ? -1 : (size_t)s->max_len > fl->str_len);
+    c_max = r2 != 0 ? (r2 < 0 ? -1 : 1)
+                    : ((size_t)s->max_len < fl->str_len ? -1 : (size_t)s->max_len > fl->str_len);
   }
   switch (fl->op) {
-    case LADLE_OP_LT: return c_min < 0;
-    case LADLE_OP_LE: return c_min <= 0;
-    case LADLE_OP_GT: return c_max > 0;
-    case LADLE_OP_GE: return c_max >= 0;
-    case LADLE_OP_EQ: return c_min <= 0 && c_max >= 0;
-    default: return true;
+    case LADLE_OP_LT:
+      return c_min < 0;
+    case LADLE_OP_LE:
+      return c_min <= 0;
+    case LADLE_OP_GT:
+      return c_max > 0;
+    case LADLE_OP_GE:
+      return c_max >= 0;
+    case LADLE_OP_EQ:
+      return c_min <= 0 && c_max >= 0;
+    default:
+      return true;
   }
 }
 
@@ -230,7 +240,8 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
   /* the units to read: every (file, row group), stopping at n_rows */
   size_t nunits = 0;
   for (size_t f = 0; f < s->nfiles; f++) nunits += s->files[f]->nrow_groups;
-  size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf), *ur = malloc(LADLE_MAX(nunits, 1) * sizeof *ur);
+  size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf),
+         *ur = malloc(LADLE_MAX(nunits, 1) * sizeof *ur);
   if (uf == NULL || ur == NULL) {
     free(uf);
     free(ur);
@@ -258,7 +269,8 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
   ladle_table *t;
   ladle_status rc = ladle_table_create(&p->schema, n, &t, err);
   if (rc == LADLE_OK) {
-    for (size_t u = 0; u < n; u++) t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
+    for (size_t u = 0; u < n; u++)
+      t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
     read_job j = {s, uf, ur, t};
     rc = ladle_pool_run(st->k.pool, n * s->ncols, read_task, &j, err);
     ladle_table_seal(t);

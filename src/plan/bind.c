@@ -57,8 +57,8 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   return false;
 }
 
-ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode, ladle_bexpr **out,
-                              ladle_error *err) {
+ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode,
+                              ladle_bexpr **out, ladle_error *err) {
   if (ladle_dtype_equal(e->type, to)) {
     *out = e;
     return LADLE_OK;
@@ -777,7 +777,9 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
     case LADLE_EX_CAST:
       ladle_bexpr_explain(e->args[0], in, b);
       ladle_strbuf_printf(b, ".cast(%s%s)", ladle_dtype_name(e->type, buf, sizeof buf),
-                          e->cast_mode == LADLE_CAST_STRICT ? ", strict" : e->cast_mode == LADLE_CAST_WRAP ? ", wrap" : "");
+                          e->cast_mode == LADLE_CAST_STRICT ? ", strict"
+                          : e->cast_mode == LADLE_CAST_WRAP ? ", wrap"
+                                                            : "");
       return;
     case LADLE_EX_LEN:
       ladle_strbuf_printf(b, "len()");

@@ -323,7 +323,8 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
   bool any_merged = false;
   for (size_t k = 0; k < n_keys; k++) {
     bool ck = o.coalesce_keys ? o.coalesce_keys[k] : o.coalesce;
-    merged[k] = ck && o.how != LADLE_JOIN_CROSS && is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]);
+    merged[k] =
+        ck && o.how != LADLE_JOIN_CROSS && is_plain_col(p->keys[k]) && is_plain_col(p->rkeys[k]);
     any_merged |= merged[k];
   }
   p->join.coalesce_keys = NULL; /* not kept: the caller's array */

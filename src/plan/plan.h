@@ -39,11 +39,11 @@ struct ladle_expr {
   char *name;       /* COL: column name; ALIAS: new name */
   ladle_column lit; /* LIT: the value(s) */
   ladle_lit_kind lit_kind;
-  ladle_func_opts fopts; /* FUNC; fopts.str is owned */
-  ladle_agg_opts aopts;  /* AGG */
-  ladle_dtype cast_to;   /* CAST */
+  ladle_func_opts fopts;     /* FUNC; fopts.str is owned */
+  ladle_agg_opts aopts;      /* AGG */
+  ladle_dtype cast_to;       /* CAST */
   ladle_cast_mode cast_mode; /* CAST */
-  bool descending;       /* RANK */
+  bool descending;           /* RANK */
   size_t nargs;
   ladle_expr **args;
 };
@@ -79,8 +79,8 @@ void ladle_bexpr_destroy(ladle_bexpr *e);
 ladle_status ladle_bind(const ladle_expr *e, const ladle_schema *schema, ladle_bind_ctx ctx,
                         ladle_bexpr **out, ladle_error *err);
 /* A bound cast node over `e` (consumes e). */
-ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode, ladle_bexpr **out,
-                              ladle_error *err);
+ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode,
+                              ladle_bexpr **out, ladle_error *err);
 /* Appends a one-line text of a bound expression to b. */
 void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_strbuf *b);
 const char *ladle_func_name(ladle_func f);

@@ -36,7 +36,9 @@ TEST(infers_types_and_handles_quotes) {
   int fd = mkstemp(path);
   CHECK(fd >= 0);
   close(fd);
-  const char *text = "i,f,s,b,d\n1,1.5,\"a,b\",true,2020-01-02\n-2,,\"line\nbreak\",false,\n,3,\"q\"\"q\",,1999-12-31\n";
+  const char *text =
+      "i,f,s,b,d\n1,1.5,\"a,b\",true,2020-01-02\n-2,,\"line\nbreak\",false,\n,3,\"q\"\"q\",,1999-"
+      "12-31\n";
   write_file(text, strlen(text));
   ladle_csv_opts o = ladle_csv_opts_default();
   o.try_parse_dates = true;

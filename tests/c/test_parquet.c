@@ -101,8 +101,10 @@ TEST(bad_data_fails_cleanly_and_names_the_file) {
 TEST(missing_and_non_parquet_files) {
   ladle_error e;
   ladle_pq_file *f;
-  CHECK(ladle_pq_open("/nonexistent/x.parquet", &f, &e) == LADLE_EIO && strstr(e.message, "x.parquet"));
-  CHECK(ladle_pq_open(LADLE_TEST_DATA "/tpch/README.md", &f, &e) == LADLE_ECORRUPT && strstr(e.message, "PAR1"));
+  CHECK(ladle_pq_open("/nonexistent/x.parquet", &f, &e) == LADLE_EIO &&
+        strstr(e.message, "x.parquet"));
+  CHECK(ladle_pq_open(LADLE_TEST_DATA "/tpch/README.md", &f, &e) == LADLE_ECORRUPT &&
+        strstr(e.message, "PAR1"));
 }
 
 static uint64_t rng = 0x243f6a8885a308d3ULL;
@@ -141,8 +143,9 @@ TEST(mutated_files_never_crash) {
         int flips = 1 + (int)(next() % 8);
         for (int k = 0; k < flips; k++) {
           /* damage mostly the footer and page headers, where the structure lives */
-          long pos = (next() % 2) ? size - 8 - (long)(next() % (uint64_t)LADLE_MIN(size - 8, 2048)) - 1
-                                  : (long)(next() % (uint64_t)size);
+          long pos = (next() % 2)
+                         ? size - 8 - (long)(next() % (uint64_t)LADLE_MIN(size - 8, 2048)) - 1
+                         : (long)(next() % (uint64_t)size);
           if (pos < 0) pos = 0;
           buf[pos] ^= (uint8_t)(1u << (next() % 8));
           if (kind == 2) buf[pos] = (uint8_t)next();

@@ -8,22 +8,6 @@
 
 #define IS_FLOAT_T(T) ((T)0.5 != 0)
 
-static double value_f64(const ladle_column *c, int64_t i) {
-  switch (ladle_type_phys(c->type.id)) {
-#define G(T, ...) return (double)((const T *)c->values)[i];
-    case LADLE_PHYS_U8:
-      G(uint8_t)
-    case LADLE_PHYS_I8:
-      G(int8_t)
-      case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32 : G(int32_t) case LADLE_PHYS_I64
-          : G(int64_t) case LADLE_PHYS_U16 : G(uint16_t) case LADLE_PHYS_U32
-          : G(uint32_t) case LADLE_PHYS_U64 : G(uint64_t) case LADLE_PHYS_F32
-          : G(float) case LADLE_PHYS_F64 : G(double)
-#undef G
-                                               default : return 0;
-  }
-}
-
 static void put_f(ladle_column *o, int64_t g, double v) {
   if (o->type.id == LADLE_TYPE_FLOAT32)
     LADLE_COL_MUT(o, float)[g] = (float)v;
@@ -116,12 +100,6 @@ static void put_f(ladle_column *o, int64_t g, double v) {
     }                                                        \
   }
 
-static int str_cmp_rows(const ladle_column *c, int64_t i, int64_t j) {
-  int64_t li = ladle_str_len(c, i), lj = ladle_str_len(c, j);
-  int r = memcmp(ladle_str_ptr(c, i), ladle_str_ptr(c, j), (size_t)LADLE_MIN(li, lj));
-  return r != 0 ? r : (li < lj ? -1 : li > lj);
-}
-
 static double quantile_of(const double *v, int64_t n, double q, ladle_interpolation m) {
   if (n == 1) return v[0];
   double pos = q * (double)(n - 1);
@@ -179,7 +157,7 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
     uint32_t k = g->ids[perm[a]];
     int64_t n = 0, b = a;
     for (; b < g->nrows && g->ids[perm[b]] == k; b++)
-      if (ladle_column_valid(in, perm[b])) buf[n++] = value_f64(in, perm[b]);
+      if (ladle_column_valid(in, perm[b])) buf[n++] = ladle_cpu_value_f64(in, perm[b]);
     seen[k] = 1;
     if (n == 0) {
       put_f(o, k, 0);
@@ -202,59 +180,59 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
 
 /* mean, var and std in two passes (sum and count, then squared deviations from
  * the mean): no division per row and no loss of precision from sum-of-squares. */
-#define MOMENT_PASS1(T, in, g, sum, cnt)                                     \
-  {                                                                          \
-    const T *X = (in)->values;                                               \
-    if ((in)->validity == NULL) {                                            \
-      for (int64_t i = 0; i < (in)->length; i++) {                           \
-        sum[(g)->ids[i]] += (double)X[i];                                    \
-        cnt[(g)->ids[i]]++;                                                  \
-      }                                                                      \
-    } else {                                                                 \
-      for (int64_t i = 0; i < (in)->length; i++)                             \
-        if (ladle_bit_get((in)->validity, i)) {                              \
-          sum[(g)->ids[i]] += (double)X[i];                                  \
-          cnt[(g)->ids[i]]++;                                                \
-        }                                                                    \
-    }                                                                        \
+#define MOMENT_PASS1(T, in, g, sum, cnt)           \
+  {                                                \
+    const T *X = (in)->values;                     \
+    if ((in)->validity == NULL) {                  \
+      for (int64_t i = 0; i < (in)->length; i++) { \
+        sum[(g)->ids[i]] += (double)X[i];          \
+        cnt[(g)->ids[i]]++;                        \
+      }                                            \
+    } else {                                       \
+      for (int64_t i = 0; i < (in)->length; i++)   \
+        if (ladle_bit_get((in)->validity, i)) {    \
+          sum[(g)->ids[i]] += (double)X[i];        \
+          cnt[(g)->ids[i]]++;                      \
+        }                                          \
+    }                                              \
   }
-#define MOMENT_PASS2(T, in, g, mean, m2)                                     \
-  {                                                                          \
-    const T *X = (in)->values;                                               \
-    for (int64_t i = 0; i < (in)->length; i++)                               \
-      if (ladle_column_valid(in, i)) {                                       \
-        double d = (double)X[i] - mean[(g)->ids[i]];                         \
-        m2[(g)->ids[i]] += d * d;                                            \
-      }                                                                      \
+#define MOMENT_PASS2(T, in, g, mean, m2)             \
+  {                                                  \
+    const T *X = (in)->values;                       \
+    for (int64_t i = 0; i < (in)->length; i++)       \
+      if (ladle_column_valid(in, i)) {               \
+        double d = (double)X[i] - mean[(g)->ids[i]]; \
+        m2[(g)->ids[i]] += d * d;                    \
+      }                                              \
   }
 
-#define ONE_GROUP_MOMENTS(T, in, mean, m2, cnt, second)                  \
-  {                                                                      \
-    const T *X = (in)->values;                                           \
-    int64_t n = (in)->length, i = 0;                                     \
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                               \
-    for (; i + 4 <= n; i += 4) {                                         \
-      s0 += (double)X[i];                                                \
-      s1 += (double)X[i + 1];                                            \
-      s2 += (double)X[i + 2];                                            \
-      s3 += (double)X[i + 3];                                            \
-    }                                                                    \
-    for (; i < n; i++) s0 += (double)X[i];                               \
-    cnt[0] = n;                                                          \
-    mean[0] = n > 0 ? ((s0 + s1) + (s2 + s3)) / (double)n : 0;           \
-    if (second) {                                                        \
-      double mu = mean[0], q0 = 0, q1 = 0, q2 = 0, q3 = 0;               \
-      for (i = 0; i + 4 <= n; i += 4) {                                  \
-        double d0 = (double)X[i] - mu, d1 = (double)X[i + 1] - mu;       \
-        double d2 = (double)X[i + 2] - mu, d3 = (double)X[i + 3] - mu;   \
-        q0 += d0 * d0;                                                   \
-        q1 += d1 * d1;                                                   \
-        q2 += d2 * d2;                                                   \
-        q3 += d3 * d3;                                                   \
-      }                                                                  \
+#define ONE_GROUP_MOMENTS(T, in, mean, m2, cnt, second)                   \
+  {                                                                       \
+    const T *X = (in)->values;                                            \
+    int64_t n = (in)->length, i = 0;                                      \
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                \
+    for (; i + 4 <= n; i += 4) {                                          \
+      s0 += (double)X[i];                                                 \
+      s1 += (double)X[i + 1];                                             \
+      s2 += (double)X[i + 2];                                             \
+      s3 += (double)X[i + 3];                                             \
+    }                                                                     \
+    for (; i < n; i++) s0 += (double)X[i];                                \
+    cnt[0] = n;                                                           \
+    mean[0] = n > 0 ? ((s0 + s1) + (s2 + s3)) / (double)n : 0;            \
+    if (second) {                                                         \
+      double mu = mean[0], q0 = 0, q1 = 0, q2 = 0, q3 = 0;                \
+      for (i = 0; i + 4 <= n; i += 4) {                                   \
+        double d0 = (double)X[i] - mu, d1 = (double)X[i + 1] - mu;        \
+        double d2 = (double)X[i + 2] - mu, d3 = (double)X[i + 3] - mu;    \
+        q0 += d0 * d0;                                                    \
+        q1 += d1 * d1;                                                    \
+        q2 += d2 * d2;                                                    \
+        q3 += d3 * d3;                                                    \
+      }                                                                   \
       for (; i < n; i++) q0 += ((double)X[i] - mu) * ((double)X[i] - mu); \
-      m2[0] = (q0 + q1) + (q2 + q3);                                     \
-    }                                                                    \
+      m2[0] = (q0 + q1) + (q2 + q3);                                      \
+    }                                                                     \
   }
 
 static ladle_status moments(const ladle_bexpr *agg, const ladle_column *in, ladle_groups *g,
@@ -382,7 +360,7 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
           if (*b < 0)
             *b = i;
           else {
-            int c = str_cmp_rows(in, i, *b);
+            int c = ladle_str_cmp(in, i, in, *b);
             if (op == LADLE_AGG_MAX ? c > 0 : c < 0) *b = i;
           }
         }
@@ -429,7 +407,7 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
           uint32_t k = g->ids[i];
           int64_t p = pos[k]++;
           if (!ladle_column_valid(in, i)) continue;
-          int c = best[k] < 0 ? 0 : str_cmp_rows(in, i, brow[k]);
+          int c = best[k] < 0 ? 0 : ladle_str_cmp(in, i, in, brow[k]);
           if (best[k] < 0 || (op == LADLE_AGG_ARG_MAX ? c > 0 : c < 0)) {
             best[k] = p;
             brow[k] = i;

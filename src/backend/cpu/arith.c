@@ -186,13 +186,6 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
     }                                                      \
   }
 
-static int str_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j) {
-  int64_t la = ladle_str_len(a, i), lb = ladle_str_len(b, j);
-  int c = memcmp(ladle_str_ptr(a, i), ladle_str_ptr(b, j), (size_t)LADLE_MIN(la, lb));
-  if (c != 0) return c;
-  return la < lb ? -1 : la > lb;
-}
-
 static bool cmp_result(int op, int c) {
   switch (op) {
     case LADLE_OP_EQ:
@@ -232,7 +225,7 @@ static ladle_status string_binary(int op, const ladle_column *a, const ladle_col
   }
   LADLE_RETURN_NOT_OK(ladle_column_alloc(out_type, n, false, 0, out, err));
   uint8_t *o = LADLE_COL_MUT(out, uint8_t);
-  for (int64_t i = 0; i < n; i++) o[i] = cmp_result(op, str_cmp(a, i * sa, b, i * sb));
+  for (int64_t i = 0; i < n; i++) o[i] = cmp_result(op, ladle_str_cmp(a, i * sa, b, i * sb));
   return LADLE_OK;
 }
 

@@ -8,21 +8,6 @@
 #include "temporal.h"
 
 /* Reads value i of a numeric column as double / int64 / uint64. */
-static double get_f64(const ladle_column *c, int64_t i) {
-  switch (ladle_type_phys(c->type.id)) {
-#define G(T, ...) return (double)((const T *)c->values)[i];
-    case LADLE_PHYS_U8:
-      G(uint8_t)
-    case LADLE_PHYS_I8:
-      G(int8_t)
-      case LADLE_PHYS_I16 : G(int16_t) case LADLE_PHYS_I32 : G(int32_t) case LADLE_PHYS_I64
-          : G(int64_t) case LADLE_PHYS_U16 : G(uint16_t) case LADLE_PHYS_U32
-          : G(uint32_t) case LADLE_PHYS_U64 : G(uint64_t) case LADLE_PHYS_F32
-          : G(float) case LADLE_PHYS_F64 : G(double)
-#undef G
-                                               default : return 0;
-  }
-}
 
 /* Integer value of row i: sets *neg for negative signed values; returns |v| or v. */
 static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
@@ -39,12 +24,14 @@ static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
       S(int8_t)
     case LADLE_PHYS_I16:
       S(int16_t)
-      case LADLE_PHYS_I32 : S(int32_t) case LADLE_PHYS_I64 : S(int64_t) case LADLE_PHYS_U8
-          : U(uint8_t) case LADLE_PHYS_U16 : U(uint16_t) case LADLE_PHYS_U32
-          : U(uint32_t) case LADLE_PHYS_U64 : U(uint64_t)
+    case LADLE_PHYS_I32:
+      S(int32_t)
+      case LADLE_PHYS_I64 : S(int64_t) case LADLE_PHYS_U8 : U(uint8_t) case LADLE_PHYS_U16
+          : U(uint16_t) case LADLE_PHYS_U32 : U(uint32_t) case LADLE_PHYS_U64 : U(uint64_t)
 #undef S
 #undef U
-                                                  default : return 0;
+                                                                                    default
+          : return 0;
   }
 }
 
@@ -129,13 +116,14 @@ static bool cast_is_plain(ladle_type_id from, ladle_type_id to) {
   return !sf && st && wt > wf; /* unsigned into a wider signed type */
 }
 
-#define PLAIN_INNER(U, T, in, o)                           \
-  {                                                        \
-    const T *X = (in)->values;                             \
-    U *O = LADLE_COL_MUT(o, U);                            \
+#define PLAIN_INNER(U, T, in, o)                               \
+  {                                                            \
+    const T *X = (in)->values;                                 \
+    U *O = LADLE_COL_MUT(o, U);                                \
     for (int64_t i = 0; i < (in)->length; i++) O[i] = (U)X[i]; \
   }
-#define PLAIN_OUTER(T, in, o) LADLE_DISPATCH_NUM2(ladle_type_phys((o)->type.id), PLAIN_INNER, T, in, o)
+#define PLAIN_OUTER(T, in, o) \
+  LADLE_DISPATCH_NUM2(ladle_type_phys((o)->type.id), PLAIN_INNER, T, in, o)
 
 /* numeric/bool -> numeric/bool */
 static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f, bool wrap) {
@@ -149,20 +137,20 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f, 
     }
     if (to == LADLE_TYPE_BOOL) {
       LADLE_COL_MUT(o, uint8_t)
-      [i] = ffloat ? get_f64(in, i) != 0 : ({
+      [i] = ffloat ? ladle_cpu_value_f64(in, i) != 0 : ({
         bool ng;
         get_int(in, i, &ng) != 0;
       });
     } else if (ladle_type_is_float(to)) {
       if (ffloat) {
-        put_f64(o, i, get_f64(in, i));
+        put_f64(o, i, ladle_cpu_value_f64(in, i));
       } else {
         bool neg;
         uint64_t raw = get_int(in, i, &neg);
         put_f64(o, i, neg ? (double)(int64_t)raw : (double)raw);
       }
     } else if (ffloat) {
-      double v = trunc(get_f64(in, i));
+      double v = trunc(ladle_cpu_value_f64(in, i));
       bool ok = v == v && v >= -9223372036854775808.0 &&
                 (ladle_type_is_signed(to) ? v < 9223372036854775808.0 : v < 18446744073709551616.0);
       uint64_t raw = 0;
@@ -170,7 +158,7 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f, 
       if (ok) ok = int_fits(to, v < 0, raw);
       if (!ok) {
         char buf[40];
-        int len = snprintf(buf, sizeof buf, "%g", get_f64(in, i));
+        int len = snprintf(buf, sizeof buf, "%g", ladle_cpu_value_f64(in, i));
         note_fail(f, o, i, buf, (size_t)len);
       } else {
         put_int(o, i, raw);
@@ -215,7 +203,7 @@ static int format_value(const ladle_column *in, int64_t i, char *buf, size_t cap
   if (id == LADLE_TYPE_BOOL)
     return snprintf(buf, cap, ((const uint8_t *)in->values)[i] ? "true" : "false");
   if (ladle_type_is_float(id))
-    return format_float(get_f64(in, i), id == LADLE_TYPE_FLOAT32, buf, cap);
+    return format_float(ladle_cpu_value_f64(in, i), id == LADLE_TYPE_FLOAT32, buf, cap);
   if (id == LADLE_TYPE_DATE) return format_date(((const int32_t *)in->values)[i], buf, cap);
   if (id == LADLE_TYPE_DATETIME) {
     int64_t v = ((const int64_t *)in->values)[i], per = ladle_unit_per_sec((int)in->type.unit);
@@ -410,7 +398,8 @@ static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f)
 }
 
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
-                            ladle_cast_mode mode, const char *name, ladle_column *out, ladle_error *err) {
+                            ladle_cast_mode mode, const char *name, ladle_column *out,
+                            ladle_error *err) {
   LADLE_UNUSED(ctx);
   char b1[64], b2[64];
   if (ladle_dtype_equal(in->type, to)) {

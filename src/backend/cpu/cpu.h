@@ -45,20 +45,69 @@
   }
 
 /* A second copy, for dispatching on two types at once (macros do not recurse). */
-#define LADLE_DISPATCH_NUM2(phys, M, ...)                 \
-  switch (phys) {                                         \
-    case LADLE_PHYS_U8: M(uint8_t, __VA_ARGS__); break;   \
-    case LADLE_PHYS_I8: M(int8_t, __VA_ARGS__); break;    \
-    case LADLE_PHYS_I16: M(int16_t, __VA_ARGS__); break;  \
-    case LADLE_PHYS_I32: M(int32_t, __VA_ARGS__); break;  \
-    case LADLE_PHYS_I64: M(int64_t, __VA_ARGS__); break;  \
-    case LADLE_PHYS_U16: M(uint16_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_U32: M(uint32_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_U64: M(uint64_t, __VA_ARGS__); break; \
-    case LADLE_PHYS_F32: M(float, __VA_ARGS__); break;    \
-    case LADLE_PHYS_F64: M(double, __VA_ARGS__); break;   \
-    default: break;                                       \
+#define LADLE_DISPATCH_NUM2(phys, M, ...) \
+  switch (phys) {                         \
+    case LADLE_PHYS_U8:                   \
+      M(uint8_t, __VA_ARGS__);            \
+      break;                              \
+    case LADLE_PHYS_I8:                   \
+      M(int8_t, __VA_ARGS__);             \
+      break;                              \
+    case LADLE_PHYS_I16:                  \
+      M(int16_t, __VA_ARGS__);            \
+      break;                              \
+    case LADLE_PHYS_I32:                  \
+      M(int32_t, __VA_ARGS__);            \
+      break;                              \
+    case LADLE_PHYS_I64:                  \
+      M(int64_t, __VA_ARGS__);            \
+      break;                              \
+    case LADLE_PHYS_U16:                  \
+      M(uint16_t, __VA_ARGS__);           \
+      break;                              \
+    case LADLE_PHYS_U32:                  \
+      M(uint32_t, __VA_ARGS__);           \
+      break;                              \
+    case LADLE_PHYS_U64:                  \
+      M(uint64_t, __VA_ARGS__);           \
+      break;                              \
+    case LADLE_PHYS_F32:                  \
+      M(float, __VA_ARGS__);              \
+      break;                              \
+    case LADLE_PHYS_F64:                  \
+      M(double, __VA_ARGS__);             \
+      break;                              \
+    default:                              \
+      break;                              \
   }
+
+/* Value i of a numeric or boolean column as a double. */
+static inline double ladle_cpu_value_f64(const ladle_column *c, int64_t i) {
+  switch (ladle_type_phys(c->type.id)) {
+    case LADLE_PHYS_U8:
+      return ((const uint8_t *)c->values)[i];
+    case LADLE_PHYS_I8:
+      return ((const int8_t *)c->values)[i];
+    case LADLE_PHYS_I16:
+      return ((const int16_t *)c->values)[i];
+    case LADLE_PHYS_I32:
+      return ((const int32_t *)c->values)[i];
+    case LADLE_PHYS_I64:
+      return (double)((const int64_t *)c->values)[i];
+    case LADLE_PHYS_U16:
+      return ((const uint16_t *)c->values)[i];
+    case LADLE_PHYS_U32:
+      return ((const uint32_t *)c->values)[i];
+    case LADLE_PHYS_U64:
+      return (double)((const uint64_t *)c->values)[i];
+    case LADLE_PHYS_F32:
+      return ((const float *)c->values)[i];
+    case LADLE_PHYS_F64:
+      return ((const double *)c->values)[i];
+    default:
+      return 0;
+  }
+}
 
 /* Validity of out = valid(a) & valid(b), with broadcasting of length-1 inputs.
  * Allocates out's bitmap only when an input has nulls. */

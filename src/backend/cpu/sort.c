@@ -78,12 +78,6 @@ static ladle_status radix_sort(uint64_t *keys, int64_t *perm, int64_t n, ladle_e
   return LADLE_OK;
 }
 
-static int str_cmp(const ladle_column *c, int64_t i, int64_t j) {
-  int64_t li = ladle_str_len(c, i), lj = ladle_str_len(c, j);
-  int r = memcmp(ladle_str_ptr(c, i), ladle_str_ptr(c, j), (size_t)LADLE_MIN(li, lj));
-  return r != 0 ? r : (li < lj ? -1 : li > lj);
-}
-
 /* Stable merge sort of perm by string value. */
 static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n, bool desc,
                                 ladle_error *err) {
@@ -95,7 +89,7 @@ static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n,
       int64_t mid = LADLE_MIN(lo + width, n), hi = LADLE_MIN(lo + 2 * width, n);
       int64_t a = lo, b = mid, k = lo;
       while (a < mid && b < hi) {
-        int cmp = str_cmp(c, src[b], src[a]);
+        int cmp = ladle_str_cmp(c, src[b], c, src[a]);
         bool take_b = desc ? cmp > 0 : cmp < 0;
         dst[k++] = take_b ? src[b++] : src[a++];
       }
@@ -167,7 +161,7 @@ ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *k
 }
 
 static bool same_value(const ladle_column *c, int64_t i, int64_t j) {
-  if (c->type.id == LADLE_TYPE_STRING) return str_cmp(c, i, j) == 0;
+  if (c->type.id == LADLE_TYPE_STRING) return ladle_str_cmp(c, i, c, j) == 0;
   return norm_key(c, i) == norm_key(c, j);
 }
 

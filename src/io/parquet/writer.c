@@ -297,11 +297,7 @@ static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec
 /* Ordering for statistics: <0, 0, >0 in the logical type's sort order. */
 static int cmp_values(const ladle_column *c, int64_t i, int64_t j) {
   switch (c->type.id) {
-    case LADLE_TYPE_STRING: {
-      int64_t li = ladle_str_len(c, i), lj = ladle_str_len(c, j);
-      int r = memcmp(ladle_str_ptr(c, i), ladle_str_ptr(c, j), (size_t)LADLE_MIN(li, lj));
-      return r != 0 ? r : (li < lj ? -1 : li > lj);
-    }
+    case LADLE_TYPE_STRING: return ladle_str_cmp(c, i, c, j);
 #define CMP(T)                                              \
   {                                                         \
     T a = ((const T *)c->values)[i], b = ((const T *)c->values)[j]; \
