@@ -306,12 +306,19 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
       st = s->be->join(&s->k, lk, rk, nk, p->join.how, p->join.nulls_equal, &pairs, err);
     }
   }
+  /* a join whose left rows come out exactly once and in order (a lookup into a
+   * dimension table, the common case) need not copy the left columns */
+  bool left_identity = st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
+  for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
   size_t made = 0;
   for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
     int64_t m = p->out_map[i];
     const ladle_column *src = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
     const int64_t *idx = m >= 0 ? pairs.left : pairs.right;
-    st = s->be->gather(&s->k, src, idx, pairs.n, &cols[i], err);
+    if (m >= 0 && left_identity)
+      ladle_column_copy_ref(src, &cols[i]); /* every left row once, in order: share it */
+    else
+      st = s->be->gather(&s->k, src, idx, pairs.n, &cols[i], err);
     if (st != LADLE_OK) break;
     made++;
     int64_t ck = p->coalesce_rkey[i];
