@@ -218,6 +218,30 @@ static ladle_status exec_projection(exec_state *s, const ladle_plan *p, ladle_ta
   return st;
 }
 
+typedef struct agg_job {
+  exec_state *s;
+  const ladle_plan *p;
+  const ladle_table *in;
+  ladle_groups *g; /* read only while the tasks run */
+  ladle_column *out;
+  bool *done;
+} agg_job;
+
+static ladle_status agg_task(void *vctx, size_t i, ladle_error *err) {
+  agg_job *j = vctx;
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(ladle_eval_full(j->s, j->p->exprs[i], j->in, j->g, false, &c, err));
+  ladle_status st = LADLE_OK;
+  if (c.length != j->g->ngroups) {
+    st = ladle_column_broadcast(&c, j->g->ngroups, &j->out[i], err);
+    ladle_column_release(&c);
+  } else {
+    j->out[i] = c;
+  }
+  if (st == LADLE_OK) j->done[i] = true;
+  return st;
+}
+
 static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_table *in,
                                   ladle_table **out, ladle_error *err) {
   size_t nk = p->nkeys, na = p->nexprs;
@@ -253,16 +277,18 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
     st = gather_columns(s, keys, nk, g.first, g.ngroups, cols, err);
     if (st == LADLE_OK) made = nk;
   }
-  for (size_t i = 0; st == LADLE_OK && i < na; i++) {
-    ladle_column c;
-    st = ladle_eval_full(s, p->exprs[i], in, &g, false, &c, err);
-    if (st == LADLE_OK && c.length != g.ngroups) {
-      st = ladle_column_broadcast(&c, g.ngroups, &cols[nk + i], err);
-      ladle_column_release(&c);
-    } else if (st == LADLE_OK) {
-      cols[nk + i] = c;
+  if (st == LADLE_OK && na > 0) {
+    /* the aggregations of one group_by are independent: one task each */
+    agg_job j = {s, p, in, &g, cols + nk, NULL};
+    j.done = calloc(na, sizeof *j.done);
+    st = j.done ? ladle_pool_run(s->k.pool, na, agg_task, &j, err) : LADLE_OOM(err, "group_by");
+    if (st == LADLE_OK) {
+      made = nk + na;
+    } else if (j.done != NULL) {
+      for (size_t i = 0; i < na; i++)
+        if (j.done[i]) ladle_column_release(&cols[nk + i]);
     }
-    if (st == LADLE_OK) made = nk + i + 1;
+    free(j.done);
   }
   int64_t ngroups = g.ngroups;
   ladle_groups_release(&g);

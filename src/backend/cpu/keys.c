@@ -348,6 +348,43 @@ static ladle_status relabel_part(void *vctx, size_t p, ladle_error *err) {
   return LADLE_OK;
 }
 
+typedef struct part_job {
+  const ladle_keymap *km;
+  rowkeys *dst;   /* phase 1 with fixed-width keys: the partition-ordered copy */
+  int64_t *order; /* phase 1: input row of each partition-ordered position */
+  int64_t *hist;  /* nblocks x nparts: counts (phase 0), then write cursors */
+  int64_t block;
+  size_t nblocks;
+  int phase;
+} part_job;
+
+static ladle_status part_task(void *vctx, size_t b, ladle_error *err) {
+  LADLE_UNUSED(err);
+  part_job *j = vctx;
+  const ladle_keymap *km = j->km;
+  const rowkeys *rk = &km->rk;
+  int64_t a = (int64_t)b * j->block, e = LADLE_MIN(a + j->block, rk->n);
+  int64_t *h = j->hist + b * km->nparts;
+  if (j->phase == 0) {
+    for (int64_t i = a; i < e; i++) h[part_of(km, rk->hash[i])]++;
+    return LADLE_OK;
+  }
+  if (j->dst == NULL) {
+    for (int64_t i = a; i < e; i++) j->order[h[part_of(km, rk->hash[i])]++] = i;
+    return LADLE_OK;
+  }
+  size_t w = rk->width;
+  for (int64_t i = a; i < e; i++) {
+    uint64_t hv = rk->hash[i];
+    int64_t d = h[part_of(km, hv)]++;
+    j->order[d] = i;
+    j->dst->hash[d] = hv;
+    j->dst->has_null[d] = rk->has_null[i];
+    memcpy(j->dst->data + (size_t)d * w, rk->data + (size_t)i * w, w);
+  }
+  return LADLE_OK;
+}
+
 ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                 ladle_keymap **out, ladle_groups *groups, ladle_error *err) {
   ladle_keymap *km = calloc(1, sizeof *km);
@@ -379,10 +416,33 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
     st = LADLE_OOM(err, "keymap partitions");
     goto done;
   }
-  /* counting sort of rows by partition; stable, so first rows come first */
-  for (int64_t i = 0; i < n; i++) pstart[part_of(km, km->rk.hash[i]) + 1]++;
-  for (size_t p = 0; p < km->nparts; p++) pstart[p + 1] += pstart[p];
-  memcpy(cursor, pstart, km->nparts * sizeof *cursor);
+  /* counting sort of rows by partition, block-parallel and stable (blocks keep
+   * their order, rows within a block theirs), so first rows come first */
+  part_job pj = {km, NULL, order, NULL, 0, 0, 0};
+  pj.block = ctx->morsel_rows > 0 ? ctx->morsel_rows : 65536;
+  pj.nblocks = (size_t)((n + pj.block - 1) / pj.block);
+  pj.hist = calloc(LADLE_MAX(pj.nblocks, 1) * km->nparts, sizeof *pj.hist);
+  if (pj.hist == NULL) {
+    st = LADLE_OOM(err, "keymap partitions");
+    goto done;
+  }
+  pj.phase = 0;
+  st = ladle_pool_run(ctx->pool, pj.nblocks, part_task, &pj, err);
+  if (st != LADLE_OK) {
+    free(pj.hist);
+    goto done;
+  }
+  /* hist[b][p] becomes where block b's rows of partition p start */
+  int64_t run = 0;
+  for (size_t q = 0; q < km->nparts; q++) {
+    pstart[q] = run;
+    for (size_t b = 0; b < pj.nblocks; b++) {
+      int64_t c = pj.hist[b * km->nparts + q];
+      pj.hist[b * km->nparts + q] = run;
+      run += c;
+    }
+  }
+  pstart[km->nparts] = run;
   if (km->rk.width > 0) {
     /* scatter hashes and keys into partition order, so that each partition's
      * build reads its rows sequentially */
@@ -395,23 +455,22 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
       free(prk.data);
       free(prk.hash);
       free(prk.has_null);
+      free(pj.hist);
       st = LADLE_OOM(err, "keymap partitions");
       goto done;
     }
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t h = km->rk.hash[i];
-      int64_t d = cursor[part_of(km, h)]++;
-      order[d] = i;
-      prk.hash[d] = h;
-      prk.has_null[d] = km->rk.has_null[i];
-      memcpy(prk.data + (size_t)d * w, km->rk.data + (size_t)i * w, w);
-    }
+    pj.dst = &prk;
+    pj.phase = 1;
+    st = ladle_pool_run(ctx->pool, pj.nblocks, part_task, &pj, err);
     rowkeys_free(&km->rk);
     km->rk = prk;
     km->reordered = true;
   } else {
-    for (int64_t i = 0; i < n; i++) order[cursor[part_of(km, km->rk.hash[i])]++] = i;
+    pj.phase = 1;
+    st = ladle_pool_run(ctx->pool, pj.nblocks, part_task, &pj, err);
   }
+  free(pj.hist);
+  if (st != LADLE_OK) goto done;
   build_ctx bc = {km, order, pstart, ids};
   st = ladle_pool_run(ctx->pool, km->nparts, build_part, &bc, err);
   if (st != LADLE_OK) goto done;
