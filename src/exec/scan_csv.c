@@ -2,6 +2,7 @@
  * infers or takes the column types) and its execution (records parsed in parallel,
  * one partition per range of records). */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "../io/csv/csv.h"
 #include "exec.h"
@@ -62,10 +63,16 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
   s->o.types = NULL;
   if (st == LADLE_OK && (s->files = calloc(n_paths, sizeof *s->files)) == NULL)
     st = LADLE_OOM(err, "csv scan");
+  /* records are found now (the plan needs the columns and their types), with a
+   * pool of this call's own, one thread per core */
+  ladle_pool *pool = NULL;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (st == LADLE_OK) st = ladle_pool_create(cores > 0 ? (int)cores : 1, &pool, err);
   for (size_t i = 0; st == LADLE_OK && i < n_paths; i++) {
-    st = ladle_csv_open(paths[i], &s->o, NULL, &s->files[i], err);
+    st = ladle_csv_open(paths[i], &s->o, pool, &s->files[i], err);
     if (st == LADLE_OK) s->nfiles++;
   }
+  ladle_pool_destroy(pool);
   if (st != LADLE_OK) {
     ladle_plan_destroy(p);
     return st;
