@@ -323,8 +323,6 @@ class Translator:
         if kind != "parquet":
             raise Unsupported(f"plan node Scan({kind})", f"ladle has no {kind} reader yet")
         opts = ir.file_options
-        if ir.hive_parts is not None:
-            raise Unsupported("plan node Scan(parquet) with hive partitions", "not supported by ladle yet")
         for attr in ("include_file_paths", "deletion_files", "column_mapping", "default_values"):
             if getattr(opts, attr, None):
                 raise Unsupported(f"plan node Scan(parquet) with {attr}", "not supported by ladle yet")
@@ -342,19 +340,56 @@ class Translator:
             n_rows = n_rows[1]
         paths = [str(p) for p in ir.paths]
         filters = self._stat_filters(ir.predicate, self.nt.get_schema()) if ir.predicate is not None else []
-        try:
-            plan = N.scan_parquet(paths, cols, -1 if n_rows is None else int(n_rows), filters)
-        except N.LadleError as e:
-            code, msg = e.args
-            if code in (N.LADLE_ENOTSUP, N.LADLE_ENOCOL, N.LADLE_ETYPE):
-                raise Unsupported("plan node Scan(parquet)", msg) from None
-            raise
+        limit = -1 if n_rows is None else int(n_rows)
+        if ir.hive_parts is not None:
+            hive = pl.DataFrame._from_pydf(ir.hive_parts)
+            plan = self._hive_scan(paths, cols, [c for c in want if c in hive.columns], limit, filters, hive)
+        else:
+            plan = self._parquet_files(paths, cols, limit, filters)
         if row_index is not None:
             plan = N.row_index(plan, row_index[0], int(row_index[1]))
         if ir.predicate is not None:
             plan = N.filter(plan, self.expr(ir.predicate.node))
         if [name for name, _ in plan.schema()] != want:
             plan = N.select(plan, [N.col(c) for c in want])
+        return plan
+
+    @staticmethod
+    def _parquet_files(paths: list[str], cols: list[str], limit: int, filters: list[Any]) -> N.Plan:
+        try:
+            return N.scan_parquet(paths, cols, limit, filters)
+        except N.LadleError as e:
+            code, msg = e.args
+            if code in (N.LADLE_ENOTSUP, N.LADLE_ENOCOL, N.LADLE_ETYPE):
+                raise Unsupported("plan node Scan(parquet)", msg) from None
+            raise
+
+    def _hive_scan(
+        self, paths: list[str], cols: list[str], hive_cols: list[str], limit: int, filters: list[Any], hive: pl.DataFrame
+    ) -> N.Plan:
+        """A hive-partitioned dataset: each file is scanned for its own columns and
+        the partition values Polars parsed from its path (one row of `hive` per
+        file, in path order) become constant columns; the files are concatenated in
+        path order, as Polars does, so n_rows, row_index and the predicate apply after."""
+        what = "plan node Scan(parquet) with hive partitions"
+        if not paths or hive.height != len(paths):
+            raise Unsupported(what, f"{hive.height} partition rows for {len(paths)} files")
+        names = set(hive.columns)
+        file_cols = [c for c in cols if c not in names]
+        if not file_cols:
+            raise Unsupported(what, "a scan of partition columns only is not supported by ladle yet")
+        file_filters = [f for f in filters if f[0] not in names]
+        parts: list[N.Plan] = []
+        for i, path in enumerate(paths):
+            plan = self._parquet_files([path], file_cols, limit, file_filters)
+            consts = [
+                N.alias(_literal_value(hive.schema[c], hive[c][i], f"hive partition column '{c}'"), c)
+                for c in hive_cols
+            ]
+            parts.append(N.with_columns(plan, consts) if consts else plan)
+        plan = parts[0] if len(parts) == 1 else N.union(parts)
+        if limit >= 0 and len(parts) > 1:
+            plan = N.slice(plan, 0, limit)
         return plan
 
     _FLIP = {"Lt": "Gt", "LtEq": "GtEq", "Gt": "Lt", "GtEq": "LtEq", "Eq": "Eq"}

@@ -132,6 +132,40 @@ def test_empty_and_many_files(tmp_path: Path, engine) -> None:
     assert_same(pl.scan_parquet(paths, row_index_name="idx", row_index_offset=5).filter(pl.col("b")), engine)
 
 
+def test_hive_partitioned_dataset(tmp_path: Path, engine) -> None:
+    """A dataset written by Polars with partition_by (integer, string and null
+    partition values, several files per partition), scanned as a directory and as
+    a glob: values, column order, pruning by partition predicates, n_rows and
+    row_index all as Polars gives them."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    df = pl.DataFrame(
+        {
+            "x": rng.integers(-1000, 1000, n),
+            "s": [f"v{i % 37}" for i in range(n)],
+            "year": rng.choice([2019, 2020, 2021], n),
+            "region": pl.Series(rng.choice(["eu", "us", "apac", ""], n)).replace("", None),
+        }
+    )
+    root = tmp_path / "ds"
+    df.write_parquet(root, partition_by=["year", "region"])
+    # a second file in one partition, so a partition is more than one file
+    extra = root / "year=2020" / "region=eu" / "extra.parquet"
+    df.head(100).select("x", "s").write_parquet(extra)
+    for src in (root, str(root / "**" / "*.parquet")):
+        lf = pl.scan_parquet(src, hive_partitioning=True)
+        assert_same(lf, engine)
+        assert_same(lf.filter(pl.col("year") >= 2020).select("region", "x"), engine)
+        assert_same(lf.filter(pl.col("region") == "eu", pl.col("x") > 0), engine)
+        assert_same(lf.filter(pl.col("region").is_null()).select("x", "year"), engine)
+        assert_same(lf.head(1234), engine)
+        assert_same(lf.with_row_index("i").filter(pl.col("x") % 7 == 0), engine)
+        assert_same(lf.group_by("year", "region").agg(pl.col("x").sum(), pl.len()), engine, ordered=False)
+    # partition columns only: refused by name, and Polars answers
+    with pytest.raises(ladle.UnsupportedError, match="partition columns only"):
+        pl.scan_parquet(root, hive_partitioning=True).select("year").collect(engine=engine)
+
+
 def test_unsupported_column_falls_back_by_name(tmp_path: Path) -> None:
     p = tmp_path / "l.parquet"
     pl.DataFrame({"l": [[1], [2, 3]], "a": [1, 2]}).write_parquet(p)
