@@ -41,6 +41,17 @@ void ladle_csv_close(ladle_csv_file *f) {
 
 /* ----------------------------------------------------------------- loading */
 
+
+/* Doubles the decompression buffer when the stream has filled it (one spare byte
+ * stays for the terminating NUL). */
+static inline ladle_status grow_when_full(uint8_t **dst, int64_t len, int64_t *cap, ladle_error *err) {
+  if (len < *cap) return LADLE_OK;
+  uint8_t *d = realloc(*dst, (size_t)(*cap * 2) + 1);
+  if (d == NULL) return LADLE_OOM(err, "csv decompression");
+  *dst = d;
+  *cap *= 2;
+  return LADLE_OK;
+}
 static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladle_error *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ladle_err_set(err, LADLE_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -82,15 +93,7 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladl
     ZSTD_DStream *z = ZSTD_createDStream();
     ZSTD_inBuffer in = {buf, (size_t)n, 0};
     while (st == LADLE_OK && z != NULL) {
-      if (len == cap) {
-        cap *= 2;
-        uint8_t *d = realloc(dst, (size_t)cap + 1);
-        if (d == NULL) {
-          st = LADLE_OOM(err, "csv decompression");
-          break;
-        }
-        dst = d;
-      }
+      if ((st = grow_when_full(&dst, len, &cap, err)) != LADLE_OK) break;
       ZSTD_outBuffer outb = {dst + len, (size_t)(cap - len), 0};
       size_t r = ZSTD_decompressStream(z, &outb, &in);
       len += (int64_t)outb.pos;
@@ -112,15 +115,7 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladl
     z.next_in = buf;
     z.avail_in = (uInt)n;
     while (st == LADLE_OK) {
-      if (len == cap) {
-        cap *= 2;
-        uint8_t *d = realloc(dst, (size_t)cap + 1);
-        if (d == NULL) {
-          st = LADLE_OOM(err, "csv decompression");
-          break;
-        }
-        dst = d;
-      }
+      if ((st = grow_when_full(&dst, len, &cap, err)) != LADLE_OK) break;
       z.next_out = dst + len;
       z.avail_out = (uInt)LADLE_MIN(cap - len, (int64_t)1 << 30);
       uInt before = z.avail_out;
