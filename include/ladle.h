@@ -82,10 +82,14 @@ typedef enum ladle_type_id {
   LADLE_TYPE_DATE,     /* int32 days since 1970-01-01 */
   LADLE_TYPE_DATETIME, /* int64 since the epoch in `unit`; `tz` is metadata */
   LADLE_TYPE_DURATION, /* int64 in `unit` */
+  /* Carried (scanned, filtered, joined and sorted as payload, cast, written),
+   * not yet computed on: see ladle_type_is_carried in docs/semantics.md. */
+  LADLE_TYPE_DECIMAL, /* int128 (little-endian, two's complement) scaled by 10^-scale */
   /* Reserved so that the descriptor does not change shape when they land. */
-  LADLE_TYPE_DECIMAL,     /* int128 with precision and scale (not yet) */
   LADLE_TYPE_LIST,        /* child type by `child` (not yet) */
   LADLE_TYPE_CATEGORICAL, /* uint32 codes over a string dictionary (not yet) */
+  LADLE_TYPE_TIME,        /* int64 nanoseconds since midnight (carried) */
+  LADLE_TYPE_BINARY,      /* bytes, laid out as STRING without the UTF-8 promise (carried) */
   LADLE_TYPE_COUNT_
 } ladle_type_id;
 
@@ -111,6 +115,8 @@ typedef struct ladle_dtype {
 LADLE_API ladle_dtype ladle_dtype_make(ladle_type_id id);
 /* A DATETIME or DURATION with a unit (tz may be NULL). */
 LADLE_API ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit, const char *tz);
+/* A DECIMAL of precision 1..38 and scale 0..precision. */
+LADLE_API ladle_dtype ladle_dtype_decimal(int precision, int scale);
 /* Polars-style name ("i64", "str", "datetime[us, UTC]"); static or in `buf`. */
 LADLE_API const char *ladle_dtype_name(ladle_dtype type, char *buf, size_t buf_len);
 LADLE_API bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b);

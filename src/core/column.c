@@ -32,7 +32,7 @@ ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable,
     c.validity = c.owners[0]->data;
     if (type.id == LADLE_TYPE_NULL) c.null_count = length;
   }
-  if (type.id == LADLE_TYPE_STRING) {
+  if (ladle_type_is_varlen(type.id)) {
     st = ladle_buffer_alloc(a, (size_t)(length + 1) * 8, &c.owners[1], err);
     if (st != LADLE_OK) goto fail;
     c.values = c.owners[1]->data;
@@ -88,7 +88,7 @@ ladle_status ladle_column_nulls(ladle_dtype type, int64_t length, ladle_column *
   LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, true, 0, &c, err));
   memset(LADLE_COL_VALIDITY_MUT(&c), 0, (size_t)ladle_bitmap_bytes(length));
   c.null_count = length;
-  if (type.id == LADLE_TYPE_STRING)
+  if (ladle_type_is_varlen(type.id))
     memset(LADLE_COL_MUT(&c, int64_t), 0, (size_t)(length + 1) * 8);
   else if (c.values != NULL)
     memset(LADLE_COL_MUT(&c, char), 0, (size_t)length * ladle_type_width(type.id));
@@ -115,7 +115,7 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
   ladle_column c;
   ladle_column_copy_ref(src, &c);
   c.length = length;
-  if (src->type.id == LADLE_TYPE_STRING)
+  if (ladle_type_is_varlen(src->type.id))
     c.values = (const int64_t *)src->values + offset;
   else if (src->values != NULL)
     c.values = (const char *)src->values + offset * (int64_t)ladle_type_width(src->type.id);
@@ -148,7 +148,7 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
 /* Are the pieces back-to-back views of the same buffers (as the morsels of one
  * column are)? Then their concatenation is a view too. */
 static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out) {
-  size_t w = cols[0].type.id == LADLE_TYPE_STRING ? 8 : ladle_type_width(cols[0].type.id);
+  size_t w = ladle_type_is_varlen(cols[0].type.id) ? 8 : ladle_type_width(cols[0].type.id);
   if (w == 0) return false;
   int64_t length = cols[0].length, nulls = cols[0].null_count;
   bool valid_all = cols[0].validity == NULL;
@@ -183,7 +183,7 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
   for (size_t k = 0; k < n; k++) {
     length += cols[k].length;
     nullable |= cols[k].validity != NULL;
-    if (type.id == LADLE_TYPE_STRING && cols[k].length > 0)
+    if (ladle_type_is_varlen(type.id) && cols[k].length > 0)
       chars +=
           ((const int64_t *)cols[k].values)[cols[k].length] - ((const int64_t *)cols[k].values)[0];
   }
@@ -193,7 +193,7 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
   size_t w = ladle_type_width(type.id);
   for (size_t k = 0; k < n; k++) {
     const ladle_column *s = &cols[k];
-    if (type.id == LADLE_TYPE_STRING) {
+    if (ladle_type_is_varlen(type.id)) {
       const int64_t *so = s->values;
       int64_t *o = LADLE_COL_MUT(&c, int64_t);
       int64_t base = s->length > 0 ? so[0] : 0, len = s->length > 0 ? so[s->length] - base : 0;
@@ -230,12 +230,12 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   bool nullable = src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
   for (int64_t i = 0; i < n && !nullable; i++) nullable = idx[i] < 0;
   int64_t chars = 0;
-  if (src->type.id == LADLE_TYPE_STRING)
+  if (ladle_type_is_varlen(src->type.id))
     for (int64_t i = 0; i < n; i++)
       if (idx[i] >= 0) chars += ladle_str_len(src, idx[i]);
   ladle_column c;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n, nullable, chars, &c, err));
-  if (src->type.id == LADLE_TYPE_STRING) {
+  if (ladle_type_is_varlen(src->type.id)) {
     int64_t *o = LADLE_COL_MUT(&c, int64_t);
     char *d = LADLE_COL_CHARS_MUT(&c);
     int64_t pos = 0;
@@ -261,6 +261,15 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
       GATHER_W(4, uint32_t)
       GATHER_W(8, uint64_t)
 #undef GATHER_W
+      case 16: {
+        const uint64_t *s = src->values;
+        uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
+        for (int64_t i = 0; i < n; i++) {
+          d[2 * i] = idx[i] >= 0 ? s[2 * idx[i]] : 0;
+          d[2 * i + 1] = idx[i] >= 0 ? s[2 * idx[i] + 1] : 0;
+        }
+        break;
+      }
       default:
         break;
     }

@@ -89,6 +89,16 @@ bool ladle_type_is_signed(ladle_type_id id);
 bool ladle_type_is_float(ladle_type_id id);
 bool ladle_type_is_numeric(ladle_type_id id); /* integer or float */
 bool ladle_type_is_temporal(ladle_type_id id);
+/* STRING and BINARY: int64 offsets[length + 1] in `values`, bytes in `chars`. */
+static inline bool ladle_type_is_varlen(ladle_type_id id) {
+  return id == LADLE_TYPE_STRING || id == LADLE_TYPE_BINARY;
+}
+/* DECIMAL, TIME and BINARY are carried: moved by scans, filters, slices,
+ * joins, sorts (as payload), unions and first/last; cast where
+ * ladle_cast_supported says; never keys or arithmetic yet. */
+static inline bool ladle_type_is_carried(ladle_type_id id) {
+  return id == LADLE_TYPE_DECIMAL || id == LADLE_TYPE_TIME || id == LADLE_TYPE_BINARY;
+}
 /* Polars' supertype for arithmetic and comparison; false if none. */
 bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out);
 /* Physical storage class used by kernels. */

@@ -22,6 +22,13 @@ ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit, const c
   return t;
 }
 
+ladle_dtype ladle_dtype_decimal(int precision, int scale) {
+  ladle_dtype t = ladle_dtype_make(LADLE_TYPE_DECIMAL);
+  t.precision = (int8_t)precision;
+  t.scale = (int8_t)scale;
+  return t;
+}
+
 bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b) {
   if (a.id != b.id) return false;
   if (a.id == LADLE_TYPE_DATETIME) return a.unit == b.unit && strcmp(a.tz, b.tz) == 0;
@@ -37,13 +44,17 @@ static const char *unit_name(ladle_time_unit u) {
 const char *ladle_dtype_name(ladle_dtype t, char *buf, size_t buf_len) {
   static const char *names[LADLE_TYPE_COUNT_] = {
       "null", "bool", "i8",  "i16",  "i32",      "i64",      "u8",      "u16",  "u32", "u64",
-      "f32",  "f64",  "str", "date", "datetime", "duration", "decimal", "list", "cat"};
+      "f32",  "f64",  "str", "date", "datetime", "duration", "decimal", "list", "cat", "time", "binary"};
   if ((int)t.id < 0 || t.id >= LADLE_TYPE_COUNT_) return "?";
   if ((t.id == LADLE_TYPE_DATETIME || t.id == LADLE_TYPE_DURATION) && buf != NULL) {
     if (t.tz[0] != '\0')
       snprintf(buf, buf_len, "%s[%s, %s]", names[t.id], unit_name(t.unit), t.tz);
     else
       snprintf(buf, buf_len, "%s[%s]", names[t.id], unit_name(t.unit));
+    return buf;
+  }
+  if (t.id == LADLE_TYPE_DECIMAL && buf != NULL) {
+    snprintf(buf, buf_len, "decimal[%d,%d]", t.precision, t.scale);
     return buf;
   }
   return names[t.id];
@@ -68,6 +79,7 @@ size_t ladle_type_width(ladle_type_id id) {
     case LADLE_TYPE_FLOAT64:
     case LADLE_TYPE_DATETIME:
     case LADLE_TYPE_DURATION:
+    case LADLE_TYPE_TIME:
       return 8;
     case LADLE_TYPE_DECIMAL:
       return 16;

@@ -69,6 +69,22 @@ static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype 
   else if (strcmp(fmt, "vu") == 0) {
     id = LADLE_TYPE_STRING;
     *view = true;
+  } else if (strcmp(fmt, "z") == 0 || strcmp(fmt, "Z") == 0)
+    id = LADLE_TYPE_BINARY;
+  else if (strcmp(fmt, "vz") == 0) {
+    id = LADLE_TYPE_BINARY;
+    *view = true;
+  } else if (strcmp(fmt, "ttn") == 0 || strcmp(fmt, "ttu") == 0) {
+    *seconds = fmt[2] == 'u'; /* microseconds: scaled by 1000 like seconds to ms */
+    id = LADLE_TYPE_TIME;
+  } else if (strncmp(fmt, "d:", 2) == 0) {
+    int p = 0, sc = 0, bits = 128, used = 0;
+    int got = sscanf(fmt + 2, "%d,%d%n,%d", &p, &sc, &used, &bits);
+    if (got < 2 || (got == 2 && fmt[2 + used] != '\0') || bits != 128 || p < 1 || p > 38 ||
+        sc < 0 || sc > p)
+      goto unsupported;
+    *out = ladle_dtype_decimal(p, sc);
+    return LADLE_OK;
   } else if (strcmp(fmt, "tdD") == 0)
     id = LADLE_TYPE_DATE;
   else if (strncmp(fmt, "ts", 2) == 0 && strlen(fmt) >= 4 && fmt[3] == ':') {
@@ -99,7 +115,8 @@ static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype 
 unsupported:
   return ladle_err_set(err, LADLE_ENOTSUP,
                        "column '%s': Arrow format \"%s\" is not supported yet (ladle reads "
-                       "null, bool, integers, floats, strings, date32, timestamp, duration)",
+                       "null, bool, integers, floats, strings, binary, date32, time64, timestamp, "
+                       "duration, decimal128)",
                        name, fmt);
 }
 
@@ -148,7 +165,7 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
       for (int64_t i = 0; i < n; i++) v[i] = ladle_bit_get(bits, off + i);
       c.values = v;
     }
-  } else if (t.id == LADLE_TYPE_STRING && view) {
+  } else if (ladle_type_is_varlen(t.id) && view) {
     /* string views: 16-byte views, inline up to 12 bytes, else (buffer, offset) */
     const uint8_t *views = a->buffers[1];
     int64_t chars = 0;
@@ -181,7 +198,8 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
       c.chars = s.chars;
       ladle_buffer_release(s.owners[0]);
     }
-  } else if (t.id == LADLE_TYPE_STRING && strcmp(sch->format, "u") == 0) {
+  } else if (ladle_type_is_varlen(t.id) &&
+             (strcmp(sch->format, "u") == 0 || strcmp(sch->format, "z") == 0)) {
     st = ladle_buffer_alloc(NULL, (size_t)(n + 1) * 8, &c.owners[1], err);
     if (st == LADLE_OK) {
       const int32_t *o32 = (const int32_t *)a->buffers[1] + off;
@@ -191,7 +209,7 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
       st = wrap(h, a->buffers[2], 0, &c.owners[2], err);
       c.chars = a->buffers[2];
     }
-  } else if (t.id == LADLE_TYPE_STRING) {
+  } else if (ladle_type_is_varlen(t.id)) {
     const int64_t *o64 = (const int64_t *)a->buffers[1] + off;
     st = wrap(h, o64, (size_t)(n + 1) * 8, &c.owners[1], err);
     c.values = o64;
@@ -409,6 +427,16 @@ static char *format_of(ladle_dtype t) {
     case LADLE_TYPE_STRING:
       f = "U";
       break;
+    case LADLE_TYPE_BINARY:
+      f = "Z";
+      break;
+    case LADLE_TYPE_TIME:
+      f = "ttn";
+      break;
+    case LADLE_TYPE_DECIMAL:
+      snprintf(buf, sizeof buf, "d:%d,%d", t.precision, t.scale);
+      f = buf;
+      break;
     case LADLE_TYPE_DATE:
       f = "tdD";
       break;
@@ -523,7 +551,7 @@ static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
       if (v[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     p->buffers[1] = bits;
     out->n_buffers = 2;
-  } else if (c->type.id == LADLE_TYPE_STRING) {
+  } else if (ladle_type_is_varlen(c->type.id)) {
     p->buffers[1] = c->values;
     p->buffers[2] = c->chars;
     out->n_buffers = 3;

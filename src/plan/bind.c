@@ -43,6 +43,9 @@ static const char *tname(ladle_dtype t, char *buf) { return ladle_dtype_name(t, 
 bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   ladle_type_id f = from.id, t = to.id;
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
+  if (f == LADLE_TYPE_DECIMAL) return ladle_type_is_float(t);
+  if (f == LADLE_TYPE_TIME) return t == LADLE_TYPE_INT64;
+  if (ladle_type_is_carried(f) || ladle_type_is_carried(t)) return false;
   bool fnum = ladle_type_is_numeric(f) || f == LADLE_TYPE_BOOL;
   bool tnum = ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL;
   if (fnum && tnum) return true;
@@ -548,6 +551,41 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
   return LADLE_OK;
 }
 
+/* Whether `e` accepts arguments of carried types (DECIMAL, TIME, BINARY):
+ * the expressions that move or test values without computing on them. */
+static bool carries(const ladle_expr *e) {
+  switch (e->kind) {
+    case LADLE_EX_ALIAS:
+    case LADLE_EX_CAST:
+      return true;
+    case LADLE_EX_FUNC:
+      return e->op == LADLE_FN_IS_NULL || e->op == LADLE_FN_IS_NOT_NULL;
+    case LADLE_EX_AGG:
+      return e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST || e->op == LADLE_AGG_COUNT ||
+             e->op == LADLE_AGG_NULL_COUNT || e->op == LADLE_AGG_LEN;
+    default:
+      return false;
+  }
+}
+static const char *expr_kind_name(const ladle_expr *e) {
+  switch (e->kind) {
+    case LADLE_EX_BINARY:
+      return binop_name(e->op);
+    case LADLE_EX_FUNC:
+      return "this function";
+    case LADLE_EX_AGG:
+      return ladle_agg_name((ladle_agg_op)e->op);
+    case LADLE_EX_WHEN:
+      return "when/then";
+    case LADLE_EX_RANK:
+      return "rank";
+    case LADLE_EX_OVER:
+      return "windows";
+    default:
+      return "this expression";
+  }
+}
+
 static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **out) {
   ladle_error *err = s->err;
   if (e == NULL) return LADLE_OOM(err, "expression (a builder returned NULL)");
@@ -592,6 +630,16 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   s->in_agg = was_agg;
   s->in_over = was_over;
   if (st != LADLE_OK) goto done;
+  if (!carries(e)) {
+    for (size_t i = 0; i < e->nargs; i++)
+      if (b->args[i] != NULL && ladle_type_is_carried(b->args[i]->type.id)) {
+        st = ladle_err_set(err, LADLE_ENOTSUP,
+                           "'%s' is %s: ladle carries this type through scans, filters, joins, "
+                           "sorts and casts, but does not compute %s on it yet",
+                           b->args[i]->name, tname(b->args[i]->type, b1), expr_kind_name(e));
+        goto done;
+      }
+  }
   switch (e->kind) {
     case LADLE_EX_COL: {
       int64_t i = ladle_schema_find(s->schema, e->name);

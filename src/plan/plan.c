@@ -80,6 +80,24 @@ static ladle_status bind_all(size_t n, ladle_expr *const *exprs, const ladle_sch
   return LADLE_OK;
 }
 
+/* Keys are hashed, compared and ordered: carried types cannot be keys yet. */
+static ladle_status check_key_type(const char *what, const char *name, ladle_dtype t,
+                                   ladle_error *err) {
+  char b[64];
+  if (ladle_type_is_carried(t.id))
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "%s: key '%s' is %s; ladle carries this type through the plan but "
+                         "cannot use it as a key yet",
+                         what, name, ladle_dtype_name(t, b, sizeof b));
+  return LADLE_OK;
+}
+static ladle_status check_keys(const char *what, size_t n, ladle_bexpr *const *keys,
+                               ladle_error *err) {
+  for (size_t i = 0; i < n; i++)
+    LADLE_RETURN_NOT_OK(check_key_type(what, keys[i]->name, keys[i]->type, err));
+  return LADLE_OK;
+}
+
 static ladle_status check_unique_names(const ladle_schema *s, const char *where, ladle_error *err) {
   for (size_t i = 0; i < s->n; i++)
     for (size_t j = i + 1; j < s->n; j++)
@@ -234,6 +252,7 @@ ladle_status ladle_plan_group_by(ladle_plan *input, size_t n_keys, ladle_expr *c
   p->reduce = n_keys == 0;
   ladle_status st = bind_all(n_keys, keys, &input->schema, LADLE_CTX_ROWS, &p->keys, err);
   if (st == LADLE_OK) p->nkeys = n_keys;
+  if (st == LADLE_OK) st = check_keys("group_by", n_keys, p->keys, err);
   if (st == LADLE_OK) st = bind_all(n_aggs, aggs, &input->schema, LADLE_CTX_GROUPS, &p->exprs, err);
   if (st == LADLE_OK) p->nexprs = n_aggs;
   destroy_exprs(n_keys, keys);
@@ -281,6 +300,16 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
   if (st == LADLE_OK) {
     p->nkeys = n_keys;
     st = bind_all(n_keys, right_on, &right->schema, LADLE_CTX_ROWS, &p->rkeys, err);
+    if (st == LADLE_OK) {
+      ladle_status kst = check_keys("join", n_keys, p->keys, err);
+      if (kst == LADLE_OK) kst = check_keys("join", n_keys, p->rkeys, err);
+      if (kst != LADLE_OK) {
+        for (size_t i = 0; i < n_keys; i++) ladle_bexpr_destroy(p->rkeys[i]);
+        free(p->rkeys);
+        p->rkeys = NULL;
+        st = kst;
+      }
+    }
     if (st != LADLE_OK) {
       for (size_t i = 0; i < n_keys; i++) ladle_bexpr_destroy(p->keys[i]);
       free(p->keys);
@@ -398,6 +427,9 @@ ladle_status ladle_plan_sort(ladle_plan *input, size_t n_keys, ladle_expr *const
   destroy_exprs(n_keys, by);
   if (st == LADLE_OK) {
     p->nexprs = n_keys;
+    st = check_keys("sort", n_keys, p->exprs, err);
+  }
+  if (st == LADLE_OK) {
     p->descending = calloc(n_keys, sizeof(bool));
     p->nulls_last = calloc(n_keys, sizeof(bool));
     if (p->descending == NULL || p->nulls_last == NULL) st = LADLE_OOM(err, "sort");
@@ -445,6 +477,8 @@ ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset, const char 
     if (c < 0)
       st = ladle_err_set(err, LADLE_ENOCOL, "in unique: subset column '%s' not found", subset[i]);
     p->subset[i] = c;
+    if (st == LADLE_OK)
+      st = check_key_type("unique", input->schema.names[c], input->schema.types[c], err);
   }
   p->nsubset = n;
   if (st == LADLE_OK) st = ladle_schema_copy(&input->schema, &p->schema, err);

@@ -5,6 +5,7 @@ and v2, and TPC-H q1-q22 from Parquet files, all against Polars' own reader."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,10 @@ def random_table(n: int, seed: int) -> pa.Table:
     def masked(values: np.ndarray) -> np.ndarray:
         return np.ma.masked_array(values, mask=nulls)
 
+    def decimals(unscaled, precision: int, scale: int) -> pa.Array:
+        return pa.array([None if m else decimal.Decimal(int(v)).scaleb(-scale) for m, v in zip(nulls, unscaled)],
+                        type=pa.decimal128(precision, scale))
+
     words = np.array(["", "a", "ladle", "ünïcödé", "x" * 300, "0123456789"])
     return pa.table(
         {
@@ -78,6 +83,15 @@ def random_table(n: int, seed: int) -> pa.Table:
             "ts_ms": pa.array(masked(rng.integers(0, 2**40, n).astype("datetime64[ms]"))),
             "ts_ns_utc": pa.array(masked(rng.integers(0, 2**60, n).astype("datetime64[ns]")), type=pa.timestamp("ns", tz="UTC")),
             "const": pa.array(np.full(n, 7, dtype=np.int64)),
+            # carried types: DECIMAL in INT32, INT64 and 16-byte storage, TIME, BINARY
+            "dec9": decimals(rng.integers(-10**9 + 1, 10**9, n), 9, 2),
+            "dec18": decimals(rng.integers(-10**17, 10**17, n), 18, 0),
+            "dec38": decimals([int(v) * 10**19 + int(w) for v, w in
+                               zip(rng.integers(-2**62, 2**62, n), rng.integers(0, 10**6, n))], 38, 6),
+            "t_us": pa.array(masked(rng.integers(0, 86_400 * 10**6, n)), type=pa.int64()).cast(pa.time64("us")),
+            "t_ns": pa.array(masked(rng.integers(0, 86_400 * 10**9, n)), type=pa.int64()).cast(pa.time64("ns")),
+            "bin": pa.array([None if m else bytes(w, "utf-8") + b"\x00\xff"
+                             for m, w in zip(nulls, words[rng.integers(0, len(words), n)])], type=pa.binary()),
         }
     )
 
@@ -222,3 +236,29 @@ def test_row_groups_skipped_by_statistics(tmp_path: Path) -> None:
         after = engine.stats()
         assert after["row_groups_read"] - before["row_groups_read"] == read, str(pred)
         assert after["row_groups_skipped"] - before["row_groups_skipped"] == 10 - read, str(pred)
+
+
+def test_carried_types_move_through_plans(tmp_path: Path, engine) -> None:
+    """DECIMAL (in INT32, INT64 and byte storage), TIME and BINARY columns are
+    scanned, filtered, sliced, sorted and joined as payload, taken first/last,
+    cast (decimal to float, time to int) and counted on ladle; computing on them
+    or using them as keys is refused by name, so Polars answers instead."""
+    t = random_table(20_000, seed=21).select(["i32", "i64", "s", "dec9", "dec18", "dec38", "t_us", "bin"])
+    for as_int in (False, True):
+        path = tmp_path / f"c{as_int}.parquet"
+        pq.write_table(t, path, row_group_size=3_000, store_decimal_as_integer=as_int)
+        lf = pl.scan_parquet(path)
+        assert_same(lf.filter(pl.col("i32") > 0).select("dec9", "dec38", "t_us", "bin").head(5_000), engine)
+        assert_same(lf.sort("i64").select("i64", "dec18", "bin"), engine)
+        other = lf.select("s", "dec9", "t_us").unique(subset="s", keep="first", maintain_order=True)
+        assert_same(lf.select("s", "i64").join(other, on="s", how="left"), engine, ordered=False)
+        assert_same(lf.with_columns(f=pl.col("dec38").cast(pl.Float64), g=pl.col("dec9").cast(pl.Float32),
+                                    ns=pl.col("t_us").cast(pl.Int64), n=pl.col("bin").is_null()), engine)
+        assert_same(lf.group_by("s").agg(pl.col("dec18").first(), pl.col("bin").last(), pl.col("t_us").count(),
+                                          pl.col("dec38").null_count()), engine, ordered=False)
+    strict = ladle.Engine(raise_on_fail=True)
+    lf = pl.scan_parquet(tmp_path / "cFalse.parquet")
+    for q, culprit in [(lf.select(pl.col("dec9") + pl.col("dec9")), "'dec9' is decimal"), (lf.sort("bin"), "key 'bin' is binary"),
+                       (lf.group_by("t_us").len(), "key 't_us' is time"), (lf.select(pl.col("dec18").sum()), "sum")]:
+        with pytest.raises(ladle.UnsupportedError, match=culprit):
+            q.collect(engine=strict)

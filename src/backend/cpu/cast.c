@@ -397,6 +397,23 @@ static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f)
   }
 }
 
+/* DECIMAL to float: the unscaled integer divided by 10^scale, one rounding
+ * when the integer fits 2^53 and the scale 22 (both exact in a double). */
+static void decimal_to_float(const ladle_column *in, ladle_column *o) {
+  const char *v = in->values;
+  double div = 1.0;
+  for (int k = 0; k < in->type.scale; k++) div *= 10.0;
+  for (int64_t i = 0; i < in->length; i++) {
+    __int128 x;
+    memcpy(&x, v + 16 * i, 16); /* buffers from Arrow may be 8-aligned */
+    double d = (double)x / div;
+    if (o->type.id == LADLE_TYPE_FLOAT32)
+      LADLE_COL_MUT(o, float)[i] = (float)d;
+    else
+      LADLE_COL_MUT(o, double)[i] = d;
+  }
+}
+
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
                             ladle_cast_mode mode, const char *name, ladle_column *out,
                             ladle_error *err) {
@@ -415,6 +432,7 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
       ((from == LADLE_TYPE_DATETIME || from == LADLE_TYPE_DURATION) && to.id == LADLE_TYPE_INT64) ||
       (from == LADLE_TYPE_INT64 &&
        (to.id == LADLE_TYPE_DATETIME || to.id == LADLE_TYPE_DURATION)) ||
+      (from == LADLE_TYPE_TIME && to.id == LADLE_TYPE_INT64) ||
       (from == LADLE_TYPE_DATETIME && to.id == LADLE_TYPE_DATETIME && in->type.unit == to.unit)) {
     ladle_column_copy_ref(in, out);
     out->type = to;
@@ -441,6 +459,12 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   LADLE_RETURN_NOT_OK(ladle_column_alloc(to, n, true, 0, &o, err));
   if (in->validity != NULL)
     memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
+  if (from == LADLE_TYPE_DECIMAL && ladle_type_is_float(to.id)) {
+    decimal_to_float(in, &o);
+    ladle_column_finish_nulls(&o);
+    *out = o;
+    return LADLE_OK;
+  }
   if (fnum && tnum && cast_is_plain(from, to.id)) {
     LADLE_DISPATCH_NUM(ladle_type_phys(from), PLAIN_OUTER, in, &o)
   } else if (fnum && tnum)

@@ -53,6 +53,8 @@ static void read_logical(ladle_thrift *t, schema_elem *e) {
         }
       }
       else if (id == 10 && id2 == 2) e->int_signed = ladle_thrift_bool(t, ft2);
+      else if (id == 5 && id2 == 1) e->scale = (int)ladle_thrift_int(t);
+      else if (id == 5 && id2 == 2) e->precision = (int)ladle_thrift_int(t);
       else if ((id == 8 || id == 7) && id2 == 1) e->ts_utc = ladle_thrift_bool(t, ft2);
       else if ((id == 8 || id == 7) && id2 == 2 && ft2 == LADLE_TT_STRUCT) read_time_unit(t, &e->ts_unit);
       else ladle_thrift_skip(t, ft2);
@@ -157,7 +159,34 @@ static void read_column_chunk(ladle_thrift *t, ladle_pq_chunk_meta *m) {
 /* Maps a leaf to a ladle type, or says why not. */
 static void map_type(const schema_elem *e, ladle_pq_column *c) {
   c->supported = true;
+  c->time_mul = 1;
   int lt = e->logical, cv = e->converted;
+  if (lt == 5 || cv == 5) {
+    /* DECIMAL on INT32, INT64, FIXED_LEN_BYTE_ARRAY (<= 16 bytes) or BYTE_ARRAY */
+    bool phys_ok = e->type == LADLE_PQ_INT32 || e->type == LADLE_PQ_INT64 ||
+                   e->type == LADLE_PQ_BYTE_ARRAY ||
+                   (e->type == LADLE_PQ_FIXED_LEN_BYTE_ARRAY && e->type_length >= 1 &&
+                    e->type_length <= 16);
+    if (phys_ok && e->precision >= 1 && e->precision <= 38 && e->scale >= 0 &&
+        e->scale <= e->precision) {
+      c->type = ladle_dtype_decimal(e->precision, e->scale);
+      return;
+    }
+    c->supported = false;
+    snprintf(c->why, sizeof c->why,
+             "DECIMAL(%d, %d) on physical type %d is not supported (precision 1..38 in at most 16 bytes)",
+             e->precision, e->scale, e->type);
+    return;
+  }
+  if ((lt == 7 || cv == 7 || cv == 8) && (e->type == LADLE_PQ_INT32 || e->type == LADLE_PQ_INT64)) {
+    /* TIME: millis in INT32, micros or nanos in INT64; ladle keeps nanoseconds */
+    int unit = lt == 7 ? e->ts_unit : cv == 7 ? 1 : 2;
+    if ((e->type == LADLE_PQ_INT32) == (unit == 1) && unit >= 1 && unit <= 3) {
+      c->type = ladle_dtype_make(LADLE_TYPE_TIME);
+      c->time_mul = unit == 1 ? 1000000 : unit == 2 ? 1000 : 1;
+      return;
+    }
+  }
   switch (e->type) {
     case LADLE_PQ_BOOLEAN: c->type = ladle_dtype_make(LADLE_TYPE_BOOL); return;
     case LADLE_PQ_INT32:
@@ -201,12 +230,15 @@ static void map_type(const schema_elem *e, ladle_pq_column *c) {
         c->type = ladle_dtype_make(LADLE_TYPE_STRING);
         return;
       }
-      c->supported = false;
-      snprintf(c->why, sizeof c->why, "BYTE_ARRAY without a string annotation is Binary, not supported yet");
+      c->type = ladle_dtype_make(LADLE_TYPE_BINARY);
       return;
     case LADLE_PQ_FIXED_LEN_BYTE_ARRAY:
       if (lt == 15 && e->type_length == 2) {
         c->type = ladle_dtype_make(LADLE_TYPE_FLOAT32); /* FLOAT16, widened */
+        return;
+      }
+      if (lt == 0 && cv < 0 && e->type_length >= 0) {
+        c->type = ladle_dtype_make(LADLE_TYPE_BINARY); /* fixed-size bytes, as Polars */
         return;
       }
       break;
@@ -215,8 +247,7 @@ static void map_type(const schema_elem *e, ladle_pq_column *c) {
   c->supported = false;
   snprintf(c->why, sizeof c->why, "physical type %d with logical type %d / converted type %d is not supported yet",
            e->type, lt, cv);
-  if (lt == 5 || cv == 5) snprintf(c->why, sizeof c->why, "DECIMAL(%d, %d) is not supported yet", e->precision, e->scale);
-  if (lt == 7 || cv == 7 || cv == 8) snprintf(c->why, sizeof c->why, "TIME is not supported yet");
+  if (lt == 7 || cv == 7 || cv == 8) snprintf(c->why, sizeof c->why, "TIME in physical type %d is not valid", e->type);
 }
 
 /* Walks the schema tree in DFS order, appending leaves. */

@@ -90,6 +90,7 @@ typedef struct ladle_pq_column {
   int type_length;    /* FIXED_LEN_BYTE_ARRAY */
   int max_def;        /* 0 required, 1 optional */
   ladle_dtype type;   /* what ladle makes of it */
+  int64_t time_mul;   /* TIME: nanoseconds per stored unit (else 1) */
   bool supported;
   char why[96];       /* when not supported */
 } ladle_pq_column;

@@ -129,14 +129,17 @@ static void pvals_free(pvals *v) {
   memset(v, 0, sizeof *v);
 }
 
-static bool is_bytes(int physical) {
-  return physical == LADLE_PQ_BYTE_ARRAY;
+/* Values kept as (pointer, length): byte arrays, and fixed-length byte arrays
+ * other than FLOAT16 (binary and DECIMAL). */
+static bool is_bytes(const ladle_pq_column *col) {
+  return col->physical == LADLE_PQ_BYTE_ARRAY ||
+         (col->physical == LADLE_PQ_FIXED_LEN_BYTE_ARRAY && col->type.id != LADLE_TYPE_FLOAT32);
 }
 
 static ladle_status pvals_alloc(const ctx *c, pvals *v, int64_t n) {
   memset(v, 0, sizeof *v);
   v->n = n;
-  if (is_bytes(c->col->physical)) {
+  if (is_bytes(c->col)) {
     v->ptr = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v->ptr);
     v->len = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v->len);
     if (v->ptr == NULL || v->len == NULL) {
@@ -254,6 +257,14 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
     return LADLE_OK;
   }
   int w = fixed_width(c->col);
+  if (phys == LADLE_PQ_FIXED_LEN_BYTE_ARRAY && is_bytes(c->col)) {
+    if (w < 0 || (int64_t)w * n > end - p) return corrupt(c, "PLAIN values run past the page");
+    for (int64_t i = 0; i < n; i++) {
+      v->ptr[i] = p + (int64_t)i * w;
+      v->len[i] = w;
+    }
+    return LADLE_OK;
+  }
   if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "PLAIN values run past the page");
   for (int64_t i = 0; i < n; i++) v->raw[i] = fixed_slot(phys, p + (int64_t)i * w);
   return LADLE_OK;
@@ -444,6 +455,42 @@ static inline float slot_f32(uint64_t v) {
   return (float)d;
 }
 
+/* DECIMAL rows as little-endian int128: from INT32/INT64 slots (sign-extended)
+ * or from big-endian two's-complement bytes (FIXED_LEN_BYTE_ARRAY, BYTE_ARRAY). */
+static ladle_status scatter_decimal(const ctx *c, sink *s, int64_t count, const uint8_t *present,
+                                    const pvals *src, const uint32_t *idx) {
+  ladle_column *o = s->out;
+  char *O = LADLE_COL_MUT(o, char);
+  bool bytes = is_bytes(c->col);
+  int64_t k = 0;
+  for (int64_t r = 0; r < count; r++) {
+    int64_t row = s->row + r;
+    __int128 x = 0;
+    if (present != NULL && !present[r]) {
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), row, false);
+    } else {
+      int64_t j = k++;
+      if (idx != NULL) {
+        j = idx[j];
+        if (j >= src->n) return corrupt(c, "dictionary index out of range");
+      }
+      if (!bytes) {
+        x = (__int128)(int64_t)src->raw[j];
+      } else {
+        const uint8_t *p = src->ptr[j];
+        int32_t len = src->len[j];
+        if (len > 16) return corrupt(c, "DECIMAL value longer than 16 bytes");
+        unsigned __int128 u = len > 0 && (p[0] & 0x80) ? ~(unsigned __int128)0 : 0;
+        for (int32_t b = 0; b < len; b++) u = (u << 8) | p[b];
+        x = (__int128)u;
+      }
+    }
+    memcpy(O + 16 * row, &x, 16);
+  }
+  s->row += count;
+  return LADLE_OK;
+}
+
 /* Fills `count` rows: present[k] says whether row k has a value; values come from
  * vals in order, through dict indices when idx != NULL. */
 static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t *present,
@@ -452,7 +499,14 @@ static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t 
   const pvals *src = idx != NULL ? dict : vals;
   if (idx != NULL && dict == NULL) return corrupt(c, "dictionary-encoded page without a dictionary");
   int64_t k = 0;
-  if (o->type.id != LADLE_TYPE_STRING) {
+  if (o->type.id == LADLE_TYPE_DECIMAL) return scatter_decimal(c, s, count, present, src, idx);
+  if (o->type.id == LADLE_TYPE_TIME && c->col->time_mul != 1) {
+    uint64_t mul = (uint64_t)c->col->time_mul;
+    SCATTER_LOOP(uint64_t, v * mul);
+    s->row += count;
+    return LADLE_OK;
+  }
+  if (!ladle_type_is_varlen(o->type.id)) {
     switch (ladle_type_width(o->type.id)) {
       case 1: SCATTER_LOOP(uint8_t, (uint8_t)v); break;
       case 2: SCATTER_LOOP(uint16_t, (uint16_t)v); break;
@@ -623,6 +677,8 @@ static ladle_status decode_values(const ctx *c, int encoding, const uint8_t *p, 
       return decode_delta_byte_array(c, p, end, vals);
     case 9:
       if (phys == LADLE_PQ_BOOLEAN || phys == LADLE_PQ_BYTE_ARRAY) return corrupt(c, "BYTE_STREAM_SPLIT on a variable-width column");
+      if (is_bytes(c->col))
+        return ladle_err_set(c->err, LADLE_ENOTSUP, "%s: column '%s': BYTE_STREAM_SPLIT on fixed-length byte arrays other than FLOAT16 is not supported yet", c->f->path, c->col->name);
       return decode_byte_stream_split(c, p, end, vals);
     default:
       return ladle_err_set(c->err, LADLE_ENOTSUP, "%s: column '%s': encoding %d is not supported", c->f->path,
@@ -656,7 +712,7 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
     }
     done += r;
   }
-  bool str = pc->type.id == LADLE_TYPE_STRING;
+  bool str = ladle_type_is_varlen(pc->type.id);
   ladle_column o;
   ladle_status st = ladle_column_alloc(pc->type, nrows, true, 0, &o, err);
   if (st != LADLE_OK) {

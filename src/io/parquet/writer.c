@@ -114,6 +114,8 @@ typedef struct colspec {
   bool ts_utc;
   int ts_unit;     /* 1 millis 2 micros 3 nanos */
   bool unsigned_order;
+  int type_length; /* FIXED_LEN_BYTE_ARRAY */
+  int precision, scale;
 } colspec;
 
 static bool spec_of(ladle_dtype t, colspec *c) {
@@ -164,6 +166,24 @@ static bool spec_of(ladle_dtype t, colspec *c) {
       if (!c->ts_utc) c->converted = -1; /* converted types imply UTC */
       return true;
     case LADLE_TYPE_DURATION: c->physical = LADLE_PQ_INT64; return true;
+    case LADLE_TYPE_TIME:
+      c->physical = LADLE_PQ_INT64;
+      c->logical = 7;
+      c->ts_unit = 3; /* nanoseconds, not adjusted to UTC, as Polars writes it */
+      return true;
+    case LADLE_TYPE_BINARY:
+      c->physical = LADLE_PQ_BYTE_ARRAY;
+      c->unsigned_order = true;
+      return true;
+    case LADLE_TYPE_DECIMAL:
+      /* 16 big-endian bytes, whatever the precision: every reader takes it */
+      c->physical = LADLE_PQ_FIXED_LEN_BYTE_ARRAY;
+      c->type_length = 16;
+      c->logical = 5;
+      c->converted = 5;
+      c->precision = t.precision;
+      c->scale = t.scale;
+      return true;
     default: return false;
   }
 }
@@ -171,9 +191,14 @@ static bool spec_of(ladle_dtype t, colspec *c) {
 static void write_schema_elem(tw *t, const char *name, ladle_dtype type, const colspec *c) {
   tw_elem_begin(t);
   tw_i32(t, 1, c->physical);
+  if (c->physical == LADLE_PQ_FIXED_LEN_BYTE_ARRAY) tw_i32(t, 2, c->type_length);
   tw_i32(t, 3, 1); /* OPTIONAL */
   tw_bin(t, 4, name, (int64_t)strlen(name));
   if (c->converted >= 0) tw_i32(t, 6, c->converted);
+  if (c->logical == 5) {
+    tw_i32(t, 7, c->scale);
+    tw_i32(t, 8, c->precision);
+  }
   if (c->logical != 0) {
     tw_begin(t, 10);
     tw_begin(t, (int16_t)c->logical);
@@ -181,7 +206,10 @@ static void write_schema_elem(tw *t, const char *name, ladle_dtype type, const c
       tw_field(t, 1, LADLE_TT_I8);
       bb_byte(t->b, (uint8_t)c->int_bits);
       tw_bool(t, 2, c->int_signed);
-    } else if (c->logical == 8) {
+    } else if (c->logical == 5) {
+      tw_i32(t, 1, c->scale);
+      tw_i32(t, 2, c->precision);
+    } else if (c->logical == 8 || c->logical == 7) {
       tw_bool(t, 1, c->ts_utc);
       tw_begin(t, 2);
       tw_begin(t, (int16_t)c->ts_unit);
@@ -284,6 +312,13 @@ static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec
     case LADLE_PQ_INT64:
     case LADLE_PQ_DOUBLE: bb_put(b, (const char *)c->values + 8 * i, 8); break;
     case LADLE_PQ_FLOAT: bb_put(b, (const char *)c->values + 4 * i, 4); break;
+    case LADLE_PQ_FIXED_LEN_BYTE_ARRAY: { /* DECIMAL: little-endian int128 to big-endian */
+      const uint8_t *v = (const uint8_t *)c->values + 16 * i;
+      uint8_t be[16];
+      for (int k = 0; k < 16; k++) be[k] = v[15 - k];
+      bb_put(b, be, 16);
+      break;
+    }
     case LADLE_PQ_BYTE_ARRAY: {
       uint32_t len = (uint32_t)ladle_str_len(c, i);
       bb_u32(b, len);
@@ -297,7 +332,14 @@ static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec
 /* Ordering for statistics: <0, 0, >0 in the logical type's sort order. */
 static int cmp_values(const ladle_column *c, int64_t i, int64_t j) {
   switch (c->type.id) {
-    case LADLE_TYPE_STRING: return ladle_str_cmp(c, i, c, j);
+    case LADLE_TYPE_STRING:
+    case LADLE_TYPE_BINARY: return ladle_str_cmp(c, i, c, j);
+    case LADLE_TYPE_DECIMAL: {
+      __int128 a, b;
+      memcpy(&a, (const char *)c->values + 16 * i, 16);
+      memcpy(&b, (const char *)c->values + 16 * j, 16);
+      return a < b ? -1 : a > b;
+    }
 #define CMP(T)                                              \
   {                                                         \
     T a = ((const T *)c->values)[i], b = ((const T *)c->values)[j]; \
@@ -327,7 +369,7 @@ static bool is_nan(const ladle_column *c, int64_t i) {
 
 /* value i's bytes for dictionary lookup */
 static const uint8_t *key_of(const ladle_column *c, int64_t i, int64_t *len) {
-  if (c->type.id == LADLE_TYPE_STRING) {
+  if (ladle_type_is_varlen(c->type.id)) {
     *len = ladle_str_len(c, i);
     return (const uint8_t *)ladle_str_ptr(c, i);
   }
