@@ -86,7 +86,7 @@ typedef enum ladle_type_id {
    * not yet computed on: see ladle_type_is_carried in docs/semantics.md. */
   LADLE_TYPE_DECIMAL, /* int128 (little-endian, two's complement) scaled by 10^-scale */
   /* Reserved so that the descriptor does not change shape when they land. */
-  LADLE_TYPE_LIST,        /* child type by `child` (not yet) */
+  LADLE_TYPE_LIST,        /* one level of a flat child type by `child` (carried) */
   LADLE_TYPE_CATEGORICAL, /* uint32 codes over a string dictionary (not yet) */
   LADLE_TYPE_TIME,        /* int64 nanoseconds since midnight (carried) */
   LADLE_TYPE_BINARY,      /* bytes, laid out as STRING without the UTF-8 promise (carried) */
@@ -117,6 +117,9 @@ LADLE_API ladle_dtype ladle_dtype_make(ladle_type_id id);
 LADLE_API ladle_dtype ladle_dtype_temporal(ladle_type_id id, ladle_time_unit unit, const char *tz);
 /* A DECIMAL of precision 1..38 and scale 0..precision. */
 LADLE_API ladle_dtype ladle_dtype_decimal(int precision, int scale);
+/* A LIST of `child`, one of the types without parameters (BOOL, integers,
+ * floats, STRING, BINARY, DATE, TIME); Null-typed when the child is not one. */
+LADLE_API ladle_dtype ladle_dtype_list(ladle_type_id child);
 /* Polars-style name ("i64", "str", "datetime[us, UTC]"); static or in `buf`. */
 LADLE_API const char *ladle_dtype_name(ladle_dtype type, char *buf, size_t buf_len);
 LADLE_API bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b);

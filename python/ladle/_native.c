@@ -161,16 +161,26 @@ static int get_plan(PyObject *obj, ladle_plan **out) {
   return 1;
 }
 
-/* A dtype in Python: (type id, time unit, time zone, precision, scale); the
- * last two only for DECIMAL and optional on the way in. */
+/* A dtype in Python: (type id, time unit, time zone, precision, scale, list
+ * child type id); the last three only for DECIMAL and LIST, optional on the
+ * way in. */
 static PyObject *dtype_tuple(ladle_dtype t) {
-  return Py_BuildValue("(iisii)", (int)t.id, (int)t.unit, t.tz, (int)t.precision, (int)t.scale);
+  return Py_BuildValue("(iisiii)", (int)t.id, (int)t.unit, t.tz, (int)t.precision, (int)t.scale,
+                       t.id == LADLE_TYPE_LIST && t.child ? (int)t.child->id : 0);
 }
 
 static int parse_dtype(PyObject *obj, ladle_dtype *out) {
-  int id = 0, unit = 0, precision = 0, scale = 0;
+  int id = 0, unit = 0, precision = 0, scale = 0, child = 0;
   const char *tz = "";
-  if (!PyArg_ParseTuple(obj, "ii|sii", &id, &unit, &tz, &precision, &scale)) return 0;
+  if (!PyArg_ParseTuple(obj, "ii|siii", &id, &unit, &tz, &precision, &scale, &child)) return 0;
+  if (id == LADLE_TYPE_LIST) {
+    *out = ladle_dtype_list((ladle_type_id)child);
+    if (out->id != LADLE_TYPE_LIST) {
+      PyErr_Format(PyExc_ValueError, "bad list child type %d", child);
+      return 0;
+    }
+    return 1;
+  }
   if (id < 0 || id >= LADLE_TYPE_COUNT_ || unit < 0 || unit > 2 ||
       (id == LADLE_TYPE_DECIMAL && (precision < 1 || precision > 38 || scale < 0 || scale > precision))) {
     PyErr_Format(PyExc_ValueError, "bad dtype (%d, %d, %d, %d)", id, unit, precision, scale);
@@ -1053,7 +1063,7 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) ||
       C(LADLE_TYPE_FLOAT64) || C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) ||
       C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) || C(LADLE_TYPE_DECIMAL) ||
-      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TIME_NS) || C(LADLE_TIME_US) ||
+      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) || C(LADLE_TIME_NS) || C(LADLE_TIME_US) ||
       C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) || C(LADLE_OP_MUL) ||
       C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) || C(LADLE_OP_EQ) ||
       C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) || C(LADLE_OP_GE) ||

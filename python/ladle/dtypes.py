@@ -1,4 +1,5 @@
-"""Polars data types <-> ladle's (type_id, time_unit, time_zone, precision, scale) tuples."""
+"""Polars data types <-> ladle's (type_id, time_unit, time_zone, precision, scale,
+list child type_id) tuples."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import polars as pl
 
 from . import _native as N
 
-LadleType = tuple[int, int, str, int, int]
+LadleType = tuple[int, int, str, int, int, int]
 
 _UNITS = {"ns": N.LADLE_TIME_NS, "us": N.LADLE_TIME_US, "ms": N.LADLE_TIME_MS}
 _UNIT_NAMES = {v: k for k, v in _UNITS.items()}
@@ -36,13 +37,17 @@ def to_ladle(dt: pl.DataType) -> LadleType | None:
     """The ladle type of a Polars type, or None when ladle has no such type."""
     base = dt.base_type()
     if base in _SIMPLE:
-        return (_SIMPLE[base], 0, "", 0, 0)
+        return (_SIMPLE[base], 0, "", 0, 0, 0)
     if isinstance(dt, pl.Datetime):
-        return (N.LADLE_TYPE_DATETIME, _UNITS[dt.time_unit or "us"], dt.time_zone or "", 0, 0)
+        return (N.LADLE_TYPE_DATETIME, _UNITS[dt.time_unit or "us"], dt.time_zone or "", 0, 0, 0)
     if isinstance(dt, pl.Duration):
-        return (N.LADLE_TYPE_DURATION, _UNITS[dt.time_unit or "us"], "", 0, 0)
+        return (N.LADLE_TYPE_DURATION, _UNITS[dt.time_unit or "us"], "", 0, 0, 0)
     if isinstance(dt, pl.Decimal) and dt.precision is not None and 1 <= dt.precision <= 38:
-        return (N.LADLE_TYPE_DECIMAL, 0, "", dt.precision, dt.scale)
+        return (N.LADLE_TYPE_DECIMAL, 0, "", dt.precision, dt.scale, 0)
+    if isinstance(dt, pl.List):
+        inner = dt.inner
+        if inner is not None and inner.base_type() in _SIMPLE and inner.base_type() is not pl.Null:
+            return (N.LADLE_TYPE_LIST, 0, "", 0, 0, _SIMPLE[inner.base_type()])
     return None
 
 
@@ -50,6 +55,8 @@ def to_polars(t: LadleType) -> pl.DataType:
     tid, unit, tz = t[0], t[1], t[2]
     if tid == N.LADLE_TYPE_DECIMAL:
         return pl.Decimal(t[3], t[4])
+    if tid == N.LADLE_TYPE_LIST:
+        return pl.List(_SIMPLE_BACK[t[5]]())
     if tid == N.LADLE_TYPE_DATETIME:
         return pl.Datetime(_UNIT_NAMES[unit], tz or None)  # type: ignore[arg-type]
     if tid == N.LADLE_TYPE_DURATION:

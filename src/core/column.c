@@ -15,6 +15,31 @@ int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n) {
   return n - set;
 }
 
+static void free_child(void *p) {
+  ladle_column_release(p);
+  free(p);
+}
+
+ladle_status ladle_column_set_child(ladle_column *c, ladle_column *child, ladle_error *err) {
+  ladle_column *heap = malloc(sizeof *heap);
+  ladle_buffer *b = NULL;
+  if (heap == NULL) {
+    ladle_column_release(child);
+    return LADLE_OOM(err, "list elements");
+  }
+  *heap = *child;
+  memset(child, 0, sizeof *child);
+  ladle_status st = ladle_buffer_wrap(heap, sizeof *heap, free_child, heap, &b, err);
+  if (st != LADLE_OK) {
+    free_child(heap);
+    return st;
+  }
+  ladle_buffer_release(c->owners[2]);
+  c->owners[2] = b;
+  c->child = heap;
+  return LADLE_OK;
+}
+
 ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,
                                 ladle_column *out, ladle_error *err) {
   ladle_column c;
@@ -32,7 +57,21 @@ ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable,
     c.validity = c.owners[0]->data;
     if (type.id == LADLE_TYPE_NULL) c.null_count = length;
   }
-  if (ladle_type_is_varlen(type.id)) {
+  if (type.id == LADLE_TYPE_LIST) {
+    /* offsets; an empty child until ladle_column_set_child gives the elements */
+    if (type.child == NULL) {
+      st = ladle_err_set(err, LADLE_EINVAL, "list type without a child type");
+      goto fail;
+    }
+    st = ladle_buffer_alloc(a, (size_t)(length + 1) * 8, &c.owners[1], err);
+    if (st != LADLE_OK) goto fail;
+    c.values = c.owners[1]->data;
+    ((int64_t *)c.owners[1]->data)[0] = 0;
+    ladle_column empty;
+    st = ladle_column_alloc(*type.child, 0, false, 0, &empty, err);
+    if (st == LADLE_OK) st = ladle_column_set_child(&c, &empty, err);
+    if (st != LADLE_OK) goto fail;
+  } else if (ladle_type_is_varlen(type.id)) {
     st = ladle_buffer_alloc(a, (size_t)(length + 1) * 8, &c.owners[1], err);
     if (st != LADLE_OK) goto fail;
     c.values = c.owners[1]->data;
@@ -88,7 +127,7 @@ ladle_status ladle_column_nulls(ladle_dtype type, int64_t length, ladle_column *
   LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, true, 0, &c, err));
   memset(LADLE_COL_VALIDITY_MUT(&c), 0, (size_t)ladle_bitmap_bytes(length));
   c.null_count = length;
-  if (ladle_type_is_varlen(type.id))
+  if (ladle_type_is_varlen(type.id) || type.id == LADLE_TYPE_LIST)
     memset(LADLE_COL_MUT(&c, int64_t), 0, (size_t)(length + 1) * 8);
   else if (c.values != NULL)
     memset(LADLE_COL_MUT(&c, char), 0, (size_t)length * ladle_type_width(type.id));
@@ -115,7 +154,7 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
   ladle_column c;
   ladle_column_copy_ref(src, &c);
   c.length = length;
-  if (ladle_type_is_varlen(src->type.id))
+  if (ladle_type_is_varlen(src->type.id) || src->type.id == LADLE_TYPE_LIST)
     c.values = (const int64_t *)src->values + offset;
   else if (src->values != NULL)
     c.values = (const char *)src->values + offset * (int64_t)ladle_type_width(src->type.id);
@@ -170,6 +209,50 @@ static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out
   return true;
 }
 
+/* Offsets rebased piece by piece; elements are the concatenation of each
+ * piece's element range. */
+static ladle_status concat_lists(const ladle_column *cols, size_t n, ladle_column *out,
+                                 ladle_error *err) {
+  int64_t length = 0;
+  bool nullable = false;
+  for (size_t k = 0; k < n; k++) {
+    length += cols[k].length;
+    nullable |= cols[k].validity != NULL;
+  }
+  ladle_column *parts = calloc(n, sizeof *parts);
+  if (parts == NULL) return LADLE_OOM(err, "list concat");
+  ladle_column c, child;
+  memset(&child, 0, sizeof child);
+  ladle_status st = ladle_column_alloc(cols[0].type, length, nullable, 0, &c, err);
+  size_t made = 0;
+  int64_t row = 0, base = 0;
+  for (size_t k = 0; st == LADLE_OK && k < n; k++, made++) {
+    const ladle_column *s = &cols[k];
+    const int64_t *so = s->values;
+    int64_t lo = so[0], hi = so[s->length];
+    st = ladle_column_slice(s->child, lo, hi - lo, &parts[k], err);
+    if (st != LADLE_OK) break;
+    int64_t *o = LADLE_COL_MUT(&c, int64_t);
+    for (int64_t i = 0; i < s->length; i++) o[row + i + 1] = so[i + 1] - lo + base;
+    if (nullable)
+      for (int64_t i = 0; i < s->length; i++)
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), row + i, ladle_column_valid(s, i));
+    row += s->length;
+    base += hi - lo;
+  }
+  if (st == LADLE_OK) st = ladle_column_concat(parts, n, &child, err);
+  for (size_t k = 0; k < made; k++) ladle_column_release(&parts[k]);
+  free(parts);
+  if (st == LADLE_OK) st = ladle_column_set_child(&c, &child, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(&c);
+    return st;
+  }
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
 ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
                                  ladle_error *err) {
   if (n == 1) {
@@ -177,6 +260,7 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
     return LADLE_OK;
   }
   if (n > 1 && concat_as_view(cols, n, out)) return LADLE_OK;
+  if (n > 0 && cols[0].type.id == LADLE_TYPE_LIST) return concat_lists(cols, n, out, err);
   ladle_dtype type = n > 0 ? cols[0].type : ladle_dtype_make(LADLE_TYPE_NULL);
   int64_t length = 0, chars = 0;
   bool nullable = false;
@@ -224,8 +308,50 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
   return LADLE_OK;
 }
 
+/* Rows idx[i] of a LIST column (-1: null): new offsets, and the elements of
+ * the chosen rows gathered in order. */
+static ladle_status gather_list(const ladle_column *src, const int64_t *idx, int64_t n,
+                                ladle_column *out, ladle_error *err) {
+  const int64_t *so = src->values;
+  bool nullable = src->validity != NULL;
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (idx[i] < 0)
+      nullable = true;
+    else
+      total += so[idx[i] + 1] - so[idx[i]];
+  }
+  int64_t *eidx = malloc((size_t)LADLE_MAX(total, 1) * sizeof *eidx);
+  if (eidx == NULL) return LADLE_OOM(err, "list gather");
+  ladle_column c, child;
+  ladle_status st = ladle_column_alloc(src->type, n, nullable, 0, &c, err);
+  if (st != LADLE_OK) {
+    free(eidx);
+    return st;
+  }
+  int64_t *o = LADLE_COL_MUT(&c, int64_t), pos = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (idx[i] >= 0)
+      for (int64_t e = so[idx[i]]; e < so[idx[i] + 1]; e++) eidx[pos++] = e;
+    o[i + 1] = pos;
+    if (nullable)
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, idx[i] >= 0 && ladle_column_valid(src, idx[i]));
+  }
+  st = ladle_column_gather(src->child, eidx, total, &child, err);
+  free(eidx);
+  if (st == LADLE_OK) st = ladle_column_set_child(&c, &child, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(&c);
+    return st;
+  }
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err) {
+  if (src->type.id == LADLE_TYPE_LIST) return gather_list(src, idx, n, out, err);
   if (n < 0) return ladle_err_set(err, LADLE_EINVAL, "gather of %lld rows", (long long)n);
   bool nullable = src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
   for (int64_t i = 0; i < n && !nullable; i++) nullable = idx[i] < 0;

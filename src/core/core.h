@@ -93,11 +93,12 @@ bool ladle_type_is_temporal(ladle_type_id id);
 static inline bool ladle_type_is_varlen(ladle_type_id id) {
   return id == LADLE_TYPE_STRING || id == LADLE_TYPE_BINARY;
 }
-/* DECIMAL, TIME and BINARY are carried: moved by scans, filters, slices,
+/* DECIMAL, TIME, BINARY and LIST are carried: moved by scans, filters, slices,
  * joins, sorts (as payload), unions and first/last; cast where
  * ladle_cast_supported says; never keys or arithmetic yet. */
 static inline bool ladle_type_is_carried(ladle_type_id id) {
-  return id == LADLE_TYPE_DECIMAL || id == LADLE_TYPE_TIME || id == LADLE_TYPE_BINARY;
+  return id == LADLE_TYPE_DECIMAL || id == LADLE_TYPE_TIME || id == LADLE_TYPE_BINARY ||
+         id == LADLE_TYPE_LIST;
 }
 /* Polars' supertype for arithmetic and comparison; false if none. */
 bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out);
@@ -142,6 +143,9 @@ typedef struct ladle_column {
   const void *values;      /* fixed: `length` values; STRING: int64 offsets[length+1] */
   const char *chars;       /* STRING bytes */
   ladle_buffer *owners[3]; /* keep validity, values, chars alive (any may be NULL) */
+  /* LIST: `values` are int64 offsets[length + 1] into this column of elements
+   * (offsets[0] need not be 0 after a slice); owners[2] keeps it alive. */
+  const struct ladle_column *child;
 } ladle_column;
 
 static inline bool ladle_column_valid(const ladle_column *c, int64_t i) {
@@ -162,6 +166,9 @@ void ladle_column_finish_nulls(ladle_column *c);
 /* A column of `length` nulls of `type`. */
 ladle_status ladle_column_nulls(ladle_dtype type, int64_t length, ladle_column *out,
                                 ladle_error *err);
+/* Makes `child` (moved in; zeroed on return) the elements of LIST column c,
+ * replacing any child it had. */
+ladle_status ladle_column_set_child(ladle_column *c, ladle_column *child, ladle_error *err);
 void ladle_column_release(ladle_column *c);
 /* A new reference to the same buffers. */
 void ladle_column_copy_ref(const ladle_column *src, ladle_column *dst);

@@ -29,11 +29,33 @@ ladle_dtype ladle_dtype_decimal(int precision, int scale) {
   return t;
 }
 
+/* Children of LIST types point here, so a dtype stays a plain value. */
+static const ladle_dtype k_list_children[LADLE_TYPE_COUNT_] = {
+    [LADLE_TYPE_BOOL] = {.id = LADLE_TYPE_BOOL},       [LADLE_TYPE_INT8] = {.id = LADLE_TYPE_INT8},
+    [LADLE_TYPE_INT16] = {.id = LADLE_TYPE_INT16},     [LADLE_TYPE_INT32] = {.id = LADLE_TYPE_INT32},
+    [LADLE_TYPE_INT64] = {.id = LADLE_TYPE_INT64},     [LADLE_TYPE_UINT8] = {.id = LADLE_TYPE_UINT8},
+    [LADLE_TYPE_UINT16] = {.id = LADLE_TYPE_UINT16},   [LADLE_TYPE_UINT32] = {.id = LADLE_TYPE_UINT32},
+    [LADLE_TYPE_UINT64] = {.id = LADLE_TYPE_UINT64},   [LADLE_TYPE_FLOAT32] = {.id = LADLE_TYPE_FLOAT32},
+    [LADLE_TYPE_FLOAT64] = {.id = LADLE_TYPE_FLOAT64}, [LADLE_TYPE_STRING] = {.id = LADLE_TYPE_STRING},
+    [LADLE_TYPE_BINARY] = {.id = LADLE_TYPE_BINARY},   [LADLE_TYPE_DATE] = {.id = LADLE_TYPE_DATE},
+    [LADLE_TYPE_TIME] = {.id = LADLE_TYPE_TIME},
+};
+
+ladle_dtype ladle_dtype_list(ladle_type_id child) {
+  if ((int)child <= 0 || child >= LADLE_TYPE_COUNT_ || k_list_children[child].id != child)
+    return ladle_dtype_make(LADLE_TYPE_NULL);
+  ladle_dtype t = ladle_dtype_make(LADLE_TYPE_LIST);
+  t.child = &k_list_children[child];
+  return t;
+}
+
 bool ladle_dtype_equal(ladle_dtype a, ladle_dtype b) {
   if (a.id != b.id) return false;
   if (a.id == LADLE_TYPE_DATETIME) return a.unit == b.unit && strcmp(a.tz, b.tz) == 0;
   if (a.id == LADLE_TYPE_DURATION) return a.unit == b.unit;
   if (a.id == LADLE_TYPE_DECIMAL) return a.precision == b.precision && a.scale == b.scale;
+  if (a.id == LADLE_TYPE_LIST)
+    return a.child != NULL && b.child != NULL && ladle_dtype_equal(*a.child, *b.child);
   return true;
 }
 
@@ -51,6 +73,10 @@ const char *ladle_dtype_name(ladle_dtype t, char *buf, size_t buf_len) {
       snprintf(buf, buf_len, "%s[%s, %s]", names[t.id], unit_name(t.unit), t.tz);
     else
       snprintf(buf, buf_len, "%s[%s]", names[t.id], unit_name(t.unit));
+    return buf;
+  }
+  if (t.id == LADLE_TYPE_LIST && t.child != NULL && buf != NULL) {
+    snprintf(buf, buf_len, "list[%s]", names[t.child->id]);
     return buf;
   }
   if (t.id == LADLE_TYPE_DECIMAL && buf != NULL) {

@@ -120,13 +120,39 @@ unsupported:
                        name, fmt);
 }
 
+/* parse_format for a whole field: a list ("+l", "+L") of a flat element type
+ * becomes LIST. */
+static ladle_status parse_field(const struct ArrowSchema *sch, const char *name, ladle_dtype *out,
+                                int *seconds, bool *view, ladle_error *err) {
+  if (strcmp(sch->format, "+l") == 0 || strcmp(sch->format, "+L") == 0) {
+    if (sch->n_children != 1 || sch->children == NULL || sch->children[0] == NULL)
+      return ladle_err_set(err, LADLE_ECORRUPT, "column '%s': a list without one child", name);
+    ladle_dtype child;
+    int s2;
+    bool v2;
+    LADLE_RETURN_NOT_OK(parse_field(sch->children[0], name, &child, &s2, &v2, err));
+    *out = ladle_dtype_list(child.id);
+    *seconds = 0;
+    *view = false;
+    if (out->id != LADLE_TYPE_LIST || (child.id == LADLE_TYPE_TIME && s2)) {
+      char b[64];
+      return ladle_err_set(err, LADLE_ENOTSUP,
+                           "column '%s': lists of %s are not supported yet (lists of booleans, "
+                           "integers, floats, strings, binary, dates and times are)",
+                           name, ladle_dtype_name(child, b, sizeof b));
+    }
+    return LADLE_OK;
+  }
+  return parse_format(sch->format, name, out, seconds, view, err);
+}
+
 static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch,
                                   const struct ArrowArray *a, ladle_column *out, ladle_error *err) {
   ladle_dtype t;
   int seconds;
   bool view;
   const char *name = sch->name ? sch->name : "?";
-  LADLE_RETURN_NOT_OK(parse_format(sch->format, name, &t, &seconds, &view, err));
+  LADLE_RETURN_NOT_OK(parse_field(sch, name, &t, &seconds, &view, err));
   if (sch->dictionary != NULL)
     return ladle_err_set(err, LADLE_ENOTSUP,
                          "column '%s': dictionary-encoded (categorical) "
@@ -157,7 +183,37 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
       c.validity = bits;
     }
   }
-  if (t.id == LADLE_TYPE_BOOL) {
+  if (t.id == LADLE_TYPE_LIST) {
+    /* offsets (widened from int32 for "+l"), then the elements as a column */
+    bool small = strcmp(sch->format, "+l") == 0;
+    if (a->n_children != 1 || a->children == NULL || a->n_buffers < 2) {
+      st = ladle_err_set(err, LADLE_ECORRUPT, "column '%s': a list array without one child", name);
+    } else if (small) {
+      st = ladle_buffer_alloc(NULL, (size_t)(n + 1) * 8, &c.owners[1], err);
+      if (st == LADLE_OK) {
+        const int32_t *o32 = (const int32_t *)a->buffers[1] + off;
+        int64_t *o = c.owners[1]->data;
+        for (int64_t i = 0; i <= n; i++) o[i] = o32[i];
+        c.values = o;
+      }
+    } else {
+      const int64_t *o64 = (const int64_t *)a->buffers[1] + off;
+      st = wrap(h, o64, (size_t)(n + 1) * 8, &c.owners[1], err);
+      c.values = o64;
+    }
+    ladle_column child;
+    if (st == LADLE_OK) st = import_column(h, sch->children[0], a->children[0], &child, err);
+    if (st == LADLE_OK) {
+      const int64_t *o = c.values;
+      if (o[0] < 0 || o[n] < o[0] || o[n] > child.length) {
+        ladle_column_release(&child);
+        st = ladle_err_set(err, LADLE_ECORRUPT, "column '%s': list offsets run past the elements",
+                           name);
+      } else {
+        st = ladle_column_set_child(&c, &child, err);
+      }
+    }
+  } else if (t.id == LADLE_TYPE_BOOL) {
     st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(n, 1), &c.owners[1], err);
     if (st == LADLE_OK) {
       uint8_t *v = c.owners[1]->data;
@@ -271,7 +327,7 @@ ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan *
     int sec;
     bool view;
     const char *name = sch.children[i]->name ? sch.children[i]->name : "";
-    st = parse_format(sch.children[i]->format, name, &dt, &sec, &view, err);
+    st = parse_field(sch.children[i], name, &dt, &sec, &view, err);
     if (st == LADLE_OK) st = ladle_schema_set(&schema, (size_t)i, name, dt, err);
   }
   for (;;) {
@@ -437,6 +493,9 @@ static char *format_of(ladle_dtype t) {
       snprintf(buf, sizeof buf, "d:%d,%d", t.precision, t.scale);
       f = buf;
       break;
+    case LADLE_TYPE_LIST:
+      f = "+L";
+      break;
     case LADLE_TYPE_DATE:
       f = "tdD";
       break;
@@ -479,16 +538,36 @@ static ladle_status schema_make(const char *format, const char *name, int64_t n,
   return LADLE_OK;
 }
 
+/* The schema of one field; a LIST gets its element field "item". */
+static ladle_status field_schema(ladle_dtype t, const char *name, struct ArrowSchema *out,
+                                 ladle_error *err) {
+  char *fmt = format_of(t);
+  bool list = t.id == LADLE_TYPE_LIST && t.child != NULL;
+  ladle_status st = fmt ? schema_make(fmt, name, list ? 1 : 0, out, err)
+                        : LADLE_OOM(err, "arrow schema");
+  free(fmt);
+  if (st != LADLE_OK || !list) return st;
+  schema_private *p = out->private_data;
+  struct ArrowSchema *c = calloc(1, sizeof *c);
+  st = c ? field_schema(*t.child, "item", c, err) : LADLE_OOM(err, "arrow schema");
+  if (st != LADLE_OK) {
+    free(c);
+    schema_release(out);
+    return st;
+  }
+  p->children[p->n++] = c;
+  out->n_children = p->n;
+  return LADLE_OK;
+}
+
 static ladle_status export_schema(const ladle_schema *s, struct ArrowSchema *out,
                                   ladle_error *err) {
   LADLE_RETURN_NOT_OK(schema_make("+s", "", (int64_t)s->n, out, err));
   schema_private *p = out->private_data;
   for (size_t i = 0; i < s->n; i++) {
-    char *fmt = format_of(s->types[i]);
     struct ArrowSchema *c = calloc(1, sizeof *c);
-    ladle_status st =
-        fmt && c ? schema_make(fmt, s->names[i], 0, c, err) : LADLE_OOM(err, "arrow schema");
-    free(fmt);
+    ladle_status st = c ? field_schema(s->types[i], s->names[i], c, err)
+                        : LADLE_OOM(err, "arrow schema");
     if (st != LADLE_OK) {
       free(c);
       schema_release(out);
@@ -555,6 +634,21 @@ static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
     p->buffers[1] = c->values;
     p->buffers[2] = c->chars;
     out->n_buffers = 3;
+  } else if (c->type.id == LADLE_TYPE_LIST) {
+    p->buffers[1] = c->values;
+    out->n_buffers = 2;
+    struct ArrowArray *child = calloc(1, sizeof *child);
+    p->children = calloc(1, sizeof *p->children);
+    ladle_status st = child && p->children ? export_column(c->child, child, err)
+                                           : LADLE_OOM(err, "arrow array");
+    if (st != LADLE_OK) {
+      free(child);
+      array_release(out);
+      return st;
+    }
+    p->children[p->n++] = child;
+    out->n_children = 1;
+    out->children = p->children;
   } else {
     p->buffers[1] = c->values;
     out->n_buffers = 2;

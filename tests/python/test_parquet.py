@@ -90,6 +90,11 @@ def random_table(n: int, seed: int) -> pa.Table:
                                zip(rng.integers(-2**62, 2**62, n), rng.integers(0, 10**6, n))], 38, 6),
             "t_us": pa.array(masked(rng.integers(0, 86_400 * 10**6, n)), type=pa.int64()).cast(pa.time64("us")),
             "t_ns": pa.array(masked(rng.integers(0, 86_400 * 10**9, n)), type=pa.int64()).cast(pa.time64("ns")),
+            # one level of lists: null lists, empty lists, null elements
+            "tags": pa.array([None if m else [None if k == 3 else str(w) for k, w in enumerate(words[rng.integers(0, len(words), ln)])]
+                              for m, ln in zip(nulls, rng.integers(0, 5, n))], type=pa.list_(pa.string())),
+            "ids": pa.array([None if m else rng.integers(-50, 50, ln).tolist() for m, ln in zip(rng.random(n) < 0.1, rng.integers(0, 4, n))],
+                            type=pa.list_(pa.int64())),
             "bin": pa.array([None if m else bytes(w, "utf-8") + b"\x00\xff"
                              for m, w in zip(nulls, words[rng.integers(0, len(words), n)])], type=pa.binary()),
         }
@@ -182,7 +187,7 @@ def test_hive_partitioned_dataset(tmp_path: Path, engine) -> None:
 
 def test_unsupported_column_falls_back_by_name(tmp_path: Path) -> None:
     p = tmp_path / "l.parquet"
-    pl.DataFrame({"l": [[1], [2, 3]], "a": [1, 2]}).write_parquet(p)
+    pl.DataFrame({"l": [[[1]], [[2], [3]]], "a": [1, 2]}).write_parquet(p)  # a list of lists
     with pytest.raises(ladle.UnsupportedError, match="'l'"):
         pl.scan_parquet(p).collect(engine=ladle.Engine(raise_on_fail=True))
     assert_same(pl.scan_parquet(p).select("a"), ladle.Engine(raise_on_fail=True))
@@ -239,26 +244,28 @@ def test_row_groups_skipped_by_statistics(tmp_path: Path) -> None:
 
 
 def test_carried_types_move_through_plans(tmp_path: Path, engine) -> None:
-    """DECIMAL (in INT32, INT64 and byte storage), TIME and BINARY columns are
+    """DECIMAL (in INT32, INT64 and byte storage), TIME, BINARY and LIST columns are
     scanned, filtered, sliced, sorted and joined as payload, taken first/last,
     cast (decimal to float, time to int) and counted on ladle; computing on them
     or using them as keys is refused by name, so Polars answers instead."""
-    t = random_table(20_000, seed=21).select(["i32", "i64", "s", "dec9", "dec18", "dec38", "t_us", "bin"])
+    t = random_table(20_000, seed=21).select(["i32", "i64", "s", "dec9", "dec18", "dec38", "t_us", "bin", "tags", "ids"])
     for as_int in (False, True):
         path = tmp_path / f"c{as_int}.parquet"
         pq.write_table(t, path, row_group_size=3_000, store_decimal_as_integer=as_int)
         lf = pl.scan_parquet(path)
-        assert_same(lf.filter(pl.col("i32") > 0).select("dec9", "dec38", "t_us", "bin").head(5_000), engine)
-        assert_same(lf.sort("i64").select("i64", "dec18", "bin"), engine)
+        assert_same(lf.filter(pl.col("i32") > 0).select("dec9", "dec38", "t_us", "bin", "tags").head(5_000), engine)
+        assert_same(lf.sort("i64").select("i64", "dec18", "bin", "ids"), engine)
         other = lf.select("s", "dec9", "t_us").unique(subset="s", keep="first", maintain_order=True)
         assert_same(lf.select("s", "i64").join(other, on="s", how="left"), engine, ordered=False)
         assert_same(lf.with_columns(f=pl.col("dec38").cast(pl.Float64), g=pl.col("dec9").cast(pl.Float32),
                                     ns=pl.col("t_us").cast(pl.Int64), n=pl.col("bin").is_null()), engine)
         assert_same(lf.group_by("s").agg(pl.col("dec18").first(), pl.col("bin").last(), pl.col("t_us").count(),
+                                          pl.col("tags").first(), pl.col("ids").last(),
                                           pl.col("dec38").null_count()), engine, ordered=False)
     strict = ladle.Engine(raise_on_fail=True)
     lf = pl.scan_parquet(tmp_path / "cFalse.parquet")
     for q, culprit in [(lf.select(pl.col("dec9") + pl.col("dec9")), "'dec9' is decimal"), (lf.sort("bin"), "key 'bin' is binary"),
-                       (lf.group_by("t_us").len(), "key 't_us' is time"), (lf.select(pl.col("dec18").sum()), "sum")]:
+                       (lf.group_by("t_us").len(), "key 't_us' is time"), (lf.select(pl.col("dec18").sum()), "sum"),
+                       (lf.unique(subset="tags"), "key 'tags' is list")]:
         with pytest.raises(ladle.UnsupportedError, match=culprit):
             q.collect(engine=strict)

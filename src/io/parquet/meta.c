@@ -250,6 +250,52 @@ static void map_type(const schema_elem *e, ladle_pq_column *c) {
   if (lt == 7 || cv == 7 || cv == 8) snprintf(c->why, sizeof c->why, "TIME in physical type %d is not valid", e->type);
 }
 
+/* A LIST-annotated group of one primitive element, as one leaf column named
+ * after the group: three levels (`group (LIST) { repeated group list {
+ * element } }`) or the legacy two (`group (LIST) { repeated element }`).
+ * Consumes the group's elements and returns true; false (nothing consumed)
+ * for other shapes, which the caller walks as nested columns. */
+static bool list_column(ladle_thrift *t, const schema_elem *elems, int64_t nelems, int64_t *pos,
+                        ladle_pq_column *cols, size_t *ncols) {
+  const schema_elem *g = &elems[*pos], *r = &elems[*pos + 1], *leaf;
+  if (r->repetition != 2) return false;
+  int64_t used;
+  if (r->num_children == 0) {
+    leaf = r; /* two levels: the repeated field is the element, never null */
+    used = 2;
+  } else if (r->num_children == 1 && *pos + 2 < nelems && elems[*pos + 2].num_children == 0 &&
+             elems[*pos + 2].repetition != 2) {
+    leaf = &elems[*pos + 2];
+    used = 3;
+  } else {
+    return false;
+  }
+  ladle_pq_column *c = &cols[(*ncols)++];
+  char name[512];
+  if (snprintf(name, sizeof name, "%.*s", (int)g->name_len, g->name ? (const char *)g->name : "") < 0)
+    name[0] = '\0';
+  c->name = ladle_strdup(name);
+  if (c->name == NULL) ladle_thrift_fail(t, "out of memory for a column name");
+  c->physical = leaf->type;
+  c->type_length = leaf->type_length;
+  c->max_rep = 1;
+  c->list_def = g->repetition == 1 ? 1 : 0;
+  c->max_def = c->list_def + 1 + (used == 3 && leaf->repetition == 1 ? 1 : 0);
+  map_type(leaf, c);
+  c->elem = c->type;
+  if (c->supported) {
+    c->type = ladle_dtype_list(c->elem.id);
+    if (c->type.id != LADLE_TYPE_LIST) {
+      char b[64];
+      c->supported = false;
+      snprintf(c->why, sizeof c->why, "lists of %s are not supported yet",
+               ladle_dtype_name(c->elem, b, sizeof b));
+    }
+  }
+  *pos += used;
+  return true;
+}
+
 /* Walks the schema tree in DFS order, appending leaves. */
 static void walk_schema(ladle_thrift *t, const schema_elem *elems, int64_t nelems, int64_t *pos,
                         const char *prefix, bool nested, ladle_pq_column *cols, size_t *ncols,
@@ -262,7 +308,12 @@ static void walk_schema(ladle_thrift *t, const schema_elem *elems, int64_t nelem
     ladle_thrift_fail(t, "schema has fewer elements than its children counts say");
     return;
   }
-  const schema_elem *e = &elems[(*pos)++];
+  const schema_elem *e = &elems[*pos];
+  if (!nested && e->num_children == 1 && e->repetition != 2 && (e->converted == 3 || e->logical == 3) &&
+      *pos + 1 < nelems && *ncols < cap) {
+    if (list_column(t, elems, nelems, pos, cols, ncols)) return;
+  }
+  (*pos)++;
   char name[512];
   /* long nested names are cut at 511 bytes (truncation is intended) */
   if (snprintf(name, sizeof name, "%s%s%.*s", prefix, prefix[0] ? "." : "", (int)e->name_len,

@@ -83,12 +83,15 @@ typedef struct ladle_pq_row_group {
   ladle_pq_chunk_meta *columns; /* one per leaf column */
 } ladle_pq_row_group;
 
-/* A leaf column of the file schema (flat columns only for now). */
+/* A leaf column of the file schema: flat, or one level of list of a flat type. */
 typedef struct ladle_pq_column {
   char *name;
   int physical;
   int type_length;    /* FIXED_LEN_BYTE_ARRAY */
-  int max_def;        /* 0 required, 1 optional */
+  int max_def;        /* 0 required, 1 optional; up to 3 for a list */
+  int max_rep;        /* 0 flat, 1 one level of list */
+  int list_def;       /* lists: definition level of an empty (present) list */
+  ladle_dtype elem;   /* lists: the element type (`type` is the LIST) */
   ladle_dtype type;   /* what ladle makes of it */
   int64_t time_mul;   /* TIME: nanoseconds per stored unit (else 1) */
   bool supported;

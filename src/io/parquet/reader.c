@@ -686,13 +686,79 @@ static ladle_status decode_values(const ctx *c, int encoding, const uint8_t *p, 
   }
 }
 
+/* Turns the slot column *o (one entry per level pair; values where def is the
+ * maximum) into the LIST column of `nrows` rows. A row starts at repetition 0;
+ * def < list_def: a null list; def == list_def: an empty list; above: an
+ * element (null unless def is the maximum). */
+static ladle_status assemble_list(const ctx *c, const ladle_pq_column *lc, int64_t nrows, int64_t nslots,
+                                  const uint8_t *reps, const uint8_t *defs, ladle_column *o) {
+  int64_t rows = 0, nelem = 0;
+  for (int64_t i = 0; i < nslots; i++) {
+    rows += reps[i] == 0;
+    nelem += defs[i] > lc->list_def;
+  }
+  if (rows != nrows || (nslots > 0 && reps[0] != 0))
+    return corrupt(c, "repetition levels do not start the row group's rows");
+  ladle_column out, child;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(lc->type, nrows, true, 0, &out, c->err));
+  int64_t *off = LADLE_COL_MUT(&out, int64_t);
+  int64_t *eidx = nelem < nslots ? malloc((size_t)LADLE_MAX(nelem, 1) * sizeof *eidx) : NULL;
+  if (nelem < nslots && eidx == NULL) {
+    ladle_column_release(&out);
+    return LADLE_OOM(c->err, "list elements");
+  }
+  int64_t r = -1, e = 0;
+  for (int64_t i = 0; i < nslots; i++) {
+    if (reps[i] == 0) {
+      if (r >= 0) off[r + 1] = e;
+      r++;
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&out), r, defs[i] >= lc->list_def);
+    }
+    if (defs[i] > lc->list_def) {
+      if (eidx != NULL) eidx[e] = i;
+      e++;
+    }
+  }
+  if (r >= 0) off[r + 1] = e;
+  ladle_status st;
+  if (eidx == NULL) {
+    child = *o; /* every slot is an element: the slots are the child */
+    memset(o, 0, sizeof *o);
+    ladle_column_finish_nulls(&child);
+    st = LADLE_OK;
+  } else {
+    ladle_column_finish_nulls(o);
+    st = ladle_column_gather(o, eidx, nelem, &child, c->err);
+    free(eidx);
+    ladle_column_release(o);
+  }
+  if (st == LADLE_OK) st = ladle_column_set_child(&out, &child, c->err);
+  if (st != LADLE_OK) {
+    ladle_column_release(&out);
+    return st;
+  }
+  ladle_column_finish_nulls(&out);
+  *o = out;
+  return LADLE_OK;
+}
+
 ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                  ladle_error *err) {
   const ladle_pq_column *pc = &f->columns[col];
   const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
-  ctx c = {f, pc, err, 0};
   if (!pc->supported)
     return ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': %s", f->path, pc->name, pc->why);
+  /* a list decodes its leaf as a flat column of slots (one per level entry),
+   * then assembles offsets from the levels */
+  ladle_pq_column leafcol;
+  const ladle_pq_column *list = NULL;
+  if (pc->max_rep > 0) {
+    list = pc;
+    leafcol = *pc;
+    leafcol.type = pc->elem;
+    pc = &leafcol;
+  }
+  ctx c = {f, pc, err, 0};
   if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
   int64_t nrows = f->row_groups[rg].num_rows;
   int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
@@ -701,6 +767,9 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
   int64_t size = m->total_compressed_size;
   /* a row count the chunk cannot hold (every value takes at least a bit or a run) */
   if (nrows < 0 || (nrows > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "row count is implausible for the chunk size");
+  int64_t nslots = list ? m->num_values : nrows;
+  if (nslots < 0 || (nslots > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "value count is implausible for the chunk size");
+  int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
   uint8_t *buf = malloc((size_t)LADLE_MAX(size, 1));
   if (buf == NULL) return LADLE_OOM(err, "column chunk");
   int64_t done = 0;
@@ -714,10 +783,16 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
   }
   bool str = ladle_type_is_varlen(pc->type.id);
   ladle_column o;
-  ladle_status st = ladle_column_alloc(pc->type, nrows, true, 0, &o, err);
+  ladle_status st = ladle_column_alloc(pc->type, nslots, true, 0, &o, err);
   if (st != LADLE_OK) {
     free(buf);
     return st;
+  }
+  uint8_t *reps_all = NULL, *defs_all = NULL;
+  if (list) {
+    reps_all = malloc((size_t)LADLE_MAX(nslots, 1));
+    defs_all = malloc((size_t)LADLE_MAX(nslots, 1));
+    if (reps_all == NULL || defs_all == NULL) st = LADLE_OOM(err, "list levels");
   }
   sink s = {&o, NULL, 0, 0, 0};
   pvals dict, vals;
@@ -727,7 +802,7 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
   uint8_t *dict_scratch = NULL, *scratch = NULL, *present = NULL;
   uint32_t *idx = NULL, *levels = NULL;
   const uint8_t *p = buf, *end = buf + size;
-  while (st == LADLE_OK && s.row < nrows) {
+  while (st == LADLE_OK && s.row < nslots) {
     if (p >= end) {
       st = corrupt(&c, "the column chunk ends before the row group's rows");
       break;
@@ -762,16 +837,33 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
       continue;
     }
     int64_t nv = h.num_values;
-    if (nv > nrows - s.row) {
-      st = corrupt(&c, "page holds more values than the row group has rows left");
+    if (nv > nslots - s.row) {
+      st = corrupt(&c, list ? "page holds more values than the column chunk says"
+                            : "page holds more values than the row group has rows left");
       break;
     }
     const uint8_t *data, *data_end;
-    const uint8_t *defs = NULL, *defs_end = NULL;
+    const uint8_t *defs = NULL, *defs_end = NULL, *reps = NULL, *reps_end = NULL;
     if (h.type == 0) {
       st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &data);
       if (st != LADLE_OK) break;
       data_end = data + h.uncompressed;
+      if (pc->max_rep > 0) {
+        if (data_end - data < 4) {
+          st = corrupt(&c, "truncated repetition levels");
+          break;
+        }
+        uint32_t len;
+        memcpy(&len, data, 4);
+        data += 4;
+        if ((int64_t)len > data_end - data) {
+          st = corrupt(&c, "repetition levels run past the page");
+          break;
+        }
+        reps = data;
+        reps_end = data + len;
+        data += len;
+      }
       if (pc->max_def > 0) {
         if (data_end - data < 4) {
           st = corrupt(&c, "truncated definition levels");
@@ -793,6 +885,8 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
         st = corrupt(&c, "level lengths exceed the page");
         break;
       }
+      reps = raw;
+      reps_end = raw + h.rep_len;
       defs = raw + h.rep_len;
       defs_end = defs + h.def_len;
       const uint8_t *vsrc = raw + h.rep_len + h.def_len;
@@ -814,15 +908,35 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
         st = LADLE_OOM(err, "definition levels");
         break;
       }
-      if (!rle_hybrid(defs, defs_end, 1, nv, levels)) {
+      if (!rle_hybrid(defs, defs_end, def_bw, nv, levels)) {
         st = corrupt(&c, "bad definition levels");
         break;
       }
       present_n = 0;
       for (int64_t i = 0; i < nv; i++) {
-        present[i] = levels[i] == 1;
+        if (levels[i] > (uint32_t)pc->max_def) {
+          st = corrupt(&c, "definition level above the schema's maximum");
+          break;
+        }
+        present[i] = levels[i] == (uint32_t)pc->max_def;
         present_n += present[i];
+        if (list) defs_all[s.row + i] = (uint8_t)levels[i];
       }
+      if (st != LADLE_OK) break;
+    }
+    if (list) {
+      if (!rle_hybrid(reps, reps_end, 1, nv, levels)) {
+        st = corrupt(&c, "bad repetition levels");
+        break;
+      }
+      for (int64_t i = 0; i < nv; i++) {
+        if (levels[i] > 1) {
+          st = corrupt(&c, "repetition level above the schema's maximum");
+          break;
+        }
+        reps_all[s.row + i] = (uint8_t)levels[i];
+      }
+      if (st != LADLE_OK) break;
     }
     pvals_free(&vals);
     free(idx);
@@ -855,6 +969,9 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
       s.chars = NULL;
     }
   }
+  if (st == LADLE_OK && list) st = assemble_list(&c, list, nrows, nslots, reps_all, defs_all, &o);
+  free(reps_all);
+  free(defs_all);
   pvals_free(&dict);
   pvals_free(&vals);
   free(idx);
