@@ -1,5 +1,8 @@
 /* test_core.c — the building blocks: thread pool, buffers, columns (slice,
  * concat, gather), supertypes, and the Arrow C stream both ways. */
+#include <stdio.h>
+#include <string.h>
+
 #include "core/core.h"
 #include "harness.h"
 
@@ -78,6 +81,62 @@ TEST(column_slice_concat_gather_keep_validity) {
   ladle_column_release(&g);
   CHECK_EQ_I(ladle_column_slice(col, 10, 5, &s1, &err_), LADLE_EINVAL);
   ladle_table_release(t);
+}
+
+/* A LIST<int32> column: rows [0,1], null, [], [2], [3,4,5] */
+static void make_list(ladle_column *out) {
+  ladle_dtype lt = ladle_dtype_list(LADLE_TYPE_INT32);
+  CHECK_OK(ladle_column_alloc(lt, 5, true, 0, out, &err_));
+  const int64_t off[] = {0, 2, 2, 2, 3, 6};
+  memcpy(LADLE_COL_MUT(out, int64_t), off, sizeof off);
+  ladle_bit_set(LADLE_COL_VALIDITY_MUT(out), 1, false);
+  ladle_column_finish_nulls(out);
+  ladle_column child;
+  CHECK_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT32), 6, false, 0, &child, &err_));
+  for (int i = 0; i < 6; i++) LADLE_COL_MUT(&child, int32_t)[i] = i;
+  CHECK_OK(ladle_column_set_child(out, &child, &err_));
+}
+
+/* row r of a LIST<int32> as "a,b,c", "null" or "" */
+static const char *list_row(const ladle_column *c, int64_t r, char *buf) {
+  if (!ladle_column_valid(c, r)) return "null";
+  const int64_t *o = c->values;
+  buf[0] = 0;
+  for (int64_t e = o[r]; e < o[r + 1]; e++)
+    sprintf(buf + strlen(buf), "%s%d", e > o[r] ? "," : "", ((const int32_t *)c->child->values)[e]);
+  return buf;
+}
+
+TEST(list_columns_slice_concat_gather) {
+  ladle_column l, s, cat, g;
+  char b[64];
+  make_list(&l);
+  CHECK(ladle_dtype_equal(l.type, ladle_dtype_list(LADLE_TYPE_INT32)));
+  CHECK(!ladle_dtype_equal(l.type, ladle_dtype_list(LADLE_TYPE_INT64)));
+  CHECK_EQ_I(ladle_dtype_list(LADLE_TYPE_DECIMAL).id, LADLE_TYPE_NULL);
+  CHECK_EQ_I(l.null_count, 1);
+  CHECK_OK(ladle_column_slice(&l, 3, 2, &s, &err_)); /* offsets start at 2, not 0 */
+  CHECK(strcmp(list_row(&s, 1, b), "3,4,5") == 0);
+  ladle_column parts[] = {s, l};
+  CHECK_OK(ladle_column_concat(parts, 2, &cat, &err_));
+  CHECK_EQ_I(cat.length, 7);
+  CHECK_EQ_I(cat.child->length, 10);
+  const char *want[] = {"2", "3,4,5", "0,1", "null", "", "2", "3,4,5"};
+  for (int r = 0; r < 7; r++) CHECK(strcmp(list_row(&cat, r, b), want[r]) == 0);
+  const int64_t idx[] = {6, -1, 3, 2, 2};
+  CHECK_OK(ladle_column_gather(&cat, idx, 5, &g, &err_));
+  const char *want2[] = {"3,4,5", "null", "null", "0,1", "0,1"};
+  for (int r = 0; r < 5; r++) CHECK(strcmp(list_row(&g, r, b), want2[r]) == 0);
+  CHECK_EQ_I(g.null_count, 2);
+  ladle_column_release(&l); /* the others keep their elements alive */
+  CHECK(strcmp(list_row(&g, 0, b), "3,4,5") == 0);
+  ladle_column nulls;
+  CHECK_OK(ladle_column_nulls(g.type, 3, &nulls, &err_));
+  CHECK(strcmp(list_row(&nulls, 2, b), "null") == 0);
+  ladle_column_release(&nulls);
+  ladle_column_release(&s);
+  ladle_column_release(&cat);
+  ladle_column_release(&g);
 }
 
 TEST(supertypes_follow_polars) {
