@@ -116,6 +116,7 @@ typedef struct colspec {
   bool unsigned_order;
   int type_length; /* FIXED_LEN_BYTE_ARRAY */
   int precision, scale;
+  bool list; /* a LIST of the element type described by the rest */
 } colspec;
 
 static bool spec_of(ladle_dtype t, colspec *c) {
@@ -184,11 +185,15 @@ static bool spec_of(ladle_dtype t, colspec *c) {
       c->precision = t.precision;
       c->scale = t.scale;
       return true;
+    case LADLE_TYPE_LIST:
+      if (t.child == NULL || !spec_of(*t.child, c)) return false;
+      c->list = true;
+      return true;
     default: return false;
   }
 }
 
-static void write_schema_elem(tw *t, const char *name, ladle_dtype type, const colspec *c) {
+static void write_leaf_elem(tw *t, const char *name, const colspec *c) {
   tw_elem_begin(t);
   tw_i32(t, 1, c->physical);
   if (c->physical == LADLE_PQ_FIXED_LEN_BYTE_ARRAY) tw_i32(t, 2, c->type_length);
@@ -219,8 +224,33 @@ static void write_schema_elem(tw *t, const char *name, ladle_dtype type, const c
     tw_end(t);
     tw_end(t);
   }
-  (void)type;
   tw_end(t);
+}
+
+/* Schema elements of one column; a list is the standard three levels:
+ * optional group name (LIST) { repeated group list { optional element } }. */
+static int64_t schema_elems(const colspec *c) { return c->list ? 3 : 1; }
+static void write_schema_elem(tw *t, const char *name, const colspec *c) {
+  if (!c->list) {
+    write_leaf_elem(t, name, c);
+    return;
+  }
+  tw_elem_begin(t);
+  tw_i32(t, 3, 1); /* OPTIONAL */
+  tw_bin(t, 4, name, (int64_t)strlen(name));
+  tw_i32(t, 5, 1);
+  tw_i32(t, 6, 3); /* converted LIST */
+  tw_begin(t, 10);
+  tw_begin(t, 3); /* LogicalType LIST */
+  tw_end(t);
+  tw_end(t);
+  tw_end(t);
+  tw_elem_begin(t);
+  tw_i32(t, 3, 2); /* REPEATED */
+  tw_bin(t, 4, "list", 4);
+  tw_i32(t, 5, 1);
+  tw_end(t);
+  write_leaf_elem(t, "element", c);
 }
 
 /* ------------------------------------------------------------ compression */
@@ -491,7 +521,71 @@ static void put_levels(bbuf *b, const ladle_column *c, int64_t a, int64_t n) {
   free(runs.p);
 }
 
+/* Levels levels[a..a+n) of bit width bw as one length-prefixed bit-packed run. */
+static void put_level_array(bbuf *b, const uint8_t *levels, int64_t a, int64_t n, int bw) {
+  int64_t groups = (n + 7) / 8;
+  bbuf runs = {0};
+  bb_uvarint(&runs, (uint64_t)groups << 1 | 1);
+  for (int64_t g = 0; g < groups; g++) {
+    uint32_t acc = 0;
+    for (int k = 0; k < 8; k++) {
+      int64_t i = g * 8 + k;
+      if (i < n) acc |= (uint32_t)levels[a + i] << (k * bw);
+    }
+    for (int byte = 0; byte < bw; byte++) bb_byte(&runs, (uint8_t)(acc >> (8 * byte)));
+  }
+  bb_u32(b, (uint32_t)runs.len);
+  bb_put(b, runs.p, runs.len);
+  b->oom |= runs.oom;
+  free(runs.p);
+}
+
+/* The list rows of c as slots (one per element, and one for each null or
+ * empty list) with their levels: rep 0 starts a row; def 0 null list, 1 empty
+ * list, 2 null element, 3 element. */
+static ladle_status list_slots(const ladle_column *c, ladle_column *slots, uint8_t **reps, uint8_t **defs,
+                               ladle_error *err) {
+  const int64_t *off = c->values;
+  int64_t n = 0;
+  for (int64_t r = 0; r < c->length; r++) n += LADLE_MAX(off[r + 1] - off[r], 1);
+  int64_t *idx = malloc((size_t)LADLE_MAX(n, 1) * sizeof *idx);
+  *reps = malloc((size_t)LADLE_MAX(n, 1));
+  *defs = malloc((size_t)LADLE_MAX(n, 1));
+  if (idx == NULL || *reps == NULL || *defs == NULL) {
+    free(idx);
+    free(*reps);
+    free(*defs);
+    *reps = *defs = NULL;
+    return LADLE_OOM(err, "list levels");
+  }
+  int64_t k = 0;
+  for (int64_t r = 0; r < c->length; r++) {
+    bool valid = ladle_column_valid(c, r);
+    if (!valid || off[r + 1] == off[r]) {
+      idx[k] = -1;
+      (*reps)[k] = 0;
+      (*defs)[k++] = valid ? 1 : 0;
+      continue;
+    }
+    for (int64_t e = off[r]; e < off[r + 1]; e++) {
+      idx[k] = e;
+      (*reps)[k] = e > off[r];
+      (*defs)[k++] = ladle_column_valid(c->child, e) ? 3 : 2;
+    }
+  }
+  ladle_status st = ladle_column_gather(c->child, idx, n, slots, err);
+  free(idx);
+  if (st != LADLE_OK) {
+    free(*reps);
+    free(*defs);
+    *reps = *defs = NULL;
+  }
+  return st;
+}
+
+/* A column chunk; for a list, c holds its slots and reps/defs their levels. */
 static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c, const colspec *s,
+                                const uint8_t *reps, const uint8_t *defs,
                                 const ladle_parquet_write_opts *o, chunk_out *co, ladle_error *err) {
   int64_t n = c->length;
   co->num_values = n;
@@ -551,10 +645,16 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   int bw = 0;
   while (((int64_t)1 << bw) < nentries) bw++;
   const int64_t page_rows = 1 << 16;
-  for (int64_t a = 0; st == LADLE_OK && (a < n || (n == 0 && a == 0)); a += page_rows) {
-    int64_t m = LADLE_MIN(page_rows, n - a);
+  for (int64_t a = 0, m = 0; st == LADLE_OK && (a < n || (n == 0 && a == 0)); a += m) {
+    m = LADLE_MIN(page_rows, n - a);
+    while (reps != NULL && a + m < n && reps[a + m] != 0) m++; /* pages end between rows */
     body.len = 0;
-    put_levels(&body, c, a, m);
+    if (reps != NULL) {
+      put_level_array(&body, reps, a, m, 1);
+      put_level_array(&body, defs, a, m, 2);
+    } else {
+      put_levels(&body, c, a, m);
+    }
     if (ids != NULL) {
       /* bit width, then the non-null indices as one bit-packed run */
       int64_t nn = 0;
@@ -634,7 +734,17 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
       if (st != LADLE_OK) break;
       bbuf file = {0};
       chunk_out *co = &outs[g * (int64_t)schema->n + (int64_t)i];
-      st = write_chunk(&file, pos, &part, &specs[i], &o, co, err);
+      uint8_t *reps = NULL, *defs = NULL;
+      if (specs[i].list) {
+        ladle_column slots;
+        st = list_slots(&part, &slots, &reps, &defs, err);
+        ladle_column_release(&part);
+        part = slots;
+        if (st != LADLE_OK) memset(&part, 0, sizeof part);
+      }
+      if (st == LADLE_OK) st = write_chunk(&file, pos, &part, &specs[i], reps, defs, &o, co, err);
+      free(reps);
+      free(defs);
       if (st == LADLE_OK && file.len > 0 && fwrite(file.p, 1, (size_t)file.len, fp) != (size_t)file.len)
         st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
       pos += file.len;
@@ -647,12 +757,14 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
   if (st == LADLE_OK) {
     tw t = {&foot, {0}, 0};
     tw_i32(&t, 1, 1);
-    tw_list(&t, 2, LADLE_TT_STRUCT, (int64_t)schema->n + 1);
+    int64_t nelems = 1;
+    for (size_t i = 0; i < schema->n; i++) nelems += schema_elems(&specs[i]);
+    tw_list(&t, 2, LADLE_TT_STRUCT, nelems);
     tw_elem_begin(&t);
     tw_bin(&t, 4, "schema", 6);
     tw_i32(&t, 5, (int64_t)schema->n);
     tw_end(&t);
-    for (size_t i = 0; i < schema->n; i++) write_schema_elem(&t, schema->names[i], schema->types[i], &specs[i]);
+    for (size_t i = 0; i < schema->n; i++) write_schema_elem(&t, schema->names[i], &specs[i]);
     tw_i64(&t, 3, LADLE_TT_I64, nrows);
     tw_list(&t, 4, LADLE_TT_STRUCT, ngroups);
     for (int64_t g = 0; g < ngroups; g++) {
@@ -670,9 +782,15 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
         bb_uvarint(&foot, (uint64_t)(0 << 1)); /* PLAIN */
         bb_uvarint(&foot, (uint64_t)(3 << 1)); /* RLE */
         if (co->dict) bb_uvarint(&foot, (uint64_t)(8 << 1)); /* RLE_DICTIONARY */
-        tw_list(&t, 3, LADLE_TT_BINARY, 1);
+        tw_list(&t, 3, LADLE_TT_BINARY, specs[i].list ? 3 : 1);
         bb_uvarint(&foot, strlen(schema->names[i]));
         bb_put(&foot, schema->names[i], (int64_t)strlen(schema->names[i]));
+        if (specs[i].list) {
+          bb_uvarint(&foot, 4);
+          bb_put(&foot, "list", 4);
+          bb_uvarint(&foot, 7);
+          bb_put(&foot, "element", 7);
+        }
         tw_i32(&t, 4, o.codec);
         tw_i64(&t, 5, LADLE_TT_I64, co->num_values);
         tw_i64(&t, 6, LADLE_TT_I64, co->uncompressed);
