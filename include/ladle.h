@@ -429,10 +429,16 @@ typedef struct ladle_parquet_opts {
   bool n_rows_set;
   size_t n_filters; /* row-group skipping by statistics */
   const ladle_pq_filter *filters;
+  /* Multi-file policies (Polars' missing_columns / extra_columns): a selected
+   * column that a later file lacks is all-null there instead of an error; a
+   * column of a later file that the first file lacks is an error instead of
+   * being ignored. The first file's schema is the dataset's. */
+  bool insert_missing_columns;
+  bool raise_on_extra_columns;
 } ladle_parquet_opts;
 
 /* A scan of Parquet files (paths are files; all must have the selected columns
- * with the same types). Footers are read here, so a missing file, a corrupt
+ * with the same types, unless insert_missing_columns). Footers are read here, so a missing file, a corrupt
  * footer or an unsupported column is an error now, naming the file and column;
  * pages are read and decoded when the plan runs, in parallel over (file, row
  * group, column). */

@@ -604,7 +604,10 @@ static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
 static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
   PyObject *paths_obj, *cols_obj, *filt_obj = Py_None;
   long long n_rows = -1;
-  if (!PyArg_ParseTuple(args, "OOL|O", &paths_obj, &cols_obj, &n_rows, &filt_obj)) return NULL;
+  int insert_missing = 0, raise_extra = 0;
+  if (!PyArg_ParseTuple(args, "OOL|Opp", &paths_obj, &cols_obj, &n_rows, &filt_obj,
+                        &insert_missing, &raise_extra))
+    return NULL;
   /* filters: [(column, op, kind, i64, f64, str)] */
   ladle_pq_filter *filters = NULL;
   Py_ssize_t nfilt = 0;
@@ -642,7 +645,8 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
     Py_XDECREF(filt_fast);
     return NULL;
   }
-  ladle_parquet_opts o = {(size_t)nc, cols, n_rows, n_rows >= 0, (size_t)nfilt, filters};
+  ladle_parquet_opts o = {(size_t)nc,      cols,         n_rows, n_rows >= 0, (size_t)nfilt,
+                         filters,         insert_missing != 0, raise_extra != 0};
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st;
@@ -1026,7 +1030,8 @@ static PyMethodDef module_methods[] = {
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__)"},
     {"scan_parquet", py_scan_parquet, METH_VARARGS,
-     "scan_parquet([paths], [columns]|None, n_rows|-1)"},
+     "scan_parquet([paths], [columns]|None, n_rows|-1, filters=None, insert_missing_columns=False, "
+     "raise_on_extra_columns=False)"},
     {"scan_csv", (PyCFunction)(void (*)(void))py_scan_csv, METH_VARARGS | METH_KEYWORDS,
      "scan_csv(paths, columns, types, separator, quote, ...)"},
     {"filter", py_filter, METH_VARARGS, "filter(plan, pred)"},

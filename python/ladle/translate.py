@@ -341,11 +341,15 @@ class Translator:
         paths = [str(p) for p in ir.paths]
         filters = self._stat_filters(ir.predicate, self.nt.get_schema()) if ir.predicate is not None else []
         limit = -1 if n_rows is None else int(n_rows)
+        policies = (
+            str(getattr(opts, "missing_columns_policy", "raise")) == "insert",
+            str(getattr(opts, "extra_columns_policy", "raise")) == "raise",
+        )
         if ir.hive_parts is not None:
             hive = pl.DataFrame._from_pydf(ir.hive_parts)
             plan = self._hive_scan(paths, cols, [c for c in want if c in hive.columns], limit, filters, hive)
         else:
-            plan = self._parquet_files(paths, cols, limit, filters)
+            plan = self._parquet_files(paths, cols, limit, filters, policies)
         if row_index is not None:
             plan = N.row_index(plan, row_index[0], int(row_index[1]))
         if ir.predicate is not None:
@@ -355,9 +359,12 @@ class Translator:
         return plan
 
     @staticmethod
-    def _parquet_files(paths: list[str], cols: list[str], limit: int, filters: list[Any]) -> N.Plan:
+    def _parquet_files(
+        paths: list[str], cols: list[str], limit: int, filters: list[Any], policies: tuple[bool, bool] = (False, False)
+    ) -> N.Plan:
+        """A scan of files; policies: (missing columns are null, extra columns are an error)."""
         try:
-            return N.scan_parquet(paths, cols, limit, filters)
+            return N.scan_parquet(paths, cols, limit, filters, *policies)
         except N.LadleError as e:
             code, msg = e.args
             if code in (N.LADLE_ENOTSUP, N.LADLE_ENOCOL, N.LADLE_ETYPE):

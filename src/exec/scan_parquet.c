@@ -81,8 +81,13 @@ ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
       const char *name = o.n_columns > 0 ? o.columns[k] : f0->columns[k].name;
       size_t j = 0;
       while (j < file->ncolumns && strcmp(file->columns[j].name, name) != 0) j++;
+      if (j == file->ncolumns && f > 0 && o.insert_missing_columns) {
+        s->col_index[f * s->ncols + k] = SIZE_MAX; /* all null in this file */
+        continue;
+      }
       if (j == file->ncolumns) {
-        st = ladle_err_set(err, LADLE_ENOCOL, "%s: no column '%s'", file->path, name);
+        st = ladle_err_set(err, LADLE_ENOCOL, "%s: no column '%s'%s", file->path, name,
+                           f > 0 ? " (Polars' missing_columns='insert' makes it null there)" : "");
         break;
       }
       const ladle_pq_column *c = &file->columns[j];
@@ -99,6 +104,18 @@ ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
                            ladle_dtype_name(p->schema.types[k], b2, sizeof b2), f0->path);
       }
       s->col_index[f * s->ncols + k] = j;
+    }
+  }
+  for (size_t f = 1; st == LADLE_OK && o.raise_on_extra_columns && f < s->nfiles; f++) {
+    const ladle_pq_file *file = s->files[f];
+    for (size_t j = 0; st == LADLE_OK && j < file->ncolumns; j++) {
+      size_t i = 0;
+      while (i < f0->ncolumns && strcmp(f0->columns[i].name, file->columns[j].name) != 0) i++;
+      if (i == f0->ncolumns)
+        st = ladle_err_set(err, LADLE_EINVAL,
+                           "%s: extra column '%s' that %s does not have (Polars' "
+                           "extra_columns='ignore' drops it)",
+                           file->path, file->columns[j].name, f0->path);
     }
   }
   /* statistics filters: copy them and find their column in each file */
@@ -227,9 +244,11 @@ typedef struct read_job {
 static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
   read_job *j = vctx;
   size_t u = i / j->s->ncols, k = i % j->s->ncols;
-  size_t f = j->unit_file[u];
-  return ladle_pq_read_chunk(j->s->files[f], j->unit_rg[u], j->s->col_index[f * j->s->ncols + k],
-                             &j->t->chunks[u].columns[k], err);
+  size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
+  if (col == SIZE_MAX)
+    return ladle_column_nulls(j->t->schema.types[k], j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
+                              &j->t->chunks[u].columns[k], err);
+  return ladle_pq_read_chunk(j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }
 
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_table **out,

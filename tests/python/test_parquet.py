@@ -269,3 +269,36 @@ def test_carried_types_move_through_plans(tmp_path: Path, engine) -> None:
                        (lf.unique(subset="tags"), "key 'tags' is list")]:
         with pytest.raises(ladle.UnsupportedError, match=culprit):
             q.collect(engine=strict)
+
+
+def test_multi_file_column_policies(tmp_path: Path, engine) -> None:
+    """Polars' missing_columns / extra_columns policies over a list of files: the
+    first file's schema is the dataset's; 'insert' gives nulls where a later file
+    lacks a column; an extra column is an error unless 'ignore'; a type change
+    is an error. Where Polars raises, ladle refuses (and Polars raises)."""
+    base = pl.DataFrame({"a": [1, 2], "b": ["x", "y"], "l": [[1], []]})
+    base.write_parquet(tmp_path / "0.parquet")
+    pl.DataFrame({"a": [3, 4]}).write_parquet(tmp_path / "1missing.parquet")
+    pl.DataFrame({"a": [5], "b": ["z"], "l": pl.Series([None], dtype=pl.List(pl.Int64)), "c": [1.0]}).write_parquet(tmp_path / "2extra.parquet")
+    pl.DataFrame({"l": [[7, 8]], "b": ["w"], "a": [6]}).write_parquet(tmp_path / "3reordered.parquet")
+    pl.DataFrame({"a": [6.5], "b": ["v"], "l": [[1]]}).write_parquet(tmp_path / "4float.parquet")
+    f = {k: tmp_path / n for k, n in [(0, "0.parquet"), (1, "1missing.parquet"), (2, "2extra.parquet"),
+                                       (3, "3reordered.parquet"), (4, "4float.parquet")]}
+    strict = ladle.Engine(raise_on_fail=True)
+    ok = [
+        pl.scan_parquet([f[0], f[1], f[3]], missing_columns="insert"),
+        pl.scan_parquet([f[0], f[1]], missing_columns="insert").filter(pl.col("b").is_null()),
+        pl.scan_parquet([f[0], f[1]], missing_columns="insert", n_rows=3),
+        pl.scan_parquet([f[0], f[2], f[3]], extra_columns="ignore"),
+        pl.scan_parquet([f[0], f[1]]).select("a"),
+        pl.scan_parquet([f[0], f[3]]),
+    ]
+    for lf in ok:
+        assert_same(lf, strict)
+    for lf, culprit in [(pl.scan_parquet([f[0], f[1]]), "no column 'b'"),
+                        (pl.scan_parquet([f[0], f[2]]).select("a"), "extra column 'c'"),
+                        (pl.scan_parquet([f[0], f[4]]), "column 'a' is f64")]:
+        with pytest.raises(Exception):
+            lf.collect()
+        with pytest.raises(ladle.UnsupportedError, match=culprit):
+            lf.collect(engine=strict)
