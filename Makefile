@@ -8,7 +8,11 @@
 #                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each
 #   make demo     the main job: MovieLens-shaped ETL in Polars on ladle, vs Polars
 #   make demo-c   the same shape of job through the C API only
-#   make bench    Parquet and CSV throughput against Polars and pyarrow
+#   make bench    ladle vs Polars, DuckDB and pyarrow: TPC-H SF1 (Parquet and in memory),
+#                 db-benchmark group-by/join (1e7 rows), the demo's ETL (25M ratings),
+#                 Parquet scans; medians, checked answers, JSON + PNG in bench/results/
+#   make bench-quick  the same at SF0.1 / 1e6 rows (about a minute)
+#   make bench-io Parquet decode and CSV parse throughput against Polars and pyarrow
 #   make format   clang-format every C source
 
 SHELL := /bin/bash
@@ -18,11 +22,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # The one Polars release ladle's translator is written against (see
 # python/ladle/_version.py); the rest are the test and demo dependencies.
-PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb setuptools wheel
+PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb matplotlib setuptools wheel
 C_SOURCES := $(shell find src include -name '*.[ch]' 2>/dev/null)
 EXT_SOURCES := $(C_SOURCES) python/ladle/_native.c setup.py pyproject.toml
 
-.PHONY: all build deps python test test-c test-asan test-python fuzz bench demo demo-c format clean
+.PHONY: all build deps python test test-c test-asan test-python fuzz bench bench-quick bench-io demo demo-c format clean
 BENCH_ARGS ?=
 FUZZ_SECONDS ?= 60
 
@@ -88,8 +92,15 @@ fuzz: | deps
 
 test: test-c test-asan test-python fuzz
 
-# I/O throughput against Polars and pyarrow (results in bench/results/)
+# ladle against its peers, same data, machine and threads (bench/bench.py --help)
 bench: python
+	$(PY) bench/bench.py $(BENCH_ARGS)
+
+bench-quick: python
+	$(PY) bench/bench.py --quick $(BENCH_ARGS)
+
+# I/O throughput against Polars and pyarrow (results in bench/results/)
+bench-io: python
 	$(PY) bench/io_bench.py $(BENCH_ARGS)
 
 demo: python
