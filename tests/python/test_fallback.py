@@ -42,9 +42,9 @@ def test_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unsupported_dtype_is_a_fallback_not_a_crash() -> None:
-    df = pl.DataFrame({"l": [[1, 2], [3]], "a": [1, 2]})
+    df = pl.DataFrame({"l": [{"x": 1}, {"x": 2}], "a": [1, 2]})
     engine = ladle.Engine()
-    with pytest.warns(ladle.FallbackWarning, match="List"):
+    with pytest.warns(ladle.FallbackWarning, match="Struct"):
         got = df.lazy().select(pl.col("l"), pl.col("a") + 1).collect(engine=engine)
     assert_frame_equal(got, df.lazy().select(pl.col("l"), pl.col("a") + 1).collect())
 

@@ -136,6 +136,10 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
                             ladle_error *err);
 ladle_status ladle_cpu_when(const ladle_kctx *ctx, const ladle_column *args, size_t nargs,
                             int64_t length, ladle_column *out, ladle_error *err);
+/* Group ids for a single integer-like or string key by per-thread tables
+ * merged in row order; false (nothing done) for other keys. */
+bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                              ladle_groups *out, ladle_error *err, ladle_status *st);
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                  ladle_groups *out, ladle_error *err);
 ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,

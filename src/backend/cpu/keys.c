@@ -612,6 +612,8 @@ ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err) {
 
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                  ladle_groups *out, ladle_error *err) {
+  ladle_status st;
+  if (ladle_cpu_group_ids_fast(ctx, keys, nkeys, out, err, &st)) return st;
   ladle_keymap *km;
   LADLE_RETURN_NOT_OK(ladle_keymap_build(ctx, keys, nkeys, &km, out, err));
   ladle_keymap_destroy(km);

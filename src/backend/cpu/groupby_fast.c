@@ -1,0 +1,243 @@
+/* groupby_fast.c — group ids for one integer-like or string key column without
+ * the row encoding of keys.c: each thread maps its own range of rows with a
+ * private open-addressing table (groups numbered in order of appearance), then
+ * the ranges' groups are merged in range order, so global ids are in order of
+ * first appearance, and a last parallel pass renumbers the rows. Low- and
+ * medium-cardinality keys (user, movie, category ids) stay in cache; there is
+ * no partition scatter. */
+#include "cpu.h"
+
+typedef struct gslot {
+  uint64_t key;  /* the integer, or the string's hash */
+  uint64_t gid1; /* group id + 1; 0: empty */
+} gslot;
+
+typedef struct gmap {
+  gslot *slots;
+  uint64_t mask;
+  int64_t *first; /* per group: its first row */
+  uint64_t *keys; /* per group: integer key or string hash */
+  int64_t ngroups, cap;
+  int64_t null_gid; /* -1: no null key yet */
+} gmap;
+
+typedef struct fast_ctx {
+  const ladle_column *key;
+  bool str;
+  int64_t n, chunk;
+  size_t nchunks;
+  uint32_t *ids;
+  gmap *local;
+  uint32_t **remap;
+} fast_ctx;
+
+static void gmap_free(gmap *m) {
+  free(m->slots);
+  free(m->first);
+  free(m->keys);
+  memset(m, 0, sizeof *m);
+}
+
+static bool gmap_init(gmap *m, int64_t expect) {
+  memset(m, 0, sizeof *m);
+  uint64_t cap = 256;
+  while (cap < (uint64_t)expect * 2 && cap < ((uint64_t)1 << 20)) cap <<= 1;
+  m->mask = cap - 1;
+  m->slots = calloc(cap, sizeof *m->slots);
+  m->cap = 64;
+  m->first = malloc((size_t)m->cap * sizeof *m->first);
+  m->keys = malloc((size_t)m->cap * sizeof *m->keys);
+  m->null_gid = -1;
+  return m->slots && m->first && m->keys;
+}
+
+static inline uint64_t int_key(const ladle_column *c, int64_t i) {
+  switch (ladle_type_width(c->type.id)) {
+    case 1: return ((const uint8_t *)c->values)[i];
+    case 2: return ((const uint16_t *)c->values)[i];
+    case 4: return ((const uint32_t *)c->values)[i];
+    default: return ((const uint64_t *)c->values)[i];
+  }
+}
+
+/* Integers go through a bijective mixer, so equal mixed keys are equal keys;
+ * strings are already hashed. */
+static inline uint64_t slot_of(uint64_t key, bool str) { return str ? key : ladle_hash_mix(key); }
+
+/* Strings of rows i and j equal; short ones without a library call. */
+static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) {
+  int64_t la = ladle_str_len(c, i), lb = ladle_str_len(c, j);
+  if (la != lb) return false;
+  const char *x = ladle_str_ptr(c, i), *y = ladle_str_ptr(c, j);
+  if (la >= 8 && la <= 16) {
+    uint64_t a0, b0, a1, b1;
+    memcpy(&a0, x, 8);
+    memcpy(&b0, y, 8);
+    memcpy(&a1, x + la - 8, 8);
+    memcpy(&b1, y + la - 8, 8);
+    return a0 == b0 && a1 == b1;
+  }
+  return memcmp(x, y, (size_t)la) == 0;
+}
+
+static bool gmap_grow(gmap *m) {
+  uint64_t cap = (m->mask + 1) * 2;
+  gslot *s = calloc(cap, sizeof *s);
+  if (s == NULL) return false;
+  for (uint64_t k = 0; k <= m->mask; k++) {
+    gslot e = m->slots[k];
+    if (e.gid1 == 0) continue;
+    uint64_t h = e.key; /* slots hold the hashed key */
+    for (uint64_t q = h & (cap - 1);; q = (q + 1) & (cap - 1))
+      if (s[q].gid1 == 0) {
+        s[q] = e;
+        break;
+      }
+  }
+  free(m->slots);
+  m->slots = s;
+  m->mask = cap - 1;
+  return true;
+}
+
+/* Adds a group with key k (first row `row`); returns its id or -1 (no memory). */
+static int64_t gmap_add(gmap *m, uint64_t k, int64_t row) {
+  if (m->ngroups == m->cap) {
+    int64_t cap = m->cap * 2;
+    int64_t *f = realloc(m->first, (size_t)cap * sizeof *f);
+    if (f == NULL) return -1;
+    m->first = f;
+    uint64_t *kk = realloc(m->keys, (size_t)cap * sizeof *kk);
+    if (kk == NULL) return -1;
+    m->keys = kk;
+    m->cap = cap;
+  }
+  m->first[m->ngroups] = row;
+  m->keys[m->ngroups] = k;
+  return m->ngroups++;
+}
+
+/* The group of key k (first seen at `row`) in m, added when new; strings are
+ * compared with row cmp_row of column c. -1: out of memory. */
+static inline int64_t gmap_find(gmap *m, const ladle_column *c, bool str, uint64_t k, int64_t row,
+                                int64_t cmp_row) {
+  uint64_t hk = slot_of(k, str);
+  for (uint64_t s = hk & m->mask;; s = (s + 1) & m->mask) {
+    gslot e = m->slots[s];
+    if (e.gid1 == 0) {
+      int64_t g = gmap_add(m, k, row);
+      if (g < 0) return -1;
+      m->slots[s].key = hk;
+      m->slots[s].gid1 = (uint64_t)g + 1;
+      if ((uint64_t)m->ngroups * 2 > m->mask && !gmap_grow(m)) return -1;
+      return g;
+    }
+    if (e.key == hk && (!str || str_eq(c, m->first[e.gid1 - 1], cmp_row))) return (int64_t)e.gid1 - 1;
+  }
+}
+
+static ladle_status map_chunk(void *vctx, size_t ci, ladle_error *err) {
+  fast_ctx *f = vctx;
+  const ladle_column *c = f->key;
+  int64_t a = (int64_t)ci * f->chunk, e = LADLE_MIN(a + f->chunk, f->n);
+  gmap *m = &f->local[ci];
+  if (!gmap_init(m, 1024)) return LADLE_OOM(err, "group-by table");
+  for (int64_t i = a; i < e; i++) {
+    int64_t g;
+    if (!ladle_column_valid(c, i)) {
+      if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
+      g = m->null_gid;
+    } else {
+      uint64_t k = f->str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51)
+                          : int_key(c, i);
+      g = gmap_find(m, c, f->str, k, i, i);
+    }
+    if (g < 0) return LADLE_OOM(err, "group-by table");
+    f->ids[i] = (uint32_t)g;
+  }
+  return LADLE_OK;
+}
+
+static ladle_status relabel_chunk(void *vctx, size_t ci, ladle_error *err) {
+  LADLE_UNUSED(err);
+  fast_ctx *f = vctx;
+  int64_t a = (int64_t)ci * f->chunk, e = LADLE_MIN(a + f->chunk, f->n);
+  const uint32_t *r = f->remap[ci];
+  for (int64_t i = a; i < e; i++) f->ids[i] = r[f->ids[i]];
+  return LADLE_OK;
+}
+
+static bool fast_key(const ladle_column *c) {
+  ladle_type_id t = c->type.id;
+  return t == LADLE_TYPE_STRING || t == LADLE_TYPE_BOOL || ladle_type_is_integer(t) ||
+         t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION;
+}
+
+bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                              ladle_groups *out, ladle_error *err, ladle_status *st) {
+  if (nkeys != 1 || !fast_key(&keys[0]) || keys[0].length > (int64_t)UINT32_MAX) return false;
+  const ladle_column *c = &keys[0];
+  int64_t n = c->length;
+  fast_ctx f;
+  memset(&f, 0, sizeof f);
+  f.key = c;
+  f.str = c->type.id == LADLE_TYPE_STRING;
+  f.n = n;
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  f.nchunks = n < 65536 ? 1 : (size_t)LADLE_MAX(threads, 1);
+  f.chunk = LADLE_MAX((n + (int64_t)f.nchunks - 1) / (int64_t)f.nchunks, 1);
+  f.ids = malloc((size_t)LADLE_MAX(n, 1) * sizeof *f.ids);
+  f.local = calloc(f.nchunks, sizeof *f.local);
+  f.remap = calloc(f.nchunks, sizeof *f.remap);
+  gmap global;
+  memset(&global, 0, sizeof global);
+  *st = f.ids && f.local && f.remap ? LADLE_OK : LADLE_OOM(err, "group-by");
+  if (*st == LADLE_OK) *st = ladle_pool_run(ctx->pool, f.nchunks, map_chunk, &f, err);
+  /* merge the ranges' groups in range order: ids in order of first appearance */
+  if (*st == LADLE_OK && f.nchunks > 1) {
+    if (!gmap_init(&global, f.local[0].ngroups))
+      *st = LADLE_OOM(err, "group-by table");
+    for (size_t ci = 0; *st == LADLE_OK && ci < f.nchunks; ci++) {
+      gmap *m = &f.local[ci];
+      f.remap[ci] = malloc((size_t)LADLE_MAX(m->ngroups, 1) * sizeof **f.remap);
+      if (f.remap[ci] == NULL) {
+        *st = LADLE_OOM(err, "group-by");
+        break;
+      }
+      for (int64_t g = 0; g < m->ngroups; g++) {
+        int64_t gg;
+        if (g == m->null_gid) {
+          if (global.null_gid < 0) global.null_gid = gmap_add(&global, 0, m->first[g]);
+          gg = global.null_gid;
+        } else {
+          gg = gmap_find(&global, c, f.str, m->keys[g], m->first[g], m->first[g]);
+        }
+        if (gg < 0) {
+          *st = LADLE_OOM(err, "group-by table");
+          break;
+        }
+        f.remap[ci][g] = (uint32_t)gg;
+      }
+    }
+    if (*st == LADLE_OK) *st = ladle_pool_run(ctx->pool, f.nchunks, relabel_chunk, &f, err);
+  }
+  gmap *res = f.nchunks > 1 ? &global : (f.local ? &f.local[0] : NULL);
+  if (*st == LADLE_OK) {
+    memset(out, 0, sizeof *out);
+    out->nrows = n;
+    out->ngroups = res->ngroups;
+    out->ids = f.ids;
+    out->first = res->first;
+    res->first = NULL;
+    f.ids = NULL;
+  }
+  for (size_t ci = 0; f.local && ci < f.nchunks; ci++) {
+    gmap_free(&f.local[ci]);
+    if (f.remap) free(f.remap[ci]);
+  }
+  gmap_free(&global);
+  free(f.local);
+  free(f.remap);
+  free(f.ids);
+  return true;
+}
