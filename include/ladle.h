@@ -586,6 +586,12 @@ LADLE_API ladle_table *ladle_result_table(const ladle_result *r);
  * value; Arrow wants bits). The stream stays valid after the result is gone. */
 LADLE_API ladle_status ladle_result_export_stream(const ladle_result *r,
                                                   struct ArrowArrayStream *out, ladle_error *err);
+/* The same with STRING columns as Arrow string views ("vu"), built over the
+ * result's bytes (16 bytes per value; the strings are not copied): what Polars
+ * holds, so that it takes them without converting each value. */
+LADLE_API ladle_status ladle_result_export_stream_views(const ladle_result *r,
+                                                        struct ArrowArrayStream *out,
+                                                        ladle_error *err);
 /* Column `column` as a one-dimensional DLPack tensor. Numeric and boolean
  * columns without nulls only (LADLE_ETYPE otherwise, naming the column). The
  * tensor shares the result's buffer when the column lies in one buffer (the

@@ -232,12 +232,14 @@ static void stream_capsule_destructor(PyObject *cap) {
   free(s);
 }
 
-static PyObject *result_arrow_stream(ResultObject *self, PyObject *unused) {
-  (void)unused;
+static PyObject *result_arrow_stream(ResultObject *self, PyObject *args) {
+  int views = 0;
+  if (!PyArg_ParseTuple(args, "|p", &views)) return NULL;
   struct ArrowArrayStream *s = calloc(1, sizeof *s);
   if (s == NULL) return PyErr_NoMemory();
   ladle_error err;
-  ladle_status st = ladle_result_export_stream(self->r, s, &err);
+  ladle_status st = views ? ladle_result_export_stream_views(self->r, s, &err)
+                          : ladle_result_export_stream(self->r, s, &err);
   if (st != LADLE_OK) {
     free(s);
     return raise_err(st, &err);
@@ -306,7 +308,7 @@ static PyObject *result_schema(ResultObject *self, PyObject *unused) {
 }
 
 static PyMethodDef result_methods[] = {
-    {"arrow_stream", (PyCFunction)result_arrow_stream, METH_NOARGS,
+    {"arrow_stream", (PyCFunction)result_arrow_stream, METH_VARARGS,
      "a PyCapsule 'arrow_array_stream' over the result"},
     {"dlpack", (PyCFunction)result_dlpack, METH_VARARGS,
      "dlpack(i): a PyCapsule 'dltensor' of column i"},

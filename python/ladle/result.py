@@ -76,7 +76,9 @@ class Result:
         return self._native.arrow_stream()
 
     def to_polars(self) -> pl.DataFrame:
-        df = pl.DataFrame(self)
+        # strings go out as Arrow string views over ladle's bytes: what Polars
+        # holds, so it takes them without converting every value
+        df = pl.DataFrame(_ViewStream(self._native))
         if df.width == 0 and self.columns == []:
             return df
         return df
@@ -123,3 +125,13 @@ class Result:
 
     def __repr__(self) -> str:
         return f"ladle.Result({self.num_rows} rows, {dict(self.schema)})"
+
+
+class _ViewStream:
+    """The result as an Arrow stream whose strings are string views."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._native.arrow_stream(True)

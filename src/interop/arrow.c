@@ -560,14 +560,15 @@ static ladle_status field_schema(ladle_dtype t, const char *name, struct ArrowSc
   return LADLE_OK;
 }
 
-static ladle_status export_schema(const ladle_schema *s, struct ArrowSchema *out,
-                                  ladle_error *err) {
+static ladle_status export_schema(const ladle_schema *s, const bool *views,
+                                  struct ArrowSchema *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(schema_make("+s", "", (int64_t)s->n, out, err));
   schema_private *p = out->private_data;
   for (size_t i = 0; i < s->n; i++) {
     struct ArrowSchema *c = calloc(1, sizeof *c);
-    ladle_status st = c ? field_schema(s->types[i], s->names[i], c, err)
-                        : LADLE_OOM(err, "arrow schema");
+    ladle_status st = !c                          ? LADLE_OOM(err, "arrow schema")
+                      : views != NULL && views[i] ? schema_make("vu", s->names[i], 0, c, err)
+                                                  : field_schema(s->types[i], s->names[i], c, err);
     if (st != LADLE_OK) {
       free(c);
       schema_release(out);
@@ -581,8 +582,9 @@ static ladle_status export_schema(const ladle_schema *s, struct ArrowSchema *out
 
 typedef struct array_private {
   ladle_column col;   /* references keeping the buffers alive */
-  ladle_buffer *bits; /* bit-packed booleans made for export */
-  const void *buffers[3];
+  ladle_buffer *bits; /* bit-packed booleans, or string views, made for export */
+  int64_t sizes[1];   /* string views: the byte size of the one data buffer */
+  const void *buffers[4];
   struct ArrowArray **children;
   int64_t n;
 } array_private;
@@ -601,7 +603,54 @@ static void array_release(struct ArrowArray *a) {
   a->release = NULL;
 }
 
-static ladle_status export_column(const ladle_column *c, struct ArrowArray *out, ladle_error *err) {
+/* Arrow string views ("vu") over the column's own bytes: a 16-byte view per
+ * value (short strings inline, longer ones as prefix + offset into the one data
+ * buffer, which is the column's chars). Polars keeps strings as views, so it
+ * takes these without converting every value. */
+static ladle_status export_views(const ladle_column *c, array_private *p, struct ArrowArray *out,
+                                 ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(c->length, 1) * 16, &p->bits, err));
+  uint8_t *v = p->bits->data;
+  const int64_t *o = c->values;
+  int64_t base = c->length > 0 ? o[0] : 0;
+  for (int64_t i = 0; i < c->length; i++) {
+    uint8_t *w = v + 16 * i;
+    int32_t len = (int32_t)(o[i + 1] - o[i]);
+    memset(w, 0, 16);
+    memcpy(w, &len, 4);
+    if (len <= 12) {
+      memcpy(w + 4, c->chars + o[i], (size_t)len);
+    } else {
+      int32_t buf = 0, off = (int32_t)(o[i] - base);
+      memcpy(w + 4, c->chars + o[i], 4);
+      memcpy(w + 8, &buf, 4);
+      memcpy(w + 12, &off, 4);
+    }
+  }
+  p->sizes[0] = c->length > 0 ? o[c->length] - base : 0;
+  p->buffers[1] = v;
+  p->buffers[2] = c->chars + base;
+  p->buffers[3] = p->sizes;
+  out->n_buffers = 4;
+  return LADLE_OK;
+}
+
+/* Whether a STRING column can go out as views: each piece's bytes fit the
+ * int32 offsets of a view. */
+static bool views_fit(const ladle_table *t, size_t col) {
+  if (t->schema.types[col].id != LADLE_TYPE_STRING) return false;
+  for (size_t k = 0; k < t->nchunks; k++) {
+    const ladle_column *c = &t->chunks[k].columns[col];
+    const int64_t *o = c->values;
+    if (c->length > 0 && o[c->length] - o[0] > INT32_MAX) return false;
+  }
+  return true;
+}
+
+static ladle_status export_column(const ladle_column *c, bool views, struct ArrowArray *out,
+                                  ladle_error *err);
+static ladle_status export_column(const ladle_column *c, bool views, struct ArrowArray *out,
+                                  ladle_error *err) {
   array_private *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "arrow array");
   ladle_column_copy_ref(c, &p->col);
@@ -630,6 +679,12 @@ static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
       if (v[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     p->buffers[1] = bits;
     out->n_buffers = 2;
+  } else if (views && c->type.id == LADLE_TYPE_STRING) {
+    ladle_status st = export_views(c, p, out, err);
+    if (st != LADLE_OK) {
+      array_release(out);
+      return st;
+    }
   } else if (ladle_type_is_varlen(c->type.id)) {
     p->buffers[1] = c->values;
     p->buffers[2] = c->chars;
@@ -639,7 +694,7 @@ static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
     out->n_buffers = 2;
     struct ArrowArray *child = calloc(1, sizeof *child);
     p->children = calloc(1, sizeof *p->children);
-    ladle_status st = child && p->children ? export_column(c->child, child, err)
+    ladle_status st = child && p->children ? export_column(c->child, false, child, err)
                                            : LADLE_OOM(err, "arrow array");
     if (st != LADLE_OK) {
       free(child);
@@ -656,8 +711,8 @@ static ladle_status export_column(const ladle_column *c, struct ArrowArray *out,
   return LADLE_OK;
 }
 
-static ladle_status export_chunk(const ladle_table *t, size_t k, struct ArrowArray *out,
-                                 ladle_error *err) {
+static ladle_status export_chunk(const ladle_table *t, size_t k, const bool *views,
+                                 struct ArrowArray *out, ladle_error *err) {
   array_private *p = calloc(1, sizeof *p);
   size_t n = t->schema.n;
   if (p == NULL || (p->children = calloc(LADLE_MAX(n, 1), sizeof *p->children)) == NULL) {
@@ -674,7 +729,8 @@ static ladle_status export_chunk(const ladle_table *t, size_t k, struct ArrowArr
   for (size_t i = 0; i < n; i++) {
     struct ArrowArray *c = calloc(1, sizeof *c);
     ladle_status st =
-        c ? export_column(&t->chunks[k].columns[i], c, err) : LADLE_OOM(err, "arrow array");
+        c ? export_column(&t->chunks[k].columns[i], views != NULL && views[i], c, err)
+          : LADLE_OOM(err, "arrow array");
     if (st != LADLE_OK) {
       free(c);
       array_release(out);
@@ -689,12 +745,13 @@ static ladle_status export_chunk(const ladle_table *t, size_t k, struct ArrowArr
 typedef struct stream_private {
   ladle_table *table;
   size_t next;
+  bool *views; /* per column: STRING exported as views */
   ladle_error err;
 } stream_private;
 
 static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   stream_private *p = s->private_data;
-  return export_schema(&p->table->schema, out, &p->err) == LADLE_OK ? 0 : 12 /* ENOMEM */;
+  return export_schema(&p->table->schema, p->views, out, &p->err) == LADLE_OK ? 0 : 12 /* ENOMEM */;
 }
 
 static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
@@ -703,7 +760,7 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
     memset(out, 0, sizeof *out);
     return 0;
   }
-  return export_chunk(p->table, p->next++, out, &p->err) == LADLE_OK ? 0 : 12;
+  return export_chunk(p->table, p->next++, p->views, out, &p->err) == LADLE_OK ? 0 : 12;
 }
 
 static const char *stream_last_error(struct ArrowArrayStream *s) {
@@ -715,16 +772,25 @@ static void stream_release(struct ArrowArrayStream *s) {
   if (s == NULL || s->release == NULL) return;
   stream_private *p = s->private_data;
   ladle_table_release(p->table);
+  free(p->views);
   free(p);
   s->release = NULL;
 }
 
-ladle_status ladle_table_export_stream(ladle_table *t, struct ArrowArrayStream *out,
-                                       ladle_error *err);
-ladle_status ladle_table_export_stream(ladle_table *t, struct ArrowArrayStream *out,
-                                       ladle_error *err) {
+ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
+                                       struct ArrowArrayStream *out, ladle_error *err);
+ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
+                                       struct ArrowArrayStream *out, ladle_error *err) {
   stream_private *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "arrow stream");
+  if (string_views) {
+    p->views = calloc(LADLE_MAX(t->schema.n, 1), sizeof *p->views);
+    if (p->views == NULL) {
+      free(p);
+      return LADLE_OOM(err, "arrow stream");
+    }
+    for (size_t i = 0; i < t->schema.n; i++) p->views[i] = views_fit(t, i);
+  }
   p->table = ladle_table_ref(t);
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
@@ -737,7 +803,15 @@ ladle_status ladle_table_export_stream(ladle_table *t, struct ArrowArrayStream *
 ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
                                         ladle_error *err) {
   ladle_table *t = ladle_result_table(r);
-  ladle_status st = ladle_table_export_stream(t, out, err);
+  ladle_status st = ladle_table_export_stream(t, false, out, err);
+  ladle_table_release(t);
+  return st;
+}
+
+ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
+                                              ladle_error *err) {
+  ladle_table *t = ladle_result_table(r);
+  ladle_status st = ladle_table_export_stream(t, true, out, err);
   ladle_table_release(t);
   return st;
 }

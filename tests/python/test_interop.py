@@ -82,3 +82,20 @@ def test_in_memory_scan_does_not_copy_numeric_buffers(engine) -> None:  # type: 
     t = torch.from_dlpack(res.column("x"))
     src = big.to_arrow().column("x").chunk(0).buffers()[1].address
     assert t.data_ptr() == src
+
+
+def test_strings_go_to_polars_as_views_and_to_arrow_as_large_strings() -> None:
+    """to_polars hands strings over as Arrow string views built on ladle's bytes
+    (inline up to 12 bytes, else prefix + offset), across partitions and slices
+    whose offsets do not start at 0; to_arrow keeps large_string."""
+    words = ["", "a", "twelve_bytes", "thirteen_byte", "ünïcödé ünïcödé", None, "x" * 1000]
+    df = pl.DataFrame({"s": [words[i % len(words)] for i in range(5000)], "k": list(range(5000))})
+    engine = ladle.Engine(morsel_rows=700)
+    for lf in (df.lazy(), df.lazy().filter(pl.col("k") % 3 == 0), df.lazy().slice(1234, 2000),
+               df.lazy().sort("k", descending=True).head(999)):
+        res = engine.execute(lf)
+        want = lf.collect()
+        assert_frame_equal(res.to_polars(), want)
+        table = res.to_arrow()
+        assert table.schema.field("s").type == pa.large_string()
+        assert_frame_equal(pl.from_arrow(table), want)  # type: ignore[arg-type]
