@@ -65,6 +65,47 @@ static ladle_status gather_columns(exec_state *s, const ladle_column *cols, size
   return st;
 }
 
+typedef struct pgather_job {
+  const ladle_column *const *src; /* per output column */
+  const int64_t *const *idx;      /* per output column; NULL: rows 0..n-1 of src */
+  size_t ncols;
+  int64_t n, part_rows;
+  ladle_table *t;
+  const ladle_backend *be;
+  const ladle_kctx *k;
+} pgather_job;
+
+static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
+  pgather_job *j = vctx;
+  size_t part = i / j->ncols, col = i % j->ncols;
+  int64_t a = (int64_t)part * j->part_rows, len = LADLE_MIN(j->part_rows, j->n - a);
+  ladle_column *o = &j->t->chunks[part].columns[col];
+  if (j->idx[col] == NULL) return ladle_column_slice(j->src[col], a, len, o, err);
+  return j->be->gather(j->k, j->src[col], j->idx[col] + a, len, o, err);
+}
+
+/* A table of n rows whose column c is rows idx[c] of src[c], built one morsel
+ * partition at a time: (partition, column) pieces are gathered in parallel and
+ * become the partitions themselves, so nothing is copied twice. */
+static ladle_status gather_table(exec_state *s, const ladle_schema *schema,
+                                 const ladle_column *const *src, const int64_t *const *idx, int64_t n,
+                                 ladle_table **out, ladle_error *err) {
+  int64_t part_rows = LADLE_MAX(s->k.morsel_rows, 1);
+  size_t nparts = (size_t)LADLE_MAX((n + part_rows - 1) / part_rows, 1);
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(schema, nparts, &t, err));
+  for (size_t k = 0; k < nparts; k++) t->chunks[k].length = LADLE_MIN(part_rows, n - (int64_t)k * part_rows);
+  pgather_job j = {src, idx, schema->n, n, part_rows, t, s->be, &s->k};
+  ladle_status st = schema->n == 0 ? LADLE_OK : ladle_pool_run(s->k.pool, nparts * schema->n, pgather_task, &j, err);
+  ladle_table_seal(t);
+  if (st != LADLE_OK) {
+    ladle_table_release(t);
+    return st;
+  }
+  *out = t;
+  return LADLE_OK;
+}
+
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err);
 
@@ -336,6 +377,36 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
    * dimension table, the common case) need not copy the left columns */
   bool left_identity = st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
   for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
+  bool coalesce = false;
+  for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
+  if (st == LADLE_OK && !coalesce) {
+    /* the output partition by partition, gathered in parallel */
+    const ladle_column **src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
+    const int64_t **idx = calloc(LADLE_MAX(p->schema.n, 1), sizeof *idx);
+    if (src == NULL || idx == NULL) st = LADLE_OOM(err, "join");
+    for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+      int64_t m = p->out_map[i];
+      src[i] = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
+      idx[i] = m >= 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
+    }
+    ladle_table *t = NULL;
+    if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, pairs.n, &t, err);
+    free(src);
+    free(idx);
+    free(pairs.left);
+    free(pairs.right);
+    if (have_lk)
+      for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
+    if (have_rk)
+      for (size_t i = 0; i < nk; i++) ladle_column_release(&rk[i]);
+    free(lk);
+    free(rk);
+    free(cols);
+    ladle_table_release(lc);
+    ladle_table_release(rc);
+    if (st == LADLE_OK) *out = t;
+    return st;
+  }
   size_t made = 0;
   for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
     int64_t m = p->out_map[i];
@@ -408,13 +479,21 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
     st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   int64_t n = c ? c->num_rows : 0;
   if (p->limit >= 0 && p->limit < n) n = p->limit;
-  if (st == LADLE_OK) st = gather_columns(s, c->chunks[0].columns, nc, perm, n, cols, err);
+  const ladle_column **src = calloc(LADLE_MAX(nc, 1), sizeof *src);
+  const int64_t **idx = calloc(LADLE_MAX(nc, 1), sizeof *idx);
+  if (st == LADLE_OK && (src == NULL || idx == NULL)) st = LADLE_OOM(err, "sort");
+  for (size_t i = 0; st == LADLE_OK && i < nc; i++) {
+    src[i] = &c->chunks[0].columns[i];
+    idx[i] = perm;
+  }
+  if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, n, out, err);
+  free(src);
+  free(idx);
   if (have_keys)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
   free(perm);
   ladle_table_release(c);
-  if (st == LADLE_OK) st = table_from_columns(s, &p->schema, cols, n, out, err);
   free(cols);
   return st;
 }

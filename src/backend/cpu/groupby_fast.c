@@ -64,11 +64,11 @@ static inline uint64_t int_key(const ladle_column *c, int64_t i) {
  * strings are already hashed. */
 static inline uint64_t slot_of(uint64_t key, bool str) { return str ? key : ladle_hash_mix(key); }
 
-/* Strings of rows i and j equal; short ones without a library call. */
-static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) {
-  int64_t la = ladle_str_len(c, i), lb = ladle_str_len(c, j);
+/* String i of a equals string j of b; short ones without a library call. */
+static inline bool str_eq2(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j) {
+  int64_t la = ladle_str_len(a, i), lb = ladle_str_len(b, j);
   if (la != lb) return false;
-  const char *x = ladle_str_ptr(c, i), *y = ladle_str_ptr(c, j);
+  const char *x = ladle_str_ptr(a, i), *y = ladle_str_ptr(b, j);
   if (la >= 8 && la <= 16) {
     uint64_t a0, b0, a1, b1;
     memcpy(&a0, x, 8);
@@ -79,6 +79,7 @@ static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) {
   }
   return memcmp(x, y, (size_t)la) == 0;
 }
+static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) { return str_eq2(c, i, c, j); }
 
 static bool gmap_grow(gmap *m) {
   uint64_t cap = (m->mask + 1) * 2;
@@ -173,10 +174,40 @@ static bool fast_key(const ladle_column *c) {
          t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION;
 }
 
+struct ladle_fastmap {
+  gmap m; /* key -> group id of every group */
+  const ladle_column *key;
+  bool str;
+};
+
+bool ladle_fastmap_eligible(const ladle_column *keys, size_t nkeys) {
+  return nkeys == 1 && fast_key(&keys[0]) && keys[0].length <= (int64_t)UINT32_MAX;
+}
+
+void ladle_fastmap_destroy(ladle_fastmap *fm) {
+  if (fm == NULL) return;
+  gmap_free(&fm->m);
+  free(fm);
+}
+
+static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                               ladle_fastmap **map, ladle_error *err);
+
 bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                               ladle_groups *out, ladle_error *err, ladle_status *st) {
-  if (nkeys != 1 || !fast_key(&keys[0]) || keys[0].length > (int64_t)UINT32_MAX) return false;
-  const ladle_column *c = &keys[0];
+  if (!ladle_fastmap_eligible(keys, nkeys)) return false;
+  *st = fast_build(ctx, &keys[0], out, NULL, err);
+  return true;
+}
+
+ladle_status ladle_fastmap_build(const ladle_kctx *ctx, const ladle_column *key, ladle_groups *out,
+                                 ladle_fastmap **map, ladle_error *err) {
+  return fast_build(ctx, key, out, map, err);
+}
+
+static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                               ladle_fastmap **map, ladle_error *err) {
+  ladle_status stv, *st = &stv;
   int64_t n = c->length;
   fast_ctx f;
   memset(&f, 0, sizeof f);
@@ -222,14 +253,32 @@ bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, s
     if (*st == LADLE_OK) *st = ladle_pool_run(ctx->pool, f.nchunks, relabel_chunk, &f, err);
   }
   gmap *res = f.nchunks > 1 ? &global : (f.local ? &f.local[0] : NULL);
+  ladle_fastmap *fm = NULL;
+  if (*st == LADLE_OK && map != NULL) {
+    fm = calloc(1, sizeof *fm);
+    if (fm == NULL) *st = LADLE_OOM(err, "join table");
+  }
   if (*st == LADLE_OK) {
     memset(out, 0, sizeof *out);
     out->nrows = n;
     out->ngroups = res->ngroups;
     out->ids = f.ids;
-    out->first = res->first;
-    res->first = NULL;
-    f.ids = NULL;
+    out->first = malloc((size_t)LADLE_MAX(res->ngroups, 1) * sizeof *out->first);
+    if (out->first == NULL) {
+      *st = LADLE_OOM(err, "groups");
+      free(fm);
+      fm = NULL;
+    } else {
+      memcpy(out->first, res->first, (size_t)res->ngroups * sizeof *out->first);
+      f.ids = NULL;
+    }
+  }
+  if (fm != NULL) {
+    fm->m = *res; /* the map moves out; its slots are what probes read */
+    memset(res, 0, sizeof *res);
+    fm->key = c;
+    fm->str = f.str;
+    *map = fm;
   }
   for (size_t ci = 0; f.local && ci < f.nchunks; ci++) {
     gmap_free(&f.local[ci]);
@@ -239,5 +288,50 @@ bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, s
   free(f.local);
   free(f.remap);
   free(f.ids);
-  return true;
+  return *st;
+}
+
+typedef struct probe_job {
+  const ladle_fastmap *fm;
+  const ladle_column *key;
+  bool nulls_equal;
+  int64_t *gid;
+  int64_t n, chunk;
+} probe_job;
+
+static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
+  LADLE_UNUSED(err);
+  probe_job *j = vctx;
+  const gmap *m = &j->fm->m;
+  const ladle_column *c = j->key, *r = j->fm->key;
+  bool str = j->fm->str;
+  int64_t a = (int64_t)ci * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
+  for (int64_t i = a; i < e; i++) {
+    if (!ladle_column_valid(c, i)) {
+      j->gid[i] = j->nulls_equal ? m->null_gid : -1;
+      continue;
+    }
+    uint64_t k = str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51) : int_key(c, i);
+    uint64_t hk = slot_of(k, str);
+    int64_t g = -1;
+    for (uint64_t s = hk & m->mask;; s = (s + 1) & m->mask) {
+      gslot sl = m->slots[s];
+      if (sl.gid1 == 0) break;
+      if (sl.key == hk && (!str || str_eq2(r, m->first[sl.gid1 - 1], c, i))) {
+        g = (int64_t)sl.gid1 - 1;
+        break;
+      }
+    }
+    j->gid[i] = g;
+  }
+  return LADLE_OK;
+}
+
+ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm, const ladle_column *key,
+                                 bool nulls_equal, int64_t *gid, ladle_error *err) {
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  probe_job j = {fm, key, nulls_equal, gid, key->length, 0};
+  size_t nchunks = key->length < 65536 ? 1 : (size_t)LADLE_MAX(threads, 1) * 4;
+  j.chunk = LADLE_MAX((key->length + (int64_t)nchunks - 1) / (int64_t)nchunks, 1);
+  return ladle_pool_run(ctx->pool, nchunks, probe_chunk, &j, err);
 }

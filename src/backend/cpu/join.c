@@ -55,9 +55,14 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   int64_t *lg = malloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg);
   int64_t *cnt = NULL;
   uint8_t *hit = NULL;
-  ladle_status st =
-      lg ? ladle_keymap_build(ctx, rkeys, nkeys, &km, &g, err) : LADLE_OOM(err, "join");
-  if (st == LADLE_OK) st = ladle_keymap_probe(ctx, km, lkeys, nkeys, nulls_equal, lg, err);
+  ladle_fastmap *fm = NULL;
+  bool fast = ladle_fastmap_eligible(rkeys, nkeys) && ladle_dtype_equal(lkeys[0].type, rkeys[0].type);
+  ladle_status st = lg == NULL ? LADLE_OOM(err, "join")
+                    : fast     ? ladle_fastmap_build(ctx, &rkeys[0], &g, &fm, err)
+                               : ladle_keymap_build(ctx, rkeys, nkeys, &km, &g, err);
+  if (st == LADLE_OK)
+    st = fast ? ladle_fastmap_probe(ctx, fm, &lkeys[0], nulls_equal, lg, err)
+              : ladle_keymap_probe(ctx, km, lkeys, nkeys, nulls_equal, lg, err);
   if (st != LADLE_OK) goto done;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
     int64_t n = 0;
@@ -114,6 +119,7 @@ done:
   free(cnt);
   free(hit);
   ladle_keymap_destroy(km);
+  ladle_fastmap_destroy(fm);
   ladle_groups_release(&g);
   return st;
 }
