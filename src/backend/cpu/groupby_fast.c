@@ -193,10 +193,62 @@ void ladle_fastmap_destroy(ladle_fastmap *fm) {
 static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                ladle_fastmap **map, ladle_error *err);
 
+/* Several keys: the group ids of each key alone, folded into one composite
+ * integer per row (id * groups_next + id_next; regrouped to dense ids first
+ * whenever the product would not fit 64 bits) and grouped once more. Equal
+ * composites are equal rows, nulls included, and ids stay in order of first
+ * appearance. */
+static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                              ladle_groups *out, ladle_error *err) {
+  int64_t n = keys[0].length;
+  ladle_column acc;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), n, false, 0, &acc, err));
+  uint64_t *a = LADLE_COL_MUT(&acc, uint64_t);
+  uint64_t groups = 1;
+  ladle_status st = LADLE_OK;
+  for (size_t k = 0; st == LADLE_OK && k < nkeys; k++) {
+    ladle_groups g;
+    st = fast_build(ctx, &keys[k], &g, NULL, err);
+    if (st != LADLE_OK) break;
+    uint64_t gk = (uint64_t)LADLE_MAX(g.ngroups, 1);
+    if (k > 0 && groups > UINT64_MAX / gk) {
+      ladle_groups d;
+      st = fast_build(ctx, &acc, &d, NULL, err);
+      if (st == LADLE_OK) {
+        for (int64_t i = 0; i < n; i++) a[i] = d.ids[i];
+        groups = (uint64_t)LADLE_MAX(d.ngroups, 1);
+        ladle_groups_release(&d);
+      }
+    }
+    if (st == LADLE_OK) {
+      if (k == 0)
+        for (int64_t i = 0; i < n; i++) a[i] = g.ids[i];
+      else
+        for (int64_t i = 0; i < n; i++) a[i] = a[i] * gk + g.ids[i];
+      groups = k == 0 ? gk : groups * gk;
+    }
+    ladle_groups_release(&g);
+  }
+  if (st == LADLE_OK && groups > (uint64_t)n / 4) {
+    /* possibly as many groups as rows: the radix-partitioned build of keys.c
+     * spreads that over threads where one merged table would not */
+    ladle_keymap *km = NULL;
+    st = ladle_keymap_build(ctx, &acc, 1, &km, out, err);
+    if (st == LADLE_OK) st = ladle_groups_order_by_first(out, err);
+    ladle_keymap_destroy(km);
+  } else if (st == LADLE_OK) {
+    st = fast_build(ctx, &acc, out, NULL, err);
+  }
+  ladle_column_release(&acc);
+  return st;
+}
+
 bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                               ladle_groups *out, ladle_error *err, ladle_status *st) {
-  if (!ladle_fastmap_eligible(keys, nkeys)) return false;
-  *st = fast_build(ctx, &keys[0], out, NULL, err);
+  if (nkeys == 0 || keys[0].length > (int64_t)UINT32_MAX) return false;
+  for (size_t k = 0; k < nkeys; k++)
+    if (!fast_key(&keys[k])) return false;
+  *st = nkeys == 1 ? fast_build(ctx, &keys[0], out, NULL, err) : multi_key(ctx, keys, nkeys, out, err);
   return true;
 }
 
