@@ -35,7 +35,7 @@ setup(
             define_macros=[("LADLE_BUILDING", "1")] + [(d, "1") for d, _ in found],
             extra_compile_args=[
                 "-std=gnu11",
-                "-O2",
+                "-O3",
                 "-fvisibility=hidden",
                 "-Wall",
                 "-Wextra",

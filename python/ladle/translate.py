@@ -311,7 +311,10 @@ class Translator:
             df = df.select(ir.projection)
         for name, dt in df.schema.items():
             _ladle_type(dt, f"column '{name}' of an in-memory DataFrame")
-        plan = N.scan_arrow(df)
+        # through a pyarrow Table at Polars' newest compat level: its chunks stay
+        # as they are (Polars' own stream export would first concatenate every
+        # column's chunks) and strings stay views
+        plan = N.scan_arrow(df.to_arrow(compat_level=pl.CompatLevel.newest()) if df.width > 0 else df)
         if ir.selection is not None:
             plan = N.filter(plan, self.expr(ir.selection.node))
         return plan

@@ -118,8 +118,10 @@ static inline bool ladle_cpu_valid_at(const ladle_column *c, int64_t i) {
   return c->validity == NULL || ladle_bit_get(c->validity, c->length == 1 ? 0 : i);
 }
 /* Float total-order helpers: NaN equals NaN and sorts last; -0.0 equals 0.0. */
-#define LADLE_FEQ(x, y) (((x) == (y)) || ((x) != (x) && (y) != (y)))
-#define LADLE_FLT(x, y) (((x) < (y)) || ((x) == (x) && (y) != (y)))
+/* Float order with NaN equal to itself and above everything (Polars' total
+ * order), in bitwise operators so that loops over them vectorize. */
+#define LADLE_FEQ(x, y) (((x) == (y)) | (((x) != (x)) & ((y) != (y))))
+#define LADLE_FLT(x, y) (((x) < (y)) | (((x) == (x)) & ((y) != (y))))
 
 /* Per-kernel parallel loop over [0, n) split into morsels. */
 typedef ladle_status (*ladle_range_fn)(void *ctx, int64_t begin, int64_t end, ladle_error *err);

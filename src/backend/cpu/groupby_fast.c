@@ -69,7 +69,20 @@ static inline bool str_eq2(const ladle_column *a, int64_t i, const ladle_column 
   int64_t la = ladle_str_len(a, i), lb = ladle_str_len(b, j);
   if (la != lb) return false;
   const char *x = ladle_str_ptr(a, i), *y = ladle_str_ptr(b, j);
-  if (la >= 8 && la <= 16) {
+  if (la < 4) {
+    for (int64_t k = 0; k < la; k++)
+      if (x[k] != y[k]) return false;
+    return true;
+  }
+  if (la < 8) {
+    uint32_t a0, b0, a1, b1;
+    memcpy(&a0, x, 4);
+    memcpy(&b0, y, 4);
+    memcpy(&a1, x + la - 4, 4);
+    memcpy(&b1, y + la - 4, 4);
+    return a0 == b0 && a1 == b1;
+  }
+  if (la <= 16) {
     uint64_t a0, b0, a1, b1;
     memcpy(&a0, x, 8);
     memcpy(&b0, y, 8);
