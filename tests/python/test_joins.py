@@ -76,3 +76,27 @@ def test_large_join(how: str, engine) -> None:
     dim = pl.DataFrame({"k": np.arange(0, 400_000, 2), "name": [f"n{i}" for i in range(200_000)]})
     lf = big.lazy().join(dim.lazy(), on="k", how=how).select(pl.len(), pl.col("v").sum())  # type: ignore[arg-type]
     assert_same(lf, engine, ordered=False, check_exact=False)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
+@pytest.mark.parametrize("nulls_equal", [False, True])
+@pytest.mark.parametrize("on", [["k"], ["s"], ["k", "s"], ["f"]])
+def test_small_left_big_right(how: str, nulls_equal: bool, on: list[str], engine) -> None:
+    """A right side many times the left (ladle then builds on the left and
+    probes with the right): duplicate and null keys on both sides, integer,
+    string, float and two-column keys, every join type that allows it."""
+    rng = np.random.default_rng(3)
+
+    def frame(n: int, keys: int, tag: str) -> pl.DataFrame:
+        k = rng.integers(0, keys, n)
+        null = rng.random(n) < 0.05
+        return pl.DataFrame({
+            "k": pl.Series(np.where(null, None, k).tolist(), dtype=pl.Int64),
+            "s": [None if m else f"s{v % 97}" for m, v in zip(rng.random(n) < 0.05, k)],
+            "f": pl.Series((k % 53).astype(np.float64)),
+            tag: np.arange(n),
+        })
+
+    left, right = frame(3_000, 400, "li"), frame(120_000, 500, "ri")
+    lf = left.lazy().join(right.lazy(), on=on, how=how, nulls_equal=nulls_equal)  # type: ignore[arg-type]
+    assert_same(lf, engine, ordered=False)

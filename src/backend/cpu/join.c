@@ -34,6 +34,90 @@ static ladle_status cross_join(const ladle_column *l, const ladle_column *r, lad
   return LADLE_OK;
 }
 
+/* A join whose right side is much bigger than its left (a filtered dimension
+ * semi-joined to a fact table, orders joined to lineitem): the left keys are
+ * grouped and the right side probes them, so the table built is the small
+ * one. Right rows are then bucketed by the left group they hit (a counting
+ * sort, keeping right order), and pairs come out in left order with each left
+ * row's right rows in right order: the same output as building on the right. */
+static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *lkeys,
+                                    const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
+                                    bool nulls_equal, ladle_join_pairs *out, ladle_error *err) {
+  int64_t nl = lkeys[0].length, nr = rkeys[0].length;
+  ladle_keymap *km = NULL;
+  ladle_fastmap *fm = NULL;
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  int64_t *rg = malloc((size_t)LADLE_MAX(nr, 1) * sizeof *rg);
+  int64_t *off = NULL, *rows = NULL;
+  bool fast = ladle_fastmap_eligible(lkeys, nkeys) && ladle_dtype_equal(lkeys[0].type, rkeys[0].type);
+  ladle_status st = rg == NULL ? LADLE_OOM(err, "join")
+                    : fast     ? ladle_fastmap_build(ctx, &lkeys[0], &g, &fm, err)
+                               : ladle_keymap_build(ctx, lkeys, nkeys, &km, &g, err);
+  if (st == LADLE_OK)
+    st = fast ? ladle_fastmap_probe(ctx, fm, &rkeys[0], nulls_equal, rg, err)
+              : ladle_keymap_probe(ctx, km, rkeys, nkeys, nulls_equal, rg, err);
+  if (st != LADLE_OK) goto done;
+  /* a left null-key group only ever matches through nulls_equal, which the
+   * probe already decided; right rows by left group, in right order */
+  off = calloc((size_t)g.ngroups + 1, sizeof *off);
+  if (off == NULL) {
+    st = LADLE_OOM(err, "join");
+    goto done;
+  }
+  for (int64_t j = 0; j < nr; j++)
+    if (rg[j] >= 0) off[rg[j] + 1]++;
+  for (int64_t k = 0; k < g.ngroups; k++) off[k + 1] += off[k];
+  if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
+    int64_t n = 0;
+    bool semi = how == LADLE_JOIN_SEMI;
+    for (int64_t i = 0; i < nl; i++) n += (off[g.ids[i] + 1] > off[g.ids[i]]) == semi;
+    st = pairs_alloc(out, n, false, err);
+    int64_t k = 0;
+    for (int64_t i = 0; st == LADLE_OK && i < nl; i++)
+      if ((off[g.ids[i] + 1] > off[g.ids[i]]) == semi) out->left[k++] = i;
+    goto done;
+  }
+  rows = malloc((size_t)LADLE_MAX(off[g.ngroups], 1) * sizeof *rows);
+  int64_t *cur = malloc((size_t)LADLE_MAX(g.ngroups, 1) * sizeof *cur);
+  if (rows == NULL || cur == NULL) {
+    free(cur);
+    st = LADLE_OOM(err, "join");
+    goto done;
+  }
+  memcpy(cur, off, (size_t)g.ngroups * sizeof *cur);
+  for (int64_t j = 0; j < nr; j++)
+    if (rg[j] >= 0) rows[cur[rg[j]]++] = j;
+  free(cur);
+  bool keep_left = how == LADLE_JOIN_LEFT;
+  int64_t n = 0;
+  for (int64_t i = 0; i < nl; i++) {
+    int64_t c = off[g.ids[i] + 1] - off[g.ids[i]];
+    n += c == 0 && keep_left ? 1 : c;
+  }
+  st = pairs_alloc(out, n, true, err);
+  int64_t k = 0;
+  for (int64_t i = 0; st == LADLE_OK && i < nl; i++) {
+    int64_t a = off[g.ids[i]], b = off[g.ids[i] + 1];
+    if (a == b && keep_left) {
+      out->left[k] = i;
+      out->right[k++] = -1;
+    }
+    for (int64_t r = a; r < b; r++) {
+      out->left[k] = i;
+      out->right[k++] = rows[r];
+    }
+  }
+done:
+  free(rg);
+  free(off);
+  free(rows);
+  ladle_keymap_destroy(km);
+  ladle_fastmap_destroy(fm);
+  ladle_groups_release(&g);
+  return st;
+}
+
 ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
                             const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
                             bool nulls_equal, ladle_join_pairs *out, ladle_error *err) {
@@ -49,6 +133,10 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     return LADLE_OK;
   }
   int64_t nl = lkeys[0].length, nr = rkeys[0].length;
+  if ((how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
+       how == LADLE_JOIN_ANTI) &&
+      nr > 4 * nl && nr > 65536)
+    return join_build_left(ctx, lkeys, rkeys, nkeys, how, nulls_equal, out, err);
   ladle_keymap *km = NULL;
   ladle_groups g;
   memset(&g, 0, sizeof g);
