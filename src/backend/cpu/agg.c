@@ -280,22 +280,32 @@ finish:
   return LADLE_OK;
 }
 
+/* Distinct values per group: the values get dense ids of their own (nulls one
+ * more value, as Polars counts them), rows are bucketed by group, and each
+ * group counts the ids it stamps first in an array indexed by id. No pair is
+ * hashed, whatever the number of groups. */
 static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                              ladle_column *o, ladle_error *err) {
-  ladle_column keys[2];
-  LADLE_RETURN_NOT_OK(
-      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0, &keys[0], err));
-  memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)g->nrows * 4);
-  keys[1] = *in;
-  ladle_groups pairs;
-  ladle_status st = ladle_cpu_group_ids(ctx, keys, 2, &pairs, err);
-  ladle_column_release(&keys[0]);
-  if (st != LADLE_OK) return st;
-  uint32_t *O = LADLE_COL_MUT(o, uint32_t);
-  memset(O, 0, (size_t)g->ngroups * 4);
-  for (int64_t p = 0; p < pairs.ngroups; p++) O[g->ids[pairs.first[p]]]++;
-  ladle_groups_release(&pairs);
-  return LADLE_OK;
+  ladle_groups v;
+  LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, in, 1, &v, err));
+  ladle_status st = ladle_groups_csr(g, err);
+  uint32_t *stamp = st == LADLE_OK ? calloc((size_t)LADLE_MAX(v.ngroups, 1), sizeof *stamp) : NULL;
+  if (st == LADLE_OK && stamp == NULL) st = LADLE_OOM(err, "n_unique");
+  if (st == LADLE_OK) {
+    uint32_t *O = LADLE_COL_MUT(o, uint32_t);
+    for (int64_t k = 0; k < g->ngroups; k++) {
+      uint32_t c = 0, mark = (uint32_t)(k + 1);
+      for (int64_t r = g->offsets[k]; r < g->offsets[k + 1]; r++) {
+        uint32_t id = v.ids[g->rows[r]];
+        c += stamp[id] != mark;
+        stamp[id] = mark;
+      }
+      O[k] = c;
+    }
+  }
+  free(stamp);
+  ladle_groups_release(&v);
+  return st;
 }
 
 ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
