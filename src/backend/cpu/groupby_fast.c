@@ -219,24 +219,41 @@ static bool many_groups(const ladle_column *c, bool str) {
 }
 
 struct ladle_fastmap {
-  gmap m; /* key -> group id of every group */
+  gmap *parts;   /* key -> group id within its partition */
+  int64_t *base; /* the first global id of each partition */
+  size_t nparts;
+  int pbits; /* partition = top pbits bits of the slot hash; 0: one table */
   const ladle_column *key;
   bool str;
 };
 
 bool ladle_fastmap_eligible(const ladle_column *keys, size_t nkeys) {
-  return nkeys == 1 && fast_key(&keys[0]) && keys[0].length <= (int64_t)UINT32_MAX &&
-         !many_groups(&keys[0], keys[0].type.id == LADLE_TYPE_STRING);
+  return nkeys == 1 && fast_key(&keys[0]) && keys[0].length <= (int64_t)UINT32_MAX;
 }
 
 void ladle_fastmap_destroy(ladle_fastmap *fm) {
   if (fm == NULL) return;
-  gmap_free(&fm->m);
+  for (size_t p = 0; fm->parts && p < fm->nparts; p++) gmap_free(&fm->parts[p]);
+  free(fm->parts);
+  free(fm->base);
   free(fm);
 }
 
 static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                ladle_fastmap **map, ladle_error *err);
+static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                                 ladle_fastmap **map, ladle_error *err);
+static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                                 ladle_fastmap **map, ladle_error *err);
+
+/* Few groups: per-thread tables merged in row order (ids in order of first
+ * appearance). Many: rows radix-partitioned by hash and a table per partition
+ * (ids partition by partition). */
+static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                               ladle_fastmap **map, ladle_error *err) {
+  if (many_groups(c, c->type.id == LADLE_TYPE_STRING)) return parted_build(ctx, c, out, map, err);
+  return merged_build(ctx, c, out, map, err);
+}
 
 /* Several keys: the group ids of each key alone, folded into one composite
  * integer per row (id * groups_next + id_next; regrouped to dense ids first
@@ -274,16 +291,7 @@ static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, s
     }
     ladle_groups_release(&g);
   }
-  if (st == LADLE_OK && groups > (uint64_t)n / 4) {
-    /* possibly as many groups as rows: the radix-partitioned build of keys.c
-     * spreads that over threads where one merged table would not */
-    ladle_keymap *km = NULL;
-    st = ladle_keymap_build(ctx, &acc, 1, &km, out, err);
-    if (st == LADLE_OK) st = ladle_groups_order_by_first(out, err);
-    ladle_keymap_destroy(km);
-  } else if (st == LADLE_OK) {
-    st = fast_build(ctx, &acc, out, NULL, err);
-  }
+  if (st == LADLE_OK) st = fast_build(ctx, &acc, out, NULL, err);
   ladle_column_release(&acc);
   return st;
 }
@@ -292,7 +300,7 @@ bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, s
                               ladle_groups *out, ladle_error *err, ladle_status *st) {
   if (nkeys == 0 || keys[0].length > (int64_t)UINT32_MAX) return false;
   for (size_t k = 0; k < nkeys; k++)
-    if (!fast_key(&keys[k]) || many_groups(&keys[k], keys[k].type.id == LADLE_TYPE_STRING)) return false;
+    if (!fast_key(&keys[k])) return false;
   *st = nkeys == 1 ? fast_build(ctx, &keys[0], out, NULL, err) : multi_key(ctx, keys, nkeys, out, err);
   return true;
 }
@@ -302,8 +310,8 @@ ladle_status ladle_fastmap_build(const ladle_kctx *ctx, const ladle_column *key,
   return fast_build(ctx, key, out, map, err);
 }
 
-static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
-                               ladle_fastmap **map, ladle_error *err) {
+static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                                 ladle_fastmap **map, ladle_error *err) {
   ladle_status stv, *st = &stv;
   int64_t n = c->length;
   fast_ctx f;
@@ -371,11 +379,23 @@ static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, lad
     }
   }
   if (fm != NULL) {
-    fm->m = *res; /* the map moves out; its slots are what probes read */
-    memset(res, 0, sizeof *res);
-    fm->key = c;
-    fm->str = f.str;
-    *map = fm;
+    fm->parts = malloc(sizeof *fm->parts);
+    fm->base = calloc(1, sizeof *fm->base);
+    if (fm->parts == NULL || fm->base == NULL) {
+      free(fm->parts);
+      free(fm->base);
+      free(fm);
+      fm = NULL;
+      *st = LADLE_OOM(err, "join table");
+      ladle_groups_release(out);
+    } else {
+      fm->parts[0] = *res; /* the map moves out; its slots are what probes read */
+      memset(res, 0, sizeof *res);
+      fm->nparts = 1;
+      fm->key = c;
+      fm->str = f.str;
+      *map = fm;
+    }
   }
   for (size_t ci = 0; f.local && ci < f.nchunks; ci++) {
     gmap_free(&f.local[ci]);
@@ -386,6 +406,163 @@ static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, lad
   free(f.remap);
   free(f.ids);
   return *st;
+}
+
+typedef struct parted_ctx {
+  const ladle_column *c;
+  bool str;
+  int pbits;
+  size_t nparts, nblocks;
+  int64_t n, block;
+  uint64_t *hk;   /* per row: the slot hash */
+  int64_t *hist;  /* nblocks x nparts: counts, then write cursors */
+  int64_t *order; /* rows in partition order (rows of a partition ascending) */
+  int64_t *pstart;
+  uint32_t *ids;
+  gmap *parts;
+  int64_t *base;
+  int64_t *first;
+  int phase;
+} parted_ctx;
+
+static inline size_t part_of_hash(const parted_ctx *p, uint64_t hk) {
+  return p->pbits ? (size_t)(hk >> (64 - p->pbits)) : 0;
+}
+
+static ladle_status parted_block(void *vctx, size_t b, ladle_error *err) {
+  LADLE_UNUSED(err);
+  parted_ctx *p = vctx;
+  int64_t a = (int64_t)b * p->block, e = LADLE_MIN(a + p->block, p->n);
+  int64_t *h = p->hist + b * p->nparts;
+  if (p->phase == 0) {
+    for (int64_t i = a; i < e; i++) {
+      uint64_t hk;
+      if (!ladle_column_valid(p->c, i))
+        hk = 0; /* nulls: partition 0 */
+      else
+        hk = slot_of(p->str ? ladle_hash_bytes(ladle_str_ptr(p->c, i), (size_t)ladle_str_len(p->c, i), 0x51)
+                            : int_key(p->c, i),
+                     p->str);
+      p->hk[i] = hk;
+      h[part_of_hash(p, hk)]++;
+    }
+  } else {
+    for (int64_t i = a; i < e; i++) p->order[h[part_of_hash(p, p->hk[i])]++] = i;
+  }
+  return LADLE_OK;
+}
+
+static ladle_status parted_part(void *vctx, size_t q, ladle_error *err) {
+  parted_ctx *p = vctx;
+  gmap *m = &p->parts[q];
+  int64_t a = p->pstart[q], e = p->pstart[q + 1];
+  if (!gmap_init(m, (e - a) / 2 + 1)) return LADLE_OOM(err, "group-by table");
+  for (int64_t k = a; k < e; k++) {
+    int64_t i = p->order[k], g;
+    if (!ladle_column_valid(p->c, i)) {
+      if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
+      g = m->null_gid;
+    } else {
+      uint64_t key = p->str ? ladle_hash_bytes(ladle_str_ptr(p->c, i), (size_t)ladle_str_len(p->c, i), 0x51)
+                            : int_key(p->c, i);
+      g = gmap_find(m, p->c, p->str, key, i, i);
+    }
+    if (g < 0) return LADLE_OOM(err, "group-by table");
+    p->ids[i] = (uint32_t)g;
+  }
+  return LADLE_OK;
+}
+
+static ladle_status parted_relabel(void *vctx, size_t q, ladle_error *err) {
+  LADLE_UNUSED(err);
+  parted_ctx *p = vctx;
+  uint32_t base = (uint32_t)p->base[q];
+  for (int64_t k = p->pstart[q]; k < p->pstart[q + 1]; k++) p->ids[p->order[k]] += base;
+  memcpy(p->first + p->base[q], p->parts[q].first, (size_t)p->parts[q].ngroups * sizeof *p->first);
+  return LADLE_OK;
+}
+
+/* Many groups: one pass hashes the keys and counts rows per (block,
+ * partition); a second scatters row numbers into partition order (stable);
+ * then each partition builds its own table in parallel, small enough for the
+ * cache, and a last pass adds each partition's first id. */
+static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                                 ladle_fastmap **map, ladle_error *err) {
+  parted_ctx p;
+  memset(&p, 0, sizeof p);
+  p.c = c;
+  p.str = c->type.id == LADLE_TYPE_STRING;
+  p.n = c->length;
+  while (p.pbits < 10 && (p.n >> p.pbits) > 32768) p.pbits++;
+  p.nparts = (size_t)1 << p.pbits;
+  p.block = LADLE_MAX(ctx->morsel_rows, 4096);
+  p.nblocks = (size_t)LADLE_MAX((p.n + p.block - 1) / p.block, 1);
+  p.hk = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.hk);
+  p.hist = calloc(p.nblocks * p.nparts, sizeof *p.hist);
+  p.order = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.order);
+  p.pstart = calloc(p.nparts + 1, sizeof *p.pstart);
+  p.ids = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.ids);
+  p.parts = calloc(p.nparts, sizeof *p.parts);
+  p.base = calloc(p.nparts + 1, sizeof *p.base);
+  ladle_status st = p.hk && p.hist && p.order && p.pstart && p.ids && p.parts && p.base
+                        ? LADLE_OK
+                        : LADLE_OOM(err, "group-by partitions");
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, p.nblocks, parted_block, &p, err);
+  if (st == LADLE_OK) {
+    int64_t run = 0;
+    for (size_t q = 0; q < p.nparts; q++) {
+      p.pstart[q] = run;
+      for (size_t b = 0; b < p.nblocks; b++) {
+        int64_t cnt = p.hist[b * p.nparts + q];
+        p.hist[b * p.nparts + q] = run;
+        run += cnt;
+      }
+    }
+    p.pstart[p.nparts] = run;
+    p.phase = 1;
+    st = ladle_pool_run(ctx->pool, p.nblocks, parted_block, &p, err);
+  }
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, p.nparts, parted_part, &p, err);
+  if (st == LADLE_OK) {
+    for (size_t q = 0; q < p.nparts; q++) p.base[q + 1] = p.base[q] + p.parts[q].ngroups;
+    p.first = malloc((size_t)LADLE_MAX(p.base[p.nparts], 1) * sizeof *p.first);
+    st = p.first ? ladle_pool_run(ctx->pool, p.nparts, parted_relabel, &p, err) : LADLE_OOM(err, "groups");
+  }
+  ladle_fastmap *fm = NULL;
+  if (st == LADLE_OK && map != NULL) {
+    fm = calloc(1, sizeof *fm);
+    if (fm == NULL) st = LADLE_OOM(err, "join table");
+  }
+  if (st == LADLE_OK) {
+    memset(out, 0, sizeof *out);
+    out->nrows = p.n;
+    out->ngroups = p.base[p.nparts];
+    out->ids = p.ids;
+    out->first = p.first;
+    p.ids = NULL;
+    p.first = NULL;
+    if (fm != NULL) {
+      fm->parts = p.parts;
+      fm->base = p.base;
+      fm->nparts = p.nparts;
+      fm->pbits = p.pbits;
+      fm->key = c;
+      fm->str = p.str;
+      p.parts = NULL;
+      p.base = NULL;
+      *map = fm;
+    }
+  }
+  for (size_t q = 0; p.parts && q < p.nparts; q++) gmap_free(&p.parts[q]);
+  free(p.parts);
+  free(p.base);
+  free(p.first);
+  free(p.ids);
+  free(p.pstart);
+  free(p.order);
+  free(p.hist);
+  free(p.hk);
+  return st;
 }
 
 typedef struct probe_job {
@@ -399,23 +576,26 @@ typedef struct probe_job {
 static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   LADLE_UNUSED(err);
   probe_job *j = vctx;
-  const gmap *m = &j->fm->m;
-  const ladle_column *c = j->key, *r = j->fm->key;
-  bool str = j->fm->str;
+  const ladle_fastmap *fm = j->fm;
+  const ladle_column *c = j->key, *r = fm->key;
+  bool str = fm->str;
   int64_t a = (int64_t)ci * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
   for (int64_t i = a; i < e; i++) {
     if (!ladle_column_valid(c, i)) {
-      j->gid[i] = j->nulls_equal ? m->null_gid : -1;
+      /* nulls live in partition 0 */
+      j->gid[i] = j->nulls_equal && fm->parts[0].null_gid >= 0 ? fm->base[0] + fm->parts[0].null_gid : -1;
       continue;
     }
     uint64_t k = str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51) : int_key(c, i);
     uint64_t hk = slot_of(k, str);
+    size_t part = fm->pbits ? (size_t)(hk >> (64 - fm->pbits)) : 0;
+    const gmap *m = &fm->parts[part];
     int64_t g = -1;
     for (uint64_t s = hk & m->mask;; s = (s + 1) & m->mask) {
       gslot sl = m->slots[s];
       if (sl.gid1 == 0) break;
       if (sl.key == hk && (!str || str_eq2(r, m->first[sl.gid1 - 1], c, i))) {
-        g = (int64_t)sl.gid1 - 1;
+        g = fm->base[part] + (int64_t)sl.gid1 - 1;
         break;
       }
     }
