@@ -380,7 +380,7 @@ def chart(rows: list[dict[str, Any]], summary: dict[str, Any], path: Path, title
         ax.set_title(f"{w}: {geo}  (below 1: ladle faster)", fontsize=9)
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

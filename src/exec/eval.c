@@ -9,6 +9,8 @@
  */
 #include "exec.h"
 
+#include <math.h>
+
 void ladle_release_columns(ladle_column *cols, size_t n) {
   if (cols == NULL) return;
   for (size_t i = 0; i < n; i++) ladle_column_release(&cols[i]);
@@ -112,6 +114,110 @@ static ladle_status broadcast_groups(const ladle_column *per_group, const ladle_
   return st;
 }
 
+/* mean/var/std over a whole multi-partition table: partial (count, mean, M2)
+ * per partition in parallel, two passes each, combined in partition order
+ * with Chan et al.'s formula. The partitions are never concatenated. */
+typedef struct moments_job {
+  const ladle_column *cols;
+  int64_t *cnt;
+  double *mean, *m2;
+  bool second; /* var/std: the sum of squared deviations too */
+} moments_job;
+
+#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, second)                          \
+  {                                                                           \
+    const T *X = (c)->values;                                                 \
+    int64_t n_ = 0;                                                           \
+    double s_ = 0, q_ = 0;                                                    \
+    for (int64_t i = 0; i < (c)->length; i++)                                 \
+      if (ladle_column_valid(c, i)) {                                         \
+        s_ += (double)X[i];                                                   \
+        n_++;                                                                 \
+      }                                                                       \
+    double mu_ = n_ > 0 ? s_ / (double)n_ : 0;                                \
+    for (int64_t i = 0; (second) && i < (c)->length; i++)                     \
+      if (ladle_column_valid(c, i)) q_ += ((double)X[i] - mu_) * ((double)X[i] - mu_); \
+    *(cnt) = n_;                                                              \
+    *(mean) = mu_;                                                            \
+    *(m2) = q_;                                                               \
+  }
+
+static ladle_status moments_task(void *vctx, size_t ci, ladle_error *err) {
+  LADLE_UNUSED(err);
+  moments_job *j = vctx;
+  const ladle_column *c = &j->cols[ci];
+  switch (ladle_type_phys(c->type.id)) {
+    case LADLE_PHYS_I8: PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_I16: PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_I32: PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_I64: PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U8: PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U16: PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U32: PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U64: PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_F32: PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_F64: PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    default: break;
+  }
+  return LADLE_OK;
+}
+
+static bool chunked_moments(const ladle_bexpr *e, const ladle_table *t, ladle_groups *groups) {
+  if (groups != NULL || e->kind != LADLE_EX_AGG || t->nchunks < 2 || needs_full(e->args[0])) return false;
+  ladle_agg_op op = (ladle_agg_op)e->op;
+  ladle_type_id in = e->args[0]->type.id;
+  return (op == LADLE_AGG_MEAN || op == LADLE_AGG_STD || op == LADLE_AGG_VAR) &&
+         (ladle_type_is_numeric(in) || in == LADLE_TYPE_BOOL) && ladle_type_is_float(e->type.id);
+}
+
+static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                         ladle_column *out, ladle_error *err) {
+  ladle_column *cols;
+  bool scalar;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e->args[0], t, &cols, &scalar, err));
+  size_t n = scalar ? 1 : t->nchunks;
+  int64_t *cnt = calloc(n, sizeof *cnt);
+  double *mean = calloc(n, sizeof *mean), *m2 = calloc(n, sizeof *m2);
+  moments_job j = {cols, cnt, mean, m2, e->op != LADLE_AGG_MEAN};
+  ladle_status st = cnt && mean && m2 ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
+                                      : LADLE_OOM(err, "moments");
+  if (st == LADLE_OK && scalar) {
+    /* a constant broadcast to every row */
+    cnt[0] *= t->num_rows;
+    m2[0] = 0;
+  }
+  double N = 0, M = 0, Q = 0;
+  for (size_t i = 0; st == LADLE_OK && i < n; i++) {
+    if (cnt[i] == 0) continue;
+    double nb = (double)cnt[i], tot = N + nb, d = mean[i] - M;
+    M += d * nb / tot;
+    Q += m2[i] + d * d * N * nb / tot;
+    N = tot;
+  }
+  if (st == LADLE_OK) st = ladle_column_alloc(e->type, 1, true, 0, out, err);
+  if (st == LADLE_OK) {
+    ladle_agg_op op = (ladle_agg_op)e->op;
+    double v = M, dof = N - (double)e->aopts.ddof;
+    bool valid = N > 0;
+    if (op != LADLE_AGG_MEAN) {
+      valid = valid && dof > 0;
+      v = valid ? Q / dof : 0;
+      if (op == LADLE_AGG_STD) v = sqrt(v);
+    }
+    if (e->type.id == LADLE_TYPE_FLOAT32)
+      LADLE_COL_MUT(out, float)[0] = (float)v;
+    else
+      LADLE_COL_MUT(out, double)[0] = v;
+    if (!valid) ladle_bit_set(LADLE_COL_VALIDITY_MUT(out), 0, false);
+    ladle_column_finish_nulls(out);
+  }
+  free(cnt);
+  free(mean);
+  free(m2);
+  ladle_release_columns(cols, n);
+  return st;
+}
+
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err) {
@@ -127,6 +233,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     return st;
   }
   ladle_status st = LADLE_OK;
+  if (chunked_moments(e, t, groups)) return eval_chunked_moments(s, e, t, out, err);
   switch (e->kind) {
     case LADLE_EX_AGG:
     case LADLE_EX_LEN: {
