@@ -52,3 +52,27 @@ def test_unique_and_top_k(big: pl.DataFrame, engine) -> None:
     assert_same(big.lazy().unique(subset=["g", "s"], keep="first", maintain_order=True), engine)
     assert_same(big.lazy().sort("f", descending=True).head(10), engine)
     assert_same(big.lazy().select(pl.col.f.quantile(0.9), pl.col.i.sum(), pl.col.s.n_unique()), engine, check_exact=False)
+
+
+def test_many_group_keys_of_every_kind(engine) -> None:
+    """Keys with about as many groups as rows go through ladle's partitioned
+    build: integers, short strings, long strings that share their first 16
+    bytes (so the inline prefix cannot decide), nulls; as group-by keys, in
+    several-key group-bys, and as join keys probed from the other side."""
+    n = 300_000
+    rng = np.random.default_rng(11)
+    k = rng.integers(0, n, n)
+    null = rng.random(n) < 0.02
+    df = pl.DataFrame({
+        "i": pl.Series(np.where(null, None, k).tolist(), dtype=pl.Int64),
+        "s": [None if m else f"u{v}" for m, v in zip(null, k)],
+        "long": [None if m else f"a-shared-16-byte-prefix-{v}" for m, v in zip(null, k)],
+        "v": rng.random(n),
+    })
+    for key in ("i", "s", "long"):
+        assert_same(df.lazy().group_by(key).agg(pl.col("v").sum(), pl.len()), engine, ordered=False)
+        assert_same(df.lazy().group_by(key, maintain_order=True).agg(pl.col("v").first()), engine)
+        other = df.lazy().select(key, w=pl.col("v") * 2).unique(subset=key, keep="first", maintain_order=True)
+        assert_same(df.lazy().join(other, on=key, how="inner"), engine, ordered=False)
+    assert_same(df.lazy().group_by("s", "i").agg(pl.col("v").mean()), engine, ordered=False)
+    assert_same(df.lazy().select(pl.col("long").n_unique(), pl.col("i").n_unique()), engine)

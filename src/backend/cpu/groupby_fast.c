@@ -133,9 +133,15 @@ static int64_t gmap_add(gmap *m, uint64_t k, int64_t row) {
 
 /* The group of key k (first seen at `row`) in m, added when new; strings are
  * compared with row cmp_row of column c. -1: out of memory. */
+static inline int64_t gmap_find_h(gmap *m, const ladle_column *c, bool str, uint64_t k, uint64_t hk,
+                                  int64_t row, int64_t cmp_row);
 static inline int64_t gmap_find(gmap *m, const ladle_column *c, bool str, uint64_t k, int64_t row,
                                 int64_t cmp_row) {
-  uint64_t hk = slot_of(k, str);
+  return gmap_find_h(m, c, str, k, slot_of(k, str), row, cmp_row);
+}
+/* The same with the slot hash hk of k already known. */
+static inline int64_t gmap_find_h(gmap *m, const ladle_column *c, bool str, uint64_t k, uint64_t hk,
+                                  int64_t row, int64_t cmp_row) {
   for (uint64_t s = hk & m->mask;; s = (s + 1) & m->mask) {
     gslot e = m->slots[s];
     if (e.gid1 == 0) {
@@ -408,15 +414,25 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, l
   return *st;
 }
 
+/* A string key's first 16 bytes and length, copied into partition order so
+ * that the per-partition build compares keys without touching the column. */
+typedef struct str_rec {
+  uint64_t w0, w1;
+  uint32_t len;
+} str_rec;
+
 typedef struct parted_ctx {
   const ladle_column *c;
   bool str;
   int pbits;
   size_t nparts, nblocks;
   int64_t n, block;
-  uint64_t *hk;   /* per row: the slot hash */
+  uint64_t *hk;   /* per row: the slot hash (0 for nulls) */
   int64_t *hist;  /* nblocks x nparts: counts, then write cursors */
   int64_t *order; /* rows in partition order (rows of a partition ascending) */
+  uint64_t *phk;  /* the slot hashes in partition order */
+  str_rec *prec;  /* strings: their records in partition order */
+  uint32_t *lid;  /* per position: the group within the partition */
   int64_t *pstart;
   uint32_t *ids;
   gmap *parts;
@@ -446,10 +462,35 @@ static ladle_status parted_block(void *vctx, size_t b, ladle_error *err) {
       p->hk[i] = hk;
       h[part_of_hash(p, hk)]++;
     }
-  } else {
-    for (int64_t i = a; i < e; i++) p->order[h[part_of_hash(p, p->hk[i])]++] = i;
+    return LADLE_OK;
+  }
+  for (int64_t i = a; i < e; i++) {
+    uint64_t hk = p->hk[i];
+    int64_t pos = h[part_of_hash(p, hk)]++;
+    p->order[pos] = i;
+    p->phk[pos] = hk;
+    if (p->str) {
+      str_rec r = {0, 0, 0};
+      if (ladle_column_valid(p->c, i)) {
+        int64_t len = ladle_str_len(p->c, i);
+        uint8_t buf[16] = {0};
+        memcpy(buf, ladle_str_ptr(p->c, i), (size_t)LADLE_MIN(len, 16));
+        memcpy(&r.w0, buf, 8);
+        memcpy(&r.w1, buf + 8, 8);
+        r.len = (uint32_t)LADLE_MIN(len, (int64_t)UINT32_MAX);
+      }
+      p->prec[pos] = r;
+    }
   }
   return LADLE_OK;
+}
+
+/* Keys at partition positions x and y (same hash) are equal. */
+static inline bool pos_equal(const parted_ctx *p, int64_t x, int64_t y) {
+  if (!p->str) return true; /* integers: equal mixed keys are equal keys */
+  const str_rec *a = &p->prec[x], *b = &p->prec[y];
+  if (a->len != b->len || a->w0 != b->w0 || a->w1 != b->w1) return false;
+  return a->len <= 16 || str_eq(p->c, p->order[x], p->order[y]);
 }
 
 static ladle_status parted_part(void *vctx, size_t q, ladle_error *err) {
@@ -457,18 +498,32 @@ static ladle_status parted_part(void *vctx, size_t q, ladle_error *err) {
   gmap *m = &p->parts[q];
   int64_t a = p->pstart[q], e = p->pstart[q + 1];
   if (!gmap_init(m, (e - a) / 2 + 1)) return LADLE_OOM(err, "group-by table");
+  /* m->keys holds each group's first position, for comparing; m->first its row */
   for (int64_t k = a; k < e; k++) {
-    int64_t i = p->order[k], g;
+    int64_t i = p->order[k], g = -1;
     if (!ladle_column_valid(p->c, i)) {
-      if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
+      if (m->null_gid < 0) m->null_gid = gmap_add(m, (uint64_t)k, i);
       g = m->null_gid;
     } else {
-      uint64_t key = p->str ? ladle_hash_bytes(ladle_str_ptr(p->c, i), (size_t)ladle_str_len(p->c, i), 0x51)
-                            : int_key(p->c, i);
-      g = gmap_find(m, p->c, p->str, key, i, i);
+      uint64_t hk = p->phk[k];
+      for (uint64_t sl = hk & m->mask;; sl = (sl + 1) & m->mask) {
+        gslot en = m->slots[sl];
+        if (en.gid1 == 0) {
+          g = gmap_add(m, (uint64_t)k, i);
+          if (g < 0) break;
+          m->slots[sl].key = hk;
+          m->slots[sl].gid1 = (uint64_t)g + 1;
+          if ((uint64_t)m->ngroups * 2 > m->mask && !gmap_grow(m)) g = -1;
+          break;
+        }
+        if (en.key == hk && pos_equal(p, (int64_t)m->keys[en.gid1 - 1], k)) {
+          g = (int64_t)en.gid1 - 1;
+          break;
+        }
+      }
     }
     if (g < 0) return LADLE_OOM(err, "group-by table");
-    p->ids[i] = (uint32_t)g;
+    p->lid[k] = (uint32_t)g;
   }
   return LADLE_OK;
 }
@@ -477,7 +532,7 @@ static ladle_status parted_relabel(void *vctx, size_t q, ladle_error *err) {
   LADLE_UNUSED(err);
   parted_ctx *p = vctx;
   uint32_t base = (uint32_t)p->base[q];
-  for (int64_t k = p->pstart[q]; k < p->pstart[q + 1]; k++) p->ids[p->order[k]] += base;
+  for (int64_t k = p->pstart[q]; k < p->pstart[q + 1]; k++) p->ids[p->order[k]] = base + p->lid[k];
   memcpy(p->first + p->base[q], p->parts[q].first, (size_t)p->parts[q].ngroups * sizeof *p->first);
   return LADLE_OK;
 }
@@ -500,11 +555,15 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.hk = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.hk);
   p.hist = calloc(p.nblocks * p.nparts, sizeof *p.hist);
   p.order = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.order);
+  p.phk = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.phk);
+  p.lid = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.lid);
+  p.prec = p.str ? malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.prec) : NULL;
   p.pstart = calloc(p.nparts + 1, sizeof *p.pstart);
   p.ids = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.ids);
   p.parts = calloc(p.nparts, sizeof *p.parts);
   p.base = calloc(p.nparts + 1, sizeof *p.base);
-  ladle_status st = p.hk && p.hist && p.order && p.pstart && p.ids && p.parts && p.base
+  ladle_status st = p.hk && p.hist && p.order && p.phk && p.lid && (p.prec || !p.str) && p.pstart && p.ids &&
+                            p.parts && p.base
                         ? LADLE_OK
                         : LADLE_OOM(err, "group-by partitions");
   if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, p.nblocks, parted_block, &p, err);
@@ -560,6 +619,9 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   free(p.ids);
   free(p.pstart);
   free(p.order);
+  free(p.phk);
+  free(p.lid);
+  free(p.prec);
   free(p.hist);
   free(p.hk);
   return st;
