@@ -209,6 +209,20 @@ static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out
   return true;
 }
 
+/* Gives list column c its elements (when st is OK) and hands it out, or
+ * releases it. */
+static ladle_status finish_list(ladle_column *c, ladle_column *child, ladle_status st,
+                                ladle_column *out, ladle_error *err) {
+  if (st == LADLE_OK) st = ladle_column_set_child(c, child, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(c);
+    return st;
+  }
+  ladle_column_finish_nulls(c);
+  *out = *c;
+  return LADLE_OK;
+}
+
 /* Offsets rebased piece by piece; elements are the concatenation of each
  * piece's element range. */
 static ladle_status concat_lists(const ladle_column *cols, size_t n, ladle_column *out,
@@ -243,14 +257,7 @@ static ladle_status concat_lists(const ladle_column *cols, size_t n, ladle_colum
   if (st == LADLE_OK) st = ladle_column_concat(parts, n, &child, err);
   for (size_t k = 0; k < made; k++) ladle_column_release(&parts[k]);
   free(parts);
-  if (st == LADLE_OK) st = ladle_column_set_child(&c, &child, err);
-  if (st != LADLE_OK) {
-    ladle_column_release(&c);
-    return st;
-  }
-  ladle_column_finish_nulls(&c);
-  *out = c;
-  return LADLE_OK;
+  return finish_list(&c, &child, st, out, err);
 }
 
 ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
@@ -339,14 +346,7 @@ static ladle_status gather_list(const ladle_column *src, const int64_t *idx, int
   }
   st = ladle_column_gather(src->child, eidx, total, &child, err);
   free(eidx);
-  if (st == LADLE_OK) st = ladle_column_set_child(&c, &child, err);
-  if (st != LADLE_OK) {
-    ladle_column_release(&c);
-    return st;
-  }
-  ladle_column_finish_nulls(&c);
-  *out = c;
-  return LADLE_OK;
+  return finish_list(&c, &child, st, out, err);
 }
 
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,

@@ -400,6 +400,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
   bool coalesce = false;
   for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
+  ladle_table *gathered = NULL; /* the output, when built partition by partition */
   if (st == LADLE_OK && !coalesce) {
     /* the output partition by partition, gathered in parallel */
     const ladle_column **src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
@@ -410,26 +411,12 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
       src[i] = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
       idx[i] = m >= 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
     }
-    ladle_table *t = NULL;
-    if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, pairs.n, &t, err);
+    if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, pairs.n, &gathered, err);
     free(src);
     free(idx);
-    free(pairs.left);
-    free(pairs.right);
-    if (have_lk)
-      for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
-    if (have_rk)
-      for (size_t i = 0; i < nk; i++) ladle_column_release(&rk[i]);
-    free(lk);
-    free(rk);
-    free(cols);
-    ladle_table_release(lc);
-    ladle_table_release(rc);
-    if (st == LADLE_OK) *out = t;
-    return st;
   }
   size_t made = 0;
-  for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+  for (size_t i = 0; st == LADLE_OK && coalesce && i < p->schema.n; i++) {
     int64_t m = p->out_map[i];
     const ladle_column *src = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
     const int64_t *idx = m >= 0 ? pairs.left : pairs.right;
@@ -475,6 +462,11 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   free(rk);
   ladle_table_release(lc);
   ladle_table_release(rc);
+  if (!coalesce) {
+    free(cols);
+    if (st == LADLE_OK) *out = gathered;
+    return st;
+  }
   if (st == LADLE_OK)
     st = table_from_columns(s, &p->schema, cols, nrows, out, err);
   else
