@@ -78,10 +78,7 @@ class Result:
     def to_polars(self) -> pl.DataFrame:
         # strings go out as Arrow string views over ladle's bytes: what Polars
         # holds, so it takes them without converting every value
-        df = pl.DataFrame(_ViewStream(self._native))
-        if df.width == 0 and self.columns == []:
-            return df
-        return df
+        return pl.DataFrame(_ViewStream(self._native))
 
     def to_arrow(self) -> Any:
         import pyarrow as pa

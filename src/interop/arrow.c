@@ -538,6 +538,20 @@ static ladle_status schema_make(const char *format, const char *name, int64_t n,
   return LADLE_OK;
 }
 
+/* Appends child c (made with status st) to parent's children; on failure
+ * frees c and releases the parent. */
+static ladle_status adopt_child(struct ArrowSchema *parent, struct ArrowSchema *c, ladle_status st) {
+  if (st != LADLE_OK) {
+    free(c);
+    schema_release(parent);
+    return st;
+  }
+  schema_private *p = parent->private_data;
+  p->children[p->n++] = c;
+  parent->n_children = p->n;
+  return LADLE_OK;
+}
+
 /* The schema of one field; a LIST gets its element field "item". */
 static ladle_status field_schema(ladle_dtype t, const char *name, struct ArrowSchema *out,
                                  ladle_error *err) {
@@ -547,35 +561,20 @@ static ladle_status field_schema(ladle_dtype t, const char *name, struct ArrowSc
                         : LADLE_OOM(err, "arrow schema");
   free(fmt);
   if (st != LADLE_OK || !list) return st;
-  schema_private *p = out->private_data;
   struct ArrowSchema *c = calloc(1, sizeof *c);
   st = c ? field_schema(*t.child, "item", c, err) : LADLE_OOM(err, "arrow schema");
-  if (st != LADLE_OK) {
-    free(c);
-    schema_release(out);
-    return st;
-  }
-  p->children[p->n++] = c;
-  out->n_children = p->n;
-  return LADLE_OK;
+  return adopt_child(out, c, st);
 }
 
 static ladle_status export_schema(const ladle_schema *s, const bool *views,
                                   struct ArrowSchema *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(schema_make("+s", "", (int64_t)s->n, out, err));
-  schema_private *p = out->private_data;
   for (size_t i = 0; i < s->n; i++) {
     struct ArrowSchema *c = calloc(1, sizeof *c);
     ladle_status st = !c                          ? LADLE_OOM(err, "arrow schema")
                       : views != NULL && views[i] ? schema_make("vu", s->names[i], 0, c, err)
                                                   : field_schema(s->types[i], s->names[i], c, err);
-    if (st != LADLE_OK) {
-      free(c);
-      schema_release(out);
-      return st;
-    }
-    p->children[p->n++] = c;
-    out->n_children = p->n;
+    LADLE_RETURN_NOT_OK(adopt_child(out, c, st));
   }
   return LADLE_OK;
 }

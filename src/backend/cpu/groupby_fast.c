@@ -60,6 +60,11 @@ static inline uint64_t int_key(const ladle_column *c, int64_t i) {
   }
 }
 
+/* What row i's key is tabled by: the integer itself, or the string's hash. */
+static inline uint64_t raw_key(const ladle_column *c, int64_t i, bool str) {
+  return str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51) : int_key(c, i);
+}
+
 /* Integers go through a bijective mixer, so equal mixed keys are equal keys;
  * strings are already hashed. */
 static inline uint64_t slot_of(uint64_t key, bool str) { return str ? key : ladle_hash_mix(key); }
@@ -168,8 +173,7 @@ static ladle_status map_chunk(void *vctx, size_t ci, ladle_error *err) {
       if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
       g = m->null_gid;
     } else {
-      uint64_t k = f->str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51)
-                          : int_key(c, i);
+      uint64_t k = raw_key(c, i, f->str);
       g = gmap_find(m, c, f->str, k, i, i);
     }
     if (g < 0) return LADLE_OOM(err, "group-by table");
@@ -207,9 +211,7 @@ static bool many_groups(const ladle_column *c, bool str) {
   int d = 0;
   for (int k = 0; k < S; k++) {
     int64_t i = (int64_t)((double)k * (double)n / S);
-    uint64_t h = !ladle_column_valid(c, i) ? 1
-                 : str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51)
-                       : ladle_hash_mix(int_key(c, i));
+    uint64_t h = !ladle_column_valid(c, i) ? 1 : slot_of(raw_key(c, i, str), str);
     h |= 1; /* 0 marks an empty slot */
     for (uint64_t s = h & (SLOTS - 1);; s = (s + 1) & (SLOTS - 1)) {
       if (set[s] == 0) {
@@ -456,9 +458,7 @@ static ladle_status parted_block(void *vctx, size_t b, ladle_error *err) {
       if (!ladle_column_valid(p->c, i))
         hk = 0; /* nulls: partition 0 */
       else
-        hk = slot_of(p->str ? ladle_hash_bytes(ladle_str_ptr(p->c, i), (size_t)ladle_str_len(p->c, i), 0x51)
-                            : int_key(p->c, i),
-                     p->str);
+        hk = slot_of(raw_key(p->c, i, p->str), p->str);
       p->hk[i] = hk;
       h[part_of_hash(p, hk)]++;
     }
@@ -648,8 +648,7 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
       j->gid[i] = j->nulls_equal && fm->parts[0].null_gid >= 0 ? fm->base[0] + fm->parts[0].null_gid : -1;
       continue;
     }
-    uint64_t k = str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51) : int_key(c, i);
-    uint64_t hk = slot_of(k, str);
+    uint64_t hk = slot_of(raw_key(c, i, str), str);
     size_t part = fm->pbits ? (size_t)(hk >> (64 - fm->pbits)) : 0;
     const gmap *m = &fm->parts[part];
     int64_t g = -1;

@@ -34,6 +34,25 @@ static ladle_status cross_join(const ladle_column *l, const ladle_column *r, lad
   return LADLE_OK;
 }
 
+/* Groups the build side's keys and finds, for each probe row, the group its
+ * key falls in (-1: none): through the one-key map of groupby_fast.c when the
+ * key allows it, else the row-encoded keymap of keys.c. */
+static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *build,
+                                    const ladle_column *probe, size_t nkeys, bool nulls_equal,
+                                    ladle_groups *g, int64_t *gid, ladle_error *err) {
+  ladle_keymap *km = NULL;
+  ladle_fastmap *fm = NULL;
+  bool fast = ladle_fastmap_eligible(build, nkeys) && ladle_dtype_equal(build[0].type, probe[0].type);
+  ladle_status st = fast ? ladle_fastmap_build(ctx, &build[0], g, &fm, err)
+                         : ladle_keymap_build(ctx, build, nkeys, &km, g, err);
+  if (st == LADLE_OK)
+    st = fast ? ladle_fastmap_probe(ctx, fm, &probe[0], nulls_equal, gid, err)
+              : ladle_keymap_probe(ctx, km, probe, nkeys, nulls_equal, gid, err);
+  ladle_fastmap_destroy(fm);
+  ladle_keymap_destroy(km);
+  return st;
+}
+
 /* A join whose right side is much bigger than its left (a filtered dimension
  * semi-joined to a fact table, orders joined to lineitem): the left keys are
  * grouped and the right side probes them, so the table built is the small
@@ -44,19 +63,12 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
                                     const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
                                     bool nulls_equal, ladle_join_pairs *out, ladle_error *err) {
   int64_t nl = lkeys[0].length, nr = rkeys[0].length;
-  ladle_keymap *km = NULL;
-  ladle_fastmap *fm = NULL;
   ladle_groups g;
   memset(&g, 0, sizeof g);
   int64_t *rg = malloc((size_t)LADLE_MAX(nr, 1) * sizeof *rg);
   int64_t *off = NULL, *rows = NULL;
-  bool fast = ladle_fastmap_eligible(lkeys, nkeys) && ladle_dtype_equal(lkeys[0].type, rkeys[0].type);
   ladle_status st = rg == NULL ? LADLE_OOM(err, "join")
-                    : fast     ? ladle_fastmap_build(ctx, &lkeys[0], &g, &fm, err)
-                               : ladle_keymap_build(ctx, lkeys, nkeys, &km, &g, err);
-  if (st == LADLE_OK)
-    st = fast ? ladle_fastmap_probe(ctx, fm, &rkeys[0], nulls_equal, rg, err)
-              : ladle_keymap_probe(ctx, km, rkeys, nkeys, nulls_equal, rg, err);
+                               : group_and_probe(ctx, lkeys, rkeys, nkeys, nulls_equal, &g, rg, err);
   if (st != LADLE_OK) goto done;
   /* a left null-key group only ever matches through nulls_equal, which the
    * probe already decided; right rows by left group, in right order */
@@ -112,8 +124,6 @@ done:
   free(rg);
   free(off);
   free(rows);
-  ladle_keymap_destroy(km);
-  ladle_fastmap_destroy(fm);
   ladle_groups_release(&g);
   return st;
 }
@@ -137,20 +147,12 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
        how == LADLE_JOIN_ANTI) &&
       nr > 4 * nl && nr > 65536)
     return join_build_left(ctx, lkeys, rkeys, nkeys, how, nulls_equal, out, err);
-  ladle_keymap *km = NULL;
   ladle_groups g;
   memset(&g, 0, sizeof g);
   int64_t *lg = malloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg);
-  int64_t *cnt = NULL;
   uint8_t *hit = NULL;
-  ladle_fastmap *fm = NULL;
-  bool fast = ladle_fastmap_eligible(rkeys, nkeys) && ladle_dtype_equal(lkeys[0].type, rkeys[0].type);
   ladle_status st = lg == NULL ? LADLE_OOM(err, "join")
-                    : fast     ? ladle_fastmap_build(ctx, &rkeys[0], &g, &fm, err)
-                               : ladle_keymap_build(ctx, rkeys, nkeys, &km, &g, err);
-  if (st == LADLE_OK)
-    st = fast ? ladle_fastmap_probe(ctx, fm, &lkeys[0], nulls_equal, lg, err)
-              : ladle_keymap_probe(ctx, km, lkeys, nkeys, nulls_equal, lg, err);
+                               : group_and_probe(ctx, rkeys, lkeys, nkeys, nulls_equal, &g, lg, err);
   if (st != LADLE_OK) goto done;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
     int64_t n = 0;
@@ -204,10 +206,7 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
       }
 done:
   free(lg);
-  free(cnt);
   free(hit);
-  ladle_keymap_destroy(km);
-  ladle_fastmap_destroy(fm);
   ladle_groups_release(&g);
   return st;
 }

@@ -686,6 +686,28 @@ static ladle_status decode_values(const ctx *c, int encoding, const uint8_t *p, 
   }
 }
 
+/* A v1 data page's level block: a 4-byte length, then that many bytes of
+ * RLE/bit-packed levels; *p moves past it. */
+static ladle_status level_block(const ctx *c, const uint8_t **p, const uint8_t *end, const char *what,
+                                const uint8_t **start, const uint8_t **stop) {
+  char msg[64];
+  if (end - *p < 4) {
+    snprintf(msg, sizeof msg, "truncated %s levels", what);
+    return corrupt(c, msg);
+  }
+  uint32_t len;
+  memcpy(&len, *p, 4);
+  *p += 4;
+  if ((int64_t)len > end - *p) {
+    snprintf(msg, sizeof msg, "%s levels run past the page", what);
+    return corrupt(c, msg);
+  }
+  *start = *p;
+  *stop = *p + len;
+  *p += len;
+  return LADLE_OK;
+}
+
 /* Turns the slot column *o (one entry per level pair; values where def is the
  * maximum) into the LIST column of `nrows` rows. A row starts at repetition 0;
  * def < list_def: a null list; def == list_def: an empty list; above: an
@@ -848,38 +870,10 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
       st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &data);
       if (st != LADLE_OK) break;
       data_end = data + h.uncompressed;
-      if (pc->max_rep > 0) {
-        if (data_end - data < 4) {
-          st = corrupt(&c, "truncated repetition levels");
-          break;
-        }
-        uint32_t len;
-        memcpy(&len, data, 4);
-        data += 4;
-        if ((int64_t)len > data_end - data) {
-          st = corrupt(&c, "repetition levels run past the page");
-          break;
-        }
-        reps = data;
-        reps_end = data + len;
-        data += len;
-      }
-      if (pc->max_def > 0) {
-        if (data_end - data < 4) {
-          st = corrupt(&c, "truncated definition levels");
-          break;
-        }
-        uint32_t len;
-        memcpy(&len, data, 4);
-        data += 4;
-        if ((int64_t)len > data_end - data) {
-          st = corrupt(&c, "definition levels run past the page");
-          break;
-        }
-        defs = data;
-        defs_end = data + len;
-        data += len;
-      }
+      if (pc->max_rep > 0 && (st = level_block(&c, &data, data_end, "repetition", &reps, &reps_end)) != LADLE_OK)
+        break;
+      if (pc->max_def > 0 && (st = level_block(&c, &data, data_end, "definition", &defs, &defs_end)) != LADLE_OK)
+        break;
     } else {
       if (h.def_len + h.rep_len > h.compressed || h.def_len + h.rep_len > h.uncompressed) {
         st = corrupt(&c, "level lengths exceed the page");
