@@ -407,6 +407,10 @@ typedef enum ladle_keep {
  * plan or result that uses them is destroyed. */
 LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
                                              ladle_error *err);
+/* The same, converting what needs converting (string views to offsets) with
+ * up to `threads` threads (0: one per core). */
+LADLE_API ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
+                                                     ladle_plan **out_plan, ladle_error *err);
 /* A comparison `column op value` that every row the query keeps satisfies; the
  * scan skips row groups whose statistics show no row can (the query still filters
  * every row read). kind: 0 int64 (integers, Date days, Datetime ticks in the

@@ -583,7 +583,8 @@ static PyObject *py_over(PyObject *m, PyObject *args) {
 
 static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
   PyObject *obj;
-  if (!PyArg_ParseTuple(args, "O", &obj)) return NULL;
+  int threads = 1;
+  if (!PyArg_ParseTuple(args, "O|i", &obj, &threads)) return NULL;
   PyObject *cap = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
   if (cap == NULL) return NULL;
   struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
@@ -598,7 +599,7 @@ static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st;
-  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_arrow(&moved, &out, &err);
+  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_arrow_threads(&moved, threads, &out, &err);
   Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
   return wrap_plan(out);
 }
@@ -1030,7 +1031,7 @@ static PyMethodDef module_methods[] = {
     {"len", py_len, METH_NOARGS, "len()"},
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
-    {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__)"},
+    {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__, threads=1)"},
     {"scan_parquet", py_scan_parquet, METH_VARARGS,
      "scan_parquet([paths], [columns]|None, n_rows|-1, filters=None, insert_missing_columns=False, "
      "raise_on_extra_columns=False)"},

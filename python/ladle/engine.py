@@ -100,7 +100,7 @@ class Engine(_PolarsEngine):
         """(plan, note, lf): plan is None when the query must fall back."""
         self._sink: dict[str, Any] | None = None
         try:
-            tr = Translator(self._visit(lf, optimizations))
+            tr = Translator(self._visit(lf, optimizations), self.threads)
             self._sink = tr.sink()
             if self._sink is not None:
                 return tr.translate_input(), "", lf
@@ -119,7 +119,7 @@ class Engine(_PolarsEngine):
             if mixed is None:
                 return None, str(first), lf
             try:
-                plan = Translator(self._visit(mixed, optimizations)).translate()
+                plan = Translator(self._visit(mixed, optimizations), self.threads).translate()
             except Unsupported as second:
                 return None, str(second), lf
             return plan, f"{first}; the scans ran on Polars and the rest on ladle", mixed

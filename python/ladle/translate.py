@@ -209,8 +209,9 @@ def _literal_value(dt: pl.DataType, value: Any, what: str) -> N.Expr:
 class Translator:
     """Walks a NodeTraverser from its current node and builds a ladle plan."""
 
-    def __init__(self, nt: Any) -> None:
+    def __init__(self, nt: Any, threads: int = 1) -> None:
         self.nt = nt
+        self.threads = threads  # for converting in-memory columns (string views)
         self.caches: dict[int, N.Plan] = {}
 
     # ------------------------------------------------------------------ nodes
@@ -314,7 +315,7 @@ class Translator:
         # through a pyarrow Table at Polars' newest compat level: its chunks stay
         # as they are (Polars' own stream export would first concatenate every
         # column's chunks) and strings stay views
-        plan = N.scan_arrow(df.to_arrow(compat_level=pl.CompatLevel.newest()) if df.width > 0 else df)
+        plan = N.scan_arrow(df.to_arrow(compat_level=pl.CompatLevel.newest()) if df.width > 0 else df, self.threads)
         if ir.selection is not None:
             plan = N.filter(plan, self.expr(ir.selection.node))
         return plan

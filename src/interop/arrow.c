@@ -9,6 +9,7 @@
  * kept alive by references held in the arrays' private data.
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "../core/core.h"
 #include "../plan/plan.h"
@@ -146,8 +147,171 @@ static ladle_status parse_field(const struct ArrowSchema *sch, const char *name,
   return parse_format(sch->format, name, out, seconds, view, err);
 }
 
+/* String views are converted to ladle's offsets and bytes. A big column's
+ * conversion is put off until the whole stream is read and then done by a pool
+ * in pieces: each piece counts its bytes, a prefix sum places the pieces, and
+ * each copies its strings. */
+typedef struct view_job {
+  batch_holder *h; /* a reference: the views and data buffers stay alive */
+  const uint8_t *views;
+  const void *const *bufs; /* the array's buffers; data buffers from 2 */
+  int64_t nbufs, n;
+  ladle_column *out; /* its type and validity set; bytes filled by the job */
+  const char *name;
+} view_job;
+
+typedef struct view_jobs {
+  view_job *jobs;
+  size_t n, cap;
+  /* the job being run */
+  const view_job *cur;
+  int64_t piece, npieces;
+  int64_t *start; /* per piece: its first byte in the output */
+  int64_t *o;
+  char *chars;
+  int64_t total; /* bytes of the column */
+  _Atomic bool bad;
+} view_jobs;
+
+enum { VIEW_PARALLEL_MIN = 1 << 16 };
+
+/* The bytes of view v: inline up to 12, else in data buffer bi at bo; NULL when
+ * the view points outside the array's buffers. */
+static inline const char *view_bytes(const uint8_t *v, const void *const *bufs, int64_t nbufs,
+                                     int32_t *len) {
+  int32_t bi, bo;
+  memcpy(len, v, 4);
+  if (*len <= 12) return (const char *)v + 4;
+  memcpy(&bi, v + 8, 4);
+  memcpy(&bo, v + 12, 4);
+  /* buffers: validity, views, the data buffers, then their sizes (int64) */
+  if (bi < 0 || bo < 0 || 2 + (int64_t)bi >= nbufs - 1 || bufs[2 + bi] == NULL) return NULL;
+  const int64_t *sizes = bufs[nbufs - 1];
+  if (sizes != NULL && (int64_t)bo + *len > sizes[bi]) return NULL;
+  return (const char *)bufs[2 + bi] + bo;
+}
+
+/* Converts views [a, e) into offsets o (o[a] already set) and bytes from
+ * chars + o[a], writing no byte at or past chars + limit. False when a view is
+ * malformed. */
+static bool views_copy(const uint8_t *views, const void *const *bufs, int64_t nbufs, int64_t a,
+                       int64_t e, int64_t *o, char *chars, int64_t limit) {
+  int64_t pos = o[a];
+  for (int64_t i = a; i < e; i++) {
+    int32_t len;
+    const char *src = view_bytes(views + 16 * i, bufs, nbufs, &len);
+    if (len < 0 || (src == NULL && len > 0)) return false;
+    if (len <= 12 && pos + 12 <= limit)
+      memcpy(chars + pos, src, 12); /* the whole inline part: a fixed-size move;
+                                       the next string overwrites the excess */
+    else
+      memcpy(chars + pos, src, (size_t)len);
+    pos += len;
+    o[i + 1] = pos;
+  }
+  return true;
+}
+
+static int64_t views_bytes(const uint8_t *views, int64_t a, int64_t e) {
+  int64_t chars = 0;
+  for (int64_t i = a; i < e; i++) {
+    int32_t len;
+    memcpy(&len, views + 16 * i, 4);
+    chars += len < 0 ? 0 : len;
+  }
+  return chars;
+}
+
+static ladle_status view_count_piece(void *ctx, size_t k, ladle_error *err) {
+  LADLE_UNUSED(err);
+  view_jobs *v = ctx;
+  int64_t a = (int64_t)k * v->piece, e = LADLE_MIN(a + v->piece, v->cur->n);
+  v->start[k] = a < e ? views_bytes(v->cur->views, a, e) : 0;
+  return LADLE_OK;
+}
+
+static ladle_status view_copy_piece(void *ctx, size_t k, ladle_error *err) {
+  LADLE_UNUSED(err);
+  view_jobs *v = ctx;
+  const view_job *j = v->cur;
+  int64_t a = (int64_t)k * v->piece, e = LADLE_MIN(a + v->piece, j->n);
+  if (a >= e) return LADLE_OK;
+  v->o[a] = v->start[k];
+  int64_t limit = (int64_t)k + 1 < v->npieces ? v->start[k + 1] : v->total;
+  if (!views_copy(j->views, j->bufs, j->nbufs, a, e, v->o, v->chars, limit))
+    atomic_store_explicit(&v->bad, true, memory_order_relaxed);
+  return LADLE_OK;
+}
+
+/* Converts view column j into a fresh offsets-and-bytes column, with `pool`
+ * (NULL: on this thread). */
+static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, ladle_error *err) {
+  int threads = pool ? ladle_pool_threads(pool) : 1;
+  v->cur = j;
+  v->npieces = j->n < VIEW_PARALLEL_MIN ? 1 : (int64_t)threads * 4;
+  v->piece = LADLE_MAX((j->n + v->npieces - 1) / v->npieces, 1);
+  v->start = malloc((size_t)v->npieces * sizeof *v->start);
+  if (v->start == NULL) return LADLE_OOM(err, "string views");
+  ladle_status st = ladle_pool_run(pool, (size_t)v->npieces, view_count_piece, v, err);
+  int64_t chars = 0;
+  for (int64_t k = 0; k < v->npieces; k++) {
+    int64_t c = v->start[k];
+    v->start[k] = chars;
+    chars += c;
+  }
+  ladle_column s;
+  if (st == LADLE_OK) st = ladle_column_alloc(j->out->type, j->n, false, chars, &s, err);
+  if (st == LADLE_OK) {
+    v->o = LADLE_COL_MUT(&s, int64_t);
+    v->chars = LADLE_COL_CHARS_MUT(&s);
+    v->total = chars;
+    v->o[0] = 0;
+    atomic_store(&v->bad, false);
+    st = ladle_pool_run(pool, (size_t)v->npieces, view_copy_piece, v, err);
+    if (st == LADLE_OK && atomic_load(&v->bad))
+      st = ladle_err_set(err, LADLE_ECORRUPT, "column '%s': a string view points outside its buffers",
+                         j->name);
+    if (st == LADLE_OK) {
+      ladle_column *c = j->out;
+      c->owners[1] = s.owners[1];
+      c->owners[2] = s.owners[2];
+      c->values = s.values;
+      c->chars = s.chars;
+      s.owners[1] = s.owners[2] = NULL;
+    }
+    ladle_column_release(&s);
+  }
+  free(v->start);
+  v->start = NULL;
+  return st;
+}
+
+/* Runs every put-off conversion with a pool of `threads`, and drops the jobs. */
+static ladle_status view_jobs_finish(view_jobs *v, int threads, bool run, ladle_error *err) {
+  ladle_status st = LADLE_OK;
+  ladle_pool *pool = NULL;
+  if (threads <= 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cores > 0 ? (int)cores : 1;
+  }
+  if (run && v->n > 0 && threads > 1) st = ladle_pool_create(threads, &pool, err);
+  for (size_t k = 0; k < v->n; k++) {
+    if (run && st == LADLE_OK) st = view_run(v, &v->jobs[k], pool, err);
+    holder_release(v->jobs[k].h);
+  }
+  ladle_pool_destroy(pool);
+  free(v->jobs);
+  memset(v, 0, sizeof *v);
+  return st;
+}
+
 static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch,
-                                  const struct ArrowArray *a, ladle_column *out, ladle_error *err) {
+                                  const struct ArrowArray *a, view_jobs *vj, ladle_column *out,
+                                  ladle_error *err);
+
+static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch,
+                                  const struct ArrowArray *a, view_jobs *vj, ladle_column *out,
+                                  ladle_error *err) {
   ladle_dtype t;
   int seconds;
   bool view;
@@ -202,7 +366,7 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
       c.values = o64;
     }
     ladle_column child;
-    if (st == LADLE_OK) st = import_column(h, sch->children[0], a->children[0], &child, err);
+    if (st == LADLE_OK) st = import_column(h, sch->children[0], a->children[0], NULL, &child, err);
     if (st == LADLE_OK) {
       const int64_t *o = c.values;
       if (o[0] < 0 || o[n] < o[0] || o[n] > child.length) {
@@ -223,36 +387,27 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
     }
   } else if (ladle_type_is_varlen(t.id) && view) {
     /* string views: 16-byte views, inline up to 12 bytes, else (buffer, offset) */
-    const uint8_t *views = a->buffers[1];
-    int64_t chars = 0;
-    for (int64_t i = 0; i < n; i++) {
-      int32_t len;
-      memcpy(&len, views + 16 * (off + i), 4);
-      chars += len;
-    }
-    ladle_column s;
-    st = ladle_column_alloc(t, n, false, chars, &s, err);
-    if (st == LADLE_OK) {
-      int64_t *o = LADLE_COL_MUT(&s, int64_t), pos = 0;
-      for (int64_t i = 0; i < n; i++) {
-        const uint8_t *v = views + 16 * (off + i);
-        int32_t len, bi, bo;
-        memcpy(&len, v, 4);
-        if (len <= 12) {
-          memcpy(LADLE_COL_CHARS_MUT(&s) + pos, v + 4, (size_t)len);
-        } else {
-          memcpy(&bi, v + 8, 4);
-          memcpy(&bo, v + 12, 4);
-          memcpy(LADLE_COL_CHARS_MUT(&s) + pos, (const char *)a->buffers[2 + bi] + bo, (size_t)len);
+    const uint8_t *views = (const uint8_t *)a->buffers[1] + 16 * off;
+    const void *const *bufs = (const void *const *)a->buffers;
+    if (vj != NULL && n >= VIEW_PARALLEL_MIN) {
+      /* put off: the column is filled by view_jobs_finish */
+      if (vj->n == vj->cap) {
+        size_t cap = vj->cap ? vj->cap * 2 : 8;
+        view_job *jj = realloc(vj->jobs, cap * sizeof *jj);
+        if (jj == NULL) {
+          ladle_column_release(&c);
+          return LADLE_OOM(err, "string views");
         }
-        pos += len;
-        o[i + 1] = pos;
+        vj->jobs = jj;
+        vj->cap = cap;
       }
-      c.owners[1] = s.owners[1];
-      c.owners[2] = s.owners[2];
-      c.values = s.values;
-      c.chars = s.chars;
-      ladle_buffer_release(s.owners[0]);
+      atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
+      vj->jobs[vj->n++] = (view_job){h, views, bufs, a->n_buffers, n, out, name};
+    } else {
+      view_jobs one;
+      memset(&one, 0, sizeof one);
+      view_job j = {h, views, bufs, a->n_buffers, n, &c, name};
+      st = view_run(&one, &j, NULL, err);
     }
   } else if (ladle_type_is_varlen(t.id) &&
              (strcmp(sch->format, "u") == 0 || strcmp(sch->format, "z") == 0)) {
@@ -301,6 +456,13 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
 
 ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
                                    ladle_error *err) {
+  return ladle_plan_scan_arrow_threads(stream, 1, out_plan, err);
+}
+
+ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
+                                           ladle_plan **out_plan, ladle_error *err) {
+  view_jobs vj;
+  memset(&vj, 0, sizeof vj);
   if (stream == NULL || stream->release == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "scan_arrow: released or NULL stream");
   struct ArrowSchema sch;
@@ -383,9 +545,13 @@ ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan *
         break;
       }
       shifted.length = h->array.length;
-      st = import_column(h, sch.children[i], &shifted, &ck->columns[i], err);
+      st = import_column(h, sch.children[i], &shifted, &vj, &ck->columns[i], err);
     }
     holder_release(h); /* the columns hold their own references */
+  }
+  {
+    ladle_status vs = view_jobs_finish(&vj, threads, st == LADLE_OK, err);
+    if (st == LADLE_OK) st = vs;
   }
   if (st == LADLE_OK) {
     st = ladle_table_create(&schema, 0, &t, err);

@@ -24,6 +24,9 @@ typedef struct gmap {
 typedef struct fast_ctx {
   const ladle_column *key;
   bool str;
+  bool packed;        /* strings tabled as packed integers (see pack_short) */
+  _Atomic bool long_; /* packed: some chunk met a string too long to pack */
+  uint64_t range;     /* > 0: every key is below it; tabled by direct index */
   int64_t n, chunk;
   size_t nchunks;
   uint32_t *ids;
@@ -51,8 +54,11 @@ static bool gmap_init(gmap *m, int64_t expect) {
   return m->slots && m->first && m->keys;
 }
 
-static inline uint64_t int_key(const ladle_column *c, int64_t i) {
-  switch (ladle_type_width(c->type.id)) {
+/* What row i's key is tabled by: the integer itself (w: its width in bytes),
+ * or for w == 0 the string's hash. */
+static inline uint64_t raw_key(const ladle_column *c, int64_t i, int w) {
+  switch (w) {
+    case 0: return ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51);
     case 1: return ((const uint8_t *)c->values)[i];
     case 2: return ((const uint16_t *)c->values)[i];
     case 4: return ((const uint32_t *)c->values)[i];
@@ -60,10 +66,30 @@ static inline uint64_t int_key(const ladle_column *c, int64_t i) {
   }
 }
 
-/* What row i's key is tabled by: the integer itself, or the string's hash. */
-static inline uint64_t raw_key(const ladle_column *c, int64_t i, bool str) {
-  return str ? ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51) : int_key(c, i);
+/* The width raw_key takes for column c. */
+static inline int key_width(const ladle_column *c, bool str) { return str ? 0 : ladle_type_width(c->type.id); }
+
+/* A string of at most 7 bytes as one integer: its bytes, little-endian and
+ * zero-filled, with the length in the top byte, so equal integers are equal
+ * strings and the key needs neither a byte hash nor a comparison with the
+ * column. False for longer strings. `end` is the end of the column's bytes:
+ * eight bytes are loaded at once wherever they lie before it. */
+static inline bool pack_short(const ladle_column *c, int64_t i, const char *end, uint64_t *out) {
+  int64_t len = ladle_str_len(c, i);
+  if (len > 7) return false;
+  const char *p = ladle_str_ptr(c, i);
+  uint64_t v = 0;
+  if (end - p >= 8) {
+    memcpy(&v, p, 8);
+    v &= ((uint64_t)1 << (8 * len)) - 1;
+  } else {
+    for (int64_t k = 0; k < len; k++) v |= (uint64_t)(uint8_t)p[k] << (8 * k);
+  }
+  *out = v | (uint64_t)len << 56;
+  return true;
 }
+
+static inline const char *str_end(const ladle_column *c) { return ladle_str_ptr(c, c->length); }
 
 /* Integers go through a bijective mixer, so equal mixed keys are equal keys;
  * strings are already hashed. */
@@ -167,13 +193,54 @@ static ladle_status map_chunk(void *vctx, size_t ci, ladle_error *err) {
   int64_t a = (int64_t)ci * f->chunk, e = LADLE_MIN(a + f->chunk, f->n);
   gmap *m = &f->local[ci];
   if (!gmap_init(m, 1024)) return LADLE_OOM(err, "group-by table");
+  if (f->range > 0) {
+    const uint64_t *v = c->values;
+    uint32_t *dir = calloc(f->range, sizeof *dir); /* key -> local id + 1 */
+    if (dir == NULL) return LADLE_OOM(err, "group-by table");
+    for (int64_t i = a; i < e; i++) {
+      uint64_t k = v[i];
+      uint32_t g1 = dir[k];
+      if (g1 == 0) {
+        int64_t g = gmap_add(m, k, i);
+        if (g < 0) {
+          free(dir);
+          return LADLE_OOM(err, "group-by table");
+        }
+        g1 = dir[k] = (uint32_t)g + 1;
+      }
+      f->ids[i] = g1 - 1;
+    }
+    free(dir);
+    return LADLE_OK;
+  }
+  if (f->packed) {
+    const char *end = str_end(c);
+    for (int64_t i = a; i < e; i++) {
+      int64_t g;
+      uint64_t k;
+      if (!ladle_column_valid(c, i)) {
+        if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
+        g = m->null_gid;
+      } else if (pack_short(c, i, end, &k)) {
+        g = gmap_find(m, c, false, k, i, i);
+      } else {
+        atomic_store_explicit(&f->long_, true, memory_order_relaxed);
+        return LADLE_OK;
+      }
+      if (g < 0) return LADLE_OOM(err, "group-by table");
+      f->ids[i] = (uint32_t)g;
+      if ((i & 4095) == 0 && atomic_load_explicit(&f->long_, memory_order_relaxed)) return LADLE_OK;
+    }
+    return LADLE_OK;
+  }
+  int w = key_width(c, f->str);
   for (int64_t i = a; i < e; i++) {
     int64_t g;
     if (!ladle_column_valid(c, i)) {
       if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
       g = m->null_gid;
     } else {
-      uint64_t k = raw_key(c, i, f->str);
+      uint64_t k = raw_key(c, i, w);
       g = gmap_find(m, c, f->str, k, i, i);
     }
     if (g < 0) return LADLE_OOM(err, "group-by table");
@@ -206,12 +273,13 @@ static bool many_groups(const ladle_column *c, bool str) {
   enum { S = 4096, SLOTS = 8192 };
   int64_t n = c->length;
   if (n < 65536) return false;
+  int w = key_width(c, str);
   uint64_t *set = calloc(SLOTS, sizeof *set);
   if (set == NULL) return false;
   int d = 0;
   for (int k = 0; k < S; k++) {
     int64_t i = (int64_t)((double)k * (double)n / S);
-    uint64_t h = !ladle_column_valid(c, i) ? 1 : slot_of(raw_key(c, i, str), str);
+    uint64_t h = !ladle_column_valid(c, i) ? 1 : slot_of(raw_key(c, i, w), str);
     h |= 1; /* 0 marks an empty slot */
     for (uint64_t s = h & (SLOTS - 1);; s = (s + 1) & (SLOTS - 1)) {
       if (set[s] == 0) {
@@ -233,6 +301,7 @@ struct ladle_fastmap {
   int pbits; /* partition = top pbits bits of the slot hash; 0: one table */
   const ladle_column *key;
   bool str;
+  bool packed; /* strings tabled by pack_short */
 };
 
 bool ladle_fastmap_eligible(const ladle_column *keys, size_t nkeys) {
@@ -249,8 +318,8 @@ void ladle_fastmap_destroy(ladle_fastmap *fm) {
 
 static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                ladle_fastmap **map, ladle_error *err);
-static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
-                                 ladle_fastmap **map, ladle_error *err);
+static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, uint64_t range,
+                                 ladle_groups *out, ladle_fastmap **map, ladle_error *err);
 static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                  ladle_fastmap **map, ladle_error *err);
 
@@ -260,8 +329,12 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
 static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                ladle_fastmap **map, ladle_error *err) {
   if (many_groups(c, c->type.id == LADLE_TYPE_STRING)) return parted_build(ctx, c, out, map, err);
-  return merged_build(ctx, c, out, map, err);
+  return merged_build(ctx, c, 0, out, map, err);
 }
+
+/* Composites up to this many values are grouped by direct index (a 4 MiB
+ * array of uint32 per thread at most) instead of a hash table. */
+enum { DIRECT_MAX = 1 << 20 };
 
 /* Several keys: the group ids of each key alone, folded into one composite
  * integer per row (id * groups_next + id_next; regrouped to dense ids first
@@ -299,7 +372,9 @@ static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, s
     }
     ladle_groups_release(&g);
   }
-  if (st == LADLE_OK) st = fast_build(ctx, &acc, out, NULL, err);
+  if (st == LADLE_OK)
+    st = groups <= DIRECT_MAX ? merged_build(ctx, &acc, groups, out, NULL, err)
+                              : fast_build(ctx, &acc, out, NULL, err);
   ladle_column_release(&acc);
   return st;
 }
@@ -318,8 +393,10 @@ ladle_status ladle_fastmap_build(const ladle_kctx *ctx, const ladle_column *key,
   return fast_build(ctx, key, out, map, err);
 }
 
-static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
-                                 ladle_fastmap **map, ladle_error *err) {
+/* range > 0: c is an unsigned integer column below range (a composite of
+ * multi_key), tabled per thread by direct index instead of hashing. */
+static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, uint64_t range,
+                                 ladle_groups *out, ladle_fastmap **map, ladle_error *err) {
   ladle_status stv, *st = &stv;
   int64_t n = c->length;
   fast_ctx f;
@@ -336,7 +413,18 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, l
   gmap global;
   memset(&global, 0, sizeof global);
   *st = f.ids && f.local && f.remap ? LADLE_OK : LADLE_OOM(err, "group-by");
+  /* Strings are first tried as packed integers; the first string longer than
+   * 7 bytes stops that and the column is tabled by hash instead. */
+  f.packed = f.str;
+  f.range = range;
+  atomic_init(&f.long_, false);
   if (*st == LADLE_OK) *st = ladle_pool_run(ctx->pool, f.nchunks, map_chunk, &f, err);
+  if (*st == LADLE_OK && f.packed && atomic_load(&f.long_)) {
+    for (size_t ci = 0; ci < f.nchunks; ci++) gmap_free(&f.local[ci]);
+    f.packed = false;
+    *st = ladle_pool_run(ctx->pool, f.nchunks, map_chunk, &f, err);
+  }
+  bool cmp_str = f.str && !f.packed;
   /* merge the ranges' groups in range order: ids in order of first appearance */
   if (*st == LADLE_OK && f.nchunks > 1) {
     if (!gmap_init(&global, f.local[0].ngroups))
@@ -354,7 +442,7 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, l
           if (global.null_gid < 0) global.null_gid = gmap_add(&global, 0, m->first[g]);
           gg = global.null_gid;
         } else {
-          gg = gmap_find(&global, c, f.str, m->keys[g], m->first[g], m->first[g]);
+          gg = gmap_find(&global, c, cmp_str, m->keys[g], m->first[g], m->first[g]);
         }
         if (gg < 0) {
           *st = LADLE_OOM(err, "group-by table");
@@ -402,6 +490,7 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, l
       fm->nparts = 1;
       fm->key = c;
       fm->str = f.str;
+      fm->packed = f.packed;
       *map = fm;
     }
   }
@@ -452,13 +541,14 @@ static ladle_status parted_block(void *vctx, size_t b, ladle_error *err) {
   parted_ctx *p = vctx;
   int64_t a = (int64_t)b * p->block, e = LADLE_MIN(a + p->block, p->n);
   int64_t *h = p->hist + b * p->nparts;
+  int w = key_width(p->c, p->str);
   if (p->phase == 0) {
     for (int64_t i = a; i < e; i++) {
       uint64_t hk;
       if (!ladle_column_valid(p->c, i))
         hk = 0; /* nulls: partition 0 */
       else
-        hk = slot_of(raw_key(p->c, i, p->str), p->str);
+        hk = slot_of(raw_key(p->c, i, w), p->str);
       p->hk[i] = hk;
       h[part_of_hash(p, hk)]++;
     }
@@ -641,6 +731,8 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   const ladle_fastmap *fm = j->fm;
   const ladle_column *c = j->key, *r = fm->key;
   bool str = fm->str;
+  const char *end = fm->packed ? str_end(c) : NULL;
+  int w = key_width(c, str);
   int64_t a = (int64_t)ci * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
   for (int64_t i = a; i < e; i++) {
     if (!ladle_column_valid(c, i)) {
@@ -648,14 +740,26 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
       j->gid[i] = j->nulls_equal && fm->parts[0].null_gid >= 0 ? fm->base[0] + fm->parts[0].null_gid : -1;
       continue;
     }
-    uint64_t hk = slot_of(raw_key(c, i, str), str);
+    uint64_t hk;
+    bool cmp = str;
+    if (fm->packed) {
+      uint64_t k;
+      if (!pack_short(c, i, end, &k)) {
+        j->gid[i] = -1; /* longer than every key of the table */
+        continue;
+      }
+      hk = slot_of(k, false);
+      cmp = false;
+    } else {
+      hk = slot_of(raw_key(c, i, w), str);
+    }
     size_t part = fm->pbits ? (size_t)(hk >> (64 - fm->pbits)) : 0;
     const gmap *m = &fm->parts[part];
     int64_t g = -1;
     for (uint64_t s = hk & m->mask;; s = (s + 1) & m->mask) {
       gslot sl = m->slots[s];
       if (sl.gid1 == 0) break;
-      if (sl.key == hk && (!str || str_eq2(r, m->first[sl.gid1 - 1], c, i))) {
+      if (sl.key == hk && (!cmp || str_eq2(r, m->first[sl.gid1 - 1], c, i))) {
         g = fm->base[part] + (int64_t)sl.gid1 - 1;
         break;
       }

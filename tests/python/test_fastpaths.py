@@ -1,0 +1,65 @@
+"""The specialised paths of group-by, join and in-memory import, each on data
+large enough to take it (65,536 rows and more) and on the data that must make
+it fall back: short strings tabled as packed integers next to longer ones,
+several keys grouped by direct index, and string views converted in pieces."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import assert_same
+
+N = 200_000
+
+
+def _strings(rng: np.random.Generator, n: int, pool: list[str | None]) -> pl.Series:
+    return pl.Series("s", [pool[i] for i in rng.integers(0, len(pool), n)], dtype=pl.String)
+
+
+SHORT = ["", "a", "a\x00", "b", "ab", "abc", "abcdefg", "é", "\x00", "zz", None]
+MIXED = SHORT + ["abcdefgh", "exactly12byt", "a string of more than twelve bytes", "x" * 40]
+
+
+@pytest.mark.parametrize("pool", [SHORT, MIXED], ids=["short", "mixed"])
+def test_group_by_short_and_long_strings(engine, pool) -> None:
+    rng = np.random.default_rng(5)
+    df = pl.DataFrame({"k": _strings(rng, N, pool), "v": rng.integers(0, 100, N)})
+    assert_same(df.lazy().group_by("k", maintain_order=True).agg(pl.col("v").sum(), pl.len()), engine)
+    # the long string late in the column: the packed tabling must start over
+    late = df.with_columns(pl.when(pl.int_range(pl.len()) == N - 3).then(pl.lit("much longer than seven")).otherwise(pl.col("k")).alias("k"))
+    assert_same(late.lazy().group_by("k", maintain_order=True).agg(pl.col("v").sum()), engine)
+
+
+def test_join_short_build_long_probe(engine) -> None:
+    rng = np.random.default_rng(6)
+    probe = pl.DataFrame({"k": _strings(rng, N, MIXED), "v": rng.integers(0, 9, N)})
+    build = pl.DataFrame({"k": [s for s in SHORT if s is not None], "w": list(range(len(SHORT) - 1))})
+    for how in ("inner", "left", "semi", "anti"):
+        assert_same(probe.lazy().join(build.lazy(), on="k", how=how), engine, ordered=False)
+    assert_same(build.lazy().join(probe.lazy(), on="k", how="left"), engine, ordered=False)
+
+
+def test_several_keys_direct_index(engine) -> None:
+    rng = np.random.default_rng(7)
+    df = pl.DataFrame({
+        "a": _strings(rng, N, SHORT),
+        "b": pl.Series(rng.integers(0, 50, N), dtype=pl.Int16),
+        "c": pl.Series(rng.integers(-3, 3, N), dtype=pl.Int64).scatter(np.flatnonzero(rng.random(N) < 0.05), None),
+        "v": rng.random(N),
+    })
+    q = df.lazy().group_by("a", "b", "c", maintain_order=True).agg(pl.col("v").sum(), pl.len())
+    assert_same(q, engine)
+    # many groups: composites beyond the direct index's range
+    wide = df.with_columns(pl.Series("d", rng.integers(0, 100_000, N)))
+    assert_same(wide.lazy().group_by("a", "b", "d").agg(pl.col("v").max()), engine, ordered=False)
+
+
+def test_string_views_in_pieces(engine) -> None:
+    rng = np.random.default_rng(8)
+    # several chunks, inline (<= 12 bytes) and out-of-line views, nulls, a slice
+    parts = [pl.DataFrame({"s": _strings(rng, N // 2, MIXED), "i": np.arange(N // 2) + k * N}) for k in range(3)]
+    df = pl.concat(parts, rechunk=False)
+    assert df.n_chunks() == 3
+    assert_same(df.lazy().select(pl.col("s"), pl.col("s").str.len_bytes().alias("n"), "i"), engine)
+    assert_same(df.slice(12_345, 150_000).lazy().filter(pl.col("s").is_not_null()), engine)
