@@ -442,10 +442,9 @@ typedef struct ladle_parquet_opts {
 } ladle_parquet_opts;
 
 /* A scan of Parquet files (paths are files; all must have the selected columns
- * with the same types, unless insert_missing_columns). Footers are read here, so a missing file, a corrupt
- * footer or an unsupported column is an error now, naming the file and column;
- * pages are read and decoded when the plan runs, in parallel over (file, row
- * group, column). */
+ * with the same types, unless insert_missing_columns). Footers are read here, so a missing file, a
+ * corrupt footer or an unsupported column is an error now, naming the file and column; pages are
+ * read and decoded when the plan runs, in parallel over (file, row group, column). */
 LADLE_API ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
                                                const ladle_parquet_opts *opts,
                                                ladle_plan **out_plan, ladle_error *err);

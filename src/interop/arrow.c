@@ -269,8 +269,8 @@ static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, 
     atomic_store(&v->bad, false);
     st = ladle_pool_run(pool, (size_t)v->npieces, view_copy_piece, v, err);
     if (st == LADLE_OK && atomic_load(&v->bad))
-      st = ladle_err_set(err, LADLE_ECORRUPT, "column '%s': a string view points outside its buffers",
-                         j->name);
+      st = ladle_err_set(err, LADLE_ECORRUPT,
+                         "column '%s': a string view points outside its buffers", j->name);
     if (st == LADLE_OK) {
       ladle_column *c = j->out;
       c->owners[1] = s.owners[1];
@@ -706,7 +706,8 @@ static ladle_status schema_make(const char *format, const char *name, int64_t n,
 
 /* Appends child c (made with status st) to parent's children; on failure
  * frees c and releases the parent. */
-static ladle_status adopt_child(struct ArrowSchema *parent, struct ArrowSchema *c, ladle_status st) {
+static ladle_status adopt_child(struct ArrowSchema *parent, struct ArrowSchema *c,
+                                ladle_status st) {
   if (st != LADLE_OK) {
     free(c);
     schema_release(parent);
@@ -723,8 +724,8 @@ static ladle_status field_schema(ladle_dtype t, const char *name, struct ArrowSc
                                  ladle_error *err) {
   char *fmt = format_of(t);
   bool list = t.id == LADLE_TYPE_LIST && t.child != NULL;
-  ladle_status st = fmt ? schema_make(fmt, name, list ? 1 : 0, out, err)
-                        : LADLE_OOM(err, "arrow schema");
+  ladle_status st =
+      fmt ? schema_make(fmt, name, list ? 1 : 0, out, err) : LADLE_OOM(err, "arrow schema");
   free(fmt);
   if (st != LADLE_OK || !list) return st;
   struct ArrowSchema *c = calloc(1, sizeof *c);
@@ -732,8 +733,8 @@ static ladle_status field_schema(ladle_dtype t, const char *name, struct ArrowSc
   return adopt_child(out, c, st);
 }
 
-static ladle_status export_schema(const ladle_schema *s, const bool *views,
-                                  struct ArrowSchema *out, ladle_error *err) {
+static ladle_status export_schema(const ladle_schema *s, const bool *views, struct ArrowSchema *out,
+                                  ladle_error *err) {
   LADLE_RETURN_NOT_OK(schema_make("+s", "", (int64_t)s->n, out, err));
   for (size_t i = 0; i < s->n; i++) {
     struct ArrowSchema *c = calloc(1, sizeof *c);
@@ -774,7 +775,8 @@ static void array_release(struct ArrowArray *a) {
  * takes these without converting every value. */
 static ladle_status export_views(const ladle_column *c, array_private *p, struct ArrowArray *out,
                                  ladle_error *err) {
-  LADLE_RETURN_NOT_OK(ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(c->length, 1) * 16, &p->bits, err));
+  LADLE_RETURN_NOT_OK(
+      ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(c->length, 1) * 16, &p->bits, err));
   uint8_t *v = p->bits->data;
   const int64_t *o = c->values;
   int64_t base = c->length > 0 ? o[0] : 0;
@@ -893,9 +895,8 @@ static ladle_status export_chunk(const ladle_table *t, size_t k, const bool *vie
   out->private_data = p;
   for (size_t i = 0; i < n; i++) {
     struct ArrowArray *c = calloc(1, sizeof *c);
-    ladle_status st =
-        c ? export_column(&t->chunks[k].columns[i], views != NULL && views[i], c, err)
-          : LADLE_OOM(err, "arrow array");
+    ladle_status st = c ? export_column(&t->chunks[k].columns[i], views != NULL && views[i], c, err)
+                        : LADLE_OOM(err, "arrow array");
     if (st != LADLE_OK) {
       free(c);
       array_release(out);

@@ -58,16 +58,23 @@ static bool gmap_init(gmap *m, int64_t expect) {
  * or for w == 0 the string's hash. */
 static inline uint64_t raw_key(const ladle_column *c, int64_t i, int w) {
   switch (w) {
-    case 0: return ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51);
-    case 1: return ((const uint8_t *)c->values)[i];
-    case 2: return ((const uint16_t *)c->values)[i];
-    case 4: return ((const uint32_t *)c->values)[i];
-    default: return ((const uint64_t *)c->values)[i];
+    case 0:
+      return ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i), 0x51);
+    case 1:
+      return ((const uint8_t *)c->values)[i];
+    case 2:
+      return ((const uint16_t *)c->values)[i];
+    case 4:
+      return ((const uint32_t *)c->values)[i];
+    default:
+      return ((const uint64_t *)c->values)[i];
   }
 }
 
 /* The width raw_key takes for column c. */
-static inline int key_width(const ladle_column *c, bool str) { return str ? 0 : ladle_type_width(c->type.id); }
+static inline int key_width(const ladle_column *c, bool str) {
+  return str ? 0 : ladle_type_width(c->type.id);
+}
 
 /* A string of at most 7 bytes as one integer: its bytes, little-endian and
  * zero-filled, with the length in the top byte, so equal integers are equal
@@ -123,7 +130,9 @@ static inline bool str_eq2(const ladle_column *a, int64_t i, const ladle_column 
   }
   return memcmp(x, y, (size_t)la) == 0;
 }
-static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) { return str_eq2(c, i, c, j); }
+static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) {
+  return str_eq2(c, i, c, j);
+}
 
 static bool gmap_grow(gmap *m) {
   uint64_t cap = (m->mask + 1) * 2;
@@ -183,7 +192,8 @@ static inline int64_t gmap_find_h(gmap *m, const ladle_column *c, bool str, uint
       if ((uint64_t)m->ngroups * 2 > m->mask && !gmap_grow(m)) return -1;
       return g;
     }
-    if (e.key == hk && (!str || str_eq(c, m->first[e.gid1 - 1], cmp_row))) return (int64_t)e.gid1 - 1;
+    if (e.key == hk && (!str || str_eq(c, m->first[e.gid1 - 1], cmp_row)))
+      return (int64_t)e.gid1 - 1;
   }
 }
 
@@ -345,7 +355,8 @@ static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, s
                               ladle_groups *out, ladle_error *err) {
   int64_t n = keys[0].length;
   ladle_column acc;
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), n, false, 0, &acc, err));
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), n, false, 0, &acc, err));
   uint64_t *a = LADLE_COL_MUT(&acc, uint64_t);
   uint64_t groups = 1;
   ladle_status st = LADLE_OK;
@@ -384,7 +395,8 @@ bool ladle_cpu_group_ids_fast(const ladle_kctx *ctx, const ladle_column *keys, s
   if (nkeys == 0 || keys[0].length > (int64_t)UINT32_MAX) return false;
   for (size_t k = 0; k < nkeys; k++)
     if (!fast_key(&keys[k])) return false;
-  *st = nkeys == 1 ? fast_build(ctx, &keys[0], out, NULL, err) : multi_key(ctx, keys, nkeys, out, err);
+  *st = nkeys == 1 ? fast_build(ctx, &keys[0], out, NULL, err)
+                   : multi_key(ctx, keys, nkeys, out, err);
   return true;
 }
 
@@ -427,8 +439,7 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, u
   bool cmp_str = f.str && !f.packed;
   /* merge the ranges' groups in range order: ids in order of first appearance */
   if (*st == LADLE_OK && f.nchunks > 1) {
-    if (!gmap_init(&global, f.local[0].ngroups))
-      *st = LADLE_OOM(err, "group-by table");
+    if (!gmap_init(&global, f.local[0].ngroups)) *st = LADLE_OOM(err, "group-by table");
     for (size_t ci = 0; *st == LADLE_OK && ci < f.nchunks; ci++) {
       gmap *m = &f.local[ci];
       f.remap[ci] = malloc((size_t)LADLE_MAX(m->ngroups, 1) * sizeof **f.remap);
@@ -652,8 +663,8 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.ids = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.ids);
   p.parts = calloc(p.nparts, sizeof *p.parts);
   p.base = calloc(p.nparts + 1, sizeof *p.base);
-  ladle_status st = p.hk && p.hist && p.order && p.phk && p.lid && (p.prec || !p.str) && p.pstart && p.ids &&
-                            p.parts && p.base
+  ladle_status st = p.hk && p.hist && p.order && p.phk && p.lid && (p.prec || !p.str) && p.pstart &&
+                            p.ids && p.parts && p.base
                         ? LADLE_OK
                         : LADLE_OOM(err, "group-by partitions");
   if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, p.nblocks, parted_block, &p, err);
@@ -675,7 +686,8 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   if (st == LADLE_OK) {
     for (size_t q = 0; q < p.nparts; q++) p.base[q + 1] = p.base[q] + p.parts[q].ngroups;
     p.first = malloc((size_t)LADLE_MAX(p.base[p.nparts], 1) * sizeof *p.first);
-    st = p.first ? ladle_pool_run(ctx->pool, p.nparts, parted_relabel, &p, err) : LADLE_OOM(err, "groups");
+    st = p.first ? ladle_pool_run(ctx->pool, p.nparts, parted_relabel, &p, err)
+                 : LADLE_OOM(err, "groups");
   }
   ladle_fastmap *fm = NULL;
   if (st == LADLE_OK && map != NULL) {
@@ -737,7 +749,8 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   for (int64_t i = a; i < e; i++) {
     if (!ladle_column_valid(c, i)) {
       /* nulls live in partition 0 */
-      j->gid[i] = j->nulls_equal && fm->parts[0].null_gid >= 0 ? fm->base[0] + fm->parts[0].null_gid : -1;
+      j->gid[i] =
+          j->nulls_equal && fm->parts[0].null_gid >= 0 ? fm->base[0] + fm->parts[0].null_gid : -1;
       continue;
     }
     uint64_t hk;
@@ -769,8 +782,9 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   return LADLE_OK;
 }
 
-ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm, const ladle_column *key,
-                                 bool nulls_equal, int64_t *gid, ladle_error *err) {
+ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                 const ladle_column *key, bool nulls_equal, int64_t *gid,
+                                 ladle_error *err) {
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
   probe_job j = {fm, key, nulls_equal, gid, key->length, 0};
   size_t nchunks = key->length < 65536 ? 1 : (size_t)LADLE_MAX(threads, 1) * 4;
