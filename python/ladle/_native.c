@@ -182,7 +182,8 @@ static int parse_dtype(PyObject *obj, ladle_dtype *out) {
     return 1;
   }
   if (id < 0 || id >= LADLE_TYPE_COUNT_ || unit < 0 || unit > 2 ||
-      (id == LADLE_TYPE_DECIMAL && (precision < 1 || precision > 38 || scale < 0 || scale > precision))) {
+      (id == LADLE_TYPE_DECIMAL &&
+       (precision < 1 || precision > 38 || scale < 0 || scale > precision))) {
     PyErr_Format(PyExc_ValueError, "bad dtype (%d, %d, %d, %d)", id, unit, precision, scale);
     return 0;
   }
@@ -608,8 +609,8 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
   PyObject *paths_obj, *cols_obj, *filt_obj = Py_None;
   long long n_rows = -1;
   int insert_missing = 0, raise_extra = 0;
-  if (!PyArg_ParseTuple(args, "OOL|Opp", &paths_obj, &cols_obj, &n_rows, &filt_obj,
-                        &insert_missing, &raise_extra))
+  if (!PyArg_ParseTuple(args, "OOL|Opp", &paths_obj, &cols_obj, &n_rows, &filt_obj, &insert_missing,
+                        &raise_extra))
     return NULL;
   /* filters: [(column, op, kind, i64, f64, str)] */
   ladle_pq_filter *filters = NULL;
@@ -648,8 +649,9 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
     Py_XDECREF(filt_fast);
     return NULL;
   }
-  ladle_parquet_opts o = {(size_t)nc,      cols,         n_rows, n_rows >= 0, (size_t)nfilt,
-                         filters,         insert_missing != 0, raise_extra != 0};
+  ladle_parquet_opts o = {
+      (size_t)nc,      cols, n_rows, n_rows >= 0, (size_t)nfilt, filters, insert_missing != 0,
+      raise_extra != 0};
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st;
@@ -1031,7 +1033,8 @@ static PyMethodDef module_methods[] = {
     {"len", py_len, METH_NOARGS, "len()"},
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
-    {"scan_arrow", py_scan_arrow, METH_VARARGS, "scan_arrow(obj with __arrow_c_stream__, threads=1)"},
+    {"scan_arrow", py_scan_arrow, METH_VARARGS,
+     "scan_arrow(obj with __arrow_c_stream__, threads=1)"},
     {"scan_parquet", py_scan_parquet, METH_VARARGS,
      "scan_parquet([paths], [columns]|None, n_rows|-1, filters=None, insert_missing_columns=False, "
      "raise_on_extra_columns=False)"},
@@ -1071,12 +1074,12 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) ||
       C(LADLE_TYPE_FLOAT64) || C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) ||
       C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) || C(LADLE_TYPE_DECIMAL) ||
-      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) || C(LADLE_TIME_NS) || C(LADLE_TIME_US) ||
-      C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) || C(LADLE_OP_MUL) ||
-      C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) || C(LADLE_OP_EQ) ||
-      C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) || C(LADLE_OP_GE) ||
-      C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) || C(LADLE_OP_OR) ||
-      C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
+      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) || C(LADLE_TIME_NS) ||
+      C(LADLE_TIME_US) || C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) ||
+      C(LADLE_OP_MUL) || C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) ||
+      C(LADLE_OP_EQ) || C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) ||
+      C(LADLE_OP_GE) || C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) ||
+      C(LADLE_OP_OR) || C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
       C(LADLE_FN_IS_NULL) || C(LADLE_FN_IS_NOT_NULL) || C(LADLE_FN_IS_NAN) ||
       C(LADLE_FN_IS_NOT_NAN) || C(LADLE_FN_FILL_NULL) || C(LADLE_FN_FILL_NAN) ||
       C(LADLE_FN_IS_IN) || C(LADLE_FN_IS_BETWEEN) || C(LADLE_FN_CLIP) || C(LADLE_FN_ROUND) ||

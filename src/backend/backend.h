@@ -70,6 +70,10 @@ typedef struct ladle_backend {
                                   int64_t **out_idx, int64_t *out_n, ladle_error *err);
   ladle_status (*gather)(const ladle_kctx *ctx, const ladle_column *src, const int64_t *idx,
                          int64_t n, ladle_column *out, ladle_error *err);
+  /* The rows of src whose keep byte is 1 (n_keep of them), in order; src not a
+   * list. */
+  ladle_status (*compact)(const ladle_kctx *ctx, const ladle_column *src, const uint8_t *keep,
+                          int64_t n_keep, ladle_column *out, ladle_error *err);
 
   /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
   ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,

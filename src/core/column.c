@@ -353,25 +353,66 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
                                  ladle_column *out, ladle_error *err) {
   if (src->type.id == LADLE_TYPE_LIST) return gather_list(src, idx, n, out, err);
   if (n < 0) return ladle_err_set(err, LADLE_EINVAL, "gather of %lld rows", (long long)n);
-  bool nullable = src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
-  for (int64_t i = 0; i < n && !nullable; i++) nullable = idx[i] < 0;
+  bool neg = false; /* some index is -1 (a null row) */
+  for (int64_t i = 0; i < n; i++) neg |= idx[i] < 0;
+  bool nullable = neg || src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
   int64_t chars = 0;
-  if (ladle_type_is_varlen(src->type.id))
-    for (int64_t i = 0; i < n; i++)
-      if (idx[i] >= 0) chars += ladle_str_len(src, idx[i]);
+  if (ladle_type_is_varlen(src->type.id)) {
+    const int64_t *so = src->values;
+    if (neg) {
+      for (int64_t i = 0; i < n; i++)
+        if (idx[i] >= 0) chars += so[idx[i] + 1] - so[idx[i]];
+    } else {
+      for (int64_t i = 0; i < n; i++) chars += so[idx[i] + 1] - so[idx[i]];
+    }
+  }
   ladle_column c;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n, nullable, chars, &c, err));
   if (ladle_type_is_varlen(src->type.id)) {
     int64_t *o = LADLE_COL_MUT(&c, int64_t);
     char *d = LADLE_COL_CHARS_MUT(&c);
+    const int64_t *so = src->values;
     int64_t pos = 0;
     for (int64_t i = 0; i < n; i++) {
-      if (idx[i] >= 0) {
-        int64_t len = ladle_str_len(src, idx[i]);
-        memcpy(d + pos, ladle_str_ptr(src, idx[i]), (size_t)len);
+      int64_t j = idx[i];
+      if (j >= 0) {
+        int64_t len = so[j + 1] - so[j];
+        const char *p = src->chars + so[j];
+        /* short strings move as one 16-byte block where both ends have room
+         * (the next string overwrites the excess) */
+        if (len <= 16 && pos + 16 <= chars && (src->chars + so[src->length]) - p >= 16)
+          memcpy(d + pos, p, 16);
+        else
+          memcpy(d + pos, p, (size_t)len);
         pos += len;
       }
       o[i + 1] = pos;
+    }
+  } else if (!neg) {
+    switch (ladle_type_width(src->type.id)) {
+#define GATHER_W(W, T)                                \
+  case W: {                                           \
+    const T *s = src->values;                         \
+    T *d = LADLE_COL_MUT(&c, T);                      \
+    for (int64_t i = 0; i < n; i++) d[i] = s[idx[i]]; \
+    break;                                            \
+  }
+      GATHER_W(1, uint8_t)
+      GATHER_W(2, uint16_t)
+      GATHER_W(4, uint32_t)
+      GATHER_W(8, uint64_t)
+#undef GATHER_W
+      case 16: {
+        const uint64_t *s = src->values;
+        uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
+        for (int64_t i = 0; i < n; i++) {
+          d[2 * i] = s[2 * idx[i]];
+          d[2 * i + 1] = s[2 * idx[i] + 1];
+        }
+        break;
+      }
+      default:
+        break;
     }
   } else {
     switch (ladle_type_width(src->type.id)) {
@@ -405,6 +446,88 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
     memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
     for (int64_t i = 0; i < n; i++)
       if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  }
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, int64_t n_keep,
+                                  ladle_column *out, ladle_error *err) {
+  int64_t n = src->length;
+  if (src->type.id == LADLE_TYPE_LIST || n_keep < 0 || n_keep > n)
+    return ladle_err_set(err, LADLE_EINVAL, "compact of %lld of %lld rows", (long long)n_keep,
+                         (long long)n);
+  if (src->type.id == LADLE_TYPE_NULL) return ladle_column_nulls(src->type, n_keep, out, err);
+  bool nullable = src->validity != NULL;
+  int64_t chars = 0;
+  const int64_t *so = src->values;
+  if (ladle_type_is_varlen(src->type.id))
+    for (int64_t i = 0; i < n; i++) chars += keep[i] ? so[i + 1] - so[i] : 0;
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n_keep, nullable, chars, &c, err));
+  if (ladle_type_is_varlen(src->type.id)) {
+    int64_t *o = LADLE_COL_MUT(&c, int64_t);
+    char *d = LADLE_COL_CHARS_MUT(&c);
+    const char *end = src->chars + so[n];
+    int64_t pos = 0, k = 0;
+    for (int64_t i = 0; i < n && k < n_keep; i++) {
+      if (!keep[i]) continue;
+      int64_t len = so[i + 1] - so[i];
+      const char *p = src->chars + so[i];
+      /* short strings move as one 16-byte block where both ends have room */
+      if (len <= 16 && pos + 16 <= chars && end - p >= 16)
+        memcpy(d + pos, p, 16);
+      else
+        memcpy(d + pos, p, (size_t)len);
+      pos += len;
+      o[++k] = pos;
+    }
+  } else {
+    switch (ladle_type_width(src->type.id)) {
+      /* branch-free: every row is written, the cursor moves by its keep byte;
+       * the last write may land one past the kept rows, so it stops early */
+#define COMPACT_W(W, T)                    \
+  case W: {                                \
+    const T *s = src->values;              \
+    T *d = LADLE_COL_MUT(&c, T);           \
+    int64_t k = 0, i = 0;                  \
+    for (; i < n && k < n_keep - 1; i++) { \
+      d[k] = s[i];                         \
+      k += keep[i];                        \
+    }                                      \
+    for (; i < n && k < n_keep; i++)       \
+      if (keep[i]) d[k++] = s[i];          \
+    break;                                 \
+  }
+      COMPACT_W(1, uint8_t)
+      COMPACT_W(2, uint16_t)
+      COMPACT_W(4, uint32_t)
+      COMPACT_W(8, uint64_t)
+#undef COMPACT_W
+      case 16: {
+        const uint64_t *s = src->values;
+        uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
+        for (int64_t i = 0, k = 0; i < n && k < n_keep; i++)
+          if (keep[i]) {
+            d[2 * k] = s[2 * i];
+            d[2 * k + 1] = s[2 * i + 1];
+            k++;
+          }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (nullable) {
+    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+    memset(bits, 0, (size_t)ladle_bitmap_bytes(n_keep));
+    for (int64_t i = 0, k = 0; i < n && k < n_keep; i++)
+      if (keep[i]) {
+        if (ladle_column_valid(src, i)) bits[k >> 3] |= (uint8_t)(1u << (k & 7));
+        k++;
+      }
   }
   ladle_column_finish_nulls(&c);
   *out = c;

@@ -179,6 +179,10 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
 /* out[i] = src[idx[i]]; idx[i] < 0 gives null. */
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
+/* The rows of src whose keep byte is 1 (n_keep of them, counted by the
+ * caller), in order, without an index array; src not a LIST. */
+ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, int64_t n_keep,
+                                  ladle_column *out, ladle_error *err);
 /* Repeats row 0 of src `length` times (broadcast of a scalar). */
 ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length, ladle_column *out,
                                     ladle_error *err);

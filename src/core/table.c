@@ -214,9 +214,10 @@ ladle_status ladle_table_builder_add(ladle_table_builder *b, const char *name, l
   }
   if (type.id == LADLE_TYPE_BINARY || type.id == LADLE_TYPE_LIST ||
       type.id == LADLE_TYPE_CATEGORICAL)
-    return ladle_err_set(err, LADLE_ENOTSUP, "table builder: column '%s' of type %s; import it "
-                         "through the Arrow C Data Interface instead", name,
-                         ladle_dtype_name(type, NULL, 0));
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "table builder: column '%s' of type %s; import it "
+                         "through the Arrow C Data Interface instead",
+                         name, ladle_dtype_name(type, NULL, 0));
   bool nullable = validity != NULL || type.id == LADLE_TYPE_NULL;
   int64_t chars = 0;
   const char *const *strs = values;

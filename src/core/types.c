@@ -31,13 +31,20 @@ ladle_dtype ladle_dtype_decimal(int precision, int scale) {
 
 /* Children of LIST types point here, so a dtype stays a plain value. */
 static const ladle_dtype k_list_children[LADLE_TYPE_COUNT_] = {
-    [LADLE_TYPE_BOOL] = {.id = LADLE_TYPE_BOOL},       [LADLE_TYPE_INT8] = {.id = LADLE_TYPE_INT8},
-    [LADLE_TYPE_INT16] = {.id = LADLE_TYPE_INT16},     [LADLE_TYPE_INT32] = {.id = LADLE_TYPE_INT32},
-    [LADLE_TYPE_INT64] = {.id = LADLE_TYPE_INT64},     [LADLE_TYPE_UINT8] = {.id = LADLE_TYPE_UINT8},
-    [LADLE_TYPE_UINT16] = {.id = LADLE_TYPE_UINT16},   [LADLE_TYPE_UINT32] = {.id = LADLE_TYPE_UINT32},
-    [LADLE_TYPE_UINT64] = {.id = LADLE_TYPE_UINT64},   [LADLE_TYPE_FLOAT32] = {.id = LADLE_TYPE_FLOAT32},
-    [LADLE_TYPE_FLOAT64] = {.id = LADLE_TYPE_FLOAT64}, [LADLE_TYPE_STRING] = {.id = LADLE_TYPE_STRING},
-    [LADLE_TYPE_BINARY] = {.id = LADLE_TYPE_BINARY},   [LADLE_TYPE_DATE] = {.id = LADLE_TYPE_DATE},
+    [LADLE_TYPE_BOOL] = {.id = LADLE_TYPE_BOOL},
+    [LADLE_TYPE_INT8] = {.id = LADLE_TYPE_INT8},
+    [LADLE_TYPE_INT16] = {.id = LADLE_TYPE_INT16},
+    [LADLE_TYPE_INT32] = {.id = LADLE_TYPE_INT32},
+    [LADLE_TYPE_INT64] = {.id = LADLE_TYPE_INT64},
+    [LADLE_TYPE_UINT8] = {.id = LADLE_TYPE_UINT8},
+    [LADLE_TYPE_UINT16] = {.id = LADLE_TYPE_UINT16},
+    [LADLE_TYPE_UINT32] = {.id = LADLE_TYPE_UINT32},
+    [LADLE_TYPE_UINT64] = {.id = LADLE_TYPE_UINT64},
+    [LADLE_TYPE_FLOAT32] = {.id = LADLE_TYPE_FLOAT32},
+    [LADLE_TYPE_FLOAT64] = {.id = LADLE_TYPE_FLOAT64},
+    [LADLE_TYPE_STRING] = {.id = LADLE_TYPE_STRING},
+    [LADLE_TYPE_BINARY] = {.id = LADLE_TYPE_BINARY},
+    [LADLE_TYPE_DATE] = {.id = LADLE_TYPE_DATE},
     [LADLE_TYPE_TIME] = {.id = LADLE_TYPE_TIME},
 };
 
@@ -65,8 +72,9 @@ static const char *unit_name(ladle_time_unit u) {
 
 const char *ladle_dtype_name(ladle_dtype t, char *buf, size_t buf_len) {
   static const char *names[LADLE_TYPE_COUNT_] = {
-      "null", "bool", "i8",  "i16",  "i32",      "i64",      "u8",      "u16",  "u32", "u64",
-      "f32",  "f64",  "str", "date", "datetime", "duration", "decimal", "list", "cat", "time", "binary"};
+      "null",     "bool",     "i8",      "i16",  "i32", "i64",  "u8",
+      "u16",      "u32",      "u64",     "f32",  "f64", "str",  "date",
+      "datetime", "duration", "decimal", "list", "cat", "time", "binary"};
   if ((int)t.id < 0 || t.id >= LADLE_TYPE_COUNT_) return "?";
   if ((t.id == LADLE_TYPE_DATETIME || t.id == LADLE_TYPE_DURATION) && buf != NULL) {
     if (t.tz[0] != '\0')

@@ -7,9 +7,9 @@
  * a window, the group_by groups in an aggregation), and the result is a scalar,
  * one value per group, or broadcast back to the rows.
  */
-#include "exec.h"
-
 #include <math.h>
+
+#include "exec.h"
 
 void ladle_release_columns(ladle_column *cols, size_t n) {
   if (cols == NULL) return;
@@ -124,22 +124,22 @@ typedef struct moments_job {
   bool second; /* var/std: the sum of squared deviations too */
 } moments_job;
 
-#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, second)                          \
-  {                                                                           \
-    const T *X = (c)->values;                                                 \
-    int64_t n_ = 0;                                                           \
-    double s_ = 0, q_ = 0;                                                    \
-    for (int64_t i = 0; i < (c)->length; i++)                                 \
-      if (ladle_column_valid(c, i)) {                                         \
-        s_ += (double)X[i];                                                   \
-        n_++;                                                                 \
-      }                                                                       \
-    double mu_ = n_ > 0 ? s_ / (double)n_ : 0;                                \
-    for (int64_t i = 0; (second) && i < (c)->length; i++)                     \
+#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, second)                                   \
+  {                                                                                    \
+    const T *X = (c)->values;                                                          \
+    int64_t n_ = 0;                                                                    \
+    double s_ = 0, q_ = 0;                                                             \
+    for (int64_t i = 0; i < (c)->length; i++)                                          \
+      if (ladle_column_valid(c, i)) {                                                  \
+        s_ += (double)X[i];                                                            \
+        n_++;                                                                          \
+      }                                                                                \
+    double mu_ = n_ > 0 ? s_ / (double)n_ : 0;                                         \
+    for (int64_t i = 0; (second) && i < (c)->length; i++)                              \
       if (ladle_column_valid(c, i)) q_ += ((double)X[i] - mu_) * ((double)X[i] - mu_); \
-    *(cnt) = n_;                                                              \
-    *(mean) = mu_;                                                            \
-    *(m2) = q_;                                                               \
+    *(cnt) = n_;                                                                       \
+    *(mean) = mu_;                                                                     \
+    *(m2) = q_;                                                                        \
   }
 
 static ladle_status moments_task(void *vctx, size_t ci, ladle_error *err) {
@@ -147,23 +147,35 @@ static ladle_status moments_task(void *vctx, size_t ci, ladle_error *err) {
   moments_job *j = vctx;
   const ladle_column *c = &j->cols[ci];
   switch (ladle_type_phys(c->type.id)) {
-    case LADLE_PHYS_I8: PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_I16: PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_I32: PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_I64: PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_U8: PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_U16: PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_U32: PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_U64: PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_F32: PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    case LADLE_PHYS_F64: PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
-    default: break;
+    case LADLE_PHYS_I8:
+      PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_I16:
+      PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_I32:
+      PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_I64:
+      PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U8:
+      PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U16:
+      PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U32:
+      PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_U64:
+      PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_F32:
+      PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    case LADLE_PHYS_F64:
+      PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+    default:
+      break;
   }
   return LADLE_OK;
 }
 
 static bool chunked_moments(const ladle_bexpr *e, const ladle_table *t, ladle_groups *groups) {
-  if (groups != NULL || e->kind != LADLE_EX_AGG || t->nchunks < 2 || needs_full(e->args[0])) return false;
+  if (groups != NULL || e->kind != LADLE_EX_AGG || t->nchunks < 2 || needs_full(e->args[0]))
+    return false;
   ladle_agg_op op = (ladle_agg_op)e->op;
   ladle_type_id in = e->args[0]->type.id;
   return (op == LADLE_AGG_MEAN || op == LADLE_AGG_STD || op == LADLE_AGG_VAR) &&

@@ -109,15 +109,18 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
  * partition at a time: (partition, column) pieces are gathered in parallel and
  * become the partitions themselves, so nothing is copied twice. */
 static ladle_status gather_table(exec_state *s, const ladle_schema *schema,
-                                 const ladle_column *const *src, const int64_t *const *idx, int64_t n,
-                                 ladle_table **out, ladle_error *err) {
+                                 const ladle_column *const *src, const int64_t *const *idx,
+                                 int64_t n, ladle_table **out, ladle_error *err) {
   int64_t part_rows = LADLE_MAX(s->k.morsel_rows, 1);
   size_t nparts = (size_t)LADLE_MAX((n + part_rows - 1) / part_rows, 1);
   ladle_table *t;
   LADLE_RETURN_NOT_OK(table_like(schema, nparts, &t, err));
-  for (size_t k = 0; k < nparts; k++) t->chunks[k].length = LADLE_MIN(part_rows, n - (int64_t)k * part_rows);
+  for (size_t k = 0; k < nparts; k++)
+    t->chunks[k].length = LADLE_MIN(part_rows, n - (int64_t)k * part_rows);
   pgather_job j = {src, idx, schema->n, n, part_rows, t, s->be, &s->k};
-  ladle_status st = schema->n == 0 ? LADLE_OK : ladle_pool_run(s->k.pool, nparts * schema->n, pgather_task, &j, err);
+  ladle_status st = schema->n == 0
+                        ? LADLE_OK
+                        : ladle_pool_run(s->k.pool, nparts * schema->n, pgather_task, &j, err);
   ladle_table_seal(t);
   if (st != LADLE_OK) {
     ladle_table_release(t);
@@ -174,20 +177,51 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     none = !t;
   }
   int64_t *idx = NULL, n = c->length;
-  if (!all && !none) {
+  uint8_t *keep = NULL; /* 0/1 per row: the mask with nulls as 0 */
+  const uint8_t *kp = NULL;
+  size_t ncols = j->in->schema.n;
+  bool lists = false;
+  for (size_t i = 0; i < ncols; i++) lists |= c->columns[i].type.id == LADLE_TYPE_LIST;
+  if (!all && !none && !lists && m->type.id == LADLE_TYPE_BOOL) {
+    kp = m->values;
+    if (m->validity != NULL) {
+      keep = malloc((size_t)LADLE_MAX(c->length, 1));
+      if (keep == NULL) return LADLE_OOM(err, "filter");
+      for (int64_t i = 0; i < c->length; i++) keep[i] = kp[i] & ladle_bit_get(m->validity, i);
+      kp = keep;
+    }
+    n = 0;
+    for (int64_t i = 0; i < c->length; i++) n += kp[i];
+    all = n == c->length;
+    none = n == 0;
+    if (!all && !none && n < c->length / 4) {
+      /* few rows kept: gathering them by index reads less than a pass over
+       * every row of every column */
+      idx = malloc((size_t)n * sizeof *idx);
+      if (idx == NULL) {
+        free(keep);
+        return LADLE_OOM(err, "filter");
+      }
+      for (int64_t i = 0, q = 0; i < c->length; i++)
+        if (kp[i]) idx[q++] = i;
+      kp = NULL;
+    }
+  } else if (!all && !none) {
     LADLE_RETURN_NOT_OK(j->s->be->mask_to_indices(&j->s->k, m, &idx, &n, err));
     all = n == c->length;
   }
   ladle_status st = LADLE_OK;
-  size_t ncols = j->in->schema.n;
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     if (all)
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
     else if (none)
       st = ladle_column_slice(&c->columns[i], 0, 0, &o->columns[i], err);
+    else if (kp != NULL)
+      st = j->s->be->compact(&j->s->k, &c->columns[i], kp, n, &o->columns[i], err);
     else
       st = j->s->be->gather(&j->s->k, &c->columns[i], idx, n, &o->columns[i], err);
   }
+  free(keep);
   o->length = none ? 0 : n;
   free(idx);
   return st;
@@ -396,7 +430,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   }
   /* a join whose left rows come out exactly once and in order (a lookup into a
    * dimension table, the common case) need not copy the left columns */
-  bool left_identity = st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
+  bool left_identity =
+      st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
   for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
   bool coalesce = false;
   for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;

@@ -246,7 +246,8 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
   size_t u = i / j->s->ncols, k = i % j->s->ncols;
   size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
   if (col == SIZE_MAX)
-    return ladle_column_nulls(j->t->schema.types[k], j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
+    return ladle_column_nulls(j->t->schema.types[k],
+                              j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
                               &j->t->chunks[u].columns[k], err);
   return ladle_pq_read_chunk(j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }

@@ -63,3 +63,21 @@ def test_string_views_in_pieces(engine) -> None:
     assert df.n_chunks() == 3
     assert_same(df.lazy().select(pl.col("s"), pl.col("s").str.len_bytes().alias("n"), "i"), engine)
     assert_same(df.slice(12_345, 150_000).lazy().filter(pl.col("s").is_not_null()), engine)
+
+
+@pytest.mark.parametrize("keep", [0.9, 0.1], ids=["most-rows", "few-rows"])
+def test_filter_compacts_every_kind_of_column(engine, keep) -> None:
+    rng = np.random.default_rng(9)
+    cond = pl.Series("m", rng.random(N) < keep).scatter(np.flatnonzero(rng.random(N) < 0.03), None)
+    df = pl.DataFrame({
+        "m": cond,
+        "s": _strings(rng, N, MIXED),
+        "f": pl.Series(rng.random(N)).scatter(np.flatnonzero(rng.random(N) < 0.1), None),
+        "b": rng.random(N) < 0.5,
+        "i8": pl.Series(rng.integers(-100, 100, N), dtype=pl.Int8),
+        "i16": pl.Series(rng.integers(-100, 100, N), dtype=pl.Int16),
+        "d": pl.Series(rng.integers(-10**12, 10**12, N)).cast(pl.Decimal(20, 3)),
+    })
+    assert_same(df.lazy().filter(pl.col("m")), engine)
+    with_lists = df.with_columns(pl.concat_list(pl.col("i8"), pl.col("i16").cast(pl.Int8)).alias("l"))
+    assert_same(with_lists.lazy().filter(pl.col("m")), engine)

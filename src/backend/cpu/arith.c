@@ -24,27 +24,27 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
 
 /* Applies BODY for i in [0, n) with x = a[ia], y = b[ib] under all broadcast
  * shapes, so the compiler sees unit strides in the common case. */
-#define BCAST_LOOP(A, B, n, BODY)                       \
-  do {                                                  \
-    if (a->length == (n) && b->length == (n)) {         \
-      for (int64_t i = 0; i < (n); i++) {               \
-        __typeof__(A[0]) x = A[i];                      \
-        __typeof__(B[0]) y = B[i];                      \
-        BODY;                                           \
-      }                                                 \
-    } else if (b->length != (n) || (n) == 1) {          \
-      __typeof__(B[0]) y = B[0];                        \
-      for (int64_t i = 0; i < (n); i++) {               \
-        __typeof__(A[0]) x = A[a->length == 1 ? 0 : i]; \
-        BODY;                                           \
-      }                                                 \
-    } else {                                            \
-      __typeof__(A[0]) x = A[0];                        \
-      for (int64_t i = 0; i < (n); i++) {               \
-        __typeof__(B[0]) y = B[i];                      \
-        BODY;                                           \
-      }                                                 \
-    }                                                   \
+#define BCAST_LOOP(A, B, n, BODY)               \
+  do {                                          \
+    if (a->length == (n) && b->length == (n)) { \
+      for (int64_t i = 0; i < (n); i++) {       \
+        __typeof__(A[0]) x = A[i];              \
+        __typeof__(B[0]) y = B[i];              \
+        BODY;                                   \
+      }                                         \
+    } else if (b->length != (n)) {              \
+      __typeof__(B[0]) y = B[0];                \
+      for (int64_t i = 0; i < (n); i++) {       \
+        __typeof__(A[0]) x = A[i];              \
+        BODY;                                   \
+      }                                         \
+    } else {                                    \
+      __typeof__(A[0]) x = A[0];                \
+      for (int64_t i = 0; i < (n); i++) {       \
+        __typeof__(B[0]) y = B[i];              \
+        BODY;                                   \
+      }                                         \
+    }                                           \
   } while (0)
 
 #define IS_FLOAT_T(T) ((T)0.5 != 0)

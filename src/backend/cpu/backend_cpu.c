@@ -56,6 +56,12 @@ static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src, c
   return ladle_column_gather(src, idx, n, out, err);
 }
 
+static ladle_status cpu_compact(const ladle_kctx *ctx, const ladle_column *src, const uint8_t *keep,
+                                int64_t n_keep, ladle_column *out, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  return ladle_column_compact(src, keep, n_keep, out, err);
+}
+
 static bool cpu_supports_expr(const ladle_bexpr *e, ladle_error *err) {
   LADLE_UNUSED(e);
   LADLE_UNUSED(err);
@@ -72,6 +78,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_when,
     cpu_mask_to_indices,
     cpu_gather,
+    cpu_compact,
     ladle_cpu_group_ids,
     ladle_cpu_aggregate,
     ladle_cpu_join,

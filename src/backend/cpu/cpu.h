@@ -148,8 +148,9 @@ typedef struct ladle_fastmap ladle_fastmap;
 bool ladle_fastmap_eligible(const ladle_column *keys, size_t nkeys);
 ladle_status ladle_fastmap_build(const ladle_kctx *ctx, const ladle_column *key, ladle_groups *out,
                                  ladle_fastmap **map, ladle_error *err);
-ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm, const ladle_column *key,
-                                 bool nulls_equal, int64_t *gid, ladle_error *err);
+ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                 const ladle_column *key, bool nulls_equal, int64_t *gid,
+                                 ladle_error *err);
 void ladle_fastmap_destroy(ladle_fastmap *fm);
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                  ladle_groups *out, ladle_error *err);

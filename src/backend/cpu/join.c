@@ -42,7 +42,8 @@ static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *b
                                     ladle_groups *g, int64_t *gid, ladle_error *err) {
   ladle_keymap *km = NULL;
   ladle_fastmap *fm = NULL;
-  bool fast = ladle_fastmap_eligible(build, nkeys) && ladle_dtype_equal(build[0].type, probe[0].type);
+  bool fast =
+      ladle_fastmap_eligible(build, nkeys) && ladle_dtype_equal(build[0].type, probe[0].type);
   ladle_status st = fast ? ladle_fastmap_build(ctx, &build[0], g, &fm, err)
                          : ladle_keymap_build(ctx, build, nkeys, &km, g, err);
   if (st == LADLE_OK)
@@ -67,8 +68,9 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
   memset(&g, 0, sizeof g);
   int64_t *rg = malloc((size_t)LADLE_MAX(nr, 1) * sizeof *rg);
   int64_t *off = NULL, *rows = NULL;
-  ladle_status st = rg == NULL ? LADLE_OOM(err, "join")
-                               : group_and_probe(ctx, lkeys, rkeys, nkeys, nulls_equal, &g, rg, err);
+  ladle_status st = rg == NULL
+                        ? LADLE_OOM(err, "join")
+                        : group_and_probe(ctx, lkeys, rkeys, nkeys, nulls_equal, &g, rg, err);
   if (st != LADLE_OK) goto done;
   /* a left null-key group only ever matches through nulls_equal, which the
    * probe already decided; right rows by left group, in right order */
@@ -151,8 +153,9 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   memset(&g, 0, sizeof g);
   int64_t *lg = malloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg);
   uint8_t *hit = NULL;
-  ladle_status st = lg == NULL ? LADLE_OOM(err, "join")
-                               : group_and_probe(ctx, rkeys, lkeys, nkeys, nulls_equal, &g, lg, err);
+  ladle_status st = lg == NULL
+                        ? LADLE_OOM(err, "join")
+                        : group_and_probe(ctx, rkeys, lkeys, nkeys, nulls_equal, &g, lg, err);
   if (st != LADLE_OK) goto done;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
     int64_t n = 0;
