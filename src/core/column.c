@@ -353,8 +353,9 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
                                  ladle_column *out, ladle_error *err) {
   if (src->type.id == LADLE_TYPE_LIST) return gather_list(src, idx, n, out, err);
   if (n < 0) return ladle_err_set(err, LADLE_EINVAL, "gather of %lld rows", (long long)n);
-  bool neg = false; /* some index is -1 (a null row) */
-  for (int64_t i = 0; i < n; i++) neg |= idx[i] < 0;
+  uint64_t any = 0; /* the sign bit: some index is -1 (a null row) */
+  for (int64_t i = 0; i < n; i++) any |= (uint64_t)idx[i];
+  bool neg = any >> 63;
   bool nullable = neg || src->validity != NULL || src->type.id == LADLE_TYPE_NULL;
   int64_t chars = 0;
   if (ladle_type_is_varlen(src->type.id)) {
