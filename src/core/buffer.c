@@ -65,8 +65,9 @@ static size_t big_class(size_t n) {
   return (n + step - 1) / step * step;
 }
 
-static void *big_alloc(size_t n) {
+static void *big_alloc_fresh(size_t n, bool *fresh) {
   pthread_once(&big_once, big_init);
+  *fresh = false;
   size_t c = big_class(n);
   pthread_mutex_lock(&big_mu);
   for (int i = big_n - 1; i >= 0; i--)
@@ -84,7 +85,13 @@ static void *big_alloc(size_t n) {
 #ifdef MADV_HUGEPAGE
   madvise(p, c, MADV_HUGEPAGE);
 #endif
+  *fresh = true; /* the kernel's zero pages */
   return p;
+}
+
+static void *big_alloc(size_t n) {
+  bool fresh;
+  return big_alloc_fresh(n, &fresh);
 }
 
 static void big_release(void *p, size_t n) {
@@ -109,6 +116,49 @@ static void big_release(void *p, size_t n) {
   if (!keep) munmap(p, c);
 }
 #endif
+
+/* Scratch arrays (group ids, join pairs, row indices) with the size in a
+ * header, so that big ones come from the same size classes as big buffers and
+ * are freed without the caller knowing their size. */
+typedef struct scratch_head {
+  size_t total; /* bytes mapped or allocated, header included */
+  int big;
+  char pad[64 - sizeof(size_t) - sizeof(int)];
+} scratch_head;
+
+void *ladle_scratch_alloc(size_t size, bool zero) {
+  size_t total = size + sizeof(scratch_head);
+  if (total < size) return NULL;
+  scratch_head *h = NULL;
+#if LADLE_BIG_BLOCKS
+  if (total >= BIG_MIN) {
+    bool fresh;
+    h = big_alloc_fresh(total, &fresh);
+    if (h == NULL) return NULL;
+    if (zero && !fresh) memset(h + 1, 0, size);
+    h->big = 1;
+  }
+#endif
+  if (h == NULL) {
+    h = zero ? calloc(1, total) : malloc(total);
+    if (h == NULL) return NULL;
+    h->big = 0;
+  }
+  h->total = total;
+  return h + 1;
+}
+
+void ladle_scratch_free(void *p) {
+  if (p == NULL) return;
+  scratch_head *h = (scratch_head *)p - 1;
+#if LADLE_BIG_BLOCKS
+  if (h->big) {
+    big_release(h, h->total);
+    return;
+  }
+#endif
+  free(h);
+}
 
 static void *host_alloc(void *ctx, size_t size) {
   LADLE_UNUSED(ctx);

@@ -177,6 +177,13 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
 ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
                                  ladle_error *err);
 /* out[i] = src[idx[i]]; idx[i] < 0 gives null. */
+/* Scratch memory for big transient arrays (group ids, join pairs, row
+ * indices): like malloc/calloc, but arrays of 4 MiB and more reuse the size
+ * classes of big buffers instead of fresh mappings. Free only with
+ * ladle_scratch_free. */
+void *ladle_scratch_alloc(size_t size, bool zero);
+void ladle_scratch_free(void *p);
+
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
 /* The rows of src whose keep byte is 1 (n_keep of them, counted by the

@@ -94,7 +94,7 @@ static ladle_status single_group(int64_t n, ladle_groups *g, ladle_error *err) {
   memset(g, 0, sizeof *g);
   g->nrows = n;
   g->ngroups = 1;
-  g->ids = calloc((size_t)LADLE_MAX(n, 1), sizeof *g->ids);
+  g->ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *g->ids, true);
   g->first = malloc(sizeof *g->first);
   if (g->ids == NULL || g->first == NULL) {
     ladle_groups_release(g);

@@ -360,7 +360,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
       /* reduce: one group, even over no rows */
       g.nrows = in->num_rows;
       g.ngroups = 1;
-      g.ids = calloc((size_t)LADLE_MAX(in->num_rows, 1), sizeof *g.ids);
+      g.ids = ladle_scratch_alloc((size_t)LADLE_MAX(in->num_rows, 1) * sizeof *g.ids, true);
       g.first = malloc(sizeof *g.first);
       if (g.ids == NULL || g.first == NULL)
         st = LADLE_OOM(err, "groups");
@@ -487,8 +487,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     }
   }
   int64_t nrows = pairs.n;
-  free(pairs.left);
-  free(pairs.right);
+  ladle_scratch_free(pairs.left);
+  ladle_scratch_free(pairs.right);
   if (have_lk)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
   if (have_rk)

@@ -419,7 +419,7 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, u
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
   f.nchunks = n < 65536 ? 1 : (size_t)LADLE_MAX(threads, 1);
   f.chunk = LADLE_MAX((n + (int64_t)f.nchunks - 1) / (int64_t)f.nchunks, 1);
-  f.ids = malloc((size_t)LADLE_MAX(n, 1) * sizeof *f.ids);
+  f.ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *f.ids, false);
   f.local = calloc(f.nchunks, sizeof *f.local);
   f.remap = calloc(f.nchunks, sizeof *f.remap);
   gmap global;
@@ -512,7 +512,7 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, u
   gmap_free(&global);
   free(f.local);
   free(f.remap);
-  free(f.ids);
+  ladle_scratch_free(f.ids);
   return *st;
 }
 
@@ -660,7 +660,7 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.lid = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.lid);
   p.prec = p.str ? malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.prec) : NULL;
   p.pstart = calloc(p.nparts + 1, sizeof *p.pstart);
-  p.ids = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.ids);
+  p.ids = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.ids, false);
   p.parts = calloc(p.nparts, sizeof *p.parts);
   p.base = calloc(p.nparts + 1, sizeof *p.base);
   ladle_status st = p.hk && p.hist && p.order && p.phk && p.lid && (p.prec || !p.str) && p.pstart &&
@@ -718,7 +718,7 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   free(p.parts);
   free(p.base);
   free(p.first);
-  free(p.ids);
+  ladle_scratch_free(p.ids);
   free(p.pstart);
   free(p.order);
   free(p.phk);

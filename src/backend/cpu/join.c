@@ -7,11 +7,11 @@
 
 static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool right, ladle_error *err) {
   p->n = n;
-  p->left = malloc((size_t)LADLE_MAX(n, 1) * sizeof *p->left);
-  p->right = right ? malloc((size_t)LADLE_MAX(n, 1) * sizeof *p->right) : NULL;
+  p->left = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *p->left, false);
+  p->right = right ? ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *p->right, false) : NULL;
   if (p->left == NULL || (right && p->right == NULL)) {
-    free(p->left);
-    free(p->right);
+    ladle_scratch_free(p->left);
+    ladle_scratch_free(p->right);
     memset(p, 0, sizeof *p);
     return LADLE_OOM(err, "join output");
   }
@@ -66,7 +66,7 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
   int64_t nl = lkeys[0].length, nr = rkeys[0].length;
   ladle_groups g;
   memset(&g, 0, sizeof g);
-  int64_t *rg = malloc((size_t)LADLE_MAX(nr, 1) * sizeof *rg);
+  int64_t *rg = ladle_scratch_alloc((size_t)LADLE_MAX(nr, 1) * sizeof *rg, false);
   int64_t *off = NULL, *rows = NULL;
   ladle_status st = rg == NULL
                         ? LADLE_OOM(err, "join")
@@ -92,7 +92,7 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
       if ((off[g.ids[i] + 1] > off[g.ids[i]]) == semi) out->left[k++] = i;
     goto done;
   }
-  rows = malloc((size_t)LADLE_MAX(off[g.ngroups], 1) * sizeof *rows);
+  rows = ladle_scratch_alloc((size_t)LADLE_MAX(off[g.ngroups], 1) * sizeof *rows, false);
   int64_t *cur = malloc((size_t)LADLE_MAX(g.ngroups, 1) * sizeof *cur);
   if (rows == NULL || cur == NULL) {
     free(cur);
@@ -123,9 +123,9 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
     }
   }
 done:
-  free(rg);
+  ladle_scratch_free(rg);
   free(off);
-  free(rows);
+  ladle_scratch_free(rows);
   ladle_groups_release(&g);
   return st;
 }
@@ -151,7 +151,7 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     return join_build_left(ctx, lkeys, rkeys, nkeys, how, nulls_equal, out, err);
   ladle_groups g;
   memset(&g, 0, sizeof g);
-  int64_t *lg = malloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg);
+  int64_t *lg = ladle_scratch_alloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg, false);
   uint8_t *hit = NULL;
   ladle_status st = lg == NULL
                         ? LADLE_OOM(err, "join")
@@ -208,7 +208,7 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
         out->right[k++] = j;
       }
 done:
-  free(lg);
+  ladle_scratch_free(lg);
   free(hit);
   ladle_groups_release(&g);
   return st;

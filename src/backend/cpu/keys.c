@@ -409,7 +409,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   km->base = malloc((km->nparts + 1) * sizeof *km->base);
   int64_t *pstart = calloc(km->nparts + 1, sizeof *pstart);
   int64_t *order = malloc((size_t)LADLE_MAX(n, 1) * sizeof *order);
-  uint32_t *ids = malloc((size_t)LADLE_MAX(n, 1) * sizeof *ids);
+  uint32_t *ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *ids, false);
   int64_t *cursor = malloc(km->nparts * sizeof *cursor);
   if (km->parts == NULL || km->base == NULL || pstart == NULL || order == NULL || ids == NULL ||
       cursor == NULL) {
@@ -499,7 +499,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
 done:
   free(pstart);
   free(order);
-  free(ids);
+  ladle_scratch_free(ids);
   free(cursor);
   if (st != LADLE_OK) {
     ladle_keymap_destroy(km);
@@ -555,21 +555,21 @@ ladle_status ladle_keymap_probe(const ladle_kctx *ctx, const ladle_keymap *km,
 
 void ladle_groups_release(ladle_groups *g) {
   if (g == NULL) return;
-  free(g->ids);
+  ladle_scratch_free(g->ids);
   free(g->first);
   free(g->offsets);
-  free(g->rows);
+  ladle_scratch_free(g->rows);
   memset(g, 0, sizeof *g);
 }
 
 ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err) {
   if (g->offsets != NULL) return LADLE_OK;
   int64_t *off = calloc((size_t)g->ngroups + 1, sizeof *off);
-  int64_t *rows = malloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *rows);
+  int64_t *rows = ladle_scratch_alloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *rows, false);
   int64_t *cur = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *cur);
   if (off == NULL || rows == NULL || cur == NULL) {
     free(off);
-    free(rows);
+    ladle_scratch_free(rows);
     free(cur);
     return LADLE_OOM(err, "group rows");
   }
@@ -604,7 +604,7 @@ ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err) {
   free(newid);
   free(is_first);
   free(g->offsets);
-  free(g->rows);
+  ladle_scratch_free(g->rows);
   g->offsets = NULL;
   g->rows = NULL;
   return LADLE_OK;
