@@ -5,6 +5,8 @@ several keys grouped by direct index, and string views converted in pieces."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 import polars as pl
 import pytest
@@ -81,3 +83,25 @@ def test_filter_compacts_every_kind_of_column(engine, keep) -> None:
     assert_same(df.lazy().filter(pl.col("m")), engine)
     with_lists = df.with_columns(pl.concat_list(pl.col("i8"), pl.col("i16").cast(pl.Int8)).alias("l"))
     assert_same(with_lists.lazy().filter(pl.col("m")), engine)
+
+
+def test_is_in_small_literal_sets(engine) -> None:
+    rng = np.random.default_rng(10)
+    df = pl.DataFrame({
+        "s": _strings(rng, N, MIXED),
+        "i8": pl.Series(rng.integers(-5, 5, N), dtype=pl.Int8),
+        "u32": pl.Series(rng.integers(0, 9, N), dtype=pl.UInt32).scatter(np.flatnonzero(rng.random(N) < 0.05), None),
+        "i64": rng.integers(-(2**40), 2**40, N) // 2**37,
+        "d": pl.Series(rng.integers(0, 20, N)).cast(pl.Date),
+    })
+    q = df.lazy().select(
+        pl.col("s").is_in(["a", "ab", "", "a\x00"]).alias("short"),
+        pl.col("s").is_in(["abcdefgh", "a", "a string of more than twelve bytes"]).alias("long"),
+        pl.col("s").is_in([None, "b"]).alias("with_null"),
+        pl.col("i8").is_in([-5, 0, 4]).alias("i8"),
+        pl.col("u32").is_in([1, 2, 3]).alias("u32"),
+        pl.col("i64").is_in([-3, 7, 0, 2**30]).alias("i64"),
+        pl.col("d").is_in([date(1970, 1, 3), date(1970, 1, 19)]).alias("d"),
+        pl.col("i64").is_in(list(range(40))).alias("big_set"),
+    )
+    assert_same(q, engine)

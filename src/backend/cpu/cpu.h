@@ -82,6 +82,31 @@
   }
 
 /* Value i of a numeric or boolean column as a double. */
+/* A string of at most 7 bytes as one integer: its bytes, little-endian and
+ * zero-filled, with the length in the top byte, so equal integers are equal
+ * strings and the key needs neither a byte hash nor a comparison with the
+ * column. False for longer strings. `end` is the end of the column's bytes:
+ * eight bytes are loaded at once wherever they lie before it. */
+static inline bool ladle_pack_short(const ladle_column *c, int64_t i, const char *end,
+                                    uint64_t *out) {
+  int64_t len = ladle_str_len(c, i);
+  if (len > 7) return false;
+  const char *p = ladle_str_ptr(c, i);
+  uint64_t v = 0;
+  if (end - p >= 8) {
+    memcpy(&v, p, 8);
+    v &= ((uint64_t)1 << (8 * len)) - 1;
+  } else {
+    for (int64_t k = 0; k < len; k++) v |= (uint64_t)(uint8_t)p[k] << (8 * k);
+  }
+  *out = v | (uint64_t)len << 56;
+  return true;
+}
+
+static inline const char *ladle_str_end(const ladle_column *c) {
+  return ladle_str_ptr(c, c->length);
+}
+
 static inline double ladle_cpu_value_f64(const ladle_column *c, int64_t i) {
   switch (ladle_type_phys(c->type.id)) {
     case LADLE_PHYS_U8:

@@ -115,6 +115,71 @@ static ladle_status fill_nan(const ladle_column *x, const ladle_column *v, ladle
   return st;
 }
 
+enum { SMALL_SET = 16 };
+
+/* is_in against a few values of x's own type (a literal list): each row is
+ * compared with every value, without a hash table. Strings compare as packed
+ * integers when every value is 7 bytes or shorter (a longer row cannot match),
+ * else by length and bytes. False when the set does not qualify. Nulls in the
+ * set match nothing; null rows are masked by the caller's validity. */
+static bool small_is_in(const ladle_column *x, const ladle_column *set, uint8_t *o) {
+  if (set->length > SMALL_SET || !ladle_dtype_equal(x->type, set->type)) return false;
+  int64_t n = x->length, m = 0;
+  uint64_t v[SMALL_SET];
+  if (x->type.id == LADLE_TYPE_STRING) {
+    bool packed = true;
+    const char *send = ladle_str_end(set);
+    for (int64_t k = 0; k < set->length; k++)
+      if (ladle_column_valid(set, k)) packed &= ladle_pack_short(set, k, send, &v[m++]);
+    if (packed) {
+      const char *end = ladle_str_end(x);
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t key;
+        bool hit = false;
+        if (ladle_pack_short(x, i, end, &key))
+          for (int64_t k = 0; k < m; k++) hit |= key == v[k];
+        o[i] = hit;
+      }
+    } else {
+      for (int64_t i = 0; i < n; i++) {
+        bool hit = false;
+        for (int64_t k = 0; k < set->length && !hit; k++)
+          hit =
+              ladle_column_valid(set, k) && ladle_str_len(set, k) == ladle_str_len(x, i) &&
+              memcmp(ladle_str_ptr(set, k), ladle_str_ptr(x, i), (size_t)ladle_str_len(x, i)) == 0;
+        o[i] = hit;
+      }
+    }
+    return true;
+  }
+  ladle_type_id t = x->type.id;
+  if (!(ladle_type_is_integer(t) || t == LADLE_TYPE_BOOL || t == LADLE_TYPE_DATE ||
+        t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION || t == LADLE_TYPE_TIME))
+    return false;
+  switch (ladle_type_width(t)) {
+#define SMALL_IN(W, T)                                                      \
+  case W: {                                                                 \
+    T s[SMALL_SET];                                                         \
+    for (int64_t k = 0; k < set->length; k++)                               \
+      if (ladle_column_valid(set, k)) s[m++] = ((const T *)set->values)[k]; \
+    const T *X = x->values;                                                 \
+    for (int64_t i = 0; i < n; i++) {                                       \
+      bool hit = false;                                                     \
+      for (int64_t k = 0; k < m; k++) hit |= X[i] == s[k];                  \
+      o[i] = hit;                                                           \
+    }                                                                       \
+    return true;                                                            \
+  }
+    SMALL_IN(1, uint8_t)
+    SMALL_IN(2, uint16_t)
+    SMALL_IN(4, uint32_t)
+    SMALL_IN(8, uint64_t)
+#undef SMALL_IN
+    default:
+      return false;
+  }
+}
+
 static ladle_status is_in(const ladle_kctx *ctx, const ladle_column *x, const ladle_column *set,
                           ladle_column *out, ladle_error *err) {
   int64_t n = x->length;
@@ -122,6 +187,10 @@ static ladle_status is_in(const ladle_kctx *ctx, const ladle_column *x, const la
   LADLE_RETURN_NOT_OK(alloc_like(x, ladle_dtype_make(LADLE_TYPE_BOOL), &o, err));
   if (set->length == 0 || x->type.id == LADLE_TYPE_NULL) {
     memset(LADLE_COL_MUT(&o, uint8_t), 0, (size_t)n);
+    *out = o;
+    return LADLE_OK;
+  }
+  if (small_is_in(x, set, LADLE_COL_MUT(&o, uint8_t))) {
     *out = o;
     return LADLE_OK;
   }

@@ -24,7 +24,7 @@ typedef struct gmap {
 typedef struct fast_ctx {
   const ladle_column *key;
   bool str;
-  bool packed;        /* strings tabled as packed integers (see pack_short) */
+  bool packed;        /* strings tabled as packed integers (see ladle_pack_short) */
   _Atomic bool long_; /* packed: some chunk met a string too long to pack */
   uint64_t range;     /* > 0: every key is below it; tabled by direct index */
   int64_t n, chunk;
@@ -75,28 +75,6 @@ static inline uint64_t raw_key(const ladle_column *c, int64_t i, int w) {
 static inline int key_width(const ladle_column *c, bool str) {
   return str ? 0 : ladle_type_width(c->type.id);
 }
-
-/* A string of at most 7 bytes as one integer: its bytes, little-endian and
- * zero-filled, with the length in the top byte, so equal integers are equal
- * strings and the key needs neither a byte hash nor a comparison with the
- * column. False for longer strings. `end` is the end of the column's bytes:
- * eight bytes are loaded at once wherever they lie before it. */
-static inline bool pack_short(const ladle_column *c, int64_t i, const char *end, uint64_t *out) {
-  int64_t len = ladle_str_len(c, i);
-  if (len > 7) return false;
-  const char *p = ladle_str_ptr(c, i);
-  uint64_t v = 0;
-  if (end - p >= 8) {
-    memcpy(&v, p, 8);
-    v &= ((uint64_t)1 << (8 * len)) - 1;
-  } else {
-    for (int64_t k = 0; k < len; k++) v |= (uint64_t)(uint8_t)p[k] << (8 * k);
-  }
-  *out = v | (uint64_t)len << 56;
-  return true;
-}
-
-static inline const char *str_end(const ladle_column *c) { return ladle_str_ptr(c, c->length); }
 
 /* Integers go through a bijective mixer, so equal mixed keys are equal keys;
  * strings are already hashed. */
@@ -224,14 +202,14 @@ static ladle_status map_chunk(void *vctx, size_t ci, ladle_error *err) {
     return LADLE_OK;
   }
   if (f->packed) {
-    const char *end = str_end(c);
+    const char *end = ladle_str_end(c);
     for (int64_t i = a; i < e; i++) {
       int64_t g;
       uint64_t k;
       if (!ladle_column_valid(c, i)) {
         if (m->null_gid < 0) m->null_gid = gmap_add(m, 0, i);
         g = m->null_gid;
-      } else if (pack_short(c, i, end, &k)) {
+      } else if (ladle_pack_short(c, i, end, &k)) {
         g = gmap_find(m, c, false, k, i, i);
       } else {
         atomic_store_explicit(&f->long_, true, memory_order_relaxed);
@@ -311,7 +289,7 @@ struct ladle_fastmap {
   int pbits; /* partition = top pbits bits of the slot hash; 0: one table */
   const ladle_column *key;
   bool str;
-  bool packed; /* strings tabled by pack_short */
+  bool packed; /* strings tabled by ladle_pack_short */
 };
 
 bool ladle_fastmap_eligible(const ladle_column *keys, size_t nkeys) {
@@ -743,7 +721,7 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   const ladle_fastmap *fm = j->fm;
   const ladle_column *c = j->key, *r = fm->key;
   bool str = fm->str;
-  const char *end = fm->packed ? str_end(c) : NULL;
+  const char *end = fm->packed ? ladle_str_end(c) : NULL;
   int w = key_width(c, str);
   int64_t a = (int64_t)ci * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
   for (int64_t i = a; i < e; i++) {
@@ -757,7 +735,7 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
     bool cmp = str;
     if (fm->packed) {
       uint64_t k;
-      if (!pack_short(c, i, end, &k)) {
+      if (!ladle_pack_short(c, i, end, &k)) {
         j->gid[i] = -1; /* longer than every key of the table */
         continue;
       }
