@@ -856,7 +856,8 @@ class Translator:
         return N.over(self.expr(e.function), [self.expr(p) for p in e.partition_by])
 
 
-_POSIX_BAD = ("\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\b", "\\B", "(?", "*?", "+?", "??", "\\p")
+# "[:": Rust's [[:alpha:]] is ASCII; glibc's follows the locale (ß is alpha)
+_POSIX_BAD = ("\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\b", "\\B", "(?", "*?", "+?", "??", "\\p", "[:")
 
 
 def _posix_compatible(pattern: str) -> bool:

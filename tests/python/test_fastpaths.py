@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 import numpy as np
+import ladle
 import polars as pl
 import pytest
 from conftest import assert_same
@@ -105,3 +106,23 @@ def test_is_in_small_literal_sets(engine) -> None:
         pl.col("i64").is_in(list(range(40))).alias("big_set"),
     )
     assert_same(q, engine)
+
+
+def test_contains_literal_chains(engine) -> None:
+    words = ["special", "requests", "pending", "deposits", "\n", " ", "special requests", "requests special", "ß"]
+    rng = np.random.default_rng(11)
+    texts = ["".join(words[j] for j in rng.integers(0, len(words), rng.integers(0, 6))) for _ in range(20_000)]
+    df = pl.DataFrame({"t": pl.Series(texts + [None])})
+    pats = ["special.*requests", "special", ".*requests", "special.*", "special.*requests.*deposits",
+            "ß.*special", ".*", "", "pend.*ing", "spec[i]al.*requests", "[^x]pending", "^special", "requests$"]
+    q = df.lazy().select(*(pl.col("t").str.contains(p).alias(f"p{k}") for k, p in enumerate(pats)))
+    assert_same(q, engine)
+    assert_same(df.lazy().filter(pl.col("t").str.contains("special.*requests").not_()), engine)
+    # regexes proper, where "." must not match a newline (Rust's rule; POSIX's
+    # differs) while "^", "$" and "[^...]" stay whole-string
+    rx = ["^special.*requests", "^[sp].*s$", "s[^x]*s", "[.]", "a\\.b|special.r", "[a-z].*ß"]
+    assert_same(df.lazy().select(*(pl.col("t").str.contains(p).alias(f"r{k}") for k, p in enumerate(rx))), engine)
+    # POSIX classes follow the C library's locale (ß is alpha there), Rust's
+    # are ASCII: Polars runs them
+    with pytest.raises(ladle.UnsupportedError, match="POSIX"):
+        df.lazy().select(pl.col("t").str.contains("[[:alpha:]]ß")).collect(engine=engine)

@@ -140,6 +140,98 @@ static bool is_strip(uint32_t cp, const char *set) {
   return false;
 }
 
+/* The pattern with every "." outside a bracket expression written as
+ * "[^\n]": in Polars' (Rust) regexes "." does not match a newline, in POSIX
+ * it does; REG_NEWLINE would also make "^", "$" and "[^...]" line-sensitive,
+ * which Rust's are not. NULL: no memory. */
+static char *dot_skips_newline(const char *pat) {
+  size_t n = strlen(pat);
+  char *out = malloc(n * 5 + 1), *w = out;
+  if (out == NULL) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    char ch = pat[i];
+    if (ch == '\\' && i + 1 < n) {
+      *w++ = ch;
+      *w++ = pat[++i];
+    } else if (ch == '[') {
+      /* copy the bracket expression whole: "]" first (after an optional "^")
+       * is a member, "[:class:]" and friends nest */
+      *w++ = pat[i++];
+      if (i < n && pat[i] == '^') *w++ = pat[i++];
+      if (i < n && pat[i] == ']') *w++ = pat[i++];
+      while (i < n && pat[i] != ']') {
+        if (pat[i] == '[' && i + 1 < n && strchr(":.=", pat[i + 1]) != NULL) {
+          char close = pat[i + 1];
+          *w++ = pat[i++];
+          *w++ = pat[i++];
+          while (i < n && !(pat[i] == close && i + 1 < n && pat[i + 1] == ']')) *w++ = pat[i++];
+          if (i < n) {
+            *w++ = pat[i++];
+            *w++ = pat[i++];
+          }
+        } else {
+          *w++ = pat[i++];
+        }
+      }
+      if (i < n) *w++ = pat[i]; /* the closing "]" */
+    } else if (ch == '.') {
+      memcpy(w, "[^\n]", 4);
+      w += 4;
+    } else {
+      *w++ = ch;
+    }
+  }
+  *w = '\0';
+  return out;
+}
+
+/* A regex made only of literal pieces joined by ".*" ("special.*requests",
+ * a plain word): matched with memmem, piece after piece, without the regex
+ * engine. "." does not match a newline (Polars' regex semantics), so with more
+ * than one piece they must all lie on one line. */
+enum { CHAIN_MAX = 8 };
+typedef struct lit_chain {
+  int n;
+  const char *piece[CHAIN_MAX];
+  size_t len[CHAIN_MAX];
+} lit_chain;
+
+static bool lit_chain_parse(const char *pat, lit_chain *c) {
+  c->n = 0;
+  const char *p = pat;
+  for (;;) {
+    const char *dot = strstr(p, ".*");
+    size_t len = dot ? (size_t)(dot - p) : strlen(p);
+    for (size_t k = 0; k < len; k++)
+      if (strchr("\\.^$|?*+()[]{}\n", p[k]) != NULL) return false;
+    if (c->n == CHAIN_MAX) return false;
+    c->piece[c->n] = p;
+    c->len[c->n++] = len;
+    if (dot == NULL) return true;
+    p = dot + 2;
+  }
+}
+
+static bool lit_chain_match(const lit_chain *c, const char *s, int64_t len) {
+  if (c->n == 1) return c->len[0] == 0 || memmem(s, (size_t)len, c->piece[0], c->len[0]) != NULL;
+  const char *line = s, *end = s + len;
+  for (;;) {
+    const char *nl = memchr(line, '\n', (size_t)(end - line));
+    const char *le = nl ? nl : end, *p = line;
+    bool ok = true;
+    /* the earliest end of each piece leaves the most room for the next */
+    for (int k = 0; ok && k < c->n; k++) {
+      if (c->len[k] == 0) continue;
+      const char *q = memmem(p, (size_t)(le - p), c->piece[k], c->len[k]);
+      ok = q != NULL;
+      if (ok) p = q + c->len[k];
+    }
+    if (ok) return true;
+    if (nl == NULL) return false;
+    line = nl + 1;
+  }
+}
+
 ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
                                 const ladle_column *args, size_t nargs, ladle_column *out,
                                 ladle_error *err) {
@@ -160,9 +252,18 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
       if (x->validity)
         memcpy(LADLE_COL_VALIDITY_MUT(&o), x->validity, (size_t)ladle_bitmap_bytes(n));
       regex_t re;
-      bool use_re = f == LADLE_FN_STR_CONTAINS && !e->fopts.literal;
+      lit_chain chain;
+      bool use_chain =
+          f == LADLE_FN_STR_CONTAINS && !e->fopts.literal && lit_chain_parse(pat, &chain);
+      bool use_re = f == LADLE_FN_STR_CONTAINS && !e->fopts.literal && !use_chain;
       if (use_re) {
-        int rc = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB);
+        char *rpat = dot_skips_newline(pat);
+        if (rpat == NULL) {
+          ladle_column_release(&o);
+          return LADLE_OOM(err, "regex");
+        }
+        int rc = regcomp(&re, rpat, REG_EXTENDED | REG_NOSUB);
+        free(rpat);
         if (rc != 0) {
           char msg[128];
           regerror(rc, &re, msg, sizeof msg);
@@ -185,6 +286,8 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
         } else if (f == LADLE_FN_STR_ENDS_WITH) {
           LADLE_COL_MUT(&o, uint8_t)
           [i] = len >= plen && memcmp(s + len - plen, pat, (size_t)plen) == 0;
+        } else if (use_chain) {
+          LADLE_COL_MUT(&o, uint8_t)[i] = lit_chain_match(&chain, s, len);
         } else if (!use_re) {
           LADLE_COL_MUT(&o, uint8_t)
           [i] = plen == 0 || memmem(s, (size_t)len, pat, (size_t)plen) != NULL;
