@@ -3,14 +3,16 @@
  * that made it, or through the foreign owner's release callback. */
 #include "core.h"
 
-/* Big blocks (4 MiB and up) bypass malloc: glibc maps anything above 32 MiB
- * afresh and unmaps it on free, so every large column paid for its page faults
- * and the kernel's zeroing on each query (about a fifth of a 10M-row group-by).
- * Instead they are mapped here in size classes (a multiple of 2 MiB, at most
- * 1/8 above the request), advised onto transparent huge pages, and kept on a
- * small free list when released, up to a byte budget: LADLE_BUFFER_CACHE_MB,
- * by default 1/8 of physical memory and at most 4 GiB; 0 turns the cache off.
- * Sanitizer builds skip all of it, so that use-after-free stays visible. */
+/* Big blocks (1 MiB and up) bypass malloc: glibc maps anything above 32 MiB
+ * afresh and unmaps it on free, and a worker thread's arena gives its 64 MiB
+ * heaps back as soon as they empty, so every large column paid for page
+ * faults and the kernel's zeroing on each query (about a fifth of a 10M-row
+ * group-by, an eighth of TPC-H q9). Instead they are mapped here in size
+ * classes (a multiple of 256 KiB, at most 1/8 above the request), advised onto
+ * transparent huge pages, and kept on a free list when released, up to a byte
+ * budget: LADLE_BUFFER_CACHE_MB, by default 1/8 of physical memory and at most
+ * 4 GiB; 0 turns the cache off. Sanitizer builds skip all of it, so that
+ * use-after-free stays visible. */
 #if defined(__SANITIZE_ADDRESS__)
 #define LADLE_BIG_BLOCKS 0
 #elif defined(__has_feature)
@@ -31,7 +33,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { BIG_MIN = 4 << 20, BIG_STEP = 2 << 20, BIG_SLOTS = 64 };
+enum { BIG_MIN = 1 << 20, BIG_STEP = 256 << 10, BIG_SLOTS = 512 };
 
 typedef struct big_block {
   void *p;

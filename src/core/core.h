@@ -178,7 +178,7 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
                                  ladle_error *err);
 /* out[i] = src[idx[i]]; idx[i] < 0 gives null. */
 /* Scratch memory for big transient arrays (group ids, join pairs, row
- * indices): like malloc/calloc, but arrays of 4 MiB and more reuse the size
+ * indices): like malloc/calloc, but arrays of 1 MiB and more reuse the size
  * classes of big buffers instead of fresh mappings. Free only with
  * ladle_scratch_free. */
 void *ladle_scratch_alloc(size_t size, bool zero);
