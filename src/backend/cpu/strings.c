@@ -253,6 +253,7 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
         memcpy(LADLE_COL_VALIDITY_MUT(&o), x->validity, (size_t)ladle_bitmap_bytes(n));
       regex_t re;
       lit_chain chain;
+      chain.n = 0;
       bool use_chain =
           f == LADLE_FN_STR_CONTAINS && !e->fopts.literal && lit_chain_parse(pat, &chain);
       bool use_re = f == LADLE_FN_STR_CONTAINS && !e->fopts.literal && !use_chain;
