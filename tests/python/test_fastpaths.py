@@ -126,3 +126,27 @@ def test_contains_literal_chains(engine) -> None:
     # are ASCII: Polars runs them
     with pytest.raises(ladle.UnsupportedError, match="POSIX"):
         df.lazy().select(pl.col("t").str.contains("[[:alpha:]]ß")).collect(engine=engine)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti"])
+def test_several_integer_keys_packed(engine, small_engine, how) -> None:
+    rng = np.random.default_rng(12)
+
+    def side(n: int, spread: int) -> pl.DataFrame:
+        return pl.DataFrame({
+            "a": pl.Series(rng.integers(-spread, spread, n), dtype=pl.Int64).scatter(np.flatnonzero(rng.random(n) < 0.02), None),
+            "b": pl.Series(rng.integers(0, 30, n), dtype=pl.UInt8),
+            "c": pl.Series(rng.integers(-spread // 100, spread // 100, n), dtype=pl.Int16),
+            "d": pl.Series(rng.integers(0, 5, n)).cast(pl.Date),
+            "v": rng.random(n),
+        })
+
+    left, right = side(100_000, 400), side(3_000, 300)  # the probe side reaches past the build's range
+    q = left.lazy().join(right.lazy(), on=["a", "b", "c", "d"], how=how)
+    assert_same(q, engine, ordered=False)
+    assert_same(q, small_engine, ordered=False)
+    # the build side the bigger one (built on the left instead)
+    assert_same(right.lazy().join(left.lazy(), on=["a", "b", "c", "d"], how=how), engine, ordered=False)
+    # ranges whose product passes 2^62: the row-encoded keys instead
+    wide = left.with_columns(pl.col("a") * 2**40)
+    assert_same(wide.lazy().join(wide.lazy().head(500), on=["a", "b", "c", "d"], how=how), engine, ordered=False)

@@ -5,6 +5,8 @@
  * only with nulls_equal. */
 #include "cpu.h"
 
+enum { LADLE_PACK_KEYS = 8 };
+
 static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool right, ladle_error *err) {
   p->n = n;
   p->left = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *p->left, false);
@@ -34,12 +36,157 @@ static ladle_status cross_join(const ladle_column *l, const ladle_column *r, lad
   return LADLE_OK;
 }
 
+/* Several integer keys packed into one: each key's value less its build-side
+ * minimum, in mixed radix over the build-side ranges, so that equal packs are
+ * equal key tuples. A probe row with a key outside the build's range gets
+ * `miss` (the product of the ranges), which no build row has; a row with a
+ * null key is null. */
+typedef struct key_pack {
+  const ladle_column *keys;
+  size_t nkeys;
+  int64_t lo[LADLE_PACK_KEYS];
+  uint64_t range[LADLE_PACK_KEYS];
+  uint64_t miss;
+  uint64_t *out;
+  uint8_t *valid; /* NULL: no key has nulls */
+  int64_t piece;  /* rows per task, a multiple of 8 (tasks share no validity byte) */
+} key_pack;
+
+static inline bool int_value(const ladle_column *c, int64_t i, int64_t *v) {
+  switch (c->type.id) {
+    case LADLE_TYPE_INT8:
+      *v = ((const int8_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_INT16:
+      *v = ((const int16_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE:
+      *v = ((const int32_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_INT64:
+    case LADLE_TYPE_DATETIME:
+    case LADLE_TYPE_DURATION:
+      *v = ((const int64_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_UINT8:
+    case LADLE_TYPE_BOOL:
+      *v = ((const uint8_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_UINT16:
+      *v = ((const uint16_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_UINT32:
+      *v = ((const uint32_t *)c->values)[i];
+      return true;
+    default:
+      return false;
+  }
+}
+
+static ladle_status pack_piece(void *vctx, size_t piece, ladle_error *err) {
+  LADLE_UNUSED(err);
+  key_pack *kp = vctx;
+  int64_t a = (int64_t)piece * kp->piece, e = LADLE_MIN(a + kp->piece, kp->keys[0].length);
+  for (int64_t i = a; i < e; i++) {
+    uint64_t acc = 0;
+    bool in = true, valid = true;
+    for (size_t k = 0; k < kp->nkeys; k++) {
+      const ladle_column *c = &kp->keys[k];
+      int64_t v = 0;
+      int_value(c, i, &v);
+      valid &= ladle_column_valid(c, i);
+      uint64_t d = (uint64_t)v - (uint64_t)kp->lo[k];
+      in &= d < kp->range[k];
+      acc = acc * kp->range[k] + d;
+    }
+    kp->out[i] = in ? acc : kp->miss;
+    if (kp->valid != NULL) {
+      if (valid)
+        kp->valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+      else
+        kp->valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+    }
+  }
+  return LADLE_OK;
+}
+
+/* Packs `keys` (of any length) over the ranges in kp into a fresh UINT64
+ * column. */
+static ladle_status pack_column(const ladle_kctx *ctx, key_pack *kp, const ladle_column *keys,
+                                ladle_column *out, ladle_error *err) {
+  int64_t n = keys[0].length;
+  bool nulls = false;
+  for (size_t k = 0; k < kp->nkeys; k++) nulls |= keys[k].validity != NULL;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), n, nulls, 0, out, err));
+  kp->keys = keys;
+  kp->out = LADLE_COL_MUT(out, uint64_t);
+  kp->valid = nulls ? LADLE_COL_VALIDITY_MUT(out) : NULL;
+  if (nulls) memset(kp->valid, 0, (size_t)ladle_bitmap_bytes(n));
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  size_t pieces = n < 65536 ? 1 : (size_t)threads * 4;
+  kp->piece = ((n + (int64_t)pieces - 1) / (int64_t)pieces + 7) / 8 * 8;
+  pieces = (size_t)((n + kp->piece - 1) / LADLE_MAX(kp->piece, 1));
+  ladle_status st = ladle_pool_run(ctx->pool, pieces, pack_piece, kp, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(out);
+    return st;
+  }
+  ladle_column_finish_nulls(out);
+  return LADLE_OK;
+}
+
+/* Whether the keys of a several-key join can be packed into one integer (every
+ * key an integer type of at most 32 bits, or a 64-bit one, the same type on
+ * both sides, the product of the build side's ranges below 2^63, no null
+ * equality), and if so the ranges. */
+static bool pack_plan(const ladle_column *build, const ladle_column *probe, size_t nkeys,
+                      bool nulls_equal, key_pack *kp) {
+  if (nkeys < 2 || nkeys > LADLE_PACK_KEYS || nulls_equal || build[0].length == 0) return false;
+  memset(kp, 0, sizeof *kp);
+  kp->nkeys = nkeys;
+  uint64_t total = 1;
+  for (size_t k = 0; k < nkeys; k++) {
+    int64_t v;
+    if (!ladle_dtype_equal(build[k].type, probe[k].type) || !int_value(&build[k], 0, &v))
+      return false;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t i = 0; i < build[k].length; i++) {
+      if (!ladle_column_valid(&build[k], i)) continue;
+      int_value(&build[k], i, &v);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    if (lo > hi) lo = hi = 0; /* every key null: nothing can match */
+    uint64_t r = (uint64_t)hi - (uint64_t)lo + 1;
+    if (r == 0 || r > ((uint64_t)1 << 62) || total > ((uint64_t)1 << 62) / r) return false;
+    total *= r;
+    kp->lo[k] = lo;
+    kp->range[k] = r;
+  }
+  kp->miss = total;
+  return true;
+}
+
 /* Groups the build side's keys and finds, for each probe row, the group its
  * key falls in (-1: none): through the one-key map of groupby_fast.c when the
  * key allows it, else the row-encoded keymap of keys.c. */
 static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *build,
                                     const ladle_column *probe, size_t nkeys, bool nulls_equal,
                                     ladle_groups *g, int64_t *gid, ladle_error *err) {
+  key_pack kp;
+  if (pack_plan(build, probe, nkeys, nulls_equal, &kp)) {
+    ladle_column bp, pp;
+    LADLE_RETURN_NOT_OK(pack_column(ctx, &kp, build, &bp, err));
+    ladle_status st = pack_column(ctx, &kp, probe, &pp, err);
+    if (st == LADLE_OK) {
+      st = group_and_probe(ctx, &bp, &pp, 1, nulls_equal, g, gid, err);
+      ladle_column_release(&pp);
+    }
+    ladle_column_release(&bp);
+    return st;
+  }
   ladle_keymap *km = NULL;
   ladle_fastmap *fm = NULL;
   bool fast =
