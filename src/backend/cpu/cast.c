@@ -34,10 +34,12 @@ static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
       U(uint16_t)
     case LADLE_PHYS_U32:
       U(uint32_t)
-      case LADLE_PHYS_U64 : U(uint64_t)
+    case LADLE_PHYS_U64:
+      U(uint64_t)
 #undef S
 #undef U
-                                default : return 0;
+    default:
+      return 0;
   }
 }
 

@@ -107,6 +107,40 @@ static inline const char *ladle_str_end(const ladle_column *c) {
   return ladle_str_ptr(c, c->length);
 }
 
+/* An integer-like value (integers up to 32 bits unsigned or 64 signed, Bool,
+ * Date, Datetime, Duration) as int64; false for other types. */
+static inline bool ladle_int_value(const ladle_column *c, int64_t i, int64_t *v) {
+  switch (c->type.id) {
+    case LADLE_TYPE_INT8:
+      *v = ((const int8_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_INT16:
+      *v = ((const int16_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE:
+      *v = ((const int32_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_INT64:
+    case LADLE_TYPE_DATETIME:
+    case LADLE_TYPE_DURATION:
+      *v = ((const int64_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_UINT8:
+    case LADLE_TYPE_BOOL:
+      *v = ((const uint8_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_UINT16:
+      *v = ((const uint16_t *)c->values)[i];
+      return true;
+    case LADLE_TYPE_UINT32:
+      *v = ((const uint32_t *)c->values)[i];
+      return true;
+    default:
+      return false;
+  }
+}
+
 static inline double ladle_cpu_value_f64(const ladle_column *c, int64_t i) {
   switch (ladle_type_phys(c->type.id)) {
     case LADLE_PHYS_U8:

@@ -324,6 +324,67 @@ static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, lad
  * array of uint32 per thread at most) instead of a hash table. */
 enum { DIRECT_MAX = 1 << 20 };
 
+/* An integer-like key of a small range (at most RANGED_MAX values, nulls one
+ * more) numbered by value instead of hashing: id = value - minimum, nulls the
+ * range itself. The ids are not dense and `first` is not filled: multi_key
+ * only folds them. LADLE_ENOTSUP when the key does not qualify. */
+enum { RANGED_MAX = 1 << 24 };
+static ladle_status ranged_ids(const ladle_column *c, ladle_groups *out, ladle_error *err) {
+  int64_t n = c->length, v, lo = INT64_MAX, hi = INT64_MIN;
+  if (n == 0 || !ladle_int_value(c, 0, &v)) return LADLE_ENOTSUP;
+    /* nulls hold some value too: they only widen the range */
+#define MINMAX(T)                     \
+  do {                                \
+    const T *x = c->values;           \
+    T l = x[0], h = x[0];             \
+    for (int64_t i = 0; i < n; i++) { \
+      l = x[i] < l ? x[i] : l;        \
+      h = x[i] > h ? x[i] : h;        \
+    }                                 \
+    lo = (int64_t)l;                  \
+    hi = (int64_t)h;                  \
+  } while (0)
+  switch (c->type.id) {
+    case LADLE_TYPE_INT8:
+      MINMAX(int8_t);
+      break;
+    case LADLE_TYPE_UINT8:
+    case LADLE_TYPE_BOOL:
+      MINMAX(uint8_t);
+      break;
+    case LADLE_TYPE_INT16:
+      MINMAX(int16_t);
+      break;
+    case LADLE_TYPE_UINT16:
+      MINMAX(uint16_t);
+      break;
+    case LADLE_TYPE_UINT32:
+      MINMAX(uint32_t);
+      break;
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE:
+      MINMAX(int32_t);
+      break;
+    default:
+      MINMAX(int64_t);
+      break;
+  }
+#undef MINMAX
+  uint64_t range = (uint64_t)hi - (uint64_t)lo + 1;
+  if (range == 0 || range > RANGED_MAX) return LADLE_ENOTSUP;
+  memset(out, 0, sizeof *out);
+  out->ids = ladle_scratch_alloc((size_t)n * sizeof *out->ids, false);
+  if (out->ids == NULL) return LADLE_OOM(err, "group-by");
+  out->nrows = n;
+  out->ngroups = (int64_t)range + (c->validity != NULL);
+  for (int64_t i = 0; i < n; i++) {
+    ladle_int_value(c, i, &v);
+    out->ids[i] =
+        ladle_column_valid(c, i) ? (uint32_t)((uint64_t)v - (uint64_t)lo) : (uint32_t)range;
+  }
+  return LADLE_OK;
+}
+
 /* Several keys: the group ids of each key alone, folded into one composite
  * integer per row (id * groups_next + id_next; regrouped to dense ids first
  * whenever the product would not fit 64 bits) and grouped once more. Equal
@@ -340,7 +401,8 @@ static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, s
   ladle_status st = LADLE_OK;
   for (size_t k = 0; st == LADLE_OK && k < nkeys; k++) {
     ladle_groups g;
-    st = fast_build(ctx, &keys[k], &g, NULL, err);
+    st = ranged_ids(&keys[k], &g, err);
+    if (st == LADLE_ENOTSUP) st = fast_build(ctx, &keys[k], &g, NULL, err);
     if (st != LADLE_OK) break;
     uint64_t gk = (uint64_t)LADLE_MAX(g.ngroups, 1);
     if (k > 0 && groups > UINT64_MAX / gk) {

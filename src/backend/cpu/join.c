@@ -52,38 +52,6 @@ typedef struct key_pack {
   int64_t piece;  /* rows per task, a multiple of 8 (tasks share no validity byte) */
 } key_pack;
 
-static inline bool int_value(const ladle_column *c, int64_t i, int64_t *v) {
-  switch (c->type.id) {
-    case LADLE_TYPE_INT8:
-      *v = ((const int8_t *)c->values)[i];
-      return true;
-    case LADLE_TYPE_INT16:
-      *v = ((const int16_t *)c->values)[i];
-      return true;
-    case LADLE_TYPE_INT32:
-    case LADLE_TYPE_DATE:
-      *v = ((const int32_t *)c->values)[i];
-      return true;
-    case LADLE_TYPE_INT64:
-    case LADLE_TYPE_DATETIME:
-    case LADLE_TYPE_DURATION:
-      *v = ((const int64_t *)c->values)[i];
-      return true;
-    case LADLE_TYPE_UINT8:
-    case LADLE_TYPE_BOOL:
-      *v = ((const uint8_t *)c->values)[i];
-      return true;
-    case LADLE_TYPE_UINT16:
-      *v = ((const uint16_t *)c->values)[i];
-      return true;
-    case LADLE_TYPE_UINT32:
-      *v = ((const uint32_t *)c->values)[i];
-      return true;
-    default:
-      return false;
-  }
-}
-
 static ladle_status pack_piece(void *vctx, size_t piece, ladle_error *err) {
   LADLE_UNUSED(err);
   key_pack *kp = vctx;
@@ -94,7 +62,7 @@ static ladle_status pack_piece(void *vctx, size_t piece, ladle_error *err) {
     for (size_t k = 0; k < kp->nkeys; k++) {
       const ladle_column *c = &kp->keys[k];
       int64_t v = 0;
-      int_value(c, i, &v);
+      ladle_int_value(c, i, &v);
       valid &= ladle_column_valid(c, i);
       uint64_t d = (uint64_t)v - (uint64_t)kp->lo[k];
       in &= d < kp->range[k];
@@ -149,12 +117,12 @@ static bool pack_plan(const ladle_column *build, const ladle_column *probe, size
   uint64_t total = 1;
   for (size_t k = 0; k < nkeys; k++) {
     int64_t v;
-    if (!ladle_dtype_equal(build[k].type, probe[k].type) || !int_value(&build[k], 0, &v))
+    if (!ladle_dtype_equal(build[k].type, probe[k].type) || !ladle_int_value(&build[k], 0, &v))
       return false;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t i = 0; i < build[k].length; i++) {
       if (!ladle_column_valid(&build[k], i)) continue;
-      int_value(&build[k], i, &v);
+      ladle_int_value(&build[k], i, &v);
       lo = v < lo ? v : lo;
       hi = v > hi ? v : hi;
     }
