@@ -233,6 +233,11 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err) {
+  for (size_t i = s->nhoist; i-- > 0;)
+    if (s->hoist[i].e == e) {
+      ladle_column_copy_ref(&s->hoist[i].col, out);
+      return LADLE_OK;
+    }
   if (!needs_full(e)) {
     if (e->scalar) return eval_chunk(s, e, NULL, out, err);
     ladle_column *cols;

@@ -150,3 +150,34 @@ def test_several_integer_keys_packed(engine, small_engine, how) -> None:
     # ranges whose product passes 2^62: the row-encoded keys instead
     wide = left.with_columns(pl.col("a") * 2**40)
     assert_same(wide.lazy().join(wide.lazy().head(500), on=["a", "b", "c", "d"], how=how), engine, ordered=False)
+
+
+def test_group_by_shared_and_near_identical_aggregations(engine, small_engine) -> None:
+    rng = np.random.default_rng(13)
+    df = pl.DataFrame({
+        "k": rng.integers(0, 50, N), "x": rng.random(N), "y": rng.integers(0, 9, N),
+        "s": _strings(rng, N, MIXED),
+    })
+    c = pl.col
+    q = df.lazy().group_by("k").agg(
+        ((c("x") * 0.1).sum() - (c("x") * 0.1000001).sum()).alias("lits"),
+        (c("x").sum() * c("x").sum() - c("x").sum() / pl.len()).alias("repeats"),
+        (c("x").quantile(0.25) - c("x").quantile(0.75)).alias("quantiles"),
+        (c("x").std(ddof=0) + c("x").std(ddof=1)).alias("ddof"),
+        (c("s").str.contains("a").sum() * 1000 + c("s").str.contains("b").sum()).alias("patterns"),
+        (c("y").cast(pl.Float64).sum() + c("y").sum()).alias("casts"),
+        c("x").sum().alias("plain"),
+    )
+    assert_same(q, engine, ordered=False)
+    assert_same(q, small_engine, ordered=False)
+
+
+def test_quantile_ties(engine) -> None:
+    # q * (n - 1) lands on .5 for some n: "nearest" must round as Polars does
+    qs = [0.1, 0.25, 0.5, 0.75, 0.9]
+    for n in range(1, 23):
+        df = pl.DataFrame({"x": np.arange(n, dtype=float)[::-1], "k": np.arange(n) % 2})
+        for interp in ["nearest", "lower", "higher", "linear", "midpoint", "equiprobable"]:
+            sel = [pl.col("x").quantile(q, interpolation=interp).alias(f"q{q}") for q in qs]  # type: ignore[arg-type]
+            assert_same(df.lazy().select(sel), engine)
+            assert_same(df.lazy().group_by("k").agg(sel), engine, ordered=False)

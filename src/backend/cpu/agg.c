@@ -112,7 +112,7 @@ static double quantile_of(const double *v, int64_t n, double q, ladle_interpolat
     case LADLE_INTERP_MIDPOINT:
       return (v[lo] + v[hi]) / 2;
     case LADLE_INTERP_NEAREST: {
-      int64_t k = (int64_t)rint(pos); /* ties to even, as Rust's round_ties_even */
+      int64_t k = (int64_t)round(pos); /* ties away from zero, as Polars 2.1 (Rust's round) */
       return v[LADLE_MIN(k, n - 1)];
     }
     case LADLE_INTERP_EQUIPROBABLE: {
