@@ -183,13 +183,16 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   bool lists = false;
   for (size_t i = 0; i < ncols; i++) lists |= c->columns[i].type.id == LADLE_TYPE_LIST;
   if (!all && !none && !lists && m->type.id == LADLE_TYPE_BOOL) {
-    kp = m->values;
-    if (m->validity != NULL) {
-      keep = malloc((size_t)LADLE_MAX(c->length, 1));
-      if (keep == NULL) return LADLE_OOM(err, "filter");
-      for (int64_t i = 0; i < c->length; i++) keep[i] = kp[i] & ladle_bit_get(m->validity, i);
-      kp = keep;
-    }
+    /* 0/1 bytes whatever the kernel that made the mask wrote for true: the
+     * compaction moves its cursor by them */
+    const uint8_t *mv = m->values;
+    keep = malloc((size_t)LADLE_MAX(c->length, 1));
+    if (keep == NULL) return LADLE_OOM(err, "filter");
+    if (m->validity != NULL)
+      for (int64_t i = 0; i < c->length; i++) keep[i] = (mv[i] != 0) & ladle_bit_get(m->validity, i);
+    else
+      for (int64_t i = 0; i < c->length; i++) keep[i] = mv[i] != 0;
+    kp = keep;
     n = 0;
     for (int64_t i = 0; i < c->length; i++) n += kp[i];
     all = n == c->length;
