@@ -181,3 +181,23 @@ def test_quantile_ties(engine) -> None:
             sel = [pl.col("x").quantile(q, interpolation=interp).alias(f"q{q}") for q in qs]  # type: ignore[arg-type]
             assert_same(df.lazy().select(sel), engine)
             assert_same(df.lazy().group_by("k").agg(sel), engine, ordered=False)
+
+
+@pytest.mark.parametrize("shape", ["random", "sorted", "reversed", "few-values", "nan-and-null"])
+def test_median_and_quantiles_by_selection(engine, shape) -> None:
+    rng = np.random.default_rng(14)
+    n = 300_000
+    k = rng.integers(0, 300, n)
+    x = {"random": rng.normal(size=n), "sorted": np.sort(rng.random(n)), "reversed": -np.arange(n, dtype=float),
+         "few-values": rng.integers(0, 4, n).astype(float), "nan-and-null": rng.random(n)}[shape]
+    s = pl.Series("x", x)
+    if shape == "nan-and-null":
+        s = s.scatter(np.flatnonzero(rng.random(n) < 0.1), float("nan")).scatter(np.flatnonzero(rng.random(n) < 0.1), None)
+        k = np.where(k == 7, 7, k)  # group 7: every value null below
+    df = pl.DataFrame({"k": k, "x": s}).with_columns(pl.when(pl.col("k") == 7).then(None).otherwise(pl.col("x")).alias("x"))
+    aggs = [pl.col("x").median().alias("med")] + [
+        pl.col("x").quantile(q, interpolation=m).alias(f"{m}{q}")  # type: ignore[arg-type]
+        for q in (0.0, 0.1, 0.5, 0.99, 1.0) for m in ("nearest", "linear", "lower", "higher", "midpoint")]
+    assert_same(df.lazy().group_by("k").agg(aggs), engine, ordered=False)
+    assert_same(df.lazy().select(aggs), engine)
+    assert_same(df.lazy().group_by("k").agg(pl.col("k").cast(pl.Int32).median().alias("int_median")), engine, ordered=False)

@@ -100,82 +100,144 @@ static void put_f(ladle_column *o, int64_t g, double v) {
     }                                                        \
   }
 
-static double quantile_of(const double *v, int64_t n, double q, ladle_interpolation m) {
-  if (n == 1) return v[0];
-  double pos = q * (double)(n - 1);
-  int64_t lo = (int64_t)floor(pos), hi = (int64_t)ceil(pos);
-  switch (m) {
-    case LADLE_INTERP_LOWER:
-      return v[lo];
-    case LADLE_INTERP_HIGHER:
-      return v[hi];
-    case LADLE_INTERP_MIDPOINT:
-      return (v[lo] + v[hi]) / 2;
-    case LADLE_INTERP_NEAREST: {
-      int64_t k = (int64_t)round(pos); /* ties away from zero, as Polars 2.1 (Rust's round) */
-      return v[LADLE_MIN(k, n - 1)];
-    }
-    case LADLE_INTERP_EQUIPROBABLE: {
-      int64_t k = (int64_t)ceil(q * (double)n) - 1;
-      return v[LADLE_MIN(LADLE_MAX(k, 0), n - 1)];
-    }
-    default:
-      return lo == hi ? v[lo] : v[lo] + (pos - (double)lo) * (v[hi] - v[lo]);
-  }
+
+/* The k-th smallest of v[0..n) (NaN above every number, as in sorting) moved
+ * to v[k], smaller ones before it, larger after: quickselect with a
+ * three-way partition (runs of equal values, common in integer data, end the
+ * search at once) around a median of three; after 2 log2(n) rounds without
+ * converging it sorts what is left. */
+static int cmp_total(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return LADLE_FLT(a, b) ? -1 : LADLE_FLT(b, a) ? 1 : 0;
 }
 
-/* Median and quantiles: one stable radix sort of (group, value) with nulls
- * last, then each group's values are a sorted run. */
+static void select_k(double *v, int64_t n, int64_t k) {
+  int64_t lo = 0, hi = n; /* the k-th lies in [lo, hi) */
+  int rounds = 0, limit = 2;
+  for (int64_t m = n; m > 1; m >>= 1) limit += 2;
+  while (hi - lo > 16) {
+    if (++rounds > limit) break;
+    double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+    double p = LADLE_FLT(a, b) ? (LADLE_FLT(b, c) ? b : LADLE_FLT(a, c) ? c : a)
+                               : (LADLE_FLT(a, c) ? a : LADLE_FLT(b, c) ? c : b);
+    /* [lo, lt) < p, [lt, i) == p, (gt, hi) > p */
+    int64_t lt = lo, i = lo, gt = hi - 1;
+    while (i <= gt) {
+      double x = v[i];
+      if (LADLE_FLT(x, p)) {
+        v[i++] = v[lt];
+        v[lt++] = x;
+      } else if (LADLE_FLT(p, x)) {
+        v[i] = v[gt];
+        v[gt--] = x;
+      } else {
+        i++;
+      }
+    }
+    if (k < lt)
+      hi = lt;
+    else if (k > gt)
+      lo = gt + 1;
+    else
+      return; /* v[k] equals the pivot, in place */
+  }
+  qsort(v + lo, (size_t)(hi - lo), sizeof *v, cmp_total);
+}
+
+/* The smallest of v[0..n). */
+static double min_total(const double *v, int64_t n) {
+  double m = v[0];
+  for (int64_t i = 1; i < n; i++) m = LADLE_FLT(v[i], m) ? v[i] : m;
+  return m;
+}
+
+/* The q-quantile of v[0..n) under interpolation m, as Polars computes it on
+ * the sorted values, without sorting: only the order statistics it needs are
+ * selected (v is reordered). */
+static double quantile_sel(double *v, int64_t n, double q, ladle_interpolation m) {
+  if (n == 1) return v[0];
+  double pos = q * (double)(n - 1);
+  int64_t lo = (int64_t)floor(pos), hi = (int64_t)ceil(pos), k;
+  switch (m) {
+    case LADLE_INTERP_LOWER: k = lo; break;
+    case LADLE_INTERP_HIGHER: k = hi; break;
+    case LADLE_INTERP_NEAREST:
+      /* ties away from zero, as Polars 2.1 (Rust's round) */
+      k = LADLE_MIN((int64_t)round(pos), n - 1);
+      break;
+    case LADLE_INTERP_EQUIPROBABLE:
+      k = LADLE_MIN(LADLE_MAX((int64_t)ceil(q * (double)n) - 1, 0), n - 1);
+      break;
+    default: { /* linear, midpoint: v[lo] and v[hi] */
+      select_k(v, n, lo);
+      double a = v[lo], b = hi == lo ? a : min_total(v + lo + 1, n - lo - 1);
+      if (m == LADLE_INTERP_MIDPOINT) return (a + b) / 2;
+      return lo == hi ? a : a + (pos - (double)lo) * (b - a);
+    }
+  }
+  select_k(v, n, k);
+  return v[k];
+}
+
+/* Median and quantiles: each group's non-null values gathered together (a
+ * counting sort by group), then per group, in parallel, a selection of the
+ * order statistics the quantile needs. */
+typedef struct ostat_job {
+  const int64_t *off; /* per group: its values in vals[off[k], off[k+1]) */
+  double *vals;
+  double q;
+  ladle_interpolation m;
+  ladle_column *o;
+  int64_t ngroups, piece;
+} ostat_job;
+
+static ladle_status ostat_piece(void *vctx, size_t piece, ladle_error *err) {
+  LADLE_UNUSED(err);
+  ostat_job *j = vctx;
+  int64_t a = (int64_t)piece * j->piece, e = LADLE_MIN(a + j->piece, j->ngroups);
+  for (int64_t k = a; k < e; k++) {
+    int64_t n = j->off[k + 1] - j->off[k];
+    if (n == 0) {
+      put_f(j->o, k, 0);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(j->o), k, false); /* pieces hold whole bytes */
+    } else {
+      put_f(j->o, k, quantile_sel(j->vals + j->off[k], n, j->q, j->m));
+    }
+  }
+  return LADLE_OK;
+}
+
 static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
                                const ladle_column *in, ladle_groups *g, ladle_column *o,
                                ladle_error *err) {
-  ladle_column keys[2];
-  LADLE_RETURN_NOT_OK(
-      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), g->nrows, false, 0, &keys[0], err));
-  memcpy(LADLE_COL_MUT(&keys[0], uint32_t), g->ids, (size_t)g->nrows * 4);
-  keys[1] = *in;
-  bool desc[2] = {false, false}, nulls_last[2] = {false, true};
-  int64_t *perm;
-  ladle_status st = ladle_cpu_sort_indices(ctx, keys, 2, desc, nulls_last, &perm, err);
-  ladle_column_release(&keys[0]);
-  if (st != LADLE_OK) return st;
-  double *buf = malloc((size_t)LADLE_MAX(in->length, 1) * sizeof *buf);
-  if (buf == NULL) {
-    free(perm);
+  int64_t ng = g->ngroups;
+  int64_t *off = calloc((size_t)ng + 2, sizeof *off);
+  double *vals = ladle_scratch_alloc((size_t)LADLE_MAX(in->length, 1) * sizeof *vals, false);
+  if (off == NULL || vals == NULL) {
+    free(off);
+    ladle_scratch_free(vals);
     return LADLE_OOM(err, "quantile");
   }
-  double q = agg->op == LADLE_AGG_MEDIAN ? 0.5 : agg->aopts.quantile;
-  ladle_interpolation m =
-      agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
-  uint8_t *seen = calloc((size_t)LADLE_MAX(g->ngroups, 1), 1);
-  if (seen == NULL) {
-    free(perm);
-    free(buf);
-    return LADLE_OOM(err, "quantile");
-  }
-  for (int64_t a = 0; a < g->nrows;) {
-    uint32_t k = g->ids[perm[a]];
-    int64_t n = 0, b = a;
-    for (; b < g->nrows && g->ids[perm[b]] == k; b++)
-      if (ladle_column_valid(in, perm[b])) buf[n++] = ladle_cpu_value_f64(in, perm[b]);
-    seen[k] = 1;
-    if (n == 0) {
-      put_f(o, k, 0);
-      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
-    } else {
-      put_f(o, k, quantile_of(buf, n, q, m));
-    }
-    a = b;
-  }
-  for (int64_t k = 0; k < g->ngroups; k++)
-    if (!seen[k]) { /* a group with no rows (a reduce over nothing) */
-      put_f(o, k, 0);
-      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
-    }
-  free(seen);
-  free(perm);
-  free(buf);
-  return LADLE_OK;
+  for (int64_t i = 0; i < g->nrows; i++) off[g->ids[i] + 2] += ladle_column_valid(in, i);
+  for (int64_t k = 0; k < ng; k++) off[k + 2] += off[k + 1];
+  /* off[k + 1] is now group k's write cursor; after the scatter, its end */
+  for (int64_t i = 0; i < g->nrows; i++)
+    if (ladle_column_valid(in, i)) vals[off[g->ids[i] + 1]++] = ladle_cpu_value_f64(in, i);
+  ostat_job j;
+  j.off = off;
+  j.vals = vals;
+  j.q = agg->op == LADLE_AGG_MEDIAN ? 0.5 : agg->aopts.quantile;
+  j.m = agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
+  j.o = o;
+  j.ngroups = ng;
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  size_t pieces = ng < 64 ? 1 : (size_t)threads * 8;
+  j.piece = ((ng + (int64_t)pieces - 1) / (int64_t)pieces + 7) / 8 * 8; /* whole validity bytes */
+  pieces = (size_t)((ng + j.piece - 1) / LADLE_MAX(j.piece, 1));
+  ladle_status st = ladle_pool_run(ctx->pool, pieces, ostat_piece, &j, err);
+  free(off);
+  ladle_scratch_free(vals);
+  return st;
 }
 
 /* mean, var and std in two passes (sum and count, then squared deviations from
