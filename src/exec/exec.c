@@ -189,7 +189,8 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     keep = malloc((size_t)LADLE_MAX(c->length, 1));
     if (keep == NULL) return LADLE_OOM(err, "filter");
     if (m->validity != NULL)
-      for (int64_t i = 0; i < c->length; i++) keep[i] = (mv[i] != 0) & ladle_bit_get(m->validity, i);
+      for (int64_t i = 0; i < c->length; i++)
+        keep[i] = (mv[i] != 0) & ladle_bit_get(m->validity, i);
     else
       for (int64_t i = 0; i < c->length; i++) keep[i] = mv[i] != 0;
     kp = keep;

@@ -201,3 +201,14 @@ def test_median_and_quantiles_by_selection(engine, shape) -> None:
     assert_same(df.lazy().group_by("k").agg(aggs), engine, ordered=False)
     assert_same(df.lazy().select(aggs), engine)
     assert_same(df.lazy().group_by("k").agg(pl.col("k").cast(pl.Int32).median().alias("int_median")), engine, ordered=False)
+
+
+def test_empty_sides_of_the_parallel_paths(engine) -> None:
+    # each of these once split zero rows into (size_t)-1 pieces and spun forever
+    full = pl.DataFrame({"a": [1, 2, 3], "b": pl.Series([1, 2, 3], dtype=pl.Int32), "x": [1.0, 2.0, 3.0]})
+    empty = full.clear()
+    for how in ("inner", "left", "semi", "anti", "full"):
+        assert_same(full.lazy().join(empty.lazy(), on=["a", "b"], how=how), engine, ordered=False)
+        assert_same(empty.lazy().join(full.lazy(), on=["a", "b"], how=how), engine, ordered=False)
+    assert_same(empty.lazy().group_by("a").agg(pl.col("x").median(), pl.col("x").quantile(0.3).alias("q")), engine)
+    assert_same(full.lazy().filter(pl.col("a") > 5).group_by("b").agg(pl.col("x").median()), engine)

@@ -100,7 +100,6 @@ static void put_f(ladle_column *o, int64_t g, double v) {
     }                                                        \
   }
 
-
 /* The k-th smallest of v[0..n) (NaN above every number, as in sorting) moved
  * to v[k], smaller ones before it, larger after: quickselect with a
  * three-way partition (runs of equal values, common in integer data, end the
@@ -118,8 +117,12 @@ static void select_k(double *v, int64_t n, int64_t k) {
   while (hi - lo > 16) {
     if (++rounds > limit) break;
     double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
-    double p = LADLE_FLT(a, b) ? (LADLE_FLT(b, c) ? b : LADLE_FLT(a, c) ? c : a)
-                               : (LADLE_FLT(a, c) ? a : LADLE_FLT(b, c) ? c : b);
+    double p = LADLE_FLT(a, b) ? (LADLE_FLT(b, c)   ? b
+                                  : LADLE_FLT(a, c) ? c
+                                                    : a)
+                               : (LADLE_FLT(a, c)   ? a
+                                  : LADLE_FLT(b, c) ? c
+                                                    : b);
     /* [lo, lt) < p, [lt, i) == p, (gt, hi) > p */
     int64_t lt = lo, i = lo, gt = hi - 1;
     while (i <= gt) {
@@ -159,8 +162,12 @@ static double quantile_sel(double *v, int64_t n, double q, ladle_interpolation m
   double pos = q * (double)(n - 1);
   int64_t lo = (int64_t)floor(pos), hi = (int64_t)ceil(pos), k;
   switch (m) {
-    case LADLE_INTERP_LOWER: k = lo; break;
-    case LADLE_INTERP_HIGHER: k = hi; break;
+    case LADLE_INTERP_LOWER:
+      k = lo;
+      break;
+    case LADLE_INTERP_HIGHER:
+      k = hi;
+      break;
     case LADLE_INTERP_NEAREST:
       /* ties away from zero, as Polars 2.1 (Rust's round) */
       k = LADLE_MIN((int64_t)round(pos), n - 1);
@@ -232,8 +239,9 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
   j.ngroups = ng;
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
   size_t pieces = ng < 64 ? 1 : (size_t)threads * 8;
-  j.piece = ((ng + (int64_t)pieces - 1) / (int64_t)pieces + 7) / 8 * 8; /* whole validity bytes */
-  pieces = (size_t)((ng + j.piece - 1) / LADLE_MAX(j.piece, 1));
+  /* whole validity bytes per piece; no piece when there is no group */
+  j.piece = LADLE_MAX(((ng + (int64_t)pieces - 1) / (int64_t)pieces + 7) / 8 * 8, 8);
+  pieces = (size_t)((ng + j.piece - 1) / j.piece);
   ladle_status st = ladle_pool_run(ctx->pool, pieces, ostat_piece, &j, err);
   free(off);
   ladle_scratch_free(vals);

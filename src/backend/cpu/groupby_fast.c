@@ -693,12 +693,12 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.nparts = (size_t)1 << p.pbits;
   p.block = LADLE_MAX(ctx->morsel_rows, 4096);
   p.nblocks = (size_t)LADLE_MAX((p.n + p.block - 1) / p.block, 1);
-  p.hk = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.hk);
+  p.hk = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.hk, false);
   p.hist = calloc(p.nblocks * p.nparts, sizeof *p.hist);
-  p.order = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.order);
-  p.phk = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.phk);
-  p.lid = malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.lid);
-  p.prec = p.str ? malloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.prec) : NULL;
+  p.order = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.order, false);
+  p.phk = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.phk, false);
+  p.lid = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.lid, false);
+  p.prec = p.str ? ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.prec, false) : NULL;
   p.pstart = calloc(p.nparts + 1, sizeof *p.pstart);
   p.ids = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.ids, false);
   p.parts = calloc(p.nparts, sizeof *p.parts);
@@ -760,12 +760,12 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   free(p.first);
   ladle_scratch_free(p.ids);
   free(p.pstart);
-  free(p.order);
-  free(p.phk);
-  free(p.lid);
-  free(p.prec);
+  ladle_scratch_free(p.order);
+  ladle_scratch_free(p.phk);
+  ladle_scratch_free(p.lid);
+  ladle_scratch_free(p.prec);
   free(p.hist);
-  free(p.hk);
+  ladle_scratch_free(p.hk);
   return st;
 }
 

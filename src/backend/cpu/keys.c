@@ -20,10 +20,10 @@ typedef struct rowkeys {
 } rowkeys;
 
 static void rowkeys_free(rowkeys *r) {
-  free(r->data);
-  free(r->offsets);
-  free(r->hash);
-  free(r->has_null);
+  ladle_scratch_free(r->data);
+  ladle_scratch_free(r->offsets);
+  ladle_scratch_free(r->hash);
+  ladle_scratch_free(r->has_null);
   memset(r, 0, sizeof *r);
 }
 
@@ -188,15 +188,15 @@ static ladle_status encode_keys(const ladle_kctx *ctx, const ladle_column *keys,
     if (keys[k].type.id == LADLE_TYPE_STRING) var = true;
     fixed += 1 + ladle_type_width(keys[k].type.id);
   }
-  r->hash = malloc((size_t)LADLE_MAX(n, 1) * 8);
-  r->has_null = malloc((size_t)LADLE_MAX(n, 1));
+  r->hash = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * 8, false);
+  r->has_null = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1), false);
   if (r->hash == NULL || r->has_null == NULL) goto oom;
   if (!var) {
     r->width = (LADLE_MAX(fixed, 1) + 7) & ~(size_t)7; /* whole words: compare and hash by word */
-    r->data = malloc((size_t)LADLE_MAX(n, 1) * r->width);
+    r->data = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * r->width, false);
     if (r->data == NULL) goto oom;
   } else {
-    r->offsets = malloc((size_t)(n + 1) * 8);
+    r->offsets = ladle_scratch_alloc((size_t)(n + 1) * 8, false);
     if (r->offsets == NULL) goto oom;
     r->offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -206,7 +206,7 @@ static ladle_status encode_keys(const ladle_kctx *ctx, const ladle_column *keys,
           sz += 4 + (ladle_column_valid(&keys[k], i) ? ladle_str_len(&keys[k], i) : 0);
       r->offsets[i + 1] = r->offsets[i] + sz;
     }
-    r->data = malloc((size_t)LADLE_MAX(r->offsets[n], 1));
+    r->data = ladle_scratch_alloc((size_t)LADLE_MAX(r->offsets[n], 1), false);
     if (r->data == NULL) goto oom;
   }
   encode_ctx ec = {keys, nkeys, r, ctx->morsel_rows};
@@ -408,7 +408,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   km->parts = calloc(km->nparts, sizeof *km->parts);
   km->base = malloc((km->nparts + 1) * sizeof *km->base);
   int64_t *pstart = calloc(km->nparts + 1, sizeof *pstart);
-  int64_t *order = malloc((size_t)LADLE_MAX(n, 1) * sizeof *order);
+  int64_t *order = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *order, false);
   uint32_t *ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *ids, false);
   int64_t *cursor = malloc(km->nparts * sizeof *cursor);
   if (km->parts == NULL || km->base == NULL || pstart == NULL || order == NULL || ids == NULL ||
@@ -448,13 +448,13 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
      * build reads its rows sequentially */
     rowkeys prk = km->rk;
     size_t w = prk.width;
-    prk.data = malloc((size_t)LADLE_MAX(n, 1) * w);
-    prk.hash = malloc((size_t)LADLE_MAX(n, 1) * 8);
-    prk.has_null = malloc((size_t)LADLE_MAX(n, 1));
+    prk.data = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * w, false);
+    prk.hash = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * 8, false);
+    prk.has_null = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1), false);
     if (prk.data == NULL || prk.hash == NULL || prk.has_null == NULL) {
-      free(prk.data);
-      free(prk.hash);
-      free(prk.has_null);
+      ladle_scratch_free(prk.data);
+      ladle_scratch_free(prk.hash);
+      ladle_scratch_free(prk.has_null);
       free(pj.hist);
       st = LADLE_OOM(err, "keymap partitions");
       goto done;
@@ -498,7 +498,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   }
 done:
   free(pstart);
-  free(order);
+  ladle_scratch_free(order);
   ladle_scratch_free(ids);
   free(cursor);
   if (st != LADLE_OK) {
