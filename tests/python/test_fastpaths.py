@@ -212,3 +212,23 @@ def test_empty_sides_of_the_parallel_paths(engine) -> None:
         assert_same(empty.lazy().join(full.lazy(), on=["a", "b"], how=how), engine, ordered=False)
     assert_same(empty.lazy().group_by("a").agg(pl.col("x").median(), pl.col("x").quantile(0.3).alias("q")), engine)
     assert_same(full.lazy().filter(pl.col("a") > 5).group_by("b").agg(pl.col("x").median()), engine)
+
+
+@pytest.mark.parametrize("method", ["ordinal", "min", "max", "dense", "average"])
+def test_rank_over_groups_sorted_per_group(engine, small_engine, method) -> None:
+    rng = np.random.default_rng(15)
+    n = 200_000
+    df = pl.DataFrame({
+        "g": rng.integers(0, 2000, n),
+        "f": pl.Series(rng.integers(0, 20, n).astype(float)).scatter(np.flatnonzero(rng.random(n) < 0.05), None)
+        .scatter(np.flatnonzero(rng.random(n) < 0.02), float("nan")),
+        "i": pl.Series(rng.integers(-5, 5, n), dtype=pl.Int16),
+        "d": pl.Series(rng.integers(0, 30, n)).cast(pl.Date),
+    })
+    for desc in (False, True):
+        q = df.lazy().select(
+            pl.col(c).rank(method, descending=desc).over("g").alias(f"r_{c}") for c in ("f", "i", "d"))  # type: ignore[arg-type]
+        assert_same(q, engine)
+        assert_same(q, small_engine)
+    q8 = df.lazy().filter(pl.col("f").rank("ordinal", descending=True).over("g") <= 2).select("g", "f")
+    assert_same(q8, engine)

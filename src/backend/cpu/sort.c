@@ -165,12 +165,143 @@ static bool same_value(const ladle_column *c, int64_t i, int64_t j) {
   return norm_key(c, i) == norm_key(c, j);
 }
 
+/* Rank within groups of a numeric column: rows gathered by group (the
+ * groups' CSR, rows ascending), then each group's valid rows sorted on their
+ * own, in parallel, by (order key, row) and ranked there: the same ranks as one
+ * stable sort of (group, value), without sorting every row against every
+ * other. Null rows stay null. */
+typedef struct rank_pair {
+  uint64_t key;
+  int64_t row;
+} rank_pair;
+
+static int rank_pair_cmp(const void *x, const void *y) {
+  const rank_pair *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->row > b->row) - (a->row < b->row);
+}
+
+typedef struct grank_job {
+  const ladle_column *in;
+  bool desc;
+  ladle_rank_method method;
+  const int64_t *off;
+  const int64_t *rows; /* the groups' rows, group after group */
+  double *of;          /* AVERAGE: the ranks */
+  uint32_t *ou;        /* the others */
+  int64_t ngroups, piece;
+} grank_job;
+
+static ladle_status grank_piece(void *vctx, size_t piece, ladle_error *err) {
+  grank_job *j = vctx;
+  int64_t a0 = (int64_t)piece * j->piece, e0 = LADLE_MIN(a0 + j->piece, j->ngroups);
+  rank_pair *buf = NULL;
+  int64_t cap = 0;
+  for (int64_t k = a0; k < e0; k++) {
+    int64_t a = j->off[k], m = j->off[k + 1] - a;
+    if (m > cap) {
+      cap = LADLE_MAX(m, cap * 2);
+      rank_pair *nb = realloc(buf, (size_t)cap * sizeof *nb);
+      if (nb == NULL) {
+        free(buf);
+        return LADLE_OOM(err, "rank");
+      }
+      buf = nb;
+    }
+    int64_t nv = 0;
+    for (int64_t i = 0; i < m; i++) {
+      int64_t r = j->rows[a + i];
+      if (ladle_column_valid(j->in, r)) {
+        uint64_t v = norm_key(j->in, r);
+        buf[nv].key = j->desc ? ~v : v;
+        buf[nv++].row = r;
+      } else if (j->of) { /* null in, null out (the validity is the input's) */
+        j->of[r] = 0;
+      } else {
+        j->ou[r] = 0;
+      }
+    }
+    qsort(buf, (size_t)nv, sizeof *buf, rank_pair_cmp);
+    /* ties: equal order keys (norm_key is canonical: -0.0 is 0.0, NaN one value) */
+    int64_t dense = 0;
+    for (int64_t x = 0; x < nv;) {
+      int64_t y = x + 1;
+      while (y < nv && buf[y].key == buf[x].key) y++;
+      dense++;
+      for (int64_t t = x; t < y; t++) {
+        int64_t r = buf[t].row;
+        switch (j->method) {
+          case LADLE_RANK_AVERAGE:
+            j->of[r] = (double)(x + 1 + x + (y - x)) / 2.0;
+            break;
+          case LADLE_RANK_MIN:
+            j->ou[r] = (uint32_t)(x + 1);
+            break;
+          case LADLE_RANK_MAX:
+            j->ou[r] = (uint32_t)y;
+            break;
+          case LADLE_RANK_DENSE:
+            j->ou[r] = (uint32_t)dense;
+            break;
+          default:
+            j->ou[r] = (uint32_t)(t + 1);
+            break;
+        }
+      }
+      x = y;
+    }
+  }
+  free(buf);
+  return LADLE_OK;
+}
+
+/* Ranks of numeric `in` within groups g into o (whose validity is in's). */
+static ladle_status group_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
+                               ladle_rank_method method, bool descending, ladle_column *o,
+                               ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_groups_csr(g, err));
+  grank_job j = {in, descending, method, g->offsets, g->rows, NULL, NULL, g->ngroups, 0};
+  if (method == LADLE_RANK_AVERAGE)
+    j.of = LADLE_COL_MUT(o, double);
+  else
+    j.ou = LADLE_COL_MUT(o, uint32_t);
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  size_t pieces = g->ngroups < 64 ? 1 : (size_t)threads * 8;
+  j.piece = LADLE_MAX((g->ngroups + (int64_t)pieces - 1) / (int64_t)pieces, 1);
+  pieces = (size_t)((g->ngroups + j.piece - 1) / j.piece);
+  return ladle_pool_run(ctx->pool, pieces, grank_piece, &j, err);
+}
+
 ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                             ladle_rank_method method, bool descending, ladle_column *out,
                             ladle_error *err) {
   int64_t n = in->length;
   ladle_column keys[2];
   size_t nk = 0;
+  ladle_phys ph = ladle_type_phys(in->type.id);
+  bool numeric = in->type.id != LADLE_TYPE_STRING && in->type.id != LADLE_TYPE_NULL &&
+                 (ph == LADLE_PHYS_U8 || ph == LADLE_PHYS_U16 || ph == LADLE_PHYS_U32 ||
+                  ph == LADLE_PHYS_U64 || ph == LADLE_PHYS_I8 || ph == LADLE_PHYS_I16 ||
+                  ph == LADLE_PHYS_I32 || ph == LADLE_PHYS_I64 || ph == LADLE_PHYS_F32 ||
+                  ph == LADLE_PHYS_F64);
+  int64_t *perm = NULL;
+  ladle_status st;
+  if (g != NULL && numeric && g->nrows == n) {
+    ladle_column o;
+    ladle_dtype t =
+        ladle_dtype_make(method == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(t, n, in->validity != NULL, 0, &o, err));
+    if (in->validity != NULL)
+      memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
+    st = group_rank(ctx, in, g, method, descending, &o, err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&o);
+      return st;
+    }
+    ladle_column_finish_nulls(&o);
+    *out = o;
+    return LADLE_OK;
+  }
   if (g != NULL) {
     LADLE_RETURN_NOT_OK(
         ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), n, false, 0, &keys[0], err));
@@ -184,8 +315,7 @@ ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle
     desc[0] = descending;
     nl[0] = true;
   }
-  int64_t *perm;
-  ladle_status st = ladle_cpu_sort_indices(ctx, keys, nk, desc, nl, &perm, err);
+  st = ladle_cpu_sort_indices(ctx, keys, nk, desc, nl, &perm, err);
   if (g != NULL) ladle_column_release(&keys[0]);
   if (st != LADLE_OK) return st;
   ladle_dtype t =
