@@ -349,6 +349,38 @@ static ladle_status gather_list(const ladle_column *src, const int64_t *idx, int
   return finish_list(&c, &child, st, out, err);
 }
 
+/* Fixed-width values of src at idx into c; with neg, index -1 gives 0 (the
+ * compiler unswitches the loops on neg, so the common case has no test). */
+static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t n, bool neg,
+                         ladle_column *c) {
+  switch (ladle_type_width(src->type.id)) {
+#define GATHER_W(W, T)                                                        \
+  case W: {                                                                   \
+    const T *s = src->values;                                                 \
+    T *d = LADLE_COL_MUT(c, T);                                               \
+    for (int64_t i = 0; i < n; i++) d[i] = neg && idx[i] < 0 ? 0 : s[idx[i]]; \
+    break;                                                                    \
+  }
+    GATHER_W(1, uint8_t)
+    GATHER_W(2, uint16_t)
+    GATHER_W(4, uint32_t)
+    GATHER_W(8, uint64_t)
+#undef GATHER_W
+    case 16: {
+      const uint64_t *s = src->values;
+      uint64_t *d = LADLE_COL_MUT(c, uint64_t);
+      for (int64_t i = 0; i < n; i++) {
+        bool z = neg && idx[i] < 0;
+        d[2 * i] = z ? 0 : s[2 * idx[i]];
+        d[2 * i + 1] = z ? 0 : s[2 * idx[i] + 1];
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err) {
   if (src->type.id == LADLE_TYPE_LIST) return gather_list(src, idx, n, out, err);
@@ -389,58 +421,8 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
       }
       o[i + 1] = pos;
     }
-  } else if (!neg) {
-    switch (ladle_type_width(src->type.id)) {
-#define GATHER_W(W, T)                                \
-  case W: {                                           \
-    const T *s = src->values;                         \
-    T *d = LADLE_COL_MUT(&c, T);                      \
-    for (int64_t i = 0; i < n; i++) d[i] = s[idx[i]]; \
-    break;                                            \
-  }
-      GATHER_W(1, uint8_t)
-      GATHER_W(2, uint16_t)
-      GATHER_W(4, uint32_t)
-      GATHER_W(8, uint64_t)
-#undef GATHER_W
-      case 16: {
-        const uint64_t *s = src->values;
-        uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
-        for (int64_t i = 0; i < n; i++) {
-          d[2 * i] = s[2 * idx[i]];
-          d[2 * i + 1] = s[2 * idx[i] + 1];
-        }
-        break;
-      }
-      default:
-        break;
-    }
   } else {
-    switch (ladle_type_width(src->type.id)) {
-#define GATHER_W(W, T)                                                  \
-  case W: {                                                             \
-    const T *s = src->values;                                           \
-    T *d = LADLE_COL_MUT(&c, T);                                        \
-    for (int64_t i = 0; i < n; i++) d[i] = idx[i] >= 0 ? s[idx[i]] : 0; \
-    break;                                                              \
-  }
-      GATHER_W(1, uint8_t)
-      GATHER_W(2, uint16_t)
-      GATHER_W(4, uint32_t)
-      GATHER_W(8, uint64_t)
-#undef GATHER_W
-      case 16: {
-        const uint64_t *s = src->values;
-        uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
-        for (int64_t i = 0; i < n; i++) {
-          d[2 * i] = idx[i] >= 0 ? s[2 * idx[i]] : 0;
-          d[2 * i + 1] = idx[i] >= 0 ? s[2 * idx[i] + 1] : 0;
-        }
-        break;
-      }
-      default:
-        break;
-    }
+    gather_fixed(src, idx, n, neg, &c);
   }
   if (nullable && src->type.id != LADLE_TYPE_NULL) {
     uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
