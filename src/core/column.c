@@ -349,6 +349,17 @@ static ladle_status gather_list(const ladle_column *src, const int64_t *idx, int
   return finish_list(&c, &child, st, out, err);
 }
 
+/* Copies the len bytes at p (source bytes end at `end`) to d + pos (the
+ * destination holds `cap` bytes). A short string moves as one 16-byte block
+ * where both ends have room: the next string overwrites the excess. */
+static inline void copy_str(char *d, int64_t pos, int64_t cap, const char *p, const char *end,
+                            int64_t len) {
+  if (len <= 16 && pos + 16 <= cap && end - p >= 16)
+    memcpy(d + pos, p, 16);
+  else
+    memcpy(d + pos, p, (size_t)len);
+}
+
 /* Fixed-width values of src at idx into c; with neg, index -1 gives 0 (the
  * compiler unswitches the loops on neg, so the common case has no test). */
 static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t n, bool neg,
@@ -410,13 +421,7 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
       int64_t j = idx[i];
       if (j >= 0) {
         int64_t len = so[j + 1] - so[j];
-        const char *p = src->chars + so[j];
-        /* short strings move as one 16-byte block where both ends have room
-         * (the next string overwrites the excess) */
-        if (len <= 16 && pos + 16 <= chars && (src->chars + so[src->length]) - p >= 16)
-          memcpy(d + pos, p, 16);
-        else
-          memcpy(d + pos, p, (size_t)len);
+        copy_str(d, pos, chars, src->chars + so[j], src->chars + so[src->length], len);
         pos += len;
       }
       o[i + 1] = pos;
@@ -457,12 +462,7 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
     for (int64_t i = 0; i < n && k < n_keep; i++) {
       if (!keep[i]) continue;
       int64_t len = so[i + 1] - so[i];
-      const char *p = src->chars + so[i];
-      /* short strings move as one 16-byte block where both ends have room */
-      if (len <= 16 && pos + 16 <= chars && end - p >= 16)
-        memcpy(d + pos, p, 16);
-      else
-        memcpy(d + pos, p, (size_t)len);
+      copy_str(d, pos, chars, src->chars + so[i], end, len);
       pos += len;
       o[++k] = pos;
     }

@@ -345,31 +345,39 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   return st;
 }
 
+ladle_status ladle_exec_hoist(exec_state *s, const ladle_bexpr *e, ladle_column *col,
+                              ladle_error *err) {
+  if (s->nhoist == s->caphoist) {
+    size_t cap = s->caphoist ? s->caphoist * 2 : 8;
+    exec_hoisted *h = realloc(s->hoist, cap * sizeof *h);
+    if (h == NULL) {
+      ladle_column_release(col);
+      return LADLE_OOM(err, "hoisted aggregates");
+    }
+    s->hoist = h;
+    s->caphoist = cap;
+  }
+  s->hoist[s->nhoist].e = e;
+  s->hoist[s->nhoist++].col = *col;
+  return LADLE_OK;
+}
+
+void ladle_exec_unhoist(exec_state *s, size_t to) {
+  while (s->nhoist > to) ladle_column_release(&s->hoist[--s->nhoist].col);
+}
+
 /* Computes every maximal scalar aggregate subtree of e once (x - x.mean() needs
  * the mean once, not per chunk) and pushes it on the hoist stack. */
 static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                   ladle_error *err) {
   if (!e->has_agg) return LADLE_OK;
   if (e->scalar) {
-    if (s->nhoist == s->caphoist) {
-      size_t cap = s->caphoist ? s->caphoist * 2 : 8;
-      exec_hoisted *h = realloc(s->hoist, cap * sizeof *h);
-      if (h == NULL) return LADLE_OOM(err, "hoisted aggregates");
-      s->hoist = h;
-      s->caphoist = cap;
-    }
     ladle_column c;
     LADLE_RETURN_NOT_OK(ladle_eval_full(s, e, t, NULL, false, &c, err));
-    s->hoist[s->nhoist].e = e;
-    s->hoist[s->nhoist++].col = c;
-    return LADLE_OK;
+    return ladle_exec_hoist(s, e, &c, err);
   }
   for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, err));
   return LADLE_OK;
-}
-
-static void unhoist(exec_state *s, size_t to) {
-  while (s->nhoist > to) ladle_column_release(&s->hoist[--s->nhoist].col);
 }
 
 ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
@@ -389,7 +397,7 @@ ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle
         cols = NULL;
       }
     }
-    unhoist(s, mark);
+    ladle_exec_unhoist(s, mark);
     if (st != LADLE_OK) return st;
     *out_scalar = false;
     *out_cols = cols;

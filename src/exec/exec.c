@@ -457,13 +457,7 @@ static bool hoist_subaggs(exec_state *s, const ladle_plan *p, const ladle_table 
   a->col = calloc(a->n, sizeof *a->col);
   a->done = calloc(a->n, sizeof *a->done);
   size_t *todo = malloc(LADLE_MAX(reps, 1) * sizeof *todo);
-  size_t caphoist = s->nhoist + a->n;
-  exec_hoisted *h = caphoist > s->caphoist ? realloc(s->hoist, caphoist * sizeof *h) : s->hoist;
-  if (h != NULL && caphoist > s->caphoist) {
-    s->hoist = h;
-    s->caphoist = caphoist;
-  }
-  if (a->col == NULL || a->done == NULL || todo == NULL || h == NULL) {
+  if (a->col == NULL || a->done == NULL || todo == NULL) {
     free(todo);
     *st = LADLE_OOM(err, "group_by aggregations");
     return true;
@@ -474,9 +468,10 @@ static bool hoist_subaggs(exec_state *s, const ladle_plan *p, const ladle_table 
   *st = ladle_pool_run(s->k.pool, reps, subagg_task, &j, err);
   free(todo);
   if (*st != LADLE_OK) return true;
-  for (size_t k = 0; k < a->n; k++) {
-    s->hoist[s->nhoist].e = a->node[k];
-    ladle_column_copy_ref(&a->col[a->rep[k]], &s->hoist[s->nhoist++].col);
+  for (size_t k = 0; *st == LADLE_OK && k < a->n; k++) {
+    ladle_column c;
+    ladle_column_copy_ref(&a->col[a->rep[k]], &c);
+    *st = ladle_exec_hoist(s, a->node[k], &c, err);
   }
   return true;
 }
@@ -536,7 +531,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
     }
     free(j.done);
   }
-  while (s->nhoist > mark) ladle_column_release(&s->hoist[--s->nhoist].col);
+  ladle_exec_unhoist(s, mark);
   subaggs_free(&sa);
   int64_t ngroups = g.ngroups;
   ladle_groups_release(&g);

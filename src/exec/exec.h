@@ -51,5 +51,10 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err);
 void ladle_release_columns(ladle_column *cols, size_t n);
+/* Pushes e's value (col, taken over) on the hoist stack, where evaluation finds
+ * it instead of computing e; ladle_exec_unhoist pops back to a mark. */
+ladle_status ladle_exec_hoist(exec_state *s, const ladle_bexpr *e, ladle_column *col,
+                              ladle_error *err);
+void ladle_exec_unhoist(exec_state *s, size_t to);
 
 #endif

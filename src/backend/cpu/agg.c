@@ -237,11 +237,7 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
   j.m = agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
   j.o = o;
   j.ngroups = ng;
-  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  size_t pieces = ng < 64 ? 1 : (size_t)threads * 8;
-  /* whole validity bytes per piece; no piece when there is no group */
-  j.piece = LADLE_MAX(((ng + (int64_t)pieces - 1) / (int64_t)pieces + 7) / 8 * 8, 8);
-  pieces = (size_t)((ng + j.piece - 1) / j.piece);
+  size_t pieces = ladle_cpu_pieces(ctx, ng, 64, 8, 8, &j.piece); /* whole validity bytes */
   ladle_status st = ladle_pool_run(ctx->pool, pieces, ostat_piece, &j, err);
   free(off);
   ladle_scratch_free(vals);

@@ -186,6 +186,18 @@ static inline bool ladle_cpu_valid_at(const ladle_column *c, int64_t i) {
 typedef ladle_status (*ladle_range_fn)(void *ctx, int64_t begin, int64_t end, ladle_error *err);
 ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn fn, void *ctx,
                                 ladle_error *err);
+/* How a pool task loop splits n items: one piece below `serial_below` items,
+ * else `per_thread` pieces per thread; each piece a whole multiple of `align`
+ * items (align 8: pieces share no validity byte). Sets *piece and returns the
+ * number of pieces: 0 when n is 0. */
+static inline size_t ladle_cpu_pieces(const ladle_kctx *k, int64_t n, int64_t serial_below,
+                                      int per_thread, int64_t align, int64_t *piece) {
+  int threads = k->pool ? ladle_pool_threads(k->pool) : 1;
+  int64_t want = n < serial_below ? 1 : (int64_t)threads * per_thread;
+  int64_t p = (n + want - 1) / want;
+  *piece = LADLE_MAX((p + align - 1) / align * align, align);
+  return (size_t)((n + *piece - 1) / *piece);
+}
 
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,

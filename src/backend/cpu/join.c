@@ -92,10 +92,7 @@ static ladle_status pack_column(const ladle_kctx *ctx, key_pack *kp, const ladle
   kp->out = LADLE_COL_MUT(out, uint64_t);
   kp->valid = nulls ? LADLE_COL_VALIDITY_MUT(out) : NULL;
   if (nulls) memset(kp->valid, 0, (size_t)ladle_bitmap_bytes(n));
-  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  size_t pieces = n < 65536 ? 1 : (size_t)threads * 4;
-  kp->piece = LADLE_MAX(((n + (int64_t)pieces - 1) / (int64_t)pieces + 7) / 8 * 8, 8);
-  pieces = (size_t)((n + kp->piece - 1) / kp->piece); /* 0 when there is no row */
+  size_t pieces = ladle_cpu_pieces(ctx, n, 65536, 4, 8, &kp->piece); /* whole validity bytes */
   ladle_status st = ladle_pool_run(ctx->pool, pieces, pack_piece, kp, err);
   if (st != LADLE_OK) {
     ladle_column_release(out);

@@ -265,10 +265,7 @@ static ladle_status group_rank(const ladle_kctx *ctx, const ladle_column *in, la
     j.of = LADLE_COL_MUT(o, double);
   else
     j.ou = LADLE_COL_MUT(o, uint32_t);
-  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  size_t pieces = g->ngroups < 64 ? 1 : (size_t)threads * 8;
-  j.piece = LADLE_MAX((g->ngroups + (int64_t)pieces - 1) / (int64_t)pieces, 1);
-  pieces = (size_t)((g->ngroups + j.piece - 1) / j.piece);
+  size_t pieces = ladle_cpu_pieces(ctx, g->ngroups, 64, 8, 1, &j.piece);
   return ladle_pool_run(ctx->pool, pieces, grank_piece, &j, err);
 }
 
