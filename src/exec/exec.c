@@ -7,7 +7,9 @@
 #include "exec.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -888,8 +890,48 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
 ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
                                  ladle_error *err);
 
+static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_table **out,
+                                  ladle_error *err);
+
+/* LADLE_TRACE=1 prints, per plan node as it finishes, its kind, output rows
+ * and milliseconds (its inputs' time included) to stderr, indented by depth:
+ * the profile of a query by operator. */
+static const char *node_kind_name(int kind) {
+  static const char *const names[] = {"scan",     "filter",    "select",       "with_columns",
+                                      "group_by", "join",      "sort",         "slice",
+                                      "distinct", "union",     "hconcat",      "cache",
+                                      "project",  "row_index", "scan_parquet", "scan_csv"};
+  return kind >= 0 && (size_t)kind < sizeof names / sizeof *names ? names[kind] : "?";
+}
+
+static int trace_on(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *v = getenv("LADLE_TRACE");
+    on = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+  }
+  return on;
+}
+
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err) {
+  if (!trace_on()) return exec_node_run(s, p, out, err);
+  static _Thread_local int depth;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  depth++;
+  ladle_status st = exec_node_run(s, p, out, err);
+  depth--;
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+  fprintf(stderr, "ladle: %*s%s rows=%lld chunks=%zu %.2f ms\n", 2 * depth, "",
+          node_kind_name((int)p->kind), st == LADLE_OK ? (long long)(*out)->num_rows : -1LL,
+          st == LADLE_OK ? (*out)->nchunks : (size_t)0, ms);
+  return st;
+}
+
+static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_table **out,
+                                  ladle_error *err) {
   if (p->kind == LADLE_NODE_SCAN_PARQUET) return ladle_exec_scan_parquet(s, p, out, err);
   if (p->kind == LADLE_NODE_SCAN_CSV) return ladle_exec_scan_csv(s, p, out, err);
   if (p->kind == LADLE_NODE_SCAN) {
