@@ -287,6 +287,8 @@ typedef ladle_status (*ladle_task_fn)(void *ctx, size_t i, ladle_error *err);
 ladle_status ladle_pool_create(int threads, ladle_pool **out, ladle_error *err);
 void ladle_pool_destroy(ladle_pool *pool);
 int ladle_pool_threads(const ladle_pool *pool);
+/* Whether the calling thread is inside a task (where ladle_pool_run is inline). */
+bool ladle_pool_nested(void);
 /* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's. Returns
  * the first failure (later items are skipped). A call from inside a task runs
  * its items inline on the calling thread. */

@@ -118,9 +118,12 @@ void ladle_pool_destroy(ladle_pool *p) {
 
 int ladle_pool_threads(const ladle_pool *p) { return p->threads; }
 
+bool ladle_pool_nested(void) { return in_task > 0; }
+
 ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *ctx,
                             ladle_error *err) {
   if (n == 0) return LADLE_OK;
+  if (n == 1 && in_task == 0) return fn(ctx, 0, err); /* the pool stays free for its loops */
   if (pool == NULL || in_task > 0 || pool->nworkers == 0 || n == 1) {
     in_task++;
     ladle_status st = LADLE_OK;

@@ -232,3 +232,51 @@ def test_rank_over_groups_sorted_per_group(engine, small_engine, method) -> None
         assert_same(q, small_engine)
     q8 = df.lazy().filter(pl.col("f").rank("ordinal", descending=True).over("g") <= 2).select("g", "f")
     assert_same(q8, engine)
+
+
+@pytest.mark.parametrize("threads", [2, 5])
+@pytest.mark.parametrize("groups", [1, 7, 3000, 30_000])
+def test_row_parallel_scatter_aggregations(threads, groups) -> None:
+    """Sums, min/max, counts and moments by group, each thread's piece of the
+    rows into arrays of its own that are merged afterwards: every integer
+    width at its extremes, floats with NaN (alone in one group) and nulls, a
+    group whose values are all null, a piece boundary inside a group's run;
+    and n_unique, its groups cut into ranges with a stamp array each."""
+    eng = ladle.Engine(raise_on_fail=True, threads=threads)
+    rng = np.random.default_rng(groups)
+    n = 150_000
+    g = rng.integers(0, groups, n)
+    g[: n // 3] = np.sort(g[: n // 3])  # runs of one group across a piece boundary
+    f = rng.normal(0, 1e3, n)
+    f[rng.random(n) < 0.01] = np.nan
+    nan_group = groups - 1  # a group of NaN only (when there are several groups)
+    if groups > 1:
+        f[g == nan_group] = np.nan
+    null_group = groups // 2 if groups > 2 else -1  # a group whose values are all null
+    nulls = (rng.random(n) < 0.05) | (g == null_group)
+    cols = {"g": g}
+    for dt, lo, hi in [(pl.Int8, -128, 127), (pl.Int16, -(2**15), 2**15 - 1), (pl.Int32, -(2**31), 2**31 - 1),
+                       (pl.Int64, -(2**62), 2**62), (pl.UInt8, 0, 255), (pl.UInt64, 0, 2**63 - 1)]:
+        v = rng.integers(lo, hi, n, endpoint=True, dtype=np.uint64 if lo == 0 else np.int64)
+        cols[str(dt)] = pl.Series(v).cast(dt)
+    cols["f64"] = pl.Series(f)
+    cols["f32"] = pl.Series(f).cast(pl.Float32)
+    df = pl.DataFrame(cols)
+    df = df.with_columns(
+        [pl.when(pl.Series(nulls)).then(None).otherwise(pl.col(c)).alias(c + "_n") for c in df.columns if c != "g"])
+    values = [c for c in df.columns if c != "g"]
+    aggs = []
+    for c in values:
+        aggs += [pl.col(c).min().alias(c + "_min"), pl.col(c).max().alias(c + "_max"),
+                 pl.col(c).count().alias(c + "_count"), pl.col(c).null_count().alias(c + "_nulls"),
+                 pl.col(c).n_unique().alias(c + "_nu")]
+        if not c.startswith(("Int8", "Int16", "UInt8")):  # Polars sums those in their own width
+            aggs.append(pl.col(c).sum().alias(c + "_sum"))
+        if c.startswith(("f", "Int32", "UInt8")):
+            aggs += [pl.col(c).mean().alias(c + "_mean"), pl.col(c).std().alias(c + "_std"),
+                     pl.col(c).var(ddof=0).alias(c + "_var0")]
+    # one aggregation per query: several would run side by side, each on one thread
+    for a in [pl.len(), *aggs]:
+        lf = df.lazy().group_by("g").agg(a).sort("g")
+        # float32 sums: Polars adds in float32, ladle in double (cancellation: up to 1e-2 apart)
+        assert_same(lf, eng, rel_tol=1e-6, abs_tol=0.05)

@@ -15,72 +15,249 @@ static void put_f(ladle_column *o, int64_t g, double v) {
     LADLE_COL_MUT(o, double)[g] = v;
 }
 
-/* sum into the output type: integers wrap through uint64, floats add in double */
-#define SUM_K(T, in, g, o)                                                             \
-  {                                                                                    \
-    const T *X = (in)->values;                                                         \
-    if (IS_FLOAT_T(T)) {                                                               \
-      double *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);           \
-      if (acc == NULL) {                                                               \
-        st = LADLE_OOM(err, "sum");                                                    \
-        break;                                                                         \
-      }                                                                                \
-      for (int64_t i = 0; i < (in)->length; i++)                                       \
-        if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (double)X[i];               \
-      for (int64_t k = 0; k < (g)->ngroups; k++) put_f(o, k, acc[k]);                  \
-      free(acc);                                                                       \
-    } else {                                                                           \
-      uint64_t *acc = calloc((size_t)LADLE_MAX((g)->ngroups, 1), sizeof *acc);         \
-      if (acc == NULL) {                                                               \
-        st = LADLE_OOM(err, "sum");                                                    \
-        break;                                                                         \
-      }                                                                                \
-      if ((in)->validity == NULL)                                                      \
-        for (int64_t i = 0; i < (in)->length; i++) acc[(g)->ids[i]] += (uint64_t)X[i]; \
-      else                                                                             \
-        for (int64_t i = 0; i < (in)->length; i++)                                     \
-          if (ladle_column_valid(in, i)) acc[(g)->ids[i]] += (uint64_t)X[i];           \
-      size_t w = ladle_type_width((o)->type.id);                                       \
-      for (int64_t k = 0; k < (g)->ngroups; k++)                                       \
-        memcpy(LADLE_COL_MUT(o, char) + k * (int64_t)w, &acc[k], w);                   \
-      free(acc);                                                                       \
-    }                                                                                  \
+/* Scatter aggregations (sum, min, max, the counts, the moments' sums) are
+ * row-parallel: the rows are cut into one piece per thread, each piece
+ * accumulates into per-group arrays of its own, and the pieces' arrays are
+ * then merged into the first piece's, group range by group range, also in
+ * parallel. With one piece (few rows, one thread, or inside another parallel
+ * task such as the group-by's shared aggregations) the one array is the
+ * result. Accumulators: sums in double (floats) or wrapping uint64 (integers),
+ * min/max in the value's own type, counts and squared deviations per group. */
+typedef enum scat_kind {
+  SCAT_SUM,   /* acc: sum of valid values, in double for floats, else wrapping uint64 */
+  SCAT_FSUM,  /* acc: sum of valid values in double, whatever the type */
+  SCAT_MIN,   /* acc: least valid value (NaN only when nothing else); cnt */
+  SCAT_MAX,   /* acc: greatest valid value; cnt */
+  SCAT_LEN,   /* cnt: rows */
+  SCAT_COUNT, /* cnt: valid rows */
+  SCAT_M2     /* acc: squared deviations of valid values from mean[group] */
+} scat_kind;
+
+typedef struct scat_job {
+  const ladle_column *in;
+  const uint32_t *ids;
+  const double *mean; /* SCAT_M2 */
+  scat_kind kind;
+  ladle_phys ph;
+  int64_t n, ng, piece, gpiece;
+  size_t pieces;
+  bool want_cnt;
+  void **acc;    /* per piece: ng 8-byte accumulators, or NULL */
+  int64_t **cnt; /* per piece: ng counts, or NULL */
+} scat_job;
+
+#define SCAT_SIGNED(T) ((T)-1 < (T)0)
+#define SCAT_TMAX(T) \
+  (SCAT_SIGNED(T) ? (T)((((uint64_t)1 << (8 * sizeof(T) - 1)) - 1)) : (T) ~(uint64_t)0)
+#define SCAT_TMIN(T) (SCAT_SIGNED(T) ? (T)(-SCAT_TMAX(T) - 1) : (T)0)
+
+/* `better(x, b)`: x replaces the running min/max b. For floats a NaN b (the
+ * start, or NaN seen so far) gives way to anything, and a NaN x never wins
+ * against a number: NaN only where a group has nothing else, as Polars. */
+#define SCAT_BETTER(T, x, b, is_max) \
+  ((is_max ? (x) > (b) : (x) < (b)) || (IS_FLOAT_T(T) && (b) != (b)))
+
+#define SCAT_INIT(T, j, acc)                                                              \
+  {                                                                                       \
+    T *A = (T *)(acc);                                                                    \
+    double nan_ = NAN;                                                                    \
+    T v0 = IS_FLOAT_T(T) ? (T)nan_ : (j)->kind == SCAT_MAX ? SCAT_TMIN(T) : SCAT_TMAX(T); \
+    for (int64_t k = 0; k < (j)->ng; k++) A[k] = v0;                                      \
   }
 
-/* min/max: NaN only when a group has nothing else */
-#define MINMAX_K(T, in, g, o, is_max)                               \
-  {                                                                 \
-    const T *X = (in)->values;                                      \
-    T *O = LADLE_COL_MUT(o, T);                                     \
-    uint8_t *state = calloc((size_t)LADLE_MAX((g)->ngroups, 1), 1); \
-    if (state == NULL) {                                            \
-      st = LADLE_OOM(err, "min/max");                               \
-      break;                                                        \
-    }                                                               \
-    for (int64_t i = 0; i < (in)->length; i++) {                    \
-      if (!ladle_column_valid(in, i)) continue;                     \
-      uint32_t k = (g)->ids[i];                                     \
-      T x = X[i];                                                   \
-      bool nan = IS_FLOAT_T(T) && x != x;                           \
-      /* state: 0 empty, 1 only NaN, 2 has a number */              \
-      if (nan) {                                                    \
-        if (state[k] == 0) {                                        \
-          O[k] = x;                                                 \
-          state[k] = 1;                                             \
-        }                                                           \
-        continue;                                                   \
-      }                                                             \
-      if (state[k] < 2 || (is_max ? x > O[k] : x < O[k])) {         \
-        O[k] = x;                                                   \
-        state[k] = 2;                                               \
-      }                                                             \
-    }                                                               \
-    for (int64_t k = 0; k < (g)->ngroups; k++)                      \
-      if (state[k] == 0) {                                          \
-        O[k] = 0;                                                   \
-        ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);         \
-      }                                                             \
-    free(state);                                                    \
+/* min (is_max false) or max of rows [a, e), is_max a constant */
+#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max) \
+  {                                                      \
+    T *A = (acc);                                        \
+    for (int64_t i = a; i < e; i++) {                    \
+      if (V != NULL && !ladle_bit_get(V, i)) continue;   \
+      uint32_t k = G[i];                                 \
+      T x = X[i], b = A[k];                              \
+      A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;       \
+      cnt[k]++;                                          \
+    }                                                    \
+  }
+
+/* rows [a, e) into one piece's arrays; every loop comes with and without a
+ * validity bitmap */
+#define SCAT_ROWS(T, j, acc, cnt, a, e)                                    \
+  {                                                                        \
+    const T *X = (j)->in->values;                                          \
+    const uint32_t *G = (j)->ids;                                          \
+    const uint8_t *V = (j)->in->validity;                                  \
+    switch ((j)->kind) {                                                   \
+      case SCAT_SUM:                                                       \
+      case SCAT_FSUM:                                                      \
+        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                     \
+          double *A = (acc);                                               \
+          if (V == NULL)                                                   \
+            for (int64_t i = a; i < e; i++) A[G[i]] += (double)X[i];       \
+          else                                                             \
+            for (int64_t i = a; i < e; i++)                                \
+              if (ladle_bit_get(V, i)) A[G[i]] += (double)X[i];            \
+        } else {                                                           \
+          uint64_t *A = (acc);                                             \
+          if (V == NULL)                                                   \
+            for (int64_t i = a; i < e; i++) A[G[i]] += (uint64_t)X[i];     \
+          else                                                             \
+            for (int64_t i = a; i < e; i++)                                \
+              if (ladle_bit_get(V, i)) A[G[i]] += (uint64_t)X[i];          \
+        }                                                                  \
+        break;                                                             \
+      case SCAT_MIN:                                                       \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false);                   \
+        break;                                                             \
+      case SCAT_MAX:                                                       \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true);                    \
+        break;                                                             \
+      case SCAT_M2: {                                                      \
+        double *A = (acc);                                                 \
+        const double *M = (j)->mean;                                       \
+        for (int64_t i = a; i < e; i++) {                                  \
+          if (V != NULL && !ladle_bit_get(V, i)) continue;                 \
+          double d = (double)X[i] - M[G[i]];                               \
+          A[G[i]] += d * d;                                                \
+        }                                                                  \
+        break;                                                             \
+      }                                                                    \
+      default:                                                             \
+        break;                                                             \
+    }                                                                      \
+    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) { \
+      if (V == NULL || (j)->kind == SCAT_LEN)                              \
+        for (int64_t i = a; i < e; i++) cnt[G[i]]++;                       \
+      else                                                                 \
+        for (int64_t i = a; i < e; i++) cnt[G[i]] += ladle_bit_get(V, i);  \
+    }                                                                      \
+  }
+
+/* groups [a, e): every other piece merged into piece 0 */
+#define SCAT_MERGE(T, j, a, e)                                                                   \
+  {                                                                                              \
+    bool is_max = (j)->kind == SCAT_MAX;                                                         \
+    for (size_t p = 1; p < (j)->pieces; p++) {                                                   \
+      if ((j)->kind == SCAT_MIN || (j)->kind == SCAT_MAX) {                                      \
+        T *A = (j)->acc[0], *B = (j)->acc[p];                                                    \
+        for (int64_t k = a; k < e; k++)                                                          \
+          if ((j)->cnt[p][k] > 0 && ((j)->cnt[0][k] == 0 || SCAT_BETTER(T, B[k], A[k], is_max))) \
+            A[k] = B[k];                                                                         \
+      } else if ((j)->kind == SCAT_M2 || (j)->kind == SCAT_FSUM ||                               \
+                 (IS_FLOAT_T(T) && (j)->kind == SCAT_SUM)) {                                     \
+        double *A = (j)->acc[0], *B = (j)->acc[p];                                               \
+        for (int64_t k = a; k < e; k++) A[k] += B[k];                                            \
+      } else if ((j)->kind == SCAT_SUM) {                                                        \
+        uint64_t *A = (j)->acc[0], *B = (j)->acc[p];                                             \
+        for (int64_t k = a; k < e; k++) A[k] += B[k];                                            \
+      }                                                                                          \
+      if ((j)->cnt != NULL)                                                                      \
+        for (int64_t k = a; k < e; k++) (j)->cnt[0][k] += (j)->cnt[p][k];                        \
+    }                                                                                            \
+  }
+
+static ladle_status scat_piece(void *vctx, size_t p, ladle_error *err) {
+  LADLE_UNUSED(err);
+  scat_job *j = vctx;
+  int64_t a = (int64_t)p * j->piece, e = LADLE_MIN(a + j->piece, j->n);
+  void *acc = j->acc ? j->acc[p] : NULL;
+  int64_t *cnt = j->cnt ? j->cnt[p] : NULL;
+  if (acc != NULL && (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
+    LADLE_DISPATCH_NUM(j->ph, SCAT_INIT, j, acc)
+  if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
+    /* no values read: any type (strings, lists, null) */
+    const uint8_t *V = j->kind == SCAT_COUNT ? j->in->validity : NULL;
+    const uint32_t *G = j->ids;
+    if (j->kind == SCAT_COUNT && j->in->type.id == LADLE_TYPE_NULL) return LADLE_OK;
+    if (V == NULL)
+      for (int64_t i = a; i < e; i++) cnt[G[i]]++;
+    else
+      for (int64_t i = a; i < e; i++) cnt[G[i]] += ladle_bit_get(V, i);
+    return LADLE_OK;
+  }
+  LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, acc, cnt, a, e)
+  return LADLE_OK;
+}
+
+static ladle_status scat_merge(void *vctx, size_t q, ladle_error *err) {
+  LADLE_UNUSED(err);
+  scat_job *j = vctx;
+  int64_t a = (int64_t)q * j->gpiece, e = LADLE_MIN(a + j->gpiece, j->ng);
+  if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
+    for (size_t p = 1; p < j->pieces; p++)
+      for (int64_t k = a; k < e; k++) j->cnt[0][k] += j->cnt[p][k];
+    return LADLE_OK;
+  }
+  LADLE_DISPATCH_NUM(j->ph, SCAT_MERGE, j, a, e)
+  return LADLE_OK;
+}
+
+/* Runs one scatter aggregation of `in` by g's ids. On success *acc (ng
+ * accumulators, or NULL for the counts) and *cnt (ng counts, when asked or
+ * needed) belong to the caller (ladle_scratch_free). */
+static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_column *in,
+                            const ladle_groups *g, const double *mean, bool want_cnt,
+                            void **acc_out, int64_t **cnt_out, ladle_error *err) {
+  scat_job j;
+  memset(&j, 0, sizeof j);
+  j.in = in;
+  j.ids = g->ids;
+  j.mean = mean;
+  j.kind = kind;
+  j.ph = ladle_type_phys(in->type.id);
+  j.n = in->length;
+  j.ng = g->ngroups;
+  j.want_cnt =
+      want_cnt || kind == SCAT_MIN || kind == SCAT_MAX || kind == SCAT_LEN || kind == SCAT_COUNT;
+  bool has_acc = kind != SCAT_LEN && kind != SCAT_COUNT;
+  /* a piece per thread, and only where the rows outnumber the groups enough
+   * to pay for the extra arrays and their merge */
+  j.pieces = j.n >= 4 * j.ng ? ladle_cpu_pieces(ctx, j.n, (int64_t)1 << 16, 1, 64, &j.piece) : 1;
+  if (j.pieces <= 1) {
+    j.pieces = 1;
+    j.piece = LADLE_MAX(j.n, 1);
+  }
+  size_t bytes = (size_t)LADLE_MAX(j.ng, 1) * 8;
+  void *accs[64];
+  int64_t *cnts[64];
+  if (j.pieces > 64) {
+    j.pieces = 64;
+    j.piece = (j.n + 63) / 64;
+  }
+  ladle_status st = LADLE_OK;
+  for (size_t p = 0; p < j.pieces; p++) {
+    accs[p] = has_acc ? ladle_scratch_alloc(bytes, true) : NULL;
+    cnts[p] = j.want_cnt ? ladle_scratch_alloc(bytes, true) : NULL;
+    if ((has_acc && accs[p] == NULL) || (j.want_cnt && cnts[p] == NULL))
+      st = LADLE_OOM(err, "aggregation");
+  }
+  j.acc = has_acc ? accs : NULL;
+  j.cnt = j.want_cnt ? cnts : NULL;
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, j.pieces, scat_piece, &j, err);
+  if (st == LADLE_OK && j.pieces > 1) {
+    size_t m = ladle_cpu_pieces(ctx, j.ng, 1 << 14, 2, 64, &j.gpiece);
+    st = ladle_pool_run(ctx->pool, m, scat_merge, &j, err);
+  }
+  for (size_t p = st == LADLE_OK ? 1 : 0; p < j.pieces; p++) {
+    ladle_scratch_free(accs[p]);
+    ladle_scratch_free(cnts[p]);
+  }
+  if (st != LADLE_OK) return st;
+  *acc_out = accs[0];
+  if (cnt_out != NULL)
+    *cnt_out = cnts[0];
+  else
+    ladle_scratch_free(cnts[0]);
+  return LADLE_OK;
+}
+
+/* The min/max accumulators of type T into o, null where a group had no value. */
+#define SCAT_PUT(T, o, acc, cnt, ng)                                       \
+  {                                                                        \
+    const T *A = (acc);                                                    \
+    T *O = LADLE_COL_MUT(o, T);                                            \
+    for (int64_t k = 0; k < (ng); k++) {                                   \
+      O[k] = cnt[k] > 0 ? A[k] : (T)0;                                     \
+      if (cnt[k] == 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false); \
+    }                                                                      \
   }
 
 #define ARG_K(T, in, g, pos, best, bestv, is_max)            \
@@ -245,33 +422,8 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
 }
 
 /* mean, var and std in two passes (sum and count, then squared deviations from
- * the mean): no division per row and no loss of precision from sum-of-squares. */
-#define MOMENT_PASS1(T, in, g, sum, cnt)           \
-  {                                                \
-    const T *X = (in)->values;                     \
-    if ((in)->validity == NULL) {                  \
-      for (int64_t i = 0; i < (in)->length; i++) { \
-        sum[(g)->ids[i]] += (double)X[i];          \
-        cnt[(g)->ids[i]]++;                        \
-      }                                            \
-    } else {                                       \
-      for (int64_t i = 0; i < (in)->length; i++)   \
-        if (ladle_bit_get((in)->validity, i)) {    \
-          sum[(g)->ids[i]] += (double)X[i];        \
-          cnt[(g)->ids[i]]++;                      \
-        }                                          \
-    }                                              \
-  }
-#define MOMENT_PASS2(T, in, g, mean, m2)             \
-  {                                                  \
-    const T *X = (in)->values;                       \
-    for (int64_t i = 0; i < (in)->length; i++)       \
-      if (ladle_column_valid(in, i)) {               \
-        double d = (double)X[i] - mean[(g)->ids[i]]; \
-        m2[(g)->ids[i]] += d * d;                    \
-      }                                              \
-  }
-
+ * the mean, both row-parallel scatters): no division per row and no loss of
+ * precision from sum-of-squares. */
 #define ONE_GROUP_MOMENTS(T, in, mean, m2, cnt, second)                   \
   {                                                                       \
     const T *X = (in)->values;                                            \
@@ -301,34 +453,38 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
     }                                                                     \
   }
 
-static ladle_status moments(const ladle_bexpr *agg, const ladle_column *in, ladle_groups *g,
-                            ladle_column *o, ladle_error *err) {
+static ladle_status moments(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
+                            ladle_groups *g, ladle_column *o, ladle_error *err) {
   int64_t ng = g->ngroups;
-  double *mean = calloc((size_t)LADLE_MAX(ng, 1), sizeof *mean);
-  double *m2 = calloc((size_t)LADLE_MAX(ng, 1), sizeof *m2);
-  int64_t *cnt = calloc((size_t)LADLE_MAX(ng, 1), sizeof *cnt);
-  if (mean == NULL || m2 == NULL || cnt == NULL) {
-    free(mean);
-    free(m2);
-    free(cnt);
-    return LADLE_OOM(err, "mean/var");
-  }
+  double *mean = NULL, *m2 = NULL;
+  int64_t *cnt = NULL;
   ladle_phys ph = ladle_type_phys(in->type.id);
+  ladle_status st = LADLE_OK;
+  bool second = agg->op != LADLE_AGG_MEAN;
   if (ng == 1 && in->validity == NULL) {
     /* one group without nulls (a select-level mean/std): plain reductions with
      * independent accumulators, which vectorize */
-    LADLE_DISPATCH_NUM(ph, ONE_GROUP_MOMENTS, in, mean, m2, cnt, agg->op != LADLE_AGG_MEAN)
-    goto finish;
+    mean = ladle_scratch_alloc(sizeof *mean, true);
+    m2 = ladle_scratch_alloc(sizeof *m2, true);
+    cnt = ladle_scratch_alloc(sizeof *cnt, true);
+    if (mean == NULL || m2 == NULL || cnt == NULL) st = LADLE_OOM(err, "mean/var");
+    if (st == LADLE_OK) LADLE_DISPATCH_NUM(ph, ONE_GROUP_MOMENTS, in, mean, m2, cnt, second)
+  } else {
+    void *acc = NULL;
+    st = scatter(ctx, SCAT_FSUM, in, g, NULL, true, &acc, &cnt, err);
+    mean = acc;
+    if (st == LADLE_OK)
+      for (int64_t k = 0; k < ng; k++)
+        if (cnt[k] > 0) mean[k] /= (double)cnt[k];
+    if (st == LADLE_OK && second) {
+      st = scatter(ctx, SCAT_M2, in, g, mean, false, &acc, NULL, err);
+      m2 = acc;
+    }
   }
-  LADLE_DISPATCH_NUM(ph, MOMENT_PASS1, in, g, mean, cnt)
-  for (int64_t k = 0; k < ng; k++)
-    if (cnt[k] > 0) mean[k] /= (double)cnt[k];
-  if (agg->op != LADLE_AGG_MEAN) LADLE_DISPATCH_NUM(ph, MOMENT_PASS2, in, g, mean, m2)
-finish:
-  for (int64_t k = 0; k < ng; k++) {
+  for (int64_t k = 0; st == LADLE_OK && k < ng; k++) {
     double v;
     bool valid;
-    if (agg->op == LADLE_AGG_MEAN) {
+    if (!second) {
       valid = cnt[k] > 0;
       v = valid ? mean[k] : 0;
     } else {
@@ -340,36 +496,52 @@ finish:
     put_f(o, k, v);
     if (!valid) ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), k, false);
   }
-  free(mean);
-  free(m2);
-  free(cnt);
-  return LADLE_OK;
+  ladle_scratch_free(mean);
+  ladle_scratch_free(m2);
+  ladle_scratch_free(cnt);
+  return st;
 }
 
 /* Distinct values per group: the values get dense ids of their own (nulls one
  * more value, as Polars counts them), rows are bucketed by group, and each
  * group counts the ids it stamps first in an array indexed by id. No pair is
- * hashed, whatever the number of groups. */
+ * hashed, whatever the number of groups. The groups are cut into one range per
+ * thread, each with its own stamp array. */
+typedef struct nuniq_job {
+  const ladle_groups *g, *v;
+  uint32_t *out;
+  int64_t piece;
+} nuniq_job;
+
+static ladle_status nuniq_piece(void *vctx, size_t p, ladle_error *err) {
+  nuniq_job *j = vctx;
+  const ladle_groups *g = j->g;
+  int64_t a = (int64_t)p * j->piece, e = LADLE_MIN(a + j->piece, g->ngroups);
+  uint32_t *stamp = ladle_scratch_alloc((size_t)LADLE_MAX(j->v->ngroups, 1) * sizeof *stamp, true);
+  if (stamp == NULL) return LADLE_OOM(err, "n_unique");
+  for (int64_t k = a; k < e; k++) {
+    uint32_t c = 0, mark = (uint32_t)(k - a + 1);
+    for (int64_t r = g->offsets[k]; r < g->offsets[k + 1]; r++) {
+      uint32_t id = j->v->ids[g->rows[r]];
+      c += stamp[id] != mark;
+      stamp[id] = mark;
+    }
+    j->out[k] = c;
+  }
+  ladle_scratch_free(stamp);
+  return LADLE_OK;
+}
+
 static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                              ladle_column *o, ladle_error *err) {
   ladle_groups v;
   LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, in, 1, &v, err));
   ladle_status st = ladle_groups_csr(g, err);
-  uint32_t *stamp = st == LADLE_OK ? calloc((size_t)LADLE_MAX(v.ngroups, 1), sizeof *stamp) : NULL;
-  if (st == LADLE_OK && stamp == NULL) st = LADLE_OOM(err, "n_unique");
   if (st == LADLE_OK) {
-    uint32_t *O = LADLE_COL_MUT(o, uint32_t);
-    for (int64_t k = 0; k < g->ngroups; k++) {
-      uint32_t c = 0, mark = (uint32_t)(k + 1);
-      for (int64_t r = g->offsets[k]; r < g->offsets[k + 1]; r++) {
-        uint32_t id = v.ids[g->rows[r]];
-        c += stamp[id] != mark;
-        stamp[id] = mark;
-      }
-      O[k] = c;
-    }
+    nuniq_job j = {g, &v, LADLE_COL_MUT(o, uint32_t), 0};
+    size_t pieces = ladle_cpu_pieces(ctx, g->ngroups, 1 << 12, 1, 1, &j.piece);
+    st = ladle_pool_run(ctx->pool, pieces, nuniq_piece, &j, err);
   }
-  free(stamp);
   ladle_groups_release(&v);
   return st;
 }
@@ -407,11 +579,29 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
     case LADLE_AGG_COUNT:
     case LADLE_AGG_NULL_COUNT: {
       uint32_t *O = LADLE_COL_MUT(&o, uint32_t);
-      memset(O, 0, (size_t)ng * 4);
-      for (int64_t i = 0; i < g->nrows; i++) {
-        bool valid = in != NULL && in->type.id != LADLE_TYPE_NULL && ladle_column_valid(in, i);
-        if (op == LADLE_AGG_LEN || (op == LADLE_AGG_COUNT) == valid) O[g->ids[i]]++;
+      bool all_null = in == NULL || in->type.id == LADLE_TYPE_NULL;
+      if ((op == LADLE_AGG_COUNT && all_null) ||
+          (op == LADLE_AGG_NULL_COUNT && !all_null && in->validity == NULL)) {
+        memset(O, 0, (size_t)ng * 4);
+        break;
       }
+      /* the rows per group (len, or the null count of an all-null input), the
+       * valid rows (count), or both (null_count) */
+      ladle_column rows;
+      memset(&rows, 0, sizeof rows);
+      rows.type.id = LADLE_TYPE_NULL;
+      rows.length = g->nrows;
+      void *acc = NULL;
+      int64_t *len = NULL, *cnt = NULL;
+      if (op != LADLE_AGG_COUNT) st = scatter(ctx, SCAT_LEN, &rows, g, NULL, true, &acc, &len, err);
+      if (st == LADLE_OK && !all_null)
+        st = scatter(ctx, SCAT_COUNT, in, g, NULL, true, &acc, &cnt, err);
+      for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
+        O[k] = (uint32_t)(op == LADLE_AGG_LEN || all_null ? len[k]
+                          : op == LADLE_AGG_COUNT         ? cnt[k]
+                                                          : len[k] - cnt[k]);
+      ladle_scratch_free(len);
+      ladle_scratch_free(cnt);
       break;
     }
     case LADLE_AGG_SUM:
@@ -419,7 +609,20 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
         memset(LADLE_COL_MUT(&o, char), 0, (size_t)ng * ladle_type_width(o.type.id));
         break;
       }
-      LADLE_DISPATCH_NUM(ph, SUM_K, in, g, &o)
+      {
+        void *acc = NULL;
+        st = scatter(ctx, SCAT_SUM, in, g, NULL, false, &acc, NULL, err);
+        if (st != LADLE_OK) break;
+        if (ladle_type_is_float(in->type.id)) {
+          for (int64_t k = 0; k < ng; k++) put_f(&o, k, ((const double *)acc)[k]);
+        } else {
+          /* the wrapped sum in the output's width (little-endian: its low bytes) */
+          size_t w = ladle_type_width(o.type.id);
+          for (int64_t k = 0; k < ng; k++)
+            memcpy(LADLE_COL_MUT(&o, char) + k * (int64_t)w, (const uint64_t *)acc + k, w);
+        }
+        ladle_scratch_free(acc);
+      }
       break;
     case LADLE_AGG_MIN:
     case LADLE_AGG_MAX:
@@ -446,16 +649,21 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
         if (st != LADLE_OK) return st;
         break;
       }
-      if (op == LADLE_AGG_MAX) {
-        LADLE_DISPATCH_NUM(ph, MINMAX_K, in, g, &o, true)
-      } else {
-        LADLE_DISPATCH_NUM(ph, MINMAX_K, in, g, &o, false)
+      {
+        void *acc = NULL;
+        int64_t *cnt = NULL;
+        st = scatter(ctx, op == LADLE_AGG_MAX ? SCAT_MAX : SCAT_MIN, in, g, NULL, true, &acc, &cnt,
+                     err);
+        if (st != LADLE_OK) break;
+        LADLE_DISPATCH_NUM(ph, SCAT_PUT, &o, acc, cnt, ng)
+        ladle_scratch_free(acc);
+        ladle_scratch_free(cnt);
       }
       break;
     case LADLE_AGG_MEAN:
     case LADLE_AGG_STD:
     case LADLE_AGG_VAR:
-      st = moments(agg, in, g, &o, err);
+      st = moments(ctx, agg, in, g, &o, err);
       break;
     case LADLE_AGG_MEDIAN:
     case LADLE_AGG_QUANTILE:

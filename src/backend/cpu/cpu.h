@@ -192,7 +192,8 @@ ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn f
  * number of pieces: 0 when n is 0. */
 static inline size_t ladle_cpu_pieces(const ladle_kctx *k, int64_t n, int64_t serial_below,
                                       int per_thread, int64_t align, int64_t *piece) {
-  int threads = k->pool ? ladle_pool_threads(k->pool) : 1;
+  /* inside a task the pool runs items inline: one piece does it all */
+  int threads = k->pool && !ladle_pool_nested() ? ladle_pool_threads(k->pool) : 1;
   int64_t want = n < serial_below ? 1 : (int64_t)threads * per_thread;
   int64_t p = (n + want - 1) / want;
   *piece = LADLE_MAX((p + align - 1) / align * align, align);
