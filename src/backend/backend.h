@@ -80,6 +80,11 @@ typedef struct ladle_backend {
                             ladle_groups *out, ladle_error *err);
   ladle_status (*aggregate)(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
                             ladle_groups *groups, ladle_column *out, ladle_error *err);
+  /* The same with the input in nins consecutive pieces (a table's partitions)
+   * whose lengths add up to the groups' rows; NULL: the caller concatenates. */
+  ladle_status (*aggregate_chunks)(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                                   const ladle_column *ins, size_t nins, ladle_groups *groups,
+                                   ladle_column *out, ladle_error *err);
   ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys, const ladle_column *rkeys,
                        size_t nkeys, ladle_join_type how, bool nulls_equal, ladle_join_pairs *out,
                        ladle_error *err);

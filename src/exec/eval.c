@@ -230,6 +230,46 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   return st;
 }
 
+/* An aggregation whose input is evaluated partition by partition and handed
+ * to the backend as those pieces, not concatenated first. */
+static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                    ladle_groups *groups, bool broadcast, ladle_column *out,
+                                    ladle_error *err) {
+  ladle_column *cols;
+  bool scalar;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e->args[0], t, &cols, &scalar, err));
+  size_t n = scalar ? 1 : t->nchunks;
+  ladle_groups one;
+  ladle_groups *g = groups;
+  ladle_status st = LADLE_OK;
+  if (scalar && t->num_rows != 1) {
+    /* a constant after all: its value on every row */
+    ladle_column b;
+    st = ladle_column_broadcast(&cols[0], t->num_rows, &b, err);
+    if (st == LADLE_OK) {
+      ladle_column_release(&cols[0]);
+      cols[0] = b;
+    }
+  }
+  if (st == LADLE_OK && g == NULL) {
+    st = single_group(t->num_rows, &one, err);
+    g = &one;
+  }
+  ladle_column agg;
+  if (st == LADLE_OK) st = s->be->aggregate_chunks(&s->k, e, cols, n, g, &agg, err);
+  if (st == LADLE_OK) {
+    if (groups != NULL && broadcast) {
+      st = broadcast_groups(&agg, g, out, err);
+      ladle_column_release(&agg);
+    } else {
+      *out = agg;
+    }
+  }
+  if (g == &one) ladle_groups_release(&one);
+  ladle_release_columns(cols, n);
+  return st;
+}
+
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err) {
@@ -254,6 +294,9 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   switch (e->kind) {
     case LADLE_EX_AGG:
     case LADLE_EX_LEN: {
+      if (e->kind == LADLE_EX_AGG && t->nchunks > 1 && s->be->aggregate_chunks != NULL &&
+          !needs_full(e->args[0]) && !e->args[0]->scalar)
+        return eval_agg_chunks(s, e, t, groups, broadcast, out, err);
       ladle_column in;
       memset(&in, 0, sizeof in);
       bool have_in = e->kind == LADLE_EX_AGG;

@@ -234,15 +234,17 @@ def test_rank_over_groups_sorted_per_group(engine, small_engine, method) -> None
     assert_same(q8, engine)
 
 
-@pytest.mark.parametrize("threads", [2, 5])
+@pytest.mark.parametrize("threads,morsel", [(2, None), (5, None), (3, 1000)])
 @pytest.mark.parametrize("groups", [1, 7, 3000, 30_000])
-def test_row_parallel_scatter_aggregations(threads, groups) -> None:
+def test_row_parallel_scatter_aggregations(threads, morsel, groups) -> None:
     """Sums, min/max, counts and moments by group, each thread's piece of the
     rows into arrays of its own that are merged afterwards: every integer
     width at its extremes, floats with NaN (alone in one group) and nulls, a
     group whose values are all null, a piece boundary inside a group's run;
-    and n_unique, its groups cut into ranges with a stamp array each."""
-    eng = ladle.Engine(raise_on_fail=True, threads=threads)
+    and n_unique, its groups cut into ranges with a stamp array each. The
+    input comes as the table's partitions, handed over without concatenation
+    (150 of them with 1000-row morsels)."""
+    eng = ladle.Engine(raise_on_fail=True, threads=threads, **({"morsel_rows": morsel} if morsel else {}))
     rng = np.random.default_rng(groups)
     n = 150_000
     g = rng.integers(0, groups, n)

@@ -34,7 +34,9 @@ typedef enum scat_kind {
 } scat_kind;
 
 typedef struct scat_job {
-  const ladle_column *in;
+  const ladle_column *in; /* the first of nins consecutive pieces of the input */
+  size_t nins;
+  const int64_t *starts; /* nins > 1: each piece's first row */
   const uint32_t *ids;
   const double *mean; /* SCAT_M2 */
   scat_kind kind;
@@ -42,6 +44,7 @@ typedef struct scat_job {
   int64_t n, ng, piece, gpiece;
   size_t pieces;
   bool want_cnt;
+  int64_t lanes; /* accumulators per group and piece (see SCAT_SLOT) */
   void **acc;    /* per piece: ng 8-byte accumulators, or NULL */
   int64_t **cnt; /* per piece: ng counts, or NULL */
 } scat_job;
@@ -62,8 +65,13 @@ typedef struct scat_job {
     T *A = (T *)(acc);                                                                    \
     double nan_ = NAN;                                                                    \
     T v0 = IS_FLOAT_T(T) ? (T)nan_ : (j)->kind == SCAT_MAX ? SCAT_TMIN(T) : SCAT_TMAX(T); \
-    for (int64_t k = 0; k < (j)->ng; k++) A[k] = v0;                                      \
+    for (int64_t k = 0; k < (j)->ng * (j)->lanes; k++) A[k] = v0;                         \
   }
+
+/* Row i's accumulator. With few groups, runs of one group would chain every
+ * update through one memory slot; each group then has `lanes` accumulators
+ * (lane-major, row i in lane i mod lanes), folded together after the rows. */
+#define SCAT_SLOT(i) ((size_t)((i) & (lanes - 1)) * (size_t)ng + G[i])
 
 /* min (is_max false) or max of rows [a, e), is_max a constant */
 #define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max) \
@@ -71,7 +79,7 @@ typedef struct scat_job {
     T *A = (acc);                                        \
     for (int64_t i = a; i < e; i++) {                    \
       if (V != NULL && !ladle_bit_get(V, i)) continue;   \
-      uint32_t k = G[i];                                 \
+      size_t k = SCAT_SLOT(i);                           \
       T x = X[i], b = A[k];                              \
       A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;       \
       cnt[k]++;                                          \
@@ -80,55 +88,54 @@ typedef struct scat_job {
 
 /* rows [a, e) into one piece's arrays; every loop comes with and without a
  * validity bitmap */
-#define SCAT_ROWS(T, j, acc, cnt, a, e)                                    \
-  {                                                                        \
-    const T *X = (j)->in->values;                                          \
-    const uint32_t *G = (j)->ids;                                          \
-    const uint8_t *V = (j)->in->validity;                                  \
-    switch ((j)->kind) {                                                   \
-      case SCAT_SUM:                                                       \
-      case SCAT_FSUM:                                                      \
-        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                     \
-          double *A = (acc);                                               \
-          if (V == NULL)                                                   \
-            for (int64_t i = a; i < e; i++) A[G[i]] += (double)X[i];       \
-          else                                                             \
-            for (int64_t i = a; i < e; i++)                                \
-              if (ladle_bit_get(V, i)) A[G[i]] += (double)X[i];            \
-        } else {                                                           \
-          uint64_t *A = (acc);                                             \
-          if (V == NULL)                                                   \
-            for (int64_t i = a; i < e; i++) A[G[i]] += (uint64_t)X[i];     \
-          else                                                             \
-            for (int64_t i = a; i < e; i++)                                \
-              if (ladle_bit_get(V, i)) A[G[i]] += (uint64_t)X[i];          \
-        }                                                                  \
-        break;                                                             \
-      case SCAT_MIN:                                                       \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false);                   \
-        break;                                                             \
-      case SCAT_MAX:                                                       \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true);                    \
-        break;                                                             \
-      case SCAT_M2: {                                                      \
-        double *A = (acc);                                                 \
-        const double *M = (j)->mean;                                       \
-        for (int64_t i = a; i < e; i++) {                                  \
-          if (V != NULL && !ladle_bit_get(V, i)) continue;                 \
-          double d = (double)X[i] - M[G[i]];                               \
-          A[G[i]] += d * d;                                                \
-        }                                                                  \
-        break;                                                             \
-      }                                                                    \
-      default:                                                             \
-        break;                                                             \
-    }                                                                      \
-    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) { \
-      if (V == NULL || (j)->kind == SCAT_LEN)                              \
-        for (int64_t i = a; i < e; i++) cnt[G[i]]++;                       \
-      else                                                                 \
-        for (int64_t i = a; i < e; i++) cnt[G[i]] += ladle_bit_get(V, i);  \
-    }                                                                      \
+#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e)                                    \
+  {                                                                               \
+    const T *X = (in)->values;                                                    \
+    const uint8_t *V = (in)->validity;                                            \
+    switch ((j)->kind) {                                                          \
+      case SCAT_SUM:                                                              \
+      case SCAT_FSUM:                                                             \
+        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                            \
+          double *A = (acc);                                                      \
+          if (V == NULL)                                                          \
+            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i)] += (double)X[i];      \
+          else                                                                    \
+            for (int64_t i = a; i < e; i++)                                       \
+              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i)] += (double)X[i];           \
+        } else {                                                                  \
+          uint64_t *A = (acc);                                                    \
+          if (V == NULL)                                                          \
+            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i)] += (uint64_t)X[i];    \
+          else                                                                    \
+            for (int64_t i = a; i < e; i++)                                       \
+              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i)] += (uint64_t)X[i];         \
+        }                                                                         \
+        break;                                                                    \
+      case SCAT_MIN:                                                              \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false);                          \
+        break;                                                                    \
+      case SCAT_MAX:                                                              \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true);                           \
+        break;                                                                    \
+      case SCAT_M2: {                                                             \
+        double *A = (acc);                                                        \
+        const double *M = (j)->mean;                                              \
+        for (int64_t i = a; i < e; i++) {                                         \
+          if (V != NULL && !ladle_bit_get(V, i)) continue;                        \
+          double d = (double)X[i] - M[G[i]];                                      \
+          A[SCAT_SLOT(i)] += d * d;                                               \
+        }                                                                         \
+        break;                                                                    \
+      }                                                                           \
+      default:                                                                    \
+        break;                                                                    \
+    }                                                                             \
+    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) {        \
+      if (V == NULL || (j)->kind == SCAT_LEN)                                     \
+        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)]++;                      \
+      else                                                                        \
+        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)] += ladle_bit_get(V, i); \
+    }                                                                             \
   }
 
 /* groups [a, e): every other piece merged into piece 0 */
@@ -154,26 +161,67 @@ typedef struct scat_job {
     }                                                                                            \
   }
 
+/* Groups [a, e) of every other array of j (pieces, or one piece's lanes)
+ * merged into its first. */
+static void merge_range(const scat_job *j, int64_t a, int64_t e) {
+  if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
+    for (size_t p = 1; p < j->pieces; p++)
+      for (int64_t k = a; k < e; k++) j->cnt[0][k] += j->cnt[p][k];
+    return;
+  }
+  LADLE_DISPATCH_NUM(j->ph, SCAT_MERGE, j, a, e)
+}
+
+/* rows [a, e) of `in`, whose ids are G, into one piece's arrays */
+static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t *G, void *acc,
+                      int64_t *cnt, int64_t a, int64_t e) {
+  int64_t lanes = j->lanes, ng = j->ng;
+  if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
+    /* no values read: any type (strings, lists, null) */
+    const uint8_t *V = j->kind == SCAT_COUNT ? in->validity : NULL;
+    if (V == NULL)
+      for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)]++;
+    else
+      for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)] += ladle_bit_get(V, i);
+    return;
+  }
+  LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e)
+}
+
 static ladle_status scat_piece(void *vctx, size_t p, ladle_error *err) {
   LADLE_UNUSED(err);
   scat_job *j = vctx;
-  int64_t a = (int64_t)p * j->piece, e = LADLE_MIN(a + j->piece, j->n);
+  int64_t lanes = j->lanes, ng = j->ng;
   void *acc = j->acc ? j->acc[p] : NULL;
   int64_t *cnt = j->cnt ? j->cnt[p] : NULL;
   if (acc != NULL && (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
     LADLE_DISPATCH_NUM(j->ph, SCAT_INIT, j, acc)
-  if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
-    /* no values read: any type (strings, lists, null) */
-    const uint8_t *V = j->kind == SCAT_COUNT ? j->in->validity : NULL;
-    const uint32_t *G = j->ids;
-    if (j->kind == SCAT_COUNT && j->in->type.id == LADLE_TYPE_NULL) return LADLE_OK;
-    if (V == NULL)
-      for (int64_t i = a; i < e; i++) cnt[G[i]]++;
-    else
-      for (int64_t i = a; i < e; i++) cnt[G[i]] += ladle_bit_get(V, i);
-    return LADLE_OK;
+  if (j->nins > 1) {
+    /* a run of whole input pieces */
+    size_t c0 = p * (size_t)j->piece, c1 = LADLE_MIN(c0 + (size_t)j->piece, j->nins);
+    for (size_t c = c0; c < c1; c++)
+      scat_rows(j, &j->in[c], j->ids + j->starts[c], acc, cnt, 0, j->in[c].length);
+  } else {
+    int64_t a = (int64_t)p * j->piece, e = LADLE_MIN(a + j->piece, j->n);
+    scat_rows(j, j->in, j->ids, acc, cnt, a, e);
   }
-  LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, acc, cnt, a, e)
+  if (lanes > 1) {
+    /* the lanes folded into the first, which is what the pieces merge */
+    enum { MAX_LANES = 8 };
+    void *lacc[MAX_LANES];
+    int64_t *lcnt[MAX_LANES];
+    scat_job f = *j;
+    /* min/max keep the value's own type, the others 8-byte accumulators */
+    size_t es = j->kind == SCAT_MIN || j->kind == SCAT_MAX ? ladle_type_width(j->in->type.id) : 8;
+    f.pieces = (size_t)lanes;
+    f.acc = acc ? lacc : NULL;
+    f.cnt = cnt ? lcnt : NULL;
+    for (int64_t l = 0; l < lanes; l++) {
+      lacc[l] = acc ? (char *)acc + (size_t)(l * ng) * es : NULL;
+      lcnt[l] = cnt ? cnt + l * ng : NULL;
+    }
+    merge_range(&f, 0, ng);
+  }
   return LADLE_OK;
 }
 
@@ -181,12 +229,7 @@ static ladle_status scat_merge(void *vctx, size_t q, ladle_error *err) {
   LADLE_UNUSED(err);
   scat_job *j = vctx;
   int64_t a = (int64_t)q * j->gpiece, e = LADLE_MIN(a + j->gpiece, j->ng);
-  if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
-    for (size_t p = 1; p < j->pieces; p++)
-      for (int64_t k = a; k < e; k++) j->cnt[0][k] += j->cnt[p][k];
-    return LADLE_OK;
-  }
-  LADLE_DISPATCH_NUM(j->ph, SCAT_MERGE, j, a, e)
+  merge_range(j, a, e);
   return LADLE_OK;
 }
 
@@ -194,17 +237,25 @@ static ladle_status scat_merge(void *vctx, size_t q, ladle_error *err) {
  * accumulators, or NULL for the counts) and *cnt (ng counts, when asked or
  * needed) belong to the caller (ladle_scratch_free). */
 static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_column *in,
-                            const ladle_groups *g, const double *mean, bool want_cnt,
+                            size_t nins, const ladle_groups *g, const double *mean, bool want_cnt,
                             void **acc_out, int64_t **cnt_out, ladle_error *err) {
   scat_job j;
   memset(&j, 0, sizeof j);
   j.in = in;
+  j.nins = nins;
   j.ids = g->ids;
   j.mean = mean;
   j.kind = kind;
   j.ph = ladle_type_phys(in->type.id);
-  j.n = in->length;
+  j.n = nins > 1 ? g->nrows : in->length;
   j.ng = g->ngroups;
+  int64_t *starts = NULL;
+  if (nins > 1) {
+    starts = malloc(nins * sizeof *starts);
+    if (starts == NULL) return LADLE_OOM(err, "aggregation");
+    for (size_t c = 0, r = 0; c < nins; r += (size_t)in[c].length, c++) starts[c] = (int64_t)r;
+    j.starts = starts;
+  }
   j.want_cnt =
       want_cnt || kind == SCAT_MIN || kind == SCAT_MAX || kind == SCAT_LEN || kind == SCAT_COUNT;
   bool has_acc = kind != SCAT_LEN && kind != SCAT_COUNT;
@@ -215,12 +266,20 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
     j.pieces = 1;
     j.piece = LADLE_MAX(j.n, 1);
   }
-  size_t bytes = (size_t)LADLE_MAX(j.ng, 1) * 8;
+  if (nins > 1) {
+    /* pieces of whole input pieces: j.piece of them each */
+    j.pieces = LADLE_MIN(j.pieces, nins);
+    j.piece = (int64_t)((nins + j.pieces - 1) / j.pieces);
+    j.pieces = (nins + (size_t)j.piece - 1) / (size_t)j.piece;
+  }
+  j.lanes = j.ng <= 512 && j.n >= 64 * j.ng ? 8 : 1;
+  size_t bytes = (size_t)LADLE_MAX(j.ng, 1) * (size_t)j.lanes * 8;
   void *accs[64];
   int64_t *cnts[64];
   if (j.pieces > 64) {
-    j.pieces = 64;
-    j.piece = (j.n + 63) / 64;
+    int64_t items = nins > 1 ? (int64_t)nins : j.n;
+    j.piece = (items + 63) / 64;
+    j.pieces = (size_t)((items + j.piece - 1) / j.piece);
   }
   ladle_status st = LADLE_OK;
   for (size_t p = 0; p < j.pieces; p++) {
@@ -240,6 +299,7 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
     ladle_scratch_free(accs[p]);
     ladle_scratch_free(cnts[p]);
   }
+  free(starts);
   if (st != LADLE_OK) return st;
   *acc_out = accs[0];
   if (cnt_out != NULL)
@@ -454,14 +514,14 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
   }
 
 static ladle_status moments(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
-                            ladle_groups *g, ladle_column *o, ladle_error *err) {
+                            size_t nins, ladle_groups *g, ladle_column *o, ladle_error *err) {
   int64_t ng = g->ngroups;
   double *mean = NULL, *m2 = NULL;
   int64_t *cnt = NULL;
   ladle_phys ph = ladle_type_phys(in->type.id);
   ladle_status st = LADLE_OK;
   bool second = agg->op != LADLE_AGG_MEAN;
-  if (ng == 1 && in->validity == NULL) {
+  if (ng == 1 && nins == 1 && in->validity == NULL) {
     /* one group without nulls (a select-level mean/std): plain reductions with
      * independent accumulators, which vectorize */
     mean = ladle_scratch_alloc(sizeof *mean, true);
@@ -471,13 +531,13 @@ static ladle_status moments(const ladle_kctx *ctx, const ladle_bexpr *agg, const
     if (st == LADLE_OK) LADLE_DISPATCH_NUM(ph, ONE_GROUP_MOMENTS, in, mean, m2, cnt, second)
   } else {
     void *acc = NULL;
-    st = scatter(ctx, SCAT_FSUM, in, g, NULL, true, &acc, &cnt, err);
+    st = scatter(ctx, SCAT_FSUM, in, nins, g, NULL, true, &acc, &cnt, err);
     mean = acc;
     if (st == LADLE_OK)
       for (int64_t k = 0; k < ng; k++)
         if (cnt[k] > 0) mean[k] /= (double)cnt[k];
     if (st == LADLE_OK && second) {
-      st = scatter(ctx, SCAT_M2, in, g, mean, false, &acc, NULL, err);
+      st = scatter(ctx, SCAT_M2, in, nins, g, mean, false, &acc, NULL, err);
       m2 = acc;
     }
   }
@@ -546,9 +606,10 @@ static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladl
   return st;
 }
 
-ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
-                                 const ladle_column *in, ladle_groups *g, ladle_column *out,
-                                 ladle_error *err) {
+/* One aggregation; its input is `in` (NULL for len), or for the scatter
+ * kinds nins consecutive pieces of it starting at `in`. */
+static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
+                              size_t nins, ladle_groups *g, ladle_column *out, ladle_error *err) {
   int64_t ng = g->ngroups;
   ladle_agg_op op = agg->kind == LADLE_EX_LEN ? LADLE_AGG_LEN : (ladle_agg_op)agg->op;
   ladle_column o;
@@ -579,9 +640,10 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
     case LADLE_AGG_COUNT:
     case LADLE_AGG_NULL_COUNT: {
       uint32_t *O = LADLE_COL_MUT(&o, uint32_t);
-      bool all_null = in == NULL || in->type.id == LADLE_TYPE_NULL;
+      bool all_null = in == NULL || in->type.id == LADLE_TYPE_NULL, some_null = false;
+      for (size_t c = 0; c < nins; c++) some_null |= in[c].validity != NULL;
       if ((op == LADLE_AGG_COUNT && all_null) ||
-          (op == LADLE_AGG_NULL_COUNT && !all_null && in->validity == NULL)) {
+          (op == LADLE_AGG_NULL_COUNT && !all_null && !some_null)) {
         memset(O, 0, (size_t)ng * 4);
         break;
       }
@@ -593,9 +655,10 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
       rows.length = g->nrows;
       void *acc = NULL;
       int64_t *len = NULL, *cnt = NULL;
-      if (op != LADLE_AGG_COUNT) st = scatter(ctx, SCAT_LEN, &rows, g, NULL, true, &acc, &len, err);
+      if (op != LADLE_AGG_COUNT)
+        st = scatter(ctx, SCAT_LEN, &rows, 1, g, NULL, true, &acc, &len, err);
       if (st == LADLE_OK && !all_null)
-        st = scatter(ctx, SCAT_COUNT, in, g, NULL, true, &acc, &cnt, err);
+        st = scatter(ctx, SCAT_COUNT, in, nins, g, NULL, true, &acc, &cnt, err);
       for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
         O[k] = (uint32_t)(op == LADLE_AGG_LEN || all_null ? len[k]
                           : op == LADLE_AGG_COUNT         ? cnt[k]
@@ -611,7 +674,7 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
       }
       {
         void *acc = NULL;
-        st = scatter(ctx, SCAT_SUM, in, g, NULL, false, &acc, NULL, err);
+        st = scatter(ctx, SCAT_SUM, in, nins, g, NULL, false, &acc, NULL, err);
         if (st != LADLE_OK) break;
         if (ladle_type_is_float(in->type.id)) {
           for (int64_t k = 0; k < ng; k++) put_f(&o, k, ((const double *)acc)[k]);
@@ -652,8 +715,8 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
       {
         void *acc = NULL;
         int64_t *cnt = NULL;
-        st = scatter(ctx, op == LADLE_AGG_MAX ? SCAT_MAX : SCAT_MIN, in, g, NULL, true, &acc, &cnt,
-                     err);
+        st = scatter(ctx, op == LADLE_AGG_MAX ? SCAT_MAX : SCAT_MIN, in, nins, g, NULL, true, &acc,
+                     &cnt, err);
         if (st != LADLE_OK) break;
         LADLE_DISPATCH_NUM(ph, SCAT_PUT, &o, acc, cnt, ng)
         ladle_scratch_free(acc);
@@ -663,7 +726,7 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
     case LADLE_AGG_MEAN:
     case LADLE_AGG_STD:
     case LADLE_AGG_VAR:
-      st = moments(ctx, agg, in, g, &o, err);
+      st = moments(ctx, agg, in, nins, g, &o, err);
       break;
     case LADLE_AGG_MEDIAN:
     case LADLE_AGG_QUANTILE:
@@ -733,4 +796,33 @@ ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
   ladle_column_finish_nulls(&o);
   *out = o;
   return LADLE_OK;
+}
+
+ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                                 const ladle_column *in, ladle_groups *g, ladle_column *out,
+                                 ladle_error *err) {
+  return aggregate(ctx, agg, in, in != NULL ? 1 : 0, g, out, err);
+}
+
+/* Whether aggregation `op` of a `type` input runs on the input's pieces as
+ * they are (a row-parallel scatter); the others need one column. */
+static bool scatters(ladle_agg_op op, ladle_type_id type) {
+  bool kind = op == LADLE_AGG_SUM || op == LADLE_AGG_MIN || op == LADLE_AGG_MAX ||
+              op == LADLE_AGG_MEAN || op == LADLE_AGG_STD || op == LADLE_AGG_VAR ||
+              op == LADLE_AGG_COUNT || op == LADLE_AGG_NULL_COUNT;
+  return kind && type != LADLE_TYPE_STRING && type != LADLE_TYPE_LIST && type != LADLE_TYPE_NULL &&
+         !ladle_type_is_varlen(type);
+}
+
+ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                                        const ladle_column *ins, size_t nins, ladle_groups *g,
+                                        ladle_column *out, ladle_error *err) {
+  if (nins <= 1) return ladle_cpu_aggregate(ctx, agg, nins ? ins : NULL, g, out, err);
+  if (agg->kind == LADLE_EX_AGG && scatters((ladle_agg_op)agg->op, ins[0].type.id))
+    return aggregate(ctx, agg, ins, nins, g, out, err);
+  ladle_column whole;
+  LADLE_RETURN_NOT_OK(ladle_column_concat(ins, nins, &whole, err));
+  ladle_status st = ladle_cpu_aggregate(ctx, agg, &whole, g, out, err);
+  ladle_column_release(&whole);
+  return st;
 }

@@ -81,6 +81,7 @@ static const ladle_backend cpu_backend = {
     cpu_compact,
     ladle_cpu_group_ids,
     ladle_cpu_aggregate,
+    ladle_cpu_aggregate_chunks,
     ladle_cpu_join,
     ladle_cpu_sort_indices,
     ladle_cpu_rank,

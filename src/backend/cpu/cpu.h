@@ -229,6 +229,11 @@ ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys
 ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
                                  const ladle_column *in, ladle_groups *g, ladle_column *out,
                                  ladle_error *err);
+/* The same over nins consecutive pieces of the input (a table's partitions),
+ * without concatenating them where the aggregation allows. */
+ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_bexpr *agg,
+                                        const ladle_column *ins, size_t nins, ladle_groups *g,
+                                        ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
                             const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
                             bool nulls_equal, ladle_join_pairs *out, ladle_error *err);
