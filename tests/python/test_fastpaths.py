@@ -282,3 +282,31 @@ def test_row_parallel_scatter_aggregations(threads, morsel, groups) -> None:
         lf = df.lazy().group_by("g").agg(a).sort("g")
         # float32 sums: Polars adds in float32, ladle in double (cancellation: up to 1e-2 apart)
         assert_same(lf, eng, rel_tol=1e-6, abs_tol=0.05)
+
+
+@pytest.mark.parametrize("kind", ["int", "short-str", "long-str"])
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
+def test_selective_join_through_the_bloom_filter(engine, kind, how) -> None:
+    """A big build side (100,000 keys) probed by rows that mostly miss it: the
+    probe goes through a Bloom filter of the table's keys. Hits must all be
+    found (no false negatives), nulls never match, duplicates keep their
+    multiplicity."""
+    rng = np.random.default_rng(11)
+    nb, n = 100_000, 300_000
+    keys = rng.permutation(10 * nb)[:nb]
+    probe = np.where(rng.random(n) < 0.05, rng.choice(keys, n), rng.integers(10 * nb, 20 * nb, n))
+    probe[:3000] = rng.integers(10 * nb, 20 * nb, 3000)  # the sampled start all misses
+    build_keys = np.concatenate([keys, keys[:50]])  # some keys twice
+
+    def key(v: np.ndarray) -> pl.Series:
+        if kind == "int":
+            return pl.Series(v)
+        s = pl.Series(v).cast(pl.String)
+        return s if kind == "short-str" else ("key number " + s)
+
+    left = pl.DataFrame({"k": key(probe), "i": np.arange(n)}).with_columns(
+        pl.when(pl.col("i") % 97 == 0).then(None).otherwise(pl.col("k")).alias("k"))
+    right = pl.DataFrame({"k": key(build_keys), "w": np.arange(len(build_keys))})
+    right = pl.concat([right, pl.DataFrame({"k": [None], "w": [-1]}, schema=right.schema)])
+    by = ["i", "w"] if how in ("inner", "left") else ["i"]
+    assert_same(left.lazy().join(right.lazy(), on="k", how=how).sort(by, nulls_last=True), engine)
