@@ -70,6 +70,11 @@ typedef struct ladle_backend {
                                   int64_t **out_idx, int64_t *out_n, ladle_error *err);
   ladle_status (*gather)(const ladle_kctx *ctx, const ladle_column *src, const int64_t *idx,
                          int64_t n, ladle_column *out, ladle_error *err);
+  /* The same from consecutive pieces src[0..px->n) (a table's partitions)
+   * taken as one column; NULL: the caller concatenates them. */
+  ladle_status (*gather_pieces)(const ladle_kctx *ctx, const ladle_column *src,
+                                const ladle_pieces *px, const int64_t *idx, int64_t n,
+                                ladle_column *out, ladle_error *err);
   /* The rows of src whose keep byte is 1 (n_keep of them), in order; src not a
    * list. */
   ladle_status (*compact)(const ladle_kctx *ctx, const ladle_column *src, const uint8_t *keep,

@@ -530,3 +530,172 @@ ladle_status ladle_column_broadcast(const ladle_column *src, int64_t length, lad
   free(idx);
   return st;
 }
+
+/* ------------------------------------------------ gathers over column pieces */
+
+ladle_status ladle_pieces_index(const ladle_column *src, size_t nsrc, ladle_pieces *out,
+                                ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  out->n = nsrc;
+  out->starts = malloc((nsrc + 1) * sizeof *out->starts);
+  if (out->starts == NULL) return LADLE_OOM(err, "piece index");
+  int64_t total = 0, shortest = INT64_MAX;
+  for (size_t c = 0; c < nsrc; c++) {
+    out->starts[c] = total;
+    total += src[c].length;
+    if (src[c].length > 0) shortest = LADLE_MIN(shortest, src[c].length);
+  }
+  out->starts[nsrc] = total;
+  /* pages no longer than the shortest piece: a page overlaps at most two */
+  out->shift = 0;
+  while (shortest != INT64_MAX && ((int64_t)2 << out->shift) <= shortest && out->shift < 40)
+    out->shift++;
+  int64_t pages = (total >> out->shift) + 1;
+  out->page = malloc((size_t)pages * sizeof *out->page);
+  if (out->page == NULL) {
+    ladle_pieces_release(out);
+    return LADLE_OOM(err, "piece index");
+  }
+  size_t c = 0;
+  for (int64_t p = 0; p < pages; p++) {
+    int64_t row = p << out->shift;
+    while (c + 1 < nsrc && out->starts[c + 1] <= row) c++;
+    out->page[p] = (uint32_t)c;
+  }
+  return LADLE_OK;
+}
+
+void ladle_pieces_release(ladle_pieces *p) {
+  free(p->starts);
+  free(p->page);
+  memset(p, 0, sizeof *p);
+}
+
+/* the piece holding row j, and j's row in it */
+static inline size_t piece_of(const ladle_pieces *px, int64_t j, int64_t *local) {
+  size_t c = px->page[j >> px->shift];
+  while (px->starts[c + 1] <= j) c++;
+  *local = j - px->starts[c];
+  return c;
+}
+
+ladle_status ladle_column_gather_pieces(const ladle_column *src, const ladle_pieces *px,
+                                        const int64_t *idx, int64_t n, ladle_column *out,
+                                        ladle_error *err) {
+  if (px->n == 1) return ladle_column_gather(&src[0], idx, n, out, err);
+  ladle_type_id t = px->n > 0 ? src[0].type.id : LADLE_TYPE_NULL;
+  if (px->n == 0 || t == LADLE_TYPE_LIST || t == LADLE_TYPE_NULL) {
+    /* rare here: the pieces put together first */
+    ladle_column whole;
+    LADLE_RETURN_NOT_OK(ladle_column_concat(src, px->n, &whole, err));
+    ladle_status st = ladle_column_gather(&whole, idx, n, out, err);
+    ladle_column_release(&whole);
+    return st;
+  }
+  bool neg = false, nullable = false;
+  for (int64_t i = 0; i < n; i++) neg |= idx[i] < 0;
+  for (size_t c = 0; c < px->n; c++) nullable |= src[c].validity != NULL;
+  nullable |= neg;
+  /* each row's piece and row within it, found once for every pass below */
+  uint32_t *pc = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *pc, false);
+  int64_t *pl = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *pl, false);
+  if (pc == NULL || pl == NULL) {
+    ladle_scratch_free(pc);
+    ladle_scratch_free(pl);
+    return LADLE_OOM(err, "gather");
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t l = -1;
+    pc[i] = idx[i] >= 0 ? (uint32_t)piece_of(px, idx[i], &l) : 0;
+    pl[i] = l;
+  }
+  bool varlen = ladle_type_is_varlen(t);
+  int64_t chars = 0;
+  if (varlen)
+    for (int64_t i = 0; i < n; i++)
+      if (pl[i] >= 0) {
+        const int64_t *so = src[pc[i]].values;
+        chars += so[pl[i] + 1] - so[pl[i]];
+      }
+  ladle_column c;
+  ladle_status st = ladle_column_alloc(src[0].type, n, nullable, chars, &c, err);
+  if (st == LADLE_OK && varlen) {
+    int64_t *o = LADLE_COL_MUT(&c, int64_t);
+    char *d = LADLE_COL_CHARS_MUT(&c);
+    int64_t pos = 0;
+    o[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t j = pl[i];
+      if (j >= 0) {
+        const ladle_column *s = &src[pc[i]];
+        const int64_t *so = s->values;
+        int64_t len = so[j + 1] - so[j];
+        copy_str(d, pos, chars, s->chars + so[j], s->chars + so[s->length], len);
+        pos += len;
+      }
+      o[i + 1] = pos;
+    }
+  } else if (st == LADLE_OK) {
+    size_t w = ladle_type_width(t);
+    switch (w) {
+#define GATHER_PW(W, T)                                                \
+  case W: {                                                            \
+    T *d = LADLE_COL_MUT(&c, T);                                       \
+    for (int64_t i = 0; i < n; i++)                                    \
+      d[i] = pl[i] < 0 ? (T)0 : ((const T *)src[pc[i]].values)[pl[i]]; \
+    break;                                                             \
+  }
+      GATHER_PW(1, uint8_t)
+      GATHER_PW(2, uint16_t)
+      GATHER_PW(4, uint32_t)
+      GATHER_PW(8, uint64_t)
+#undef GATHER_PW
+      default: {
+        char *d = LADLE_COL_MUT(&c, char);
+        for (int64_t i = 0; i < n; i++) {
+          if (pl[i] < 0)
+            memset(d + (size_t)i * w, 0, w);
+          else
+            memcpy(d + (size_t)i * w, (const char *)src[pc[i]].values + (size_t)pl[i] * w, w);
+        }
+      }
+    }
+  }
+  if (st == LADLE_OK && nullable) {
+    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+    memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+    for (int64_t i = 0; i < n; i++)
+      if (pl[i] >= 0 && ladle_column_valid(&src[pc[i]], pl[i]))
+        bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  }
+  ladle_scratch_free(pc);
+  ladle_scratch_free(pl);
+  if (st != LADLE_OK) return st;
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_slice_pieces(const ladle_column *src, const ladle_pieces *px,
+                                       int64_t offset, int64_t length, ladle_column *out,
+                                       ladle_error *err) {
+  int64_t l0 = 0, l1 = 0;
+  if (length <= 0 || px->n == 1) return ladle_column_slice(&src[0], offset, length, out, err);
+  size_t a = piece_of(px, offset, &l0), b = piece_of(px, offset + length - 1, &l1);
+  if (a == b) return ladle_column_slice(&src[a], l0, length, out, err);
+  /* across pieces: the parts put together */
+  size_t k = b - a + 1;
+  ladle_column *parts = calloc(k, sizeof *parts);
+  if (parts == NULL) return LADLE_OOM(err, "slice");
+  ladle_status st = LADLE_OK;
+  size_t made = 0;
+  for (size_t c = a; c <= b && st == LADLE_OK; c++, made++) {
+    int64_t from = c == a ? l0 : 0, to = c == b ? l1 + 1 : src[c].length;
+    st = ladle_column_slice(&src[c], from, to - from, &parts[c - a], err);
+  }
+  if (st != LADLE_OK) made--;
+  if (st == LADLE_OK) st = ladle_column_concat(parts, k, out, err);
+  for (size_t i = 0; i < made; i++) ladle_column_release(&parts[i]);
+  free(parts);
+  return st;
+}

@@ -186,6 +186,27 @@ void ladle_scratch_free(void *p);
 
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
+
+/* Consecutive pieces of one column (a table's partitions) seen as one: each
+ * piece's first row, and per page of 2^shift rows the first piece in it. */
+typedef struct ladle_pieces {
+  size_t n;
+  int64_t *starts; /* n + 1 */
+  uint32_t *page;
+  int shift;
+} ladle_pieces;
+ladle_status ladle_pieces_index(const ladle_column *src, size_t nsrc, ladle_pieces *out,
+                                ladle_error *err);
+void ladle_pieces_release(ladle_pieces *p);
+/* What ladle_column_gather gives on the concatenation of the pieces src[0..px->n),
+ * without making it; and a slice of that concatenation (a slice of one piece
+ * when it lies in one). */
+ladle_status ladle_column_gather_pieces(const ladle_column *src, const ladle_pieces *px,
+                                        const int64_t *idx, int64_t n, ladle_column *out,
+                                        ladle_error *err);
+ladle_status ladle_column_slice_pieces(const ladle_column *src, const ladle_pieces *px,
+                                       int64_t offset, int64_t length, ladle_column *out,
+                                       ladle_error *err);
 /* The rows of src whose keep byte is 1 (n_keep of them, counted by the
  * caller), in order, without an index array; src not a LIST. */
 ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, int64_t n_keep,

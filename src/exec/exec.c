@@ -88,9 +88,64 @@ static ladle_status gather_columns(exec_state *s, const ladle_column *cols, size
   return st;
 }
 
+/* A source column of a gather: one whole column, or the pieces of one column
+ * across a table's partitions (px != NULL) taken as one. */
+typedef struct gather_src {
+  const ladle_column *col;
+  const ladle_pieces *px;
+} gather_src;
+
+/* A table's partitions seen as whole columns without concatenating them:
+ * column i is pieces cols[i * nchunks ..] under one piece index. A table of
+ * one partition (or a backend without gather_pieces) is combined instead. */
+typedef struct piece_table {
+  ladle_table *whole; /* combined, or NULL */
+  ladle_column *cols;
+  size_t nchunks;
+  ladle_pieces px;
+} piece_table;
+
+static ladle_status piece_table_make(exec_state *s, ladle_table *t, piece_table *pt,
+                                     ladle_error *err) {
+  memset(pt, 0, sizeof *pt);
+  if (t->nchunks <= 1 || s->be->gather_pieces == NULL || t->schema.n == 0)
+    return ladle_table_combine(t, &pt->whole, err);
+  size_t nc = t->schema.n, nk = t->nchunks;
+  pt->nchunks = nk;
+  pt->cols = malloc(nc * nk * sizeof *pt->cols);
+  if (pt->cols == NULL) return LADLE_OOM(err, "pieces");
+  for (size_t i = 0; i < nc; i++)
+    for (size_t k = 0; k < nk; k++) pt->cols[i * nk + k] = t->chunks[k].columns[i]; /* borrowed */
+  ladle_status st = ladle_pieces_index(pt->cols, nk, &pt->px, err);
+  if (st != LADLE_OK) {
+    free(pt->cols);
+    pt->cols = NULL;
+  }
+  return st;
+}
+
+static void piece_table_release(piece_table *pt) {
+  ladle_table_release(pt->whole);
+  free(pt->cols);
+  ladle_pieces_release(&pt->px);
+  memset(pt, 0, sizeof *pt);
+}
+
+static gather_src piece_table_src(const piece_table *pt, size_t i) {
+  gather_src g;
+  if (pt->whole != NULL) {
+    g.col = &pt->whole->chunks[0].columns[i];
+    g.px = NULL;
+  } else {
+    g.col = &pt->cols[i * pt->nchunks];
+    g.px = &pt->px;
+  }
+  return g;
+}
+
 typedef struct pgather_job {
-  const ladle_column *const *src; /* per output column */
-  const int64_t *const *idx;      /* per output column; NULL: rows 0..n-1 of src */
+  const gather_src *src;     /* per output column */
+  const int64_t *const *idx; /* per output column; NULL: rows 0..n-1 of src */
   size_t ncols;
   int64_t n, part_rows;
   ladle_table *t;
@@ -103,16 +158,20 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   size_t part = i / j->ncols, col = i % j->ncols;
   int64_t a = (int64_t)part * j->part_rows, len = LADLE_MIN(j->part_rows, j->n - a);
   ladle_column *o = &j->t->chunks[part].columns[col];
-  if (j->idx[col] == NULL) return ladle_column_slice(j->src[col], a, len, o, err);
-  return j->be->gather(j->k, j->src[col], j->idx[col] + a, len, o, err);
+  const gather_src *g = &j->src[col];
+  if (j->idx[col] == NULL)
+    return g->px ? ladle_column_slice_pieces(g->col, g->px, a, len, o, err)
+                 : ladle_column_slice(g->col, a, len, o, err);
+  return g->px ? j->be->gather_pieces(j->k, g->col, g->px, j->idx[col] + a, len, o, err)
+               : j->be->gather(j->k, g->col, j->idx[col] + a, len, o, err);
 }
 
 /* A table of n rows whose column c is rows idx[c] of src[c], built one morsel
  * partition at a time: (partition, column) pieces are gathered in parallel and
  * become the partitions themselves, so nothing is copied twice. */
-static ladle_status gather_table(exec_state *s, const ladle_schema *schema,
-                                 const ladle_column *const *src, const int64_t *const *idx,
-                                 int64_t n, ladle_table **out, ladle_error *err) {
+static ladle_status gather_table(exec_state *s, const ladle_schema *schema, const gather_src *src,
+                                 const int64_t *const *idx, int64_t n, ladle_table **out,
+                                 ladle_error *err) {
   int64_t part_rows = LADLE_MAX(s->k.morsel_rows, 1);
   size_t nparts = (size_t)LADLE_MAX((n + part_rows - 1) / part_rows, 1);
   ladle_table *t;
@@ -551,14 +610,27 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
                               ladle_table **out, ladle_error *err) {
   size_t nk = p->nkeys;
   ladle_table *lc = NULL, *rc = NULL;
+  piece_table lp, rp; /* the sides' columns, for the gathers */
+  memset(&lp, 0, sizeof lp);
+  memset(&rp, 0, sizeof rp);
+  bool coalesce = false;
+  for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
   ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
   ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
   ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
   ladle_join_pairs pairs = {0, NULL, NULL};
   ladle_status st = lk && rk && cols ? LADLE_OK : LADLE_OOM(err, "join");
   bool have_lk = false, have_rk = false;
-  if (st == LADLE_OK) st = ladle_table_combine(l, &lc, err);
-  if (st == LADLE_OK) st = ladle_table_combine(r, &rc, err);
+  if (coalesce) {
+    /* a full join's coalesced key merges the sides' key columns: whole ones */
+    if (st == LADLE_OK) st = ladle_table_combine(l, &lc, err);
+    if (st == LADLE_OK) st = ladle_table_combine(r, &rc, err);
+  } else {
+    lc = ladle_table_ref(l);
+    rc = ladle_table_ref(r);
+    if (st == LADLE_OK) st = piece_table_make(s, l, &lp, err);
+    if (st == LADLE_OK) st = piece_table_make(s, r, &rp, err);
+  }
   if (st == LADLE_OK && p->join.how != LADLE_JOIN_CROSS) {
     st = eval_whole(s, p->keys, nk, lc, lk, err);
     have_lk = st == LADLE_OK;
@@ -582,17 +654,15 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   bool left_identity =
       st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
   for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
-  bool coalesce = false;
-  for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
   ladle_table *gathered = NULL; /* the output, when built partition by partition */
   if (st == LADLE_OK && !coalesce) {
     /* the output partition by partition, gathered in parallel */
-    const ladle_column **src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
+    gather_src *src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
     const int64_t **idx = calloc(LADLE_MAX(p->schema.n, 1), sizeof *idx);
     if (src == NULL || idx == NULL) st = LADLE_OOM(err, "join");
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
-      src[i] = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
+      src[i] = m >= 0 ? piece_table_src(&lp, (size_t)m) : piece_table_src(&rp, (size_t)(-m - 1));
       idx[i] = m >= 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
     }
     if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, pairs.n, &gathered, err);
@@ -646,6 +716,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   free(rk);
   ladle_table_release(lc);
   ladle_table_release(rc);
+  piece_table_release(&lp);
+  piece_table_release(&rp);
   if (!coalesce) {
     free(cols);
     if (st == LADLE_OK) *out = gathered;
@@ -662,11 +734,13 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
 static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *in,
                               ladle_table **out, ladle_error *err) {
   size_t nk = p->nexprs, nc = p->schema.n;
-  ladle_table *c = NULL;
+  ladle_table *c = in;
+  piece_table pt;
+  memset(&pt, 0, sizeof pt);
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   ladle_column *cols = calloc(LADLE_MAX(nc, 1), sizeof *cols);
   int64_t *perm = NULL;
-  ladle_status st = keys && cols ? ladle_table_combine(in, &c, err) : LADLE_OOM(err, "sort");
+  ladle_status st = keys && cols ? piece_table_make(s, in, &pt, err) : LADLE_OOM(err, "sort");
   bool have_keys = false;
   if (st == LADLE_OK) {
     st = eval_whole(s, p->exprs, nk, c, keys, err);
@@ -676,11 +750,11 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
     st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   int64_t n = c ? c->num_rows : 0;
   if (p->limit >= 0 && p->limit < n) n = p->limit;
-  const ladle_column **src = calloc(LADLE_MAX(nc, 1), sizeof *src);
+  gather_src *src = calloc(LADLE_MAX(nc, 1), sizeof *src);
   const int64_t **idx = calloc(LADLE_MAX(nc, 1), sizeof *idx);
   if (st == LADLE_OK && (src == NULL || idx == NULL)) st = LADLE_OOM(err, "sort");
   for (size_t i = 0; st == LADLE_OK && i < nc; i++) {
-    src[i] = &c->chunks[0].columns[i];
+    src[i] = piece_table_src(&pt, i);
     idx[i] = perm;
   }
   if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, n, out, err);
@@ -690,7 +764,7 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
     for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
   free(perm);
-  ladle_table_release(c);
+  piece_table_release(&pt);
   free(cols);
   return st;
 }

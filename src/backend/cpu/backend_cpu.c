@@ -56,6 +56,13 @@ static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src, c
   return ladle_column_gather(src, idx, n, out, err);
 }
 
+static ladle_status cpu_gather_pieces(const ladle_kctx *ctx, const ladle_column *src,
+                                      const ladle_pieces *px, const int64_t *idx, int64_t n,
+                                      ladle_column *out, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  return ladle_column_gather_pieces(src, px, idx, n, out, err);
+}
+
 static ladle_status cpu_compact(const ladle_kctx *ctx, const ladle_column *src, const uint8_t *keep,
                                 int64_t n_keep, ladle_column *out, ladle_error *err) {
   LADLE_UNUSED(ctx);
@@ -78,6 +85,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_when,
     cpu_mask_to_indices,
     cpu_gather,
+    cpu_gather_pieces,
     cpu_compact,
     ladle_cpu_group_ids,
     ladle_cpu_aggregate,

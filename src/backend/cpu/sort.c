@@ -78,6 +78,15 @@ static ladle_status radix_sort(uint64_t *keys, int64_t *perm, int64_t n, ladle_e
   return LADLE_OK;
 }
 
+/* Strings in sort order, all nulls equal (before every value; the nulls pass
+ * puts them where asked): a null row's bytes are whatever the slot holds and
+ * must not order it. */
+static inline int str_cmp_nulls(const ladle_column *c, int64_t i, int64_t j) {
+  bool vi = ladle_column_valid(c, i), vj = ladle_column_valid(c, j);
+  if (!vi || !vj) return (int)vi - (int)vj;
+  return ladle_str_cmp(c, i, c, j);
+}
+
 /* Stable merge sort of perm by string value. */
 static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n, bool desc,
                                 ladle_error *err) {
@@ -89,7 +98,7 @@ static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n,
       int64_t mid = LADLE_MIN(lo + width, n), hi = LADLE_MIN(lo + 2 * width, n);
       int64_t a = lo, b = mid, k = lo;
       while (a < mid && b < hi) {
-        int cmp = ladle_str_cmp(c, src[b], c, src[a]);
+        int cmp = str_cmp_nulls(c, src[b], src[a]);
         bool take_b = desc ? cmp > 0 : cmp < 0;
         dst[k++] = take_b ? src[b++] : src[a++];
       }
