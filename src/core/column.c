@@ -187,6 +187,7 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
 /* Are the pieces back-to-back views of the same buffers (as the morsels of one
  * column are)? Then their concatenation is a view too. */
 static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out) {
+  if (n == 0) return false;
   size_t w = ladle_type_is_varlen(cols[0].type.id) ? 8 : ladle_type_width(cols[0].type.id);
   if (w == 0) return false;
   int64_t length = cols[0].length, nulls = cols[0].null_count;
@@ -207,6 +208,10 @@ static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out
   out->length = length;
   out->null_count = nulls;
   return true;
+}
+
+bool ladle_column_concat_view(const ladle_column *cols, size_t n, ladle_column *out) {
+  return concat_as_view(cols, n, out);
 }
 
 /* Gives list column c its elements (when st is OK) and hands it out, or

@@ -187,6 +187,10 @@ void ladle_scratch_free(void *p);
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
 
+/* The concatenation of cols as a view of their shared buffers, when they are
+ * adjacent slices of one column (a table re-split into morsels); false when
+ * not, with nothing done. */
+bool ladle_column_concat_view(const ladle_column *cols, size_t n, ladle_column *out);
 /* Consecutive pieces of one column (a table's partitions) seen as one: each
  * piece's first row, and per page of 2^shift rows the first piece in it. */
 typedef struct ladle_pieces {

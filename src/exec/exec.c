@@ -101,31 +101,45 @@ typedef struct gather_src {
 typedef struct piece_table {
   ladle_table *whole; /* combined, or NULL */
   ladle_column *cols;
-  size_t nchunks;
+  ladle_column *views; /* per column: its pieces as one view (length 0: none) */
+  size_t nchunks, ncols;
   ladle_pieces px;
 } piece_table;
+
+static void piece_table_release(piece_table *pt);
 
 static ladle_status piece_table_make(exec_state *s, ladle_table *t, piece_table *pt,
                                      ladle_error *err) {
   memset(pt, 0, sizeof *pt);
-  if (t->nchunks <= 1 || s->be->gather_pieces == NULL || t->schema.n == 0)
+  if (t->nchunks <= 1 || s->be->gather_pieces == NULL || t->schema.n == 0 || t->num_rows == 0)
     return ladle_table_combine(t, &pt->whole, err);
   size_t nc = t->schema.n, nk = t->nchunks;
   pt->nchunks = nk;
+  pt->ncols = nc;
   pt->cols = malloc(nc * nk * sizeof *pt->cols);
-  if (pt->cols == NULL) return LADLE_OOM(err, "pieces");
-  for (size_t i = 0; i < nc; i++)
-    for (size_t k = 0; k < nk; k++) pt->cols[i * nk + k] = t->chunks[k].columns[i]; /* borrowed */
-  ladle_status st = ladle_pieces_index(pt->cols, nk, &pt->px, err);
-  if (st != LADLE_OK) {
+  pt->views = calloc(nc, sizeof *pt->views);
+  if (pt->cols == NULL || pt->views == NULL) {
     free(pt->cols);
-    pt->cols = NULL;
+    free(pt->views);
+    memset(pt, 0, sizeof *pt);
+    return LADLE_OOM(err, "pieces");
   }
+  for (size_t i = 0; i < nc; i++) {
+    for (size_t k = 0; k < nk; k++) pt->cols[i * nk + k] = t->chunks[k].columns[i]; /* borrowed */
+    /* morsels of one column (a frame re-split) are one column again for free */
+    if (!ladle_column_concat_view(&pt->cols[i * nk], nk, &pt->views[i]))
+      memset(&pt->views[i], 0, sizeof pt->views[i]);
+  }
+  ladle_status st = ladle_pieces_index(pt->cols, nk, &pt->px, err);
+  if (st != LADLE_OK) piece_table_release(pt);
   return st;
 }
 
 static void piece_table_release(piece_table *pt) {
   ladle_table_release(pt->whole);
+  for (size_t i = 0; pt->views != NULL && i < pt->ncols; i++)
+    if (pt->views[i].length > 0) ladle_column_release(&pt->views[i]);
+  free(pt->views);
   free(pt->cols);
   ladle_pieces_release(&pt->px);
   memset(pt, 0, sizeof *pt);
@@ -135,6 +149,9 @@ static gather_src piece_table_src(const piece_table *pt, size_t i) {
   gather_src g;
   if (pt->whole != NULL) {
     g.col = &pt->whole->chunks[0].columns[i];
+    g.px = NULL;
+  } else if (pt->views[i].length > 0) {
+    g.col = &pt->views[i];
     g.px = NULL;
   } else {
     g.col = &pt->cols[i * pt->nchunks];
