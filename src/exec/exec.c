@@ -1166,6 +1166,7 @@ ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, lad
   s.k.morsel_rows = eng->morsel_rows;
   ladle_result *r = calloc(1, sizeof *r);
   if (r == NULL) return LADLE_OOM(err, "result");
+  r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;
   ladle_status st = exec_node(&s, plan, &r->table, err);
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
@@ -1188,6 +1189,8 @@ ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i) {
   return i < r->table->schema.n ? r->table->schema.types[i] : ladle_dtype_make(LADLE_TYPE_NULL);
 }
 ladle_table *ladle_result_table(const ladle_result *r) { return ladle_table_ref(r->table); }
+int ladle_result_threads(const ladle_result *r);
+int ladle_result_threads(const ladle_result *r) { return r->threads; }
 void ladle_result_destroy(ladle_result *r) {
   if (r == NULL) return;
   ladle_table_release(r->table);

@@ -17,6 +17,7 @@ struct ladle_engine {
 
 struct ladle_result {
   ladle_table *table;
+  int threads; /* the engine's, for work on the result (its export) */
 };
 
 typedef struct exec_cache_entry {

@@ -773,11 +773,9 @@ static void array_release(struct ArrowArray *a) {
  * value (short strings inline, longer ones as prefix + offset into the one data
  * buffer, which is the column's chars). Polars keeps strings as views, so it
  * takes these without converting every value. */
-static ladle_status export_views(const ladle_column *c, array_private *p, struct ArrowArray *out,
-                                 ladle_error *err) {
-  LADLE_RETURN_NOT_OK(
-      ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(c->length, 1) * 16, &p->bits, err));
-  uint8_t *v = p->bits->data;
+static ladle_status views_build(const ladle_column *c, ladle_buffer **out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(c->length, 1) * 16, out, err));
+  uint8_t *v = (*out)->data;
   const int64_t *o = c->values;
   int64_t base = c->length > 0 ? o[0] : 0;
   for (int64_t i = 0; i < c->length; i++) {
@@ -794,8 +792,20 @@ static ladle_status export_views(const ladle_column *c, array_private *p, struct
       memcpy(w + 12, &off, 4);
     }
   }
+  return LADLE_OK;
+}
+
+/* `prebuilt`: the views already made (taken over), or NULL to make them. */
+static ladle_status export_views(const ladle_column *c, ladle_buffer *prebuilt, array_private *p,
+                                 struct ArrowArray *out, ladle_error *err) {
+  if (prebuilt != NULL)
+    p->bits = prebuilt;
+  else
+    LADLE_RETURN_NOT_OK(views_build(c, &p->bits, err));
+  const int64_t *o = c->values;
+  int64_t base = c->length > 0 ? o[0] : 0;
   p->sizes[0] = c->length > 0 ? o[c->length] - base : 0;
-  p->buffers[1] = v;
+  p->buffers[1] = p->bits->data;
   p->buffers[2] = c->chars + base;
   p->buffers[3] = p->sizes;
   out->n_buffers = 4;
@@ -814,10 +824,10 @@ static bool views_fit(const ladle_table *t, size_t col) {
   return true;
 }
 
-static ladle_status export_column(const ladle_column *c, bool views, struct ArrowArray *out,
-                                  ladle_error *err);
-static ladle_status export_column(const ladle_column *c, bool views, struct ArrowArray *out,
-                                  ladle_error *err) {
+static ladle_status export_column(const ladle_column *c, bool views, ladle_buffer *prebuilt,
+                                  struct ArrowArray *out, ladle_error *err);
+static ladle_status export_column(const ladle_column *c, bool views, ladle_buffer *prebuilt,
+                                  struct ArrowArray *out, ladle_error *err) {
   array_private *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "arrow array");
   ladle_column_copy_ref(c, &p->col);
@@ -847,7 +857,7 @@ static ladle_status export_column(const ladle_column *c, bool views, struct Arro
     p->buffers[1] = bits;
     out->n_buffers = 2;
   } else if (views && c->type.id == LADLE_TYPE_STRING) {
-    ladle_status st = export_views(c, p, out, err);
+    ladle_status st = export_views(c, prebuilt, p, out, err);
     if (st != LADLE_OK) {
       array_release(out);
       return st;
@@ -861,7 +871,7 @@ static ladle_status export_column(const ladle_column *c, bool views, struct Arro
     out->n_buffers = 2;
     struct ArrowArray *child = calloc(1, sizeof *child);
     p->children = calloc(1, sizeof *p->children);
-    ladle_status st = child && p->children ? export_column(c->child, false, child, err)
+    ladle_status st = child && p->children ? export_column(c->child, false, NULL, child, err)
                                            : LADLE_OOM(err, "arrow array");
     if (st != LADLE_OK) {
       free(child);
@@ -878,8 +888,10 @@ static ladle_status export_column(const ladle_column *c, bool views, struct Arro
   return LADLE_OK;
 }
 
+/* prebuilt: NULL, or per column the chunk's views made ahead (taken over) */
 static ladle_status export_chunk(const ladle_table *t, size_t k, const bool *views,
-                                 struct ArrowArray *out, ladle_error *err) {
+                                 ladle_buffer **prebuilt, struct ArrowArray *out,
+                                 ladle_error *err) {
   array_private *p = calloc(1, sizeof *p);
   size_t n = t->schema.n;
   if (p == NULL || (p->children = calloc(LADLE_MAX(n, 1), sizeof *p->children)) == NULL) {
@@ -895,8 +907,11 @@ static ladle_status export_chunk(const ladle_table *t, size_t k, const bool *vie
   out->private_data = p;
   for (size_t i = 0; i < n; i++) {
     struct ArrowArray *c = calloc(1, sizeof *c);
-    ladle_status st = c ? export_column(&t->chunks[k].columns[i], views != NULL && views[i], c, err)
-                        : LADLE_OOM(err, "arrow array");
+    ladle_buffer *pre = prebuilt != NULL ? prebuilt[i] : NULL;
+    if (prebuilt != NULL) prebuilt[i] = NULL;
+    ladle_status st =
+        c ? export_column(&t->chunks[k].columns[i], views != NULL && views[i], pre, c, err)
+          : (ladle_buffer_release(pre), LADLE_OOM(err, "arrow array"));
     if (st != LADLE_OK) {
       free(c);
       array_release(out);
@@ -911,9 +926,41 @@ static ladle_status export_chunk(const ladle_table *t, size_t k, const bool *vie
 typedef struct stream_private {
   ladle_table *table;
   size_t next;
-  bool *views; /* per column: STRING exported as views */
+  bool *views;          /* per column: STRING exported as views */
+  ladle_buffer **built; /* NULL, or per (chunk, column) views made ahead in parallel */
   ladle_error err;
 } stream_private;
+
+typedef struct views_ahead {
+  const ladle_table *t;
+  const bool *views;
+  ladle_buffer **built;
+} views_ahead;
+
+static ladle_status views_ahead_task(void *ctx, size_t i, ladle_error *err) {
+  views_ahead *v = ctx;
+  size_t n = v->t->schema.n, k = i / n, col = i % n;
+  if (!v->views[col]) return LADLE_OK;
+  return views_build(&v->t->chunks[k].columns[col], &v->built[i], err);
+}
+
+/* Makes every chunk's string views ahead with `threads` threads, when there are
+ * enough rows to pay for a pool; p->built stays NULL otherwise. */
+static ladle_status views_make_ahead(stream_private *p, int threads, ladle_error *err) {
+  const ladle_table *t = p->table;
+  size_t n = t->schema.n, cols = 0;
+  for (size_t i = 0; i < n; i++) cols += p->views[i];
+  if (threads <= 1 || cols == 0 || t->nchunks < 2 || t->num_rows < VIEW_PARALLEL_MIN)
+    return LADLE_OK;
+  p->built = calloc(t->nchunks * n, sizeof *p->built);
+  if (p->built == NULL) return LADLE_OOM(err, "string views");
+  ladle_pool *pool = NULL;
+  ladle_status st = ladle_pool_create(threads, &pool, err);
+  views_ahead v = {t, p->views, p->built};
+  if (st == LADLE_OK) st = ladle_pool_run(pool, t->nchunks * n, views_ahead_task, &v, err);
+  ladle_pool_destroy(pool);
+  return st;
+}
 
 static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   stream_private *p = s->private_data;
@@ -926,7 +973,9 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
     memset(out, 0, sizeof *out);
     return 0;
   }
-  return export_chunk(p->table, p->next++, p->views, out, &p->err) == LADLE_OK ? 0 : 12;
+  size_t k = p->next++;
+  ladle_buffer **pre = p->built != NULL ? &p->built[k * p->table->schema.n] : NULL;
+  return export_chunk(p->table, k, p->views, pre, out, &p->err) == LADLE_OK ? 0 : 12;
 }
 
 static const char *stream_last_error(struct ArrowArrayStream *s) {
@@ -937,16 +986,21 @@ static const char *stream_last_error(struct ArrowArrayStream *s) {
 static void stream_release(struct ArrowArrayStream *s) {
   if (s == NULL || s->release == NULL) return;
   stream_private *p = s->private_data;
+  for (size_t i = 0; p->built != NULL && i < p->table->nchunks * p->table->schema.n; i++)
+    ladle_buffer_release(p->built[i]); /* chunks never asked for */
+  free(p->built);
   ladle_table_release(p->table);
   free(p->views);
   free(p);
   s->release = NULL;
 }
 
-ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
-                                       struct ArrowArrayStream *out, ladle_error *err);
-ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
-                                       struct ArrowArrayStream *out, ladle_error *err) {
+/* The engine's threads for work on its result (defined with the result in exec.c). */
+int ladle_result_threads(const ladle_result *r);
+
+/* threads > 1: string views made ahead in parallel */
+static ladle_status table_export_stream(ladle_table *t, bool string_views, int threads,
+                                        struct ArrowArrayStream *out, ladle_error *err) {
   stream_private *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "arrow stream");
   if (string_views) {
@@ -958,12 +1012,28 @@ ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
     for (size_t i = 0; i < t->schema.n; i++) p->views[i] = views_fit(t, i);
   }
   p->table = ladle_table_ref(t);
+  if (string_views) {
+    ladle_status st = views_make_ahead(p, threads, err);
+    if (st != LADLE_OK) {
+      out->private_data = p;
+      out->release = stream_release;
+      stream_release(out);
+      return st;
+    }
+  }
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;
   out->release = stream_release;
   out->private_data = p;
   return LADLE_OK;
+}
+
+ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
+                                       struct ArrowArrayStream *out, ladle_error *err);
+ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
+                                       struct ArrowArrayStream *out, ladle_error *err) {
+  return table_export_stream(t, string_views, 1, out, err);
 }
 
 ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
@@ -977,7 +1047,7 @@ ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArray
 ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
                                               ladle_error *err) {
   ladle_table *t = ladle_result_table(r);
-  ladle_status st = ladle_table_export_stream(t, true, out, err);
+  ladle_status st = table_export_stream(t, true, ladle_result_threads(r), out, err);
   ladle_table_release(t);
   return st;
 }

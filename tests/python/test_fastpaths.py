@@ -364,3 +364,16 @@ def test_sort_by_strings_ignores_bytes_under_nulls(engine, nulls_last) -> None:
     df = df.with_columns(pl.when(pl.col("row") % 2 == 0).then(None).otherwise(pl.col("s")).alias("s"))
     assert_same(df.lazy().sort("s", "row", nulls_last=nulls_last), engine)
     assert_same(df.lazy().sort("s", "row", descending=[True, False], nulls_last=nulls_last), engine)
+
+
+def test_string_views_made_ahead_for_big_results() -> None:
+    """A result of many partitions hands its strings to Polars as views made
+    ahead in parallel: short (inline), long (into the bytes), empty and null,
+    in every partition, with a limit leaving a partition unread."""
+    eng = ladle.Engine(raise_on_fail=True, threads=3, morsel_rows=10_000)
+    rng = np.random.default_rng(31)
+    df = pl.DataFrame({"s": _strings(rng, N, MIXED), "i": np.arange(N)})
+    assert_same(df.lazy().with_columns((pl.col("s") + "|" + pl.col("i").cast(pl.String)).alias("t")), eng)
+    assert_same(df.lazy().filter(pl.col("i") % 3 != 0), eng)
+    got = df.lazy().collect(engine=eng)
+    assert got.n_chunks() > 1 and got.equals(df)
