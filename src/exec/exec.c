@@ -1004,6 +1004,138 @@ static int trace_on(void) {
   return on;
 }
 
+/* ------------------------------------------------- semi-join reduction
+ *
+ * A join whose right side is a group-by on its join keys, seen through
+ * row-wise filters and projections (TPC-H q21: orders with more than one
+ * supplier, semi-joined to the few orders left after the nation filter), needs
+ * only the groups whose keys the left side has; and a group's rows are exactly
+ * the input rows with its keys. So the group-by's input is first cut to the
+ * rows whose keys are among the left side's (a semi join), which changes no
+ * row the join keeps: for inner, left, semi and anti joins without null
+ * equality the right rows of other keys are never output. Shared subplans
+ * (CACHE) and anything that sees across rows (aggregations or windows in a
+ * projection or filter, slices, sorts) stop the search. */
+static const ladle_plan *sip_target(const ladle_plan *r, int64_t *cols, size_t nk) {
+  for (;;) {
+    switch (r->kind) {
+      case LADLE_NODE_FILTER:
+        for (size_t i = 0; i < r->nexprs; i++)
+          if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return NULL;
+        break;
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS:
+        for (size_t i = 0; i < r->nexprs; i++)
+          if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return NULL;
+        for (size_t k = 0; k < nk; k++) {
+          const ladle_bexpr *e = NULL;
+          if (r->kind == LADLE_NODE_SELECT)
+            e = r->exprs[cols[k]];
+          else if (r->out_map[cols[k]] >= 0)
+            cols[k] = r->out_map[cols[k]];
+          else
+            e = r->exprs[-r->out_map[cols[k]] - 1];
+          if (e != NULL) {
+            if (e->kind != LADLE_EX_COL) return NULL;
+            cols[k] = e->col;
+          }
+        }
+        break;
+      case LADLE_NODE_PROJECT:
+        for (size_t k = 0; k < nk; k++) cols[k] = r->out_map[cols[k]];
+        break;
+      case LADLE_NODE_GROUP_BY:
+        if (r->reduce || r->nkeys == 0) return NULL;
+        for (size_t k = 0; k < nk; k++)
+          if (cols[k] < 0 || (size_t)cols[k] >= r->nkeys) return NULL;
+        return r;
+      default:
+        return NULL;
+    }
+    if (r->ninputs != 1) return NULL;
+    r = r->inputs[0];
+  }
+}
+
+/* Cuts `in` (the reduced group-by's input) to the rows whose keys the join's
+ * left side has, when that is a small part of it. */
+static ladle_status sip_reduce(exec_state *s, ladle_table *in, ladle_table **out,
+                               ladle_error *err) {
+  size_t nk = s->sip_nkeys;
+  *out = NULL;
+  if (nk == 0 || in->num_rows < 65536 || s->sip_keys[0].length * 32 > in->num_rows) return LADLE_OK;
+  ladle_column *keys = calloc(nk, sizeof *keys);
+  if (keys == NULL) return LADLE_OOM(err, "semi-join reduction");
+  ladle_status st = eval_whole(s, s->sip_exprs, nk, in, keys, err);
+  if (st != LADLE_OK) {
+    free(keys);
+    return st;
+  }
+  bool same = true; /* key types that differ (a cast in between): no reduction */
+  for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, s->sip_keys[k].type);
+  ladle_join_pairs pairs = {0, NULL, NULL};
+  if (same) st = s->be->join(&s->k, keys, s->sip_keys, nk, LADLE_JOIN_SEMI, false, &pairs, err);
+  if (same && st == LADLE_OK) {
+    piece_table pt;
+    gather_src *src = calloc(LADLE_MAX(in->schema.n, 1), sizeof *src);
+    const int64_t **idx = calloc(LADLE_MAX(in->schema.n, 1), sizeof *idx);
+    st = src && idx ? piece_table_make(s, in, &pt, err) : LADLE_OOM(err, "semi-join reduction");
+    if (st == LADLE_OK) {
+      for (size_t i = 0; i < in->schema.n; i++) {
+        src[i] = piece_table_src(&pt, i);
+        idx[i] = pairs.left;
+      }
+      st = gather_table(s, &in->schema, src, idx, pairs.n, out, err);
+      piece_table_release(&pt);
+    }
+    free(src);
+    free(idx);
+  }
+  ladle_scratch_free(pairs.left);
+  ladle_scratch_free(pairs.right);
+  for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
+  free(keys);
+  return st;
+}
+
+/* The right input of join p, its left side `left` already computed: with a
+ * semi-join reduction of a group-by below it where that applies. */
+static ladle_status exec_join_right(exec_state *s, const ladle_plan *p, ladle_table *left,
+                                    ladle_table **out, ladle_error *err) {
+  size_t nk = p->nkeys;
+  ladle_join_type how = p->join.how;
+  bool fits = nk > 0 && nk <= 8 && !p->join.nulls_equal &&
+              (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
+               how == LADLE_JOIN_ANTI);
+  int64_t cols[8];
+  for (size_t k = 0; fits && k < nk; k++) {
+    fits = p->rkeys[k]->kind == LADLE_EX_COL;
+    cols[k] = fits ? p->rkeys[k]->col : 0;
+  }
+  const ladle_plan *g = fits ? sip_target(p->inputs[1], cols, nk) : NULL;
+  if (g == NULL) return exec_node(s, p->inputs[1], out, err);
+  ladle_bexpr *exprs[8];
+  for (size_t k = 0; k < nk; k++) exprs[k] = g->keys[cols[k]];
+  ladle_column keys[8];
+  ladle_status st = eval_whole(s, p->keys, nk, left, keys, err);
+  if (st != LADLE_OK) return st;
+  const ladle_plan *saved_node = s->sip_node;
+  ladle_bexpr *const *saved_exprs = s->sip_exprs;
+  const ladle_column *saved_keys = s->sip_keys;
+  size_t saved_n = s->sip_nkeys;
+  s->sip_node = g;
+  s->sip_exprs = exprs;
+  s->sip_keys = keys;
+  s->sip_nkeys = nk;
+  st = exec_node(s, p->inputs[1], out, err);
+  s->sip_node = saved_node;
+  s->sip_exprs = saved_exprs;
+  s->sip_keys = saved_keys;
+  s->sip_nkeys = saved_n;
+  for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
+  return st;
+}
+
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err) {
   if (!trace_on()) return exec_node_run(s, p, out, err);
@@ -1042,8 +1174,12 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   if (ins == NULL) return LADLE_OOM(err, "inputs");
   ladle_status st = LADLE_OK;
   size_t got = 0;
-  for (; got < p->ninputs && st == LADLE_OK; got++)
-    st = exec_node(s, p->inputs[got], &ins[got], err);
+  for (; got < p->ninputs && st == LADLE_OK; got++) {
+    if (p->kind == LADLE_NODE_JOIN && got == 1)
+      st = exec_join_right(s, p, ins[0], &ins[1], err);
+    else
+      st = exec_node(s, p->inputs[got], &ins[got], err);
+  }
   if (st != LADLE_OK) got--;
   if (st == LADLE_OK) {
     switch (p->kind) {
@@ -1054,9 +1190,13 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
       case LADLE_NODE_WITH_COLUMNS:
         st = exec_projection(s, p, ins[0], out, err);
         break;
-      case LADLE_NODE_GROUP_BY:
-        st = exec_group_by(s, p, ins[0], out, err);
+      case LADLE_NODE_GROUP_BY: {
+        ladle_table *cut = NULL;
+        if (s->sip_node == p) st = sip_reduce(s, ins[0], &cut, err);
+        if (st == LADLE_OK) st = exec_group_by(s, p, cut ? cut : ins[0], out, err);
+        ladle_table_release(cut);
         break;
+      }
       case LADLE_NODE_JOIN:
         st = exec_join(s, p, ins[0], ins[1], out, err);
         break;

@@ -37,6 +37,12 @@ typedef struct exec_state {
   ladle_kctx k;
   exec_cache_entry *cache;
   size_t ncache, capcache;
+  /* Semi-join reduction in force: the GROUP_BY node whose input rows are cut
+   * to those whose keys (exprs over its input) the join's other side has. */
+  const struct ladle_plan *sip_node;
+  struct ladle_bexpr *const *sip_exprs;
+  const ladle_column *sip_keys;
+  size_t sip_nkeys;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
 } exec_state;

@@ -377,3 +377,29 @@ def test_string_views_made_ahead_for_big_results() -> None:
     assert_same(df.lazy().filter(pl.col("i") % 3 != 0), eng)
     got = df.lazy().collect(engine=eng)
     assert got.n_chunks() > 1 and got.equals(df)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
+def test_semi_join_reduction_of_a_group_by(engine, how) -> None:
+    """A few left keys joined to a group-by on those keys (behind filters and
+    renames): the group-by's input is cut to the left's keys first. Groups of
+    other keys must not be missed where they matter, and a projection that
+    sees across rows (a mean over all groups) or a join that matches nulls
+    must not be cut."""
+    rng = np.random.default_rng(41)
+    n = 400_000
+    big = pl.DataFrame({"k": rng.integers(0, 50_000, n), "j": rng.integers(0, 3, n), "v": rng.normal(size=n)})
+    big = big.with_columns(pl.when(pl.col("v") > 2.5).then(None).otherwise(pl.col("k")).alias("k"))
+    left = pl.DataFrame({"key": pl.Series([*rng.integers(0, 60_000, 2000).tolist(), None], dtype=pl.Int64),
+                         "i": np.arange(2001)})
+    g1 = big.lazy().group_by("k").agg(pl.len().alias("n"), pl.col("v").sum().alias("s")).filter(pl.col("n") > 5)
+    g2 = (big.lazy().group_by("k", "j").agg(pl.col("v").max().alias("m"))
+          .select(pl.col("k").alias("kk"), "j", (pl.col("m") * 2).alias("m2")))
+    by = ["i", "j"] if how in ("inner", "left") else ["i"]
+    assert_same(left.lazy().join(g1, left_on="key", right_on="k", how=how).sort("i"), engine)
+    assert_same(left.lazy().join(g2, left_on="key", right_on="kk", how=how).sort(by, nulls_last=True), engine)
+    # across rows: the mean of every group's sum must see every group
+    g3 = g1.with_columns((pl.col("s") - pl.col("s").mean()).alias("centered"))
+    assert_same(left.lazy().join(g3, left_on="key", right_on="k", how=how).sort("i"), engine)
+    # nulls that match nulls
+    assert_same(left.lazy().join(g1, left_on="key", right_on="k", how=how, nulls_equal=True).sort("i"), engine)
