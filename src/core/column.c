@@ -265,8 +265,34 @@ static ladle_status concat_lists(const ladle_column *cols, size_t n, ladle_colum
   return finish_list(&c, &child, st, out, err);
 }
 
-ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
-                                 ladle_error *err) {
+/* Piece k's values (and bytes) into c at its row and byte position. */
+typedef struct concat_job {
+  const ladle_column *cols;
+  ladle_column *c;
+  int64_t *row, *pos; /* per piece: first row and first byte in c */
+} concat_job;
+
+static ladle_status concat_piece(void *vctx, size_t k, ladle_error *err) {
+  LADLE_UNUSED(err);
+  concat_job *j = vctx;
+  const ladle_column *s = &j->cols[k];
+  ladle_column *c = j->c;
+  int64_t row = j->row[k], pos = j->pos[k];
+  size_t w = ladle_type_width(c->type.id);
+  if (ladle_type_is_varlen(c->type.id)) {
+    const int64_t *so = s->values;
+    int64_t *o = LADLE_COL_MUT(c, int64_t);
+    int64_t base = s->length > 0 ? so[0] : 0, len = s->length > 0 ? so[s->length] - base : 0;
+    memcpy(LADLE_COL_CHARS_MUT(c) + pos, s->chars + base, (size_t)len);
+    for (int64_t i = 0; i < s->length; i++) o[row + i + 1] = so[i + 1] - base + pos;
+  } else if (w > 0) {
+    memcpy(LADLE_COL_MUT(c, char) + row * (int64_t)w, s->values, (size_t)s->length * w);
+  }
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_concat_pool(const ladle_column *cols, size_t n, ladle_pool *pool,
+                                      ladle_column *out, ladle_error *err) {
   if (n == 1) {
     ladle_column_copy_ref(&cols[0], out);
     return LADLE_OK;
@@ -276,7 +302,12 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
   ladle_dtype type = n > 0 ? cols[0].type : ladle_dtype_make(LADLE_TYPE_NULL);
   int64_t length = 0, chars = 0;
   bool nullable = false;
+  int64_t *row = malloc(LADLE_MAX(n, 1) * 2 * sizeof *row);
+  if (row == NULL) return LADLE_OOM(err, "concat");
+  int64_t *pos = row + LADLE_MAX(n, 1);
   for (size_t k = 0; k < n; k++) {
+    row[k] = length;
+    pos[k] = chars;
     length += cols[k].length;
     nullable |= cols[k].validity != NULL;
     if (ladle_type_is_varlen(type.id) && cols[k].length > 0)
@@ -284,40 +315,44 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
           ((const int64_t *)cols[k].values)[cols[k].length] - ((const int64_t *)cols[k].values)[0];
   }
   ladle_column c;
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(type, length, nullable, chars, &c, err));
-  int64_t row = 0, pos = 0;
-  size_t w = ladle_type_width(type.id);
-  for (size_t k = 0; k < n; k++) {
+  ladle_status st = ladle_column_alloc(type, length, nullable, chars, &c, err);
+  if (st != LADLE_OK) {
+    free(row);
+    return st;
+  }
+  /* the pieces' values side by side (in parallel when they are big enough
+   * to pay for it), then the validity bits, whose bytes pieces may share */
+  concat_job j = {cols, &c, row, pos};
+  st = ladle_pool_run(length >= ((int64_t)1 << 20) ? pool : NULL, n, concat_piece, &j, err);
+  free(row);
+  if (st != LADLE_OK) {
+    ladle_column_release(&c);
+    return st;
+  }
+  int64_t r = 0;
+  for (size_t k = 0; nullable && k < n; k++) {
     const ladle_column *s = &cols[k];
-    if (ladle_type_is_varlen(type.id)) {
-      const int64_t *so = s->values;
-      int64_t *o = LADLE_COL_MUT(&c, int64_t);
-      int64_t base = s->length > 0 ? so[0] : 0, len = s->length > 0 ? so[s->length] - base : 0;
-      memcpy(LADLE_COL_CHARS_MUT(&c) + pos, s->chars + base, (size_t)len);
-      for (int64_t i = 0; i < s->length; i++) o[row + i + 1] = so[i + 1] - base + pos;
-      pos += len;
-    } else if (w > 0) {
-      memcpy(LADLE_COL_MUT(&c, char) + row * (int64_t)w, s->values, (size_t)s->length * w);
+    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+    if (s->validity != NULL && r % 8 == 0) {
+      memcpy(bits + r / 8, s->validity, (size_t)ladle_bitmap_bytes(s->length));
+      /* the copy may have cleared trailing bits past this piece; they are
+       * rewritten by the next piece */
+    } else if (s->validity != NULL) {
+      for (int64_t i = 0; i < s->length; i++)
+        ladle_bit_set(bits, r + i, ladle_bit_get(s->validity, i));
+    } else {
+      for (int64_t i = 0; i < s->length; i++) ladle_bit_set(bits, r + i, true);
     }
-    if (nullable && s->validity != NULL) {
-      uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
-      if (row % 8 == 0) {
-        memcpy(bits + row / 8, s->validity, (size_t)ladle_bitmap_bytes(s->length));
-        /* the copy may have cleared trailing bits past this piece; they are
-         * rewritten by the next piece */
-      } else {
-        for (int64_t i = 0; i < s->length; i++)
-          ladle_bit_set(bits, row + i, ladle_bit_get(s->validity, i));
-      }
-    } else if (nullable) {
-      uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
-      for (int64_t i = 0; i < s->length; i++) ladle_bit_set(bits, row + i, true);
-    }
-    row += s->length;
+    r += s->length;
   }
   ladle_column_finish_nulls(&c);
   *out = c;
   return LADLE_OK;
+}
+
+ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
+                                 ladle_error *err) {
+  return ladle_column_concat_pool(cols, n, NULL, out, err);
 }
 
 /* Rows idx[i] of a LIST column (-1: null): new offsets, and the elements of

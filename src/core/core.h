@@ -176,6 +176,10 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
                                 ladle_column *out, ladle_error *err);
 ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_column *out,
                                  ladle_error *err);
+/* The same, copying the pieces in parallel on `pool` (NULL: on this thread). */
+struct ladle_pool;
+ladle_status ladle_column_concat_pool(const ladle_column *cols, size_t n, struct ladle_pool *pool,
+                                      ladle_column *out, ladle_error *err);
 /* out[i] = src[idx[i]]; idx[i] < 0 gives null. */
 /* Scratch memory for big transient arrays (group ids, join pairs, row
  * indices): like malloc/calloc, but arrays of 1 MiB and more reuse the size

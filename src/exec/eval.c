@@ -285,7 +285,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e, t, &cols, &scalar, err));
     size_t n = scalar ? 1 : t->nchunks;
     ladle_status st = n == 0 ? ladle_column_alloc(e->type, 0, false, 0, out, err)
-                             : ladle_column_concat(cols, n, out, err);
+                             : ladle_column_concat_pool(cols, n, s->k.pool, out, err);
     ladle_release_columns(cols, n);
     return st;
   }

@@ -403,3 +403,22 @@ def test_semi_join_reduction_of_a_group_by(engine, how) -> None:
     assert_same(left.lazy().join(g3, left_on="key", right_on="k", how=how).sort("i"), engine)
     # nulls that match nulls
     assert_same(left.lazy().join(g1, left_on="key", right_on="k", how=how, nulls_equal=True).sort("i"), engine)
+
+
+def test_parallel_concatenation_of_big_pieces(engine) -> None:
+    """Keys of more than 2^20 rows in uneven partitions are put together in
+    parallel: values, string bytes and validity bits (at byte boundaries and
+    off them) must land where a serial copy puts them."""
+    rng = np.random.default_rng(51)
+    parts = []
+    for n in (300_001, 7, 500_000, 1, 400_003):
+        k = rng.integers(0, 1000, n)
+        parts.append(pl.DataFrame({"k": k, "s": pl.Series([f"s{v}" for v in k]),
+                                   "v": rng.normal(size=n)}).with_columns(
+            pl.when(pl.col("v") > 1.5).then(None).otherwise(pl.col("k")).alias("k"),
+            pl.when(pl.col("v") < -1.5).then(None).otherwise(pl.col("s")).alias("s")))
+    df = pl.concat(parts, rechunk=False)
+    assert df.n_chunks() == 5
+    assert_same(df.lazy().group_by("k", "s").agg(pl.len(), pl.col("v").sum()).sort("k", "s", nulls_last=True), engine,
+                rel_tol=1e-9)
+    assert_same(df.lazy().with_columns(pl.col("k").rank("ordinal").alias("r")).filter(pl.col("r") < 50), engine)
