@@ -230,6 +230,34 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   return st;
 }
 
+/* Aggregation e of the input ins (n consecutive pieces; none for len) by
+ * `groups` (NULL: one group), broadcast back to the rows when asked. */
+static ladle_status agg_over(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                             ladle_groups *groups, bool broadcast, const ladle_column *ins,
+                             size_t n, ladle_column *out, ladle_error *err) {
+  ladle_groups one;
+  ladle_groups *g = groups;
+  ladle_status st = LADLE_OK;
+  if (g == NULL) {
+    st = single_group(t->num_rows, &one, err);
+    g = &one;
+  }
+  ladle_column agg;
+  if (st == LADLE_OK)
+    st = n > 1 ? s->be->aggregate_chunks(&s->k, e, ins, n, g, &agg, err)
+               : s->be->aggregate(&s->k, e, n ? ins : NULL, g, &agg, err);
+  if (st == LADLE_OK) {
+    if (groups != NULL && broadcast) {
+      st = broadcast_groups(&agg, g, out, err);
+      ladle_column_release(&agg);
+    } else {
+      *out = agg;
+    }
+  }
+  if (g == &one) ladle_groups_release(&one);
+  return st;
+}
+
 /* An aggregation whose input is evaluated partition by partition and handed
  * to the backend as those pieces, not concatenated first. */
 static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
@@ -239,8 +267,6 @@ static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const l
   bool scalar;
   LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e->args[0], t, &cols, &scalar, err));
   size_t n = scalar ? 1 : t->nchunks;
-  ladle_groups one;
-  ladle_groups *g = groups;
   ladle_status st = LADLE_OK;
   if (scalar && t->num_rows != 1) {
     /* a constant after all: its value on every row */
@@ -251,21 +277,7 @@ static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const l
       cols[0] = b;
     }
   }
-  if (st == LADLE_OK && g == NULL) {
-    st = single_group(t->num_rows, &one, err);
-    g = &one;
-  }
-  ladle_column agg;
-  if (st == LADLE_OK) st = s->be->aggregate_chunks(&s->k, e, cols, n, g, &agg, err);
-  if (st == LADLE_OK) {
-    if (groups != NULL && broadcast) {
-      st = broadcast_groups(&agg, g, out, err);
-      ladle_column_release(&agg);
-    } else {
-      *out = agg;
-    }
-  }
-  if (g == &one) ladle_groups_release(&one);
+  if (st == LADLE_OK) st = agg_over(s, e, t, groups, broadcast, cols, n, out, err);
   ladle_release_columns(cols, n);
   return st;
 }
@@ -309,23 +321,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
         if (st != LADLE_OK) return st;
         in = b;
       }
-      ladle_groups one;
-      ladle_groups *g = groups;
-      if (g == NULL) {
-        st = single_group(t->num_rows, &one, err);
-        g = &one;
-      }
-      ladle_column agg;
-      if (st == LADLE_OK) st = s->be->aggregate(&s->k, e, have_in ? &in : NULL, g, &agg, err);
-      if (st == LADLE_OK) {
-        if (groups != NULL && broadcast) {
-          st = broadcast_groups(&agg, g, out, err);
-          ladle_column_release(&agg);
-        } else {
-          *out = agg;
-        }
-      }
-      if (g == &one) ladle_groups_release(&one);
+      st = agg_over(s, e, t, groups, broadcast, &in, have_in ? 1 : 0, out, err);
       ladle_column_release(&in);
       return st;
     }
