@@ -208,6 +208,27 @@ static ladle_status gather_table(exec_state *s, const ladle_schema *schema, cons
   return LADLE_OK;
 }
 
+/* Rows idx[0..n) of every column of t, read from its partitions. */
+static ladle_status gather_rows(exec_state *s, ladle_table *t, const int64_t *idx, int64_t n,
+                                ladle_table **out, ladle_error *err) {
+  size_t nc = t->schema.n;
+  piece_table pt;
+  gather_src *src = calloc(LADLE_MAX(nc, 1), sizeof *src);
+  const int64_t **ix = calloc(LADLE_MAX(nc, 1), sizeof *ix);
+  ladle_status st = src && ix ? piece_table_make(s, t, &pt, err) : LADLE_OOM(err, "gather");
+  if (st == LADLE_OK) {
+    for (size_t i = 0; i < nc; i++) {
+      src[i] = piece_table_src(&pt, i);
+      ix[i] = idx;
+    }
+    st = gather_table(s, &t->schema, src, ix, n, out, err);
+    piece_table_release(&pt);
+  }
+  free(src);
+  free(ix);
+  return st;
+}
+
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err);
 
@@ -750,39 +771,20 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
 
 static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *in,
                               ladle_table **out, ladle_error *err) {
-  size_t nk = p->nexprs, nc = p->schema.n;
-  ladle_table *c = in;
-  piece_table pt;
-  memset(&pt, 0, sizeof pt);
+  size_t nk = p->nexprs;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
-  ladle_column *cols = calloc(LADLE_MAX(nc, 1), sizeof *cols);
   int64_t *perm = NULL;
-  ladle_status st = keys && cols ? piece_table_make(s, in, &pt, err) : LADLE_OOM(err, "sort");
-  bool have_keys = false;
-  if (st == LADLE_OK) {
-    st = eval_whole(s, p->exprs, nk, c, keys, err);
-    have_keys = st == LADLE_OK;
-  }
+  ladle_status st = keys ? eval_whole(s, p->exprs, nk, in, keys, err) : LADLE_OOM(err, "sort");
+  bool have_keys = st == LADLE_OK;
   if (st == LADLE_OK)
     st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
-  int64_t n = c ? c->num_rows : 0;
+  int64_t n = in->num_rows;
   if (p->limit >= 0 && p->limit < n) n = p->limit;
-  gather_src *src = calloc(LADLE_MAX(nc, 1), sizeof *src);
-  const int64_t **idx = calloc(LADLE_MAX(nc, 1), sizeof *idx);
-  if (st == LADLE_OK && (src == NULL || idx == NULL)) st = LADLE_OOM(err, "sort");
-  for (size_t i = 0; st == LADLE_OK && i < nc; i++) {
-    src[i] = piece_table_src(&pt, i);
-    idx[i] = perm;
-  }
-  if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, n, out, err);
-  free(src);
-  free(idx);
+  if (st == LADLE_OK) st = gather_rows(s, in, perm, n, out, err);
   if (have_keys)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
   free(perm);
-  piece_table_release(&pt);
-  free(cols);
   return st;
 }
 
@@ -1058,43 +1060,30 @@ static const ladle_plan *sip_target(const ladle_plan *r, int64_t *cols, size_t n
 }
 
 /* Cuts `in` (the reduced group-by's input) to the rows whose keys the join's
- * left side has, when that is a small part of it. */
+ * left side has, when that side is a small part of it: *out stays NULL
+ * otherwise. The left keys are computed only then. */
 static ladle_status sip_reduce(exec_state *s, ladle_table *in, ladle_table **out,
                                ladle_error *err) {
-  size_t nk = s->sip_nkeys;
+  const exec_sip *r = &s->sip;
+  size_t nk = r->nkeys;
   *out = NULL;
-  if (nk == 0 || in->num_rows < 65536 || s->sip_keys[0].length * 32 > in->num_rows) return LADLE_OK;
-  ladle_column *keys = calloc(nk, sizeof *keys);
-  if (keys == NULL) return LADLE_OOM(err, "semi-join reduction");
-  ladle_status st = eval_whole(s, s->sip_exprs, nk, in, keys, err);
+  if (in->num_rows < 65536 || r->left->num_rows * 32 > in->num_rows) return LADLE_OK;
+  ladle_column keys[2 * EXEC_SIP_KEYS]; /* the input's, then the left side's */
+  ladle_status st = eval_whole(s, r->exprs, nk, in, keys, err);
+  if (st != LADLE_OK) return st;
+  st = eval_whole(s, r->lexprs, nk, r->left, keys + nk, err);
   if (st != LADLE_OK) {
-    free(keys);
+    for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
     return st;
   }
   bool same = true; /* key types that differ (a cast in between): no reduction */
-  for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, s->sip_keys[k].type);
+  for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, keys[nk + k].type);
   ladle_join_pairs pairs = {0, NULL, NULL};
-  if (same) st = s->be->join(&s->k, keys, s->sip_keys, nk, LADLE_JOIN_SEMI, false, &pairs, err);
-  if (same && st == LADLE_OK) {
-    piece_table pt;
-    gather_src *src = calloc(LADLE_MAX(in->schema.n, 1), sizeof *src);
-    const int64_t **idx = calloc(LADLE_MAX(in->schema.n, 1), sizeof *idx);
-    st = src && idx ? piece_table_make(s, in, &pt, err) : LADLE_OOM(err, "semi-join reduction");
-    if (st == LADLE_OK) {
-      for (size_t i = 0; i < in->schema.n; i++) {
-        src[i] = piece_table_src(&pt, i);
-        idx[i] = pairs.left;
-      }
-      st = gather_table(s, &in->schema, src, idx, pairs.n, out, err);
-      piece_table_release(&pt);
-    }
-    free(src);
-    free(idx);
-  }
+  if (same) st = s->be->join(&s->k, keys, keys + nk, nk, LADLE_JOIN_SEMI, false, &pairs, err);
+  if (same && st == LADLE_OK) st = gather_rows(s, in, pairs.left, pairs.n, out, err);
   ladle_scratch_free(pairs.left);
   ladle_scratch_free(pairs.right);
-  for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
-  free(keys);
+  for (size_t k = 0; k < 2 * nk; k++) ladle_column_release(&keys[k]);
   return st;
 }
 
@@ -1104,35 +1093,24 @@ static ladle_status exec_join_right(exec_state *s, const ladle_plan *p, ladle_ta
                                     ladle_table **out, ladle_error *err) {
   size_t nk = p->nkeys;
   ladle_join_type how = p->join.how;
-  bool fits = nk > 0 && nk <= 8 && !p->join.nulls_equal &&
+  bool fits = nk > 0 && nk <= EXEC_SIP_KEYS && !p->join.nulls_equal &&
               (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                how == LADLE_JOIN_ANTI);
-  int64_t cols[8];
+  int64_t cols[EXEC_SIP_KEYS];
   for (size_t k = 0; fits && k < nk; k++) {
     fits = p->rkeys[k]->kind == LADLE_EX_COL;
     cols[k] = fits ? p->rkeys[k]->col : 0;
   }
   const ladle_plan *g = fits ? sip_target(p->inputs[1], cols, nk) : NULL;
   if (g == NULL) return exec_node(s, p->inputs[1], out, err);
-  ladle_bexpr *exprs[8];
-  for (size_t k = 0; k < nk; k++) exprs[k] = g->keys[cols[k]];
-  ladle_column keys[8];
-  ladle_status st = eval_whole(s, p->keys, nk, left, keys, err);
-  if (st != LADLE_OK) return st;
-  const ladle_plan *saved_node = s->sip_node;
-  ladle_bexpr *const *saved_exprs = s->sip_exprs;
-  const ladle_column *saved_keys = s->sip_keys;
-  size_t saved_n = s->sip_nkeys;
-  s->sip_node = g;
-  s->sip_exprs = exprs;
-  s->sip_keys = keys;
-  s->sip_nkeys = nk;
-  st = exec_node(s, p->inputs[1], out, err);
-  s->sip_node = saved_node;
-  s->sip_exprs = saved_exprs;
-  s->sip_keys = saved_keys;
-  s->sip_nkeys = saved_n;
-  for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
+  exec_sip saved = s->sip;
+  s->sip.node = g;
+  for (size_t k = 0; k < nk; k++) s->sip.exprs[k] = g->keys[cols[k]];
+  s->sip.lexprs = p->keys;
+  s->sip.left = left;
+  s->sip.nkeys = nk;
+  ladle_status st = exec_node(s, p->inputs[1], out, err);
+  s->sip = saved;
   return st;
 }
 
@@ -1192,7 +1170,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
         break;
       case LADLE_NODE_GROUP_BY: {
         ladle_table *cut = NULL;
-        if (s->sip_node == p) st = sip_reduce(s, ins[0], &cut, err);
+        if (s->sip.node == p) st = sip_reduce(s, ins[0], &cut, err);
         if (st == LADLE_OK) st = exec_group_by(s, p, cut ? cut : ins[0], out, err);
         ladle_table_release(cut);
         break;

@@ -31,18 +31,25 @@ typedef struct exec_hoisted {
   ladle_column col;
 } exec_hoisted;
 
+/* A semi-join reduction in force (exec.c): the GROUP_BY node whose input rows
+ * are cut to those whose keys (exprs over that input) the join's left side
+ * has (lexprs over `left`). */
+enum { EXEC_SIP_KEYS = 8 };
+typedef struct exec_sip {
+  const struct ladle_plan *node; /* NULL: none */
+  struct ladle_bexpr *exprs[EXEC_SIP_KEYS];
+  struct ladle_bexpr *const *lexprs;
+  const ladle_table *left;
+  size_t nkeys;
+} exec_sip;
+
 typedef struct exec_state {
   ladle_engine *eng;
   const ladle_backend *be;
   ladle_kctx k;
   exec_cache_entry *cache;
   size_t ncache, capcache;
-  /* Semi-join reduction in force: the GROUP_BY node whose input rows are cut
-   * to those whose keys (exprs over its input) the join's other side has. */
-  const struct ladle_plan *sip_node;
-  struct ladle_bexpr *const *sip_exprs;
-  const ladle_column *sip_keys;
-  size_t sip_nkeys;
+  exec_sip sip;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
 } exec_state;
