@@ -79,6 +79,13 @@ typedef struct ladle_backend {
    * list. */
   ladle_status (*compact)(const ladle_kctx *ctx, const ladle_column *src, const uint8_t *keep,
                           int64_t n_keep, ladle_column *out, ladle_error *err);
+  /* A filter's comparison of a numeric or temporal column with a constant
+   * (length 1, valid, of the column's type), ANDed into 0/1 keep bytes:
+   * keep[i] = (init ? 1 : keep[i]) & (in[i] op k) & in[i] is valid. op is
+   * EQ, NE, LT, LE, GT or GE in total order (NaN equals NaN and sorts last).
+   * NULL: the executor evaluates the comparison as a mask column. */
+  ladle_status (*compare_into)(const ladle_kctx *ctx, int op, const ladle_column *in,
+                               const ladle_column *k, bool init, uint8_t *keep, ladle_error *err);
 
   /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
   ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,

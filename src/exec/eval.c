@@ -76,6 +76,11 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
   return st;
 }
 
+ladle_status ladle_eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                              ladle_column *out, ladle_error *err) {
+  return eval_chunk(s, e, chunk, out, err);
+}
+
 typedef struct chunk_job {
   exec_state *s;
   const ladle_bexpr *e;

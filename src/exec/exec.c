@@ -258,7 +258,8 @@ static ladle_status eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t 
 typedef struct filter_job {
   exec_state *s;
   const ladle_table *in;
-  ladle_column *masks;
+  const exec_pred *pred; /* the predicate as keep-byte terms, or NULL: */
+  ladle_column *masks;   /* its value per partition (or one scalar) */
   bool scalar;
   ladle_table *out;
 } filter_job;
@@ -267,9 +268,9 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   filter_job *j = vctx;
   const ladle_chunk *c = &j->in->chunks[k];
   ladle_chunk *o = &j->out->chunks[k];
-  const ladle_column *m = &j->masks[j->scalar ? 0 : k];
+  const ladle_column *m = j->pred ? NULL : &j->masks[j->scalar ? 0 : k];
   bool all = false, none = false;
-  if (j->scalar) {
+  if (m != NULL && j->scalar) {
     bool t = m->type.id != LADLE_TYPE_NULL && ladle_column_valid(m, 0) &&
              ((const uint8_t *)m->values)[0];
     all = t;
@@ -281,39 +282,49 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   size_t ncols = j->in->schema.n;
   bool lists = false;
   for (size_t i = 0; i < ncols; i++) lists |= c->columns[i].type.id == LADLE_TYPE_LIST;
-  if (!all && !none && !lists && m->type.id == LADLE_TYPE_BOOL) {
+  ladle_status st = LADLE_OK;
+  if (!all && !none && (m == NULL || m->type.id == LADLE_TYPE_BOOL)) {
     /* 0/1 bytes whatever the kernel that made the mask wrote for true: the
      * compaction moves its cursor by them */
-    const uint8_t *mv = m->values;
     keep = malloc((size_t)LADLE_MAX(c->length, 1));
     if (keep == NULL) return LADLE_OOM(err, "filter");
-    if (m->validity != NULL)
-      for (int64_t i = 0; i < c->length; i++)
-        keep[i] = (mv[i] != 0) & ladle_bit_get(m->validity, i);
-    else
+    if (m == NULL) {
+      st = exec_pred_keep(j->s, j->pred, c, keep, err);
+      if (st != LADLE_OK) {
+        free(keep);
+        return st;
+      }
+    } else {
+      const uint8_t *mv = m->values;
       for (int64_t i = 0; i < c->length; i++) keep[i] = mv[i] != 0;
+      if (m->validity != NULL)
+        for (int64_t i = 0; i < c->length; i++)
+          keep[i] &= (uint8_t)((m->validity[i >> 3] >> (i & 7)) & 1);
+    }
     kp = keep;
     n = 0;
     for (int64_t i = 0; i < c->length; i++) n += kp[i];
     all = n == c->length;
     none = n == 0;
-    if (!all && !none && n < c->length / 4) {
+    if (!all && !none && (lists || n < c->length / 4)) {
       /* few rows kept: gathering them by index reads less than a pass over
-       * every row of every column */
-      idx = malloc((size_t)n * sizeof *idx);
+       * every row of every column (and lists only gather). Branch-free: every
+       * row's index is written, the cursor moves by its keep byte. */
+      idx = malloc((size_t)(n + 1) * sizeof *idx);
       if (idx == NULL) {
         free(keep);
         return LADLE_OOM(err, "filter");
       }
-      for (int64_t i = 0, q = 0; i < c->length; i++)
-        if (kp[i]) idx[q++] = i;
+      for (int64_t i = 0, q = 0; i < c->length; i++) {
+        idx[q] = i;
+        q += kp[i];
+      }
       kp = NULL;
     }
   } else if (!all && !none) {
     LADLE_RETURN_NOT_OK(j->s->be->mask_to_indices(&j->s->k, m, &idx, &n, err));
     all = n == c->length;
   }
-  ladle_status st = LADLE_OK;
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     if (all)
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
@@ -332,13 +343,15 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
 
 static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
                                 ladle_table **out, ladle_error *err) {
-  ladle_column *masks;
-  bool scalar;
-  LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, p->exprs[0], in, &masks, &scalar, err));
+  ladle_column *masks = NULL;
+  bool scalar = false;
+  exec_pred *pred;
+  LADLE_RETURN_NOT_OK(exec_pred_compile(s, p->exprs[0], &in->schema, &pred, err));
+  ladle_status st = pred ? LADLE_OK : ladle_eval_chunked(s, p->exprs[0], in, &masks, &scalar, err);
   ladle_table *t;
-  ladle_status st = table_like(&p->schema, in->nchunks, &t, err);
+  if (st == LADLE_OK) st = table_like(&p->schema, in->nchunks, &t, err);
   if (st == LADLE_OK) {
-    filter_job j = {s, in, masks, scalar, t};
+    filter_job j = {s, in, pred, masks, scalar, t};
     st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
     ladle_table_seal(t);
     if (st != LADLE_OK)
@@ -346,7 +359,8 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
     else
       *out = t;
   }
-  ladle_release_columns(masks, scalar ? 1 : in->nchunks);
+  if (masks) ladle_release_columns(masks, scalar ? 1 : in->nchunks);
+  exec_pred_destroy(pred);
   return st;
 }
 

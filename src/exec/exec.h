@@ -64,6 +64,24 @@ ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err);
+/* Evaluates a row-wise e (no aggregation or window) over one chunk; chunk NULL
+ * for an expression that reads no column. */
+ladle_status ladle_eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                              ladle_column *out, ladle_error *err);
+
+/* A filter's predicate as a conjunction of terms evaluated into keep bytes
+ * (predicate.c). */
+typedef struct exec_pred exec_pred;
+/* *out is NULL when the predicate does not split into fusable terms (no term
+ * compares a column with a constant, or it aggregates, or the backend has no
+ * compare_into): the caller evaluates it as a mask. */
+ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
+                               exec_pred **out, ladle_error *err);
+/* keep[0..c->length) = 1 where every term is true (not null) on the row. */
+ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk *c, uint8_t *keep,
+                            ladle_error *err);
+void exec_pred_destroy(exec_pred *p);
+
 void ladle_release_columns(ladle_column *cols, size_t n);
 /* Pushes e's value (col, taken over) on the hoist stack, where evaluation finds
  * it instead of computing e; ladle_exec_unhoist pops back to a mark. */

@@ -422,3 +422,84 @@ def test_parallel_concatenation_of_big_pieces(engine) -> None:
     assert_same(df.lazy().group_by("k", "s").agg(pl.len(), pl.col("v").sum()).sort("k", "s", nulls_last=True), engine,
                 rel_tol=1e-9)
     assert_same(df.lazy().with_columns(pl.col("k").rank("ordinal").alias("r")).filter(pl.col("r") < 50), engine)
+
+
+def _typed_columns(rng: np.random.Generator, n: int) -> pl.DataFrame:
+    """A column of every type a filter's comparison runs fused on, with nulls
+    (and NaN in the floats) scattered through."""
+
+    def nulls(s: pl.Series, p: float = 0.05) -> pl.Series:
+        return s.scatter(np.flatnonzero(rng.random(n) < p), None)
+
+    f = rng.integers(-50, 50, n).astype(np.float64)
+    f[rng.random(n) < 0.05] = np.nan
+    return pl.DataFrame({
+        "i8": nulls(pl.Series(rng.integers(-128, 128, n), dtype=pl.Int8)),
+        "u8": pl.Series(rng.integers(0, 256, n), dtype=pl.UInt8),
+        "i16": pl.Series(rng.integers(-50, 50, n), dtype=pl.Int16),
+        "u16": nulls(pl.Series(rng.integers(0, 100, n), dtype=pl.UInt16)),
+        "i32": pl.Series(rng.integers(-50, 50, n), dtype=pl.Int32),
+        "u32": pl.Series(rng.integers(0, 2**32, n, dtype=np.uint64), dtype=pl.UInt32),
+        "i64": nulls(pl.Series(rng.integers(-(2**62), 2**62, n), dtype=pl.Int64)),
+        "u64": pl.Series(rng.integers(0, 2**63, n, dtype=np.uint64) * 2, dtype=pl.UInt64),
+        "f32": nulls(pl.Series(f, dtype=pl.Float32)),
+        "f64": nulls(pl.Series(f)),
+        "d": nulls(pl.Series(rng.integers(8000, 11000, n), dtype=pl.Int32).cast(pl.Date)),
+        "t": pl.Series(rng.integers(0, 10**6, n) * 10**6).cast(pl.Datetime("us")),
+        "dur": nulls(pl.Series(rng.integers(-1000, 1000, n)).cast(pl.Duration("ms"))),
+        "s": _strings(rng, n, SHORT),
+        "r": np.arange(n),
+    })
+
+
+@pytest.mark.parametrize("col", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "d", "t", "dur"])
+def test_filter_comparisons_into_keep_bytes(engine, small_engine, col) -> None:
+    rng = np.random.default_rng(11)
+    df = _typed_columns(rng, N)
+    s = df.get_column(col).drop_nulls()
+    lo, hi = s.quantile(0.3, "nearest"), s.quantile(0.6, "nearest")
+    if col in ("f32", "f64"):
+        lo, hi = -7.0, 12.0
+    c = pl.col(col)
+    k = pl.lit(lo, dtype=df.schema[col])
+    preds = [c < k, c <= k, c > k, c >= k, c == k, c != k, k < c, k >= c, k == c, k != c]
+    preds += [c.is_between(pl.lit(lo, dtype=df.schema[col]), pl.lit(hi, dtype=df.schema[col]), closed=cl) for cl in ("both", "left", "right", "none")]
+    for p in preds:
+        assert_same(df.lazy().filter(p), engine)
+    # conjunctions of several terms, with a general one (a string test) among them
+    both = (c > k) & (pl.col("i32") < 20) & pl.col("s").str.contains("a") & (pl.col("u8") != 7)
+    assert_same(df.lazy().filter(both), engine)
+    assert_same(df.lazy().filter(both), small_engine)
+    # a disjunction is evaluated as a mask, the same answer
+    assert_same(df.lazy().filter((c > k) | (pl.col("i32") < -40)), engine)
+
+
+def test_filter_terms_that_stay_masks(engine, small_engine) -> None:
+    rng = np.random.default_rng(12)
+    df = _typed_columns(rng, N)
+    cases = [
+        # a null constant: no row is kept
+        pl.col("i64") > pl.lit(None).cast(pl.Int64),
+        (pl.col("i32") > 0) & (pl.col("f64") < pl.lit(None).cast(pl.Float64)),
+        # a constant that is an expression, and a column compared with a column
+        (pl.col("i64") > pl.lit(3) * 2 - 10) & (pl.col("i16") < pl.col("i32")),
+        # the column cast to the literal's wider type
+        (pl.col("i16") < 2**40) & (pl.col("f32") >= 0.5),
+        # NaN as the constant: total order, NaN equals NaN and is largest
+        pl.col("f64") == float("nan"),
+        pl.col("f64") < float("nan"),
+        pl.col("f64").is_between(0.0, float("nan")),
+        # a term that is a boolean column, one that is a scalar, and nested ands under an or
+        pl.col("i8").is_null() & (pl.col("r") % 3 == 0),
+        (pl.col("r") > 10) & pl.lit(True),
+        (pl.col("r") > 10) & pl.lit(False),
+        (pl.col("r") < 5) & ((pl.col("r") > 1) & (pl.col("i8") > 0) | pl.col("u16").is_null()),
+        pl.col("d").is_between(date(1995, 1, 1), date(1996, 1, 1)) & (pl.col("dur") > pl.duration(seconds=0)),
+    ]
+    for p in cases:
+        assert_same(df.lazy().filter(p), engine)
+        assert_same(df.lazy().filter(p), small_engine)
+    # a list column among the kept ones (gathered whatever the share kept)
+    with_lists = df.with_columns(pl.concat_list(pl.col("i8"), pl.col("i16").cast(pl.Int8)).alias("l"))
+    assert_same(with_lists.lazy().filter((pl.col("i32") > -45) & (pl.col("f64") > -40)), engine)
+    assert_same(with_lists.lazy().filter(pl.col("i32") > 40), engine)

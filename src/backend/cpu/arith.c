@@ -371,3 +371,75 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
   *out = o;
   return LADLE_OK;
 }
+
+/* keep[i] (&)= in[i] op y: one pass per comparison, written so the compiler
+ * vectorizes it (the result is 0/1 and the AND is bitwise). */
+#define CMP_INTO(T, op, in, k, init, keep)                                \
+  {                                                                       \
+    const T *X = (in)->values;                                            \
+    const T y = ((const T *)(k)->values)[0];                              \
+    int64_t n_ = (in)->length;                                            \
+    switch (op) {                                                         \
+      case LADLE_OP_EQ:                                                   \
+        CMP_INTO_LOOP(T, init, keep, n_, X, y, LADLE_FEQ(x, y), x == y);  \
+        break;                                                            \
+      case LADLE_OP_NE:                                                   \
+        CMP_INTO_LOOP(T, init, keep, n_, X, y, !LADLE_FEQ(x, y), x != y); \
+        break;                                                            \
+      case LADLE_OP_LT:                                                   \
+        CMP_INTO_LOOP(T, init, keep, n_, X, y, LADLE_FLT(x, y), x < y);   \
+        break;                                                            \
+      case LADLE_OP_LE:                                                   \
+        CMP_INTO_LOOP(T, init, keep, n_, X, y, !LADLE_FLT(y, x), x <= y); \
+        break;                                                            \
+      case LADLE_OP_GT:                                                   \
+        CMP_INTO_LOOP(T, init, keep, n_, X, y, LADLE_FLT(y, x), x > y);   \
+        break;                                                            \
+      default:                                                            \
+        CMP_INTO_LOOP(T, init, keep, n_, X, y, !LADLE_FLT(x, y), x >= y); \
+        break;                                                            \
+    }                                                                     \
+  }
+#define CMP_INTO_LOOP(T, init, keep, n, X, y, FCMP, ICMP) \
+  do {                                                    \
+    if (IS_FLOAT_T(T)) {                                  \
+      if (init)                                           \
+        for (int64_t i = 0; i < (n); i++) {               \
+          T x = X[i];                                     \
+          keep[i] = (uint8_t)(FCMP);                      \
+        }                                                 \
+      else                                                \
+        for (int64_t i = 0; i < (n); i++) {               \
+          T x = X[i];                                     \
+          keep[i] &= (uint8_t)(FCMP);                     \
+        }                                                 \
+    } else {                                              \
+      if (init)                                           \
+        for (int64_t i = 0; i < (n); i++) {               \
+          T x = X[i];                                     \
+          keep[i] = (uint8_t)(ICMP);                      \
+        }                                                 \
+      else                                                \
+        for (int64_t i = 0; i < (n); i++) {               \
+          T x = X[i];                                     \
+          keep[i] &= (uint8_t)(ICMP);                     \
+        }                                                 \
+    }                                                     \
+  } while (0)
+
+ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
+                                    const ladle_column *k, bool init, uint8_t *keep,
+                                    ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  ladle_phys ph = ladle_type_phys(in->type.id);
+  if (op < LADLE_OP_EQ || op > LADLE_OP_GE || k->length != 1 || !ladle_column_valid(k, 0) ||
+      k->type.id != in->type.id || ph == LADLE_PHYS_NULL || ph == LADLE_PHYS_STR ||
+      in->type.id == LADLE_TYPE_BOOL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "compare_into: unsupported operands");
+  LADLE_DISPATCH_NUM(ph, CMP_INTO, op, in, k, init, keep)
+  if (in->validity != NULL) {
+    const uint8_t *v = in->validity;
+    for (int64_t i = 0; i < in->length; i++) keep[i] &= (uint8_t)((v[i >> 3] >> (i & 7)) & 1);
+  }
+  return LADLE_OK;
+}

@@ -87,6 +87,7 @@ static const ladle_backend cpu_backend = {
     cpu_gather,
     cpu_gather_pieces,
     cpu_compact,
+    ladle_cpu_compare_into,
     ladle_cpu_group_ids,
     ladle_cpu_aggregate,
     ladle_cpu_aggregate_chunks,

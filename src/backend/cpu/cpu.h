@@ -200,6 +200,9 @@ static inline size_t ladle_cpu_pieces(const ladle_kctx *k, int64_t n, int64_t se
   return (size_t)((n + *piece - 1) / *piece);
 }
 
+ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
+                                    const ladle_column *k, bool init, uint8_t *keep,
+                                    ladle_error *err);
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err);

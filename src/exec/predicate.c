@@ -1,0 +1,238 @@
+/* predicate.c — a filter's predicate as one pass of keep bytes per partition.
+ *
+ * A predicate that is a conjunction (a & b & ...) splits into its terms. A
+ * term that compares a numeric or temporal column with a constant, or puts it
+ * between two constants (is_between), runs as the backend's compare_into,
+ * which ANDs its result straight into the partition's keep bytes; any other
+ * term is evaluated as usual and its mask ANDed in. A row is kept when every
+ * term is true and not null: a filter drops null and false rows alike, and a
+ * Kleene conjunction is true only when every term is. So no boolean column
+ * (with its validity) is built per comparison and per AND, and the keep bytes
+ * the compaction reads come out of the last term directly.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+
+typedef struct pred_term {
+  const ladle_bexpr *e; /* a general term: evaluated as a mask */
+  int64_t col;          /* or: column col compared with k[0] (and k[1]) */
+  int op[2];            /* op[1] < 0: a single comparison */
+  ladle_column k[2];
+} pred_term;
+
+struct exec_pred {
+  pred_term *t;
+  size_t n, cap;
+};
+
+void exec_pred_destroy(exec_pred *p) {
+  if (p == NULL) return;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].e == NULL)
+      for (int j = 0; j < 2; j++)
+        if (p->t[i].op[j] >= 0) ladle_column_release(&p->t[i].k[j]);
+  free(p->t);
+  free(p);
+}
+
+/* Whether e reads no row: no column, no row count, no aggregation. */
+static bool is_constant(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_COL || e->kind == LADLE_EX_LEN || e->kind == LADLE_EX_AGG ||
+      e->kind == LADLE_EX_RANK || e->kind == LADLE_EX_OVER || e->has_agg || e->has_window)
+    return false;
+  if (e->kind == LADLE_EX_LIT) return e->lit.length == 1;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (!is_constant(e->args[i])) return false;
+  return true;
+}
+
+static bool fusable_type(ladle_dtype t) {
+  return (ladle_type_is_numeric(t.id) || t.id == LADLE_TYPE_DATE || t.id == LADLE_TYPE_DATETIME ||
+          t.id == LADLE_TYPE_DURATION);
+}
+
+/* The constant e as a valid length-1 column of type t; false when it is not
+ * one (a null constant, another type): the term stays general. */
+static ladle_status constant_of(exec_state *s, const ladle_bexpr *e, ladle_dtype t,
+                                ladle_column *out, bool *ok, ladle_error *err) {
+  *ok = false;
+  if (!is_constant(e) || !ladle_dtype_equal(e->type, t)) return LADLE_OK;
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, e, NULL, &c, err));
+  if (c.length == 1 && c.type.id == t.id && ladle_column_valid(&c, 0)) {
+    *out = c;
+    *ok = true;
+  } else {
+    ladle_column_release(&c);
+  }
+  return LADLE_OK;
+}
+
+static int flip(int op) {
+  switch (op) {
+    case LADLE_OP_LT:
+      return LADLE_OP_GT;
+    case LADLE_OP_LE:
+      return LADLE_OP_GE;
+    case LADLE_OP_GT:
+      return LADLE_OP_LT;
+    case LADLE_OP_GE:
+      return LADLE_OP_LE;
+    default:
+      return op; /* EQ, NE */
+  }
+}
+
+static ladle_status add_term(exec_pred *p, pred_term t, ladle_error *err) {
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 8;
+    pred_term *nt = realloc(p->t, cap * sizeof *nt);
+    if (nt == NULL) return LADLE_OOM(err, "predicate");
+    p->t = nt;
+    p->cap = cap;
+  }
+  p->t[p->n++] = t;
+  return LADLE_OK;
+}
+
+/* Adds e as a comparison term when it is one, else as a general term. */
+static ladle_status compile_leaf(exec_state *s, exec_pred *p, const ladle_bexpr *e,
+                                 const ladle_schema *in, ladle_error *err) {
+  pred_term t;
+  memset(&t, 0, sizeof t);
+  t.e = e;
+  t.col = -1;
+  t.op[0] = t.op[1] = -1;
+  bool ok = false;
+  if (e->kind == LADLE_EX_BINARY && e->op >= LADLE_OP_EQ && e->op <= LADLE_OP_GE) {
+    int side = e->args[0]->kind == LADLE_EX_COL ? 0 : e->args[1]->kind == LADLE_EX_COL ? 1 : -1;
+    if (side >= 0) {
+      const ladle_bexpr *c = e->args[side];
+      ladle_dtype ct = in->types[c->col];
+      if (fusable_type(ct)) {
+        LADLE_RETURN_NOT_OK(constant_of(s, e->args[1 - side], ct, &t.k[0], &ok, err));
+        if (ok) {
+          t.e = NULL;
+          t.col = c->col;
+          t.op[0] = side == 0 ? e->op : flip(e->op);
+        }
+      }
+    }
+  } else if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3 &&
+             e->args[0]->kind == LADLE_EX_COL) {
+    ladle_dtype ct = in->types[e->args[0]->col];
+    if (fusable_type(ct)) {
+      LADLE_RETURN_NOT_OK(constant_of(s, e->args[1], ct, &t.k[0], &ok, err));
+      bool ok2 = false;
+      if (ok) {
+        ladle_status st = constant_of(s, e->args[2], ct, &t.k[1], &ok2, err);
+        if (st != LADLE_OK || !ok2) ladle_column_release(&t.k[0]);
+        LADLE_RETURN_NOT_OK(st);
+      }
+      if (ok2) {
+        ladle_closed cl = e->fopts.closed;
+        t.e = NULL;
+        t.col = e->args[0]->col;
+        t.op[0] = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
+        t.op[1] = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
+      }
+    }
+  }
+  ladle_status st = add_term(p, t, err);
+  if (st != LADLE_OK && t.e == NULL)
+    for (int j = 0; j < 2; j++)
+      if (t.op[j] >= 0) ladle_column_release(&t.k[j]);
+  return st;
+}
+
+static ladle_status compile_and(exec_state *s, exec_pred *p, const ladle_bexpr *e,
+                                const ladle_schema *in, ladle_error *err) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (e->kind == LADLE_EX_BINARY && e->op == LADLE_OP_AND && e->type.id == LADLE_TYPE_BOOL &&
+      e->args[0]->type.id == LADLE_TYPE_BOOL && e->args[1]->type.id == LADLE_TYPE_BOOL) {
+    LADLE_RETURN_NOT_OK(compile_and(s, p, e->args[0], in, err));
+    return compile_and(s, p, e->args[1], in, err);
+  }
+  return compile_leaf(s, p, e, in, err);
+}
+
+ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
+                               exec_pred **out, ladle_error *err) {
+  *out = NULL;
+  if (s->be->compare_into == NULL || e->has_agg || e->has_window || e->scalar ||
+      e->type.id != LADLE_TYPE_BOOL)
+    return LADLE_OK;
+  exec_pred *p = calloc(1, sizeof *p);
+  if (p == NULL) return LADLE_OOM(err, "predicate");
+  ladle_status st = compile_and(s, p, e, in, err);
+  bool any = false;
+  for (size_t i = 0; st == LADLE_OK && i < p->n; i++) any |= p->t[i].e == NULL;
+  if (st != LADLE_OK || !any) {
+    exec_pred_destroy(p);
+    return st;
+  }
+  /* comparisons first: they are cheap, and a general term after them sees
+   * the keep bytes already made */
+  size_t w = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].e == NULL) {
+      pred_term t = p->t[i];
+      memmove(&p->t[w + 1], &p->t[w], (i - w) * sizeof t);
+      p->t[w++] = t;
+    }
+  *out = p;
+  return LADLE_OK;
+}
+
+/* keep &= the mask m (length n, or 1 to broadcast), null as false. */
+static void and_mask(const ladle_column *m, int64_t n, uint8_t *keep) {
+  const uint8_t *v = m->values;
+  if (m->type.id != LADLE_TYPE_BOOL || m->length == 0) {
+    memset(keep, 0, (size_t)n); /* an all-null mask */
+    return;
+  }
+  if (m->length == 1) {
+    if (!(ladle_column_valid(m, 0) && v[0])) memset(keep, 0, (size_t)n);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) keep[i] &= (uint8_t)(v[i] != 0);
+  if (m->validity != NULL)
+    for (int64_t i = 0; i < n; i++) keep[i] &= (uint8_t)((m->validity[i >> 3] >> (i & 7)) & 1);
+}
+
+ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk *c, uint8_t *keep,
+                            ladle_error *err) {
+  int64_t n = c->length;
+  bool init = true; /* keep holds nothing yet: the first comparison writes it */
+  for (size_t i = 0; i < p->n; i++) {
+    const pred_term *t = &p->t[i];
+    if (t->e == NULL && c->columns[t->col].length == n) {
+      for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
+        LADLE_RETURN_NOT_OK(
+            s->be->compare_into(&s->k, t->op[j], &c->columns[t->col], &t->k[j], init, keep, err));
+        init = false;
+      }
+      continue;
+    }
+    if (init) memset(keep, 1, (size_t)n);
+    init = false;
+    /* a general term (or a column not of the chunk's height) */
+    ladle_column m;
+    if (t->e != NULL) {
+      LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, t->e, c, &m, err));
+      and_mask(&m, n, keep);
+      ladle_column_release(&m);
+      continue;
+    }
+    for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
+      LADLE_RETURN_NOT_OK(s->be->binary(&s->k, t->op[j], &c->columns[t->col], &t->k[j],
+                                        ladle_dtype_make(LADLE_TYPE_BOOL), &m, err));
+      and_mask(&m, n, keep);
+      ladle_column_release(&m);
+    }
+  }
+  if (init) memset(keep, 1, (size_t)n);
+  return LADLE_OK;
+}
