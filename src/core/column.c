@@ -480,6 +480,94 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   return LADLE_OK;
 }
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#include <pthread.h>
+
+/* Compaction 8 keep bytes at a time: their bits select lanes of a vector,
+ * a permutation moves the kept lanes to the front, the whole vector is stored
+ * and the cursor moves by the count kept. perm32[m] orders eight 32-bit lanes
+ * by mask m; perm64[m] four 64-bit lanes (as pairs of 32-bit ones). */
+static uint32_t perm32[256][8] __attribute__((aligned(32)));
+static uint32_t perm64[16][8] __attribute__((aligned(32)));
+static pthread_once_t perm_once = PTHREAD_ONCE_INIT;
+
+static void perm_init(void) {
+  for (int m = 0; m < 256; m++) {
+    int k = 0;
+    for (int b = 0; b < 8; b++)
+      if (m & (1 << b)) perm32[m][k++] = (uint32_t)b;
+    while (k < 8) perm32[m][k++] = 0;
+  }
+  for (int m = 0; m < 16; m++) {
+    int k = 0;
+    for (int b = 0; b < 4; b++)
+      if (m & (1 << b)) {
+        perm64[m][k++] = (uint32_t)(2 * b);
+        perm64[m][k++] = (uint32_t)(2 * b + 1);
+      }
+    while (k < 8) perm64[m][k++] = 0;
+  }
+}
+
+/* 32 keep bytes (0/1) as 32 bits */
+static inline uint32_t keep_bits32(const uint8_t *keep) {
+  __m256i v = _mm256_loadu_si256((const __m256i *)keep);
+  return (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(v, 7));
+}
+
+/* Compacts rows [0, *i) of s into d while 32 rows' worth of stores fit below
+ * n_keep; returns with *i and *k where the scalar loop goes on. */
+static void compact_simd(int w, const void *src, void *dst, const uint8_t *keep, int64_t n,
+                         int64_t n_keep, int64_t *pi, int64_t *pk) {
+  pthread_once(&perm_once, perm_init);
+  int64_t i = 0, k = 0;
+  if (w == 4) {
+    const uint32_t *s = src;
+    uint32_t *d = dst;
+    for (; i + 32 <= n && k + 32 <= n_keep; i += 32) {
+      uint32_t mm = keep_bits32(keep + i);
+      for (int g = 0; g < 4; g++) {
+        uint32_t m = (mm >> (8 * g)) & 0xFF;
+        __m256i v = _mm256_loadu_si256((const __m256i *)(s + i + 8 * g));
+        __m256i p = _mm256_load_si256((const __m256i *)perm32[m]);
+        _mm256_storeu_si256((__m256i *)(d + k), _mm256_permutevar8x32_epi32(v, p));
+        k += __builtin_popcount(m);
+      }
+    }
+  } else {
+    const uint64_t *s = src;
+    uint64_t *d = dst;
+    for (; i + 32 <= n && k + 32 <= n_keep; i += 32) {
+      uint32_t mm = keep_bits32(keep + i);
+      for (int g = 0; g < 8; g++) {
+        uint32_t m = (mm >> (4 * g)) & 0xF;
+        __m256i v = _mm256_loadu_si256((const __m256i *)(s + i + 4 * g));
+        __m256i p = _mm256_load_si256((const __m256i *)perm64[m]);
+        _mm256_storeu_si256((__m256i *)(d + k), _mm256_permutevar8x32_epi32(v, p));
+        k += __builtin_popcount(m);
+      }
+    }
+  }
+  *pi = i;
+  *pk = k;
+}
+#endif
+
+/* Rows [i, end of the run of kept rows starting at i): 8 keep bytes a step
+ * while they are all kept. */
+static inline int64_t run_end(const uint8_t *keep, int64_t i, int64_t n) {
+  const uint64_t ones = 0x0101010101010101ull;
+  while (i + 8 <= n) {
+    uint64_t w;
+    memcpy(&w, keep + i, 8);
+    if (w != ones) break;
+    i += 8;
+  }
+  while (i < n && keep[i]) i++;
+  return i;
+}
+
 ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, int64_t n_keep,
                                   ladle_column *out, ladle_error *err) {
   int64_t n = src->length;
@@ -495,26 +583,39 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
   ladle_column c;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n_keep, nullable, chars, &c, err));
   if (ladle_type_is_varlen(src->type.id)) {
+    /* by runs of kept rows: one copy of a run's bytes, its offsets shifted */
     int64_t *o = LADLE_COL_MUT(&c, int64_t);
     char *d = LADLE_COL_CHARS_MUT(&c);
-    const char *end = src->chars + so[n];
     int64_t pos = 0, k = 0;
-    for (int64_t i = 0; i < n && k < n_keep; i++) {
-      if (!keep[i]) continue;
-      int64_t len = so[i + 1] - so[i];
-      copy_str(d, pos, chars, src->chars + so[i], end, len);
+    for (int64_t i = 0; i < n && k < n_keep;) {
+      if (!keep[i]) {
+        i++;
+        continue;
+      }
+      int64_t j = run_end(keep, i, n);
+      int64_t len = so[j] - so[i], shift = pos - so[i];
+      memcpy(d + pos, src->chars + so[i], (size_t)len);
+      for (int64_t r = i + 1; r <= j; r++) o[++k] = so[r] + shift;
       pos += len;
-      o[++k] = pos;
+      i = j;
     }
   } else {
     switch (ladle_type_width(src->type.id)) {
       /* branch-free: every row is written, the cursor moves by its keep byte;
-       * the last write may land one past the kept rows, so it stops early */
+       * the last write may land one past the kept rows, so it stops early
+       * (4- and 8-byte values go 32 rows a step first where AVX2 is there) */
+#if defined(__AVX2__)
+#define COMPACT_SIMD(W) \
+  if (W == 4 || W == 8) compact_simd(W, s, d, keep, n, n_keep, &i, &k);
+#else
+#define COMPACT_SIMD(W)
+#endif
 #define COMPACT_W(W, T)                    \
   case W: {                                \
     const T *s = src->values;              \
     T *d = LADLE_COL_MUT(&c, T);           \
     int64_t k = 0, i = 0;                  \
+    COMPACT_SIMD(W)                        \
     for (; i < n && k < n_keep - 1; i++) { \
       d[k] = s[i];                         \
       k += keep[i];                        \
@@ -528,6 +629,7 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
       COMPACT_W(4, uint32_t)
       COMPACT_W(8, uint64_t)
 #undef COMPACT_W
+#undef COMPACT_SIMD
       case 16: {
         const uint64_t *s = src->values;
         uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
