@@ -71,71 +71,75 @@ typedef struct scat_job {
 /* Row i's accumulator. With few groups, runs of one group would chain every
  * update through one memory slot; each group then has `lanes` accumulators
  * (lane-major, row i in lane i mod lanes), folded together after the rows. */
-#define SCAT_SLOT(i) ((size_t)((i) & (lanes - 1)) * (size_t)ng + G[i])
+#define SCAT_SLOT(i, GID) ((size_t)((i) & (lanes - 1)) * (size_t)ng + GID(i))
+/* a row's group: from the ids, or 0 when there is one group (the ids, all 0,
+ * are not read) */
+#define SCAT_GID_IDS(i) G[i]
+#define SCAT_GID_ONE(i) 0
 
 /* min (is_max false) or max of rows [a, e), is_max a constant */
-#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max) \
-  {                                                      \
-    T *A = (acc);                                        \
-    for (int64_t i = a; i < e; i++) {                    \
-      if (V != NULL && !ladle_bit_get(V, i)) continue;   \
-      size_t k = SCAT_SLOT(i);                           \
-      T x = X[i], b = A[k];                              \
-      A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;       \
-      cnt[k]++;                                          \
-    }                                                    \
+#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max, GID) \
+  {                                                           \
+    T *A = (acc);                                             \
+    for (int64_t i = a; i < e; i++) {                         \
+      if (V != NULL && !ladle_bit_get(V, i)) continue;        \
+      size_t k = SCAT_SLOT(i, GID);                           \
+      T x = X[i], b = A[k];                                   \
+      A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;            \
+      cnt[k]++;                                               \
+    }                                                         \
   }
 
 /* rows [a, e) into one piece's arrays; every loop comes with and without a
  * validity bitmap */
-#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e)                                    \
-  {                                                                               \
-    const T *X = (in)->values;                                                    \
-    const uint8_t *V = (in)->validity;                                            \
-    switch ((j)->kind) {                                                          \
-      case SCAT_SUM:                                                              \
-      case SCAT_FSUM:                                                             \
-        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                            \
-          double *A = (acc);                                                      \
-          if (V == NULL)                                                          \
-            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i)] += (double)X[i];      \
-          else                                                                    \
-            for (int64_t i = a; i < e; i++)                                       \
-              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i)] += (double)X[i];           \
-        } else {                                                                  \
-          uint64_t *A = (acc);                                                    \
-          if (V == NULL)                                                          \
-            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i)] += (uint64_t)X[i];    \
-          else                                                                    \
-            for (int64_t i = a; i < e; i++)                                       \
-              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i)] += (uint64_t)X[i];         \
-        }                                                                         \
-        break;                                                                    \
-      case SCAT_MIN:                                                              \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false);                          \
-        break;                                                                    \
-      case SCAT_MAX:                                                              \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true);                           \
-        break;                                                                    \
-      case SCAT_M2: {                                                             \
-        double *A = (acc);                                                        \
-        const double *M = (j)->mean;                                              \
-        for (int64_t i = a; i < e; i++) {                                         \
-          if (V != NULL && !ladle_bit_get(V, i)) continue;                        \
-          double d = (double)X[i] - M[G[i]];                                      \
-          A[SCAT_SLOT(i)] += d * d;                                               \
-        }                                                                         \
-        break;                                                                    \
-      }                                                                           \
-      default:                                                                    \
-        break;                                                                    \
-    }                                                                             \
-    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) {        \
-      if (V == NULL || (j)->kind == SCAT_LEN)                                     \
-        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)]++;                      \
-      else                                                                        \
-        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)] += ladle_bit_get(V, i); \
-    }                                                                             \
+#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e, GID)                                    \
+  {                                                                                    \
+    const T *X = (in)->values;                                                         \
+    const uint8_t *V = (in)->validity;                                                 \
+    switch ((j)->kind) {                                                               \
+      case SCAT_SUM:                                                                   \
+      case SCAT_FSUM:                                                                  \
+        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                                 \
+          double *A = (acc);                                                           \
+          if (V == NULL)                                                               \
+            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i, GID)] += (double)X[i];      \
+          else                                                                         \
+            for (int64_t i = a; i < e; i++)                                            \
+              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (double)X[i];           \
+        } else {                                                                       \
+          uint64_t *A = (acc);                                                         \
+          if (V == NULL)                                                               \
+            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];    \
+          else                                                                         \
+            for (int64_t i = a; i < e; i++)                                            \
+              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];         \
+        }                                                                              \
+        break;                                                                         \
+      case SCAT_MIN:                                                                   \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false, GID);                          \
+        break;                                                                         \
+      case SCAT_MAX:                                                                   \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true, GID);                           \
+        break;                                                                         \
+      case SCAT_M2: {                                                                  \
+        double *A = (acc);                                                             \
+        const double *M = (j)->mean;                                                   \
+        for (int64_t i = a; i < e; i++) {                                              \
+          if (V != NULL && !ladle_bit_get(V, i)) continue;                             \
+          double d = (double)X[i] - M[GID(i)];                                         \
+          A[SCAT_SLOT(i, GID)] += d * d;                                               \
+        }                                                                              \
+        break;                                                                         \
+      }                                                                                \
+      default:                                                                         \
+        break;                                                                         \
+    }                                                                                  \
+    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) {             \
+      if (V == NULL || (j)->kind == SCAT_LEN)                                          \
+        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, GID)]++;                      \
+      else                                                                             \
+        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, GID)] += ladle_bit_get(V, i); \
+    }                                                                                  \
   }
 
 /* groups [a, e): every other piece merged into piece 0 */
@@ -172,6 +176,29 @@ static void merge_range(const scat_job *j, int64_t a, int64_t e) {
   LADLE_DISPATCH_NUM(j->ph, SCAT_MERGE, j, a, e)
 }
 
+/* The sum of rows [a, e) into one group's 8 lanes (row i into lane i mod 8,
+ * in row order: the scatter's own order, so the same bits), the lanes held in
+ * registers, eight rows a step. */
+#define SCAT_SUM_ONE_T(T, U, A, X, a, e)                     \
+  {                                                          \
+    U s_[8];                                                 \
+    memcpy(s_, A, sizeof s_);                                \
+    int64_t i = a;                                           \
+    for (; i < e && (i & 7) != 0; i++) s_[i & 7] += (U)X[i]; \
+    for (; i + 8 <= e; i += 8)                               \
+      for (int l = 0; l < 8; l++) s_[l] += (U)X[i + l];      \
+    for (; i < e; i++) s_[i & 7] += (U)X[i];                 \
+    memcpy(A, s_, sizeof s_);                                \
+  }
+#define SCAT_SUM_ONE(T, j, in, acc, a, e)                     \
+  {                                                           \
+    const T *X = (in)->values;                                \
+    if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM)              \
+      SCAT_SUM_ONE_T(T, double, (double *)(acc), X, a, e)     \
+    else                                                      \
+      SCAT_SUM_ONE_T(T, uint64_t, (uint64_t *)(acc), X, a, e) \
+  }
+
 /* rows [a, e) of `in`, whose ids are G, into one piece's arrays */
 static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t *G, void *acc,
                       int64_t *cnt, int64_t a, int64_t e) {
@@ -180,12 +207,18 @@ static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t 
     /* no values read: any type (strings, lists, null) */
     const uint8_t *V = j->kind == SCAT_COUNT ? in->validity : NULL;
     if (V == NULL)
-      for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)]++;
+      for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, SCAT_GID_IDS)]++;
     else
-      for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i)] += ladle_bit_get(V, i);
+      for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, SCAT_GID_IDS)] += ladle_bit_get(V, i);
     return;
   }
-  LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e)
+  if (ng == 1 && lanes == 8 && in->validity == NULL && !j->want_cnt &&
+      (j->kind == SCAT_SUM || j->kind == SCAT_FSUM))
+    LADLE_DISPATCH_NUM(j->ph, SCAT_SUM_ONE, j, in, acc, a, e)
+  else if (ng == 1)
+    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_ONE)
+  else
+    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_IDS)
 }
 
 static ladle_status scat_piece(void *vctx, size_t p, ladle_error *err) {
