@@ -411,6 +411,13 @@ LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, la
  * up to `threads` threads (0: one per core). */
 LADLE_API ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
                                                      ladle_plan **out_plan, ladle_error *err);
+/* Big string-view columns' conversions are kept across scans of the same
+ * buffers (with a reference that keeps those buffers alive), least recently
+ * used out first past LADLE_VIEW_CACHE_MB (default: 1/16 of memory, at most
+ * 2 GiB; 0: off). This drops every kept conversion and its references. */
+LADLE_API void ladle_view_cache_clear(void);
+/* The kept conversions, the bytes they count, and how many scans used one. */
+LADLE_API void ladle_view_cache_stats(size_t *entries, size_t *bytes, uint64_t *hits);
 /* A comparison `column op value` that every row the query keeps satisfies; the
  * scan skips row groups whose statistics show no row can (the query still filters
  * every row read). kind: 0 int64 (integers, Date days, Datetime ticks in the

@@ -1020,7 +1020,27 @@ static PyObject *py_row_index(PyObject *m, PyObject *args) {
   FINISH_PLAN(ladle_plan_row_index(p, name, off, &out, &err));
 }
 
+static PyObject *py_view_cache_clear(PyObject *self, PyObject *args) {
+  (void)self;
+  (void)args;
+  Py_BEGIN_ALLOW_THREADS ladle_view_cache_clear();
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+static PyObject *py_view_cache_stats(PyObject *self, PyObject *args) {
+  (void)self;
+  (void)args;
+  size_t entries, bytes;
+  uint64_t hits;
+  ladle_view_cache_stats(&entries, &bytes, &hits);
+  return Py_BuildValue("(nnK)", (Py_ssize_t)entries, (Py_ssize_t)bytes, (unsigned long long)hits);
+}
+
 static PyMethodDef module_methods[] = {
+    {"view_cache_stats", py_view_cache_stats, METH_NOARGS,
+     "(entries, bytes, hits) of the string-view conversions kept across queries"},
+    {"view_cache_clear", py_view_cache_clear, METH_NOARGS,
+     "drops the string-view conversions kept across queries"},
     {"col", py_col, METH_VARARGS, "col(name)"},
     {"lit", py_lit, METH_VARARGS, "lit(kind, value, dtype)"},
     {"lit_series", py_lit_series, METH_VARARGS, "lit_series([Expr])"},

@@ -8,6 +8,7 @@
  * Export: a result's partitions become struct arrays whose buffers are ladle's,
  * kept alive by references held in the arrays' private data.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -243,9 +244,172 @@ static ladle_status view_copy_piece(void *ctx, size_t k, ladle_error *err) {
   return LADLE_OK;
 }
 
+/* Conversions kept across queries. A DataFrame queried again hands over the
+ * same Arrow buffers, so a big view column's conversion is kept, keyed by the
+ * addresses of its views and data buffers, together with a reference to the
+ * batch that holds them: while the entry lives the keyed memory cannot be
+ * freed (so no other column can come to sit at those addresses) and, shared,
+ * cannot be changed in place by its producer (Arrow arrays are immutable, and
+ * Polars copies a buffer it does not own alone before writing to it). Entries
+ * go least recently used first past a budget: LADLE_VIEW_CACHE_MB, by default
+ * 1/16 of the memory up to 2 GiB; 0 turns the cache off. The budget counts the
+ * converted column and the view column it came from. */
+typedef struct view_cache_entry {
+  const uint8_t *views;
+  int64_t n, ndata;
+  const void **data; /* the data buffers' addresses */
+  int64_t *sizes;    /* and sizes (NULL: the producer gave none) */
+  batch_holder *h;
+  ladle_buffer *offsets, *chars; /* references (chars NULL: no bytes) */
+  const void *values, *bytes_at; /* the converted column's offsets and bytes */
+  size_t bytes;
+  uint64_t used;
+} view_cache_entry;
+
+static struct {
+  pthread_mutex_t mu;
+  view_cache_entry *e;
+  size_t n, cap, bytes;
+  uint64_t clock, hits;
+} vcache = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0, 0};
+
+static size_t view_cache_budget(void) {
+  const char *v = getenv("LADLE_VIEW_CACHE_MB");
+  if (v != NULL && *v != '\0') return (size_t)strtoull(v, NULL, 10) << 20;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  size_t mem = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 30;
+  return LADLE_MIN(mem / 16, (size_t)2 << 30);
+}
+
+static void view_cache_drop(size_t k) {
+  view_cache_entry *e = &vcache.e[k];
+  vcache.bytes -= e->bytes;
+  ladle_buffer_release(e->offsets);
+  ladle_buffer_release(e->chars);
+  holder_release(e->h);
+  free(e->data);
+  free(e->sizes);
+  vcache.e[k] = vcache.e[--vcache.n];
+}
+
+static bool view_cache_match(const view_cache_entry *e, const view_job *j) {
+  int64_t ndata = j->nbufs - 3;
+  if (e->views != j->views || e->n != j->n || e->ndata != ndata) return false;
+  const int64_t *sizes = j->bufs[j->nbufs - 1];
+  for (int64_t b = 0; b < ndata; b++)
+    if (e->data[b] != j->bufs[2 + b] || (e->sizes != NULL) != (sizes != NULL) ||
+        (sizes != NULL && e->sizes[b] != sizes[b]))
+      return false;
+  return true;
+}
+
+/* The kept conversion of j into c (offsets and bytes), if there is one. */
+static bool view_cache_get(const view_job *j, ladle_column *c) {
+  if (j->n < VIEW_PARALLEL_MIN || j->nbufs < 3 || view_cache_budget() == 0) return false;
+  bool hit = false;
+  pthread_mutex_lock(&vcache.mu);
+  for (size_t k = 0; k < vcache.n && !hit; k++) {
+    view_cache_entry *e = &vcache.e[k];
+    if (!view_cache_match(e, j)) continue;
+    e->used = ++vcache.clock;
+    c->owners[1] = ladle_buffer_ref(e->offsets);
+    c->owners[2] = ladle_buffer_ref(e->chars);
+    c->values = e->values;
+    c->chars = e->bytes_at;
+    vcache.hits++;
+    hit = true;
+  }
+  pthread_mutex_unlock(&vcache.mu);
+  return hit;
+}
+
+/* Keeps the conversion c of j, within the budget (best effort: no memory, no
+ * entry). */
+static void view_cache_put(const view_job *j, const ladle_column *c) {
+  if (j->n < VIEW_PARALLEL_MIN || j->nbufs < 3) return;
+  int64_t ndata = j->nbufs - 3;
+  const int64_t *sizes = j->bufs[j->nbufs - 1];
+  const int64_t *o = c->values;
+  size_t bytes = (size_t)(j->n + 1) * 8 + (size_t)(o[j->n] - o[0]) + (size_t)j->n * 16;
+  for (int64_t b = 0; sizes != NULL && b < ndata; b++) bytes += (size_t)LADLE_MAX(sizes[b], 0);
+  size_t budget = view_cache_budget();
+  if (bytes > budget) return;
+  view_cache_entry e;
+  memset(&e, 0, sizeof e);
+  e.views = j->views;
+  e.n = j->n;
+  e.ndata = ndata;
+  e.data = malloc((size_t)LADLE_MAX(ndata, 1) * sizeof *e.data);
+  e.sizes = sizes ? malloc((size_t)LADLE_MAX(ndata, 1) * sizeof *e.sizes) : NULL;
+  if (e.data == NULL || (sizes != NULL && e.sizes == NULL)) {
+    free(e.data);
+    free(e.sizes);
+    return;
+  }
+  for (int64_t b = 0; b < ndata; b++) {
+    e.data[b] = j->bufs[2 + b];
+    if (sizes) e.sizes[b] = sizes[b];
+  }
+  e.bytes = bytes;
+  pthread_mutex_lock(&vcache.mu);
+  for (size_t k = 0; k < vcache.n; k++)
+    if (view_cache_match(&vcache.e[k], j)) { /* another thread kept it first */
+      pthread_mutex_unlock(&vcache.mu);
+      free(e.data);
+      free(e.sizes);
+      return;
+    }
+  while (vcache.n > 0 && vcache.bytes + bytes > budget) {
+    size_t lru = 0;
+    for (size_t k = 1; k < vcache.n; k++)
+      if (vcache.e[k].used < vcache.e[lru].used) lru = k;
+    view_cache_drop(lru);
+  }
+  if (vcache.n == vcache.cap) {
+    size_t cap = vcache.cap ? 2 * vcache.cap : 16;
+    view_cache_entry *ne = realloc(vcache.e, cap * sizeof *ne);
+    if (ne == NULL) {
+      pthread_mutex_unlock(&vcache.mu);
+      free(e.data);
+      free(e.sizes);
+      return;
+    }
+    vcache.e = ne;
+    vcache.cap = cap;
+  }
+  atomic_fetch_add_explicit(&j->h->refcount, 1, memory_order_relaxed);
+  e.h = j->h;
+  e.offsets = ladle_buffer_ref(c->owners[1]);
+  e.chars = ladle_buffer_ref(c->owners[2]);
+  e.values = c->values;
+  e.bytes_at = c->chars;
+  e.used = ++vcache.clock;
+  vcache.e[vcache.n++] = e;
+  vcache.bytes += bytes;
+  pthread_mutex_unlock(&vcache.mu);
+}
+
+void ladle_view_cache_stats(size_t *entries, size_t *bytes, uint64_t *hits) {
+  pthread_mutex_lock(&vcache.mu);
+  *entries = vcache.n;
+  *bytes = vcache.bytes;
+  *hits = vcache.hits;
+  pthread_mutex_unlock(&vcache.mu);
+}
+
+void ladle_view_cache_clear(void) {
+  pthread_mutex_lock(&vcache.mu);
+  while (vcache.n > 0) view_cache_drop(vcache.n - 1);
+  free(vcache.e);
+  vcache.e = NULL;
+  vcache.cap = 0;
+  pthread_mutex_unlock(&vcache.mu);
+}
+
 /* Converts view column j into a fresh offsets-and-bytes column, with `pool`
  * (NULL: on this thread). */
 static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, ladle_error *err) {
+  if (view_cache_get(j, j->out)) return LADLE_OK;
   int threads = pool ? ladle_pool_threads(pool) : 1;
   v->cur = j;
   v->npieces = j->n < VIEW_PARALLEL_MIN ? 1 : (int64_t)threads * 4;
@@ -278,6 +442,7 @@ static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, 
       c->values = s.values;
       c->chars = s.chars;
       s.owners[1] = s.owners[2] = NULL;
+      view_cache_put(j, c);
     }
     ladle_column_release(&s);
   }

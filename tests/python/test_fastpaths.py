@@ -503,3 +503,62 @@ def test_filter_terms_that_stay_masks(engine, small_engine) -> None:
     with_lists = df.with_columns(pl.concat_list(pl.col("i8"), pl.col("i16").cast(pl.Int8)).alias("l"))
     assert_same(with_lists.lazy().filter((pl.col("i32") > -45) & (pl.col("f64") > -40)), engine)
     assert_same(with_lists.lazy().filter(pl.col("i32") > 40), engine)
+
+
+def _view_frame(rng: np.random.Generator, n: int = N, pool: list[str | None] = MIXED) -> pl.DataFrame:
+    return pl.DataFrame({"s": _strings(rng, n, pool), "i": np.arange(n)})
+
+
+def test_view_conversions_kept_across_queries(engine, monkeypatch) -> None:
+    from ladle import _native as native
+
+    monkeypatch.delenv("LADLE_VIEW_CACHE_MB", raising=False)
+    native.view_cache_clear()
+    rng = np.random.default_rng(13)
+    df = _view_frame(rng)
+    q = df.lazy().filter(pl.col("s").str.len_bytes() > 2).select("s", "i")
+    assert_same(q, engine)
+    entries, size, hits = native.view_cache_stats()
+    assert entries >= 1 and size >= 16 * N
+    assert_same(q, engine)
+    assert native.view_cache_stats()[2] > hits  # the second query used the kept conversion
+    # slices of the frame are other columns (their views start elsewhere)
+    assert_same(df.slice(1000, 100_000).lazy().select("s", "i"), engine)
+    # a value set in place: Polars copies the buffer the kept conversion shares
+    df[7, "s"] = "changed in place"
+    assert_same(df.lazy().select("s", "i"), engine)
+    assert df.lazy().select("s").collect(engine=engine)["s"][7] == "changed in place"
+    short = _view_frame(rng, pool=SHORT)
+    assert_same(short.lazy().select("s"), engine)
+    short[7, "s"] = "zz" if short["s"][7] != "zz" else "ab"
+    assert_same(short.lazy().select("s"), engine)
+    # frames made and dropped in turn: none may see another's kept bytes (the
+    # short strings' views are all inline: no data buffer tells them apart)
+    for k in range(6):
+        other = _view_frame(np.random.default_rng(100 + k), pool=SHORT if k % 2 else MIXED)
+        assert_same(other.lazy().select("s", pl.col("s").str.len_bytes().alias("n")), engine)
+        del other
+    native.view_cache_clear()
+    assert native.view_cache_stats()[:2] == (0, 0)
+    assert_same(q, engine)
+
+
+@pytest.mark.parametrize("mb", ["0", "5"])
+def test_view_cache_budget(engine, monkeypatch, mb) -> None:
+    from ladle import _native as native
+
+    native.view_cache_clear()
+    monkeypatch.setenv("LADLE_VIEW_CACHE_MB", mb)
+    rng = np.random.default_rng(14)
+    frames = [_view_frame(rng, 100_000) for _ in range(3)]  # each ~3.5 MiB counted
+    hits0 = native.view_cache_stats()[2]
+    for _ in range(2):
+        for f in frames:
+            assert_same(f.lazy().select("s", "i"), engine)
+    entries, size, hits = native.view_cache_stats()
+    assert size <= int(mb) << 20
+    if mb == "0":
+        assert (entries, hits) == (0, hits0)
+    else:
+        assert entries == 1  # one fits; the least recently used went
+    native.view_cache_clear()
