@@ -347,7 +347,6 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
   bool scalar = false;
   exec_pred *pred;
   LADLE_RETURN_NOT_OK(exec_pred_compile(s, p->exprs[0], &in->schema, &pred, err));
-  if (getenv("DBGP")) fprintf(stderr, "pred fused=%d\n", pred != NULL);
   ladle_status st = pred ? LADLE_OK : ladle_eval_chunked(s, p->exprs[0], in, &masks, &scalar, err);
   ladle_table *t;
   if (st == LADLE_OK) st = table_like(&p->schema, in->nchunks, &t, err);
