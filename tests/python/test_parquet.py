@@ -303,3 +303,35 @@ def test_multi_file_column_policies(tmp_path: Path, engine) -> None:
             lf.collect()
         with pytest.raises(ladle.UnsupportedError, match=culprit):
             lf.collect(engine=strict)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, engine) -> None:
+    """Dictionary pages whose indices take 1 to 17 bits (whole groups of eight
+    unpacked with the width as a constant, the tail value by value), columns
+    declared optional with and without nulls (a page of all-present levels is
+    one RLE run, read without decoding), of every fixed width and strings."""
+    rng = np.random.default_rng(21)
+    n = 50_003
+    cols: dict[str, pa.Array] = {}
+    for bits in range(1, 18):
+        v = rng.integers(0, 1 << bits, n)
+        cols[f"i{bits}"] = pa.array(v, pa.int64())
+        if bits in (3, 9, 12, 16, 17):
+            mask = rng.random(n) < 0.1
+            cols[f"n{bits}"] = pa.array(v.astype(np.int32), pa.int32(), mask=mask)
+            cols[f"d{bits}"] = pa.array(v.astype(np.float64) / 7, pa.float64())
+            cols[f"s{bits}"] = pa.array([f"v{x}" for x in v], pa.string())
+    cols["date"] = pa.array(rng.integers(8000, 10500, n).astype(np.int32), pa.int32()).cast(pa.date32())
+    cols["i8x"] = pa.array(rng.integers(-128, 128, n).astype(np.int8), pa.int8())
+    # long stretches of nulls: pages whose levels are one RLE run of 0
+    stretch = (np.arange(n) // 12_000) % 2 == 0
+    cols["gaps"] = pa.array(rng.integers(0, 50, n), pa.int64(), mask=stretch)
+    cols["sgaps"] = pa.array([f"g{x}" for x in rng.integers(0, 50, n)], pa.string(), mask=stretch)
+    path = tmp_path / "dict.parquet"
+    pq.write_table(pa.table(cols), path, use_dictionary=True, data_page_version=version,
+                   data_page_size=16_384, row_group_size=20_000, dictionary_pagesize_limit=1 << 22)
+    meta = pq.ParquetFile(path).metadata
+    assert any("RLE_DICTIONARY" in meta.row_group(0).column(i).encodings for i in range(meta.num_columns))
+    assert_same(pl.scan_parquet(path), engine)
+    assert_same(pl.scan_parquet(path).filter(pl.col("i12") < 1000).select("s12", "n16", "date"), engine)

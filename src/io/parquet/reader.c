@@ -62,6 +62,56 @@ static bool uvarint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
 }
 
 /* The RLE / bit-packed hybrid: n values of bw bits into out. */
+/* Eight values of bw bits from q (bw bytes; 8 or 16 may be read). Inlined
+ * with a constant bw, the shifts and masks are constants. */
+static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int bw,
+                                                          uint32_t *out) {
+  uint64_t lo, hi = 0;
+  memcpy(&lo, q, 8);
+  if (bw > 8) memcpy(&hi, q + 8, 8);
+  uint64_t mask = (1ULL << bw) - 1;
+  for (int j = 0; j < 8; j++) {
+    int sh = j * bw;
+    uint64_t v = sh >= 64 ? hi >> (sh - 64)
+                 : sh + bw <= 64 ? lo >> sh
+                                 : (lo >> sh) | (hi << (64 - sh));
+    out[j] = (uint32_t)(v & mask);
+  }
+}
+
+/* Whole groups of 8 values of a bit-packed run, while the loads stay inside
+ * its `bytes`; the number of values done. */
+static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t count,
+                             uint32_t *out) {
+  int64_t need = bw > 8 ? 16 : 8, whole = count / 8, g = 0;
+  switch (bw) {
+#define UNPACK_CASE(B) \
+  case B:              \
+    for (; g < whole && g * B + need <= bytes; g++) unpack8(p + g * B, B, out + 8 * g); \
+    break;
+    UNPACK_CASE(1)
+    UNPACK_CASE(2)
+    UNPACK_CASE(3)
+    UNPACK_CASE(4)
+    UNPACK_CASE(5)
+    UNPACK_CASE(6)
+    UNPACK_CASE(7)
+    UNPACK_CASE(8)
+    UNPACK_CASE(9)
+    UNPACK_CASE(10)
+    UNPACK_CASE(11)
+    UNPACK_CASE(12)
+    UNPACK_CASE(13)
+    UNPACK_CASE(14)
+    UNPACK_CASE(15)
+    UNPACK_CASE(16)
+#undef UNPACK_CASE
+    default:
+      break;
+  }
+  return g * 8;
+}
+
 static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, uint32_t *out) {
   if (bw < 0 || bw > 32) return false;
   int64_t i = 0;
@@ -85,7 +135,7 @@ static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, 
         if ((count * bw + 7) / 8 > bytes) return false;
         /* whole 64-bit loads while 8 bytes remain; byte by byte at the end */
         uint64_t mask = (1ULL << bw) - 1;
-        int64_t k = 0;
+        int64_t k = unpack_groups(p, bytes, bw, count, out + i);
         for (; k < count && (k * bw >> 3) + 8 <= bytes; k++) {
           uint64_t w;
           memcpy(&w, p + (k * bw >> 3), 8);
@@ -105,6 +155,25 @@ static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, 
       if (count == 0) return false;
       for (uint64_t k = 0; k < count && i < n; k++, i++) out[i] = v;
     }
+  }
+  return true;
+}
+
+/* Whether the first n levels of an RLE/bit-packed hybrid stream are all v,
+ * as RLE runs (a column declared optional that holds no null: the levels of a
+ * page are one run of the maximum), read without decoding them. */
+static bool rle_all_equal(const uint8_t *p, const uint8_t *end, int bw, int64_t n, uint32_t v) {
+  if (bw <= 0 || bw > 32) return false;
+  int vbytes = (bw + 7) / 8;
+  int64_t i = 0;
+  while (i < n) {
+    uint64_t h;
+    if (!uvarint(&p, end, &h) || (h & 1) != 0 || (h >> 1) == 0 || vbytes > end - p) return false;
+    uint32_t x = 0;
+    for (int k = 0; k < vbytes; k++) x |= (uint32_t)p[k] << (8 * k);
+    if (x != v) return false;
+    p += vbytes;
+    i += (int64_t)LADLE_MIN(h >> 1, (uint64_t)INT64_MAX / 2);
   }
   return true;
 }
@@ -432,6 +501,18 @@ static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint
 #define SCATTER_LOOP(T, CONV)                                                    \
   do {                                                                           \
     T *O = LADLE_COL_MUT(o, T);                                                  \
+    if (present == NULL && idx != NULL) {                                        \
+      /* every row a value through the dictionary: the indices checked in one  \
+       * pass, then a plain gather */                                            \
+      uint32_t top = 0;                                                          \
+      for (int64_t r = 0; r < count; r++) top = idx[r] > top ? idx[r] : top;     \
+      if (count > 0 && top >= src->n) return corrupt(c, "dictionary index out of range"); \
+      for (int64_t r = 0; r < count; r++) {                                      \
+        uint64_t v = src->raw[idx[r]];                                           \
+        O[s->row + r] = CONV;                                                    \
+      }                                                                          \
+      break;                                                                     \
+    }                                                                            \
     for (int64_t r = 0; r < count; r++) {                                        \
       int64_t row = s->row + r;                                                  \
       if (present != NULL && !present[r]) {                                      \
@@ -894,7 +975,10 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
     int64_t present_n = nv;
     free(present);
     present = NULL;
-    if (pc->max_def > 0) {
+    if (pc->max_def > 0 && !list &&
+        rle_all_equal(defs, defs_end, def_bw, nv, (uint32_t)pc->max_def)) {
+      /* every value present: no levels to decode, no null to place */
+    } else if (pc->max_def > 0) {
       free(levels);
       levels = malloc((size_t)LADLE_MAX(nv, 1) * 4);
       present = malloc((size_t)LADLE_MAX(nv, 1));
