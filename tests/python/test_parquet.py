@@ -324,6 +324,9 @@ def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, eng
             cols[f"s{bits}"] = pa.array([f"v{x}" for x in v], pa.string())
     cols["date"] = pa.array(rng.integers(8000, 10500, n).astype(np.int32), pa.int32()).cast(pa.date32())
     cols["i8x"] = pa.array(rng.integers(-128, 128, n).astype(np.int8), pa.int8())
+    # dictionary strings of every length around the fixed-size moves (16, 32)
+    pool = [("abcdefghij" * 7)[: k % 70] + str(k) for k in range(300)]
+    cols["slen"] = pa.array([pool[x] for x in rng.integers(0, 300, n)], pa.string())
     # long stretches of nulls: pages whose levels are one RLE run of 0
     stretch = (np.arange(n) // 12_000) % 2 == 0
     cols["gaps"] = pa.array(rng.integers(0, 50, n), pa.int64(), mask=stretch)

@@ -572,6 +572,44 @@ static ladle_status scatter_decimal(const ctx *c, sink *s, int64_t count, const 
   return LADLE_OK;
 }
 
+/* Strings of a page whose every row has a value, through the dictionary: the
+ * indices checked and the bytes counted first, so the output grows once and
+ * each string up to 32 bytes goes as two fixed 16-byte moves (the dictionary
+ * has 32 readable bytes past its end, the output 32 spare). */
+static ladle_status scatter_dict_strings(const ctx *c, sink *s, int64_t count, const pvals *src,
+                                         const uint32_t *idx) {
+  uint32_t top = 0;
+  int64_t total = 0;
+  for (int64_t r = 0; r < count; r++) top = idx[r] > top ? idx[r] : top;
+  if (count > 0 && top >= src->n) return corrupt(c, "dictionary index out of range");
+  for (int64_t r = 0; r < count; r++) total += src->len[idx[r]];
+  if (s->chars_len + total + 32 > s->chars_cap) {
+    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + total + 32 + 4096);
+    uint8_t *b = realloc(s->chars, (size_t)cap);
+    if (b == NULL) return LADLE_OOM(c->err, "parquet strings");
+    s->chars = b;
+    s->chars_cap = cap;
+  }
+  uint8_t *d = s->chars;
+  int64_t pos = s->chars_len;
+  int64_t *o = LADLE_COL_MUT(s->out, int64_t) + s->row + 1;
+  for (int64_t r = 0; r < count; r++) {
+    const uint8_t *p = src->ptr[idx[r]];
+    int32_t len = src->len[idx[r]];
+    if (len <= 32 && p + 32 <= src->end) {
+      memcpy(d + pos, p, 16);
+      memcpy(d + pos + 16, p + 16, 16);
+    } else {
+      memcpy(d + pos, p, (size_t)len);
+    }
+    pos += len;
+    o[r] = pos;
+  }
+  s->chars_len = pos;
+  s->row += count;
+  return LADLE_OK;
+}
+
 /* Fills `count` rows: present[k] says whether row k has a value; values come from
  * vals in order, through dict indices when idx != NULL. */
 static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t *present,
@@ -600,6 +638,8 @@ static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t 
     s->row += count;
     return LADLE_OK;
   }
+  if (present == NULL && idx != NULL && src->end != NULL)
+    return scatter_dict_strings(c, s, count, src, idx);
   for (int64_t r = 0; r < count; r++, s->row++) {
     if (present != NULL && !present[r]) {
       ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), s->row, false);
@@ -902,7 +942,7 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
   memset(&dict, 0, sizeof dict);
   memset(&vals, 0, sizeof vals);
   bool have_dict = false;
-  uint8_t *dict_scratch = NULL, *scratch = NULL, *present = NULL;
+  uint8_t *dict_scratch = NULL, *dict_padded = NULL, *scratch = NULL, *present = NULL;
   uint32_t *idx = NULL, *levels = NULL;
   const uint8_t *p = buf, *end = buf + size;
   while (st == LADLE_OK && s.row < nslots) {
@@ -930,7 +970,24 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
       st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &d);
       if (st == LADLE_OK && h.num_values > h.uncompressed * 8 + 8) st = corrupt(&c, "dictionary claims more values than its bytes hold");
       if (st == LADLE_OK) st = pvals_alloc(&c, &dict, h.num_values);
-      if (st == LADLE_OK) st = decode_plain(&c, d, d + h.uncompressed, &dict);
+      if (st == LADLE_OK && is_bytes(pc) && pc->physical == LADLE_PQ_BYTE_ARRAY) {
+        /* strings are copied out of the dictionary row by row: 32 readable
+         * bytes past its end let every short one go as fixed-size moves */
+        uint8_t *padded = malloc((size_t)h.uncompressed + 32);
+        if (padded == NULL) {
+          st = LADLE_OOM(err, "parquet dictionary");
+          break;
+        }
+        memcpy(padded, d, (size_t)h.uncompressed);
+        memset(padded + h.uncompressed, 0, 32);
+        free(dict_padded);
+        dict_padded = padded;
+        d = padded;
+        st = decode_plain(&c, d, d + h.uncompressed, &dict);
+        dict.end = d + h.uncompressed + 32;
+      } else if (st == LADLE_OK) {
+        st = decode_plain(&c, d, d + h.uncompressed, &dict);
+      }
       have_dict = true;
       c.page++;
       continue;
@@ -1057,6 +1114,7 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
   free(present);
   free(scratch);
   free(dict_scratch);
+  free(dict_padded);
   free(s.chars);
   free(buf);
   if (st != LADLE_OK) {
