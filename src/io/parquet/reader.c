@@ -574,8 +574,8 @@ static ladle_status scatter_decimal(const ctx *c, sink *s, int64_t count, const 
 
 /* Strings of a page whose every row has a value, through the dictionary: the
  * indices checked and the bytes counted first, so the output grows once and
- * each string up to 32 bytes goes as two fixed 16-byte moves (the dictionary
- * has 32 readable bytes past its end, the output 32 spare). */
+ * each string up to 64 bytes goes as two fixed 16- or 32-byte moves (the
+ * dictionary has 64 readable bytes past its end, the output 64 spare). */
 static ladle_status scatter_dict_strings(const ctx *c, sink *s, int64_t count, const pvals *src,
                                          const uint32_t *idx) {
   uint32_t top = 0;
@@ -583,8 +583,8 @@ static ladle_status scatter_dict_strings(const ctx *c, sink *s, int64_t count, c
   for (int64_t r = 0; r < count; r++) top = idx[r] > top ? idx[r] : top;
   if (count > 0 && top >= src->n) return corrupt(c, "dictionary index out of range");
   for (int64_t r = 0; r < count; r++) total += src->len[idx[r]];
-  if (s->chars_len + total + 32 > s->chars_cap) {
-    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + total + 32 + 4096);
+  if (s->chars_len + total + 64 > s->chars_cap) {
+    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + total + 64 + 4096);
     uint8_t *b = realloc(s->chars, (size_t)cap);
     if (b == NULL) return LADLE_OOM(c->err, "parquet strings");
     s->chars = b;
@@ -599,6 +599,9 @@ static ladle_status scatter_dict_strings(const ctx *c, sink *s, int64_t count, c
     if (len <= 32 && p + 32 <= src->end) {
       memcpy(d + pos, p, 16);
       memcpy(d + pos + 16, p + 16, 16);
+    } else if (len <= 64 && p + 64 <= src->end) {
+      memcpy(d + pos, p, 32);
+      memcpy(d + pos + 32, p + 32, 32);
     } else {
       memcpy(d + pos, p, (size_t)len);
     }
@@ -971,20 +974,20 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
       if (st == LADLE_OK && h.num_values > h.uncompressed * 8 + 8) st = corrupt(&c, "dictionary claims more values than its bytes hold");
       if (st == LADLE_OK) st = pvals_alloc(&c, &dict, h.num_values);
       if (st == LADLE_OK && is_bytes(pc) && pc->physical == LADLE_PQ_BYTE_ARRAY) {
-        /* strings are copied out of the dictionary row by row: 32 readable
+        /* strings are copied out of the dictionary row by row: 64 readable
          * bytes past its end let every short one go as fixed-size moves */
-        uint8_t *padded = malloc((size_t)h.uncompressed + 32);
+        uint8_t *padded = malloc((size_t)h.uncompressed + 64);
         if (padded == NULL) {
           st = LADLE_OOM(err, "parquet dictionary");
           break;
         }
         memcpy(padded, d, (size_t)h.uncompressed);
-        memset(padded + h.uncompressed, 0, 32);
+        memset(padded + h.uncompressed, 0, 64);
         free(dict_padded);
         dict_padded = padded;
         d = padded;
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
-        dict.end = d + h.uncompressed + 32;
+        dict.end = d + h.uncompressed + 64;
       } else if (st == LADLE_OK) {
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
       }
