@@ -258,6 +258,7 @@ static ladle_status eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t 
 typedef struct filter_job {
   exec_state *s;
   const ladle_table *in;
+  const bool *need;      /* NULL: every column; else those to compact */
   const exec_pred *pred; /* the predicate as keep-byte terms, or NULL: */
   ladle_column *masks;   /* its value per partition (or one scalar) */
   bool scalar;
@@ -326,7 +327,13 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     all = n == c->length;
   }
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
-    if (all)
+    if (j->need != NULL && !j->need[i]) {
+      /* a column only the predicate read: the parent drops it */
+      memset(&o->columns[i], 0, sizeof o->columns[i]);
+      o->columns[i].type = ladle_dtype_make(LADLE_TYPE_NULL);
+      o->columns[i].length = none ? 0 : n;
+      o->columns[i].null_count = o->columns[i].length;
+    } else if (all)
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
     else if (none)
       st = ladle_column_slice(&c->columns[i], 0, 0, &o->columns[i], err);
@@ -342,7 +349,7 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
 }
 
 static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
-                                ladle_table **out, ladle_error *err) {
+                                const bool *need, ladle_table **out, ladle_error *err) {
   ladle_column *masks = NULL;
   bool scalar = false;
   exec_pred *pred;
@@ -351,7 +358,7 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
   ladle_table *t;
   if (st == LADLE_OK) st = table_like(&p->schema, in->nchunks, &t, err);
   if (st == LADLE_OK) {
-    filter_job j = {s, in, pred, masks, scalar, t};
+    filter_job j = {s, in, need, pred, masks, scalar, t};
     st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
     ladle_table_seal(t);
     if (st != LADLE_OK)
@@ -1000,6 +1007,12 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
 static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_table **out,
                                   ladle_error *err);
 
+/* need[c] = true for every column c that e reads. */
+static void mark_columns(const ladle_bexpr *e, bool *need, size_t n) {
+  if (e->kind == LADLE_EX_COL && e->col >= 0 && (size_t)e->col < n) need[e->col] = true;
+  for (size_t i = 0; i < e->nargs; i++) mark_columns(e->args[i], need, n);
+}
+
 /* LADLE_TRACE=1 prints, per plan node as it finishes, its kind, output rows
  * and milliseconds (its inputs' time included) to stderr, indented by depth:
  * the profile of a query by operator. */
@@ -1161,9 +1174,31 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
         *out = ladle_table_ref(s->cache[i].table);
         return LADLE_OK;
       }
+  /* a filter's own columns its parent does not read (a predicate column a
+   * select drops right after) are not compacted */
+  const bool *fneed = NULL;
+  if (p->kind == LADLE_NODE_FILTER && s->need_node == p) fneed = s->need;
+  s->need_node = NULL;
+  bool *need = NULL;
+  if ((p->kind == LADLE_NODE_SELECT || p->kind == LADLE_NODE_PROJECT) && p->ninputs == 1 &&
+      p->inputs[0]->kind == LADLE_NODE_FILTER) {
+    const ladle_plan *f = p->inputs[0];
+    need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
+    if (need == NULL) return LADLE_OOM(err, "select");
+    if (p->kind == LADLE_NODE_SELECT)
+      for (size_t i = 0; i < p->nexprs; i++) mark_columns(p->exprs[i], need, f->schema.n);
+    else
+      for (size_t i = 0; i < p->schema.n; i++)
+        if (p->out_map[i] >= 0 && (size_t)p->out_map[i] < f->schema.n) need[p->out_map[i]] = true;
+    s->need_node = f;
+    s->need = need;
+  }
   ladle_table *ins_small[2] = {NULL, NULL};
   ladle_table **ins = p->ninputs <= 2 ? ins_small : calloc(p->ninputs, sizeof *ins);
-  if (ins == NULL) return LADLE_OOM(err, "inputs");
+  if (ins == NULL) {
+    free(need);
+    return LADLE_OOM(err, "inputs");
+  }
   ladle_status st = LADLE_OK;
   size_t got = 0;
   for (; got < p->ninputs && st == LADLE_OK; got++) {
@@ -1176,7 +1211,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   if (st == LADLE_OK) {
     switch (p->kind) {
       case LADLE_NODE_FILTER:
-        st = exec_filter(s, p, ins[0], out, err);
+        st = exec_filter(s, p, ins[0], fneed, out, err);
         break;
       case LADLE_NODE_SELECT:
       case LADLE_NODE_WITH_COLUMNS:
@@ -1235,6 +1270,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   }
   for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
   if (ins != ins_small) free(ins);
+  free(need);
   return st;
 }
 

@@ -50,6 +50,11 @@ typedef struct exec_state {
   exec_cache_entry *cache;
   size_t ncache, capcache;
   exec_sip sip;
+  /* The FILTER node whose parent reads only some of its columns, and which
+   * (need[i] per output column): the others come out as placeholders of no
+   * data (exec.c, exec_filter). */
+  const struct ladle_plan *need_node;
+  const bool *need;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
 } exec_state;

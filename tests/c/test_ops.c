@@ -426,6 +426,38 @@ TEST(union_hconcat_cache_rename_drop_row_index) {
   ladle_table_release(t2);
 }
 
+TEST(filter_under_a_projection_leaves_out_predicate_columns) {
+  /* FILTER under a drop (a PROJECT node): the column only the predicate reads
+   * comes out of the filter as a placeholder, the others compacted */
+  const int64_t v[] = {5, -1, 7, 0, 9, -3, 2};
+  const char *s[] = {"a", "bb", "c", "dd", "e", "ff", "g"};
+  const int64_t k[] = {1, 0, 1, 0, 1, 1, 0};
+  colspec c[] = {{"v", LADLE_TYPE_INT64, v, NULL},
+                 {"s", LADLE_TYPE_STRING, s, NULL},
+                 {"k", LADLE_TYPE_INT64, k, NULL}};
+  ladle_table *t = make_table(7, 3, c, 3);
+  ladle_plan *f, *dr;
+  CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("k"), LIT(0)), &f, &err_));
+  const char *drop[] = {"k"};
+  CHECK_OK(ladle_plan_drop(f, 1, drop, &dr, &err_));
+  ladle_result *r = run(dr);
+  CHECK(r && ladle_result_num_rows(r) == 4);
+  if (r) {
+    ladle_column vc = result_col(r, "v"), sc = result_col(r, "s");
+    const int64_t want[] = {5, 7, 9, -3};
+    const char *wants[] = {"a", "c", "e", "ff"};
+    for (int i = 0; i < 4; i++) {
+      CHECK_EQ_I(geti(&vc, i), want[i]);
+      CHECK(ladle_str_len(&sc, i) == (int64_t)strlen(wants[i]) &&
+            memcmp(ladle_str_ptr(&sc, i), wants[i], strlen(wants[i])) == 0);
+    }
+    ladle_column_release(&vc);
+    ladle_column_release(&sc);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
+
 TEST(windows_over_partitions) {
   const char *g[] = {"a", "b", "a", "a", "b"};
   const int64_t v[] = {1, 10, 3, 3, 20};

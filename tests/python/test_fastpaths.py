@@ -562,3 +562,25 @@ def test_view_cache_budget(engine, monkeypatch, mb) -> None:
     else:
         assert entries == 1  # one fits; the least recently used went
     native.view_cache_clear()
+
+
+def test_filter_leaves_out_columns_only_its_predicate_reads(engine, small_engine) -> None:
+    rng = np.random.default_rng(15)
+    df = _typed_columns(rng, N).with_columns(pl.concat_list("i8", "i8").alias("l"))
+    pred = pl.col("s").str.contains("a") & (pl.col("f64") > 0)
+    cases = [
+        df.lazy().filter(pred).select("i32", "r"),
+        df.lazy().filter(pred).select((pl.col("i32") * 2).alias("x"), pl.col("l"), pl.len()),
+        df.lazy().filter(pred).drop("s", "f64", "d", "t"),
+        df.lazy().filter(pred).rename({"i32": "x", "i8": "y"}),  # a projection node over the filter
+        df.lazy().select("i8", "s", "f64", "r").filter(pred).rename({"r": "x"}),
+        df.lazy().filter(pred).select(pl.col("s").str.len_bytes(), "r"),  # the predicate's own column kept
+        df.lazy().filter(pl.col("r") < 0).select("i32"),  # nothing kept
+        df.lazy().filter(pl.col("r") >= 0).select("i32", "l"),  # everything kept
+        df.lazy().filter(pred).select("i32", "r").filter(pl.col("i32") > 0).select("r"),
+        df.lazy().filter(pred).group_by("u8", maintain_order=True).agg(pl.col("i64").sum()),
+        df.lazy().filter(pred).select(pl.col("r").sum(), pl.col("dur").max()),
+    ]
+    for q in cases:
+        assert_same(q, engine)
+        assert_same(q, small_engine)

@@ -232,6 +232,37 @@ static bool lit_chain_match(const lit_chain *c, const char *s, int64_t len) {
   }
 }
 
+/* contains over a whole column at once: the first literal (lit, len > 0) is
+ * searched for through the column's bytes in one pass, each find placed in
+ * its row by walking the offsets; a row with a find is then checked whole
+ * (chain: the rest of the pieces; NULL: the find is the match), and the
+ * search goes on at the next row. Rows with no find are false. Most rows of
+ * a selective pattern are never looked at one by one. */
+static void contains_scan(const ladle_column *x, const char *lit, size_t len,
+                          const lit_chain *chain, uint8_t *out) {
+  int64_t n = x->length;
+  const int64_t *so = x->values;
+  memset(out, 0, (size_t)n);
+  if (n == 0) return;
+  const char *base = x->chars, *end = base + so[n];
+  const char *p = base + so[0];
+  int64_t r = 0;
+  while (p < end) {
+    const char *q = memmem(p, (size_t)(end - p), lit, len);
+    if (q == NULL) break;
+    int64_t at = q - base;
+    while (so[r + 1] <= at) r++;         /* the row q starts in (empty rows skipped) */
+    if (at + (int64_t)len > so[r + 1]) { /* runs into the next row */
+      p = q + 1;
+      continue;
+    }
+    out[r] = chain == NULL || lit_chain_match(chain, base + so[r], so[r + 1] - so[r]);
+    p = base + so[r + 1];
+    r++;
+    if (r >= n) break;
+  }
+}
+
 ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
                                 const ladle_column *args, size_t nargs, ladle_column *out,
                                 ladle_error *err) {
@@ -275,6 +306,18 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
       }
       char *tmp = NULL;
       int64_t tcap = 0;
+      if (f == LADLE_FN_STR_CONTAINS && !use_re && x->length == n && n > 64) {
+        /* a literal, or literal pieces whose first is not empty: one pass */
+        bool lit = e->fopts.literal || (use_chain && chain.n == 1);
+        const char *first = lit ? pat : chain.piece[0];
+        size_t flen = lit ? (size_t)plen : chain.len[0];
+        if (flen > 0) {
+          contains_scan(x, first, flen, lit ? NULL : &chain, LADLE_COL_MUT(&o, uint8_t));
+          ladle_column_finish_nulls(&o);
+          *out = o;
+          return LADLE_OK;
+        }
+      }
       for (int64_t i = 0; i < n; i++) {
         const char *s = ladle_str_ptr(x, i);
         int64_t len = ladle_str_len(x, i);
