@@ -118,6 +118,11 @@ def test_contains_literal_chains(engine) -> None:
     q = df.lazy().select(*(pl.col("t").str.contains(p).alias(f"p{k}") for k, p in enumerate(pats)))
     assert_same(q, engine)
     assert_same(df.lazy().filter(pl.col("t").str.contains("special.*requests").not_()), engine)
+    # literals, some of whose finds in the column's bytes run from one row into
+    # the next ("sr": a row ending in "deposits" before one starting "requests")
+    lits = ["sr", "ss", "s\ns", "l r", "special", "ß", "tsp", "requests special"]
+    assert_same(df.lazy().select(*(pl.col("t").str.contains(p, literal=True).alias(f"l{k}") for k, p in enumerate(lits))), engine)
+    assert_same(df.lazy().select(*(pl.col("t").str.contains(p).alias(f"c{k}") for k, p in enumerate(["sr", "ss.*sr", "sp.*ts"]))), engine)
     # regexes proper, where "." must not match a newline (Rust's rule; POSIX's
     # differs) while "^", "$" and "[^...]" stay whole-string
     rx = ["^special.*requests", "^[sp].*s$", "s[^x]*s", "[.]", "a\\.b|special.r", "[a-z].*ß"]
