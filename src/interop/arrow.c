@@ -942,8 +942,29 @@ static ladle_status views_build(const ladle_column *c, ladle_buffer **out, ladle
   LADLE_RETURN_NOT_OK(ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(c->length, 1) * 16, out, err));
   uint8_t *v = (*out)->data;
   const int64_t *o = c->values;
-  int64_t base = c->length > 0 ? o[0] : 0;
-  for (int64_t i = 0; i < c->length; i++) {
+  int64_t base = c->length > 0 ? o[0] : 0, last = c->length > 0 ? o[c->length] : 0;
+  int64_t i = 0;
+  /* while 16 bytes can be read at the string: whole-word loads, the bytes past
+   * an inline string masked off */
+  for (; i < c->length && o[i] + 16 <= last; i++) {
+    const char *p = c->chars + o[i];
+    int64_t len = o[i + 1] - o[i];
+    uint64_t a, b, v0, v1;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + 8, 8);
+    if (len <= 12) {
+      a &= len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
+      b &= len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
+      v0 = (uint64_t)len | (a << 32);
+      v1 = (a >> 32) | (b << 32);
+    } else {
+      v0 = (uint64_t)len | (a << 32);     /* length, then a 4-byte prefix */
+      v1 = (uint64_t)(o[i] - base) << 32; /* buffer 0, then the offset */
+    }
+    memcpy(v + 16 * i, &v0, 8);
+    memcpy(v + 16 * i + 8, &v1, 8);
+  }
+  for (; i < c->length; i++) {
     uint8_t *w = v + 16 * i;
     int32_t len = (int32_t)(o[i + 1] - o[i]);
     memset(w, 0, 16);
