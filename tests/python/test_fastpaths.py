@@ -289,7 +289,7 @@ def test_row_parallel_scatter_aggregations(threads, morsel, groups) -> None:
         assert_same(lf, eng, rel_tol=1e-6, abs_tol=0.05)
 
 
-@pytest.mark.parametrize("kind", ["int", "short-str", "long-str"])
+@pytest.mark.parametrize("kind", ["int", "wide-int", "short-str", "long-str"])
 @pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
 def test_selective_join_through_the_bloom_filter(engine, kind, how) -> None:
     """A big build side (100,000 keys) probed by rows that mostly miss it: the
@@ -304,8 +304,10 @@ def test_selective_join_through_the_bloom_filter(engine, kind, how) -> None:
     build_keys = np.concatenate([keys, keys[:50]])  # some keys twice
 
     def key(v: np.ndarray) -> pl.Series:
-        if kind == "int":
+        if kind == "int":  # a range narrow enough for the bitmap
             return pl.Series(v)
+        if kind == "wide-int":  # too wide for it: the Bloom filter
+            return pl.Series(v * 1000 + 7)
         s = pl.Series(v).cast(pl.String)
         return s if kind == "short-str" else ("key number " + s)
 
@@ -589,3 +591,31 @@ def test_filter_leaves_out_columns_only_its_predicate_reads(engine, small_engine
     for q in cases:
         assert_same(q, engine)
         assert_same(q, small_engine)
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.UInt8, pl.Int16, pl.UInt16, pl.Int32, pl.UInt32, pl.Int64, pl.UInt64])
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
+def test_join_misses_answered_by_a_key_range_bitmap(engine, dtype, how) -> None:
+    """A small build side of integer keys in a narrow range, probed by many rows
+    that mostly miss: a bitmap over the keys' range answers the misses. Keys at
+    both ends of the range, probe values just outside it and far below it
+    (which wrap around as unsigned), nulls on both sides, duplicates."""
+    rng = np.random.default_rng(16)
+    info = np.iinfo({pl.Int8: np.int8, pl.UInt8: np.uint8, pl.Int16: np.int16, pl.UInt16: np.uint16, pl.Int32: np.int32, pl.UInt32: np.uint32, pl.Int64: np.int64, pl.UInt64: np.uint64}[dtype])
+    lo = max(int(info.min), -100)
+    hi = min(int(info.max), 5000)
+    keys = np.unique(rng.integers(lo + 1, hi, 60))
+    build = np.concatenate([[lo, hi], keys, keys[:5]])  # the range's ends, some keys twice
+    n = 200_000
+    pool = [lo, hi, max(lo - 1, int(info.min)), min(hi + 1, int(info.max)), int(info.min), int(info.max)] + list(range(lo, hi, 7))
+    hit = rng.random(n) < 0.03
+    hit[:5000] = False  # the sampled start mostly misses
+    bi, pi = rng.integers(0, len(build), n), rng.integers(0, len(pool), n)
+    probe = [int(build[b]) if h else pool[q] for h, b, q in zip(hit, bi, pi)]
+    left = pl.DataFrame({"k": pl.Series(probe, dtype=dtype), "i": np.arange(n)}).with_columns(
+        pl.when(pl.col("i") % 101 == 0).then(None).otherwise(pl.col("k")).alias("k"))
+    right = pl.DataFrame({"k": pl.Series(build).cast(dtype), "w": np.arange(len(build))})
+    right = pl.concat([right, pl.DataFrame({"k": [None], "w": [-1]}, schema=right.schema)])
+    assert_same(left.lazy().join(right.lazy(), on="k", how=how), engine, ordered=False)
+    if how == "inner":
+        assert_same(left.lazy().join(right.lazy(), on="k", how=how, nulls_equal=True), engine, ordered=False)
