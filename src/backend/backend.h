@@ -79,7 +79,7 @@ typedef struct ladle_backend {
    * list. */
   ladle_status (*compact)(const ladle_kctx *ctx, const ladle_column *src, const uint8_t *keep,
                           int64_t n_keep, ladle_column *out, ladle_error *err);
-  /* A filter's comparison of a numeric or temporal column with a constant
+  /* A filter's comparison of a numeric, temporal or string column with a constant
    * (length 1, valid, of the column's type), ANDed into 0/1 keep bytes:
    * keep[i] = (init ? 1 : keep[i]) & (in[i] op k) & in[i] is valid. op is
    * EQ, NE, LT, LE, GT or GE in total order (NaN equals NaN and sorts last).

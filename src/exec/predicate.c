@@ -1,7 +1,7 @@
 /* predicate.c — a filter's predicate as one pass of keep bytes per partition.
  *
  * A predicate that is a conjunction (a & b & ...) splits into its terms. A
- * term that compares a numeric or temporal column with a constant, or puts it
+ * term that compares a numeric, temporal or string column with a constant, or puts it
  * between two constants (is_between), runs as the backend's compare_into,
  * which ANDs its result straight into the partition's keep bytes; any other
  * term is evaluated as usual and its mask ANDed in. A row is kept when every
@@ -50,7 +50,7 @@ static bool is_constant(const ladle_bexpr *e) {
 
 static bool fusable_type(ladle_dtype t) {
   return (ladle_type_is_numeric(t.id) || t.id == LADLE_TYPE_DATE || t.id == LADLE_TYPE_DATETIME ||
-          t.id == LADLE_TYPE_DURATION);
+          t.id == LADLE_TYPE_DURATION || t.id == LADLE_TYPE_STRING);
 }
 
 /* The constant e as a valid length-1 column of type t; false when it is not

@@ -459,12 +459,15 @@ def _typed_columns(rng: np.random.Generator, n: int) -> pl.DataFrame:
     })
 
 
-@pytest.mark.parametrize("col", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "d", "t", "dur"])
+@pytest.mark.parametrize("col", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "d", "t", "dur", "s", "s1"])
 def test_filter_comparisons_into_keep_bytes(engine, small_engine, col) -> None:
     rng = np.random.default_rng(11)
-    df = _typed_columns(rng, N)
-    s = df.get_column(col).drop_nulls()
-    lo, hi = s.quantile(0.3, "nearest"), s.quantile(0.6, "nearest")
+    df = _typed_columns(rng, N).with_columns(pl.col("s").str.slice(0, 1).alias("s1"))
+    if col in ("s", "s1"):
+        lo, hi = ("ab", "b") if col == "s" else ("a", "é")
+    else:
+        s = df.get_column(col).drop_nulls()
+        lo, hi = s.quantile(0.3, "nearest"), s.quantile(0.6, "nearest")
     if col in ("f32", "f64"):
         lo, hi = -7.0, 12.0
     c = pl.col(col)

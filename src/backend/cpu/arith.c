@@ -427,16 +427,50 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
     }                                                     \
   } while (0)
 
+/* keep[i] (&)= string i op the constant k: equality by length first, then
+ * the bytes (one byte compared inline: a flag column like "R"). */
+static void compare_strings_into(int op, const ladle_column *in, const ladle_column *k, bool init,
+                                 uint8_t *keep) {
+  const int64_t *o = in->values;
+  const char *kp = ladle_str_ptr(k, 0);
+  int64_t kl = ladle_str_len(k, 0), n = in->length;
+  if (op == LADLE_OP_EQ || op == LADLE_OP_NE) {
+    uint8_t want = op == LADLE_OP_EQ;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t l = o[i + 1] - o[i];
+      uint8_t eq;
+      if (l != kl)
+        eq = 0;
+      else if (kl == 1)
+        eq = in->chars[o[i]] == kp[0];
+      else
+        eq = memcmp(in->chars + o[i], kp, (size_t)kl) == 0;
+      uint8_t r = (uint8_t)(eq == want);
+      keep[i] = init ? r : (uint8_t)(keep[i] & r);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint8_t r = cmp_result(op, ladle_str_cmp(in, i, k, 0));
+    keep[i] = init ? r : (uint8_t)(keep[i] & r);
+  }
+}
+
 ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
                                     const ladle_column *k, bool init, uint8_t *keep,
                                     ladle_error *err) {
   LADLE_UNUSED(ctx);
   ladle_phys ph = ladle_type_phys(in->type.id);
-  if (op < LADLE_OP_EQ || op > LADLE_OP_GE || k->length != 1 || !ladle_column_valid(k, 0) ||
-      k->type.id != in->type.id || ph == LADLE_PHYS_NULL || ph == LADLE_PHYS_STR ||
-      in->type.id == LADLE_TYPE_BOOL)
+  if (in->type.id == LADLE_TYPE_STRING && k->type.id == LADLE_TYPE_STRING && k->length == 1 &&
+      ladle_column_valid(k, 0) && op >= LADLE_OP_EQ && op <= LADLE_OP_GE) {
+    compare_strings_into(op, in, k, init, keep);
+  } else if (op < LADLE_OP_EQ || op > LADLE_OP_GE || k->length != 1 || !ladle_column_valid(k, 0) ||
+             k->type.id != in->type.id || ph == LADLE_PHYS_NULL || ph == LADLE_PHYS_STR ||
+             in->type.id == LADLE_TYPE_BOOL) {
     return ladle_err_set(err, LADLE_ENOTSUP, "compare_into: unsupported operands");
-  LADLE_DISPATCH_NUM(ph, CMP_INTO, op, in, k, init, keep)
+  } else {
+    LADLE_DISPATCH_NUM(ph, CMP_INTO, op, in, k, init, keep)
+  }
   if (in->validity != NULL) {
     const uint8_t *v = in->validity;
     for (int64_t i = 0; i < in->length; i++) keep[i] &= (uint8_t)((v[i >> 3] >> (i & 7)) & 1);
