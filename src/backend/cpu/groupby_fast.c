@@ -863,7 +863,7 @@ ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
                                  const ladle_column *key, bool nulls_equal, int64_t *gid,
                                  ladle_error *err) {
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0};
+  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, 0, 0};
   /* A big table (past what the caches hold) probed by rows that mostly miss
    * it (a selective join: 1% of lineitem meets the orders of one market
    * segment) costs a cache miss per row. When a sample of the probe misses
