@@ -259,6 +259,7 @@ typedef struct filter_job {
   exec_state *s;
   const ladle_table *in;
   const bool *need;      /* NULL: every column; else those to compact */
+  int64_t **kept;        /* deferred: per partition, the rows kept (NULL: all) */
   const exec_pred *pred; /* the predicate as keep-byte terms, or NULL: */
   ladle_column *masks;   /* its value per partition (or one scalar) */
   bool scalar;
@@ -326,6 +327,25 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     LADLE_RETURN_NOT_OK(j->s->be->mask_to_indices(&j->s->k, m, &idx, &n, err));
     all = n == c->length;
   }
+  if (j->kept != NULL && !all) {
+    /* the rows kept, for the late gathers */
+    int64_t *ki = malloc((size_t)LADLE_MAX(n, 1) * sizeof *ki);
+    if (ki == NULL) {
+      free(keep);
+      free(idx);
+      return LADLE_OOM(err, "filter");
+    }
+    if (none)
+      ;
+    else if (idx != NULL)
+      memcpy(ki, idx, (size_t)n * sizeof *ki);
+    else
+      for (int64_t i = 0, q = 0; i < c->length && q < n; i++) {
+        ki[q] = i;
+        q += kp[i];
+      }
+    j->kept[k] = ki;
+  }
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     if (j->need != NULL && !j->need[i]) {
       /* a column only the predicate read: the parent drops it */
@@ -349,7 +369,7 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
 }
 
 static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
-                                const bool *need, ladle_table **out, ladle_error *err) {
+                                const bool *need, bool defer, ladle_table **out, ladle_error *err) {
   ladle_column *masks = NULL;
   bool scalar = false;
   exec_pred *pred;
@@ -358,9 +378,31 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
   ladle_table *t;
   if (st == LADLE_OK) st = table_like(&p->schema, in->nchunks, &t, err);
   if (st == LADLE_OK) {
-    filter_job j = {s, in, need, pred, masks, scalar, t};
-    st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
+    filter_job j = {s, in, need, NULL, pred, masks, scalar, t};
+    if (defer && (j.kept = calloc(LADLE_MAX(in->nchunks, 1), sizeof *j.kept)) == NULL)
+      st = LADLE_OOM(err, "filter");
+    if (st == LADLE_OK) st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
     ladle_table_seal(t);
+    if (st == LADLE_OK && defer) {
+      /* the kept rows as indices into the whole input */
+      int64_t *sel = ladle_scratch_alloc((size_t)LADLE_MAX(t->num_rows, 1) * sizeof *sel, false);
+      if (sel == NULL) st = LADLE_OOM(err, "filter");
+      int64_t q = 0, base = 0;
+      for (size_t k = 0; st == LADLE_OK && k < in->nchunks; k++) {
+        int64_t m = t->chunks[k].length;
+        for (int64_t r = 0; r < m; r++) sel[q + r] = base + (j.kept[k] ? j.kept[k][r] : r);
+        q += m;
+        base += in->chunks[k].length;
+      }
+      if (st == LADLE_OK) {
+        s->defer_in = ladle_table_ref(in);
+        s->defer_sel = sel;
+        s->defer_n = t->num_rows;
+      }
+    }
+    if (j.kept != NULL)
+      for (size_t k = 0; k < in->nchunks; k++) free(j.kept[k]);
+    free(j.kept);
     if (st != LADLE_OK)
       ladle_table_release(t);
     else
@@ -665,8 +707,58 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   return st;
 }
 
+static void mark_columns(const ladle_bexpr *e, bool *need, size_t n);
+
+/* A join input that is a FILTER runs deferred: it compacts only the columns
+ * the join's keys read, and hands back its input and the rows it kept; the
+ * join gathers every other column straight from that input, through the
+ * kept rows, for the rows it outputs (a join that keeps 1% of lineitem no
+ * longer copies half of lineitem's columns first). */
+typedef struct join_defer {
+  ladle_table *in; /* NULL: not deferred */
+  int64_t *sel, n;
+} join_defer;
+
+static ladle_status join_defer_setup(exec_state *s, const ladle_plan *p, size_t side,
+                                     bool **need_out, ladle_error *err) {
+  *need_out = NULL;
+  const ladle_plan *f = p->inputs[side];
+  bool coalesce = false;
+  for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
+  if (f->kind != LADLE_NODE_FILTER || coalesce || p->join.how == LADLE_JOIN_CROSS ||
+      s->be->gather_pieces == NULL)
+    return LADLE_OK;
+  bool *need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
+  if (need == NULL) return LADLE_OOM(err, "join");
+  ladle_bexpr *const *keys = side == 0 ? p->keys : p->rkeys;
+  for (size_t k = 0; k < p->nkeys; k++) mark_columns(keys[k], need, f->schema.n);
+  size_t used = 0;
+  for (size_t i = 0; i < f->schema.n; i++) used += need[i];
+  if (used == f->schema.n) { /* every column a key's: nothing to put off */
+    free(need);
+    return LADLE_OK;
+  }
+  s->need_node = f;
+  s->need = need;
+  s->defer = true;
+  *need_out = need;
+  return LADLE_OK;
+}
+
+/* The rows idx (n of them, -1: none) of a deferred side, as rows of its input;
+ * idx NULL: rows 0..n. */
+static int64_t *defer_compose(const join_defer *d, const int64_t *idx, int64_t n) {
+  int64_t *c = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *c, false);
+  if (c == NULL) return NULL;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t r = idx ? idx[k] : k;
+    c[k] = r >= 0 ? d->sel[r] : -1;
+  }
+  return c;
+}
+
 static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l, ladle_table *r,
-                              ladle_table **out, ladle_error *err) {
+                              const join_defer *jd, ladle_table **out, ladle_error *err) {
   size_t nk = p->nkeys;
   ladle_table *lc = NULL, *rc = NULL;
   piece_table lp, rp; /* the sides' columns, for the gathers */
@@ -687,8 +779,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   } else {
     lc = ladle_table_ref(l);
     rc = ladle_table_ref(r);
-    if (st == LADLE_OK) st = piece_table_make(s, l, &lp, err);
-    if (st == LADLE_OK) st = piece_table_make(s, r, &rp, err);
+    if (st == LADLE_OK) st = piece_table_make(s, jd[0].in ? jd[0].in : l, &lp, err);
+    if (st == LADLE_OK) st = piece_table_make(s, jd[1].in ? jd[1].in : r, &rp, err);
   }
   if (st == LADLE_OK && p->join.how != LADLE_JOIN_CROSS) {
     st = eval_whole(s, p->keys, nk, lc, lk, err);
@@ -719,12 +811,25 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     gather_src *src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
     const int64_t **idx = calloc(LADLE_MAX(p->schema.n, 1), sizeof *idx);
     if (src == NULL || idx == NULL) st = LADLE_OOM(err, "join");
+    /* deferred sides' rows, as rows of their inputs */
+    int64_t *comp[2] = {NULL, NULL};
+    for (int k = 0; st == LADLE_OK && k < 2; k++) {
+      const int64_t *side = k == 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
+      bool rows = side != NULL || (k == 0 && left_identity); /* semi/anti: no right rows */
+      if (jd[k].in != NULL && rows && (comp[k] = defer_compose(&jd[k], side, pairs.n)) == NULL)
+        st = LADLE_OOM(err, "join");
+    }
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
       src[i] = m >= 0 ? piece_table_src(&lp, (size_t)m) : piece_table_src(&rp, (size_t)(-m - 1));
-      idx[i] = m >= 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
+      idx[i] = m >= 0 ? (comp[0]         ? comp[0]
+                         : left_identity ? NULL
+                                         : pairs.left)
+                      : (comp[1] ? comp[1] : pairs.right);
     }
     if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, pairs.n, &gathered, err);
+    ladle_scratch_free(comp[0]);
+    ladle_scratch_free(comp[1]);
     free(src);
     free(idx);
   }
@@ -1177,8 +1282,13 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   /* a filter's own columns its parent does not read (a predicate column a
    * select drops right after) are not compacted */
   const bool *fneed = NULL;
-  if (p->kind == LADLE_NODE_FILTER && s->need_node == p) fneed = s->need;
+  bool fdefer = false;
+  if (p->kind == LADLE_NODE_FILTER && s->need_node == p) {
+    fneed = s->need;
+    fdefer = s->defer;
+  }
   s->need_node = NULL;
+  s->defer = false;
   bool *need = NULL;
   if ((p->kind == LADLE_NODE_SELECT || p->kind == LADLE_NODE_PROJECT) && p->ninputs == 1 &&
       p->inputs[0]->kind == LADLE_NODE_FILTER) {
@@ -1201,17 +1311,33 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   }
   ladle_status st = LADLE_OK;
   size_t got = 0;
+  join_defer jd[2];
+  memset(jd, 0, sizeof jd);
   for (; got < p->ninputs && st == LADLE_OK; got++) {
+    bool *jneed = NULL;
+    if (p->kind == LADLE_NODE_JOIN && got < 2 &&
+        (st = join_defer_setup(s, p, got, &jneed, err)) != LADLE_OK)
+      break;
     if (p->kind == LADLE_NODE_JOIN && got == 1)
       st = exec_join_right(s, p, ins[0], &ins[1], err);
     else
       st = exec_node(s, p->inputs[got], &ins[got], err);
+    free(jneed);
+    if (p->kind == LADLE_NODE_JOIN && got < 2 && s->defer_in != NULL) {
+      jd[got].in = s->defer_in;
+      jd[got].sel = s->defer_sel;
+      jd[got].n = s->defer_n;
+      s->defer_in = NULL;
+      s->defer_sel = NULL;
+    }
+    s->need_node = NULL;
+    s->defer = false;
   }
   if (st != LADLE_OK) got--;
   if (st == LADLE_OK) {
     switch (p->kind) {
       case LADLE_NODE_FILTER:
-        st = exec_filter(s, p, ins[0], fneed, out, err);
+        st = exec_filter(s, p, ins[0], fneed, fdefer, out, err);
         break;
       case LADLE_NODE_SELECT:
       case LADLE_NODE_WITH_COLUMNS:
@@ -1225,7 +1351,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
         break;
       }
       case LADLE_NODE_JOIN:
-        st = exec_join(s, p, ins[0], ins[1], out, err);
+        st = exec_join(s, p, ins[0], ins[1], jd, out, err);
         break;
       case LADLE_NODE_SORT:
         st = exec_sort(s, p, ins[0], out, err);
@@ -1271,6 +1397,10 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
   if (ins != ins_small) free(ins);
   free(need);
+  for (int k = 0; k < 2; k++) {
+    ladle_table_release(jd[k].in);
+    ladle_scratch_free(jd[k].sel);
+  }
   return st;
 }
 

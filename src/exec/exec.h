@@ -55,6 +55,12 @@ typedef struct exec_state {
    * data (exec.c, exec_filter). */
   const struct ladle_plan *need_node;
   const bool *need;
+  /* With defer, that FILTER (under a join) also hands back its input table
+   * and the rows it kept as indices into it (defer_in, defer_sel, defer_n):
+   * the join gathers the other columns from the input, late. */
+  bool defer;
+  struct ladle_table *defer_in;
+  int64_t *defer_sel, defer_n;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
 } exec_state;

@@ -622,3 +622,38 @@ def test_join_misses_answered_by_a_key_range_bitmap(engine, dtype, how) -> None:
     assert_same(left.lazy().join(right.lazy(), on="k", how=how), engine, ordered=False)
     if how == "inner":
         assert_same(left.lazy().join(right.lazy(), on="k", how=how, nulls_equal=True), engine, ordered=False)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti", "cross"])
+def test_join_gathers_late_from_filtered_inputs(engine, small_engine, how) -> None:
+    """Join inputs that are filters compact only their key columns; the join
+    gathers the other columns from the filters' inputs through the rows they
+    kept. Every kind of column, nulls in keys and payload, a dimension lookup
+    (left rows once, in order), filters keeping all rows and none."""
+    rng = np.random.default_rng(17)
+    n = 60_000 if how != "cross" else 300
+    big = _typed_columns(rng, n).with_columns(
+        pl.concat_list("i8", "i8").alias("l"), (pl.col("r") % 5000).alias("k"))
+    small = pl.DataFrame({
+        "k": pl.Series(rng.permutation(8000)[:3000]).scatter([3, 7], None),
+        "name": _strings(rng, 3000, MIXED),
+        "x": rng.random(3000),
+    })
+    if how == "cross":
+        small = small.head(40)
+    on = {} if how == "cross" else {"on": "k"}
+    fb = big.lazy().filter((pl.col("i32") > -20) & pl.col("s").is_not_null())
+    fs = small.lazy().filter(pl.col("x") < 0.7)
+    cases = [
+        fb.join(fs, how=how, **on),
+        fs.join(fb, how=how, **on),
+        fb.join(small.lazy(), how=how, **on),
+        big.lazy().join(fs, how=how, **on),
+        fb.join(fs.filter(pl.col("x") > 5), how=how, **on),  # a side with no row
+        big.lazy().filter(pl.col("r") >= 0).join(fs, how=how, **on),  # every row kept
+    ]
+    if how != "cross":
+        cases.append(fb.join(fs, left_on=pl.col("k") + 1, right_on=pl.col("k") + 1, how=how))
+    for q in cases:
+        assert_same(q, engine, ordered=False)
+        assert_same(q, small_engine, ordered=False)
