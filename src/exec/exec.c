@@ -266,6 +266,27 @@ typedef struct filter_job {
   ladle_table *out;
 } filter_job;
 
+/* The rows whose keep byte (0/1) is set, in order, into idx (room for one
+ * more). Sparse: eight keep bytes a word, a word of none skipped and the
+ * rows of the others found by their set bits; dense: branch-free, every
+ * row's index written and the cursor moved by its keep byte. */
+static void keep_to_indices(const uint8_t *kp, int64_t n, bool sparse, int64_t *idx) {
+  int64_t i = 0, q = 0;
+  if (sparse)
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      memcpy(&w, kp + i, 8);
+      while (w != 0) {
+        idx[q++] = i + (__builtin_ctzll(w) >> 3);
+        w &= w - 1;
+      }
+    }
+  for (; i < n; i++) {
+    idx[q] = i;
+    q += kp[i];
+  }
+}
+
 static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   filter_job *j = vctx;
   const ladle_chunk *c = &j->in->chunks[k];
@@ -310,17 +331,13 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     none = n == 0;
     if (!all && !none && (lists || n < c->length / 4)) {
       /* few rows kept: gathering them by index reads less than a pass over
-       * every row of every column (and lists only gather). Branch-free: every
-       * row's index is written, the cursor moves by its keep byte. */
+       * every row of every column (and lists only gather) */
       idx = malloc((size_t)(n + 1) * sizeof *idx);
       if (idx == NULL) {
         free(keep);
         return LADLE_OOM(err, "filter");
       }
-      for (int64_t i = 0, q = 0; i < c->length; i++) {
-        idx[q] = i;
-        q += kp[i];
-      }
+      keep_to_indices(kp, c->length, n < c->length / 8, idx);
       kp = NULL;
     }
   } else if (!all && !none) {
