@@ -579,7 +579,15 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
   int64_t chars = 0;
   const int64_t *so = src->values;
   if (ladle_type_is_varlen(src->type.id))
-    for (int64_t i = 0; i < n; i++) chars += keep[i] ? so[i + 1] - so[i] : 0;
+    for (int64_t i = 0; i < n;) { /* by runs of kept rows, as the copy below */
+      if (!keep[i]) {
+        i++;
+        continue;
+      }
+      int64_t j = run_end(keep, i, n);
+      chars += so[j] - so[i];
+      i = j;
+    }
   ladle_column c;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n_keep, nullable, chars, &c, err));
   if (ladle_type_is_varlen(src->type.id)) {
