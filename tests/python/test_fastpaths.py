@@ -657,3 +657,26 @@ def test_join_gathers_late_from_filtered_inputs(engine, small_engine, how) -> No
     for q in cases:
         assert_same(q, engine, ordered=False)
         assert_same(q, small_engine, ordered=False)
+
+
+def test_group_by_several_keys_with_short_strings(engine, small_engine) -> None:
+    """Keys of strings of at most two bytes are numbered by their bytes (no
+    hashing) before the keys are folded together: empty strings, one and two
+    bytes, bytes above 127, nulls; and a key that has one longer string falls
+    back to hashing."""
+    rng = np.random.default_rng(18)
+    flags = ["", "A", "R", "N", "é", "ab", "ca", "ba", "ac", "zz", "\x00", None]
+    df = pl.DataFrame({
+        "f": _strings(rng, N, flags),
+        "g": _strings(rng, N, ["O", "F", None, "OF"]),
+        "k": pl.Series(rng.integers(0, 3, N), dtype=pl.Int8),
+        "v": rng.random(N),
+    })
+    for q in [
+        df.lazy().group_by("f", "g", maintain_order=True).agg(pl.col("v").sum(), pl.len()),
+        df.lazy().group_by("g", "k", "f", maintain_order=True).agg(pl.col("v").mean()),
+        df.with_columns(pl.when(pl.col("v") > 0.999).then(pl.lit("longer")).otherwise(pl.col("f")).alias("f"))
+        .lazy().group_by("f", "g", maintain_order=True).agg(pl.len()),
+    ]:
+        assert_same(q, engine)
+        assert_same(q, small_engine)

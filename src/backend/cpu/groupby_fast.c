@@ -329,8 +329,32 @@ enum { DIRECT_MAX = 1 << 20 };
  * range itself. The ids are not dense and `first` is not filled: multi_key
  * only folds them. LADLE_ENOTSUP when the key does not qualify. */
 enum { RANGED_MAX = 1 << 24 };
+/* Strings of at most 2 bytes (flags, codes: TPC-H's l_returnflag) numbered
+ * by their bytes: "" 0, one byte b 1 + b, two 257 + b0 + 256 b1; nulls 65793. */
+static ladle_status short_string_ids(const ladle_column *c, ladle_groups *out, ladle_error *err) {
+  int64_t n = c->length;
+  const int64_t *o = c->values;
+  int64_t longest = 0;
+  for (int64_t i = 0; i < n; i++) longest |= o[i + 1] - o[i] > 2;
+  if (n == 0 || longest) return LADLE_ENOTSUP;
+  enum { CODES = 1 + 256 + 65536 };
+  memset(out, 0, sizeof *out);
+  out->ids = ladle_scratch_alloc((size_t)n * sizeof *out->ids, false);
+  if (out->ids == NULL) return LADLE_OOM(err, "group-by");
+  out->nrows = n;
+  out->ngroups = CODES + (c->validity != NULL);
+  const unsigned char *b = (const unsigned char *)c->chars;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t len = o[i + 1] - o[i];
+    uint32_t id = len == 0 ? 0 : len == 1 ? 1u + b[o[i]] : 257u + b[o[i]] + 256u * b[o[i] + 1];
+    out->ids[i] = ladle_column_valid(c, i) ? id : (uint32_t)CODES;
+  }
+  return LADLE_OK;
+}
+
 static ladle_status ranged_ids(const ladle_column *c, ladle_groups *out, ladle_error *err) {
   int64_t n = c->length, v, lo = INT64_MAX, hi = INT64_MIN;
+  if (c->type.id == LADLE_TYPE_STRING) return short_string_ids(c, out, err);
   if (n == 0 || !ladle_int_value(c, 0, &v)) return LADLE_ENOTSUP;
     /* nulls hold some value too: they only widen the range */
 #define MINMAX(T)                     \
