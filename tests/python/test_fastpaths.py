@@ -680,3 +680,26 @@ def test_group_by_several_keys_with_short_strings(engine, small_engine) -> None:
     ]:
         assert_same(q, engine)
         assert_same(q, small_engine)
+
+
+@pytest.mark.parametrize("nulls_last", [False, True])
+def test_sort_by_string_ranks(engine, small_engine, nulls_last) -> None:
+    """String sort keys of many rows go by the rank of each distinct string:
+    few and many distinct strings, ascending and descending, nulls first and
+    last, ties kept in row order (maintain_order), a string key between
+    numeric ones."""
+    rng = np.random.default_rng(19)
+    n = 50_000
+    df = pl.DataFrame({
+        "few": _strings(rng, n, ["Brand#12", "Brand#45", "", "Brand#1", "é", None]),
+        "many": pl.Series([f"t{x}" for x in rng.integers(0, 20_000, n)]).scatter(np.flatnonzero(rng.random(n) < 0.02), None),
+        "mixed": _strings(rng, n, MIXED),
+        "k": rng.integers(0, 4, n),
+        "r": np.arange(n),
+    })
+    for by, desc in [(["few"], [False]), (["few"], [True]), (["many"], [True]), (["mixed"], [False]),
+                     (["k", "few", "many"], [True, False, True]), (["few", "k"], [False, True])]:
+        q = df.lazy().sort(by, descending=desc, nulls_last=nulls_last, maintain_order=True)
+        assert_same(q, engine)
+    q = df.lazy().sort("few", "k", descending=[True, False], nulls_last=nulls_last, maintain_order=True).head(100)
+    assert_same(q, small_engine)

@@ -132,10 +132,38 @@ static ladle_status nulls_pass(const ladle_column *c, int64_t *perm, int64_t n, 
   return LADLE_OK;
 }
 
+/* A string key of many rows sorted by rank: its distinct strings (grouped by
+ * hash) are sorted once, each row takes its string's rank as a numeric key,
+ * and the radix pass orders the rows, so the string comparisons number
+ * (distinct strings) log (distinct strings) instead of rows log rows. Equal
+ * strings share a rank, so the pass stays stable; nulls share one too and
+ * the nulls pass places them after. */
+static ladle_status string_rank_sort(const ladle_kctx *ctx, const ladle_column *c, int64_t *perm,
+                                     uint64_t *nk, int64_t n, bool desc, ladle_error *err) {
+  ladle_groups g;
+  LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, c, 1, &g, err));
+  int64_t ng = g.ngroups;
+  int64_t *order = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *order);
+  uint64_t *rank = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rank);
+  ladle_status st = order && rank ? LADLE_OK : LADLE_OOM(err, "sort");
+  if (st == LADLE_OK) {
+    memcpy(order, g.first, (size_t)ng * sizeof *order); /* a row of each string */
+    st = string_sort(c, order, ng, desc, err);
+  }
+  if (st == LADLE_OK) {
+    for (int64_t k = 0; k < ng; k++) rank[g.ids[order[k]]] = (uint64_t)k;
+    for (int64_t i = 0; i < n; i++) nk[i] = rank[g.ids[perm[i]]];
+    st = radix_sort(nk, perm, n, err);
+  }
+  free(order);
+  free(rank);
+  ladle_groups_release(&g);
+  return st;
+}
+
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const bool *descending, const bool *nulls_last,
                                     int64_t **out_perm, ladle_error *err) {
-  LADLE_UNUSED(ctx);
   int64_t n = nkeys > 0 ? keys[0].length : 0;
   int64_t *perm = malloc((size_t)LADLE_MAX(n, 1) * 8);
   uint64_t *nk = malloc((size_t)LADLE_MAX(n, 1) * 8);
@@ -149,7 +177,9 @@ ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *k
   for (size_t kk = nkeys; kk-- > 0 && st == LADLE_OK;) {
     const ladle_column *c = &keys[kk];
     bool desc = descending ? descending[kk] : false;
-    if (c->type.id == LADLE_TYPE_STRING) {
+    if (c->type.id == LADLE_TYPE_STRING && n >= 2048) {
+      st = string_rank_sort(ctx, c, perm, nk, n, desc, err);
+    } else if (c->type.id == LADLE_TYPE_STRING) {
       st = string_sort(c, perm, n, desc, err);
     } else if (c->type.id != LADLE_TYPE_NULL) {
       for (int64_t i = 0; i < n; i++) {
