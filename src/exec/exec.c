@@ -344,23 +344,15 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     LADLE_RETURN_NOT_OK(j->s->be->mask_to_indices(&j->s->k, m, &idx, &n, err));
     all = n == c->length;
   }
-  if (j->kept != NULL && !all) {
-    /* the rows kept, for the late gathers */
-    int64_t *ki = malloc((size_t)LADLE_MAX(n, 1) * sizeof *ki);
+  if (j->kept != NULL && !all && idx == NULL) {
+    /* the rows kept, for the late gathers (an index list made for the
+     * gathers below is handed over after them instead) */
+    int64_t *ki = malloc((size_t)(n + 1) * sizeof *ki);
     if (ki == NULL) {
       free(keep);
-      free(idx);
       return LADLE_OOM(err, "filter");
     }
-    if (none)
-      ;
-    else if (idx != NULL)
-      memcpy(ki, idx, (size_t)n * sizeof *ki);
-    else
-      for (int64_t i = 0, q = 0; i < c->length && q < n; i++) {
-        ki[q] = i;
-        q += kp[i];
-      }
+    if (!none) keep_to_indices(kp, c->length, n < c->length / 8, ki);
     j->kept[k] = ki;
   }
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
@@ -381,6 +373,10 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   }
   free(keep);
   o->length = none ? 0 : n;
+  if (j->kept != NULL && !all && idx != NULL) {
+    j->kept[k] = idx;
+    idx = NULL;
+  }
   free(idx);
   return st;
 }
@@ -736,13 +732,18 @@ typedef struct join_defer {
   int64_t *sel, n;
 } join_defer;
 
+/* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
+static bool join_coalesces(const ladle_plan *p) {
+  for (size_t i = 0; i < p->schema.n; i++)
+    if (p->coalesce_rkey[i] >= 0) return true;
+  return false;
+}
+
 static ladle_status join_defer_setup(exec_state *s, const ladle_plan *p, size_t side,
                                      bool **need_out, ladle_error *err) {
   *need_out = NULL;
   const ladle_plan *f = p->inputs[side];
-  bool coalesce = false;
-  for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
-  if (f->kind != LADLE_NODE_FILTER || coalesce || p->join.how == LADLE_JOIN_CROSS ||
+  if (f->kind != LADLE_NODE_FILTER || join_coalesces(p) || p->join.how == LADLE_JOIN_CROSS ||
       s->be->gather_pieces == NULL)
     return LADLE_OK;
   bool *need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
@@ -781,8 +782,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   piece_table lp, rp; /* the sides' columns, for the gathers */
   memset(&lp, 0, sizeof lp);
   memset(&rp, 0, sizeof rp);
-  bool coalesce = false;
-  for (size_t i = 0; i < p->schema.n; i++) coalesce |= p->coalesce_rkey[i] >= 0;
+  bool coalesce = join_coalesces(p);
   ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
   ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
   ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);

@@ -496,6 +496,14 @@ static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint
   return true;
 }
 
+/* Whether every one of count dictionary indices is below n: one pass (a max),
+ * before a page's values are gathered without a check per row. */
+static bool dict_indices_ok(const uint32_t *idx, int64_t count, int64_t n) {
+  uint32_t top = 0;
+  for (int64_t r = 0; r < count; r++) top = idx[r] > top ? idx[r] : top;
+  return count == 0 || top < n;
+}
+
 /* Fills `count` rows of a fixed-width output from slots, one type switch per
  * page rather than per row. */
 #define SCATTER_LOOP(T, CONV)                                                    \
@@ -504,9 +512,8 @@ static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint
     if (present == NULL && idx != NULL) {                                        \
       /* every row a value through the dictionary: the indices checked in one  \
        * pass, then a plain gather */                                            \
-      uint32_t top = 0;                                                          \
-      for (int64_t r = 0; r < count; r++) top = idx[r] > top ? idx[r] : top;     \
-      if (count > 0 && top >= src->n) return corrupt(c, "dictionary index out of range"); \
+      if (!dict_indices_ok(idx, count, src->n))                                  \
+        return corrupt(c, "dictionary index out of range");                      \
       for (int64_t r = 0; r < count; r++) {                                      \
         uint64_t v = src->raw[idx[r]];                                           \
         O[s->row + r] = CONV;                                                    \
@@ -578,10 +585,8 @@ static ladle_status scatter_decimal(const ctx *c, sink *s, int64_t count, const 
  * dictionary has 64 readable bytes past its end, the output 64 spare). */
 static ladle_status scatter_dict_strings(const ctx *c, sink *s, int64_t count, const pvals *src,
                                          const uint32_t *idx) {
-  uint32_t top = 0;
   int64_t total = 0;
-  for (int64_t r = 0; r < count; r++) top = idx[r] > top ? idx[r] : top;
-  if (count > 0 && top >= src->n) return corrupt(c, "dictionary index out of range");
+  if (!dict_indices_ok(idx, count, src->n)) return corrupt(c, "dictionary index out of range");
   for (int64_t r = 0; r < count; r++) total += src->len[idx[r]];
   if (s->chars_len + total + 64 > s->chars_cap) {
     int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + total + 64 + 4096);
