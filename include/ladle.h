@@ -418,6 +418,9 @@ LADLE_API ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *st
 LADLE_API void ladle_view_cache_clear(void);
 /* The kept conversions, the bytes they count, and how many scans used one. */
 LADLE_API void ladle_view_cache_stats(size_t *entries, size_t *bytes, uint64_t *hits);
+/* How many result columns (pieces) went out as the string views of their
+ * input, gathered 16 bytes a row, since the library was loaded. */
+LADLE_API uint64_t ladle_views_gathered(void);
 /* A comparison `column op value` that every row the query keeps satisfies; the
  * scan skips row groups whose statistics show no row can (the query still filters
  * every row read). kind: 0 int64 (integers, Date days, Datetime ticks in the
@@ -589,7 +592,9 @@ LADLE_API int64_t ladle_result_num_rows(const ladle_result *r);
 LADLE_API size_t ladle_result_num_columns(const ladle_result *r);
 LADLE_API const char *ladle_result_column_name(const ladle_result *r, size_t i);
 LADLE_API ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i);
-/* The result's table (a new reference; release with ladle_table_release). */
+/* The result's table (a new reference; release with ladle_table_release), or
+ * NULL when memory runs out making it (a result can keep some string columns
+ * as views only, for an export as views, until the table is asked for). */
 LADLE_API ladle_table *ladle_result_table(const ladle_result *r);
 /* An Arrow stream over the result's partitions (one struct array per partition).
  * Buffers are shared, not copied, except booleans (ladle keeps one byte per

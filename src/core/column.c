@@ -138,12 +138,21 @@ ladle_status ladle_column_nulls(ladle_dtype type, int64_t length, ladle_column *
 void ladle_column_release(ladle_column *c) {
   if (c == NULL) return;
   for (int i = 0; i < 3; i++) ladle_buffer_release(c->owners[i]);
+  for (int i = 0; i < 2; i++) ladle_buffer_release(c->vowners[i]);
   memset(c, 0, sizeof *c);
 }
 
 void ladle_column_copy_ref(const ladle_column *src, ladle_column *dst) {
   *dst = *src;
   for (int i = 0; i < 3; i++) ladle_buffer_ref(dst->owners[i]);
+  for (int i = 0; i < 2; i++) ladle_buffer_ref(dst->vowners[i]);
+}
+
+static void drop_views(ladle_column *c) {
+  for (int i = 0; i < 2; i++) ladle_buffer_release(c->vowners[i]);
+  c->vowners[0] = c->vowners[1] = NULL;
+  c->views = NULL;
+  c->vbufs = NULL;
 }
 
 ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t length,
@@ -154,7 +163,10 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
   ladle_column c;
   ladle_column_copy_ref(src, &c);
   c.length = length;
-  if (ladle_type_is_varlen(src->type.id) || src->type.id == LADLE_TYPE_LIST)
+  if (src->views != NULL) c.views = src->views + 16 * offset;
+  if (ladle_column_view_only(src))
+    ; /* no offsets */
+  else if (ladle_type_is_varlen(src->type.id) || src->type.id == LADLE_TYPE_LIST)
     c.values = (const int64_t *)src->values + offset;
   else if (src->values != NULL)
     c.values = (const char *)src->values + offset * (int64_t)ladle_type_width(src->type.id);
@@ -188,6 +200,8 @@ ladle_status ladle_column_slice(const ladle_column *src, int64_t offset, int64_t
  * column are)? Then their concatenation is a view too. */
 static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out) {
   if (n == 0) return false;
+  for (size_t k = 0; k < n; k++)
+    if (ladle_column_view_only(&cols[k])) return false;
   size_t w = ladle_type_is_varlen(cols[0].type.id) ? 8 : ladle_type_width(cols[0].type.id);
   if (w == 0) return false;
   int64_t length = cols[0].length, nulls = cols[0].null_count;
@@ -204,9 +218,14 @@ static bool concat_as_view(const ladle_column *cols, size_t n, ladle_column *out
     length += b->length;
     nulls += b->null_count;
   }
+  bool views = cols[0].views != NULL;
+  for (size_t k = 1; views && k < n; k++)
+    views = cols[k].vowners[1] == cols[0].vowners[1] &&
+            cols[k - 1].views + 16 * cols[k - 1].length == cols[k].views;
   ladle_column_copy_ref(&cols[0], out);
   out->length = length;
   out->null_count = nulls;
+  if (!views) drop_views(out);
   return true;
 }
 
@@ -477,6 +496,91 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   }
   ladle_column_finish_nulls(&c);
   *out = c;
+  return LADLE_OK;
+}
+
+static _Atomic uint64_t views_gathered;
+uint64_t ladle_views_gathered(void) { return atomic_load(&views_gathered); }
+
+ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *idx, int64_t n,
+                                       ladle_column *out, ladle_error *err) {
+  if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0)
+    return ladle_err_set(err, LADLE_EINVAL, "gather of views from a column without them");
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  c.type = src->type;
+  c.length = n;
+  ladle_status st =
+      ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c.vowners[0], err);
+  if (st != LADLE_OK) return st;
+  c.views = c.vowners[0]->data;
+  c.vowners[1] = ladle_buffer_ref(src->vowners[1]);
+  c.vbufs = src->vbufs;
+  uint8_t *v = c.vowners[0]->data;
+  const uint8_t *sv = src->views;
+  uint64_t any = 0; /* the sign bit: some index is -1 (a null row) */
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = idx[i];
+    any |= (uint64_t)j;
+    if (j >= 0)
+      memcpy(v + 16 * i, sv + 16 * j, 16);
+    else
+      memset(v + 16 * i, 0, 16);
+  }
+  if ((any >> 63) || src->validity != NULL) {
+    st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c.owners[0],
+                            err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&c);
+      return st;
+    }
+    uint8_t *bits = c.owners[0]->data;
+    memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+    for (int64_t i = 0; i < n; i++)
+      if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+    c.validity = bits;
+  }
+  ladle_column_finish_nulls(&c);
+  atomic_fetch_add_explicit(&views_gathered, 1, memory_order_relaxed);
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, ladle_error *err) {
+  const ladle_viewbufs *vb = c->vbufs;
+  int64_t chars = 0;
+  for (int64_t i = 0; i < c->length; i++) {
+    int32_t len;
+    memcpy(&len, c->views + 16 * i, 4);
+    chars += len;
+  }
+  ladle_column s;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(c->type, c->length, false, chars, &s, err));
+  int64_t *o = LADLE_COL_MUT(&s, int64_t);
+  char *d = LADLE_COL_CHARS_MUT(&s);
+  int64_t pos = 0;
+  for (int64_t i = 0; i < c->length; i++) {
+    const uint8_t *v = c->views + 16 * i;
+    int32_t len, bi, bo;
+    memcpy(&len, v, 4);
+    if (len <= 12) {
+      memcpy(d + pos, v + 4, (size_t)len);
+    } else {
+      memcpy(&bi, v + 8, 4);
+      memcpy(&bo, v + 12, 4);
+      memcpy(d + pos, vb->data[bi] + bo, (size_t)len); /* checked when the views came in */
+    }
+    pos += len;
+    o[i + 1] = pos;
+  }
+  s.validity = c->validity;
+  s.owners[0] = ladle_buffer_ref(c->owners[0]);
+  s.null_count = c->null_count;
+  s.views = c->views;
+  s.vbufs = c->vbufs;
+  s.vowners[0] = ladle_buffer_ref(c->vowners[0]);
+  s.vowners[1] = ladle_buffer_ref(c->vowners[1]);
+  *out = s;
   return LADLE_OK;
 }
 

@@ -135,6 +135,13 @@ int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n);
 
 /* ----------------------------------------------------------------- columns */
 
+/* The data buffers that string views point into (see ladle_column.views). */
+typedef struct ladle_viewbufs {
+  int64_t n;
+  const char *const *data;
+  const int64_t *sizes; /* bytes of each */
+} ladle_viewbufs;
+
 typedef struct ladle_column {
   ladle_dtype type;
   int64_t length;
@@ -146,7 +153,28 @@ typedef struct ladle_column {
   /* LIST: `values` are int64 offsets[length + 1] into this column of elements
    * (offsets[0] need not be 0 after a slice); owners[2] keeps it alive. */
   const struct ladle_column *child;
+  /* STRING, optional: the same strings as Arrow string views (16 bytes per
+   * row: up to 12 bytes inline, else length, 4-byte prefix, index into vbufs
+   * and offset), kept so that an export hands them over instead of building
+   * them. Every operation that makes new rows drops them (a fresh column has
+   * none); slices keep them. A column with views and no `values` is
+   * "view-only": only a result on its way out holds one (exec.c), and
+   * ladle_result_table turns it back into offsets before anything else sees
+   * it. */
+  const uint8_t *views;
+  const ladle_viewbufs *vbufs;
+  ladle_buffer *vowners[2]; /* keep views and vbufs (and their bytes) alive */
 } ladle_column;
+
+static inline bool ladle_column_view_only(const ladle_column *c) {
+  return c->views != NULL && c->values == NULL;
+}
+/* A view-only column's strings as offsets and bytes (the views kept). */
+ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, ladle_error *err);
+/* Rows idx[0..n) (-1: null) of a STRING column with views, as a view-only
+ * column sharing its data buffers. */
+ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *idx, int64_t n,
+                                       ladle_column *out, ladle_error *err);
 
 static inline bool ladle_column_valid(const ladle_column *c, int64_t i) {
   return c->validity == NULL || ladle_bit_get(c->validity, i);

@@ -93,6 +93,7 @@ static ladle_status gather_columns(exec_state *s, const ladle_column *cols, size
 typedef struct gather_src {
   const ladle_column *col;
   const ladle_pieces *px;
+  bool views; /* a result's column: a string column with views gathers only those */
 } gather_src;
 
 /* A table's partitions seen as whole columns without concatenating them:
@@ -147,6 +148,7 @@ static void piece_table_release(piece_table *pt) {
 
 static gather_src piece_table_src(const piece_table *pt, size_t i) {
   gather_src g;
+  g.views = false;
   if (pt->whole != NULL) {
     g.col = &pt->whole->chunks[0].columns[i];
     g.px = NULL;
@@ -179,6 +181,8 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   if (j->idx[col] == NULL)
     return g->px ? ladle_column_slice_pieces(g->col, g->px, a, len, o, err)
                  : ladle_column_slice(g->col, a, len, o, err);
+  if (g->views && g->px == NULL && g->col->views != NULL && g->col->type.id == LADLE_TYPE_STRING)
+    return ladle_column_gather_views(g->col, j->idx[col] + a, len, o, err);
   return g->px ? j->be->gather_pieces(j->k, g->col, g->px, j->idx[col] + a, len, o, err)
                : j->be->gather(j->k, g->col, j->idx[col] + a, len, o, err);
 }
@@ -209,8 +213,9 @@ static ladle_status gather_table(exec_state *s, const ladle_schema *schema, cons
 }
 
 /* Rows idx[0..n) of every column of t, read from its partitions. */
-static ladle_status gather_rows(exec_state *s, ladle_table *t, const int64_t *idx, int64_t n,
-                                ladle_table **out, ladle_error *err) {
+static ladle_status gather_rows(exec_state *s, const ladle_plan *p, ladle_table *t,
+                                const int64_t *idx, int64_t n, ladle_table **out,
+                                ladle_error *err) {
   size_t nc = t->schema.n;
   piece_table pt;
   gather_src *src = calloc(LADLE_MAX(nc, 1), sizeof *src);
@@ -219,6 +224,7 @@ static ladle_status gather_rows(exec_state *s, ladle_table *t, const int64_t *id
   if (st == LADLE_OK) {
     for (size_t i = 0; i < nc; i++) {
       src[i] = piece_table_src(&pt, i);
+      src[i].views = p == s->out_node;
       ix[i] = idx;
     }
     st = gather_table(s, &t->schema, src, ix, n, out, err);
@@ -839,6 +845,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
       src[i] = m >= 0 ? piece_table_src(&lp, (size_t)m) : piece_table_src(&rp, (size_t)(-m - 1));
+      src[i].views = p == s->out_node;
       idx[i] = m >= 0 ? (comp[0]         ? comp[0]
                          : left_identity ? NULL
                                          : pairs.left)
@@ -923,7 +930,7 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
     st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   int64_t n = in->num_rows;
   if (p->limit >= 0 && p->limit < n) n = p->limit;
-  if (st == LADLE_OK) st = gather_rows(s, in, perm, n, out, err);
+  if (st == LADLE_OK) st = gather_rows(s, p, in, perm, n, out, err);
   if (have_keys)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
@@ -1229,7 +1236,7 @@ static ladle_status sip_reduce(exec_state *s, ladle_table *in, ladle_table **out
   for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, keys[nk + k].type);
   ladle_join_pairs pairs = {0, NULL, NULL};
   if (same) st = s->be->join(&s->k, keys, keys + nk, nk, LADLE_JOIN_SEMI, false, &pairs, err);
-  if (same && st == LADLE_OK) st = gather_rows(s, in, pairs.left, pairs.n, out, err);
+  if (same && st == LADLE_OK) st = gather_rows(s, NULL, in, pairs.left, pairs.n, out, err);
   ladle_scratch_free(pairs.left);
   ladle_scratch_free(pairs.right);
   for (size_t k = 0; k < 2 * nk; k++) ladle_column_release(&keys[k]);
@@ -1296,6 +1303,9 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
         *out = ladle_table_ref(s->cache[i].table);
         return LADLE_OK;
       }
+  /* a projection (columns picked, as they are) passes the result on */
+  if (p == s->out_node && p->kind == LADLE_NODE_PROJECT && p->ninputs == 1)
+    s->out_node = p->inputs[0];
   /* a filter's own columns its parent does not read (a predicate column a
    * select drops right after) are not compacted */
   const bool *fneed = NULL;
@@ -1482,6 +1492,7 @@ ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, lad
   ladle_result *r = calloc(1, sizeof *r);
   if (r == NULL) return LADLE_OOM(err, "result");
   r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;
+  s.out_node = plan;
   ladle_status st = exec_node(&s, plan, &r->table, err);
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
@@ -1503,7 +1514,51 @@ const char *ladle_result_column_name(const ladle_result *r, size_t i) {
 ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i) {
   return i < r->table->schema.n ? r->table->schema.types[i] : ladle_dtype_make(LADLE_TYPE_NULL);
 }
-ladle_table *ladle_result_table(const ladle_result *r) { return ladle_table_ref(r->table); }
+/* A result's view-only columns (a join's pass-through strings on their way to
+ * an export as views) become offsets and bytes the first time anything else
+ * asks for the table. */
+static pthread_mutex_t result_mu = PTHREAD_MUTEX_INITIALIZER;
+
+ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
+  ladle_result *m = (ladle_result *)(uintptr_t)r;
+  ladle_status st = LADLE_OK;
+  pthread_mutex_lock(&result_mu);
+  const ladle_table *t = m->table;
+  bool any = false;
+  for (size_t k = 0; k < t->nchunks && !any; k++)
+    for (size_t i = 0; i < t->schema.n && !any; i++)
+      any = ladle_column_view_only(&t->chunks[k].columns[i]);
+  ladle_table *n = NULL;
+  if (any) st = table_like(&t->schema, t->nchunks, &n, err);
+  for (size_t k = 0; any && st == LADLE_OK && k < t->nchunks; k++) {
+    n->chunks[k].length = t->chunks[k].length;
+    for (size_t i = 0; st == LADLE_OK && i < t->schema.n; i++) {
+      const ladle_column *c = &t->chunks[k].columns[i];
+      if (ladle_column_view_only(c))
+        st = ladle_column_from_views(c, &n->chunks[k].columns[i], err);
+      else
+        ladle_column_copy_ref(c, &n->chunks[k].columns[i]);
+    }
+  }
+  if (any && st == LADLE_OK) {
+    ladle_table_seal(n);
+    ladle_table_release(m->table);
+    m->table = n;
+  } else if (any) {
+    ladle_table_release(n);
+  }
+  pthread_mutex_unlock(&result_mu);
+  return st;
+}
+
+ladle_table *ladle_result_table_views(const ladle_result *r);
+ladle_table *ladle_result_table_views(const ladle_result *r) { return ladle_table_ref(r->table); }
+
+ladle_table *ladle_result_table(const ladle_result *r) {
+  ladle_error err;
+  if (ladle_result_plain(r, &err) != LADLE_OK) return NULL;
+  return ladle_table_ref(r->table);
+}
 int ladle_result_threads(const ladle_result *r);
 int ladle_result_threads(const ladle_result *r) { return r->threads; }
 void ladle_result_destroy(ladle_result *r) {

@@ -16,9 +16,13 @@ struct ladle_engine {
 };
 
 struct ladle_result {
-  ladle_table *table;
-  int threads; /* the engine's, for work on the result (its export) */
+  ladle_table *table; /* may hold view-only columns: see ladle_result_plain */
+  int threads;        /* the engine's, for work on the result (its export) */
 };
+
+/* Turns the result's view-only columns (ladle_column.views) into offsets and
+ * bytes, once; everything but an export as string views calls it first. */
+ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err);
 
 typedef struct exec_cache_entry {
   const ladle_plan *plan;
@@ -61,6 +65,9 @@ typedef struct exec_state {
   bool defer;
   struct ladle_table *defer_in;
   int64_t *defer_sel, defer_n;
+  /* The node whose output is the result: its gathers may keep string columns
+   * as views only (ladle_column.views) when they have views. */
+  const struct ladle_plan *out_node;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
 } exec_state;

@@ -7,6 +7,7 @@ ladle_status ladle_result_write_parquet(const ladle_result *r, const char *path,
                                         const ladle_parquet_write_opts *opts, ladle_error *err) {
   ladle_parquet_write_opts o = {6, 0, 0, true, true};
   if (opts != NULL) o = *opts;
+  LADLE_RETURN_NOT_OK(ladle_result_plain(r, err));
   const ladle_table *t = r->table;
   ladle_column *cols = calloc(LADLE_MAX(t->schema.n, 1), sizeof *cols);
   if (cols == NULL) return LADLE_OOM(err, "write_parquet");

@@ -470,6 +470,46 @@ static ladle_status view_jobs_finish(view_jobs *v, int threads, bool run, ladle_
   return st;
 }
 
+/* An imported view column's data buffers, for the views it keeps (see
+ * ladle_column.views): they point into the batch, which they hold. */
+typedef struct held_viewbufs {
+  ladle_viewbufs vb;
+  batch_holder *h;
+} held_viewbufs;
+
+static void held_viewbufs_release(void *owner) {
+  held_viewbufs *hv = owner;
+  holder_release(hv->h);
+  free(hv);
+}
+
+/* Keeps the Arrow views of a STRING column c (rows from `views`) with it. */
+static ladle_status keep_views(batch_holder *h, const struct ArrowArray *a, const uint8_t *views,
+                               ladle_column *c, ladle_error *err) {
+  static const int64_t no_sizes[1] = {0};
+  const int64_t *sizes = a->n_buffers >= 3 ? a->buffers[a->n_buffers - 1] : NULL;
+  if (sizes == NULL && a->n_buffers == 3) sizes = no_sizes; /* no data buffers */
+  if (c->type.id != LADLE_TYPE_STRING || sizes == NULL) return LADLE_OK;
+  held_viewbufs *hv = malloc(sizeof *hv);
+  if (hv == NULL) return LADLE_OOM(err, "string views");
+  hv->vb.n = a->n_buffers - 3;
+  hv->vb.data = (const char *const *)a->buffers + 2;
+  hv->vb.sizes = sizes;
+  atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
+  hv->h = h;
+  ladle_status st =
+      ladle_buffer_wrap(hv, sizeof *hv, held_viewbufs_release, hv, &c->vowners[1], err);
+  if (st != LADLE_OK) {
+    held_viewbufs_release(hv);
+    return st;
+  }
+  st = wrap(h, views, (size_t)LADLE_MAX(c->length, 1) * 16, &c->vowners[0], err);
+  if (st != LADLE_OK) return st;
+  c->views = views;
+  c->vbufs = &hv->vb;
+  return LADLE_OK;
+}
+
 static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch,
                                   const struct ArrowArray *a, view_jobs *vj, ladle_column *out,
                                   ladle_error *err);
@@ -554,6 +594,11 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
     /* string views: 16-byte views, inline up to 12 bytes, else (buffer, offset) */
     const uint8_t *views = (const uint8_t *)a->buffers[1] + 16 * off;
     const void *const *bufs = (const void *const *)a->buffers;
+    st = keep_views(h, a, views, &c, err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&c);
+      return st;
+    }
     if (vj != NULL && n >= VIEW_PARALLEL_MIN) {
       /* put off: the column is filled by view_jobs_finish */
       if (vj->n == vj->cap) {
@@ -916,6 +961,7 @@ typedef struct array_private {
   ladle_buffer *bits; /* bit-packed booleans, or string views, made for export */
   int64_t sizes[1];   /* string views: the byte size of the one data buffer */
   const void *buffers[4];
+  const void **more; /* kept string views with other than one data buffer */
   struct ArrowArray **children;
   int64_t n;
 } array_private;
@@ -930,6 +976,7 @@ static void array_release(struct ArrowArray *a) {
   free(p->children);
   ladle_column_release(&p->col);
   ladle_buffer_release(p->bits);
+  free(p->more);
   free(p);
   a->release = NULL;
 }
@@ -981,9 +1028,30 @@ static ladle_status views_build(const ladle_column *c, ladle_buffer **out, ladle
   return LADLE_OK;
 }
 
+/* A column's kept views (ladle_column.views) go out as they are, with the
+ * buffers they point into. */
+static ladle_status export_kept_views(const ladle_column *c, array_private *p,
+                                      struct ArrowArray *out, ladle_error *err) {
+  const ladle_viewbufs *vb = c->vbufs;
+  int64_t nb = 3 + vb->n;
+  p->more = malloc((size_t)nb * sizeof *p->more);
+  if (p->more == NULL) return LADLE_OOM(err, "arrow array");
+  p->more[0] = c->validity;
+  p->more[1] = c->views;
+  for (int64_t b = 0; b < vb->n; b++) p->more[2 + b] = vb->data[b];
+  p->more[nb - 1] = vb->sizes;
+  out->buffers = p->more;
+  out->n_buffers = nb;
+  return LADLE_OK;
+}
+
 /* `prebuilt`: the views already made (taken over), or NULL to make them. */
 static ladle_status export_views(const ladle_column *c, ladle_buffer *prebuilt, array_private *p,
                                  struct ArrowArray *out, ladle_error *err) {
+  if (c->views != NULL) {
+    ladle_buffer_release(prebuilt);
+    return export_kept_views(c, p, out, err);
+  }
   if (prebuilt != NULL)
     p->bits = prebuilt;
   else
@@ -1004,6 +1072,7 @@ static bool views_fit(const ladle_table *t, size_t col) {
   if (t->schema.types[col].id != LADLE_TYPE_STRING) return false;
   for (size_t k = 0; k < t->nchunks; k++) {
     const ladle_column *c = &t->chunks[k].columns[col];
+    if (c->views != NULL) continue; /* kept views: they fit */
     const int64_t *o = c->values;
     if (c->length > 0 && o[c->length] - o[0] > INT32_MAX) return false;
   }
@@ -1126,7 +1195,7 @@ typedef struct views_ahead {
 static ladle_status views_ahead_task(void *ctx, size_t i, ladle_error *err) {
   views_ahead *v = ctx;
   size_t n = v->t->schema.n, k = i / n, col = i % n;
-  if (!v->views[col]) return LADLE_OK;
+  if (!v->views[col] || v->t->chunks[k].columns[col].views != NULL) return LADLE_OK;
   return views_build(&v->t->chunks[k].columns[col], &v->built[i], err);
 }
 
@@ -1222,9 +1291,12 @@ ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
   return table_export_stream(t, string_views, 1, out, err);
 }
 
+ladle_table *ladle_result_table_views(const ladle_result *r); /* exec.c */
+
 ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
                                         ladle_error *err) {
   ladle_table *t = ladle_result_table(r);
+  if (t == NULL) return LADLE_OOM(err, "result table");
   ladle_status st = ladle_table_export_stream(t, false, out, err);
   ladle_table_release(t);
   return st;
@@ -1232,7 +1304,7 @@ ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArray
 
 ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
                                               ladle_error *err) {
-  ladle_table *t = ladle_result_table(r);
+  ladle_table *t = ladle_result_table_views(r);
   ladle_status st = table_export_stream(t, true, ladle_result_threads(r), out, err);
   ladle_table_release(t);
   return st;

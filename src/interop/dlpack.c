@@ -29,6 +29,7 @@ static bool contiguous(const ladle_table *t, size_t i) {
 
 ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column, DLManagedTensor **out,
                                         ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_result_plain(r, err));
   const ladle_table *t = r->table;
   if (column >= t->schema.n)
     return ladle_err_set(err, LADLE_EINVAL, "dlpack: column %zu out of %zu", column, t->schema.n);
