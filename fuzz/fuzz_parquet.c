@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!f->columns[c].supported) continue;
         ladle_column col;
         if (ladle_pq_read_chunk(f, g, c, &col, &err) == LADLE_OK) ladle_column_release(&col);
+        if (ladle_pq_read_chunk_views(f, g, c, &col, &err) == LADLE_OK) ladle_column_release(&col);
       }
     ladle_pq_close(f);
   }

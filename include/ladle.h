@@ -418,9 +418,10 @@ LADLE_API ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *st
 LADLE_API void ladle_view_cache_clear(void);
 /* The kept conversions, the bytes they count, and how many scans used one. */
 LADLE_API void ladle_view_cache_stats(size_t *entries, size_t *bytes, uint64_t *hits);
-/* How many result columns (pieces) went out as the string views of their
- * input, gathered 16 bytes a row, since the library was loaded. */
-LADLE_API uint64_t ladle_views_gathered(void);
+/* How many view-only string columns (pieces) were made since the library was
+ * loaded: a result's strings gathered as their input's views, or decoded from
+ * Parquet as views. */
+LADLE_API uint64_t ladle_view_only_columns(void);
 /* A comparison `column op value` that every row the query keeps satisfies; the
  * scan skips row groups whose statistics show no row can (the query still filters
  * every row read). kind: 0 int64 (integers, Date days, Datetime ticks in the

@@ -1036,15 +1036,15 @@ static PyObject *py_view_cache_stats(PyObject *self, PyObject *args) {
   return Py_BuildValue("(nnK)", (Py_ssize_t)entries, (Py_ssize_t)bytes, (unsigned long long)hits);
 }
 
-static PyObject *py_views_gathered(PyObject *self, PyObject *args) {
+static PyObject *py_view_only_columns(PyObject *self, PyObject *args) {
   (void)self;
   (void)args;
-  return PyLong_FromUnsignedLongLong((unsigned long long)ladle_views_gathered());
+  return PyLong_FromUnsignedLongLong((unsigned long long)ladle_view_only_columns());
 }
 
 static PyMethodDef module_methods[] = {
-    {"views_gathered", py_views_gathered, METH_NOARGS,
-     "how many result columns went out as their input's string views"},
+    {"view_only_columns", py_view_only_columns, METH_NOARGS,
+     "how many view-only string columns were made (gathered or decoded as views)"},
     {"view_cache_stats", py_view_cache_stats, METH_NOARGS,
      "(entries, bytes, hits) of the string-view conversions kept across queries"},
     {"view_cache_clear", py_view_cache_clear, METH_NOARGS,

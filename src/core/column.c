@@ -499,8 +499,11 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   return LADLE_OK;
 }
 
-static _Atomic uint64_t views_gathered;
-uint64_t ladle_views_gathered(void) { return atomic_load(&views_gathered); }
+static _Atomic uint64_t view_only_made;
+uint64_t ladle_view_only_columns(void) { return atomic_load(&view_only_made); }
+void ladle_view_only_made(void) {
+  atomic_fetch_add_explicit(&view_only_made, 1, memory_order_relaxed);
+}
 
 ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *idx, int64_t n,
                                        ladle_column *out, ladle_error *err) {
@@ -541,7 +544,7 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
     c.validity = bits;
   }
   ladle_column_finish_nulls(&c);
-  atomic_fetch_add_explicit(&views_gathered, 1, memory_order_relaxed);
+  ladle_view_only_made();
   *out = c;
   return LADLE_OK;
 }

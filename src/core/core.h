@@ -169,6 +169,8 @@ typedef struct ladle_column {
 static inline bool ladle_column_view_only(const ladle_column *c) {
   return c->views != NULL && c->values == NULL;
 }
+/* Counts a view-only column made (ladle_view_only_columns). */
+void ladle_view_only_made(void);
 /* A view-only column's strings as offsets and bytes (the views kept). */
 ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, ladle_error *err);
 /* Rows idx[0..n) (-1: null) of a STRING column with views, as a view-only

@@ -239,6 +239,7 @@ typedef struct read_job {
   const pq_source *s;
   size_t *unit_file, *unit_rg; /* per output chunk */
   ladle_table *t;
+  bool views; /* the scan is the result: strings as views (ladle_column.views) */
 } read_job;
 
 static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
@@ -249,7 +250,8 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
     return ladle_column_nulls(j->t->schema.types[k],
                               j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
                               &j->t->chunks[u].columns[k], err);
-  return ladle_pq_read_chunk(j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
+  return (j->views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
+      j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }
 
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_table **out,
@@ -291,7 +293,7 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
   if (rc == LADLE_OK) {
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
-    read_job j = {s, uf, ur, t};
+    read_job j = {s, uf, ur, t, p == st->out_node};
     rc = ladle_pool_run(st->k.pool, n * s->ncols, read_task, &j, err);
     ladle_table_seal(t);
   }

@@ -729,10 +729,10 @@ def test_join_results_keep_their_inputs_string_views(engine, small_engine, how) 
     for lf, rf in ((left, right), (left.slice(1233, 40_001), right.slice(7, 1500))):
         q = lf.lazy().join(rf.lazy(), on=None if how == "cross" else "k", how=how)
         for eng in (engine, small_engine):
-            before = native.views_gathered()
+            before = native.view_only_columns()
             assert_same(q, eng, ordered=False)
             if how in ("inner", "left", "right", "cross") and eng is engine:
-                assert native.views_gathered() > before  # the views path ran
+                assert native.view_only_columns() > before  # the views path ran
     # the output read by a later operator, or picked by a projection
     q = left.lazy().join(right.lazy(), on="k", how="left")
     assert_same(q.filter(pl.col("u").str.len_bytes() > 1), engine, ordered=False)
@@ -745,9 +745,9 @@ def test_sort_results_keep_string_views_and_results_turn_back_into_offsets(engin
 
     rng = np.random.default_rng(32)
     left, right = _view_sides(rng)
-    before = native.views_gathered()
+    before = native.view_only_columns()
     assert_same(left.lazy().sort("s", "row", nulls_last=True), engine)
-    assert native.views_gathered() > before
+    assert native.view_only_columns() > before
     # frames in partitions of different buffers: gathered the usual way
     parts = pl.concat([left.slice(0, 20_000), left.slice(20_000, 30_000).with_columns(pl.col("s") + "!")], rechunk=False)
     assert parts.n_chunks() > 1

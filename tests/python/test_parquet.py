@@ -338,3 +338,40 @@ def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, eng
     assert any("RLE_DICTIONARY" in meta.row_group(0).column(i).encodings for i in range(meta.num_columns))
     assert_same(pl.scan_parquet(path), engine)
     assert_same(pl.scan_parquet(path).filter(pl.col("i12") < 1000).select("s12", "n16", "date"), engine)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", ["on", "off", "fallback"])
+def test_strings_decoded_as_views_when_the_scan_is_the_result(version: str, dictionary: str, tmp_path: Path, engine) -> None:
+    """A scan whose columns go straight into the result decodes strings into
+    Arrow views (dictionary strings point into the dictionary, others into
+    one copy of their bytes): every length around the 12 inline bytes, nulls,
+    empty strings, dictionary pages that fall back to plain ones mid-chunk,
+    several row groups; then the same result read every other way."""
+    rng = np.random.default_rng(41)
+    n = 30_000
+    pool = ["", "a", "exactly12byt", "thirteen byte", "é" * 7, "x" * 40, None] + [f"value {i:05d} of many" for i in range(300)]
+    s = [pool[i] for i in rng.integers(0, len(pool), n)]
+    uniq = [None if i % 11 == 0 else f"unique string number {i}" * (i % 3) for i in range(n)]
+    table = pa.table({"s": pa.array(s, pa.string()), "u": pa.array(uniq, pa.string()), "i": pa.array(np.arange(n))})
+    path = tmp_path / "s.parquet"
+    opts: dict = {"data_page_version": version, "row_group_size": 7_000, "compression": "zstd"}
+    if dictionary == "off":
+        opts["use_dictionary"] = False
+    elif dictionary == "fallback":
+        opts["dictionary_pagesize_limit"] = 2048  # the dictionary fills up: plain pages follow
+    pq.write_table(table, path, **opts)
+    native = N
+    before = native.view_only_columns()
+    assert_same(pl.scan_parquet(path), engine)
+    assert native.view_only_columns() > before  # the views path ran
+    assert_same(pl.scan_parquet(path).select("u", "s"), engine)
+    assert_same(pl.scan_parquet(path, n_rows=9_999), engine)
+    assert_same(pl.scan_parquet(path).filter(pl.col("s").str.len_bytes() > 12), engine)  # read by a filter: offsets
+    expected = pl.read_parquet(path)
+    res = engine.execute(pl.scan_parquet(path))
+    assert_frame_equal(res.to_polars(), expected)
+    assert_frame_equal(pl.from_arrow(res.to_arrow()), expected)  # type: ignore[arg-type]
+    res = engine.execute(pl.scan_parquet(path))
+    res.write_parquet(tmp_path / "again.parquet")
+    assert_frame_equal(pl.read_parquet(tmp_path / "again.parquet"), expected)

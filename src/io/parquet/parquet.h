@@ -87,15 +87,15 @@ typedef struct ladle_pq_row_group {
 typedef struct ladle_pq_column {
   char *name;
   int physical;
-  int type_length;    /* FIXED_LEN_BYTE_ARRAY */
-  int max_def;        /* 0 required, 1 optional; up to 3 for a list */
-  int max_rep;        /* 0 flat, 1 one level of list */
-  int list_def;       /* lists: definition level of an empty (present) list */
-  ladle_dtype elem;   /* lists: the element type (`type` is the LIST) */
-  ladle_dtype type;   /* what ladle makes of it */
-  int64_t time_mul;   /* TIME: nanoseconds per stored unit (else 1) */
+  int type_length;  /* FIXED_LEN_BYTE_ARRAY */
+  int max_def;      /* 0 required, 1 optional; up to 3 for a list */
+  int max_rep;      /* 0 flat, 1 one level of list */
+  int list_def;     /* lists: definition level of an empty (present) list */
+  ladle_dtype elem; /* lists: the element type (`type` is the LIST) */
+  ladle_dtype type; /* what ladle makes of it */
+  int64_t time_mul; /* TIME: nanoseconds per stored unit (else 1) */
   bool supported;
-  char why[96];       /* when not supported */
+  char why[96]; /* when not supported */
 } ladle_pq_column;
 
 typedef struct ladle_pq_file {
@@ -116,10 +116,16 @@ void ladle_pq_close(ladle_pq_file *f);
 /* Reads column `col` of row group `rg` into a ladle column. */
 ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                  ladle_error *err);
+/* The same, a flat string column as a view-only column (ladle_column.views):
+ * dictionary strings are views into the dictionary, others into a copy of
+ * their bytes. Only for a column that goes straight into a result. */
+ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t col,
+                                       ladle_column *out, ladle_error *err);
 
 /* Writes nrows rows of `columns` (one whole column per schema entry). */
 ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
-                            const char *path, const ladle_parquet_write_opts *opts, ladle_error *err);
+                            const char *path, const ladle_parquet_write_opts *opts,
+                            ladle_error *err);
 
 /* ------------------------------------------------------------------ codecs */
 

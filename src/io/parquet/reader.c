@@ -665,6 +665,89 @@ static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t 
   return LADLE_OK;
 }
 
+/* ------------------------------------------------------ strings as views */
+
+/* The Arrow view of string (p, len): inline up to 12 bytes, else its length,
+ * first 4 bytes, buffer `buf` and offset `off` there. */
+static inline void make_view(uint8_t *v, const uint8_t *p, int32_t len, int32_t buf, int32_t off) {
+  memset(v, 0, 16);
+  memcpy(v, &len, 4);
+  if (len <= 12) {
+    memcpy(v + 4, p, (size_t)len);
+  } else {
+    memcpy(v + 4, p, 4);
+    memcpy(v + 8, &buf, 4);
+    memcpy(v + 12, &off, 4);
+  }
+}
+
+/* A chunk's strings as views: dictionary strings point into the dictionary
+ * (buffer 0, kept whole), other long strings are copied into the sink's bytes
+ * (buffer 1); `dviews` are the dictionary entries' views, made once. */
+typedef struct vsink {
+  uint8_t *views;
+  uint8_t *dviews;
+  const uint8_t *dict_base;
+} vsink;
+
+static ladle_status scatter_views(const ctx *c, sink *s, vsink *vs, int64_t count, const uint8_t *present,
+                                  const pvals *vals, const uint32_t *idx, const pvals *dict) {
+  const pvals *src = idx != NULL ? dict : vals;
+  if (idx != NULL && dict == NULL) return corrupt(c, "dictionary-encoded page without a dictionary");
+  if (idx != NULL && vs->dviews == NULL) {
+    vs->dviews = malloc((size_t)LADLE_MAX(dict->n, 1) * 16);
+    if (vs->dviews == NULL) return LADLE_OOM(c->err, "parquet string views");
+    for (int64_t e = 0; e < dict->n; e++)
+      make_view(vs->dviews + 16 * e, dict->ptr[e], dict->len[e], 0, (int32_t)(dict->ptr[e] - vs->dict_base));
+  }
+  uint8_t *V = vs->views + 16 * s->row;
+  if (present == NULL && idx != NULL) {
+    if (!dict_indices_ok(idx, count, src->n)) return corrupt(c, "dictionary index out of range");
+    for (int64_t r = 0; r < count; r++) memcpy(V + 16 * r, vs->dviews + 16 * idx[r], 16);
+    s->row += count;
+    return LADLE_OK;
+  }
+  int64_t k = 0;
+  for (int64_t r = 0; r < count; r++) {
+    if (present != NULL && !present[r]) {
+      memset(V + 16 * r, 0, 16);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(s->out), s->row + r, false);
+      continue;
+    }
+    int64_t j = k++;
+    if (idx != NULL) {
+      j = idx[j];
+      if (j >= src->n) return corrupt(c, "dictionary index out of range");
+      memcpy(V + 16 * r, vs->dviews + 16 * j, 16);
+      continue;
+    }
+    int32_t len = src->len[j];
+    int64_t off = s->chars_len;
+    if (len > 12) {
+      if (off > INT32_MAX - len) return LADLE_ENOTSUP; /* past a view's offset: read as offsets */
+      if (!sink_bytes(s, src->ptr[j], len, src->end)) return LADLE_OOM(c->err, "parquet strings");
+    }
+    make_view(V + 16 * r, src->ptr[j], len, 1, (int32_t)off);
+  }
+  s->row += count;
+  return LADLE_OK;
+}
+
+/* What a chunk read as views keeps: the dictionary and the copied bytes. */
+typedef struct held_bytes {
+  ladle_viewbufs vb;
+  const char *data[2];
+  int64_t sizes[2];
+  uint8_t *dict, *chars;
+} held_bytes;
+
+static void held_bytes_free(void *owner) {
+  held_bytes *h = owner;
+  free(h->dict);
+  free(h->chars);
+  free(h);
+}
+
 /* PLAIN pages of a column without nulls whose bytes already are the output
  * layout (int32/date, int64/timestamp, float, double) are copied directly. */
 static bool plain_copies_directly(const ladle_pq_column *pc) {
@@ -893,8 +976,23 @@ static ladle_status assemble_list(const ctx *c, const ladle_pq_column *lc, int64
   return LADLE_OK;
 }
 
+static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, ladle_column *out,
+                               ladle_error *err);
+
 ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                  ladle_error *err) {
+  return read_chunk(f, rg, col, false, out, err);
+}
+
+ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
+                                       ladle_error *err) {
+  ladle_status st = read_chunk(f, rg, col, true, out, err);
+  /* strings past what a view's offsets reach: as offsets and bytes */
+  return st == LADLE_ENOTSUP && f->columns[col].supported ? read_chunk(f, rg, col, false, out, err) : st;
+}
+
+static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, ladle_column *out,
+                               ladle_error *err) {
   const ladle_pq_column *pc = &f->columns[col];
   const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
   if (!pc->supported)
@@ -933,11 +1031,29 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
     done += r;
   }
   bool str = ladle_type_is_varlen(pc->type.id);
+  /* views: a flat string column read straight into Arrow views */
+  bool views = as_views && !list && pc->type.id == LADLE_TYPE_STRING && pc->physical == LADLE_PQ_BYTE_ARRAY;
+  vsink vs = {NULL, NULL, NULL};
   ladle_column o;
-  ladle_status st = ladle_column_alloc(pc->type, nslots, true, 0, &o, err);
+  ladle_status st = views ? ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_NULL), nslots, true, 0, &o, err)
+                          : ladle_column_alloc(pc->type, nslots, true, 0, &o, err);
   if (st != LADLE_OK) {
     free(buf);
     return st;
+  }
+  if (views) {
+    /* validity only (all set), then the views */
+    memset(LADLE_COL_VALIDITY_MUT(&o), 0xff, (size_t)ladle_bitmap_bytes(nslots));
+    o.type = pc->type;
+    o.null_count = 0;
+    st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(nslots, 1) * 16, &o.vowners[0], err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&o);
+      free(buf);
+      return st;
+    }
+    vs.views = o.vowners[0]->data;
+    o.views = vs.views;
   }
   uint8_t *reps_all = NULL, *defs_all = NULL;
   if (list) {
@@ -991,6 +1107,8 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
         free(dict_padded);
         dict_padded = padded;
         d = padded;
+        vs.dict_base = padded;
+        if (h.uncompressed > INT32_MAX) views = false, st = as_views ? LADLE_ENOTSUP : st;
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
         dict.end = d + h.uncompressed + 64;
       } else if (st == LADLE_OK) {
@@ -1096,10 +1214,36 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
       continue;
     }
     st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
-    if (st == LADLE_OK) st = scatter(&c, &s, nv, present, &vals, idx, have_dict ? &dict : NULL);
+    if (st == LADLE_OK && views)
+      st = scatter_views(&c, &s, &vs, nv, present, &vals, idx, have_dict ? &dict : NULL);
+    else if (st == LADLE_OK)
+      st = scatter(&c, &s, nv, present, &vals, idx, have_dict ? &dict : NULL);
     c.page++;
   }
-  if (st == LADLE_OK && str) {
+  if (st == LADLE_OK && views) {
+    /* the dictionary and the copied bytes move into the column: no copy */
+    held_bytes *hb = calloc(1, sizeof *hb);
+    if (hb == NULL) st = LADLE_OOM(err, "parquet strings");
+    if (st == LADLE_OK) {
+      hb->dict = dict_padded;
+      hb->chars = s.chars;
+      hb->data[0] = dict_padded != NULL ? (const char *)dict_padded : "";
+      hb->data[1] = s.chars != NULL ? (const char *)s.chars : "";
+      hb->sizes[0] = have_dict && dict_padded != NULL ? (int64_t)(dict.end - dict_padded) - 64 : 0;
+      hb->sizes[1] = s.chars_len;
+      hb->vb.n = 2;
+      hb->vb.data = hb->data;
+      hb->vb.sizes = hb->sizes;
+      dict_padded = NULL;
+      s.chars = NULL;
+      st = ladle_buffer_wrap(hb, sizeof *hb, held_bytes_free, hb, &o.vowners[1], err);
+      if (st != LADLE_OK) held_bytes_free(hb);
+    }
+    if (st == LADLE_OK) {
+      o.vbufs = &((held_bytes *)o.vowners[1]->data)->vb;
+      ladle_view_only_made();
+    }
+  } else if (st == LADLE_OK && str) {
     /* the bytes move into the column as they are: no copy */
     if (s.chars == NULL && (s.chars = malloc(16)) == NULL) st = LADLE_OOM(err, "parquet strings");
     ladle_buffer *b = NULL;
@@ -1124,6 +1268,7 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
   free(dict_scratch);
   free(dict_padded);
   free(s.chars);
+  free(vs.dviews);
   free(buf);
   if (st != LADLE_OK) {
     ladle_column_release(&o);
