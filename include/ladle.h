@@ -581,6 +581,7 @@ LADLE_API int ladle_engine_threads(const ladle_engine *engine);
 typedef struct ladle_engine_stats {
   int64_t row_groups_read;
   int64_t row_groups_skipped; /* by statistics */
+  int64_t rows_transferred;   /* rows a join's keys dropped early (exec.c: predicate transfer) */
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */

@@ -370,8 +370,9 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
 static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
-  return Py_BuildValue("{sLsL}", "row_groups_read", (long long)s.row_groups_read,
-                       "row_groups_skipped", (long long)s.row_groups_skipped);
+  return Py_BuildValue("{sLsLsL}", "row_groups_read", (long long)s.row_groups_read,
+                       "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
+                       (long long)s.rows_transferred);
 }
 
 static PyObject *engine_threads(EngineObject *self, PyObject *unused) {

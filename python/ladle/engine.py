@@ -78,7 +78,8 @@ class Engine(_PolarsEngine):
         self.last_run: str = ""  # "ladle", "mixed" or "polars": where the last query ran
 
     def stats(self) -> dict[str, int]:
-        """Counters since the engine was created: Parquet row groups read and skipped."""
+        """Counters since the engine was created: Parquet row groups read and skipped,
+        and rows a join's keys dropped early (predicate transfer)."""
         return dict(self._engine.stats())
 
     @property

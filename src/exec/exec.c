@@ -1270,6 +1270,167 @@ static ladle_status exec_join_right(exec_state *s, const ladle_plan *p, ladle_ta
   return st;
 }
 
+/* ------------------------------------------------- predicate transfer
+ *
+ * An inner join whose right side is a short chain over one table, filtered
+ * to a small part of it (TPC-H q21: the one nation of SAUDI ARABIA, then its
+ * 400 suppliers), is computed right side first. Its keys then bound which
+ * rows of the left side can take part; when the left key column comes from
+ * below another join (q21: l_suppkey from the 3.8 million late lineitems,
+ * joined to orders before the suppliers), those rows are dropped where the
+ * column enters (a semi join against the keys), before the joins in between
+ * see them. That is the order DuckDB's optimizer picks for q21 by moving the
+ * joins; ladle keeps Polars' join order and moves the keys instead. The walk
+ * from the join down follows the column through filters, projections and the
+ * preserved side of joins, and stops at anything else (a scan, a shared
+ * subplan, a group-by). */
+int64_t ladle_scan_parquet_rows(const ladle_plan *p);
+
+/* The rows of the table at the bottom of a chain of single-input row-wise
+ * nodes (-1: not such a chain). */
+static int64_t chain_base_rows(const ladle_plan *r) {
+  for (;;) {
+    switch (r->kind) {
+      case LADLE_NODE_SCAN:
+        return r->table->num_rows;
+      case LADLE_NODE_SCAN_PARQUET:
+        return ladle_scan_parquet_rows(r);
+      case LADLE_NODE_FILTER:
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS:
+        for (size_t i = 0; i < r->nexprs; i++)
+          if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return -1;
+        break;
+      case LADLE_NODE_PROJECT:
+        break;
+      default:
+        return -1;
+    }
+    if (r->ninputs != 1) return -1;
+    r = r->inputs[0];
+  }
+}
+
+/* Follows column *col of input *input of *parent down to where it enters;
+ * true when it passed below a join on the way (only then is a transfer worth
+ * it: the join itself does what the semi join would). */
+static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col) {
+  bool joined = false;
+  for (;;) {
+    const ladle_plan *x = (*parent)->inputs[*input];
+    int64_t c = *col;
+    switch (x->kind) {
+      case LADLE_NODE_FILTER:
+        for (size_t i = 0; i < x->nexprs; i++)
+          if (x->exprs[i]->has_agg || x->exprs[i]->has_window) return joined;
+        break;
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS: {
+        for (size_t i = 0; i < x->nexprs; i++)
+          if (x->exprs[i]->has_agg || x->exprs[i]->has_window) return joined;
+        const ladle_bexpr *e = NULL;
+        if (x->kind == LADLE_NODE_SELECT)
+          e = x->exprs[c];
+        else if (x->out_map[c] >= 0)
+          c = x->out_map[c];
+        else
+          e = x->exprs[-x->out_map[c] - 1];
+        if (e != NULL) {
+          if (e->kind != LADLE_EX_COL) return joined;
+          c = e->col;
+        }
+        break;
+      }
+      case LADLE_NODE_PROJECT:
+        c = x->out_map[c];
+        break;
+      case LADLE_NODE_JOIN: {
+        ladle_join_type how = x->join.how;
+        int64_t m = x->out_map[c];
+        if (join_coalesces(x) || (m < 0 && how != LADLE_JOIN_INNER && how != LADLE_JOIN_CROSS) ||
+            (how != LADLE_JOIN_INNER && how != LADLE_JOIN_CROSS && how != LADLE_JOIN_LEFT &&
+             how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI))
+          return joined;
+        joined = true;
+        *parent = x;
+        *input = m >= 0 ? 0 : 1;
+        *col = m >= 0 ? m : -m - 1;
+        continue;
+      }
+      default:
+        return joined;
+    }
+    if (x->ninputs != 1 || c < 0) return joined;
+    *parent = x;
+    *input = 0;
+    *col = c;
+  }
+}
+
+/* Whether join p computes its right side first (a chain over one table: it
+ * cannot depend on the left) to maybe transfer its keys to the left. */
+static bool transfer_candidate(const ladle_plan *p) {
+  return p->kind == LADLE_NODE_JOIN && p->join.how == LADLE_JOIN_INNER && p->nkeys == 1 &&
+         !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
+         p->rkeys[0]->kind == LADLE_EX_COL && chain_base_rows(p->inputs[1]) >= 0;
+}
+
+/* Registers the transfer of join p's right keys (right: its right side, just
+ * computed) to where its left key column enters, when the right side kept a
+ * small part of its table. */
+static ladle_status transfer_push(exec_state *s, const ladle_plan *p, const ladle_table *right,
+                                  bool *pushed, ladle_error *err) {
+  *pushed = false;
+  int64_t base = chain_base_rows(p->inputs[1]);
+  if (base < 0 || right->num_rows * 8 > base || s->ntransfer == EXEC_TRANSFERS) return LADLE_OK;
+  const ladle_plan *parent = p;
+  size_t input = 0;
+  int64_t col = p->keys[0]->col;
+  if (!transfer_path(&parent, &input, &col)) return LADLE_OK;
+  exec_transfer *t = &s->transfer[s->ntransfer];
+  LADLE_RETURN_NOT_OK(ladle_table_concat_column(right, (size_t)p->rkeys[0]->col, &t->keys, err));
+  t->parent = parent;
+  t->input = input;
+  t->col = col;
+  s->ntransfer++;
+  *pushed = true;
+  return LADLE_OK;
+}
+
+/* Drops the rows of *io (input `input` of p, just computed) that a transfer
+ * says can reach no output. */
+static ladle_status transfer_apply(exec_state *s, const ladle_plan *p, size_t input,
+                                   ladle_table **io, ladle_error *err) {
+  for (size_t k = 0; k < s->ntransfer; k++) {
+    const exec_transfer *t = &s->transfer[k];
+    ladle_table *in = *io;
+    if (t->parent != p || t->input != input || in->num_rows == 0 ||
+        (size_t)t->col >= in->schema.n ||
+        !ladle_dtype_equal(in->schema.types[t->col], t->keys.type))
+      continue;
+    ladle_column c;
+    LADLE_RETURN_NOT_OK(ladle_table_concat_column(in, (size_t)t->col, &c, err));
+    ladle_join_pairs pairs = {0, NULL, NULL};
+    ladle_status st = s->be->join(&s->k, &c, &t->keys, 1, LADLE_JOIN_SEMI, false, &pairs, err);
+    ladle_column_release(&c);
+    ladle_table *cut = NULL;
+    if (st == LADLE_OK && pairs.n < in->num_rows)
+      st = gather_rows(s, NULL, in, pairs.left, pairs.n, &cut, err);
+    ladle_scratch_free(pairs.left);
+    ladle_scratch_free(pairs.right);
+    if (st != LADLE_OK) return st;
+    atomic_fetch_add(&s->eng->rows_transferred, in->num_rows - pairs.n);
+    if (trace_on())
+      fprintf(stderr, "ladle: transfer of %lld keys: %lld -> %lld rows\n",
+              (long long)t->keys.length, (long long)in->num_rows, (long long)pairs.n);
+    if (cut != NULL) {
+      ladle_table_release(in);
+      *io = cut;
+    }
+  }
+  return LADLE_OK;
+}
+
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err) {
   if (!trace_on()) return exec_node_run(s, p, out, err);
@@ -1340,27 +1501,42 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   size_t got = 0;
   join_defer jd[2];
   memset(jd, 0, sizeof jd);
+  for (size_t i = 0; i < p->ninputs; i++) ins[i] = NULL;
+  /* a join that may transfer its keys computes its right side first */
+  bool right_first = transfer_candidate(p);
+  bool pushed = false;
   for (; got < p->ninputs && st == LADLE_OK; got++) {
+    size_t in = right_first && got < 2 ? 1 - got : got;
     bool *jneed = NULL;
-    if (p->kind == LADLE_NODE_JOIN && got < 2 &&
-        (st = join_defer_setup(s, p, got, &jneed, err)) != LADLE_OK)
+    if (p->kind == LADLE_NODE_JOIN && in < 2 &&
+        (st = join_defer_setup(s, p, in, &jneed, err)) != LADLE_OK)
       break;
-    if (p->kind == LADLE_NODE_JOIN && got == 1)
+    if (p->kind == LADLE_NODE_JOIN && in == 1 && !right_first)
       st = exec_join_right(s, p, ins[0], &ins[1], err);
     else
-      st = exec_node(s, p->inputs[got], &ins[got], err);
+      st = exec_node(s, p->inputs[in], &ins[in], err);
     free(jneed);
-    if (p->kind == LADLE_NODE_JOIN && got < 2 && s->defer_in != NULL) {
-      jd[got].in = s->defer_in;
-      jd[got].sel = s->defer_sel;
-      jd[got].n = s->defer_n;
+    if (p->kind == LADLE_NODE_JOIN && in < 2 && s->defer_in != NULL) {
+      jd[in].in = s->defer_in;
+      jd[in].sel = s->defer_sel;
+      jd[in].n = s->defer_n;
       s->defer_in = NULL;
       s->defer_sel = NULL;
     }
     s->need_node = NULL;
     s->defer = false;
+    if (st == LADLE_OK && s->ntransfer > 0 && jd[in < 2 ? in : 0].in == NULL)
+      st = transfer_apply(s, p, in, &ins[in], err);
+    if (st == LADLE_OK && right_first && in == 1) st = transfer_push(s, p, ins[1], &pushed, err);
   }
-  if (st != LADLE_OK) got--;
+  if (pushed) {
+    s->ntransfer--;
+    ladle_column_release(&s->transfer[s->ntransfer].keys);
+  }
+  if (st != LADLE_OK) {
+    for (size_t i = 0; i < p->ninputs; i++) ladle_table_release(ins[i]);
+    got = 0;
+  }
   if (st == LADLE_OK) {
     switch (p->kind) {
       case LADLE_NODE_FILTER:
@@ -1475,7 +1651,8 @@ int ladle_engine_threads(const ladle_engine *e) { return e->opts.threads; }
 
 ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
   ladle_engine_stats s = {atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_read),
-                          atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_skipped)};
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_skipped),
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->rows_transferred)};
   return s;
 }
 

@@ -12,7 +12,7 @@ struct ladle_engine {
   const ladle_backend *backend;
   ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
   int64_t morsel_rows;
-  atomic_llong row_groups_read, row_groups_skipped;
+  atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
 };
 
 struct ladle_result {
@@ -47,6 +47,17 @@ typedef struct exec_sip {
   size_t nkeys;
 } exec_sip;
 
+/* A join's predicate transfer (exec.c): the rows of input `input` of node
+ * `parent` whose column `col` is not among `keys` can reach no output row of
+ * the join that made it, and are dropped as soon as that input is computed. */
+enum { EXEC_TRANSFERS = 8 };
+typedef struct exec_transfer {
+  const struct ladle_plan *parent;
+  size_t input;
+  int64_t col;
+  ladle_column keys;
+} exec_transfer;
+
 typedef struct exec_state {
   ladle_engine *eng;
   const ladle_backend *be;
@@ -68,6 +79,8 @@ typedef struct exec_state {
   /* The node whose output is the result: its gathers may keep string columns
    * as views only (ladle_column.views) when they have views. */
   const struct ladle_plan *out_node;
+  exec_transfer transfer[EXEC_TRANSFERS]; /* a stack */
+  size_t ntransfer;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
 } exec_state;

@@ -235,6 +235,16 @@ static bool may_match(const ladle_pq_file *f, size_t rg, const pq_filter *fl, si
   }
 }
 
+int64_t ladle_scan_parquet_rows(const ladle_plan *p);
+int64_t ladle_scan_parquet_rows(const ladle_plan *p) {
+  const pq_source *s = p->source;
+  int64_t rows = 0;
+  for (size_t f = 0; f < s->nfiles; f++)
+    for (size_t g = 0; g < s->files[f]->nrow_groups; g++)
+      rows += s->files[f]->row_groups[g].num_rows;
+  return s->n_rows >= 0 ? LADLE_MIN(rows, s->n_rows) : rows;
+}
+
 typedef struct read_job {
   const pq_source *s;
   size_t *unit_file, *unit_rg; /* per output chunk */
