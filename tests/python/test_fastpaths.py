@@ -623,6 +623,11 @@ def test_join_misses_answered_by_a_key_range_bitmap(engine, dtype, how) -> None:
     assert_same(left.lazy().join(right.lazy(), on="k", how=how), engine, ordered=False)
     if how == "inner":
         assert_same(left.lazy().join(right.lazy(), on="k", how=how, nulls_equal=True), engine, ordered=False)
+    # the small side on the left: it is the one built, and the big side's probe
+    # answers with the few rows that hit (spread over every probe chunk)
+    assert_same(right.lazy().join(left.lazy(), on="k", how=how), engine, ordered=False)
+    if how == "inner":
+        assert_same(right.lazy().join(left.lazy(), on="k", how=how, nulls_equal=True), engine, ordered=False)
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti", "cross"])

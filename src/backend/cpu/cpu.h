@@ -226,6 +226,13 @@ ladle_status ladle_fastmap_build(const ladle_kctx *ctx, const ladle_column *key,
 ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
                                  const ladle_column *key, bool nulls_equal, int64_t *gid,
                                  ladle_error *err);
+/* The same, allowed to answer sparsely when most rows miss: then the rows
+ * that hit, ascending, are rows[0..*nhits) and their groups gid[0..*nhits)
+ * (both arrays sized for every row, only that much written); *nhits = -1
+ * when it answered densely (gid per row, rows untouched). */
+ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                        const ladle_column *key, bool nulls_equal, int64_t *gid,
+                                        int64_t *rows, int64_t *nhits, ladle_error *err);
 void ladle_fastmap_destroy(ladle_fastmap *fm);
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                  ladle_groups *out, ladle_error *err);

@@ -803,6 +803,8 @@ typedef struct probe_job {
   uint64_t fmask;   /* its words - 1 */
   uint64_t *bits;   /* NULL, or one bit per integer key in [lo, lo + span] */
   uint64_t lo, span;
+  int64_t *rows; /* sparse: the rows that hit, each chunk's from its first row */
+  int64_t *nhit; /* sparse: per chunk, its hits */
 } probe_job;
 
 /* The filter: one 64-bit word per key hash (bits 24 and up), three bits in
@@ -827,6 +829,18 @@ static ladle_status filter_part(void *vctx, size_t part, ladle_error *err) {
   return LADLE_OK;
 }
 
+/* A row's answer: its group (dense), or, sparse, appended when it hits. */
+#define PROBE_OUT(ROW, G) \
+  do {                    \
+    int64_t g_ = (G);     \
+    if (hrow == NULL) {   \
+      j->gid[ROW] = g_;   \
+    } else if (g_ >= 0) { \
+      hrow[nh] = (ROW);   \
+      hgid[nh++] = g_;    \
+    }                     \
+  } while (0)
+
 static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   LADLE_UNUSED(err);
   probe_job *j = vctx;
@@ -836,11 +850,13 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   const char *end = fm->packed ? ladle_str_end(c) : NULL;
   int w = key_width(c, str);
   int64_t a = (int64_t)ci * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
+  int64_t *hrow = j->rows != NULL ? j->rows + a : NULL, *hgid = j->gid + a, nh = 0;
   for (int64_t i = a; i < e; i++) {
     if (!ladle_column_valid(c, i)) {
       /* nulls live in partition 0 */
-      j->gid[i] =
-          j->nulls_equal && fm->parts[0].null_gid >= 0 ? fm->base[0] + fm->parts[0].null_gid : -1;
+      PROBE_OUT(i, j->nulls_equal && fm->parts[0].null_gid >= 0
+                       ? fm->base[0] + fm->parts[0].null_gid
+                       : -1);
       continue;
     }
     uint64_t hk;
@@ -848,14 +864,14 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
     if (j->bits != NULL) {
       uint64_t d = raw_key(c, i, w) - j->lo;
       if (d > j->span || ((j->bits[d >> 6] >> (d & 63)) & 1) == 0) {
-        j->gid[i] = -1; /* no key of the table has this value */
+        PROBE_OUT(i, -1); /* no key of the table has this value */
         continue;
       }
     }
     if (fm->packed) {
       uint64_t k;
       if (!ladle_pack_short(c, i, end, &k)) {
-        j->gid[i] = -1; /* longer than every key of the table */
+        PROBE_OUT(i, -1); /* longer than every key of the table */
         continue;
       }
       hk = slot_of(k, false);
@@ -864,7 +880,7 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
       hk = slot_of(raw_key(c, i, w), str);
     }
     if (j->filter != NULL && !filter_has(j->filter, j->fmask, hk)) {
-      j->gid[i] = -1; /* surely not in the table */
+      PROBE_OUT(i, -1); /* surely not in the table */
       continue;
     }
     size_t part = fm->pbits ? (size_t)(hk >> (64 - fm->pbits)) : 0;
@@ -878,16 +894,27 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
         break;
       }
     }
-    j->gid[i] = g;
+    PROBE_OUT(i, g);
   }
+  if (hrow != NULL) j->nhit[ci] = nh;
   return LADLE_OK;
 }
+#undef PROBE_OUT
 
 ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
                                  const ladle_column *key, bool nulls_equal, int64_t *gid,
                                  ladle_error *err) {
+  int64_t nhits;
+  return ladle_fastmap_probe_sparse(ctx, fm, key, nulls_equal, gid, NULL, &nhits, err);
+}
+
+ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                        const ladle_column *key, bool nulls_equal, int64_t *gid,
+                                        int64_t *rows, int64_t *nhits, ladle_error *err) {
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, 0, 0};
+  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, 0, 0, NULL, NULL};
+  bool sparse = false; /* the sample says most rows miss */
+  *nhits = -1;
   /* A big table (past what the caches hold) probed by rows that mostly miss
    * it (a selective join: 1% of lineitem meets the orders of one market
    * segment) costs a cache miss per row. When a sample of the probe misses
@@ -911,6 +938,7 @@ ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
     LADLE_RETURN_NOT_OK(probe_chunk(&j, 0, err));
     int64_t hits = 0;
     for (int64_t i = 0; i < sample; i++) hits += gid[i] >= 0;
+    sparse = rows != NULL && hits * 8 < sample;
     uint64_t lo = UINT64_MAX, hi = 0;
     int bw = key_width(bk, false);
     if (hits * 4 < sample && int_keys)
@@ -946,7 +974,26 @@ ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
   }
   size_t nchunks = key->length < 65536 ? 1 : (size_t)LADLE_MAX(threads, 1) * 4;
   j.chunk = LADLE_MAX((key->length + (int64_t)nchunks - 1) / (int64_t)nchunks, 1);
+  if (sparse) {
+    j.rows = rows;
+    j.nhit = calloc(nchunks, sizeof *j.nhit);
+    if (j.nhit == NULL) sparse = false, j.rows = NULL;
+  }
   ladle_status st = ladle_pool_run(ctx->pool, nchunks, probe_chunk, &j, err);
+  if (st == LADLE_OK && sparse) {
+    /* each chunk's hits sit at its first row: close the gaps */
+    int64_t n = 0;
+    for (size_t c = 0; c < nchunks; c++) {
+      int64_t a = (int64_t)c * j.chunk;
+      if (a != n && j.nhit[c] > 0) {
+        memmove(rows + n, rows + a, (size_t)j.nhit[c] * sizeof *rows);
+        memmove(gid + n, gid + a, (size_t)j.nhit[c] * sizeof *gid);
+      }
+      n += j.nhit[c];
+    }
+    *nhits = n;
+  }
+  free(j.nhit);
   ladle_scratch_free(j.filter);
   ladle_scratch_free(j.bits);
   return st;

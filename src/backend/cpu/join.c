@@ -136,17 +136,23 @@ static bool pack_plan(const ladle_column *build, const ladle_column *probe, size
 
 /* Groups the build side's keys and finds, for each probe row, the group its
  * key falls in (-1: none): through the one-key map of groupby_fast.c when the
- * key allows it, else the row-encoded keymap of keys.c. */
+ * key allows it, else the row-encoded keymap of keys.c. With `hrows`, a probe
+ * that mostly misses may answer sparsely (ladle_fastmap_probe_sparse): *nhits
+ * >= 0 then, else -1. */
 static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *build,
                                     const ladle_column *probe, size_t nkeys, bool nulls_equal,
-                                    ladle_groups *g, int64_t *gid, ladle_error *err) {
+                                    ladle_groups *g, int64_t *gid, int64_t *hrows, int64_t *nhits,
+                                    ladle_error *err) {
+  int64_t dense;
+  if (nhits == NULL) nhits = &dense;
+  *nhits = -1;
   key_pack kp;
   if (pack_plan(build, probe, nkeys, nulls_equal, &kp)) {
     ladle_column bp, pp;
     LADLE_RETURN_NOT_OK(pack_column(ctx, &kp, build, &bp, err));
     ladle_status st = pack_column(ctx, &kp, probe, &pp, err);
     if (st == LADLE_OK) {
-      st = group_and_probe(ctx, &bp, &pp, 1, nulls_equal, g, gid, err);
+      st = group_and_probe(ctx, &bp, &pp, 1, nulls_equal, g, gid, hrows, nhits, err);
       ladle_column_release(&pp);
     }
     ladle_column_release(&bp);
@@ -159,7 +165,7 @@ static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *b
   ladle_status st = fast ? ladle_fastmap_build(ctx, &build[0], g, &fm, err)
                          : ladle_keymap_build(ctx, build, nkeys, &km, g, err);
   if (st == LADLE_OK)
-    st = fast ? ladle_fastmap_probe(ctx, fm, &probe[0], nulls_equal, gid, err)
+    st = fast ? ladle_fastmap_probe_sparse(ctx, fm, &probe[0], nulls_equal, gid, hrows, nhits, err)
               : ladle_keymap_probe(ctx, km, probe, nkeys, nulls_equal, gid, err);
   ladle_fastmap_destroy(fm);
   ladle_keymap_destroy(km);
@@ -179,10 +185,12 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
   ladle_groups g;
   memset(&g, 0, sizeof g);
   int64_t *rg = ladle_scratch_alloc((size_t)LADLE_MAX(nr, 1) * sizeof *rg, false);
-  int64_t *off = NULL, *rows = NULL;
-  ladle_status st = rg == NULL
-                        ? LADLE_OOM(err, "join")
-                        : group_and_probe(ctx, lkeys, rkeys, nkeys, nulls_equal, &g, rg, err);
+  /* the right rows that hit, when the probe answers sparsely (few do) */
+  int64_t *hr = ladle_scratch_alloc((size_t)LADLE_MAX(nr, 1) * sizeof *hr, false);
+  int64_t *off = NULL, *rows = NULL, nh = -1;
+  ladle_status st = rg == NULL || hr == NULL ? LADLE_OOM(err, "join")
+                                             : group_and_probe(ctx, lkeys, rkeys, nkeys,
+                                                               nulls_equal, &g, rg, hr, &nh, err);
   if (st != LADLE_OK) goto done;
   /* a left null-key group only ever matches through nulls_equal, which the
    * probe already decided; right rows by left group, in right order */
@@ -191,8 +199,11 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
     st = LADLE_OOM(err, "join");
     goto done;
   }
-  for (int64_t j = 0; j < nr; j++)
-    if (rg[j] >= 0) off[rg[j] + 1]++;
+  if (nh >= 0)
+    for (int64_t h = 0; h < nh; h++) off[rg[h] + 1]++;
+  else
+    for (int64_t j = 0; j < nr; j++)
+      if (rg[j] >= 0) off[rg[j] + 1]++;
   for (int64_t k = 0; k < g.ngroups; k++) off[k + 1] += off[k];
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
     int64_t n = 0;
@@ -212,8 +223,11 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
     goto done;
   }
   memcpy(cur, off, (size_t)g.ngroups * sizeof *cur);
-  for (int64_t j = 0; j < nr; j++)
-    if (rg[j] >= 0) rows[cur[rg[j]]++] = j;
+  if (nh >= 0)
+    for (int64_t h = 0; h < nh; h++) rows[cur[rg[h]]++] = hr[h];
+  else
+    for (int64_t j = 0; j < nr; j++)
+      if (rg[j] >= 0) rows[cur[rg[j]]++] = j;
   free(cur);
   bool keep_left = how == LADLE_JOIN_LEFT;
   int64_t n = 0;
@@ -236,6 +250,7 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
   }
 done:
   ladle_scratch_free(rg);
+  ladle_scratch_free(hr);
   free(off);
   ladle_scratch_free(rows);
   ladle_groups_release(&g);
@@ -265,9 +280,9 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   memset(&g, 0, sizeof g);
   int64_t *lg = ladle_scratch_alloc((size_t)LADLE_MAX(nl, 1) * sizeof *lg, false);
   uint8_t *hit = NULL;
-  ladle_status st = lg == NULL
-                        ? LADLE_OOM(err, "join")
-                        : group_and_probe(ctx, rkeys, lkeys, nkeys, nulls_equal, &g, lg, err);
+  ladle_status st =
+      lg == NULL ? LADLE_OOM(err, "join")
+                 : group_and_probe(ctx, rkeys, lkeys, nkeys, nulls_equal, &g, lg, NULL, NULL, err);
   if (st != LADLE_OK) goto done;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
     int64_t n = 0;
