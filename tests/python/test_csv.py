@@ -95,3 +95,25 @@ def test_bad_values_name_record_and_column(tmp_path: Path) -> None:
         ladle.Engine().collect(pl.scan_csv(p, schema_overrides={"a": pl.Int64}))
     with pytest.raises(ladle.LadleError, match="record 1 has 3 fields"):
         ladle.Engine().collect(pl.scan_csv(write(tmp_path, "a,b\n1,2,3\n", "r.csv")))
+
+
+def test_decimal_floats_parse_to_the_nearest_double(tmp_path: Path, engine) -> None:
+    """Plain decimals take a short path (mantissa over a power of ten); it must
+    give the very double Polars' parser and Python's float() give: every digit
+    count up to the path's limits and past them, fractions of 0 to 25 digits,
+    mantissas around 2^53, signs, leading zeros, '1.', '.5', '-0.0', exponents,
+    inf and nan (which go the long way)."""
+    rng = np.random.default_rng(61)
+    texts = ["0", "-0.0", "+1.5", "1.", ".5", "-.25", "007.0100", "9007199254740992", "9007199254740993",
+             "900719925474099.3", "0.1", "0.3", "1e5", "-2.5E-3", "inf", "-inf", "nan", "123456789012345678",
+             "1234567890123456789", "0.0000000000000000000001", "0.00000000000000000000001", "1.7976931348623157"]
+    for _ in range(20_000):
+        ip = str(rng.integers(0, 10 ** int(rng.integers(1, 12))))
+        fp = "".join(str(d) for d in rng.integers(0, 10, int(rng.integers(0, 26))))
+        sign = ["", "-", "+"][int(rng.integers(0, 3))]
+        texts.append(f"{sign}{ip}.{fp}" if fp or rng.random() < 0.3 else f"{sign}{ip}")
+    p = write(tmp_path, "x\n" + "\n".join(texts) + "\n")
+    got = assert_same(pl.scan_csv(p, schema_overrides={"x": pl.Float64}), engine, check_exact=True)
+    want = [float(t) for t in texts]
+    assert [v for v in got["x"].to_list() if v == v] == [v for v in want if v == v]
+    assert_same(pl.scan_csv(p, schema_overrides={"x": pl.Float32}), engine, check_exact=True)

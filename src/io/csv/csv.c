@@ -478,7 +478,39 @@ static bool parse_u64(const char *t, int64_t len, uint64_t *out) {
   return true;
 }
 
+/* Plain decimals ([+-]digits[.digits], at most 18 digits, a mantissa below
+ * 2^53 and at most 22 after the point) as mantissa / 10^k: both exact
+ * doubles, so the one division rounds correctly (the same double as strtod).
+ * False: not such a decimal (strtod decides). */
+static bool parse_f64_plain(const char *t, int64_t len, double *out) {
+  static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  int64_t i = 0;
+  bool neg = false;
+  if (i < len && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+  uint64_t m = 0;
+  int digits = 0, frac = -1; /* frac: digits after the point (-1: no point) */
+  for (; i < len; i++) {
+    char ch = t[i];
+    if (ch >= '0' && ch <= '9') {
+      if (++digits > 18) return false;
+      m = m * 10 + (uint64_t)(ch - '0');
+      if (frac >= 0) frac++;
+    } else if (ch == '.' && frac < 0) {
+      frac = 0;
+    } else {
+      return false;
+    }
+  }
+  if (digits == 0 || m > ((uint64_t)1 << 53) || frac > 22) return false;
+  double v = frac > 0 ? (double)m / pow10[frac] : (double)m;
+  *out = neg ? -v : v;
+  return true;
+}
+
 static bool parse_f64(const char *t, int64_t len, double *out) {
+  if (parse_f64_plain(t, len, out)) return true;
   char buf[128];
   if (len == 0 || len >= (int64_t)sizeof buf) return false;
   memcpy(buf, t, (size_t)len);
