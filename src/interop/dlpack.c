@@ -29,7 +29,8 @@ static bool contiguous(const ladle_table *t, size_t i) {
 
 ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column, DLManagedTensor **out,
                                         ladle_error *err) {
-  LADLE_RETURN_NOT_OK(ladle_result_plain(r, err));
+  /* numbers and booleans only: never a view-only column, so the result's
+   * strings need not be turned back into offsets (ladle_result_plain) */
   const ladle_table *t = r->table;
   if (column >= t->schema.n)
     return ladle_err_set(err, LADLE_EINVAL, "dlpack: column %zu out of %zu", column, t->schema.n);

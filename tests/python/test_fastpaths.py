@@ -761,6 +761,8 @@ def test_sort_results_keep_string_views_and_results_turn_back_into_offsets(engin
     q = left.lazy().join(right.lazy(), on="k", how="left").sort("row")
     expected = q.collect(engine="in-memory")
     res = engine.execute(left.lazy().join(right.lazy(), on="k", how="left"))
+    rows = np.from_dlpack(res.column("row"))  # a number column to DLPack: the strings stay views
+    assert sorted(rows.tolist()) == expected["row"].to_list()
     assert_frame_equal(res.to_polars().sort("row"), expected)
     assert_frame_equal(pl.from_arrow(res.to_arrow()).sort("row"), expected)  # type: ignore[arg-type]
     assert_frame_equal(res.to_polars().sort("row"), expected)  # after the conversion too
