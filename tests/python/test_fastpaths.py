@@ -816,3 +816,30 @@ def test_join_keys_transferred_below_other_joins(engine, small_engine, middle) -
     before = engine.stats()["rows_transferred"]
     assert_same(wide, engine, ordered=False)
     assert engine.stats()["rows_transferred"] == before
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.UInt8, pl.Int16, pl.UInt16, pl.Int32, pl.UInt32, pl.Int64, pl.UInt64])
+def test_join_hits_answered_from_an_array_over_the_key_range(engine, dtype) -> None:
+    """A build side of integer keys dense in a narrow range, probed by rows that
+    mostly hit: each probe key's group comes from an array over the range (no
+    hashing). The range's ends, values just outside it and far from it (which
+    wrap around as unsigned), keys twice in the build side, nulls on both
+    sides, and the small side on either side of the join."""
+    rng = np.random.default_rng(71)
+    info = np.iinfo({pl.Int8: np.int8, pl.UInt8: np.uint8, pl.Int16: np.int16, pl.UInt16: np.uint16, pl.Int32: np.int32, pl.UInt32: np.uint32, pl.Int64: np.int64, pl.UInt64: np.uint64}[dtype])
+    lo = max(int(info.min), -100)
+    hi = min(int(info.max), 3000)
+    keys = np.arange(lo, hi + 1, 3)
+    build = np.concatenate([[hi], keys, keys[:7]])
+    n = 200_000
+    outside = [max(lo - 1, int(info.min)), min(hi + 1, int(info.max)), int(info.min), int(info.max), lo + 1]
+    probe = [int(build[b]) if h else outside[q] for h, b, q in
+             zip(rng.random(n) < 0.9, rng.integers(0, len(build), n), rng.integers(0, len(outside), n))]
+    left = pl.DataFrame({"k": pl.Series(probe, dtype=dtype), "i": np.arange(n)}).with_columns(
+        pl.when(pl.col("i") % 97 == 0).then(None).otherwise(pl.col("k")).alias("k"))
+    right = pl.DataFrame({"k": pl.Series(build).cast(dtype), "w": np.arange(len(build))})
+    right = pl.concat([right, pl.DataFrame({"k": [None], "w": [-1]}, schema=right.schema)])
+    for how in ("inner", "left", "semi", "anti"):
+        assert_same(left.lazy().join(right.lazy(), on="k", how=how), engine, ordered=False)
+    assert_same(left.lazy().join(right.lazy(), on="k", nulls_equal=True), engine, ordered=False)
+    assert_same(right.lazy().join(left.lazy(), on="k"), engine, ordered=False)

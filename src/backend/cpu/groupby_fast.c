@@ -802,6 +802,7 @@ typedef struct probe_job {
   uint64_t *filter; /* NULL, or a blocked Bloom filter of the table's slot hashes */
   uint64_t fmask;   /* its words - 1 */
   uint64_t *bits;   /* NULL, or one bit per integer key in [lo, lo + span] */
+  int32_t *direct;  /* NULL, or the group (-1: none) of each integer key in [lo, lo + span] */
   uint64_t lo, span;
   int64_t *rows; /* sparse: the rows that hit, each chunk's from its first row */
   int64_t *nhit; /* sparse: per chunk, its hits */
@@ -859,6 +860,11 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
                        : -1);
       continue;
     }
+    if (j->direct != NULL) {
+      uint64_t d = raw_key(c, i, w) - j->lo;
+      PROBE_OUT(i, d <= j->span ? (int64_t)j->direct[d] : -1);
+      continue;
+    }
     uint64_t hk;
     bool cmp = str;
     if (j->bits != NULL) {
@@ -912,7 +918,7 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
                                         const ladle_column *key, bool nulls_equal, int64_t *gid,
                                         int64_t *rows, int64_t *nhits, ladle_error *err) {
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, 0, 0, NULL, NULL};
+  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL};
   bool sparse = false; /* the sample says most rows miss */
   *nhits = -1;
   /* A big table (past what the caches hold) probed by rows that mostly miss
@@ -941,7 +947,7 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
     sparse = rows != NULL && hits * 8 < sample;
     uint64_t lo = UINT64_MAX, hi = 0;
     int bw = key_width(bk, false);
-    if (hits * 4 < sample && int_keys)
+    if (int_keys)
       for (int64_t i = 0; i < bk->length; i++) {
         if (!ladle_column_valid(bk, i)) continue;
         uint64_t v = raw_key(bk, i, bw);
@@ -956,6 +962,35 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
         uint64_t d = raw_key(bk, i, bw) - lo;
         j.bits[d >> 6] |= (uint64_t)1 << (d & 63);
       }
+      j.lo = lo;
+      j.span = hi - lo;
+    } else if (int_keys && lo <= hi && hi - lo < ((uint64_t)1 << 20) &&
+               hi - lo <= 16 * (uint64_t)bk->length) {
+      /* a narrow range that mostly hits: each key's group straight from an
+       * array over the range (the build keys' groups found once), no hashing */
+      int64_t *bg = malloc((size_t)LADLE_MAX(bk->length, 1) * sizeof *bg);
+      j.direct = malloc((size_t)(hi - lo + 1) * sizeof *j.direct);
+      if (bg == NULL || j.direct == NULL) {
+        free(bg);
+        free(j.direct);
+        return LADLE_OOM(err, "join lookup");
+      }
+      probe_job b = j;
+      b.key = bk;
+      b.gid = bg;
+      b.n = bk->length;
+      b.chunk = bk->length;
+      b.direct = NULL;
+      ladle_status bs = probe_chunk(&b, 0, err);
+      if (bs != LADLE_OK) {
+        free(bg);
+        free(j.direct);
+        return bs;
+      }
+      memset(j.direct, 0xff, (size_t)(hi - lo + 1) * sizeof *j.direct);
+      for (int64_t i = 0; i < bk->length; i++)
+        if (ladle_column_valid(bk, i)) j.direct[raw_key(bk, i, bw) - lo] = (int32_t)bg[i];
+      free(bg);
       j.lo = lo;
       j.span = hi - lo;
     } else if (hits * 4 < sample && slots >= ((int64_t)1 << 16)) {
@@ -994,6 +1029,7 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
     *nhits = n;
   }
   free(j.nhit);
+  free(j.direct);
   ladle_scratch_free(j.filter);
   ladle_scratch_free(j.bits);
   return st;
