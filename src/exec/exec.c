@@ -1174,33 +1174,46 @@ static int trace_on(void) {
  * equality the right rows of other keys are never output. Shared subplans
  * (CACHE) and anything that sees across rows (aggregations or windows in a
  * projection or filter, slices, sorts) stop the search. */
+/* Whether a FILTER, SELECT or WITH_COLUMNS node works row by row (no
+ * aggregation or window in its expressions). */
+static bool row_wise(const ladle_plan *r) {
+  for (size_t i = 0; i < r->nexprs; i++)
+    if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return false;
+  return true;
+}
+
+/* Output column *c of a FILTER, SELECT, WITH_COLUMNS or PROJECT node as the
+ * input column it is; false when it is computed. */
+static bool col_below(const ladle_plan *r, int64_t *c) {
+  const ladle_bexpr *e = NULL;
+  if (r->kind == LADLE_NODE_FILTER) return true;
+  if (r->kind == LADLE_NODE_PROJECT) {
+    *c = r->out_map[*c];
+    return *c >= 0;
+  }
+  if (r->kind == LADLE_NODE_SELECT)
+    e = r->exprs[*c];
+  else if (r->out_map[*c] >= 0)
+    *c = r->out_map[*c];
+  else
+    e = r->exprs[-r->out_map[*c] - 1];
+  if (e != NULL) {
+    if (e->kind != LADLE_EX_COL) return false;
+    *c = e->col;
+  }
+  return true;
+}
+
 static const ladle_plan *sip_target(const ladle_plan *r, int64_t *cols, size_t nk) {
   for (;;) {
     switch (r->kind) {
       case LADLE_NODE_FILTER:
-        for (size_t i = 0; i < r->nexprs; i++)
-          if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return NULL;
-        break;
       case LADLE_NODE_SELECT:
       case LADLE_NODE_WITH_COLUMNS:
-        for (size_t i = 0; i < r->nexprs; i++)
-          if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return NULL;
-        for (size_t k = 0; k < nk; k++) {
-          const ladle_bexpr *e = NULL;
-          if (r->kind == LADLE_NODE_SELECT)
-            e = r->exprs[cols[k]];
-          else if (r->out_map[cols[k]] >= 0)
-            cols[k] = r->out_map[cols[k]];
-          else
-            e = r->exprs[-r->out_map[cols[k]] - 1];
-          if (e != NULL) {
-            if (e->kind != LADLE_EX_COL) return NULL;
-            cols[k] = e->col;
-          }
-        }
-        break;
       case LADLE_NODE_PROJECT:
-        for (size_t k = 0; k < nk; k++) cols[k] = r->out_map[cols[k]];
+        if (r->kind != LADLE_NODE_PROJECT && !row_wise(r)) return NULL;
+        for (size_t k = 0; k < nk; k++)
+          if (!col_below(r, &cols[k])) return NULL;
         break;
       case LADLE_NODE_GROUP_BY:
         if (r->reduce || r->nkeys == 0) return NULL;
@@ -1298,8 +1311,7 @@ static int64_t chain_base_rows(const ladle_plan *r) {
       case LADLE_NODE_FILTER:
       case LADLE_NODE_SELECT:
       case LADLE_NODE_WITH_COLUMNS:
-        for (size_t i = 0; i < r->nexprs; i++)
-          if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return -1;
+        if (!row_wise(r)) return -1;
         break;
       case LADLE_NODE_PROJECT:
         break;
@@ -1321,28 +1333,10 @@ static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col
     int64_t c = *col;
     switch (x->kind) {
       case LADLE_NODE_FILTER:
-        for (size_t i = 0; i < x->nexprs; i++)
-          if (x->exprs[i]->has_agg || x->exprs[i]->has_window) return joined;
-        break;
       case LADLE_NODE_SELECT:
-      case LADLE_NODE_WITH_COLUMNS: {
-        for (size_t i = 0; i < x->nexprs; i++)
-          if (x->exprs[i]->has_agg || x->exprs[i]->has_window) return joined;
-        const ladle_bexpr *e = NULL;
-        if (x->kind == LADLE_NODE_SELECT)
-          e = x->exprs[c];
-        else if (x->out_map[c] >= 0)
-          c = x->out_map[c];
-        else
-          e = x->exprs[-x->out_map[c] - 1];
-        if (e != NULL) {
-          if (e->kind != LADLE_EX_COL) return joined;
-          c = e->col;
-        }
-        break;
-      }
+      case LADLE_NODE_WITH_COLUMNS:
       case LADLE_NODE_PROJECT:
-        c = x->out_map[c];
+        if ((x->kind != LADLE_NODE_PROJECT && !row_wise(x)) || !col_below(x, &c)) return joined;
         break;
       case LADLE_NODE_JOIN: {
         ladle_join_type how = x->join.how;
