@@ -451,6 +451,13 @@ static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t n,
   }
 }
 
+/* The validity of rows idx[0..n) of src (-1: null) into bits. */
+static void gather_validity(const ladle_column *src, const int64_t *idx, int64_t n, uint8_t *bits) {
+  memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+  for (int64_t i = 0; i < n; i++)
+    if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err) {
   if (src->type.id == LADLE_TYPE_LIST) return gather_list(src, idx, n, out, err);
@@ -488,12 +495,8 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   } else {
     gather_fixed(src, idx, n, neg, &c);
   }
-  if (nullable && src->type.id != LADLE_TYPE_NULL) {
-    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
-    memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
-    for (int64_t i = 0; i < n; i++)
-      if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-  }
+  if (nullable && src->type.id != LADLE_TYPE_NULL)
+    gather_validity(src, idx, n, LADLE_COL_VALIDITY_MUT(&c));
   ladle_column_finish_nulls(&c);
   *out = c;
   return LADLE_OK;
@@ -537,11 +540,8 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
       ladle_column_release(&c);
       return st;
     }
-    uint8_t *bits = c.owners[0]->data;
-    memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
-    for (int64_t i = 0; i < n; i++)
-      if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-    c.validity = bits;
+    c.validity = c.owners[0]->data;
+    gather_validity(src, idx, n, c.owners[0]->data);
   }
   ladle_column_finish_nulls(&c);
   ladle_view_only_made();
@@ -549,8 +549,25 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
   return LADLE_OK;
 }
 
+bool ladle_views_copy(const uint8_t *views, const ladle_viewbufs *vb, int64_t a, int64_t e,
+                      int64_t *o, char *chars, int64_t limit) {
+  int64_t pos = o[a];
+  for (int64_t i = a; i < e; i++) {
+    int32_t len;
+    const char *src = ladle_view_bytes(views + 16 * i, vb, &len);
+    if (len < 0 || (src == NULL && len > 0)) return false;
+    if (len <= 12 && pos + 12 <= limit)
+      memcpy(chars + pos, src, 12); /* the whole inline part: a fixed-size move;
+                                       the next string overwrites the excess */
+    else
+      memcpy(chars + pos, src, (size_t)len);
+    pos += len;
+    o[i + 1] = pos;
+  }
+  return true;
+}
+
 ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, ladle_error *err) {
-  const ladle_viewbufs *vb = c->vbufs;
   int64_t chars = 0;
   for (int64_t i = 0; i < c->length; i++) {
     int32_t len;
@@ -559,22 +576,10 @@ ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, l
   }
   ladle_column s;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(c->type, c->length, false, chars, &s, err));
-  int64_t *o = LADLE_COL_MUT(&s, int64_t);
-  char *d = LADLE_COL_CHARS_MUT(&s);
-  int64_t pos = 0;
-  for (int64_t i = 0; i < c->length; i++) {
-    const uint8_t *v = c->views + 16 * i;
-    int32_t len, bi, bo;
-    memcpy(&len, v, 4);
-    if (len <= 12) {
-      memcpy(d + pos, v + 4, (size_t)len);
-    } else {
-      memcpy(&bi, v + 8, 4);
-      memcpy(&bo, v + 12, 4);
-      memcpy(d + pos, vb->data[bi] + bo, (size_t)len); /* checked when the views came in */
-    }
-    pos += len;
-    o[i + 1] = pos;
+  if (!ladle_views_copy(c->views, c->vbufs, 0, c->length, LADLE_COL_MUT(&s, int64_t),
+                        LADLE_COL_CHARS_MUT(&s), chars)) {
+    ladle_column_release(&s);
+    return ladle_err_set(err, LADLE_ECORRUPT, "a string view points outside its buffers");
   }
   s.validity = c->validity;
   s.owners[0] = ladle_buffer_ref(c->owners[0]);

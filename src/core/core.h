@@ -166,6 +166,41 @@ typedef struct ladle_column {
   ladle_buffer *vowners[2]; /* keep views and vbufs (and their bytes) alive */
 } ladle_column;
 
+/* Writes the Arrow view of string (p, len): inline up to 12 bytes, else its
+ * length, first 4 bytes, data buffer `buf` and offset `off` there. */
+static inline void ladle_view_make(uint8_t *v, const void *p, int32_t len, int32_t buf,
+                                   int32_t off) {
+  memset(v, 0, 16);
+  memcpy(v, &len, 4);
+  if (len <= 12) {
+    memcpy(v + 4, p, (size_t)len);
+  } else {
+    memcpy(v + 4, p, 4);
+    memcpy(v + 8, &buf, 4);
+    memcpy(v + 12, &off, 4);
+  }
+}
+
+/* The bytes of view v (its length in *len): inline up to 12, else in data
+ * buffer bi of vb at bo; NULL when it points outside vb. */
+static inline const char *ladle_view_bytes(const uint8_t *v, const ladle_viewbufs *vb,
+                                           int32_t *len) {
+  int32_t bi, bo;
+  memcpy(len, v, 4);
+  if (*len <= 12) return (const char *)v + 4;
+  memcpy(&bi, v + 8, 4);
+  memcpy(&bo, v + 12, 4);
+  if (bi < 0 || bo < 0 || bi >= vb->n || vb->data[bi] == NULL) return NULL;
+  if (vb->sizes != NULL && (int64_t)bo + *len > vb->sizes[bi]) return NULL;
+  return vb->data[bi] + bo;
+}
+
+/* Converts views [a, e) into offsets o (o[a] already set) and bytes from
+ * chars + o[a], writing no byte at or past chars + limit. False when a view is
+ * malformed. */
+bool ladle_views_copy(const uint8_t *views, const ladle_viewbufs *vb, int64_t a, int64_t e,
+                      int64_t *o, char *chars, int64_t limit);
+
 static inline bool ladle_column_view_only(const ladle_column *c) {
   return c->views != NULL && c->values == NULL;
 }

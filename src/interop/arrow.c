@@ -155,8 +155,8 @@ static ladle_status parse_field(const struct ArrowSchema *sch, const char *name,
 typedef struct view_job {
   batch_holder *h; /* a reference: the views and data buffers stay alive */
   const uint8_t *views;
-  const void *const *bufs; /* the array's buffers; data buffers from 2 */
-  int64_t nbufs, n;
+  ladle_viewbufs vb; /* the array's data buffers */
+  int64_t n;
   ladle_column *out; /* its type and validity set; bytes filled by the job */
   const char *name;
 } view_job;
@@ -175,43 +175,6 @@ typedef struct view_jobs {
 } view_jobs;
 
 enum { VIEW_PARALLEL_MIN = 1 << 16 };
-
-/* The bytes of view v: inline up to 12, else in data buffer bi at bo; NULL when
- * the view points outside the array's buffers. */
-static inline const char *view_bytes(const uint8_t *v, const void *const *bufs, int64_t nbufs,
-                                     int32_t *len) {
-  int32_t bi, bo;
-  memcpy(len, v, 4);
-  if (*len <= 12) return (const char *)v + 4;
-  memcpy(&bi, v + 8, 4);
-  memcpy(&bo, v + 12, 4);
-  /* buffers: validity, views, the data buffers, then their sizes (int64) */
-  if (bi < 0 || bo < 0 || 2 + (int64_t)bi >= nbufs - 1 || bufs[2 + bi] == NULL) return NULL;
-  const int64_t *sizes = bufs[nbufs - 1];
-  if (sizes != NULL && (int64_t)bo + *len > sizes[bi]) return NULL;
-  return (const char *)bufs[2 + bi] + bo;
-}
-
-/* Converts views [a, e) into offsets o (o[a] already set) and bytes from
- * chars + o[a], writing no byte at or past chars + limit. False when a view is
- * malformed. */
-static bool views_copy(const uint8_t *views, const void *const *bufs, int64_t nbufs, int64_t a,
-                       int64_t e, int64_t *o, char *chars, int64_t limit) {
-  int64_t pos = o[a];
-  for (int64_t i = a; i < e; i++) {
-    int32_t len;
-    const char *src = view_bytes(views + 16 * i, bufs, nbufs, &len);
-    if (len < 0 || (src == NULL && len > 0)) return false;
-    if (len <= 12 && pos + 12 <= limit)
-      memcpy(chars + pos, src, 12); /* the whole inline part: a fixed-size move;
-                                       the next string overwrites the excess */
-    else
-      memcpy(chars + pos, src, (size_t)len);
-    pos += len;
-    o[i + 1] = pos;
-  }
-  return true;
-}
 
 static int64_t views_bytes(const uint8_t *views, int64_t a, int64_t e) {
   int64_t chars = 0;
@@ -239,7 +202,7 @@ static ladle_status view_copy_piece(void *ctx, size_t k, ladle_error *err) {
   if (a >= e) return LADLE_OK;
   v->o[a] = v->start[k];
   int64_t limit = (int64_t)k + 1 < v->npieces ? v->start[k + 1] : v->total;
-  if (!views_copy(j->views, j->bufs, j->nbufs, a, e, v->o, v->chars, limit))
+  if (!ladle_views_copy(j->views, &j->vb, a, e, v->o, v->chars, limit))
     atomic_store_explicit(&v->bad, true, memory_order_relaxed);
   return LADLE_OK;
 }
@@ -293,11 +256,11 @@ static void view_cache_drop(size_t k) {
 }
 
 static bool view_cache_match(const view_cache_entry *e, const view_job *j) {
-  int64_t ndata = j->nbufs - 3;
+  int64_t ndata = j->vb.n;
   if (e->views != j->views || e->n != j->n || e->ndata != ndata) return false;
-  const int64_t *sizes = j->bufs[j->nbufs - 1];
+  const int64_t *sizes = j->vb.sizes;
   for (int64_t b = 0; b < ndata; b++)
-    if (e->data[b] != j->bufs[2 + b] || (e->sizes != NULL) != (sizes != NULL) ||
+    if (e->data[b] != j->vb.data[b] || (e->sizes != NULL) != (sizes != NULL) ||
         (sizes != NULL && e->sizes[b] != sizes[b]))
       return false;
   return true;
@@ -305,7 +268,7 @@ static bool view_cache_match(const view_cache_entry *e, const view_job *j) {
 
 /* The kept conversion of j into c (offsets and bytes), if there is one. */
 static bool view_cache_get(const view_job *j, ladle_column *c) {
-  if (j->n < VIEW_PARALLEL_MIN || j->nbufs < 3 || view_cache_budget() == 0) return false;
+  if (j->n < VIEW_PARALLEL_MIN || j->vb.n < 0 || view_cache_budget() == 0) return false;
   bool hit = false;
   pthread_mutex_lock(&vcache.mu);
   for (size_t k = 0; k < vcache.n && !hit; k++) {
@@ -326,9 +289,9 @@ static bool view_cache_get(const view_job *j, ladle_column *c) {
 /* Keeps the conversion c of j, within the budget (best effort: no memory, no
  * entry). */
 static void view_cache_put(const view_job *j, const ladle_column *c) {
-  if (j->n < VIEW_PARALLEL_MIN || j->nbufs < 3) return;
-  int64_t ndata = j->nbufs - 3;
-  const int64_t *sizes = j->bufs[j->nbufs - 1];
+  if (j->n < VIEW_PARALLEL_MIN || j->vb.n < 0) return;
+  int64_t ndata = j->vb.n;
+  const int64_t *sizes = j->vb.sizes;
   const int64_t *o = c->values;
   size_t bytes = (size_t)(j->n + 1) * 8 + (size_t)(o[j->n] - o[0]) + (size_t)j->n * 16;
   for (int64_t b = 0; sizes != NULL && b < ndata; b++) bytes += (size_t)LADLE_MAX(sizes[b], 0);
@@ -347,7 +310,7 @@ static void view_cache_put(const view_job *j, const ladle_column *c) {
     return;
   }
   for (int64_t b = 0; b < ndata; b++) {
-    e.data[b] = j->bufs[2 + b];
+    e.data[b] = j->vb.data[b];
     if (sizes) e.sizes[b] = sizes[b];
   }
   e.bytes = bytes;
@@ -483,18 +446,23 @@ static void held_viewbufs_release(void *owner) {
   free(hv);
 }
 
-/* Keeps the Arrow views of a STRING column c (rows from `views`) with it. */
-static ladle_status keep_views(batch_holder *h, const struct ArrowArray *a, const uint8_t *views,
-                               ladle_column *c, ladle_error *err) {
+/* A view array's data buffers: its buffers are validity, views, the data
+ * buffers, then their sizes (int64; n < 0 when the array has too few). */
+static ladle_viewbufs arrow_viewbufs(const struct ArrowArray *a) {
   static const int64_t no_sizes[1] = {0};
-  const int64_t *sizes = a->n_buffers >= 3 ? a->buffers[a->n_buffers - 1] : NULL;
-  if (sizes == NULL && a->n_buffers == 3) sizes = no_sizes; /* no data buffers */
-  if (c->type.id != LADLE_TYPE_STRING || sizes == NULL) return LADLE_OK;
+  ladle_viewbufs vb = {a->n_buffers - 3, (const char *const *)a->buffers + 2, NULL};
+  if (a->n_buffers >= 3) vb.sizes = a->buffers[a->n_buffers - 1];
+  if (vb.sizes == NULL && vb.n == 0) vb.sizes = no_sizes; /* no data buffers */
+  return vb;
+}
+
+/* Keeps the Arrow views of a STRING column c (rows from `views`) with it. */
+static ladle_status keep_views(batch_holder *h, const ladle_viewbufs *vb, const uint8_t *views,
+                               ladle_column *c, ladle_error *err) {
+  if (c->type.id != LADLE_TYPE_STRING || vb->sizes == NULL || vb->n < 0) return LADLE_OK;
   held_viewbufs *hv = malloc(sizeof *hv);
   if (hv == NULL) return LADLE_OOM(err, "string views");
-  hv->vb.n = a->n_buffers - 3;
-  hv->vb.data = (const char *const *)a->buffers + 2;
-  hv->vb.sizes = sizes;
+  hv->vb = *vb;
   atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
   hv->h = h;
   ladle_status st =
@@ -593,8 +561,8 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
   } else if (ladle_type_is_varlen(t.id) && view) {
     /* string views: 16-byte views, inline up to 12 bytes, else (buffer, offset) */
     const uint8_t *views = (const uint8_t *)a->buffers[1] + 16 * off;
-    const void *const *bufs = (const void *const *)a->buffers;
-    st = keep_views(h, a, views, &c, err);
+    ladle_viewbufs vb = arrow_viewbufs(a);
+    st = keep_views(h, &vb, views, &c, err);
     if (st != LADLE_OK) {
       ladle_column_release(&c);
       return st;
@@ -612,11 +580,11 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
         vj->cap = cap;
       }
       atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
-      vj->jobs[vj->n++] = (view_job){h, views, bufs, a->n_buffers, n, out, name};
+      vj->jobs[vj->n++] = (view_job){h, views, vb, n, out, name};
     } else {
       view_jobs one;
       memset(&one, 0, sizeof one);
-      view_job j = {h, views, bufs, a->n_buffers, n, &c, name};
+      view_job j = {h, views, vb, n, &c, name};
       st = view_run(&one, &j, NULL, err);
     }
   } else if (ladle_type_is_varlen(t.id) &&
@@ -1011,20 +979,9 @@ static ladle_status views_build(const ladle_column *c, ladle_buffer **out, ladle
     memcpy(v + 16 * i, &v0, 8);
     memcpy(v + 16 * i + 8, &v1, 8);
   }
-  for (; i < c->length; i++) {
-    uint8_t *w = v + 16 * i;
-    int32_t len = (int32_t)(o[i + 1] - o[i]);
-    memset(w, 0, 16);
-    memcpy(w, &len, 4);
-    if (len <= 12) {
-      memcpy(w + 4, c->chars + o[i], (size_t)len);
-    } else {
-      int32_t buf = 0, off = (int32_t)(o[i] - base);
-      memcpy(w + 4, c->chars + o[i], 4);
-      memcpy(w + 8, &buf, 4);
-      memcpy(w + 12, &off, 4);
-    }
-  }
+  for (; i < c->length; i++)
+    ladle_view_make(v + 16 * i, c->chars + o[i], (int32_t)(o[i + 1] - o[i]), 0,
+                    (int32_t)(o[i] - base));
   return LADLE_OK;
 }
 

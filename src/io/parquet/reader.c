@@ -667,20 +667,6 @@ static ladle_status scatter(const ctx *c, sink *s, int64_t count, const uint8_t 
 
 /* ------------------------------------------------------ strings as views */
 
-/* The Arrow view of string (p, len): inline up to 12 bytes, else its length,
- * first 4 bytes, buffer `buf` and offset `off` there. */
-static inline void make_view(uint8_t *v, const uint8_t *p, int32_t len, int32_t buf, int32_t off) {
-  memset(v, 0, 16);
-  memcpy(v, &len, 4);
-  if (len <= 12) {
-    memcpy(v + 4, p, (size_t)len);
-  } else {
-    memcpy(v + 4, p, 4);
-    memcpy(v + 8, &buf, 4);
-    memcpy(v + 12, &off, 4);
-  }
-}
-
 /* A chunk's strings as views: dictionary strings point into the dictionary
  * (buffer 0, kept whole), other long strings are copied into the sink's bytes
  * (buffer 1); `dviews` are the dictionary entries' views, made once. */
@@ -698,7 +684,7 @@ static ladle_status scatter_views(const ctx *c, sink *s, vsink *vs, int64_t coun
     vs->dviews = malloc((size_t)LADLE_MAX(dict->n, 1) * 16);
     if (vs->dviews == NULL) return LADLE_OOM(c->err, "parquet string views");
     for (int64_t e = 0; e < dict->n; e++)
-      make_view(vs->dviews + 16 * e, dict->ptr[e], dict->len[e], 0, (int32_t)(dict->ptr[e] - vs->dict_base));
+      ladle_view_make(vs->dviews + 16 * e, dict->ptr[e], dict->len[e], 0, (int32_t)(dict->ptr[e] - vs->dict_base));
   }
   uint8_t *V = vs->views + 16 * s->row;
   if (present == NULL && idx != NULL) {
@@ -727,7 +713,7 @@ static ladle_status scatter_views(const ctx *c, sink *s, vsink *vs, int64_t coun
       if (off > INT32_MAX - len) return LADLE_ENOTSUP; /* past a view's offset: read as offsets */
       if (!sink_bytes(s, src->ptr[j], len, src->end)) return LADLE_OOM(c->err, "parquet strings");
     }
-    make_view(V + 16 * r, src->ptr[j], len, 1, (int32_t)off);
+    ladle_view_make(V + 16 * r, src->ptr[j], len, 1, (int32_t)off);
   }
   s->row += count;
   return LADLE_OK;
