@@ -117,3 +117,57 @@ def test_decimal_floats_parse_to_the_nearest_double(tmp_path: Path, engine) -> N
     want = [float(t) for t in texts]
     assert [v for v in got["x"].to_list() if v == v] == [v for v in want if v == v]
     assert_same(pl.scan_csv(p, schema_overrides={"x": pl.Float32}), engine, check_exact=True)
+
+
+def _random_csv(rng: np.random.Generator, n: int, final_newline: bool, eol: str) -> str:
+    """Records of 1 to ~300 bytes: unquoted fields, quoted ones holding separators,
+    doubled quotes and newlines (in any field, so a quote can first appear past
+    the first 64 bytes of a record), empty fields; every field length, so
+    separators land on and around the reader's 64-byte block edges."""
+    alphabet = np.array(list("abcxyz0123456789 ;:-_."))
+    lines = ["i,a,b,c,d"]
+    for i in range(n):
+        fields = [str(i)]
+        for _ in range(4):
+            k = int(rng.integers(0, 80))
+            body = "".join(rng.choice(alphabet, k))
+            roll = rng.random()
+            if roll < 0.08:
+                cut = int(rng.integers(0, k + 1))
+                body = body[:cut] + rng.choice([",", "\n", '""', ",\n"]) + body[cut:]
+                fields.append(f'"{body}"')
+            elif roll < 0.12:
+                fields.append("")
+            else:
+                fields.append(body)
+        lines.append(",".join(fields))
+    return eol.join(lines) + (eol if final_newline else "")
+
+
+@pytest.mark.parametrize("final_newline,eol", [(True, "\n"), (False, "\n"), (True, "\r\n")])
+def test_random_quoting_across_blocks_and_chunks(final_newline: bool, eol: str, tmp_path: Path, engine) -> None:
+    # > 3 MiB: records are found in several chunks, each read 64 bytes a step
+    # for quotes and newlines; fields are split 64 bytes a step until a quote
+    rng = np.random.default_rng(11 + final_newline + len(eol))
+    p = write(tmp_path, _random_csv(rng, 22_000, final_newline, eol))
+    assert p.stat().st_size > 3 << 20
+    got = assert_same(pl.scan_csv(p, schema_overrides={c: pl.String for c in "abcd"}), engine)
+    assert got.height == 22_000
+    assert got["a"].str.contains("\n").any() and got["b"].str.contains(",").any()
+
+
+def test_dates_check_the_calendar(tmp_path: Path, engine) -> None:
+    # leap days are dates only in leap years (2000 yes, 1900 no); a column with
+    # an impossible day stays a string column, as in Polars
+    good = ["2000-02-29", "2024-02-29", "1900-02-28", "2023-12-31", "2023-04-30", "0001-01-01", "9999-12-31"]
+    bad = ["1900-02-29", "2023-02-29", "2023-04-31", "2023-13-01", "2023-00-10", "2023-01-00"]
+    for i, b in enumerate(bad):
+        p = write(tmp_path, "d,e\n" + "".join(f"{g},{g}\n" for g in good) + f"{good[0]},{b}\n", f"d{i}.csv")
+        got = assert_same(pl.scan_csv(p, try_parse_dates=True), engine)
+        assert got.schema["d"] == pl.Date and got.schema["e"] == pl.String
+        # read as dates regardless: the impossible day is an error, or a null
+        # with ignore_errors
+        got = assert_same(pl.scan_csv(p, schema_overrides={"e": pl.Date}, ignore_errors=True), engine)
+        assert got["e"].null_count() == 1 and got["e"][-1] is None
+        with pytest.raises(ladle.LadleError, match=f"column 'e': '{b}' is not a valid date"):
+            ladle.Engine(raise_on_fail=True).collect(pl.scan_csv(p, schema_overrides={"e": pl.Date}))

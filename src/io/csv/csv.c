@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,10 @@
 #endif
 
 #include "../../backend/cpu/temporal.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 ladle_csv_opts ladle_csv_opts_default(void) {
   ladle_csv_opts o;
@@ -34,7 +39,8 @@ void ladle_csv_close(ladle_csv_file *f) {
     for (size_t i = 0; i < f->ncols; i++) free(f->names[i]);
   free(f->names);
   free(f->starts);
-  free(f->data);
+  if (f->mapped) munmap(f->data, (size_t)f->size);
+  else free(f->data);
   free(f->path);
   free(f);
 }
@@ -52,7 +58,12 @@ static inline ladle_status grow_when_full(uint8_t **dst, int64_t len, int64_t *c
   *cap *= 2;
   return LADLE_OK;
 }
-static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladle_error *err) {
+/* Maps the file (read only: the pages stay the page cache's, nothing is
+ * copied) or, for a compressed file, decompresses it into memory. *mapped says
+ * which, so that ladle_csv_close unmaps or frees. A file changed on disk while
+ * it is mapped is the caller's problem, as with any mapped reader. */
+static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool *mapped,
+                         ladle_error *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ladle_err_set(err, LADLE_EIO, "%s: cannot open: %s", path, strerror(errno));
   struct stat sb;
@@ -61,27 +72,22 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladl
     return ladle_err_set(err, LADLE_EIO, "%s: not a regular file", path);
   }
   int64_t n = (int64_t)sb.st_size;
-  uint8_t *buf = malloc((size_t)n + 1);
-  if (buf == NULL) {
+  *mapped = false;
+  if (n == 0) {
     close(fd);
-    return LADLE_OOM(err, "csv file");
+    *out = calloc(1, 1);
+    *out_len = 0;
+    return *out ? LADLE_OK : LADLE_OOM(err, "csv file");
   }
-  int64_t done = 0;
-  while (done < n) {
-    ssize_t r = read(fd, buf + done, (size_t)(n - done));
-    if (r <= 0) {
-      free(buf);
-      close(fd);
-      return ladle_err_set(err, LADLE_EIO, "%s: read failed", path);
-    }
-    done += r;
-  }
+  uint8_t *buf = mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   close(fd);
+  if (buf == MAP_FAILED) return ladle_err_set(err, LADLE_EIO, "%s: cannot map: %s", path, strerror(errno));
   bool zstd = n >= 4 && buf[0] == 0x28 && buf[1] == 0xB5 && buf[2] == 0x2F && buf[3] == 0xFD;
   bool gz = n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
   if (!zstd && !gz) {
     *out = buf;
     *out_len = n;
+    *mapped = true;
     return LADLE_OK;
   }
   /* decompress by streaming into a growing buffer */
@@ -130,7 +136,7 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, ladl
 #else
   if (st == LADLE_OK && gz) st = ladle_err_set(err, LADLE_ENOTSUP, "%s: gzip-compressed CSV needs ladle built with zlib", path);
 #endif
-  free(buf);
+  munmap(buf, (size_t)n);
   if (st != LADLE_OK) {
     free(dst);
     return st;
@@ -156,28 +162,77 @@ typedef struct scan_job {
   chunk_scan *chunks;
 } scan_job;
 
+/* Bit i of the result: byte p[i] == c, for 64 bytes. */
+static inline uint64_t eq_mask64(const uint8_t *p, uint8_t c) {
+#if defined(__AVX2__)
+  __m256i v = _mm256_set1_epi8((char)c);
+  uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)p), v));
+  uint32_t hi =
+      (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 32)), v));
+  return (uint64_t)hi << 32 | lo;
+#else
+  uint64_t m = 0;
+  for (int i = 0; i < 64; i++) m |= (uint64_t)(p[i] == c) << i;
+  return m;
+#endif
+}
+
+/* Bit i: the xor of bits 0..i of x (is byte i after an odd number of quotes). */
+static inline uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+static bool scan_reserve(chunk_scan *c, int s, int64_t more) {
+  if (c->n[s] + more <= c->cap[s]) return true;
+  int64_t cap = LADLE_MAX(c->cap[s] * 2, c->n[s] + more + 1024);
+  int64_t *a = realloc(c->starts[s], (size_t)cap * sizeof *a);
+  if (a == NULL) return false;
+  c->starts[s] = a;
+  c->cap[s] = cap;
+  return true;
+}
+
+/* One pass over the chunk for both starting states: a newline after an even
+ * number of the chunk's quotes ends a record if the chunk starts outside
+ * quotes (list 0), after an odd number if it starts inside (list 1). 64 bytes
+ * a step: the quote and newline bitmaps, the quote parity by prefix xor. */
 static ladle_status scan_task(void *vctx, size_t i, ladle_error *err) {
   scan_job *j = vctx;
   chunk_scan *c = &j->chunks[i];
-  for (int s0 = 0; s0 < 2; s0++) {
-    int inq = s0;
-    for (int64_t p = c->begin; p < c->end; p++) {
-      uint8_t ch = j->data[p];
-      if (j->quote && ch == (uint8_t)j->quote) {
-        inq ^= 1;
-      } else if (ch == '\n' && !inq) {
-        if (c->n[s0] == c->cap[s0]) {
-          int64_t cap = c->cap[s0] ? c->cap[s0] * 2 : 1024;
-          int64_t *a = realloc(c->starts[s0], (size_t)cap * sizeof *a);
-          if (a == NULL) return LADLE_OOM(err, "csv records");
-          c->starts[s0] = a;
-          c->cap[s0] = cap;
-        }
-        c->starts[s0][c->n[s0]++] = p + 1;
-      }
+  const uint8_t *d = j->data;
+  uint8_t quote = (uint8_t)j->quote;
+  uint64_t carry = 0; /* all ones: an odd number of quotes so far */
+  int64_t p = c->begin;
+  uint8_t tail[64];
+  while (p < c->end) {
+    const uint8_t *blk = d + p;
+    int64_t len = LADLE_MIN(c->end - p, 64);
+    if (len < 64) {
+      memset(tail, 0, sizeof tail);
+      memcpy(tail, blk, (size_t)len);
+      blk = tail;
     }
-    c->end_state[s0] = inq;
+    uint64_t nl = eq_mask64(blk, '\n');
+    uint64_t odd = carry;
+    if (quote) {
+      odd = prefix_xor(eq_mask64(blk, quote)) ^ carry;
+      carry = (uint64_t)((int64_t)odd >> 63);
+    }
+    if (nl) {
+      if (!scan_reserve(c, 0, 64) || !scan_reserve(c, 1, 64)) return LADLE_OOM(err, "csv records");
+      for (uint64_t m = nl & ~odd; m; m &= m - 1) c->starts[0][c->n[0]++] = p + __builtin_ctzll(m) + 1;
+      for (uint64_t m = nl & odd; m; m &= m - 1) c->starts[1][c->n[1]++] = p + __builtin_ctzll(m) + 1;
+    }
+    p += len;
   }
+  c->end_state[0] = (int)(carry & 1);
+  c->end_state[1] = (int)((carry & 1) ^ 1);
   return LADLE_OK;
 }
 
@@ -199,10 +254,8 @@ typedef struct field {
   bool quoted;
 } field;
 
-static size_t split_record(const uint8_t *d, int64_t a, int64_t b, char sep, char quote, field *out,
+static size_t split_quoted(const uint8_t *d, int64_t a, int64_t b, char sep, char quote, field *out,
                            size_t max) {
-  /* strip the line end */
-  while (b > a && (d[b - 1] == '\n' || d[b - 1] == '\r')) b--;
   size_t n = 0;
   int64_t p = a;
   for (;;) {
@@ -237,6 +290,38 @@ static size_t split_record(const uint8_t *d, int64_t a, int64_t b, char sep, cha
     }
   }
   return n;
+}
+
+/* Splits record [a, b) of d (size bytes in all) into fields: a record
+ * without a quote character takes its fields from the separators' bitmap, 64
+ * bytes a step; one with quotes goes through split_quoted. Returns the number
+ * of fields; at most max are written to out. */
+static size_t split_record(const uint8_t *d, int64_t size, int64_t a, int64_t b, char sep,
+                           char quote, field *out, size_t max) {
+  /* strip the line end */
+  while (b > a && (d[b - 1] == '\n' || d[b - 1] == '\r')) b--;
+  size_t n = 0;
+  int64_t start = a;
+  uint8_t tail[64];
+  for (int64_t p = a; p < b; p += 64) {
+    const uint8_t *blk = d + p;
+    int64_t len = LADLE_MIN(b - p, 64);
+    if (p + 64 > size) {
+      memset(tail, 0, sizeof tail);
+      memcpy(tail, blk, (size_t)len);
+      blk = tail;
+    }
+    uint64_t keep = len == 64 ? ~(uint64_t)0 : ((uint64_t)1 << len) - 1;
+    if (quote && (eq_mask64(blk, (uint8_t)quote) & keep)) return split_quoted(d, a, b, sep, quote, out, max);
+    for (uint64_t m = eq_mask64(blk, (uint8_t)sep) & keep; m; m &= m - 1) {
+      int64_t e = p + __builtin_ctzll(m);
+      if (n < max) out[n] = (field){start, e, false};
+      n++;
+      start = e + 1;
+    }
+  }
+  if (n < max) out[n] = (field){start, b, false};
+  return n + 1;
 }
 
 /* The field's text, unquoted into scratch when needed. */
@@ -305,12 +390,11 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   ladle_csv_file *f = calloc(1, sizeof *f);
   if (f == NULL) return LADLE_OOM(err, "csv file");
   f->path = ladle_strdup(path);
-  ladle_status st = f->path ? load(path, &f->data, &f->size, err) : LADLE_OOM(err, "path");
+  ladle_status st = f->path ? load(path, &f->data, &f->size, &f->mapped, err) : LADLE_OOM(err, "path");
   if (st != LADLE_OK) {
     ladle_csv_close(f);
     return st;
   }
-  f->data[f->size] = '\0';
   const uint8_t *d = f->data;
   int64_t p = 0;
   if (f->size >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) p = 3; /* UTF-8 BOM */
@@ -330,7 +414,7 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
     f->ncols = 0;
     f->body = f->size;
   } else {
-    size_t nf = split_record(d, p, rec_end, o->separator, o->quote, NULL, 0);
+    size_t nf = split_record(d, f->size, p, rec_end, o->separator, o->quote, NULL, 0);
     field *fields = malloc(nf * sizeof *fields);
     f->names = calloc(nf, sizeof *f->names);
     char *scratch = malloc((size_t)(rec_end - p) + 1);
@@ -340,7 +424,7 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
       ladle_csv_close(f);
       return LADLE_OOM(err, "csv header");
     }
-    split_record(d, p, rec_end, o->separator, o->quote, fields, nf);
+    split_record(d, f->size, p, rec_end, o->separator, o->quote, fields, nf);
     f->ncols = nf;
     for (size_t i = 0; i < nf; i++) {
       char buf[32];
@@ -529,15 +613,13 @@ static bool parse_bool(const char *t, int64_t len, bool *out) {
 static bool parse_date(const char *t, int64_t len, int64_t *days) {
   if (len != 10 || t[4] != '-' || t[7] != '-') return false;
   for (int k = 0; k < 10; k++)
-    if (k != 4 && k != 7 && (t[k] < '0' || t[k] > '9')) return false;
+    if (k != 4 && k != 7 && (unsigned)(t[k] - '0') > 9) return false;
   int64_t y = (t[0] - '0') * 1000 + (t[1] - '0') * 100 + (t[2] - '0') * 10 + (t[3] - '0');
   unsigned m = (unsigned)((t[5] - '0') * 10 + (t[6] - '0')), dd = (unsigned)((t[8] - '0') * 10 + (t[9] - '0'));
-  if (m < 1 || m > 12 || dd < 1 || dd > 31) return false;
-  int64_t z = ladle_days_from_civil(y, m, dd), yy;
-  unsigned mm, d2;
-  ladle_civil_from_days(z, &yy, &mm, &d2);
-  if (mm != m || d2 != dd) return false;
-  *days = z;
+  static const uint8_t mdays[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || dd < 1 || dd > mdays[m]) return false;
+  if (m == 2 && dd == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))) return false;
+  *days = ladle_days_from_civil(y, m, dd);
   return true;
 }
 
@@ -596,7 +678,7 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
       }
       scratch = s;
     }
-    size_t n = split_record(f->data, a, b, o->separator, o->quote, fields, nc);
+    size_t n = split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nc);
     for (size_t c = 0; c < nc && c < n; c++) {
       int64_t len;
       const char *t = field_text(f->data, fields[c], o->quote, scratch, &len);
@@ -717,7 +799,7 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
       }
       scratch = s;
     }
-    size_t got = split_record(f->data, a, b, o->separator, o->quote, fields, nf + 1);
+    size_t got = split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nf + 1);
     if (got > nf && !o->truncate_ragged_lines) {
       st = ladle_err_set(err, LADLE_ECORRUPT,
                          "%s: record %lld has %zu fields, the header %zu; use truncate_ragged_lines",

@@ -1,10 +1,14 @@
-/* csv.h — ladle's CSV reader: load (plain, gzip, zstd), find records in parallel
- * chunks (quotes handled across chunk boundaries), infer types, parse fields.
+/* csv.h — ladle's CSV reader: load (a plain file is mapped, gzip and zstd are
+ * decompressed into memory), find records in parallel chunks (quotes handled
+ * across chunk boundaries), infer types, parse fields.
  *
- * Record finding runs each chunk of the buffer twice, once assuming it starts
- * outside quotes and once inside; a sequential pass then picks, chunk by chunk, the
- * run that matches where the previous chunk ended. A newline inside quotes never
- * splits a record, wherever the chunk boundaries fall.
+ * Record finding reads each chunk once, 64 bytes a step: the bitmaps of quotes
+ * and newlines, and the quote parity by prefix xor, give both the records the
+ * chunk holds if it starts outside quotes and those if it starts inside; a
+ * sequential pass then picks, chunk by chunk, the list that matches where the
+ * previous chunk ended. A newline inside quotes never splits a record, wherever
+ * the chunk boundaries fall. Fields are split the same way: a record without a
+ * quote character from its separators' bitmap, one with quotes byte by byte.
  */
 #ifndef LADLE_CSV_H
 #define LADLE_CSV_H
@@ -13,7 +17,8 @@
 
 typedef struct ladle_csv_file {
   char *path;
-  uint8_t *data; /* the whole (decompressed) file */
+  uint8_t *data; /* the whole (decompressed) file; read only when mapped */
+  bool mapped;   /* data is the file mapped (else malloc'd) */
   int64_t size;
   int64_t body;  /* offset of the first data record */
   size_t ncols;  /* fields per record (from the header or the first record) */
