@@ -171,3 +171,18 @@ def test_dates_check_the_calendar(tmp_path: Path, engine) -> None:
         assert got["e"].null_count() == 1 and got["e"][-1] is None
         with pytest.raises(ladle.LadleError, match=f"column 'e': '{b}' is not a valid date"):
             ladle.Engine(raise_on_fail=True).collect(pl.scan_csv(p, schema_overrides={"e": pl.Date}))
+
+
+@pytest.mark.parametrize("values", [
+    ["999999999999999999", "-999999999999999999", "+123", "0", "-0"],  # 18 digits: the unchecked loop
+    ["9223372036854775807", "-9223372036854775808", "1000000000000000000"],  # 19 digits: the range ends
+    ["9223372036854775808", "1"],  # one past: not an Int64
+    ["-9223372036854775809", "1"],
+    ["18446744073709551616", "1"],  # past 2^64
+    ["12a", "1"], ["1-", "2"], ["-", "3"], ["+", "4"],
+])
+def test_integers_at_their_limits(values: list[str], tmp_path: Path, engine) -> None:
+    p = write(tmp_path, "x\n" + "\n".join(values) + "\n")
+    if pl.scan_csv(p).collect_schema()["x"] != pl.Int128:  # Polars' choice past Int64; ladle has no Int128
+        assert_same(pl.scan_csv(p), engine)
+    assert_same(pl.scan_csv(p, schema_overrides={"x": pl.Int64}, ignore_errors=True), engine)

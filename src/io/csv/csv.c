@@ -536,6 +536,15 @@ static bool parse_i64(const char *t, int64_t len, int64_t *out) {
   if (i < len && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
   if (i == len) return false;
   uint64_t v = 0;
+  if (len - i <= 18) { /* cannot overflow */
+    for (; i < len; i++) {
+      unsigned d = (unsigned)(t[i] - '0');
+      if (d > 9) return false;
+      v = v * 10 + d;
+    }
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+  }
   for (; i < len; i++) {
     if (t[i] < '0' || t[i] > '9') return false;
     uint64_t d = (uint64_t)(t[i] - '0');
