@@ -131,6 +131,15 @@ static inline void ladle_bit_set(uint8_t *bits, int64_t i, bool v) {
     bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 static inline int64_t ladle_bitmap_bytes(int64_t n) { return (n + 7) / 8; }
+
+/* Whether the file readers map files (the default) or read them into buffers
+ * of their own: LADLE_MMAP=0 for filesystems where a mapping misbehaves, and
+ * for the sanitizer tests and fuzzers, where a buffer sized exactly to the
+ * data lets AddressSanitizer see any read past it. */
+static inline bool ladle_use_mmap(void) {
+  const char *v = getenv("LADLE_MMAP");
+  return v == NULL || strcmp(v, "0") != 0;
+}
 int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n);
 
 /* ----------------------------------------------------------------- columns */

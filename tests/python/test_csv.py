@@ -144,10 +144,14 @@ def _random_csv(rng: np.random.Generator, n: int, final_newline: bool, eol: str)
     return eol.join(lines) + (eol if final_newline else "")
 
 
-@pytest.mark.parametrize("final_newline,eol", [(True, "\n"), (False, "\n"), (True, "\r\n")])
-def test_random_quoting_across_blocks_and_chunks(final_newline: bool, eol: str, tmp_path: Path, engine) -> None:
+@pytest.mark.parametrize("final_newline,eol,mmap", [(True, "\n", "1"), (False, "\n", "1"), (True, "\r\n", "1"),
+                                                    (False, "\n", "0")])
+def test_random_quoting_across_blocks_and_chunks(final_newline: bool, eol: str, mmap: str, tmp_path: Path,
+                                                 engine, monkeypatch: pytest.MonkeyPatch) -> None:
     # > 3 MiB: records are found in several chunks, each read 64 bytes a step
-    # for quotes and newlines; fields are split 64 bytes a step until a quote
+    # for quotes and newlines; fields are split 64 bytes a step until a quote.
+    # The file is mapped, or read into memory (LADLE_MMAP=0)
+    monkeypatch.setenv("LADLE_MMAP", mmap)
     rng = np.random.default_rng(11 + final_newline + len(eol))
     p = write(tmp_path, _random_csv(rng, 22_000, final_newline, eol))
     assert p.stat().st_size > 3 << 20

@@ -117,13 +117,15 @@ WRITES = [
 
 
 @pytest.mark.parametrize("opts", WRITES, ids=lambda o: f"{o['compression']}-dict{o['use_dictionary']}-v{o['data_page_version']}")
-def test_round_trip_pyarrow(opts: dict, tmp_path: Path, engine) -> None:
+def test_round_trip_pyarrow(opts: dict, tmp_path: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
     table = random_table(25_000, seed=len(str(opts)))
     path = tmp_path / "t.parquet"
     pq.write_table(table, path, row_group_size=4_000, data_page_size=8_192, **opts)
     lf = pl.scan_parquet(path)
-    got = assert_same(lf, engine)
-    assert got.height == 25_000
+    for mmap in ["1", "0"]:  # chunks from the file's mapping, then read with pread
+        monkeypatch.setenv("LADLE_MMAP", mmap)
+        got = assert_same(lf, engine)
+        assert got.height == 25_000
 
 
 @pytest.mark.parametrize("compression", ["uncompressed", "snappy", "zstd", "lz4", "gzip", "brotli"])

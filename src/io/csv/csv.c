@@ -59,7 +59,8 @@ static inline ladle_status grow_when_full(uint8_t **dst, int64_t len, int64_t *c
   return LADLE_OK;
 }
 /* Maps the file (read only: the pages stay the page cache's, nothing is
- * copied) or, for a compressed file, decompresses it into memory. *mapped says
+ * copied; with LADLE_MMAP=0 reads it) or, for a compressed file, decompresses
+ * it into memory. *mapped says
  * which, so that ladle_csv_close unmaps or frees. A file changed on disk while
  * it is mapped is the caller's problem, as with any mapped reader. */
 static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool *mapped,
@@ -79,15 +80,29 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool
     *out_len = 0;
     return *out ? LADLE_OK : LADLE_OOM(err, "csv file");
   }
-  uint8_t *buf = mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  uint8_t *buf = ladle_use_mmap() ? mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  bool is_map = buf != MAP_FAILED;
+  if (!is_map) { /* read into a buffer of its own */
+    buf = malloc((size_t)n + 1);
+    int64_t done = 0;
+    while (buf != NULL && done < n) {
+      ssize_t r = read(fd, buf + done, (size_t)(n - done));
+      if (r <= 0) {
+        free(buf);
+        close(fd);
+        return ladle_err_set(err, LADLE_EIO, "%s: read failed", path);
+      }
+      done += r;
+    }
+  }
   close(fd);
-  if (buf == MAP_FAILED) return ladle_err_set(err, LADLE_EIO, "%s: cannot map: %s", path, strerror(errno));
+  if (buf == NULL) return LADLE_OOM(err, "csv file");
   bool zstd = n >= 4 && buf[0] == 0x28 && buf[1] == 0xB5 && buf[2] == 0x2F && buf[3] == 0xFD;
   bool gz = n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
   if (!zstd && !gz) {
     *out = buf;
     *out_len = n;
-    *mapped = true;
+    *mapped = is_map;
     return LADLE_OK;
   }
   /* decompress by streaming into a growing buffer */
@@ -136,7 +151,8 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool
 #else
   if (st == LADLE_OK && gz) st = ladle_err_set(err, LADLE_ENOTSUP, "%s: gzip-compressed CSV needs ladle built with zlib", path);
 #endif
-  munmap(buf, (size_t)n);
+  if (is_map) munmap(buf, (size_t)n);
+  else free(buf);
   if (st != LADLE_OK) {
     free(dst);
     return st;

@@ -10,6 +10,7 @@
 #include <snappy-c.h>
 #endif
 #ifdef LADLE_HAVE_ZSTD
+#include <pthread.h>
 #include <zstd.h>
 #endif
 #ifdef LADLE_HAVE_LZ4
@@ -24,6 +25,29 @@ const char *ladle_pq_codec_name(int codec) {
                                 "BROTLI",       "LZ4",    "ZSTD",  "LZ4_RAW"};
   return codec >= 0 && codec < 8 ? names[codec] : "UNKNOWN";
 }
+
+#ifdef LADLE_HAVE_ZSTD
+/* One zstd decompression context per thread, kept between pages and freed when
+ * the thread ends: ZSTD_decompress would allocate (and the kernel zero) a fresh
+ * ~100 KiB context for every page. */
+static pthread_key_t zstd_key;
+static pthread_once_t zstd_once = PTHREAD_ONCE_INIT;
+static bool zstd_key_ok;
+
+static void zstd_free(void *p) { ZSTD_freeDCtx(p); }
+static void zstd_key_init(void) { zstd_key_ok = pthread_key_create(&zstd_key, zstd_free) == 0; }
+
+static ZSTD_DCtx *zstd_dctx(void) {
+  pthread_once(&zstd_once, zstd_key_init);
+  if (!zstd_key_ok) return NULL;
+  ZSTD_DCtx *z = pthread_getspecific(zstd_key);
+  if (z == NULL && (z = ZSTD_createDCtx()) != NULL && pthread_setspecific(zstd_key, z) != 0) {
+    ZSTD_freeDCtx(z);
+    z = NULL;
+  }
+  return z;
+}
+#endif
 
 static ladle_status missing(int codec, ladle_error *err) {
   return ladle_err_set(err, LADLE_ENOTSUP,
@@ -121,7 +145,9 @@ ladle_status ladle_pq_decompress(int codec, const uint8_t *src, int64_t src_len,
     }
     case 6: {
 #ifdef LADLE_HAVE_ZSTD
-      size_t r = ZSTD_decompress(dst, (size_t)dst_len, src, (size_t)src_len);
+      ZSTD_DCtx *z = zstd_dctx();
+      size_t r = z != NULL ? ZSTD_decompressDCtx(z, dst, (size_t)dst_len, src, (size_t)src_len)
+                           : ZSTD_decompress(dst, (size_t)dst_len, src, (size_t)src_len);
       if (ZSTD_isError(r) || (int64_t)r != dst_len) return bad(codec, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong size", err);
       return LADLE_OK;
 #else

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -350,6 +351,7 @@ static void walk_schema(ladle_thrift *t, const schema_elem *elems, int64_t nelem
 void ladle_pq_close(ladle_pq_file *f) {
   if (f == NULL) return;
   if (f->fd >= 0) close(f->fd);
+  if (f->map != NULL) munmap((void *)f->map, (size_t)f->file_size);
   for (size_t i = 0; i < f->ncolumns; i++) free(f->columns[i].name);
   free(f->columns);
   for (size_t g = 0; g < f->nrow_groups; g++) free(f->row_groups[g].columns);
@@ -394,6 +396,12 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
     goto done;
   }
   f->file_size = (int64_t)sb.st_size;
+  /* column chunks are read from a read-only mapping (the page cache's pages,
+   * not a copy); where the file cannot be mapped, with pread */
+  if (f->file_size > 0 && ladle_use_mmap()) {
+    void *map = mmap(NULL, (size_t)f->file_size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+    f->map = map == MAP_FAILED ? NULL : map;
+  }
   uint8_t tail[8], head[4];
   if (f->file_size < 12) {
     st = ladle_err_set(err, LADLE_ECORRUPT, "%s: %lld bytes is too small for a Parquet file", path,

@@ -102,6 +102,7 @@ typedef struct ladle_pq_file {
   char *path;
   int fd;
   int64_t file_size;
+  const uint8_t *map; /* the file mapped read only (NULL: read with pread) */
   uint8_t *footer; /* owned; metadata pointers point into it */
   int64_t num_rows;
   size_t ncolumns;

@@ -816,17 +816,22 @@ static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uin
   return LADLE_OK;
 }
 
-/* The page's bytes after decompression (into *scratch, or pointing at src). */
+/* The page's bytes after decompression (into *scratch, of *cap bytes, grown
+ * as needed; or pointing at src). */
 static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int64_t src_len, int64_t dst_len,
-                               uint8_t **scratch, const uint8_t **out) {
+                               uint8_t **scratch, int64_t *cap, const uint8_t **out) {
   if (codec == 0) {
     if (src_len != dst_len) return corrupt(c, "uncompressed page sizes differ");
     *out = src;
     return LADLE_OK;
   }
-  free(*scratch);
-  *scratch = malloc((size_t)LADLE_MAX(dst_len, 1));
-  if (*scratch == NULL) return LADLE_OOM(c->err, "parquet page");
+  if (dst_len > *cap) { /* reused from page to page: fresh memory costs page faults */
+    free(*scratch);
+    *cap = 0;
+    *scratch = malloc((size_t)LADLE_MAX(dst_len, 1));
+    if (*scratch == NULL) return LADLE_OOM(c->err, "parquet page");
+    *cap = dst_len;
+  }
   ladle_status st = ladle_pq_decompress(codec, src, src_len, *scratch, dst_len, c->err);
   if (st != LADLE_OK)
     return ladle_err_context(c->err, st, "%s: column '%s', page %lld", c->f->path, c->col->name, (long long)c->page);
@@ -1005,16 +1010,25 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   int64_t nslots = list ? m->num_values : nrows;
   if (nslots < 0 || (nslots > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "value count is implausible for the chunk size");
   int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
-  uint8_t *buf = malloc((size_t)LADLE_MAX(size, 1));
-  if (buf == NULL) return LADLE_OOM(err, "column chunk");
-  int64_t done = 0;
-  while (done < size) {
-    ssize_t r = pread(f->fd, buf + done, (size_t)(size - done), (off_t)(start + done));
-    if (r <= 0) {
-      free(buf);
-      return ladle_err_set(err, LADLE_EIO, "%s: column '%s': read failed", f->path, pc->name);
+  /* the chunk's bytes: in the file's mapping (bounds checked when the footer
+   * was read), or read into a buffer of their own */
+  if (start < 0 || size < 0 || start > f->file_size || size > f->file_size - start)
+    return corrupt(&c, "column chunk lies outside the file");
+  uint8_t *buf = NULL;
+  const uint8_t *chunk = f->map != NULL ? f->map + start : NULL;
+  if (chunk == NULL) {
+    buf = malloc((size_t)LADLE_MAX(size, 1));
+    if (buf == NULL) return LADLE_OOM(err, "column chunk");
+    int64_t done = 0;
+    while (done < size) {
+      ssize_t r = pread(f->fd, buf + done, (size_t)(size - done), (off_t)(start + done));
+      if (r <= 0) {
+        free(buf);
+        return ladle_err_set(err, LADLE_EIO, "%s: column '%s': read failed", f->path, pc->name);
+      }
+      done += r;
     }
-    done += r;
+    chunk = buf;
   }
   bool str = ladle_type_is_varlen(pc->type.id);
   /* views: a flat string column read straight into Arrow views */
@@ -1053,8 +1067,9 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   memset(&vals, 0, sizeof vals);
   bool have_dict = false;
   uint8_t *dict_scratch = NULL, *dict_padded = NULL, *scratch = NULL, *present = NULL;
+  int64_t dict_cap = 0, scratch_cap = 0;
   uint32_t *idx = NULL, *levels = NULL;
-  const uint8_t *p = buf, *end = buf + size;
+  const uint8_t *p = chunk, *end = chunk + size;
   while (st == LADLE_OK && s.row < nslots) {
     if (p >= end) {
       st = corrupt(&c, "the column chunk ends before the row group's rows");
@@ -1077,7 +1092,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         break;
       }
       const uint8_t *d;
-      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &d);
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &dict_cap, &d);
       if (st == LADLE_OK && h.num_values > h.uncompressed * 8 + 8) st = corrupt(&c, "dictionary claims more values than its bytes hold");
       if (st == LADLE_OK) st = pvals_alloc(&c, &dict, h.num_values);
       if (st == LADLE_OK && is_bytes(pc) && pc->physical == LADLE_PQ_BYTE_ARRAY) {
@@ -1117,7 +1132,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     const uint8_t *data, *data_end;
     const uint8_t *defs = NULL, *defs_end = NULL, *reps = NULL, *reps_end = NULL;
     if (h.type == 0) {
-      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &data);
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &scratch_cap, &data);
       if (st != LADLE_OK) break;
       data_end = data + h.uncompressed;
       if (pc->max_rep > 0 && (st = level_block(&c, &data, data_end, "repetition", &reps, &reps_end)) != LADLE_OK)
@@ -1135,7 +1150,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       defs_end = defs + h.def_len;
       const uint8_t *vsrc = raw + h.rep_len + h.def_len;
       int64_t vlen = h.compressed - h.rep_len - h.def_len, ulen = h.uncompressed - h.rep_len - h.def_len;
-      st = page_bytes(&c, h.v2_compressed ? m->codec : 0, vsrc, vlen, ulen, &scratch, &data);
+      st = page_bytes(&c, h.v2_compressed ? m->codec : 0, vsrc, vlen, ulen, &scratch, &scratch_cap, &data);
       if (st != LADLE_OK) break;
       data_end = data + ulen;
       if (pc->max_def == 0) defs = NULL;
