@@ -41,7 +41,7 @@ deps:
 	python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
 	  >/dev/null 2>&1 || need="$$need python3-dev"; \
 	for hdr in zlib.h:zlib1g-dev zstd.h:libzstd-dev snappy-c.h:libsnappy-dev lz4.h:liblz4-dev \
-	           brotli/decode.h:libbrotli-dev; do \
+	           brotli/decode.h:libbrotli-dev libdeflate.h:libdeflate-dev; do \
 	  test -e /usr/include/$${hdr%%:*} || need="$$need $${hdr##*:}"; \
 	done; \
 	if [ -n "$$need" ]; then \

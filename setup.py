@@ -12,6 +12,7 @@ CODECS = [
     ("LADLE_HAVE_SNAPPY", "snappy-c.h", "snappy"),
     ("LADLE_HAVE_LZ4", "lz4.h", "lz4"),
     ("LADLE_HAVE_BROTLI", "brotli/decode.h", "brotlidec"),
+    ("LADLE_HAVE_LIBDEFLATE", "libdeflate.h", "deflate"),  # faster GZIP pages; zlib still needed
 ]
 found = [(d, lib) for d, h, lib in CODECS if os.path.exists(os.path.join("/usr/include", h))]
 

@@ -214,3 +214,34 @@ TEST(mutated_files_never_crash) {
   CHECK(mutants > 1000);
   CHECK(failures > 0);
 }
+
+#ifdef LADLE_HAVE_ZLIB
+#include <zlib.h>
+/* GZIP pages: gzip framing (what writers use; libdeflate's path where it is
+ * built in), zlib framing (zlib's), two members, a wrong size and damage. */
+TEST(gzip_pages_in_either_framing) {
+  enum { N = 100000 };
+  static uint8_t raw[N], packed[2 * N + 64], out[N + 1];
+  for (int i = 0; i < N; i++) raw[i] = (uint8_t)((i * 7) % 251 ^ (i >> 9));
+  for (int wbits = 15; wbits <= 31; wbits += 16) { /* 15: zlib, 31: gzip */
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    CHECK(deflateInit2(&z, 6, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    z.next_in = raw;
+    z.avail_in = N;
+    z.next_out = packed;
+    z.avail_out = sizeof packed;
+    CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    int64_t len = (int64_t)z.total_out;
+    deflateEnd(&z);
+    ladle_error e;
+    memset(out, 0, sizeof out);
+    CHECK(ladle_pq_decompress(2, packed, len, out, N, &e) == LADLE_OK && memcmp(out, raw, N) == 0);
+    /* claims one byte more than the stream holds */
+    CHECK(ladle_pq_decompress(2, packed, len, out, N + 1, &e) == LADLE_ECORRUPT && strstr(e.message, "GZIP"));
+    /* damage in the middle of the stream */
+    packed[len / 2] ^= 0x5a;
+    CHECK(ladle_pq_decompress(2, packed, len, out, N, &e) == LADLE_ECORRUPT && strstr(e.message, "GZIP"));
+  }
+}
+#endif
