@@ -342,6 +342,24 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
 static ladle_status decode_byte_stream_split(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
   int w = fixed_width(c->col);
   int64_t n = v->n;
+  if (is_bytes(c->col)) {
+    /* fixed-length byte arrays (DECIMAL, binary): byte k of value i is at
+     * k * n + i; the values are put back together in a buffer of their own */
+    if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
+    v->owned = malloc((size_t)LADLE_MAX((int64_t)w * n, 1));
+    if (v->owned == NULL) return LADLE_OOM(c->err, "parquet values");
+    v->owned_len = (int64_t)w * n;
+    for (int k = 0; k < w; k++) {
+      const uint8_t *src = p + (int64_t)k * n;
+      for (int64_t i = 0; i < n; i++) v->owned[i * w + k] = src[i];
+    }
+    for (int64_t i = 0; i < n; i++) {
+      v->ptr[i] = v->owned + i * w;
+      v->len[i] = w;
+    }
+    v->end = v->owned + v->owned_len;
+    return LADLE_OK;
+  }
   if (w <= 0 || w > 16 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
   uint8_t tmp[16];
   for (int64_t i = 0; i < n; i++) {
@@ -880,8 +898,6 @@ static ladle_status decode_values(const ctx *c, int encoding, const uint8_t *p, 
       return decode_delta_byte_array(c, p, end, vals);
     case 9:
       if (phys == LADLE_PQ_BOOLEAN || phys == LADLE_PQ_BYTE_ARRAY) return corrupt(c, "BYTE_STREAM_SPLIT on a variable-width column");
-      if (is_bytes(c->col))
-        return ladle_err_set(c->err, LADLE_ENOTSUP, "%s: column '%s': BYTE_STREAM_SPLIT on fixed-length byte arrays other than FLOAT16 is not supported yet", c->f->path, c->col->name);
       return decode_byte_stream_split(c, p, end, vals);
     default:
       return ladle_err_set(c->err, LADLE_ENOTSUP, "%s: column '%s': encoding %d is not supported", c->f->path,
