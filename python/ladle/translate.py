@@ -354,6 +354,7 @@ class Translator:
             plan = self._hive_scan(paths, cols, [c for c in want if c in hive.columns], limit, filters, hive)
         else:
             plan = self._parquet_files(paths, cols, limit, filters, policies)
+        plan = self._arrow_durations(plan, self.nt.get_schema())
         if row_index is not None:
             plan = N.row_index(plan, row_index[0], int(row_index[1]))
         if ir.predicate is not None:
@@ -361,6 +362,24 @@ class Translator:
         if [name for name, _ in plan.schema()] != want:
             plan = N.select(plan, [N.col(c) for c in want])
         return plan
+
+    @staticmethod
+    def _arrow_durations(plan: N.Plan, want: Any) -> N.Plan:
+        """Duration columns: Parquet has no duration type, so writers store an
+        INT64 and say Duration(unit) in the file's Arrow schema (the
+        ARROW:schema metadata), which Polars reads; ladle reads the INT64. Where
+        Polars says Duration and ladle Int64, the values are the durations in
+        Polars' unit as they are: the column is relabelled (a cast that shares
+        the buffer), before any filter sees it."""
+        exprs, changed = [], False
+        for name, t in plan.schema():
+            w = want.get(name)
+            if isinstance(w, pl.Duration) and t[0] == N.LADLE_TYPE_INT64:
+                exprs.append(N.alias(N.cast(N.col(name), _ladle_type(w, f"column '{name}'"), 1), name))
+                changed = True
+            else:
+                exprs.append(N.col(name))
+        return N.select(plan, exprs) if changed else plan
 
     @staticmethod
     def _parquet_files(

@@ -407,3 +407,29 @@ def test_byte_stream_split_on_fixed_length_byte_arrays(version: str, tmp_path: P
     want = pl.from_arrow(pq.read_table(path))
     assert isinstance(want, pl.DataFrame)
     assert_frame_equal(got, want)
+
+
+@pytest.mark.parametrize("writer", ["polars", "pyarrow"])
+def test_durations_through_the_arrow_schema(writer: str, tmp_path: Path, engine) -> None:
+    # Parquet has no duration type: the writers store INT64 and name the
+    # Duration (and its unit) in the file's Arrow schema, which Polars reads
+    from datetime import timedelta
+
+    rng = np.random.default_rng(31)
+    n = 20_000
+    raw = rng.integers(-10**12, 10**12, n)
+    df = pl.DataFrame({"plain": raw, "k": rng.integers(0, 7, n)}).with_columns(
+        *[pl.col("plain").cast(pl.Duration(u)).alias(f"d_{u}") for u in ("ns", "us", "ms")]
+    ).with_columns(pl.when(pl.col("k") == 3).then(None).otherwise(pl.col("d_us")).alias("d_us"))
+    path = tmp_path / "dur.parquet"
+    if writer == "polars":
+        df.write_parquet(path, row_group_size=3_000)
+    else:
+        pq.write_table(df.to_arrow(), path, row_group_size=3_000)
+    assert str(pq.ParquetFile(path).schema.column(2).physical_type) == "INT64"
+    lf = pl.scan_parquet(path)
+    got = assert_same(lf, engine)
+    assert got.schema["plain"] == pl.Int64 and got.schema["d_ms"] == pl.Duration("ms")
+    assert_same(lf.filter(pl.col("d_ms") > timedelta(days=1)).select("k", "d_ns"), engine)
+    assert_same(lf.group_by("k").agg(pl.col("d_us").sum(), pl.col("d_ns").min()), engine, ordered=False)
+    assert_same(pl.scan_parquet(path, row_index_name="i").filter(pl.col("d_us").is_null()), engine)
