@@ -465,8 +465,9 @@ typedef struct ladle_csv_opts {
   char separator;    /* ',' */
   char quote;        /* '"'; 0 for none */
   bool has_header;   /* true: names from the first record */
-  int64_t skip_rows; /* lines skipped before the header */
-  int64_t skip_rows_after_header;
+  int64_t skip_rows; /* records skipped before the header (quotes respected,
+                        comment lines not counted) */
+  int64_t skip_rows_after_header; /* records skipped after it, the same way */
   const char *comment_prefix; /* lines starting with it are skipped; NULL none */
   size_t n_null_values;       /* fields equal to one of these are null */
   const char *const *null_values;
@@ -480,6 +481,7 @@ typedef struct ladle_csv_opts {
   size_t n_columns;           /* 0: every column of the file */
   const char *const *columns; /* names to read, in output order */
   const ladle_dtype *types;   /* their types (NULL: inferred) */
+  int64_t skip_lines;         /* raw lines ('\n') skipped first, quotes ignored */
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);

@@ -682,16 +682,17 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
                            "try_parse_dates",
                            "infer_schema_length",
                            "n_rows",
+                           "skip_lines",
                            NULL};
   PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None;
   int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0,
       dates = 0;
-  long long skip = 0, skip_after = 0, infer = 100, n_rows = -1;
+  long long skip = 0, skip_after = 0, infer = 100, n_rows = -1, skip_lines = 0;
   const char *comment = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLL", kwlist, &paths_obj, &cols_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLLL", kwlist, &paths_obj, &cols_obj,
                                    &types_obj, &sep, &quote, &has_header, &skip, &skip_after,
                                    &comment, &nulls_obj, &missing_is_null, &truncate, &ignore,
-                                   &dates, &infer, &n_rows))
+                                   &dates, &infer, &n_rows, &skip_lines))
     return NULL;
   Py_ssize_t np, nc = 0, nn = 0;
   const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL;
@@ -725,6 +726,7 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
   o.has_header = has_header;
   o.skip_rows = skip;
   o.skip_rows_after_header = skip_after;
+  o.skip_lines = skip_lines;
   o.comment_prefix = comment;
   o.n_null_values = (size_t)nn;
   o.null_values = nulls;

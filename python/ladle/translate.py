@@ -493,8 +493,6 @@ class Translator:
             raise Unsupported(what, "hive partitions and file path columns are not supported by ladle yet")
         if po.get("eol_char", 10) != 10 or po.get("encoding", "Utf8") != "Utf8" or po.get("decimal_comma"):
             raise Unsupported(what, "only UTF-8 files with \\n line ends and decimal points are supported")
-        if o.get("skip_lines", 0):
-            raise Unsupported(what, "skip_lines is not supported by ladle yet")
         nulls = po.get("null_values")
         null_list: list[str] = []
         if nulls is not None:
@@ -522,6 +520,7 @@ class Translator:
                 [str(p) for p in ir.paths], cols, types, separator=int(po.get("separator", 44)),
                 quote=0 if quote is None else int(quote), has_header=bool(o.get("has_header", True)),
                 skip_rows=int(o.get("skip_rows", 0)), skip_rows_after_header=int(o.get("skip_rows_after_header", 0)),
+                skip_lines=int(o.get("skip_lines", 0) or 0),
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
                 truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),

@@ -190,3 +190,26 @@ def test_integers_at_their_limits(values: list[str], tmp_path: Path, engine) -> 
     if pl.scan_csv(p).collect_schema()["x"] != pl.Int128:  # Polars' choice past Int64; ladle has no Int128
         assert_same(pl.scan_csv(p), engine)
     assert_same(pl.scan_csv(p, schema_overrides={"x": pl.Int64}, ignore_errors=True), engine)
+
+
+SKIPS = {
+    # a skipped row whose quoted field holds a newline is one row (skip_rows),
+    # two lines (skip_lines)
+    "rows_quoted": ('x,"multi\nline"\na,b\n1,2\n3,4\n', {"skip_rows": 1}),
+    "lines_plain": ('junk "with, quotes"\na,b\n1,2\n', {"skip_lines": 1}),
+    "lines_quoted_2": ('x,"multi\nline"\na,b\n1,2\n', {"skip_lines": 2}),
+    # comment lines are not rows
+    "rows_comments": ("#c\nj\na,b\n1,2\n", {"skip_rows": 1, "comment_prefix": "#"}),
+    "rows_comments_2": ("#c\nj\n#d\nk\na,b\n1,2\n", {"skip_rows": 2, "comment_prefix": "#"}),
+    "after_header_quoted": ('a,b\n"1\n2",3\n4,5\n6,7\n', {"skip_rows_after_header": 1}),
+    "after_header_comments": ("a,b\n#c\n1,2\n4,5\n6,7\n", {"skip_rows_after_header": 1, "comment_prefix": "#"}),
+    "after_header_two": ('a,b\n"1\n2",3\n"x\n\ny",5\n6,7\n', {"skip_rows_after_header": 2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKIPS))
+def test_skipping_rows_and_lines(name: str, tmp_path: Path, engine) -> None:
+    text, opts = SKIPS[name]
+    p = write(tmp_path, text)
+    got = assert_same(pl.scan_csv(p, **opts), engine)
+    assert got.columns == ["a", "b"] and got.height >= 1

@@ -264,6 +264,18 @@ static int64_t next_line(const uint8_t *d, int64_t p, int64_t size) {
   return nl ? (int64_t)(nl - d) + 1 : size;
 }
 
+/* The start of the record after the one at p (a newline inside quotes does
+ * not end a record). */
+static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote) {
+  int inq = 0;
+  while (p < size) {
+    uint8_t ch = d[p++];
+    if (quote && ch == (uint8_t)quote) inq ^= 1;
+    else if (ch == '\n' && !inq) break;
+  }
+  return p;
+}
+
 /* Splits record [a, b) into fields: calls back with each field's raw bounds. */
 typedef struct field {
   int64_t a, b;  /* raw bytes, quotes included */
@@ -414,18 +426,16 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   const uint8_t *d = f->data;
   int64_t p = 0;
   if (f->size >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) p = 3; /* UTF-8 BOM */
-  for (int64_t k = 0; k < o->skip_rows && p < f->size; k++) p = next_line(d, p, f->size);
+  /* skip_lines: raw lines; skip_rows: records, as Polars (a quoted newline
+   * stays inside its record, comment lines do not count) */
+  for (int64_t k = 0; k < o->skip_lines && p < f->size; k++) p = next_line(d, p, f->size);
+  for (int64_t k = 0; k < o->skip_rows && p < f->size; k++) {
+    while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
+    p = next_record(d, p, f->size, o->quote);
+  }
   while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
   /* the first record: the header, or the width of the data */
-  int64_t rec_end = p;
-  {
-    int inq = 0;
-    while (rec_end < f->size) {
-      uint8_t ch = d[rec_end++];
-      if (o->quote && ch == (uint8_t)o->quote) inq ^= 1;
-      else if (ch == '\n' && !inq) break;
-    }
-  }
+  int64_t rec_end = next_record(d, p, f->size, o->quote);
   if (p >= f->size) {
     f->ncols = 0;
     f->body = f->size;
@@ -466,8 +476,11 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
     f->body = o->has_header ? rec_end : p;
   }
   if (st == LADLE_OK && o->has_header)
-    for (int64_t k = 0; k < o->skip_rows_after_header && f->body < f->size; k++)
-      f->body = next_line(d, f->body, f->size);
+    for (int64_t k = 0; k < o->skip_rows_after_header && f->body < f->size; k++) {
+      while (f->body < f->size && is_comment(d + f->body, d + f->size, o->comment_prefix))
+        f->body = next_line(d, f->body, f->size);
+      f->body = next_record(d, f->body, f->size, o->quote);
+    }
   /* find the records, in parallel chunks */
   int64_t body = f->body, len = f->size - body;
   size_t nchunks = len > 0 ? (size_t)LADLE_MIN(LADLE_MAX(len / (1 << 20), 1), 1024) : 0;

@@ -526,18 +526,21 @@ static bool dict_indices_ok(const uint32_t *idx, int64_t count, int64_t n) {
  * page rather than per row. */
 #define SCATTER_LOOP(T, CONV)                                                    \
   do {                                                                           \
-    T *O = LADLE_COL_MUT(o, T);                                                  \
+    T *O = LADLE_COL_MUT(o, T) + s->row; /* (a local: stores to O cannot     \
+                                               move s->row) */                  \
     if (present == NULL && idx != NULL) {                                        \
       /* every row a value through the dictionary: the indices checked in one  \
        * pass, then a plain gather */                                            \
       if (!dict_indices_ok(idx, count, src->n))                                  \
         return corrupt(c, "dictionary index out of range");                      \
+      const uint64_t *D = src->raw;                                              \
       for (int64_t r = 0; r < count; r++) {                                      \
-        uint64_t v = src->raw[idx[r]];                                           \
-        O[s->row + r] = CONV;                                                    \
+        uint64_t v = D[idx[r]];                                                  \
+        O[r] = CONV;                                                             \
       }                                                                          \
       break;                                                                     \
     }                                                                            \
+    O -= s->row;                                                                 \
     for (int64_t r = 0; r < count; r++) {                                        \
       int64_t row = s->row + r;                                                  \
       if (present != NULL && !present[r]) {                                      \
