@@ -482,6 +482,9 @@ typedef struct ladle_csv_opts {
   const char *const *columns; /* names to read, in output order */
   const ladle_dtype *types;   /* their types (NULL: inferred) */
   int64_t skip_lines;         /* raw lines ('\n') skipped first, quotes ignored */
+  size_t n_named_nulls;       /* per-column null values: a field of column */
+  const char *const *named_null_columns; /* named_null_columns[i] that equals */
+  const char *const *named_null_values;  /* named_null_values[i] is null */
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);

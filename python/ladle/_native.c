@@ -683,23 +683,33 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
                            "infer_schema_length",
                            "n_rows",
                            "skip_lines",
+                           "named_null_columns",
+                           "named_null_values",
                            NULL};
-  PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None;
+  PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None,
+           *ncols_obj = Py_None, *nvals_obj = Py_None;
   int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0,
       dates = 0;
   long long skip = 0, skip_after = 0, infer = 100, n_rows = -1, skip_lines = 0;
   const char *comment = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLLL", kwlist, &paths_obj, &cols_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLLLOO", kwlist, &paths_obj, &cols_obj,
                                    &types_obj, &sep, &quote, &has_header, &skip, &skip_after,
                                    &comment, &nulls_obj, &missing_is_null, &truncate, &ignore,
-                                   &dates, &infer, &n_rows, &skip_lines))
+                                   &dates, &infer, &n_rows, &skip_lines, &ncols_obj, &nvals_obj))
     return NULL;
-  Py_ssize_t np, nc = 0, nn = 0;
-  const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL;
+  Py_ssize_t np, nc = 0, nn = 0, nnc = 0, nnv = 0;
+  const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL, **ncols = NULL,
+             **nvals = NULL;
   ladle_dtype *types = NULL;
   if (paths == NULL) return NULL;
   if (cols_obj != Py_None && (cols = str_list(cols_obj, &nc)) == NULL) goto fail;
   if (nulls_obj != Py_None && (nulls = str_list(nulls_obj, &nn)) == NULL) goto fail;
+  if (ncols_obj != Py_None && (ncols = str_list(ncols_obj, &nnc)) == NULL) goto fail;
+  if (nvals_obj != Py_None && (nvals = str_list(nvals_obj, &nnv)) == NULL) goto fail;
+  if (nnc != nnv) {
+    PyErr_SetString(PyExc_ValueError, "scan_csv: named_null_columns and named_null_values differ in length");
+    goto fail;
+  }
   if (types_obj != Py_None) {
     PyObject *fast = PySequence_Fast(types_obj, "types must be a list of dtypes");
     if (fast == NULL) goto fail;
@@ -727,6 +737,9 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
   o.skip_rows = skip;
   o.skip_rows_after_header = skip_after;
   o.skip_lines = skip_lines;
+  o.n_named_nulls = (size_t)nnc;
+  o.named_null_columns = ncols;
+  o.named_null_values = nvals;
   o.comment_prefix = comment;
   o.n_null_values = (size_t)nn;
   o.null_values = nulls;
@@ -747,6 +760,8 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
   Py_END_ALLOW_THREADS free(paths);
   free(cols);
   free(nulls);
+  free(ncols);
+  free(nvals);
   free(types);
   if (st != LADLE_OK) return raise_err(st, &err);
   return wrap_plan(out);
@@ -754,6 +769,8 @@ fail:
   free(paths);
   free(cols);
   free(nulls);
+  free(ncols);
+  free(nvals);
   free(types);
   return NULL;
 }

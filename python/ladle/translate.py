@@ -495,13 +495,16 @@ class Translator:
             raise Unsupported(what, "only UTF-8 files with \\n line ends and decimal points are supported")
         nulls = po.get("null_values")
         null_list: list[str] = []
+        named: list[tuple[str, str]] = []
         if nulls is not None:
             if "AllColumns" in nulls:
                 null_list = list(nulls["AllColumns"])
             elif "AllColumnsSingle" in nulls:
                 null_list = [nulls["AllColumnsSingle"]]
+            elif "Named" in nulls:
+                named = [(str(c), str(v)) for c, v in nulls["Named"]]
             else:
-                raise Unsupported(what, "per-column null_values are not supported by ladle yet")
+                raise Unsupported(what, f"null_values {nulls} are not supported by ladle yet")
         comment = po.get("comment_prefix")
         if isinstance(comment, dict):
             comment = chr(comment["Single"]) if "Single" in comment else comment.get("Multi")
@@ -521,6 +524,7 @@ class Translator:
                 quote=0 if quote is None else int(quote), has_header=bool(o.get("has_header", True)),
                 skip_rows=int(o.get("skip_rows", 0)), skip_rows_after_header=int(o.get("skip_rows_after_header", 0)),
                 skip_lines=int(o.get("skip_lines", 0) or 0),
+                named_null_columns=[c for c, _ in named], named_null_values=[v for _, v in named],
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
                 truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),

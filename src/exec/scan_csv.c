@@ -11,6 +11,8 @@ typedef struct csv_source {
   ladle_csv_opts o; /* strings owned below */
   char *comment;
   char **nulls;
+  char **named; /* 2 * n_named_nulls: column, value, column, value ... */
+  const char **named_cols, **named_vals;
   size_t nfiles;
   ladle_csv_file **files;
   size_t ncols;
@@ -28,6 +30,10 @@ static void csv_source_free(void *v) {
   free(s->comment);
   for (size_t i = 0; s->nulls && i < s->o.n_null_values; i++) free(s->nulls[i]);
   free(s->nulls);
+  for (size_t i = 0; s->named && i < 2 * s->o.n_named_nulls; i++) free(s->named[i]);
+  free(s->named);
+  free(s->named_cols);
+  free(s->named_vals);
   free(s);
 }
 
@@ -58,6 +64,20 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
       if ((s->nulls[i] = ladle_strdup(opts->null_values[i])) == NULL)
         st = LADLE_OOM(err, "csv options");
     s->o.null_values = (const char *const *)s->nulls;
+  }
+  if (st == LADLE_OK && s->o.n_named_nulls > 0) {
+    size_t n = s->o.n_named_nulls;
+    s->named = calloc(2 * n, sizeof *s->named);
+    s->named_cols = calloc(n, sizeof *s->named_cols);
+    s->named_vals = calloc(n, sizeof *s->named_vals);
+    if (s->named == NULL || s->named_cols == NULL || s->named_vals == NULL) st = LADLE_OOM(err, "csv options");
+    for (size_t i = 0; st == LADLE_OK && i < n; i++) {
+      s->named_cols[i] = s->named[2 * i] = ladle_strdup(opts->named_null_columns[i]);
+      s->named_vals[i] = s->named[2 * i + 1] = ladle_strdup(opts->named_null_values[i]);
+      if (s->named[2 * i] == NULL || s->named[2 * i + 1] == NULL) st = LADLE_OOM(err, "csv options");
+    }
+    s->o.named_null_columns = s->named_cols;
+    s->o.named_null_values = s->named_vals;
   }
   s->o.columns = NULL;
   s->o.types = NULL;

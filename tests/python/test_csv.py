@@ -213,3 +213,25 @@ def test_skipping_rows_and_lines(name: str, tmp_path: Path, engine) -> None:
     p = write(tmp_path, text)
     got = assert_same(pl.scan_csv(p, **opts), engine)
     assert got.columns == ["a", "b"] and got.height >= 1
+
+
+@pytest.mark.parametrize("nulls", [
+    {"a": "NA", "c": "-"},
+    {"b": "NA"},  # a string column: "NA" elsewhere stays text
+    {"a": "NA", "b": "x"},
+    {"c": "?"},  # a column in which the text never appears
+])
+def test_per_column_null_values(nulls: dict[str, str], tmp_path: Path, engine) -> None:
+    rng = np.random.default_rng(9)
+    rows = ["a,b,c"]
+    for i in range(3_000):
+        a = rng.choice(["NA", str(i), "-"]) if i % 5 else "NA"
+        b = rng.choice(["NA", "x", "y", '"NA"', "-"])
+        c = rng.choice(["-", str(i * 2), "NA"]) if i % 7 else "-"
+        rows.append(f"{a},{b},{c}")
+    p = write(tmp_path, "\n".join(rows) + "\n")
+    lf = pl.scan_csv(p, null_values=nulls, schema_overrides={"a": pl.String, "c": pl.String})
+    got = assert_same(lf, engine)
+    for col, text in nulls.items():
+        assert (got[col] == text).sum() == 0  # the text became null in its column only
+    assert_same(pl.scan_csv(p, null_values={"a": "NA", "c": "-"}, ignore_errors=True), engine)

@@ -550,11 +550,17 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
 
 /* ------------------------------------------------------------------ values */
 
-static bool is_null_text(const ladle_csv_opts *o, field f, const char *t, int64_t len) {
+static bool is_null_text(const ladle_csv_opts *o, field f, const char *t, int64_t len, const char *column) {
   if (len == 0 && !f.quoted && o->missing_is_null) return true;
   for (size_t i = 0; i < o->n_null_values; i++) {
     size_t n = strlen(o->null_values[i]);
     if ((int64_t)n == len && memcmp(t, o->null_values[i], n) == 0) return true;
+  }
+  for (size_t i = 0; i < o->n_named_nulls; i++) {
+    size_t n = strlen(o->named_null_values[i]);
+    if ((int64_t)n == len && memcmp(t, o->named_null_values[i], n) == 0 &&
+        strcmp(column, o->named_null_columns[i]) == 0)
+      return true;
   }
   return false;
 }
@@ -720,7 +726,7 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
     for (size_t c = 0; c < nc && c < n; c++) {
       int64_t len;
       const char *t = field_text(f->data, fields[c], o->quote, scratch, &len);
-      if (is_null_text(o, fields[c], t, len)) continue;
+      if (is_null_text(o, fields[c], t, len, f->names[c])) continue;
       any[c] = 1;
       int64_t i64;
       double d;
@@ -853,7 +859,7 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
       bool null = c >= got || types[k].id == LADLE_TYPE_NULL;
       if (!null) {
         t = field_text(f->data, fields[c], o->quote, scratch, &len);
-        null = is_null_text(o, fields[c], t, len);
+        null = is_null_text(o, fields[c], t, len, f->names[c]);
       }
       if (!null && str) {
         if (slen[k] + len > scapv[k]) {
