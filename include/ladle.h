@@ -485,6 +485,7 @@ typedef struct ladle_csv_opts {
   size_t n_named_nulls;       /* per-column null values: a field of column */
   const char *const *named_null_columns; /* named_null_columns[i] that equals */
   const char *const *named_null_values;  /* named_null_values[i] is null */
+  bool decimal_comma;         /* floats written "1,5" (the separator is not ',') */
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);

@@ -491,8 +491,8 @@ class Translator:
         opts = ir.file_options
         if ir.hive_parts is not None or getattr(opts, "include_file_paths", None):
             raise Unsupported(what, "hive partitions and file path columns are not supported by ladle yet")
-        if po.get("eol_char", 10) != 10 or po.get("encoding", "Utf8") != "Utf8" or po.get("decimal_comma"):
-            raise Unsupported(what, "only UTF-8 files with \\n line ends and decimal points are supported")
+        if po.get("eol_char", 10) != 10 or po.get("encoding", "Utf8") != "Utf8":
+            raise Unsupported(what, "only UTF-8 files with \\n line ends are supported")
         nulls = po.get("null_values")
         null_list: list[str] = []
         named: list[tuple[str, str]] = []
@@ -525,6 +525,7 @@ class Translator:
                 skip_rows=int(o.get("skip_rows", 0)), skip_rows_after_header=int(o.get("skip_rows_after_header", 0)),
                 skip_lines=int(o.get("skip_lines", 0) or 0),
                 named_null_columns=[c for c, _ in named], named_null_values=[v for _, v in named],
+                decimal_comma=bool(po.get("decimal_comma", False)),
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
                 truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),

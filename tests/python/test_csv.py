@@ -235,3 +235,18 @@ def test_per_column_null_values(nulls: dict[str, str], tmp_path: Path, engine) -
     for col, text in nulls.items():
         assert (got[col] == text).sum() == 0  # the text became null in its column only
     assert_same(pl.scan_csv(p, null_values={"a": "NA", "c": "-"}, ignore_errors=True), engine)
+
+
+def test_decimal_comma(tmp_path: Path, engine) -> None:
+    rng = np.random.default_rng(4)
+    vals = np.round(rng.normal(size=4_000) * 1e4, 3)
+    text = ["x;y;s"]
+    for i, v in enumerate(vals):
+        x = str(v).replace(".", ",")
+        y = f'"{x}"' if i % 3 == 0 else (str(v) if i % 3 == 1 else x)  # quoted, a point, a comma
+        text.append(f"{x};{y};{'' if i % 11 == 0 else 'k' + str(i)}")
+    p = write(tmp_path, "\n".join(text) + "\n")
+    got = assert_same(pl.scan_csv(p, separator=";", decimal_comma=True), engine)
+    assert got.schema["x"] == pl.Float64
+    assert_same(pl.scan_csv(p, separator=";", decimal_comma=True, schema_overrides={"y": pl.Float64}), engine)
+    assert_same(pl.scan_csv(p, separator=";", decimal_comma=True, schema_overrides={"y": pl.Float32, "x": pl.Float32}), engine)

@@ -648,6 +648,14 @@ static bool parse_f64(const char *t, int64_t len, double *out) {
   return end == buf + len && !(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
 }
 
+/* A float written with a decimal comma ("1,5"), as one with a point. */
+static bool parse_f64_comma(const char *t, int64_t len, double *out) {
+  char buf[128];
+  if (len <= 0 || len >= (int64_t)sizeof buf) return false;
+  for (int64_t i = 0; i < len; i++) buf[i] = t[i] == ',' ? '.' : t[i]; /* a point is read too, as Polars */
+  return parse_f64(buf, len, out);
+}
+
 static bool parse_bool(const char *t, int64_t len, bool *out) {
   if (len == 4 && strncasecmp(t, "true", 4) == 0) return (*out = true), true;
   if (len == 5 && strncasecmp(t, "false", 5) == 0) return (*out = false), true;
@@ -732,7 +740,7 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
       double d;
       bool bo;
       if (!parse_i64(t, len, &i64)) cand[c] &= (uint8_t)~1u;
-      if (!parse_f64(t, len, &d)) cand[c] &= (uint8_t)~2u;
+      if (!(o->decimal_comma ? parse_f64_comma(t, len, &d) : parse_f64(t, len, &d))) cand[c] &= (uint8_t)~2u;
       if (!parse_bool(t, len, &bo)) cand[c] &= (uint8_t)~4u;
       if (!parse_date(t, len, &i64)) cand[c] &= (uint8_t)~8u;
       if (!parse_datetime(t, len, LADLE_TIME_US, &i64)) cand[c] &= (uint8_t)~16u;
@@ -756,7 +764,7 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
   return st;
 }
 
-static bool store(ladle_column *o, int64_t r, const char *t, int64_t len) {
+static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool decimal_comma) {
   ladle_type_id id = o->type.id;
   int64_t i64;
   uint64_t u64;
@@ -795,7 +803,7 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len) {
       return true;
     case LADLE_TYPE_FLOAT32:
     case LADLE_TYPE_FLOAT64:
-      if (!parse_f64(t, len, &d)) return false;
+      if (!(decimal_comma ? parse_f64_comma(t, len, &d) : parse_f64(t, len, &d))) return false;
       if (id == LADLE_TYPE_FLOAT32) LADLE_COL_MUT(o, float)[r] = (float)d;
       else LADLE_COL_MUT(o, double)[r] = d;
       return true;
@@ -874,7 +882,7 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
         }
         if (len > 0) memcpy(sbuf[k] + slen[k], t, (size_t)len);
         slen[k] += len;
-      } else if (!null && !store(o_, r, t, len)) {
+      } else if (!null && !store(o_, r, t, len, o->decimal_comma)) {
         if (!o->ignore_errors) {
           char b1[64];
           st = ladle_err_set(err, LADLE_ECOMPUTE,
