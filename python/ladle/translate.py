@@ -159,6 +159,21 @@ def _opts(
     return (i64, i64b, u64, f64, s, literal, closed)
 
 
+def _scan_slice(n_rows: Any) -> tuple[int | None, tuple[int, int] | None]:
+    """A scan's slice: (rows the reader stops after, (offset, length) of a
+    slice to apply above the scan and its row index, or None). Polars passes
+    n_rows, or (offset, length) for a pushed-down slice; a negative offset
+    counts from the end, so the whole input is read."""
+    if not isinstance(n_rows, tuple):
+        return (None if n_rows is None else int(n_rows)), None
+    offset, length = int(n_rows[0]), int(n_rows[1])
+    if offset == 0:
+        return length, None
+    if offset > 0:
+        return offset + length, (offset, length)
+    return None, (offset, length)
+
+
 def _ladle_type(dt: pl.DataType, what: str) -> LadleType:
     t = to_ladle(dt)
     if t is None:
@@ -337,11 +352,7 @@ class Translator:
         cols = list(opts.with_columns) if opts.with_columns is not None else None
         if cols is None:
             cols = [c for c in want if row_index is None or c != row_index[0]]
-        n_rows = opts.n_rows
-        if isinstance(n_rows, tuple):  # (offset, length) in some releases
-            if n_rows[0] != 0:
-                raise Unsupported("plan node Scan(parquet) with a slice offset", "not supported by ladle yet")
-            n_rows = n_rows[1]
+        n_rows, offset = _scan_slice(opts.n_rows)
         paths = [str(p) for p in ir.paths]
         filters = self._stat_filters(ir.predicate, self.nt.get_schema()) if ir.predicate is not None else []
         limit = -1 if n_rows is None else int(n_rows)
@@ -357,6 +368,8 @@ class Translator:
         plan = self._arrow_durations(plan, self.nt.get_schema())
         if row_index is not None:
             plan = N.row_index(plan, row_index[0], int(row_index[1]))
+        if offset is not None:
+            plan = N.slice(plan, offset[0], offset[1])
         if ir.predicate is not None:
             plan = N.filter(plan, self.expr(ir.predicate.node))
         if [name for name, _ in plan.schema()] != want:
@@ -513,11 +526,7 @@ class Translator:
         cols = [c for c in want if row_index is None or c != row_index[0]]
         types = [_ladle_type(want[c], f"column '{c}' of a CSV scan") for c in cols]
         quote = po.get("quote_char")
-        n_rows = opts.n_rows if opts.n_rows is not None else o.get("n_rows")
-        if isinstance(n_rows, tuple):
-            if n_rows[0] != 0:
-                raise Unsupported(what, "a slice offset is not supported by ladle yet")
-            n_rows = n_rows[1]
+        n_rows, offset = _scan_slice(opts.n_rows if opts.n_rows is not None else o.get("n_rows"))
         try:
             plan = N.scan_csv(
                 [str(p) for p in ir.paths], cols, types, separator=int(po.get("separator", 44)),
@@ -538,6 +547,8 @@ class Translator:
             raise
         if row_index is not None:
             plan = N.row_index(plan, row_index[0], int(row_index[1]))
+        if offset is not None:
+            plan = N.slice(plan, offset[0], offset[1])
         if ir.predicate is not None:
             plan = N.filter(plan, self.expr(ir.predicate.node))
         if [name for name, _ in plan.schema()] != list(want):

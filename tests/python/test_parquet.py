@@ -433,3 +433,26 @@ def test_durations_through_the_arrow_schema(writer: str, tmp_path: Path, engine)
     assert_same(lf.filter(pl.col("d_ms") > timedelta(days=1)).select("k", "d_ns"), engine)
     assert_same(lf.group_by("k").agg(pl.col("d_us").sum(), pl.col("d_ns").min()), engine, ordered=False)
     assert_same(pl.scan_parquet(path, row_index_name="i").filter(pl.col("d_us").is_null()), engine)
+
+
+SLICES = [(100, 10), (0, 7), (-5, 5), (-20, 5), (250, 100), (990, 50), (5000, 3), (-5000, 10)]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("offset,length", SLICES)
+def test_slices_pushed_into_scans(fmt: str, offset: int, length: int, tmp_path: Path, engine) -> None:
+    # Polars pushes .slice()/.tail() into the scan as (offset, length); ladle
+    # reads offset + length rows (all of them for a negative offset) and slices
+    # above the row index, before any filter
+    path = tmp_path / f"t.{fmt}"
+    table = pa.table({"a": np.arange(1000), "s": [f"v{i % 17}" for i in range(1000)]})
+    if fmt == "parquet":
+        pq.write_table(table, path, row_group_size=100)
+        scan = lambda **kw: pl.scan_parquet(path, **kw)  # noqa: E731
+    else:
+        pl.from_arrow(table).write_csv(path)  # type: ignore[union-attr]
+        scan = lambda **kw: pl.scan_csv(path, **kw)  # noqa: E731
+    assert_same(scan().slice(offset, length), engine)
+    assert_same(scan(row_index_name="i", row_index_offset=3).slice(offset, length), engine)
+    assert_same(scan().slice(offset, length).filter(pl.col("a") % 3 == 0), engine)
+    assert_same(scan().filter(pl.col("a") > 450).slice(offset, length), engine)
