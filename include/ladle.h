@@ -486,6 +486,12 @@ typedef struct ladle_csv_opts {
   const char *const *named_null_columns; /* named_null_columns[i] that equals */
   const char *const *named_null_values;  /* named_null_values[i] is null */
   bool decimal_comma;         /* floats written "1,5" (the separator is not ',') */
+  /* Multi-file policies (Polars' missing_columns='insert' / extra_columns=
+   * 'ignore'): a selected column that a file lacks is all-null there instead
+   * of an error; a column of a later file that the first file lacks is ignored
+   * instead of an error. Without either, every file has the first's width. */
+  bool insert_missing_columns;
+  bool ignore_extra_columns;
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);

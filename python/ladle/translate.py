@@ -535,6 +535,8 @@ class Translator:
                 skip_lines=int(o.get("skip_lines", 0) or 0),
                 named_null_columns=[c for c, _ in named], named_null_values=[v for _, v in named],
                 decimal_comma=bool(po.get("decimal_comma", False)),
+                insert_missing_columns=str(getattr(opts, "missing_columns_policy", "raise")) == "insert",
+                ignore_extra_columns=str(getattr(opts, "extra_columns_policy", "raise")) == "ignore",
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
                 truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),

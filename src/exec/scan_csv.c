@@ -109,14 +109,26 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
   if (st == LADLE_OK) st = ladle_schema_init(&p->schema, n, err);
   for (size_t fi = 0; st == LADLE_OK && fi < s->nfiles; fi++) {
     const ladle_csv_file *f = s->files[fi];
-    if (fi > 0 && f->ncols != f0->ncols)
+    bool policies = s->o.insert_missing_columns || s->o.ignore_extra_columns;
+    if (fi > 0 && f->ncols != f0->ncols && !policies)
       st = ladle_err_set(err, LADLE_EINVAL, "%s has %zu columns, %s has %zu", f->path, f->ncols,
                          f0->path, f0->ncols);
+    /* a later file's column the first file lacks: an error unless ignored */
+    for (size_t j = 0; st == LADLE_OK && fi > 0 && policies && !s->o.ignore_extra_columns && j < f->ncols;
+         j++) {
+      size_t i = 0;
+      while (i < f0->ncols && strcmp(f0->names[i], f->names[j]) != 0) i++;
+      if (i == f0->ncols)
+        st = ladle_err_set(err, LADLE_EINVAL, "%s has a column '%s' that %s lacks", f->path, f->names[j],
+                           f0->path);
+    }
     for (size_t k = 0; st == LADLE_OK && k < n; k++) {
       const char *name = opts && opts->n_columns > 0 ? opts->columns[k] : f0->names[k];
       size_t j = 0;
       while (j < f->ncols && strcmp(f->names[j], name) != 0) j++;
-      if (j == f->ncols) {
+      if (j == f->ncols && s->o.insert_missing_columns && (fi > 0 || (opts && opts->types != NULL))) {
+        j = SIZE_MAX; /* all null in this file (parsing reads past the record's fields) */
+      } else if (j == f->ncols) {
         st = ladle_err_set(err, LADLE_ENOCOL, "%s: no column '%s'", f->path, name);
         break;
       }

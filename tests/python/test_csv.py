@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 import pyarrow as pa
 from conftest import assert_same
+from polars.testing import assert_frame_equal
 
 import ladle
 
@@ -250,3 +251,27 @@ def test_decimal_comma(tmp_path: Path, engine) -> None:
     assert got.schema["x"] == pl.Float64
     assert_same(pl.scan_csv(p, separator=";", decimal_comma=True, schema_overrides={"y": pl.Float64}), engine)
     assert_same(pl.scan_csv(p, separator=";", decimal_comma=True, schema_overrides={"y": pl.Float32, "x": pl.Float32}), engine)
+
+
+def test_multi_file_column_policies(tmp_path: Path, engine) -> None:
+    # Polars' missing_columns='insert' (nulls where a file lacks a column) and
+    # extra_columns='ignore' over CSV files whose headers differ
+    files = {
+        "m1": "a,b,c\n1,x,2.5\n2,y,3.5\n",
+        "m2": "a,c\n3,4.5\n",  # lacks b
+        "m3": "c,a,b,d\n5.5,4,z,9\n",  # other order, one more column
+        "m4": "a,b,c\n6,w,1.5\n",
+    }
+    paths = {k: write(tmp_path, v, f"{k}.csv") for k, v in files.items()}
+    scan = lambda names, **kw: pl.scan_csv([paths[n] for n in names], **kw)  # noqa: E731
+    got = assert_same(scan(["m1", "m2"], missing_columns="insert"), engine)
+    assert got["b"].null_count() == 1
+    assert_same(scan(["m1", "m3", "m2"], missing_columns="insert", extra_columns="ignore"), engine)
+    assert_same(scan(["m1", "m3", "m2", "m4"], missing_columns="insert", extra_columns="ignore").select("d", "a"), engine)
+    assert_same(scan(["m1", "m4"]), engine)
+    assert_same(scan(["m1", "m2"], missing_columns="insert").filter(pl.col("b").is_null()), engine)
+    # a later file with a column the first lacks, without 'ignore': Polars'
+    # merged schema decides, so ladle hands the scan to Polars
+    with pytest.warns(UserWarning, match="lacks"):
+        got = ladle.Engine().collect(scan(["m2", "m1"], missing_columns="insert"))
+    assert_frame_equal(got, scan(["m2", "m1"], missing_columns="insert").collect())
