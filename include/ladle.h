@@ -492,6 +492,8 @@ typedef struct ladle_csv_opts {
    * instead of an error. Without either, every file has the first's width. */
   bool insert_missing_columns;
   bool ignore_extra_columns;
+  const char *path_column; /* non-NULL: a last String column of this name holds
+                              each row's file path (include_file_paths) */
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);

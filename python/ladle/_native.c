@@ -688,18 +688,19 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
                            "decimal_comma",
                            "insert_missing_columns",
                            "ignore_extra_columns",
+                           "path_column",
                            NULL};
   PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None,
            *ncols_obj = Py_None, *nvals_obj = Py_None;
   int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0,
       dates = 0, decimal_comma = 0, insert_missing = 0, ignore_extra = 0;
   long long skip = 0, skip_after = 0, infer = 100, n_rows = -1, skip_lines = 0;
-  const char *comment = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLLLOOppp", kwlist, &paths_obj, &cols_obj,
+  const char *comment = NULL, *path_column = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLLLOOpppz", kwlist, &paths_obj, &cols_obj,
                                    &types_obj, &sep, &quote, &has_header, &skip, &skip_after,
                                    &comment, &nulls_obj, &missing_is_null, &truncate, &ignore,
                                    &dates, &infer, &n_rows, &skip_lines, &ncols_obj, &nvals_obj,
-                                   &decimal_comma, &insert_missing, &ignore_extra))
+                                   &decimal_comma, &insert_missing, &ignore_extra, &path_column))
     return NULL;
   Py_ssize_t np, nc = 0, nn = 0, nnc = 0, nnv = 0;
   const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL, **ncols = NULL,
@@ -744,6 +745,7 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
   o.decimal_comma = decimal_comma;
   o.insert_missing_columns = insert_missing;
   o.ignore_extra_columns = ignore_extra;
+  o.path_column = path_column;
   o.n_named_nulls = (size_t)nnc;
   o.named_null_columns = ncols;
   o.named_null_values = nvals;

@@ -342,19 +342,22 @@ class Translator:
         if kind != "parquet":
             raise Unsupported(f"plan node Scan({kind})", f"ladle has no {kind} reader yet")
         opts = ir.file_options
-        for attr in ("include_file_paths", "deletion_files", "column_mapping", "default_values"):
+        for attr in ("deletion_files", "column_mapping", "default_values"):
             if getattr(opts, attr, None):
                 raise Unsupported(f"plan node Scan(parquet) with {attr}", "not supported by ladle yet")
         if '"schema":null' not in ir.scan_type[1].replace(" ", ""):
             raise Unsupported("plan node Scan(parquet) with an explicit schema", "not supported by ladle yet")
         want = self._schema()
         row_index = opts.row_index
+        path_col = getattr(opts, "include_file_paths", None) or None
         cols = list(opts.with_columns) if opts.with_columns is not None else None
         if cols is None:
             cols = [c for c in want if row_index is None or c != row_index[0]]
+        cols = [c for c in cols if c != path_col]
         n_rows, offset = _scan_slice(opts.n_rows)
         paths = [str(p) for p in ir.paths]
         filters = self._stat_filters(ir.predicate, self.nt.get_schema()) if ir.predicate is not None else []
+        filters = [f for f in filters if f[0] != path_col]
         limit = -1 if n_rows is None else int(n_rows)
         policies = (
             str(getattr(opts, "missing_columns_policy", "raise")) == "insert",
@@ -362,7 +365,13 @@ class Translator:
         )
         if ir.hive_parts is not None:
             hive = pl.DataFrame._from_pydf(ir.hive_parts)
-            plan = self._hive_scan(paths, cols, [c for c in want if c in hive.columns], limit, filters, hive)
+            plan = self._hive_scan(paths, cols, [c for c in want if c in hive.columns], limit, filters, hive, path_col)
+        elif path_col is not None:
+            # the files together first: their footers checked against each other
+            # (the multi-file policies), then one scan per file with its path
+            self._parquet_files(paths, cols, limit, filters, policies)
+            plan = self._with_paths(paths, path_col, limit,
+                                    lambda ps: self._parquet_files(ps, cols, limit, filters, policies))
         else:
             plan = self._parquet_files(paths, cols, limit, filters, policies)
         plan = self._arrow_durations(plan, self.nt.get_schema())
@@ -407,8 +416,21 @@ class Translator:
                 raise Unsupported("plan node Scan(parquet)", msg) from None
             raise
 
+    @staticmethod
+    def _with_paths(paths: list[str], path_col: str, limit: int, scan: Callable[[list[str]], N.Plan]) -> N.Plan:
+        """include_file_paths: each file scanned on its own with its path as a
+        constant String column, the files concatenated in path order (n_rows:
+        each reads at most that many rows, the concatenation is cut to it)."""
+        parts = [N.with_columns(scan([p]), [N.alias(_literal_value(pl.String(), p, f"column '{path_col}'"), path_col)])
+                 for p in paths]
+        plan = parts[0] if len(parts) == 1 else N.union(parts)
+        if limit >= 0 and len(parts) > 1:
+            plan = N.slice(plan, 0, limit)
+        return plan
+
     def _hive_scan(
-        self, paths: list[str], cols: list[str], hive_cols: list[str], limit: int, filters: list[Any], hive: pl.DataFrame
+        self, paths: list[str], cols: list[str], hive_cols: list[str], limit: int, filters: list[Any], hive: pl.DataFrame,
+        path_col: str | None = None,
     ) -> N.Plan:
         """A hive-partitioned dataset: each file is scanned for its own columns and
         the partition values Polars parsed from its path (one row of `hive` per
@@ -429,6 +451,8 @@ class Translator:
                 N.alias(_literal_value(hive.schema[c], hive[c][i], f"hive partition column '{c}'"), c)
                 for c in hive_cols
             ]
+            if path_col is not None:
+                consts.append(N.alias(_literal_value(pl.String(), path, f"column '{path_col}'"), path_col))
             parts.append(N.with_columns(plan, consts) if consts else plan)
         plan = parts[0] if len(parts) == 1 else N.union(parts)
         if limit >= 0 and len(parts) > 1:
@@ -502,8 +526,9 @@ class Translator:
         o = json.loads(ir.scan_type[1])
         po = o.get("parse_options", {})
         opts = ir.file_options
-        if ir.hive_parts is not None or getattr(opts, "include_file_paths", None):
-            raise Unsupported(what, "hive partitions and file path columns are not supported by ladle yet")
+        if ir.hive_parts is not None:
+            raise Unsupported(what, "hive partitions are not supported by ladle yet")
+        path_col = getattr(opts, "include_file_paths", None) or None
         if po.get("eol_char", 10) != 10 or po.get("encoding", "Utf8") != "Utf8":
             raise Unsupported(what, "only UTF-8 files with \\n line ends are supported")
         nulls = po.get("null_values")
@@ -523,7 +548,7 @@ class Translator:
             comment = chr(comment["Single"]) if "Single" in comment else comment.get("Multi")
         want = self.nt.get_schema()
         row_index = opts.row_index
-        cols = [c for c in want if row_index is None or c != row_index[0]]
+        cols = [c for c in want if (row_index is None or c != row_index[0]) and c != path_col]
         types = [_ladle_type(want[c], f"column '{c}' of a CSV scan") for c in cols]
         quote = po.get("quote_char")
         n_rows, offset = _scan_slice(opts.n_rows if opts.n_rows is not None else o.get("n_rows"))
@@ -537,6 +562,7 @@ class Translator:
                 decimal_comma=bool(po.get("decimal_comma", False)),
                 insert_missing_columns=str(getattr(opts, "missing_columns_policy", "raise")) == "insert",
                 ignore_extra_columns=str(getattr(opts, "extra_columns_policy", "raise")) == "ignore",
+                path_column=path_col,
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
                 truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),

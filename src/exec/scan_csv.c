@@ -11,6 +11,7 @@ typedef struct csv_source {
   ladle_csv_opts o; /* strings owned below */
   char *comment;
   char **nulls;
+  char *path_column;
   char **named; /* 2 * n_named_nulls: column, value, column, value ... */
   const char **named_cols, **named_vals;
   size_t nfiles;
@@ -34,6 +35,7 @@ static void csv_source_free(void *v) {
   free(s->named);
   free(s->named_cols);
   free(s->named_vals);
+  free(s->path_column);
   free(s);
 }
 
@@ -79,6 +81,10 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
     s->o.named_null_columns = s->named_cols;
     s->o.named_null_values = s->named_vals;
   }
+  if (st == LADLE_OK && s->o.path_column != NULL) {
+    if ((s->path_column = ladle_strdup(s->o.path_column)) == NULL) st = LADLE_OOM(err, "csv options");
+    s->o.path_column = s->path_column;
+  }
   s->o.columns = NULL;
   s->o.types = NULL;
   if (st == LADLE_OK && (s->files = calloc(n_paths, sizeof *s->files)) == NULL)
@@ -106,7 +112,9 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
   if (s->which == NULL || s->types == NULL || inferred == NULL) st = LADLE_OOM(err, "csv scan");
   bool need_infer = !(opts && opts->n_columns > 0 && opts->types != NULL);
   if (st == LADLE_OK && need_infer) st = ladle_csv_infer(f0, &s->o, inferred, err);
-  if (st == LADLE_OK) st = ladle_schema_init(&p->schema, n, err);
+  if (st == LADLE_OK) st = ladle_schema_init(&p->schema, n + (s->path_column != NULL), err);
+  if (st == LADLE_OK && s->path_column != NULL)
+    st = ladle_schema_set(&p->schema, n, s->path_column, ladle_dtype_make(LADLE_TYPE_STRING), err);
   for (size_t fi = 0; st == LADLE_OK && fi < s->nfiles; fi++) {
     const ladle_csv_file *f = s->files[fi];
     bool policies = s->o.insert_missing_columns || s->o.ignore_extra_columns;
@@ -164,12 +172,34 @@ typedef struct csv_job {
   ladle_table *t;
 } csv_job;
 
+/* The unit's rows' file path as a String column (include_file_paths). */
+static ladle_status path_column(const char *path, int64_t n, ladle_column *out, ladle_error *err) {
+  size_t len = strlen(path);
+  ladle_column one;
+  ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), 1, false, (int64_t)len, &one, err);
+  if (st != LADLE_OK) return st;
+  int64_t *off = LADLE_COL_MUT(&one, int64_t);
+  off[0] = 0;
+  off[1] = (int64_t)len;
+  memcpy((char *)one.chars, path, len);
+  st = ladle_column_broadcast(&one, n, out, err);
+  ladle_column_release(&one);
+  return st;
+}
+
 static ladle_status csv_task(void *vctx, size_t u, ladle_error *err) {
   csv_job *j = vctx;
   const csv_source *s = j->s;
   size_t f = j->file[u];
-  return ladle_csv_parse(s->files[f], &s->o, j->begin[u], j->end[u], s->ncols,
-                         s->which + f * s->ncols, s->types, j->t->chunks[u].columns, err);
+  ladle_column *cols = j->t->chunks[u].columns;
+  ladle_status st = ladle_csv_parse(s->files[f], &s->o, j->begin[u], j->end[u], s->ncols,
+                                    s->which + f * s->ncols, s->types, cols, err);
+  if (st == LADLE_OK && s->path_column != NULL) {
+    st = path_column(s->files[f]->path, j->end[u] - j->begin[u], &cols[s->ncols], err);
+    if (st != LADLE_OK)
+      for (size_t k = 0; k < s->ncols; k++) ladle_column_release(&cols[k]);
+  }
+  return st;
 }
 
 ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,

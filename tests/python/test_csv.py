@@ -275,3 +275,18 @@ def test_multi_file_column_policies(tmp_path: Path, engine) -> None:
     with pytest.warns(UserWarning, match="lacks"):
         got = ladle.Engine().collect(scan(["m2", "m1"], missing_columns="insert"))
     assert_frame_equal(got, scan(["m2", "m1"], missing_columns="insert").collect())
+
+
+def test_include_file_paths(tmp_path: Path, engine) -> None:
+    rng = np.random.default_rng(2)
+    paths = []
+    for i in range(3):
+        df = pl.DataFrame({"a": rng.integers(0, 100, 40_000 + i * 7), "s": rng.integers(0, 9, 40_000 + i * 7).astype(str)})
+        paths.append(tmp_path / f"part{i}.csv")
+        df.write_csv(paths[-1])
+    lf = pl.scan_csv(paths, include_file_paths="file")
+    got = assert_same(lf, engine)
+    assert got["file"].n_unique() == 3 and got.columns[-1] == "file"
+    assert_same(lf.filter(pl.col("file").str.ends_with("part1.csv")).select("file", "a"), engine)
+    assert_same(pl.scan_csv(paths, include_file_paths="file", row_index_name="i").slice(79_990, 30), engine)
+    assert_same(lf.group_by("file").agg(pl.len(), pl.col("a").sum()), engine, ordered=False)

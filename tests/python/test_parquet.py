@@ -456,3 +456,22 @@ def test_slices_pushed_into_scans(fmt: str, offset: int, length: int, tmp_path: 
     assert_same(scan(row_index_name="i", row_index_offset=3).slice(offset, length), engine)
     assert_same(scan().slice(offset, length).filter(pl.col("a") % 3 == 0), engine)
     assert_same(scan().filter(pl.col("a") > 450).slice(offset, length), engine)
+
+
+def test_include_file_paths(tmp_path: Path, engine) -> None:
+    paths = []
+    for i in range(3):
+        table = pa.table({"a": np.arange(i * 1000, i * 1000 + 700 + i), "s": [f"v{j % 13}" for j in range(700 + i)]})
+        paths.append(tmp_path / f"p{i}.parquet")
+        pq.write_table(table, paths[-1], row_group_size=200)
+    lf = pl.scan_parquet(paths, include_file_paths="file")
+    got = assert_same(lf, engine)
+    assert got["file"].n_unique() == 3
+    assert_same(lf.filter(pl.col("a") > 1500).select("file", "a"), engine)
+    assert_same(pl.scan_parquet(paths, include_file_paths="file", n_rows=900), engine)
+    assert_same(pl.scan_parquet(paths, include_file_paths="file", row_index_name="i").slice(650, 100), engine)
+    # the files are still checked against each other: a later file's extra
+    # column is an error in Polars (extra_columns='raise'), so ladle does not answer
+    pq.write_table(pa.table({"a": [1], "s": ["x"], "z": [2]}), tmp_path / "extra.parquet")
+    with pytest.raises(ladle.UnsupportedError, match="extra column 'z'"):
+        ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(paths + [tmp_path / "extra.parquet"], include_file_paths="file"))
