@@ -846,7 +846,7 @@ static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int6
     *out = src;
     return LADLE_OK;
   }
-  if (dst_len > *cap) { /* reused from page to page: fresh memory costs page faults */
+  if (*scratch == NULL || dst_len > *cap) { /* reused from page to page: fresh memory costs page faults */
     free(*scratch);
     *cap = 0;
     *scratch = malloc((size_t)LADLE_MAX(dst_len, 1));
