@@ -475,3 +475,24 @@ def test_include_file_paths(tmp_path: Path, engine) -> None:
     pq.write_table(pa.table({"a": [1], "s": ["x"], "z": [2]}), tmp_path / "extra.parquet")
     with pytest.raises(ladle.UnsupportedError, match="extra column 'z'"):
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(paths + [tmp_path / "extra.parquet"], include_file_paths="file"))
+
+
+@pytest.mark.parametrize("kind", ["int64", "int32", "float32", "string"])
+def test_dictionary_index_out_of_range_is_an_error(kind: str, tmp_path: Path) -> None:
+    # indices 0,1,2,0,1,2... bit-packed at width 2 are the bytes 24 49 92 ...;
+    # one byte set to FF makes four indices 3 in a dictionary of 3 entries
+    n = 3000
+    vals = {"int64": pa.array([10, 20, 30] * (n // 3), pa.int64()), "int32": pa.array([10, 20, 30] * (n // 3), pa.int32()),
+            "float32": pa.array([1.5, 2.5, 3.5] * (n // 3), pa.float32()), "string": pa.array(["x", "yy", "zzz"] * (n // 3))}[kind]
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"v": vals}, schema=pa.schema([pa.field("v", vals.type, nullable=False)])), path,
+                   compression="none", use_dictionary=True)
+    raw = bytearray(path.read_bytes())
+    at = raw.find(bytes([0x24, 0x49, 0x92] * 4))
+    assert at > 0
+    raw[at + 6] = 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ladle.LadleError, match="'v'.*dictionary index out of range"):
+        ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path))
+    with pytest.raises(ladle.LadleError, match="dictionary index out of range"):  # through the offsets path too
+        ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path).select(pl.col("v").alias("w"), pl.lit(1).alias("k")).filter(pl.col("k") == 1))

@@ -697,16 +697,146 @@ typedef struct vsink {
   const uint8_t *dict_base;
 } vsink;
 
+/* The dictionary entries' views, made once per chunk. */
+static ladle_status dict_views(const ctx *c, vsink *vs, const pvals *dict) {
+  if (vs->dviews != NULL) return LADLE_OK;
+  vs->dviews = malloc((size_t)LADLE_MAX(dict->n, 1) * 16);
+  if (vs->dviews == NULL) return LADLE_OOM(c->err, "parquet string views");
+  for (int64_t e = 0; e < dict->n; e++)
+    ladle_view_make(vs->dviews + 16 * e, dict->ptr[e], dict->len[e], 0, (int32_t)(dict->ptr[e] - vs->dict_base));
+  return LADLE_OK;
+}
+
+/* ------------------------------------------ dictionary pages, decoded fused
+ *
+ * A dictionary-encoded page whose every row has a value goes from the
+ * RLE/bit-packed indices straight to the output, 256 indices at a time through
+ * a buffer on the stack (checked against the dictionary's size per block), and
+ * a run of one index as a fill: the page's indices are never written out whole
+ * and read back (what rle_hybrid + scatter do for pages with nulls). */
+enum { DICT_U64, DICT_U32, DICT_F32, DICT_VIEW };
+
+typedef struct dict_out {
+  int kind;
+  uint8_t *dst;          /* the page's first output row */
+  const uint64_t *raw;   /* fixed-width entries, as slots */
+  const uint8_t *views;  /* DICT_VIEW: the entries' 16-byte views */
+  int64_t n;             /* entries */
+} dict_out;
+
+static void dict_emit(const dict_out *d, int64_t at, const uint32_t *ix, int64_t n) {
+  switch (d->kind) {
+    case DICT_U64: {
+      uint64_t *O = (uint64_t *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = d->raw[ix[i]];
+      break;
+    }
+    case DICT_U32: {
+      uint32_t *O = (uint32_t *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = (uint32_t)d->raw[ix[i]];
+      break;
+    }
+    case DICT_F32: {
+      float *O = (float *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = slot_f32(d->raw[ix[i]]);
+      break;
+    }
+    default: {
+      uint8_t *O = d->dst + 16 * at;
+      for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)ix[i], 16);
+      break;
+    }
+  }
+}
+
+static void dict_fill(const dict_out *d, int64_t at, uint32_t v, int64_t n) {
+  switch (d->kind) {
+    case DICT_U64: {
+      uint64_t *O = (uint64_t *)(void *)d->dst + at, x = d->raw[v];
+      for (int64_t i = 0; i < n; i++) O[i] = x;
+      break;
+    }
+    case DICT_U32: {
+      uint32_t *O = (uint32_t *)(void *)d->dst + at, x = (uint32_t)d->raw[v];
+      for (int64_t i = 0; i < n; i++) O[i] = x;
+      break;
+    }
+    case DICT_F32: {
+      float *O = (float *)(void *)d->dst + at, x = slot_f32(d->raw[v]);
+      for (int64_t i = 0; i < n; i++) O[i] = x;
+      break;
+    }
+    default: {
+      uint8_t *O = d->dst + 16 * at;
+      for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)v, 16);
+      break;
+    }
+  }
+}
+
+/* n rows of a page's RLE/bit-packed indices (bit width bw) through the
+ * dictionary into d; the same stream rules as rle_hybrid. Returns NULL on
+ * success, else what is wrong. */
+static const char *dict_decode(const uint8_t *p, const uint8_t *end, int bw, int64_t n, const dict_out *d) {
+  if (bw < 0 || bw > 32) return "bad dictionary indices (RLE/bit-packed data)";
+  uint32_t tmp[256];
+  int64_t i = 0;
+  int vbytes = (bw + 7) / 8;
+  while (i < n) {
+    uint64_t h;
+    if (!uvarint(&p, end, &h)) return "bad dictionary indices (RLE/bit-packed data)";
+    if (h & 1) {
+      uint64_t groups = h >> 1;
+      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return "bad dictionary indices (RLE/bit-packed data)";
+      int64_t bytes = LADLE_MIN((int64_t)groups * bw, end - p); /* a final run may be truncated */
+      int64_t count = LADLE_MIN((int64_t)groups * 8, n - i);
+      if ((count * bw + 7) / 8 > bytes) return "bad dictionary indices (RLE/bit-packed data)";
+      if (bw == 0) {
+        if (d->n < 1) return "dictionary index out of range";
+        dict_fill(d, i, 0, count);
+        i += count;
+      } else {
+        uint64_t mask = (1ULL << bw) - 1;
+        for (int64_t k0 = 0; k0 < count; k0 += 256) {
+          int64_t m = LADLE_MIN(count - k0, 256), bit0 = k0 * bw; /* k0 is a multiple of 8: whole bytes */
+          const uint8_t *q = p + (bit0 >> 3);
+          int64_t qbytes = bytes - (bit0 >> 3);
+          int64_t k = unpack_groups(q, qbytes, bw, m, tmp);
+          for (; k < m && (k * bw >> 3) + 8 <= qbytes; k++) {
+            uint64_t w;
+            memcpy(&w, q + (k * bw >> 3), 8);
+            tmp[k] = (uint32_t)((w >> ((k * bw) & 7)) & mask);
+          }
+          for (; k < m; k++) tmp[k] = (uint32_t)read_bits(q, k * bw, bw);
+          uint32_t top = 0;
+          for (int64_t j = 0; j < m; j++) top = tmp[j] > top ? tmp[j] : top;
+          if ((int64_t)top >= d->n) return "dictionary index out of range";
+          dict_emit(d, i + k0, tmp, m);
+        }
+        i += count;
+      }
+      p += bytes;
+    } else {
+      uint64_t count = h >> 1;
+      if (vbytes > end - p) return "bad dictionary indices (RLE/bit-packed data)";
+      uint32_t v = 0;
+      for (int k = 0; k < vbytes; k++) v |= (uint32_t)p[k] << (8 * k);
+      p += vbytes;
+      if ((bw < 32 && (v >> bw) != 0) || count == 0) return "bad dictionary indices (RLE/bit-packed data)";
+      if ((int64_t)v >= d->n) return "dictionary index out of range";
+      int64_t take = (int64_t)LADLE_MIN(count, (uint64_t)(n - i));
+      dict_fill(d, i, v, take);
+      i += take;
+    }
+  }
+  return NULL;
+}
+
 static ladle_status scatter_views(const ctx *c, sink *s, vsink *vs, int64_t count, const uint8_t *present,
                                   const pvals *vals, const uint32_t *idx, const pvals *dict) {
   const pvals *src = idx != NULL ? dict : vals;
   if (idx != NULL && dict == NULL) return corrupt(c, "dictionary-encoded page without a dictionary");
-  if (idx != NULL && vs->dviews == NULL) {
-    vs->dviews = malloc((size_t)LADLE_MAX(dict->n, 1) * 16);
-    if (vs->dviews == NULL) return LADLE_OOM(c->err, "parquet string views");
-    for (int64_t e = 0; e < dict->n; e++)
-      ladle_view_make(vs->dviews + 16 * e, dict->ptr[e], dict->len[e], 0, (int32_t)(dict->ptr[e] - vs->dict_base));
-  }
+  if (idx != NULL) LADLE_RETURN_NOT_OK(dict_views(c, vs, dict));
   uint8_t *V = vs->views + 16 * s->row;
   if (present == NULL && idx != NULL) {
     if (!dict_indices_ok(idx, count, src->n)) return corrupt(c, "dictionary index out of range");
@@ -1229,6 +1359,33 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         break;
       }
       memcpy(LADLE_COL_MUT(&o, char) + s.row * (int64_t)w, data, (size_t)nv * w);
+      s.row += nv;
+      c.page++;
+      continue;
+    }
+    /* a dictionary page without nulls, into fixed-width values or views: fused */
+    int dkind = -1;
+    size_t dw = 16;
+    if ((h.encoding == 2 || h.encoding == 8) && have_dict && present == NULL && !list && present_n == nv) {
+      if (views) {
+        dkind = DICT_VIEW;
+      } else if (!ladle_type_is_varlen(o.type.id) && o.type.id != LADLE_TYPE_DECIMAL &&
+                 !(o.type.id == LADLE_TYPE_TIME && pc->time_mul != 1)) {
+        dw = ladle_type_width(o.type.id);
+        dkind = dw == 8 ? DICT_U64 : dw == 4 ? (o.type.id == LADLE_TYPE_FLOAT32 ? DICT_F32 : DICT_U32) : -1;
+      }
+    }
+    if (dkind >= 0) {
+      if (data >= data_end) {
+        if (nv > 0) st = corrupt(&c, "empty dictionary-encoded page");
+        c.page++;
+        continue;
+      }
+      if (dkind == DICT_VIEW && (st = dict_views(&c, &vs, &dict)) != LADLE_OK) break;
+      dict_out d = {dkind, dkind == DICT_VIEW ? vs.views + 16 * s.row : LADLE_COL_MUT(&o, uint8_t) + s.row * (int64_t)dw,
+                    dict.raw, vs.dviews, dict.n};
+      const char *bad = dict_decode(data + 1, data_end, data[0], nv, &d);
+      if (bad != NULL) st = corrupt(&c, bad);
       s.row += nv;
       c.page++;
       continue;
