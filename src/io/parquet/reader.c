@@ -61,7 +61,6 @@ static bool uvarint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
   return false;
 }
 
-/* The RLE / bit-packed hybrid: n values of bw bits into out. */
 /* Eight values of bw bits from q (bw bytes; 8 or 16 may be read). Inlined
  * with a constant bw, the shifts and masks are constants. */
 static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int bw,
@@ -112,51 +111,147 @@ static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t co
   return g * 8;
 }
 
-static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, uint32_t *out) {
-  if (bw < 0 || bw > 32) return false;
+/* The RLE / bit-packed hybrid, decoded into an output: the values themselves
+ * (levels, booleans, the indices of a page with nulls: rle_hybrid) or, for a
+ * dictionary-encoded page whose every row has a value, straight through the
+ * dictionary into fixed-width values or string views, 256 indices at a time
+ * through a buffer on the stack (checked against the dictionary's size per
+ * block) and a run of one index as a fill, so that such a page's indices are
+ * never written out whole and read back. */
+enum { DICT_U64, DICT_U32, DICT_F32, DICT_VIEW, DICT_INDEX };
+
+static inline float slot_f32(uint64_t v) {
+  double d;
+  memcpy(&d, &v, 8);
+  return (float)d;
+}
+
+typedef struct dict_out {
+  int kind;
+  uint8_t *dst;          /* the first output row */
+  const uint64_t *raw;   /* fixed-width entries, as slots */
+  const uint8_t *views;  /* DICT_VIEW: the entries' 16-byte views */
+  int64_t n;             /* entries (DICT_INDEX: 2^32, no limit) */
+} dict_out;
+
+static void dict_emit(const dict_out *d, int64_t at, const uint32_t *ix, int64_t n) {
+  switch (d->kind) {
+    case DICT_U64: {
+      uint64_t *O = (uint64_t *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = d->raw[ix[i]];
+      break;
+    }
+    case DICT_U32: {
+      uint32_t *O = (uint32_t *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = (uint32_t)d->raw[ix[i]];
+      break;
+    }
+    case DICT_F32: {
+      float *O = (float *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = slot_f32(d->raw[ix[i]]);
+      break;
+    }
+    case DICT_VIEW: {
+      uint8_t *O = d->dst + 16 * at;
+      for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)ix[i], 16);
+      break;
+    }
+    default:
+      memcpy((uint32_t *)(void *)d->dst + at, ix, (size_t)n * sizeof *ix);
+      break;
+  }
+}
+
+static void dict_fill(const dict_out *d, int64_t at, uint32_t v, int64_t n) {
+  switch (d->kind) {
+    case DICT_U64: {
+      uint64_t *O = (uint64_t *)(void *)d->dst + at, x = d->raw[v];
+      for (int64_t i = 0; i < n; i++) O[i] = x;
+      break;
+    }
+    case DICT_U32: {
+      uint32_t *O = (uint32_t *)(void *)d->dst + at, x = (uint32_t)d->raw[v];
+      for (int64_t i = 0; i < n; i++) O[i] = x;
+      break;
+    }
+    case DICT_F32: {
+      float *O = (float *)(void *)d->dst + at, x = slot_f32(d->raw[v]);
+      for (int64_t i = 0; i < n; i++) O[i] = x;
+      break;
+    }
+    case DICT_VIEW: {
+      uint8_t *O = d->dst + 16 * at;
+      for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)v, 16);
+      break;
+    }
+    default: {
+      uint32_t *O = (uint32_t *)(void *)d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = v;
+      break;
+    }
+  }
+}
+
+/* n values of bit width bw into d. Returns NULL on success, else what is wrong. */
+static const char *dict_decode(const uint8_t *p, const uint8_t *end, int bw, int64_t n, const dict_out *d) {
+  if (bw < 0 || bw > 32) return "bad dictionary indices (RLE/bit-packed data)";
+  uint32_t tmp[256];
   int64_t i = 0;
   int vbytes = (bw + 7) / 8;
   while (i < n) {
     uint64_t h;
-    if (!uvarint(&p, end, &h)) return false;
+    if (!uvarint(&p, end, &h)) return "bad dictionary indices (RLE/bit-packed data)";
     if (h & 1) {
       uint64_t groups = h >> 1;
-      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return false;
-      int64_t bytes = (int64_t)groups * bw;
-      if (bytes > end - p) {
-        /* a final run may be truncated to the values it holds */
-        bytes = end - p;
-      }
+      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return "bad dictionary indices (RLE/bit-packed data)";
+      int64_t bytes = LADLE_MIN((int64_t)groups * bw, end - p); /* a final run may be truncated */
       int64_t count = LADLE_MIN((int64_t)groups * 8, n - i);
+      if ((count * bw + 7) / 8 > bytes) return "bad dictionary indices (RLE/bit-packed data)";
       if (bw == 0) {
-        memset(out + i, 0, (size_t)count * sizeof *out);
+        if (d->n < 1) return "dictionary index out of range";
+        dict_fill(d, i, 0, count);
         i += count;
       } else {
-        if ((count * bw + 7) / 8 > bytes) return false;
-        /* whole 64-bit loads while 8 bytes remain; byte by byte at the end */
         uint64_t mask = (1ULL << bw) - 1;
-        int64_t k = unpack_groups(p, bytes, bw, count, out + i);
-        for (; k < count && (k * bw >> 3) + 8 <= bytes; k++) {
-          uint64_t w;
-          memcpy(&w, p + (k * bw >> 3), 8);
-          out[i + k] = (uint32_t)((w >> ((k * bw) & 7)) & mask);
+        for (int64_t k0 = 0; k0 < count; k0 += 256) {
+          int64_t m = LADLE_MIN(count - k0, 256), bit0 = k0 * bw; /* k0 is a multiple of 8: whole bytes */
+          const uint8_t *q = p + (bit0 >> 3);
+          int64_t qbytes = bytes - (bit0 >> 3);
+          int64_t k = unpack_groups(q, qbytes, bw, m, tmp);
+          for (; k < m && (k * bw >> 3) + 8 <= qbytes; k++) {
+            uint64_t w;
+            memcpy(&w, q + (k * bw >> 3), 8);
+            tmp[k] = (uint32_t)((w >> ((k * bw) & 7)) & mask);
+          }
+          for (; k < m; k++) tmp[k] = (uint32_t)read_bits(q, k * bw, bw);
+          uint32_t top = 0;
+          for (int64_t j = 0; j < m; j++) top = tmp[j] > top ? tmp[j] : top;
+          if ((int64_t)top >= d->n) return "dictionary index out of range";
+          dict_emit(d, i + k0, tmp, m);
         }
-        for (; k < count; k++) out[i + k] = (uint32_t)read_bits(p, k * bw, bw);
         i += count;
       }
-      p += LADLE_MIN(bytes, end - p);
+      p += bytes;
     } else {
       uint64_t count = h >> 1;
-      if (vbytes > end - p) return false;
+      if (vbytes > end - p) return "bad dictionary indices (RLE/bit-packed data)";
       uint32_t v = 0;
       for (int k = 0; k < vbytes; k++) v |= (uint32_t)p[k] << (8 * k);
       p += vbytes;
-      if (bw < 32 && (v >> bw) != 0) return false;
-      if (count == 0) return false;
-      for (uint64_t k = 0; k < count && i < n; k++, i++) out[i] = v;
+      if ((bw < 32 && (v >> bw) != 0) || count == 0) return "bad dictionary indices (RLE/bit-packed data)";
+      if ((int64_t)v >= d->n) return "dictionary index out of range";
+      int64_t take = (int64_t)LADLE_MIN(count, (uint64_t)(n - i));
+      dict_fill(d, i, v, take);
+      i += take;
     }
   }
-  return true;
+  return NULL;
+}
+
+/* n values of bw bits into out. */
+static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, uint32_t *out) {
+  dict_out d = {DICT_INDEX, (uint8_t *)out, NULL, NULL, (int64_t)1 << 32};
+  return dict_decode(p, end, bw, n, &d) == NULL;
 }
 
 /* Whether the first n levels of an RLE/bit-packed hybrid stream are all v,
@@ -558,12 +653,6 @@ static bool dict_indices_ok(const uint32_t *idx, int64_t count, int64_t n) {
     }                                                                            \
   } while (0)
 
-static inline float slot_f32(uint64_t v) {
-  double d;
-  memcpy(&d, &v, 8);
-  return (float)d;
-}
-
 /* DECIMAL rows as little-endian int128: from INT32/INT64 slots (sign-extended)
  * or from big-endian two's-complement bytes (FIXED_LEN_BYTE_ARRAY, BYTE_ARRAY). */
 static ladle_status scatter_decimal(const ctx *c, sink *s, int64_t count, const uint8_t *present,
@@ -705,131 +794,6 @@ static ladle_status dict_views(const ctx *c, vsink *vs, const pvals *dict) {
   for (int64_t e = 0; e < dict->n; e++)
     ladle_view_make(vs->dviews + 16 * e, dict->ptr[e], dict->len[e], 0, (int32_t)(dict->ptr[e] - vs->dict_base));
   return LADLE_OK;
-}
-
-/* ------------------------------------------ dictionary pages, decoded fused
- *
- * A dictionary-encoded page whose every row has a value goes from the
- * RLE/bit-packed indices straight to the output, 256 indices at a time through
- * a buffer on the stack (checked against the dictionary's size per block), and
- * a run of one index as a fill: the page's indices are never written out whole
- * and read back (what rle_hybrid + scatter do for pages with nulls). */
-enum { DICT_U64, DICT_U32, DICT_F32, DICT_VIEW };
-
-typedef struct dict_out {
-  int kind;
-  uint8_t *dst;          /* the page's first output row */
-  const uint64_t *raw;   /* fixed-width entries, as slots */
-  const uint8_t *views;  /* DICT_VIEW: the entries' 16-byte views */
-  int64_t n;             /* entries */
-} dict_out;
-
-static void dict_emit(const dict_out *d, int64_t at, const uint32_t *ix, int64_t n) {
-  switch (d->kind) {
-    case DICT_U64: {
-      uint64_t *O = (uint64_t *)(void *)d->dst + at;
-      for (int64_t i = 0; i < n; i++) O[i] = d->raw[ix[i]];
-      break;
-    }
-    case DICT_U32: {
-      uint32_t *O = (uint32_t *)(void *)d->dst + at;
-      for (int64_t i = 0; i < n; i++) O[i] = (uint32_t)d->raw[ix[i]];
-      break;
-    }
-    case DICT_F32: {
-      float *O = (float *)(void *)d->dst + at;
-      for (int64_t i = 0; i < n; i++) O[i] = slot_f32(d->raw[ix[i]]);
-      break;
-    }
-    default: {
-      uint8_t *O = d->dst + 16 * at;
-      for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)ix[i], 16);
-      break;
-    }
-  }
-}
-
-static void dict_fill(const dict_out *d, int64_t at, uint32_t v, int64_t n) {
-  switch (d->kind) {
-    case DICT_U64: {
-      uint64_t *O = (uint64_t *)(void *)d->dst + at, x = d->raw[v];
-      for (int64_t i = 0; i < n; i++) O[i] = x;
-      break;
-    }
-    case DICT_U32: {
-      uint32_t *O = (uint32_t *)(void *)d->dst + at, x = (uint32_t)d->raw[v];
-      for (int64_t i = 0; i < n; i++) O[i] = x;
-      break;
-    }
-    case DICT_F32: {
-      float *O = (float *)(void *)d->dst + at, x = slot_f32(d->raw[v]);
-      for (int64_t i = 0; i < n; i++) O[i] = x;
-      break;
-    }
-    default: {
-      uint8_t *O = d->dst + 16 * at;
-      for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)v, 16);
-      break;
-    }
-  }
-}
-
-/* n rows of a page's RLE/bit-packed indices (bit width bw) through the
- * dictionary into d; the same stream rules as rle_hybrid. Returns NULL on
- * success, else what is wrong. */
-static const char *dict_decode(const uint8_t *p, const uint8_t *end, int bw, int64_t n, const dict_out *d) {
-  if (bw < 0 || bw > 32) return "bad dictionary indices (RLE/bit-packed data)";
-  uint32_t tmp[256];
-  int64_t i = 0;
-  int vbytes = (bw + 7) / 8;
-  while (i < n) {
-    uint64_t h;
-    if (!uvarint(&p, end, &h)) return "bad dictionary indices (RLE/bit-packed data)";
-    if (h & 1) {
-      uint64_t groups = h >> 1;
-      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return "bad dictionary indices (RLE/bit-packed data)";
-      int64_t bytes = LADLE_MIN((int64_t)groups * bw, end - p); /* a final run may be truncated */
-      int64_t count = LADLE_MIN((int64_t)groups * 8, n - i);
-      if ((count * bw + 7) / 8 > bytes) return "bad dictionary indices (RLE/bit-packed data)";
-      if (bw == 0) {
-        if (d->n < 1) return "dictionary index out of range";
-        dict_fill(d, i, 0, count);
-        i += count;
-      } else {
-        uint64_t mask = (1ULL << bw) - 1;
-        for (int64_t k0 = 0; k0 < count; k0 += 256) {
-          int64_t m = LADLE_MIN(count - k0, 256), bit0 = k0 * bw; /* k0 is a multiple of 8: whole bytes */
-          const uint8_t *q = p + (bit0 >> 3);
-          int64_t qbytes = bytes - (bit0 >> 3);
-          int64_t k = unpack_groups(q, qbytes, bw, m, tmp);
-          for (; k < m && (k * bw >> 3) + 8 <= qbytes; k++) {
-            uint64_t w;
-            memcpy(&w, q + (k * bw >> 3), 8);
-            tmp[k] = (uint32_t)((w >> ((k * bw) & 7)) & mask);
-          }
-          for (; k < m; k++) tmp[k] = (uint32_t)read_bits(q, k * bw, bw);
-          uint32_t top = 0;
-          for (int64_t j = 0; j < m; j++) top = tmp[j] > top ? tmp[j] : top;
-          if ((int64_t)top >= d->n) return "dictionary index out of range";
-          dict_emit(d, i + k0, tmp, m);
-        }
-        i += count;
-      }
-      p += bytes;
-    } else {
-      uint64_t count = h >> 1;
-      if (vbytes > end - p) return "bad dictionary indices (RLE/bit-packed data)";
-      uint32_t v = 0;
-      for (int k = 0; k < vbytes; k++) v |= (uint32_t)p[k] << (8 * k);
-      p += vbytes;
-      if ((bw < 32 && (v >> bw) != 0) || count == 0) return "bad dictionary indices (RLE/bit-packed data)";
-      if ((int64_t)v >= d->n) return "dictionary index out of range";
-      int64_t take = (int64_t)LADLE_MIN(count, (uint64_t)(n - i));
-      dict_fill(d, i, v, take);
-      i += take;
-    }
-  }
-  return NULL;
 }
 
 static ladle_status scatter_views(const ctx *c, sink *s, vsink *vs, int64_t count, const uint8_t *present,
