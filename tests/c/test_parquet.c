@@ -269,3 +269,56 @@ TEST(fuzzer_regressions) {
   unsetenv("LADLE_MMAP");
   CHECK(seen >= 1);
 }
+
+#ifdef LADLE_HAVE_SNAPPY
+#include <snappy-c.h>
+/* ladle's Snappy decoder against libsnappy's compressor: inputs of every kind
+ * of element (short and long literals, copies with periods 1..70, offsets past
+ * 64 KiB, incompressible runs), every length from 0 to 300 and a few large
+ * ones, decoded into buffers of their exact size (ASan sees any write past);
+ * then every truncation and some damage, which must fail or stay in bounds. */
+TEST(snappy_decoder_matches_libsnappy) {
+  int checked = 0;
+  for (int trial = 0; trial < 700; trial++) {
+    size_t n = trial < 300 ? (size_t)trial : (size_t)(next() % (trial % 7 == 0 ? 300000 : 5000));
+    uint8_t *raw = malloc(n + 1);
+    size_t i = 0;
+    while (i < n) { /* runs of random bytes, repeats of a short period, copies from far back */
+      int kind = (int)(next() % 4);
+      size_t run = 1 + (size_t)(next() % (kind == 0 ? 200 : 90));
+      for (size_t k = 0; k < run && i < n; k++, i++) {
+        if (kind == 0 || i < 80) raw[i] = (uint8_t)next();
+        else if (kind == 1) raw[i] = raw[i - 1 - (size_t)(trial % 15)];
+        else if (kind == 2) raw[i] = raw[i - 70];
+        else raw[i] = raw[i > 70000 ? i - 70000 : i / 2];
+      }
+    }
+    size_t cap = snappy_max_compressed_length(n), clen = cap;
+    char *comp = malloc(cap);
+    CHECK(snappy_compress((const char *)raw, n, comp, &clen) == SNAPPY_OK);
+    uint8_t *out = malloc(n ? n : 1);
+    CHECK(ladle_pq_snappy_decode((const uint8_t *)comp, (int64_t)clen, out, (int64_t)n));
+    CHECK(n == 0 || memcmp(out, raw, n) == 0);
+    checked++;
+    /* a wrong expected length, truncations and damage: never out of bounds */
+    if (n > 0) CHECK(!ladle_pq_snappy_decode((const uint8_t *)comp, (int64_t)clen, out, (int64_t)n - 1));
+    for (size_t cut = 0; cut < clen; cut += 1 + clen / 40) {
+      uint8_t *part = malloc(cut ? cut : 1);
+      memcpy(part, comp, cut);
+      CHECK(!ladle_pq_snappy_decode(part, (int64_t)cut, out, (int64_t)n) || n == 0);
+      free(part);
+    }
+    for (int k = 0; k < 8 && clen > 0; k++) {
+      uint8_t *bad = malloc(clen);
+      memcpy(bad, comp, clen);
+      bad[next() % clen] ^= (uint8_t)(1 + next() % 255);
+      (void)ladle_pq_snappy_decode(bad, (int64_t)clen, out, (int64_t)n);
+      free(bad);
+    }
+    free(out);
+    free(comp);
+    free(raw);
+  }
+  CHECK(checked == 700);
+}
+#endif
