@@ -159,6 +159,13 @@ def _opts(
     return (i64, i64b, u64, f64, s, literal, closed)
 
 
+def _concat_files(parts: list[N.Plan], limit: int) -> N.Plan:
+    """Per-file scans concatenated in path order; with n_rows (limit >= 0) each
+    read at most that many rows, and the concatenation is cut to it."""
+    plan = parts[0] if len(parts) == 1 else N.union(parts)
+    return N.slice(plan, 0, limit) if limit >= 0 and len(parts) > 1 else plan
+
+
 def _scan_slice(n_rows: Any) -> tuple[int | None, tuple[int, int] | None]:
     """A scan's slice: (rows the reader stops after, (offset, length) of a
     slice to apply above the scan and its row index, or None). Polars passes
@@ -421,12 +428,9 @@ class Translator:
         """include_file_paths: each file scanned on its own with its path as a
         constant String column, the files concatenated in path order (n_rows:
         each reads at most that many rows, the concatenation is cut to it)."""
-        parts = [N.with_columns(scan([p]), [N.alias(_literal_value(pl.String(), p, f"column '{path_col}'"), path_col)])
-                 for p in paths]
-        plan = parts[0] if len(parts) == 1 else N.union(parts)
-        if limit >= 0 and len(parts) > 1:
-            plan = N.slice(plan, 0, limit)
-        return plan
+        return _concat_files(
+            [N.with_columns(scan([p]), [N.alias(_literal_value(pl.String(), p, f"column '{path_col}'"), path_col)])
+             for p in paths], limit)
 
     def _hive_scan(
         self, paths: list[str], cols: list[str], hive_cols: list[str], limit: int, filters: list[Any], hive: pl.DataFrame,
@@ -454,10 +458,7 @@ class Translator:
             if path_col is not None:
                 consts.append(N.alias(_literal_value(pl.String(), path, f"column '{path_col}'"), path_col))
             parts.append(N.with_columns(plan, consts) if consts else plan)
-        plan = parts[0] if len(parts) == 1 else N.union(parts)
-        if limit >= 0 and len(parts) > 1:
-            plan = N.slice(plan, 0, limit)
-        return plan
+        return _concat_files(parts, limit)
 
     _FLIP = {"Lt": "Gt", "LtEq": "GtEq", "Gt": "Lt", "GtEq": "LtEq", "Eq": "Eq"}
 

@@ -1,7 +1,23 @@
-/* buffer.c — the host allocator and refcounted, device-tagged buffers.
+/* buffer.c — the host allocator and refcounted, device-tagged buffers, and
+ * reading a file's bytes into memory (ladle_read_at).
  * A buffer is freed by whoever drops the last reference, through the allocator
  * that made it, or through the foreign owner's release callback. */
+#include <unistd.h>
+
 #include "core.h"
+
+ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int64_t len,
+                           ladle_error *err) {
+  int64_t done = 0;
+  while (done < len) {
+    ssize_t r = pread(fd, (char *)buf + done, (size_t)(len - done), (off_t)(off + done));
+    if (r <= 0)
+      return ladle_err_set(err, LADLE_EIO, "%s: read of %lld bytes at offset %lld failed", path,
+                           (long long)len, (long long)off);
+    done += r;
+  }
+  return LADLE_OK;
+}
 
 /* Big blocks (1 MiB and up) bypass malloc: glibc maps anything above 32 MiB
  * afresh and unmaps it on free, and a worker thread's arena gives its 64 MiB

@@ -132,6 +132,11 @@ static inline void ladle_bit_set(uint8_t *bits, int64_t i, bool v) {
 }
 static inline int64_t ladle_bitmap_bytes(int64_t n) { return (n + 7) / 8; }
 
+/* Reads exactly len bytes at offset off of fd into buf (pread, retried on
+ * short reads); an error names the path, the size and the offset. */
+ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int64_t len,
+                           ladle_error *err);
+
 /* Whether the file readers map files (the default) or read them into buffers
  * of their own: LADLE_MMAP=0 for filesystems where a mapping misbehaves, and
  * for the sanitizer tests and fuzzers, where a buffer sized exactly to the

@@ -39,6 +39,8 @@ void ladle_csv_close(ladle_csv_file *f) {
     for (size_t i = 0; i < f->ncols; i++) free(f->names[i]);
   free(f->names);
   free(f->starts);
+  free(f->col_nulls);
+  free(f->n_col_nulls);
   if (f->mapped) munmap(f->data, (size_t)f->size);
   else free(f->data);
   free(f->path);
@@ -84,19 +86,14 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool
   bool is_map = buf != MAP_FAILED;
   if (!is_map) { /* read into a buffer of its own */
     buf = malloc((size_t)n + 1);
-    int64_t done = 0;
-    while (buf != NULL && done < n) {
-      ssize_t r = read(fd, buf + done, (size_t)(n - done));
-      if (r <= 0) {
-        free(buf);
-        close(fd);
-        return ladle_err_set(err, LADLE_EIO, "%s: read failed", path);
-      }
-      done += r;
+    ladle_status rs = buf != NULL ? ladle_read_at(fd, path, 0, buf, n, err) : LADLE_OOM(err, "csv file");
+    if (rs != LADLE_OK) {
+      free(buf);
+      close(fd);
+      return rs;
     }
   }
   close(fd);
-  if (buf == NULL) return LADLE_OOM(err, "csv file");
   bool zstd = n >= 4 && buf[0] == 0x28 && buf[1] == 0xB5 && buf[2] == 0x2F && buf[3] == 0xFD;
   bool gz = n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
   if (!zstd && !gz) {
@@ -276,6 +273,16 @@ static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote
   return p;
 }
 
+/* Past n records from p, as Polars counts them for skip_rows: comment lines
+ * before each do not count. */
+static int64_t skip_records(const uint8_t *d, int64_t p, int64_t size, int64_t n, const ladle_csv_opts *o) {
+  for (int64_t k = 0; k < n && p < size; k++) {
+    while (p < size && is_comment(d + p, d + size, o->comment_prefix)) p = next_line(d, p, size);
+    p = next_record(d, p, size, o->quote);
+  }
+  return p;
+}
+
 /* Splits record [a, b) into fields: calls back with each field's raw bounds. */
 typedef struct field {
   int64_t a, b;  /* raw bytes, quotes included */
@@ -429,10 +436,7 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   /* skip_lines: raw lines; skip_rows: records, as Polars (a quoted newline
    * stays inside its record, comment lines do not count) */
   for (int64_t k = 0; k < o->skip_lines && p < f->size; k++) p = next_line(d, p, f->size);
-  for (int64_t k = 0; k < o->skip_rows && p < f->size; k++) {
-    while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
-    p = next_record(d, p, f->size, o->quote);
-  }
+  p = skip_records(d, p, f->size, o->skip_rows, o);
   while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
   /* the first record: the header, or the width of the data */
   int64_t rec_end = next_record(d, p, f->size, o->quote);
@@ -473,14 +477,19 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
     /* duplicate names get Polars' suffix: a, a_duplicated_0, a_duplicated_1 ...
      * (a hash set of the names taken keeps this linear for wide files) */
     if (st == LADLE_OK && nf > 1) st = dedup_names(f->names, nf, err);
+    /* per-column null values, found once per column (not per field) */
+    if (st == LADLE_OK && o->n_named_nulls > 0) {
+      f->col_nulls = calloc(nf * o->n_named_nulls, sizeof *f->col_nulls);
+      f->n_col_nulls = calloc(nf, sizeof *f->n_col_nulls);
+      if (f->col_nulls == NULL || f->n_col_nulls == NULL) st = LADLE_OOM(err, "csv null values");
+      for (size_t c = 0; st == LADLE_OK && c < nf; c++)
+        for (size_t i = 0; i < o->n_named_nulls; i++)
+          if (strcmp(o->named_null_columns[i], f->names[c]) == 0)
+            f->col_nulls[c * o->n_named_nulls + f->n_col_nulls[c]++] = o->named_null_values[i];
+    }
     f->body = o->has_header ? rec_end : p;
   }
-  if (st == LADLE_OK && o->has_header)
-    for (int64_t k = 0; k < o->skip_rows_after_header && f->body < f->size; k++) {
-      while (f->body < f->size && is_comment(d + f->body, d + f->size, o->comment_prefix))
-        f->body = next_line(d, f->body, f->size);
-      f->body = next_record(d, f->body, f->size, o->quote);
-    }
+  if (st == LADLE_OK && o->has_header) f->body = skip_records(d, f->body, f->size, o->skip_rows_after_header, o);
   /* find the records, in parallel chunks */
   int64_t body = f->body, len = f->size - body;
   size_t nchunks = len > 0 ? (size_t)LADLE_MIN(LADLE_MAX(len / (1 << 20), 1), 1024) : 0;
@@ -550,19 +559,22 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
 
 /* ------------------------------------------------------------------ values */
 
-static bool is_null_text(const ladle_csv_opts *o, field f, const char *t, int64_t len, const char *column) {
-  if (len == 0 && !f.quoted && o->missing_is_null) return true;
-  for (size_t i = 0; i < o->n_null_values; i++) {
-    size_t n = strlen(o->null_values[i]);
-    if ((int64_t)n == len && memcmp(t, o->null_values[i], n) == 0) return true;
-  }
-  for (size_t i = 0; i < o->n_named_nulls; i++) {
-    size_t n = strlen(o->named_null_values[i]);
-    if ((int64_t)n == len && memcmp(t, o->named_null_values[i], n) == 0 &&
-        strcmp(column, o->named_null_columns[i]) == 0)
-      return true;
+static bool text_in(const char *t, int64_t len, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strlen(list[i]);
+    if ((int64_t)l == len && memcmp(t, list[i], l) == 0) return true;
   }
   return false;
+}
+
+/* Whether field f of file column c (text t) is null: empty, one of the null
+ * values, or one of the column's own. */
+static bool is_null_text(const ladle_csv_opts *o, const ladle_csv_file *file, size_t c, field f, const char *t,
+                         int64_t len) {
+  if (len == 0 && !f.quoted && o->missing_is_null) return true;
+  return text_in(t, len, o->null_values, o->n_null_values) ||
+         (file->n_col_nulls != NULL &&
+          text_in(t, len, file->col_nulls + c * o->n_named_nulls, file->n_col_nulls[c]));
 }
 
 static bool parse_i64(const char *t, int64_t len, int64_t *out) {
@@ -648,11 +660,13 @@ static bool parse_f64(const char *t, int64_t len, double *out) {
   return end == buf + len && !(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
 }
 
-/* A float written with a decimal comma ("1,5"), as one with a point. */
-static bool parse_f64_comma(const char *t, int64_t len, double *out) {
+/* A float; with decimal_comma "1,5" reads as "1.5" (a point is read too, as
+ * in Polars). */
+static bool parse_float(const char *t, int64_t len, bool decimal_comma, double *out) {
+  if (!decimal_comma) return parse_f64(t, len, out);
   char buf[128];
   if (len <= 0 || len >= (int64_t)sizeof buf) return false;
-  for (int64_t i = 0; i < len; i++) buf[i] = t[i] == ',' ? '.' : t[i]; /* a point is read too, as Polars */
+  for (int64_t i = 0; i < len; i++) buf[i] = t[i] == ',' ? '.' : t[i];
   return parse_f64(buf, len, out);
 }
 
@@ -734,13 +748,13 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
     for (size_t c = 0; c < nc && c < n; c++) {
       int64_t len;
       const char *t = field_text(f->data, fields[c], o->quote, scratch, &len);
-      if (is_null_text(o, fields[c], t, len, f->names[c])) continue;
+      if (is_null_text(o, f, c, fields[c], t, len)) continue;
       any[c] = 1;
       int64_t i64;
       double d;
       bool bo;
       if (!parse_i64(t, len, &i64)) cand[c] &= (uint8_t)~1u;
-      if (!(o->decimal_comma ? parse_f64_comma(t, len, &d) : parse_f64(t, len, &d))) cand[c] &= (uint8_t)~2u;
+      if (!parse_float(t, len, o->decimal_comma, &d)) cand[c] &= (uint8_t)~2u;
       if (!parse_bool(t, len, &bo)) cand[c] &= (uint8_t)~4u;
       if (!parse_date(t, len, &i64)) cand[c] &= (uint8_t)~8u;
       if (!parse_datetime(t, len, LADLE_TIME_US, &i64)) cand[c] &= (uint8_t)~16u;
@@ -803,7 +817,7 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
       return true;
     case LADLE_TYPE_FLOAT32:
     case LADLE_TYPE_FLOAT64:
-      if (!(decimal_comma ? parse_f64_comma(t, len, &d) : parse_f64(t, len, &d))) return false;
+      if (!parse_float(t, len, decimal_comma, &d)) return false;
       if (id == LADLE_TYPE_FLOAT32) LADLE_COL_MUT(o, float)[r] = (float)d;
       else LADLE_COL_MUT(o, double)[r] = d;
       return true;
@@ -867,7 +881,7 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
       bool null = c >= got || types[k].id == LADLE_TYPE_NULL;
       if (!null) {
         t = field_text(f->data, fields[c], o->quote, scratch, &len);
-        null = is_null_text(o, fields[c], t, len, f->names[c]);
+        null = is_null_text(o, f, c, fields[c], t, len);
       }
       if (!null && str) {
         if (slen[k] + len > scapv[k]) {

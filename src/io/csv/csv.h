@@ -25,6 +25,10 @@ typedef struct ladle_csv_file {
   char **names;
   int64_t nrecords;
   int64_t *starts; /* 2 * nrecords: record k is [starts[2k], starts[2k+1]) */
+  /* per-column null values (the options' named ones, borrowed): column c's
+   * are col_nulls[c * n_named_nulls ...], n_col_nulls[c] of them; NULL: none */
+  const char **col_nulls;
+  size_t *n_col_nulls;
 } ladle_csv_file;
 
 /* Loads `path`, skips lines, reads the header and finds every record. */

@@ -361,19 +361,6 @@ void ladle_pq_close(ladle_pq_file *f) {
   free(f);
 }
 
-static ladle_status read_at(int fd, const char *path, int64_t off, void *buf, int64_t len,
-                            ladle_error *err) {
-  int64_t done = 0;
-  while (done < len) {
-    ssize_t r = pread(fd, (char *)buf + done, (size_t)(len - done), (off_t)(off + done));
-    if (r <= 0)
-      return ladle_err_set(err, LADLE_EIO, "%s: read of %lld bytes at offset %lld failed", path,
-                           (long long)len, (long long)off);
-    done += r;
-  }
-  return LADLE_OK;
-}
-
 ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *err) {
   ladle_pq_file *f = calloc(1, sizeof *f);
   if (f == NULL) return LADLE_OOM(err, "parquet file");
@@ -408,8 +395,8 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
                        (long long)f->file_size);
     goto done;
   }
-  if ((st = read_at(f->fd, path, 0, head, 4, err)) != LADLE_OK) goto done;
-  if ((st = read_at(f->fd, path, f->file_size - 8, tail, 8, err)) != LADLE_OK) goto done;
+  if ((st = ladle_read_at(f->fd, path, 0, head, 4, err)) != LADLE_OK) goto done;
+  if ((st = ladle_read_at(f->fd, path, f->file_size - 8, tail, 8, err)) != LADLE_OK) goto done;
   if (memcmp(head, "PAR1", 4) != 0 || memcmp(tail + 4, "PAR1", 4) != 0) {
     st = ladle_err_set(err, LADLE_ECORRUPT,
                        memcmp(tail + 4, "PARE", 4) == 0
@@ -429,7 +416,7 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
     st = LADLE_OOM(err, "footer");
     goto done;
   }
-  if ((st = read_at(f->fd, path, f->file_size - 8 - flen, f->footer, flen, err)) != LADLE_OK) goto done;
+  if ((st = ladle_read_at(f->fd, path, f->file_size - 8 - flen, f->footer, flen, err)) != LADLE_OK) goto done;
   char what[600];
   snprintf(what, sizeof what, "%s: footer", path);
   ladle_thrift t = {f->footer, f->footer + flen, what, err, false, 0};

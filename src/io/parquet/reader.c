@@ -1132,14 +1132,10 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   if (chunk == NULL) {
     buf = malloc((size_t)LADLE_MAX(size, 1));
     if (buf == NULL) return LADLE_OOM(err, "column chunk");
-    int64_t done = 0;
-    while (done < size) {
-      ssize_t r = pread(f->fd, buf + done, (size_t)(size - done), (off_t)(start + done));
-      if (r <= 0) {
-        free(buf);
-        return ladle_err_set(err, LADLE_EIO, "%s: column '%s': read failed", f->path, pc->name);
-      }
-      done += r;
+    ladle_status rs = ladle_read_at(f->fd, f->path, start, buf, size, err);
+    if (rs != LADLE_OK) {
+      free(buf);
+      return ladle_err_context(err, rs, "column '%s'", pc->name);
     }
     chunk = buf;
   }
