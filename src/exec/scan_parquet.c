@@ -249,11 +249,38 @@ typedef struct read_job {
   const pq_source *s;
   size_t *unit_file, *unit_rg; /* per output chunk */
   ladle_table *t;
-  bool views; /* the scan is the result: strings as views (ladle_column.views) */
+  bool views;    /* the scan is the result: strings as views (ladle_column.views) */
+  size_t *order; /* the tasks, costliest first */
 } read_job;
+
+/* What decoding task i (unit i / ncols, column i % ncols) should cost: the
+ * chunk's decompressed bytes plus a few per row for the output (the sizes in the
+ * footer only order the tasks; nothing is allocated from them). */
+static int64_t task_cost(const read_job *j, size_t i) {
+  size_t u = i / j->s->ncols, k = i % j->s->ncols, f = j->unit_file[u];
+  size_t col = j->s->col_index[f * j->s->ncols + k];
+  const ladle_pq_row_group *g = &j->s->files[f]->row_groups[j->unit_rg[u]];
+  if (col == SIZE_MAX) return 0;
+  const ladle_pq_chunk_meta *m = &g->columns[col];
+  int64_t bytes =
+      m->total_uncompressed_size > 0 ? m->total_uncompressed_size : m->total_compressed_size;
+  return LADLE_MAX(bytes, 0) / 2 + 8 * g->num_rows;
+}
+
+typedef struct costed_task {
+  int64_t cost;
+  size_t i;
+} costed_task;
+
+static int by_cost_desc(const void *a, const void *b) {
+  const costed_task *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost < y->cost ? 1 : -1;
+  return (x->i > y->i) - (x->i < y->i);
+}
 
 static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
   read_job *j = vctx;
+  if (j->order != NULL) i = j->order[i];
   size_t u = i / j->s->ncols, k = i % j->s->ncols;
   size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
   if (col == SIZE_MAX)
@@ -303,8 +330,24 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
   if (rc == LADLE_OK) {
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
-    read_job j = {s, uf, ur, t, p == st->out_node};
-    rc = ladle_pool_run(st->k.pool, n * s->ncols, read_task, &j, err);
+    read_job j = {s, uf, ur, t, p == st->out_node, NULL};
+    /* costliest first, so that no thread starts a large chunk while the others
+     * run out of work (without the order the scan ends on the last row group's
+     * widest column) */
+    size_t ntasks = n * s->ncols;
+    costed_task *ct = malloc(LADLE_MAX(ntasks, 1) * sizeof *ct);
+    j.order = malloc(LADLE_MAX(ntasks, 1) * sizeof *j.order);
+    if (ct != NULL && j.order != NULL) {
+      for (size_t i = 0; i < ntasks; i++) ct[i] = (costed_task){task_cost(&j, i), i};
+      qsort(ct, ntasks, sizeof *ct, by_cost_desc);
+      for (size_t i = 0; i < ntasks; i++) j.order[i] = ct[i].i;
+    } else {
+      free(j.order); /* without memory for the order: in plain order */
+      j.order = NULL;
+    }
+    free(ct);
+    rc = ladle_pool_run(st->k.pool, ntasks, read_task, &j, err);
+    free(j.order);
     ladle_table_seal(t);
   }
   free(uf);

@@ -342,22 +342,41 @@ def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, eng
     assert_same(pl.scan_parquet(path).filter(pl.col("i12") < 1000).select("s12", "n16", "date"), engine)
 
 
+def assert_inline_views_zero_padded(arr: pa.Array) -> None:
+    """Arrow's view layout: a string of up to 12 bytes lies inline, and the
+    bytes after it are zero (readers compare and hash the 16 bytes whole)."""
+    if not pa.types.is_string_view(arr.type):
+        return
+    views = np.frombuffer(arr.buffers()[1], dtype=np.uint8).reshape(-1, 16)[arr.offset:arr.offset + len(arr)]
+    lens = views[:, :4].copy().view(np.int32).ravel()
+    short = views[lens <= 12]
+    pos = np.arange(16)[None, :]
+    tail = pos >= 4 + lens[lens <= 12][:, None]
+    assert not (short * tail).any(), "bytes after an inline string are not zero"
+
+
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dictionary", ["on", "off", "fallback"])
-def test_strings_decoded_as_views_when_the_scan_is_the_result(version: str, dictionary: str, tmp_path: Path, engine) -> None:
+@pytest.mark.parametrize("compression", ["zstd", "none"])
+def test_strings_decoded_as_views_when_the_scan_is_the_result(version: str, dictionary: str, compression: str, tmp_path: Path, engine) -> None:
     """A scan whose columns go straight into the result decodes strings into
-    Arrow views (dictionary strings point into the dictionary, others into
-    one copy of their bytes): every length around the 12 inline bytes, nulls,
-    empty strings, dictionary pages that fall back to plain ones mid-chunk,
-    several row groups; then the same result read every other way."""
+    Arrow views (dictionary strings point into the dictionary; plain ones of a
+    decompressed page into the page, kept when its long strings are most of
+    it, else copied out, as are those of uncompressed pages): every length
+    around the 12 inline bytes, nulls, empty strings, a column of mostly short
+    strings, dictionary pages that fall back to plain ones mid-chunk, several
+    row groups; then the same result read every other way."""
     rng = np.random.default_rng(41)
     n = 30_000
-    pool = ["", "a", "exactly12byt", "thirteen byte", "é" * 7, "x" * 40, None] + [f"value {i:05d} of many" for i in range(300)]
+    pool = ["", "a", "exactly12byt", "thirteen byte", "é" * 7, "x" * 40, None] + ["k" * i for i in range(2, 12)] + [f"value {i:05d} of many" for i in range(300)]
     s = [pool[i] for i in rng.integers(0, len(pool), n)]
     uniq = [None if i % 11 == 0 else f"unique string number {i}" * (i % 3) for i in range(n)]
-    table = pa.table({"s": pa.array(s, pa.string()), "u": pa.array(uniq, pa.string()), "i": pa.array(np.arange(n))})
+    short = [f"long string {i} to copy out" if i % 19 == 0 else ("ab" if i % 7 else None) for i in range(n)]
+    table = pa.table({"s": pa.array(s, pa.string()), "u": pa.array(uniq, pa.string()),
+                      "m": pa.array(short, pa.string()), "i": pa.array(np.arange(n))})
     path = tmp_path / "s.parquet"
-    opts: dict = {"data_page_version": version, "row_group_size": 7_000, "compression": "zstd"}
+    opts: dict = {"data_page_version": version, "row_group_size": 7_000, "compression": compression,
+                  "data_page_size": 8_192}
     if dictionary == "off":
         opts["use_dictionary"] = False
     elif dictionary == "fallback":
@@ -373,7 +392,15 @@ def test_strings_decoded_as_views_when_the_scan_is_the_result(version: str, dict
     expected = pl.read_parquet(path)
     res = engine.execute(pl.scan_parquet(path))
     assert_frame_equal(res.to_polars(), expected)
-    assert_frame_equal(pl.from_arrow(res.to_arrow()), expected)  # type: ignore[arg-type]
+    arrow = res.to_arrow()
+    assert_frame_equal(pl.from_arrow(arrow), expected)  # type: ignore[arg-type]
+    from ladle.result import _ViewStream
+
+    as_views = pa.table(_ViewStream(res._native))  # what Polars receives
+    for name in ("s", "u", "m"):
+        assert pa.types.is_string_view(as_views.schema.field(name).type)
+        for chunk in as_views.column(name).chunks:
+            assert_inline_views_zero_padded(chunk)
     res = engine.execute(pl.scan_parquet(path))
     res.write_parquet(tmp_path / "again.parquet")
     assert_frame_equal(pl.read_parquet(tmp_path / "again.parquet"), expected)

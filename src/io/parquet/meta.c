@@ -126,6 +126,7 @@ static void read_column_meta(ladle_thrift *t, ladle_pq_chunk_meta *m) {
       case 1: m->physical = (int)ladle_thrift_int(t); break;
       case 4: m->codec = (int)ladle_thrift_int(t); break;
       case 5: m->num_values = ladle_thrift_int(t); break;
+      case 6: m->total_uncompressed_size = ladle_thrift_int(t); break;
       case 7: m->total_compressed_size = ladle_thrift_int(t); break;
       case 9: m->data_page_offset = ladle_thrift_int(t); break;
       case 11: m->dictionary_page_offset = ladle_thrift_int(t); break;

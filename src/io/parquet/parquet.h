@@ -73,6 +73,7 @@ typedef struct ladle_pq_chunk_meta {
   int codec;
   int64_t num_values;
   int64_t total_compressed_size;
+  int64_t total_uncompressed_size; /* a hint for scheduling, never trusted for sizes */
   int64_t data_page_offset;
   int64_t dictionary_page_offset; /* -1 when absent */
   ladle_pq_stats stats;

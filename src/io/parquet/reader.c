@@ -834,18 +834,131 @@ static ladle_status scatter_views(const ctx *c, sink *s, vsink *vs, int64_t coun
   return LADLE_OK;
 }
 
-/* What a chunk read as views keeps: the dictionary and the copied bytes. */
+/* Decompressed pages of PLAIN strings that views point into, kept whole
+ * instead of copying their long strings out (view buffers 2, 3, ...). */
+typedef struct kept_pages {
+  uint8_t **buf;
+  int64_t *len;
+  size_t n, cap;
+} kept_pages;
+
+static bool kept_pages_push(kept_pages *k, uint8_t *buf, int64_t len) {
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? 2 * k->cap : 8;
+    uint8_t **b = realloc(k->buf, cap * sizeof *b);
+    if (b == NULL) return false;
+    k->buf = b;
+    int64_t *l = realloc(k->len, cap * sizeof *l);
+    if (l == NULL) return false;
+    k->len = l;
+    k->cap = cap;
+  }
+  k->buf[k->n] = buf;
+  k->len[k->n++] = len;
+  return true;
+}
+
+static void kept_pages_free(kept_pages *k) {
+  for (size_t i = 0; i < k->n; i++) free(k->buf[i]);
+  free(k->buf);
+  free(k->len);
+  memset(k, 0, sizeof *k);
+}
+
+/* PLAIN strings of a decompressed page straight into views: long ones point into
+ * the page itself (view buffer `buf`, offsets from `base`), whose long-string
+ * bytes are added to *long_bytes; no copy and no per-value arrays. */
+static ladle_status plain_views(const ctx *c, sink *s, vsink *vs, int64_t count, const uint8_t *present,
+                                const uint8_t *base, const uint8_t *p, const uint8_t *end, int32_t buf,
+                                int64_t *long_bytes) {
+  uint8_t *V = vs->views + 16 * s->row;
+  int64_t lb = 0;
+  for (int64_t r = 0; r < count; r++) {
+    if (present != NULL && !present[r]) {
+      memset(V + 16 * r, 0, 16);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(s->out), s->row + r, false);
+      continue;
+    }
+    if (end - p < 4) return corrupt(c, "PLAIN byte array length runs past the page");
+    uint32_t len;
+    memcpy(&len, p, 4);
+    p += 4;
+    if ((int64_t)len > end - p) return corrupt(c, "PLAIN byte array runs past the page");
+    uint8_t *v = V + 16 * r;
+    if (len <= 12) {
+      /* the 16 bytes from p - 4 are the length and up to 12 inline bytes when
+       * they are inside the page; the tail past len is zeroed */
+      if (end - p >= 12) {
+        uint64_t a, b;
+        memcpy(&a, p - 4, 8);
+        memcpy(&b, p + 4, 8);
+        int tail = 12 - (int)len; /* bytes of b past the string */
+        if (tail >= 8) {
+          a &= len >= 4 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * (4 + len))) - 1;
+          b = 0;
+        } else {
+          b &= tail == 0 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * (8 - tail))) - 1;
+        }
+        memcpy(v, &a, 8);
+        memcpy(v + 8, &b, 8);
+      } else {
+        ladle_view_make(v, p, (int32_t)len, 0, 0);
+      }
+    } else {
+      memcpy(v, &len, 4);
+      memcpy(v + 4, p, 4);
+      int32_t off = (int32_t)(p - base);
+      memcpy(v + 8, &buf, 4);
+      memcpy(v + 12, &off, 4);
+      lb += len;
+    }
+    p += len;
+  }
+  s->row += count;
+  *long_bytes += lb;
+  return LADLE_OK;
+}
+
+/* Views [row, row + count) that point into buffer `buf` move their bytes into
+ * the sink's copied bytes (buffer 1): for a page whose long strings are too
+ * few to be worth keeping the page for. */
+static ladle_status views_to_sink(const ctx *c, sink *s, uint8_t *views, int64_t row, int64_t count,
+                                  const uint8_t *base, const uint8_t *end, int32_t buf) {
+  for (int64_t r = row; r < row + count; r++) {
+    uint8_t *v = views + 16 * r;
+    int32_t len, b, off;
+    memcpy(&len, v, 4);
+    if (len <= 12) continue;
+    memcpy(&b, v + 8, 4);
+    if (b != buf) continue;
+    memcpy(&off, v + 12, 4);
+    int64_t at = s->chars_len;
+    if (at > INT32_MAX - len) return LADLE_ENOTSUP; /* past a view's offset: read as offsets */
+    if (!sink_bytes(s, base + off, len, end)) return LADLE_OOM(c->err, "parquet strings");
+    int32_t one = 1, o32 = (int32_t)at;
+    memcpy(v + 8, &one, 4);
+    memcpy(v + 12, &o32, 4);
+  }
+  return LADLE_OK;
+}
+
+/* What a chunk read as views keeps: the dictionary (buffer 0), the copied
+ * bytes (1) and the kept pages (2, ...). */
 typedef struct held_bytes {
   ladle_viewbufs vb;
-  const char *data[2];
-  int64_t sizes[2];
+  const char **data;
+  int64_t *sizes;
   uint8_t *dict, *chars;
+  kept_pages pages;
 } held_bytes;
 
 static void held_bytes_free(void *owner) {
   held_bytes *h = owner;
+  free(h->data);
+  free(h->sizes);
   free(h->dict);
   free(h->chars);
+  kept_pages_free(&h->pages);
   free(h);
 }
 
@@ -1178,6 +1291,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   uint8_t *dict_scratch = NULL, *dict_padded = NULL, *scratch = NULL, *present = NULL;
   int64_t dict_cap = 0, scratch_cap = 0;
   uint32_t *idx = NULL, *levels = NULL;
+  kept_pages kp = {NULL, NULL, 0, 0};
   const uint8_t *p = chunk, *end = chunk + size;
   while (st == LADLE_OK && s.row < nslots) {
     if (p >= end) {
@@ -1350,6 +1464,27 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       c.page++;
       continue;
     }
+    if (views && h.encoding == 0 && scratch != NULL && data >= scratch && data_end <= scratch + scratch_cap &&
+        data_end - scratch <= INT32_MAX && kp.n < INT32_MAX - 2) {
+      /* PLAIN strings of a decompressed page: views into the page, which the
+       * column keeps when its long strings are at least half its bytes (else
+       * they are copied out and the buffer serves the next page) */
+      int32_t bi = (int32_t)(2 + kp.n);
+      int64_t row0 = s.row, long_bytes = 0, page_len = data_end - scratch;
+      st = plain_views(&c, &s, &vs, nv, present, scratch, data, data_end, bi, &long_bytes);
+      if (st == LADLE_OK && long_bytes * 2 >= page_len) {
+        if (kept_pages_push(&kp, scratch, page_len)) {
+          scratch = NULL;
+          scratch_cap = 0;
+        } else {
+          st = LADLE_OOM(err, "parquet pages");
+        }
+      } else if (st == LADLE_OK) {
+        st = views_to_sink(&c, &s, vs.views, row0, nv, scratch, data_end, bi);
+      }
+      c.page++;
+      continue;
+    }
     st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
     if (st == LADLE_OK && views)
       st = scatter_views(&c, &s, &vs, nv, present, &vals, idx, have_dict ? &dict : NULL);
@@ -1360,19 +1495,33 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   if (st == LADLE_OK && views) {
     /* the dictionary and the copied bytes move into the column: no copy */
     held_bytes *hb = calloc(1, sizeof *hb);
-    if (hb == NULL) st = LADLE_OOM(err, "parquet strings");
+    size_t nb = 2 + kp.n;
+    if (hb != NULL) {
+      hb->data = malloc(nb * sizeof *hb->data);
+      hb->sizes = malloc(nb * sizeof *hb->sizes);
+    }
+    if (hb == NULL || hb->data == NULL || hb->sizes == NULL) {
+      if (hb != NULL) held_bytes_free(hb);
+      st = LADLE_OOM(err, "parquet strings");
+    }
     if (st == LADLE_OK) {
       hb->dict = dict_padded;
       hb->chars = s.chars;
+      hb->pages = kp;
       hb->data[0] = dict_padded != NULL ? (const char *)dict_padded : "";
       hb->data[1] = s.chars != NULL ? (const char *)s.chars : "";
       hb->sizes[0] = have_dict && dict_padded != NULL ? (int64_t)(dict.end - dict_padded) - 64 : 0;
       hb->sizes[1] = s.chars_len;
-      hb->vb.n = 2;
+      for (size_t i = 0; i < kp.n; i++) {
+        hb->data[2 + i] = (const char *)kp.buf[i];
+        hb->sizes[2 + i] = kp.len[i];
+      }
+      hb->vb.n = (int64_t)nb;
       hb->vb.data = hb->data;
       hb->vb.sizes = hb->sizes;
       dict_padded = NULL;
       s.chars = NULL;
+      memset(&kp, 0, sizeof kp);
       st = ladle_buffer_wrap(hb, sizeof *hb, held_bytes_free, hb, &o.vowners[1], err);
       if (st != LADLE_OK) held_bytes_free(hb);
     }
@@ -1406,6 +1555,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   free(dict_padded);
   free(s.chars);
   free(vs.dviews);
+  kept_pages_free(&kp);
   free(buf);
   if (st != LADLE_OK) {
     ladle_column_release(&o);
