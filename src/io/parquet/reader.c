@@ -609,6 +609,48 @@ static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint
   return true;
 }
 
+/* PLAIN strings of a page straight into offsets and bytes (no per-value
+ * arrays): the page's size bounds its strings' bytes, so the bytes grow once. */
+static ladle_status plain_strings(const ctx *c, sink *s, int64_t count, const uint8_t *present,
+                                  const uint8_t *p, const uint8_t *end) {
+  ladle_column *o = s->out;
+  int64_t need = s->chars_len + (end - p) + 16;
+  if (need > s->chars_cap) {
+    int64_t cap = LADLE_MAX(s->chars_cap * 2, need + 4096);
+    uint8_t *b = realloc(s->chars, (size_t)cap);
+    if (b == NULL) return LADLE_OOM(c->err, "parquet strings");
+    s->chars = b;
+    s->chars_cap = cap;
+  }
+  uint8_t *d = s->chars;
+  int64_t pos = s->chars_len;
+  int64_t *O = LADLE_COL_MUT(o, int64_t) + s->row + 1;
+  for (int64_t r = 0; r < count; r++) {
+    if (present != NULL && !present[r]) {
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), s->row + r, false);
+      O[r] = pos;
+      continue;
+    }
+    if (end - p < 4) return corrupt(c, "PLAIN byte array length runs past the page");
+    uint32_t len;
+    memcpy(&len, p, 4);
+    p += 4;
+    if ((int64_t)len > end - p) return corrupt(c, "PLAIN byte array runs past the page");
+    if (len <= 16 && end - p >= 16) { /* 16 spare bytes at the end of d */
+      memcpy(d + pos, p, 8);
+      memcpy(d + pos + 8, p + 8, 8);
+    } else {
+      memcpy(d + pos, p, len);
+    }
+    pos += len;
+    O[r] = pos;
+    p += len;
+  }
+  s->chars_len = pos;
+  s->row += count;
+  return LADLE_OK;
+}
+
 /* Whether every one of count dictionary indices is below n: one pass (a max),
  * before a page's values are gathered without a check per row. */
 static bool dict_indices_ok(const uint32_t *idx, int64_t count, int64_t n) {
@@ -1482,6 +1524,11 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       } else if (st == LADLE_OK) {
         st = views_to_sink(&c, &s, vs.views, row0, nv, scratch, data_end, bi);
       }
+      c.page++;
+      continue;
+    }
+    if (!views && str && h.encoding == 0 && pc->physical == LADLE_PQ_BYTE_ARRAY) {
+      st = plain_strings(&c, &s, nv, present, data, data_end);
       c.page++;
       continue;
     }
