@@ -2,7 +2,9 @@
 same files, the same machine and the same thread count, in one run.
 
 Throughput is decoded bytes per second (the in-memory Arrow size of the result
-divided by the median wall time of --runs runs after a warm-up). Each ladle result
+divided by the median wall time of --runs rounds after a warm-up, each round
+running every engine once, so that a slow spell of a shared machine falls on
+all of them). Each ladle result
 is checked equal to Polars' before its time counts.
 
     python bench/io_bench.py [--threads T] [--runs N] [--scale lineitem copies]
@@ -27,14 +29,20 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def median_time(fn: Callable[[], object], runs: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def interleaved_medians(fns: list[Callable[[], object]], runs: int) -> list[float]:
+    """Median wall time of each function over `runs` rounds, each round running
+    every function once (in alternating order), so that a slow spell of a shared
+    machine falls on all of them rather than on whichever ran then."""
+    for fn in fns:
+        fn()  # warm-up
+    times: list[list[float]] = [[] for _ in fns]
+    for r in range(runs):
+        order = range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))
+        for i in order:
+            t = time.perf_counter()
+            fns[i]()
+            times[i].append(time.perf_counter() - t)
+    return [statistics.median(ts) for ts in times]
 
 
 def main() -> int:
@@ -67,17 +75,16 @@ def main() -> int:
     def bench(name: str, path: Path, ladle_fn, polars_fn, arrow_fn) -> None:
         got, want = ladle_fn(), polars_fn()
         assert_frame_equal(got, want)
-        t_l, t_p = median_time(ladle_fn, args.runs), median_time(polars_fn, args.runs)
-        t_a = median_time(arrow_fn, args.runs) if arrow_fn else float("nan")
+        t_l, t_p, t_a = interleaved_medians([ladle_fn, polars_fn, arrow_fn], args.runs)
         row = {"case": name, "file_mb": round(path.stat().st_size / 1e6, 1), "decoded_mb": round(nbytes / 1e6, 1),
                "ladle_s": t_l, "polars_s": t_p, "pyarrow_s": t_a,
                "ladle_gbps": nbytes / t_l / 1e9, "polars_gbps": nbytes / t_p / 1e9,
-               "ratio_vs_polars": t_l / t_p, "ratio_vs_pyarrow": t_l / t_a if arrow_fn else None}
+               "ratio_vs_polars": t_l / t_p, "ratio_vs_pyarrow": t_l / t_a}
         rows.append(row)
         print(f"{name:34s} {row['file_mb']:7.1f} MB  ladle {t_l:6.3f}s ({row['ladle_gbps']:.2f} GB/s)  "
               f"polars {t_p:6.3f}s  pyarrow {t_a:6.3f}s  ladle/polars {t_l / t_p:5.2f}")
 
-    print(f"{df.height:,} rows, {nbytes / 1e6:.0f} MB decoded, {args.threads} threads, median of {args.runs}\n")
+    print(f"{df.height:,} rows, {nbytes / 1e6:.0f} MB decoded, {args.threads} threads, median of {args.runs} interleaved rounds\n")
     for codec in ["none", "snappy", "zstd", "lz4", "gzip"]:
         for dictionary in [True, False]:
             p = tmp / f"li-{codec}-{dictionary}.parquet"
