@@ -305,7 +305,7 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     all = t;
     none = !t;
   }
-  int64_t *idx = NULL, n = c->length;
+  int64_t *idx = NULL, *vidx = NULL, n = c->length;
   uint8_t *keep = NULL; /* 0/1 per row: the mask with nulls as 0 */
   const uint8_t *kp = NULL;
   size_t ncols = j->in->schema.n;
@@ -372,12 +372,26 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
     else if (none)
       st = ladle_column_slice(&c->columns[i], 0, 0, &o->columns[i], err);
-    else if (kp != NULL)
+    else if (ladle_column_view_only(&c->columns[i])) {
+      /* read as views for this result (exec_node_run): the views are gathered,
+       * the bytes stay where they are */
+      if (kp != NULL && vidx == NULL) {
+        vidx = malloc((size_t)(n + 1) * sizeof *vidx);
+        if (vidx == NULL) {
+          st = LADLE_OOM(err, "filter");
+          break;
+        }
+        keep_to_indices(kp, c->length, n < c->length / 8, vidx);
+      }
+      st = ladle_column_gather_views(&c->columns[i], kp != NULL ? vidx : idx, n, &o->columns[i],
+                                     err);
+    } else if (kp != NULL)
       st = j->s->be->compact(&j->s->k, &c->columns[i], kp, n, &o->columns[i], err);
     else
       st = j->s->be->gather(&j->s->k, &c->columns[i], idx, n, &o->columns[i], err);
   }
   free(keep);
+  free(vidx);
   o->length = none ? 0 : n;
   if (j->kept != NULL && !all && idx != NULL) {
     j->kept[k] = idx;
@@ -1461,6 +1475,24 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   /* a projection (columns picked, as they are) passes the result on */
   if (p == s->out_node && p->kind == LADLE_NODE_PROJECT && p->ninputs == 1)
     s->out_node = p->inputs[0];
+  /* a filter that is the result, over a Parquet scan: the string columns the
+   * predicate does not read come from the scan as views only (no bytes moved
+   * for them but the 16-byte views), and go out as views */
+  bool *view_cols = NULL;
+  if (p->kind == LADLE_NODE_FILTER && p == s->out_node && p->ninputs == 1 &&
+      p->inputs[0]->kind == LADLE_NODE_SCAN_PARQUET && p->inputs[0]->schema.n == p->schema.n) {
+    size_t n = p->schema.n;
+    bool *read = calloc(LADLE_MAX(n, 1), sizeof *read);
+    view_cols = calloc(LADLE_MAX(n, 1), sizeof *view_cols);
+    if (read != NULL && view_cols != NULL) {
+      mark_columns(p->exprs[0], read, n);
+      for (size_t i = 0; i < n; i++)
+        view_cols[i] = !read[i] && p->schema.types[i].id == LADLE_TYPE_STRING;
+      s->views_node = p->inputs[0];
+      s->view_cols = view_cols;
+    }
+    free(read);
+  }
   /* a filter's own columns its parent does not read (a predicate column a
    * select drops right after) are not compacted */
   const bool *fneed = NULL;
@@ -1489,6 +1521,8 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   ladle_table **ins = p->ninputs <= 2 ? ins_small : calloc(p->ninputs, sizeof *ins);
   if (ins == NULL) {
     free(need);
+    free(view_cols);
+    s->views_node = NULL;
     return LADLE_OOM(err, "inputs");
   }
   ladle_status st = LADLE_OK;
@@ -1510,6 +1544,8 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
     else
       st = exec_node(s, p->inputs[in], &ins[in], err);
     free(jneed);
+    s->views_node = NULL; /* only the filter's own scan reads views */
+    s->view_cols = NULL;
     if (p->kind == LADLE_NODE_JOIN && in < 2 && s->defer_in != NULL) {
       jd[in].in = s->defer_in;
       jd[in].sel = s->defer_sel;
@@ -1594,6 +1630,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
   if (ins != ins_small) free(ins);
   free(need);
+  free(view_cols);
   for (int k = 0; k < 2; k++) {
     ladle_table_release(jd[k].in);
     ladle_scratch_free(jd[k].sel);

@@ -79,6 +79,11 @@ typedef struct exec_state {
   /* The node whose output is the result: its gathers may keep string columns
    * as views only (ladle_column.views) when they have views. */
   const struct ladle_plan *out_node;
+  /* A Parquet scan under a FILTER that is the out_node: its string columns
+   * marked in view_cols (those the predicate does not read) are read as views
+   * only, which the filter gathers 16 bytes a row. */
+  const struct ladle_plan *views_node;
+  const bool *view_cols;
   exec_transfer transfer[EXEC_TRANSFERS]; /* a stack */
   size_t ntransfer;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */

@@ -249,8 +249,9 @@ typedef struct read_job {
   const pq_source *s;
   size_t *unit_file, *unit_rg; /* per output chunk */
   ladle_table *t;
-  bool views;    /* the scan is the result: strings as views (ladle_column.views) */
-  size_t *order; /* the tasks, costliest first */
+  bool views;            /* the scan is the result: strings as views (ladle_column.views) */
+  const bool *view_cols; /* else these columns as views (a filter's, exec_node_run) */
+  size_t *order;         /* the tasks, costliest first */
 } read_job;
 
 /* What decoding task i (unit i / ncols, column i % ncols) should cost: the
@@ -287,7 +288,8 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
     return ladle_column_nulls(j->t->schema.types[k],
                               j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
                               &j->t->chunks[u].columns[k], err);
-  return (j->views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
+  bool views = j->views || (j->view_cols != NULL && j->view_cols[k]);
+  return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
       j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }
 
@@ -330,7 +332,8 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
   if (rc == LADLE_OK) {
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
-    read_job j = {s, uf, ur, t, p == st->out_node, NULL};
+    read_job j = {.s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = p == st->out_node};
+    if (p == st->views_node) j.view_cols = st->view_cols;
     /* costliest first, so that no thread starts a large chunk while the others
      * run out of work (without the order the scan ends on the last row group's
      * widest column) */

@@ -406,6 +406,49 @@ def test_strings_decoded_as_views_when_the_scan_is_the_result(version: str, dict
     assert_frame_equal(pl.read_parquet(tmp_path / "again.parquet"), expected)
 
 
+@pytest.mark.parametrize("compression", ["snappy", "none"])
+def test_filter_over_a_scan_keeps_strings_as_views(compression: str, tmp_path: Path, engine) -> None:
+    """A filter that is the result, over a Parquet scan, reads the string
+    columns its predicate does not read as views and gathers those: predicates
+    keeping every row, most, a few (gathered by index), none, one reading a
+    string column itself; with a select on top, with n_rows; then the results
+    read every other way."""
+    rng = np.random.default_rng(7)
+    n = 50_000
+    words = [None, "", "ab", "exactly12byt", "a longer string than twelve"] + [f"word {i} of the pool" for i in range(40)]
+    table = pa.table({
+        "k": pa.array(rng.integers(0, 1000, n)),
+        "d": pa.array([words[i] for i in rng.integers(0, len(words), n)], pa.string()),  # dictionary
+        "u": pa.array([None if i % 13 == 0 else f"row {i} " + "x" * (i % 20) for i in range(n)], pa.string()),
+        "f": pa.array(rng.random(n)),
+    })
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, compression=compression, row_group_size=12_000, data_page_size=16_384,
+                   dictionary_pagesize_limit=1 << 20)
+    scan = pl.scan_parquet(path)
+    native = N
+    # (predicate, whether a string column is read as views: not when every row
+    # group is skipped by its statistics)
+    for pred, views in [(pl.col("k") >= 0, True), (pl.col("k") > 100, True), (pl.col("k") < 30, True),
+                        (pl.col("k") < 0, False), (pl.col("f") < 0.5, True), (pl.col("d") == "ab", True),
+                        (pl.col("u").str.len_bytes() > 10, True)]:
+        before = native.view_only_columns()
+        assert_same(scan.filter(pred), engine)
+        assert (native.view_only_columns() > before) == views, pred
+        assert_same(scan.filter(pred).select("u", "k"), engine)
+        assert_same(pl.scan_parquet(path, n_rows=20_000).filter(pred), engine)
+        expected = scan.filter(pred).collect()
+        res = engine.execute(scan.filter(pred))
+        assert_frame_equal(res.to_polars(), expected)
+        assert_frame_equal(pl.from_arrow(res.to_arrow()), expected)  # type: ignore[arg-type]
+        from ladle.result import _ViewStream
+
+        for chunk in pa.table(_ViewStream(res._native)).column("u").chunks:
+            assert_inline_views_zero_padded(chunk)
+        # the result read again by ladle (views turned back into offsets)
+        assert_same(res.lazy().group_by("d").agg(pl.col("u").max(), pl.len()), engine, ordered=False)
+
+
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 def test_byte_stream_split_on_fixed_length_byte_arrays(version: str, tmp_path: Path, engine) -> None:
     # DECIMAL of every FIXED_LEN_BYTE_ARRAY width (precision 1..38: 1..16 bytes)
