@@ -254,9 +254,9 @@ typedef struct read_job {
   size_t *order;         /* the tasks, costliest first */
 } read_job;
 
-/* What decoding task i (unit i / ncols, column i % ncols) should cost: the
- * chunk's decompressed bytes plus a few per row for the output (the sizes in the
- * footer only order the tasks; nothing is allocated from them). */
+/* What decoding task i (unit i / ncols, column i % ncols) should cost, roughly:
+ * half a unit per decompressed byte of the chunk, 8 per row for the output (the
+ * sizes in the footer only order the tasks; nothing is allocated from them). */
 static int64_t task_cost(const read_job *j, size_t i) {
   size_t u = i / j->s->ncols, k = i % j->s->ncols, f = j->unit_file[u];
   size_t col = j->s->col_index[f * j->s->ncols + k];

@@ -590,14 +590,20 @@ typedef struct sink {
  * copied with two fixed 8-byte moves instead of a library call. The source may
  * be read up to 16 bytes past its end only when those bytes are still inside the
  * page buffer, which `src_end` bounds. */
+/* Room for `need` bytes in the sink's bytes (doubling, so appends stay
+ * linear); false when out of memory. */
+static inline bool sink_reserve(sink *s, int64_t need) {
+  if (need <= s->chars_cap) return true;
+  int64_t cap = LADLE_MAX(s->chars_cap * 2, need + 4096);
+  uint8_t *c = realloc(s->chars, (size_t)cap);
+  if (c == NULL) return false;
+  s->chars = c;
+  s->chars_cap = cap;
+  return true;
+}
+
 static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint8_t *src_end) {
-  if (s->chars_len + len + 16 > s->chars_cap) {
-    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + len + 16 + 4096);
-    uint8_t *c = realloc(s->chars, (size_t)cap);
-    if (c == NULL) return false;
-    s->chars = c;
-    s->chars_cap = cap;
-  }
+  if (!sink_reserve(s, s->chars_len + len + 16)) return false;
   uint8_t *dst = s->chars + s->chars_len;
   if (len <= 16 && src_end != NULL && p + 16 <= src_end) {
     memcpy(dst, p, 8);
@@ -614,14 +620,7 @@ static inline bool sink_bytes(sink *s, const uint8_t *p, int32_t len, const uint
 static ladle_status plain_strings(const ctx *c, sink *s, int64_t count, const uint8_t *present,
                                   const uint8_t *p, const uint8_t *end) {
   ladle_column *o = s->out;
-  int64_t need = s->chars_len + (end - p) + 16;
-  if (need > s->chars_cap) {
-    int64_t cap = LADLE_MAX(s->chars_cap * 2, need + 4096);
-    uint8_t *b = realloc(s->chars, (size_t)cap);
-    if (b == NULL) return LADLE_OOM(c->err, "parquet strings");
-    s->chars = b;
-    s->chars_cap = cap;
-  }
+  if (!sink_reserve(s, s->chars_len + (end - p) + 16)) return LADLE_OOM(c->err, "parquet strings");
   uint8_t *d = s->chars;
   int64_t pos = s->chars_len;
   int64_t *O = LADLE_COL_MUT(o, int64_t) + s->row + 1;
@@ -740,13 +739,7 @@ static ladle_status scatter_dict_strings(const ctx *c, sink *s, int64_t count, c
   int64_t total = 0;
   if (!dict_indices_ok(idx, count, src->n)) return corrupt(c, "dictionary index out of range");
   for (int64_t r = 0; r < count; r++) total += src->len[idx[r]];
-  if (s->chars_len + total + 64 > s->chars_cap) {
-    int64_t cap = LADLE_MAX(s->chars_cap * 2, s->chars_len + total + 64 + 4096);
-    uint8_t *b = realloc(s->chars, (size_t)cap);
-    if (b == NULL) return LADLE_OOM(c->err, "parquet strings");
-    s->chars = b;
-    s->chars_cap = cap;
-  }
+  if (!sink_reserve(s, s->chars_len + total + 64)) return LADLE_OOM(c->err, "parquet strings");
   uint8_t *d = s->chars;
   int64_t pos = s->chars_len;
   int64_t *o = LADLE_COL_MUT(s->out, int64_t) + s->row + 1;
