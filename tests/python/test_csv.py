@@ -290,3 +290,19 @@ def test_include_file_paths(tmp_path: Path, engine) -> None:
     assert_same(lf.filter(pl.col("file").str.ends_with("part1.csv")).select("file", "a"), engine)
     assert_same(pl.scan_csv(paths, include_file_paths="file", row_index_name="i").slice(79_990, 30), engine)
     assert_same(lf.group_by("file").agg(pl.len(), pl.col("a").sum()), engine, ordered=False)
+
+
+def test_glob_over_partition_directories(tmp_path: Path, engine) -> None:
+    """Polars' scan_csv has no hive partitioning: a glob over key=value/
+    directories reads the files as they are, without partition columns; ladle
+    answers the same, with the files in path order, and with include_file_paths
+    the directory names are in the path column only."""
+    for k, rows in [("b", [3, 4]), ("a", [1, 2]), ("c", [5])]:
+        d = tmp_path / f"k={k}"
+        d.mkdir()
+        pl.DataFrame({"x": rows, "s": [f"{k}{r}" for r in rows]}).write_csv(d / "part.csv")
+    glob = str(tmp_path / "**" / "*.csv")
+    got = assert_same(pl.scan_csv(glob), engine)
+    assert got.columns == ["x", "s"] and got["x"].to_list() == [1, 2, 3, 4, 5]
+    assert_same(pl.scan_csv(glob).filter(pl.col("x") > 1), engine)
+    assert_same(pl.scan_csv(glob, include_file_paths="path"), engine)
