@@ -29,6 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ladle_column col;
         if (ladle_pq_read_chunk(f, g, c, &col, &err) == LADLE_OK) ladle_column_release(&col);
         if (ladle_pq_read_chunk_views(f, g, c, &col, &err) == LADLE_OK) ladle_column_release(&col);
+        /* a selection (every third row past a point the input picks), both ways */
+        int64_t rows = f->row_groups[g].num_rows, from = size > 0 ? data[size / 2] : 0, m = 0;
+        int64_t *sel = rows > 0 && rows < (1 << 24) ? malloc((size_t)rows * sizeof *sel) : NULL;
+        for (int64_t r = from; sel != NULL && r < rows; r += 3) sel[m++] = r;
+        for (int v = 0; sel != NULL && v < 2; v++)
+          if (ladle_pq_read_chunk_sel(f, g, c, sel, m, v, &col, &err) == LADLE_OK) ladle_column_release(&col);
+        free(sel);
       }
     ladle_pq_close(f);
   }

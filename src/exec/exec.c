@@ -266,6 +266,7 @@ typedef struct filter_job {
   const ladle_table *in;
   const bool *need;      /* NULL: every column; else those to compact */
   int64_t **kept;        /* deferred: per partition, the rows kept (NULL: all) */
+  const bool *late;      /* columns the scan left out: read at the kept rows after */
   const exec_pred *pred; /* the predicate as keep-byte terms, or NULL: */
   ladle_column *masks;   /* its value per partition (or one scalar) */
   bool scalar;
@@ -362,7 +363,9 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     j->kept[k] = ki;
   }
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
-    if (j->need != NULL && !j->need[i]) {
+    if (j->late != NULL && j->late[i]) {
+      continue; /* exec_filter reads it from the file at the kept rows */
+    } else if (j->need != NULL && !j->need[i]) {
       /* a column only the predicate read: the parent drops it */
       memset(&o->columns[i], 0, sizeof o->columns[i]);
       o->columns[i].type = ladle_dtype_make(LADLE_TYPE_NULL);
@@ -401,8 +404,14 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   return st;
 }
 
+ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
+                                          const ladle_table *in, ladle_table *out,
+                                          int64_t *const *kept, const bool *late, bool views,
+                                          ladle_error *err);
+
 static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
-                                const bool *need, bool defer, ladle_table **out, ladle_error *err) {
+                                const bool *need, bool defer, const bool *late, ladle_table **out,
+                                ladle_error *err) {
   ladle_column *masks = NULL;
   bool scalar = false;
   exec_pred *pred;
@@ -411,11 +420,31 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
   ladle_table *t;
   if (st == LADLE_OK) st = table_like(&p->schema, in->nchunks, &t, err);
   if (st == LADLE_OK) {
-    filter_job j = {s, in, need, NULL, pred, masks, scalar, t};
-    if (defer && (j.kept = calloc(LADLE_MAX(in->nchunks, 1), sizeof *j.kept)) == NULL)
+    filter_job j = {s, in, need, NULL, late, pred, masks, scalar, t};
+    if ((defer || late != NULL) &&
+        (j.kept = calloc(LADLE_MAX(in->nchunks, 1), sizeof *j.kept)) == NULL)
       st = LADLE_OOM(err, "filter");
     if (st == LADLE_OK) st = ladle_pool_run(s->k.pool, in->nchunks, filter_task, &j, err);
     ladle_table_seal(t);
+    if (st == LADLE_OK && late != NULL) {
+      /* the columns the predicate did not read, from the file at the kept rows */
+      bool *lneed = malloc(LADLE_MAX(p->schema.n, 1) * sizeof *lneed);
+      if (lneed == NULL) st = LADLE_OOM(err, "filter");
+      for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+        lneed[i] = late[i] && (need == NULL || need[i]);
+        if (late[i] && !lneed[i]) /* the parent drops it: a placeholder */
+          for (size_t k = 0; k < t->nchunks; k++) {
+            ladle_column *c = &t->chunks[k].columns[i];
+            memset(c, 0, sizeof *c);
+            c->type = ladle_dtype_make(LADLE_TYPE_NULL);
+            c->length = c->null_count = t->chunks[k].length;
+          }
+      }
+      if (st == LADLE_OK)
+        st = ladle_exec_scan_parquet_late(s, p->inputs[0], in, t, j.kept, lneed, p == s->out_node,
+                                          err);
+      free(lneed);
+    }
     if (st == LADLE_OK && defer) {
       /* the kept rows as indices into the whole input */
       int64_t *sel = ladle_scratch_alloc((size_t)LADLE_MAX(t->num_rows, 1) * sizeof *sel, false);
@@ -1475,24 +1504,6 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   /* a projection (columns picked, as they are) passes the result on */
   if (p == s->out_node && p->kind == LADLE_NODE_PROJECT && p->ninputs == 1)
     s->out_node = p->inputs[0];
-  /* a filter that is the result, over a Parquet scan: the string columns the
-   * predicate does not read come from the scan as views only (no bytes moved
-   * for them but the 16-byte views), and go out as views */
-  bool *view_cols = NULL;
-  if (p->kind == LADLE_NODE_FILTER && p == s->out_node && p->ninputs == 1 &&
-      p->inputs[0]->kind == LADLE_NODE_SCAN_PARQUET && p->inputs[0]->schema.n == p->schema.n) {
-    size_t n = p->schema.n;
-    bool *read = calloc(LADLE_MAX(n, 1), sizeof *read);
-    view_cols = calloc(LADLE_MAX(n, 1), sizeof *view_cols);
-    if (read != NULL && view_cols != NULL) {
-      mark_columns(p->exprs[0], read, n);
-      for (size_t i = 0; i < n; i++)
-        view_cols[i] = !read[i] && p->schema.types[i].id == LADLE_TYPE_STRING;
-      s->views_node = p->inputs[0];
-      s->view_cols = view_cols;
-    }
-    free(read);
-  }
   /* a filter's own columns its parent does not read (a predicate column a
    * select drops right after) are not compacted */
   const bool *fneed = NULL;
@@ -1503,12 +1514,36 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   }
   s->need_node = NULL;
   s->defer = false;
+  /* a filter right over a Parquet scan (not deferred for a join): the scan
+   * reads the columns the predicate reads, and the filter the others from the
+   * file at the rows it keeps (late materialization, as Polars' reader does):
+   * pages without a kept row are not decompressed, and only kept rows are
+   * decoded into the output (strings as views when the filter is the result) */
+  bool *late_cols = NULL;
+  if (p->kind == LADLE_NODE_FILTER && !fdefer && p->ninputs == 1 &&
+      p->inputs[0]->kind == LADLE_NODE_SCAN_PARQUET && p->inputs[0]->schema.n == p->schema.n) {
+    size_t n = p->schema.n, nlate = 0;
+    late_cols = calloc(LADLE_MAX(n, 1), sizeof *late_cols);
+    if (late_cols == NULL) return LADLE_OOM(err, "filter");
+    mark_columns(p->exprs[0], late_cols, n); /* read by the predicate, for now */
+    for (size_t i = 0; i < n; i++) nlate += (late_cols[i] = !late_cols[i]);
+    if (nlate == 0) {
+      free(late_cols);
+      late_cols = NULL;
+    } else {
+      s->late_node = p->inputs[0];
+      s->late_cols = late_cols;
+    }
+  }
   bool *need = NULL;
   if ((p->kind == LADLE_NODE_SELECT || p->kind == LADLE_NODE_PROJECT) && p->ninputs == 1 &&
       p->inputs[0]->kind == LADLE_NODE_FILTER) {
     const ladle_plan *f = p->inputs[0];
     need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
-    if (need == NULL) return LADLE_OOM(err, "select");
+    if (need == NULL) {
+      free(late_cols);
+      return LADLE_OOM(err, "select");
+    }
     if (p->kind == LADLE_NODE_SELECT)
       for (size_t i = 0; i < p->nexprs; i++) mark_columns(p->exprs[i], need, f->schema.n);
     else
@@ -1521,8 +1556,8 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   ladle_table **ins = p->ninputs <= 2 ? ins_small : calloc(p->ninputs, sizeof *ins);
   if (ins == NULL) {
     free(need);
-    free(view_cols);
-    s->views_node = NULL;
+    free(late_cols);
+    s->late_node = NULL;
     return LADLE_OOM(err, "inputs");
   }
   ladle_status st = LADLE_OK;
@@ -1544,8 +1579,8 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
     else
       st = exec_node(s, p->inputs[in], &ins[in], err);
     free(jneed);
-    s->views_node = NULL; /* only the filter's own scan reads views */
-    s->view_cols = NULL;
+    s->late_node = NULL; /* only the filter's own scan leaves columns out */
+    s->late_cols = NULL;
     if (p->kind == LADLE_NODE_JOIN && in < 2 && s->defer_in != NULL) {
       jd[in].in = s->defer_in;
       jd[in].sel = s->defer_sel;
@@ -1570,7 +1605,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   if (st == LADLE_OK) {
     switch (p->kind) {
       case LADLE_NODE_FILTER:
-        st = exec_filter(s, p, ins[0], fneed, fdefer, out, err);
+        st = exec_filter(s, p, ins[0], fneed, fdefer, late_cols, out, err);
         break;
       case LADLE_NODE_SELECT:
       case LADLE_NODE_WITH_COLUMNS:
@@ -1630,7 +1665,10 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
   if (ins != ins_small) free(ins);
   free(need);
-  free(view_cols);
+  free(late_cols);
+  free(s->late_uf);
+  free(s->late_ur);
+  s->late_uf = s->late_ur = NULL;
   for (int k = 0; k < 2; k++) {
     ladle_table_release(jd[k].in);
     ladle_scratch_free(jd[k].sel);

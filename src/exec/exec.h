@@ -79,11 +79,14 @@ typedef struct exec_state {
   /* The node whose output is the result: its gathers may keep string columns
    * as views only (ladle_column.views) when they have views. */
   const struct ladle_plan *out_node;
-  /* A Parquet scan under a FILTER that is the out_node: its string columns
-   * marked in view_cols (those the predicate does not read) are read as views
-   * only, which the filter gathers 16 bytes a row. */
-  const struct ladle_plan *views_node;
-  const bool *view_cols;
+  /* A Parquet scan under a FILTER whose late_cols (those the predicate does
+   * not read) are read after the predicate, only at the rows it keeps: the
+   * scan leaves them out (length-only NULL placeholders) and keeps its units
+   * (file and row group per output chunk) in late_uf / late_ur for the filter
+   * (ladle_exec_scan_parquet_late). */
+  const struct ladle_plan *late_node;
+  const bool *late_cols;
+  size_t *late_uf, *late_ur;
   exec_transfer transfer[EXEC_TRANSFERS]; /* a stack */
   size_t ntransfer;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */

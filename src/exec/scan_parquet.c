@@ -250,7 +250,7 @@ typedef struct read_job {
   size_t *unit_file, *unit_rg; /* per output chunk */
   ladle_table *t;
   bool views;            /* the scan is the result: strings as views (ladle_column.views) */
-  const bool *view_cols; /* else these columns as views (a filter's, exec_node_run) */
+  const bool *late_cols; /* these columns not at all (read late by the filter) */
   size_t *order;         /* the tasks, costliest first */
 } read_job;
 
@@ -288,8 +288,14 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
     return ladle_column_nulls(j->t->schema.types[k],
                               j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
                               &j->t->chunks[u].columns[k], err);
-  bool views = j->views || (j->view_cols != NULL && j->view_cols[k]);
-  return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
+  if (j->late_cols != NULL && j->late_cols[k]) { /* read after the filter's predicate */
+    ladle_column *o = &j->t->chunks[u].columns[k];
+    memset(o, 0, sizeof *o);
+    o->type = ladle_dtype_make(LADLE_TYPE_NULL);
+    o->length = o->null_count = j->t->chunks[u].length;
+    return LADLE_OK;
+  }
+  return (j->views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
       j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }
 
@@ -333,7 +339,7 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
     read_job j = {.s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = p == st->out_node};
-    if (p == st->views_node) j.view_cols = st->view_cols;
+    if (p == st->late_node) j.late_cols = st->late_cols;
     /* costliest first, so that no thread starts a large chunk while the others
      * run out of work (without the order the scan ends on the last row group's
      * widest column) */
@@ -352,6 +358,11 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
     rc = ladle_pool_run(st->k.pool, ntasks, read_task, &j, err);
     free(j.order);
     ladle_table_seal(t);
+  }
+  if (p == st->late_node && rc == LADLE_OK) { /* the units, for the late reads */
+    st->late_uf = uf;
+    st->late_ur = ur;
+    uf = ur = NULL;
   }
   free(uf);
   free(ur);
@@ -381,5 +392,62 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
     ladle_table_seal(t);
   }
   *out = t;
+  return rc;
+}
+
+typedef struct late_job {
+  const pq_source *s;
+  const size_t *unit_file, *unit_rg;
+  const ladle_table *in; /* the scan's output (its chunk lengths) */
+  ladle_table *out;      /* the filter's */
+  int64_t *const *kept;  /* per chunk: the rows kept, NULL: all */
+  const size_t *cols;    /* the late columns */
+  size_t ncols;
+  bool views; /* the filter is the result: strings as views */
+} late_job;
+
+static ladle_status late_task(void *vctx, size_t i, ladle_error *err) {
+  late_job *j = vctx;
+  size_t u = i / j->ncols, k = j->cols[i % j->ncols];
+  size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
+  int64_t n = j->out->chunks[u].length, rows = j->in->chunks[u].length;
+  ladle_column *o = &j->out->chunks[u].columns[k];
+  if (col == SIZE_MAX) return ladle_column_nulls(j->out->schema.types[k], n, o, err);
+  const ladle_pq_file *pf = j->s->files[f];
+  bool views = j->views && j->out->schema.types[k].id == LADLE_TYPE_STRING;
+  if (j->kept[u] == NULL && rows == pf->row_groups[j->unit_rg[u]].num_rows)
+    return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(pf, j->unit_rg[u], col, o,
+                                                                     err);
+  int64_t *all = NULL; /* every row of a chunk cut short by n_rows */
+  if (j->kept[u] == NULL) {
+    all = malloc((size_t)LADLE_MAX(n, 1) * sizeof *all);
+    if (all == NULL) return LADLE_OOM(err, "parquet rows");
+    for (int64_t r = 0; r < n; r++) all[r] = r;
+  }
+  ladle_status st =
+      ladle_pq_read_chunk_sel(pf, j->unit_rg[u], col, all ? all : j->kept[u], n, views, o, err);
+  free(all);
+  return st;
+}
+
+ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
+                                          const ladle_table *in, ladle_table *out,
+                                          int64_t *const *kept, const bool *late, bool views,
+                                          ladle_error *err);
+ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
+                                          const ladle_table *in, ladle_table *out,
+                                          int64_t *const *kept, const bool *late, bool views,
+                                          ladle_error *err) {
+  const pq_source *s = scan->source;
+  size_t *cols = malloc(LADLE_MAX(out->schema.n, 1) * sizeof *cols), nc = 0;
+  if (cols == NULL) return LADLE_OOM(err, "parquet columns");
+  for (size_t i = 0; i < out->schema.n; i++)
+    if (late[i]) cols[nc++] = i;
+  late_job j = {s, st->late_uf, st->late_ur, in, out, kept, cols, nc, views};
+  ladle_status rc = nc == 0 || in->nchunks == 0
+                        ? LADLE_OK
+                        : ladle_pool_run(st->k.pool, in->nchunks * nc, late_task, &j, err);
+  free(cols);
+  ladle_table_seal(out);
   return rc;
 }

@@ -59,6 +59,73 @@ static void check_views(ladle_pq_file *f, size_t g, size_t c, const ladle_column
   ladle_column_release(&v);
 }
 
+/* Row i of a (flat) and row j of b hold the same value (or are both null). */
+static bool same_row(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j) {
+  bool va = ladle_column_valid(a, i), vb = ladle_column_valid(b, j);
+  if (va != vb) return false;
+  if (!va) return true;
+  if (ladle_type_is_varlen(a->type.id)) {
+    int64_t la = ladle_str_len(a, i), lb = ladle_str_len(b, j);
+    return la == lb && memcmp(ladle_str_ptr(a, i), ladle_str_ptr(b, j), (size_t)la) == 0;
+  }
+  size_t w = ladle_type_width(a->type.id);
+  return memcmp((const char *)a->values + w * (size_t)i, (const char *)b->values + w * (size_t)j, w) == 0;
+}
+
+static int64_t selections_checked;
+
+/* Reads column c of row group g again for several row selections (none, all,
+ * one row, every third, a run in the middle, a random sparse set), as views and
+ * not, and checks each against the whole column `col` at those rows. */
+static void check_selections(ladle_pq_file *f, size_t g, size_t c, const ladle_column *col) {
+  int64_t n = col->length;
+  if (col->type.id == LADLE_TYPE_LIST) return; /* read whole and gathered: covered elsewhere */
+  int64_t *sel = malloc((size_t)LADLE_MAX(n, 1) * sizeof *sel);
+  CHECK(sel != NULL);
+  uint64_t rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(g * 131 + c);
+  for (int kind = 0; kind < 6; kind++) {
+    int64_t m = 0;
+    for (int64_t r = 0; r < n; r++) {
+      rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+      bool take = kind == 1 || (kind == 2 && r == n / 2) || (kind == 3 && r % 3 == 0) ||
+                  (kind == 4 && r >= n / 3 && r < n / 3 + 50) || (kind == 5 && (rng >> 33) % 97 == 0);
+      if (take) sel[m++] = r;
+    }
+    for (int as_views = 0; as_views < 2; as_views++) {
+      ladle_column got, w;
+      ladle_error e;
+      ladle_status st = ladle_pq_read_chunk_sel(f, g, c, sel, m, as_views, &got, &e);
+      if (st != LADLE_OK) fprintf(stderr, "  %s col %zu: %s\n", f->path, c, e.message);
+      CHECK(st == LADLE_OK);
+      const ladle_column *v = &got;
+      if (ladle_column_view_only(&got)) {
+        CHECK(ladle_column_from_views(&got, &w, &e) == LADLE_OK);
+        v = &w;
+      }
+      CHECK(v->length == m && v->type.id == col->type.id);
+      int64_t nulls = 0;
+      for (int64_t k = 0; k < m; k++) {
+        CHECK(same_row(col, sel[k], v, k));
+        nulls += !ladle_column_valid(col, sel[k]);
+      }
+      CHECK(v->null_count == nulls);
+      if (v == &w) ladle_column_release(&w);
+      ladle_column_release(&got);
+      selections_checked++;
+    }
+  }
+  /* a selection that is not ascending, or past the rows, is refused */
+  if (n >= 2) {
+    int64_t bad[2] = {1, 0};
+    ladle_column x;
+    ladle_error e;
+    CHECK(ladle_pq_read_chunk_sel(f, g, c, bad, 2, false, &x, &e) == LADLE_EINVAL);
+    bad[0] = n;
+    CHECK(ladle_pq_read_chunk_sel(f, g, c, bad, 1, false, &x, &e) == LADLE_EINVAL);
+  }
+  free(sel);
+}
+
 /* Opens and reads every supported column; returns the status of the first failure. */
 static ladle_status read_all(const char *path, int64_t *cells, ladle_error *err) {
   ladle_pq_file *f;
@@ -72,6 +139,7 @@ static ladle_status read_all(const char *path, int64_t *cells, ladle_error *err)
       if (st == LADLE_OK) {
         if (cells) *cells += col.length;
         check_views(f, g, c, &col, cells != NULL);
+        if (cells != NULL) check_selections(f, g, c, &col);
         ladle_column_release(&col);
       }
     }
@@ -108,6 +176,7 @@ TEST(reads_the_conformance_files) {
   }
   CHECK(ok >= 20);
   CHECK(strings_as_views >= 2); /* the files' UTF-8 columns went the view way too */
+  CHECK(selections_checked > 100);
 }
 
 TEST(bad_data_fails_cleanly_and_names_the_file) {

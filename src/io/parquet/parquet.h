@@ -123,6 +123,14 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
  * their bytes. Only for a column that goes straight into a result. */
 ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t col,
                                        ladle_column *out, ladle_error *err);
+/* Rows sel[0..nsel) of the chunk (strictly ascending row numbers of the row
+ * group), as views when `as_views` (as above): a flat fixed-width or view
+ * column decodes only the pages that hold selected rows, and from each only
+ * those rows move into the output; any other column is read whole and
+ * gathered. What a filter over a scan uses for the columns its predicate does
+ * not read. */
+ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t col, const int64_t *sel,
+                                     int64_t nsel, bool as_views, ladle_column *out, ladle_error *err);
 
 /* Writes nrows rows of `columns` (one whole column per schema entry). */
 ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,

@@ -1228,23 +1228,111 @@ static ladle_status assemble_list(const ctx *c, const ladle_pq_column *lc, int64
   return LADLE_OK;
 }
 
-static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, ladle_column *out,
-                               ladle_error *err);
+static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, const int64_t *sel,
+                               int64_t nsel, ladle_column *out, ladle_error *err);
 
 ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                  ladle_error *err) {
-  return read_chunk(f, rg, col, false, out, err);
+  return read_chunk(f, rg, col, false, NULL, 0, out, err);
 }
 
 ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                        ladle_error *err) {
-  ladle_status st = read_chunk(f, rg, col, true, out, err);
+  ladle_status st = read_chunk(f, rg, col, true, NULL, 0, out, err);
   /* strings past what a view's offsets reach: as offsets and bytes */
-  return st == LADLE_ENOTSUP && f->columns[col].supported ? read_chunk(f, rg, col, false, out, err) : st;
+  return st == LADLE_ENOTSUP && f->columns[col].supported ? read_chunk(f, rg, col, false, NULL, 0, out, err) : st;
 }
 
-static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, ladle_column *out,
-                               ladle_error *err) {
+/* Whether read_chunk can decode only the selected rows of a column: flat, and
+ * fixed-width or read as views (strings as offsets and bytes, and lists, are
+ * read whole and gathered). */
+static bool selective_decode_ok(const ladle_pq_column *pc, bool as_views) {
+  if (pc->max_rep > 0) return false;
+  if (as_views && pc->type.id == LADLE_TYPE_STRING && pc->physical == LADLE_PQ_BYTE_ARRAY) return true;
+  return !ladle_type_is_varlen(pc->type.id) && pc->type.id != LADLE_TYPE_LIST && ladle_type_width(pc->type.id) > 0;
+}
+
+ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t col, const int64_t *sel,
+                                     int64_t nsel, bool as_views, ladle_column *out, ladle_error *err) {
+  if (rg >= f->nrow_groups || col >= f->ncolumns)
+    return ladle_err_set(err, LADLE_EINVAL, "%s: no row group %zu / column %zu", f->path, rg, col);
+  int64_t rows = f->row_groups[rg].num_rows;
+  for (int64_t i = 0; i < nsel; i++)
+    if (sel[i] < 0 || sel[i] >= rows || (i > 0 && sel[i] <= sel[i - 1]))
+      return ladle_err_set(err, LADLE_EINVAL, "%s: row selection not ascending within the row group's %lld rows",
+                           f->path, (long long)rows);
+  const ladle_pq_column *pc = &f->columns[col];
+  if (pc->supported && selective_decode_ok(pc, as_views)) {
+    ladle_status st = read_chunk(f, rg, col, as_views, sel, nsel, out, err);
+    if (st != LADLE_ENOTSUP || !as_views) return st;
+    as_views = false; /* strings past what a view's offsets reach */
+  }
+  ladle_column whole;
+  LADLE_RETURN_NOT_OK(as_views ? ladle_pq_read_chunk_views(f, rg, col, &whole, err)
+                               : ladle_pq_read_chunk(f, rg, col, &whole, err));
+  ladle_status st = ladle_column_view_only(&whole) ? ladle_column_gather_views(&whole, sel, nsel, out, err)
+                                                   : ladle_column_gather(&whole, sel, nsel, out, err);
+  ladle_column_release(&whole);
+  return st;
+}
+
+/* Moves rows sel[a..b) (row numbers from row0, the page's first row) of the
+ * page just decoded at rows [0, nv) of `tmp` (and views `tv`) into rows
+ * [a, b) of `fin` (views `fv`), then marks tmp's rows valid again for the
+ * next page. */
+static void sel_move(const ladle_column *tmp, const uint8_t *tv, ladle_column *fin, uint8_t *fv, size_t w,
+                     const int64_t *sel, int64_t a, int64_t b, int64_t row0, int64_t nv) {
+  const uint8_t *src = tv != NULL ? tv : (const uint8_t *)tmp->values;
+  uint8_t *dst = fv != NULL ? fv : LADLE_COL_MUT(fin, uint8_t);
+  const uint8_t *tval = tmp->validity;
+  uint8_t *fval = LADLE_COL_VALIDITY_MUT(fin);
+  switch (w) {
+    case 1:
+      for (int64_t k = a; k < b; k++) dst[k] = src[sel[k] - row0];
+      break;
+    case 2:
+      for (int64_t k = a; k < b; k++) memcpy(dst + 2 * k, src + 2 * (sel[k] - row0), 2);
+      break;
+    case 4:
+      for (int64_t k = a; k < b; k++) memcpy(dst + 4 * k, src + 4 * (sel[k] - row0), 4);
+      break;
+    case 8:
+      for (int64_t k = a; k < b; k++) memcpy(dst + 8 * k, src + 8 * (sel[k] - row0), 8);
+      break;
+    case 16:
+      for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, src + 16 * (sel[k] - row0), 16);
+      break;
+    default:
+      for (int64_t k = a; k < b; k++) memcpy(dst + w * (size_t)k, src + w * (size_t)(sel[k] - row0), w);
+  }
+  if (tval != NULL && ladle_bitmap_count_unset(tval, nv) > 0) {
+    for (int64_t k = a; k < b; k++)
+      if (!ladle_bit_get(tval, sel[k] - row0)) ladle_bit_set(fval, k, false);
+    memset(LADLE_COL_VALIDITY_MUT(tmp), 0xff, (size_t)ladle_bitmap_bytes(nv));
+  }
+}
+
+/* The same for a dictionary page decoded as indices `ix` (no nulls): the kept
+ * rows' values or views through the dictionary, straight into the output. */
+static void sel_move_dict(int kind, const uint32_t *ix, const uint64_t *raw, const uint8_t *dviews, uint8_t *dst,
+                          const int64_t *sel, int64_t a, int64_t b, int64_t row0) {
+  switch (kind) {
+    case DICT_U64:
+      for (int64_t k = a; k < b; k++) ((uint64_t *)(void *)dst)[k] = raw[ix[sel[k] - row0]];
+      break;
+    case DICT_U32:
+      for (int64_t k = a; k < b; k++) ((uint32_t *)(void *)dst)[k] = (uint32_t)raw[ix[sel[k] - row0]];
+      break;
+    case DICT_F32:
+      for (int64_t k = a; k < b; k++) ((float *)(void *)dst)[k] = slot_f32(raw[ix[sel[k] - row0]]);
+      break;
+    default: /* DICT_VIEW */
+      for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, dviews + 16 * (size_t)ix[sel[k] - row0], 16);
+  }
+}
+
+static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, const int64_t *sel,
+                               int64_t nsel, ladle_column *out, ladle_error *err) {
   const ladle_pq_column *pc = &f->columns[col];
   const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
   if (!pc->supported)
@@ -1312,6 +1400,33 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     vs.views = o.vowners[0]->data;
     o.views = vs.views;
   }
+  /* a selection: pages decode into rows [0, nv) of o (so only its first
+   * page's worth of memory is touched) and their selected rows move to fin */
+  ladle_column fin;
+  uint8_t *fin_views = NULL;
+  memset(&fin, 0, sizeof fin);
+  if (sel != NULL) {
+    st = ladle_column_alloc(views ? ladle_dtype_make(LADLE_TYPE_NULL) : pc->type, nsel, true, 0, &fin, err);
+    if (st == LADLE_OK) {
+      memset(LADLE_COL_VALIDITY_MUT(&fin), 0xff, (size_t)ladle_bitmap_bytes(nsel));
+      fin.null_count = 0;
+    }
+    if (st == LADLE_OK && views) {
+      fin.type = pc->type;
+      st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(nsel, 1) * 16, &fin.vowners[0], err);
+      if (st == LADLE_OK) fin_views = fin.vowners[0]->data, fin.views = fin_views;
+    }
+    if (st != LADLE_OK) {
+      ladle_column_release(&fin);
+      ladle_column_release(&o);
+      free(buf);
+      return st;
+    }
+  }
+  size_t sel_w = views ? 16 : ladle_type_width(pc->type.id);
+  uint32_t *sel_ix = NULL; /* a dictionary page's indices, for a selection */
+  int64_t sel_ix_cap = 0;
+  int64_t done = 0, sa = 0; /* chunk rows decoded; selected rows moved */
   uint8_t *reps_all = NULL, *defs_all = NULL;
   if (list) {
     reps_all = malloc((size_t)LADLE_MAX(nslots, 1));
@@ -1328,7 +1443,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   uint32_t *idx = NULL, *levels = NULL;
   kept_pages kp = {NULL, NULL, 0, 0};
   const uint8_t *p = chunk, *end = chunk + size;
-  while (st == LADLE_OK && s.row < nslots) {
+  while (st == LADLE_OK && done < nslots) {
     if (p >= end) {
       st = corrupt(&c, "the column chunk ends before the row group's rows");
       break;
@@ -1382,10 +1497,22 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       continue;
     }
     int64_t nv = h.num_values;
-    if (nv > nslots - s.row) {
+    if (nv > nslots - done) {
       st = corrupt(&c, list ? "page holds more values than the column chunk says"
                             : "page holds more values than the row group has rows left");
       break;
+    }
+    int64_t sb = sa, plain_bi = -1;
+    int sel_dict = -1; /* a dictionary page decoded as indices into sel_ix */
+    const uint8_t *plain_base = NULL, *plain_end = NULL;
+    if (sel != NULL) {
+      while (sb < nsel && sel[sb] < done + nv) sb++;
+      if (sb == sa) { /* no selected row on this page: not even decompressed */
+        done += nv;
+        c.page++;
+        continue;
+      }
+      s.row = 0;
     }
     const uint8_t *data, *data_end;
     const uint8_t *defs = NULL, *defs_end = NULL, *reps = NULL, *reps_end = NULL;
@@ -1469,8 +1596,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       }
       memcpy(LADLE_COL_MUT(&o, char) + s.row * (int64_t)w, data, (size_t)nv * w);
       s.row += nv;
-      c.page++;
-      continue;
+      goto page_done;
     }
     /* a dictionary page without nulls, into fixed-width values or views: fused */
     int dkind = -1;
@@ -1487,17 +1613,44 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     if (dkind >= 0) {
       if (data >= data_end) {
         if (nv > 0) st = corrupt(&c, "empty dictionary-encoded page");
-        c.page++;
-        continue;
+        goto page_done;
       }
       if (dkind == DICT_VIEW && (st = dict_views(&c, &vs, &dict)) != LADLE_OK) break;
+      if (sel != NULL) {
+        /* only the indices (checked against the dictionary); the kept rows go
+         * through the dictionary as they move */
+        if (nv > sel_ix_cap) {
+          uint32_t *ix = realloc(sel_ix, (size_t)nv * sizeof *ix);
+          if (ix == NULL) {
+            st = LADLE_OOM(err, "dictionary indices");
+            break;
+          }
+          sel_ix = ix;
+          sel_ix_cap = nv;
+        }
+        dict_out d = {DICT_INDEX, (uint8_t *)sel_ix, NULL, NULL, dict.n};
+        const char *bad = dict_decode(data + 1, data_end, data[0], nv, &d);
+        if (bad != NULL) st = corrupt(&c, bad);
+        sel_dict = dkind;
+        s.row += nv;
+        goto page_done;
+      }
       dict_out d = {dkind, dkind == DICT_VIEW ? vs.views + 16 * s.row : LADLE_COL_MUT(&o, uint8_t) + s.row * (int64_t)dw,
                     dict.raw, vs.dviews, dict.n};
       const char *bad = dict_decode(data + 1, data_end, data[0], nv, &d);
       if (bad != NULL) st = corrupt(&c, bad);
       s.row += nv;
-      c.page++;
-      continue;
+      goto page_done;
+    }
+    if (views && h.encoding == 0 && sel != NULL && data_end - data <= INT32_MAX) {
+      /* PLAIN strings of a page, for a selection: views into the page, and the
+       * kept rows' long strings copied out as they move */
+      int64_t long_bytes = 0;
+      st = plain_views(&c, &s, &vs, nv, present, data, data, data_end, 2, &long_bytes);
+      plain_bi = 2;
+      plain_base = data;
+      plain_end = data_end;
+      goto page_done;
     }
     if (views && h.encoding == 0 && scratch != NULL && data >= scratch && data_end <= scratch + scratch_cap &&
         data_end - scratch <= INT32_MAX && kp.n < INT32_MAX - 2) {
@@ -1517,20 +1670,38 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       } else if (st == LADLE_OK) {
         st = views_to_sink(&c, &s, vs.views, row0, nv, scratch, data_end, bi);
       }
-      c.page++;
-      continue;
+      goto page_done;
     }
     if (!views && str && h.encoding == 0 && pc->physical == LADLE_PQ_BYTE_ARRAY) {
       st = plain_strings(&c, &s, nv, present, data, data_end);
-      c.page++;
-      continue;
+      goto page_done;
     }
     st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
     if (st == LADLE_OK && views)
       st = scatter_views(&c, &s, &vs, nv, present, &vals, idx, have_dict ? &dict : NULL);
     else if (st == LADLE_OK)
       st = scatter(&c, &s, nv, present, &vals, idx, have_dict ? &dict : NULL);
+  page_done:
     c.page++;
+    if (sel == NULL) {
+      done = s.row;
+    } else if (st == LADLE_OK) {
+      if (sel_dict >= 0)
+        sel_move_dict(sel_dict, sel_ix, dict.raw, vs.dviews, fin_views != NULL ? fin_views : LADLE_COL_MUT(&fin, uint8_t),
+                      sel, sa, sb, done);
+      else
+        sel_move(&o, views ? vs.views : NULL, &fin, fin_views, sel_w, sel, sa, sb, done, nv);
+      if (plain_bi >= 0) st = views_to_sink(&c, &s, fin_views, sa, sb - sa, plain_base, plain_end, (int32_t)plain_bi);
+      sa = sb;
+      done += nv;
+    }
+  }
+  if (sel != NULL && st == LADLE_OK) {
+    /* the selected rows are the column */
+    ladle_column_release(&o);
+    o = fin;
+    memset(&fin, 0, sizeof fin);
+    vs.views = fin_views;
   }
   if (st == LADLE_OK && views) {
     /* the dictionary and the copied bytes move into the column: no copy */
@@ -1597,6 +1768,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   free(vs.dviews);
   kept_pages_free(&kp);
   free(buf);
+  if (sel != NULL) ladle_column_release(&fin);
+  free(sel_ix);
   if (st != LADLE_OK) {
     ladle_column_release(&o);
     return st;
