@@ -367,10 +367,7 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
       continue; /* exec_filter reads it from the file at the kept rows */
     } else if (j->need != NULL && !j->need[i]) {
       /* a column only the predicate read: the parent drops it */
-      memset(&o->columns[i], 0, sizeof o->columns[i]);
-      o->columns[i].type = ladle_dtype_make(LADLE_TYPE_NULL);
-      o->columns[i].length = none ? 0 : n;
-      o->columns[i].null_count = o->columns[i].length;
+      exec_placeholder(&o->columns[i], none ? 0 : n);
     } else if (all)
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
     else if (none)
@@ -404,11 +401,6 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   return st;
 }
 
-ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
-                                          const ladle_table *in, ladle_table *out,
-                                          int64_t *const *kept, const bool *late, bool views,
-                                          ladle_error *err);
-
 static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
                                 const bool *need, bool defer, const bool *late, ladle_table **out,
                                 ladle_error *err) {
@@ -433,12 +425,8 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
       for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
         lneed[i] = late[i] && (need == NULL || need[i]);
         if (late[i] && !lneed[i]) /* the parent drops it: a placeholder */
-          for (size_t k = 0; k < t->nchunks; k++) {
-            ladle_column *c = &t->chunks[k].columns[i];
-            memset(c, 0, sizeof *c);
-            c->type = ladle_dtype_make(LADLE_TYPE_NULL);
-            c->length = c->null_count = t->chunks[k].length;
-          }
+          for (size_t k = 0; k < t->nchunks; k++)
+            exec_placeholder(&t->chunks[k].columns[i], t->chunks[k].length);
       }
       if (st == LADLE_OK)
         st = ladle_exec_scan_parquet_late(s, p->inputs[0], in, t, j.kept, lneed, p == s->out_node,

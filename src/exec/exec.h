@@ -93,6 +93,22 @@ typedef struct exec_state {
   size_t nhoist, caphoist;
 } exec_state;
 
+/* A column of n rows that only holds a place: no buffers, type NULL (a column
+ * the parent drops, or one a scan leaves for a filter to read late). */
+static inline void exec_placeholder(ladle_column *c, int64_t n) {
+  memset(c, 0, sizeof *c);
+  c->type = ladle_dtype_make(LADLE_TYPE_NULL);
+  c->length = c->null_count = n;
+}
+
+/* The columns `late` of a filter's output `out`, read from the Parquet files of
+ * `scan` (whose output `in` the filter read) at the rows `kept` per chunk (NULL:
+ * all), as views when `views` (scan_parquet.c; exec_state.late_node). */
+ladle_status ladle_exec_scan_parquet_late(exec_state *st, const struct ladle_plan *scan,
+                                          const ladle_table *in, ladle_table *out,
+                                          int64_t *const *kept, const bool *late, bool views,
+                                          ladle_error *err);
+
 /* Evaluates e over table t, one column per chunk of t (aligned with t's chunks),
  * or a single length-1 column when the expression is scalar (*out_scalar). The
  * caller releases the columns (t->nchunks of them, or 1). */

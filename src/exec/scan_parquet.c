@@ -289,10 +289,7 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
                               j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
                               &j->t->chunks[u].columns[k], err);
   if (j->late_cols != NULL && j->late_cols[k]) { /* read after the filter's predicate */
-    ladle_column *o = &j->t->chunks[u].columns[k];
-    memset(o, 0, sizeof *o);
-    o->type = ladle_dtype_make(LADLE_TYPE_NULL);
-    o->length = o->null_count = j->t->chunks[u].length;
+    exec_placeholder(&j->t->chunks[u].columns[k], j->t->chunks[u].length);
     return LADLE_OK;
   }
   return (j->views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
@@ -430,10 +427,6 @@ static ladle_status late_task(void *vctx, size_t i, ladle_error *err) {
   return st;
 }
 
-ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
-                                          const ladle_table *in, ladle_table *out,
-                                          int64_t *const *kept, const bool *late, bool views,
-                                          ladle_error *err);
 ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
                                           const ladle_table *in, ladle_table *out,
                                           int64_t *const *kept, const bool *late, bool views,

@@ -398,6 +398,15 @@ static int fixed_width(const ladle_pq_column *col) {
   }
 }
 
+/* The next PLAIN byte array at *p: its length into *len and *p moved to its
+ * bytes; NULL, or what is wrong. */
+static inline const char *plain_next(const uint8_t **p, const uint8_t *end, uint32_t *len) {
+  if (end - *p < 4) return "PLAIN byte array length runs past the page";
+  memcpy(len, *p, 4);
+  *p += 4;
+  return (int64_t)*len > end - *p ? "PLAIN byte array runs past the page" : NULL;
+}
+
 static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
   int64_t n = v->n;
   v->end = end;
@@ -409,11 +418,9 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
   }
   if (phys == LADLE_PQ_BYTE_ARRAY) {
     for (int64_t i = 0; i < n; i++) {
-      if (end - p < 4) return corrupt(c, "PLAIN byte array length runs past the page");
       uint32_t len;
-      memcpy(&len, p, 4);
-      p += 4;
-      if ((int64_t)len > end - p) return corrupt(c, "PLAIN byte array runs past the page");
+      const char *bad = plain_next(&p, end, &len);
+      if (bad != NULL) return corrupt(c, bad);
       v->ptr[i] = p;
       v->len[i] = (int32_t)len;
       p += len;
@@ -630,11 +637,9 @@ static ladle_status plain_strings(const ctx *c, sink *s, int64_t count, const ui
       O[r] = pos;
       continue;
     }
-    if (end - p < 4) return corrupt(c, "PLAIN byte array length runs past the page");
     uint32_t len;
-    memcpy(&len, p, 4);
-    p += 4;
-    if ((int64_t)len > end - p) return corrupt(c, "PLAIN byte array runs past the page");
+    const char *bad = plain_next(&p, end, &len);
+    if (bad != NULL) return corrupt(c, bad);
     if (len <= 16 && end - p >= 16) { /* 16 spare bytes at the end of d */
       memcpy(d + pos, p, 8);
       memcpy(d + pos + 8, p + 8, 8);
@@ -914,11 +919,9 @@ static ladle_status plain_views(const ctx *c, sink *s, vsink *vs, int64_t count,
       ladle_bit_set(LADLE_COL_VALIDITY_MUT(s->out), s->row + r, false);
       continue;
     }
-    if (end - p < 4) return corrupt(c, "PLAIN byte array length runs past the page");
     uint32_t len;
-    memcpy(&len, p, 4);
-    p += 4;
-    if ((int64_t)len > end - p) return corrupt(c, "PLAIN byte array runs past the page");
+    const char *bad = plain_next(&p, end, &len);
+    if (bad != NULL) return corrupt(c, bad);
     uint8_t *v = V + 16 * r;
     if (len <= 12) {
       /* the 16 bytes from p - 4 are the length and up to 12 inline bytes when
