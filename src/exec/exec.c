@@ -306,7 +306,7 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     all = t;
     none = !t;
   }
-  int64_t *idx = NULL, *vidx = NULL, n = c->length;
+  int64_t *idx = NULL, n = c->length;
   uint8_t *keep = NULL; /* 0/1 per row: the mask with nulls as 0 */
   const uint8_t *kp = NULL;
   size_t ncols = j->in->schema.n;
@@ -372,26 +372,12 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
     else if (none)
       st = ladle_column_slice(&c->columns[i], 0, 0, &o->columns[i], err);
-    else if (ladle_column_view_only(&c->columns[i])) {
-      /* read as views for this result (exec_node_run): the views are gathered,
-       * the bytes stay where they are */
-      if (kp != NULL && vidx == NULL) {
-        vidx = malloc((size_t)(n + 1) * sizeof *vidx);
-        if (vidx == NULL) {
-          st = LADLE_OOM(err, "filter");
-          break;
-        }
-        keep_to_indices(kp, c->length, n < c->length / 8, vidx);
-      }
-      st = ladle_column_gather_views(&c->columns[i], kp != NULL ? vidx : idx, n, &o->columns[i],
-                                     err);
-    } else if (kp != NULL)
+    else if (kp != NULL)
       st = j->s->be->compact(&j->s->k, &c->columns[i], kp, n, &o->columns[i], err);
     else
       st = j->s->be->gather(&j->s->k, &c->columns[i], idx, n, &o->columns[i], err);
   }
   free(keep);
-  free(vidx);
   o->length = none ? 0 : n;
   if (j->kept != NULL && !all && idx != NULL) {
     j->kept[k] = idx;
@@ -1653,10 +1639,12 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
   if (ins != ins_small) free(ins);
   free(need);
-  free(late_cols);
-  free(s->late_uf);
-  free(s->late_ur);
-  s->late_uf = s->late_ur = NULL;
+  if (late_cols != NULL) { /* the units the scan kept for the late reads */
+    free(late_cols);
+    free(s->late_uf);
+    free(s->late_ur);
+    s->late_uf = s->late_ur = NULL;
+  }
   for (int k = 0; k < 2; k++) {
     ladle_table_release(jd[k].in);
     ladle_scratch_free(jd[k].sel);

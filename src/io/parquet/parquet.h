@@ -139,10 +139,10 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
 
 /* ------------------------------------------------------------------ codecs */
 
-/* Decompresses exactly `dst_len` bytes; names the codec when it is not built in. */
 /* The Snappy decoder alone (raw format: the length varint, then the
  * elements): false on any malformed stream or a length other than dst_len. */
 bool ladle_pq_snappy_decode(const uint8_t *src, int64_t n, uint8_t *dst, int64_t dst_len);
+/* Decompresses exactly `dst_len` bytes; names the codec when it is not built in. */
 ladle_status ladle_pq_decompress(int codec, const uint8_t *src, int64_t src_len, uint8_t *dst,
                                  int64_t dst_len, ladle_error *err);
 const char *ladle_pq_codec_name(int codec);

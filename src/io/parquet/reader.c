@@ -1281,10 +1281,10 @@ ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t c
 
 /* Moves rows sel[a..b) (row numbers from row0, the page's first row) of the
  * page just decoded at rows [0, nv) of `tmp` (and views `tv`) into rows
- * [a, b) of `fin` (views `fv`), then marks tmp's rows valid again for the
- * next page. */
+ * [a, b) of `fin` (views `fv`); when the page had nulls, their bits too, and
+ * tmp's rows are marked valid again for the next page. */
 static void sel_move(const ladle_column *tmp, const uint8_t *tv, ladle_column *fin, uint8_t *fv, size_t w,
-                     const int64_t *sel, int64_t a, int64_t b, int64_t row0, int64_t nv) {
+                     const int64_t *sel, int64_t a, int64_t b, int64_t row0, int64_t nv, bool nulls) {
   const uint8_t *src = tv != NULL ? tv : (const uint8_t *)tmp->values;
   uint8_t *dst = fv != NULL ? fv : LADLE_COL_MUT(fin, uint8_t);
   const uint8_t *tval = tmp->validity;
@@ -1308,7 +1308,7 @@ static void sel_move(const ladle_column *tmp, const uint8_t *tv, ladle_column *f
     default:
       for (int64_t k = a; k < b; k++) memcpy(dst + w * (size_t)k, src + w * (size_t)(sel[k] - row0), w);
   }
-  if (tval != NULL && ladle_bitmap_count_unset(tval, nv) > 0) {
+  if (nulls) {
     for (int64_t k = a; k < b; k++)
       if (!ladle_bit_get(tval, sel[k] - row0)) ladle_bit_set(fval, k, false);
     memset(LADLE_COL_VALIDITY_MUT(tmp), 0xff, (size_t)ladle_bitmap_bytes(nv));
@@ -1332,6 +1332,24 @@ static void sel_move_dict(int kind, const uint32_t *ix, const uint64_t *raw, con
     default: /* DICT_VIEW */
       for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, dviews + 16 * (size_t)ix[sel[k] - row0], 16);
   }
+}
+
+/* A chunk's output column of n rows, all valid: values of the column's type,
+ * or (views) validity and 16-byte views only. */
+static ladle_status alloc_output(const ladle_pq_column *pc, bool views, int64_t n, ladle_column *o,
+                                 ladle_error *err) {
+  if (!views) return ladle_column_alloc(pc->type, n, true, 0, o, err);
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_NULL), n, true, 0, o, err));
+  memset(LADLE_COL_VALIDITY_MUT(o), 0xff, (size_t)ladle_bitmap_bytes(n));
+  o->type = pc->type;
+  o->null_count = 0;
+  ladle_status st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(n, 1) * 16, &o->vowners[0], err);
+  if (st != LADLE_OK) {
+    ladle_column_release(o);
+    return st;
+  }
+  o->views = o->vowners[0]->data;
+  return LADLE_OK;
 }
 
 static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, const int64_t *sel,
@@ -1382,50 +1400,19 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   /* views: a flat string column read straight into Arrow views */
   bool views = as_views && !list && pc->type.id == LADLE_TYPE_STRING && pc->physical == LADLE_PQ_BYTE_ARRAY;
   vsink vs = {NULL, NULL, NULL};
-  ladle_column o;
-  ladle_status st = views ? ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_NULL), nslots, true, 0, &o, err)
-                          : ladle_column_alloc(pc->type, nslots, true, 0, &o, err);
+  /* the output: the selected rows (fin) of a page at a time decoded into rows
+   * [0, nv) of o (so only a page's worth of o's memory is touched), or o */
+  ladle_column o, fin;
+  memset(&fin, 0, sizeof fin);
+  ladle_status st = alloc_output(pc, views, nslots, &o, err);
+  if (st == LADLE_OK && sel != NULL && (st = alloc_output(pc, views, nsel, &fin, err)) != LADLE_OK)
+    ladle_column_release(&o);
   if (st != LADLE_OK) {
     free(buf);
     return st;
   }
-  if (views) {
-    /* validity only (all set), then the views */
-    memset(LADLE_COL_VALIDITY_MUT(&o), 0xff, (size_t)ladle_bitmap_bytes(nslots));
-    o.type = pc->type;
-    o.null_count = 0;
-    st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(nslots, 1) * 16, &o.vowners[0], err);
-    if (st != LADLE_OK) {
-      ladle_column_release(&o);
-      free(buf);
-      return st;
-    }
-    vs.views = o.vowners[0]->data;
-    o.views = vs.views;
-  }
-  /* a selection: pages decode into rows [0, nv) of o (so only its first
-   * page's worth of memory is touched) and their selected rows move to fin */
-  ladle_column fin;
-  uint8_t *fin_views = NULL;
-  memset(&fin, 0, sizeof fin);
-  if (sel != NULL) {
-    st = ladle_column_alloc(views ? ladle_dtype_make(LADLE_TYPE_NULL) : pc->type, nsel, true, 0, &fin, err);
-    if (st == LADLE_OK) {
-      memset(LADLE_COL_VALIDITY_MUT(&fin), 0xff, (size_t)ladle_bitmap_bytes(nsel));
-      fin.null_count = 0;
-    }
-    if (st == LADLE_OK && views) {
-      fin.type = pc->type;
-      st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(nsel, 1) * 16, &fin.vowners[0], err);
-      if (st == LADLE_OK) fin_views = fin.vowners[0]->data, fin.views = fin_views;
-    }
-    if (st != LADLE_OK) {
-      ladle_column_release(&fin);
-      ladle_column_release(&o);
-      free(buf);
-      return st;
-    }
-  }
+  vs.views = (uint8_t *)(uintptr_t)o.views;
+  uint8_t *fin_views = (uint8_t *)(uintptr_t)fin.views;
   size_t sel_w = views ? 16 : ladle_type_width(pc->type.id);
   uint32_t *sel_ix = NULL; /* a dictionary page's indices, for a selection */
   int64_t sel_ix_cap = 0;
@@ -1645,26 +1632,23 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       s.row += nv;
       goto page_done;
     }
-    if (views && h.encoding == 0 && sel != NULL && data_end - data <= INT32_MAX) {
-      /* PLAIN strings of a page, for a selection: views into the page, and the
-       * kept rows' long strings copied out as they move */
-      int64_t long_bytes = 0;
-      st = plain_views(&c, &s, &vs, nv, present, data, data, data_end, 2, &long_bytes);
-      plain_bi = 2;
-      plain_base = data;
-      plain_end = data_end;
-      goto page_done;
-    }
-    if (views && h.encoding == 0 && scratch != NULL && data >= scratch && data_end <= scratch + scratch_cap &&
-        data_end - scratch <= INT32_MAX && kp.n < INT32_MAX - 2) {
-      /* PLAIN strings of a decompressed page: views into the page, which the
-       * column keeps when its long strings are at least half its bytes (else
-       * they are copied out and the buffer serves the next page) */
+    /* PLAIN strings as views into the page (offsets from pbase): for a
+     * selection the kept rows' long strings are copied out as they move; for
+     * a whole decompressed page, the column keeps the page when its long
+     * strings are at least half its bytes, else they are copied out and the
+     * buffer serves the next page */
+    const uint8_t *pbase = sel != NULL ? data : scratch;
+    if (views && h.encoding == 0 && (sel != NULL || (scratch != NULL && data >= scratch && data_end <= scratch + scratch_cap)) &&
+        data_end - pbase <= INT32_MAX && kp.n < INT32_MAX - 2) {
       int32_t bi = (int32_t)(2 + kp.n);
-      int64_t row0 = s.row, long_bytes = 0, page_len = data_end - scratch;
-      st = plain_views(&c, &s, &vs, nv, present, scratch, data, data_end, bi, &long_bytes);
-      if (st == LADLE_OK && long_bytes * 2 >= page_len) {
-        if (kept_pages_push(&kp, scratch, page_len)) {
+      int64_t row0 = s.row, long_bytes = 0;
+      st = plain_views(&c, &s, &vs, nv, present, pbase, data, data_end, bi, &long_bytes);
+      if (sel != NULL) {
+        plain_bi = bi;
+        plain_base = pbase;
+        plain_end = data_end;
+      } else if (st == LADLE_OK && long_bytes * 2 >= data_end - scratch) {
+        if (kept_pages_push(&kp, scratch, data_end - scratch)) {
           scratch = NULL;
           scratch_cap = 0;
         } else {
@@ -1693,7 +1677,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         sel_move_dict(sel_dict, sel_ix, dict.raw, vs.dviews, fin_views != NULL ? fin_views : LADLE_COL_MUT(&fin, uint8_t),
                       sel, sa, sb, done);
       else
-        sel_move(&o, views ? vs.views : NULL, &fin, fin_views, sel_w, sel, sa, sb, done, nv);
+        sel_move(&o, views ? vs.views : NULL, &fin, fin_views, sel_w, sel, sa, sb, done, nv, present != NULL);
       if (plain_bi >= 0) st = views_to_sink(&c, &s, fin_views, sa, sb - sa, plain_base, plain_end, (int32_t)plain_bi);
       sa = sb;
       done += nv;
