@@ -55,6 +55,9 @@ setup(
                 "-std=gnu11",
                 "-O3",
                 *_march(),
+                # no fused multiply-add contraction: float results must equal
+                # Polars' (Rust never contracts a * b + c)
+                "-ffp-contract=off",
                 "-fvisibility=hidden",
                 "-Wall",
                 "-Wextra",

@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
   TRY("group_by movie",
       ladle_plan_group_by(ladle_plan_ref(scan), 1, mkeys, 2, maggs, false, &movies, &err));
   ladle_expr *lo[] = {ladle_expr_col("movieId")}, *ro[] = {ladle_expr_col("movieId")};
-  ladle_join_opts jo = {LADLE_JOIN_LEFT, false, true, NULL, NULL};
+  ladle_join_opts jo = {LADLE_JOIN_LEFT, false, true, NULL, NULL, LADLE_JOIN_ORDER_NONE};
   TRY("join", ladle_plan_join(ladle_plan_ref(scan), movies, 1, lo, ro, &jo, &joined, &err));
   s0 = now();
   TRY("execute join", ladle_engine_execute(eng, joined, &r, &err));

@@ -10,7 +10,7 @@ mkdir -p "$OUT" fuzz/crashes
 SRC=$(find src -name '*.c' | sort)
 DEFS="-DLADLE_HAVE_ZLIB -DLADLE_HAVE_ZSTD -DLADLE_HAVE_SNAPPY -DLADLE_HAVE_LZ4 -DLADLE_HAVE_BROTLI -DLADLE_HAVE_LIBDEFLATE"
 LIBS="-lz -lzstd -lsnappy -llz4 -lbrotlidec -ldeflate -lm -lpthread"
-FLAGS="-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc $DEFS"
+FLAGS="-std=gnu11 -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc $DEFS"
 for target in parquet csv; do
   if [ ! -x "$OUT/fuzz_$target" ] || [ -n "$(find src include fuzz -newer "$OUT/fuzz_$target" -name '*.[ch]' | head -1)" ]; then
     clang $FLAGS -o "$OUT/fuzz_$target" "fuzz/fuzz_$target.c" $SRC $LIBS

@@ -387,12 +387,26 @@ typedef enum ladle_join_type {
   LADLE_JOIN_CROSS
 } ladle_join_type;
 
+/* The row order a join promises (Polars' maintain_order). NONE leaves it to
+ * ladle: left rows in order with their right rows in order, except for RIGHT
+ * joins, right rows in order with their left rows in order. LEFT and
+ * LEFT_RIGHT order by the left row, then the right row; rows without a left
+ * row come last. RIGHT and RIGHT_LEFT the same with the sides swapped. */
+typedef enum ladle_join_order {
+  LADLE_JOIN_ORDER_NONE = 0,
+  LADLE_JOIN_ORDER_LEFT,
+  LADLE_JOIN_ORDER_RIGHT,
+  LADLE_JOIN_ORDER_LEFT_RIGHT,
+  LADLE_JOIN_ORDER_RIGHT_LEFT
+} ladle_join_order;
+
 typedef struct ladle_join_opts {
   ladle_join_type how;
   bool nulls_equal;          /* null keys match each other */
   bool coalesce;             /* one key column (Polars' default for all but FULL) */
   const char *suffix;        /* for clashing right names; NULL means "_right" */
   const bool *coalesce_keys; /* per key, overrides `coalesce`; NULL: all follow it */
+  ladle_join_order order;    /* the row order of the output */
 } ladle_join_opts;
 
 typedef enum ladle_keep {
@@ -544,9 +558,15 @@ LADLE_API ladle_status ladle_plan_distinct(ladle_plan *input, size_t n_subset,
 /* Vertical concat; schemas must match by name and type. */
 LADLE_API ladle_status ladle_plan_union(size_t n, ladle_plan *const *inputs, ladle_plan **out_plan,
                                         ladle_error *err);
-/* Horizontal concat; names must be distinct; shorter inputs are padded with nulls. */
+/* Horizontal concat; names must be distinct; shorter inputs are padded with nulls
+ * (Polars' how="horizontal_extend"). */
 LADLE_API ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs,
                                           ladle_plan **out_plan, ladle_error *err);
+/* Horizontal concat of inputs that must have the same height (Polars'
+ * how="horizontal"); different heights fail at execution with LADLE_ECOMPUTE
+ * naming both heights. */
+LADLE_API ladle_status ladle_plan_hconcat_strict(size_t n, ladle_plan *const *inputs,
+                                                 ladle_plan **out_plan, ladle_error *err);
 /* A shared subplan, evaluated once per execution however many parents use it.
  * Use ladle_plan_ref on the result to hand it to several parents. */
 LADLE_API ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out_plan, ladle_error *err);

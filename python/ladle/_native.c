@@ -861,10 +861,11 @@ static int bool_list(PyObject *seq, Py_ssize_t n, bool *out) {
 
 static PyObject *py_join(PyObject *m, PyObject *args) {
   PyObject *lo, *ro, *lko, *rko, *cko = Py_None;
-  int how, ne, co;
+  int how, ne, co, order = LADLE_JOIN_ORDER_NONE;
   const char *suffix;
   ladle_plan *l, *r;
-  if (!PyArg_ParseTuple(args, "OOOOippz|O", &lo, &ro, &lko, &rko, &how, &ne, &co, &suffix, &cko))
+  if (!PyArg_ParseTuple(args, "OOOOippz|Oi", &lo, &ro, &lko, &rko, &how, &ne, &co, &suffix, &cko,
+                        &order))
     return NULL;
   if (!get_plan(lo, &l)) return NULL;
   if (!get_plan(ro, &r)) {
@@ -894,7 +895,7 @@ static PyObject *py_join(PyObject *m, PyObject *args) {
       return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
   }
-  ladle_join_opts o = {(ladle_join_type)how, ne, co, suffix, ck};
+  ladle_join_opts o = {(ladle_join_type)how, ne, co, suffix, ck, (ladle_join_order)order};
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st = ladle_plan_join(l, r, (size_t)nl, lk, rk, &o, &out, &err);
@@ -991,6 +992,9 @@ static PyObject *py_union(PyObject *m, PyObject *args) {
 }
 static PyObject *py_hconcat(PyObject *m, PyObject *args) {
   return plans_call(args, ladle_plan_hconcat);
+}
+static PyObject *py_hconcat_strict(PyObject *m, PyObject *args) {
+  return plans_call(args, ladle_plan_hconcat_strict);
 }
 
 static PyObject *py_cache(PyObject *m, PyObject *args) {
@@ -1101,13 +1105,15 @@ static PyMethodDef module_methods[] = {
     {"select", py_select, METH_VARARGS, "select(plan, [exprs])"},
     {"with_columns", py_with_columns, METH_VARARGS, "with_columns(plan, [exprs])"},
     {"group_by", py_group_by, METH_VARARGS, "group_by(plan, [keys], [aggs], maintain_order)"},
-    {"join", py_join, METH_VARARGS, "join(l, r, [lk], [rk], how, nulls_equal, coalesce, suffix)"},
+    {"join", py_join, METH_VARARGS,
+     "join(l, r, [lk], [rk], how, nulls_equal, coalesce, suffix, [coalesce_keys], order)"},
     {"sort", py_sort, METH_VARARGS,
      "sort(plan, [by], [desc], [nulls_last], maintain_order, limit)"},
     {"slice", py_slice, METH_VARARGS, "slice(plan, offset, length)"},
     {"distinct", py_distinct, METH_VARARGS, "distinct(plan, subset|None, keep, maintain_order)"},
     {"union", py_union, METH_VARARGS, "union([plans])"},
-    {"hconcat", py_hconcat, METH_VARARGS, "hconcat([plans])"},
+    {"hconcat", py_hconcat, METH_VARARGS, "hconcat([plans]): shorter inputs padded with nulls"},
+    {"hconcat_strict", py_hconcat_strict, METH_VARARGS, "hconcat_strict([plans]): equal heights"},
     {"cache", py_cache, METH_VARARGS, "cache(plan)"},
     {"rename", py_rename, METH_VARARGS, "rename(plan, [old], [new])"},
     {"drop", py_drop, METH_VARARGS, "drop(plan, [names])"},
@@ -1155,12 +1161,15 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) || C(LADLE_RANK_MIN) || C(LADLE_RANK_MAX) ||
       C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) || C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) ||
       C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) || C(LADLE_JOIN_SEMI) || C(LADLE_JOIN_ANTI) ||
-      C(LADLE_JOIN_CROSS) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) || C(LADLE_KEEP_LAST) ||
-      C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) || C(LADLE_INTERP_LOWER) ||
-      C(LADLE_INTERP_HIGHER) || C(LADLE_INTERP_MIDPOINT) || C(LADLE_INTERP_LINEAR) ||
-      C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) || C(LADLE_CLOSED_LEFT) ||
-      C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) || C(LADLE_ETYPE) ||
-      C(LADLE_ENOCOL) || C(LADLE_EINVAL) || C(LADLE_ECOMPUTE) || C(LADLE_ENOMEM)) {
+      C(LADLE_JOIN_CROSS) || C(LADLE_JOIN_ORDER_NONE) || C(LADLE_JOIN_ORDER_LEFT) ||
+      C(LADLE_JOIN_ORDER_RIGHT) || C(LADLE_JOIN_ORDER_LEFT_RIGHT) ||
+      C(LADLE_JOIN_ORDER_RIGHT_LEFT) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) ||
+      C(LADLE_KEEP_LAST) || C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) ||
+      C(LADLE_INTERP_LOWER) || C(LADLE_INTERP_HIGHER) || C(LADLE_INTERP_MIDPOINT) ||
+      C(LADLE_INTERP_LINEAR) || C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) ||
+      C(LADLE_CLOSED_LEFT) || C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) ||
+      C(LADLE_ETYPE) || C(LADLE_ENOCOL) || C(LADLE_EINVAL) || C(LADLE_ECOMPUTE) ||
+      C(LADLE_ENOMEM)) {
     Py_DECREF(m);
     return NULL;
   }

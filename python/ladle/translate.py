@@ -136,6 +136,16 @@ _JOINS = {
     "Cross": N.LADLE_JOIN_CROSS,
 }
 
+_JOIN_ORDER = {
+    "none": N.LADLE_JOIN_ORDER_NONE,
+    "left": N.LADLE_JOIN_ORDER_LEFT,
+    "right": N.LADLE_JOIN_ORDER_RIGHT,
+    "left_right": N.LADLE_JOIN_ORDER_LEFT_RIGHT,
+    "leftright": N.LADLE_JOIN_ORDER_LEFT_RIGHT,
+    "right_left": N.LADLE_JOIN_ORDER_RIGHT_LEFT,
+    "rightleft": N.LADLE_JOIN_ORDER_RIGHT_LEFT,
+}
+
 _KEEP = {
     "any": N.LADLE_KEEP_ANY,
     "first": N.LADLE_KEEP_FIRST,
@@ -231,10 +241,15 @@ def _literal_value(dt: pl.DataType, value: Any, what: str) -> N.Expr:
 class Translator:
     """Walks a NodeTraverser from its current node and builds a ladle plan."""
 
-    def __init__(self, nt: Any, threads: int = 1) -> None:
+    def __init__(self, nt: Any, threads: int = 1, explain: Callable[[], str] | None = None) -> None:
         self.nt = nt
+        self._explain = explain  # Polars' text of the same optimized plan (see _exact_ns)
+        self._explain_text: str | None = None
         self.threads = threads  # for converting in-memory columns (string views)
         self.caches: dict[int, N.Plan] = {}
+        # columns of a common-subexpression with_columns put back as their
+        # expression (see _projection): output name -> expression node
+        self.inlined: dict[str, int] = {}
 
     # ------------------------------------------------------------------ nodes
 
@@ -330,8 +345,16 @@ class Translator:
     def _node_DataFrameScan(self, ir: Any) -> N.Plan:
         df = pl.DataFrame._from_pydf(ir.df)
         if ir.projection is not None:
-            # Polars stands placeholders in for columns it pruned; take only ours
+            # Polars stands placeholders in for columns it pruned; take only ours.
+            # With none left (select(pl.len()), the right side of a cross join whose
+            # columns are all dropped) the rows still count: a frame of no columns
+            # has height 0, so scan one all-null column and drop it.
+            height = df.height
             df = df.select(ir.projection)
+            if df.width == 0 and height > 0:
+                rows = pl.DataFrame({"_": pl.repeat(None, height, dtype=pl.Boolean, eager=True)})
+                plan = N.select(N.scan_arrow(rows, self.threads), [])
+                return plan if ir.selection is None else N.filter(plan, self.expr(ir.selection.node))
         for name, dt in df.schema.items():
             _ladle_type(dt, f"column '{name}' of an in-memory DataFrame")
         # through a pyarrow Table at Polars' newest compat level: its chunks stay
@@ -585,10 +608,65 @@ class Translator:
         return plan
 
     def _node_Select(self, ir: Any) -> N.Plan:
-        return N.select(self.node(ir.input), [self._named(e) for e in ir.expr])
+        return self._projection(ir.input, ir.expr, N.select)
 
     def _node_HStack(self, ir: Any) -> N.Plan:
         return N.with_columns(self.node(ir.input), [self._named(e) for e in ir.exprs])
+
+    def _projection(self, input_node: int, exprs: list[Any], make: Callable[[N.Plan, list[N.Expr]], N.Plan]) -> N.Plan:
+        """A select. Polars' common-subexpression elimination puts repeated
+        subexpressions in a with_columns below (should_broadcast=False) that adds
+        them as columns without spreading a scalar to the frame's height, so
+        `select(x.sum().alias("a"), x.sum().alias("b"))` stays one row. ladle's
+        with_columns always spreads, so the scalar ones are put back in place of
+        their column in the select's expressions; the others stay below. (Under
+        a with_columns, spreading is what Polars does too.)"""
+        nt = self.nt
+        cur = nt.get_node()
+        nt.set_node(input_node)
+        try:
+            below = nt.view_current_node()
+        finally:
+            nt.set_node(cur)
+        if type(below).__name__ != "HStack" or below.should_broadcast:
+            return make(self.node(input_node), [self._named(e) for e in exprs])
+        scalars = {e.output_name: e.node for e in below.exprs if self._is_scalar(e.node)}
+        if not scalars:
+            return make(self.node(input_node), [self._named(e) for e in exprs])
+        nt.set_node(input_node)
+        try:
+            plan = self.node(below.input)
+            rest = [self._named(e) for e in below.exprs if e.output_name not in scalars]
+        finally:
+            nt.set_node(cur)
+        if rest:
+            plan = N.with_columns(plan, rest)
+        saved, self.inlined = self.inlined, {**self.inlined, **scalars}
+        try:
+            return make(plan, [self._named(e) for e in exprs])
+        finally:
+            self.inlined = saved
+
+    _SCALAR_FUNCS = {"null_count", "arg_min", "arg_max", "quantile", "BooleanFunction.Any", "BooleanFunction.All"}
+
+    def _is_scalar(self, i: int) -> bool:
+        """Whether expression i gives one value however many rows come in (an
+        aggregation, pl.len(), a literal, or elementwise over only those)."""
+        e = self.nt.view_expression(i)
+        kind = type(e).__name__
+        if kind in ("Agg", "Len", "Literal"):
+            return True
+        if kind == "BinaryExpr":
+            return self._is_scalar(e.left) and self._is_scalar(e.right)
+        if kind == "Cast":
+            return self._is_scalar(e.expr)
+        if kind == "Ternary":
+            return all(self._is_scalar(x) for x in (e.predicate, e.truthy, e.falsy))
+        if kind == "Function":
+            if _enum_name(e.function_data[0]) in self._SCALAR_FUNCS:
+                return True
+            return bool(e.input) and all(self._is_scalar(x) for x in e.input)
+        return False
 
     def _node_Filter(self, ir: Any) -> N.Plan:
         return N.filter(self.node(ir.input), self.expr(ir.predicate.node))
@@ -617,7 +695,7 @@ class Translator:
         return N.slice(plan, int(offset), -1 if length is None else int(length))
 
     def _node_Join(self, ir: Any) -> N.Plan:
-        how, nulls_equal, sl, suffix, coalesce, _maintain_order = ir.options
+        how, nulls_equal, sl, suffix, coalesce, maintain_order = ir.options
         fused_filter = False
         if isinstance(how, tuple) and how[0] == "IEJoin":
             return self._apply_slice(self._inequality_join(ir, how, suffix), sl)
@@ -634,8 +712,11 @@ class Translator:
         lk = [self.expr(e.node) for e in ir.left_on]
         rk = [self.expr(e.node) for e in ir.right_on]
         merged = self._merged_keys(ir, how_name, bool(coalesce), suffix, left)
+        order = _JOIN_ORDER.get(_enum_name(maintain_order).split(".")[-1].lower())
+        if order is None:
+            raise Unsupported(f"join maintain_order={maintain_order}", "not supported by ladle yet")
         plan = N.join(
-            left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged
+            left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged, order
         )
         if fused_filter:
             plan = N.filter(plan, self.expr(ir.predicate.node))
@@ -711,7 +792,12 @@ class Translator:
         return self._apply_slice(plan, ir.slice)
 
     def _node_HConcat(self, ir: Any) -> N.Plan:
-        return N.hconcat([self.node(i) for i in ir.inputs])
+        # Polars' HConcatOptions: (parallel, strict, broadcast_unit_length)
+        opts = tuple(ir.options)
+        strict, broadcast = bool(opts[1]), bool(opts[2]) if len(opts) > 2 else False
+        if broadcast:
+            raise Unsupported("horizontal concat broadcasting unit-length inputs", "not supported by ladle yet")
+        return (N.hconcat_strict if strict else N.hconcat)([self.node(i) for i in ir.inputs])
 
     def _node_Cache(self, ir: Any) -> N.Plan:
         key = int(ir.id_)
@@ -739,6 +825,8 @@ class Translator:
         return handler(e)
 
     def _expr_Column(self, e: Any) -> N.Expr:
+        if e.name in self.inlined:
+            return self.expr(self.inlined[e.name])
         return N.col(e.name)
 
     def _expr_Literal(self, e: Any) -> N.Expr:
@@ -746,7 +834,37 @@ class Translator:
         if isinstance(dt, pl.List):
             inner = dt.inner
             return N.lit_series([_literal_value(inner, v, "is_in list") for v in e.value])
-        return _literal_value(dt, e.value, f"literal {e.value!r}")
+        value = e.value
+        if isinstance(dt, pl.Datetime) and dt.time_unit == "ns" and isinstance(value, _dt.datetime):
+            value = self._exact_ns(value)
+        return _literal_value(dt, value, f"literal {e.value!r}")
+
+    def _exact_ns(self, value: _dt.datetime) -> int:
+        """The nanoseconds since the epoch of a Datetime("ns") literal. Polars'
+        visitor hands it over as a Python datetime, which keeps microseconds only,
+        and Polars' optimizer makes such literals with a sub-microsecond part
+        (col_ns > datetime(...) becomes col_ns > ....000000999). The exact value is
+        read from Polars' text of the same plan, where it is printed in full; when
+        that text does not settle it, the query falls back rather than compare
+        with a value off by up to 999 ns."""
+        import re
+
+        what = f"datetime literal {value} in nanoseconds"
+        if value.tzinfo is not None or self._explain is None:
+            raise Unsupported(what, "Polars' plan visitor gives it to microsecond precision only")
+        if self._explain_text is None:
+            self._explain_text = self._explain()
+        stamp = value.strftime("%Y-%m-%d %H:%M:%S")
+        found = set()
+        for m in re.finditer(re.escape(stamp) + r"(?:\.(\d{1,9}))?(?!\d)", self._explain_text):
+            sub_ns = int((m.group(1) or "").ljust(9, "0"))
+            if sub_ns // 1000 == value.microsecond:
+                found.add(sub_ns)
+        if len(found) != 1:
+            raise Unsupported(what, "Polars' plan visitor gives it to microsecond precision only, "
+                              "and its exact value could not be read from the plan")
+        d = value - _dt.datetime(1970, 1, 1)
+        return (d.days * 86400 + d.seconds) * 1_000_000_000 + found.pop()
 
     def _expr_BinaryExpr(self, e: Any) -> N.Expr:
         op = _enum_name(e.op).split(".")[-1]

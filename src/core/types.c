@@ -241,8 +241,9 @@ bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out) {
   }
   if (a.id == b.id && (a.id == LADLE_TYPE_DATETIME || a.id == LADLE_TYPE_DURATION) &&
       strcmp(a.tz, b.tz) == 0) {
-    /* the finer unit wins: ns < us < ms in the enum */
-    *out = a.unit < b.unit ? a : b;
+    /* as in Polars, the coarser unit wins (ns < us < ms in the enum):
+     * Datetime(ns) compared with Datetime(us) compares microseconds */
+    *out = a.unit > b.unit ? a : b;
     return true;
   }
   return false;

@@ -27,8 +27,21 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
       return LADLE_OK;
     case LADLE_EX_BINARY:
       return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
-    case LADLE_EX_FUNC:
+    case LADLE_EX_FUNC: {
+      /* Kernels take their length from the first argument: a scalar there
+       * (pl.lit("p") + col, fill_null of a literal) is spread to the rows of
+       * the first row-wise argument first. */
+      int64_t n = -1;
+      for (size_t i = 1; i < e->nargs; i++)
+        if (!e->args[i]->scalar) n = args[i].length;
+      if (!e->args[0]->scalar || n < 0 || args[0].length == n)
+        return be->func(&s->k, e, args, e->nargs, out, err);
+      ladle_column spread;
+      LADLE_RETURN_NOT_OK(ladle_column_broadcast(&args[0], n, &spread, err));
+      ladle_column_release(&args[0]);
+      args[0] = spread;
       return be->func(&s->k, e, args, e->nargs, out, err);
+    }
     case LADLE_EX_CAST:
       return be->cast(&s->k, &args[0], e->type, e->cast_mode, e->name, out, err);
     case LADLE_EX_WHEN: {
@@ -198,11 +211,6 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   moments_job j = {cols, cnt, mean, m2, e->op != LADLE_AGG_MEAN};
   ladle_status st = cnt && mean && m2 ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
                                       : LADLE_OOM(err, "moments");
-  if (st == LADLE_OK && scalar) {
-    /* a constant broadcast to every row */
-    cnt[0] *= t->num_rows;
-    m2[0] = 0;
-  }
   double N = 0, M = 0, Q = 0;
   for (size_t i = 0; st == LADLE_OK && i < n; i++) {
     if (cnt[i] == 0) continue;
@@ -272,18 +280,32 @@ static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const l
   bool scalar;
   LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e->args[0], t, &cols, &scalar, err));
   size_t n = scalar ? 1 : t->nchunks;
-  ladle_status st = LADLE_OK;
-  if (scalar && t->num_rows != 1) {
-    /* a constant after all: its value on every row */
-    ladle_column b;
-    st = ladle_column_broadcast(&cols[0], t->num_rows, &b, err);
-    if (st == LADLE_OK) {
-      ladle_column_release(&cols[0]);
-      cols[0] = b;
-    }
-  }
-  if (st == LADLE_OK) st = agg_over(s, e, t, groups, broadcast, cols, n, out, err);
+  ladle_status st = agg_over(s, e, t, groups, broadcast, cols, n, out, err);
   ladle_release_columns(cols, n);
+  return st;
+}
+
+/* An aggregation of a scalar (pl.lit(1).sum()): as in Polars, the input is that
+ * one value, not the value on every row, so each group (or the whole table,
+ * empty or not) aggregates one row. */
+static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                       ladle_groups *groups, bool broadcast, ladle_column *out,
+                                       ladle_error *err) {
+  ladle_column in, agg;
+  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+  ladle_groups one;
+  ladle_status st = single_group(1, &one, err);
+  if (st == LADLE_OK) {
+    st = s->be->aggregate(&s->k, e, &in, &one, &agg, err);
+    ladle_groups_release(&one);
+  }
+  ladle_column_release(&in);
+  if (st != LADLE_OK || groups == NULL) {
+    if (st == LADLE_OK) *out = agg;
+    return st;
+  }
+  st = ladle_column_broadcast(&agg, broadcast ? groups->nrows : groups->ngroups, out, err);
+  ladle_column_release(&agg);
   return st;
 }
 
@@ -307,6 +329,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     return st;
   }
   ladle_status st = LADLE_OK;
+  if (e->kind == LADLE_EX_AGG && e->args[0]->scalar)
+    return eval_agg_of_scalar(s, e, t, groups, broadcast, out, err);
   if (chunked_moments(e, t, groups)) return eval_chunked_moments(s, e, t, out, err);
   switch (e->kind) {
     case LADLE_EX_AGG:
@@ -318,14 +342,6 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       memset(&in, 0, sizeof in);
       bool have_in = e->kind == LADLE_EX_AGG;
       if (have_in) LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
-      if (have_in && in.length == 1 && t->num_rows != 1) {
-        /* an aggregation of a constant: broadcast it to the rows first */
-        ladle_column b;
-        st = ladle_column_broadcast(&in, t->num_rows, &b, err);
-        ladle_column_release(&in);
-        if (st != LADLE_OK) return st;
-        in = b;
-      }
       st = agg_over(s, e, t, groups, broadcast, &in, have_in ? 1 : 0, out, err);
       ladle_column_release(&in);
       return st;
@@ -333,8 +349,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     case LADLE_EX_RANK: {
       ladle_column in;
       LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
-      st = s->be->rank(&s->k, &in, broadcast ? groups : NULL, (ladle_rank_method)e->op,
-                       e->descending, out, err);
+      st = s->be->rank(&s->k, &in, broadcast && !e->scalar ? groups : NULL,
+                       (ladle_rank_method)e->op, e->descending, out, err);
       ladle_column_release(&in);
       return st;
     }

@@ -798,6 +798,44 @@ static int64_t *defer_compose(const join_defer *d, const int64_t *idx, int64_t n
   return c;
 }
 
+/* Puts a join's pairs in the order the plan promises (ladle_join_order). The
+ * kernels give them left row first (right row first for RIGHT joins), each
+ * side's rows in order; the other order is a stable counting sort by the
+ * other side's row, rows without one last. */
+static ladle_status join_order(const ladle_plan *p, ladle_join_pairs *pairs, int64_t nl, int64_t nr,
+                               ladle_error *err) {
+  ladle_join_order o = p->join.order;
+  bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
+  bool by_left = o == LADLE_JOIN_ORDER_LEFT || o == LADLE_JOIN_ORDER_LEFT_RIGHT;
+  bool right_first = p->join.how == LADLE_JOIN_RIGHT;
+  if (pairs->right == NULL || pairs->n < 2 || (!by_right && !by_left) || by_right == right_first)
+    return LADLE_OK;
+  const int64_t *key = by_right ? pairs->right : pairs->left;
+  int64_t m = by_right ? nr : nl; /* rows of the side ordered by; -1 goes to bucket m */
+  int64_t *start = calloc((size_t)m + 2, sizeof *start);
+  int64_t *nlft = ladle_scratch_alloc((size_t)pairs->n * sizeof *nlft, false);
+  int64_t *nrgt = ladle_scratch_alloc((size_t)pairs->n * sizeof *nrgt, false);
+  if (start == NULL || nlft == NULL || nrgt == NULL) {
+    free(start);
+    ladle_scratch_free(nlft);
+    ladle_scratch_free(nrgt);
+    return LADLE_OOM(err, "join order");
+  }
+  for (int64_t k = 0; k < pairs->n; k++) start[(key[k] < 0 ? m : key[k]) + 1]++;
+  for (int64_t b = 0; b <= m; b++) start[b + 1] += start[b];
+  for (int64_t k = 0; k < pairs->n; k++) {
+    int64_t to = start[key[k] < 0 ? m : key[k]]++;
+    nlft[to] = pairs->left[k];
+    nrgt[to] = pairs->right[k];
+  }
+  free(start);
+  ladle_scratch_free(pairs->left);
+  ladle_scratch_free(pairs->right);
+  pairs->left = nlft;
+  pairs->right = nrgt;
+  return LADLE_OK;
+}
+
 static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l, ladle_table *r,
                               const join_defer *jd, ladle_table **out, ladle_error *err) {
   size_t nk = p->nkeys;
@@ -840,6 +878,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
       st = s->be->join(&s->k, lk, rk, nk, p->join.how, p->join.nulls_equal, &pairs, err);
     }
   }
+  if (st == LADLE_OK) st = join_order(p, &pairs, lc->num_rows, rc->num_rows, err);
   /* a join whose left rows come out exactly once and in order (a lookup into a
    * dimension table, the common case) need not copy the left columns */
   bool left_identity =
@@ -1071,6 +1110,12 @@ static ladle_status exec_hconcat(exec_state *s, const ladle_plan *p, ladle_table
                                  ladle_table **out, ladle_error *err) {
   int64_t height = 0;
   for (size_t i = 0; i < p->ninputs; i++) height = LADLE_MAX(height, ins[i]->num_rows);
+  for (size_t i = 0; p->strict && i < p->ninputs; i++)
+    if (ins[i]->num_rows != height)
+      return ladle_err_set(err, LADLE_ECOMPUTE,
+                           "horizontal concat of inputs of different heights (%lld and %lld rows); "
+                           "Polars' how='horizontal_extend' pads the shorter ones with nulls",
+                           (long long)ins[i]->num_rows, (long long)height);
   ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
   if (cols == NULL) return LADLE_OOM(err, "hconcat");
   size_t j = 0;

@@ -218,17 +218,18 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
   /* Temporal arithmetic. */
   if (!cmp && (ladle_type_is_temporal(l.id) || ladle_type_is_temporal(r.id))) {
     ladle_dtype dur = ladle_dtype_make(LADLE_TYPE_DURATION);
-    if ((op == LADLE_OP_ADD || op == LADLE_OP_SUB) && l.id == LADLE_TYPE_DATETIME &&
-        r.id == LADLE_TYPE_DURATION) {
-      dur.unit = l.unit;
-      LADLE_RETURN_NOT_OK(coerce(&b->args[1], dur, err));
-      b->type = l;
-      return LADLE_OK;
-    }
-    if (op == LADLE_OP_ADD && l.id == LADLE_TYPE_DURATION && r.id == LADLE_TYPE_DATETIME) {
-      dur.unit = r.unit;
-      LADLE_RETURN_NOT_OK(coerce(&b->args[0], dur, err));
-      b->type = r;
+    if (((op == LADLE_OP_ADD || op == LADLE_OP_SUB) && l.id == LADLE_TYPE_DATETIME &&
+         r.id == LADLE_TYPE_DURATION) ||
+        (op == LADLE_OP_ADD && l.id == LADLE_TYPE_DURATION && r.id == LADLE_TYPE_DATETIME)) {
+      /* as in Polars, in the coarser of the two units (ns < us < ms) */
+      size_t at = l.id == LADLE_TYPE_DATETIME ? 0 : 1;
+      ladle_dtype ts = b->args[at]->type;
+      ladle_time_unit u = l.unit > r.unit ? l.unit : r.unit;
+      dur.unit = u;
+      ts.unit = u;
+      LADLE_RETURN_NOT_OK(coerce(&b->args[at], ts, err));
+      LADLE_RETURN_NOT_OK(coerce(&b->args[1 - at], dur, err));
+      b->type = ts;
       return LADLE_OK;
     }
     if ((op == LADLE_OP_ADD || op == LADLE_OP_SUB) && l.id == LADLE_TYPE_DURATION &&
@@ -382,8 +383,13 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
     }
     case LADLE_FN_CLIP:
       LADLE_RETURN_NOT_OK(need(num || ladle_type_is_temporal(id), s, b, "numeric"));
-      LADLE_RETURN_NOT_OK(coerce(&b->args[1], t, err));
-      LADLE_RETURN_NOT_OK(coerce(&b->args[2], t, err));
+      /* as in Polars, the bounds are cast to x's type strictly: a bound that
+       * does not fit (clip(-5) on UInt32) is an error, not a wrapped value */
+      for (size_t i = 1; i <= 2; i++)
+        if (b->args[i]->type.id != LADLE_TYPE_NULL && !ladle_dtype_equal(b->args[i]->type, t))
+          LADLE_RETURN_NOT_OK(ladle_bexpr_cast(b->args[i], t, LADLE_CAST_STRICT, &b->args[i], err));
+        else
+          LADLE_RETURN_NOT_OK(coerce(&b->args[i], t, err));
       b->type = t;
       break;
     case LADLE_FN_ROUND:
@@ -749,7 +755,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
           ladle_dtype_make(e->op == LADLE_RANK_AVERAGE ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
       b->descending = e->descending;
       b->has_window = true;
-      b->scalar = false;
+      b->scalar = b->args[0]->scalar; /* the rank of one value is 1 */
       st = set_name(b, b->args[0]->name, err);
       break;
     case LADLE_EX_OVER:

@@ -286,7 +286,7 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
   }
   p->inputs[0] = left;
   p->inputs[1] = right;
-  ladle_join_opts o = {LADLE_JOIN_INNER, false, true, NULL, NULL};
+  ladle_join_opts o = {LADLE_JOIN_INNER, false, true, NULL, NULL, LADLE_JOIN_ORDER_NONE};
   if (opts != NULL) o = *opts;
   p->join = o;
   p->join.suffix = ladle_strdup(o.suffix ? o.suffix : "_right");
@@ -543,6 +543,13 @@ ladle_status ladle_plan_hconcat(size_t n, ladle_plan *const *inputs, ladle_plan 
                             err);
   if (st == LADLE_OK) st = check_unique_names(&p->schema, "hconcat", err);
   return finish(p, st, out);
+}
+
+ladle_status ladle_plan_hconcat_strict(size_t n, ladle_plan *const *inputs, ladle_plan **out,
+                                       ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_plan_hconcat(n, inputs, out, err));
+  (*out)->strict = true;
+  return LADLE_OK;
 }
 
 ladle_status ladle_plan_cache(ladle_plan *input, ladle_plan **out, ladle_error *err) {

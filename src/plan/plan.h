@@ -135,6 +135,7 @@ struct ladle_plan {
   int64_t *subset;
   ladle_keep keep; /* DISTINCT */
   bool reduce;     /* GROUP_BY with no keys: one row */
+  bool strict;     /* HCONCAT: inputs of different heights are an error */
   void *source;    /* file scans: the reader's state */
   void (*source_free)(void *source);
 };

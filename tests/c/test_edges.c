@@ -158,7 +158,8 @@ static void check_shape(shape s) {
   if (n <= 100000) {
     for (int how = 0; how < 2; how++) {
       ladle_expr *lo[] = {COL("k")}, *ro[] = {COL("k")};
-      ladle_join_opts o = {how ? LADLE_JOIN_LEFT : LADLE_JOIN_INNER, false, true, NULL, NULL};
+      ladle_join_opts o = {
+          how ? LADLE_JOIN_LEFT : LADLE_JOIN_INNER, false, true, NULL, NULL, LADLE_JOIN_ORDER_NONE};
       CHECK_OK(ladle_plan_join(scan(d.t), scan(d.t), 1, lo, ro, &o, &p, &err_));
       if ((r = go(p))) CHECK_EQ_I(ladle_result_num_rows(r), self_join + (how ? n - nnk : 0));
       ladle_result_destroy(r);

@@ -185,7 +185,7 @@ static ladle_plan *join_of(ladle_join_type how, bool nulls_equal, bool coalesce)
   colspec rc[] = {{"k", LADLE_TYPE_INT64, RK, RKV}, {"b", LADLE_TYPE_INT64, RB, NULL}};
   ladle_table *l = make_table(4, 2, lc, 0), *r = make_table(5, 2, rc, 2);
   ladle_expr *lo[] = {COL("k")}, *ro[] = {COL("k")};
-  ladle_join_opts o = {how, nulls_equal, coalesce, NULL, NULL};
+  ladle_join_opts o = {how, nulls_equal, coalesce, NULL, NULL, LADLE_JOIN_ORDER_NONE};
   ladle_plan *p = NULL;
   if (ladle_plan_join(scan(l), scan(r), how == LADLE_JOIN_CROSS ? 0 : 1, lo, ro, &o, &p, &err_) !=
       LADLE_OK)

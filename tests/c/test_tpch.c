@@ -224,7 +224,7 @@ TEST(tpch_q18) {
   CHECK_OK(ladle_plan_group_by(scan(lineitem), 1, k0, 1, a0, false, &big, &err_));
   CHECK_OK(ladle_plan_filter(big, BIN(GT, COL("sum_qty"), LITF(threshold)), &bigf, &err_));
   ladle_expr *k1[] = {COL("o_orderkey")}, *k2[] = {COL("l_orderkey")};
-  ladle_join_opts semi = {LADLE_JOIN_SEMI, false, true, NULL, NULL};
+  ladle_join_opts semi = {LADLE_JOIN_SEMI, false, true, NULL, NULL, LADLE_JOIN_ORDER_NONE};
   CHECK_OK(ladle_plan_join(scan(orders), bigf, 1, k1, k2, &semi, &o, &err_));
   ladle_expr *k3[] = {COL("o_custkey")}, *k4[] = {COL("c_custkey")};
   CHECK_OK(ladle_plan_join(o, scan(customer), 1, k3, k4, NULL, &oc, &err_));

@@ -448,6 +448,7 @@ static double quantile_sel(double *v, int64_t n, double q, ladle_interpolation m
     default: { /* linear, midpoint: v[lo] and v[hi] */
       select_k(v, n, lo);
       double a = v[lo], b = hi == lo ? a : min_total(v + lo + 1, n - lo - 1);
+      if (a == b) return a; /* as Polars: the median of [inf, inf] is inf, not NaN */
       if (m == LADLE_INTERP_MIDPOINT) return (a + b) / 2;
       return lo == hi ? a : a + (pos - (double)lo) * (b - a);
     }

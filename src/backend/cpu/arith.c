@@ -102,10 +102,11 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
         break;                                                                         \
       case LADLE_OP_MOD:                                                               \
         if (IS_FLOAT_T(T)) {                                                           \
+          /* Polars' float remainder: x - floor(x / y) * y in T's precision */         \
           BCAST_LOOP(A, B, len_, {                                                     \
-            double r = fmod((double)x, (double)y);                                     \
-            if (r != 0 && ((r < 0) != (y < 0))) r += (double)y;                        \
-            O[i] = (T)r;                                                               \
+            T q_ = (T)floor((double)(T)(x / y));                                       \
+            T p_ = (T)(q_ * y);                                                        \
+            O[i] = (T)(x - p_);                                                        \
           });                                                                          \
         } else {                                                                       \
           BCAST_LOOP(A, B, len_, {                                                     \
