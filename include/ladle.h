@@ -38,16 +38,17 @@ extern "C" {
 
 typedef enum ladle_status_code {
   LADLE_OK = 0,
-  LADLE_EINVAL = 1,   /* invalid argument or invalid plan */
-  LADLE_ENOMEM = 2,   /* an allocation failed */
-  LADLE_ENOTSUP = 3,  /* valid, but not supported by this build or backend */
-  LADLE_ETYPE = 4,    /* a type does not fit the operation */
-  LADLE_ENOCOL = 5,   /* a column name that does not exist */
-  LADLE_ECOMPUTE = 6, /* a runtime failure: strict cast, bad value */
-  LADLE_EIO = 7,      /* reading or writing a file failed */
-  LADLE_ECORRUPT = 8, /* input bytes that violate their format */
-  LADLE_EDEVICE = 9,  /* a device (GPU) failure */
-  LADLE_ECOMM = 10    /* a communicator (MPI, NCCL) failure */
+  LADLE_EINVAL = 1,    /* invalid argument or invalid plan */
+  LADLE_ENOMEM = 2,    /* an allocation failed */
+  LADLE_ENOTSUP = 3,   /* valid, but not supported by this build or backend */
+  LADLE_ETYPE = 4,     /* a type does not fit the operation */
+  LADLE_ENOCOL = 5,    /* a column name that does not exist */
+  LADLE_ECOMPUTE = 6,  /* a runtime failure: strict cast, bad value */
+  LADLE_EIO = 7,       /* reading or writing a file failed */
+  LADLE_ECORRUPT = 8,  /* input bytes that violate their format */
+  LADLE_EDEVICE = 9,   /* a device (GPU) failure */
+  LADLE_ECOMM = 10,    /* a communicator (MPI, NCCL) failure */
+  LADLE_ECANCELED = 11 /* the caller cancelled the query */
 } ladle_status_code;
 
 typedef int ladle_status;
@@ -603,7 +604,8 @@ typedef enum ladle_device_type {
 typedef struct ladle_engine_opts {
   ladle_device_type device; /* 0 means CPU */
   int device_id;
-  int threads;         /* <= 0: the number of online cores */
+  int threads;         /* 0: one per core; more than the cores this process may run on
+                          are capped to them; < 0 is LADLE_EINVAL */
   int64_t morsel_rows; /* rows per partition of in-flight tables; 0: 65536 */
 } ladle_engine_opts;
 
@@ -621,6 +623,13 @@ LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
 LADLE_API ladle_status ladle_engine_execute(ladle_engine *engine, const ladle_plan *plan,
                                             ladle_result **out_result, ladle_error *err);
+/* ladle_engine_execute that stops soon after *cancel becomes nonzero (set by
+ * another thread, for example on Ctrl-C), failing with LADLE_ECANCELED. The
+ * flag is read between partitions and plan nodes; NULL never cancels. */
+LADLE_API ladle_status ladle_engine_execute_cancellable(ladle_engine *engine,
+                                                        const ladle_plan *plan, const int *cancel,
+                                                        ladle_result **out_result,
+                                                        ladle_error *err);
 
 /* ------------------------------------------------------------------ result */
 

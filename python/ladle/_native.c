@@ -8,7 +8,9 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "ladle.h"
 
@@ -345,9 +347,95 @@ static int engine_init(EngineObject *self, PyObject *args, PyObject *kw) {
   return 0;
 }
 
+/* A query run on a thread of its own, so that the calling (main) thread can
+ * wake every 50 ms to let Python handle signals: Ctrl-C sets the query's
+ * cancellation flag, the query stops at its next partition and
+ * KeyboardInterrupt reaches the caller. */
+typedef struct exec_call {
+  ladle_engine *eng;
+  const ladle_plan *plan;
+  int cancel; /* set by the waiting thread, read by the query's */
+  ladle_result *r;
+  ladle_error err;
+  ladle_status st;
+  int done;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} exec_call;
+
+static void *exec_main(void *arg) {
+  exec_call *c = arg;
+  ladle_status st = ladle_engine_execute_cancellable(c->eng, c->plan, &c->cancel, &c->r, &c->err);
+  pthread_mutex_lock(&c->mu);
+  c->st = st;
+  c->done = 1;
+  pthread_cond_signal(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+/* Waits up to ms milliseconds (forever when ms < 0) for the query; 1 if done. */
+static int exec_wait(exec_call *c, int ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += (long)ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&c->mu);
+  while (!c->done)
+    if (ms >= 0 && pthread_cond_timedwait(&c->cv, &c->mu, &until) != 0)
+      break;
+    else if (ms < 0)
+      pthread_cond_wait(&c->cv, &c->mu);
+  int done = c->done;
+  pthread_mutex_unlock(&c->mu);
+  return done;
+}
+
+static ladle_status execute_interruptible(ladle_engine *eng, const ladle_plan *plan,
+                                          ladle_result **out, ladle_error *err, int *interrupted) {
+  exec_call c;
+  memset(&c, 0, sizeof c);
+  c.eng = eng;
+  c.plan = plan;
+  pthread_mutex_init(&c.mu, NULL);
+  pthread_cond_init(&c.cv, NULL);
+  pthread_t th;
+  ladle_status st;
+  if (pthread_create(&th, NULL, exec_main, &c) != 0) {
+    Py_BEGIN_ALLOW_THREADS st = ladle_engine_execute(eng, plan, out, err);
+    Py_END_ALLOW_THREADS
+  } else {
+    for (;;) {
+      int done;
+      Py_BEGIN_ALLOW_THREADS done = exec_wait(&c, 50);
+      Py_END_ALLOW_THREADS if (done) break;
+      if (PyErr_CheckSignals() < 0) {
+        /* a signal handler raised (KeyboardInterrupt): stop the query */
+        __atomic_store_n(&c.cancel, 1, __ATOMIC_RELAXED);
+        *interrupted = 1;
+        Py_BEGIN_ALLOW_THREADS exec_wait(&c, -1);
+        Py_END_ALLOW_THREADS break;
+      }
+    }
+    pthread_join(th, NULL);
+    st = c.st;
+    if (st == LADLE_OK && *interrupted) {
+      ladle_result_destroy(c.r); /* finished just as it was cancelled */
+      c.r = NULL;
+    }
+    *out = c.r;
+    if (err != NULL) *err = c.err;
+  }
+  pthread_mutex_destroy(&c.mu);
+  pthread_cond_destroy(&c.cv);
+  return st;
+}
+
 static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   PyObject *plan_obj;
-  if (!PyArg_ParseTuple(args, "O!", &PlanType, &plan_obj)) return NULL;
+  int interruptible = 0;
+  if (!PyArg_ParseTuple(args, "O!|p", &PlanType, &plan_obj, &interruptible)) return NULL;
   if (self->eng == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "engine not initialised");
     return NULL;
@@ -355,9 +443,16 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   ladle_result *r = NULL;
   ladle_error err;
   ladle_status st;
-  Py_BEGIN_ALLOW_THREADS st =
-      ladle_engine_execute(self->eng, ((PlanObject *)plan_obj)->p, &r, &err);
-  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  if (interruptible) {
+    int interrupted = 0;
+    st = execute_interruptible(self->eng, ((PlanObject *)plan_obj)->p, &r, &err, &interrupted);
+    if (interrupted) return NULL; /* the handler's exception is set */
+  } else {
+    Py_BEGIN_ALLOW_THREADS st =
+        ladle_engine_execute(self->eng, ((PlanObject *)plan_obj)->p, &r, &err);
+    Py_END_ALLOW_THREADS
+  }
+  if (st != LADLE_OK) return raise_err(st, &err);
   ResultObject *o = PyObject_New(ResultObject, &ResultType);
   if (o == NULL) {
     ladle_result_destroy(r);
@@ -381,7 +476,8 @@ static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
 }
 
 static PyMethodDef engine_methods[] = {
-    {"execute", (PyCFunction)engine_execute, METH_VARARGS, "execute(plan) -> Result"},
+    {"execute", (PyCFunction)engine_execute, METH_VARARGS,
+     "execute(plan, interruptible=False) -> Result; interruptible: Ctrl-C stops it"},
     {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},
     {"stats", (PyCFunction)engine_stats, METH_NOARGS, "counters"},
     {NULL, NULL, 0, NULL}};

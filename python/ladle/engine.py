@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import threading
 import warnings
 from typing import Any
 
@@ -51,7 +52,9 @@ class Engine(_PolarsEngine):
     device
         "cpu" (the CUDA backend is not built yet; asking for it raises).
     threads
-        Threads of ladle's pool; None means one per core.
+        Threads of ladle's pool; None means one per core. More than the cores
+        this process may run on are capped to them (``engine.threads`` says how
+        many it has).
     raise_on_fail
         Raise UnsupportedError instead of falling back to Polars. The environment
         variable LADLE_RAISE_ON_FAIL=1 sets it for every engine.
@@ -68,6 +71,9 @@ class Engine(_PolarsEngine):
             raise UnsupportedError(
                 f"device={device!r}: ladle's CUDA backend is not built yet; use device='cpu'"
             )
+        for name, v in (("threads", threads), ("morsel_rows", morsel_rows)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ValueError(f"ladle.Engine({name}={v!r}): must be a positive integer, or None for the default")
         self.device = device
         self.raise_on_fail = _raise_on_fail_default() if raise_on_fail is None else raise_on_fail
         try:
@@ -75,7 +81,16 @@ class Engine(_PolarsEngine):
         except N.LadleError as e:
             raise _native_error(e) from None
         self.threads = self._engine.threads()
-        self.last_run: str = ""  # "ladle", "mixed" or "polars": where the last query ran
+        self._local = threading.local()  # per thread: an engine may be shared by threads
+
+    @property
+    def last_run(self) -> str:
+        """Where this thread's last query ran: "ladle", "mixed" or "polars"."""
+        return getattr(self._local, "last_run", "")
+
+    @last_run.setter
+    def last_run(self, where: str) -> None:
+        self._local.last_run = where
 
     def stats(self) -> dict[str, int]:
         """Counters since the engine was created: Parquet row groups read and skipped,
@@ -97,15 +112,28 @@ class Engine(_PolarsEngine):
             ldf = ldf.with_optimizations(optimizations._pyoptflags)
         return ldf.visit()
 
-    def _plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, pl.LazyFrame]:
-        """(plan, note, lf): plan is None when the query must fall back."""
-        self._sink: dict[str, Any] | None = None
+    def _plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, dict[str, Any] | None]:
+        """(plan, note, sink): plan is None when the query must fall back; sink is
+        the Parquet sink at the root, if any. Nothing of a query is kept on the
+        engine, which several threads may use at once."""
+        # Polars builds and optimizes the plan here: its errors (a missing file, an
+        # empty CSV, a duplicate output name) are the user's and reach them as
+        # Polars raised them, neither a fallback nor an UnsupportedError
         try:
-            tr = Translator(self._visit(lf, optimizations), self.threads)
-            self._sink = tr.sink()
-            if self._sink is not None:
-                return tr.translate_input(), "", lf
-            return tr.translate(), "", lf
+            nt = self._visit(lf, optimizations)
+        except BaseException as e:
+            # a panic inside Polars (a footer it cannot parse) arrives as pyo3's
+            # PanicException, which `except Exception` does not catch
+            if type(e).__name__ != "PanicException":
+                raise
+            raise LadleError(N.LADLE_EINVAL, f"Polars failed while planning this query: {e}") from None
+        sink: dict[str, Any] | None = None
+        try:
+            tr = Translator(nt, self.threads, lambda: _explain(lf, optimizations))
+            sink = tr.sink()
+            if sink is not None:
+                return tr.translate_input(), "", sink
+            return tr.translate(), "", None
         except N.LadleError as e:
             raise _native_error(e) from None
         except ladle_errors.LadleError:
@@ -114,16 +142,18 @@ class Engine(_PolarsEngine):
             if not isinstance(e, Unsupported):
                 e = Unsupported(f"translation ({type(e).__name__})", str(e))
             first = e
-            if not first.what.startswith(tuple(f"plan node {k}" for k in _SCAN_KEYS)):
-                return None, str(first), lf
+            if sink is not None or not first.what.startswith(tuple(f"plan node {k}" for k in _SCAN_KEYS)):
+                return None, str(first), None
             mixed = _scans_on_polars(lf)
             if mixed is None:
-                return None, str(first), lf
+                return None, str(first), None
             try:
-                plan = Translator(self._visit(mixed, optimizations), self.threads).translate()
+                plan = Translator(
+                    self._visit(mixed, optimizations), self.threads, lambda: _explain(mixed, optimizations)
+                ).translate()
             except Unsupported as second:
-                return None, str(second), lf
-            return plan, f"{first}; the scans ran on Polars and the rest on ladle", mixed
+                return None, str(second), None
+            return plan, f"{first}; the scans ran on Polars and the rest on ladle", None
 
     def _fallback(self, why: str) -> None:
         msg = f"ladle cannot run this query ({why}); it ran on Polars' CPU engine instead"
@@ -135,7 +165,9 @@ class Engine(_PolarsEngine):
 
     def execute(self, lf: pl.LazyFrame, *, optimizations: Any = None) -> Result:  # type: ignore[override]
         """Runs `lf` and keeps the result in ladle's memory (a ladle.Result)."""
-        plan, note, _ = self._plan(lf, optimizations)
+        plan, note, sink = self._plan(lf, optimizations)
+        if sink is not None:
+            raise ladle_errors.LadleError(1, "execute() keeps a result: use collect() or sink_parquet() for a sink")
         if plan is None:
             self._fallback(note)
             self.last_run = "polars"
@@ -152,7 +184,8 @@ class Engine(_PolarsEngine):
         else:
             self.last_run = "ladle"
         try:
-            return Result(self._engine.execute(plan), plan)
+            # on the main thread, Ctrl-C stops the query (KeyboardInterrupt)
+            return Result(self._engine.execute(plan, threading.current_thread() is threading.main_thread()), plan)
         except N.LadleError as e:
             raise _native_error(e) from None
 
@@ -168,13 +201,12 @@ class Engine(_PolarsEngine):
         if background or post_opt_callback is not None:
             self._fallback("background collection and post-optimization callbacks")
             return lf.collect(engine="in-memory", background=background)  # type: ignore[call-overload]
-        plan, note, _ = self._plan(lf, optimizations)
+        plan, note, sink = self._plan(lf, optimizations)
         if plan is None:
             self._fallback(note)
             self.last_run = "polars"
             return lf.collect(engine="in-memory")
         result = self._run(plan, note)
-        sink = getattr(self, "_sink", None)
         if sink is not None:
             result.write_parquet(
                 sink["path"], compression=sink["compression"], compression_level=sink["compression_level"],
@@ -216,6 +248,13 @@ class Engine(_PolarsEngine):
             )
         head = f"MIXED: {note}\n" if note else "ladle (device=cpu)\n"
         return head + plan.explain()
+
+
+def _explain(lf: pl.LazyFrame, optimizations: Any) -> str:
+    """Polars' text of the optimized plan that the visitor walks."""
+    if optimizations is not None:
+        return pl.LazyFrame._from_pyldf(lf._ldf.with_optimizations(optimizations._pyoptflags)).explain()
+    return lf.explain()
 
 
 def _scans_on_polars(lf: pl.LazyFrame) -> pl.LazyFrame | None:

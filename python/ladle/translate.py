@@ -311,11 +311,18 @@ class Translator:
         finally:
             nt.set_node(cur)
 
+    # What a plan builder's refusal means: the query needs something ladle does not
+    # do (a fallback). Anything else (a corrupt or unreadable file, a value that
+    # fails) is the query's own error and is raised, never handed to Polars.
+    _REFUSALS = (N.LADLE_ENOTSUP, N.LADLE_ETYPE, N.LADLE_ENOCOL, N.LADLE_EINVAL)
+
     def _checked(self, handler: Callable[[Any], N.Plan], ir: Any, kind: str) -> N.Plan:
         try:
             return handler(ir)
         except N.LadleError as e:
             code, msg = e.args
+            if code not in self._REFUSALS:
+                raise
             raise Unsupported(f"plan node {kind}", f"ladle rejected it: {msg}") from None
 
     def _check_schema(self, plan: N.Plan, kind: str) -> None:

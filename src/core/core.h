@@ -393,6 +393,13 @@ typedef struct ladle_pool ladle_pool;
 typedef ladle_status (*ladle_task_fn)(void *ctx, size_t i, ladle_error *err);
 
 ladle_status ladle_pool_create(int threads, ladle_pool **out, ladle_error *err);
+/* The calling thread's cancellation flag (NULL: none): parallel loops it starts
+ * stop with LADLE_ECANCELED once *flag is nonzero. Returns the previous one. */
+const int *ladle_cancel_set(const int *flag);
+/* LADLE_ECANCELED with a message when the calling thread's query was cancelled. */
+ladle_status ladle_cancel_check(ladle_error *err);
+/* The number of cores this process may run on (its CPU affinity), at least 1. */
+int ladle_cpu_count(void);
 void ladle_pool_destroy(ladle_pool *pool);
 int ladle_pool_threads(const ladle_pool *pool);
 /* Whether the calling thread is inside a task (where ladle_pool_run is inline). */

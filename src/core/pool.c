@@ -2,7 +2,10 @@
  * The caller of ladle_pool_run works too; items are claimed with an atomic
  * counter, so a loop of n items costs n atomic increments, not n wake-ups. A run
  * from inside a task executes inline, which keeps nested parallelism safe. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -14,6 +17,7 @@ typedef struct pool_job {
   atomic_int failed;
   ladle_status status; /* first failure, guarded by the pool mutex */
   ladle_error err;
+  const int *cancel; /* the submitting thread's cancellation flag, or NULL */
 } pool_job;
 
 struct ladle_pool {
@@ -31,9 +35,23 @@ struct ladle_pool {
 };
 
 static _Thread_local int in_task = 0;
+static _Thread_local const int *cancel_flag = NULL;
+
+const int *ladle_cancel_set(const int *flag) {
+  const int *was = cancel_flag;
+  cancel_flag = flag;
+  return was;
+}
+
+ladle_status ladle_cancel_check(ladle_error *err) {
+  if (cancel_flag != NULL && __atomic_load_n(cancel_flag, __ATOMIC_RELAXED) != 0)
+    return ladle_err_set(err, LADLE_ECANCELED, "the query was cancelled");
+  return LADLE_OK;
+}
 
 static void run_items(ladle_pool *pool, pool_job *job) {
   in_task++;
+  const int *was = ladle_cancel_set(job->cancel); /* tasks start loops of their own */
   for (;;) {
     if (atomic_load_explicit(&job->failed, memory_order_relaxed)) break;
     size_t i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
@@ -41,7 +59,8 @@ static void run_items(ladle_pool *pool, pool_job *job) {
     ladle_error e;
     e.code = 0;
     e.message[0] = '\0';
-    ladle_status st = job->fn(job->ctx, i, &e);
+    ladle_status st = ladle_cancel_check(&e);
+    if (st == LADLE_OK) st = job->fn(job->ctx, i, &e);
     if (st != LADLE_OK) {
       pthread_mutex_lock(&pool->mu);
       if (!atomic_load(&job->failed)) {
@@ -53,6 +72,7 @@ static void run_items(ladle_pool *pool, pool_job *job) {
       break;
     }
   }
+  ladle_cancel_set(was);
   in_task--;
 }
 
@@ -74,6 +94,15 @@ static void *worker_main(void *arg) {
   }
   pthread_mutex_unlock(&pool->mu);
   return NULL;
+}
+
+int ladle_cpu_count(void) {
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
 }
 
 ladle_status ladle_pool_create(int threads, ladle_pool **out, ladle_error *err) {
@@ -123,11 +152,13 @@ bool ladle_pool_nested(void) { return in_task > 0; }
 ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *ctx,
                             ladle_error *err) {
   if (n == 0) return LADLE_OK;
+  LADLE_RETURN_NOT_OK(ladle_cancel_check(err));
   if (n == 1 && in_task == 0) return fn(ctx, 0, err); /* the pool stays free for its loops */
   if (pool == NULL || in_task > 0 || pool->nworkers == 0 || n == 1) {
     in_task++;
     ladle_status st = LADLE_OK;
-    for (size_t i = 0; i < n && st == LADLE_OK; i++) st = fn(ctx, i, err);
+    for (size_t i = 0; i < n && st == LADLE_OK; i++)
+      if ((st = ladle_cancel_check(err)) == LADLE_OK) st = fn(ctx, i, err);
     in_task--;
     return st;
   }
@@ -140,6 +171,7 @@ ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *
   job.status = LADLE_OK;
   job.err.code = 0;
   job.err.message[0] = '\0';
+  job.cancel = cancel_flag;
   pthread_mutex_lock(&pool->run_mu);
   pthread_mutex_lock(&pool->mu);
   pool->job = &job;

@@ -1489,6 +1489,7 @@ static ladle_status transfer_apply(exec_state *s, const ladle_plan *p, size_t in
 
 static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
                               ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_cancel_check(err));
   if (!trace_on()) return exec_node_run(s, p, out, err);
   static _Thread_local int depth;
   struct timespec a, b;
@@ -1699,6 +1700,9 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
 
 /* ------------------------------------------------------------ engine, result */
 
+static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
+                                   ladle_error *err);
+
 ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out,
                                  ladle_error *err) {
   ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 0, 0};
@@ -1710,10 +1714,13 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
                          "device 'cuda': the CUDA backend is not built yet; use device 'cpu'");
   if (o.device != LADLE_DEVICE_CPU)
     return ladle_err_set(err, LADLE_EINVAL, "unknown device type %d", (int)o.device);
-  if (o.threads <= 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    o.threads = n > 0 ? (int)n : 1;
-  }
+  /* More threads than cores this process may run on only cost memory and
+   * switches for a CPU-bound engine: capped, and 0 means all of them. */
+  int cores = ladle_cpu_count();
+  if (o.threads < 0)
+    return ladle_err_set(err, LADLE_EINVAL, "threads=%d: must be 0 (one per core) or more",
+                         o.threads);
+  if (o.threads == 0 || o.threads > cores) o.threads = cores;
   if (o.morsel_rows < 0) return ladle_err_set(err, LADLE_EINVAL, "morsel_rows must be >= 0");
   ladle_engine *e = calloc(1, sizeof *e);
   if (e == NULL) return LADLE_OOM(err, "engine");
@@ -1748,6 +1755,20 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
 
 ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
                                   ladle_error *err) {
+  return ladle_engine_execute_cancellable(eng, plan, NULL, out, err);
+}
+
+ladle_status ladle_engine_execute_cancellable(ladle_engine *eng, const ladle_plan *plan,
+                                              const int *cancel, ladle_result **out,
+                                              ladle_error *err) {
+  const int *was = ladle_cancel_set(cancel);
+  ladle_status st = engine_execute(eng, plan, out, err);
+  ladle_cancel_set(was);
+  return st;
+}
+
+static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
+                                   ladle_error *err) {
   if (eng == NULL || plan == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
   exec_state s;

@@ -1,6 +1,9 @@
 /* dlpack.c — a result column as a DLPack tensor. The tensor keeps a reference
  * on the column's buffer, so it stays valid after the result is destroyed; the
- * deleter drops that reference. */
+ * deleter drops that reference. A column whose values ladle borrowed from the
+ * caller (an in-memory frame's Arrow buffers) is copied first: consumers such
+ * as torch ignore DLPack's read-only flag, and a write through the tensor must
+ * not change the caller's frame. */
 #include "../exec/exec.h"
 
 typedef struct dl_ctx {
@@ -64,9 +67,26 @@ ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column, DL
     return LADLE_OOM(err, "dlpack tensor");
   }
   ladle_status st = LADLE_OK;
-  if (t->nchunks > 0 && contiguous(t, column)) {
+  bool borrowed = false;
+  for (size_t k = 0; k < t->nchunks; k++) {
+    const ladle_buffer *b = t->chunks[k].columns[column].owners[1];
+    borrowed |= b != NULL && b->alloc == NULL;
+  }
+  if (t->nchunks > 0 && contiguous(t, column) && !borrowed) {
     ladle_column_copy_ref(&t->chunks[0].columns[column], &c->col);
     c->col.length = t->num_rows;
+  } else if (borrowed) {
+    /* the identity gather: a copy of the values in a buffer of ladle's own */
+    ladle_column whole;
+    st = ladle_table_concat_column(t, column, &whole, err);
+    if (st == LADLE_OK) {
+      int64_t *idx = malloc((size_t)LADLE_MAX(whole.length, 1) * sizeof *idx);
+      if (idx == NULL) st = LADLE_OOM(err, "dlpack copy");
+      for (int64_t i = 0; idx != NULL && i < whole.length; i++) idx[i] = i;
+      if (st == LADLE_OK) st = ladle_column_gather(&whole, idx, whole.length, &c->col, err);
+      free(idx);
+      ladle_column_release(&whole);
+    }
   } else {
     st = ladle_table_concat_column(t, column, &c->col, err);
   }

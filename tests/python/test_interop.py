@@ -46,12 +46,14 @@ def test_result_to_polars_arrow_duckdb(result: ladle.Result) -> None:
 
 
 def test_dlpack_torch_and_numpy_share_memory(result: ladle.Result) -> None:
-    t = torch.from_dlpack(result.column("f"))
-    a = np.from_dlpack(result.column("f"))
-    assert t.dtype == torch.float64 and t.tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
+    t = torch.from_dlpack(result.column("i2"))  # computed by ladle: the result's own buffer
+    a = np.from_dlpack(result.column("i2"))
+    assert t.dtype == torch.int64 and t.tolist() == [2, 4, 6, 8, 10]
     assert a.ctypes.data == t.data_ptr()  # both views of one buffer
-    arrow_buf = result.to_arrow().column("f").chunk(0).buffers()[1]
-    assert arrow_buf.address == t.data_ptr()  # the result's own buffer: no copy
+    arrow_buf = result.to_arrow().column("i2").chunk(0).buffers()[1]
+    assert arrow_buf.address == t.data_ptr()  # no copy
+    f = torch.from_dlpack(result.column("f"))
+    assert f.dtype == torch.float64 and f.tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
     assert torch.from_dlpack(result.column("b")).dtype == torch.bool
     assert torch.from_dlpack(result.column("f32")).dtype == torch.float32
     assert torch.from_dlpack(result.column("i2")).tolist() == [2, 4, 6, 8, 10]
@@ -79,9 +81,26 @@ def test_dlpack_refuses_nulls_and_strings(result: ladle.Result) -> None:
 def test_in_memory_scan_does_not_copy_numeric_buffers(engine) -> None:  # type: ignore[no-untyped-def]
     big = pl.DataFrame({"x": np.arange(1_000_000, dtype=np.float64)})
     res = engine.execute(big.lazy())
-    t = torch.from_dlpack(res.column("x"))
     src = big.to_arrow().column("x").chunk(0).buffers()[1].address
-    assert t.data_ptr() == src
+    assert res.to_arrow().column("x").chunk(0).buffers()[1].address == src
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.uint8, bool])
+def test_dlpack_never_writes_into_the_callers_frame(engine, dtype) -> None:  # type: ignore[no-untyped-def]
+    """A column ladle borrowed from the caller's frame goes to DLPack as a copy:
+    torch ignores DLPack's read-only flag, and a write through the tensor must
+    not change the caller's data. Columns ladle computed are not copied."""
+    vals = (np.arange(100_000) % 7).astype(dtype)
+    big = pl.DataFrame({"x": vals})
+    for lf in (big.lazy(), big.lazy().select("x"), big.lazy().slice(10, 500)):
+        res = engine.execute(lf)
+        t = torch.from_dlpack(res.column("x"))
+        before = big["x"].to_numpy().copy()
+        t[0] = (not bool(t[0])) if dtype is bool else 99
+        assert np.array_equal(big["x"].to_numpy(), before)
+    res = engine.execute(big.head(1000).lazy().select(pl.col("x").cast(pl.Int64) * 2))  # one partition
+    t = torch.from_dlpack(res.column("x"))
+    assert t.data_ptr() == res.to_arrow().column("x").chunk(0).buffers()[1].address
 
 
 def test_strings_go_to_polars_as_views_and_to_arrow_as_large_strings() -> None:
