@@ -250,6 +250,8 @@ class Translator:
         # columns of a common-subexpression with_columns put back as their
         # expression (see _projection): output name -> expression node
         self.inlined: dict[str, int] = {}
+        # inside first() (0) or last() (-1): the slice offset that is a no-op there
+        self._sliced_by: int | None = None
 
     # ------------------------------------------------------------------ nodes
 
@@ -718,7 +720,7 @@ class Translator:
         right = self.node(ir.input_right)
         lk = [self.expr(e.node) for e in ir.left_on]
         rk = [self.expr(e.node) for e in ir.right_on]
-        merged = self._merged_keys(ir, how_name, bool(coalesce), suffix, left)
+        merged = self._merged_keys(ir, how_name, bool(coalesce), suffix, left, right)
         order = _JOIN_ORDER.get(_enum_name(maintain_order).split(".")[-1].lower())
         if order is None:
             raise Unsupported(f"join maintain_order={maintain_order}", "not supported by ladle yet")
@@ -752,12 +754,15 @@ class Translator:
             pred = N.binary(N.LADLE_OP_AND, pred, p)
         return N.filter(plan, pred)
 
-    def _merged_keys(self, ir: Any, how: str, coalesce: bool, suffix: str, left: N.Plan) -> list[bool]:
+    def _merged_keys(self, ir: Any, how: str, coalesce: bool, suffix: str, left: N.Plan, right: N.Plan) -> list[bool]:
         """Which key pairs Polars merged into one output column. Polars coalesces the
         keys the user gave but not equality keys its optimizer added, so this is read
-        off the output schema; the schema check catches a wrong reading."""
+        off the output schema; the schema check catches a wrong reading. A right
+        column already named like the suffixed key says nothing: an unmerged key
+        would clash with it, which Polars refuses, so the key was merged."""
         want = set(self.nt.get_schema().keys())
         left_names = {name for name, _ in left.schema()}
+        right_names = {name for name, _ in right.schema()}
         out = []
         for le, re_ in zip(ir.left_on, ir.right_on):
             lx, rx = self.nt.view_expression(le.node), self.nt.view_expression(re_.node)
@@ -768,7 +773,7 @@ class Translator:
             if how == "Right":
                 out.append((r_name + suffix) not in want if l_name == r_name else l_name not in want)
             elif r_name in left_names:
-                out.append((r_name + suffix) not in want)
+                out.append((r_name + suffix) in right_names or (r_name + suffix) not in want)
             else:
                 out.append(r_name not in want)
         return out
@@ -895,7 +900,11 @@ class Translator:
 
     def _expr_Agg(self, e: Any) -> N.Expr:
         name = e.name
-        arg = self.expr(e.arguments[0])
+        saved, self._sliced_by = self._sliced_by, {"first": 0, "last": -1}.get(name)
+        try:
+            arg = self.expr(e.arguments[0])
+        finally:
+            self._sliced_by = saved
         if name in ("min", "max") and e.options:
             raise Unsupported(f"{name}(propagate_nans=True)", "not supported by ladle yet")
         if name == "count":
@@ -905,6 +914,56 @@ class Translator:
         if name not in _AGGS:
             raise Unsupported(f"aggregation {name}", "not supported by ladle yet")
         return N.agg(_AGGS[name], arg)
+
+    def _expr_Slice(self, e: Any) -> N.Expr:
+        """Polars' optimizer turns (x + 1).last() into (x.slice(-1, 1) + 1).last()
+        (and first() with slice(0, 1)); under that aggregation the slice changes
+        nothing and is left out. Any other slice of an expression is unsupported."""
+        off = self._literal_arg(e.offset, "expression slice")
+        length = self._literal_arg(e.length, "expression slice")
+        if self._sliced_by is None or off != self._sliced_by or length != 1:
+            raise Unsupported("expression Slice", "not supported by ladle yet (only under first()/last())")
+        return self.expr(e.input)
+
+    def _horizontal(self, name: str, args: list[int]) -> N.Expr:
+        """max/min/sum_horizontal as a fold of when/then: nulls are skipped (the
+        result is null only when every input is; sum treats them as 0), and for
+        max/min a NaN loses to any number, as in Polars."""
+        xs = [self.expr(a) for a in args]
+        floats = [isinstance(self._dtype(a), (pl.Float32, pl.Float64)) for a in args]
+        if name == "sum_horizontal":
+            zero = N.lit("int", 0, (N.LADLE_TYPE_INT32, 0, ""))
+            acc = N.func(N.LADLE_FN_FILL_NULL, [xs[0], zero])
+            for x in xs[1:]:
+                acc = N.binary(N.LADLE_OP_ADD, acc, N.func(N.LADLE_FN_FILL_NULL, [x, zero]))
+            return acc
+        wins = N.LADLE_OP_GT if name == "max_horizontal" else N.LADLE_OP_LT
+        acc, acc_float = xs[0], floats[0]
+        for i in range(1, len(xs)):
+            x = xs[i]
+            # take x where it is not null and acc is null, NaN, or beaten by x (a
+            # NaN beats nothing: ladle orders it above every number, as Polars
+            # does when sorting, but max_horizontal skips it)
+            beats = N.binary(wins, x, acc)
+            if floats[i]:
+                beats = N.binary(N.LADLE_OP_AND, N.func(N.LADLE_FN_IS_NOT_NAN, [self.expr(args[i])]), beats)
+            take = N.binary(N.LADLE_OP_OR, N.func(N.LADLE_FN_IS_NULL, [acc]), beats)
+            if acc_float:
+                take = N.binary(N.LADLE_OP_OR, take, N.func(N.LADLE_FN_IS_NAN, [acc]))
+            take = N.binary(N.LADLE_OP_AND, N.func(N.LADLE_FN_IS_NOT_NULL, [x]), take)
+            acc = N.when([take], [x], acc)
+            acc_float = acc_float or floats[i]
+        return acc
+
+    def _dtype(self, i: int) -> pl.DataType:
+        """The type of expression i over the current node's input."""
+        nt = self.nt
+        cur = nt.get_node()
+        nt.set_node(nt.get_inputs()[0])
+        try:
+            return nt.get_dtype(i)
+        finally:
+            nt.set_node(cur)
 
     def _literal_arg(self, i: int, what: str) -> Any:
         x = self.nt.view_expression(i)
@@ -928,6 +987,20 @@ class Translator:
             if kind == "fms":
                 return N.binary(N.LADLE_OP_SUB, N.binary(N.LADLE_OP_MUL, a, b), c)
             raise Unsupported(f"fused operation {kind}", "not supported by ladle yet")
+        if name in ("max_horizontal", "min_horizontal", "sum_horizontal"):
+            return self._horizontal(name, list(args))
+        if name == "repeat":
+            # Polars' form of a comparison with a null literal: repeat(null, count(x))
+            # is the literal on every row of x's frame
+            n = self.nt.view_expression(args[1])
+            if type(n).__name__ != "Agg" or n.name != "count" or not n.options:
+                raise Unsupported("function repeat", "not supported by ladle yet")
+            value = self.expr(args[0])
+            rows = N.func(N.LADLE_FN_IS_NULL, [self.expr(n.arguments[0])])
+            return N.when([rows], [value], value)
+        if name == "BooleanFunction.IsEmpty":
+            x = self.expr(args[0])
+            return N.binary(N.LADLE_OP_EQ, N.agg(N.LADLE_AGG_LEN, x), N.lit("int", 0, (N.LADLE_TYPE_UINT32, 0, "")))
         if name == "dynamic_pred":
             # Polars' runtime top-k filter pushdown: an optimisation, always safe to skip
             return N.lit("bool", True, (N.LADLE_TYPE_BOOL, 0, ""))
@@ -938,9 +1011,17 @@ class Translator:
         if name == "fill_null":
             return N.func(N.LADLE_FN_FILL_NULL, [self.expr(args[0]), self.expr(args[1])])
         if name == "BooleanFunction.IsIn":
-            if data[1]:
-                raise Unsupported("is_in(nulls_equal=True)", "not supported by ladle yet")
-            return N.func(N.LADLE_FN_IS_IN, [self.expr(args[0]), self.expr(args[1])])
+            x = self.expr(args[0])
+            isin = N.func(N.LADLE_FN_IS_IN, [x, self.expr(args[1])])
+            if not data[1]:
+                return isin
+            # nulls_equal: a null is in the list when the list holds a null
+            lst = self.nt.view_expression(args[1])
+            if type(lst).__name__ != "Literal":
+                raise Unsupported("is_in(nulls_equal=True) against a column", "not supported by ladle yet")
+            has_null = any(v is None for v in lst.value)
+            return N.when([N.func(N.LADLE_FN_IS_NULL, [self.expr(args[0])])],
+                          [N.lit("bool", has_null, (N.LADLE_TYPE_BOOL, 0, ""))], isin)
         if name == "BooleanFunction.IsBetween":
             return N.func(
                 N.LADLE_FN_IS_BETWEEN,

@@ -209,3 +209,49 @@ def test_datetimes_of_different_units_meet_in_the_coarser(engine: ladle.Engine) 
         pl.when(pl.col("dns") > pl.duration(nanoseconds=0)).then(pl.col("ns")).otherwise(pl.col("us")).alias("g"),
         pl.col("ns").fill_null(pl.col("ms")).alias("h"),
     ), engine)
+
+
+# ------------------------------------ shapes that used to fall back (issue 15)
+
+
+def test_horizontal_max_min_sum(engine: ladle.Engine) -> None:
+    nan = float("nan")
+    t = pl.LazyFrame({
+        "a": [1, None, 3, 2, None, 5], "u": pl.Series([1, 2, 0, 4, None, 9], dtype=pl.UInt16),
+        "f": [1.5, None, nan, 3.0, None, nan], "g": [nan, 1.0, None, 7.0, None, nan],
+        "b": [True, None, False, True, None, True],
+    })
+    for e in (pl.max_horizontal("a", "f"), pl.min_horizontal("a", "f"), pl.sum_horizontal("a", "f"),
+              pl.sum_horizontal("a", "u"), pl.max_horizontal("a", "u"), pl.max_horizontal("f", "g"),
+              pl.min_horizontal("g", "f", "a"), pl.sum_horizontal("f", "g", "u"), pl.max_horizontal("a"),
+              pl.sum_horizontal("b", "a"), pl.max_horizontal("u", pl.col("a") * 2)):
+        assert_same(t.select(e.alias("x")), engine)
+    assert_same(t.group_by("b").agg(pl.max_horizontal(pl.col("a").sum(), pl.col("f").max()).alias("x")), engine,
+                ordered=False)
+
+
+def test_null_literal_comparisons_is_in_with_nulls_and_is_empty(engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"a": [1, None, 3, 2], "g": [1, 1, 2, 3]})
+    assert_same(t.select(pl.col("a") > pl.lit(None, dtype=pl.Int64)), engine)
+    assert_same(t.select(pl.col("a").eq(pl.lit(None, dtype=pl.Int64)).alias("e"), pl.col("g")), engine)
+    for lst in ([1, None], [1, 2], [None], []):
+        assert_same(t.select(pl.col("a").is_in(pl.lit(lst, dtype=pl.List(pl.Int64)), nulls_equal=True)), engine)
+    assert_same(t.select(pl.col("a").is_empty()), engine)
+    assert_same(t.filter(pl.col("a") > 5).select(pl.col("a").is_empty()), engine)
+    assert_same(t.group_by("g").agg(pl.col("a").is_empty()), engine, ordered=False)
+
+
+def test_first_and_last_of_computed_expressions_per_group(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"a": [1, None, 3, 2, 7, None], "g": [1, 1, 2, 2, 3, 3], "b": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    q = t.group_by("g").agg((pl.col("a") + 1).last().alias("l"), (pl.col("a") * pl.col("b")).first().alias("f"),
+                            (pl.col("b") - 1).last().alias("m"))
+    for e in (engine, small_engine):
+        assert_same(q, e, ordered=False)
+        assert_same(t.select((pl.col("a") * 2).first(), (pl.col("b") + pl.col("a")).last().alias("x")), e)
+
+
+def test_join_keeps_a_right_column_named_like_the_suffixed_key(engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"a": [1, None, 3, 2], "g": [1, 1, 2, 3]})
+    t2 = pl.LazyFrame({"a": [1, 3], "b": [5, 6], "a_right": [7, 8]})
+    for how in ("inner", "left", "semi", "anti"):
+        assert_same(t.join(t2, on="a", how=how), engine, ordered=False)
