@@ -38,11 +38,19 @@ ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err);
 /* A hash table over the rows of key columns, built once and probed many times. */
 typedef struct ladle_keymap ladle_keymap;
 
-/* Row-index pairs a join produces; -1 is "no row" (a null side). */
+/* The pairs of a join whose output is much longer than its inputs (a key shared
+ * by many rows on both sides, a cross join), kept as runs of the probe side's
+ * rows instead of written out: backend-owned, read through join_pairs_fill,
+ * freed with join_runs_free. */
+typedef struct ladle_join_runs ladle_join_runs;
+
+/* Row-index pairs a join produces; -1 is "no row" (a null side). Either
+ * left/right (scratch arrays, ladle_scratch_free) or runs. */
 typedef struct ladle_join_pairs {
   int64_t n;
   int64_t *left;
   int64_t *right;
+  ladle_join_runs *runs;
 } ladle_join_pairs;
 
 typedef struct ladle_backend {
@@ -100,6 +108,11 @@ typedef struct ladle_backend {
   ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys, const ladle_column *rkeys,
                        size_t nkeys, ladle_join_type how, bool nulls_equal, ladle_join_pairs *out,
                        ladle_error *err);
+  /* Pairs [from, from + n) of runs, their left rows into left and right rows
+   * into right (either may be NULL). Safe to call from several threads. */
+  ladle_status (*join_pairs_fill)(const ladle_kctx *ctx, const ladle_join_runs *runs, int64_t from,
+                                  int64_t n, int64_t *left, int64_t *right, ladle_error *err);
+  void (*join_runs_free)(ladle_join_runs *runs);
   /* A stable permutation that sorts rows by the keys. */
   ladle_status (*sort_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                const bool *descending, const bool *nulls_last, int64_t **out_perm,

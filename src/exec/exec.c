@@ -165,6 +165,9 @@ static gather_src piece_table_src(const piece_table *pt, size_t i) {
 typedef struct pgather_job {
   const gather_src *src;     /* per output column */
   const int64_t *const *idx; /* per output column; NULL: rows 0..n-1 of src */
+  /* or a join's pairs as runs, and per column whether it takes the right rows */
+  const ladle_join_runs *runs;
+  const bool *from_right;
   size_t ncols;
   int64_t n, part_rows;
   ladle_table *t;
@@ -178,6 +181,19 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   int64_t a = (int64_t)part * j->part_rows, len = LADLE_MIN(j->part_rows, j->n - a);
   ladle_column *o = &j->t->chunks[part].columns[col];
   const gather_src *g = &j->src[col];
+  if (j->runs != NULL) {
+    /* this partition's pairs, written for it alone */
+    int64_t *idx = malloc((size_t)LADLE_MAX(len, 1) * sizeof *idx);
+    if (idx == NULL) return LADLE_OOM(err, "join rows");
+    bool right = j->from_right[col];
+    ladle_status st =
+        j->be->join_pairs_fill(j->k, j->runs, a, len, right ? NULL : idx, right ? idx : NULL, err);
+    if (st == LADLE_OK)
+      st = g->px ? j->be->gather_pieces(j->k, g->col, g->px, idx, len, o, err)
+                 : j->be->gather(j->k, g->col, idx, len, o, err);
+    free(idx);
+    return st;
+  }
   if (j->idx[col] == NULL)
     return g->px ? ladle_column_slice_pieces(g->col, g->px, a, len, o, err)
                  : ladle_column_slice(g->col, a, len, o, err);
@@ -191,7 +207,8 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
  * partition at a time: (partition, column) pieces are gathered in parallel and
  * become the partitions themselves, so nothing is copied twice. */
 static ladle_status gather_table(exec_state *s, const ladle_schema *schema, const gather_src *src,
-                                 const int64_t *const *idx, int64_t n, ladle_table **out,
+                                 const int64_t *const *idx, const ladle_join_runs *runs,
+                                 const bool *from_right, int64_t n, ladle_table **out,
                                  ladle_error *err) {
   int64_t part_rows = LADLE_MAX(s->k.morsel_rows, 1);
   size_t nparts = (size_t)LADLE_MAX((n + part_rows - 1) / part_rows, 1);
@@ -199,7 +216,7 @@ static ladle_status gather_table(exec_state *s, const ladle_schema *schema, cons
   LADLE_RETURN_NOT_OK(table_like(schema, nparts, &t, err));
   for (size_t k = 0; k < nparts; k++)
     t->chunks[k].length = LADLE_MIN(part_rows, n - (int64_t)k * part_rows);
-  pgather_job j = {src, idx, schema->n, n, part_rows, t, s->be, &s->k};
+  pgather_job j = {src, idx, runs, from_right, schema->n, n, part_rows, t, s->be, &s->k};
   ladle_status st = schema->n == 0
                         ? LADLE_OK
                         : ladle_pool_run(s->k.pool, nparts * schema->n, pgather_task, &j, err);
@@ -227,7 +244,7 @@ static ladle_status gather_rows(exec_state *s, const ladle_plan *p, ladle_table 
       src[i].views = p == s->out_node;
       ix[i] = idx;
     }
-    st = gather_table(s, &t->schema, src, ix, n, out, err);
+    st = gather_table(s, &t->schema, src, ix, NULL, NULL, n, out, err);
     piece_table_release(&pt);
   }
   free(src);
@@ -802,14 +819,55 @@ static int64_t *defer_compose(const join_defer *d, const int64_t *idx, int64_t n
  * kernels give them left row first (right row first for RIGHT joins), each
  * side's rows in order; the other order is a stable counting sort by the
  * other side's row, rows without one last. */
+static bool join_reorders(const ladle_plan *p) {
+  ladle_join_order o = p->join.order;
+  bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
+  bool by_left = o == LADLE_JOIN_ORDER_LEFT || o == LADLE_JOIN_ORDER_LEFT_RIGHT;
+  return (by_right || by_left) && by_right != (p->join.how == LADLE_JOIN_RIGHT) &&
+         p->join.how != LADLE_JOIN_SEMI && p->join.how != LADLE_JOIN_ANTI;
+}
+
+typedef struct fill_job {
+  const ladle_backend *be;
+  const ladle_kctx *k;
+  const ladle_join_runs *runs;
+  int64_t n, part;
+  int64_t *left, *right;
+} fill_job;
+
+static ladle_status fill_task(void *vctx, size_t i, ladle_error *err) {
+  fill_job *j = vctx;
+  int64_t a = (int64_t)i * j->part, len = LADLE_MIN(j->part, j->n - a);
+  return j->be->join_pairs_fill(j->k, j->runs, a, len, j->left + a, j->right + a, err);
+}
+
+/* A join's pairs kept as runs written out as left/right arrays, in parallel. */
+static ladle_status pairs_materialize(exec_state *s, ladle_join_pairs *pairs, ladle_error *err) {
+  if (pairs->runs == NULL) return LADLE_OK;
+  int64_t n = pairs->n;
+  fill_job j = {s->be, &s->k, pairs->runs, n, LADLE_MAX(s->k.morsel_rows, 1 << 16), NULL, NULL};
+  j.left = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *j.left, false);
+  j.right = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *j.right, false);
+  ladle_status st = j.left && j.right ? LADLE_OK : LADLE_OOM(err, "join pairs");
+  if (st == LADLE_OK)
+    st = ladle_pool_run(s->k.pool, (size_t)((n + j.part - 1) / j.part), fill_task, &j, err);
+  if (st != LADLE_OK) {
+    ladle_scratch_free(j.left);
+    ladle_scratch_free(j.right);
+    return st;
+  }
+  s->be->join_runs_free(pairs->runs);
+  pairs->runs = NULL;
+  pairs->left = j.left;
+  pairs->right = j.right;
+  return LADLE_OK;
+}
+
 static ladle_status join_order(const ladle_plan *p, ladle_join_pairs *pairs, int64_t nl, int64_t nr,
                                ladle_error *err) {
   ladle_join_order o = p->join.order;
   bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
-  bool by_left = o == LADLE_JOIN_ORDER_LEFT || o == LADLE_JOIN_ORDER_LEFT_RIGHT;
-  bool right_first = p->join.how == LADLE_JOIN_RIGHT;
-  if (pairs->right == NULL || pairs->n < 2 || (!by_right && !by_left) || by_right == right_first)
-    return LADLE_OK;
+  if (pairs->right == NULL || pairs->n < 2 || !join_reorders(p)) return LADLE_OK;
   const int64_t *key = by_right ? pairs->right : pairs->left;
   int64_t m = by_right ? nr : nl; /* rows of the side ordered by; -1 goes to bucket m */
   int64_t *start = calloc((size_t)m + 2, sizeof *start);
@@ -847,7 +905,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
   ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
   ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
-  ladle_join_pairs pairs = {0, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
   ladle_status st = lk && rk && cols ? LADLE_OK : LADLE_OOM(err, "join");
   bool have_lk = false, have_rk = false;
   if (coalesce) {
@@ -878,6 +936,11 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
       st = s->be->join(&s->k, lk, rk, nk, p->join.how, p->join.nulls_equal, &pairs, err);
     }
   }
+  /* runs are gathered from partition by partition unless the output needs the
+   * pairs whole */
+  if (st == LADLE_OK && pairs.runs != NULL &&
+      (coalesce || jd[0].in != NULL || jd[1].in != NULL || join_reorders(p)))
+    st = pairs_materialize(s, &pairs, err);
   if (st == LADLE_OK) st = join_order(p, &pairs, lc->num_rows, rc->num_rows, err);
   /* a join whose left rows come out exactly once and in order (a lookup into a
    * dimension table, the common case) need not copy the left columns */
@@ -907,7 +970,13 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
                                          : pairs.left)
                       : (comp[1] ? comp[1] : pairs.right);
     }
-    if (st == LADLE_OK) st = gather_table(s, &p->schema, src, idx, pairs.n, &gathered, err);
+    bool *from_right = pairs.runs ? calloc(LADLE_MAX(p->schema.n, 1), sizeof *from_right) : NULL;
+    if (pairs.runs != NULL && from_right == NULL) st = LADLE_OOM(err, "join");
+    for (size_t i = 0; from_right != NULL && i < p->schema.n; i++)
+      from_right[i] = p->out_map[i] < 0;
+    if (st == LADLE_OK)
+      st = gather_table(s, &p->schema, src, idx, pairs.runs, from_right, pairs.n, &gathered, err);
+    free(from_right);
     ladle_scratch_free(comp[0]);
     ladle_scratch_free(comp[1]);
     free(src);
@@ -952,6 +1021,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   int64_t nrows = pairs.n;
   ladle_scratch_free(pairs.left);
   ladle_scratch_free(pairs.right);
+  if (pairs.runs != NULL) s->be->join_runs_free(pairs.runs);
   if (have_lk)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
   if (have_rk)
@@ -1309,7 +1379,7 @@ static ladle_status sip_reduce(exec_state *s, ladle_table *in, ladle_table **out
   }
   bool same = true; /* key types that differ (a cast in between): no reduction */
   for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, keys[nk + k].type);
-  ladle_join_pairs pairs = {0, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
   if (same) st = s->be->join(&s->k, keys, keys + nk, nk, LADLE_JOIN_SEMI, false, &pairs, err);
   if (same && st == LADLE_OK) st = gather_rows(s, NULL, in, pairs.left, pairs.n, out, err);
   ladle_scratch_free(pairs.left);
@@ -1466,7 +1536,7 @@ static ladle_status transfer_apply(exec_state *s, const ladle_plan *p, size_t in
       continue;
     ladle_column c;
     LADLE_RETURN_NOT_OK(ladle_table_concat_column(in, (size_t)t->col, &c, err));
-    ladle_join_pairs pairs = {0, NULL, NULL};
+    ladle_join_pairs pairs = {0, NULL, NULL, NULL};
     ladle_status st = s->be->join(&s->k, &c, &t->keys, 1, LADLE_JOIN_SEMI, false, &pairs, err);
     ladle_column_release(&c);
     ladle_table *cut = NULL;

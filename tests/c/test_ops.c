@@ -275,6 +275,82 @@ TEST(joins_of_every_type) {
   ladle_result_destroy(r);
 }
 
+/* Joins whose output is many times their inputs keep their pairs as runs and
+ * write each output partition's rows alone (backend join_pairs_fill): counts
+ * and an order-free fingerprint against a nested loop, for every join type
+ * that can expand, with the output cut into 1000-row partitions. */
+TEST(exploding_joins_match_a_nested_loop) {
+  enum { NL = 700, NR = 400 };
+  static int64_t lk[NL], la[NL], rk[NR], rb[NR];
+  static uint8_t lv[NL], rv[NR];
+  for (int64_t i = 0; i < NL; i++) {
+    lk[i] = (i * 7) % 3;
+    la[i] = i;
+    lv[i] = i % 31 != 0;
+  }
+  for (int64_t j = 0; j < NR; j++) {
+    rk[j] = (j * 5) % 4;
+    rb[j] = 1000 + j;
+    rv[j] = j % 17 != 0;
+  }
+  ladle_join_type hows[] = {LADLE_JOIN_INNER, LADLE_JOIN_LEFT, LADLE_JOIN_RIGHT, LADLE_JOIN_FULL,
+                            LADLE_JOIN_CROSS};
+  for (size_t h = 0; h < sizeof hows / sizeof *hows; h++) {
+    ladle_join_type how = hows[h];
+    int64_t rows = 0, fp = 0;
+    bool rhit[NR] = {false};
+    for (int64_t i = 0; i < NL; i++) {
+      int64_t c = 0;
+      for (int64_t j = 0; j < NR; j++) {
+        bool m = how == LADLE_JOIN_CROSS || (lv[i] && rv[j] && lk[i] == rk[j]);
+        if (!m) continue;
+        c++;
+        rhit[j] = true;
+        fp += la[i] * 1000 + rb[j] % 1000 + (rb[j] / 1000) * 7;
+      }
+      if (c == 0 && (how == LADLE_JOIN_LEFT || how == LADLE_JOIN_FULL)) {
+        c = 1;
+        fp += la[i] * 1000 - 1;
+      }
+      rows += c;
+    }
+    for (int64_t j = 0; j < NR; j++)
+      if (!rhit[j] && (how == LADLE_JOIN_RIGHT || how == LADLE_JOIN_FULL)) {
+        rows++;
+        fp += -1000 + rb[j] % 1000 + (rb[j] / 1000) * 7;
+      }
+    colspec lc[] = {{"k", LADLE_TYPE_INT64, lk, lv}, {"a", LADLE_TYPE_INT64, la, NULL}};
+    colspec rc[] = {{"k", LADLE_TYPE_INT64, rk, rv}, {"b", LADLE_TYPE_INT64, rb, NULL}};
+    ladle_table *l = make_table(NL, 2, lc, 128), *r = make_table(NR, 2, rc, 100);
+    ladle_expr *lo[] = {COL("k")}, *ro[] = {COL("k")};
+    bool cross = how == LADLE_JOIN_CROSS;
+    ladle_join_opts o = {how, false, how != LADLE_JOIN_FULL, NULL, NULL, LADLE_JOIN_ORDER_NONE};
+    ladle_plan *p = NULL;
+    CHECK_OK(ladle_plan_join(scan(l), scan(r), cross ? 0 : 1, lo, ro, &o, &p, &err_));
+    if (cross) {
+      ladle_expr_destroy(lo[0]);
+      ladle_expr_destroy(ro[0]);
+    }
+    ladle_table_release(l);
+    ladle_table_release(r);
+    ladle_result *res = p ? run(p) : NULL;
+    CHECK(res != NULL);
+    if (res == NULL) continue;
+    CHECK(rows > 4 * (NL + NR)); /* the runs path: the output is many times the inputs */
+    CHECK_EQ_I(ladle_result_num_rows(res), rows);
+    ladle_column a = result_col(res, "a"), b = result_col(res, "b");
+    int64_t got = 0;
+    for (int64_t i = 0; i < ladle_result_num_rows(res); i++) {
+      int64_t x = !isnull(&a, i) ? geti(&a, i) : -1, y = !isnull(&b, i) ? geti(&b, i) : -1;
+      got += x * 1000 + (y >= 0 ? y % 1000 + (y / 1000) * 7 : -1);
+    }
+    CHECK_EQ_I(got, fp);
+    ladle_column_release(&a);
+    ladle_column_release(&b);
+    ladle_result_destroy(res);
+  }
+}
+
 TEST(sort_several_keys_nulls_and_stability) {
   const int64_t a[] = {2, 1, 2, 0, 1, 2};
   const uint8_t av[] = {1, 1, 1, 0, 1, 1};

@@ -100,3 +100,39 @@ def test_small_left_big_right(how: str, nulls_equal: bool, on: list[str], engine
     left, right = frame(3_000, 400, "li"), frame(120_000, 500, "ri")
     lf = left.lazy().join(right.lazy(), on=on, how=how, nulls_equal=nulls_equal)  # type: ignore[arg-type]
     assert_same(lf, engine, ordered=False)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "cross", "semi", "anti"])
+def test_exploding_joins(how: str, engine, small_engine) -> None:  # type: ignore[no-untyped-def]
+    """Joins whose output is many times their inputs (a few keys shared by many
+    rows) keep their pairs as runs and write each output partition's rows
+    alone; every consumer of the pairs must see the same rows as Polars."""
+    rng = np.random.default_rng(7)
+    n = 900
+    left = pl.DataFrame({
+        "k": rng.integers(0, 3, n), "a": rng.random(n), "s": [f"l{i % 37}" * (i % 5) for i in range(n)],
+        "j": rng.integers(0, 2, n),
+    }).with_columns(pl.when(pl.col("a") < 0.05).then(None).otherwise(pl.col("k")).alias("k"))
+    right = pl.DataFrame({"k": rng.integers(0, 4, n // 2), "b": rng.integers(0, 1000, n // 2),
+                          "j": rng.integers(0, 2, n // 2)})
+    L, R = left.lazy(), right.lazy()
+    if how == "cross":
+        queries = [L.join(R, how="cross"), L.join(R, how="cross", maintain_order="right_left"),
+                   L.filter(pl.col("a") > 0.5).join(R, how="cross").select("a", "b")]
+    else:
+        queries = [L.join(R, on="k", how=how), L.join(R, on=["k", "j"], how=how),
+                   L.join(R, on="k", how=how, coalesce=False) if how not in ("semi", "anti") else L.join(R, on="k", how=how),
+                   L.join(R, on="k", how=how, nulls_equal=True),
+                   L.filter(pl.col("a") > 0.3).join(R, on="k", how=how).select(pl.all().exclude("a")),
+                   L.join(R.filter(pl.col("b") > 100), on="k", how=how)]
+        if how in ("inner", "left", "right", "full"):
+            queries += [L.join(R, on="k", how=how, maintain_order=o) for o in ("left_right", "right_left")]
+    for q in queries:
+        for e in (engine, small_engine):
+            ordered = "maintain_order" in q.explain() or how in ("semi", "anti")
+            assert_same(q, e, ordered=False)
+            if ordered:
+                got, want = q.collect(engine=e), q.collect()
+                assert got.height == want.height
+    big = L.join(R, on="k", how="inner" if how in ("semi", "anti", "cross") else how)
+    assert_same(big.group_by("j").agg(pl.len(), pl.col("b").sum()), engine, ordered=False)

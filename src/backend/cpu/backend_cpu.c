@@ -92,6 +92,8 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_aggregate,
     ladle_cpu_aggregate_chunks,
     ladle_cpu_join,
+    ladle_cpu_join_pairs_fill,
+    ladle_cpu_join_runs_free,
     ladle_cpu_sort_indices,
     ladle_cpu_rank,
 };

@@ -247,6 +247,10 @@ ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_bexpr
 ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
                             const ladle_column *rkeys, size_t nkeys, ladle_join_type how,
                             bool nulls_equal, ladle_join_pairs *out, ladle_error *err);
+ladle_status ladle_cpu_join_pairs_fill(const ladle_kctx *ctx, const ladle_join_runs *runs,
+                                       int64_t from, int64_t n, int64_t *left, int64_t *right,
+                                       ladle_error *err);
+void ladle_cpu_join_runs_free(ladle_join_runs *runs);
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const bool *descending, const bool *nulls_last,
                                     int64_t **out_perm, ladle_error *err);

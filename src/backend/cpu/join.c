@@ -20,12 +20,126 @@ static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool right, ladl
   return LADLE_OK;
 }
 
+/* Runs (backend.h): probe row i matches the build rows rows[offsets[group[i]]
+ * .. offsets[group[i] + 1]) (rows NULL: the build rows themselves; none when
+ * group[i] < 0), or, with keep and none, gives one pair with -1; its pairs
+ * start at start[i]. swapped: the probe side is the right one (a right join).
+ * offsets is malloc'd, the other arrays are scratch. */
+struct ladle_join_runs {
+  int64_t np;
+  int64_t *start;   /* np + 1 */
+  int64_t *group;   /* np */
+  int64_t *offsets; /* groups + 1 */
+  int64_t *rows;
+  bool keep, swapped;
+};
+
+void ladle_cpu_join_runs_free(ladle_join_runs *r) {
+  if (r == NULL) return;
+  ladle_scratch_free(r->start);
+  ladle_scratch_free(r->group);
+  free(r->offsets);
+  ladle_scratch_free(r->rows);
+  free(r);
+}
+
+/* Takes group (np), offsets and rows over; start is computed here. */
+static ladle_status runs_make(int64_t np, int64_t *group, int64_t *offsets, int64_t *rows,
+                              bool keep, ladle_join_pairs *out, ladle_error *err) {
+  ladle_join_runs *r = calloc(1, sizeof *r);
+  int64_t *start = ladle_scratch_alloc((size_t)(np + 1) * sizeof *start, false);
+  if (r == NULL || start == NULL) {
+    free(r);
+    ladle_scratch_free(start);
+    ladle_scratch_free(group);
+    free(offsets);
+    ladle_scratch_free(rows);
+    return LADLE_OOM(err, "join runs");
+  }
+  start[0] = 0;
+  for (int64_t i = 0; i < np; i++) {
+    int64_t g = group[i], c = g >= 0 ? offsets[g + 1] - offsets[g] : 0;
+    start[i + 1] = start[i] + (c == 0 && keep ? 1 : c);
+  }
+  *r = (ladle_join_runs){np, start, group, offsets, rows, keep, false};
+  memset(out, 0, sizeof *out);
+  out->n = start[np];
+  out->runs = r;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_join_pairs_fill(const ladle_kctx *ctx, const ladle_join_runs *r,
+                                       int64_t from, int64_t n, int64_t *left, int64_t *right,
+                                       ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  if (n <= 0) return LADLE_OK;
+  if (from < 0 || from + n > r->start[r->np])
+    return ladle_err_set(err, LADLE_EINVAL, "internal: join pairs %lld+%lld of %lld",
+                         (long long)from, (long long)n, (long long)r->start[r->np]);
+  int64_t *P = r->swapped ? right : left, *B = r->swapped ? left : right;
+  /* the probe row whose pairs hold `from`: the last i with start[i] <= from */
+  int64_t lo = 0, hi = r->np - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (r->start[mid] <= from)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  int64_t i = lo, j = from - r->start[i], k = 0;
+  while (k < n) {
+    int64_t g = r->group[i], a = g >= 0 ? r->offsets[g] : 0, e = g >= 0 ? r->offsets[g + 1] : 0;
+    if (a == e) { /* no match: one pair with -1 when kept, else none */
+      if (r->keep) {
+        if (P) P[k] = i;
+        if (B) B[k] = -1;
+        k++;
+      }
+      i++;
+      j = 0;
+      continue;
+    }
+    int64_t take = LADLE_MIN(e - a - j, n - k);
+    if (P)
+      for (int64_t t = 0; t < take; t++) P[k + t] = i;
+    if (B) {
+      if (r->rows)
+        memcpy(B + k, r->rows + a + j, (size_t)take * sizeof *B);
+      else
+        for (int64_t t = 0; t < take; t++) B[k + t] = a + j + t;
+    }
+    k += take;
+    j += take;
+    if (a + j == e) {
+      i++;
+      j = 0;
+    }
+  }
+  return LADLE_OK;
+}
+
+/* Whether a join's n pairs over nl + nr input rows are better kept as runs. */
+static bool expanding(int64_t n, int64_t nl, int64_t nr) { return n > 65536 && n / 2 > nl + nr; }
+
 static ladle_status cross_join(const ladle_column *l, const ladle_column *r, ladle_join_pairs *out,
                                ladle_error *err) {
   int64_t nl = l->length, nr = r->length;
   if (nr > 0 && nl > INT64_MAX / 16 / nr)
     return ladle_err_set(err, LADLE_ENOMEM, "cross join of %lld x %lld rows is too large",
                          (long long)nl, (long long)nr);
+  if (expanding(nl * nr, nl, nr)) {
+    int64_t *group = ladle_scratch_alloc((size_t)LADLE_MAX(nl, 1) * sizeof *group, false);
+    int64_t *offsets = malloc(2 * sizeof *offsets);
+    if (group == NULL || offsets == NULL) {
+      ladle_scratch_free(group);
+      free(offsets);
+      return LADLE_OOM(err, "join runs");
+    }
+    for (int64_t i = 0; i < nl; i++) group[i] = 0;
+    offsets[0] = 0;
+    offsets[1] = nr;
+    return runs_make(nl, group, offsets, NULL, false, out, err);
+  }
   LADLE_RETURN_NOT_OK(pairs_alloc(out, nl * nr, true, err));
   int64_t k = 0;
   for (int64_t i = 0; i < nl; i++)
@@ -235,6 +349,18 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
     int64_t c = off[g.ids[i] + 1] - off[g.ids[i]];
     n += c == 0 && keep_left ? 1 : c;
   }
+  if (expanding(n, nl, nr)) {
+    int64_t *group = ladle_scratch_alloc((size_t)LADLE_MAX(nl, 1) * sizeof *group, false);
+    if (group == NULL) {
+      st = LADLE_OOM(err, "join runs");
+      goto done;
+    }
+    for (int64_t i = 0; i < nl; i++) group[i] = g.ids[i];
+    st = runs_make(nl, group, off, rows, keep_left, out, err);
+    off = NULL;
+    rows = NULL;
+    goto done;
+  }
   st = pairs_alloc(out, n, true, err);
   int64_t k = 0;
   for (int64_t i = 0; st == LADLE_OK && i < nl; i++) {
@@ -269,6 +395,8 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     out->n = sw.n;
     out->left = sw.right;
     out->right = sw.left;
+    out->runs = sw.runs;
+    if (out->runs != NULL) out->runs->swapped = true;
     return LADLE_OK;
   }
   int64_t nl = lkeys[0].length, nr = rkeys[0].length;
@@ -301,6 +429,13 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   for (int64_t i = 0; i < nl; i++) {
     int64_t c = lg[i] >= 0 ? g.offsets[lg[i] + 1] - g.offsets[lg[i]] : 0;
     n += c == 0 && keep_left ? 1 : c;
+  }
+  if ((how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT) && expanding(n, nl, nr)) {
+    st = runs_make(nl, lg, g.offsets, g.rows, keep_left, out, err);
+    lg = NULL;
+    g.offsets = NULL;
+    g.rows = NULL;
+    goto done;
   }
   if (how == LADLE_JOIN_FULL) {
     hit = calloc((size_t)LADLE_MAX(g.ngroups, 1), 1);
