@@ -40,6 +40,11 @@ void ladle_bexpr_destroy(ladle_bexpr *e) {
 
 static const char *tname(ladle_dtype t, char *buf) { return ladle_dtype_name(t, buf, 64); }
 
+/* The casts ladle runs. Polars refuses String -> Boolean/Date/Datetime and
+ * Duration -> String; ladle refuses them too (the translator falls back and
+ * Polars raises its own error), and a time zone other than UTC to String
+ * (its text is local time). Booleans and floats to and from temporal types
+ * are not supported yet. */
 bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   ladle_type_id f = from.id, t = to.id;
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
@@ -49,8 +54,10 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   bool fnum = ladle_type_is_numeric(f) || f == LADLE_TYPE_BOOL;
   bool tnum = ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL;
   if (fnum && tnum) return true;
-  if (t == LADLE_TYPE_STRING) return fnum || ladle_type_is_temporal(f);
-  if (f == LADLE_TYPE_STRING) return tnum || t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME;
+  if (t == LADLE_TYPE_STRING)
+    return fnum || f == LADLE_TYPE_DATE ||
+           (f == LADLE_TYPE_DATETIME && (from.tz[0] == '\0' || strcmp(from.tz, "UTC") == 0));
+  if (f == LADLE_TYPE_STRING) return ladle_type_is_numeric(t);
   if (ladle_type_is_temporal(f) && ladle_type_is_integer(t)) return true;
   if (ladle_type_is_integer(f) && ladle_type_is_temporal(t)) return true;
   if ((f == LADLE_TYPE_DATE || f == LADLE_TYPE_DATETIME) &&
