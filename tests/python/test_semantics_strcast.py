@@ -356,3 +356,34 @@ def test_strict_string_parse_errors(engine: ladle.Engine) -> None:
         with pytest.raises(ladle.LadleError, match="'s'"):
             lf.collect(engine=engine)
     assert_same(pl.LazyFrame({"s": ["+4", "-0", "007"]}).select(pl.col("s").cast(pl.Int8)), engine)
+
+
+# --------------------------------------------------------------------- str.slice
+
+SLICE_STRINGS = ["", "a", "ab", "abc", "héllo", "日本語", "🎉x", "a🎉b", None]
+
+
+def test_str_slice_every_offset_and_length(engine: ladle.Engine) -> None:
+    """Issues 15.10, 16.8: a negative offset before the start shortens the slice."""
+    df = pl.DataFrame({"s": SLICE_STRINGS})
+    exprs = [pl.col("s").str.slice(off, ln).alias(f"{off}_{ln}") for off in range(-9, 10)
+             for ln in (None, 0, 1, 2, 3, 5, 10)]
+    exprs += [pl.col("s").str.slice(o, n).alias(f"x{i}") for i, (o, n) in enumerate(
+        [(0, 2**63 - 1), (1, 2**64 - 1), (2**63 - 1, 1), (-(2**63), 5), (-(2**63), None),
+         (-(2**63), 2**64 - 1), (2**63 - 1, None), (-3, 2**63 - 1)])]
+    assert_same(df.lazy().select(exprs), engine)
+    assert_same(df.clear().lazy().select(exprs), engine)
+
+
+def test_str_slice_refusals(engine: ladle.Engine) -> None:
+    df = pl.LazyFrame({"s": ["abc"]})
+    with pytest.raises(ladle.UnsupportedError):  # Polars raises (a negative length)
+        df.select(pl.col("s").str.slice(0, -1)).collect(engine=engine)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(strings=st.lists(st.one_of(st.none(), st.text(max_size=8)), max_size=10),
+       off=st.integers(-12, 12), ln=st.one_of(st.none(), st.integers(0, 12)))
+def test_hypothesis_str_slice(strings: list[str | None], off: int, ln: int | None, engine: ladle.Engine) -> None:
+    df = pl.DataFrame({"s": pl.Series(strings, dtype=pl.String)})
+    assert_same(df.lazy().select(pl.col("s").str.slice(off, ln)), engine)

@@ -398,12 +398,16 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
         }
         break;
       case LADLE_FN_STR_SLICE: {
-        int64_t nch = count_chars(s, len), start = e->fopts.i64;
-        if (start < 0) start = LADLE_MAX(nch + start, 0);
-        start = LADLE_MIN(start, nch);
-        int64_t cnt = e->fopts.i64b < 0 ? nch - start : LADLE_MIN(e->fopts.i64b, nch - start);
+        /* Polars: a negative offset counts from the end; the slice is
+         * [offset, offset + length) clamped to the string, so the part of it
+         * before the start is lost ("abc".slice(-5, 3) is "a") */
+        int64_t nch = count_chars(s, len), from = e->fopts.i64, cnt = e->fopts.i64b;
+        int64_t start = from >= 0 ? from : nch + from;
+        int64_t end = cnt < 0 || start > INT64_MAX - cnt ? INT64_MAX : start + cnt;
+        start = LADLE_MIN(LADLE_MAX(start, 0), nch);
+        end = LADLE_MIN(LADLE_MAX(end, start), nch);
         int64_t b0 = char_offset(s, len, start);
-        int64_t b1 = b0 + char_offset(s + b0, len - b0, cnt);
+        int64_t b1 = b0 + char_offset(s + b0, len - b0, end - start);
         ok = so_put(&so, s + b0, b1 - b0);
         break;
       }
