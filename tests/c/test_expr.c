@@ -582,3 +582,32 @@ TEST(casts_temporal_units_and_overflow) {
   ladle_table_release(tms);
   ladle_table_release(td);
 }
+
+TEST(strings_unicode_case_strip_slice) {
+  const char *s[] = {"straße", "ΟΔΟΣ ΟΔΟΣ.", "İ", "\xe3\x80\x80x\xe2\x80\x83", "abc", "ΑΣΑ"};
+  colspec c[] = {{"s", LADLE_TYPE_STRING, s, NULL}};
+  ladle_table *t = make_table(6, 1, c, 0);
+  ladle_func_opts sl = {0};
+  sl.i64 = -5;
+  sl.i64b = 3;
+  ladle_expr *e[] = {AS(fn1(LADLE_FN_STR_TO_UPPER, COL("s")), "up"),
+                     AS(fn1(LADLE_FN_STR_TO_LOWER, COL("s")), "lo"),
+                     AS(fn1(LADLE_FN_STR_STRIP_CHARS, COL("s")), "st"),
+                     AS(fn1o(LADLE_FN_STR_SLICE, COL("s"), sl), "sl")};
+  ladle_result *r = select_run(t, 4, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column up = result_col(r, "up"), lo = result_col(r, "lo"), st = result_col(r, "st"),
+                 sl2 = result_col(r, "sl");
+    CHECK(strcmp(gets_(&up, 0), "STRASSE") == 0);
+    CHECK(strcmp(gets_(&lo, 1), "οδος οδος.") == 0); /* final sigma at each word's end */
+    CHECK(strcmp(gets_(&lo, 2), "i\xcc\x87") == 0);  /* i + combining dot above */
+    CHECK(strcmp(gets_(&lo, 5), "ασα") == 0);        /* not final inside a word */
+    CHECK(strcmp(gets_(&st, 3), "x") == 0);          /* Unicode White_Space */
+    CHECK(strcmp(gets_(&sl2, 4), "a") == 0);         /* [-2, 1) of "abc" */
+    ladle_column cols[] = {up, lo, st, sl2};
+    for (int k = 0; k < 4; k++) ladle_column_release(&cols[k]);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}

@@ -387,3 +387,48 @@ def test_str_slice_refusals(engine: ladle.Engine) -> None:
 def test_hypothesis_str_slice(strings: list[str | None], off: int, ln: int | None, engine: ladle.Engine) -> None:
     df = pl.DataFrame({"s": pl.Series(strings, dtype=pl.String)})
     assert_same(df.lazy().select(pl.col("s").str.slice(off, ln)), engine)
+
+
+# ------------------------------------------------------------------ case mapping
+
+def _all_chars(step: int = 1) -> list[str]:
+    return [chr(c) for c in range(0, 0x110000, step) if not 0xD800 <= c <= 0xDFFF]
+
+
+def test_case_mapping_of_every_code_point(engine: ladle.Engine) -> None:
+    """Issue 16.8: full case mappings (ß -> SS, İ -> i̇, ligatures) for every
+    code point, and strip_chars() strips Unicode White_Space."""
+    chars = _all_chars()
+    df = pl.DataFrame({"c": chars, "w": [c + "a" + c for c in chars]})
+    assert_same(df.lazy().select(pl.col("c").str.to_uppercase().alias("up"),
+                                 pl.col("c").str.to_lowercase().alias("lo"),
+                                 pl.col("w").str.strip_chars().alias("st")), engine)
+
+
+def test_final_sigma_and_special_cases(engine: ladle.Engine) -> None:
+    words = ["straße", "ΟΔΟΣ", "ΟΔΟΣ ΟΔΟΣ.", "Σ", "ΑΣ", "ΑΣΑ", "Α.Σ", "ΑΣ.", "ΑΣ'Α", "Α'Σ", "ΣΑ",
+             "A\u0345Σ", "ΑΣ\u0345", "ΑΣ\u00adΑ", "ΑΣ\u0301", "aΣb", "1Σ", "ǅ", "ǈ", "İstanbul", "ﬃ",
+             "ŉ", "ΐ", "ﬁx", "ꭰ", "ᾈ", "ᾳ", "Ω", "K", "Å", "ẞ", "ı", "ſ", "ǰ", "\u1e9e", "ÉCOLE",
+             "mixed ASCII and ÜNİCÖDE", "", None, "\u2126\u212a", "𐐀𐐨", "ΣΣ", "ΑΣΣ", "ΑΣ Σ"]
+    df = pl.DataFrame({"s": words})
+    assert_same(df.lazy().select(pl.col("s").str.to_uppercase().alias("up"),
+                                 pl.col("s").str.to_lowercase().alias("lo")), engine)
+
+
+def test_strip_chars_whitespace_and_sets(engine: ladle.Engine) -> None:
+    ws = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000"
+    df = pl.DataFrame({"s": [ws + "x y" + ws, "\u200bx\u200b", "\ufeffx", "  ", "", None, "éxé", "ab"]})
+    assert_same(df.lazy().select(pl.col("s").str.strip_chars().alias("a"),
+                                 pl.col("s").str.strip_chars("é").alias("b"),
+                                 pl.col("s").str.strip_chars("").alias("c"),
+                                 pl.col("s").str.strip_chars(" \u3000x").alias("d")), engine)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(strings=st.lists(st.one_of(st.none(), st.text(max_size=10),
+                          st.text(alphabet="ΣσςΑαΟ .'\u0345\u00ad\u0301İiIßſKkǅ", max_size=10)), max_size=10))
+def test_hypothesis_case_mapping(strings: list[str | None], engine: ladle.Engine) -> None:
+    df = pl.DataFrame({"s": pl.Series(strings, dtype=pl.String)})
+    assert_same(df.lazy().select(pl.col("s").str.to_uppercase().alias("up"),
+                                 pl.col("s").str.to_lowercase().alias("lo"),
+                                 pl.col("s").str.strip_chars().alias("st")), engine)
