@@ -424,8 +424,9 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       LADLE_RETURN_NOT_OK(coerce(&b->args[0], rt, err));
       if (ladle_type_is_float(rt.id))
         LADLE_RETURN_NOT_OK(coerce(&b->args[1], rt, err));
-      else
-        LADLE_RETURN_NOT_OK(coerce(&b->args[1], ladle_dtype_make(LADLE_TYPE_UINT32), err));
+      else /* as Polars: a negative or too big integer exponent is an error */
+        LADLE_RETURN_NOT_OK(ladle_bexpr_cast(b->args[1], ladle_dtype_make(LADLE_TYPE_UINT32),
+                                             LADLE_CAST_STRICT, &b->args[1], err));
       b->type = rt;
       break;
     }

@@ -611,3 +611,27 @@ TEST(strings_unicode_case_strip_slice) {
   ladle_result_destroy(r);
   ladle_table_release(t);
 }
+
+TEST(pow_special_exponents_as_polars) {
+  const double x[] = {-0.0, -INFINITY, 1.1};
+  const int64_t i[] = {2, 3, 4};
+  colspec c[] = {{"x", LADLE_TYPE_FLOAT64, x, NULL}, {"i", LADLE_TYPE_INT64, i, NULL}};
+  ladle_table *t = make_table(3, 2, c, 0);
+  ladle_expr *e[] = {AS(fn2(LADLE_FN_POW, COL("x"), LITF(0.5)), "sq"),
+                     AS(fn2(LADLE_FN_POW, COL("x"), LIT(3)), "cube")};
+  ladle_result *r = select_run(t, 2, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column sq = result_col(r, "sq"), cube = result_col(r, "cube");
+    CHECK(getf(&sq, 0) == 0 && signbit(getf(&sq, 0))); /* sqrt(-0.0) */
+    CHECK(isnan(getf(&sq, 1)));                        /* sqrt(-inf) */
+    CHECK(getf(&cube, 2) == 1.1 * 1.1 * 1.1);          /* multiplied, not pow() */
+    ladle_column_release(&sq);
+    ladle_column_release(&cube);
+  }
+  ladle_result_destroy(r);
+  /* an integer to a negative power is an error (16.14) */
+  ladle_expr *e2[] = {fn2(LADLE_FN_POW, COL("i"), LIT(-1))};
+  expect_exec_error(t, 1, e2, LADLE_ECOMPUTE);
+  ladle_table_release(t);
+}

@@ -432,3 +432,44 @@ def test_hypothesis_case_mapping(strings: list[str | None], engine: ladle.Engine
     assert_same(df.lazy().select(pl.col("s").str.to_uppercase().alias("up"),
                                  pl.col("s").str.to_lowercase().alias("lo"),
                                  pl.col("s").str.strip_chars().alias("st")), engine)
+
+
+# ---------------------------------------------------------------------------- pow
+
+POW_FLOATS = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, INF, -INF, NAN, 1e300, -1e300, 1e-300, None,
+              4.0, -8.0, 3.0, 1.1, -1.7, 123.456, -0.3]
+
+
+@pytest.mark.parametrize("dtype", [pl.Float64, pl.Float32])
+def test_pow_float_literal_exponents(dtype: pl.DataType, engine: ladle.Engine) -> None:
+    """Issue 15.17: pow(0.5) is sqrt; integer exponents 2..9 multiply."""
+    df = pl.DataFrame({"x": pl.Series(POW_FLOATS, dtype=dtype)})
+    exps: list[Any] = [0.5, 2, 3, 2.0, 3.0, 0, 1, -1, -2, 1.5, -0.5, 0.0, 1.0, -1.0, 4, 5, 6, 7, 8, 9, 10,
+                       11, 63, 1 / 3, NAN, INF, -INF, pl.lit(0.5, dtype=pl.Float32), pl.lit(3, dtype=pl.Int8)]
+    got = assert_same(df.lazy().select(pl.col("x").pow(e).alias(f"e{i}") for i, e in enumerate(exps)), engine)
+    assert_exactly(got, df.lazy().select(pl.col("x").pow(e).alias(f"e{i}") for i, e in enumerate(exps)).collect())
+
+
+def test_pow_random_values(engine: ladle.Engine) -> None:
+    import numpy as np
+
+    x = np.random.default_rng(7).normal(size=2000) * 10
+    df = pl.DataFrame({"x": x, "y": x.astype(np.float32), "e": np.abs(x) / 10})
+    exprs = [pl.col(c).pow(e).alias(f"{c}{i}") for c in ("x", "y")
+             for i, e in enumerate([2, 3, 4, 5, 7, 9, 10, -1, -3, 1.5, 0.5, 1 / 3, pl.col("e")])]
+    got = assert_same(df.lazy().select(exprs), engine)
+    assert_exactly(got, df.lazy().select(exprs).collect())
+
+
+def test_pow_integers(engine: ladle.Engine) -> None:
+    """Integer ** integer wraps; a negative exponent raises as in Polars (16.14)."""
+    df = pl.DataFrame({"i": [0, 1, -1, 2, -2, 3, 10, 100, None], "e": [3, 0, 5, 62, 63, 2, 19, 9, None],
+                       "b": pl.Series([100, -100, 12, 0, 1, 2, -3, 5, None], dtype=pl.Int8)})
+    assert_same(df.lazy().select(pl.col("i").pow(2).alias("a"), pl.col("i").pow(pl.col("e")).alias("b"),
+                                 pl.col("b").pow(3).alias("c"), pl.col("i").pow(0.5).alias("d"),
+                                 pl.col("i").pow(3.0).alias("f"), pl.col("b").pow(pl.col("e")).alias("g")), engine)
+    for e in (-1, pl.lit(-2, dtype=pl.Int8), 2**32, pl.col("e") - 4):
+        lf = df.lazy().select(pl.col("i").pow(e))
+        assert polars_outcome(lf)[0] == "error"
+        with pytest.raises(ladle.LadleError):
+            lf.collect(engine=engine)
