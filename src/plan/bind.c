@@ -260,9 +260,10 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
     }
     if ((op == LADLE_OP_ADD || op == LADLE_OP_SUB) && l.id == LADLE_TYPE_DATE &&
         r.id == LADLE_TYPE_DURATION) {
-      /* Polars: Date +/- Duration is computed in milliseconds and gives a Date
-       * when the duration is whole days; ladle floors to days (documented). */
-      dur.unit = LADLE_TIME_MS;
+      /* Polars: the Date becomes a Datetime in microseconds (milliseconds for
+       * a ms duration) and the sum is floored to a Date; a ns duration is
+       * truncated to microseconds first */
+      dur.unit = r.unit == LADLE_TIME_MS ? LADLE_TIME_MS : LADLE_TIME_US;
       LADLE_RETURN_NOT_OK(coerce(&b->args[1], dur, err));
       b->type = l;
       return LADLE_OK;

@@ -635,3 +635,26 @@ TEST(pow_special_exponents_as_polars) {
   expect_exec_error(t, 1, e2, LADLE_ECOMPUTE);
   ladle_table_release(t);
 }
+
+TEST(date_arithmetic_overflow_is_null) {
+  /* the last Int32 day + 100 days wrapped to a negative day (16.4) */
+  const int32_t d[] = {2147483647 - 50, 0, 100000000, 106751992};
+  ladle_table *t = temporal_table("d", T_(LADLE_TYPE_DATE), 4, d);
+  ladle_dtype us = ladle_dtype_temporal(LADLE_TYPE_DURATION, LADLE_TIME_US, NULL);
+  ladle_expr *e[] = {AS(BIN(ADD, COL("d"), ladle_expr_lit_temporal(100 * 86400000000LL, us)), "p"),
+                     AS(BIN(SUB, COL("d"), COL("d")), "z")};
+  ladle_result *r = select_run(t, 2, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column p = result_col(r, "p"), z = result_col(r, "z");
+    CHECK(isnull(&p, 0));
+    CHECK_EQ_I(geti(&p, 1), 100);
+    CHECK_EQ_I(geti(&p, 2), 100000100);
+    CHECK(isnull(&p, 3)); /* past int64 microseconds */
+    CHECK(isnull(&z, 0) && !isnull(&z, 2) && isnull(&z, 3));
+    ladle_column_release(&p);
+    ladle_column_release(&z);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}
