@@ -2,8 +2,8 @@
 str.to_uppercase, str.to_lowercase and str.strip_chars().
 
 Polars is the specification, so the tables are read off Polars 2.1.0 itself
-(its Rust standard library's Unicode tables, Unicode 16 where Python 3.11's
-unicodedata has Unicode 14) by running it over every code point:
+(its Rust standard library's Unicode tables, Unicode 16 or later where Python
+3.11's unicodedata has Unicode 14) by running it over every code point:
 
 - the full upper- and lowercase mapping of each code point, alone (Rust's
   mappings are per code point except the final sigma);
