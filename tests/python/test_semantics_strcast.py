@@ -303,6 +303,19 @@ def test_hypothesis_float_to_string(vals: list[float | None], engine: ladle.Engi
     assert_same(df.lazy().select(pl.all().cast(pl.String)), engine)
 
 
+def test_float_to_string_random_bits(engine: ladle.Engine) -> None:
+    """Floats of every exponent, subnormals included, print as in Polars."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    f64 = rng.integers(0, 2**64, 20000, dtype=np.uint64).view(np.float64)
+    f32 = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    sub64 = rng.integers(1, 2**52, 5000, dtype=np.uint64).view(np.float64)
+    sub32 = rng.integers(1, 2**23, 5000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    for arr in (f64, f32, sub64, sub32):
+        assert_same(pl.LazyFrame({"x": arr}).select(pl.col("x").cast(pl.String)), engine)
+
+
 # ------------------------------------------------------------- string parsing
 
 PARSE_TYPES = [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,

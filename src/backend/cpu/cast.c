@@ -9,6 +9,7 @@
  * LADLE_ENOTSUP, as the binder refuses them. Text is read and written in the C
  * locale whatever the process's locale. */
 #define _GNU_SOURCE
+#include <float.h>
 #include <locale.h>
 #include <stdio.h>
 
@@ -221,43 +222,47 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f,
 
 /* ---------------------------------------------------------------- to text */
 
+/* Parses the "d.ddde+XX" of printf's %e: the digits as an integer, the exponent. */
+static uint64_t e_digits(const char *s, int *exp) {
+  uint64_t m = 0;
+  for (; *s != 'e'; s++)
+    if (*s >= '0' && *s <= '9') m = m * 10 + (uint64_t)(*s - '0');
+  *exp = atoi(s + 1);
+  return m;
+}
+
 /* The shortest decimal digits that read back to v (a float when f32), the
  * closest to v among them: digits in *dig (no trailing zeros), *exp the power
- * of ten of the first digit. v is finite and not zero. */
+ * of ten of the first digit. v is finite and not zero. Every decimal of up to
+ * 15 digits (Float32: 6) reads back as itself and is the only one of its
+ * length near v, so when v rounded to 15 digits reads back, those digits
+ * without their trailing zeros are the answer: one try for most data. Past
+ * that, 16 then 17 digits (7, 8, 9), each rounded or, next to a power of two
+ * where the interval that reads back is lopsided, one unit off. Subnormals
+ * try every length. */
 static int shortest_digits(double v, bool f32, char *dig, int *exp) {
   char buf[40];
-  int lo = 1, hi = f32 ? 9 : 17;
+  /* subnormals have fewer digits of precision: there, try every length */
+  bool sub = f32 ? fabs(v) < FLT_MIN : fabs(v) < DBL_MIN;
+  int first = sub ? 1 : f32 ? 6 : 15, last = f32 ? 9 : 17;
   uint64_t best = 0;
-  int best_e = 0, best_p = hi;
-  while (lo <= hi) { /* a p-digit number in the interval is one with p + 1 digits */
-    int p = (lo + hi) / 2;
+  int e = 0, p = first;
+  for (; p <= last; p++) {
     snprintf(buf, sizeof buf, "%.*e", p - 1, v);
-    uint64_t m = 0;
-    const char *s = buf;
-    for (; *s != 'e'; s++)
-      if (*s >= '0' && *s <= '9') m = m * 10 + (uint64_t)(*s - '0');
-    int e = atoi(s + 1);
+    best = e_digits(buf, &e);
+    if (p == last || (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)) break;
+    if (p == first && !sub) continue;
     bool found = false;
-    /* the correctly rounded p digits, else a neighbour: next to a power of two
-     * the interval of numbers that read back is lopsided */
-    static const int step[3] = {0, 1, -1};
-    for (int k = 0; k < 3 && !found; k++) {
-      uint64_t c = m + (uint64_t)(int64_t)step[k];
+    for (int k = -1; k <= 1 && !found; k += 2) {
+      uint64_t c = best + (uint64_t)(int64_t)k;
       snprintf(buf, sizeof buf, "%llue%d", (unsigned long long)c, e - (p - 1));
       found = f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
-      if (found) {
-        best = c;
-        best_e = e;
-        best_p = p;
-      }
+      if (found) best = c;
     }
-    if (found)
-      hi = p - 1;
-    else
-      lo = p + 1;
+    if (found) break;
   }
   int n = snprintf(dig, 24, "%llu", (unsigned long long)best);
-  *exp = best_e + (n - best_p); /* m + 1 may have carried into a new digit */
+  *exp = e + (n - p); /* one unit off may have carried into a new digit, or lost one */
   while (n > 1 && dig[n - 1] == '0') dig[--n] = '\0';
   return n;
 }
@@ -294,70 +299,114 @@ static int format_float(double v, bool f32, char *buf) {
 /* The days Polars can print (chrono's range: -262143-01-01 to +262142-12-31). */
 enum { LADLE_PRINT_MIN_DAY = -96465292, LADLE_PRINT_MAX_DAY = 95026236 };
 
-/* YYYY-MM-DD; years outside 0..9999 carry a sign (chrono's %Y). -1 when the
+/* v in decimal, at least `width` digits (zero-padded); returns the end. */
+static char *put_uint(char *w, uint64_t v, int width) {
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n < width) tmp[n++] = '0';
+  while (n > 0) *w++ = tmp[--n];
+  return w;
+}
+
+/* YYYY-MM-DD; years outside 0..9999 carry a sign (chrono's %Y). NULL when the
  * day is out of the printable range. */
-static int format_date(int64_t days, char *buf, size_t cap) {
-  if (days < LADLE_PRINT_MIN_DAY || days > LADLE_PRINT_MAX_DAY) return -1;
+static char *put_date(char *w, int64_t days) {
+  if (days < LADLE_PRINT_MIN_DAY || days > LADLE_PRINT_MAX_DAY) return NULL;
   int64_t y;
   unsigned m, d;
   ladle_civil_from_days(days, &y, &m, &d);
-  if (y >= 0 && y <= 9999) return snprintf(buf, cap, "%04lld-%02u-%02u", (long long)y, m, d);
-  return snprintf(buf, cap, "%c%04lld-%02u-%02u", y < 0 ? '-' : '+', (long long)llabs(y), m, d);
+  if (y < 0 || y > 9999) *w++ = y < 0 ? '-' : '+';
+  w = put_uint(w, (uint64_t)llabs(y), 4);
+  *w++ = '-';
+  w = put_uint(w, m, 2);
+  *w++ = '-';
+  return put_uint(w, d, 2);
 }
 
-/* Text of row i; -1 when Polars cannot print the value. */
-static int format_value(const ladle_column *in, int64_t i, char *buf, size_t cap) {
+/* Text of row i at buf (40 bytes at most); its length, or -1 when Polars
+ * cannot print the value. */
+static int format_value(const ladle_column *in, int64_t i, char *buf) {
   ladle_type_id id = in->type.id;
-  if (id == LADLE_TYPE_BOOL)
-    return snprintf(buf, cap, ((const uint8_t *)in->values)[i] ? "true" : "false");
+  char *w = buf;
+  if (id == LADLE_TYPE_BOOL) {
+    bool b = ((const uint8_t *)in->values)[i];
+    memcpy(buf, b ? "true" : "false", b ? 4 : 5);
+    return b ? 4 : 5;
+  }
   if (ladle_type_is_float(id))
     return format_float(ladle_cpu_value_f64(in, i), id == LADLE_TYPE_FLOAT32, buf);
-  if (id == LADLE_TYPE_DATE) return format_date(((const int32_t *)in->values)[i], buf, cap);
-  if (id == LADLE_TYPE_DATETIME) {
+  if (id == LADLE_TYPE_DATE) {
+    w = put_date(w, ((const int32_t *)in->values)[i]);
+  } else if (id == LADLE_TYPE_DATETIME) {
     int64_t v = ((const int64_t *)in->values)[i], per = ladle_unit_per_sec((int)in->type.unit);
     int64_t secs = ladle_floor_div(v, per), frac = v - secs * per;
     int64_t days = ladle_floor_div(secs, 86400), sod = secs - days * 86400;
-    int len = format_date(days, buf, cap);
-    if (len < 0) return -1;
-    int digits = in->type.unit == LADLE_TIME_NS ? 9 : in->type.unit == LADLE_TIME_US ? 6 : 3;
-    len += snprintf(buf + len, cap - (size_t)len, " %02lld:%02lld:%02lld.%0*lld",
-                    (long long)(sod / 3600), (long long)(sod / 60 % 60), (long long)(sod % 60),
-                    digits, (long long)frac);
-    if (in->type.tz[0] != '\0') len += snprintf(buf + len, cap - (size_t)len, "+00:00"); /* UTC */
-    return len;
+    w = put_date(w, days);
+    if (w == NULL) return -1;
+    *w++ = ' ';
+    w = put_uint(w, (uint64_t)(sod / 3600), 2);
+    *w++ = ':';
+    w = put_uint(w, (uint64_t)(sod / 60 % 60), 2);
+    *w++ = ':';
+    w = put_uint(w, (uint64_t)(sod % 60), 2);
+    *w++ = '.';
+    w = put_uint(w, (uint64_t)frac, per == 1000000000 ? 9 : per == 1000000 ? 6 : 3);
+    if (in->type.tz[0] != '\0') { /* UTC: the binder refuses other zones */
+      memcpy(w, "+00:00", 6);
+      w += 6;
+    }
+  } else {
+    bool neg;
+    uint64_t raw = get_int(in, i, &neg);
+    if (neg) *w++ = '-';
+    w = put_uint(w, neg ? (uint64_t)0 - raw : raw, 1);
   }
-  bool neg;
-  uint64_t raw = get_int(in, i, &neg);
-  return neg ? snprintf(buf, cap, "%lld", (long long)(int64_t)raw)
-             : snprintf(buf, cap, "%llu", (unsigned long long)raw);
+  return w == NULL ? -1 : (int)(w - buf);
 }
 
+/* Formats every valid row once into a growing scratch buffer, then copies
+ * the bytes into the column. */
 static ladle_status cast_to_string(const ladle_column *in, ladle_column *o, const char *name,
                                    ladle_error *err) {
-  int64_t n = in->length;
-  char buf[96];
-  int64_t chars = 0;
-  for (int64_t i = 0; i < n; i++) {
+  int64_t n = in->length, cap = LADLE_MAX(n * 8, 64), pos = 0;
+  int64_t *off = malloc((size_t)(n + 1) * sizeof *off);
+  char *bytes = malloc((size_t)cap);
+  ladle_status st = LADLE_OK;
+  if (off == NULL || bytes == NULL) st = LADLE_OOM(err, "cast to str");
+  for (int64_t i = 0; i < n && st == LADLE_OK; i++) {
+    off[i] = pos;
     if (!ladle_column_valid(in, i)) continue;
-    int len = format_value(in, i, buf, sizeof buf);
-    if (len < 0)
-      return ladle_err_set(err, LADLE_ECOMPUTE,
-                           "cast of '%s' to str at row %lld: the date is outside the years "
-                           "-262143..262142 that Polars can print",
-                           name, (long long)i);
-    chars += len;
-  }
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(o->type, n, false, chars, o, err));
-  int64_t *off = LADLE_COL_MUT(o, int64_t), pos = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (ladle_column_valid(in, i)) {
-      int len = format_value(in, i, buf, sizeof buf);
-      memcpy(LADLE_COL_CHARS_MUT(o) + pos, buf, (size_t)len);
-      pos += len;
+    if (pos + 48 > cap) {
+      cap = cap * 2;
+      char *b = realloc(bytes, (size_t)cap);
+      if (b == NULL) {
+        st = LADLE_OOM(err, "cast to str");
+        break;
+      }
+      bytes = b;
     }
-    off[i + 1] = pos;
+    int len = format_value(in, i, bytes + pos);
+    if (len < 0)
+      st = ladle_err_set(err, LADLE_ECOMPUTE,
+                         "cast of '%s' to str at row %lld: the date is outside the years "
+                         "-262143..262142 that Polars can print",
+                         name, (long long)i);
+    else
+      pos += len;
   }
-  return LADLE_OK;
+  if (st == LADLE_OK) st = ladle_column_alloc(o->type, n, false, pos, o, err);
+  if (st == LADLE_OK) {
+    off[n] = pos;
+    memcpy(LADLE_COL_MUT(o, int64_t), off, (size_t)(n + 1) * sizeof *off);
+    if (pos > 0) memcpy(LADLE_COL_CHARS_MUT(o), bytes, (size_t)pos);
+  }
+  free(off);
+  free(bytes);
+  return st;
 }
 
 /* -------------------------------------------------------------- from text */
