@@ -1096,10 +1096,14 @@ class Translator:
         if name == "StringFunction.Slice":
             off = self._literal_arg(args[1], "str.slice offset")
             length = self._literal_arg(args[2], "str.slice length")
+            if off is None or (length is not None and length < 0):
+                # a null offset is a null per row; Polars raises for a negative length
+                raise Unsupported(f"str.slice({off}, {length})", "not supported by ladle")
             return N.func(
                 N.LADLE_FN_STR_SLICE,
                 [self.expr(args[0])],
-                _opts(i64=int(off), i64b=-1 if length is None else int(length)),
+                # a length of 2^63 or more (Polars takes a UInt64) reaches the end from any offset
+                _opts(i64=int(off), i64b=-1 if length is None or length >= 2**63 else int(length)),
             )
         if name == "StringFunction.StripChars":
             chars = self._literal_arg(args[1], "str.strip_chars")

@@ -40,6 +40,11 @@ void ladle_bexpr_destroy(ladle_bexpr *e) {
 
 static const char *tname(ladle_dtype t, char *buf) { return ladle_dtype_name(t, buf, 64); }
 
+/* The casts ladle runs. Polars refuses String -> Boolean/Date/Datetime and
+ * Duration -> String; ladle refuses them too (the translator falls back and
+ * Polars raises its own error), and a time zone other than UTC to String
+ * (its text is local time). Booleans and floats to and from temporal types
+ * are not supported yet. */
 bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   ladle_type_id f = from.id, t = to.id;
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
@@ -49,8 +54,10 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   bool fnum = ladle_type_is_numeric(f) || f == LADLE_TYPE_BOOL;
   bool tnum = ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL;
   if (fnum && tnum) return true;
-  if (t == LADLE_TYPE_STRING) return fnum || ladle_type_is_temporal(f);
-  if (f == LADLE_TYPE_STRING) return tnum || t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME;
+  if (t == LADLE_TYPE_STRING)
+    return fnum || f == LADLE_TYPE_DATE ||
+           (f == LADLE_TYPE_DATETIME && (from.tz[0] == '\0' || strcmp(from.tz, "UTC") == 0));
+  if (f == LADLE_TYPE_STRING) return ladle_type_is_numeric(t);
   if (ladle_type_is_temporal(f) && ladle_type_is_integer(t)) return true;
   if (ladle_type_is_integer(f) && ladle_type_is_temporal(t)) return true;
   if ((f == LADLE_TYPE_DATE || f == LADLE_TYPE_DATETIME) &&
@@ -254,9 +261,10 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
     }
     if ((op == LADLE_OP_ADD || op == LADLE_OP_SUB) && l.id == LADLE_TYPE_DATE &&
         r.id == LADLE_TYPE_DURATION) {
-      /* Polars: Date +/- Duration is computed in milliseconds and gives a Date
-       * when the duration is whole days; ladle floors to days (documented). */
-      dur.unit = LADLE_TIME_MS;
+      /* Polars: the Date becomes a Datetime in microseconds (milliseconds for
+       * a ms duration) and the sum is floored to a Date; a ns duration is
+       * truncated to microseconds first */
+      dur.unit = r.unit == LADLE_TIME_MS ? LADLE_TIME_MS : LADLE_TIME_US;
       LADLE_RETURN_NOT_OK(coerce(&b->args[1], dur, err));
       b->type = l;
       return LADLE_OK;
@@ -423,8 +431,9 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       LADLE_RETURN_NOT_OK(coerce(&b->args[0], rt, err));
       if (ladle_type_is_float(rt.id))
         LADLE_RETURN_NOT_OK(coerce(&b->args[1], rt, err));
-      else
-        LADLE_RETURN_NOT_OK(coerce(&b->args[1], ladle_dtype_make(LADLE_TYPE_UINT32), err));
+      else /* as Polars: a negative or too big integer exponent is an error */
+        LADLE_RETURN_NOT_OK(ladle_bexpr_cast(b->args[1], ladle_dtype_make(LADLE_TYPE_UINT32),
+                                             LADLE_CAST_STRICT, &b->args[1], err));
       b->type = rt;
       break;
     }

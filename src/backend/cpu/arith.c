@@ -2,6 +2,7 @@
  * comparisons in total order (NaN == NaN, NaN sorts last), Kleene logic, string
  * comparison and concatenation. Length-1 operands broadcast. */
 #include "cpu.h"
+#include "temporal.h"
 
 ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column *b,
                                       ladle_column *out, ladle_error *err) {
@@ -279,18 +280,50 @@ static ladle_status logic_binary(int op, const ladle_column *a, const ladle_colu
   return LADLE_OK;
 }
 
-/* Date (days) +/- Duration[ms]: floored to whole days. */
-static void date_plus_ms(int op, const ladle_column *a, const ladle_column *b, int64_t n,
-                         int32_t *O) {
+/* Date (days) as microseconds, as Polars converts a Date before temporal
+ * arithmetic; false when that overflows int64 (beyond +-292,000 years). */
+static bool date_us(int32_t days, int64_t *us) {
+  return !__builtin_mul_overflow((int64_t)days, (int64_t)86400000000, us);
+}
+
+/* Date +/- Duration (in us or ms; the binder brought ns to us), as Polars:
+ * the date in microseconds (null past int64), for a ms duration then in
+ * milliseconds, plus the duration with wrapping, floored to whole days (null
+ * past Int32's days). False: null. */
+static inline bool date_plus_one(int op, bool ms, int32_t x, int64_t y, int32_t *out) {
+  int64_t t, d = INT64_MAX;
+  if (date_us(x, &t)) {
+    if (ms) t /= 1000; /* exact: whole days */
+    uint64_t r = op == LADLE_OP_ADD ? (uint64_t)t + (uint64_t)y : (uint64_t)t - (uint64_t)y;
+    d = ladle_floor_div((int64_t)r, ms ? 86400000 : 86400000000);
+  }
+  bool ok = d >= INT32_MIN && d <= INT32_MAX;
+  *out = ok ? (int32_t)d : 0;
+  return ok;
+}
+
+/* Date - Date: a Duration in microseconds, each date converted first (null
+ * past int64), the difference wrapping (as Polars). False: null. */
+static inline bool date_minus_one(int32_t x, int32_t y, int64_t *out) {
+  int64_t tx, ty;
+  bool ok = date_us(x, &tx) && date_us(y, &ty);
+  *out = ok ? (int64_t)((uint64_t)tx - (uint64_t)ty) : 0;
+  return ok;
+}
+
+/* Both over columns; nb: the output's validity, cleared where null. */
+static void date_plus_duration(int op, const ladle_column *a, const ladle_column *b, int64_t n,
+                               int32_t *O, uint8_t *nb) {
   const int32_t *A = a->values;
   const int64_t *B = b->values;
-  const int64_t day = 86400000;
-  BCAST_LOOP(A, B, n, {
-    int64_t ms = (int64_t)x * day + (op == LADLE_OP_ADD ? y : -y);
-    int64_t d = ms / day;
-    if (ms % day != 0 && ms < 0) d--;
-    O[i] = (int32_t)d;
-  });
+  bool ms = b->type.unit == LADLE_TIME_MS;
+  BCAST_LOOP(A, B, n, if (!date_plus_one(op, ms, x, y, &O[i])) ladle_bit_set(nb, i, false));
+}
+
+static void date_minus_date(const ladle_column *a, const ladle_column *b, int64_t n, int64_t *O,
+                            uint8_t *nb) {
+  const int32_t *A = a->values, *B = b->values;
+  BCAST_LOOP(A, B, n, if (!date_minus_one(x, y, &O[i])) ladle_bit_set(nb, i, false));
 }
 
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
@@ -320,13 +353,13 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
   if (a->type.id == LADLE_TYPE_STRING) {
     st = string_binary(op, a, b, n, out_type, &o, err);
   } else if (a->type.id == LADLE_TYPE_DATE && b->type.id == LADLE_TYPE_DURATION) {
-    st = ladle_column_alloc(out_type, n, false, 0, &o, err);
-    if (st == LADLE_OK) date_plus_ms(op, a, b, n, LADLE_COL_MUT(&o, int32_t));
+    st = ladle_column_alloc(out_type, n, true, 0, &o, err);
+    if (st == LADLE_OK)
+      date_plus_duration(op, a, b, n, LADLE_COL_MUT(&o, int32_t), LADLE_COL_VALIDITY_MUT(&o));
   } else if (a->type.id == LADLE_TYPE_DATE && out_type.id == LADLE_TYPE_DURATION) {
-    st = ladle_column_alloc(out_type, n, false, 0, &o, err);
-    const int32_t *A = a->values, *B = b->values;
-    int64_t *O = LADLE_COL_MUT(&o, int64_t);
-    if (st == LADLE_OK) BCAST_LOOP(A, B, n, O[i] = ((int64_t)x - (int64_t)y) * 86400000000LL);
+    st = ladle_column_alloc(out_type, n, true, 0, &o, err);
+    if (st == LADLE_OK)
+      date_minus_date(a, b, n, LADLE_COL_MUT(&o, int64_t), LADLE_COL_VALIDITY_MUT(&o));
   } else {
     bool cmp = op >= LADLE_OP_EQ && op <= LADLE_OP_NE_MISSING;
     st = ladle_column_alloc(out_type, n, false, 0, &o, err);

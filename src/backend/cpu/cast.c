@@ -1,15 +1,23 @@
-/* cast.c — casts between numeric, boolean, string and temporal types. Strict
- * casts fail with the column, the value and the row; non-strict casts give null
- * where a value does not fit. Float to integer truncates toward zero. */
-#include <errno.h>
+/* cast.c — casts between numeric, boolean, string and temporal types, with
+ * Polars 2.1's rules (docs/semantics.md, "Casts"). A value that does not fit is
+ * an error in a strict cast (naming the column, the row and the value), null in
+ * a non-strict one; a wrapping cast wraps integers and saturates floats (NaN is
+ * 0). Temporal casts convert units first (Datetime and dates floor, Durations
+ * truncate; a unit change that overflows fails in every mode) and then move the
+ * integer into the target's physical type under the cast's mode. Pairs this
+ * file does not know (Duration -> String, String -> Date, ...) are refused with
+ * LADLE_ENOTSUP, as the binder refuses them. Text is read and written in the C
+ * locale whatever the process's locale. */
+#define _GNU_SOURCE
+#include <float.h>
+#include <locale.h>
 #include <stdio.h>
 
 #include "cpu.h"
 #include "temporal.h"
 
-/* Reads value i of a numeric column as double / int64 / uint64. */
-
-/* Integer value of row i: sets *neg for negative signed values; returns |v| or v. */
+/* Integer value of row i: sets *neg for negative signed values; returns the
+ * two's complement value widened to 64 bits. */
 static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
   *neg = false;
   switch (ladle_type_phys(c->type.id)) {
@@ -43,10 +51,18 @@ static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
   }
 }
 
-/* Does integer (neg, raw) fit type id? raw is the two's complement value. */
+/* The integer type that holds a type's values: Date is Int32, Datetime and
+ * Duration Int64. */
+static ladle_type_id int_storage(ladle_type_id id) {
+  if (id == LADLE_TYPE_DATE) return LADLE_TYPE_INT32;
+  if (id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION) return LADLE_TYPE_INT64;
+  return id;
+}
+
+/* Does the integer (neg, raw) fit type id (or its integer storage)? */
 static bool int_fits(ladle_type_id id, bool neg, uint64_t raw) {
   int64_t s = (int64_t)raw;
-  switch (id) {
+  switch (int_storage(id)) {
     case LADLE_TYPE_INT8:
       return s >= INT8_MIN && s <= INT8_MAX && (neg || raw <= INT8_MAX);
     case LADLE_TYPE_INT16:
@@ -68,6 +84,7 @@ static bool int_fits(ladle_type_id id, bool neg, uint64_t raw) {
   }
 }
 
+/* Stores the low bytes of raw (two's complement wrapping). */
 static void put_int(ladle_column *o, int64_t i, uint64_t raw) {
   switch (ladle_type_width(o->type.id)) {
     case 1:
@@ -98,6 +115,7 @@ typedef struct cast_fail {
   char value[64];
 } cast_fail;
 
+/* Row i does not convert: null in the output, remembered for a strict cast. */
 static void note_fail(cast_fail *f, ladle_column *o, int64_t i, const char *value, size_t len) {
   if (!f->failed) {
     f->failed = true;
@@ -108,6 +126,39 @@ static void note_fail(cast_fail *f, ladle_column *o, int64_t i, const char *valu
   if (o->values != NULL && o->type.id != LADLE_TYPE_STRING)
     memset(LADLE_COL_MUT(o, char) + i * (int64_t)ladle_type_width(o->type.id), 0,
            ladle_type_width(o->type.id));
+}
+
+static void note_fail_int(cast_fail *f, ladle_column *o, int64_t i, bool neg, uint64_t raw) {
+  char buf[32];
+  int len = neg ? snprintf(buf, sizeof buf, "%lld", (long long)(int64_t)raw)
+                : snprintf(buf, sizeof buf, "%llu", (unsigned long long)raw);
+  note_fail(f, o, i, buf, (size_t)len);
+}
+
+/* Stores integer (neg, raw) into row i of o under the cast's mode. */
+static void store_int(ladle_column *o, int64_t i, bool neg, uint64_t raw, ladle_cast_mode mode,
+                      cast_fail *f) {
+  if (mode != LADLE_CAST_WRAP && !int_fits(o->type.id, neg, raw))
+    note_fail_int(f, o, i, neg, raw);
+  else
+    put_int(o, i, raw);
+}
+
+/* Rust's `as` from a float: truncates toward zero, saturates at the type's
+ * bounds, NaN is 0 (Polars' wrapping cast). */
+static uint64_t saturate(double v, ladle_type_id to) {
+  if (v != v) return 0;
+  v = trunc(v);
+  int bits = 8 * (int)ladle_type_width(to);
+  if (ladle_type_is_signed(to)) {
+    double hi = ldexp(1.0, bits - 1);
+    if (v >= hi) return (uint64_t)(((uint64_t)1 << (bits - 1)) - 1);
+    if (v <= -hi) return (uint64_t)(-((int64_t)1 << (bits - 2)) * 2);
+    return (uint64_t)(int64_t)v;
+  }
+  if (v <= 0) return 0;
+  if (v >= ldexp(1.0, bits)) return bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  return (uint64_t)v;
 }
 
 /* Can every value of `from` be converted to `to` by C's own conversion, with the
@@ -134,274 +185,395 @@ static bool cast_is_plain(ladle_type_id from, ladle_type_id to) {
   LADLE_DISPATCH_NUM2(ladle_type_phys((o)->type.id), PLAIN_INNER, T, in, o)
 
 /* numeric/bool -> numeric/bool */
-static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f, bool wrap) {
+static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f,
+                         ladle_cast_mode mode) {
   ladle_type_id from = in->type.id, to = o->type.id;
-  int64_t n = in->length;
   bool ffloat = ladle_type_is_float(from);
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = 0; i < in->length; i++) {
     if (!ladle_column_valid(in, i)) {
       put_int(o, i, 0);
       continue;
     }
+    bool neg = false;
+    uint64_t raw = ffloat ? 0 : get_int(in, i, &neg);
+    double v = ffloat ? ladle_cpu_value_f64(in, i) : neg ? (double)(int64_t)raw : (double)raw;
     if (to == LADLE_TYPE_BOOL) {
-      LADLE_COL_MUT(o, uint8_t)
-      [i] = ffloat ? ladle_cpu_value_f64(in, i) != 0 : ({
-        bool ng;
-        get_int(in, i, &ng) != 0;
-      });
+      LADLE_COL_MUT(o, uint8_t)[i] = ffloat ? v != 0 : raw != 0;
     } else if (ladle_type_is_float(to)) {
-      if (ffloat) {
-        put_f64(o, i, ladle_cpu_value_f64(in, i));
-      } else {
-        bool neg;
-        uint64_t raw = get_int(in, i, &neg);
-        put_f64(o, i, neg ? (double)(int64_t)raw : (double)raw);
-      }
-    } else if (ffloat) {
-      double v = trunc(ladle_cpu_value_f64(in, i));
-      bool ok = v == v && v >= -9223372036854775808.0 &&
-                (ladle_type_is_signed(to) ? v < 9223372036854775808.0 : v < 18446744073709551616.0);
-      uint64_t raw = 0;
-      if (ok) raw = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
-      if (ok) ok = int_fits(to, v < 0, raw);
-      if (!ok) {
-        char buf[40];
-        int len = snprintf(buf, sizeof buf, "%g", ladle_cpu_value_f64(in, i));
-        note_fail(f, o, i, buf, (size_t)len);
-      } else {
-        put_int(o, i, raw);
-      }
+      put_f64(o, i, v);
+    } else if (!ffloat) {
+      store_int(o, i, neg, raw, mode, f);
+    } else if (mode == LADLE_CAST_WRAP) {
+      put_int(o, i, saturate(v, to));
     } else {
-      bool neg;
-      uint64_t raw = get_int(in, i, &neg);
-      if (!wrap && !int_fits(to, neg, raw)) {
-        char buf[40];
-        int len = neg ? snprintf(buf, sizeof buf, "%lld", (long long)(int64_t)raw)
-                      : snprintf(buf, sizeof buf, "%llu", (unsigned long long)raw);
-        note_fail(f, o, i, buf, (size_t)len);
+      double t = trunc(v);
+      bool ok = t == t && t >= -9223372036854775808.0 && t < 18446744073709551616.0;
+      uint64_t r = !ok ? 0 : t < 0 ? (uint64_t)(int64_t)t : (uint64_t)t;
+      if (ok && int_fits(to, t < 0, r)) {
+        put_int(o, i, r);
       } else {
-        put_int(o, i, raw);
+        char buf[40];
+        int len = snprintf(buf, sizeof buf, "%g", v);
+        note_fail(f, o, i, buf, (size_t)len);
       }
     }
   }
 }
 
-/* Shortest text that reads back to the same double, with ".0" on integers. */
-static int format_float(double v, bool is_f32, char *buf, size_t cap) {
-  if (v != v) return snprintf(buf, cap, "NaN");
-  if (isinf(v)) return snprintf(buf, cap, v > 0 ? "inf" : "-inf");
-  int len = 0;
-  for (int prec = 1; prec <= 17; prec++) {
-    len = snprintf(buf, cap, "%.*g", prec, v);
-    if (is_f32 ? (float)strtod(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
-  }
-  if (strpbrk(buf, ".eEn") == NULL) len += snprintf(buf + len, cap - (size_t)len, ".0");
-  return len;
+/* ---------------------------------------------------------------- to text */
+
+/* Parses the "d.ddde+XX" of printf's %e: the digits as an integer, the exponent. */
+static uint64_t e_digits(const char *s, int *exp) {
+  uint64_t m = 0;
+  for (; *s != 'e'; s++)
+    if (*s >= '0' && *s <= '9') m = m * 10 + (uint64_t)(*s - '0');
+  *exp = atoi(s + 1);
+  return m;
 }
 
-static int format_date(int64_t days, char *buf, size_t cap) {
+/* The shortest decimal digits that read back to v (a float when f32), the
+ * closest to v among them: digits in *dig (no trailing zeros), *exp the power
+ * of ten of the first digit. v is finite and not zero. Every decimal of up to
+ * 15 digits (Float32: 6) reads back as itself and is the only one of its
+ * length near v, so when v rounded to 15 digits reads back, those digits
+ * without their trailing zeros are the answer: one try for most data. Past
+ * that, 16 then 17 digits (7, 8, 9), each rounded or, next to a power of two
+ * where the interval that reads back is lopsided, one unit off. Subnormals
+ * try every length. */
+static int shortest_digits(double v, bool f32, char *dig, int *exp) {
+  char buf[40];
+  /* subnormals have fewer digits of precision: there, try every length */
+  bool sub = f32 ? fabs(v) < FLT_MIN : fabs(v) < DBL_MIN;
+  int first = sub ? 1 : f32 ? 6 : 15, last = f32 ? 9 : 17;
+  uint64_t best = 0;
+  int e = 0, p = first;
+  for (; p <= last; p++) {
+    snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+    best = e_digits(buf, &e);
+    if (p == last || (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)) break;
+    if (p == first && !sub) continue;
+    bool found = false;
+    for (int k = -1; k <= 1 && !found; k += 2) {
+      uint64_t c = best + (uint64_t)(int64_t)k;
+      snprintf(buf, sizeof buf, "%llue%d", (unsigned long long)c, e - (p - 1));
+      found = f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+      if (found) best = c;
+    }
+    if (found) break;
+  }
+  int n = snprintf(dig, 24, "%llu", (unsigned long long)best);
+  *exp = e + (n - p); /* one unit off may have carried into a new digit, or lost one */
+  while (n > 1 && dig[n - 1] == '0') dig[--n] = '\0';
+  return n;
+}
+
+/* Polars' text for a float: the shortest digits that read back, positional
+ * for exponents -5..15 (Float32: -6..12) with ".0" on integral values, else
+ * scientific ("1e+16", "2.5e-7"). At most 26 bytes: 17 digits, a sign, "0."
+ * and 5 zeros, or a mantissa and "e-324". */
+static int format_float(double v, bool f32, char *buf) {
+  if (v != v) return sprintf(buf, "NaN");
+  if (isinf(v)) return sprintf(buf, v > 0 ? "inf" : "-inf");
+  if (v == 0) return sprintf(buf, signbit(v) ? "-0.0" : "0.0");
+  char dig[24];
+  int e, n = shortest_digits(fabs(v), f32, dig, &e);
+  char *w = buf;
+  if (v < 0) *w++ = '-';
+  if (e < (f32 ? -6 : -5) || e > (f32 ? 12 : 15)) {
+    *w++ = dig[0];
+    if (n > 1) w += sprintf(w, ".%s", dig + 1);
+    w += sprintf(w, "e%c%d", e < 0 ? '-' : '+', abs(e));
+  } else if (e < 0) { /* 0.000ddd */
+    *w++ = '0';
+    *w++ = '.';
+    for (int k = 0; k < -e - 1; k++) *w++ = '0';
+    w += sprintf(w, "%s", dig);
+  } else { /* ddd.ddd, or ddd000.0 */
+    for (int k = 0; k <= e; k++) *w++ = k < n ? dig[k] : '0';
+    *w++ = '.';
+    w += sprintf(w, "%s", n > e + 1 ? dig + e + 1 : "0");
+  }
+  return (int)(w - buf);
+}
+
+/* The days Polars can print (chrono's range: -262143-01-01 to +262142-12-31). */
+enum { LADLE_PRINT_MIN_DAY = -96465292, LADLE_PRINT_MAX_DAY = 95026236 };
+
+/* v in decimal, at least `width` digits (zero-padded); returns the end. */
+static char *put_uint(char *w, uint64_t v, int width) {
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n < width) tmp[n++] = '0';
+  while (n > 0) *w++ = tmp[--n];
+  return w;
+}
+
+/* YYYY-MM-DD; years outside 0..9999 carry a sign (chrono's %Y). NULL when the
+ * day is out of the printable range. */
+static char *put_date(char *w, int64_t days) {
+  if (days < LADLE_PRINT_MIN_DAY || days > LADLE_PRINT_MAX_DAY) return NULL;
   int64_t y;
   unsigned m, d;
   ladle_civil_from_days(days, &y, &m, &d);
-  return snprintf(buf, cap, "%04lld-%02u-%02u", (long long)y, m, d);
+  if (y < 0 || y > 9999) *w++ = y < 0 ? '-' : '+';
+  w = put_uint(w, (uint64_t)llabs(y), 4);
+  *w++ = '-';
+  w = put_uint(w, m, 2);
+  *w++ = '-';
+  return put_uint(w, d, 2);
 }
 
-static int format_value(const ladle_column *in, int64_t i, char *buf, size_t cap) {
+/* Text of row i at buf (40 bytes at most); its length, or -1 when Polars
+ * cannot print the value. */
+static int format_value(const ladle_column *in, int64_t i, char *buf) {
   ladle_type_id id = in->type.id;
-  if (id == LADLE_TYPE_BOOL)
-    return snprintf(buf, cap, ((const uint8_t *)in->values)[i] ? "true" : "false");
+  char *w = buf;
+  if (id == LADLE_TYPE_BOOL) {
+    bool b = ((const uint8_t *)in->values)[i];
+    memcpy(buf, b ? "true" : "false", b ? 4 : 5);
+    return b ? 4 : 5;
+  }
   if (ladle_type_is_float(id))
-    return format_float(ladle_cpu_value_f64(in, i), id == LADLE_TYPE_FLOAT32, buf, cap);
-  if (id == LADLE_TYPE_DATE) return format_date(((const int32_t *)in->values)[i], buf, cap);
-  if (id == LADLE_TYPE_DATETIME) {
+    return format_float(ladle_cpu_value_f64(in, i), id == LADLE_TYPE_FLOAT32, buf);
+  if (id == LADLE_TYPE_DATE) {
+    w = put_date(w, ((const int32_t *)in->values)[i]);
+  } else if (id == LADLE_TYPE_DATETIME) {
     int64_t v = ((const int64_t *)in->values)[i], per = ladle_unit_per_sec((int)in->type.unit);
     int64_t secs = ladle_floor_div(v, per), frac = v - secs * per;
     int64_t days = ladle_floor_div(secs, 86400), sod = secs - days * 86400;
-    int len = format_date(days, buf, cap);
-    len += snprintf(buf + len, cap - (size_t)len, " %02lld:%02lld:%02lld", (long long)(sod / 3600),
-                    (long long)(sod / 60 % 60), (long long)(sod % 60));
-    if (frac != 0) {
-      int digits = in->type.unit == LADLE_TIME_NS ? 9 : in->type.unit == LADLE_TIME_US ? 6 : 3;
-      len += snprintf(buf + len, cap - (size_t)len, ".%0*lld", digits, (long long)frac);
+    w = put_date(w, days);
+    if (w == NULL) return -1;
+    *w++ = ' ';
+    w = put_uint(w, (uint64_t)(sod / 3600), 2);
+    *w++ = ':';
+    w = put_uint(w, (uint64_t)(sod / 60 % 60), 2);
+    *w++ = ':';
+    w = put_uint(w, (uint64_t)(sod % 60), 2);
+    *w++ = '.';
+    w = put_uint(w, (uint64_t)frac, per == 1000000000 ? 9 : per == 1000000 ? 6 : 3);
+    if (in->type.tz[0] != '\0') { /* UTC: the binder refuses other zones */
+      memcpy(w, "+00:00", 6);
+      w += 6;
     }
-    return len;
+  } else {
+    bool neg;
+    uint64_t raw = get_int(in, i, &neg);
+    if (neg) *w++ = '-';
+    w = put_uint(w, neg ? (uint64_t)0 - raw : raw, 1);
   }
-  bool neg;
-  uint64_t raw = get_int(in, i, &neg);
-  return neg ? snprintf(buf, cap, "%lld", (long long)(int64_t)raw)
-             : snprintf(buf, cap, "%llu", (unsigned long long)raw);
+  return w == NULL ? -1 : (int)(w - buf);
 }
 
-static ladle_status cast_to_string(const ladle_column *in, ladle_column *o, ladle_error *err) {
-  int64_t n = in->length;
-  char buf[96];
-  int64_t chars = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (ladle_column_valid(in, i)) chars += format_value(in, i, buf, sizeof buf);
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(o->type, n, false, chars, o, err));
-  int64_t *off = LADLE_COL_MUT(o, int64_t), pos = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (ladle_column_valid(in, i)) {
-      int len = format_value(in, i, buf, sizeof buf);
-      memcpy(LADLE_COL_CHARS_MUT(o) + pos, buf, (size_t)len);
-      pos += len;
-    }
-    off[i + 1] = pos;
-  }
-  return LADLE_OK;
-}
-
-/* Parses "YYYY-MM-DD" at s (len bytes); returns chars used or 0. */
-static int parse_date(const char *s, int64_t len, int64_t *days) {
-  if (len < 10 || s[4] != '-' || s[7] != '-') return 0;
-  for (int k = 0; k < 10; k++)
-    if (k != 4 && k != 7 && (s[k] < '0' || s[k] > '9')) return 0;
-  int64_t y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
-  unsigned m = (unsigned)((s[5] - '0') * 10 + (s[6] - '0'));
-  unsigned d = (unsigned)((s[8] - '0') * 10 + (s[9] - '0'));
-  if (m < 1 || m > 12 || d < 1 || d > 31) return 0;
-  int64_t z = ladle_days_from_civil(y, m, d);
-  int64_t yy;
-  unsigned mm, dd;
-  ladle_civil_from_days(z, &yy, &mm, &dd);
-  if (mm != m || dd != d) return 0; /* 2023-02-30 */
-  *days = z;
-  return 10;
-}
-
-static bool parse_datetime(const char *s, int64_t len, int unit, int64_t *out) {
-  int64_t days;
-  if (parse_date(s, len, &days) == 0) return false;
-  int64_t per = ladle_unit_per_sec(unit), v = days * 86400 * per;
-  if (len == 10) {
-    *out = v;
-    return true;
-  }
-  if (len < 19 || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return false;
-  int fields[3];
-  for (int k = 0; k < 3; k++) {
-    const char *p = s + 11 + 3 * k;
-    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9') return false;
-    fields[k] = (p[0] - '0') * 10 + (p[1] - '0');
-  }
-  if (fields[0] > 23 || fields[1] > 59 || fields[2] > 59) return false;
-  v += ((int64_t)fields[0] * 3600 + fields[1] * 60 + fields[2]) * per;
-  int64_t pos = 19;
-  if (pos < len && s[pos] == '.') {
-    pos++;
-    int64_t frac = 0, scale = per;
-    while (pos < len && s[pos] >= '0' && s[pos] <= '9') {
-      if (scale > 1) {
-        scale /= 10;
-        frac += (s[pos] - '0') * scale;
+/* Formats every valid row once into a growing scratch buffer, then copies
+ * the bytes into the column. */
+static ladle_status cast_to_string(const ladle_column *in, ladle_column *o, const char *name,
+                                   ladle_error *err) {
+  int64_t n = in->length, cap = LADLE_MAX(n * 8, 64), pos = 0;
+  int64_t *off = malloc((size_t)(n + 1) * sizeof *off);
+  char *bytes = malloc((size_t)cap);
+  ladle_status st = LADLE_OK;
+  if (off == NULL || bytes == NULL) st = LADLE_OOM(err, "cast to str");
+  for (int64_t i = 0; i < n && st == LADLE_OK; i++) {
+    off[i] = pos;
+    if (!ladle_column_valid(in, i)) continue;
+    if (pos + 48 > cap) {
+      cap = cap * 2;
+      char *b = realloc(bytes, (size_t)cap);
+      if (b == NULL) {
+        st = LADLE_OOM(err, "cast to str");
+        break;
       }
-      pos++;
+      bytes = b;
     }
-    v += frac;
+    int len = format_value(in, i, bytes + pos);
+    if (len < 0)
+      st = ladle_err_set(err, LADLE_ECOMPUTE,
+                         "cast of '%s' to str at row %lld: the date is outside the years "
+                         "-262143..262142 that Polars can print",
+                         name, (long long)i);
+    else
+      pos += len;
   }
-  if (pos != len) return false;
-  *out = v;
+  if (st == LADLE_OK) st = ladle_column_alloc(o->type, n, false, pos, o, err);
+  if (st == LADLE_OK) {
+    off[n] = pos;
+    memcpy(LADLE_COL_MUT(o, int64_t), off, (size_t)(n + 1) * sizeof *off);
+    if (pos > 0) memcpy(LADLE_COL_CHARS_MUT(o), bytes, (size_t)pos);
+  }
+  free(off);
+  free(bytes);
+  return st;
+}
+
+/* -------------------------------------------------------------- from text */
+
+/* Polars' integers: an optional sign, then ASCII digits only (leading zeros
+ * skipped), no spaces; '-' is refused for unsigned types, even "-0". */
+static bool parse_int(const char *s, int64_t len, ladle_type_id to, bool *neg, uint64_t *raw) {
+  int64_t k = 0;
+  *neg = len > 0 && s[0] == '-';
+  if (len > 0 && (s[0] == '-' || s[0] == '+')) k = 1;
+  if (k == len || (*neg && !ladle_type_is_signed(to))) return false;
+  uint64_t v = 0;
+  for (; k < len; k++) {
+    unsigned d = (unsigned)(unsigned char)s[k] - '0';
+    if (d > 9) return false;
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  if (*neg) {
+    if (v > (uint64_t)INT64_MAX + 1) return false;
+    v = (uint64_t)0 - v;
+  }
+  *raw = v;
+  return int_fits(to, *neg && v != 0, v);
+}
+
+static bool ascii_ieq(const char *s, int64_t len, const char *word) {
+  int64_t n = (int64_t)strlen(word);
+  if (len != n) return false;
+  for (int64_t k = 0; k < n; k++)
+    if ((s[k] | 0x20) != word[k]) return false;
   return true;
 }
 
-static void cast_from_string(const ladle_column *in, ladle_column *o, cast_fail *f) {
-  int64_t n = in->length;
+/* Polars' floats: [+-] then inf, infinity or nan in any case, or digits with
+ * an optional '.' (a digit on either side) and exponent [eE][+-]digits. No
+ * spaces, hex, underscores or "nan(...)". *special: 1 inf, 2 nan. */
+static bool float_syntax(const char *s, int64_t len, int *special) {
+  int64_t k = len > 0 && (s[0] == '+' || s[0] == '-');
+  *special = 0;
+  if (ascii_ieq(s + k, len - k, "inf") || ascii_ieq(s + k, len - k, "infinity")) {
+    *special = 1;
+    return true;
+  }
+  if (ascii_ieq(s + k, len - k, "nan")) {
+    *special = 2;
+    return true;
+  }
+  int64_t digits = 0;
+  while (k < len && s[k] >= '0' && s[k] <= '9') k++, digits++;
+  if (k < len && s[k] == '.') {
+    k++;
+    while (k < len && s[k] >= '0' && s[k] <= '9') k++, digits++;
+  }
+  if (digits == 0) return false;
+  if (k < len && (s[k] == 'e' || s[k] == 'E')) {
+    k++;
+    if (k < len && (s[k] == '+' || s[k] == '-')) k++;
+    int64_t ed = 0;
+    while (k < len && s[k] >= '0' && s[k] <= '9') k++, ed++;
+    if (ed == 0) return false;
+  }
+  return k == len;
+}
+
+typedef struct scratch {
+  char *p;
+  size_t cap;
+} scratch;
+
+/* s as a NUL-terminated string in the scratch buffer; NULL: no memory. */
+static char *scratch_cstr(scratch *b, const char *s, int64_t len) {
+  if ((size_t)len + 1 > b->cap) {
+    size_t cap = LADLE_MAX((size_t)len + 1, b->cap * 2);
+    char *p = realloc(b->p, cap);
+    if (p == NULL) return NULL;
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p, s, (size_t)len);
+  b->p[len] = '\0';
+  return b->p;
+}
+
+static ladle_status cast_from_string(const ladle_column *in, ladle_column *o, cast_fail *f,
+                                     ladle_error *err) {
   ladle_type_id to = o->type.id;
-  char buf[128];
-  for (int64_t i = 0; i < n; i++) {
+  scratch b = {NULL, 0};
+  for (int64_t i = 0; i < in->length; i++) {
     if (!ladle_column_valid(in, i)) {
-      if (to != LADLE_TYPE_STRING)
-        memset(LADLE_COL_MUT(o, char) + i * (int64_t)ladle_type_width(to), 0, ladle_type_width(to));
+      memset(LADLE_COL_MUT(o, char) + i * (int64_t)ladle_type_width(to), 0, ladle_type_width(to));
       continue;
     }
     const char *s = ladle_str_ptr(in, i);
     int64_t len = ladle_str_len(in, i);
-    bool ok = len > 0 && len < (int64_t)sizeof buf;
-    if (ok) {
-      memcpy(buf, s, (size_t)len);
-      buf[len] = '\0';
-    }
-    if (ok && to == LADLE_TYPE_BOOL) {
-      ok = strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0;
-      if (ok) LADLE_COL_MUT(o, uint8_t)[i] = buf[0] == 't';
-    } else if (ok && ladle_type_is_float(to)) {
-      char *end;
-      errno = 0;
-      double v = strtod(buf, &end);
-      ok = *end == '\0';
-      if (ok) put_f64(o, i, v);
-    } else if (ok && ladle_type_is_integer(to)) {
-      char *end;
-      errno = 0;
-      bool neg = buf[0] == '-';
-      uint64_t raw;
-      if (neg) {
-        long long v = strtoll(buf, &end, 10);
-        raw = (uint64_t)v;
-      } else {
-        raw = strtoull(buf, &end, 10);
+    bool ok;
+    if (ladle_type_is_float(to)) {
+      int special;
+      ok = float_syntax(s, len, &special);
+      if (ok && special != 0) {
+        double v = special == 1 ? INFINITY : NAN;
+        put_f64(o, i, s[0] == '-' ? -v : v);
+      } else if (ok) {
+        char *c = scratch_cstr(&b, s, len);
+        if (c == NULL) {
+          free(b.p);
+          return LADLE_OOM(err, "cast scratch");
+        }
+        if (to == LADLE_TYPE_FLOAT32) /* rounded once, straight to a float */
+          LADLE_COL_MUT(o, float)[i] = strtof(c, NULL);
+        else
+          LADLE_COL_MUT(o, double)[i] = strtod(c, NULL);
       }
-      ok = *end == '\0' && errno == 0 && buf[0] != '+' && int_fits(to, neg, raw);
+    } else {
+      bool neg;
+      uint64_t raw;
+      ok = parse_int(s, len, to, &neg, &raw);
       if (ok) put_int(o, i, raw);
-    } else if (ok && to == LADLE_TYPE_DATE) {
-      int64_t d;
-      ok = parse_date(s, len, &d) == len && d >= INT32_MIN && d <= INT32_MAX;
-      if (ok) LADLE_COL_MUT(o, int32_t)[i] = (int32_t)d;
-    } else if (ok && to == LADLE_TYPE_DATETIME) {
-      int64_t v;
-      ok = parse_datetime(s, len, (int)o->type.unit, &v);
-      if (ok) LADLE_COL_MUT(o, int64_t)[i] = v;
     }
     if (!ok) note_fail(f, o, i, s, (size_t)len);
   }
+  free(b.p);
+  return LADLE_OK;
 }
 
-static int64_t unit_scale(int from, int to, bool *mul) {
-  int64_t pf = ladle_unit_per_sec(from), pt = ladle_unit_per_sec(to);
-  *mul = pt >= pf;
-  return *mul ? pt / pf : pf / pt;
+/* --------------------------------------------------------------- temporal */
+
+/* Value v of `from` in `to`'s unit: Date <-> Datetime and unit changes.
+ * Datetimes floor toward the past, Durations truncate toward zero; false when
+ * the value overflows int64. Other pairs pass v through. */
+static bool convert_unit(int64_t v, ladle_dtype from, ladle_dtype to, int64_t *out) {
+  int64_t pf = ladle_unit_per_sec((int)from.unit), pt = ladle_unit_per_sec((int)to.unit);
+  if (from.id == LADLE_TYPE_DATE && to.id == LADLE_TYPE_DATETIME)
+    return !__builtin_mul_overflow(v, 86400 * pt, out);
+  if (from.id == LADLE_TYPE_DATETIME && to.id == LADLE_TYPE_DATE) {
+    *out = ladle_floor_div(v, 86400 * pf);
+    return true;
+  }
+  if (from.id == to.id && (from.id == LADLE_TYPE_DATETIME || from.id == LADLE_TYPE_DURATION)) {
+    if (pt >= pf) return !__builtin_mul_overflow(v, pt / pf, out);
+    *out = from.id == LADLE_TYPE_DATETIME ? ladle_floor_div(v, pf / pt) : v / (pf / pt);
+    return true;
+  }
+  *out = v;
+  return true;
 }
 
-static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f) {
-  int64_t n = in->length;
-  ladle_type_id from = in->type.id, to = o->type.id;
-  for (int64_t i = 0; i < n; i++) {
-    bool valid = ladle_column_valid(in, i);
-    int64_t v = from == LADLE_TYPE_DATE       ? ((const int32_t *)in->values)[i]
-                : ladle_type_is_integer(from) ? ({
-                    bool ng;
-                    (int64_t) get_int(in, i, &ng);
-                  })
-                                              : ((const int64_t *)in->values)[i];
-    int64_t r = v;
-    if (from == LADLE_TYPE_DATE && to == LADLE_TYPE_DATETIME) {
-      r = v * 86400 * ladle_unit_per_sec((int)o->type.unit);
-    } else if (from == LADLE_TYPE_DATETIME && to == LADLE_TYPE_DATE) {
-      r = ladle_floor_div(v, 86400 * ladle_unit_per_sec((int)in->type.unit));
-    } else if ((from == LADLE_TYPE_DATETIME || from == LADLE_TYPE_DURATION) && from == to) {
-      bool mul;
-      int64_t s = unit_scale((int)in->type.unit, (int)o->type.unit, &mul);
-      r = mul ? (int64_t)((uint64_t)v * (uint64_t)s) : ladle_floor_div(v, s);
+static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f,
+                          ladle_cast_mode mode) {
+  bool units = ladle_type_is_temporal(in->type.id) && ladle_type_is_temporal(o->type.id);
+  for (int64_t i = 0; i < in->length; i++) {
+    if (!ladle_column_valid(in, i)) {
+      put_int(o, i, 0);
+      continue;
     }
-    if (!valid) r = 0;
-    if (ladle_type_is_integer(to)) {
-      bool neg = r < 0;
-      if (valid && !int_fits(to, neg, (uint64_t)r)) {
-        char buf[32];
-        int len = snprintf(buf, sizeof buf, "%lld", (long long)r);
-        note_fail(f, o, i, buf, (size_t)len);
+    bool neg;
+    uint64_t raw = get_int(in, i, &neg);
+    if (units) {
+      int64_t r;
+      if (!convert_unit((int64_t)raw, in->type, o->type, &r)) {
+        note_fail_int(f, o, i, neg, raw); /* null even in a wrapping cast */
         continue;
       }
-      put_int(o, i, (uint64_t)r);
-    } else if (to == LADLE_TYPE_DATE) {
-      if (valid && (r < INT32_MIN || r > INT32_MAX)) {
-        note_fail(f, o, i, "out of range", 12);
-        continue;
-      }
-      LADLE_COL_MUT(o, int32_t)[i] = (int32_t)r;
-    } else {
-      LADLE_COL_MUT(o, int64_t)[i] = r;
+      neg = r < 0;
+      raw = (uint64_t)r;
     }
+    store_int(o, i, neg, raw, mode, f);
   }
 }
 
@@ -420,6 +592,31 @@ static void decimal_to_float(const ladle_column *in, ladle_column *o) {
     else
       LADLE_COL_MUT(o, double)[i] = d;
   }
+}
+
+static bool is_num(ladle_type_id id) { return ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL; }
+
+static bool is_int_or_temporal(ladle_type_id id) {
+  return ladle_type_is_integer(id) || id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME ||
+         id == LADLE_TYPE_DURATION;
+}
+
+/* Which text casts this file runs: to String from numbers, booleans, dates and
+ * naive or UTC datetimes; from String to numbers (not booleans or dates,
+ * which Polars refuses). */
+static bool text_cast_known(ladle_dtype from, ladle_dtype to) {
+  if (to.id == LADLE_TYPE_STRING)
+    return is_num(from.id) || from.id == LADLE_TYPE_DATE ||
+           (from.id == LADLE_TYPE_DATETIME && (from.tz[0] == '\0' || strcmp(from.tz, "UTC") == 0));
+  return from.id == LADLE_TYPE_STRING && ladle_type_is_numeric(to.id);
+}
+
+static bool temporal_cast_known(ladle_type_id from, ladle_type_id to) {
+  if (!ladle_type_is_temporal(from) && !ladle_type_is_temporal(to)) return false;
+  if (!is_int_or_temporal(from) || !is_int_or_temporal(to)) return false;
+  if (ladle_type_is_integer(from) || ladle_type_is_integer(to)) return true;
+  if (from == LADLE_TYPE_DURATION || to == LADLE_TYPE_DURATION) return from == to;
+  return true; /* Date and Datetime */
 }
 
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
@@ -446,47 +643,51 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
     out->type = to;
     return LADLE_OK;
   }
+  bool numeric = is_num(from) && is_num(to.id);
+  bool decimal = from == LADLE_TYPE_DECIMAL && ladle_type_is_float(to.id);
+  bool text = text_cast_known(in->type, to), temporal = temporal_cast_known(from, to.id);
+  if (!numeric && !decimal && !text && !temporal)
+    return ladle_err_set(err, LADLE_ENOTSUP, "cast of '%s' from %s to %s", name,
+                         ladle_dtype_name(in->type, b1, sizeof b1),
+                         ladle_dtype_name(to, b2, sizeof b2));
+  /* the C locale for printf/strtod ('.' as the decimal point) */
+  locale_t c_loc = text ? newlocale(LC_NUMERIC_MASK, "C", (locale_t)0) : (locale_t)0;
+  if (text && c_loc == (locale_t)0) return LADLE_OOM(err, "C locale");
+  locale_t old = text ? uselocale(c_loc) : (locale_t)0;
   ladle_column o;
   cast_fail f = {false, 0, ""};
-  ladle_status st;
-  bool fnum = ladle_type_is_numeric(from) || from == LADLE_TYPE_BOOL;
-  bool tnum = ladle_type_is_numeric(to.id) || to.id == LADLE_TYPE_BOOL;
-  if (to.id == LADLE_TYPE_STRING && from != LADLE_TYPE_DURATION) {
+  ladle_status st = LADLE_OK;
+  if (to.id == LADLE_TYPE_STRING) {
     o.type = to;
-    st = cast_to_string(in, &o, err);
+    st = cast_to_string(in, &o, name, err);
     if (st == LADLE_OK && in->validity != NULL) {
       st = ladle_column_add_validity(&o, err);
       if (st == LADLE_OK)
         memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
+      else
+        ladle_column_release(&o);
     }
-    if (st != LADLE_OK) return st;
-    ladle_column_finish_nulls(&o);
-    *out = o;
-    return LADLE_OK;
+  } else if ((st = ladle_column_alloc(to, n, true, 0, &o, err)) == LADLE_OK) {
+    if (in->validity != NULL)
+      memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
+    if (decimal) {
+      decimal_to_float(in, &o);
+    } else if (numeric && cast_is_plain(from, to.id)) {
+      LADLE_DISPATCH_NUM(ladle_type_phys(from), PLAIN_OUTER, in, &o)
+    } else if (numeric) {
+      cast_numeric(in, &o, &f, mode);
+    } else if (text) {
+      st = cast_from_string(in, &o, &f, err);
+      if (st != LADLE_OK) ladle_column_release(&o);
+    } else {
+      cast_temporal(in, &o, &f, mode);
+    }
   }
-  LADLE_RETURN_NOT_OK(ladle_column_alloc(to, n, true, 0, &o, err));
-  if (in->validity != NULL)
-    memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
-  if (from == LADLE_TYPE_DECIMAL && ladle_type_is_float(to.id)) {
-    decimal_to_float(in, &o);
-    ladle_column_finish_nulls(&o);
-    *out = o;
-    return LADLE_OK;
+  if (text) {
+    uselocale(old);
+    freelocale(c_loc);
   }
-  if (fnum && tnum && cast_is_plain(from, to.id)) {
-    LADLE_DISPATCH_NUM(ladle_type_phys(from), PLAIN_OUTER, in, &o)
-  } else if (fnum && tnum)
-    cast_numeric(in, &o, &f, mode == LADLE_CAST_WRAP);
-  else if (from == LADLE_TYPE_STRING)
-    cast_from_string(in, &o, &f);
-  else if (ladle_type_is_temporal(from) || ladle_type_is_temporal(to.id))
-    cast_temporal(in, &o, &f);
-  else {
-    ladle_column_release(&o);
-    return ladle_err_set(err, LADLE_ENOTSUP, "cast of '%s' from %s to %s", name,
-                         ladle_dtype_name(in->type, b1, sizeof b1),
-                         ladle_dtype_name(to, b2, sizeof b2));
-  }
+  if (st != LADLE_OK) return st;
   if (f.failed && mode == LADLE_CAST_STRICT) {
     ladle_column_release(&o);
     return ladle_err_set(err, LADLE_ECOMPUTE,

@@ -254,14 +254,28 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
     const ladle_column *y = &args[1];
     LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, x->length, false, 0, &o, err));
     int64_t sy = y->length == 1 ? 0 : 1;
+    /* Polars, for one exponent (a literal): 0.5 is sqrt, and 2..9 multiply
+     * the base by itself, one rounding per product */
+    int special = 0;
+    if (sy == 0 && ladle_type_is_float(e->type.id) && ladle_cpu_valid_at(y, 0)) {
+      double p = f32 ? ((const float *)y->values)[0] : ((const double *)y->values)[0];
+      special = p == 0.5 ? 1 : (p >= 2 && p <= 9 && p == floor(p)) ? (int)p : 0;
+    }
     for (int64_t i = 0; i < x->length; i++) {
       if (ladle_type_is_float(e->type.id)) {
         double b = f32 ? ((const float *)x->values)[i] : ((const double *)x->values)[i];
         double p = f32 ? ((const float *)y->values)[i * sy] : ((const double *)y->values)[i * sy];
-        if (f32)
-          LADLE_COL_MUT(&o, float)[i] = powf((float)b, (float)p);
+        double r = b;
+        if (special == 1)
+          r = f32 ? sqrtf((float)b) : sqrt(b);
+        else if (special > 1)
+          for (int k = 1; k < special; k++) r = f32 ? (float)(r * b) : r * b;
         else
-          LADLE_COL_MUT(&o, double)[i] = pow(b, p);
+          r = f32 ? powf((float)b, (float)p) : pow(b, p);
+        if (f32)
+          LADLE_COL_MUT(&o, float)[i] = (float)r;
+        else
+          LADLE_COL_MUT(&o, double)[i] = r;
       } else {
         uint32_t p = ((const uint32_t *)y->values)[i * sy];
         uint64_t b = 0;

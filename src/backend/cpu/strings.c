@@ -1,13 +1,14 @@
 /* strings.c — UTF-8 string functions. Character positions count code points;
- * case mapping goes through the C.UTF-8 locale's towupper/towlower (a locale
- * object, not the process locale); regexes are POSIX extended (documented in
- * docs/semantics.md as narrower than Polars' Rust regex syntax). */
+ * case mapping follows Polars (Rust's full mappings: ß -> SS, İ -> i̇, and the
+ * final-sigma rule of to_lowercase) through tables generated from Polars
+ * (unicode_tables.h), with an ASCII fast path; regexes are POSIX extended
+ * (documented in docs/semantics.md as narrower than Polars' Rust regex
+ * syntax). */
 #define _GNU_SOURCE
-#include <locale.h>
 #include <regex.h>
-#include <wctype.h>
 
 #include "cpu.h"
+#include "unicode_tables.h"
 
 typedef struct strout {
   ladle_column col;
@@ -26,7 +27,8 @@ static ladle_status so_init(strout *s, int64_t n, ladle_error *err) {
   if (st != LADLE_OK) free(s->buf);
   return st;
 }
-static bool so_put(strout *s, const char *p, int64_t len) {
+/* Room for len more bytes at buf + pos. */
+static bool so_reserve(strout *s, int64_t len) {
   if (s->pos + len > s->cap) {
     int64_t cap = LADLE_MAX(s->cap * 2, s->pos + len);
     char *b = realloc(s->buf, (size_t)cap);
@@ -34,6 +36,10 @@ static bool so_put(strout *s, const char *p, int64_t len) {
     s->buf = b;
     s->cap = cap;
   }
+  return true;
+}
+static bool so_put(strout *s, const char *p, int64_t len) {
+  if (!so_reserve(s, len)) return false;
   memcpy(s->buf + s->pos, p, (size_t)len);
   s->pos += len;
   return true;
@@ -129,8 +135,109 @@ static int64_t char_offset(const char *p, int64_t len, int64_t k) {
   return i;
 }
 
+/* Index of cp in a sorted table of [cp, ...] rows of `width` words, or -1. */
+static int64_t uc_find(const uint32_t *rows, size_t nrows, size_t width, uint32_t cp) {
+  size_t lo = 0, hi = nrows;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (rows[mid * width] < cp)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < nrows && rows[lo * width] == cp ? (int64_t)lo : -1;
+}
+
+/* Is cp in a sorted table of [lo, hi] ranges? */
+static bool uc_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (r[mid][1] < cp)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && r[lo][0] <= cp;
+}
+
+#define UC_N(t) (sizeof(t) / sizeof((t)[0]))
+
+/* The full upper- or lowercase of cp (1 to 3 code points) in out; its count. */
+static int uc_map(uint32_t cp, bool upper, uint32_t out[3]) {
+  const ladle_uc_multi *multi = upper ? ladle_uc_upper_multi : ladle_uc_lower_multi;
+  size_t nmulti = upper ? UC_N(ladle_uc_upper_multi) : UC_N(ladle_uc_lower_multi);
+  int64_t k = uc_find(&multi[0].cp, nmulti, sizeof *multi / sizeof(uint32_t), cp);
+  if (k >= 0) {
+    int n = 0;
+    while (n < 3 && multi[k].to[n] != 0) out[n] = multi[k].to[n], n++;
+    return n;
+  }
+  const uint32_t(*simple)[2] = upper ? ladle_uc_upper : ladle_uc_lower;
+  k = uc_find(&simple[0][0], upper ? UC_N(ladle_uc_upper) : UC_N(ladle_uc_lower), 2, cp);
+  out[0] = k >= 0 ? simple[k][1] : cp;
+  return 1;
+}
+
+/* Rust's final-sigma context: skipping Case_Ignorable code points, is the next
+ * one (backwards from p when back, else forwards) Cased? */
+static bool cased_after_ignorable(const char *s, int64_t len, int64_t p, bool back) {
+  while (back ? p > 0 : p < len) {
+    uint32_t cp;
+    int64_t at = p;
+    if (back) {
+      at = p - 1;
+      while (at > 0 && ((unsigned char)s[at] & 0xc0) == 0x80) at--;
+    }
+    int w = utf8_decode((const unsigned char *)s + at, len - at, &cp);
+    if (!uc_in_ranges(ladle_uc_case_ignorable, UC_N(ladle_uc_case_ignorable), cp))
+      return uc_in_ranges(ladle_uc_cased, UC_N(ladle_uc_cased), cp);
+    p = back ? at : at + w;
+  }
+  return false;
+}
+
+/* Appends the upper- or lowercase of s to the output: ASCII by a flip of one
+ * bit, the rest through the tables. Bytes that are not UTF-8 are kept. */
+static bool put_case(strout *so, const char *s, int64_t len, bool upper) {
+  /* a case mapping is at most 3 times as long as its code point (ΐ -> Ϊ́) */
+  if (!so_reserve(so, LADLE_UC_MAX_GROWTH * len)) return false;
+  char *o = so->buf + so->pos;
+  unsigned char first = upper ? 'a' : 'A';
+  for (int64_t k = 0; k < len;) {
+    unsigned char c = (unsigned char)s[k];
+    if (c < 0x80) {
+      *o++ = (char)((unsigned char)(c - first) < 26 ? c ^ 0x20 : c);
+      k++;
+      continue;
+    }
+    uint32_t cp, m[3];
+    int w = utf8_decode((const unsigned char *)s + k, len - k, &cp), n = 1;
+    if (w == 1) {
+      *o++ = (char)c;
+    } else {
+      if (!upper && cp == 0x3a3) /* Σ: ς at the end of a word */
+        m[0] =
+            cased_after_ignorable(s, len, k, true) && !cased_after_ignorable(s, len, k + w, false)
+                ? 0x3c2
+                : 0x3c3;
+      else
+        n = uc_map(cp, upper, m);
+      for (int j = 0; j < n; j++) o += utf8_encode(m[j], o);
+    }
+    k += w;
+  }
+  so->pos = o - so->buf;
+  return true;
+}
+
+/* Does strip_chars strip cp? set NULL: Unicode White_Space (Rust's trim). */
 static bool is_strip(uint32_t cp, const char *set) {
-  if (set == NULL) return cp == ' ' || (cp >= '\t' && cp <= '\r');
+  if (set == NULL) {
+    for (size_t k = 0; k < UC_N(ladle_uc_white_space); k++)
+      if (ladle_uc_white_space[k] == cp) return true;
+    return false;
+  }
   int64_t len = (int64_t)strlen(set);
   for (int64_t i = 0; i < len;) {
     uint32_t c;
@@ -365,10 +472,6 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
   LADLE_RETURN_NOT_OK(so_init(&so, n, err));
   int64_t *off = LADLE_COL_MUT(&so.col, int64_t);
   bool ok = true;
-  locale_t loc = (locale_t)0;
-  if (f == LADLE_FN_STR_TO_UPPER || f == LADLE_FN_STR_TO_LOWER) {
-    loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-  }
   const ladle_column *validity_from = x;
   ladle_column concat_valid;
   memset(&concat_valid, 0, sizeof concat_valid);
@@ -378,32 +481,19 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
     switch (f) {
       case LADLE_FN_STR_TO_UPPER:
       case LADLE_FN_STR_TO_LOWER:
-        for (int64_t k = 0; k < len && ok;) {
-          uint32_t cp;
-          int w = utf8_decode((const unsigned char *)s + k, len - k, &cp);
-          if (cp < 0x80) {
-            char c = (char)cp;
-            if (f == LADLE_FN_STR_TO_UPPER && c >= 'a' && c <= 'z') c = (char)(c - 32);
-            if (f == LADLE_FN_STR_TO_LOWER && c >= 'A' && c <= 'Z') c = (char)(c + 32);
-            ok = so_put(&so, &c, 1);
-          } else if (loc != (locale_t)0 && w > 1) {
-            char enc[4];
-            uint32_t m = (uint32_t)(f == LADLE_FN_STR_TO_UPPER ? towupper_l((wint_t)cp, loc)
-                                                               : towlower_l((wint_t)cp, loc));
-            ok = so_put(&so, enc, utf8_encode(m, enc));
-          } else {
-            ok = so_put(&so, s + k, w);
-          }
-          k += w;
-        }
+        ok = put_case(&so, s, len, f == LADLE_FN_STR_TO_UPPER);
         break;
       case LADLE_FN_STR_SLICE: {
-        int64_t nch = count_chars(s, len), start = e->fopts.i64;
-        if (start < 0) start = LADLE_MAX(nch + start, 0);
-        start = LADLE_MIN(start, nch);
-        int64_t cnt = e->fopts.i64b < 0 ? nch - start : LADLE_MIN(e->fopts.i64b, nch - start);
+        /* Polars: a negative offset counts from the end; the slice is
+         * [offset, offset + length) clamped to the string, so the part of it
+         * before the start is lost ("abc".slice(-5, 3) is "a") */
+        int64_t nch = count_chars(s, len), from = e->fopts.i64, cnt = e->fopts.i64b;
+        int64_t start = from >= 0 ? from : nch + from;
+        int64_t end = cnt < 0 || start > INT64_MAX - cnt ? INT64_MAX : start + cnt;
+        start = LADLE_MIN(LADLE_MAX(start, 0), nch);
+        end = LADLE_MIN(LADLE_MAX(end, start), nch);
         int64_t b0 = char_offset(s, len, start);
-        int64_t b1 = b0 + char_offset(s + b0, len - b0, cnt);
+        int64_t b1 = b0 + char_offset(s + b0, len - b0, end - start);
         ok = so_put(&so, s + b0, b1 - b0);
         break;
       }
@@ -440,7 +530,6 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
     }
     off[i + 1] = so.pos;
   }
-  if (loc != (locale_t)0) freelocale(loc);
   if (!ok) {
     free(so.buf);
     ladle_column_release(&so.col);
