@@ -57,10 +57,35 @@ def coarse_class(res: dict[str, Any]) -> str:
     return o
 
 
+def family(tag: str) -> str:
+    """A tag without its operand types (cast and arithmetic keep their kinds of operands)."""
+    parts = tag.split(":")
+    if parts[0] == "cast" and len(parts) >= 3:
+        src, dst = parts[1].split("->")
+        return f"cast:{_kind(src)}->{_kind(dst)}:{parts[2]}"
+    if parts[0] == "arith" and len(parts) >= 3:
+        kinds = ",".join(_kind(x) for x in parts[2].split(","))
+        return f"arith:{parts[1]}:{kinds}" + (":lit-first" if tag.endswith("lit-first") else "")
+    if parts[0] == "agg":
+        return ":".join(parts[:2]) + (":lit" if tag.endswith(":lit") else "")
+    if tag.endswith("lit-first"):
+        return parts[0] + ":lit-first"
+    return parts[0] if parts[0] in ("clip", "neg", "abs", "round", "floor", "ceil", "cmp", "hash_eq") else tag
+
+
+def _kind(short_name: str) -> str:
+    s = short_name.split("[")[0]
+    return {"i8": "int", "i16": "int", "i32": "int", "i64": "int", "u8": "uint", "u16": "uint", "u32": "uint",
+            "u64": "uint", "f32": "float", "f64": "float", "dt": "datetime", "dur": "duration"}.get(s, s)
+
+
 def fine_class(case: Case, res: dict[str, Any]) -> str:
-    """The class of a (shrunk) case: its outcome, its operators and its expression features."""
-    tags = sorted(case.query.tags() - GENERIC_TAGS - set(case.query.kinds()))
-    return f"{coarse_class(res)} | {'>'.join(case.query.kinds()) or 'scan'} | {','.join(tags)}"
+    """The class of a (shrunk) case: its outcome, the top-level operator (the last one) and the
+    expression features of the whole query, without operand types."""
+    kinds = case.query.kinds()
+    top = kinds[-1] if kinds else "scan"
+    tags = sorted({family(t) for t in case.query.tags() - GENERIC_TAGS - set(kinds)} - {""})
+    return f"{coarse_class(res)} | {top} | {','.join(tags)}"
 
 
 def same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -105,6 +105,18 @@ def candidates(case: Case) -> Iterator[Case]:
                 c = case.clone()
                 del c.tables[ti].columns[ci]
                 yield c
+    # values: a cell by a plain one of its type, in small tables
+    for ti, t in enumerate(case.tables):
+        if t.height > 8:
+            continue
+        for ci, col in enumerate(t.columns):
+            plain = _plain(col.values)
+            for ri, v in enumerate(col.values):
+                if v is None or v == plain and str(v) == str(plain):
+                    continue
+                c = case.clone()
+                c.tables[ti].columns[ci].values[ri] = plain
+                yield c
     # engine settings
     if case.threads != 1 or case.morsel_rows is not None:
         c = case.clone()
@@ -114,6 +126,20 @@ def candidates(case: Case) -> Iterator[Case]:
         c = case.clone()
         c.threads = 1
         yield c
+
+
+def _plain(values: list[Any]) -> Any:
+    """The plainest value of the type of values: 0, 0.0, '', False."""
+    for v in values:
+        if isinstance(v, bool):
+            return False
+        if isinstance(v, int):
+            return 0
+        if isinstance(v, float):
+            return 0.0
+        if isinstance(v, str):
+            return ""
+    return None
 
 
 def drop_unused_tables(case: Case) -> Case:
