@@ -89,8 +89,25 @@ class E:
     def cols(self) -> set[str]:
         return {n.col for n in self.walk() if n.col is not None}
 
+    def tag_text(self) -> str:
+        """The tag with the children's types filled in (%0: short type name of kid 0,
+        %k0: its kind) and two markers found from the tree as it is now (so that they
+        hold after shrinking): ':lit-first' when the first operand reads no column but
+        another one does, ':lit' for an aggregation, rank or window of no column."""
+        from .values import kind, short
+
+        text = self.tag
+        for i, k in enumerate(self.kids):
+            if k.dtype is not None:
+                text = text.replace(f"%k{i}", kind(k.dtype)).replace(f"%{i}", short(k.dtype))
+        if len(self.kids) >= 2 and not self.kids[0].cols() and any(k.cols() for k in self.kids[1:]):
+            text += ":lit-first"
+        elif self.kids and not self.kids[0].cols() and (self.is_agg or text.startswith(("rank", "over"))):
+            text += ":lit"
+        return text
+
     def tags(self) -> set[str]:
-        return {n.tag for n in self.walk() if n.tag}
+        return {t for n in self.walk() if n.tag for t in [n.tag_text()]}
 
     def any_odep(self) -> bool:
         return any(n.odep for n in self.walk())
@@ -170,6 +187,13 @@ class Query:
             out |= op.tags()
         return out
 
+    def all(self) -> Iterator["Query"]:
+        """This query and the other sides of its joins and concats, depth first."""
+        yield self
+        for op in self.ops:
+            if op.sub is not None:
+                yield from op.sub.all()
+
     def kinds(self) -> list[str]:
         return [op.info.get("tag", op.kind) for op in self.ops]
 
@@ -202,6 +226,28 @@ class Case:
         ns: dict[str, Any] = {"pl": pl, "dt": dt}
         exec(compile(HEADER + "\n".join(t.code() for t in self.tables), "<tables>", "exec"), ns)
         return ns
+
+
+def retype(case: Case) -> None:
+    """Sets every expression node's dtype to what Polars resolves in the case as it
+    is now (after shrinking, a node's operands may have other types)."""
+    ns = case.namespace()
+    for q in case.query.all():
+        cur = f"{q.source}.lazy()"
+        for op in q.ops:
+            try:
+                lf = lazy(cur, ns)
+            except Exception:  # noqa: BLE001
+                break
+            for item in op.items:
+                for node in item.walk():
+                    code = node.code() if node.tag != "pylit" else f"pl.lit({node.code()})"
+                    try:
+                        node.dtype = lf.select(eval(code, ns).alias("__q")).collect_schema()["__q"]
+                    except BaseException as e:  # noqa: BLE001 - Polars panics are BaseExceptions
+                        if isinstance(e, KeyboardInterrupt):
+                            raise
+            cur = op.apply(cur)
 
 
 # ------------------------------------------------------------ order analysis

@@ -52,6 +52,7 @@ class Summary:
     both_errors: collections.Counter[str] = field(default_factory=collections.Counter)
     failures: list[Failure] = field(default_factory=list)
     undetermined: int = 0  # generator produced a case the analysis calls undetermined (a generator bug)
+    engines_differ: list[str] = field(default_factory=list)  # cases where Polars' own engines disagree
 
     def bad(self) -> list[Failure]:
         return self.failures
@@ -74,6 +75,7 @@ class Summary:
             "unsupported_reasons": self.unsupported.most_common(40),
             "both_error_kinds": self.both_errors.most_common(20),
             "undetermined_generated": self.undetermined,
+            "polars_engines_differ_cases": self.engines_differ[:50],
             "classes": [
                 {"class": k, "count": len(v), "cases": [f.ident for f in v],
                  "reproducers": [f.file for f in v if f.file]}
@@ -150,6 +152,8 @@ def campaign(
             summ.unsupported[norm_message(res["ladle_error"]["message"])] += 1
         elif o == "both_error":
             summ.both_errors[f"{res['polars_error']['type']} / {res['ladle_error']['type']}"] += 1
+        elif o == "polars_engines_differ":
+            summ.engines_differ.append(f"{seed}:{i}")
         elif o in BAD:
             summ.failures.append(Failure(f"{seed}:{i}", res, coarse_class(res)))
         if time.monotonic() - last_log[0] > 30:
@@ -230,7 +234,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--case", default=None, help="run one case SEED:INDEX and print its reproducer")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--dump", type=Path, default=None, help="write every result as a JSON line here")
+    ap.add_argument("--report", type=Path, nargs="+", default=None,
+                    help="no run: report on these --out directories (causes, counts, smallest reproducers)")
+    ap.add_argument("--copy", type=Path, default=None, help="with --report: copy each cause's smallest reproducer here")
     a = ap.parse_args(argv)
+    if a.report:
+        from .report import report
+
+        print(report(a.report, a.copy))
+        return 0
     if a.case:
         return one_case(a.case, timeout=a.timeout, do_shrink=not a.no_shrink)
     if a.count is None and a.seconds is None:

@@ -74,6 +74,17 @@ def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: floa
     return eq.fill_null(False)
 
 
+def _show(s: pl.Series, i: int) -> str:
+    """s[i] as Python shows it, or its physical value where Python cannot hold it (a date past year 9999)."""
+    try:
+        return repr(s[i])
+    except BaseException:  # noqa: BLE001 - Polars panics on out-of-range temporal values
+        try:
+            return f"{s.to_physical()[i]!r} (physical {s.dtype})"
+        except BaseException:  # noqa: BLE001
+            return "<unprintable>"
+
+
 def _values_diff(exp: pl.DataFrame, got: pl.DataFrame, taint: set[str], fstr: set[str], scale: float, rows: int) -> str | None:
     for c in exp.columns:
         a, b = exp[c], got[c]
@@ -81,7 +92,7 @@ def _values_diff(exp: pl.DataFrame, got: pl.DataFrame, taint: set[str], fstr: se
         if not eq.all():
             bad = (~eq).arg_true()
             i = int(bad[0])
-            return f"column {c!r}: {len(bad)} of {len(eq)} rows differ; first at row {i}: expected {a[i]!r}, got {b[i]!r}"
+            return f"column {c!r}: {len(bad)} of {len(eq)} rows differ; first at row {i}: expected {_show(a, i)}, got {_show(b, i)}"
     return None
 
 

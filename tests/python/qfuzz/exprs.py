@@ -283,19 +283,15 @@ class ExprGen:
         frag = op in ("//", "%") and not (self.safe(a) and self.safe(b))
         if frag:
             return None
-        first = "lit-first" if (a.scalar and not a.kids and a.col is None and not a.is_agg) else ""
-        e = E("({0} " + op + " {1})", [a, b], tag=f"arith:{op}:{_s(a)},{_s(b)}", fragile=op in ("//", "%"))
-        if first:
-            e.tag += ":" + first
-        return e
+        return E("({0} " + op + " {1})", [a, b], tag=f"arith:{op}:%0,%1", fragile=op in ("//", "%"))
 
     def b_neg_abs(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, kinds & {"int", "float", "duration"} or NUM)
         if a.dtype is not None and a.dtype.is_unsigned_integer() and self.rng.random() < 0.8:
             return None  # Polars refuses -u; sometimes is enough
         if self.rng.random() < 0.5:
-            return E("(-{0})", [a], tag=f"neg:{_s(a)}")
-        return E("{0}.abs()", [a], tag=f"abs:{_s(a)}")
+            return E("(-{0})", [a], tag=f"neg:%0")
+        return E("{0}.abs()", [a], tag=f"abs:%0")
 
     def b_round(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, NUM)
@@ -304,8 +300,8 @@ class ExprGen:
         f = self.rng.choice(["round", "floor", "ceil"])
         if f == "round":
             n = self.rng.choice([0, 1, 2, -1])
-            return E("{0}.round(" + str(n) + ")", [a], tag=f"round:{_s(a)}", fragile=True)
-        return E("{0}." + f + "()", [a], tag=f"{f}:{_s(a)}", fragile=True)
+            return E("{0}.round(" + str(n) + ")", [a], tag=f"round:%0", fragile=True)
+        return E("{0}." + f + "()", [a], tag=f"{f}:%0", fragile=True)
 
     def b_math(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, NUM)
@@ -313,10 +309,10 @@ class ExprGen:
                              "log10()", "sqrt()", "pow(0.5)", "exp()"] + (["log1p()"] if self.rng.random() < 0.2 else []))
         if f == "pow({1})":
             b = self.sub(d, NUM)
-            return E("{0}.pow({1})", [a, b], tag=f"pow:{_s(a)},{_s(b)}")
+            return E("{0}.pow({1})", [a, b], tag=f"pow:%0,%1")
         if f == "** 2":
-            return E("({0} ** 2)", [a], tag=f"pow2:{_s(a)}")
-        return E("{0}." + f, [a], tag=f"{f.split('(')[0]}{'(0.5)' if f == 'pow(0.5)' else ''}:{_s(a)}")
+            return E("({0} ** 2)", [a], tag=f"pow2:%0")
+        return E("{0}." + f, [a], tag=f"{f.split('(')[0]}{'(0.5)' if f == 'pow(0.5)' else ''}:%0")
 
     def b_clip(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, kinds & (NUM | {"date", "datetime", "duration"}))
@@ -325,11 +321,11 @@ class ExprGen:
             lo, hi = self.rng.choice(pool), self.rng.choice(pool)
             if lo is None and hi is None:
                 hi = 3
-            return E("{0}.clip(" + f"{lo!r}, {hi!r}" + ")", [a], tag=f"clip:{_s(a)}")
+            return E("{0}.clip(" + f"{lo!r}, {hi!r}" + ")", [a], tag=f"clip:%0")
         lo_e = self.lit({self.k(a)})
         if lo_e is None:
             return None
-        return E("{0}.clip({1})", [a, lo_e], tag=f"clip:{_s(a)}")
+        return E("{0}.clip({1})", [a, lo_e], tag=f"clip:%0")
 
     def b_strlen(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, {"str"})
@@ -342,7 +338,7 @@ class ExprGen:
         if self.k(a) == "datetime" or self.rng.random() < 0.1:
             fields += ["hour", "minute", "second"]
         f = self.rng.choice(fields)
-        return E("{0}.dt." + f + "()", [a], tag=f"dt.{f}:{_s(a)}")
+        return E("{0}.dt." + f + "()", [a], tag=f"dt.{f}:%0")
 
     def b_cast(self, d: int, kinds: set[str], top: bool) -> E | None:
         rng = self.rng
@@ -360,7 +356,7 @@ class ExprGen:
             return None  # a few are enough: ladle must refuse them too
         r = rng.random()
         mode, opts = ("strict", "") if r < 0.45 else ("nonstrict", ", strict=False") if r < 0.85 else ("wrap", ", wrap_numerical=True")
-        e = E("{0}.cast(" + _dt(t) + opts + ")", [a], tag=f"cast:{_s(a)}->{short(t)}:{mode}", fragile=kind(t) != "float")
+        e = E("{0}.cast(" + _dt(t) + opts + ")", [a], tag=f"cast:%0->{short(t)}:{mode}", fragile=kind(t) != "float")
         e.fstr = src == "float" and kind(t) == "str"
         return e
 
@@ -385,11 +381,11 @@ class ExprGen:
             n = self.null_lit({self.k(a)})
             if n is None:
                 return None
-            return E("{0}.fill_null({1})", [n, a], tag="fill_null:lit-first")
+            return E("{0}.fill_null({1})", [n, a], tag="fill_null:%0")
         b = self.lit({self.k(a)}) if self.rng.random() < 0.5 else self.sub(d, {k})
         if b is None:
             return None
-        return E("{0}.fill_null({1})", [a, b], tag=f"fill_null:{_s(a)}")
+        return E("{0}.fill_null({1})", [a, b], tag=f"fill_null:%0")
 
     def b_fill_nan(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, {"float"})
@@ -411,8 +407,6 @@ class ExprGen:
         desc = rng.random() < 0.3
         e = E("{0}.rank(" + f"{method!r}, descending={desc}" + ")", [a], tag=f"rank:{method}", fragile=True)
         e.odep = method == "ordinal"
-        if a.scalar and not a.kids:
-            e.tag += ":lit"
         if rng.random() < 0.4:
             keys = self.keys()
             if keys is None:
@@ -450,7 +444,7 @@ class ExprGen:
         f = rng.choice(["upper", "lower", "slice", "slice", "strip", "plus", "plus", "concat_str", "cast"])
         if f == "cast":
             a = self.sub(d, {"int", "bool", "date", "datetime", "duration"})
-            return E("{0}.cast(pl.String)", [a], tag=f"cast:{_s(a)}->str:strict")
+            return E("{0}.cast(pl.String)", [a], tag=f"cast:%0->str:strict")
         if f == "concat_str":
             n = rng.randint(1, 3)
             parts = [self.sub(d, {"str"}) if rng.random() < 0.7 else self.sub(d, {"int", "bool"}) for _ in range(n)]
@@ -461,7 +455,7 @@ class ExprGen:
             sep = rng.choice(["", "-", "é"])
             ign = rng.random() < 0.15
             body = ", ".join("{%d}" % i for i in range(len(parts)))
-            tag = "concat_str" + (":ignore_nulls" if ign else "") + (":lit-first" if parts[0].scalar else "")
+            tag = "concat_str" + (":ignore_nulls" if ign else "")
             return E("pl.concat_str([" + body + "], separator=" + repr(sep) + (", ignore_nulls=True" if ign else "") + ")",
                      parts, tag=tag)
         a = self.sub(d, {"str"})
@@ -481,7 +475,7 @@ class ExprGen:
             return None
         if rng.random() < 0.3:
             a, b = b, a
-        return E("({0} + {1})", [a, b], tag="str.+" + (":lit-first" if a.scalar and not a.kids else ""))
+        return E("({0} + {1})", [a, b], tag="str.+")
 
     def b_cmp(self, d: int, kinds: set[str], top: bool) -> E | None:
         rng = self.rng
@@ -503,11 +497,11 @@ class ExprGen:
         op = rng.choice(["==", "!=", "<", "<=", ">", ">=", "eq_missing", "ne_missing"])
         if rng.random() < 0.15 and b.scalar and not b.kids:
             a, b = b, a
-        tag = f"cmp:{_s(a)},{_s(b)}"
+        tag = "cmp:%0,%1"
         if op in ("eq_missing", "ne_missing"):
             if not hasattr(pl.Expr, op) or (a.scalar and not a.kids and a.fmt[:3] != "pl."):
                 return None
-            return E("{0}." + op + "({1})", [a, b], tag=f"{op}:{_s(a)},{_s(b)}", fragile=True)
+            return E("{0}." + op + "({1})", [a, b], tag=f"{op}:%0,%1", fragile=True)
         return E("({0} " + op + " {1})", [a, b], tag=tag, fragile=True)
 
     def b_logic(self, d: int, kinds: set[str], top: bool) -> E | None:
@@ -576,12 +570,12 @@ class ExprGen:
             return None
         b = self.column(self.rng.choice(cols))
         seed = self.rng.choice([0, 1, 42])
-        return E("({0}.hash(" + str(seed) + ") == {1}.hash(" + str(seed) + "))", [a, b], tag=f"hash_eq:{_s(a)}", fragile=True)
+        return E("({0}.hash(" + str(seed) + ") == {1}.hash(" + str(seed) + "))", [a, b], tag=f"hash_eq:%0", fragile=True)
 
     def b_truncate(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, kinds & {"date", "datetime"})
         every = self.rng.choice(["1d", "1mo"])
-        return E("{0}.dt.truncate(" + repr(every) + ")", [a], tag=f"dt.truncate:{every}:{_s(a)}", fragile=True)
+        return E("{0}.dt.truncate(" + repr(every) + ")", [a], tag=f"dt.truncate:{every}:%0", fragile=True)
 
     # ------------------------------------------------------- aggregations
 
@@ -629,7 +623,6 @@ class ExprGen:
             if a.kids and not a.cols():
                 continue  # an aggregation of a computed literal says little; plain literals are drawn above
             ka = self.k(a)
-            lit_in = a.scalar and not a.kids and a.col is None
             if name == "quantile":
                 q = rng.choice([0.0, 0.1, 0.25, 0.5, 0.75, 1.0])
                 interp = rng.choice(["nearest", "higher", "lower", "midpoint", "linear"])
@@ -641,7 +634,7 @@ class ExprGen:
                 e = E("{0}.hash(7).n_unique()", [a], tag="agg:hash.n_unique")
             else:
                 e = E("{0}." + name + "()", [a], tag=f"agg:{name}")
-            e.tag += f":{ka}" + (":lit" if lit_in else "")
+            e.tag += ":%k0"
             e.is_agg = e.scalar = True
             e.odep = name in ("first", "last", "arg_min", "arg_max")
             e.taint = (name in ("sum",) and ka == "float") or (name in ("mean", "std", "var") and ka in NUM | {"bool"})

@@ -8,7 +8,9 @@ from typing import Any
 from .case import NONE, Case, analyze
 
 BAD = ("mismatch", "polars_error_ladle_ok", "ladle_error", "crash", "timeout", "setup_error", "harness_error")
-OUTCOMES = ("equal", "both_error", "unsupported") + BAD
+OUTCOMES = ("equal", "both_error", "unsupported", "polars_engines_differ") + BAD
+POLARS_ENGINE = "auto"  # the expected answer: what lf.collect() gives
+OTHER_ENGINE = "in-memory"  # asked when ladle differs from it
 
 # tags that say nothing about a class: plain literals and wrappers
 GENERIC_TAGS = {"", "lit", "pylit", "agg-broadcast", "lit:null"}
@@ -26,7 +28,8 @@ def request(case: Case) -> dict[str, Any]:
             raise
         order, prefix, taint, fstr, det, why, plan_ok = NONE, [], [], [], True, "", False
     return {"code": case.setup_code(), "order": order, "prefix": prefix, "taint": taint, "fstr": fstr,
-            "threads": case.threads, "morsel": case.morsel_rows, "det": det, "why": why, "plan_ok": plan_ok}
+            "threads": case.threads, "morsel": case.morsel_rows, "det": det, "why": why, "plan_ok": plan_ok,
+            "polars_engine": POLARS_ENGINE, "other_engine": OTHER_ENGINE}
 
 
 def norm_message(msg: str, n: int = 110) -> str:
@@ -70,7 +73,11 @@ def family(tag: str) -> str:
         return ":".join(parts[:2]) + (":lit" if tag.endswith(":lit") else "")
     if tag.endswith("lit-first"):
         return parts[0] + ":lit-first"
-    return parts[0] if parts[0] in ("clip", "neg", "abs", "round", "floor", "ceil", "cmp", "hash_eq") else tag
+    return ":".join([parts[0]] + [p for p in parts[1:] if p in _KEEP])
+
+
+# tag parts that name a variant rather than an operand type
+_KEEP = {"neg", "regex", "literal", "nulls_equal", "null", "lit", "ignore_nulls", "ordinal", "1d", "1mo", "rank"}
 
 
 def _kind(short_name: str) -> str:
@@ -80,12 +87,11 @@ def _kind(short_name: str) -> str:
 
 
 def fine_class(case: Case, res: dict[str, Any]) -> str:
-    """The class of a (shrunk) case: its outcome, the top-level operator (the last one) and the
-    expression features of the whole query, without operand types."""
+    """The class of a (shrunk) case: its outcome, its operators (the top-level one last)
+    and the expression features of the whole query, without operand types."""
     kinds = case.query.kinds()
-    top = kinds[-1] if kinds else "scan"
-    tags = sorted({family(t) for t in case.query.tags() - GENERIC_TAGS - set(kinds)} - {""})
-    return f"{coarse_class(res)} | {top} | {','.join(tags)}"
+    tags = sorted({family(t) for t in case.query.tags() - GENERIC_TAGS - set(kinds)} - GENERIC_TAGS)
+    return f"{coarse_class(res)} | {'>'.join(kinds) or 'scan'} | {','.join(tags)}"
 
 
 def same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -144,6 +150,6 @@ def reproducer(case: Case, res: dict[str, Any], req: dict[str, Any], cls: str = 
         "        return q.collect(engine=engine)\n"
         "    except Exception as e:\n"
         '        return f"{type(e).__name__}: {e}"\n\n\n'
-        'print("Polars:", run("in-memory"))\n'
+        'print("Polars:", run("auto"))\n'
         f'print("ladle: ", run({case.engine_code()}))\n'
     )

@@ -16,7 +16,7 @@ import dataclasses
 import time
 from typing import Any, Callable, Iterator
 
-from .case import Case, E, Query
+from .case import Case, E, Query, retype
 from .harness import request, same_failure
 
 
@@ -184,4 +184,5 @@ def shrink(
                 progress = True
                 break
     final = drop_unused_tables(best)
+    retype(final)
     return final, best_res, request(final), runs

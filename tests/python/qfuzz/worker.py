@@ -5,7 +5,13 @@ Reads one JSON request per line on stdin and writes JSON lines to its stdout: a
 knows whether Polars or ladle was running) and one result line per request.
 Anything else the libraries print goes to stderr (fd 1 is pointed at fd 2).
 
-A request: {"code", "order", "prefix", "taint", "fstr", "threads", "morsel"}.
+A request: {"code", "order", "prefix", "taint", "fstr", "threads", "morsel",
+"polars_engine", "other_engine"}. The expected answer is Polars' with
+`engine=polars_engine` ("auto": what `lf.collect()` runs); when ladle differs from
+it, the query also runs on `other_engine` ("in-memory"), and if that engine gives
+ladle's answer the outcome is polars_engines_differ (Polars 2.1's engines disagree,
+e.g. the in-memory engine divides floats by a scalar as a product with its
+reciprocal; ladle follows the default one), not a failure.
 The result's "outcome" is one of
   equal                  both answered, the same answer
   mismatch               both answered, different answers ("diff": what differs)
@@ -13,7 +19,9 @@ The result's "outcome" is one of
   polars_error_ladle_ok  Polars raised, ladle answered: a bug
   ladle_error            ladle raised (not UnsupportedError), Polars answered: a bug
   unsupported            ladle raised UnsupportedError, Polars answered
+  polars_engines_differ  ladle differs from Polars' default engine but agrees with its other one
   setup_error            the case's own code failed (a generator bug)
+  harness_error          the worker itself failed (a tester bug)
 (crash and timeout are decided by the parent.)
 """
 
@@ -63,13 +71,7 @@ class Runner:
                 raise
             return {"outcome": "setup_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
         phase("polars")
-        exp = perr = None
-        try:
-            exp = q.collect(engine="in-memory")
-        except BaseException as e:  # noqa: BLE001 - PanicException is a BaseException
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            perr = _err(e)
+        exp, perr = _collect(q, req.get("polars_engine", "auto"))
         phase("ladle")
         got = lerr = None
         eng = self.engine(req["threads"], req["morsel"])
@@ -82,6 +84,13 @@ class Runner:
                 raise
             lerr = _err(e)
         phase("compare")
+        frames = [v for k, v in ns.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)]
+        scale, rows = input_scale(frames)
+
+        def same(a: pl.DataFrame, b: pl.DataFrame) -> Any:
+            return compare(a, b, order=req["order"], prefix=req["prefix"], taint=set(req["taint"]),
+                           fstr=set(req["fstr"]), scale=scale, rows=rows)
+
         out: dict[str, Any] = {"polars_error": perr, "ladle_error": lerr}
         if lerr is not None and perr is not None:
             out["outcome"] = "both_error"
@@ -89,14 +98,11 @@ class Runner:
             out["outcome"] = "polars_error_ladle_ok"
             out["got_shape"] = list(got.shape) if got is not None else None
         elif lerr is not None:
-            unsupported = isinstance_name(lerr, "UnsupportedError") or lerr["type"] == "UnsupportedError"
+            unsupported = lerr["type"] == "UnsupportedError"
             out["outcome"] = "unsupported" if unsupported else "ladle_error"
         else:
             assert exp is not None and got is not None
-            frames = [v for k, v in ns.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)]
-            scale, rows = input_scale(frames)
-            diff = compare(exp, got, order=req["order"], prefix=req["prefix"], taint=set(req["taint"]),
-                           fstr=set(req["fstr"]), scale=scale, rows=rows)
+            diff = same(exp, got)
             if diff is None:
                 out["outcome"] = "equal"
             else:
@@ -104,11 +110,26 @@ class Runner:
                 out["diff"] = {"kind": diff.kind, "detail": diff.detail[:2000]}
             out["rows"] = exp.height
             out["last_run"] = eng.last_run
+        if out["outcome"] in ("mismatch", "polars_error_ladle_ok", "ladle_error") and req.get("other_engine"):
+            # Polars' other engine: when it gives ladle's answer (or raises where ladle
+            # raises), Polars' own engines disagree and ladle follows one of them
+            phase("polars-other")
+            alt, aerr = _collect(q, req["other_engine"])
+            agree = (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None)
+            if agree:
+                out["outcome_vs_default"] = out["outcome"]
+                out["outcome"] = "polars_engines_differ"
         return out
 
 
-def isinstance_name(err: dict[str, str], name: str) -> bool:
-    return err.get("type") == name
+def _collect(q: pl.LazyFrame, engine: str) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
+    """(result, None) or (None, error) of q on one of Polars' engines."""
+    try:
+        return q.collect(engine=engine), None  # type: ignore[arg-type]
+    except BaseException as e:  # noqa: BLE001 - PanicException is a BaseException
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return None, _err(e)
 
 
 def main() -> None:
@@ -135,8 +156,10 @@ def main() -> None:
 
         try:
             res = runner.run(req, phase)
-        except Exception as e:  # noqa: BLE001 - a harness error, reported as such
-            res = {"outcome": "setup_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
+        except BaseException as e:  # noqa: BLE001 - a harness error (or a Polars panic), reported as such
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            res = {"outcome": "harness_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
         res["id"] = req.get("id")
         send(res)
 

@@ -1,0 +1,86 @@
+"""Root causes: named classes of failures, from a shrunk case's class and details.
+
+`fine_class` (harness.py) says what a shrunk failure is made of: its outcome, its
+top-level operator and its expression features. The rules below name the cause
+behind the common shapes, the classes of issue 15 ("#n") and the ones this tester
+found since; the first rule that matches wins, and a failure no rule matches keeps
+its fine class (a new class to look at). The rules read the fine class and the
+outcome's description (harness.describe), so they also apply to saved reproducers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    fine: str = ""  # regex on the fine class
+    detail: str = ""  # regex on the description of the outcome
+
+    def matches(self, fine: str, detail: str) -> bool:
+        return bool((not self.fine or re.search(self.fine, fine)) and (not self.detail or re.search(self.detail, detail, re.S)))
+
+
+RULES: list[Rule] = [
+    # crashes, hangs and memory corruption
+    Rule("#1 Duration -> String cast crashes or corrupts memory",
+         fine=r"^(crash|timeout|ladle_error|harness_error|mismatch).*cast:duration->str"),
+    Rule("#1 Duration -> String cast crashes or corrupts memory", detail=r"max string length|out of memory: \d{9,}"),
+    Rule("tester error", fine=r"^(harness_error|setup_error)"),
+    # Polars raises, ladle answers
+    Rule("casts Polars refuses run on ladle (#1: String -> Date; also String -> Boolean, Duration -> String, ...)",
+         fine=r"^polars_error_ladle_ok:InvalidOperationError", detail=r"casting from .* not supported"),
+    Rule("#7 clip with bounds that do not fit the column type", fine=r"^polars_error_ladle_ok.*\bclip\b",
+         detail=r"conversion from .* failed in column 'literal'"),
+    Rule("#8 horizontal concat of unequal heights pads with nulls", fine=r"^polars_error_ladle_ok:ShapeError.*concat:horizontal"),
+    Rule("integer pow with a negative exponent answers where Polars raises", fine=r"^polars_error_ladle_ok.*\bpow\b",
+         detail=r"negative integer power|conversion from .* to `u32` failed"),
+    Rule("when() with an untyped null condition answers where Polars raises SchemaError",
+         fine=r"^polars_error_ladle_ok:SchemaError", detail=r"expected `Boolean`, got `null`"),
+    Rule("Polars raises a ShapeError for a literal it broadcast (length 1 vs the frame): a Polars bug, ladle's answer is right",
+         fine=r"^polars_error_ladle_ok", detail=r"length 1 doesn't match the DataFrame height"),
+    Rule("#11 String -> number parsing ('0x10', ' 7', '+4')", fine=r"cast:str->(int|uint|float)",
+         detail=r"values: \[\"(0x|\s|\+)"),
+    Rule("out-of-range integer -> Datetime/Duration casts wrap (Polars: null, or an error when strict)",
+         fine=r"^(mismatch|polars_error_ladle_ok).*cast:(u?int)->(datetime|duration)"),
+    Rule("a strict cast of a literal that fails: Polars raises even when no row or group reads it, ladle does not",
+         fine=r"^polars_error_ladle_ok", detail=r"failed in column 'literal'"),
+    # ladle raises
+    Rule("#9 rank() (or a window) of a literal: 'expression gave 0 rows'", fine=r"^ladle_error.*gave N rows.*(rank|over)"),
+    Rule("an expression of no column: 'expression gave 0 rows'", fine=r"^ladle_error.*gave N rows"),
+    Rule("a string expression in group_by over an empty input: 'out of memory: string output'",
+         fine=r"^ladle_error", detail=r"out of memory: string output"),
+    # different answers
+    Rule("#6 join maintain_order ignored", fine=r"^mismatch:order .*join:[a-z]+:(left|right|left_right|right_left)"),
+    Rule("#2 input projected to no column has 0 rows (select(pl.len()), cross join + select)",
+         fine=r"^mismatch.*(select:len|join:cross)", detail=r"got 0\b|got None|got \d+ rows"),
+    Rule("#4 repeated scalar aggregations in select: one row per input row", fine=r"^mismatch:height \| [^|]*select:scalar \|"),
+    Rule("#5 an aggregation (or window) of a literal uses the group's length", fine=r"^mismatch.*(agg:[a-z_.]+|over):lit"),
+    Rule("#3 a literal first operand broadcasts row 0", fine=r"^mismatch.*lit-first"),
+    Rule("#10 str.slice with a negative offset past the start", fine=r"^mismatch.*str\.slice:neg"),
+    Rule("#11 String -> number parsing ('0x10', ' 7', '+4')", fine=r"^mismatch.*cast:str->(int|uint|float)"),
+    Rule("#12 float %", fine=r"^mismatch.*arith:%:[a-z,]*float"),
+    Rule("#13 Duration unit down-casts floor instead of truncating (also implicit: datetime +- duration of another unit, supertypes)",
+         fine=r"^mismatch.*(cast:duration->duration|arith:[-+]:(date|datetime),duration|fill_null)", detail=r"timedelta|datetime"),
+    Rule("#15 temporal -> String drops a zero fraction", fine=r"^mismatch.*cast:(date|datetime)->str"),
+    Rule("#16 wrap_numerical casts float -> int give null", fine=r"^mismatch.*cast:float->u?int:wrap"),
+    Rule("wrap_numerical casts temporal -> int give null", fine=r"^mismatch.*cast:(date|datetime|duration)->u?int:wrap"),
+    Rule("#17 median/quantile of inf", fine=r"^mismatch.*agg:(median|quantile)", detail=r"inf"),
+    Rule("#17 pow(0.5) of -inf / -0.0", fine=r"^mismatch.*pow\(0\.5\)"),
+    Rule("arg_min/arg_max of a group of NaN gives null (Polars: the first index)", fine=r"^mismatch.*agg:arg_(min|max)"),
+    Rule("Float32 log(): Polars computes ln(x) / ln(base) in Float32", fine=r"^mismatch.*\blog\b"),
+    Rule("rank() over a window of a null value gives a rank (Polars: null)", fine=r"^mismatch.*\brank\b.*over|^mismatch.*over.*\brank\b"),
+    Rule("#14 Datetime compared with a literal of another unit", fine=r"^mismatch.*\bcmp\b", detail=r"datetime"),
+    Rule("clip with lower bound > upper bound", fine=r"^mismatch.*\bclip\b"),
+]
+
+
+def cause(fine: str, detail: str) -> str:
+    """The named cause of a failure, or its fine class when no rule knows it."""
+    for r in RULES:
+        if r.matches(fine, detail):
+            return r.name
+    return "unclassified: " + fine
