@@ -92,15 +92,19 @@ class E:
     def tag_text(self) -> str:
         """The tag with the children's types filled in (%0: short type name of kid 0,
         %k0: its kind) and two markers found from the tree as it is now (so that they
-        hold after shrinking): ':lit-first' when the first operand reads no column but
-        another one does, ':lit' for an aggregation, rank or window of no column."""
+        hold after shrinking): ':lit-first' when the first operand is one value (a
+        literal, pl.len() or an aggregation) and another one is a column, ':lit' for an
+        aggregation, rank or window of no column."""
         from .values import kind, short
 
         text = self.tag
         for i, k in enumerate(self.kids):
             if k.dtype is not None:
                 text = text.replace(f"%k{i}", kind(k.dtype)).replace(f"%{i}", short(k.dtype))
-        if len(self.kids) >= 2 and not self.kids[0].cols() and any(k.cols() for k in self.kids[1:]):
+        first = self.kids[0] if self.kids else None
+        if first is not None and (first.scalar or not first.cols()) and any(
+            k.cols() and not k.scalar for k in self.kids[1:]
+        ):
             text += ":lit-first"
         elif self.kids and not self.kids[0].cols() and (self.is_agg or text.startswith(("rank", "over"))):
             text += ":lit"

@@ -29,7 +29,7 @@ FLOAT_LITS = [0.0, -0.0, 1.5, -2.5, 0.5, 100.0, float("nan"), float("inf"), floa
 DATE_LITS = ["dt.date(2020, 1, 1)", "dt.date(1969, 12, 31)", "dt.date(2023, 8, 17)", "dt.date(2000, 2, 29)"]
 DATETIME_LITS = [
     "dt.datetime(2023, 8, 17, 12, 53, 30)", "dt.datetime(1970, 1, 1)", "dt.datetime(1969, 12, 31, 23, 59, 59, 500000)",
-    "dt.datetime(2000, 2, 29, 0, 0, 0, 1)", "dt.datetime(2100, 1, 1)",
+    "dt.datetime(2000, 2, 29, 0, 0, 0, 1)", "dt.datetime(2100, 1, 1)", "dt.datetime(1970, 1, 1, 0, 0, 0, 1)",
 ]
 TIMEDELTA_LITS = [
     "dt.timedelta(days=1)", "dt.timedelta(seconds=-1, microseconds=500)", "dt.timedelta(hours=2, minutes=3)",
@@ -661,10 +661,6 @@ def _dt(t: pl.DataType) -> str:
     from .values import dtype_code
 
     return dtype_code(t)
-
-
-def _s(e: E) -> str:
-    return short(e.dtype) if e.dtype is not None else "?"
 
 
 def _weighted(rng: random.Random, options: list[tuple[int, Any]]) -> Any:

@@ -13,7 +13,7 @@ right answer. About 2% of cases keep an operator Polars rejects while planning
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from typing import Any
 
 import polars as pl
 
@@ -433,4 +433,4 @@ def generate(seed: int, index: int) -> Case:
     return case
 
 
-__all__ = ["generate", "gen_tables", "QueryGen", "Callable"]
+__all__ = ["generate", "gen_tables", "QueryGen"]

@@ -10,7 +10,7 @@ from .case import NONE, Case, analyze
 BAD = ("mismatch", "polars_error_ladle_ok", "ladle_error", "crash", "timeout", "setup_error", "harness_error")
 OUTCOMES = ("equal", "both_error", "unsupported", "polars_engines_differ") + BAD
 POLARS_ENGINE = "auto"  # the expected answer: what lf.collect() gives
-OTHER_ENGINE = "in-memory"  # asked when ladle differs from it
+OTHER_ENGINES = ["in-memory", "streaming"]  # asked when ladle differs from it
 
 # tags that say nothing about a class: plain literals and wrappers
 GENERIC_TAGS = {"", "lit", "pylit", "agg-broadcast", "lit:null"}
@@ -29,7 +29,7 @@ def request(case: Case) -> dict[str, Any]:
         order, prefix, taint, fstr, det, why, plan_ok = NONE, [], [], [], True, "", False
     return {"code": case.setup_code(), "order": order, "prefix": prefix, "taint": taint, "fstr": fstr,
             "threads": case.threads, "morsel": case.morsel_rows, "det": det, "why": why, "plan_ok": plan_ok,
-            "polars_engine": POLARS_ENGINE, "other_engine": OTHER_ENGINE}
+            "polars_engine": POLARS_ENGINE, "other_engines": OTHER_ENGINES}
 
 
 def norm_message(msg: str, n: int = 110) -> str:
@@ -66,6 +66,9 @@ def family(tag: str) -> str:
     if parts[0] == "cast" and len(parts) >= 3:
         src, dst = parts[1].split("->")
         return f"cast:{_kind(src)}->{_kind(dst)}:{parts[2]}"
+    if parts[0] in ("cmp", "eq_missing", "ne_missing") and len(parts) >= 2:
+        kinds = ",".join(sorted(_kind(x) for x in parts[1].split(",")))
+        return f"{parts[0]}:{kinds}" + (":lit-first" if tag.endswith("lit-first") else "")
     if parts[0] == "arith" and len(parts) >= 3:
         kinds = ",".join(_kind(x) for x in parts[2].split(","))
         return f"arith:{parts[1]}:{kinds}" + (":lit-first" if tag.endswith("lit-first") else "")

@@ -132,7 +132,7 @@ def _int_values(rng: random.Random, dtype: pl.DataType, n: int, small: bool) -> 
 def _float_values(rng: random.Random, dtype: pl.DataType, n: int, mode: str) -> list[Any]:
     f32 = dtype == pl.Float32
     if mode == "small":
-        dom = [0.0, -0.0, 1.5, -2.5, 1.0, float("nan")]
+        dom = [0.0, -0.0, 1.5, -2.5, 1.0, float("nan"), float("inf"), float("-inf")]
         return [rng.choice(dom) for _ in range(n)]
     specials = [0.0, -0.0, float("nan"), float("inf"), float("-inf"), 0.5, -1.0, 2.0, 100.0, -100.0, 7.0]
     if mode == "extreme":

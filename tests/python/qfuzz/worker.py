@@ -6,12 +6,13 @@ knows whether Polars or ladle was running) and one result line per request.
 Anything else the libraries print goes to stderr (fd 1 is pointed at fd 2).
 
 A request: {"code", "order", "prefix", "taint", "fstr", "threads", "morsel",
-"polars_engine", "other_engine"}. The expected answer is Polars' with
-`engine=polars_engine` ("auto": what `lf.collect()` runs); when ladle differs from
-it, the query also runs on `other_engine` ("in-memory"), and if that engine gives
-ladle's answer the outcome is polars_engines_differ (Polars 2.1's engines disagree,
-e.g. the in-memory engine divides floats by a scalar as a product with its
-reciprocal; ladle follows the default one), not a failure.
+"polars_engine", "other_engines"}. The expected answer is Polars' with
+`engine=polars_engine` ("auto": what `lf.collect()` runs, which picks the in-memory
+or the streaming engine per query); when ladle differs from it, the query also runs
+on each of `other_engines` ("in-memory", "streaming"), and if one of them gives
+ladle's answer the outcome is polars_engines_differ (Polars 2.1's engines disagree:
+the in-memory engine divides floats by a scalar as a product with its reciprocal,
+the streaming one divides), not a failure.
 The result's "outcome" is one of
   equal                  both answered, the same answer
   mismatch               both answered, different answers ("diff": what differs)
@@ -110,15 +111,17 @@ class Runner:
                 out["diff"] = {"kind": diff.kind, "detail": diff.detail[:2000]}
             out["rows"] = exp.height
             out["last_run"] = eng.last_run
-        if out["outcome"] in ("mismatch", "polars_error_ladle_ok", "ladle_error") and req.get("other_engine"):
-            # Polars' other engine: when it gives ladle's answer (or raises where ladle
+        if out["outcome"] in ("mismatch", "polars_error_ladle_ok", "ladle_error"):
+            # Polars' other engines: when one gives ladle's answer (or raises where ladle
             # raises), Polars' own engines disagree and ladle follows one of them
-            phase("polars-other")
-            alt, aerr = _collect(q, req["other_engine"])
-            agree = (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None)
-            if agree:
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_engines_differ"
+            for other in req.get("other_engines", []):
+                phase("polars-" + other)
+                alt, aerr = _collect(q, other)
+                if (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None):
+                    out["outcome_vs_default"] = out["outcome"]
+                    out["outcome"] = "polars_engines_differ"
+                    out["agrees_with"] = other
+                    break
         return out
 
 
