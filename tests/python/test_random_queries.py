@@ -21,6 +21,7 @@ COUNT = int(os.environ.get("QFUZZ_CI_COUNT", "300"))
 def test_random_queries() -> None:
     summ = campaign(SEED, count=COUNT, jobs=2, timeout=60, shrink_per_class=1, shrink_seconds=6,
                     shrink_total_seconds=20, log=lambda s: None)
+    print(summ.text())  # pytest -s: outcome counts and the unsupported rate even when all is well
     assert summ.cases == COUNT
     assert summ.undetermined == 0, "the generator drew cases whose answer Polars leaves open"
     if summ.failures:

@@ -103,7 +103,7 @@ class E:
                 text = text.replace(f"%k{i}", kind(k.dtype)).replace(f"%{i}", short(k.dtype))
         first = self.kids[0] if self.kids else None
         if first is not None and (first.scalar or not first.cols()) and any(
-            k.cols() and not k.scalar for k in self.kids[1:]
+            k.cols() and (not k.scalar or not first.cols()) for k in self.kids[1:]
         ):
             text += ":lit-first"
         elif self.kids and not self.kids[0].cols() and (self.is_agg or text.startswith(("rank", "over"))):
@@ -199,7 +199,15 @@ class Query:
                 yield from op.sub.all()
 
     def kinds(self) -> list[str]:
-        return [op.info.get("tag", op.kind) for op in self.ops]
+        """The operators' names for classes: their tag, and select:scalar for a select
+        whose every item is one value."""
+        out = []
+        for op in self.ops:
+            tag = op.info.get("tag", op.kind)
+            if tag == "select" and op.items and all(e.scalar for e in op.items):
+                tag = "select:scalar"
+            out.append(tag)
+        return out
 
 
 @dataclass
