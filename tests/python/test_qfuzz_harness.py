@@ -47,6 +47,8 @@ def test_compare_values() -> None:
     # float -> String casts compare as the floats they read back as
     c, d = pl.DataFrame({"s": ["1e20", "0.5"]}), pl.DataFrame({"s": ["100000000000000000000.0", "0.5"]})
     assert cmp(c, d) == "values" and cmp(c, d, fstr={"s"}) is None
+    # ... but only very large and very small numbers print differently on purpose
+    assert cmp(pl.DataFrame({"s": ["-100.0"]}), pl.DataFrame({"s": ["-1e+02"]}), fstr={"s"}) == "values"
 
 
 def test_compare_order() -> None:

@@ -28,5 +28,5 @@ def test_random_queries() -> None:
         shown = [f for f in summ.failures if f.reproducer][:6]
         parts = [summ.text(), f"\n{len(shown)} shrunk reproducers (of {len(summ.failures)} failing cases):"]
         for f in shown:
-            parts.append(f"\n# ---- {f.ident}: {f.fine}\n{f.reproducer}")
+            parts.append(f"\n# ---- {f.ident}: {f.cause}\n{f.reproducer}")
         raise AssertionError("\n".join(parts))

@@ -5,7 +5,8 @@ top-level operator and its expression features. The rules below name the cause
 behind the common shapes, the classes of issue 15 ("#n") and the ones this tester
 found since; the first rule that matches wins, and a failure no rule matches keeps
 its fine class (a new class to look at). The rules read the fine class and the
-outcome's description (harness.describe), so they also apply to saved reproducers.
+outcome's description (harness.describe) with the reproducer's source after it, so
+they also apply to saved reproducers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 class Rule:
     name: str
     fine: str = ""  # regex on the fine class
-    detail: str = ""  # regex on the description of the outcome
+    detail: str = ""  # regex on the description of the outcome and the reproducer's source
 
     def matches(self, fine: str, detail: str) -> bool:
         return bool((not self.fine or re.search(self.fine, fine)) and (not self.detail or re.search(self.detail, detail, re.S)))
@@ -33,8 +34,8 @@ RULES: list[Rule] = [
          fine=r"^(crash|timeout).*(cmp|eq_missing|ne_missing):duration,str"),
     Rule("wrap_numerical casts of floats to temporal types give out-of-range values (Polars panics reading them)",
          fine=r"^ladle_error:PanicException.*cast:float->(date|datetime|duration):wrap"),
-    Rule("#3 a literal first operand (fill_null of a typed null literal) crashes after a join",
-         fine=r"^(crash|timeout).*join.*lit-first"),
+    Rule("#3 a literal first operand in group_by or after a join writes out of bounds (segfault, heap corruption)",
+         fine=r"^(crash|timeout|late_crash).*lit-first"),
     Rule("tester error", fine=r"^(harness_error|setup_error)"),
     Rule("temporal literals outside Python's datetime range: ladle's translator panics (PanicException)",
          fine=r"^ladle_error:PanicException", detail=r"overflowed|out-of-range"),
@@ -54,15 +55,16 @@ RULES: list[Rule] = [
          detail=r"values: \[\"(0x|\s|\+)"),
     Rule("out-of-range casts to Datetime/Duration wrap (integers, Date -> Datetime(ns); Polars: null, or an error when strict)",
          fine=r"^(mismatch|polars_error_ladle_ok).*cast:(u?int|date)->(datetime|duration)"),
-    Rule("arithmetic on an untyped null literal answers where Polars raises", fine=r"^polars_error_ladle_ok.*arith:[^|]*null",
-         detail=r"not supported for dtype `null`"),
+    Rule("floor division of a Boolean or an untyped null answers where Polars raises",
+         fine=r"^polars_error_ladle_ok.*arith://:[^|]*(null|bool)", detail=r"not supported for dtype|cannot get ref"),
     Rule("a strict cast of a literal that fails: Polars raises even when no row or group reads it, ladle does not",
          fine=r"^polars_error_ladle_ok", detail=r"failed in column 'literal'"),
+    Rule("Polars panics (a Polars bug; ladle answers)", fine=r"^polars_error_ladle_ok:PanicException"),
     # ladle raises
     Rule("#9 rank() (or a window) of a literal: 'expression gave 0 rows'", fine=r"^ladle_error.*gave N rows.*(rank|over)"),
     Rule("an expression of no column: 'expression gave 0 rows'", fine=r"^ladle_error.*gave N rows"),
-    Rule("when/then/otherwise: a strict cast in a branch no row takes raises on ladle (Polars does not evaluate it)",
-         fine=r"^ladle_error:LadleError:strict cast.*\bwhen", detail=r"strict cast"),
+    Rule("when/then/otherwise, fill_nan: a strict cast in a branch no row takes raises on ladle (Polars does not evaluate it)",
+         fine=r"^ladle_error:LadleError:strict cast.*\b(when|fill_nan|fill_null)", detail=r"strict cast"),
     Rule("Polars raises 'returned aggregation is of different length' (a Polars bug; ladle answers)",
          fine=r"^polars_error_ladle_ok:ComputeError", detail=r"returned aggregation is of different length"),
     Rule("a string expression in group_by over an empty input: 'out of memory: string output'",
@@ -73,9 +75,10 @@ RULES: list[Rule] = [
          fine=r"^mismatch.*(select:len|join:cross)", detail=r"got 0\b|got None|got \d+ rows"),
     Rule("#2 input projected to no column has 0 rows (select(pl.len()), cross join + select)",
          fine=r"^mismatch[^|]*\|[^|]*\|.*\b(len|agg:len)\b", detail=r"expected [1-9]\d*, got 0\b|expected [1-9]\d* rows, got 0\b"),
-    Rule("#2 input projected to no column has 0 rows (with_row_index + select)",
-         fine=r"^mismatch.*with_row_index>select", detail=r"expected [1-9]\d* rows, got 0\b"),
+    Rule("#2 input projected to no column has 0 rows (with_row_index + select)", fine=r"^mismatch.*with_row_index>select"),
     Rule("#2 input projected to no column has 0 rows (select(pl.len()), cross join + select)", fine=r"^mismatch.*select:len"),
+    Rule("#2 input projected to no column has 0 rows (a select of literals)", fine=r"^mismatch:height \| [^|]*select:scalar \|",
+         detail=r"expected [1-9]\d* rows, got 0\b"),
     Rule("#4 repeated scalar aggregations in select: one row per input row", fine=r"^mismatch:height \| [^|]*select:scalar \|"),
     Rule("#5 an aggregation (or window) of a literal uses the group's length", fine=r"^mismatch.*(agg:[a-z_.]+|over):lit"),
     Rule("#3 a literal (or other one-value) first operand broadcasts its row 0", fine=r"^mismatch.*lit-first"),
@@ -83,8 +86,11 @@ RULES: list[Rule] = [
     Rule("#11 String -> number parsing ('0x10', ' 7', '+4')", fine=r"^mismatch.*cast:str->(int|uint|float)"),
     Rule("#12 float %", fine=r"^mismatch.*arith:%:[a-z,]*float"),
     Rule("#13 Duration unit down-casts floor instead of truncating (also implicit: datetime +- duration of another unit, supertypes)",
-         fine=r"^mismatch.*(cast:duration->duration|arith:[-+]:(date|datetime),duration|fill_null)", detail=r"timedelta|datetime"),
+         fine=r"^mismatch.*(cast:duration->duration|arith:[-+]:(date|datetime),duration|fill_null|when)",
+         detail=r"timedelta|datetime"),
     Rule("#15 temporal -> String drops a zero fraction", fine=r"^mismatch.*cast:(date|datetime)->str"),
+    Rule("Float -> String prints an integral value with an exponent ('-1e+02' where Polars prints '-100.0')",
+         fine=r"^mismatch.*cast:float->str", detail=r"e[+-]\d"),
     Rule("#16 wrap_numerical casts float -> int give null", fine=r"^mismatch.*cast:float->u?int:wrap"),
     Rule("wrap_numerical casts temporal -> int give null", fine=r"^mismatch.*cast:(date|datetime|duration)->u?int:wrap"),
     Rule("wrap_numerical casts int -> temporal give null", fine=r"^mismatch.*cast:u?int->(date|datetime|duration):wrap"),
@@ -93,10 +99,12 @@ RULES: list[Rule] = [
     Rule("arg_min/arg_max of a group of NaN gives null (Polars: the first index)", fine=r"^mismatch.*agg:arg_(min|max)"),
     Rule("Float32 log()/log10(): last bits differ from Polars", fine=r"^mismatch.*\blog(10)?\b"),
     Rule("rank() over a window of a null value gives a rank (Polars: null)", fine=r"^mismatch.*\brank\b.*over|^mismatch.*over.*\brank\b"),
-    Rule("#14 Datetime compared with a literal of another unit", fine=r"^mismatch.*\bcmp\b", detail=r"datetime"),
+    Rule("#14 Datetime/Duration compared with a literal of another unit (Polars compares in the literal's unit)",
+         fine=r"^mismatch.*(\bcmp|is_between|eq_missing|ne_missing)",
+         detail=r"(Datetime|Duration)\(\"ns\"\).*(dt\.datetime|pl\.duration|dt\.timedelta)"),
     Rule("clip with lower bound > upper bound", fine=r"^mismatch.*\bclip\b"),
-    Rule("float division by a one-value expression (an aggregation): Polars multiplies by its reciprocal, ladle divides",
-         fine=r"^mismatch.*arith:/", detail=r"\d{14,}"),
+    Rule("float division by a one-value divisor (a literal or an aggregation): Polars multiplies by its reciprocal, ladle divides",
+         fine=r"^mismatch.*arith:/", detail=r"\d\.\d*(0000|9999)\d"),
     Rule("#4 a select of one-value expressions: one row per input row (seen through a later operator)",
          fine=r"^mismatch[^|]*\| [^|]*select:scalar"),
     Rule("#6 join maintain_order ignored (seen through a later operator)",

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .gen import generate
-from .harness import BAD, OUTCOMES, coarse_class, fine_class, norm_message, reproducer, request
+from .classify import cause
+from .harness import BAD, OUTCOMES, coarse_class, describe, fine_class, norm_message, reproducer, request
 from .pool import Pool
 from .shrink import shrink
 
@@ -35,6 +36,7 @@ class Failure:
     result: dict[str, Any]
     coarse: str
     fine: str = ""
+    cause: str = ""  # classify.cause of the shrunk case
     file: str = ""
     reproducer: str = ""
     shrink_runs: int = 0
@@ -82,6 +84,7 @@ class Summary:
                 for k, v in sorted(classes.items(), key=lambda kv: -len(kv[1]))
             ],
             "coarse_classes": collections.Counter(f.coarse for f in self.failures).most_common(),
+            "causes": collections.Counter(f.cause for f in self.failures if f.cause).most_common(),
         }
 
     def text(self) -> str:
@@ -93,8 +96,8 @@ class Summary:
             lines.append("unsupported, by reason:")
             lines += [f"  {n:5d}  {r}" for r, n in self.unsupported.most_common(12)]
         if self.failures:
-            lines.append("failures, by class:")
-            cnt = collections.Counter(f.fine or f.coarse for f in self.failures)
+            lines.append("failures, by class (named cause where the case was shrunk):")
+            cnt = collections.Counter(f.cause or f.coarse for f in self.failures)
             lines += [f"  {n:5d}  {c}" for c, n in cnt.most_common()]
         return "\n".join(lines)
 
@@ -133,6 +136,7 @@ def campaign(
         while count is None or i < start + count:
             case = generate(seed, i)
             req = request(case)
+            req["id"] = f"{seed}:{i}"
             if not req["det"]:
                 summ.undetermined += 1
             yield i, req
@@ -163,6 +167,11 @@ def campaign(
 
     try:
         pool.map(reqs(), done, stop)
+        for late in pool.late_crashes():
+            # the worker died after answering this case: a crash all the same
+            res = {"outcome": "late_crash", "phase": "after the answer", "signal": late["signal"], "stderr": late["stderr"]}
+            summ.outcomes["late_crash"] += 1  # besides the case's own outcome
+            summ.failures.append(Failure(str(late["id"]), res, coarse_class(res)))
         summ.seconds = time.monotonic() - t0
         # shrink: a few per coarse class first, so that every class gets a small reproducer
         per_class: collections.Counter[str] = collections.Counter()
@@ -177,10 +186,12 @@ def campaign(
             per_class[f.coarse] += 1
             s, i = f.ident.split(":")
             case = generate(int(s), int(i))
-            small, res, req, runs = shrink(case, f.result, pool.run_one, seconds=shrink_seconds)
+            run = (lambda r: run_twice(pool, r)) if f.result["outcome"] == "late_crash" else pool.run_one
+            small, res, req, runs = shrink(case, f.result, run, seconds=shrink_seconds)
             f.fine = fine_class(small, res)
             f.shrink_runs = runs
             f.reproducer = reproducer(small, res, req, f.fine)
+            f.cause = cause(f.fine, describe(res) + "\n" + small.setup_code())
             shrunk += 1
             if out is not None:
                 out.mkdir(parents=True, exist_ok=True)
@@ -197,6 +208,24 @@ def campaign(
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(summ.to_json(), indent=1))
     return summ
+
+
+def run_twice(pool: Pool, req: dict[str, Any]) -> dict[str, Any]:
+    """Runs req twice in one worker: a worker that dies after the first answer (a heap
+    the first run corrupted, noticed later) gives a late_crash."""
+    w = pool.workers[0]
+    before = len(w.late)
+    res = w.run(req)
+    if res["outcome"] in ("crash", "timeout"):
+        return res
+    again = w.run(req)
+    if len(w.late) > before:
+        late = w.late[-1]
+        return {"outcome": "late_crash", "phase": "after the answer", "signal": late["signal"], "stderr": late["stderr"]}
+    if again["outcome"] in ("crash", "timeout"):
+        return {"outcome": "late_crash", "phase": f"the same query again ({again.get('phase')})",
+                "signal": again.get("signal", ""), "stderr": again.get("stderr", "")}
+    return res
 
 
 def per_class_key(f: Failure) -> str:

@@ -15,8 +15,9 @@ the largest finite magnitude in the input tables and rows their total height (a
 bound on the rounding error of a sum of their values). When the inputs hold
 magnitudes above 1e290 a sum may overflow in one order and not in another, so
 there a non-finite value against a finite one is accepted too. Columns in `fstr`
-(float -> String casts, whose text differs on purpose) compare as the floats they
-parse to.
+(float -> String casts, whose text differs on purpose for very large and very small
+numbers, docs/semantics.md) compare as the floats they parse to where those are at
+least 1e15 or below 1e-4 in magnitude; other numbers must print as Polars prints them.
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: floa
                 close = close | big["nonfinite"]
             eq = eq | close
     elif fstr and a.dtype == pl.String:
+        # only very large and very small numbers print differently on purpose
         fa, fb = a.cast(pl.Float64, strict=False), b.cast(pl.Float64, strict=False)
-        eq = eq | (fa.eq_missing(fb) & fa.is_not_null()) | (fa.is_nan() & fb.is_nan()).fill_null(False)
+        far = (fa.abs() >= 1e15) | ((fa.abs() < 1e-4) & (fa != 0))
+        eq = eq | (fa.eq_missing(fb) & fa.is_not_null() & far).fill_null(False) | (fa.is_nan() & fb.is_nan()).fill_null(False)
     return eq.fill_null(False)
 
 

@@ -19,7 +19,7 @@ import polars as pl
 
 from .case import FULL, Case, Column, E, Op, Query, State, Table, analyze, esc, lazy, step
 from .exprs import ANY, ExprGen, _weighted
-from .values import ALL_TYPES, kind, values
+from .values import ALL_TYPES, kind, short, values
 
 KEY_TYPES: list[pl.DataType] = [
     pl.Int64(), pl.Int32(), pl.UInt8(), pl.Int16(), pl.String(), pl.String(), pl.Date(), pl.Boolean(),
@@ -349,7 +349,8 @@ class QueryGen:
                     elif tcols and rng.random() < 0.5:
                         c = rng.choice(list(tcols))
                         items.append(E(esc(f"pl.col({c!r}).cast({_dt(dtype)}, strict=False).alias({n!r})"),
-                                       tag=f"cast:{kind(tcols[c])}->{kind(dtype)}:nonstrict"))
+                                       tag=f"cast:{short(tcols[c])}->{short(dtype)}:nonstrict",
+                                       fstr=kind(tcols[c]) == "float" and kind(dtype) == "str"))
                     else:
                         items.append(E(esc(f"pl.lit(None, dtype={_dt(dtype)}).alias({n!r})")))
                 sub = Query(t.name, [Op("select", ".select(", items, ")", names=list(schema))])

@@ -7,7 +7,7 @@ from typing import Any
 
 from .case import NONE, Case, analyze
 
-BAD = ("mismatch", "polars_error_ladle_ok", "ladle_error", "crash", "timeout", "setup_error", "harness_error")
+BAD = ("mismatch", "polars_error_ladle_ok", "ladle_error", "crash", "timeout", "late_crash", "setup_error", "harness_error")
 OUTCOMES = ("equal", "both_error", "unsupported", "polars_engines_differ") + BAD
 POLARS_ENGINE = "auto"  # the expected answer: what lf.collect() gives
 OTHER_ENGINES = ["in-memory", "streaming"]  # asked when ladle differs from it
@@ -53,7 +53,7 @@ def coarse_class(res: dict[str, Any]) -> str:
         return f"{o}:{e['type']}:{norm_message(e['message'], 70)}"
     if o == "polars_error_ladle_ok":
         return f"{o}:{res['polars_error']['type']}"
-    if o in ("crash", "timeout"):
+    if o in ("crash", "timeout", "late_crash"):
         return f"{o}:{res.get('phase')}:{res.get('signal', '')}"
     if o in ("setup_error", "harness_error"):
         return f"{o}:{res['error']['type']}"
@@ -111,6 +111,8 @@ def same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return bool(a["polars_error"]["type"] == b["polars_error"]["type"])
     if o in ("crash", "timeout"):
         return bool(a.get("phase") == b.get("phase"))
+    if o == "late_crash":
+        return True
     return True
 
 
@@ -123,7 +125,7 @@ def describe(res: dict[str, Any]) -> str:
         e = res.get(side)
         if e:
             lines.append(f"{side.split('_')[0]} raised {e['type']}: {e['message'][:600]}")
-    if o in ("crash", "timeout"):
+    if o in ("crash", "timeout", "late_crash"):
         lines.append(f"while running: {res.get('phase')}; {res.get('signal', '')}")
         tail = (res.get("stderr") or "").strip().splitlines()[-8:]
         lines += ["stderr: " + t for t in tail]

@@ -5,7 +5,8 @@ the worker reports the phase it enters and then the result. When the process die
 (segfault, abort, a Rust panic that kills it) the case's outcome is "crash"; when it
 does not answer within the timeout it is killed and the outcome is "timeout". Both
 carry the phase (polars or ladle) and the tail of the worker's stderr. The slot
-starts a fresh worker for its next case.
+starts a fresh worker for its next case. A worker found dead before its next case
+(it crashed after answering) is recorded in `late` with the id of its last case.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class Worker:
         self.buf = b""
         self.err = tempfile.TemporaryFile()
         self.started = 0
+        self.last_id: Any = None  # the "id" of the last request sent
+        self.late: list[dict[str, Any]] = []  # deaths noticed before the next request
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -89,8 +92,16 @@ class Worker:
         self.proc = None
 
     def run(self, req: dict[str, Any]) -> dict[str, Any]:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is not None and self.proc.poll() is not None:
+            # it died after answering its last case (a background thread, a corrupted
+            # heap noticed later): that case is the suspect
+            rc = self.proc.returncode
+            self.late.append({"id": self.last_id, "signal": signal.Signals(-rc).name if rc < 0 else f"exit {rc}",
+                              "stderr": self.stderr_tail()})
+            self.proc = None
+        if self.proc is None:
             self.start()
+        self.last_id = req.get("id")
         assert self.proc is not None and self.proc.stdin is not None
         t0 = time.monotonic()
         phase = "send"
@@ -174,6 +185,10 @@ class Pool:
                 q.put(None)
             for t in threads:
                 t.join()
+
+    def late_crashes(self) -> list[dict[str, Any]]:
+        """Workers that died after answering a case (each names that case's id)."""
+        return [x for w in self.workers for x in w.late]
 
     def close(self) -> None:
         for w in self.workers:

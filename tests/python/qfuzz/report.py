@@ -49,7 +49,7 @@ def report(dirs: list[Path], copy: Path | None = None) -> str:
         for p in sorted(d.glob("*.py")):
             r = parse(p)
             if r is not None:
-                by_cause[cause(r["fine"], r["detail"])].append(r)
+                by_cause[cause(r["fine"], r["detail"] + "\n" + r["query"])].append(r)
     shrunk = sum(len(v) for v in by_cause.values())
     out = [f"# qfuzz report: {cases} cases, seeds {', '.join(seeds)}, {seconds:.0f} s", "", "| outcome | cases | % |", "|---|---|---|"]
     for o, n in outcomes.most_common():
