@@ -89,6 +89,17 @@ class E:
     def cols(self) -> set[str]:
         return {n.col for n in self.walk() if n.col is not None}
 
+    def one_value(self) -> bool:
+        """Is this one value (a literal, an aggregation, pl.len(), or made of those)? Read
+        from the tree as it is now: shrinking replaces nodes by their children."""
+        if not self.kids:
+            return self.scalar
+        if self.is_agg:
+            return True
+        if self.tag.startswith("over") or "agg-broadcast" == self.tag:
+            return self.tag == "agg-broadcast"
+        return all(k.one_value() for k in self.kids)
+
     def tag_text(self) -> str:
         """The tag with the children's types filled in (%0: short type name of kid 0,
         %k0: its kind) and two markers found from the tree as it is now (so that they
@@ -102,8 +113,8 @@ class E:
             if k.dtype is not None:
                 text = text.replace(f"%k{i}", kind(k.dtype)).replace(f"%{i}", short(k.dtype))
         first = self.kids[0] if self.kids else None
-        if first is not None and (first.scalar or not first.cols()) and any(
-            k.cols() and (not k.scalar or not first.cols()) for k in self.kids[1:]
+        if first is not None and (first.one_value() or not first.cols()) and any(
+            k.cols() and (not k.one_value() or not first.cols()) for k in self.kids[1:]
         ):
             text += ":lit-first"
         elif self.kids and not self.kids[0].cols() and (self.is_agg or text.startswith(("rank", "over"))):
@@ -204,7 +215,7 @@ class Query:
         out = []
         for op in self.ops:
             tag = op.info.get("tag", op.kind)
-            if tag == "select" and op.items and all(e.scalar for e in op.items):
+            if tag == "select" and op.items and all(e.one_value() for e in op.items):
                 tag = "select:scalar"
             out.append(tag)
         return out
@@ -343,7 +354,7 @@ def step(st: State, op: Op, names: list[str], ns: dict[str, Any], cur: str) -> S
                 if e.fstr:
                     out_fstr.add(name)
         new.taint, new.fstr = out_taint, out_fstr
-        if op.items and all(e.scalar for e in op.items) and k == "select":
+        if op.items and all(e.one_value() for e in op.items) and k == "select":
             new.order, new.prefix = FULL, []
         elif new.order == PREFIX:
             if k == "select":

@@ -153,7 +153,7 @@ def reproducer(case: Case, res: dict[str, Any], req: dict[str, Any], cls: str = 
         "def run(engine):\n"
         "    try:\n"
         "        return q.collect(engine=engine)\n"
-        "    except Exception as e:\n"
+        "    except BaseException as e:  # PanicException too\n"
         '        return f"{type(e).__name__}: {e}"\n\n\n'
         'print("Polars:", run("auto"))\n'
         f'print("ladle: ", run({case.engine_code()}))\n'

@@ -30,6 +30,14 @@ def parse(path: Path) -> dict[str, Any] | None:
     return {"id": m["id"], "fine": m["fine"], "detail": m["detail"], "text": text, "query": query, "path": path}
 
 
+def file_name(cause_: str) -> str:
+    """issue15_<n>_<words> for a class of issue 15, new_<words> for the others."""
+    m = re.match(r"#(\d+) (.*)", cause_)
+    if m:
+        return f"issue15_{m[1]}_{slug(m[2])}"[:70].rstrip("_")
+    return ("new_" + slug(cause_.replace("unclassified: ", "")))[:70].rstrip("_")
+
+
 def report(dirs: list[Path], copy: Path | None = None) -> str:
     outcomes: collections.Counter[str] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
@@ -62,7 +70,7 @@ def report(dirs: list[Path], copy: Path | None = None) -> str:
         out.append(f"| {c} | {len(rs)} | {best['id']} |")
         if copy is not None:
             copy.mkdir(parents=True, exist_ok=True)
-            (copy / f"{slug(c)}.py").write_text(best["text"])
+            (copy / f"{file_name(c)}.py").write_text(best["text"])
     out.append("")
     for c, rs in sorted(by_cause.items(), key=lambda kv: -len(kv[1])):
         best = min(rs, key=lambda r: len(r["text"]))
