@@ -19,13 +19,13 @@ COUNT = int(os.environ.get("QFUZZ_CI_COUNT", "300"))
 
 
 def test_random_queries() -> None:
-    summ = campaign(SEED, count=COUNT, jobs=2, timeout=60, shrink_per_class=1, shrink_seconds=6,
-                    shrink_total_seconds=20, log=lambda s: None)
+    summ = campaign(SEED, count=COUNT, jobs=2, timeout=60, shrink_per_class=3, shrink_seconds=5,
+                    shrink_total_seconds=25, log=lambda s: None)
     print(summ.text())  # pytest -s: outcome counts and the unsupported rate even when all is well
     assert summ.cases == COUNT
     assert summ.undetermined == 0, "the generator drew cases whose answer Polars leaves open"
     if summ.failures:
-        shown = [f for f in summ.failures if f.reproducer][:6]
+        shown = [f for f in summ.failures if f.reproducer][:8]
         parts = [summ.text(), f"\n{len(shown)} shrunk reproducers (of {len(summ.failures)} failing cases):"]
         for f in shown:
             parts.append(f"\n# ---- {f.ident}: {f.cause}\n{f.reproducer}")
