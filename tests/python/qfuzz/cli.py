@@ -187,7 +187,8 @@ def campaign(
             s, i = f.ident.split(":")
             case = generate(int(s), int(i))
             run = (lambda r: run_twice(pool, r)) if f.result["outcome"] == "late_crash" else pool.run_one
-            small, res, req, runs = shrink(case, f.result, run, seconds=shrink_seconds)
+            left = shrink_total_seconds - (time.monotonic() - shrink_t0)
+            small, res, req, runs = shrink(case, f.result, run, seconds=max(1.0, min(shrink_seconds, left)))
             f.fine = fine_class(small, res)
             f.shrink_runs = runs
             f.reproducer = reproducer(small, res, req, f.fine)
