@@ -5,7 +5,10 @@
 #   make          the C library, C tests and demos (build/), and the Python
 #                 package built into .venv (`.venv/bin/python -c "import ladle"`)
 #   make test     C unit tests (release, then ASan+UBSan), the Python tests, and
-#                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each
+#                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each, and the
+#                 random differential query tester for QFUZZ_SECONDS (60)
+#   make fuzz-queries  random Polars queries on ladle and on Polars for QFUZZ_SECONDS
+#                 (QFUZZ_SEED, default: the time); reproducers in build-fuzz/qfuzz/
 #   make demo     the main job: MovieLens-shaped ETL in Polars on ladle, vs Polars
 #   make demo-c   the same shape of job through the C API only
 #   make bench    ladle vs Polars, DuckDB and pyarrow: TPC-H SF1 (Parquet and in memory),
@@ -26,9 +29,14 @@ PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb matplotlib setup
 C_SOURCES := $(shell find src include -name '*.[ch]' 2>/dev/null)
 EXT_SOURCES := $(C_SOURCES) python/ladle/_native.c setup.py pyproject.toml
 
-.PHONY: all build deps python test test-c test-asan test-python fuzz bench bench-quick bench-io demo demo-c format clean
+.PHONY: all build deps python test test-c test-asan test-python fuzz fuzz-queries bench bench-quick bench-io demo demo-c format clean
 BENCH_ARGS ?=
 FUZZ_SECONDS ?= 60
+QFUZZ_SECONDS ?= 60
+ifndef QFUZZ_SEED
+QFUZZ_SEED := $(shell date +%s)
+endif
+QFUZZ_JOBS ?= $(JOBS)
 
 all: build python
 
@@ -84,11 +92,19 @@ test-python: python
 	$(PY) -m pytest tests/python -p no:cacheprovider
 
 # libFuzzer targets for the Parquet and CSV readers (clang, ASan + UBSan), run
-# for FUZZ_SECONDS each from a corpus seeded with ../shared's files
+# for FUZZ_SECONDS each from a corpus seeded with ../shared's files; then the
+# random differential query tester for QFUZZ_SECONDS
 fuzz: | deps
 	@command -v clang >/dev/null 2>&1 && test -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev zstd)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh
+	$(MAKE) --no-print-directory fuzz-queries
+
+# random Polars queries over random tables on ladle and on Polars' CPU engine
+# (tests/python/qfuzz); failures shrunk into reproducers, summary.json beside them
+fuzz-queries: python
+	$(PY) tests/python/qfuzz --seconds $(QFUZZ_SECONDS) --seed $(QFUZZ_SEED) --jobs $(QFUZZ_JOBS) \
+	  --shrink-total-seconds 120 --out build-fuzz/qfuzz/$(QFUZZ_SEED)
 
 test: test-c test-asan test-python fuzz
 

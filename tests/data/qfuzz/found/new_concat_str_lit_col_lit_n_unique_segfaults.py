@@ -1,0 +1,38 @@
+"""qfuzz case 51:3312: crash:ladle:SIGSEGV | select:scalar | agg:n_unique,concat_str:lit-first
+
+outcome: crash
+while running: ladle; SIGSEGV
+stderr:   File "/work/main/.venv/lib/python3.11/site-packages/polars/_utils/expired.py", line 114 in wrapper
+stderr:   File "/tmp/qfuzz_snap/qfuzz/worker.py", line 82 in run
+stderr:   File "/tmp/qfuzz_snap/qfuzz/worker.py", line 161 in main
+stderr:   File "/tmp/qfuzz_snap/qfuzz/worker.py", line 171 in <module>
+stderr:   File "<frozen runpy>", line 88 in _run_code
+stderr:   File "<frozen runpy>", line 198 in _run_module_as_main
+stderr: 
+stderr: Extension modules: ladle._native, numpy._core._multiarray_umath, numpy.linalg._umath_linalg, pyarrow.lib (total: 4)
+
+Row order Polars defines for this query: full.
+"""
+
+import datetime as dt
+
+import polars as pl
+
+import ladle
+
+t0 = pl.DataFrame({'a': [208, -864, 608, -802, 288, -95, 299, 351]}, schema={'a': pl.Int64})
+q = (
+    t0.lazy()
+    .select(pl.concat_str([pl.lit('ω'), pl.col('a'), pl.lit('1e3')], separator='-').n_unique().alias('x1'))
+)
+
+
+def run(engine):
+    try:
+        return q.collect(engine=engine)
+    except BaseException as e:  # PanicException too
+        return f"{type(e).__name__}: {e}"
+
+
+print("Polars:", run("auto"))
+print("ladle: ", run(ladle.Engine(raise_on_fail=True, threads=2, morsel_rows=7)))

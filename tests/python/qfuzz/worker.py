@@ -1,0 +1,171 @@
+"""The worker process: runs cases on Polars and on ladle and compares them.
+
+Reads one JSON request per line on stdin and writes JSON lines to its stdout: a
+{"phase": ...} line before each step (so that when the process dies, the parent
+knows whether Polars or ladle was running) and one result line per request.
+Anything else the libraries print goes to stderr (fd 1 is pointed at fd 2).
+
+A request: {"code", "order", "prefix", "taint", "fstr", "threads", "morsel",
+"polars_engine", "other_engines"}. The expected answer is Polars' with
+`engine=polars_engine` ("auto": what `lf.collect()` runs, which picks the in-memory
+or the streaming engine per query); when ladle differs from it, the query also runs
+on each of `other_engines` ("in-memory", "streaming"), and if one of them gives
+ladle's answer the outcome is polars_engines_differ (Polars 2.1's engines disagree:
+the in-memory engine divides floats by a scalar as a product with its reciprocal,
+the streaming one divides), not a failure.
+The result's "outcome" is one of
+  equal                  both answered, the same answer
+  mismatch               both answered, different answers ("diff": what differs)
+  both_error             both raised
+  polars_error_ladle_ok  Polars raised, ladle answered: a bug
+  ladle_error            ladle raised (not UnsupportedError), Polars answered: a bug
+  unsupported            ladle raised UnsupportedError, Polars answered
+  polars_engines_differ  ladle differs from Polars' default engine but agrees with its other one
+  setup_error            the case's own code failed (a generator bug)
+  harness_error          the worker itself failed (a tester bug)
+(crash and timeout are decided by the parent.)
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import resource
+import sys
+import traceback
+import warnings
+from typing import Any
+
+import polars as pl
+
+MEMORY_LIMIT = 8 << 30  # address space per worker: a runaway allocation fails instead of swapping
+
+
+def _err(e: BaseException) -> dict[str, str]:
+    return {"type": type(e).__name__, "message": str(e)[:2000]}
+
+
+class Runner:
+    def __init__(self) -> None:
+        import ladle
+
+        self.ladle = ladle
+        self.engines: dict[tuple[int, int | None], Any] = {}
+
+    def engine(self, threads: int, morsel: int | None) -> Any:
+        key = (threads, morsel)
+        if key not in self.engines:
+            self.engines[key] = self.ladle.Engine(raise_on_fail=True, threads=threads, morsel_rows=morsel)
+        return self.engines[key]
+
+    def run(self, req: dict[str, Any], phase: Any) -> dict[str, Any]:
+        from .compare import compare, input_scale
+
+        ns: dict[str, Any] = {}
+        phase("setup")
+        try:
+            exec(compile(req["code"], "<case>", "exec"), ns)
+            q = ns["q"]
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            return {"outcome": "setup_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
+        phase("polars")
+        exp, perr = _collect(q, req.get("polars_engine", "auto"))
+        phase("ladle")
+        got = lerr = None
+        eng = self.engine(req["threads"], req["morsel"])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", self.ladle.FallbackWarning)
+                got = q.collect(engine=eng)
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            lerr = _err(e)
+        phase("compare")
+        frames = [v for k, v in ns.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)]
+        scale, rows = input_scale(frames)
+
+        def same(a: pl.DataFrame, b: pl.DataFrame) -> Any:
+            return compare(a, b, order=req["order"], prefix=req["prefix"], taint=set(req["taint"]),
+                           fstr=set(req["fstr"]), scale=scale, rows=rows)
+
+        out: dict[str, Any] = {"polars_error": perr, "ladle_error": lerr}
+        if lerr is not None and perr is not None:
+            out["outcome"] = "both_error"
+        elif perr is not None:
+            out["outcome"] = "polars_error_ladle_ok"
+            out["got_shape"] = list(got.shape) if got is not None else None
+        elif lerr is not None:
+            unsupported = lerr["type"] == "UnsupportedError"
+            out["outcome"] = "unsupported" if unsupported else "ladle_error"
+        else:
+            assert exp is not None and got is not None
+            diff = same(exp, got)
+            if diff is None:
+                out["outcome"] = "equal"
+            else:
+                out["outcome"] = "mismatch"
+                out["diff"] = {"kind": diff.kind, "detail": diff.detail[:2000]}
+            out["rows"] = exp.height
+            out["last_run"] = eng.last_run
+        if out["outcome"] in ("mismatch", "polars_error_ladle_ok", "ladle_error"):
+            # Polars' other engines: when one gives ladle's answer (or raises where ladle
+            # raises), Polars' own engines disagree and ladle follows one of them
+            for other in req.get("other_engines", []):
+                phase("polars-" + other)
+                alt, aerr = _collect(q, other)
+                if (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None):
+                    out["outcome_vs_default"] = out["outcome"]
+                    out["outcome"] = "polars_engines_differ"
+                    out["agrees_with"] = other
+                    break
+        return out
+
+
+def _collect(q: pl.LazyFrame, engine: str) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
+    """(result, None) or (None, error) of q on one of Polars' engines."""
+    try:
+        return q.collect(engine=engine), None  # type: ignore[arg-type]
+    except BaseException as e:  # noqa: BLE001 - PanicException is a BaseException
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return None, _err(e)
+
+
+def main() -> None:
+    faulthandler.enable()  # a segfault leaves the Python stack in stderr
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    except (ValueError, OSError):
+        pass
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def send(msg: dict[str, Any]) -> None:
+        out.write(json.dumps(msg) + "\n")
+        out.flush()
+
+    runner = Runner()
+    send({"ready": True})
+    for line in sys.stdin:
+        req = json.loads(line)
+
+        def phase(p: str) -> None:
+            send({"phase": p})
+
+        try:
+            res = runner.run(req, phase)
+        except BaseException as e:  # noqa: BLE001 - a harness error (or a Polars panic), reported as such
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            res = {"outcome": "harness_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
+        res["id"] = req.get("id")
+        send(res)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The random query tester's own parts: determinism, the comparison rules, the order
+analysis and the shrinker (tests/python/qfuzz)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from qfuzz.case import FULL, NONE, PREFIX, Case, Column, Op, Query, Table, analyze
+from qfuzz.compare import compare
+from qfuzz.gen import generate
+from qfuzz.harness import request
+from qfuzz.shrink import shrink
+
+
+def test_generation_is_deterministic() -> None:
+    for i in range(20):
+        a, b = generate(5, i), generate(5, i)
+        assert a.setup_code() == b.setup_code()
+        assert (a.threads, a.morsel_rows) == (b.threads, b.morsel_rows)
+    assert generate(5, 0).setup_code() != generate(6, 0).setup_code()
+
+
+def test_generated_cases_are_determined() -> None:
+    for i in range(40):
+        req = request(generate(7, i))
+        assert req["det"], req["why"]
+
+
+def cmp(a: pl.DataFrame, b: pl.DataFrame, order: str = FULL, **kw: object) -> str | None:
+    d = compare(a, b, order=order, prefix=kw.get("prefix", []), taint=kw.get("taint", set()),  # type: ignore[arg-type]
+                fstr=kw.get("fstr", set()), scale=1000.0, rows=10)  # type: ignore[arg-type]
+    return None if d is None else d.kind
+
+
+def test_compare_values() -> None:
+    nan = float("nan")
+    a = pl.DataFrame({"x": [nan, -0.0, None, 1.0], "s": ["a", None, "", "é"]})
+    assert cmp(a, pl.DataFrame({"x": [nan, 0.0, None, 1.0], "s": ["a", None, "", "é"]})) is None
+    assert cmp(a, pl.DataFrame({"x": [nan, 0.0, 2.0, 1.0], "s": ["a", None, "", "é"]})) == "values"
+    assert cmp(a, a.with_columns(pl.col("x").cast(pl.Float32))) == "dtypes"
+    assert cmp(a, a.rename({"s": "t"})) == "columns"
+    assert cmp(a, a.head(3)) == "height"
+    # a float sum's last bits may differ; only in the columns that carry one
+    b = pl.DataFrame({"x": [nan, 0.0, None, 1.0 + 1e-15], "s": ["a", None, "", "é"]})
+    assert cmp(a, b) == "values"
+    assert cmp(a, b, taint={"x"}) is None
+    # float -> String casts compare as the floats they read back as
+    c, d = pl.DataFrame({"s": ["1e20", "0.5"]}), pl.DataFrame({"s": ["100000000000000000000.0", "0.5"]})
+    assert cmp(c, d) == "values" and cmp(c, d, fstr={"s"}) is None
+    # ... but only very large and very small numbers print differently on purpose
+    assert cmp(pl.DataFrame({"s": ["-100.0"]}), pl.DataFrame({"s": ["-1e+02"]}), fstr={"s"}) == "values"
+
+
+def test_compare_order() -> None:
+    a = pl.DataFrame({"k": [1, 1, 2], "v": [1, 2, 3]})
+    b = pl.DataFrame({"k": [1, 1, 2], "v": [2, 1, 3]})
+    c = pl.DataFrame({"k": [2, 1, 1], "v": [3, 1, 2]})
+    assert cmp(a, b, FULL) == "order"
+    assert cmp(a, b, PREFIX, prefix=["k"]) is None
+    assert cmp(a, c, PREFIX, prefix=["k"]) == "order"
+    assert cmp(a, c, NONE) is None
+
+
+def test_order_analysis() -> None:
+    t = Table("t0", [Column("k", pl.Int64(), [1, 2, 1]), Column("v", pl.Int64(), [3, 4, 5])])
+    ns = Case([t], Query("t0")).namespace()
+
+    def state(*ops: Op) -> tuple[str, list[str], bool]:
+        st = analyze(Query("t0", list(ops)), ns)
+        return st.order, st.prefix, st.det
+
+    sort_k = Op("sort", ".sort(['k'])", info={"by": ["k"], "maintain_order": False})
+    sort_all = Op("sort", ".sort(['k', 'v'])", info={"by": ["k", "v"], "maintain_order": False})
+    head = Op("slice", ".head(2)", info={"tag": "head"})
+    gb = Op("group_by", ".group_by(['k']).agg(pl.len())", info={"keys": ["k"], "maintain_order": False})
+    gb_mo = Op("group_by", ".group_by(['k'], maintain_order=True).agg(pl.len())", info={"keys": ["k"], "maintain_order": True})
+    assert state() == (FULL, [], True)
+    assert state(sort_k) == (PREFIX, ["k"], True)
+    assert state(sort_k, head)[2] is False  # ties: which rows a head keeps is open
+    assert state(sort_all, head) == (FULL, [], True)
+    assert state(gb)[0] == NONE and state(gb_mo)[0] == FULL
+    assert state(gb, head)[2] is False
+
+
+def test_shrinker_keeps_the_failure() -> None:
+    t = Table("t0", [Column("a", pl.Int64(), list(range(20))), Column("b", pl.String(), [str(i) for i in range(20)])])
+    q = Query("t0", [Op("filter", ".filter(pl.col('a') > 3)"), Op("select", ".select(pl.col('a'))")])
+    case = Case([t], q, threads=2, morsel_rows=7)
+
+    def run(req: dict[str, object]) -> dict[str, object]:
+        # a stand-in for the worker: "fails" while the table holds 17 and the query filters
+        code = str(req["code"])
+        failing = "17" in code and ".filter(" in code
+        return {"outcome": "mismatch", "diff": {"kind": "values"}} if failing else {"outcome": "equal"}
+
+    small, res, _, runs = shrink(case, run({"code": case.setup_code()}), run)  # type: ignore[arg-type]
+    assert res["outcome"] == "mismatch" and runs > 0
+    assert small.tables[0].height == 1 and len(small.tables[0].columns) == 1
+    assert [op.kind for op in small.query.ops] == ["filter"]
+    assert (small.threads, small.morsel_rows) == (1, None)
