@@ -181,6 +181,8 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   int64_t a = (int64_t)part * j->part_rows, len = LADLE_MIN(j->part_rows, j->n - a);
   ladle_column *o = &j->t->chunks[part].columns[col];
   const gather_src *g = &j->src[col];
+  bool views =
+      g->views && g->px == NULL && g->col->views != NULL && g->col->type.id == LADLE_TYPE_STRING;
   if (j->runs != NULL) {
     /* this partition's pairs, written for it alone */
     int64_t *idx = malloc((size_t)LADLE_MAX(len, 1) * sizeof *idx);
@@ -188,7 +190,9 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
     bool right = j->from_right[col];
     ladle_status st =
         j->be->join_pairs_fill(j->k, j->runs, a, len, right ? NULL : idx, right ? idx : NULL, err);
-    if (st == LADLE_OK)
+    if (st == LADLE_OK && views)
+      st = ladle_column_gather_views(g->col, idx, len, o, err);
+    else if (st == LADLE_OK)
       st = g->px ? j->be->gather_pieces(j->k, g->col, g->px, idx, len, o, err)
                  : j->be->gather(j->k, g->col, idx, len, o, err);
     free(idx);
@@ -197,8 +201,7 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   if (j->idx[col] == NULL)
     return g->px ? ladle_column_slice_pieces(g->col, g->px, a, len, o, err)
                  : ladle_column_slice(g->col, a, len, o, err);
-  if (g->views && g->px == NULL && g->col->views != NULL && g->col->type.id == LADLE_TYPE_STRING)
-    return ladle_column_gather_views(g->col, j->idx[col] + a, len, o, err);
+  if (views) return ladle_column_gather_views(g->col, j->idx[col] + a, len, o, err);
   return g->px ? j->be->gather_pieces(j->k, g->col, g->px, j->idx[col] + a, len, o, err)
                : j->be->gather(j->k, g->col, j->idx[col] + a, len, o, err);
 }
