@@ -15,6 +15,7 @@ from typing import Any, Callable
 import polars as pl
 
 from . import _native as N
+from ._errors import LadleError
 from .dtypes import LadleType, to_ladle, to_polars
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -656,7 +657,8 @@ class Translator:
         finally:
             self.inlined = saved
 
-    _SCALAR_FUNCS = {"null_count", "arg_min", "arg_max", "quantile", "BooleanFunction.Any", "BooleanFunction.All"}
+    _SCALAR_FUNCS = {"null_count", "arg_min", "arg_max", "quantile", "BooleanFunction.Any", "BooleanFunction.All",
+                     "BooleanFunction.IsEmpty"}
 
     def _is_scalar(self, i: int) -> bool:
         """Whether expression i gives one value however many rows come in (an
@@ -965,6 +967,20 @@ class Translator:
         finally:
             nt.set_node(cur)
 
+    def _check_literal_cast(self, bound: int, x: int, what: str) -> None:
+        """A literal that Polars casts strictly to x's type (clip's bounds) fails
+        the query whether or not any row reaches it, as in Polars; ladle would cast
+        it only for rows that exist. Polars casts the value here, so the error is
+        its own."""
+        lit = self.nt.view_expression(bound)
+        if type(lit).__name__ != "Literal" or lit.value is None or isinstance(lit.dtype, pl.List):
+            return
+        to = self._dtype(x)
+        try:
+            pl.select(pl.lit(lit.value, dtype=lit.dtype).cast(to, strict=True))
+        except pl.exceptions.PolarsError as e:
+            raise LadleError(N.LADLE_ECOMPUTE, f"{what}: bound {lit.value!r} does not fit {to}: {e}") from None
+
     def _literal_arg(self, i: int, what: str) -> Any:
         x = self.nt.view_expression(i)
         if type(x).__name__ != "Literal":
@@ -999,8 +1015,11 @@ class Translator:
             rows = N.func(N.LADLE_FN_IS_NULL, [self.expr(n.arguments[0])])
             return N.when([rows], [value], value)
         if name == "BooleanFunction.IsEmpty":
+            # is_empty(ignore_nulls): no rows, or no non-null rows (Polars writes
+            # x.is_not_null().any() as x.is_empty(ignore_nulls=True).not())
             x = self.expr(args[0])
-            return N.binary(N.LADLE_OP_EQ, N.agg(N.LADLE_AGG_LEN, x), N.lit("int", 0, (N.LADLE_TYPE_UINT32, 0, "")))
+            count = N.agg(N.LADLE_AGG_COUNT if data[1] else N.LADLE_AGG_LEN, x)
+            return N.binary(N.LADLE_OP_EQ, count, N.lit("int", 0, (N.LADLE_TYPE_UINT32, 0, "")))
         if name == "dynamic_pred":
             # Polars' runtime top-k filter pushdown: an optimisation, always safe to skip
             return N.lit("bool", True, (N.LADLE_TYPE_BOOL, 0, ""))
@@ -1040,9 +1059,11 @@ class Translator:
             null = N.lit("null", None, (N.LADLE_TYPE_NULL, 0, ""))
             lo = hi = null
             if has_lower:
+                self._check_literal_cast(args[k], args[0], "clip")
                 lo = self.expr(args[k])
                 k += 1
             if has_upper:
+                self._check_literal_cast(args[k], args[0], "clip")
                 hi = self.expr(args[k])
             return N.func(N.LADLE_FN_CLIP, [x, lo, hi])
         if name == "round":

@@ -213,7 +213,12 @@ static ladle_status gather_table(exec_state *s, const ladle_schema *schema, cons
                                  const int64_t *const *idx, const ladle_join_runs *runs,
                                  const bool *from_right, int64_t n, ladle_table **out,
                                  ladle_error *err) {
-  int64_t part_rows = LADLE_MAX(s->k.morsel_rows, 1);
+  /* morsel-sized partitions, but at most MAX_GATHER_PARTS of them: a join that
+   * explodes under tiny morsels (tests use 7 rows) would otherwise make a task
+   * per few rows per column */
+  enum { MAX_GATHER_PARTS = 16384 };
+  int64_t part_rows =
+      LADLE_MAX(LADLE_MAX(s->k.morsel_rows, 1), (n + MAX_GATHER_PARTS - 1) / MAX_GATHER_PARTS);
   size_t nparts = (size_t)LADLE_MAX((n + part_rows - 1) / part_rows, 1);
   ladle_table *t;
   LADLE_RETURN_NOT_OK(table_like(schema, nparts, &t, err));

@@ -10,6 +10,7 @@ import ladle
 import polars as pl
 import pytest
 from conftest import assert_same
+from polars.testing import assert_frame_equal
 
 INF = float("inf")
 
@@ -255,3 +256,51 @@ def test_join_keeps_a_right_column_named_like_the_suffixed_key(engine: ladle.Eng
     t2 = pl.LazyFrame({"a": [1, 3], "b": [5, 6], "a_right": [7, 8]})
     for how in ("inner", "left", "semi", "anti"):
         assert_same(t.join(t2, on="a", how=how), engine, ordered=False)
+
+
+# --------------------------------------------- found by tests/python/qfuzz
+
+
+def test_clip_lower_above_upper_and_bounds_checked_on_empty_input(engine: ladle.Engine) -> None:
+    nan = float("nan")
+    t = pl.LazyFrame({"f": [nan, 0.5, -1.0, 5.0, None, -0.0], "b": pl.Series([0, 7, 400, -3, None, 2], dtype=pl.Int16)})
+    assert_same(t.select(pl.col("f").clip(3.0, 1.0), pl.col("b").clip(300, 1.5)), engine)
+    assert_same(t.select(pl.col("b").rank("min").clip(300, 0).alias("r")), engine)
+    empty = pl.LazyFrame({"x": pl.Series([], dtype=pl.UInt32)})
+    assert_both_raise(empty.select(pl.col("x").clip(-1000, None)), engine)
+    assert_same(empty.select(pl.col("x").clip(0, 5)), engine)
+
+
+def test_arg_min_max_of_groups_of_only_nan(engine: ladle.Engine) -> None:
+    nan, inf = float("nan"), float("inf")
+    for vals in ([nan], [nan, nan], [nan, 1.0], [1.0, nan], [None, nan], [nan, None, 2.0, nan], [inf, nan],
+                 [nan, -inf], [None, nan, nan], [None, None], [2.0, 1.0, 2.0, 1.0]):
+        for dtype in (pl.Float64, pl.Float32):
+            t = pl.LazyFrame({"f": vals, "g": [1] * len(vals)}, schema={"f": dtype, "g": pl.Int64})
+            q = t.select(pl.col("f").arg_max().alias("mx"), pl.col("f").arg_min().alias("mn"))
+            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+            q = t.group_by("g").agg(pl.col("f").arg_max().alias("mx"), pl.col("f").arg_min().alias("mn"))
+            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+
+
+def test_any_non_null_is_polars_is_empty_ignoring_nulls(engine: ladle.Engine) -> None:
+    for vals in ([None, None], [None, 1.0], [], [2.0]):
+        t = pl.LazyFrame({"e": vals, "g": [1] * len(vals)}, schema={"e": pl.Float64, "g": pl.Int64})
+        assert_same(t.select(pl.col("e").is_not_null().any().alias("a"), pl.col("e").is_not_null().any().alias("b")),
+                    engine)
+        assert_same(t.filter(pl.col("e").is_not_null().any()), engine)
+        assert_same(t.group_by("g").agg(pl.col("e").is_not_null().any()), engine, ordered=False)
+
+
+def test_division_by_one_value_is_a_product_with_its_reciprocal(engine: ladle.Engine) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x = rng.random(2000) * 100
+    t = pl.LazyFrame({"x": x, "y": np.full(2000, 3.0), "i": np.arange(2000), "f32": x.astype(np.float32),
+                      "g": np.arange(2000) % 3})
+    for e in (pl.col("x") / 3.0, pl.col("x") / pl.col("y"), pl.col("x") / pl.col("x").count(),
+              pl.col("x") / pl.col("y").sum(), pl.col("i") / 3, pl.col("f32") / pl.lit(3.0, dtype=pl.Float32),
+              3.0 / pl.col("x"), pl.col("x") // 3.0, pl.col("x") / pl.lit(None, dtype=pl.Float64), pl.col("x") / 0.0,
+              pl.col("x") / pl.col("i").max()):
+        assert_frame_equal(t.select(e.alias("r")).collect(engine=engine), t.select(e.alias("r")).collect(), check_exact=True)

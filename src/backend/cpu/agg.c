@@ -362,8 +362,12 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
       int64_t p = pos[k]++;                                  \
       if (!ladle_column_valid(in, i)) continue;              \
       T x = X[i];                                            \
-      if (IS_FLOAT_T(T) && x != x) continue;                 \
-      if (best[k] < 0 || (is_max ? x > BV[k] : x < BV[k])) { \
+      /* NaN is skipped, but a group of only NaN (and nulls)  \
+       * gives its first NaN, as Polars */                    \
+      bool nan_ = IS_FLOAT_T(T) && x != x;                   \
+      if (best[k] >= 0 && nan_) continue;                    \
+      if (best[k] < 0 || BV[k] != BV[k] ||                   \
+          (is_max ? x > BV[k] : x < BV[k])) {                \
         best[k] = p;                                         \
         BV[k] = x;                                           \
       }                                                      \

@@ -33,21 +33,23 @@ static ladle_status alloc_like(const ladle_column *in, ladle_dtype t, ladle_colu
 #define ABS_K(T, in, o) \
   UNARY_NUM(T, in, o, v_ < 0 ? (IS_FLOAT_T(T) ? -v_ : (T)(0 - (uint64_t)v_)) : v_)
 
-#define CLIP_K(T, in, lo, hi, o)                                                           \
-  {                                                                                        \
-    const T *X = (in)->values;                                                             \
-    T *O = LADLE_COL_MUT(o, T);                                                            \
-    bool hl = (lo)->length > 0 && ladle_column_valid(lo, 0);                               \
-    bool hh = (hi)->length > 0 && ladle_column_valid(hi, 0);                               \
-    int64_t sl = (lo)->length == 1 ? 0 : 1, sh = (hi)->length == 1 ? 0 : 1;                \
-    for (int64_t i = 0; i < (in)->length; i++) {                                           \
-      T v_ = X[i];                                                                         \
-      if ((sl ? ladle_column_valid(lo, i) : hl) && v_ < ((const T *)(lo)->values)[i * sl]) \
-        v_ = ((const T *)(lo)->values)[i * sl];                                            \
-      if ((sh ? ladle_column_valid(hi, i) : hh) && v_ > ((const T *)(hi)->values)[i * sh]) \
-        v_ = ((const T *)(hi)->values)[i * sh];                                            \
-      O[i] = v_;                                                                           \
-    }                                                                                      \
+#define CLIP_K(T, in, lo, hi, o)                                                                \
+  {                                                                                             \
+    const T *X = (in)->values;                                                                  \
+    T *O = LADLE_COL_MUT(o, T);                                                                 \
+    bool hl = (lo)->length > 0 && ladle_column_valid(lo, 0);                                    \
+    bool hh = (hi)->length > 0 && ladle_column_valid(hi, 0);                                    \
+    int64_t sl = (lo)->length == 1 ? 0 : 1, sh = (hi)->length == 1 ? 0 : 1;                     \
+    for (int64_t i = 0; i < (in)->length; i++) {                                                \
+      T v_ = X[i];                                                                              \
+      /* as Polars: below the lower bound gives it, else above the upper gives                  \
+       * that (so with lower > upper, a value below both gives the lower) */                    \
+      if ((sl ? ladle_column_valid(lo, i) : hl) && v_ < ((const T *)(lo)->values)[i * sl])      \
+        v_ = ((const T *)(lo)->values)[i * sl];                                                 \
+      else if ((sh ? ladle_column_valid(hi, i) : hh) && v_ > ((const T *)(hi)->values)[i * sh]) \
+        v_ = ((const T *)(hi)->values)[i * sh];                                                 \
+      O[i] = v_;                                                                                \
+    }                                                                                           \
   }
 
 #define HASH_K(T, in, O, seed)                   \
