@@ -83,6 +83,7 @@ _UNARY_FUNCS = {
     "ceil": N.LADLE_FN_CEIL,
     "sqrt": N.LADLE_FN_SQRT,
     "exp": N.LADLE_FN_EXP,
+    "log1p": N.LADLE_FN_LOG1P,
     "StringFunction.LenBytes": N.LADLE_FN_STR_LEN_BYTES,
     "StringFunction.LenChars": N.LADLE_FN_STR_LEN_CHARS,
     "StringFunction.Uppercase": N.LADLE_FN_STR_TO_UPPER,
@@ -526,7 +527,7 @@ class Translator:
                 out.append((col, _BINOPS[op], 2, 0, 0.0, str(lit.value)))
 
         def walk(i: int) -> None:
-            e = self.nt.view_expression(i)
+            e = self._view(i)
             kind = type(e).__name__
             if kind == "BinaryExpr":
                 op = _enum_name(e.op).split(".")[-1]
@@ -536,14 +537,14 @@ class Translator:
                     return
                 if op not in self._FLIP:
                     return
-                left, right = self.nt.view_expression(e.left), self.nt.view_expression(e.right)
+                left, right = self._view(e.left), self._view(e.right)
                 if type(left).__name__ == "Column" and type(right).__name__ == "Literal":
                     lit_filter(left.name, op, right)
                 elif type(left).__name__ == "Literal" and type(right).__name__ == "Column":
                     lit_filter(right.name, self._FLIP[op], left)
             elif kind == "Function" and _enum_name(e.function_data[0]) == "BooleanFunction.IsBetween":
-                x = self.nt.view_expression(e.input[0])
-                lo, hi = self.nt.view_expression(e.input[1]), self.nt.view_expression(e.input[2])
+                x = self._view(e.input[0])
+                lo, hi = self._view(e.input[1]), self._view(e.input[2])
                 if type(x).__name__ != "Column" or type(lo).__name__ != "Literal" or type(hi).__name__ != "Literal":
                     return
                 closed = _enum_name(e.function_data[1]).split(".")[-1].lower()
@@ -658,12 +659,12 @@ class Translator:
             self.inlined = saved
 
     _SCALAR_FUNCS = {"null_count", "arg_min", "arg_max", "quantile", "BooleanFunction.Any", "BooleanFunction.All",
-                     "BooleanFunction.IsEmpty"}
+                     "BooleanFunction.IsEmpty", "BooleanFunction.HasNulls"}
 
     def _is_scalar(self, i: int) -> bool:
         """Whether expression i gives one value however many rows come in (an
         aggregation, pl.len(), a literal, or elementwise over only those)."""
-        e = self.nt.view_expression(i)
+        e = self._view(i)
         kind = type(e).__name__
         if kind in ("Agg", "Len", "Literal"):
             return True
@@ -710,8 +711,10 @@ class Translator:
         fused_filter = False
         if isinstance(how, tuple) and how[0] == "IEJoin":
             return self._apply_slice(self._inequality_join(ir, how, suffix), sl)
-        if isinstance(how, tuple) and len(how) == 2 and how[1] == "fused_predicate":
-            # Polars fused a filter above the join into it: join, then filter
+        if isinstance(how, tuple) and len(how) == 2 and how[1] in ("fused_predicate", "cross_and_filter"):
+            # Polars fused a filter above the join into it (or planned a join_where
+            # it cannot run as an inequality join as a filtered cross join): join,
+            # then filter
             how, fused_filter = how[0], True
         how_name = _enum_name(how)
         if how_name not in _JOINS:
@@ -740,21 +743,37 @@ class Translator:
         left = self.node(ir.input_left)
         right = self.node(ir.input_right)
         left_names = {name for name, _ in left.schema()}
+        # a right key that is an expression is computed as a column of the right
+        # side first (named so that it clashes with nothing), dropped at the end
+        extra: list[N.Expr] = []
         preds = []
-        for le, re_, op in zip(ir.left_on, ir.right_on, ops):
-            rx = self.nt.view_expression(re_.node)
-            if type(rx).__name__ != "Column":
-                raise Unsupported("inequality join on an expression", "not supported by ladle yet")
-            rname = rx.name + suffix if rx.name in left_names else rx.name
+        nt = self.nt
+        for i, (le, re_, op) in enumerate(zip(ir.left_on, ir.right_on, ops)):
+            rx = self._view(re_.node)
+            if type(rx).__name__ == "Column":
+                rname = rx.name + suffix if rx.name in left_names else rx.name
+            else:
+                rname = f"__ladle_iejoin_key_{i}"
+                cur = nt.get_node()
+                nt.set_node(ir.input_right)
+                try:
+                    extra.append(N.alias(self.expr(re_.node), rname))
+                finally:
+                    nt.set_node(cur)
             opname = _enum_name(op).split(".")[-1]
             if opname not in ("Lt", "LtEq", "Gt", "GtEq"):
                 raise Unsupported(f"inequality join with {opname}", "not supported by ladle yet")
             preds.append(N.binary(_BINOPS[opname], self.expr(le.node), N.col(rname)))
+        if extra:
+            right = N.with_columns(right, extra)
         plan = N.join(left, right, [], [], N.LADLE_JOIN_CROSS, False, False, suffix)
         pred = preds[0]
         for p in preds[1:]:
             pred = N.binary(N.LADLE_OP_AND, pred, p)
-        return N.filter(plan, pred)
+        plan = N.filter(plan, pred)
+        if extra:
+            plan = N.select(plan, [N.col(c) for c in self._schema()])
+        return plan
 
     def _merged_keys(self, ir: Any, how: str, coalesce: bool, suffix: str, left: N.Plan, right: N.Plan) -> list[bool]:
         """Which key pairs Polars merged into one output column. Polars coalesces the
@@ -767,7 +786,7 @@ class Translator:
         right_names = {name for name, _ in right.schema()}
         out = []
         for le, re_ in zip(ir.left_on, ir.right_on):
-            lx, rx = self.nt.view_expression(le.node), self.nt.view_expression(re_.node)
+            lx, rx = self._view(le.node), self._view(re_.node)
             if not coalesce or type(lx).__name__ != "Column" or type(rx).__name__ != "Column":
                 out.append(False)
                 continue
@@ -830,8 +849,19 @@ class Translator:
 
     # ------------------------------------------------------------ expressions
 
+    def _view(self, i: int) -> Any:
+        """Polars' view of expression i. Building it can panic inside Polars (a
+        datetime literal outside what Python's datetime holds); pyo3's
+        PanicException is not an Exception, so it becomes a fallback here."""
+        try:
+            return self.nt.view_expression(i)
+        except BaseException as x:
+            if type(x).__name__ != "PanicException":
+                raise
+            raise Unsupported("expression", f"Polars' plan visitor cannot show it ({x})") from None
+
     def expr(self, i: int) -> N.Expr:
-        e = self.nt.view_expression(i)
+        e = self._view(i)
         kind = type(e).__name__
         handler = getattr(self, "_expr_" + kind, None)
         if handler is None:
@@ -892,7 +922,19 @@ class Translator:
         mode = {0: 1, 1: 0, 2: 2}.get(int(e.options))
         if mode is None:
             raise Unsupported(f"cast options {e.options}", "not supported by ladle yet")
-        return N.cast(self.expr(e.expr), t, mode)
+        x = self.expr(e.expr)
+        # between temporal types and floats or booleans Polars goes through the
+        # physical integer (Int32 days, Int64 ticks): so does ladle
+        temporal = (pl.Date, pl.Datetime, pl.Duration)
+        numeric = (pl.Float32, pl.Float64, pl.Boolean)
+        src = None
+        if isinstance(e.dtype, temporal + numeric):
+            src = self._dtype(e.expr)
+        if src is not None and (isinstance(e.dtype, temporal) and isinstance(src, numeric)
+                                or isinstance(src, temporal) and isinstance(e.dtype, (pl.Float32, pl.Float64))):
+            phys = N.LADLE_TYPE_INT32 if isinstance(e.dtype, pl.Date) or isinstance(src, pl.Date) else N.LADLE_TYPE_INT64
+            x = N.cast(x, (phys, 0, ""), mode)
+        return N.cast(x, t, mode)
 
     def _expr_Ternary(self, e: Any) -> N.Expr:
         return N.when([self.expr(e.predicate)], [self.expr(e.truthy)], self.expr(e.falsy))
@@ -915,7 +957,23 @@ class Translator:
             return N.agg(_AGGS[name], arg, int(e.options))
         if name not in _AGGS:
             raise Unsupported(f"aggregation {name}", "not supported by ladle yet")
+        if name in ("mean", "median"):
+            return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x))
         return N.agg(_AGGS[name], arg)
+
+    def _temporal_stat(self, node: int, arg: N.Expr, stat: Callable[[N.Expr], N.Expr]) -> N.Expr:
+        """mean, median and quantiles: of a number as they are; of a temporal column
+        as Polars computes them, over its integer ticks (a Date as microseconds), the
+        float result cut to an integer tick: a Date gives a Datetime("us"), a
+        Datetime or Duration its own type."""
+        dt = self._dtype(node)
+        if not isinstance(dt, (pl.Date, pl.Datetime, pl.Duration)):
+            return stat(arg)
+        out = pl.Datetime("us") if isinstance(dt, pl.Date) else dt
+        out_t = _ladle_type(out, f"{out} statistic")
+        ticks = N.cast(N.cast(arg, out_t, 1) if isinstance(dt, pl.Date) else arg, (N.LADLE_TYPE_INT64, 0, ""), 1)
+        value = N.cast(stat(ticks), (N.LADLE_TYPE_INT64, 0, ""), 0)
+        return N.cast(value, out_t, 1)
 
     def _expr_Slice(self, e: Any) -> N.Expr:
         """Polars' optimizer turns (x + 1).last() into (x.slice(-1, 1) + 1).last()
@@ -972,7 +1030,7 @@ class Translator:
         the query whether or not any row reaches it, as in Polars; ladle would cast
         it only for rows that exist. Polars casts the value here, so the error is
         its own."""
-        lit = self.nt.view_expression(bound)
+        lit = self._view(bound)
         if type(lit).__name__ != "Literal" or lit.value is None or isinstance(lit.dtype, pl.List):
             return
         to = self._dtype(x)
@@ -982,7 +1040,7 @@ class Translator:
             raise LadleError(N.LADLE_ECOMPUTE, f"{what}: bound {lit.value!r} does not fit {to}: {e}") from None
 
     def _literal_arg(self, i: int, what: str) -> Any:
-        x = self.nt.view_expression(i)
+        x = self._view(i)
         if type(x).__name__ != "Literal":
             raise Unsupported(what, "needs a literal argument")
         return x.value
@@ -1008,12 +1066,15 @@ class Translator:
         if name == "repeat":
             # Polars' form of a comparison with a null literal: repeat(null, count(x))
             # is the literal on every row of x's frame
-            n = self.nt.view_expression(args[1])
+            n = self._view(args[1])
             if type(n).__name__ != "Agg" or n.name != "count" or not n.options:
                 raise Unsupported("function repeat", "not supported by ladle yet")
             value = self.expr(args[0])
             rows = N.func(N.LADLE_FN_IS_NULL, [self.expr(n.arguments[0])])
             return N.when([rows], [value], value)
+        if name == "BooleanFunction.HasNulls":
+            x = self.expr(args[0])
+            return N.binary(N.LADLE_OP_GT, N.agg(N.LADLE_AGG_NULL_COUNT, x), N.lit("int", 0, (N.LADLE_TYPE_UINT32, 0, "")))
         if name == "BooleanFunction.IsEmpty":
             # is_empty(ignore_nulls): no rows, or no non-null rows (Polars writes
             # x.is_not_null().any() as x.is_empty(ignore_nulls=True).not())
@@ -1035,7 +1096,7 @@ class Translator:
             if not data[1]:
                 return isin
             # nulls_equal: a null is in the list when the list holds a null
-            lst = self.nt.view_expression(args[1])
+            lst = self._view(args[1])
             if type(lst).__name__ != "Literal":
                 raise Unsupported("is_in(nulls_equal=True) against a column", "not supported by ladle yet")
             has_null = any(v is None for v in lst.value)
@@ -1086,7 +1147,8 @@ class Translator:
             interp = _enum_name(data[1]).split(".")[-1].lower()
             if interp not in _INTERP:
                 raise Unsupported(f"quantile(interpolation={interp})", "not supported by ladle yet")
-            return N.agg(N.LADLE_AGG_QUANTILE, self.expr(args[0]), 1, float(q), _INTERP[interp])
+            return self._temporal_stat(
+                args[0], self.expr(args[0]), lambda x: N.agg(N.LADLE_AGG_QUANTILE, x, 1, float(q), _INTERP[interp]))
         if name == "rank":
             method, descending = _enum_name(data[1]).split(".")[-1].lower(), bool(data[2])
             if len(data) > 3 and data[3] is not None:
@@ -1131,9 +1193,7 @@ class Translator:
             return N.func(N.LADLE_FN_STR_STRIP_CHARS, [self.expr(args[0])], _opts(s=chars))
         if name == "StringFunction.ConcatHorizontal":
             sep, ignore_nulls = data[1], data[2]
-            if ignore_nulls:
-                raise Unsupported("concat_str(ignore_nulls=True)", "not supported by ladle yet")
-            return N.func(N.LADLE_FN_STR_CONCAT, [self.expr(a) for a in args], _opts(s=sep))
+            return N.func(N.LADLE_FN_STR_CONCAT, [self.expr(a) for a in args], _opts(i64=int(bool(ignore_nulls)), s=sep))
         if name == "TemporalFunction.Truncate":
             every = self._literal_arg(args[1], "dt.truncate")
             return N.func(N.LADLE_FN_DT_TRUNCATE, [self.expr(args[0])], _opts(s=str(every)))

@@ -17,6 +17,23 @@ void ladle_release_columns(ladle_column *cols, size_t n) {
   free(cols);
 }
 
+/* is_in's values: a list of any length, not one value per row. */
+static bool is_set_arg(const ladle_bexpr *e, size_t i) {
+  return e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_IN && i == 1;
+}
+
+/* A function's arguments are as long as the first or single values; anything
+ * else would have a kernel read past a column, so it is an error here. */
+static ladle_status checked_func(exec_state *s, const ladle_bexpr *e, ladle_column *args,
+                                 ladle_column *out, ladle_error *err) {
+  for (size_t i = 1; i < e->nargs; i++)
+    if (!is_set_arg(e, i) && args[i].length != 1 && args[i].length != args[0].length)
+      return ladle_err_set(
+          err, LADLE_EINVAL, "internal: argument %zu of %s has %lld rows, the first %lld", i,
+          ladle_func_name((ladle_func)e->op), (long long)args[i].length, (long long)args[0].length);
+  return s->be->func(&s->k, e, args, e->nargs, out, err);
+}
+
 /* Applies one elementwise node to its evaluated arguments. */
 static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column *args,
                                ladle_column *out, ladle_error *err) {
@@ -28,19 +45,21 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
     case LADLE_EX_BINARY:
       return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
     case LADLE_EX_FUNC: {
-      /* Kernels take their length from the first argument: a scalar there
-       * (pl.lit("p") + col, fill_null of a literal) is spread to the rows of
-       * the first row-wise argument first. */
+      /* Kernels take their length from the first argument: a single value
+       * there (pl.lit("p") + col, fill_null of a literal) is spread to the
+       * length of the other arguments that are not single values first: the
+       * rows, or the groups when they are aggregations in a group_by or a
+       * window (0 of either included). A list literal (is_in's values) is not
+       * a row-wise argument. */
       int64_t n = -1;
-      for (size_t i = 1; i < e->nargs; i++)
-        if (!e->args[i]->scalar) n = args[i].length;
-      if (!e->args[0]->scalar || n < 0 || args[0].length == n)
-        return be->func(&s->k, e, args, e->nargs, out, err);
+      for (size_t i = 1; i < e->nargs && n < 0; i++)
+        if (args[i].length != 1 && !is_set_arg(e, i)) n = args[i].length;
+      if (args[0].length != 1 || n < 0) return checked_func(s, e, args, out, err);
       ladle_column spread;
       LADLE_RETURN_NOT_OK(ladle_column_broadcast(&args[0], n, &spread, err));
       ladle_column_release(&args[0]);
       args[0] = spread;
-      return be->func(&s->k, e, args, e->nargs, out, err);
+      return checked_func(s, e, args, out, err);
     }
     case LADLE_EX_CAST:
       return be->cast(&s->k, &args[0], e->type, e->cast_mode, e->name, out, err);

@@ -370,7 +370,7 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
   ladle_func f = (ladle_func)e->op;
   static const int8_t nargs[LADLE_FN_COUNT_] = {1, 1, 1, 1,  1, 1, 1, 2, 2, 2, 3, 3, 1,
                                                 1, 1, 1, 1,  1, 2, 1, 1, 1, 1, 1, 1, 1,
-                                                1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+                                                1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   if ((int)f < 0 || f >= LADLE_FN_COUNT_)
     return ladle_err_set(err, LADLE_EINVAL, "unknown function %d", (int)f);
   if ((nargs[f] >= 0 && (size_t)nargs[f] != e->nargs) || e->nargs == 0)
@@ -450,6 +450,7 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       break;
     case LADLE_FN_SQRT:
     case LADLE_FN_LOG:
+    case LADLE_FN_LOG1P:
     case LADLE_FN_EXP: {
       LADLE_RETURN_NOT_OK(need(num || id == LADLE_TYPE_BOOL, s, b, "numeric"));
       ladle_dtype ft =
@@ -743,9 +744,8 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       ladle_dtype t = b->args[e->nargs - 1]->type;
       for (size_t i = 0; i < n && st == LADLE_OK; i++) {
         ladle_bexpr *c = b->args[2 * i];
-        if (c->type.id == LADLE_TYPE_NULL)
-          st = coerce(&b->args[2 * i], ladle_dtype_make(LADLE_TYPE_BOOL), err);
-        else if (c->type.id != LADLE_TYPE_BOOL)
+        /* as Polars, an untyped null is not a condition (a typed one is) */
+        if (c->type.id != LADLE_TYPE_BOOL)
           st = ladle_err_set(err, LADLE_ETYPE, "when: condition '%s' is %s, not bool", c->name,
                              tname(c->type, b1));
       }

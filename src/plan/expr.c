@@ -331,7 +331,8 @@ const char *ladle_func_name(ladle_func f) {
                                                "dt.second",
                                                "dt.weekday",
                                                "dt.ordinal_day",
-                                               "dt.truncate"};
+                                               "dt.truncate",
+                                               "log1p"};
   return (int)f >= 0 && f < LADLE_FN_COUNT_ ? names[f] : "?";
 }
 

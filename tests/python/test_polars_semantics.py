@@ -304,3 +304,95 @@ def test_division_by_one_value_is_a_product_with_its_reciprocal(engine: ladle.En
               3.0 / pl.col("x"), pl.col("x") // 3.0, pl.col("x") / pl.lit(None, dtype=pl.Float64), pl.col("x") / 0.0,
               pl.col("x") / pl.col("i").max()):
         assert_frame_equal(t.select(e.alias("r")).collect(engine=engine), t.select(e.alias("r")).collect(), check_exact=True)
+
+
+def test_single_value_first_arguments_per_group_and_window(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"k2": [False, True, False], "k": [1, 0, 1], "x": [1.5, None, 2.5],
+                      "d": pl.Series([0, -1, 3], dtype=pl.Date)})
+    queries = [
+        t.group_by("k2", maintain_order=True).agg(pl.concat_str([pl.lit("🙂x"), pl.lit("aé"), pl.len()], separator="-")),
+        t.group_by("k2", maintain_order=True).agg(
+            pl.lit(None, dtype=pl.Float64).fill_null(pl.col("d").dt.day().quantile(0.1, interpolation="midpoint"))),
+        t.filter(pl.lit(None, dtype=pl.Boolean).fill_null((pl.col("x") > 2).min()).over("k")),
+        t.select(pl.lit(1.0).fill_null(pl.col("x").sum()).over("k").alias("o"), "k"),
+        t.filter(pl.col("k") > 5).group_by("k").agg(pl.concat_str([pl.lit(300), pl.lit("aé"), pl.col("x").min()])),
+    ]
+    for e in (engine, small_engine):
+        for q in queries:
+            assert_same(q, e, ordered="maintain_order=True" in str(q) or "FILTER" in q.explain())
+
+
+def test_float_functions_bit_for_bit(engine: ladle.Engine) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.random(20000) * 1e6, rng.random(20000) * 1e-3,
+                        [0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1e-300, 5e-324]])
+    t = pl.LazyFrame({"x": x, "f": x.astype(np.float32)})
+    for c in ("x", "f"):
+        for e in (pl.col(c).log(10), pl.col(c).log(2), pl.col(c).log(), pl.col(c).log(3.0), (pl.col(c) / 1e5).exp(),
+                  pl.col(c).sqrt(), pl.col(c).log1p()):
+            assert_frame_equal(t.select(e.alias("r")).collect(engine=engine), t.select(e.alias("r")).collect(),
+                               check_exact=True)
+
+
+def test_temporal_mean_median_quantile(engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({
+        "d": [dt.date(2020, 1, 1), dt.date(2020, 1, 2), None, dt.date(1921, 3, 1), dt.date(1969, 12, 31)],
+        "t": pl.Series([1, 2, 4, None, -7], dtype=pl.Datetime("ms")),
+        "n": pl.Series([1, -2, -4, None, -7], dtype=pl.Datetime("ns")),
+        "u": pl.Series([1, 2, 4, None, -3], dtype=pl.Duration("us")), "g": [1, 1, 2, 2, 1]})
+    for c in ("d", "t", "n", "u"):
+        for e in (pl.col(c).mean(), pl.col(c).median(), pl.col(c).quantile(0.3),
+                  pl.col(c).quantile(0.5, "linear"), pl.col(c).quantile(0.5, "midpoint")):
+            assert_same(t.select(e), engine)
+            assert_same(t.group_by("g").agg(e), engine, ordered=False)
+            assert_same(t.select(e.over("g")), engine)
+
+
+def test_concat_str_ignoring_nulls_and_has_nulls(engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"a": [1, None, 3, None], "s": ["x", None, "z", None], "f": [1.5, 2.0, None, None],
+                      "g": [1, 1, 2, 2]})
+    for e in (pl.concat_str(["s", "a"], separator="-", ignore_nulls=True), pl.concat_str(["s", "a", "f"], ignore_nulls=True),
+              pl.concat_str([pl.lit("p"), "s", pl.lit(None, dtype=pl.String)], separator=", ", ignore_nulls=True),
+              pl.concat_str(["s"], separator="-", ignore_nulls=True)):
+        assert_same(t.select(e.alias("x")), engine)
+    assert_same(t.select(pl.col("a").has_nulls(), pl.col("g").has_nulls()), engine)
+    assert_same(t.group_by("g").agg(pl.col("a").has_nulls()), engine, ordered=False)
+
+
+def test_join_where_shapes(engine: ladle.Engine) -> None:
+    a = pl.LazyFrame({"a": [1, 5, 9, None], "x": [1.0, 2.0, 3.0, 4.0]})
+    b = pl.LazyFrame({"b": [2, 6, None, 10], "x": [10.0, 20, 30, 40]})
+    for q in (a.join_where(b, pl.col("a").cast(pl.Int32) < pl.col("b")),
+              a.join_where(b, pl.col("a") < pl.col("b") * 2, pl.col("x") >= pl.col("x_right") / 20),
+              a.join_where(b, pl.col("a") != pl.col("b")),
+              a.join_where(b, pl.col("a") < pl.col("b"), pl.col("x") == pl.col("x_right")),
+              a.join_where(b, (pl.col("a") < pl.col("b")) | (pl.col("x") > 2))):
+        assert_same(q, engine, ordered=False)
+
+
+def test_when_with_an_untyped_null_condition_raises(engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"a": [1]})
+    with pytest.raises(Exception):
+        t.select(pl.when(pl.lit(None)).then(1).otherwise(2)).collect()
+    with pytest.raises(ladle.LadleError):
+        t.select(pl.when(pl.lit(None)).then(1).otherwise(2)).collect(engine=engine)
+    assert_same(t.select(pl.when(pl.lit(None, dtype=pl.Boolean)).then(1).otherwise(2)), engine)
+
+
+def test_casts_between_temporal_types_and_floats_or_booleans(engine: ladle.Engine) -> None:
+    nan = float("nan")
+    vals = [1.5, -1.5, nan, 1e30, -0.0, None, 2.9e9, 1e18, 9.3e18]
+    f = pl.LazyFrame({"f": vals, "g": pl.Series(vals, dtype=pl.Float32), "b": [True, False, None] * 3})
+    for c in "fgb":
+        for to in (pl.Date, pl.Datetime("us"), pl.Datetime("ns"), pl.Duration("ms")):
+            for strict, wrap in ((False, False), (False, True)):
+                assert_same(f.select(pl.col(c).cast(to, strict=strict, wrap_numerical=wrap)), engine)
+            assert_same(f.head(2).select(pl.col(c).cast(to, strict=True)), engine)
+        assert_both_raise(f.select(pl.col("f").cast(pl.Date, strict=True)), engine)
+    d = pl.LazyFrame({"d": pl.Series([0, 1, -3, None], dtype=pl.Date), "t": pl.Series([0, 1, -3, None], dtype=pl.Datetime("ns")),
+                      "u": pl.Series([0, 1, -3, None], dtype=pl.Duration("ms"))})
+    for c in "dtu":
+        for to in (pl.Float64, pl.Float32):
+            assert_same(d.select(pl.col(c).cast(to)), engine)

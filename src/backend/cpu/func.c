@@ -305,6 +305,19 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
   LADLE_RETURN_NOT_OK(alloc_like(x, e->type, &o, err));
   double scale = f == LADLE_FN_ROUND ? pow(10.0, (double)e->fopts.i64) : 1.0;
   double lbase = f == LADLE_FN_LOG && e->fopts.f64 > 0 ? log(e->fopts.f64) : 1.0;
+  if (f32 && (f == LADLE_FN_LOG || f == LADLE_FN_EXP || f == LADLE_FN_LOG1P)) {
+    /* Float32 in single precision with the C library's float functions, as
+     * Rust's f32 methods compute them (log(base) is ln(x) / ln(base)) */
+    float fbase = f == LADLE_FN_LOG && e->fopts.f64 > 0 ? logf((float)e->fopts.f64) : 1.0f;
+    const float *X = x->values;
+    float *O = LADLE_COL_MUT(&o, float);
+    for (int64_t i = 0; i < x->length; i++)
+      O[i] = f == LADLE_FN_LOG     ? logf(X[i]) / fbase
+             : f == LADLE_FN_LOG1P ? log1pf(X[i])
+                                   : expf(X[i]);
+    *out = o;
+    return LADLE_OK;
+  }
   for (int64_t i = 0; i < x->length; i++) {
     double v = f32 ? ((const float *)x->values)[i] : ((const double *)x->values)[i], r;
     switch (f) {
@@ -322,6 +335,9 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
         break;
       case LADLE_FN_LOG:
         r = log(v) / lbase;
+        break;
+      case LADLE_FN_LOG1P:
+        r = log1p(v);
         break;
       default:
         r = exp(v);
@@ -418,6 +434,7 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const l
     case LADLE_FN_SQRT:
     case LADLE_FN_LOG:
     case LADLE_FN_EXP:
+    case LADLE_FN_LOG1P:
     case LADLE_FN_POW:
       return math_func(e, args, out, err);
     case LADLE_FN_HASH:

@@ -472,7 +472,8 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
   LADLE_RETURN_NOT_OK(so_init(&so, n, err));
   int64_t *off = LADLE_COL_MUT(&so.col, int64_t);
   bool ok = true;
-  const ladle_column *validity_from = x;
+  /* the output is null where x is, except for concat_str(ignore_nulls), never null */
+  const ladle_column *validity_from = f == LADLE_FN_STR_CONCAT && e->fopts.i64 ? NULL : x;
   ladle_column concat_valid;
   memset(&concat_valid, 0, sizeof concat_valid);
   for (int64_t i = 0; i < n && ok; i++) {
@@ -516,14 +517,18 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
         ok = so_put(&so, s + a, b - a);
         break;
       }
-      case LADLE_FN_STR_CONCAT:
+      case LADLE_FN_STR_CONCAT: {
+        bool put = false; /* a separator goes before every piece but the first */
         for (size_t k = 0; k < nargs && ok; k++) {
           const ladle_column *c = &args[k];
           int64_t ci = c->length == 1 ? 0 : i;
-          if (k > 0 && pat != NULL) ok = so_put(&so, pat, plen);
+          if (e->fopts.i64 && !ladle_cpu_valid_at(c, i)) continue; /* ignore_nulls */
+          if (put && pat != NULL) ok = so_put(&so, pat, plen);
           if (ok) ok = so_put(&so, ladle_str_ptr(c, ci), ladle_str_len(c, ci));
+          put = true;
         }
         break;
+      }
       default:
         ok = false;
         break;
@@ -538,7 +543,7 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
                ? LADLE_OOM(err, "string output")
                : ladle_err_set(err, LADLE_ENOTSUP, "%s on the CPU", ladle_func_name(f));
   }
-  if (f == LADLE_FN_STR_CONCAT) {
+  if (f == LADLE_FN_STR_CONCAT && !e->fopts.i64) {
     /* null if any input is null */
     ladle_status st =
         ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &concat_valid, err);
