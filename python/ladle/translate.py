@@ -15,7 +15,6 @@ from typing import Any, Callable
 import polars as pl
 
 from . import _native as N
-from ._errors import LadleError
 from .dtypes import LadleType, to_ladle, to_polars
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -1025,20 +1024,6 @@ class Translator:
         finally:
             nt.set_node(cur)
 
-    def _check_literal_cast(self, bound: int, x: int, what: str) -> None:
-        """A literal that Polars casts strictly to x's type (clip's bounds) fails
-        the query whether or not any row reaches it, as in Polars; ladle would cast
-        it only for rows that exist. Polars casts the value here, so the error is
-        its own."""
-        lit = self._view(bound)
-        if type(lit).__name__ != "Literal" or lit.value is None or isinstance(lit.dtype, pl.List):
-            return
-        to = self._dtype(x)
-        try:
-            pl.select(pl.lit(lit.value, dtype=lit.dtype).cast(to, strict=True))
-        except pl.exceptions.PolarsError as e:
-            raise LadleError(N.LADLE_ECOMPUTE, f"{what}: bound {lit.value!r} does not fit {to}: {e}") from None
-
     def _literal_arg(self, i: int, what: str) -> Any:
         x = self._view(i)
         if type(x).__name__ != "Literal":
@@ -1120,11 +1105,9 @@ class Translator:
             null = N.lit("null", None, (N.LADLE_TYPE_NULL, 0, ""))
             lo = hi = null
             if has_lower:
-                self._check_literal_cast(args[k], args[0], "clip")
                 lo = self.expr(args[k])
                 k += 1
             if has_upper:
-                self._check_literal_cast(args[k], args[0], "clip")
                 hi = self.expr(args[k])
             return N.func(N.LADLE_FN_CLIP, [x, lo, hi])
         if name == "round":

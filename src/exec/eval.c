@@ -75,6 +75,116 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
   }
 }
 
+static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               ladle_column *out, ladle_error *err);
+
+/* Whether evaluating e can fail on a value (a strict cast, an integer power). */
+static bool may_fail(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_CAST && e->cast_mode == LADLE_CAST_STRICT) return true;
+  if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_POW) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (may_fail(e->args[i])) return true;
+  return false;
+}
+
+static int64_t max_col(const ladle_bexpr *e) {
+  int64_t m = e->kind == LADLE_EX_COL ? e->col : -1;
+  for (size_t i = 0; i < e->nargs; i++) m = LADLE_MAX(m, max_col(e->args[i]));
+  return m;
+}
+
+static bool reads_col(const ladle_bexpr *e, int64_t c) {
+  if (e->kind == LADLE_EX_COL && e->col == c) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (reads_col(e->args[i], c)) return true;
+  return false;
+}
+
+/* Branch b of a when/then/otherwise, computed on the rows that take it (sel,
+ * cnt of the chunk's n): as Polars, a branch no row takes is not computed (a
+ * typed null stands in), and one some rows take is computed on those rows
+ * only, so that a strict cast of a value the branch does not give fails
+ * nothing. The result is as long as the chunk, or a single value. */
+static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle_chunk *chunk,
+                                const int64_t *sel, int64_t cnt, ladle_column *out,
+                                ladle_error *err) {
+  int64_t n = chunk ? chunk->length : 1;
+  if (cnt == 0) return ladle_column_nulls(b->type, 1, out, err);
+  if (cnt == n || chunk == NULL) return eval_chunk(s, b, chunk, out, err);
+  /* a chunk of the taken rows, holding the columns the branch reads */
+  ladle_chunk sub;
+  sub.length = cnt;
+  size_t nc = (size_t)(max_col(b) + 1);
+  sub.columns = calloc(LADLE_MAX(nc, 1), sizeof *sub.columns);
+  if (sub.columns == NULL) return LADLE_OOM(err, "when branch");
+  ladle_status st = LADLE_OK;
+  for (size_t c = 0; c < nc && st == LADLE_OK; c++)
+    if (reads_col(b, (int64_t)c))
+      st = ladle_column_gather(&chunk->columns[c], sel, cnt, &sub.columns[c], err);
+  ladle_column part;
+  if (st == LADLE_OK) st = eval_chunk(s, b, &sub, &part, err);
+  ladle_release_columns(sub.columns, nc);
+  if (st != LADLE_OK) return st;
+  if (part.length == 1 && cnt != 1) {
+    *out = part;
+    return LADLE_OK;
+  }
+  /* back to the chunk's rows: each taken row's value, null elsewhere */
+  int64_t *idx = malloc((size_t)LADLE_MAX(n, 1) * sizeof *idx);
+  if (idx == NULL) {
+    ladle_column_release(&part);
+    return LADLE_OOM(err, "when branch");
+  }
+  for (int64_t i = 0; i < n; i++) idx[i] = -1;
+  for (int64_t j = 0; j < cnt; j++) idx[sel[j]] = j;
+  st = ladle_column_gather(&part, idx, n, out, err);
+  free(idx);
+  ladle_column_release(&part);
+  return st;
+}
+
+/* A when/then/otherwise whose branches can fail, with each branch computed
+ * only on the rows that take it (eval_branch). */
+static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                                   ladle_column *out, ladle_error *err) {
+  size_t nb = (e->nargs - 1) / 2;
+  int64_t n = chunk ? chunk->length : 1;
+  ladle_column *a = calloc(e->nargs, sizeof *a);
+  uint8_t *taken = calloc((size_t)LADLE_MAX(n, 1), 1);
+  int64_t *sel = malloc((size_t)LADLE_MAX(n, 1) * sizeof *sel);
+  ladle_status st = a && taken && sel ? LADLE_OK : LADLE_OOM(err, "when");
+  size_t done = 0;
+  for (size_t k = 0; k <= nb && st == LADLE_OK; k++) {
+    int64_t cnt = 0;
+    if (k < nb) {
+      ladle_column *c = &a[2 * k];
+      st = eval_chunk(s, e->args[2 * k], chunk, c, err);
+      if (st != LADLE_OK) break;
+      done = 2 * k + 1;
+      const uint8_t *C = c->values;
+      for (int64_t i = 0; i < n; i++) {
+        int64_t ci = c->length == 1 ? 0 : i;
+        if (!taken[i] && ladle_column_valid(c, ci) && C[ci]) {
+          taken[i] = 1;
+          sel[cnt++] = i;
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        if (!taken[i]) sel[cnt++] = i;
+    }
+    size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
+    st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
+    if (st == LADLE_OK) done = slot + 1;
+  }
+  if (st == LADLE_OK) st = apply_node(s, e, a, out, err);
+  for (size_t i = 0; a != NULL && i < done; i++) ladle_column_release(&a[i]);
+  free(a);
+  free(taken);
+  free(sel);
+  return st;
+}
+
 /* Elementwise evaluation on one chunk (chunk may be NULL for constant trees). */
 static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                ladle_column *out, ladle_error *err) {
@@ -92,6 +202,7 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
     ladle_column_copy_ref(&e->lit, out);
     return LADLE_OK;
   }
+  if (e->kind == LADLE_EX_WHEN && may_fail(e)) return eval_when_lazy(s, e, chunk, out, err);
   ladle_column args[8];
   ladle_column *a = e->nargs <= 8 ? args : calloc(e->nargs, sizeof *a);
   if (a == NULL) return LADLE_OOM(err, "arguments");

@@ -38,6 +38,28 @@ static ladle_status table_like(const ladle_schema *schema, size_t nchunks, ladle
   return ladle_table_create(schema, nchunks, out, err);
 }
 
+/* An empty table as one chunk of no rows rather than no chunks, so that the
+ * expressions over it are evaluated once, as Polars evaluates them over an
+ * empty frame (a strict cast of a literal fails there too). Lists, whose
+ * empty column needs an element column, keep no chunks. */
+static ladle_status one_empty_chunk(const ladle_schema *schema, ladle_table **out,
+                                    ladle_error *err) {
+  for (size_t i = 0; i < schema->n; i++)
+    if (schema->types[i].id == LADLE_TYPE_LIST) return table_like(schema, 0, out, err);
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(table_like(schema, 1, &t, err));
+  ladle_status st = LADLE_OK;
+  for (size_t i = 0; i < schema->n && st == LADLE_OK; i++)
+    st = ladle_column_alloc(schema->types[i], 0, false, 0, &t->chunks[0].columns[i], err);
+  ladle_table_seal(t);
+  if (st != LADLE_OK) {
+    ladle_table_release(t);
+    return st;
+  }
+  *out = t;
+  return LADLE_OK;
+}
+
 /* A one-chunk table from whole columns (consumed), re-split into morsels. */
 static ladle_status table_from_columns(exec_state *s, const ladle_schema *schema,
                                        ladle_column *cols, int64_t nrows, ladle_table **out,
@@ -1590,6 +1612,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   if (p->kind == LADLE_NODE_SCAN) {
     if (p->table->nchunks == 1 && p->table->num_rows > s->k.morsel_rows)
       return ladle_table_rechunk(p->table, s->k.morsel_rows, out, err);
+    if (p->table->nchunks == 0) return one_empty_chunk(&p->table->schema, out, err);
     *out = ladle_table_ref(p->table);
     return LADLE_OK;
   }

@@ -396,3 +396,23 @@ def test_casts_between_temporal_types_and_floats_or_booleans(engine: ladle.Engin
     for c in "dtu":
         for to in (pl.Float64, pl.Float32):
             assert_same(d.select(pl.col(c).cast(to)), engine)
+
+
+def test_when_branches_are_computed_on_the_rows_that_take_them(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    """As Polars, a branch that can fail (a strict cast) is computed only on the
+    rows that take it: no row, no error; and literals that fail fail on empty
+    inputs too (expressions over an empty frame are evaluated once)."""
+    o = pl.LazyFrame({"x": [300, 5, 7, 400, 9]})
+    c = pl.col("x").cast(pl.UInt8)
+    answers = [pl.when(pl.col("x") > 0).then(1).otherwise(c), pl.when(pl.col("x") > 1000).then(c).otherwise(1),
+               pl.when((pl.col("x") < 100) & (pl.col("x") > 0)).then(c).otherwise(1),
+               pl.when(pl.col("x") > 100).then(1).when(pl.col("x") < 0).then(2).otherwise(c),
+               pl.when(pl.col("x") > 1000).then(c).otherwise(pl.col("x"))]
+    for e in (engine, small_engine):
+        for x in answers:
+            assert_same(o.select(x.alias("r")), e)
+    assert_both_raise(o.select(pl.when(pl.col("x") > 100).then(c).otherwise(1)), engine)
+    empty = pl.LazyFrame({"x": pl.Series([], dtype=pl.UInt32)})
+    for q in (empty.select(pl.col("x").clip(-1000, None)), empty.filter(pl.col("x").clip(-1000, None) > 0),
+              empty.with_columns(y=pl.col("x").clip(-1000, None))):
+        assert_both_raise(q, engine)
