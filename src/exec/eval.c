@@ -415,6 +415,47 @@ static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const l
   return st;
 }
 
+/* first()/last() of a row-wise expression that can fail (a strict cast): as
+ * in Polars, the expression is computed on each group's first (last) row only,
+ * so a value on another row fails nothing. */
+static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                         ladle_groups *groups, bool broadcast, ladle_column *out,
+                                         ladle_error *err) {
+  const ladle_bexpr *x = e->args[0];
+  int64_t ng = groups ? groups->ngroups : 1;
+  int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
+  size_t nc = (size_t)(max_col(x) + 1);
+  ladle_chunk c = {ng, calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
+  ladle_status st = rows && c.columns ? LADLE_OK : LADLE_OOM(err, "first/last");
+  for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
+    rows[k] = groups ? (e->op == LADLE_AGG_FIRST ? groups->first[k] : -1)
+                     : (t->num_rows == 0           ? -1
+                        : e->op == LADLE_AGG_FIRST ? 0
+                                                   : t->num_rows - 1);
+  if (st == LADLE_OK && groups && e->op == LADLE_AGG_LAST)
+    for (int64_t i = 0; i < groups->nrows; i++) rows[groups->ids[i]] = i;
+  for (size_t col = 0; st == LADLE_OK && col < nc; col++) {
+    if (!reads_col(x, (int64_t)col)) continue;
+    ladle_column whole;
+    st = ladle_table_concat_column(t, col, &whole, err);
+    if (st != LADLE_OK) break;
+    st = ladle_column_gather(&whole, rows, ng, &c.columns[col], err);
+    ladle_column_release(&whole);
+  }
+  ladle_column r;
+  if (st == LADLE_OK) st = eval_chunk(s, x, &c, &r, err);
+  if (c.columns) ladle_release_columns(c.columns, nc);
+  free(rows);
+  if (st != LADLE_OK) return st;
+  if (groups != NULL && broadcast) {
+    st = broadcast_groups(&r, groups, out, err);
+    ladle_column_release(&r);
+    return st;
+  }
+  *out = r;
+  return LADLE_OK;
+}
+
 /* An aggregation of a scalar (pl.lit(1).sum()): as in Polars, the input is that
  * one value, not the value on every row, so each group (or the whole table,
  * empty or not) aggregates one row. */
@@ -423,6 +464,19 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
                                        ladle_error *err) {
   ladle_column in, agg;
   LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+  if (groups != NULL && e->op == LADLE_AGG_ALL && in.length == 1 &&
+      (in.type.id == LADLE_TYPE_NULL || !ladle_column_valid(&in, 0))) {
+    /* Polars' quirk, followed: all() of a null literal is true on its own
+     * but false per group (in a group_by or a window) */
+    ladle_column_release(&in);
+    ladle_column f;
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, 1, false, 0, &f, err));
+    LADLE_COL_MUT(&f, uint8_t)[0] = 0;
+    ladle_status fs =
+        ladle_column_broadcast(&f, broadcast ? groups->nrows : groups->ngroups, out, err);
+    ladle_column_release(&f);
+    return fs;
+  }
   ladle_groups one;
   ladle_status st = single_group(1, &one, err);
   if (st == LADLE_OK) {
@@ -465,6 +519,9 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   switch (e->kind) {
     case LADLE_EX_AGG:
     case LADLE_EX_LEN: {
+      if (e->kind == LADLE_EX_AGG && (e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST) &&
+          !needs_full(e->args[0]) && e->args[0]->kind != LADLE_EX_COL && may_fail(e->args[0]))
+        return eval_first_last_rows(s, e, t, groups, broadcast, out, err);
       if (e->kind == LADLE_EX_AGG && t->nchunks > 1 && s->be->aggregate_chunks != NULL &&
           !needs_full(e->args[0]) && !e->args[0]->scalar)
         return eval_agg_chunks(s, e, t, groups, broadcast, out, err);

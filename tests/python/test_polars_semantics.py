@@ -416,3 +416,27 @@ def test_when_branches_are_computed_on_the_rows_that_take_them(engine: ladle.Eng
     for q in (empty.select(pl.col("x").clip(-1000, None)), empty.filter(pl.col("x").clip(-1000, None) > 0),
               empty.with_columns(y=pl.col("x").clip(-1000, None))):
         assert_both_raise(q, engine)
+
+
+def test_first_last_of_a_failing_expression_reads_one_row(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    t = pl.LazyFrame({"h": [0, -28, 5, -3, None, 7], "g": [1, 1, 2, 2, 3, 3]}, schema={"h": pl.Int8, "g": pl.Int64})
+    c = pl.col("h").cast(pl.UInt8)
+    for e in (engine, small_engine):
+        for q in (t.select(c.first()), t.select(c.last()), t.select(c.first().over("g")),
+                  t.filter(pl.col("g") > 5).select(c.first()), t.select((c * 2).first()),
+                  t.select((pl.lit(None, dtype=pl.UInt8).fill_null(pl.col("h")).cast(pl.UInt8).first()))):
+            assert_same(q, e)
+        assert_both_raise(t.group_by("g").agg(c.first().alias("f"), c.last().alias("l")), e)
+
+
+def test_null_literal_aggregations_and_string_arg_max_ties(engine: ladle.Engine) -> None:
+    g = pl.LazyFrame({"g": [1, 1, 2], "s": ["a", "a", "b"]})
+    q = g.group_by("g").agg(pl.lit(None).n_unique().alias("n"), pl.lit(None, dtype=pl.Int64).n_unique().alias("m"),
+                            pl.lit(None).count().alias("c"), pl.lit(None).null_count().alias("nc"))
+    assert_frame_equal(q.collect(engine=engine).sort("g"), q.collect(engine="in-memory").sort("g"))
+    q = g.select(pl.lit(None, dtype=pl.Boolean).all().over("g").alias("o"))
+    assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+    for vals in (["a", "a", "b", "b"], ["a", "a", "b", "b", None], ["true", "true"]):
+        s = pl.LazyFrame({"s": vals})
+        q = s.select(pl.col("s").arg_max().alias("a"), pl.col("s").arg_min().alias("b"))
+        assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))

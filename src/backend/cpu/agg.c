@@ -353,25 +353,24 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
     }                                                                      \
   }
 
-#define ARG_K(T, in, g, pos, best, bestv, is_max)            \
-  {                                                          \
-    const T *X = (in)->values;                               \
-    T *BV = (T *)(bestv);                                    \
-    for (int64_t i = 0; i < (in)->length; i++) {             \
-      uint32_t k = (g)->ids[i];                              \
-      int64_t p = pos[k]++;                                  \
-      if (!ladle_column_valid(in, i)) continue;              \
-      T x = X[i];                                            \
-      /* NaN is skipped, but a group of only NaN (and nulls)  \
-       * gives its first NaN, as Polars */                    \
-      bool nan_ = IS_FLOAT_T(T) && x != x;                   \
-      if (best[k] >= 0 && nan_) continue;                    \
-      if (best[k] < 0 || BV[k] != BV[k] ||                   \
-          (is_max ? x > BV[k] : x < BV[k])) {                \
-        best[k] = p;                                         \
-        BV[k] = x;                                           \
-      }                                                      \
-    }                                                        \
+#define ARG_K(T, in, g, pos, best, bestv, is_max)                              \
+  {                                                                            \
+    const T *X = (in)->values;                                                 \
+    T *BV = (T *)(bestv);                                                      \
+    for (int64_t i = 0; i < (in)->length; i++) {                               \
+      uint32_t k = (g)->ids[i];                                                \
+      int64_t p = pos[k]++;                                                    \
+      if (!ladle_column_valid(in, i)) continue;                                \
+      T x = X[i];                                                              \
+      /* NaN is skipped, but a group of only NaN (and nulls)                   \
+       * gives its first NaN, as Polars */                                     \
+      bool nan_ = IS_FLOAT_T(T) && x != x;                                     \
+      if (best[k] >= 0 && nan_) continue;                                      \
+      if (best[k] < 0 || BV[k] != BV[k] || (is_max ? x > BV[k] : x < BV[k])) { \
+        best[k] = p;                                                           \
+        BV[k] = x;                                                             \
+      }                                                                        \
+    }                                                                          \
   }
 
 /* The k-th smallest of v[0..n) (NaN above every number, as in sorting) moved
@@ -669,6 +668,15 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, con
     free(rows);
     return st;
   }
+  if (in != NULL && in->type.id == LADLE_TYPE_NULL && op == LADLE_AGG_N_UNIQUE) {
+    /* a null is a value: one distinct value in a group with rows */
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(agg->type, ng, false, 0, &o, err));
+    uint32_t *O = LADLE_COL_MUT(&o, uint32_t);
+    memset(O, 0, (size_t)ng * sizeof *O);
+    for (int64_t i = 0; i < g->nrows; i++) O[g->ids[i]] = 1;
+    *out = o;
+    return LADLE_OK;
+  }
   if (in != NULL && in->type.id == LADLE_TYPE_NULL && op != LADLE_AGG_LEN &&
       op != LADLE_AGG_NULL_COUNT && op != LADLE_AGG_COUNT && op != LADLE_AGG_SUM)
     return ladle_column_nulls(agg->type, ng, out, err);
@@ -793,7 +801,8 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, con
           int64_t p = pos[k]++;
           if (!ladle_column_valid(in, i)) continue;
           int c = best[k] < 0 ? 0 : ladle_str_cmp(in, i, in, brow[k]);
-          if (best[k] < 0 || (op == LADLE_AGG_ARG_MAX ? c > 0 : c < 0)) {
+          /* ties: Polars' string arg_max takes the last, arg_min the first */
+          if (best[k] < 0 || (op == LADLE_AGG_ARG_MAX ? c >= 0 : c < 0)) {
             best[k] = p;
             brow[k] = i;
           }
