@@ -254,7 +254,8 @@ typedef enum ladle_func {
   LADLE_FN_STR_SLICE,       /* 1; opts.i64 = offset (chars, may be <0),
                                opts.i64b = length (<0: to the end) */
   LADLE_FN_STR_STRIP_CHARS, /* 1; opts.str = characters, NULL for whitespace */
-  LADLE_FN_STR_CONCAT,      /* n >= 1: horizontal concat; opts.str = separator */
+  LADLE_FN_STR_CONCAT,      /* n >= 1: horizontal concat; opts.str = separator; opts.i64 = 1:
+                               null inputs are left out (else any null gives null) */
   LADLE_FN_DT_YEAR,         /* 1 */
   LADLE_FN_DT_MONTH,
   LADLE_FN_DT_DAY,
@@ -264,6 +265,7 @@ typedef enum ladle_func {
   LADLE_FN_DT_WEEKDAY,     /* ISO: Monday 1 .. Sunday 7 */
   LADLE_FN_DT_ORDINAL_DAY, /* 1 .. 366 */
   LADLE_FN_DT_TRUNCATE,    /* 1; opts.str = "1d" or "1mo" */
+  LADLE_FN_LOG1P,          /* 1: ln(1 + x), exact near 0 */
   LADLE_FN_COUNT_
 } ladle_func;
 
