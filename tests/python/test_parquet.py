@@ -42,6 +42,21 @@ def test_conformance_files(path: Path, engine) -> None:
         return
     got = assert_same(lf, engine)
     assert_frame_equal(got, expected.select(cols))
+    assert_strings_valid_utf8(got)
+
+
+def assert_strings_valid_utf8(df: pl.DataFrame) -> None:
+    """Every String column (flat or in a list) holds valid UTF-8, checked by
+    Python's decoder on each value's bytes."""
+    for name, dtype in df.schema.items():
+        col = df[name]
+        if dtype == pl.List(pl.String):
+            col = col.explode()
+        elif dtype != pl.String:
+            continue
+        for raw in col.cast(pl.Binary).to_list():
+            if raw is not None:
+                raw.decode("utf-8")
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("bad_data/*.parquet")), ids=lambda p: p.name)
@@ -619,3 +634,60 @@ def test_dictionary_index_out_of_range_is_an_error(kind: str, tmp_path: Path) ->
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path))
     with pytest.raises(ladle.LadleError, match="dictionary index out of range"):  # through the offsets path too
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path).select(pl.col("v").alias("w"), pl.lit(1).alias("k")).filter(pl.col("k") == 1))
+
+
+def _strings(values: list[bytes | None], dtype: pa.DataType) -> pa.Array:
+    """A string (or binary) array of these bytes, not validated (pyarrow writes
+    STRING columns of invalid UTF-8 when it is built from buffers)."""
+    data = b"".join(v or b"" for v in values)
+    offs = [0]
+    for v in values:
+        offs.append(offs[-1] + len(v or b""))
+    validity = pa.array([v is not None for v in values]).buffers()[1]
+    return pa.Array.from_buffers(dtype, len(values), [validity, pa.py_buffer(np.array(offs, np.int32).tobytes()),
+                                                       pa.py_buffer(data)])
+
+
+@pytest.mark.parametrize("bad", [b"ok\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"x" * 30 + b"\x80"],
+                         ids=["ff-fe", "truncated", "surrogate", "overlong", "past-10ffff", "continuation"])
+def test_invalid_utf8_in_a_string_column_raises(bad: bytes, tmp_path: Path, engine) -> None:
+    """A STRING column holding invalid UTF-8 is an error naming the file, the
+    column, the row group and the page, as Polars raises ComputeError, for
+    every encoding that makes strings (dictionary, PLAIN, DELTA_LENGTH_BYTE_ARRAY,
+    DELTA_BYTE_ARRAY), compressed or not, page v1 and v2, read as the result
+    (views), under a filter (offsets, and late reads of kept rows) and in a
+    list; the same bytes as Binary read as they are."""
+    n = 3000
+    words = [b"plain", "\u00e9t\u00e9".encode(), None, b"x" * 20]
+    values = [words[i % 4] for i in range(n)]
+    values[2500] = bad
+    # lists of three of the values in the first thousand rows, null after
+    lists = pa.ListArray.from_arrays(np.arange(0, n + 1, 3, dtype=np.int32), _strings(values, pa.string()))
+    lists = pa.concat_arrays([lists, pa.nulls(n - len(lists), pa.list_(pa.string()))])
+    table = pa.table({"k": np.arange(n), "s": _strings(values, pa.string()), "l": lists})
+    binary = pa.table({"k": np.arange(n), "b": _strings(values, pa.binary())})
+    writes = [dict(use_dictionary=True, compression="snappy"), dict(use_dictionary=False, compression="none"),
+              dict(use_dictionary=False, compression="zstd", data_page_version="2.0"),
+              dict(use_dictionary=False, column_encoding={"s": "DELTA_LENGTH_BYTE_ARRAY", "l": "DELTA_LENGTH_BYTE_ARRAY"}),
+              dict(use_dictionary=False, column_encoding={"s": "DELTA_BYTE_ARRAY", "l": "DELTA_BYTE_ARRAY"}, compression="gzip")]
+    for k, opts in enumerate(writes):
+        path = tmp_path / f"bad{k}.parquet"
+        pq.write_table(table, path, data_page_size=2048, row_group_size=2000, **opts)
+        queries = [pl.scan_parquet(path), pl.scan_parquet(path).select("s"),
+                   pl.scan_parquet(path).filter(pl.col("k") > 10),  # s read late, at the kept rows
+                   pl.scan_parquet(path).filter(pl.col("s") != "x").select("k"),
+                   pl.scan_parquet(path).select("l")]
+        for q in queries:
+            with pytest.raises(pl.exceptions.ComputeError):
+                q.collect()
+            with pytest.raises(ladle.LadleError, match=r"bad\d\.parquet: column '(s|l)', row group \d, page \d+: invalid UTF-8"):
+                q.collect(engine=engine)
+        bpath = tmp_path / f"bin{k}.parquet"
+        pq.write_table(binary, bpath, data_page_size=2048, row_group_size=2000,
+                       **{o: v for o, v in opts.items() if o != "column_encoding"})
+        assert_same(pl.scan_parquet(bpath), engine)
+        assert_same(pl.scan_parquet(bpath).filter(pl.col("k") > 10), engine)
+    # the rows before the bad value's row group read, and valid non-ASCII text too
+    ok = pl.scan_parquet(tmp_path / "bad0.parquet", n_rows=1500).select("k", "s")
+    got = assert_same(ok, engine)
+    assert_strings_valid_utf8(got)

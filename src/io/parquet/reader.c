@@ -21,11 +21,29 @@ typedef struct ctx {
   const ladle_pq_column *col;
   ladle_error *err;
   int64_t page; /* for messages */
+  size_t rg;    /* for messages */
 } ctx;
 
 static ladle_status corrupt(const ctx *c, const char *problem) {
-  return ladle_err_set(c->err, LADLE_ECORRUPT, "%s: column '%s', page %lld: %s", c->f->path, c->col->name,
-                       (long long)c->page, problem);
+  return ladle_err_set(c->err, LADLE_ECORRUPT, "%s: column '%s', row group %zu, page %lld: %s",
+                       c->f->path, c->col->name, c->rg, (long long)c->page, problem);
+}
+
+/* ------------------------------------------------------------------ UTF-8 */
+
+/* Whether the column's values become a String column: those must be valid
+ * UTF-8 (Binary ones are not checked). */
+static bool utf8_col(const ladle_pq_column *col) {
+  return col->type.id == LADLE_TYPE_STRING && col->physical == LADLE_PQ_BYTE_ARRAY;
+}
+
+/* `what` is a printf format for i: "row %lld of the page", ... */
+__attribute__((format(printf, 2, 0))) static ladle_status bad_utf8(const ctx *c, const char *what,
+                                                                   int64_t i) {
+  char where[64], msg[128];
+  snprintf(where, sizeof where, what, (long long)i);
+  snprintf(msg, sizeof msg, "invalid UTF-8 in a String column (%s)", where);
+  return corrupt(c, msg);
 }
 
 /* ------------------------------------------------------------ bit reading */
@@ -317,6 +335,20 @@ static ladle_status pvals_alloc(const ctx *c, pvals *v, int64_t n) {
   return LADLE_OK;
 }
 
+/* The strings of one page or dictionary (`what` names an entry for the
+ * message) are valid UTF-8, for a String column. They lie in order in one
+ * buffer, so the span from the first to the end of the last is checked for
+ * ASCII at once (PLAIN length prefixes below 128 are ASCII too); only when
+ * that finds another byte, string by string. */
+static ladle_status check_utf8(const ctx *c, const pvals *v, const char *what) {
+  if (!utf8_col(c->col) || v->n == 0) return LADLE_OK;
+  const uint8_t *lo = v->ptr[0], *hi = v->ptr[v->n - 1] + v->len[v->n - 1];
+  if (hi >= lo && ladle_ascii_prefix(lo, hi - lo) == hi - lo) return LADLE_OK;
+  for (int64_t i = 0; i < v->n; i++)
+    if (ladle_utf8_check(v->ptr[i], v->len[i]) >= 0) return bad_utf8(c, what, i);
+  return LADLE_OK;
+}
+
 static float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
   if (exp == 0) {
@@ -441,13 +473,25 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
   return LADLE_OK;
 }
 
+/* BYTE_STREAM_SPLIT: the page's values are its non-null values, byte k of
+ * value i at k * n + i, so the stride n is both the count of values and the
+ * data's size over the width; a page whose size says another stride is
+ * refused rather than read with one of the two. */
+static ladle_status bss_size(const ctx *c, int w, int64_t n, int64_t have) {
+  char msg[160];
+  snprintf(msg, sizeof msg,
+           "BYTE_STREAM_SPLIT data of %lld bytes does not hold %lld values of %d bytes",
+           (long long)have, (long long)n, w);
+  return corrupt(c, msg);
+}
+
 static ladle_status decode_byte_stream_split(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
   int w = fixed_width(c->col);
   int64_t n = v->n;
   if (is_bytes(c->col)) {
     /* fixed-length byte arrays (DECIMAL, binary): byte k of value i is at
      * k * n + i; the values are put back together in a buffer of their own */
-    if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
+    if (w <= 0 || (int64_t)w * n != end - p) return bss_size(c, w, n, end - p);
     v->owned = malloc((size_t)LADLE_MAX((int64_t)w * n, 1));
     if (v->owned == NULL) return LADLE_OOM(c->err, "parquet values");
     v->owned_len = (int64_t)w * n;
@@ -462,7 +506,7 @@ static ladle_status decode_byte_stream_split(const ctx *c, const uint8_t *p, con
     v->end = v->owned + v->owned_len;
     return LADLE_OK;
   }
-  if (w <= 0 || w > 16 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
+  if (w <= 0 || w > 16 || (int64_t)w * n != end - p) return bss_size(c, w, n, end - p);
   uint8_t tmp[16];
   for (int64_t i = 0; i < n; i++) {
     for (int k = 0; k < w; k++) tmp[k] = p[(int64_t)k * n + i];
@@ -556,12 +600,17 @@ static ladle_status decode_delta_byte_array(const ctx *c, const uint8_t *p, cons
   if (st == LADLE_OK) st = delta_binary(c, &p, end, n, &g1, pre);
   if (st == LADLE_OK) st = delta_binary(c, &p, end, n, &g2, suf);
   if (st == LADLE_OK && (g1 != n || g2 != n)) st = corrupt(c, "DELTA_BYTE_ARRAY holds fewer lengths than values");
-  int64_t total = 0;
+  /* the suffixes lie one after another from p: their running sum (not each
+   * alone) must stay inside the page */
+  int64_t total = 0, suffixes = 0;
   for (int64_t i = 0; st == LADLE_OK && i < n; i++) {
-    if ((int64_t)suf[i] < 0 || (int64_t)suf[i] > end - p || (int64_t)pre[i] < 0) st = corrupt(c, "DELTA_BYTE_ARRAY suffix runs past the page");
-    else {
-      int64_t prevlen = i > 0 ? (int64_t)(pre[i - 1] + suf[i - 1]) : 0;
-      if ((int64_t)pre[i] > prevlen) st = corrupt(c, "DELTA_BYTE_ARRAY prefix longer than the previous value");
+    int64_t prevlen = i > 0 ? (int64_t)(pre[i - 1] + suf[i - 1]) : 0; /* both checked below */
+    if ((int64_t)suf[i] < 0 || (int64_t)suf[i] > end - p - suffixes) {
+      st = corrupt(c, "DELTA_BYTE_ARRAY suffix runs past the page");
+    } else if (pre[i] > (uint64_t)prevlen) {
+      st = corrupt(c, "DELTA_BYTE_ARRAY prefix longer than the previous value");
+    } else {
+      suffixes += (int64_t)suf[i];
       total += (int64_t)(pre[i] + suf[i]);
       if (total > (int64_t)1 << 31) st = corrupt(c, "DELTA_BYTE_ARRAY values are too large");
     }
@@ -650,6 +699,9 @@ static ladle_status plain_strings(const ctx *c, sink *s, int64_t count, const ui
     O[r] = pos;
     p += len;
   }
+  /* the page's strings, as they now lie in the output: checked at once */
+  int64_t bad = utf8_col(c->col) ? ladle_utf8_check_strings(d, O - 1, count) : -1;
+  if (bad >= 0) return bad_utf8(c, "row %lld of the page", bad);
   s->chars_len = pos;
   s->row += count;
   return LADLE_OK;
@@ -913,6 +965,8 @@ static ladle_status plain_views(const ctx *c, sink *s, vsink *vs, int64_t count,
                                 int64_t *long_bytes) {
   uint8_t *V = vs->views + 16 * s->row;
   int64_t lb = 0;
+  /* an all-ASCII page (length prefixes included) needs no check per string */
+  bool check = utf8_col(c->col) && ladle_ascii_prefix(p, end - p) != end - p;
   for (int64_t r = 0; r < count; r++) {
     if (present != NULL && !present[r]) {
       memset(V + 16 * r, 0, 16);
@@ -922,6 +976,7 @@ static ladle_status plain_views(const ctx *c, sink *s, vsink *vs, int64_t count,
     uint32_t len;
     const char *bad = plain_next(&p, end, &len);
     if (bad != NULL) return corrupt(c, bad);
+    if (check && ladle_utf8_check(p, len) >= 0) return bad_utf8(c, "row %lld of the page", r);
     uint8_t *v = V + 16 * r;
     if (len <= 12) {
       /* the 16 bytes from p - 4 are the length and up to 12 inline bytes when
@@ -1046,7 +1101,8 @@ static void read_data_header(ladle_thrift *t, page_header *h, bool v2) {
 
 static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uint8_t *end, page_header *h) {
   char what[600];
-  snprintf(what, sizeof what, "%s: column '%s', page %lld header", c->f->path, c->col->name, (long long)c->page);
+  snprintf(what, sizeof what, "%s: column '%s', row group %zu, page %lld header", c->f->path,
+           c->col->name, c->rg, (long long)c->page);
   ladle_thrift t = {*pp, end, what, c->err, false, 0};
   memset(h, 0, sizeof *h);
   h->type = -1;
@@ -1100,7 +1156,8 @@ static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int6
   }
   ladle_status st = ladle_pq_decompress(codec, src, src_len, *scratch, dst_len, c->err);
   if (st != LADLE_OK)
-    return ladle_err_context(c->err, st, "%s: column '%s', page %lld", c->f->path, c->col->name, (long long)c->page);
+    return ladle_err_context(c->err, st, "%s: column '%s', row group %zu, page %lld", c->f->path,
+                             c->col->name, c->rg, (long long)c->page);
   *out = *scratch;
   return LADLE_OK;
 }
@@ -1368,7 +1425,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     leafcol.type = pc->elem;
     pc = &leafcol;
   }
-  ctx c = {f, pc, err, 0};
+  ctx c = {f, pc, err, 0, rg};
   if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
   int64_t nrows = f->row_groups[rg].num_rows;
   int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
@@ -1474,6 +1531,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         vs.dict_base = padded;
         if (h.uncompressed > INT32_MAX) views = false, st = as_views ? LADLE_ENOTSUP : st;
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
+        if (st == LADLE_OK)
+          st = check_utf8(&c, &dict, "dictionary entry %lld"); /* once, not per row */
         dict.end = d + h.uncompressed + 64;
       } else if (st == LADLE_OK) {
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
@@ -1515,7 +1574,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       if (pc->max_def > 0 && (st = level_block(&c, &data, data_end, "definition", &defs, &defs_end)) != LADLE_OK)
         break;
     } else {
-      if (h.def_len + h.rep_len > h.compressed || h.def_len + h.rep_len > h.uncompressed) {
+      if (h.def_len > h.compressed || h.rep_len > h.compressed - h.def_len ||
+          h.def_len + h.rep_len > h.uncompressed) {
         st = corrupt(&c, "level lengths exceed the page");
         break;
       }
@@ -1664,6 +1724,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       goto page_done;
     }
     st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
+    if (st == LADLE_OK && idx == NULL) st = check_utf8(&c, &vals, "value %lld of the page");
     if (st == LADLE_OK && views)
       st = scatter_views(&c, &s, &vs, nv, present, &vals, idx, have_dict ? &dict : NULL);
     else if (st == LADLE_OK)
