@@ -743,3 +743,65 @@ TEST(invalid_utf8_never_reaches_a_string_column) {
         }
   CHECK(checked == 8 * 2 * 4 * 3 * 2);
 }
+
+/* INT96 timestamps outside what nanoseconds in an int64 hold: Polars reads
+ * the day as unsigned and saturates any overflow, of the day's product or of
+ * the sum, to INT64_MAX (2262-04-11 23:47:16.854775807), dates before 1677
+ * too; Spark writes such dates (parquet-testing's int96_from_spark.parquet).
+ * They wrapped (to 1816-03-29 and such). Expected values are Polars 2.1.0's. */
+TEST(int96_out_of_range_saturates_as_polars) {
+  static const struct {
+    uint32_t day;
+    int64_t nanos, want;
+  } v[] = {
+      {0x80000000u, 0, INT64_MAX},
+      {0xffffffffu, 0, INT64_MAX},
+      {2440588, -1, -1},
+      {2440588, INT64_MAX, INT64_MAX},
+      {2440588 + 106751, 85636854775807LL, INT64_MAX}, /* exactly the maximum */
+      {2440588 + 106751, 85636854775808LL, INT64_MAX},
+      {2440588 - 106752, 86399999999999LL, INT64_MAX}, /* the product alone overflows */
+      {0, 0, INT64_MAX},                               /* year -4713 */
+      {2440588 - 106751, 0, -9223286400000000000LL},
+      {2440588, INT64_MIN, INT64_MIN},
+      {2440587, 86400000000000LL, 0},
+      {2440588 + 106751, 0, 9223286400000000000LL},
+      {2440588 - 106751, -1000, -9223286400000001000LL},
+  };
+  enum { N = sizeof v / sizeof v[0] };
+  pqc_buf b = {0};
+  for (int i = 0; i < N; i++) {
+    uint8_t x[12];
+    memcpy(x, &v[i].nanos, 8);
+    memcpy(x + 8, &v[i].day, 4);
+    pqc_put(&b, x, 12);
+  }
+  pqc_column col = {.physical = LADLE_PQ_INT96, .converted = -1};
+  for (int enc = 0; enc < 2; enc++) { /* PLAIN, and the same values as a dictionary */
+    pqc_buf ix = {0};
+    pqc_page pages[2];
+    int np = 0;
+    if (enc == 1) {
+      memset(&pages[0], 0, sizeof pages[0]);
+      pages[0].type = 2;
+      pages[0].num_values = N;
+      pages[0].data = b.p;
+      pages[0].len = b.n;
+      pages[0].uncompressed = -1;
+      np = 1;
+      pqc_byte(&ix, 4);
+      pqc_varint(&ix, 2 << 1 | 1); /* two groups of 8 indices at 4 bits */
+      for (int i = 0; i < 16; i += 2)
+        pqc_byte(&ix, (uint8_t)((i < N ? i : 0) | (i + 1 < N ? i + 1 : 0) << 4));
+    }
+    pages[np++] = data_page(enc ? 8 : 0, N, enc ? &ix : &b);
+    ladle_error e;
+    ladle_column c;
+    CHECK_OK(read_crafted(&col, N, -1, pages, np, &c, &e));
+    CHECK(c.type.id == LADLE_TYPE_DATETIME && c.type.unit == LADLE_TIME_NS);
+    for (int i = 0; i < N; i++) CHECK_EQ_I(((const int64_t *)c.values)[i], v[i].want);
+    ladle_column_release(&c);
+    free(ix.p);
+  }
+  free(b.p);
+}

@@ -691,3 +691,48 @@ def test_invalid_utf8_in_a_string_column_raises(bad: bytes, tmp_path: Path, engi
     ok = pl.scan_parquet(tmp_path / "bad0.parquet", n_rows=1500).select("k", "s")
     got = assert_same(ok, engine)
     assert_strings_valid_utf8(got)
+
+
+def _int96_file(path: Path, values: list[tuple[int, int] | None]) -> None:
+    """An INT96 column (as Spark writes: no Arrow schema) of (julian day,
+    nanoseconds of the day) values, or nulls, written by pyarrow and then
+    given these raw values."""
+    import io
+    import struct
+
+    import pqcraft
+
+    n = len(values)
+    mask = [v is None for v in values]
+    t = pa.table({"t": pa.array([dt.datetime(2000, 1, 1)] * n, type=pa.timestamp("us"), mask=np.array(mask)),
+                  "i": np.arange(n)})
+    buf = io.BytesIO()
+    pq.write_table(t, buf, use_deprecated_int96_timestamps=True, store_schema=False, use_dictionary=False,
+                   compression="none")
+    pf = pqcraft.read(buf.getvalue())
+    page = next(p for p in pf.chunks[0][0].pages if p.type == pqcraft.DATA_PAGE)
+    present = [v for v in values if v is not None]
+    body = b"".join(struct.pack("<qI", nanos, day) for day, nanos in present)
+    page.data = page.data[: len(page.data) - len(body)] + body
+    path.write_bytes(pqcraft.write(pf))
+
+
+def test_int96_out_of_the_nanosecond_range_saturates_as_polars(tmp_path: Path, engine) -> None:
+    """INT96 timestamps that nanoseconds in an int64 cannot hold (Spark writes
+    them: years 1 and 9999, 1677 and 2262 at the edges, days read unsigned,
+    negative and huge nanoseconds of the day) become what Polars 2.1 gives,
+    2262-04-11 23:47:16.854775807 (it saturates every overflow to the maximum);
+    in-range values stay exact. They used to wrap (1816-03-29 and such)."""
+    j = 2440588
+    values = [(0x80000000, 0), (0xFFFFFFFF, 0), (j, -1), (j, 2**63 - 1), (j + 106751, 85636854775807),
+              (j + 106751, 85636854775808), (j - 106752, 86399999999999), (j - 106752, 0), (0, 0), None,
+              (j - 106751, 0), (j, -(2**63)), (j - 1, 86400 * 10**9), (j + 106751, 0), (j - 106751, -1000),
+              (1721426, 0), (5373484, 86399 * 10**9)]  # 0001-01-01 and 9999-12-31 23:59:59
+    path = tmp_path / "int96.parquet"
+    _int96_file(path, values)
+    got = assert_same(pl.scan_parquet(path), engine)
+    assert got.schema["t"] == pl.Datetime("ns")
+    ns = got["t"].cast(pl.Int64).to_list()
+    assert ns[0] == ns[15] == ns[16] == 2**63 - 1
+    assert ns[2] == -1 and ns[9] is None
+    assert_same(pl.scan_parquet(path).filter(pl.col("i") % 2 == 0), engine)

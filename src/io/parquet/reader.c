@@ -400,12 +400,19 @@ static uint64_t fixed_slot(int physical, const uint8_t *p) {
       return v;
     }
     case LADLE_PQ_INT96: {
-      int64_t nanos;
-      int32_t jd;
+      /* nanoseconds of the day (signed), then the Julian day (unsigned), as
+       * Polars reads them: (day - the epoch's) x ns per day + nanoseconds,
+       * and INT64_MAX (2262-04-11 23:47:16.854775807) when either step
+       * overflows, before 1677 too (Polars saturates every overflow to the
+       * maximum; Spark writes such dates) */
+      int64_t nanos, r;
+      uint32_t jd;
       memcpy(&nanos, p, 8);
       memcpy(&jd, p + 8, 4);
-      /* in uint64 so that a corrupt day count wraps instead of overflowing */
-      return (uint64_t)((int64_t)jd - 2440588) * 86400000000000ULL + (uint64_t)nanos;
+      if (__builtin_mul_overflow((int64_t)jd - 2440588, (int64_t)86400000000000, &r) ||
+          __builtin_add_overflow(r, nanos, &r))
+        r = INT64_MAX;
+      return (uint64_t)r;
     }
     case LADLE_PQ_FIXED_LEN_BYTE_ARRAY: { /* FLOAT16 */
       uint16_t h = (uint16_t)(p[0] | p[1] << 8);
