@@ -122,7 +122,8 @@ class Engine(_PolarsEngine):
             try:
                 plan = Translator(self._visit(mixed, optimizations), self.threads).translate()
             except Unsupported as second:
-                return None, str(second), lf
+                # both: the scan's reason names the file and the column
+                return None, f"{first}; with the scans on Polars: {second}", lf
             return plan, f"{first}; the scans ran on Polars and the rest on ladle", mixed
 
     def _fallback(self, why: str) -> None:

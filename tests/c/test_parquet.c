@@ -302,31 +302,75 @@ TEST(mutated_files_never_crash) {
 
 #ifdef LADLE_HAVE_ZLIB
 #include <zlib.h>
-/* GZIP pages: gzip framing (what writers use; libdeflate's path where it is
- * built in), zlib framing (zlib's), two members, a wrong size and damage. */
+static int64_t deflate_into(const uint8_t *raw, int64_t n, int wbits, uint8_t *out, int64_t cap) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  CHECK(deflateInit2(&z, 6, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  z.next_in = (Bytef *)(uintptr_t)raw;
+  z.avail_in = (uInt)n;
+  z.next_out = out;
+  z.avail_out = (uInt)cap;
+  CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  int64_t len = (int64_t)z.total_out;
+  deflateEnd(&z);
+  return len;
+}
+
+/* GZIP pages, through libdeflate (ladle_pq_decompress, where it is built in)
+ * and through zlib (ladle_pq_inflate's zlib_only): gzip framing and zlib
+ * framing decode; several members back to back (as pyarrow and Polars read
+ * them; concatenated_gzip_members.parquet) and an empty last member too; and
+ * each of these is an error: a tampered CRC-32 or ISIZE in the trailer (pyarrow
+ * raises), a page size one byte short (the stream inflates past it: its
+ * trailer was never checked and the short page was returned), one byte long,
+ * bytes after the last member, damage inside the stream, a tampered Adler-32. */
 TEST(gzip_pages_in_either_framing) {
   enum { N = 100000 };
-  static uint8_t raw[N], packed[2 * N + 64], out[N + 1];
+  static uint8_t raw[N], packed[2 * N + 64], two[2 * N + 128], out[N + 2];
   for (int i = 0; i < N; i++) raw[i] = (uint8_t)((i * 7) % 251 ^ (i >> 9));
-  for (int wbits = 15; wbits <= 31; wbits += 16) { /* 15: zlib, 31: gzip */
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    CHECK(deflateInit2(&z, 6, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-    z.next_in = raw;
-    z.avail_in = N;
-    z.next_out = packed;
-    z.avail_out = sizeof packed;
-    CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-    int64_t len = (int64_t)z.total_out;
-    deflateEnd(&z);
+  for (int path = 0; path < 2; path++) {
     ladle_error e;
-    memset(out, 0, sizeof out);
-    CHECK(ladle_pq_decompress(2, packed, len, out, N, &e) == LADLE_OK && memcmp(out, raw, N) == 0);
-    /* claims one byte more than the stream holds */
-    CHECK(ladle_pq_decompress(2, packed, len, out, N + 1, &e) == LADLE_ECORRUPT && strstr(e.message, "GZIP"));
-    /* damage in the middle of the stream */
-    packed[len / 2] ^= 0x5a;
-    CHECK(ladle_pq_decompress(2, packed, len, out, N, &e) == LADLE_ECORRUPT && strstr(e.message, "GZIP"));
+#define INFLATE(src, n, want)                                      \
+  (path == 0 ? ladle_pq_decompress(2, (src), (n), out, (want), &e) \
+             : ladle_pq_inflate((src), (n), out, (want), true, &e))
+#define FAILS(src, n, want, why)                                                \
+  CHECK(INFLATE(src, n, want) == LADLE_ECORRUPT && strstr(e.message, "GZIP") && \
+        strstr(e.message, why))
+    for (int wbits = 15; wbits <= 31; wbits += 16) { /* 15: zlib, 31: gzip */
+      int64_t len = deflate_into(raw, N, wbits, packed, sizeof packed);
+      memset(out, 0, sizeof out);
+      CHECK(INFLATE(packed, len, N) == LADLE_OK && memcmp(out, raw, N) == 0);
+      FAILS(packed, len, N + 1, "less than the page's uncompressed size");
+      FAILS(packed, len, N - 1, "past the page's uncompressed size");
+      /* the trailer: gzip's CRC-32 and ISIZE, zlib's Adler-32 */
+      for (int k = wbits == 31 ? 8 : 4; k >= 1; k -= wbits == 31 ? 4 : 8) {
+        packed[len - k] ^= 0x10;
+        CHECK(INFLATE(packed, len, N) == LADLE_ECORRUPT && strstr(e.message, "GZIP"));
+        packed[len - k] ^= 0x10;
+      }
+      packed[len / 2] ^= 0x5a; /* damage in the middle */
+      CHECK(INFLATE(packed, len, N) == LADLE_ECORRUPT && strstr(e.message, "GZIP"));
+      packed[len / 2] ^= 0x5a;
+      if (wbits == 31) {
+        /* two members, then two with an empty third; bytes after the last */
+        int64_t a = deflate_into(raw, N / 3, 31, two, sizeof two);
+        int64_t b = deflate_into(raw + N / 3, N - N / 3, 31, two + a, (int64_t)sizeof two - a);
+        memset(out, 0, sizeof out);
+        CHECK(INFLATE(two, a + b, N) == LADLE_OK && memcmp(out, raw, N) == 0);
+        FAILS(two, a + b, N - 1, "past the page's uncompressed size");
+        FAILS(two, a + b, N + 1, "less than");
+        int64_t c = deflate_into(raw, 0, 31, two + a + b, (int64_t)sizeof two - a - b);
+        CHECK(INFLATE(two, a + b + c, N) == LADLE_OK && memcmp(out, raw, N) == 0);
+        memcpy(two + a + b, "junk", 4);
+        FAILS(two, a + b + 4, N, "after the last gzip member");
+        memset(two + a + b, 0, 4);
+        FAILS(two, a + b + 4, N, "after the last gzip member");
+        two[a + b - 8] ^= 1; /* the second member's CRC-32 */
+        CHECK(INFLATE(two, a + b, N) == LADLE_ECORRUPT);
+      }
+    }
+#undef FAILS
+#undef INFLATE
   }
 }
 #endif
@@ -803,5 +847,71 @@ TEST(int96_out_of_range_saturates_as_polars) {
     ladle_column_release(&c);
     free(ix.p);
   }
+  free(b.p);
+}
+
+/* A data page v2 whose values section is empty (a page of nulls) with no
+ * stored bytes at all, though the codec's empty stream has some (snappy: one
+ * byte): read as empty, as pyarrow and Polars do
+ * (datapage_v2_empty_datapage.snappy.parquet); it failed "SNAPPY data does
+ * not decompress". Every codec, v1 and v2, and a non-empty page with no bytes
+ * is still an error. */
+TEST(empty_pages_with_no_stored_bytes) {
+  static const int codecs[] = {0, 1, 2, 4, 6, 7};
+  for (size_t k = 0; k < sizeof codecs / sizeof codecs[0]; k++) {
+    pqc_column col = {
+        .physical = LADLE_PQ_FLOAT, .converted = -1, .optional = true, .codec = codecs[k]};
+    uint8_t levels[2] = {2 << 1, 0}; /* an RLE run: two levels of 0 (null) */
+    pqc_page pg;
+    memset(&pg, 0, sizeof pg);
+    pg.type = 3;
+    pg.num_values = 2;
+    pg.num_nulls = 2;
+    pg.num_rows = 2;
+    pg.levels = levels;
+    pg.def_len = 2;
+    pg.v2_compressed = true;
+    pg.uncompressed = -1;
+    ladle_error e;
+    ladle_column c;
+    ladle_status st = read_crafted(&col, 2, -1, &pg, 1, &c, &e);
+    if (st != LADLE_OK) fprintf(stderr, "  codec %d: %s\n", codecs[k], e.message);
+    CHECK_OK(st);
+    if (st == LADLE_OK) {
+      CHECK(c.length == 2 && c.null_count == 2);
+      ladle_column_release(&c);
+    }
+    /* v1: the levels are part of the compressed page; an empty page of no rows */
+    pqc_page v1;
+    memset(&v1, 0, sizeof v1);
+    v1.type = 0;
+    v1.uncompressed = -1;
+    pqc_page both[2] = {v1, pg};
+    st = read_crafted(&col, 2, -1, both, 2, &c, &e);
+    CHECK_OK(st);
+    if (st == LADLE_OK) ladle_column_release(&c);
+    /* a page that claims bytes but stores none */
+    pg.uncompressed = 6;
+    CHECK(read_crafted(&col, 2, -1, &pg, 1, NULL, &e) == LADLE_ECORRUPT);
+  }
+}
+
+/* A column of logical type UNKNOWN is Polars' (and pyarrow's) Null: read as
+ * nulls (it was read as Int32, which Polars' schema then refused); a list of
+ * it is refused naming the column and "List(Null)" (null_list.parquet). */
+TEST(null_columns_and_lists_of_null) {
+  uint8_t levels[] = {2, 0, 0, 0, 3 << 1, 0}; /* a v1 level block: one RLE run of three 0s */
+  pqc_buf b = {0};
+  pqc_put(&b, levels, sizeof levels);
+  pqc_column col = {.physical = LADLE_PQ_INT32, .converted = -1, .logical = 11, .optional = true};
+  pqc_page pg = data_page(0, 3, &b);
+  ladle_error e;
+  ladle_column c;
+  CHECK_OK(read_crafted(&col, 3, -1, &pg, 1, &c, &e));
+  CHECK(c.type.id == LADLE_TYPE_NULL && c.length == 3 && c.null_count == 3);
+  ladle_column_release(&c);
+  col.list = true;
+  CHECK(read_crafted(&col, 3, -1, &pg, 1, NULL, &e) == LADLE_ENOTSUP &&
+        strstr(e.message, "List(Null)") != NULL && strstr(e.message, "'c'") != NULL);
   free(b.p);
 }

@@ -1149,7 +1149,10 @@ static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uin
  * as needed; or pointing at src). */
 static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int64_t src_len, int64_t dst_len,
                                uint8_t **scratch, int64_t *cap, const uint8_t **out) {
-  if (codec == 0) {
+  if (codec == 0 || (src_len == 0 && dst_len == 0)) {
+    /* (an empty page is empty whatever the codec: some writers store no
+     * bytes at all where the codec's empty stream would have some, as in
+     * datapage_v2_empty_datapage.snappy.parquet) */
     if (src_len != dst_len) return corrupt(c, "uncompressed page sizes differ");
     *out = src;
     return LADLE_OK;
@@ -1434,6 +1437,10 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   }
   ctx c = {f, pc, err, 0, rg};
   if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
+  if (pc->type.id == LADLE_TYPE_NULL &&
+      list == NULL) /* a Null column: nulls, whatever the pages hold */
+    return ladle_column_alloc(pc->type, sel != NULL ? nsel : f->row_groups[rg].num_rows, true, 0,
+                              out, err);
   int64_t nrows = f->row_groups[rg].num_rows;
   int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
                       ? m->dictionary_page_offset
@@ -1553,6 +1560,10 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       continue;
     }
     int64_t nv = h.num_values;
+    if (nv == 0) { /* a page of no values adds nothing: not decoded (as a selection skips it) */
+      c.page++;
+      continue;
+    }
     if (nv > nslots - done) {
       st = corrupt(&c, list ? "page holds more values than the column chunk says"
                             : "page holds more values than the row group has rows left");
