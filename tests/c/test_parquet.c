@@ -915,3 +915,51 @@ TEST(null_columns_and_lists_of_null) {
         strstr(e.message, "List(Null)") != NULL && strstr(e.message, "'c'") != NULL);
   free(b.p);
 }
+
+/* A data page v2's num_nulls and num_rows agree with its levels (Polars 2.1
+ * trusts num_nulls, skipping the levels when it is 0: it panics or misreads),
+ * for a flat column and a list (rows are the levels that start one). */
+TEST(v2_page_counts_must_match_the_levels) {
+  uint8_t vals[16] = {1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0};
+  uint8_t def[3] = {1 << 1 | 1, 0x05}; /* levels 1 0 1: bit-packed, one group */
+  for (int list = 0; list < 2; list++) {
+    pqc_column col = {.physical = LADLE_PQ_INT64, .converted = -1, .optional = true, .list = list};
+    /* flat: rows [1, null, 2]; list (required-element levels shifted: max 3):
+     * [[1], [], [2]] with rep 0 0 0 */
+    uint8_t levels[8];
+    int nl = 0;
+    if (list) {
+      levels[nl++] = 3 << 1; /* rep: an RLE run of three 0s */
+      levels[nl++] = 0;
+      levels[nl++] = 1 << 1 | 1; /* def at 2 bits: 3 1 3 -> 0b11 01 11 */
+      levels[nl++] = 0x37;
+    } else {
+      memcpy(levels, def, 2);
+      nl = 2;
+    }
+    for (int k = 0; k < 4; k++) {
+      pqc_page pg;
+      memset(&pg, 0, sizeof pg);
+      pg.type = 3;
+      pg.num_values = 3;
+      pg.num_nulls = 1 + (k == 1) - (k == 2);
+      pg.num_rows = 3 + (k == 3);
+      pg.levels = levels;
+      pg.rep_len = list ? 2 : 0;
+      pg.def_len = list ? 2 : 2;
+      pg.data = vals;
+      pg.len = 16;
+      pg.uncompressed = -1;
+      ladle_error e;
+      ladle_column c;
+      ladle_status st = read_crafted(&col, 3, 3, &pg, 1, &c, &e);
+      if (k == 0) {
+        if (st != LADLE_OK) fprintf(stderr, "  list %d: %s\n", list, e.message);
+        CHECK_OK(st);
+        if (st == LADLE_OK) ladle_column_release(&c);
+      } else {
+        CHECK(st == LADLE_ECORRUPT && strstr(e.message, "the page header counts") != NULL);
+      }
+    }
+  }
+}

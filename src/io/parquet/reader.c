@@ -1653,6 +1653,21 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       }
       if (st != LADLE_OK) break;
     }
+    if (h.type == 3) {
+      /* a v2 header's counts agree with its levels (Polars trusts num_nulls,
+       * skipping the levels when it is 0) */
+      int64_t rows = list ? 0 : nv;
+      for (int64_t i = 0; list && i < nv; i++) rows += reps_all[s.row + i] == 0;
+      if (h.num_nulls != nv - present_n || h.num_rows != rows) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
+                 (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n),
+                 (long long)rows);
+        st = corrupt(&c, msg);
+        break;
+      }
+    }
     pvals_free(&vals);
     free(idx);
     idx = NULL;
