@@ -156,6 +156,16 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
       }
     }
   }
+  /* with ignore_errors, a malformed file's records as Polars' parser reads
+   * them, up to the last column read */
+  for (size_t fi = 0; st == LADLE_OK && fi < s->nfiles; fi++) {
+    size_t last = SIZE_MAX;
+    for (size_t k = 0; k < n; k++) {
+      size_t j = s->which[fi * n + k];
+      if (j < s->files[fi]->ncols && (last == SIZE_MAX || j > last)) last = j;
+    }
+    st = ladle_csv_read_as_parser(s->files[fi], &s->o, last, err);
+  }
   free(inferred);
   if (st != LADLE_OK) {
     ladle_plan_destroy(p);

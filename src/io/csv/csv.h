@@ -25,6 +25,7 @@ typedef struct ladle_csv_file {
   char **names;
   int64_t nrecords;
   int64_t *starts; /* 2 * nrecords: record k is [starts[2k], starts[2k+1]) */
+  bool open_quote; /* the last record ends inside quotes with the data's final newline: malformed */
   /* per-column null values (the options' named ones, borrowed): column c's
    * are col_nulls[c * n_named_nulls ...], n_col_nulls[c] of them; NULL: none */
   const char **col_nulls;
@@ -35,6 +36,13 @@ typedef struct ladle_csv_file {
 ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_pool *pool,
                             ladle_csv_file **out, ladle_error *err);
 void ladle_csv_close(ladle_csv_file *f);
+
+/* With ignore_errors, where quote parity found records that Polars' parser
+ * (reading fields up to file column `last`) does not (a quote inside an
+ * unquoted field), the file's records become the parser's, as Polars reads
+ * them (it warns; without ignore_errors, ladle_csv_parse fails there). */
+ladle_status ladle_csv_read_as_parser(ladle_csv_file *f, const ladle_csv_opts *o, size_t last,
+                                      ladle_error *err);
 
 /* Infers the type of each column from the first rows (Polars' rules: Int64, then
  * Float64, Boolean, Date/Datetime with try_parse_dates, else String). */
