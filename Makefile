@@ -5,7 +5,8 @@
 #   make          the C library, C tests and demos (build/), and the Python
 #                 package built into .venv (`.venv/bin/python -c "import ladle"`)
 #   make test     C unit tests (release, then ASan+UBSan), the Python tests, and
-#                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each
+#                 the fuzzers (Parquet files and pages, CSV bytes and records, and
+#                 differential against pyarrow) for FUZZ_SECONDS (60) each
 #   make demo     the main job: MovieLens-shaped ETL in Polars on ladle, vs Polars
 #   make demo-c   the same shape of job through the C API only
 #   make bench    ladle vs Polars, DuckDB and pyarrow: TPC-H SF1 (Parquet and in memory),
@@ -83,8 +84,9 @@ test-asan: build-asan/CMakeCache.txt
 test-python: python
 	$(PY) -m pytest tests/python -p no:cacheprovider
 
-# libFuzzer targets for the Parquet and CSV readers (clang, ASan + UBSan), run
-# for FUZZ_SECONDS each from a corpus seeded with ../shared's files
+# libFuzzer targets for the Parquet and CSV readers (clang, ASan + UBSan) and the
+# differential fuzzer against pyarrow, run for FUZZ_SECONDS each, one at a time,
+# from a corpus seeded with ../shared's files and tests/data/fuzz/
 fuzz: | deps
 	@command -v clang >/dev/null 2>&1 && test -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev zstd)
