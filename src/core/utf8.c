@@ -36,9 +36,15 @@ int64_t ladle_utf8_check(const uint8_t *s, int64_t n) {
   int64_t i = 0;
   for (;;) {
     i += ladle_ascii_prefix(s + i, n - i);
-    /* decode non-ASCII sequences until the next ASCII byte */
-    while (i < n && s[i] >= 0x80) {
+    /* decode non-ASCII sequences, and the short ASCII runs between them (text
+     * with accents every few letters), until 8 ASCII bytes in a row */
+    while (i < n) {
       uint8_t c = s[i];
+      if (c < 0x80) {
+        if (n - i >= 8 && !(load64(s + i) & HIGH_BITS)) break; /* a long run: word by word */
+        i++;
+        continue;
+      }
       int64_t left = n - i;
       if (c < 0xC2) return i; /* a stray continuation byte, or an overlong lead (C0, C1) */
       if (c < 0xE0) {

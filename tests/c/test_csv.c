@@ -332,6 +332,23 @@ TEST(invalid_utf8_in_csv) {
       if (!ok) fprintf(stderr, "  case %zu strings %d: %d %s\n", k, strings, (int)st, err_.message);
       CHECK(ok);
     }
+  /* the check runs over blocks of records: a bad comment line between two
+   * blocks, and bad bytes in the last record of a long file, are found too */
+  for (int where = 0; where < 2; where++) {
+    char *big = malloc(600 * 16 + 64);
+    size_t len = (size_t)sprintf(big, "a,b\n");
+    for (int r = 0; r < 600; r++) {
+      len += (size_t)sprintf(big + len, "%d,w%d\n", r, r);
+      if (where == 0 && r == 255) len += (size_t)sprintf(big + len, "#\xff\n");
+    }
+    if (where == 1) len += (size_t)sprintf(big + len, "600,\xe2\x82\n");
+    ladle_csv_opts o = string_opts();
+    o.comment_prefix = "#";
+    int64_t rows;
+    CHECK(read_text(big, len, &o, &rows, NULL, 0) == LADLE_ECORRUPT &&
+          strstr(err_.message, where == 0 ? "comment line" : "record 601, column 'b'") != NULL);
+    free(big);
+  }
   /* a multi-byte separator or quote byte would cut characters: refused */
   ladle_csv_opts o = ladle_csv_opts_default();
   o.separator = (char)0xa9;

@@ -1045,8 +1045,9 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   }
   if (st != LADLE_OK && made > 0) made--;
   /* with a String column, the records' bytes must be valid UTF-8: the span
-   * of the unit's records (fields, quotes, comment lines between) checked at
-   * once, as Polars checks its chunks (every String value lies inside) */
+   * of every 256 records (fields, quotes, comment lines between) checked at
+   * once just before they are parsed (so that the parse finds them in the
+   * cache), as Polars checks its chunks; every String value lies inside */
   bool any_string = false;
   for (size_t k = 0; k < ncols; k++) any_string |= types[k].id == LADLE_TYPE_STRING;
   /* the last file column read: Polars' parser splits fields up to it and
@@ -1055,16 +1056,21 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   size_t read_last = SIZE_MAX;
   for (size_t k = 0; k < ncols; k++)
     if (which[k] < nf && (read_last == SIZE_MAX || which[k] > read_last)) read_last = which[k];
-  if (st == LADLE_OK && any_string && n > 0) {
-    /* (the first and last units also take the comment lines before the
-     * first record and after the last) */
-    int64_t lo = begin == 0 ? f->body : f->starts[2 * begin];
-    int64_t hi = end == f->nrecords ? f->size : f->starts[2 * (end - 1) + 1];
-    int64_t bad = ladle_utf8_check(f->data + lo, hi - lo);
-    if (bad >= 0) st = invalid_utf8(f, o, begin, end, lo + bad, err);
-  }
   for (int64_t r = 0; st == LADLE_OK && r < n; r++) {
     int64_t rec = begin + r, a = f->starts[2 * rec], b = f->starts[2 * rec + 1];
+    if (any_string && r % 256 == 0) {
+      /* (from the end of the record before, so that comment lines between
+       * are checked too; the file's first and last records take those
+       * before and after them) */
+      int64_t upto = LADLE_MIN(rec + 256, end);
+      int64_t lo = rec == 0 ? f->body : f->starts[2 * (rec - 1) + 1];
+      int64_t hi = upto == f->nrecords ? f->size : f->starts[2 * (upto - 1) + 1];
+      int64_t bad = ladle_utf8_check(f->data + lo, hi - lo);
+      if (bad >= 0) {
+        st = invalid_utf8(f, o, rec, upto, lo + bad, err);
+        break;
+      }
+    }
     if (b - a + 1 > scap) {
       scap = b - a + 1;
       char *s = realloc(scratch, (size_t)scap);
