@@ -392,6 +392,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "fuzz" / "crashes"))
     ap.add_argument("--worker", default=None)
     ap.add_argument("--verbose", action="store_true", help="list what ladle said where pyarrow read the file")
+    ap.add_argument("--keep-lenient", default=None, help="keep the files ladle reads and pyarrow refuses here")
     a = ap.parse_args()
     if a.worker:
         worker(a.worker)
@@ -439,6 +440,11 @@ def main() -> int:
                 if "verdict" in r:
                     key += f" -> {r['verdict']}"
                 counts[key] = counts.get(key, 0) + 1
+                if a.keep_lenient and r["ladle"] == "ok" and r.get("pyarrow") == "error":
+                    # where ladle reads what pyarrow refuses: kept for a look
+                    Path(a.keep_lenient).mkdir(parents=True, exist_ok=True)
+                    Path(a.keep_lenient, f"lenient-{seed}-{n}.parquet").write_bytes(Path(d, r["case"]).read_bytes())
+                    Path(a.keep_lenient, f"lenient-{seed}-{n}.txt").write_text(r.get("pyarrow_msg", ""))
                 bad = r["ladle"] == "unclean" or r.get("verdict") in ("mismatch", "ladle-read-invalid-utf8")
                 if bad:
                     failures += 1
