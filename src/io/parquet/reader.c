@@ -1437,8 +1437,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   }
   ctx c = {f, pc, err, 0, rg};
   if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
-  if (pc->type.id == LADLE_TYPE_NULL &&
-      list == NULL) /* a Null column: nulls, whatever the pages hold */
+  /* a Null column: nulls, whatever the pages hold */
+  if (pc->type.id == LADLE_TYPE_NULL && list == NULL)
     return ladle_column_alloc(pc->type, sel != NULL ? nsel : f->row_groups[rg].num_rows, true, 0,
                               out, err);
   int64_t nrows = f->row_groups[rg].num_rows;
@@ -1545,8 +1545,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         vs.dict_base = padded;
         if (h.uncompressed > INT32_MAX) views = false, st = as_views ? LADLE_ENOTSUP : st;
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
-        if (st == LADLE_OK)
-          st = check_utf8(&c, &dict, "dictionary entry %lld"); /* once, not per row */
+        if (st == LADLE_OK) /* the dictionary's strings once, not per row */
+          st = check_utf8(&c, &dict, "dictionary entry %lld");
         dict.end = d + h.uncompressed + 64;
       } else if (st == LADLE_OK) {
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
