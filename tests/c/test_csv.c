@@ -221,7 +221,7 @@ TEST(quotes_as_polars_reads_them) {
       {"a,b\n1,\"", false, LADLE_ECORRUPT, 0, NULL, "does not end with its closing quote"},
       {"a,b\n1,ab\"cd\n2,x\n", false, LADLE_ECORRUPT, 0, NULL, "record 1: a quote"},
       {"a,b\n1,ab\"c\n2,x\"y\n", false, LADLE_ECORRUPT, 0, NULL,
-       "inside an unquoted field joins lines"},
+       "inside an unquoted field makes Polars' parser split"},
       {"a,b\n1,ab\"c\n2,x\"y\n", true, LADLE_OK, 2, "ab\"c|x\"y", NULL},
       {"a,b\n1,x\"\ny\"\n", true, LADLE_OK, 2, "x\"|~", NULL},
       {"a,b\n1,ab\"cd\n2,x\n", true, LADLE_OK, 2, "ab\"cd|x", NULL},

@@ -321,8 +321,8 @@ static size_t split_quoted(const uint8_t *d, int64_t size, int64_t a, int64_t b,
           *stray = n;
       }
       if (in && p == b) { /* the quote does not close in the record */
-        if (stray != NULL && b_full<size && * stray> n)
-          *stray = n; /* the parser reads on into the next line */
+        /* the parser reads on into the next line */
+        if (stray != NULL && *stray > n && b_full < size) *stray = n;
         p = b_full;   /* at the end of the data: the field runs to it, line end and all */
       }
     } else {
@@ -1088,9 +1088,11 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
     if (!o->ignore_errors && (stray || (last && f->open_quote))) {
       st = ladle_err_set(
           err, LADLE_ECORRUPT,
-          stray ? "%s: record %lld: a quote character inside an unquoted field joins lines into "
-                  "one record that Polars' parser reads as several (a malformed file)"
-                : "%s: record %lld: a quote is not closed before the end of the file",
+          stray
+              ? "%s: record %lld: a quote character inside an unquoted field makes Polars' parser "
+                "split records other than their quotes do (a malformed file; with ignore_errors "
+                "they are read as the parser splits them)"
+              : "%s: record %lld: a quote is not closed before the end of the file",
           f->path, (long long)(rec + 1));
       break;
     }
