@@ -372,3 +372,14 @@ def test_quotes_and_separators_as_polars(data: bytes, tmp_path: Path) -> None:
             assert "PanicException" in type(e).__name__
             continue
         assert_frame_equal(lf.collect(engine=engine), expected)
+
+
+def test_header_names_with_invalid_utf8_as_polars(tmp_path: Path, engine) -> None:
+    """Header names with invalid UTF-8 become Polars' names, each invalid
+    sequence one U+FFFD as Rust's from_utf8_lossy makes them (ladle kept the
+    bytes, so no name matched and the query fell back)."""
+    for k, data in enumerate([b"a,\xffb\n1,2\n", b"\xe2\x82x,\xed\xa0\x80\n1,2\n", b"\xf0\x9f\x98,\xc3\xa9\n1,2\n",
+                              b"\xf4\x90\x80\x80z,y\xc0\xaf\n1,2\n", b'"\xff",b\n1,2\n', b"a\x80\x80b,c\n1,2\n"]):
+        p = tmp_path / f"h{k}.csv"
+        p.write_bytes(data)
+        assert_same(pl.scan_csv(p), engine)

@@ -507,6 +507,52 @@ ladle_status ladle_csv_read_as_parser(ladle_csv_file *f, const ladle_csv_opts *o
   return records_in_order(f, o, last, &open, err);
 }
 
+/* The length of the invalid sequence at s[0..n) that one U+FFFD replaces,
+ * as Rust's from_utf8_lossy (Unicode's "maximal subpart"): the lead byte and
+ * the continuation bytes that could still have made a character, at least 1. */
+static int64_t invalid_run(const uint8_t *s, int64_t n) {
+  uint8_t c = s[0];
+  int need = c >= 0xC2 && c <= 0xDF   ? 1
+             : c >= 0xE0 && c <= 0xEF ? 2
+             : c >= 0xF0 && c <= 0xF4 ? 3
+                                      : 0;
+  uint8_t lo = c == 0xE0   ? 0xA0
+               : c == 0xF0 ? 0x90
+                           : 0x80,
+          hi = c == 0xED   ? 0x9F
+               : c == 0xF4 ? 0x8F
+                           : 0xBF;
+  int64_t k = 1;
+  for (int j = 0; j < need && k < n; j++, k++) {
+    uint8_t b = s[k];
+    if (j == 0 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) break;
+  }
+  return k;
+}
+
+/* A NUL-terminated copy of s[0..n) with each invalid UTF-8 sequence replaced
+ * by U+FFFD, as Polars makes column names (malloc; NULL when out of memory). */
+static char *utf8_lossy(const uint8_t *s, int64_t n) {
+  char *out = malloc((size_t)n * 3 + 1), *o = out;
+  if (out == NULL) return NULL;
+  while (n > 0) {
+    int64_t bad = ladle_utf8_check(s, n), good = bad < 0 ? n : bad;
+    memcpy(o, s, (size_t)good);
+    o += good;
+    s += good;
+    n -= good;
+    if (n > 0) {
+      memcpy(o, "\xef\xbf\xbd", 3);
+      o += 3;
+      int64_t skip = invalid_run(s, n);
+      s += skip;
+      n -= skip;
+    }
+  }
+  *o = '\0';
+  return out;
+}
+
 /* Renames repeated names as Polars does, in place. */
 static bool name_taken(char **names, const int64_t *slots, uint64_t mask, const char *name) {
   for (uint64_t h = ladle_hash_bytes(name, strlen(name), 1) & mask;; h = (h + 1) & mask) {
@@ -595,14 +641,10 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
       char buf[32];
       int64_t len;
       const char *t;
-      field_text(d, fields[i], o->quote, false, scratch, &t,
-                 &len); /* a name: as Polars, not unescaped */
+      /* a name as Polars reads it: not unescaped, invalid UTF-8 replaced */
+      field_text(d, fields[i], o->quote, false, scratch, &t, &len);
       if (o->has_header) {
-        f->names[i] = malloc((size_t)len + 1);
-        if (f->names[i]) {
-          memcpy(f->names[i], t, (size_t)len);
-          f->names[i][len] = '\0';
-        }
+        f->names[i] = utf8_lossy((const uint8_t *)t, len);
       } else {
         snprintf(buf, sizeof buf, "column_%zu", i); /* Polars 2.x counts from 0 */
         f->names[i] = ladle_strdup(buf);
