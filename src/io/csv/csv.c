@@ -35,6 +35,11 @@ ladle_csv_opts ladle_csv_opts_default(void) {
 
 void ladle_csv_close(ladle_csv_file *f) {
   if (f == NULL) return;
+  if (f->borrowed) { /* a copy with records of its own (ladle_csv_parser_records) */
+    free(f->starts);
+    free(f);
+    return;
+  }
   if (f->names != NULL)
     for (size_t i = 0; i < f->ncols; i++) free(f->names[i]);
   free(f->names);
@@ -302,7 +307,7 @@ typedef struct field {
  * field is still open at the record's end (before the end of the data). The quote parity that found
  * the record (thrown off by a quote inside an unquoted field) is then not the parser's: Polars
  * reads other records and fails (a malformed file), or with ignore_errors reads the parser's
- * records (records_in_order). */
+ * records (ladle_csv_parser_records). */
 static size_t split_quoted(const uint8_t *d, int64_t size, int64_t a, int64_t b, int64_t b_full,
                            char sep, char quote, field *out, size_t max, size_t *stray) {
   size_t n = 0;
@@ -484,27 +489,22 @@ static ladle_status records_in_order(ladle_csv_file *f, const ladle_csv_opts *o,
   return LADLE_OK;
 }
 
-/* Whether a record found by quote parity is not the parser's (which reads
- * fields up to file column `last`): one with a quote character whose split
- * finds a stray line end in those fields. */
-static bool parity_misleads(const ladle_csv_file *f, const ladle_csv_opts *o, size_t last) {
-  for (int64_t r = 0; r < f->nrecords; r++) {
-    int64_t a = f->starts[2 * r], b = f->starts[2 * r + 1];
-    if (memchr(f->data + a, o->quote, (size_t)(b - a)) == NULL) continue;
-    size_t stray = SIZE_MAX;
-    split_record(f->data, f->size, a, b, o->separator, o->quote, NULL, 0, &stray);
-    if (stray <= last) return true;
-  }
-  return false;
-}
-
-ladle_status ladle_csv_read_as_parser(ladle_csv_file *f, const ladle_csv_opts *o, size_t last,
-                                      ladle_error *err) {
-  if (!o->ignore_errors || !o->quote || last == SIZE_MAX || !parity_misleads(f, o, last))
-    return LADLE_OK;
+ladle_status ladle_csv_parser_records(const ladle_csv_file *f, const ladle_csv_opts *o, size_t last,
+                                      ladle_csv_file **out, ladle_error *err) {
+  ladle_csv_file *c = malloc(sizeof *c);
+  if (c == NULL) return LADLE_OOM(err, "csv records");
+  *c = *f;
+  c->borrowed = true;
+  c->starts = NULL;
+  c->open_quote = false;
   bool open;
-  f->open_quote = false; /* (Polars warns where without ignore_errors it fails) */
-  return records_in_order(f, o, last, &open, err);
+  ladle_status st = records_in_order(c, o, last, &open, err);
+  if (st != LADLE_OK) {
+    free(c);
+    return st;
+  }
+  *out = c;
+  return LADLE_OK;
 }
 
 /* The length of the invalid sequence at s[0..n) that one U+FFFD replaces,
@@ -1127,6 +1127,12 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
     size_t got =
         split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nf + 1, &stray_at);
     bool stray = read_last != SIZE_MAX && stray_at <= read_last;
+    if (stray && o->ignore_errors) { /* the caller reads the parser's records instead */
+      st = ladle_err_set(err, LADLE_CSV_REREAD,
+                         "%s: record %lld: quote parity and Polars' parser disagree", f->path,
+                         (long long)(rec + 1));
+      break;
+    }
     if (!o->ignore_errors && (stray || (last && f->open_quote))) {
       st = ladle_err_set(
           err, LADLE_ECORRUPT,
