@@ -8,23 +8,36 @@
 #   fuzz_csv            a file and an options byte
 #   fuzz_csv_gen        a generator of CSV records and options, structure-aware
 # A crash leaves its input in fuzz/crashes/; turn it into a regression test
-# and a file in tests/data/fuzz/. FUZZ_TARGETS picks targets (default: all).
+# and a file in tests/data/fuzz/. FUZZ_TARGETS picks targets (default: all),
+# FUZZ_OUT the build folder (build-fuzz), FUZZ_BUILD_ONLY=1 only builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 TARGETS=${FUZZ_TARGETS:-"parquet parquet_pages csv csv_gen diff_pyarrow"}
-OUT=build-fuzz
+OUT=${FUZZ_OUT:-build-fuzz}
 mkdir -p "$OUT" fuzz/crashes
 SRC=$(find src -name '*.c' | sort)
 DEFS="-DLADLE_HAVE_ZLIB -DLADLE_HAVE_ZSTD -DLADLE_HAVE_SNAPPY -DLADLE_HAVE_LZ4 -DLADLE_HAVE_BROTLI -DLADLE_HAVE_LIBDEFLATE"
 LIBS="-lz -lzstd -lsnappy -llz4 -lbrotlidec -ldeflate -lm -lpthread"
-FLAGS="-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc -Itests/c $DEFS"
+FLAGS="-std=gnu11 -g -O1 -fno-sanitize-recover=undefined -Iinclude -Isrc -Itests/c $DEFS"
+# the library once (instrumented for the fuzzer, not linked with its main),
+# then each target's harness linked against it
+mkdir -p "$OUT/obj"
+OBJS=""
+for c in $SRC; do OBJS="$OBJS $OUT/obj/$(echo "$c" | tr / _).o"; done
+for c in $SRC; do
+  o="$OUT/obj/$(echo "$c" | tr / _).o"
+  if [ ! -f "$o" ] || [ -n "$(find "$c" src include -newer "$o" -name '*.[ch]' | head -1)" ]; then
+    echo "clang $FLAGS -fsanitize=fuzzer-no-link,address,undefined -c $c -o $o"
+  fi
+done | xargs -P "${FUZZ_JOBS:-2}" -I{} sh -c '{}'
 for target in $TARGETS; do
   [ "$target" = diff_pyarrow ] && continue
   if [ ! -x "$OUT/fuzz_$target" ] || [ -n "$(find src include fuzz tests/c/pq_craft.h -newer "$OUT/fuzz_$target" -name '*.[ch]' | head -1)" ]; then
-    clang $FLAGS -o "$OUT/fuzz_$target" "fuzz/fuzz_$target.c" $SRC $LIBS
+    clang $FLAGS -fsanitize=fuzzer,address,undefined -o "$OUT/fuzz_$target" "fuzz/fuzz_$target.c" $OBJS $LIBS
   fi
 done
+[ -n "${FUZZ_BUILD_ONLY:-}" ] && exit 0
 SHARED=../shared/data
 for target in $TARGETS; do
   [ "$target" = diff_pyarrow ] && continue
