@@ -383,3 +383,20 @@ def test_header_names_with_invalid_utf8_as_polars(tmp_path: Path, engine) -> Non
         p = tmp_path / f"h{k}.csv"
         p.write_bytes(data)
         assert_same(pl.scan_csv(p), engine)
+
+
+def test_quote_char_none_reads_quotes_as_text(tmp_path: Path, engine) -> None:
+    """With quote_char=None every quote is text, whatever the shape, as Polars."""
+    for k, data in enumerate(QUOTE_CASES):
+        p = tmp_path / f"n{k}.csv"
+        p.write_bytes(data)
+        sep = ";" if data.startswith(b"a;b") else ","
+        for ignore in (False, True):
+            lf = pl.scan_csv(p, separator=sep, quote_char=None, ignore_errors=ignore, comment_prefix="#")
+            try:
+                expected = lf.collect()
+            except pl.exceptions.PolarsError:
+                with pytest.raises(ladle.LadleError):
+                    lf.collect(engine=engine)
+                continue
+            assert_frame_equal(lf.collect(engine=engine), expected)
