@@ -379,7 +379,9 @@ TEST(gzip_pages_in_either_framing) {
  * from the mapping and with pread: each must open and read or fail with a
  * message, under the sanitizers in CI. parquet-empty-compressed-dictionary:
  * a zstd dictionary page of 0 bytes left the reused decompression buffer
- * unallocated (a NULL page pointer). */
+ * unallocated (a NULL page pointer). parquet-flat-chunk-*: from
+ * fuzz/diff_pyarrow.py, a flat chunk whose footer counts 0 values in a row
+ * group of 1 row (ladle read the row, pyarrow none, Polars panicked). */
 TEST(fuzzer_regressions) {
   static char names[64][512];
   int n = list_files(LADLE_FUZZ_REGRESSIONS, names, 64), seen = 0;
@@ -962,4 +964,23 @@ TEST(v2_page_counts_must_match_the_levels) {
       }
     }
   }
+}
+
+/* A flat column chunk whose footer counts other values than the row group's
+ * rows (found by fuzz/diff_pyarrow.py: ladle read the row group's rows,
+ * pyarrow as many as the chunk said, Polars panicked) is an error. */
+TEST(flat_chunk_value_count_must_be_the_row_count) {
+  uint8_t vals[12] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};
+  pqc_buf b = {0};
+  pqc_put(&b, vals, sizeof vals);
+  pqc_column col = {.physical = LADLE_PQ_INT32, .converted = -1};
+  pqc_page pg = data_page(0, 3, &b);
+  ladle_error e;
+  ladle_column c;
+  CHECK_OK(read_crafted(&col, 3, 3, &pg, 1, &c, &e));
+  ladle_column_release(&c);
+  for (int64_t nv = 0; nv <= 4; nv += 2) /* 0, 2, 4 */
+    CHECK(read_crafted(&col, 3, nv, &pg, 1, NULL, &e) == LADLE_ECORRUPT &&
+          strstr(e.message, "the column chunk counts") != NULL);
+  free(b.p);
 }

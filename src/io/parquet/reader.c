@@ -1450,6 +1450,14 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   if (nrows < 0 || (nrows > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "row count is implausible for the chunk size");
   int64_t nslots = list ? m->num_values : nrows;
   if (nslots < 0 || (nslots > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "value count is implausible for the chunk size");
+  if (!list && m->num_values != nrows) {
+    /* a flat column holds one value (or null) per row: the footer contradicts
+     * itself (pyarrow then reads as many rows as the chunk says, Polars panics) */
+    char msg[160];
+    snprintf(msg, sizeof msg, "the column chunk counts %lld values in a row group of %lld rows",
+             (long long)m->num_values, (long long)nrows);
+    return corrupt(&c, msg);
+  }
   int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
   /* the chunk's bytes: in the file's mapping (bounds checked when the footer
    * was read), or read into a buffer of their own */
