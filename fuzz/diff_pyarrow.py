@@ -16,7 +16,9 @@ with pyarrow (`pyarrow.parquet.read_table`) and with ladle
   decides: ladle follows Polars, which differs from pyarrow on purpose in a few
   places, INT96 out of range among them);
 - String columns that pyarrow reads but that are not valid UTF-8 (pyarrow does
-  not check) must make ladle raise.
+  not check) must make ladle raise;
+- where ladle reads a file pyarrow refuses, Polars' reader, if it reads it,
+  must give ladle's values (the rest is counted: ladle more lenient than both).
 
 Cases run in batches in a worker process, so a crash is caught and its input
 kept in fuzz/crashes/diff-*.parquet (and mismatches too). Usage:
@@ -325,6 +327,16 @@ def run_case(path: str, stage: list) -> dict:
     except BaseException as e:
         out["pyarrow"] = "error"
         out["pyarrow_msg"] = str(e)[:120]
+        if got is not None:  # ladle reads what pyarrow refuses: Polars, the specification, decides
+            stage[0] = "polars"
+            try:
+                theirs = pl.read_parquet(path)
+                out["verdict"] = "polars-agrees" if frames_equal(got, theirs) is None else "mismatch-polars"
+                if out["verdict"] == "mismatch-polars":
+                    out["diff"] = frames_equal(got, theirs)
+            except BaseException as e2:
+                out["verdict"] = "polars-refuses-too"
+                out["polars_msg"] = f"{type(e2).__name__}: {str(e2)[:120]}"
         return out
     if got is None:
         return out
@@ -445,7 +457,7 @@ def main() -> int:
                     Path(a.keep_lenient).mkdir(parents=True, exist_ok=True)
                     Path(a.keep_lenient, f"lenient-{seed}-{n}.parquet").write_bytes(Path(d, r["case"]).read_bytes())
                     Path(a.keep_lenient, f"lenient-{seed}-{n}.txt").write_text(r.get("pyarrow_msg", ""))
-                bad = r["ladle"] == "unclean" or r.get("verdict") in ("mismatch", "ladle-read-invalid-utf8")
+                bad = r["ladle"] == "unclean" or r.get("verdict") in ("mismatch", "mismatch-polars", "ladle-read-invalid-utf8")
                 if bad:
                     failures += 1
                     keep = out / f"diff-{seed}-{n}.parquet"
