@@ -1,7 +1,9 @@
 """Writes seed inputs for fuzz_parquet_pages (its input layout is described at
 the top of fuzz/fuzz_parquet_pages.c) into tests/data/fuzz/: one valid column
 of each physical type and encoding, flat, optional and in a list, data pages
-v1 and v2, each codec. Run once; the seeds are committed."""
+v1 and v2, each codec; and a few for fuzz_csv_gen (fuzz/fuzz_csv_gen.c). Run
+once; the seeds are committed (with the inputs the fuzzers found worth
+keeping)."""
 
 from __future__ import annotations
 
