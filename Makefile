@@ -5,7 +5,8 @@
 #   make          the C library, C tests and demos (build/), and the Python
 #                 package built into .venv (`.venv/bin/python -c "import ladle"`)
 #   make test     C unit tests (release, then ASan+UBSan), the Python tests, and
-#                 the Parquet and CSV fuzzers for FUZZ_SECONDS (60) each, and the
+#                 the fuzzers (Parquet files and pages, CSV bytes and records, and
+#                 differential against pyarrow) for FUZZ_SECONDS (60) each, and the
 #                 random differential query tester for QFUZZ_SECONDS (60)
 #   make fuzz-queries  random Polars queries on ladle and on Polars for QFUZZ_SECONDS
 #                 (QFUZZ_SEED, default: the time); reproducers in build-fuzz/qfuzz/
@@ -91,8 +92,9 @@ test-asan: build-asan/CMakeCache.txt
 test-python: python
 	$(PY) -m pytest tests/python -p no:cacheprovider
 
-# libFuzzer targets for the Parquet and CSV readers (clang, ASan + UBSan), run
-# for FUZZ_SECONDS each from a corpus seeded with ../shared's files; then the
+# libFuzzer targets for the Parquet and CSV readers (clang, ASan + UBSan) and the
+# differential fuzzer against pyarrow, run for FUZZ_SECONDS each, one at a time,
+# from a corpus seeded with ../shared's files and tests/data/fuzz/; then the
 # random differential query tester for QFUZZ_SECONDS
 fuzz: | deps
 	@command -v clang >/dev/null 2>&1 && test -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a \

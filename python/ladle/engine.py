@@ -152,7 +152,8 @@ class Engine(_PolarsEngine):
                     self._visit(mixed, optimizations), self.threads, lambda: _explain(mixed, optimizations)
                 ).translate()
             except Unsupported as second:
-                return None, str(second), None
+                # both: the scan's reason names the file and the column
+                return None, f"{first}; with the scans on Polars: {second}", None
             return plan, f"{first}; the scans ran on Polars and the rest on ladle", None
 
     def _fallback(self, why: str) -> None:

@@ -386,6 +386,23 @@ static inline uint64_t ladle_hash_combine(uint64_t h, uint64_t v) {
 }
 uint64_t ladle_hash_bytes(const void *data, size_t len, uint64_t seed);
 
+/* -------------------------------------------------------------------- UTF-8 */
+
+/* The number of leading bytes of s[0..n) below 0x80 (n when all are ASCII);
+ * 32 bytes a step. */
+int64_t ladle_ascii_prefix(const uint8_t *s, int64_t n);
+/* Whether s[0..n) is valid UTF-8 (Unicode's definition: no overlong forms, no
+ * surrogates, nothing past U+10FFFF, no sequence cut off at the end): -1 when
+ * it is, else the offset of the first byte of the first invalid sequence.
+ * Every String a reader makes passes through here (or the next function). */
+int64_t ladle_utf8_check(const uint8_t *s, int64_t n);
+/* The same for n strings: string i is chars[offsets[i], offsets[i + 1]). The
+ * concatenation is checked once (an ASCII one costs nothing more), then, only
+ * when it holds a non-ASCII byte, that no string starts inside a character.
+ * Returns -1 when every string is valid, else the index of the first that is
+ * not. */
+int64_t ladle_utf8_check_strings(const uint8_t *chars, const int64_t *offsets, int64_t n);
+
 /* ------------------------------------------------------------- thread pool */
 
 typedef struct ladle_pool ladle_pool;

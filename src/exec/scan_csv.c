@@ -167,6 +167,7 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
 
 typedef struct csv_job {
   const csv_source *s;
+  ladle_csv_file *const *files; /* the source's, or copies with the parser's records */
   size_t *file;
   int64_t *begin, *end;
   ladle_table *t;
@@ -192,27 +193,26 @@ static ladle_status csv_task(void *vctx, size_t u, ladle_error *err) {
   const csv_source *s = j->s;
   size_t f = j->file[u];
   ladle_column *cols = j->t->chunks[u].columns;
-  ladle_status st = ladle_csv_parse(s->files[f], &s->o, j->begin[u], j->end[u], s->ncols,
+  ladle_status st = ladle_csv_parse(j->files[f], &s->o, j->begin[u], j->end[u], s->ncols,
                                     s->which + f * s->ncols, s->types, cols, err);
   if (st == LADLE_OK && s->path_column != NULL) {
-    st = path_column(s->files[f]->path, j->end[u] - j->begin[u], &cols[s->ncols], err);
+    st = path_column(j->files[f]->path, j->end[u] - j->begin[u], &cols[s->ncols], err);
     if (st != LADLE_OK)
       for (size_t k = 0; k < s->ncols; k++) ladle_column_release(&cols[k]);
   }
   return st;
 }
 
-ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
-                                 ladle_error *err);
-ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
-                                 ladle_error *err) {
+/* Parses the files' records in units of a morsel, in parallel, into *out. */
+static ladle_status run_units(exec_state *st, const ladle_plan *p, ladle_csv_file *const *files,
+                              ladle_table **out, ladle_error *err) {
   const csv_source *s = p->source;
   int64_t morsel = st->k.morsel_rows,
           limit = s->o.n_rows_set ? LADLE_MAX(s->o.n_rows, 0) : INT64_MAX;
   size_t nunits = 0;
   int64_t rows = 0;
   for (size_t f = 0; f < s->nfiles; f++) {
-    int64_t n = LADLE_MIN(s->files[f]->nrecords, limit - rows);
+    int64_t n = LADLE_MIN(files[f]->nrecords, limit - rows);
     nunits += (size_t)((n + morsel - 1) / morsel);
     rows += n;
   }
@@ -226,7 +226,7 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
     size_t u = 0;
     rows = 0;
     for (size_t f = 0; f < s->nfiles; f++) {
-      int64_t n = LADLE_MIN(s->files[f]->nrecords, limit - rows);
+      int64_t n = LADLE_MIN(files[f]->nrecords, limit - rows);
       for (int64_t a = 0; a < n; a += morsel, u++) {
         uf[u] = f;
         ub[u] = a;
@@ -235,7 +235,7 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
       }
       rows += n;
     }
-    csv_job j = {s, uf, ub, ue, t};
+    csv_job j = {s, files, uf, ub, ue, t};
     rc = ladle_pool_run(st->k.pool, nunits, csv_task, &j, err);
     ladle_table_seal(t);
   }
@@ -248,4 +248,33 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
   }
   *out = t;
   return LADLE_OK;
+}
+
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
+                                 ladle_error *err);
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
+                                 ladle_error *err) {
+  const csv_source *s = p->source;
+  ladle_status rc = run_units(st, p, s->files, out, err);
+  if (rc != LADLE_CSV_REREAD) return rc;
+  /* with ignore_errors, a file where quote parity and Polars' parser find
+   * other records: every file read again with the parser's records (up to
+   * the last column read, as Polars reads them); found while parsing, so a
+   * well-formed file pays nothing */
+  ladle_csv_file **copies = calloc(s->nfiles, sizeof *copies);
+  rc = copies != NULL ? LADLE_OK : LADLE_OOM(err, "csv records");
+  for (size_t f = 0; rc == LADLE_OK && f < s->nfiles; f++) {
+    size_t last = SIZE_MAX;
+    for (size_t k = 0; k < s->ncols; k++) {
+      size_t c = s->which[f * s->ncols + k];
+      if (c < s->files[f]->ncols && (last == SIZE_MAX || c > last)) last = c;
+    }
+    rc = ladle_csv_parser_records(s->files[f], &s->o, last, &copies[f], err);
+  }
+  if (rc == LADLE_OK) rc = run_units(st, p, copies, out, err);
+  if (rc == LADLE_CSV_REREAD)
+    rc = ladle_err_context(err, LADLE_ECORRUPT, "malformed quoting"); /* cannot happen twice */
+  for (size_t f = 0; copies != NULL && f < s->nfiles; f++) ladle_csv_close(copies[f]);
+  free(copies);
+  return rc;
 }

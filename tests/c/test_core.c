@@ -238,3 +238,151 @@ TEST(allocation_failure_is_a_status) {
   st = ladle_buffer_alloc(NULL, (size_t)1 << 62, &b, &err_);
   CHECK(st == LADLE_ENOMEM && b == NULL);
 }
+
+/* ------------------------------------------------------------------ UTF-8 */
+
+/* A reference validator written from Unicode's Table 3-7 independently of
+ * ladle's: decode each sequence to its code point and check its range, its
+ * shortest form and that it is not a surrogate. */
+static int64_t utf8_reference(const uint8_t *s, int64_t n) {
+  int64_t i = 0;
+  while (i < n) {
+    uint8_t c = s[i];
+    int len = c < 0x80             ? 1
+              : (c & 0xE0) == 0xC0 ? 2
+              : (c & 0xF0) == 0xE0 ? 3
+              : (c & 0xF8) == 0xF0 ? 4
+                                   : 0;
+    if (len == 0 || i + len > n) return i;
+    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (int k = 1; k < len; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (len > 1 && cp < min_cp[len]) return i; /* overlong */
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return -1;
+}
+
+TEST(utf8_edge_cases) {
+  static const struct {
+    const char *s;
+    int64_t bad; /* -1: valid */
+  } cases[] = {
+      {"", -1},
+      {"plain ascii", -1},
+      {"\x7f", -1},
+      {"\xc2\x80", -1},         /* U+0080, the first 2-byte */
+      {"\xdf\xbf", -1},         /* U+07FF, the last 2-byte */
+      {"\xe0\xa0\x80", -1},     /* U+0800 */
+      {"\xed\x9f\xbf", -1},     /* U+D7FF, just below the surrogates */
+      {"\xee\x80\x80", -1},     /* U+E000, just above */
+      {"\xef\xbf\xbf", -1},     /* U+FFFF */
+      {"\xf0\x90\x80\x80", -1}, /* U+10000 */
+      {"\xf4\x8f\xbf\xbf", -1}, /* U+10FFFF, the last code point */
+      {"a\xc3\xa9z\xe2\x82\xac\xf0\x9f\x98\x80", -1},
+      {"\x80", 0}, /* a lone continuation byte */
+      {"a\xbf", 1},
+      {"\xc0\x80", 0},     /* overlong NUL */
+      {"\xc1\xbf", 0},     /* overlong 2-byte */
+      {"\xe0\x80\x80", 0}, /* overlong 3-byte */
+      {"\xe0\x9f\xbf", 0},
+      {"\xf0\x80\x80\x80", 0}, /* overlong 4-byte */
+      {"\xf0\x8f\xbf\xbf", 0},
+      {"\xed\xa0\x80", 0},       /* U+D800, a surrogate */
+      {"\xed\xbf\xbf", 0},       /* U+DFFF */
+      {"ab\xf4\x90\x80\x80", 2}, /* U+110000, past the last code point */
+      {"\xf5\x80\x80\x80", 0},
+      {"\xff", 0},
+      {"\xfe\xff", 0},
+      {"ok\xff\xfe", 2},
+      {"\xc3", 0}, /* cut off at the end, each length */
+      {"x\xe2\x82", 1},
+      {"xy\xf0\x9f\x98", 2},
+      {"\xc3(", 0}, /* a lead without its continuation */
+      {"\xe2\x28\xa1", 0},
+      {"\xe2\x82\x28", 0},
+      {"\xf0\x28\x8c\xbc", 0},
+      {"\xf0\x90\x28\xbc", 0},
+      {"\xf0\x90\x8c\x28", 0},
+      {"\xc3\xa9\xa9", 2}, /* one continuation too many */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const uint8_t *s = (const uint8_t *)cases[k].s;
+    int64_t n = (int64_t)strlen(cases[k].s);
+    int64_t got = ladle_utf8_check(s, n);
+    if (got != cases[k].bad) fprintf(stderr, "  case %zu: got %lld\n", k, (long long)got);
+    CHECK_EQ_I(got, cases[k].bad);
+    CHECK_EQ_I(utf8_reference(s, n), cases[k].bad);
+  }
+  /* each case at every offset of ASCII text of every length up to 80, so that
+   * the 32- and 8-byte steps meet it at each alignment and near each end */
+  uint8_t buf[128];
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int64_t m = (int64_t)strlen(cases[k].s);
+    for (int64_t total = m; total <= 80; total += 7)
+      for (int64_t at = 0; at + m <= total; at++) {
+        memset(buf, 'a', sizeof buf);
+        memcpy(buf + at, cases[k].s, (size_t)m);
+        int64_t want = utf8_reference(buf, total), got = ladle_utf8_check(buf, total);
+        CHECK_EQ_I(got, want);
+        CHECK_EQ_I(got, cases[k].bad < 0 ? -1 : at + cases[k].bad);
+      }
+  }
+  /* every sequence of up to three bytes, and four-byte ones over every lead
+   * byte and the continuation boundaries, against the reference */
+  static const uint8_t edges[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0,
+                                  0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff};
+  int64_t mismatches = 0, checked = 0;
+  for (uint32_t v = 0; v < (1u << 24); v++) {
+    uint8_t b[3] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16)};
+    for (int64_t len = 1; len <= 3; len++) {
+      if (len < 3 && (v >> (8 * len)) != 0) continue;
+      mismatches += ladle_utf8_check(b, len) != utf8_reference(b, len);
+      checked++;
+    }
+  }
+  for (int lead = 0xc0; lead <= 0xff; lead++)
+    for (int c1 = 0; c1 < 256; c1++)
+      for (size_t e2 = 0; e2 < sizeof edges; e2++)
+        for (size_t e3 = 0; e3 < sizeof edges; e3++) {
+          uint8_t b[4] = {(uint8_t)lead, (uint8_t)c1, edges[e2], edges[e3]};
+          mismatches += ladle_utf8_check(b, 4) != utf8_reference(b, 4);
+          checked++;
+        }
+  CHECK_EQ_I(mismatches, 0);
+  CHECK(checked > (1 << 24));
+  /* an ASCII prefix of any length */
+  memset(buf, 'a', sizeof buf);
+  for (int64_t n = 0; n <= 100; n++) {
+    CHECK_EQ_I(ladle_ascii_prefix(buf, n), n);
+    if (n < 100) {
+      buf[n] = 0x80;
+      CHECK_EQ_I(ladle_ascii_prefix(buf, 100), n);
+      buf[n] = 'a';
+    }
+  }
+}
+
+TEST(utf8_strings_split_inside_a_character) {
+  /* "é" is C3 A9: valid as one string, invalid split in two even though the
+   * concatenation is valid; empty strings and offsets not starting at 0 */
+  const uint8_t chars[] =
+      "xx\xc3\xa9"
+      "ab\xc3\xa9";
+  int64_t whole[] = {2, 2, 4, 4, 8};
+  CHECK_EQ_I(ladle_utf8_check_strings(chars, whole, 4), -1);
+  int64_t split[] = {2, 3, 4, 8};
+  CHECK_EQ_I(ladle_utf8_check_strings(chars, split, 3), 0);
+  int64_t split_late[] = {2, 4, 4, 7, 8};
+  CHECK_EQ_I(ladle_utf8_check_strings(chars, split_late, 4), 2);
+  int64_t ascii[] = {0, 1, 2};
+  CHECK_EQ_I(ladle_utf8_check_strings(chars, ascii, 2), -1);
+  CHECK_EQ_I(ladle_utf8_check_strings(chars, ascii, 0), -1);
+  const uint8_t bad[] = "okok\xff\xfex";
+  int64_t o[] = {0, 2, 6, 7};
+  CHECK_EQ_I(ladle_utf8_check_strings(bad, o, 3), 1);
+}

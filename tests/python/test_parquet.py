@@ -42,6 +42,21 @@ def test_conformance_files(path: Path, engine) -> None:
         return
     got = assert_same(lf, engine)
     assert_frame_equal(got, expected.select(cols))
+    assert_strings_valid_utf8(got)
+
+
+def assert_strings_valid_utf8(df: pl.DataFrame) -> None:
+    """Every String column (flat or in a list) holds valid UTF-8, checked by
+    Python's decoder on each value's bytes."""
+    for name, dtype in df.schema.items():
+        col = df[name]
+        if dtype == pl.List(pl.String):
+            col = col.explode()
+        elif dtype != pl.String:
+            continue
+        for raw in col.cast(pl.Binary).to_list():
+            if raw is not None:
+                raw.decode("utf-8")
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("bad_data/*.parquet")), ids=lambda p: p.name)
@@ -619,3 +634,210 @@ def test_dictionary_index_out_of_range_is_an_error(kind: str, tmp_path: Path) ->
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path))
     with pytest.raises(ladle.LadleError, match="dictionary index out of range"):  # through the offsets path too
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path).select(pl.col("v").alias("w"), pl.lit(1).alias("k")).filter(pl.col("k") == 1))
+
+
+def _strings(values: list[bytes | None], dtype: pa.DataType) -> pa.Array:
+    """A string (or binary) array of these bytes, not validated (pyarrow writes
+    STRING columns of invalid UTF-8 when it is built from buffers)."""
+    data = b"".join(v or b"" for v in values)
+    offs = [0]
+    for v in values:
+        offs.append(offs[-1] + len(v or b""))
+    validity = pa.array([v is not None for v in values]).buffers()[1]
+    return pa.Array.from_buffers(dtype, len(values), [validity, pa.py_buffer(np.array(offs, np.int32).tobytes()),
+                                                       pa.py_buffer(data)])
+
+
+@pytest.mark.parametrize("bad", [b"ok\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"x" * 30 + b"\x80"],
+                         ids=["ff-fe", "truncated", "surrogate", "overlong", "past-10ffff", "continuation"])
+def test_invalid_utf8_in_a_string_column_raises(bad: bytes, tmp_path: Path, engine) -> None:
+    """A STRING column holding invalid UTF-8 is an error naming the file, the
+    column, the row group and the page, as Polars raises ComputeError, for
+    every encoding that makes strings (dictionary, PLAIN, DELTA_LENGTH_BYTE_ARRAY,
+    DELTA_BYTE_ARRAY), compressed or not, page v1 and v2, read as the result
+    (views), under a filter (offsets, and late reads of kept rows) and in a
+    list; the same bytes as Binary read as they are."""
+    n = 3000
+    words = [b"plain", "\u00e9t\u00e9".encode(), None, b"x" * 20]
+    values = [words[i % 4] for i in range(n)]
+    values[2500] = bad
+    # lists of three of the values in the first thousand rows, null after
+    lists = pa.ListArray.from_arrays(np.arange(0, n + 1, 3, dtype=np.int32), _strings(values, pa.string()))
+    lists = pa.concat_arrays([lists, pa.nulls(n - len(lists), pa.list_(pa.string()))])
+    table = pa.table({"k": np.arange(n), "s": _strings(values, pa.string()), "l": lists})
+    binary = pa.table({"k": np.arange(n), "b": _strings(values, pa.binary())})
+    writes = [dict(use_dictionary=True, compression="snappy"), dict(use_dictionary=False, compression="none"),
+              dict(use_dictionary=False, compression="zstd", data_page_version="2.0"),
+              dict(use_dictionary=False, column_encoding={"s": "DELTA_LENGTH_BYTE_ARRAY", "l": "DELTA_LENGTH_BYTE_ARRAY"}),
+              dict(use_dictionary=False, column_encoding={"s": "DELTA_BYTE_ARRAY", "l": "DELTA_BYTE_ARRAY"}, compression="gzip")]
+    for k, opts in enumerate(writes):
+        path = tmp_path / f"bad{k}.parquet"
+        pq.write_table(table, path, data_page_size=2048, row_group_size=2000, **opts)
+        queries = [pl.scan_parquet(path), pl.scan_parquet(path).select("s"),
+                   pl.scan_parquet(path).filter(pl.col("k") > 10),  # s read late, at the kept rows
+                   pl.scan_parquet(path).filter(pl.col("s") != "x").select("k"),
+                   pl.scan_parquet(path).select("l")]
+        for q in queries:
+            with pytest.raises(pl.exceptions.ComputeError):
+                q.collect()
+            with pytest.raises(ladle.LadleError, match=r"bad\d\.parquet: column '(s|l)', row group \d, page \d+: invalid UTF-8"):
+                q.collect(engine=engine)
+        bpath = tmp_path / f"bin{k}.parquet"
+        pq.write_table(binary, bpath, data_page_size=2048, row_group_size=2000,
+                       **{o: v for o, v in opts.items() if o != "column_encoding"})
+        assert_same(pl.scan_parquet(bpath), engine)
+        assert_same(pl.scan_parquet(bpath).filter(pl.col("k") > 10), engine)
+    # the rows before the bad value's row group read, and valid non-ASCII text too
+    ok = pl.scan_parquet(tmp_path / "bad0.parquet", n_rows=1500).select("k", "s")
+    got = assert_same(ok, engine)
+    assert_strings_valid_utf8(got)
+
+
+def _int96_file(path: Path, values: list[tuple[int, int] | None]) -> None:
+    """An INT96 column (as Spark writes: no Arrow schema) of (julian day,
+    nanoseconds of the day) values, or nulls, written by pyarrow and then
+    given these raw values."""
+    import io
+    import struct
+
+    import pqcraft
+
+    n = len(values)
+    mask = [v is None for v in values]
+    t = pa.table({"t": pa.array([dt.datetime(2000, 1, 1)] * n, type=pa.timestamp("us"), mask=np.array(mask)),
+                  "i": np.arange(n)})
+    buf = io.BytesIO()
+    pq.write_table(t, buf, use_deprecated_int96_timestamps=True, store_schema=False, use_dictionary=False,
+                   compression="none")
+    pf = pqcraft.read(buf.getvalue())
+    page = next(p for p in pf.chunks[0][0].pages if p.type == pqcraft.DATA_PAGE)
+    present = [v for v in values if v is not None]
+    body = b"".join(struct.pack("<qI", nanos, day) for day, nanos in present)
+    page.data = page.data[: len(page.data) - len(body)] + body
+    path.write_bytes(pqcraft.write(pf))
+
+
+def test_int96_out_of_the_nanosecond_range_saturates_as_polars(tmp_path: Path, engine) -> None:
+    """INT96 timestamps that nanoseconds in an int64 cannot hold (Spark writes
+    them: years 1 and 9999, 1677 and 2262 at the edges, days read unsigned,
+    negative and huge nanoseconds of the day) become what Polars 2.1 gives,
+    2262-04-11 23:47:16.854775807 (it saturates every overflow to the maximum);
+    in-range values stay exact. They used to wrap (1816-03-29 and such)."""
+    j = 2440588
+    values = [(0x80000000, 0), (0xFFFFFFFF, 0), (j, -1), (j, 2**63 - 1), (j + 106751, 85636854775807),
+              (j + 106751, 85636854775808), (j - 106752, 86399999999999), (j - 106752, 0), (0, 0), None,
+              (j - 106751, 0), (j, -(2**63)), (j - 1, 86400 * 10**9), (j + 106751, 0), (j - 106751, -1000),
+              (1721426, 0), (5373484, 86399 * 10**9)]  # 0001-01-01 and 9999-12-31 23:59:59
+    path = tmp_path / "int96.parquet"
+    _int96_file(path, values)
+    got = assert_same(pl.scan_parquet(path), engine)
+    assert got.schema["t"] == pl.Datetime("ns")
+    ns = got["t"].cast(pl.Int64).to_list()
+    assert ns[0] == ns[15] == ns[16] == 2**63 - 1
+    assert ns[2] == -1 and ns[9] is None
+    assert_same(pl.scan_parquet(path).filter(pl.col("i") % 2 == 0), engine)
+
+
+def _rewrite_pages(src: Path, dst: Path, edit) -> None:
+    """dst: src with edit(page) applied to every data or dictionary page."""
+    import pqcraft
+
+    pf = pqcraft.read(src.read_bytes())
+    for row in pf.chunks:
+        for chunk in row:
+            for page in chunk.pages:
+                edit(page)
+    dst.write_bytes(pqcraft.write(pf))
+
+
+def test_files_in_the_wild_that_pyarrow_reads(tmp_path: Path, engine) -> None:
+    """Files like parquet-testing's concatenated_gzip_members.parquet (GZIP
+    pages of several gzip members: it failed "GZIP data does not decompress"),
+    datapage_v2_empty_datapage.snappy.parquet (a v2 page of nulls whose values
+    section stores no bytes, not even snappy's empty stream: it failed "SNAPPY
+    data does not decompress") and Null columns (logical type UNKNOWN) read on
+    ladle and equal Polars and pyarrow; null_list.parquet (List(Null)) falls
+    back naming the file, the column and the type (its message named "an
+    in-memory DataFrame")."""
+    import gzip
+
+    import pqcraft
+
+    n = 5000
+    t = pa.table({"i": np.arange(n), "s": [f"word {i % 97}" for i in range(n)],
+                  "f": pa.array(np.arange(n) / 7, mask=np.arange(n) % 5 == 0)})
+    base = tmp_path / "gz.parquet"
+    pq.write_table(t, base, compression="gzip", data_page_size=4096, row_group_size=2000)
+
+    def members(page: pqcraft.Page) -> None:
+        raw = gzip.decompress(page.data)
+        cut = len(raw) // 3
+        page.data = gzip.compress(raw[:cut]) + gzip.compress(raw[cut:]) + gzip.compress(b"")
+
+    multi = tmp_path / "concatenated_gzip_members.parquet"
+    _rewrite_pages(base, multi, members)
+    assert pq.read_table(multi).equals(t)
+    assert_same(pl.scan_parquet(multi), engine)
+    assert_same(pl.scan_parquet(multi).filter(pl.col("i") % 3 == 0), engine)
+
+    # a v2 page of nulls, snappy, with an empty values section
+    nulls = pa.table({"x": pa.array([None] * 3, pa.float32())})
+    v2 = tmp_path / "v2.parquet"
+    pq.write_table(nulls, v2, compression="snappy", data_page_version="2.0", use_dictionary=False)
+
+    def empty_values(page: pqcraft.Page) -> None:
+        sub = page.sub()
+        levels = pqcraft.get(sub, 5) + pqcraft.get(sub, 6)
+        page.data = page.data[:levels]
+        pqcraft.put(page.header, 2, pqcraft.I32, levels)
+        pqcraft.put(sub, 7, pqcraft.TRUE, True)
+
+    empty = tmp_path / "datapage_v2_empty_datapage.snappy.parquet"
+    _rewrite_pages(v2, empty, empty_values)
+    assert pq.read_table(empty).equals(nulls)
+    got = assert_same(pl.scan_parquet(empty), engine)
+    assert got.height == 3 and got["x"].null_count() == 3
+
+    nullcol = tmp_path / "null_column.parquet"
+    pq.write_table(pa.table({"n": pa.nulls(4), "a": [1, 2, 3, 4]}), nullcol)
+    got = assert_same(pl.scan_parquet(nullcol), engine)
+    assert got.schema["n"] == pl.Null
+    assert_same(pl.scan_parquet(nullcol).filter(pl.col("a") > 2), engine)
+
+    null_list = tmp_path / "null_list.parquet"
+    pq.write_table(pa.table({"emptylist": pa.array([[]], type=pa.list_(pa.null()))}), null_list)
+    with pytest.raises(ladle.UnsupportedError, match=r"null_list\.parquet: column 'emptylist': a List\(Null\) column"):
+        pl.scan_parquet(null_list).collect(engine=engine)
+    with pytest.warns(ladle.FallbackWarning, match=r"null_list\.parquet: column 'emptylist': a List\(Null\)"):
+        assert_frame_equal(pl.scan_parquet(null_list).collect(engine=ladle.Engine()), pl.read_parquet(null_list))
+
+
+def test_gzip_trailer_and_page_size_are_checked(tmp_path: Path, engine) -> None:
+    """A GZIP page whose trailer (CRC-32, ISIZE) was tampered with, or whose
+    uncompressed size is one byte short (the stream inflates past it, its
+    trailer never reached: the short page used to be returned), is an error,
+    as pyarrow raises (Polars 2.1 does not check the trailer: here ladle
+    follows pyarrow, see docs/semantics.md)."""
+    import pqcraft
+
+    t = pa.table({"s": [f"v{i % 13}" * (i % 5) for i in range(3000)], "i": np.arange(3000)})
+    base = tmp_path / "gz.parquet"
+    pq.write_table(t, base, compression="gzip", use_dictionary=False)
+
+    def crc(page: pqcraft.Page) -> None:
+        page.data = page.data[:-8] + bytes([page.data[-8] ^ 1]) + page.data[-7:]
+
+    def isize(page: pqcraft.Page) -> None:
+        page.data = page.data[:-4] + bytes([page.data[-4] ^ 1]) + page.data[-3:]
+
+    def short(page: pqcraft.Page) -> None:
+        pqcraft.put(page.header, 2, pqcraft.I32, pqcraft.get(page.header, 2) - 1)
+
+    for name, edit, why in [("crc", crc, "CRC-32/ISIZE"), ("isize", isize, "CRC-32/ISIZE"),
+                            ("short", short, "inflates past the page's uncompressed size")]:
+        path = tmp_path / f"{name}.parquet"
+        _rewrite_pages(base, path, edit)
+        with pytest.raises(OSError):
+            pq.read_table(path)
+        with pytest.raises(ladle.LadleError, match=rf"{name}\.parquet: column 's', row group 0, page 0: GZIP data does not decompress: .*{why}"):
+            pl.scan_parquet(path).collect(engine=engine)

@@ -35,6 +35,11 @@ ladle_csv_opts ladle_csv_opts_default(void) {
 
 void ladle_csv_close(ladle_csv_file *f) {
   if (f == NULL) return;
+  if (f->borrowed) { /* a copy with records of its own (ladle_csv_parser_records) */
+    free(f->starts);
+    free(f);
+    return;
+  }
   if (f->names != NULL)
     for (size_t i = 0; i < f->ncols; i++) free(f->names[i]);
   free(f->names);
@@ -262,14 +267,16 @@ static int64_t next_line(const uint8_t *d, int64_t p, int64_t size) {
 }
 
 /* The start of the record after the one at p (a newline inside quotes does
- * not end a record). */
-static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote) {
+ * not end a record); *open (optional) says whether it ran to the end of the
+ * data inside quotes. */
+static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote, bool *open) {
   int inq = 0;
   while (p < size) {
     uint8_t ch = d[p++];
     if (quote && ch == (uint8_t)quote) inq ^= 1;
     else if (ch == '\n' && !inq) break;
   }
+  if (open != NULL) *open = inq;
   return p;
 }
 
@@ -278,7 +285,7 @@ static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote
 static int64_t skip_records(const uint8_t *d, int64_t p, int64_t size, int64_t n, const ladle_csv_opts *o) {
   for (int64_t k = 0; k < n && p < size; k++) {
     while (p < size && is_comment(d + p, d + size, o->comment_prefix)) p = next_line(d, p, size);
-    p = next_record(d, p, size, o->quote);
+    p = next_record(d, p, size, o->quote, NULL);
   }
   return p;
 }
@@ -286,33 +293,48 @@ static int64_t skip_records(const uint8_t *d, int64_t p, int64_t size, int64_t n
 /* Splits record [a, b) into fields: calls back with each field's raw bounds. */
 typedef struct field {
   int64_t a, b;  /* raw bytes, quotes included */
-  bool quoted;
+  bool quoted;   /* starts with the quote character */
 } field;
 
-static size_t split_quoted(const uint8_t *d, int64_t a, int64_t b, char sep, char quote, field *out,
-                           size_t max) {
+/* Fields as Polars' parser splits them: a field that starts with the quote
+ * character runs to the first separator outside quotes, every quote
+ * character toggling (so `"a"b"c,d"` is one field); any other field runs to
+ * the next separator, quotes and all. `b_full` is the record's end with its
+ * line end: a last field still inside quotes there (the end of the data)
+ * keeps its line end, as Polars' does. *stray (when not NULL; the caller
+ * sets SIZE_MAX) becomes the first field where the parser would end the
+ * record elsewhere: a newline lies outside every quoted field, or a quoted
+ * field is still open at the record's end (before the end of the data). The quote parity that found
+ * the record (thrown off by a quote inside an unquoted field) is then not the parser's: Polars
+ * reads other records and fails (a malformed file), or with ignore_errors reads the parser's
+ * records (ladle_csv_parser_records). */
+static size_t split_quoted(const uint8_t *d, int64_t size, int64_t a, int64_t b, int64_t b_full,
+                           char sep, char quote, field *out, size_t max, size_t *stray) {
   size_t n = 0;
   int64_t p = a;
   for (;;) {
     int64_t start = p;
     bool quoted = quote && p < b && d[p] == (uint8_t)quote;
     if (quoted) {
-      p++;
-      while (p < b) {
-        if (d[p] == (uint8_t)quote) {
-          if (p + 1 < b && d[p + 1] == (uint8_t)quote) {
-            p += 2;
-            continue;
-          }
-          p++;
+      bool in = false;
+      for (; p < b; p++) {
+        if (d[p] == (uint8_t)quote)
+          in = !in;
+        else if (!in && d[p] == (uint8_t)sep)
           break;
-        }
-        p++;
+        else if (!in && d[p] == '\n' && stray != NULL && *stray > n)
+          *stray = n;
       }
-      while (p < b && d[p] != (uint8_t)sep) p++; /* lenient: text after the closing quote */
+      if (in && p == b) { /* the quote does not close in the record */
+        /* the parser reads on into the next line */
+        if (stray != NULL && *stray > n && b_full < size) *stray = n;
+        p = b_full;   /* at the end of the data: the field runs to it, line end and all */
+      }
     } else {
       const uint8_t *s = memchr(d + p, sep, (size_t)(b - p));
-      p = s ? (int64_t)(s - d) : b;
+      int64_t e = s ? (int64_t)(s - d) : b;
+      if (stray != NULL && *stray > n && memchr(d + p, '\n', (size_t)(e - p)) != NULL) *stray = n;
+      p = e;
     }
     if (n < max) out[n] = (field){start, p, quoted};
     n++;
@@ -329,10 +351,11 @@ static size_t split_quoted(const uint8_t *d, int64_t a, int64_t b, char sep, cha
 
 /* Splits record [a, b) of d (size bytes in all) into fields: a record
  * without a quote character takes its fields from the separators' bitmap, 64
- * bytes a step; one with quotes goes through split_quoted. Returns the number
- * of fields; at most max are written to out. */
+ * bytes a step; one with quotes goes through split_quoted (stray as there).
+ * Returns the number of fields; at most max are written to out. */
 static size_t split_record(const uint8_t *d, int64_t size, int64_t a, int64_t b, char sep,
-                           char quote, field *out, size_t max) {
+                           char quote, field *out, size_t max, size_t *stray) {
+  int64_t b_full = b;
   /* strip the line end */
   while (b > a && (d[b - 1] == '\n' || d[b - 1] == '\r')) b--;
   size_t n = 0;
@@ -347,7 +370,8 @@ static size_t split_record(const uint8_t *d, int64_t size, int64_t a, int64_t b,
       blk = tail;
     }
     uint64_t keep = len == 64 ? ~(uint64_t)0 : ((uint64_t)1 << len) - 1;
-    if (quote && (eq_mask64(blk, (uint8_t)quote) & keep)) return split_quoted(d, a, b, sep, quote, out, max);
+    if (quote && (eq_mask64(blk, (uint8_t)quote) & keep))
+      return split_quoted(d, size, a, b, b_full, sep, quote, out, max, stray);
     for (uint64_t m = eq_mask64(blk, (uint8_t)sep) & keep; m; m &= m - 1) {
       int64_t e = p + __builtin_ctzll(m);
       if (n < max) out[n] = (field){start, e, false};
@@ -359,21 +383,174 @@ static size_t split_record(const uint8_t *d, int64_t size, int64_t a, int64_t b,
   return n + 1;
 }
 
-/* The field's text, unquoted into scratch when needed. */
-static const char *field_text(const uint8_t *d, field f, char quote, char *scratch, int64_t *len) {
+/* A field's text as Polars reads it. A String value of a quoted field must
+ * end with the quote character (false otherwise: Polars cannot parse it,
+ * whatever ignore_errors says); its text is what lies between the outer
+ * quotes, a doubled quote read as one and a single one dropped (`"x"y"z"`
+ * is xyz), unquoted into scratch. Any other value of a quoted field (a
+ * number, a date, a header name) is the field without its first and last
+ * bytes, as they are. An unquoted field is its bytes. */
+static bool field_text(const uint8_t *d, field f, char quote, bool string, char *scratch,
+                       const char **out, int64_t *len) {
   if (!f.quoted) {
     *len = f.b - f.a;
-    return (const char *)d + f.a;
+    *out = (const char *)d + f.a;
+    return true;
   }
-  int64_t a = f.a + 1, b = f.b;
-  if (b > a && d[b - 1] == (uint8_t)quote) b--;
+  if (!string) {
+    *len = LADLE_MAX(f.b - f.a - 2, 0);
+    *out = (const char *)d + f.a + 1;
+    return true;
+  }
+  if (f.b - f.a < 2 || d[f.b - 1] != (uint8_t)quote) return false;
   int64_t k = 0;
-  for (int64_t p = a; p < b; p++) {
-    if (d[p] == (uint8_t)quote && p + 1 < b && d[p + 1] == (uint8_t)quote) p++;
+  for (int64_t p = f.a + 1; p < f.b - 1; p++) {
+    if (d[p] == (uint8_t)quote) {
+      if (p + 1 < f.b - 1 && d[p + 1] == (uint8_t)quote)
+        p++;
+      else
+        continue; /* a single quote inside: dropped */
+    }
     scratch[k++] = (char)d[p];
   }
   *len = k;
-  return scratch;
+  *out = scratch;
+  return true;
+}
+
+/* The records from f->body found one after another, comment lines skipped
+ * whatever quotes they hold (the parallel search counts every quote; this
+ * runs when a comment line's quote threw its parity off), by quote parity or
+ * (parser_last: not SIZE_MAX) as the parser reads them. *open: the data ends
+ * inside quotes. */
+/* The end of the record at p as Polars' parser reads it (with ignore_errors,
+ * where its records are the file's): up to file column `last` (the last it
+ * reads), a field that starts with the quote character runs to a separator or
+ * newline outside quotes, any other to the next separator or newline, and a
+ * newline ends the record; after that column, the record runs on to a
+ * newline outside quotes, every quote toggling. */
+static int64_t parser_record(const uint8_t *d, int64_t p, int64_t size, char sep, char quote,
+                             size_t last, bool *open) {
+  *open = false;
+  for (size_t c = 0;; c++) {
+    if (c > last)
+      return next_record(d, p, size, quote, open); /* the rest skipped by quote parity */
+    if (quote && p < size && d[p] == (uint8_t)quote) {
+      bool in = false;
+      for (; p < size; p++) {
+        uint8_t ch = d[p];
+        if (ch == (uint8_t)quote)
+          in = !in;
+        else if (!in && (ch == (uint8_t)sep || ch == '\n'))
+          break;
+      }
+      *open = in;
+    } else {
+      while (p < size && d[p] != (uint8_t)sep && d[p] != '\n') p++;
+    }
+    if (p >= size) return size;
+    if (d[p] == '\n') return p + 1;
+    p++; /* the separator */
+  }
+}
+
+static ladle_status records_in_order(ladle_csv_file *f, const ladle_csv_opts *o, size_t parser_last,
+                                     bool *open, ladle_error *err) {
+  const uint8_t *d = f->data;
+  int64_t n = 0, cap = 1024, p = f->body;
+  int64_t *rec = malloc((size_t)cap * 2 * sizeof *rec);
+  if (rec == NULL) return LADLE_OOM(err, "csv records");
+  *open = false;
+  while (p < f->size) {
+    if (is_comment(d + p, d + f->size, o->comment_prefix)) {
+      p = next_line(d, p, f->size);
+      continue;
+    }
+    if (n == cap) {
+      int64_t *r = realloc(rec, (size_t)cap * 4 * sizeof *rec);
+      if (r == NULL) {
+        free(rec);
+        return LADLE_OOM(err, "csv records");
+      }
+      rec = r;
+      cap *= 2;
+    }
+    int64_t e = parser_last != SIZE_MAX
+                    ? parser_record(d, p, f->size, o->separator, o->quote, parser_last, open)
+                    : next_record(d, p, f->size, o->quote, open);
+    rec[2 * n] = p;
+    rec[2 * n + 1] = e;
+    n++;
+    p = e;
+  }
+  free(f->starts);
+  f->starts = rec;
+  f->nrecords = n;
+  return LADLE_OK;
+}
+
+ladle_status ladle_csv_parser_records(const ladle_csv_file *f, const ladle_csv_opts *o, size_t last,
+                                      ladle_csv_file **out, ladle_error *err) {
+  ladle_csv_file *c = malloc(sizeof *c);
+  if (c == NULL) return LADLE_OOM(err, "csv records");
+  *c = *f;
+  c->borrowed = true;
+  c->starts = NULL;
+  c->open_quote = false;
+  bool open;
+  ladle_status st = records_in_order(c, o, last, &open, err);
+  if (st != LADLE_OK) {
+    free(c);
+    return st;
+  }
+  *out = c;
+  return LADLE_OK;
+}
+
+/* The length of the invalid sequence at s[0..n) that one U+FFFD replaces,
+ * as Rust's from_utf8_lossy (Unicode's "maximal subpart"): the lead byte and
+ * the continuation bytes that could still have made a character, at least 1. */
+static int64_t invalid_run(const uint8_t *s, int64_t n) {
+  uint8_t c = s[0];
+  int need = c >= 0xC2 && c <= 0xDF   ? 1
+             : c >= 0xE0 && c <= 0xEF ? 2
+             : c >= 0xF0 && c <= 0xF4 ? 3
+                                      : 0;
+  uint8_t lo = c == 0xE0   ? 0xA0
+               : c == 0xF0 ? 0x90
+                           : 0x80,
+          hi = c == 0xED   ? 0x9F
+               : c == 0xF4 ? 0x8F
+                           : 0xBF;
+  int64_t k = 1;
+  for (int j = 0; j < need && k < n; j++, k++) {
+    uint8_t b = s[k];
+    if (j == 0 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) break;
+  }
+  return k;
+}
+
+/* A NUL-terminated copy of s[0..n) with each invalid UTF-8 sequence replaced
+ * by U+FFFD, as Polars makes column names (malloc; NULL when out of memory). */
+static char *utf8_lossy(const uint8_t *s, int64_t n) {
+  char *out = malloc((size_t)n * 3 + 1), *o = out;
+  if (out == NULL) return NULL;
+  while (n > 0) {
+    int64_t bad = ladle_utf8_check(s, n), good = bad < 0 ? n : bad;
+    memcpy(o, s, (size_t)good);
+    o += good;
+    s += good;
+    n -= good;
+    if (n > 0) {
+      memcpy(o, "\xef\xbf\xbd", 3);
+      o += 3;
+      int64_t skip = invalid_run(s, n);
+      s += skip;
+      n -= skip;
+    }
+  }
+  *o = '\0';
+  return out;
 }
 
 /* Renames repeated names as Polars does, in place. */
@@ -422,6 +599,10 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
                             ladle_csv_file **out, ladle_error *err) {
   if (o->separator == '\n' || o->separator == '\r' || (o->quote && o->quote == o->separator))
     return ladle_err_set(err, LADLE_EINVAL, "%s: separator and quote must differ and not be a newline", path);
+  /* (a byte of a multi-byte character would cut characters in two) */
+  if ((uint8_t)o->separator >= 0x80 || (uint8_t)o->quote >= 0x80)
+    return ladle_err_set(err, LADLE_EINVAL, "%s: separator and quote must be ASCII characters",
+                         path);
   ladle_csv_file *f = calloc(1, sizeof *f);
   if (f == NULL) return LADLE_OOM(err, "csv file");
   f->path = ladle_strdup(path);
@@ -439,12 +620,12 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   p = skip_records(d, p, f->size, o->skip_rows, o);
   while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
   /* the first record: the header, or the width of the data */
-  int64_t rec_end = next_record(d, p, f->size, o->quote);
+  int64_t rec_end = next_record(d, p, f->size, o->quote, NULL);
   if (p >= f->size) {
     f->ncols = 0;
     f->body = f->size;
   } else {
-    size_t nf = split_record(d, f->size, p, rec_end, o->separator, o->quote, NULL, 0);
+    size_t nf = split_record(d, f->size, p, rec_end, o->separator, o->quote, NULL, 0, NULL);
     field *fields = malloc(nf * sizeof *fields);
     f->names = calloc(nf, sizeof *f->names);
     char *scratch = malloc((size_t)(rec_end - p) + 1);
@@ -454,18 +635,16 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
       ladle_csv_close(f);
       return LADLE_OOM(err, "csv header");
     }
-    split_record(d, f->size, p, rec_end, o->separator, o->quote, fields, nf);
+    split_record(d, f->size, p, rec_end, o->separator, o->quote, fields, nf, NULL);
     f->ncols = nf;
     for (size_t i = 0; i < nf; i++) {
       char buf[32];
       int64_t len;
-      const char *t = field_text(d, fields[i], o->quote, scratch, &len);
+      const char *t;
+      /* a name as Polars reads it: not unescaped, invalid UTF-8 replaced */
+      field_text(d, fields[i], o->quote, false, scratch, &t, &len);
       if (o->has_header) {
-        f->names[i] = malloc((size_t)len + 1);
-        if (f->names[i]) {
-          memcpy(f->names[i], t, (size_t)len);
-          f->names[i][len] = '\0';
-        }
+        f->names[i] = utf8_lossy((const uint8_t *)t, len);
       } else {
         snprintf(buf, sizeof buf, "column_%zu", i); /* Polars 2.x counts from 0 */
         f->names[i] = ladle_strdup(buf);
@@ -530,10 +709,17 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
         st = LADLE_OOM(err, "csv records");
       } else {
         int64_t k = 0;
+        bool resync = false;
         for (int64_t r = 0; r + 1 < n; r++) {
           int64_t a = f->starts[r], b = f->starts[r + 1];
           /* an empty line is a row of nulls, as in Polars; comment lines go */
-          if (is_comment(d + a, d + b, o->comment_prefix)) continue;
+          if (is_comment(d + a, d + b, o->comment_prefix)) {
+            /* a comment line is one line whatever quotes it holds: one whose
+             * quote made the parity run on past it means the records were
+             * found with the wrong parity from there */
+            resync |= o->quote && next_line(d, a, f->size) != b;
+            continue;
+          }
           rec[2 * k] = a;
           rec[2 * k + 1] = b;
           k++;
@@ -541,6 +727,13 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
         free(f->starts);
         f->starts = rec;
         f->nrecords = k;
+        bool open = state == 1; /* the data ends inside quotes */
+        if (resync) st = records_in_order(f, o, SIZE_MAX, &open, err);
+        /* Polars counts the records by quote parity, a last one ending inside
+         * quotes only when the data does not end with a newline; its parser
+         * sees one more here: a malformed file, whatever is read of it */
+        f->open_quote =
+            st == LADLE_OK && open && f->nrecords > 0 && f->size > 0 && d[f->size - 1] == '\n';
       }
     }
   }
@@ -744,10 +937,12 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
       }
       scratch = s;
     }
-    size_t n = split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nc);
+    size_t n = split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nc, NULL);
     for (size_t c = 0; c < nc && c < n; c++) {
       int64_t len;
-      const char *t = field_text(f->data, fields[c], o->quote, scratch, &len);
+      const char *t;
+      field_text(f->data, fields[c], o->quote, false, scratch, &t,
+                 &len); /* as Polars reads a number */
       if (is_null_text(o, f, c, fields[c], t, len)) continue;
       any[c] = 1;
       int64_t i64;
@@ -836,6 +1031,43 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
   }
 }
 
+/* The error for invalid UTF-8 at byte `at` of the data, found in records
+ * [begin, end): names the record and the column it lies in (or the comment
+ * line after a record). */
+static ladle_status invalid_utf8(const ladle_csv_file *f, const ladle_csv_opts *o, int64_t begin,
+                                 int64_t end, int64_t at, ladle_error *err) {
+  int64_t lo = begin, hi = end - 1; /* the last record starting at or before `at` */
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (f->starts[2 * mid] <= at)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  int64_t a = f->starts[2 * lo], b = f->starts[2 * lo + 1];
+  if (at < a)
+    return ladle_err_set(err, LADLE_ECORRUPT,
+                         "%s: invalid UTF-8 in a comment line before record %lld", f->path,
+                         (long long)(lo + 1));
+  if (at >= b)
+    return ladle_err_set(err, LADLE_ECORRUPT,
+                         "%s: invalid UTF-8 in a comment line after record %lld", f->path,
+                         (long long)(lo + 1));
+  field *fields = malloc((f->ncols + 1) * sizeof *fields);
+  if (fields == NULL) return LADLE_OOM(err, "csv error");
+  size_t got =
+      split_record(f->data, f->size, a, b, o->separator, o->quote, fields, f->ncols + 1, NULL);
+  const char *col = NULL;
+  for (size_t c = 0; c < LADLE_MIN(got, f->ncols + 1); c++)
+    if (at >= fields[c].a && at < fields[c].b) col = c < f->ncols ? f->names[c] : NULL;
+  free(fields);
+  return col != NULL
+             ? ladle_err_set(err, LADLE_ECORRUPT, "%s: record %lld, column '%s': invalid UTF-8",
+                             f->path, (long long)(lo + 1), col)
+             : ladle_err_set(err, LADLE_ECORRUPT, "%s: record %lld: invalid UTF-8", f->path,
+                             (long long)(lo + 1));
+}
+
 ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, int64_t begin,
                              int64_t end, size_t ncols, const size_t *which,
                              const ladle_dtype *types, ladle_column *out, ladle_error *err) {
@@ -854,8 +1086,33 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
     if (st != LADLE_OK) break;
   }
   if (st != LADLE_OK && made > 0) made--;
+  /* with a String column, the records' bytes must be valid UTF-8: the span
+   * of every 256 records (fields, quotes, comment lines between) checked at
+   * once just before they are parsed (so that the parse finds them in the
+   * cache), as Polars checks its chunks; every String value lies inside */
+  bool any_string = false;
+  for (size_t k = 0; k < ncols; k++) any_string |= types[k].id == LADLE_TYPE_STRING;
+  /* the last file column read: Polars' parser splits fields up to it and
+   * skips the rest of a record by quote parity, so fields past it are never
+   * checked (neither their quotes nor how many there are) */
+  size_t read_last = SIZE_MAX;
+  for (size_t k = 0; k < ncols; k++)
+    if (which[k] < nf && (read_last == SIZE_MAX || which[k] > read_last)) read_last = which[k];
   for (int64_t r = 0; st == LADLE_OK && r < n; r++) {
     int64_t rec = begin + r, a = f->starts[2 * rec], b = f->starts[2 * rec + 1];
+    if (any_string && r % 256 == 0) {
+      /* (from the end of the record before, so that comment lines between
+       * are checked too; the file's first and last records take those
+       * before and after them) */
+      int64_t upto = LADLE_MIN(rec + 256, end);
+      int64_t lo = rec == 0 ? f->body : f->starts[2 * (rec - 1) + 1];
+      int64_t hi = upto == f->nrecords ? f->size : f->starts[2 * (upto - 1) + 1];
+      int64_t bad = ladle_utf8_check(f->data + lo, hi - lo);
+      if (bad >= 0) {
+        st = invalid_utf8(f, o, rec, upto, lo + bad, err);
+        break;
+      }
+    }
     if (b - a + 1 > scap) {
       scap = b - a + 1;
       char *s = realloc(scratch, (size_t)scap);
@@ -865,8 +1122,34 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
       }
       scratch = s;
     }
-    size_t got = split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nf + 1);
-    if (got > nf && !o->truncate_ragged_lines) {
+    bool last = rec == f->nrecords - 1;
+    size_t stray_at = SIZE_MAX;
+    size_t got =
+        split_record(f->data, f->size, a, b, o->separator, o->quote, fields, nf + 1, &stray_at);
+    bool stray = read_last != SIZE_MAX && stray_at <= read_last;
+    if (stray && o->ignore_errors) { /* the caller reads the parser's records instead */
+      st = ladle_err_set(err, LADLE_CSV_REREAD,
+                         "%s: record %lld: quote parity and Polars' parser disagree", f->path,
+                         (long long)(rec + 1));
+      break;
+    }
+    if (!o->ignore_errors && (stray || (last && f->open_quote))) {
+      st = ladle_err_set(
+          err, LADLE_ECORRUPT,
+          stray
+              ? "%s: record %lld: a quote character inside an unquoted field makes Polars' parser "
+                "split records other than their quotes do (a malformed file; with ignore_errors "
+                "they are read as the parser splits them)"
+              : "%s: record %lld: a quote is not closed before the end of the file",
+          f->path, (long long)(rec + 1));
+      break;
+    }
+    /* a separator ending the data's last line (no line end) adds no field, as
+     * in Polars */
+    if (last && got == nf + 1 && b == f->size && f->data[b - 1] != '\n' && f->data[b - 1] != '\r' &&
+        fields[nf].a == fields[nf].b && !fields[nf].quoted)
+      got = nf;
+    if (got > nf && !o->truncate_ragged_lines && read_last == nf - 1) {
       st = ladle_err_set(err, LADLE_ECORRUPT,
                          "%s: record %lld has %zu fields, the header %zu; use truncate_ragged_lines",
                          f->path, (long long)(rec + 1), got, nf);
@@ -880,8 +1163,19 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
       const char *t = NULL;
       bool null = c >= got || types[k].id == LADLE_TYPE_NULL;
       if (!null) {
-        t = field_text(f->data, fields[c], o->quote, scratch, &len);
-        null = is_null_text(o, f, c, fields[c], t, len);
+        if (!field_text(f->data, fields[c], o->quote, str, scratch, &t, &len)) {
+          field q = fields[c];
+          st = ladle_err_set(
+              err, LADLE_ECORRUPT,
+              "%s: record %lld, column '%s': the quoted field %.*s does not end with its "
+              "closing quote (Polars cannot parse it either)",
+              f->path, (long long)(rec + 1), f->names[c], (int)LADLE_MIN(q.b - q.a, 40),
+              (const char *)f->data + q.a);
+          break;
+        }
+        /* a quoted field with nothing between its first and last bytes is a
+         * null number or date (Polars' empty text), as an unquoted empty one */
+        null = is_null_text(o, f, c, fields[c], t, len) || (!str && fields[c].quoted && len == 0);
       }
       if (!null && str) {
         if (slen[k] + len > scapv[k]) {

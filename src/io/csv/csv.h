@@ -25,6 +25,8 @@ typedef struct ladle_csv_file {
   char **names;
   int64_t nrecords;
   int64_t *starts; /* 2 * nrecords: record k is [starts[2k], starts[2k+1]) */
+  bool open_quote; /* the last record ends inside quotes with the data's final newline: malformed */
+  bool borrowed;   /* a copy that owns only its records (ladle_csv_parser_records) */
   /* per-column null values (the options' named ones, borrowed): column c's
    * are col_nulls[c * n_named_nulls ...], n_col_nulls[c] of them; NULL: none */
   const char **col_nulls;
@@ -35,6 +37,17 @@ typedef struct ladle_csv_file {
 ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_pool *pool,
                             ladle_csv_file **out, ladle_error *err);
 void ladle_csv_close(ladle_csv_file *f);
+
+/* ladle_csv_parse's status when, with ignore_errors, quote parity found
+ * records that Polars' parser reads otherwise (a quote inside an unquoted
+ * field): the caller parses again over ladle_csv_parser_records'. Only the
+ * CSV scan sees it. */
+#define LADLE_CSV_REREAD 100
+/* A copy of f whose records are those Polars' parser finds, reading fields up
+ * to file column `last` (as Polars reads such a file with ignore_errors); it
+ * shares f's data, which must outlive it. Free with ladle_csv_close. */
+ladle_status ladle_csv_parser_records(const ladle_csv_file *f, const ladle_csv_opts *o, size_t last,
+                                      ladle_csv_file **out, ladle_error *err);
 
 /* Infers the type of each column from the first rows (Polars' rules: Int64, then
  * Float64, Boolean, Date/Datetime with try_parse_dates, else String). */

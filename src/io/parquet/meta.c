@@ -163,6 +163,10 @@ static void map_type(const schema_elem *e, ladle_pq_column *c) {
   c->supported = true;
   c->time_mul = 1;
   int lt = e->logical, cv = e->converted;
+  if (lt == 11) { /* UNKNOWN: a column of nulls (pyarrow's and Polars' Null), whatever is stored */
+    c->type = ladle_dtype_make(LADLE_TYPE_NULL);
+    return;
+  }
   if (lt == 5 || cv == 5) {
     /* DECIMAL on INT32, INT64, FIXED_LEN_BYTE_ARRAY (<= 16 bytes) or BYTE_ARRAY */
     bool phys_ok = e->type == LADLE_PQ_INT32 || e->type == LADLE_PQ_INT64 ||
@@ -287,7 +291,11 @@ static bool list_column(ladle_thrift *t, const schema_elem *elems, int64_t nelem
   c->elem = c->type;
   if (c->supported) {
     c->type = ladle_dtype_list(c->elem.id);
-    if (c->type.id != LADLE_TYPE_LIST) {
+    if (c->elem.id == LADLE_TYPE_NULL) {
+      c->supported = false;
+      snprintf(c->why, sizeof c->why,
+               "a List(Null) column (a list of logical type UNKNOWN) is not supported yet");
+    } else if (c->type.id != LADLE_TYPE_LIST) {
       char b[64];
       c->supported = false;
       snprintf(c->why, sizeof c->why, "lists of %s are not supported yet",

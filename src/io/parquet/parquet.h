@@ -142,6 +142,11 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
 /* The Snappy decoder alone (raw format: the length varint, then the
  * elements): false on any malformed stream or a length other than dst_len. */
 bool ladle_pq_snappy_decode(const uint8_t *src, int64_t n, uint8_t *dst, int64_t dst_len);
+/* GZIP's decoder alone: one or more gzip members, or a zlib stream, to
+ * exactly dst_len bytes with their checksums checked; `zlib_only` takes zlib's
+ * path even where libdeflate is built in (for the tests). */
+ladle_status ladle_pq_inflate(const uint8_t *src, int64_t src_len, uint8_t *dst, int64_t dst_len,
+                              bool zlib_only, ladle_error *err);
 /* Decompresses exactly `dst_len` bytes; names the codec when it is not built in. */
 ladle_status ladle_pq_decompress(int codec, const uint8_t *src, int64_t src_len, uint8_t *dst,
                                  int64_t dst_len, ladle_error *err);

@@ -21,11 +21,29 @@ typedef struct ctx {
   const ladle_pq_column *col;
   ladle_error *err;
   int64_t page; /* for messages */
+  size_t rg;    /* for messages */
 } ctx;
 
 static ladle_status corrupt(const ctx *c, const char *problem) {
-  return ladle_err_set(c->err, LADLE_ECORRUPT, "%s: column '%s', page %lld: %s", c->f->path, c->col->name,
-                       (long long)c->page, problem);
+  return ladle_err_set(c->err, LADLE_ECORRUPT, "%s: column '%s', row group %zu, page %lld: %s",
+                       c->f->path, c->col->name, c->rg, (long long)c->page, problem);
+}
+
+/* ------------------------------------------------------------------ UTF-8 */
+
+/* Whether the column's values become a String column: those must be valid
+ * UTF-8 (Binary ones are not checked). */
+static bool utf8_col(const ladle_pq_column *col) {
+  return col->type.id == LADLE_TYPE_STRING && col->physical == LADLE_PQ_BYTE_ARRAY;
+}
+
+/* `what` is a printf format for i: "row %lld of the page", ... */
+__attribute__((format(printf, 2, 0))) static ladle_status bad_utf8(const ctx *c, const char *what,
+                                                                   int64_t i) {
+  char where[64], msg[128];
+  snprintf(where, sizeof where, what, (long long)i);
+  snprintf(msg, sizeof msg, "invalid UTF-8 in a String column (%s)", where);
+  return corrupt(c, msg);
 }
 
 /* ------------------------------------------------------------ bit reading */
@@ -317,6 +335,20 @@ static ladle_status pvals_alloc(const ctx *c, pvals *v, int64_t n) {
   return LADLE_OK;
 }
 
+/* The strings of one page or dictionary (`what` names an entry for the
+ * message) are valid UTF-8, for a String column. They lie in order in one
+ * buffer, so the span from the first to the end of the last is checked for
+ * ASCII at once (PLAIN length prefixes below 128 are ASCII too); only when
+ * that finds another byte, string by string. */
+static ladle_status check_utf8(const ctx *c, const pvals *v, const char *what) {
+  if (!utf8_col(c->col) || v->n == 0) return LADLE_OK;
+  const uint8_t *lo = v->ptr[0], *hi = v->ptr[v->n - 1] + v->len[v->n - 1];
+  if (hi >= lo && ladle_ascii_prefix(lo, hi - lo) == hi - lo) return LADLE_OK;
+  for (int64_t i = 0; i < v->n; i++)
+    if (ladle_utf8_check(v->ptr[i], v->len[i]) >= 0) return bad_utf8(c, what, i);
+  return LADLE_OK;
+}
+
 static float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
   if (exp == 0) {
@@ -368,12 +400,19 @@ static uint64_t fixed_slot(int physical, const uint8_t *p) {
       return v;
     }
     case LADLE_PQ_INT96: {
-      int64_t nanos;
-      int32_t jd;
+      /* nanoseconds of the day (signed), then the Julian day (unsigned), as
+       * Polars reads them: (day - the epoch's) x ns per day + nanoseconds,
+       * and INT64_MAX (2262-04-11 23:47:16.854775807) when either step
+       * overflows, before 1677 too (Polars saturates every overflow to the
+       * maximum; Spark writes such dates) */
+      int64_t nanos, r;
+      uint32_t jd;
       memcpy(&nanos, p, 8);
       memcpy(&jd, p + 8, 4);
-      /* in uint64 so that a corrupt day count wraps instead of overflowing */
-      return (uint64_t)((int64_t)jd - 2440588) * 86400000000000ULL + (uint64_t)nanos;
+      if (__builtin_mul_overflow((int64_t)jd - 2440588, (int64_t)86400000000000, &r) ||
+          __builtin_add_overflow(r, nanos, &r))
+        r = INT64_MAX;
+      return (uint64_t)r;
     }
     case LADLE_PQ_FIXED_LEN_BYTE_ARRAY: { /* FLOAT16 */
       uint16_t h = (uint16_t)(p[0] | p[1] << 8);
@@ -441,13 +480,25 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
   return LADLE_OK;
 }
 
+/* BYTE_STREAM_SPLIT: the page's values are its non-null values, byte k of
+ * value i at k * n + i, so the stride n is both the count of values and the
+ * data's size over the width; a page whose size says another stride is
+ * refused rather than read with one of the two. */
+static ladle_status bss_size(const ctx *c, int w, int64_t n, int64_t have) {
+  char msg[160];
+  snprintf(msg, sizeof msg,
+           "BYTE_STREAM_SPLIT data of %lld bytes does not hold %lld values of %d bytes",
+           (long long)have, (long long)n, w);
+  return corrupt(c, msg);
+}
+
 static ladle_status decode_byte_stream_split(const ctx *c, const uint8_t *p, const uint8_t *end, pvals *v) {
   int w = fixed_width(c->col);
   int64_t n = v->n;
   if (is_bytes(c->col)) {
     /* fixed-length byte arrays (DECIMAL, binary): byte k of value i is at
      * k * n + i; the values are put back together in a buffer of their own */
-    if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
+    if (w <= 0 || (int64_t)w * n != end - p) return bss_size(c, w, n, end - p);
     v->owned = malloc((size_t)LADLE_MAX((int64_t)w * n, 1));
     if (v->owned == NULL) return LADLE_OOM(c->err, "parquet values");
     v->owned_len = (int64_t)w * n;
@@ -462,7 +513,7 @@ static ladle_status decode_byte_stream_split(const ctx *c, const uint8_t *p, con
     v->end = v->owned + v->owned_len;
     return LADLE_OK;
   }
-  if (w <= 0 || w > 16 || (int64_t)w * n > end - p) return corrupt(c, "BYTE_STREAM_SPLIT data runs past the page");
+  if (w <= 0 || w > 16 || (int64_t)w * n != end - p) return bss_size(c, w, n, end - p);
   uint8_t tmp[16];
   for (int64_t i = 0; i < n; i++) {
     for (int k = 0; k < w; k++) tmp[k] = p[(int64_t)k * n + i];
@@ -556,12 +607,17 @@ static ladle_status decode_delta_byte_array(const ctx *c, const uint8_t *p, cons
   if (st == LADLE_OK) st = delta_binary(c, &p, end, n, &g1, pre);
   if (st == LADLE_OK) st = delta_binary(c, &p, end, n, &g2, suf);
   if (st == LADLE_OK && (g1 != n || g2 != n)) st = corrupt(c, "DELTA_BYTE_ARRAY holds fewer lengths than values");
-  int64_t total = 0;
+  /* the suffixes lie one after another from p: their running sum (not each
+   * alone) must stay inside the page */
+  int64_t total = 0, suffixes = 0;
   for (int64_t i = 0; st == LADLE_OK && i < n; i++) {
-    if ((int64_t)suf[i] < 0 || (int64_t)suf[i] > end - p || (int64_t)pre[i] < 0) st = corrupt(c, "DELTA_BYTE_ARRAY suffix runs past the page");
-    else {
-      int64_t prevlen = i > 0 ? (int64_t)(pre[i - 1] + suf[i - 1]) : 0;
-      if ((int64_t)pre[i] > prevlen) st = corrupt(c, "DELTA_BYTE_ARRAY prefix longer than the previous value");
+    int64_t prevlen = i > 0 ? (int64_t)(pre[i - 1] + suf[i - 1]) : 0; /* both checked below */
+    if ((int64_t)suf[i] < 0 || (int64_t)suf[i] > end - p - suffixes) {
+      st = corrupt(c, "DELTA_BYTE_ARRAY suffix runs past the page");
+    } else if (pre[i] > (uint64_t)prevlen) {
+      st = corrupt(c, "DELTA_BYTE_ARRAY prefix longer than the previous value");
+    } else {
+      suffixes += (int64_t)suf[i];
       total += (int64_t)(pre[i] + suf[i]);
       if (total > (int64_t)1 << 31) st = corrupt(c, "DELTA_BYTE_ARRAY values are too large");
     }
@@ -650,6 +706,9 @@ static ladle_status plain_strings(const ctx *c, sink *s, int64_t count, const ui
     O[r] = pos;
     p += len;
   }
+  /* the page's strings, as they now lie in the output: checked at once */
+  int64_t bad = utf8_col(c->col) ? ladle_utf8_check_strings(d, O - 1, count) : -1;
+  if (bad >= 0) return bad_utf8(c, "row %lld of the page", bad);
   s->chars_len = pos;
   s->row += count;
   return LADLE_OK;
@@ -913,6 +972,8 @@ static ladle_status plain_views(const ctx *c, sink *s, vsink *vs, int64_t count,
                                 int64_t *long_bytes) {
   uint8_t *V = vs->views + 16 * s->row;
   int64_t lb = 0;
+  /* an all-ASCII page (length prefixes included) needs no check per string */
+  bool check = utf8_col(c->col) && ladle_ascii_prefix(p, end - p) != end - p;
   for (int64_t r = 0; r < count; r++) {
     if (present != NULL && !present[r]) {
       memset(V + 16 * r, 0, 16);
@@ -922,6 +983,7 @@ static ladle_status plain_views(const ctx *c, sink *s, vsink *vs, int64_t count,
     uint32_t len;
     const char *bad = plain_next(&p, end, &len);
     if (bad != NULL) return corrupt(c, bad);
+    if (check && ladle_utf8_check(p, len) >= 0) return bad_utf8(c, "row %lld of the page", r);
     uint8_t *v = V + 16 * r;
     if (len <= 12) {
       /* the 16 bytes from p - 4 are the length and up to 12 inline bytes when
@@ -1046,7 +1108,8 @@ static void read_data_header(ladle_thrift *t, page_header *h, bool v2) {
 
 static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uint8_t *end, page_header *h) {
   char what[600];
-  snprintf(what, sizeof what, "%s: column '%s', page %lld header", c->f->path, c->col->name, (long long)c->page);
+  snprintf(what, sizeof what, "%s: column '%s', row group %zu, page %lld header", c->f->path,
+           c->col->name, c->rg, (long long)c->page);
   ladle_thrift t = {*pp, end, what, c->err, false, 0};
   memset(h, 0, sizeof *h);
   h->type = -1;
@@ -1086,7 +1149,10 @@ static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uin
  * as needed; or pointing at src). */
 static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int64_t src_len, int64_t dst_len,
                                uint8_t **scratch, int64_t *cap, const uint8_t **out) {
-  if (codec == 0) {
+  if (codec == 0 || (src_len == 0 && dst_len == 0)) {
+    /* (an empty page is empty whatever the codec: some writers store no
+     * bytes at all where the codec's empty stream would have some, as in
+     * datapage_v2_empty_datapage.snappy.parquet) */
     if (src_len != dst_len) return corrupt(c, "uncompressed page sizes differ");
     *out = src;
     return LADLE_OK;
@@ -1100,7 +1166,8 @@ static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int6
   }
   ladle_status st = ladle_pq_decompress(codec, src, src_len, *scratch, dst_len, c->err);
   if (st != LADLE_OK)
-    return ladle_err_context(c->err, st, "%s: column '%s', page %lld", c->f->path, c->col->name, (long long)c->page);
+    return ladle_err_context(c->err, st, "%s: column '%s', row group %zu, page %lld", c->f->path,
+                             c->col->name, c->rg, (long long)c->page);
   *out = *scratch;
   return LADLE_OK;
 }
@@ -1368,8 +1435,12 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     leafcol.type = pc->elem;
     pc = &leafcol;
   }
-  ctx c = {f, pc, err, 0};
+  ctx c = {f, pc, err, 0, rg};
   if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
+  /* a Null column: nulls, whatever the pages hold */
+  if (pc->type.id == LADLE_TYPE_NULL && list == NULL)
+    return ladle_column_alloc(pc->type, sel != NULL ? nsel : f->row_groups[rg].num_rows, true, 0,
+                              out, err);
   int64_t nrows = f->row_groups[rg].num_rows;
   int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
                       ? m->dictionary_page_offset
@@ -1379,6 +1450,14 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   if (nrows < 0 || (nrows > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "row count is implausible for the chunk size");
   int64_t nslots = list ? m->num_values : nrows;
   if (nslots < 0 || (nslots > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "value count is implausible for the chunk size");
+  if (!list && m->num_values != nrows) {
+    /* a flat column holds one value (or null) per row: the footer contradicts
+     * itself (pyarrow then reads as many rows as the chunk says, Polars panics) */
+    char msg[160];
+    snprintf(msg, sizeof msg, "the column chunk counts %lld values in a row group of %lld rows",
+             (long long)m->num_values, (long long)nrows);
+    return corrupt(&c, msg);
+  }
   int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
   /* the chunk's bytes: in the file's mapping (bounds checked when the footer
    * was read), or read into a buffer of their own */
@@ -1474,6 +1553,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         vs.dict_base = padded;
         if (h.uncompressed > INT32_MAX) views = false, st = as_views ? LADLE_ENOTSUP : st;
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
+        if (st == LADLE_OK) /* the dictionary's strings once, not per row */
+          st = check_utf8(&c, &dict, "dictionary entry %lld");
         dict.end = d + h.uncompressed + 64;
       } else if (st == LADLE_OK) {
         st = decode_plain(&c, d, d + h.uncompressed, &dict);
@@ -1487,6 +1568,10 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       continue;
     }
     int64_t nv = h.num_values;
+    if (nv == 0) { /* a page of no values adds nothing: not decoded (as a selection skips it) */
+      c.page++;
+      continue;
+    }
     if (nv > nslots - done) {
       st = corrupt(&c, list ? "page holds more values than the column chunk says"
                             : "page holds more values than the row group has rows left");
@@ -1515,7 +1600,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       if (pc->max_def > 0 && (st = level_block(&c, &data, data_end, "definition", &defs, &defs_end)) != LADLE_OK)
         break;
     } else {
-      if (h.def_len + h.rep_len > h.compressed || h.def_len + h.rep_len > h.uncompressed) {
+      if (h.def_len > h.compressed || h.rep_len > h.compressed - h.def_len ||
+          h.def_len + h.rep_len > h.uncompressed) {
         st = corrupt(&c, "level lengths exceed the page");
         break;
       }
@@ -1574,6 +1660,21 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         reps_all[s.row + i] = (uint8_t)levels[i];
       }
       if (st != LADLE_OK) break;
+    }
+    if (h.type == 3) {
+      /* a v2 header's counts agree with its levels (Polars trusts num_nulls,
+       * skipping the levels when it is 0) */
+      int64_t rows = list ? 0 : nv;
+      for (int64_t i = 0; list && i < nv; i++) rows += reps_all[s.row + i] == 0;
+      if (h.num_nulls != nv - present_n || h.num_rows != rows) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
+                 (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n),
+                 (long long)rows);
+        st = corrupt(&c, msg);
+        break;
+      }
     }
     pvals_free(&vals);
     free(idx);
@@ -1664,6 +1765,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       goto page_done;
     }
     st = decode_values(&c, h.encoding, data, data_end, present_n, &vals, &idx, have_dict ? &dict : NULL);
+    if (st == LADLE_OK && idx == NULL) st = check_utf8(&c, &vals, "value %lld of the page");
     if (st == LADLE_OK && views)
       st = scatter_views(&c, &s, &vs, nv, present, &vals, idx, have_dict ? &dict : NULL);
     else if (st == LADLE_OK)

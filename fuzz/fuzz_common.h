@@ -1,0 +1,116 @@
+/* fuzz_common.h — what the fuzz targets share: reading a Parquet file every
+ * way the engine does (whole chunks, views, selections), and the oracle that
+ * every String a reader makes is valid UTF-8, checked by a decoder written
+ * here apart from ladle's validator. A violation aborts, so libFuzzer keeps
+ * the input. */
+#ifndef LADLE_FUZZ_COMMON_H
+#define LADLE_FUZZ_COMMON_H
+
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "io/parquet/parquet.h"
+
+/* Unicode's Table 3-7 by decoding each code point. */
+static inline bool fuzz_utf8_valid(const uint8_t *s, int64_t n) {
+  int64_t i = 0;
+  while (i < n) {
+    uint8_t c = s[i];
+    int len = c < 0x80             ? 1
+              : (c & 0xE0) == 0xC0 ? 2
+              : (c & 0xF0) == 0xE0 ? 3
+              : (c & 0xF8) == 0xF0 ? 4
+                                   : 0;
+    if (len == 0 || i + len > n) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+    for (int k = 1; k < len; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (s[i + k] & 0x3Fu);
+    }
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if ((len > 1 && cp < min_cp[len]) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+/* Aborts unless every value of a String column (flat, in a list, or as
+ * views) is valid UTF-8. */
+static inline void fuzz_check_strings(const ladle_column *col) {
+  const ladle_column *c = col->type.id == LADLE_TYPE_LIST ? col->child : col;
+  if (c == NULL || c->type.id != LADLE_TYPE_STRING) return;
+  ladle_column flat;
+  ladle_error e;
+  if (ladle_column_view_only(c)) {
+    if (ladle_column_from_views(c, &flat, &e) != LADLE_OK) return; /* out of memory */
+    c = &flat;
+  }
+  for (int64_t i = 0; i < c->length; i++)
+    if (ladle_column_valid(c, i) &&
+        !fuzz_utf8_valid((const uint8_t *)ladle_str_ptr(c, i), ladle_str_len(c, i))) {
+      fprintf(stderr, "invalid UTF-8 in a String column, row %lld\n", (long long)i);
+      abort();
+    }
+  if (c == &flat) ladle_column_release(&flat);
+}
+
+/* Opens `size` bytes as a Parquet file (a memfd, read with pread into
+ * exact-size buffers so that ASan sees any over-read) and decodes every
+ * supported column chunk whole, as views, and at a selection of rows (every
+ * third from a row `pick` chooses) both ways, checking every String. */
+static inline void fuzz_read_parquet(const uint8_t *data, size_t size, uint8_t pick) {
+  setenv("LADLE_MMAP", "0", 1);
+  int fd = memfd_create("ladle-fuzz", 0);
+  if (fd < 0) return;
+  if (size > 0 && write(fd, data, size) != (ssize_t)size) {
+    close(fd);
+    return;
+  }
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ladle_error err;
+  ladle_pq_file *f;
+  bool debug = getenv("LADLE_FUZZ_DEBUG") != NULL; /* says what each input did */
+  if (ladle_pq_open(path, &f, &err) != LADLE_OK) {
+    if (debug) fprintf(stderr, "open: %s\n", err.message);
+  } else {
+    for (size_t g = 0; g < f->nrow_groups; g++)
+      for (size_t c = 0; c < f->ncolumns; c++) {
+        if (!f->columns[c].supported) {
+          if (debug) fprintf(stderr, "column %zu: %s\n", c, f->columns[c].why);
+          continue;
+        }
+        ladle_column col;
+        if (ladle_pq_read_chunk(f, g, c, &col, &err) == LADLE_OK) {
+          if (debug)
+            fprintf(stderr, "row group %zu column %zu: %lld rows read\n", g, c,
+                    (long long)col.length);
+          fuzz_check_strings(&col);
+          ladle_column_release(&col);
+        } else if (debug) {
+          fprintf(stderr, "row group %zu column %zu: %s\n", g, c, err.message);
+        }
+        if (ladle_pq_read_chunk_views(f, g, c, &col, &err) == LADLE_OK) {
+          fuzz_check_strings(&col);
+          ladle_column_release(&col);
+        }
+        int64_t rows = f->row_groups[g].num_rows, m = 0;
+        int64_t *sel = rows > 0 && rows < (1 << 24) ? malloc((size_t)rows * sizeof *sel) : NULL;
+        for (int64_t r = pick; sel != NULL && r < rows; r += 3) sel[m++] = r;
+        for (int v = 0; sel != NULL && v < 2; v++)
+          if (ladle_pq_read_chunk_sel(f, g, c, sel, m, v, &col, &err) == LADLE_OK) {
+            fuzz_check_strings(&col);
+            ladle_column_release(&col);
+          }
+        free(sel);
+      }
+    ladle_pq_close(f);
+  }
+  close(fd);
+}
+
+#endif
