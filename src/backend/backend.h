@@ -24,6 +24,9 @@ typedef struct ladle_groups {
   int64_t ngroups;
   uint32_t *ids;  /* per row, in [0, ngroups) */
   int64_t *first; /* per group, its first row */
+  /* One group standing for all rows: an aggregation outside group_by/over.
+   * Polars breaks a few ties differently there (string arg_max). */
+  bool whole;
   /* Rows ordered by group (CSR), built on demand by ladle_groups_csr. */
   int64_t *offsets; /* ngroups + 1 */
   int64_t *rows;    /* nrows */

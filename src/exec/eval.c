@@ -100,6 +100,17 @@ static bool reads_col(const ladle_bexpr *e, int64_t c) {
   return false;
 }
 
+/* Whether e gives one value per row of a chunk (it reads a column, or a
+ * hoisted value as long as the rows) rather than a single value. */
+static bool reads_rows(const exec_state *s, const ladle_bexpr *e) {
+  for (size_t i = s->nhoist; i-- > 0;)
+    if (s->hoist[i].e == e) return s->hoist[i].col.length != 1;
+  if (e->kind == LADLE_EX_COL) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (reads_rows(s, e->args[i])) return true;
+  return false;
+}
+
 /* Branch b of a when/then/otherwise, computed on the rows that take it (sel,
  * cnt of the chunk's n): as Polars, a branch no row takes is not computed (a
  * typed null stands in), and one some rows take is computed on those rows
@@ -109,7 +120,8 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
                                 const int64_t *sel, int64_t cnt, ladle_column *out,
                                 ladle_error *err) {
   int64_t n = chunk ? chunk->length : 1;
-  if (cnt == 0) return ladle_column_nulls(b->type, 1, out, err);
+  /* not computed; as long as the rows if it would have been */
+  if (cnt == 0) return ladle_column_nulls(b->type, chunk && reads_rows(s, b) ? n : 1, out, err);
   if (cnt == n || chunk == NULL) return eval_chunk(s, b, chunk, out, err);
   /* a chunk of the taken rows, holding the columns the branch reads */
   ladle_chunk sub;
@@ -242,6 +254,7 @@ static ladle_status single_group(int64_t n, ladle_groups *g, ladle_error *err) {
   memset(g, 0, sizeof *g);
   g->nrows = n;
   g->ngroups = 1;
+  g->whole = true;
   g->ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *g->ids, true);
   g->first = malloc(sizeof *g->first);
   if (g->ids == NULL || g->first == NULL) {

@@ -743,6 +743,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
       /* reduce: one group, even over no rows */
       g.nrows = in->num_rows;
       g.ngroups = 1;
+      g.whole = true;
       g.ids = ladle_scratch_alloc((size_t)LADLE_MAX(in->num_rows, 1) * sizeof *g.ids, true);
       g.first = malloc(sizeof *g.first);
       if (g.ids == NULL || g.first == NULL)

@@ -418,6 +418,23 @@ def test_when_branches_are_computed_on_the_rows_that_take_them(engine: ladle.Eng
         assert_both_raise(q, engine)
 
 
+def test_a_branch_no_row_takes_still_has_the_rows_length(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    """A when/then/otherwise whose only row-wise branch is not taken (qfuzz
+    1001:6801, 1001:8460) is still one value per row: it was one value, which an
+    aggregation over the rows then read past (heap corruption)."""
+    t = pl.LazyFrame({"k": ["a", "b", "a", None], "i": [0, 0, 3, 4],
+                      "d": pl.Series([None] * 4, dtype=pl.Duration("ns"))}, schema_overrides={"i": pl.Int32})
+    d = pl.duration(days=1, hours=3, time_unit="ms")
+    for e in (engine, small_engine):
+        assert_same(t.select(pl.lit(float("-inf")).fill_nan(pl.col("i")).alias("x")), e)
+        assert_same(t.select(pl.lit(float("-inf")).fill_nan(pl.col("i")).quantile(0.0, interpolation="lower")), e)
+        assert_same(t.filter(pl.lit(float("-inf")).fill_nan(pl.col("i")).quantile(0.5).is_not_nan()), e)
+        assert_same(t.select(pl.when(pl.lit(False)).then(pl.col("d")).otherwise(d).alias("x")), e)
+        assert_same(t.group_by("k", maintain_order=True).agg(
+            pl.when(pl.lit(False)).then(pl.col("d")).otherwise(d).n_unique().alias("x"),
+            pl.when(pl.lit(True)).then(pl.lit(1)).otherwise(pl.col("i").cast(pl.UInt8)).sum().alias("y")), e)
+
+
 def test_first_last_of_a_failing_expression_reads_one_row(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
     t = pl.LazyFrame({"h": [0, -28, 5, -3, None, 7], "g": [1, 1, 2, 2, 3, 3]}, schema={"h": pl.Int8, "g": pl.Int64})
     c = pl.col("h").cast(pl.UInt8)
@@ -440,3 +457,9 @@ def test_null_literal_aggregations_and_string_arg_max_ties(engine: ladle.Engine)
         s = pl.LazyFrame({"s": vals})
         q = s.select(pl.col("s").arg_max().alias("a"), pl.col("s").arg_min().alias("b"))
         assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+    # in a group_by or over(), ties go to the first (qfuzz 1001:1733)
+    t = pl.LazyFrame({"g": [1, 1, 1, 1, 2, 2, 3], "s": ["a", "b", "b", "a", "x", "x", None]})
+    q = t.group_by("g").agg(pl.col("s").arg_max().alias("mx"), pl.col("s").arg_min().alias("mn"))
+    assert_frame_equal(q.collect(engine=engine).sort("g"), q.collect(engine="in-memory").sort("g"))
+    q = t.select(pl.col("s").arg_max().over("g").alias("mx"), pl.col("s").arg_min().over("g").alias("mn"))
+    assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))

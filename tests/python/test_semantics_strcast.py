@@ -151,7 +151,7 @@ def ladle_runs(src: str, dst: str) -> bool:
         return s in num or s == "date" or src in ("dt_ns", "dt_us", "dt_ms", "dt_utc")
     if s == "str":
         return d in num - {"bool"}
-    if (s in ints and d in ("date", "dt", "dur")) or (d in ints and s in ("date", "dt", "dur")):
+    if (s in num and d in ("date", "dt", "dur")) or (d in num - {"bool"} and s in ("date", "dt", "dur")):
         return True
     return (s in ("date", "dt") and d in ("date", "dt")) or (s == d == "dur")
 

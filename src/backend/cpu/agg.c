@@ -801,8 +801,9 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, con
           int64_t p = pos[k]++;
           if (!ladle_column_valid(in, i)) continue;
           int c = best[k] < 0 ? 0 : ladle_str_cmp(in, i, in, brow[k]);
-          /* ties: Polars' string arg_max takes the last, arg_min the first */
-          if (best[k] < 0 || (op == LADLE_AGG_ARG_MAX ? c >= 0 : c < 0)) {
+          /* ties: Polars' string arg_max over all rows takes the last, in
+           * a group_by or over() the first; arg_min the first */
+          if (best[k] < 0 || (op == LADLE_AGG_ARG_MAX ? (g->whole ? c >= 0 : c > 0) : c < 0)) {
             best[k] = p;
             brow[k] = i;
           }

@@ -493,6 +493,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
     }
     groups->nrows = n;
     groups->ngroups = km->ngroups;
+    groups->whole = false;
     groups->ids = ids;
     ids = NULL;
   }
