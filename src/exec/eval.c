@@ -281,11 +281,11 @@ static ladle_status broadcast_groups(const ladle_column *per_group, const ladle_
 typedef struct moments_job {
   const ladle_column *cols;
   int64_t *cnt;
-  double *mean, *m2;
+  double *mean, *m2, *sum;
   bool second; /* var/std: the sum of squared deviations too */
 } moments_job;
 
-#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, second)                                   \
+#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, sum, second)                              \
   {                                                                                    \
     const T *X = (c)->values;                                                          \
     int64_t n_ = 0;                                                                    \
@@ -299,6 +299,7 @@ typedef struct moments_job {
     for (int64_t i = 0; (second) && i < (c)->length; i++)                              \
       if (ladle_column_valid(c, i)) q_ += ((double)X[i] - mu_) * ((double)X[i] - mu_); \
     *(cnt) = n_;                                                                       \
+    *(sum) = s_;                                                                       \
     *(mean) = mu_;                                                                     \
     *(m2) = q_;                                                                        \
   }
@@ -309,25 +310,35 @@ static ladle_status moments_task(void *vctx, size_t ci, ladle_error *err) {
   const ladle_column *c = &j->cols[ci];
   switch (ladle_type_phys(c->type.id)) {
     case LADLE_PHYS_I8:
-      PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_I16:
-      PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_I32:
-      PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_I64:
-      PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_U8:
-      PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_U16:
-      PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_U32:
-      PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_U64:
-      PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_F32:
-      PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     case LADLE_PHYS_F64:
-      PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], j->second) break;
+      PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
+      break;
     default:
       break;
   }
@@ -351,12 +362,16 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   size_t n = scalar ? 1 : t->nchunks;
   int64_t *cnt = calloc(n, sizeof *cnt);
   double *mean = calloc(n, sizeof *mean), *m2 = calloc(n, sizeof *m2);
-  moments_job j = {cols, cnt, mean, m2, e->op != LADLE_AGG_MEAN};
-  ladle_status st = cnt && mean && m2 ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
-                                      : LADLE_OOM(err, "moments");
-  double N = 0, M = 0, Q = 0;
+  double *sum = calloc(n, sizeof *sum);
+  moments_job j = {cols, cnt, mean, m2, sum, e->op != LADLE_AGG_MEAN};
+  ladle_status st = cnt && mean && m2 && sum ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
+                                             : LADLE_OOM(err, "moments");
+  /* the mean is the sum over the count, as Polars computes it (a running mean
+   * of the pieces' means differs in the last bit, and is NaN for an infinity) */
+  double N = 0, M = 0, Q = 0, S = 0;
   for (size_t i = 0; st == LADLE_OK && i < n; i++) {
     if (cnt[i] == 0) continue;
+    S += sum[i];
     double nb = (double)cnt[i], tot = N + nb, d = mean[i] - M;
     M += d * nb / tot;
     Q += m2[i] + d * d * N * nb / tot;
@@ -365,7 +380,7 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   if (st == LADLE_OK) st = ladle_column_alloc(e->type, 1, true, 0, out, err);
   if (st == LADLE_OK) {
     ladle_agg_op op = (ladle_agg_op)e->op;
-    double v = M, dof = N - (double)e->aopts.ddof;
+    double v = N > 0 ? S / N : 0, dof = N - (double)e->aopts.ddof;
     bool valid = N > 0;
     if (op != LADLE_AGG_MEAN) {
       valid = valid && dof > 0;
@@ -382,6 +397,7 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   free(cnt);
   free(mean);
   free(m2);
+  free(sum);
   ladle_release_columns(cols, n);
   return st;
 }

@@ -278,9 +278,9 @@ def test_arg_min_max_of_groups_of_only_nan(engine: ladle.Engine) -> None:
         for dtype in (pl.Float64, pl.Float32):
             t = pl.LazyFrame({"f": vals, "g": [1] * len(vals)}, schema={"f": dtype, "g": pl.Int64})
             q = t.select(pl.col("f").arg_max().alias("mx"), pl.col("f").arg_min().alias("mn"))
-            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"), check_exact=True)
             q = t.group_by("g").agg(pl.col("f").arg_max().alias("mx"), pl.col("f").arg_min().alias("mn"))
-            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"), check_exact=True)
 
 
 def test_any_non_null_is_polars_is_empty_ignoring_nulls(engine: ladle.Engine) -> None:
@@ -463,3 +463,21 @@ def test_null_literal_aggregations_and_string_arg_max_ties(engine: ladle.Engine)
     assert_frame_equal(q.collect(engine=engine).sort("g"), q.collect(engine="in-memory").sort("g"))
     q = t.select(pl.col("s").arg_max().over("g").alias("mx"), pl.col("s").arg_min().over("g").alias("mn"))
     assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+
+
+def test_division_of_group_aggregates_by_a_literal_and_chunked_means(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    """Polars divides several per-group values by one value as a product with
+    its reciprocal, one value by one as a quotient (qfuzz 1001:10751, 30168);
+    a mean over many pieces is their sum over their count, so an infinity is
+    not a NaN (1001:14419)."""
+    for n in (1, 3, 5):
+        t = pl.LazyFrame({"f": [519] + [0] * (n - 1), "g": list(range(n))})
+        for q in (t.group_by("g", maintain_order=True).agg((pl.col("f").sum() / -2.5).alias("a")),
+                  t.group_by("g", maintain_order=True).agg((pl.col("f").min() / pl.lit(-5)).alias("a")),
+                  t.select((pl.col("f").sum() / -2.5).alias("a"))):
+            assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"), check_exact=True)
+    m = pl.LazyFrame({"x": [float("-inf")] + [0.0] * 7 + [1.5] * 9})
+    for e in (engine, small_engine, ladle.Engine(raise_on_fail=True, threads=1, morsel_rows=7)):
+        assert_same(m.select(pl.col("x").mean()), e)
+        assert_same(m.with_columns(pl.col("x").mean().alias("m")), e)
+        assert_same(m.select((pl.col("x") * 0.1).mean()), e)

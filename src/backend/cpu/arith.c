@@ -81,7 +81,14 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
           BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x * (uint64_t)y));               \
         break;                                                                         \
       case LADLE_OP_TRUE_DIV:                                                          \
-        BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y)));    \
+        /* Polars divides many floats by one as a product with its reciprocal          \
+         * (per-group aggregates by a literal); one by one is a quotient */            \
+        if (IS_FLOAT_T(T) && (a)->length > 1 && (b)->length == 1) {                    \
+          T r_ = (T)(1 / B[0]);                                                        \
+          for (int64_t i = 0; i < len_; i++) O[i] = (T)(A[i] * r_);                    \
+        } else {                                                                       \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y)));  \
+        }                                                                              \
         break;                                                                         \
       case LADLE_OP_FLOOR_DIV:                                                         \
         if (IS_FLOAT_T(T)) {                                                           \
