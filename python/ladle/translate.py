@@ -728,9 +728,25 @@ class Translator:
         order = _JOIN_ORDER.get(_enum_name(maintain_order).split(".")[-1].lower())
         if order is None:
             raise Unsupported(f"join maintain_order={maintain_order}", "not supported by ladle yet")
-        plan = N.join(
-            left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged, order
-        )
+        try:
+            plan = N.join(
+                left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged, order
+            )
+        except N.LadleError as e:
+            if "duplicate output column name" not in str(e):
+                raise
+            # Polars names a suffixed right column that clashes with a left one
+            # in its own way (it accepted this join): join under a private
+            # suffix, then take Polars' names, in the same column order
+            plan = N.join(
+                left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), "__ladle_right", merged,
+                order,
+            )
+            have = [name for name, _ in plan.schema()]
+            want = list(self.nt.get_schema().keys())
+            if fused_filter or len(have) != len(want):
+                raise
+            plan = N.rename(plan, have, want)
         if fused_filter:
             plan = N.filter(plan, self.expr(ir.predicate.node))
         return self._apply_slice(plan, sl)
@@ -778,8 +794,8 @@ class Translator:
         """Which key pairs Polars merged into one output column. Polars coalesces the
         keys the user gave but not equality keys its optimizer added, so this is read
         off the output schema; the schema check catches a wrong reading. A right
-        column already named like the suffixed key says nothing: an unmerged key
-        would clash with it, which Polars refuses, so the key was merged."""
+        column already named like the suffixed key (on either side) says nothing: an
+        unmerged key would clash with it, which Polars refuses, so the key was merged."""
         want = set(self.nt.get_schema().keys())
         left_names = {name for name, _ in left.schema()}
         right_names = {name for name, _ in right.schema()}
@@ -791,11 +807,28 @@ class Translator:
                 continue
             l_name, r_name = lx.name, rx.name
             if how == "Right":
-                out.append((r_name + suffix) not in want if l_name == r_name else l_name not in want)
+                # a differently named right key may have taken the left key's
+                # name back (right_on="j" beside a right column "k"): decided by
+                # the width below
+                rs = r_name + suffix
+                if l_name == r_name:
+                    out.append(rs in right_names or rs in left_names or rs not in want)
+                else:
+                    out.append(None)
             elif r_name in left_names:
-                out.append((r_name + suffix) in right_names or (r_name + suffix) not in want)
+                # an unmerged key would be named like this: taken already by a
+                # column of either side, it would clash, which Polars refuses
+                rs = r_name + suffix
+                out.append(rs in right_names or rs in left_names or rs not in want)
             else:
                 out.append(r_name not in want)
+        if None in out:
+            # each merged key is one column fewer than both sides together
+            drop = len(left_names) + len(right_names) - len(want) - sum(1 for m in out if m)
+            for i, m in enumerate(out):
+                if m is None:
+                    out[i] = drop > 0
+                    drop -= 1
         return out
 
     def _node_Sort(self, ir: Any) -> N.Plan:

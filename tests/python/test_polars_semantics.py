@@ -481,3 +481,29 @@ def test_division_of_group_aggregates_by_a_literal_and_chunked_means(engine: lad
         assert_same(m.select(pl.col("x").mean()), e)
         assert_same(m.with_columns(pl.col("x").mean().alias("m")), e)
         assert_same(m.select((pl.col("x") * 0.1).mean()), e)
+
+
+def test_join_output_names_as_polars(engine: ladle.Engine) -> None:
+    """Which keys a join merges, and so its output names, over tables whose
+    columns already carry the suffix (qfuzz: 'duplicate output column name'
+    where Polars answered, and a right join on differently named keys that
+    kept the left key)."""
+    import random
+
+    rng = random.Random(20261201)
+    names = ["k", "j", "a", "k_right", "j_right", "a_right"]
+    ran = 0
+    for _ in range(400):
+        ln, rn = rng.sample(names, rng.randint(1, 4)), rng.sample(names, rng.randint(1, 4))
+        left = pl.LazyFrame({n: [1, 2, None] for n in ln}, schema={n: pl.Int64 for n in ln})
+        right = pl.LazyFrame({n: [1, 3, None] for n in rn}, schema={n: pl.Int64 for n in rn})
+        how = rng.choice(["inner", "left", "right", "full", "semi", "anti"])
+        q = left.join(right, left_on=rng.choice(ln), right_on=rng.choice(rn), how=how,
+                      coalesce=rng.choice([None, True, False]))
+        try:
+            q.collect()
+        except pl.exceptions.PolarsError:
+            continue
+        assert_same(q, engine, ordered=False)
+        ran += 1
+    assert ran > 200
