@@ -13,7 +13,7 @@ from . import _version
 
 _version.check()
 
-from ._errors import FallbackWarning, LadleError, UnsupportedError, VersionError  # noqa: E402
+from ._errors import FallbackWarning, LadleComputeError, LadleError, UnsupportedError, VersionError  # noqa: E402
 from .engine import Engine  # noqa: E402
 from .result import Column, Result  # noqa: E402
 
@@ -23,6 +23,7 @@ __all__ = [
     "Column",
     "Engine",
     "FallbackWarning",
+    "LadleComputeError",
     "LadleError",
     "Result",
     "UnsupportedError",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 
 class LadleError(RuntimeError):
     """A failure inside the ladle engine; the message names the column or value."""
@@ -9,6 +11,21 @@ class LadleError(RuntimeError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class LadleComputeError(LadleError, pl.exceptions.InvalidOperationError):
+    """A value the query cannot compute (a strict cast that fails, a cast Polars
+    refuses): also Polars' InvalidOperationError, which Polars raises there, so
+    that `except pl.exceptions.InvalidOperationError` catches both engines'."""
+
+
+def ladle_error(code: int, message: str) -> LadleError:
+    """The exception for a native error code."""
+    if code == 3:  # LADLE_ENOTSUP
+        return UnsupportedError(message, code)
+    if code == 6:  # LADLE_ECOMPUTE
+        return LadleComputeError(code, message)
+    return LadleError(code, message)
 
 
 class UnsupportedError(LadleError):

@@ -39,9 +39,7 @@ def _raise_on_fail_default() -> bool:
 
 def _native_error(e: N.LadleError) -> LadleError:
     code, message = e.args
-    if code == N.LADLE_ENOTSUP:
-        return UnsupportedError(message, code)
-    return LadleError(code, message)
+    return ladle_errors.ladle_error(code, message)
 
 
 class Engine(_PolarsEngine):

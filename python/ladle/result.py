@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from . import _native as N
-from ._errors import LadleError, UnsupportedError
+from ._errors import ladle_error
 from .dtypes import to_polars
 
 
@@ -55,7 +55,7 @@ class Result:
             return cls(engine.execute(plan), plan)
         except N.LadleError as e:
             code, message = e.args
-            raise (UnsupportedError(message, code) if code == N.LADLE_ENOTSUP else LadleError(code, message)) from None
+            raise ladle_error(code, message) from None
 
     @property
     def num_rows(self) -> int:
@@ -115,7 +115,7 @@ class Result:
             )
         except N.LadleError as e:
             code, message = e.args
-            raise (UnsupportedError(message, code) if code == N.LADLE_ENOTSUP else LadleError(code, message)) from None
+            raise ladle_error(code, message) from None
 
     def explain(self) -> str:
         return self._plan.explain() if self._plan is not None else "(no plan)"

@@ -439,4 +439,9 @@ typedef struct ladle_strbuf {
 void ladle_strbuf_printf(ladle_strbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Casts Polars refuses whenever a value reaches them (String -> Boolean, Date,
+ * Datetime or Time; Duration -> String; temporal -> Boolean): an error at run
+ * time, as Polars', unless every value is null. */
+bool ladle_cast_refused(ladle_dtype from, ladle_dtype to);
+
 #endif /* LADLE_CORE_H */

@@ -248,3 +248,13 @@ bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out) {
   }
   return false;
 }
+
+bool ladle_cast_refused(ladle_dtype from, ladle_dtype to) {
+  ladle_type_id f = from.id, t = to.id;
+  if (f == LADLE_TYPE_STRING)
+    return t == LADLE_TYPE_BOOL || t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME ||
+           t == LADLE_TYPE_TIME;
+  if (f == LADLE_TYPE_DURATION && t == LADLE_TYPE_STRING) return true;
+  return t == LADLE_TYPE_BOOL &&
+         (f == LADLE_TYPE_DATE || f == LADLE_TYPE_DATETIME || f == LADLE_TYPE_DURATION);
+}

@@ -40,11 +40,10 @@ void ladle_bexpr_destroy(ladle_bexpr *e) {
 
 static const char *tname(ladle_dtype t, char *buf) { return ladle_dtype_name(t, buf, 64); }
 
-/* The casts ladle runs. Polars refuses String -> Boolean/Date/Datetime and
- * Duration -> String; ladle refuses them too (the translator falls back and
- * Polars raises its own error), and a time zone other than UTC to String
- * (its text is local time). Booleans and floats to and from temporal types
- * are not supported yet. */
+/* The casts ladle runs (besides those Polars refuses at run time,
+ * ladle_cast_refused, which fail there too). A time zone other than UTC to
+ * String is not run (its text is local time); booleans and floats to and from
+ * temporal types go through the physical integer in the translator. */
 bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   ladle_type_id f = from.id, t = to.id;
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
@@ -57,7 +56,8 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   if (t == LADLE_TYPE_STRING)
     return fnum || f == LADLE_TYPE_DATE ||
            (f == LADLE_TYPE_DATETIME && (from.tz[0] == '\0' || strcmp(from.tz, "UTC") == 0));
-  if (f == LADLE_TYPE_STRING) return ladle_type_is_numeric(t);
+  /* a Duration from text parses the integer, as Polars */
+  if (f == LADLE_TYPE_STRING) return ladle_type_is_numeric(t) || t == LADLE_TYPE_DURATION;
   if (ladle_type_is_temporal(f) && ladle_type_is_integer(t)) return true;
   if (ladle_type_is_integer(f) && ladle_type_is_temporal(t)) return true;
   if ((f == LADLE_TYPE_DATE || f == LADLE_TYPE_DATETIME) &&
@@ -368,9 +368,9 @@ static ladle_status need(bool ok, bind_state *s, ladle_bexpr *b, const char *wha
 static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b) {
   ladle_error *err = s->err;
   ladle_func f = (ladle_func)e->op;
-  static const int8_t nargs[LADLE_FN_COUNT_] = {1, 1, 1, 1,  1, 1, 1, 2, 2, 2, 3, 3, 1,
-                                                1, 1, 1, 1,  1, 2, 1, 1, 1, 1, 1, 1, 1,
-                                                1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const int8_t nargs[LADLE_FN_COUNT_] = {1, 1,  1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 1, 1,
+                                                1, 1,  1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   if ((int)f < 0 || f >= LADLE_FN_COUNT_)
     return ladle_err_set(err, LADLE_EINVAL, "unknown function %d", (int)f);
   if ((nargs[f] >= 0 && (size_t)nargs[f] != e->nargs) || e->nargs == 0)
@@ -732,7 +732,8 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
     case LADLE_EX_CAST:
       b->type = e->cast_to;
       b->cast_mode = e->cast_mode;
-      if (!ladle_cast_supported(b->args[0]->type, e->cast_to)) {
+      if (!ladle_cast_supported(b->args[0]->type, e->cast_to) &&
+          !ladle_cast_refused(b->args[0]->type, e->cast_to)) {
         st = ladle_err_set(err, LADLE_ETYPE, "cast of '%s' from %s to %s is not supported",
                            b->args[0]->name, tname(b->args[0]->type, b1), tname(e->cast_to, b2));
         break;

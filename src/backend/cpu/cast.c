@@ -631,6 +631,28 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   int64_t n = in->length;
   if (in->type.id == LADLE_TYPE_NULL) return ladle_column_nulls(to, n, out, err);
   ladle_type_id from = in->type.id;
+  if (ladle_cast_refused(in->type, to)) {
+    if (in->null_count == n) return ladle_column_nulls(to, n, out, err);
+    return ladle_err_set(err, LADLE_ECOMPUTE, "casting from %s to %s not supported (column '%s')",
+                         ladle_dtype_name(in->type, b1, sizeof b1),
+                         ladle_dtype_name(to, b2, sizeof b2), name);
+  }
+  if (from == LADLE_TYPE_STRING && to.id == LADLE_TYPE_DURATION) {
+    /* the text of an integer, as Polars reads it */
+    ladle_column i64;
+    ladle_status st =
+        ladle_cpu_cast(ctx, in, ladle_dtype_make(LADLE_TYPE_INT64), mode, name, &i64, err);
+    if (st == LADLE_ECOMPUTE) {
+      char why[LADLE_ERROR_MESSAGE_MAX];
+      snprintf(why, sizeof why, "%s", err->message);
+      return ladle_err_set(err, st, "cast of '%s' from str to %s (through i64) failed: %s", name,
+                           ladle_dtype_name(to, b2, sizeof b2), why);
+    }
+    if (st != LADLE_OK) return st;
+    *out = i64;
+    out->type = to;
+    return LADLE_OK;
+  }
   /* same physical layout, no range change: share the buffers */
   if ((from == LADLE_TYPE_DATE && to.id == LADLE_TYPE_INT32) ||
       (from == LADLE_TYPE_INT32 && to.id == LADLE_TYPE_DATE) ||
