@@ -344,7 +344,8 @@ static bool chunked_moments(const ladle_bexpr *e, const ladle_table *t, ladle_gr
   ladle_agg_op op = (ladle_agg_op)e->op;
   ladle_type_id in = e->args[0]->type.id;
   return (op == LADLE_AGG_MEAN || op == LADLE_AGG_STD || op == LADLE_AGG_VAR) &&
-         (ladle_type_is_numeric(in) || in == LADLE_TYPE_BOOL) && ladle_type_is_float(e->type.id);
+         !e->aopts.polars_order && (ladle_type_is_numeric(in) || in == LADLE_TYPE_BOOL) &&
+         ladle_type_is_float(e->type.id);
 }
 
 static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, const ladle_table *t,

@@ -505,3 +505,25 @@ def test_calendar_fields_outside_chronos_range_are_null(engine: ladle.Engine, sm
                         ordered=False)
     assert_same(f.select(pl.col("k").log(2).cast(pl.Datetime("us"), wrap_numerical=True).dt.minute()), engine)
 
+
+def test_temporal_mean_sums_in_polars_order(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    """A temporal mean is a float mean of the integer ticks cut to a tick, so the
+    float sum's last bit shows: over all rows Polars sums pairwise (blocks of 128
+    in 16 lanes, the n % 128 first values one by one), per group a Kahan sum in
+    row order (qfuzz 1001:4405, 1001:5571, 1001:17287, 1001:22797, 1001:30798)."""
+    import random
+
+    rng = random.Random(7)
+    for n in (6, 40, 300):
+        big = [rng.randint(-4 * 10**18, 4 * 10**18) for _ in range(n)]
+        vals = [None if rng.random() < 0.1 else v for v in big]
+        t = pl.LazyFrame({"v": pl.Series(vals, dtype=pl.Int64), "g": [rng.randint(0, 3) for _ in range(n)]})
+        for to in (pl.Datetime("ns"), pl.Datetime("us"), pl.Duration("ns"), pl.Duration("ms")):
+            c = pl.col("v").cast(to).mean()
+            for e in (engine, small_engine):
+                assert_same(t.select(c), e)
+                assert_same(t.group_by("g").agg(c), e, ordered=False)
+                assert_same(t.select(c.over("g")), e)
+    t = pl.LazyFrame({"k2": [-2, 0, -2, -2], "a": pl.Series(
+        [2970360430500000000, 0, 86400500000000, -86401000000000], dtype=pl.Datetime("ns"))})
+    assert_same(t.group_by("k2", maintain_order=True).agg(pl.col("a").mean()), engine)
