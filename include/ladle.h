@@ -321,6 +321,11 @@ typedef struct ladle_agg_opts {
   uint8_t ddof;                      /* STD, VAR */
   double quantile;                   /* QUANTILE, in [0, 1] */
   ladle_interpolation interpolation; /* QUANTILE */
+  /* MEAN: sum in Polars' order, bit for bit: over all rows, its pairwise float
+   * sum; per group, a compensated (Kahan) sum in row order. Temporal means need
+   * it: their float result is cut to an integer tick, where a last-bit
+   * difference shows. */
+  bool polars_order;
 } ladle_agg_opts;
 
 typedef enum ladle_rank_method {

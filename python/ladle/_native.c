@@ -629,14 +629,15 @@ static PyObject *py_when(PyObject *m, PyObject *args) {
 }
 
 static PyObject *py_agg(PyObject *m, PyObject *args) {
-  int op, ddof = 1, interp = 0;
+  int op, ddof = 1, interp = 0, polars_order = 0;
   double q = 0.5;
   PyObject *eo;
-  if (!PyArg_ParseTuple(args, "iO|idi", &op, &eo, &ddof, &q, &interp)) return NULL;
+  if (!PyArg_ParseTuple(args, "iO|idip", &op, &eo, &ddof, &q, &interp, &polars_order))
+    return NULL;
   if (op < 0 || op >= LADLE_AGG_COUNT_) return PyErr_Format(PyExc_ValueError, "bad agg %d", op);
   ladle_expr *e;
   if (!get_expr(eo, &e)) return NULL;
-  ladle_agg_opts o = {(uint8_t)ddof, q, (ladle_interpolation)interp};
+  ladle_agg_opts o = {(uint8_t)ddof, q, (ladle_interpolation)interp, polars_order != 0};
   return wrap_expr(ladle_expr_agg((ladle_agg_op)op, e, &o));
 }
 
@@ -1186,7 +1187,7 @@ static PyMethodDef module_methods[] = {
     {"func", py_func, METH_VARARGS, "func(fn, [args], opts)"},
     {"cast", py_cast, METH_VARARGS, "cast(e, dtype, mode: 0 non-strict, 1 strict, 2 wrap)"},
     {"when", py_when, METH_VARARGS, "when([conds], [thens], otherwise)"},
-    {"agg", py_agg, METH_VARARGS, "agg(op, e, ddof=1, quantile=0.5, interp=0)"},
+    {"agg", py_agg, METH_VARARGS, "agg(op, e, ddof=1, quantile=0.5, interp=0, polars_order=False)"},
     {"len", py_len, METH_NOARGS, "len()"},
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},

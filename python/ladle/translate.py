@@ -989,7 +989,11 @@ class Translator:
             return N.agg(_AGGS[name], arg, int(e.options))
         if name not in _AGGS:
             raise Unsupported(f"aggregation {name}", "not supported by ladle yet")
-        if name in ("mean", "median"):
+        if name == "mean":
+            # a temporal mean is cut to an integer tick, where a float sum's last
+            # bit shows: it sums in Polars' order
+            return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x, 1, 0.5, 0, x is not arg))
+        if name == "median":
             return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x))
         return N.agg(_AGGS[name], arg)
 

@@ -78,10 +78,14 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
 static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                ladle_column *out, ladle_error *err);
 
-/* Whether evaluating e can fail on a value (a strict cast, an integer power). */
+/* Whether evaluating e can fail on a value (a strict cast, an integer power, a
+ * truncation to months of a date out of chrono's range). */
 static bool may_fail(const ladle_bexpr *e) {
   if (e->kind == LADLE_EX_CAST && e->cast_mode == LADLE_CAST_STRICT) return true;
   if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_POW) return true;
+  if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_DT_TRUNCATE && e->fopts.str != NULL &&
+      strcmp(e->fopts.str, "1mo") == 0)
+    return true;
   for (size_t i = 0; i < e->nargs; i++)
     if (may_fail(e->args[i])) return true;
   return false;
@@ -351,7 +355,8 @@ static bool chunked_moments(const ladle_bexpr *e, const ladle_table *t, ladle_gr
   ladle_agg_op op = (ladle_agg_op)e->op;
   ladle_type_id in = e->args[0]->type.id;
   return (op == LADLE_AGG_MEAN || op == LADLE_AGG_STD || op == LADLE_AGG_VAR) &&
-         (ladle_type_is_numeric(in) || in == LADLE_TYPE_BOOL) && ladle_type_is_float(e->type.id);
+         !e->aopts.polars_order && (ladle_type_is_numeric(in) || in == LADLE_TYPE_BOOL) &&
+         ladle_type_is_float(e->type.id);
 }
 
 static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, const ladle_table *t,

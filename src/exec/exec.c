@@ -624,7 +624,8 @@ static bool bexpr_same(const ladle_bexpr *a, const ladle_bexpr *b) {
     return false;
   if (a->aopts.ddof != b->aopts.ddof ||
       memcmp(&a->aopts.quantile, &b->aopts.quantile, sizeof(double)) != 0 ||
-      a->aopts.interpolation != b->aopts.interpolation)
+      a->aopts.interpolation != b->aopts.interpolation ||
+      a->aopts.polars_order != b->aopts.polars_order)
     return false;
   if (a->kind == LADLE_EX_LIT && !lit_same(&a->lit, &b->lit)) return false;
   for (size_t i = 0; i < a->nargs; i++)

@@ -42,7 +42,7 @@ TEST(group_by_every_aggregation) {
                  {"v", LADLE_TYPE_INT64, v, vv},
                  {"b", LADLE_TYPE_BOOL, bo, NULL}};
   ladle_table *t = make_table(6, 3, c, 2);
-  ladle_agg_opts q = {0, 0.5, LADLE_INTERP_LOWER};
+  ladle_agg_opts q = {.ddof = 0, .quantile = 0.5, .interpolation = LADLE_INTERP_LOWER};
   ladle_expr *keys[] = {COL("k")};
   ladle_expr *aggs[] = {AS(AGG(SUM, COL("v")), "sum"),
                         AS(AGG(MEAN, COL("v")), "mean"),

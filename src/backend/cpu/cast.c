@@ -296,9 +296,6 @@ static int format_float(double v, bool f32, char *buf) {
   return (int)(w - buf);
 }
 
-/* The days Polars can print (chrono's range: -262143-01-01 to +262142-12-31). */
-enum { LADLE_PRINT_MIN_DAY = -96465292, LADLE_PRINT_MAX_DAY = 95026236 };
-
 /* v in decimal, at least `width` digits (zero-padded); returns the end. */
 static char *put_uint(char *w, uint64_t v, int width) {
   char tmp[20];
@@ -315,7 +312,7 @@ static char *put_uint(char *w, uint64_t v, int width) {
 /* YYYY-MM-DD; years outside 0..9999 carry a sign (chrono's %Y). NULL when the
  * day is out of the printable range. */
 static char *put_date(char *w, int64_t days) {
-  if (days < LADLE_PRINT_MIN_DAY || days > LADLE_PRINT_MAX_DAY) return NULL;
+  if (!ladle_day_in_chrono_range(days)) return NULL;
   int64_t y;
   unsigned m, d;
   ladle_civil_from_days(days, &y, &m, &d);
