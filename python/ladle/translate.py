@@ -962,16 +962,28 @@ class Translator:
 
     def _temporal_stat(self, node: int, arg: N.Expr, stat: Callable[[N.Expr], N.Expr]) -> N.Expr:
         """mean, median and quantiles: of a number as they are; of a temporal column
-        as Polars computes them, over its integer ticks (a Date as microseconds), the
-        float result cut to an integer tick: a Date gives a Datetime("us"), a
-        Datetime or Duration its own type."""
+        as Polars computes them, over its integer ticks, the float result cut to an
+        integer tick: a Date gives a Datetime("us"), a Datetime or Duration its own
+        type. A Date's statistic is taken in days and then scaled to microseconds
+        (not over each day scaled first: that cannot overflow, and rounds as
+        Polars), and a float out of the range of i64 saturates (Rust's `as`)."""
         dt = self._dtype(node)
         if not isinstance(dt, (pl.Date, pl.Datetime, pl.Duration)):
             return stat(arg)
+        i64 = (N.LADLE_TYPE_INT64, 0, "")
         out = pl.Datetime("us") if isinstance(dt, pl.Date) else dt
         out_t = _ladle_type(out, f"{out} statistic")
-        ticks = N.cast(N.cast(arg, out_t, 1) if isinstance(dt, pl.Date) else arg, (N.LADLE_TYPE_INT64, 0, ""), 1)
-        value = N.cast(stat(ticks), (N.LADLE_TYPE_INT64, 0, ""), 0)
+        v = stat(N.cast(arg, i64, 1))
+        if not isinstance(dt, pl.Date):
+            return N.cast(N.cast(v, i64, 0), out_t, 1)
+        f64 = (N.LADLE_TYPE_FLOAT64, 0, "")
+        v = N.binary(N.LADLE_OP_MUL, v, N.lit("float", 86_400_000_000.0, f64))
+        top, bottom = float(2**63), -float(2**63)
+        value = N.when(
+            [N.binary(N.LADLE_OP_GE, v, N.lit("float", top, f64)), N.binary(N.LADLE_OP_LT, v, N.lit("float", bottom, f64))],
+            [N.lit("int", 2**63 - 1, i64), N.lit("int", -(2**63), i64)],
+            N.cast(v, i64, 0),
+        )
         return N.cast(value, out_t, 1)
 
     def _expr_Slice(self, e: Any) -> N.Expr:
