@@ -15,6 +15,7 @@ from typing import Any, Callable
 import polars as pl
 
 from . import _native as N
+from ._errors import LadleError
 from .dtypes import LadleType, to_ladle, to_polars
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -1138,6 +1139,13 @@ class Translator:
                 raise Unsupported("hash(seed_1, seed_2, seed_3)", "ladle's hash takes one seed")
             return N.func(N.LADLE_FN_HASH, [self.expr(args[0])], _opts(u64=seeds[0] if seeds else 0))
         if name == "quantile":
+            if isinstance(self._dtype(args[0]), pl.Boolean):
+                # Polars raises for a Boolean quantile, except per group (group_by on a
+                # column, over()), where it gives null: a literal always raises
+                if type(self.nt.view_expression(args[0])).__name__ == "Literal":
+                    raise LadleError(N.LADLE_ECOMPUTE,
+                                     "`quantile` operation not supported for dtype `bool`")
+                raise Unsupported("quantile of a Boolean", "Polars raises or gives null by context")
             q = self._literal_arg(args[1], "quantile")
             interp = _enum_name(data[1]).split(".")[-1].lower()
             if interp not in _INTERP:

@@ -509,3 +509,12 @@ def test_date_statistics_are_scaled_from_days_and_saturate(engine: ladle.Engine)
         t = pl.LazyFrame({"d": days}, schema={"d": pl.Int32}).select(pl.col("d").cast(pl.Date))
         q = t.select(pl.col("d").median().alias("m"), pl.col("d").mean().alias("a"), pl.col("d").quantile(0.3, "linear").alias("q"))
         assert_same(q.select(pl.all().cast(pl.Int64)), engine)
+
+
+def test_quantile_of_a_boolean_literal_raises(engine: ladle.Engine) -> None:
+    """Polars refuses a Boolean quantile (qfuzz 1001:28909); per group of a
+    Boolean column it gives null instead, which ladle leaves to Polars."""
+    t = pl.LazyFrame({"k": [False, True], "b": [True, None]})
+    assert_both_raise(t.group_by("k").agg(pl.lit(None, dtype=pl.Boolean).quantile(1.0)), engine)
+    assert_both_raise(t.select(pl.lit(True).quantile(0.5)), engine)
+    assert_both_raise(t.select(pl.col("b").quantile(0.5)), engine)
