@@ -15,6 +15,7 @@ from typing import Any, Callable
 import polars as pl
 
 from . import _native as N
+from ._errors import LadleError
 from .dtypes import LadleType, to_ladle, to_polars
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -999,16 +1000,28 @@ class Translator:
 
     def _temporal_stat(self, node: int, arg: N.Expr, stat: Callable[[N.Expr], N.Expr]) -> N.Expr:
         """mean, median and quantiles: of a number as they are; of a temporal column
-        as Polars computes them, over its integer ticks (a Date as microseconds), the
-        float result cut to an integer tick: a Date gives a Datetime("us"), a
-        Datetime or Duration its own type."""
+        as Polars computes them, over its integer ticks, the float result cut to an
+        integer tick: a Date gives a Datetime("us"), a Datetime or Duration its own
+        type. A Date's statistic is taken in days and then scaled to microseconds
+        (not over each day scaled first: that cannot overflow, and rounds as
+        Polars), and a float out of the range of i64 saturates (Rust's `as`)."""
         dt = self._dtype(node)
         if not isinstance(dt, (pl.Date, pl.Datetime, pl.Duration)):
             return stat(arg)
+        i64 = (N.LADLE_TYPE_INT64, 0, "")
         out = pl.Datetime("us") if isinstance(dt, pl.Date) else dt
         out_t = _ladle_type(out, f"{out} statistic")
-        ticks = N.cast(N.cast(arg, out_t, 1) if isinstance(dt, pl.Date) else arg, (N.LADLE_TYPE_INT64, 0, ""), 1)
-        value = N.cast(stat(ticks), (N.LADLE_TYPE_INT64, 0, ""), 0)
+        v = stat(N.cast(arg, i64, 1))
+        if not isinstance(dt, pl.Date):
+            return N.cast(N.cast(v, i64, 0), out_t, 1)
+        f64 = (N.LADLE_TYPE_FLOAT64, 0, "")
+        v = N.binary(N.LADLE_OP_MUL, v, N.lit("float", 86_400_000_000.0, f64))
+        top, bottom = float(2**63), -float(2**63)
+        value = N.when(
+            [N.binary(N.LADLE_OP_GE, v, N.lit("float", top, f64)), N.binary(N.LADLE_OP_LT, v, N.lit("float", bottom, f64))],
+            [N.lit("int", 2**63 - 1, i64), N.lit("int", -(2**63), i64)],
+            N.cast(v, i64, 0),
+        )
         return N.cast(value, out_t, 1)
 
     def _expr_Slice(self, e: Any) -> N.Expr:
@@ -1163,6 +1176,13 @@ class Translator:
                 raise Unsupported("hash(seed_1, seed_2, seed_3)", "ladle's hash takes one seed")
             return N.func(N.LADLE_FN_HASH, [self.expr(args[0])], _opts(u64=seeds[0] if seeds else 0))
         if name == "quantile":
+            if isinstance(self._dtype(args[0]), pl.Boolean):
+                # Polars raises for a Boolean quantile, except per group (group_by on a
+                # column, over()), where it gives null: a literal always raises
+                if type(self.nt.view_expression(args[0])).__name__ == "Literal":
+                    raise LadleError(N.LADLE_ECOMPUTE,
+                                     "`quantile` operation not supported for dtype `bool`")
+                raise Unsupported("quantile of a Boolean", "Polars raises or gives null by context")
             q = self._literal_arg(args[1], "quantile")
             interp = _enum_name(data[1]).split(".")[-1].lower()
             if interp not in _INTERP:

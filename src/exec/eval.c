@@ -104,11 +104,28 @@ static bool reads_col(const ladle_bexpr *e, int64_t c) {
   return false;
 }
 
+/* The hoisted value of e, if e was hoisted (NULL otherwise). */
+static const exec_hoisted *hoisted(const exec_state *s, const ladle_bexpr *e) {
+  for (size_t i = s->nhoist; i-- > 0;)
+    if (s->hoist[i].e == e) return &s->hoist[i];
+  return NULL;
+}
+
+/* Reads hoisted value h into out, or raises the error its computation met. */
+static ladle_status read_hoisted(const exec_hoisted *h, ladle_column *out, ladle_error *err) {
+  if (h->failed != NULL) {
+    if (err != NULL) *err = *h->failed;
+    return h->failed->code;
+  }
+  ladle_column_copy_ref(&h->col, out);
+  return LADLE_OK;
+}
+
 /* Whether e gives one value per row of a chunk (it reads a column, or a
  * hoisted value as long as the rows) rather than a single value. */
 static bool reads_rows(const exec_state *s, const ladle_bexpr *e) {
-  for (size_t i = s->nhoist; i-- > 0;)
-    if (s->hoist[i].e == e) return s->hoist[i].col.length != 1;
+  const exec_hoisted *h = hoisted(s, e);
+  if (h != NULL) return h->failed == NULL && h->col.length != 1;
   if (e->kind == LADLE_EX_COL) return true;
   for (size_t i = 0; i < e->nargs; i++)
     if (reads_rows(s, e->args[i])) return true;
@@ -204,11 +221,8 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
 /* Elementwise evaluation on one chunk (chunk may be NULL for constant trees). */
 static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                ladle_column *out, ladle_error *err) {
-  for (size_t i = s->nhoist; i-- > 0;)
-    if (s->hoist[i].e == e) {
-      ladle_column_copy_ref(&s->hoist[i].col, out);
-      return LADLE_OK;
-    }
+  const exec_hoisted *h = hoisted(s, e);
+  if (h != NULL) return read_hoisted(h, out, err);
   if (e->kind == LADLE_EX_COL) {
     if (chunk == NULL) return ladle_err_set(err, LADLE_EINVAL, "internal: column outside rows");
     ladle_column_copy_ref(&chunk->columns[e->col], out);
@@ -218,7 +232,8 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
     ladle_column_copy_ref(&e->lit, out);
     return LADLE_OK;
   }
-  if (e->kind == LADLE_EX_WHEN && may_fail(e)) return eval_when_lazy(s, e, chunk, out, err);
+  if (e->kind == LADLE_EX_WHEN && !e->all_rows && may_fail(e))
+    return eval_when_lazy(s, e, chunk, out, err);
   ladle_column args[8];
   ladle_column *a = e->nargs <= 8 ? args : calloc(e->nargs, sizeof *a);
   if (a == NULL) return LADLE_OOM(err, "arguments");
@@ -527,14 +542,70 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
   return st;
 }
 
+/* A when/then/otherwise above aggregations or windows whose branches can
+ * fail, outside a group context: as Polars, a branch no row takes is not
+ * computed; one that some rows take is computed on those rows only when it is
+ * row-wise, and whole (on every row) when it holds an aggregation or a window. */
+static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                        ladle_column *out, ladle_error *err) {
+  size_t nb = (e->nargs - 1) / 2;
+  int64_t n = t->num_rows;
+  ladle_column *a = calloc(e->nargs, sizeof *a);
+  uint8_t *taken = calloc((size_t)LADLE_MAX(n, 1), 1);
+  int64_t *sel = malloc((size_t)LADLE_MAX(n, 1) * sizeof *sel);
+  ladle_status st = a && taken && sel ? LADLE_OK : LADLE_OOM(err, "when");
+  size_t done = 0;
+  for (size_t k = 0; k <= nb && st == LADLE_OK; k++) {
+    int64_t cnt = 0;
+    if (k < nb) {
+      ladle_column *c = &a[2 * k];
+      st = ladle_eval_full(s, e->args[2 * k], t, NULL, false, c, err);
+      if (st != LADLE_OK) break;
+      done = 2 * k + 1;
+      const uint8_t *C = c->values;
+      for (int64_t i = 0; i < n; i++) {
+        int64_t ci = c->length == 1 ? 0 : i;
+        if (!taken[i] && ladle_column_valid(c, ci) && C[ci]) {
+          taken[i] = 1;
+          sel[cnt++] = i;
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        if (!taken[i]) sel[cnt++] = i;
+    }
+    size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
+    const ladle_bexpr *b = e->args[slot];
+    if (cnt == 0) {
+      st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
+    } else if (needs_full(b) || b->scalar || cnt == n) {
+      st = ladle_eval_full(s, b, t, NULL, false, &a[slot], err);
+    } else {
+      /* row-wise, on part of the rows: the columns it reads, whole */
+      size_t nc = (size_t)(max_col(b) + 1);
+      ladle_chunk whole = {n, calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
+      st = whole.columns ? LADLE_OK : LADLE_OOM(err, "when branch");
+      for (size_t col = 0; st == LADLE_OK && col < nc; col++)
+        if (reads_col(b, (int64_t)col))
+          st = ladle_table_concat_column(t, col, &whole.columns[col], err);
+      if (st == LADLE_OK) st = eval_branch(s, b, &whole, sel, cnt, &a[slot], err);
+      if (whole.columns) ladle_release_columns(whole.columns, nc);
+    }
+    if (st == LADLE_OK) done = slot + 1;
+  }
+  if (st == LADLE_OK) st = apply_node(s, e, a, out, err);
+  for (size_t i = 0; a != NULL && i < done; i++) ladle_column_release(&a[i]);
+  free(a);
+  free(taken);
+  free(sel);
+  return st;
+}
+
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err) {
-  for (size_t i = s->nhoist; i-- > 0;)
-    if (s->hoist[i].e == e) {
-      ladle_column_copy_ref(&s->hoist[i].col, out);
-      return LADLE_OK;
-    }
+  const exec_hoisted *h = hoisted(s, e);
+  if (h != NULL) return read_hoisted(h, out, err);
   if (!needs_full(e)) {
     if (e->scalar) return eval_chunk(s, e, NULL, out, err);
     ladle_column *cols;
@@ -576,6 +647,9 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       return st;
     }
     case LADLE_EX_OVER: {
+      /* as Polars, a window over no rows computes nothing (so nothing in
+       * it fails): it is an empty column */
+      if (t->num_rows == 0) return ladle_column_alloc(e->type, 0, false, 0, out, err);
       size_t nk = e->nargs - 1;
       ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
       if (keys == NULL) return LADLE_OOM(err, "window keys");
@@ -612,6 +686,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     default:
       break;
   }
+  if (e->kind == LADLE_EX_WHEN && !e->all_rows && may_fail(e) && groups == NULL)
+    return eval_when_full_lazy(s, e, t, out, err);
   /* an elementwise node above aggregations or windows */
   ladle_column *args = calloc(LADLE_MAX(e->nargs, 1), sizeof *args);
   if (args == NULL) return LADLE_OOM(err, "arguments");
@@ -639,25 +715,52 @@ ladle_status ladle_exec_hoist(exec_state *s, const ladle_bexpr *e, ladle_column 
     s->caphoist = cap;
   }
   s->hoist[s->nhoist].e = e;
+  s->hoist[s->nhoist].failed = NULL;
   s->hoist[s->nhoist++].col = *col;
   return LADLE_OK;
 }
 
 void ladle_exec_unhoist(exec_state *s, size_t to) {
-  while (s->nhoist > to) ladle_column_release(&s->hoist[--s->nhoist].col);
+  while (s->nhoist > to) {
+    exec_hoisted *h = &s->hoist[--s->nhoist];
+    if (h->failed == NULL) ladle_column_release(&h->col);
+    free(h->failed);
+  }
+}
+
+/* Whether b is a branch (a then or the otherwise) of when/then node e that
+ * computes its branches only on the rows that take them. */
+static bool lazy_branch(const ladle_bexpr *e, size_t i) {
+  return e->kind == LADLE_EX_WHEN && !e->all_rows && may_fail(e) &&
+         (i % 2 == 1 || i == e->nargs - 1);
 }
 
 /* Computes every maximal scalar aggregate subtree of e once (x - x.mean() needs
- * the mean once, not per chunk) and pushes it on the hoist stack. */
+ * the mean once, not per chunk) and pushes it on the hoist stack. One in a
+ * when/then branch (in_branch) may be one no row takes, which Polars does not
+ * compute: its failure is kept with it, for the rows that read it to raise. */
 static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
-                                  ladle_error *err) {
+                                  bool in_branch, ladle_error *err) {
   if (!e->has_agg) return LADLE_OK;
   if (e->scalar) {
     ladle_column c;
-    LADLE_RETURN_NOT_OK(ladle_eval_full(s, e, t, NULL, false, &c, err));
-    return ladle_exec_hoist(s, e, &c, err);
+    ladle_status st = ladle_eval_full(s, e, t, NULL, false, &c, err);
+    if (st == LADLE_OK) return ladle_exec_hoist(s, e, &c, err);
+    if (!in_branch || st == LADLE_ENOMEM) return st;
+    ladle_error *why = calloc(1, sizeof *why);
+    if (why == NULL) return LADLE_OOM(err, "hoisted aggregates");
+    if (err != NULL) *why = *err;
+    why->code = st;
+    memset(&c, 0, sizeof c);
+    if ((st = ladle_exec_hoist(s, e, &c, err)) != LADLE_OK) {
+      free(why);
+      return st;
+    }
+    s->hoist[s->nhoist - 1].failed = why;
+    return LADLE_OK;
   }
-  for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, err));
+  for (size_t i = 0; i < e->nargs; i++)
+    LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, in_branch || lazy_branch(e, i), err));
   return LADLE_OK;
 }
 
@@ -667,7 +770,7 @@ ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle
   if (e->has_agg && !e->has_window && !e->scalar) {
     /* aggregates under elementwise operators: hoist them, then go chunk by chunk */
     size_t mark = s->nhoist;
-    ladle_status st = hoist_scalars(s, e, t, err);
+    ladle_status st = hoist_scalars(s, e, t, false, err);
     ladle_column *cols = st == LADLE_OK ? calloc(LADLE_MAX(n, 1), sizeof *cols) : NULL;
     if (st == LADLE_OK && cols == NULL) st = LADLE_OOM(err, "columns");
     if (st == LADLE_OK) {

@@ -1887,7 +1887,7 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, la
   ladle_status st = exec_node(&s, plan, &r->table, err);
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
-  for (size_t i = 0; i < s.nhoist; i++) ladle_column_release(&s.hoist[i].col);
+  ladle_exec_unhoist(&s, 0);
   free(s.hoist);
   if (st != LADLE_OK) {
     free(r);

@@ -33,6 +33,9 @@ typedef struct exec_cache_entry {
 typedef struct exec_hoisted {
   const ladle_bexpr *e;
   ladle_column col;
+  /* NULL, or why computing e failed, for an e in a when/then branch: the
+   * error is raised where a row reads e, and not at all if none does */
+  ladle_error *failed;
 } exec_hoisted;
 
 /* A semi-join reduction in force (exec.c): the GROUP_BY node whose input rows

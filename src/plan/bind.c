@@ -782,6 +782,9 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
         st = coerce(&b->args[k], t, err);
       }
       b->type = t;
+      /* Polars computes a branch only on the rows that take it in a select,
+       * but on all of them per group (group_by, over) */
+      b->all_rows = s->ctx == LADLE_CTX_GROUPS || s->in_over;
       if (st == LADLE_OK) st = set_name(b, n > 0 ? b->args[1]->name : b->args[0]->name, err);
       break;
     }

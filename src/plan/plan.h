@@ -68,6 +68,7 @@ typedef struct ladle_bexpr {
   bool scalar;     /* produces one value however many rows come in */
   bool has_agg;    /* an AGG/LEN below or here; an OVER hides those under it */
   bool has_window; /* an OVER or RANK below or here */
+  bool all_rows;   /* WHEN: every branch on every row, as Polars in a group_by or a window */
   size_t nargs;
   struct ladle_bexpr **args;
   void *aux; /* kernel state prepared at bind time (e.g. a regex) */

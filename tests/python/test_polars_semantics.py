@@ -571,3 +571,58 @@ def test_temporal_mean_sums_in_polars_order(engine: ladle.Engine, small_engine: 
     t = pl.LazyFrame({"k2": [-2, 0, -2, -2], "a": pl.Series(
         [2970360430500000000, 0, 86400500000000, -86401000000000], dtype=pl.Datetime("ns"))})
     assert_same(t.group_by("k2", maintain_order=True).agg(pl.col("a").mean()), engine)
+
+
+# ------------------------------- when/then branches no row takes, in every context
+
+
+def test_untaken_branch_under_windows_and_aggregates_is_not_computed(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    """In a select, Polars computes no when/then branch no row takes, even where
+    the when/then holds a window or an aggregation (qfuzz 1001:14410, 1001:24413,
+    1001:28993, 1001:36353), and a window over no rows computes nothing (1001:17651)."""
+    df = pl.LazyFrame({"b": [0, 0, 254, 159], "k": [False, True, False, False], "h": [0, 0, 0, 0]}, schema={"b": pl.UInt8, "k": pl.Boolean, "h": pl.Int64})
+    clip = pl.col("b").clip(-5, 300)
+    empty = pl.LazyFrame({"k2": [], "c": []}, schema={"k2": pl.UInt8, "c": pl.UInt32})
+    queries = [
+        df.select(pl.when(pl.lit(None, dtype=pl.Boolean)).then(clip).when(pl.col("k")).then(pl.col("k")).otherwise(pl.col("h").over("h"))),
+        df.select(pl.when(pl.col("k") & False).then(clip).otherwise(pl.col("h").over("h"))),
+        df.select(pl.when(pl.col("k") & False).then(pl.col("b").cast(pl.Int8).sum()).otherwise(0)),
+        df.select(pl.when(pl.lit(True).first()).then(pl.col("b")).when(pl.lit(0.0).is_not_nan()).then(pl.len().clip(-1000, 3)).otherwise(pl.lit("0x10"))),
+        df.filter(pl.col("b") > 255).select(pl.when(pl.col("k")).then(pl.len().clip(3, 1 << 40)).otherwise(pl.lit(None, dtype=pl.Int16))),
+        df.select(pl.when(pl.col("h") == 1).then(pl.col("b").cast(pl.Int8)).otherwise(pl.col("b").over("h"))),
+        empty.filter(pl.col("k2").clip(1.5, -1000).over("c").cast(pl.Boolean, strict=False)),
+    ]
+    for e in both_engines(engine, small_engine):
+        for q in queries:
+            assert_same(q, e)
+
+
+def test_branches_are_computed_on_every_row_per_group(engine: ladle.Engine) -> None:
+    """In a group_by or a window Polars computes every when/then branch on every
+    row of the group, so a strict cast on a row that takes another branch fails."""
+    df = pl.LazyFrame({"b": [0, 0, 254, 159], "h": [0, 0, 0, 0]}, schema={"b": pl.UInt8, "h": pl.Int64})
+    w = pl.when(pl.col("b") < 100).then(pl.col("b").cast(pl.Int8)).otherwise(0)
+    assert_same(df.select(w.sum()), engine)
+    assert_both_raise(df.select(w.over("h")), engine)
+    assert_both_raise(df.group_by("h").agg(w.sum()), engine)
+    t1 = pl.LazyFrame({"g": [0], "c": [-3e38], "k2": [0]}, schema={"g": pl.Int32, "c": pl.Float32, "k2": pl.Datetime("us")})
+    last = pl.when(pl.lit(False)).then(pl.col("c").cast(pl.Datetime("us"))).when(pl.col("g") > -0.0).then(pl.col("k2")).otherwise(pl.col("k2")).last()
+    assert_both_raise(t1.group_by("c").agg(last.alias("x2")), engine)
+
+
+def test_date_statistics_are_scaled_from_days_and_saturate(engine: ladle.Engine) -> None:
+    """A Date's mean/median/quantile is taken over its days, then scaled to
+    microseconds, saturating out of i64's range (qfuzz 1001:6947, 1001:12006)."""
+    for days in ([1711403973], [-1711403973, 5], [1, 1, 2, 4, 5, 7, 11], [None, 3]):
+        t = pl.LazyFrame({"d": days}, schema={"d": pl.Int32}).select(pl.col("d").cast(pl.Date))
+        q = t.select(pl.col("d").median().alias("m"), pl.col("d").mean().alias("a"), pl.col("d").quantile(0.3, "linear").alias("q"))
+        assert_same(q.select(pl.all().cast(pl.Int64)), engine)
+
+
+def test_quantile_of_a_boolean_literal_raises(engine: ladle.Engine) -> None:
+    """Polars refuses a Boolean quantile (qfuzz 1001:28909); per group of a
+    Boolean column it gives null instead, which ladle leaves to Polars."""
+    t = pl.LazyFrame({"k": [False, True], "b": [True, None]})
+    assert_both_raise(t.group_by("k").agg(pl.lit(None, dtype=pl.Boolean).quantile(1.0)), engine)
+    assert_both_raise(t.select(pl.lit(True).quantile(0.5)), engine)
+    assert_both_raise(t.select(pl.col("b").quantile(0.5)), engine)
