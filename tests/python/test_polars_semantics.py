@@ -463,3 +463,16 @@ def test_null_literal_aggregations_and_string_arg_max_ties(engine: ladle.Engine)
     assert_frame_equal(q.collect(engine=engine).sort("g"), q.collect(engine="in-memory").sort("g"))
     q = t.select(pl.col("s").arg_max().over("g").alias("mx"), pl.col("s").arg_min().over("g").alias("mn"))
     assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+
+
+def test_var_of_a_comparison_with_null_in_a_one_row_group(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    # Polars computes x < null as repeat(null); per group its var/std(ddof=0) is
+    # 0.0 for a group of one row, null row or not (qfuzz 1001:26012)
+    t = pl.LazyFrame({"g": [1, 1, 2, 3, 3, 4, 4, 4], "x": [None, None, None, 1.0, None, 1, 2, 3],
+                      "b": [True, False, None, True, True, False, False, True]})
+    c = pl.col("x") < pl.lit(None, dtype=pl.Float64)
+    for e in (engine, small_engine):
+        for a in (c.var(ddof=0), c.std(ddof=0), c.var(ddof=1), c.cast(pl.Float32).std(ddof=0),
+                  (c & pl.col("b")).var(ddof=0), c.var(ddof=0) + 1):
+            assert_same(t.group_by("g").agg(a.alias("v")), e, ordered=False)
+        assert_same(t.select(c.var(ddof=0).over("g")), e)
