@@ -476,3 +476,21 @@ def test_var_of_a_comparison_with_null_in_a_one_row_group(engine: ladle.Engine, 
                   (c & pl.col("b")).var(ddof=0), c.var(ddof=0) + 1):
             assert_same(t.group_by("g").agg(a.alias("v")), e, ordered=False)
         assert_same(t.select(c.var(ddof=0).over("g")), e)
+
+
+def test_float_floor_div_and_modulo_by_one_value_use_its_reciprocal(engine: ladle.Engine) -> None:
+    # Polars: x // y and x % y for a float y that is one value and several x
+    # are floor(x * (1 / y)) and x - y * floor(x * (1 / y)); between columns, or
+    # for one x, floor(x / y) and x - y * floor(x / y) (qfuzz 1001:9783)
+    import math
+
+    xs = [math.exp(508.25), 618.7291937745428, -2.5e20, 0.0, -0.0, 7.0, math.inf, -math.inf, math.nan, 1e-300]
+    for dt in (pl.Float64, pl.Float32):
+        for y in (1969.0, 49.0, -3.3, 0.0, math.inf, math.nan):
+            t = pl.LazyFrame({"x": xs, "y": [y] * len(xs), "g": range(len(xs))}, schema={"x": dt, "y": dt, "g": pl.Int64})
+            for e in (pl.col("x") % pl.lit(y, dtype=dt), pl.col("x") // pl.lit(y, dtype=dt), pl.col("x") % pl.col("y"),
+                      pl.col("x") // pl.col("y"), pl.lit(y, dtype=dt) % pl.col("x")):
+                assert_same(t.select(e.alias("v")), engine, check_exact=True)
+                per_group = t.group_by("g").agg(pl.col("x").max(), pl.col("y").first()).sort("g")
+                assert_same(per_group.select(e.alias("v")), engine, check_exact=True)
+                assert_same(t.head(1).select(e.alias("v")), engine, check_exact=True)
