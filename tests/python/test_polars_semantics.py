@@ -494,3 +494,17 @@ def test_float_floor_div_and_modulo_by_one_value_use_its_reciprocal(engine: ladl
                 per_group = t.group_by("g").agg(pl.col("x").max(), pl.col("y").first()).sort("g")
                 assert_same(per_group.select(e.alias("v")), engine, check_exact=True)
                 assert_same(t.head(1).select(e.alias("v")), engine, check_exact=True)
+
+
+def test_rank_of_a_group_aggregate_is_null_where_the_aggregate_is(engine: ladle.Engine,
+                                                                  small_engine: ladle.Engine) -> None:
+    # rank() of one value per group under over(): 1 where it is there, null where
+    # the group's aggregate is null (qfuzz 1001:34004, 1001:22519)
+    t = pl.LazyFrame({"b": [0, None, 3, 3, None], "k2": [None, None, 1, 1, 1], "x": [None, 0, None, 4, 5]},
+                     schema={"b": pl.UInt8, "k2": pl.UInt8, "x": pl.UInt32})
+    for e in (engine, small_engine):
+        for x in (pl.col("b").arg_min().rank("average", descending=True).over("b", "k2"),
+                  pl.col("b").min().rank().over("b"), pl.col("b").max().rank("dense").over("k2"),
+                  pl.col("x").min().rank("min").over("b"), pl.col("b").max().rank()):
+            assert_same(t.select(x.alias("r")), e)
+        assert_same(t.filter(pl.col("x").min().rank().over("b").hash(0) == pl.col("x").hash(0)), e)
