@@ -254,6 +254,8 @@ class Translator:
         self.inlined: dict[str, int] = {}
         # inside first() (0) or last() (-1): the slice offset that is a no-op there
         self._sliced_by: int | None = None
+        # translating a group_by's aggregations or an over()'s expression
+        self._grouped = False
 
     # ------------------------------------------------------------------ nodes
 
@@ -692,12 +694,14 @@ class Translator:
             raise Unsupported("group_by_dynamic/rolling", "not supported by ladle yet")
         if ir.apply:
             raise Unsupported("group_by().map_groups", "Python UDFs run on Polars")
-        plan = N.group_by(
-            self.node(ir.input),
-            [self._named(k) for k in ir.keys],
-            [self._named(a) for a in ir.aggs],
-            bool(ir.maintain_order),
-        )
+        source = self.node(ir.input)
+        keys = [self._named(k) for k in ir.keys]
+        saved, self._grouped = self._grouped, True
+        try:
+            aggs = [self._named(a) for a in ir.aggs]
+        finally:
+            self._grouped = saved
+        plan = N.group_by(source, keys, aggs, bool(ir.maintain_order))
         return self._apply_slice(plan, getattr(opts, "slice", None))
 
     def _apply_slice(self, plan: N.Plan, sl: Any) -> N.Plan:
@@ -987,7 +991,17 @@ class Translator:
         if name == "count":
             return N.agg(N.LADLE_AGG_LEN if e.options else N.LADLE_AGG_COUNT, arg)
         if name in ("std", "var"):
-            return N.agg(_AGGS[name], arg, int(e.options))
+            out = N.agg(_AGGS[name], arg, int(e.options))
+            if self._grouped and int(e.options) == 0 and self._has_repeat(e.arguments[0]):
+                # Per group, Polars evaluates repeat() (its form of a comparison with
+                # a null literal) to a list, whose values it aggregates by offsets,
+                # and its var/std by offsets gives 0.0 for a group of one row with
+                # ddof=0 even where that row is null (qfuzz 1001:26012).
+                out_dt = pl.Float32 if self._dtype(e.arguments[0]) == pl.Float32 else pl.Float64
+                zero = _literal_value(out_dt, 0.0, f"{name} of one row")
+                one = N.lit("int", 1, (N.LADLE_TYPE_UINT32, 0, ""))
+                return N.when([N.binary(N.LADLE_OP_EQ, N.len(), one)], [zero], out)
+            return out
         if name not in _AGGS:
             raise Unsupported(f"aggregation {name}", "not supported by ladle yet")
         if name == "mean":
@@ -997,6 +1011,21 @@ class Translator:
         if name == "median":
             return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x))
         return N.agg(_AGGS[name], arg)
+
+    def _has_repeat(self, i: int) -> bool:
+        """Whether expression i computes, row-wise, on a repeat() (not under an
+        aggregation)."""
+        e = self._view(i)
+        kind = type(e).__name__
+        if kind == "Function":
+            return _enum_name(e.function_data[0]) == "repeat" or any(self._has_repeat(x) for x in e.input)
+        if kind == "BinaryExpr":
+            return self._has_repeat(e.left) or self._has_repeat(e.right)
+        if kind == "Cast":
+            return self._has_repeat(e.expr)
+        if kind == "Ternary":
+            return any(self._has_repeat(x) for x in (e.predicate, e.truthy, e.falsy))
+        return False
 
     def _temporal_stat(self, node: int, arg: N.Expr, stat: Callable[[N.Expr], N.Expr]) -> N.Expr:
         """mean, median and quantiles: of a number as they are; of a temporal column
@@ -1247,7 +1276,12 @@ class Translator:
             raise Unsupported(f"over(mapping_strategy={kind})", "not supported by ladle yet")
         if not isinstance(e.partition_by, list) or not e.partition_by:
             raise Unsupported("window without partition_by", "not supported by ladle yet")
-        return N.over(self.expr(e.function), [self.expr(p) for p in e.partition_by])
+        saved, self._grouped = self._grouped, True
+        try:
+            function = self.expr(e.function)
+        finally:
+            self._grouped = saved
+        return N.over(function, [self.expr(p) for p in e.partition_by])
 
 
 # "[:": Rust's [[:alpha:]] is ASCII; glibc's follows the locale (ß is alpha)

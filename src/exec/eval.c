@@ -601,6 +601,31 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
   return st;
 }
 
+/* The rank of one value (of an aggregation, per group under over()): 1 where
+ * the value is there, null where it is null, as Polars ranks a one-value Series
+ * (qfuzz 1001:34004: the per-group arg_min of only nulls is null). */
+static ladle_status rank_of_one_value(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                      ladle_groups *groups, bool broadcast, ladle_column *out,
+                                      ladle_error *err) {
+  ladle_column in, o;
+  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, groups, broadcast, &in, err));
+  ladle_status st = ladle_column_alloc(e->type, in.length, in.validity != NULL, 0, &o, err);
+  if (st == LADLE_OK) {
+    for (int64_t i = 0; i < in.length; i++) {
+      if (e->type.id == LADLE_TYPE_FLOAT64)
+        LADLE_COL_MUT(&o, double)[i] = 1.0;
+      else
+        LADLE_COL_MUT(&o, uint32_t)[i] = 1;
+      if (in.validity != NULL)
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, ladle_column_valid(&in, i));
+    }
+    ladle_column_finish_nulls(&o);
+    *out = o;
+  }
+  ladle_column_release(&in);
+  return st;
+}
+
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err) {
@@ -640,6 +665,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     }
     case LADLE_EX_RANK: {
       ladle_column in;
+      if (e->scalar) return rank_of_one_value(s, e, t, groups, broadcast, out, err);
       LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
       st = s->be->rank(&s->k, &in, broadcast && !e->scalar ? groups : NULL,
                        (ladle_rank_method)e->op, e->descending, out, err);

@@ -626,3 +626,48 @@ def test_quantile_of_a_boolean_literal_raises(engine: ladle.Engine) -> None:
     assert_both_raise(t.group_by("k").agg(pl.lit(None, dtype=pl.Boolean).quantile(1.0)), engine)
     assert_both_raise(t.select(pl.lit(True).quantile(0.5)), engine)
     assert_both_raise(t.select(pl.col("b").quantile(0.5)), engine)
+
+
+def test_var_of_a_comparison_with_null_in_a_one_row_group(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    # Polars computes x < null as repeat(null); per group its var/std(ddof=0) is
+    # 0.0 for a group of one row, null row or not (qfuzz 1001:26012)
+    t = pl.LazyFrame({"g": [1, 1, 2, 3, 3, 4, 4, 4], "x": [None, None, None, 1.0, None, 1, 2, 3],
+                      "b": [True, False, None, True, True, False, False, True]})
+    c = pl.col("x") < pl.lit(None, dtype=pl.Float64)
+    for e in (engine, small_engine):
+        for a in (c.var(ddof=0), c.std(ddof=0), c.var(ddof=1), c.cast(pl.Float32).std(ddof=0),
+                  (c & pl.col("b")).var(ddof=0), c.var(ddof=0) + 1):
+            assert_same(t.group_by("g").agg(a.alias("v")), e, ordered=False)
+        assert_same(t.select(c.var(ddof=0).over("g")), e)
+
+
+def test_float_floor_div_and_modulo_by_one_value_use_its_reciprocal(engine: ladle.Engine) -> None:
+    # Polars: x // y and x % y for a float y that is one value and several x
+    # are floor(x * (1 / y)) and x - y * floor(x * (1 / y)); between columns, or
+    # for one x, floor(x / y) and x - y * floor(x / y) (qfuzz 1001:9783)
+    import math
+
+    xs = [math.exp(508.25), 618.7291937745428, -2.5e20, 0.0, -0.0, 7.0, math.inf, -math.inf, math.nan, 1e-300]
+    for dt in (pl.Float64, pl.Float32):
+        for y in (1969.0, 49.0, -3.3, 0.0, math.inf, math.nan):
+            t = pl.LazyFrame({"x": xs, "y": [y] * len(xs), "g": range(len(xs))}, schema={"x": dt, "y": dt, "g": pl.Int64})
+            for e in (pl.col("x") % pl.lit(y, dtype=dt), pl.col("x") // pl.lit(y, dtype=dt), pl.col("x") % pl.col("y"),
+                      pl.col("x") // pl.col("y"), pl.lit(y, dtype=dt) % pl.col("x")):
+                assert_same(t.select(e.alias("v")), engine, check_exact=True)
+                per_group = t.group_by("g").agg(pl.col("x").max(), pl.col("y").first()).sort("g")
+                assert_same(per_group.select(e.alias("v")), engine, check_exact=True)
+                assert_same(t.head(1).select(e.alias("v")), engine, check_exact=True)
+
+
+def test_rank_of_a_group_aggregate_is_null_where_the_aggregate_is(engine: ladle.Engine,
+                                                                  small_engine: ladle.Engine) -> None:
+    # rank() of one value per group under over(): 1 where it is there, null where
+    # the group's aggregate is null (qfuzz 1001:34004, 1001:22519)
+    t = pl.LazyFrame({"b": [0, None, 3, 3, None], "k2": [None, None, 1, 1, 1], "x": [None, 0, None, 4, 5]},
+                     schema={"b": pl.UInt8, "k2": pl.UInt8, "x": pl.UInt32})
+    for e in (engine, small_engine):
+        for x in (pl.col("b").arg_min().rank("average", descending=True).over("b", "k2"),
+                  pl.col("b").min().rank().over("b"), pl.col("b").max().rank("dense").over("k2"),
+                  pl.col("x").min().rank("min").over("b"), pl.col("b").max().rank()):
+            assert_same(t.select(x.alias("r")), e)
+        assert_same(t.filter(pl.col("x").min().rank().over("b").hash(0) == pl.col("x").hash(0)), e)

@@ -54,86 +54,102 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
 #define IMOD(T, x, y) \
   ((T)(IS_SIGNED_T(T) ? (T)((int64_t)(x) % (int64_t)(y)) : (T)((uint64_t)(x) % (uint64_t)(y))))
 
+/* A float // or % whose right side is one value and left side several: Polars
+ * then multiplies by the reciprocal, computed once (floor(x * (1 / y))), where
+ * two columns, or one value on the left, divide row by row. Decided on the
+ * lengths that reach the kernel, as Polars decides on the Series it holds. */
+#define FLOAT_BY_ONE_VALUE(a, b, n) ((b)->length == 1 && (a)->length == (n) && (n) > 1)
+
 /* Integer +,-,* wrap as in Polars: compute in uint64_t and truncate. */
-#define ARITH_KERNEL(T, op, a, b, out, nullbits)                                       \
-  {                                                                                    \
-    const T *A = (a)->values;                                                          \
-    const T *B = (b)->values;                                                          \
-    T *O = LADLE_COL_MUT(out, T);                                                      \
-    int64_t len_ = (out)->length;                                                      \
-    switch (op) {                                                                      \
-      case LADLE_OP_ADD:                                                               \
-        if (IS_FLOAT_T(T))                                                             \
-          BCAST_LOOP(A, B, len_, O[i] = (T)(x + y));                                   \
-        else                                                                           \
-          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x + (uint64_t)y));               \
-        break;                                                                         \
-      case LADLE_OP_SUB:                                                               \
-        if (IS_FLOAT_T(T))                                                             \
-          BCAST_LOOP(A, B, len_, O[i] = (T)(x - y));                                   \
-        else                                                                           \
-          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x - (uint64_t)y));               \
-        break;                                                                         \
-      case LADLE_OP_MUL:                                                               \
-        if (IS_FLOAT_T(T))                                                             \
-          BCAST_LOOP(A, B, len_, O[i] = (T)(x * y));                                   \
-        else                                                                           \
-          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x * (uint64_t)y));               \
-        break;                                                                         \
-      case LADLE_OP_TRUE_DIV:                                                          \
-        /* Polars divides many floats by one as a product with its reciprocal          \
-         * (per-group aggregates by a literal); one by one is a quotient */            \
-        if (IS_FLOAT_T(T) && (a)->length > 1 && (b)->length == 1) {                    \
-          T r_ = (T)(1 / B[0]);                                                        \
-          for (int64_t i = 0; i < len_; i++) O[i] = (T)(A[i] * r_);                    \
-        } else {                                                                       \
-          BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y)));  \
-        }                                                                              \
-        break;                                                                         \
-      case LADLE_OP_FLOOR_DIV:                                                         \
-        if (IS_FLOAT_T(T)) {                                                           \
-          BCAST_LOOP(A, B, len_, O[i] = (T)floor((double)x / (double)y));              \
-        } else {                                                                       \
-          BCAST_LOOP(A, B, len_, {                                                     \
-            if (y == 0) {                                                              \
-              O[i] = 0;                                                                \
-              ladle_bit_set(nullbits, i, false);                                       \
-            } else if (IS_SIGNED_T(T) && y == (T)-1) {                                 \
-              O[i] = (T)(0 - (uint64_t)x);                                             \
-            } else {                                                                   \
-              T q = (T)(x / y);                                                        \
-              if (IS_SIGNED_T(T) && (IMOD(T, x, y) != 0) && ((x < 0) != (y < 0))) q--; \
-              O[i] = q;                                                                \
-            }                                                                          \
-          });                                                                          \
-        }                                                                              \
-        break;                                                                         \
-      case LADLE_OP_MOD:                                                               \
-        if (IS_FLOAT_T(T)) {                                                           \
-          /* Polars' float remainder: x - floor(x / y) * y in T's precision */         \
-          BCAST_LOOP(A, B, len_, {                                                     \
-            T q_ = (T)floor((double)(T)(x / y));                                       \
-            T p_ = (T)(q_ * y);                                                        \
-            O[i] = (T)(x - p_);                                                        \
-          });                                                                          \
-        } else {                                                                       \
-          BCAST_LOOP(A, B, len_, {                                                     \
-            if (y == 0) {                                                              \
-              O[i] = 0;                                                                \
-              ladle_bit_set(nullbits, i, false);                                       \
-            } else if (IS_SIGNED_T(T) && y == (T)-1) {                                 \
-              O[i] = 0;                                                                \
-            } else {                                                                   \
-              T r = IMOD(T, x, y);                                                     \
-              if (IS_SIGNED_T(T) && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y);    \
-              O[i] = r;                                                                \
-            }                                                                          \
-          });                                                                          \
-        }                                                                              \
-        break;                                                                         \
-      default:                                                                         \
-        break;                                                                         \
-    }                                                                                  \
+#define ARITH_KERNEL(T, op, a, b, out, nullbits)                                        \
+  {                                                                                     \
+    const T *A = (a)->values;                                                           \
+    const T *B = (b)->values;                                                           \
+    T *O = LADLE_COL_MUT(out, T);                                                       \
+    int64_t len_ = (out)->length;                                                       \
+    switch (op) {                                                                       \
+      case LADLE_OP_ADD:                                                                \
+        if (IS_FLOAT_T(T))                                                              \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x + y));                                    \
+        else                                                                            \
+          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x + (uint64_t)y));                \
+        break;                                                                          \
+      case LADLE_OP_SUB:                                                                \
+        if (IS_FLOAT_T(T))                                                              \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x - y));                                    \
+        else                                                                            \
+          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x - (uint64_t)y));                \
+        break;                                                                          \
+      case LADLE_OP_MUL:                                                                \
+        if (IS_FLOAT_T(T))                                                              \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x * y));                                    \
+        else                                                                            \
+          BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x * (uint64_t)y));                \
+        break;                                                                          \
+      case LADLE_OP_TRUE_DIV:                                                           \
+        /* Polars divides many floats by one value as a product with its                \
+         * reciprocal (per-group aggregates by a literal); one by one is a quotient */  \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_)) {                          \
+          T r_ = (T)((T)1 / B[0]);                                                      \
+          for (int64_t i = 0; i < len_; i++) O[i] = (T)(A[i] * r_);                     \
+        } else {                                                                        \
+          BCAST_LOOP(A, B, len_, O[i] = (T)(x / (y == 0 && !IS_FLOAT_T(T) ? 1 : y)));   \
+        }                                                                               \
+        break;                                                                          \
+      case LADLE_OP_FLOOR_DIV:                                                          \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_)) {                          \
+          T y_ = B[0], inv_ = (T)((T)1 / y_);                                           \
+          for (int64_t i = 0; i < len_; i++) O[i] = (T)floor((double)(T)(A[i] * inv_)); \
+        } else if (IS_FLOAT_T(T)) {                                                     \
+          BCAST_LOOP(A, B, len_, O[i] = (T)floor((double)(T)(x / y)));                  \
+        } else {                                                                        \
+          BCAST_LOOP(A, B, len_, {                                                      \
+            if (y == 0) {                                                               \
+              O[i] = 0;                                                                 \
+              ladle_bit_set(nullbits, i, false);                                        \
+            } else if (IS_SIGNED_T(T) && y == (T)-1) {                                  \
+              O[i] = (T)(0 - (uint64_t)x);                                              \
+            } else {                                                                    \
+              T q = (T)(x / y);                                                         \
+              if (IS_SIGNED_T(T) && (IMOD(T, x, y) != 0) && ((x < 0) != (y < 0))) q--;  \
+              O[i] = q;                                                                 \
+            }                                                                           \
+          });                                                                           \
+        }                                                                               \
+        break;                                                                          \
+      case LADLE_OP_MOD:                                                                \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_)) {                          \
+          /* Polars' remainder by one value: x - y * floor(x * (1 / y)) */              \
+          T y_ = B[0], inv_ = (T)((T)1 / y_);                                           \
+          for (int64_t i = 0; i < len_; i++) {                                          \
+            T q_ = (T)floor((double)(T)(A[i] * inv_));                                  \
+            O[i] = (T)(A[i] - (T)(y_ * q_));                                            \
+          }                                                                             \
+        } else if (IS_FLOAT_T(T)) {                                                     \
+          /* Polars' float remainder: x - floor(x / y) * y in T's precision */          \
+          BCAST_LOOP(A, B, len_, {                                                      \
+            T q_ = (T)floor((double)(T)(x / y));                                        \
+            T p_ = (T)(q_ * y);                                                         \
+            O[i] = (T)(x - p_);                                                         \
+          });                                                                           \
+        } else {                                                                        \
+          BCAST_LOOP(A, B, len_, {                                                      \
+            if (y == 0) {                                                               \
+              O[i] = 0;                                                                 \
+              ladle_bit_set(nullbits, i, false);                                        \
+            } else if (IS_SIGNED_T(T) && y == (T)-1) {                                  \
+              O[i] = 0;                                                                 \
+            } else {                                                                    \
+              T r = IMOD(T, x, y);                                                      \
+              if (IS_SIGNED_T(T) && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y);     \
+              O[i] = r;                                                                 \
+            }                                                                           \
+          });                                                                           \
+        }                                                                               \
+        break;                                                                          \
+      default:                                                                          \
+        break;                                                                          \
+    }                                                                                   \
   }
 
 #define CMP_KERNEL(T, op, a, b, out)                       \
