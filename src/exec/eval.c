@@ -82,6 +82,8 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
  * truncation to months of a date out of chrono's range). */
 static bool may_fail(const ladle_bexpr *e) {
   if (e->kind == LADLE_EX_CAST && e->cast_mode == LADLE_CAST_STRICT) return true;
+  /* a cast Polars refuses fails in any mode where a value reaches it */
+  if (e->kind == LADLE_EX_CAST && ladle_cast_refused(e->args[0]->type, e->type)) return true;
   if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_POW) return true;
   if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_DT_TRUNCATE && e->fopts.str != NULL &&
       strcmp(e->fopts.str, "1mo") == 0)
@@ -496,6 +498,11 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
   if (c.columns) ladle_release_columns(c.columns, nc);
   free(rows);
   if (st != LADLE_OK) return st;
+  if (groups == NULL && t->num_rows == 0) {
+    /* the first of no rows is null, whatever the expression makes of a null */
+    ladle_column_release(&r);
+    return ladle_column_nulls(e->type, 1, out, err);
+  }
   if (groups != NULL && broadcast) {
     st = broadcast_groups(&r, groups, out, err);
     ladle_column_release(&r);
@@ -549,7 +556,8 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
 static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                         ladle_column *out, ladle_error *err) {
   size_t nb = (e->nargs - 1) / 2;
-  int64_t n = t->num_rows;
+  /* a when of single values is one row whatever the table's (none included) */
+  int64_t n = e->scalar ? 1 : t->num_rows;
   ladle_column *a = calloc(e->nargs, sizeof *a);
   uint8_t *taken = calloc((size_t)LADLE_MAX(n, 1), 1);
   int64_t *sel = malloc((size_t)LADLE_MAX(n, 1) * sizeof *sel);

@@ -671,3 +671,22 @@ def test_rank_of_a_group_aggregate_is_null_where_the_aggregate_is(engine: ladle.
                   pl.col("x").min().rank("min").over("b"), pl.col("b").max().rank()):
             assert_same(t.select(x.alias("r")), e)
         assert_same(t.filter(pl.col("x").min().rank().over("b").hash(0) == pl.col("x").hash(0)), e)
+
+
+def test_refused_casts_in_untaken_branches_and_scalars_over_no_rows(engine: ladle.Engine) -> None:
+    """qfuzz 1002: a cast Polars refuses inside a branch no row takes fails
+    nothing (35343, 8819); first() of no rows is null whatever fill_null makes
+    of it (12606); a when of single values over no rows is still one value
+    (14027: the median of a Date literal after head(0))."""
+    s = pl.LazyFrame({"k2": ["", "x"], "d": [dt.date(2020, 1, 1), None]})
+    assert_same(s.select(pl.when(pl.col("k2").is_not_null()).then(pl.lit(False))
+                         .otherwise(pl.col("k2").cast(pl.Boolean, strict=False)).alias("x")), engine)
+    assert_same(s.with_columns(pl.when(pl.col("k2") == "zz").then(pl.col("k2").cast(pl.Date)).otherwise(pl.col("d"))
+                               .alias("b")), engine)
+    a = pl.LazyFrame({"a": pl.Series([0], dtype=pl.Duration("ns"))})
+    assert_same(a.filter(pl.lit(False)).select(
+        pl.col("a").fill_null(pl.duration(days=-2, time_unit="us")).first().alias("x")), engine)
+    e = pl.LazyFrame({"e": [dt.date(2000, 1, 1)]})
+    for q in (e.head(0).select(pl.lit(dt.date(2000, 2, 29)).median().alias("x")),
+              e.head(0).select(pl.lit(dt.date(2000, 2, 29)).mean().alias("x"))):
+        assert_same(q, engine)
