@@ -1193,12 +1193,12 @@ static ladle_status exec_distinct(exec_state *s, const ladle_plan *p, ladle_tabl
 static ladle_status exec_union(const ladle_plan *p, ladle_table **ins, ladle_table **out,
                                ladle_error *err) {
   size_t total = 0;
-  for (size_t i = 0; i < p->ninputs; i++) total += ins[i]->nchunks;
+  for (size_t i = 0; i < p->ninputs; i++) total += ins[i] ? ins[i]->nchunks : 0;
   ladle_table *t;
   LADLE_RETURN_NOT_OK(table_like(&p->schema, total, &t, err));
   size_t j = 0;
   for (size_t i = 0; i < p->ninputs; i++)
-    for (size_t k = 0; k < ins[i]->nchunks; k++, j++) {
+    for (size_t k = 0; ins[i] && k < ins[i]->nchunks; k++, j++) {
       t->chunks[j].length = ins[i]->chunks[k].length;
       for (size_t c = 0; c < p->schema.n; c++)
         ladle_column_copy_ref(&ins[i]->chunks[k].columns[c], &t->chunks[j].columns[c]);
@@ -1691,6 +1691,12 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
   /* a join that may transfer its keys computes its right side first */
   bool right_first = transfer_candidate(p);
   bool pushed = false;
+  if (p->kind == LADLE_NODE_SLICE && p->offset >= 0 && p->length >= 0 &&
+      p->inputs[0]->kind == LADLE_NODE_UNION) {
+    s->limit_node = p->inputs[0];
+    s->limit_rows = p->offset + p->length;
+  }
+  int64_t union_rows = 0;
   for (; got < p->ninputs && st == LADLE_OK; got++) {
     size_t in = right_first && got < 2 ? 1 - got : got;
     bool *jneed = NULL;
@@ -1716,6 +1722,11 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
     if (st == LADLE_OK && s->ntransfer > 0 && jd[in < 2 ? in : 0].in == NULL)
       st = transfer_apply(s, p, in, &ins[in], err);
     if (st == LADLE_OK && right_first && in == 1) st = transfer_push(s, p, ins[1], &pushed, err);
+    if (st == LADLE_OK && p->kind == LADLE_NODE_UNION && s->limit_node == p &&
+        (union_rows += ins[in]->num_rows) >= s->limit_rows) {
+      got++; /* the slice has its rows: the later inputs are not run */
+      break;
+    }
   }
   if (pushed) {
     s->ntransfer--;

@@ -94,6 +94,11 @@ typedef struct exec_state {
   size_t ntransfer;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
+  /* a union under head()/slice(offset >= 0, length >= 0): its inputs run in
+   * order until they hold limit_rows rows, as Polars stops (a later input's
+   * error never raised) */
+  const struct ladle_plan *limit_node;
+  int64_t limit_rows;
 } exec_state;
 
 /* A column of n rows that only holds a place: no buffers, type NULL (a column

@@ -690,3 +690,14 @@ def test_refused_casts_in_untaken_branches_and_scalars_over_no_rows(engine: ladl
     for q in (e.head(0).select(pl.lit(dt.date(2000, 2, 29)).median().alias("x")),
               e.head(0).select(pl.lit(dt.date(2000, 2, 29)).mean().alias("x"))):
         assert_same(q, engine)
+
+
+def test_concat_under_head_stops_once_it_has_the_rows(engine: ladle.Engine) -> None:
+    """As Polars, a concat under head()/slice runs its inputs in order until it
+    holds the rows asked for: a later input's error is never raised (qfuzz
+    20261201:148)."""
+    a = pl.LazyFrame({"x": ["1", "2", None]}).select(pl.col("x").cast(pl.Int64))
+    b = pl.LazyFrame({"x": ["nope"]}).select(pl.col("x").cast(pl.Int64))
+    for q in (pl.concat([a, b]).head(3), pl.concat([a, b]).slice(1, 2), pl.concat([a, a, b]).head(5)):
+        assert_same(q, engine)
+    assert_both_raise(pl.concat([a, b]).head(4), engine)
