@@ -540,7 +540,11 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
     ladle_groups_release(&one);
   }
   ladle_column_release(&in);
-  if (st != LADLE_OK || groups == NULL) {
+  /* per group (not broadcast to rows) it stays one value, as Polars keeps it:
+   * arithmetic on it then takes the one-value forms (lit(100.0).max() / 1e300
+   * is a quotient, not a product with the reciprocal); the group_by spreads
+   * what is left single at the end */
+  if (st != LADLE_OK || groups == NULL || !broadcast) {
     if (st == LADLE_OK) *out = agg;
     return st;
   }

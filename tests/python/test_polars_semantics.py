@@ -701,3 +701,14 @@ def test_concat_under_head_stops_once_it_has_the_rows(engine: ladle.Engine) -> N
     for q in (pl.concat([a, b]).head(3), pl.concat([a, b]).slice(1, 2), pl.concat([a, a, b]).head(5)):
         assert_same(q, engine)
     assert_both_raise(pl.concat([a, b]).head(4), engine)
+
+
+def test_aggregate_of_a_literal_per_group_divides_as_one_value(engine: ladle.Engine) -> None:
+    """Per group, an aggregation of a literal stays one value in Polars, so
+    dividing it by a literal is a quotient, not a product with the reciprocal
+    (qfuzz 1002:30608)."""
+    t = pl.LazyFrame({"k": [None, "", "a"]}, schema={"k": pl.String})
+    q = t.group_by("k", maintain_order=True).agg(
+        (pl.lit(100.0).quantile(0.75, interpolation="lower") / 1e300).alias("a"),
+        (pl.lit(3.0).max() / -5).alias("b"), (pl.lit(519.0).sum() / -2.5).alias("c"))
+    assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"), check_exact=True)
