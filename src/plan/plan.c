@@ -365,7 +365,8 @@ ladle_status ladle_plan_join(ladle_plan *left, ladle_plan *right, size_t n_keys,
     for (size_t k = 0; k < n_keys; k++) {
       if (!merged[k] || p->keys[k]->col != (int64_t)i) continue;
       if (how == LADLE_JOIN_RIGHT) drop = true; /* a right join keeps the right key */
-      if (how == LADLE_JOIN_FULL) from_right = p->rkeys[k]->col;
+      /* a left key used twice is coalesced with its first partner, as Polars */
+      if (how == LADLE_JOIN_FULL && from_right < 0) from_right = p->rkeys[k]->col;
     }
     if (drop) continue;
     p->out_map[n] = (int64_t)i;

@@ -712,3 +712,12 @@ def test_aggregate_of_a_literal_per_group_divides_as_one_value(engine: ladle.Eng
         (pl.lit(100.0).quantile(0.75, interpolation="lower") / 1e300).alias("a"),
         (pl.lit(3.0).max() / -5).alias("b"), (pl.lit(519.0).sum() / -2.5).alias("c"))
     assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"), check_exact=True)
+
+
+def test_full_join_left_key_used_twice_coalesces_with_its_first_partner(engine: ladle.Engine) -> None:
+    """qfuzz 1003:19410, 1002:35787: left_on=['c', 'c'] in a coalescing full join."""
+    t1 = pl.LazyFrame({"c": [0, 5]}, schema={"c": pl.UInt16})
+    t3 = pl.LazyFrame({"c": [0, 7], "h": [None, 7]}, schema={"c": pl.UInt16, "h": pl.UInt16})
+    # (with right_on=["h", "c"] Polars' two engines disagree)
+    q = t1.join(t3, left_on=["c", "c"], right_on=["c", "h"], how="full", coalesce=True)
+    assert_same(q, engine, ordered=False)
