@@ -16,6 +16,10 @@
 typedef struct ladle_kctx {
   ladle_pool *pool;    /* threads for this call */
   int64_t morsel_rows; /* work unit for parallel loops */
+  /* binary: the left operand is part of a column of more than one row (a
+   * chunk, maybe of one row, of a longer one), the right one a single value:
+   * Polars then divides through the reciprocal */
+  bool many_rows;
 } ladle_kctx;
 
 /* Dense group ids for rows of a set of key columns. */

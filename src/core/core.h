@@ -345,6 +345,10 @@ int64_t ladle_schema_find(const ladle_schema *s, const char *name);
 typedef struct ladle_chunk {
   int64_t length;
   ladle_column *columns; /* schema.n of them */
+  /* the rows of the table this chunk is part of (ladle_table_seal); 0 for a
+   * chunk standing alone: a row-wise expression's column is that long, which
+   * picks Polars' formula for a division by one value */
+  int64_t table_rows;
 } ladle_chunk;
 
 struct ladle_table {

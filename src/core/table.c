@@ -80,6 +80,7 @@ oom:
 void ladle_table_seal(ladle_table *t) {
   t->num_rows = 0;
   for (size_t k = 0; k < t->nchunks; k++) t->num_rows += t->chunks[k].length;
+  for (size_t k = 0; k < t->nchunks; k++) t->chunks[k].table_rows = t->num_rows;
 }
 
 ladle_table *ladle_table_ref(ladle_table *t) {

@@ -34,15 +34,30 @@ static ladle_status checked_func(exec_state *s, const ladle_bexpr *e, ladle_colu
   return s->be->func(&s->k, e, args, e->nargs, out, err);
 }
 
-/* Applies one elementwise node to its evaluated arguments. */
+/* The rows of the column a chunk's row-wise values belong to: its table's, or
+ * its own for a chunk standing alone (NULL: single values). */
+static int64_t chunk_rows(const ladle_chunk *chunk) {
+  if (chunk == NULL) return 1;
+  return chunk->table_rows > 0 ? chunk->table_rows : chunk->length;
+}
+
+/* Applies one elementwise node to its evaluated arguments; rows: the length
+ * of the column the row-wise arguments are part of (< 0: they are whole). */
 static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column *args,
-                               ladle_column *out, ladle_error *err) {
+                               int64_t rows, ladle_column *out, ladle_error *err) {
   const ladle_backend *be = s->be;
   switch (e->kind) {
     case LADLE_EX_ALIAS:
       ladle_column_copy_ref(&args[0], out);
       return LADLE_OK;
     case LADLE_EX_BINARY:
+      if (rows > 1 && !e->args[0]->scalar && e->args[1]->scalar) {
+        /* a chunk of a longer column by one value: as Polars divides the
+         * whole column, through the reciprocal even on a chunk of one row */
+        ladle_kctx k = s->k;
+        k.many_rows = true;
+        return be->binary(&k, e->op, &args[0], &args[1], e->type, out, err);
+      }
       return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
     case LADLE_EX_FUNC: {
       /* Kernels take their length from the first argument: a single value
@@ -149,6 +164,7 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
   /* a chunk of the taken rows, holding the columns the branch reads */
   ladle_chunk sub;
   sub.length = cnt;
+  sub.table_rows = 0; /* Polars computes the branch on these rows alone */
   size_t nc = (size_t)(max_col(b) + 1);
   sub.columns = calloc(LADLE_MAX(nc, 1), sizeof *sub.columns);
   if (sub.columns == NULL) return LADLE_OOM(err, "when branch");
@@ -212,7 +228,7 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
     st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
     if (st == LADLE_OK) done = slot + 1;
   }
-  if (st == LADLE_OK) st = apply_node(s, e, a, out, err);
+  if (st == LADLE_OK) st = apply_node(s, e, a, chunk_rows(chunk), out, err);
   for (size_t i = 0; a != NULL && i < done; i++) ladle_column_release(&a[i]);
   free(a);
   free(taken);
@@ -244,7 +260,7 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
   for (; done < e->nargs && st == LADLE_OK; done++)
     st = eval_chunk(s, e->args[done], chunk, &a[done], err);
   if (st == LADLE_OK)
-    st = apply_node(s, e, a, out, err);
+    st = apply_node(s, e, a, chunk_rows(chunk), out, err);
   else
     done--;
   for (size_t i = 0; i < done; i++) ladle_column_release(&a[i]);
@@ -476,7 +492,7 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
   int64_t ng = groups ? groups->ngroups : 1;
   int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
   size_t nc = (size_t)(max_col(x) + 1);
-  ladle_chunk c = {ng, calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
+  ladle_chunk c = {.length = ng, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
   ladle_status st = rows && c.columns ? LADLE_OK : LADLE_OOM(err, "first/last");
   for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
     rows[k] = groups ? (e->op == LADLE_AGG_FIRST ? groups->first[k] : -1)
@@ -595,7 +611,7 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
     } else {
       /* row-wise, on part of the rows: the columns it reads, whole */
       size_t nc = (size_t)(max_col(b) + 1);
-      ladle_chunk whole = {n, calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
+      ladle_chunk whole = {.length = n, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
       st = whole.columns ? LADLE_OK : LADLE_OOM(err, "when branch");
       for (size_t col = 0; st == LADLE_OK && col < nc; col++)
         if (reads_col(b, (int64_t)col))
@@ -605,7 +621,7 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
     }
     if (st == LADLE_OK) done = slot + 1;
   }
-  if (st == LADLE_OK) st = apply_node(s, e, a, out, err);
+  if (st == LADLE_OK) st = apply_node(s, e, a, -1, out, err);
   for (size_t i = 0; a != NULL && i < done; i++) ladle_column_release(&a[i]);
   free(a);
   free(taken);
@@ -733,7 +749,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   for (; done < e->nargs && st == LADLE_OK; done++)
     st = ladle_eval_full(s, e->args[done], t, groups, broadcast, &args[done], err);
   if (st == LADLE_OK)
-    st = apply_node(s, e, args, out, err);
+    st = apply_node(s, e, args, -1, out, err);
   else
     done--;
   ladle_release_columns(args, done);

@@ -165,45 +165,6 @@ static ladle_status bind_args(const ladle_expr *e, bind_state *s, ladle_bexpr *b
   return LADLE_OK;
 }
 
-/* x / s for a single value s becomes x * (1 / s), as Polars computes a float
- * division by a scalar (a literal, an aggregation): the reciprocal once, then a
- * product per row, which can differ from a quotient in the last bit. */
-static ladle_status reciprocal_product(ladle_bexpr *b, ladle_error *err) {
-  ladle_dtype t = b->type;
-  ladle_bexpr *one = bnew(LADLE_EX_LIT, 0), *rec = bnew(LADLE_EX_BINARY, 2);
-  char *n1 = ladle_strdup("literal"), *n2 = ladle_strdup(b->args[1]->name);
-  ladle_status st = one && rec && n1 && n2 ? ladle_column_alloc(t, 1, false, 0, &one->lit, err)
-                                           : LADLE_OOM(err, "division");
-  if (st != LADLE_OK) {
-    if (one) free(one);
-    if (rec) {
-      free(rec->args);
-      free(rec);
-    }
-    free(n1);
-    free(n2);
-    return st;
-  }
-  if (t.id == LADLE_TYPE_FLOAT32)
-    LADLE_COL_MUT(&one->lit, float)[0] = 1.0f;
-  else
-    LADLE_COL_MUT(&one->lit, double)[0] = 1.0;
-  one->type = t;
-  one->scalar = true;
-  one->name = n1;
-  rec->op = LADLE_OP_TRUE_DIV;
-  rec->type = t;
-  rec->args[0] = one;
-  rec->args[1] = b->args[1];
-  rec->scalar = true;
-  rec->has_agg = b->args[1]->has_agg;
-  rec->has_window = b->args[1]->has_window;
-  rec->name = n2;
-  b->args[1] = rec;
-  b->op = LADLE_OP_MUL;
-  return LADLE_OK;
-}
-
 static ladle_status coerce(ladle_bexpr **slot, ladle_dtype to, ladle_error *err) {
   return ladle_bexpr_cast(*slot, to, LADLE_CAST_NON_STRICT, slot, err);
 }
@@ -351,9 +312,6 @@ static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr 
     LADLE_RETURN_NOT_OK(coerce(&b->args[1], st, err));
   }
   b->type = st;
-  if (op == LADLE_OP_TRUE_DIV && ladle_type_is_float(st.id) && b->args[1]->scalar &&
-      !b->args[0]->scalar)
-    return reciprocal_product(b, err);
   return LADLE_OK;
 }
 

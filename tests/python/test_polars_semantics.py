@@ -721,3 +721,18 @@ def test_full_join_left_key_used_twice_coalesces_with_its_first_partner(engine: 
     # (with right_on=["h", "c"] Polars' two engines disagree)
     q = t1.join(t3, left_on=["c", "c"], right_on=["c", "h"], how="full", coalesce=True)
     assert_same(q, engine, ordered=False)
+
+
+def test_division_by_one_value_on_one_row_frames_and_one_row_chunks(engine: ladle.Engine) -> None:
+    """Polars divides a column of one row by one value as a quotient, and of
+    more rows through the reciprocal, however ladle cuts them into chunks
+    (qfuzz 1796127467:4419: exp(465.5) / 3.0 on a one-row frame)."""
+    engines = (engine, ladle.Engine(raise_on_fail=True, threads=2, morsel_rows=7),
+               ladle.Engine(raise_on_fail=True, threads=1, morsel_rows=1))
+    for vals in ([465.5], [465.5, 1.7], [0.1 * i - 3.3 for i in range(15)]):
+        t = pl.LazyFrame({"x": vals})
+        for q in (t.select((pl.col("x").exp() / 3.0).alias("a")), t.select((pl.col("x") / -2.5).alias("a")),
+                  t.select((pl.col("x") % 0.7).alias("a")), t.select((pl.col("x") // 0.3).alias("a")),
+                  t.select((pl.lit(519.0) / -2.5 + pl.col("x")).alias("a"))):
+            for e in engines:
+                assert_frame_equal(q.collect(engine=e), q.collect(engine="in-memory"), check_exact=True)

@@ -57,8 +57,10 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
 /* A float // or % whose right side is one value and left side several: Polars
  * then multiplies by the reciprocal, computed once (floor(x * (1 / y))), where
  * two columns, or one value on the left, divide row by row. Decided on the
- * lengths that reach the kernel, as Polars decides on the Series it holds. */
-#define FLOAT_BY_ONE_VALUE(a, b, n) ((b)->length == 1 && (a)->length == (n) && (n) > 1)
+ * lengths that reach the kernel, as Polars decides on the Series it holds, or
+ * on ctx->many_rows for a chunk of a longer column. */
+#define FLOAT_BY_ONE_VALUE(a, b, n) \
+  ((b)->length == 1 && (a)->length == (n) && ((n) > 1 || many_rows_))
 
 /* Integer +,-,* wrap as in Polars: compute in uint64_t and truncate. */
 #define ARITH_KERNEL(T, op, a, b, out, nullbits)                                        \
@@ -352,7 +354,7 @@ static void date_minus_date(const ladle_column *a, const ladle_column *b, int64_
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err) {
-  LADLE_UNUSED(ctx);
+  bool many_rows_ = ctx != NULL && ctx->many_rows; /* read by FLOAT_BY_ONE_VALUE */
   int64_t n = LADLE_MAX(a->length, b->length);
   if (a->length == 0 || b->length == 0) n = 0;
   if (op == LADLE_OP_AND || op == LADLE_OP_OR || op == LADLE_OP_XOR)
