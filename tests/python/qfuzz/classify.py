@@ -40,6 +40,9 @@ RULES: list[Rule] = [
     Rule("temporal literals outside Python's datetime range: ladle's translator panics (PanicException)",
          fine=r"^ladle_error:PanicException", detail=r"overflowed|out-of-range"),
     # Polars raises, ladle answers
+    Rule("a literal compared with a column Polars holds as one value (made from a literal): Polars gives the wrong "
+         "height or a ShapeError (a Polars bug; ladle's answer is right)",
+         fine=r"^(mismatch:height|polars_error_ladle_ok:ShapeError).*\b(cmp|eq_missing|ne_missing):[^|]*(over:lit|lit-first)"),
     Rule("casts Polars refuses run on ladle (#1: String -> Date; also String -> Boolean, Duration -> String, ...)",
          fine=r"^polars_error_ladle_ok:InvalidOperationError", detail=r"casting from .* not supported"),
     Rule("#7 clip with bounds that do not fit the column type", fine=r"^polars_error_ladle_ok.*\bclip\b",
@@ -101,7 +104,9 @@ RULES: list[Rule] = [
     Rule("wrap_numerical casts int -> temporal give null", fine=r"^mismatch.*cast:u?int->(date|datetime|duration):wrap"),
     Rule("#17 median/quantile of inf", fine=r"^mismatch.*agg:(median|quantile)", detail=r"inf"),
     Rule("#17 pow(0.5) of -inf / -0.0", fine=r"^mismatch.*pow\(0\.5\)"),
-    Rule("arg_min/arg_max of a group of NaN gives null (Polars: the first index)", fine=r"^mismatch.*agg:arg_(min|max)"),
+    Rule("arg_min/arg_max among equal values where Polars flagged the column sorted (a column made from one literal, "
+         "after a sort): Polars answers by the flag, ladle gives the first (docs/semantics.md)",
+         fine=r"^mismatch.*agg:arg_(min|max)"),
     Rule("a strict cast of -inf (log() of an integer 0) to an integer gives null on ladle (Polars: 0, no error)",
          fine=r"^mismatch.*cast:float->u?int:strict.*\blog|^mismatch.*\blog.*cast:float->u?int:strict"),
     Rule("Float32 log()/log10(): last bits differ from Polars", fine=r"^mismatch.*\blog(10)?\b"),
