@@ -818,9 +818,28 @@ static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const lad
   return LADLE_OK;
 }
 
+/* A table without chunks (an empty result of a slice, a filter, a join): Polars
+ * still computes an expression once over no rows, and its errors (a strict
+ * cast of a literal, clip's bounds) are raised, so ladle evaluates one that
+ * can fail on one empty chunk, for its errors only. */
+static ladle_status probe_no_rows(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                  ladle_error *err) {
+  size_t nc = t->schema.n;
+  ladle_chunk c = {.length = 0, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
+  ladle_status st = c.columns ? LADLE_OK : LADLE_OOM(err, "columns");
+  for (size_t i = 0; st == LADLE_OK && i < nc; i++)
+    st = ladle_column_alloc(t->schema.types[i], 0, false, 0, &c.columns[i], err);
+  ladle_column r;
+  if (st == LADLE_OK && (st = eval_chunk(s, e, &c, &r, err)) == LADLE_OK) ladle_column_release(&r);
+  if (c.columns) ladle_release_columns(c.columns, nc);
+  return st;
+}
+
 ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                 ladle_column **out_cols, bool *out_scalar, ladle_error *err) {
   size_t n = t->nchunks;
+  if (n == 0 && !e->has_agg && !e->has_window && may_fail(e))
+    LADLE_RETURN_NOT_OK(probe_no_rows(s, e, t, err));
   if (e->has_agg && !e->has_window && !e->scalar) {
     /* aggregates under elementwise operators: hoist them, then go chunk by chunk */
     size_t mark = s->nhoist;

@@ -736,3 +736,19 @@ def test_division_by_one_value_on_one_row_frames_and_one_row_chunks(engine: ladl
                   t.select((pl.lit(519.0) / -2.5 + pl.col("x")).alias("a"))):
             for e in engines:
                 assert_frame_equal(q.collect(engine=e), q.collect(engine="in-memory"), check_exact=True)
+
+
+def test_an_expression_that_can_fail_is_computed_over_no_rows(engine: ladle.Engine) -> None:
+    """Polars computes an expression once over an empty result (after a slice
+    past the end, a filter that keeps nothing) and raises its error: clip's
+    bounds that do not fit the column (qfuzz 1001:5472, 31262)."""
+    t = pl.LazyFrame({"f": [1, 2, 3], "b": [None, None, None]}, schema={"f": pl.UInt16, "b": pl.Datetime("us")})
+    for q in (t.sort("f").slice(5, 1).select(pl.col("f").clip(1099511627776, 1099511627776).alias("x")),
+              t.filter(pl.col("f") > 10).with_columns(pl.col("f").clip(-5, 3).alias("x")),
+              t.filter(pl.col("f") > 10).select(pl.col("f").cast(pl.Int64).clip(0, 2**40).alias("x"))):
+        try:
+            q.collect(engine="in-memory")
+        except pl.exceptions.PolarsError:
+            assert_both_raise(q, engine)
+        else:
+            assert_same(q, engine)
