@@ -44,6 +44,10 @@ for target in $TARGETS; do
   rm -rf "$OUT/corpus_$target"
   mkdir -p "$OUT/corpus_$target"
   cp tests/data/fuzz/"$target"-* "$OUT/corpus_$target/" 2>/dev/null || true # kept inputs and past crashes
+  # the corpus kept from earlier campaigns (fuzz/keep_corpus.sh)
+  if [ -f "tests/data/fuzz/corpus/$target.tar.gz" ]; then
+    tar -xzf "tests/data/fuzz/corpus/$target.tar.gz" -C "$OUT/corpus_$target"
+  fi
 done
 if [ -d "$OUT/corpus_parquet" ]; then
   find "$SHARED/parquet-testing" -name '*.parquet' -exec cp {} "$OUT/corpus_parquet/" \;
