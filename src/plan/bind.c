@@ -49,6 +49,13 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
   if (f == LADLE_TYPE_DECIMAL) return ladle_type_is_float(t);
   if (f == LADLE_TYPE_TIME) return t == LADLE_TYPE_INT64;
+  /* INT128 and UINT128: to and from integers, booleans, floats and text */
+  if (f == LADLE_TYPE_INT128 || f == LADLE_TYPE_UINT128 || t == LADLE_TYPE_INT128 ||
+      t == LADLE_TYPE_UINT128) {
+    ladle_type_id o = f == LADLE_TYPE_INT128 || f == LADLE_TYPE_UINT128 ? t : f;
+    return o == LADLE_TYPE_INT128 || o == LADLE_TYPE_UINT128 || o == LADLE_TYPE_BOOL ||
+           ladle_type_is_numeric(o) || o == LADLE_TYPE_STRING;
+  }
   if (ladle_type_is_carried(f) || ladle_type_is_carried(t)) return false;
   bool fnum = ladle_type_is_numeric(f) || f == LADLE_TYPE_BOOL;
   bool tnum = ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL;
@@ -583,6 +590,23 @@ static bool carries(const ladle_expr *e) {
       return false;
   }
 }
+/* Whether binary expression e with bound arguments b computes on INT128: an
+ * arithmetic operator or a comparison between INT128 and INT128, another
+ * integer or a boolean (UINT128 is only carried). */
+static bool int128_binary(const ladle_expr *e, const ladle_bexpr *b) {
+  if (e->kind != LADLE_EX_BINARY || e->op == LADLE_OP_AND || e->op == LADLE_OP_OR ||
+      e->op == LADLE_OP_XOR)
+    return false;
+  bool wide = false;
+  for (size_t i = 0; i < e->nargs; i++) {
+    ladle_type_id t = b->args[i]->type.id;
+    wide |= t == LADLE_TYPE_INT128;
+    if (t != LADLE_TYPE_INT128 && t != LADLE_TYPE_NULL && t != LADLE_TYPE_BOOL &&
+        !ladle_type_is_integer(t))
+      return false;
+  }
+  return wide;
+}
 static const char *expr_kind_name(const ladle_expr *e) {
   switch (e->kind) {
     case LADLE_EX_BINARY:
@@ -646,7 +670,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   s->in_agg = was_agg;
   s->in_over = was_over;
   if (st != LADLE_OK) goto done;
-  if (!carries(e)) {
+  if (!carries(e) && !int128_binary(e, b)) {
     for (size_t i = 0; i < e->nargs; i++)
       if (b->args[i] != NULL && ladle_type_is_carried(b->args[i]->type.id)) {
         st = ladle_err_set(err, LADLE_ENOTSUP,
