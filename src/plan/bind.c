@@ -590,19 +590,22 @@ static bool carries(const ladle_expr *e) {
       return false;
   }
 }
-/* Whether binary expression e with bound arguments b computes on INT128: an
- * arithmetic operator or a comparison between INT128 and INT128, another
- * integer or a boolean (UINT128 is only carried). */
-static bool int128_binary(const ladle_expr *e, const ladle_bexpr *b) {
-  if (e->kind != LADLE_EX_BINARY || e->op == LADLE_OP_AND || e->op == LADLE_OP_OR ||
-      e->op == LADLE_OP_XOR)
+/* Whether e, with bound arguments b, computes on INT128 or UINT128 where ladle
+ * can: an arithmetic operator or a comparison between INT128 and INT128,
+ * another integer or a boolean; when/then/otherwise and fill_null, which only
+ * move values (their binder still asks for a common type). */
+static bool int128_computes(const ladle_expr *e, const ladle_bexpr *b) {
+  bool when = e->kind == LADLE_EX_WHEN || (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_FILL_NULL);
+  if (!when && (e->kind != LADLE_EX_BINARY || e->op == LADLE_OP_AND || e->op == LADLE_OP_OR ||
+                e->op == LADLE_OP_XOR))
     return false;
   bool wide = false;
   for (size_t i = 0; i < e->nargs; i++) {
     ladle_type_id t = b->args[i]->type.id;
-    wide |= t == LADLE_TYPE_INT128;
-    if (t != LADLE_TYPE_INT128 && t != LADLE_TYPE_NULL && t != LADLE_TYPE_BOOL &&
-        !ladle_type_is_integer(t))
+    bool w = t == LADLE_TYPE_INT128 || (when && t == LADLE_TYPE_UINT128);
+    wide |= w;
+    if (when ? !w && ladle_type_is_carried(t)
+             : !w && t != LADLE_TYPE_NULL && t != LADLE_TYPE_BOOL && !ladle_type_is_integer(t))
       return false;
   }
   return wide;
@@ -670,7 +673,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   s->in_agg = was_agg;
   s->in_over = was_over;
   if (st != LADLE_OK) goto done;
-  if (!carries(e) && !int128_binary(e, b)) {
+  if (!carries(e) && !int128_computes(e, b)) {
     for (size_t i = 0; i < e->nargs; i++)
       if (b->args[i] != NULL && ladle_type_is_carried(b->args[i]->type.id)) {
         st = ladle_err_set(err, LADLE_ENOTSUP,

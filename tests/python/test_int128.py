@@ -196,7 +196,8 @@ def test_uint64_with_signed(eng: ladle.Engine) -> None:
         lambda lf: lf.select(pl.col("a").abs()),
         lambda lf: lf.select(pl.col("a").is_in([1, 2])),
         lambda lf: lf.select(pl.col("u") + pl.col("u")),
-        lambda lf: lf.select(pl.col("a").fill_null(0)),
+        lambda lf: lf.select(pl.col("a").max()),
+        lambda lf: lf.join(lf, on="a"),
         lambda lf: lf.unique("a"),
     ],
 )
@@ -210,3 +211,39 @@ def test_int128_unsupported_falls_back(engine: ladle.Engine, query) -> None:  # 
     with pytest.warns(ladle.FallbackWarning):
         got = query(lf).collect(engine=fb)
     assert_frame_equal(got, query(lf).collect(engine="in-memory"), check_row_order=False)
+
+
+def test_int128_when_and_fill_null(eng: ladle.Engine) -> None:
+    lf = wide()
+    k, h, g = pl.col("k"), pl.col("h"), pl.col("g")
+    assert_same(
+        lf.select(
+            pl.when(h > 0).then(k).otherwise(g).alias("w"),
+            pl.when(h > 0).then(k).when(h < -5).then(g).otherwise(None).alias("w2"),
+            pl.when(h.is_null()).then(k - g).otherwise(0).alias("w3"),
+            k.fill_null(g).alias("f"),
+            (k - g).fill_null(-1).alias("f2"),
+        ),
+        eng,
+    )
+    t = frame()
+    assert_same(
+        t.select(
+            pl.when(pl.col("i") > 4).then(pl.col("u")).otherwise(None).alias("u"),
+            pl.col("u").fill_null(pl.col("u")).alias("uf"),
+            pl.col("a").fill_null(pl.col("b")).alias("af"),
+            pl.col("a").fill_null(2**100).alias("al"),
+        ),
+        eng,
+    )
+
+
+def test_int128_payload(eng: ladle.Engine) -> None:
+    lf = frame()
+    other = pl.LazyFrame({"i": [1, 3, 5, 7, 11], "x": pl.Series([1, -(2**90), None, 2**126, 0], dtype=pl.Int128)})
+    assert_same(lf.join(other, on="i", how="left").sort("i"), eng)
+    assert_same(lf.join(other, on="i"), eng, ordered=False)
+    assert_same(lf.sort("i", descending=True).select("a", "u"), eng)
+    assert_same(lf.group_by(pl.col("i") % 3).agg(pl.col("a").first(), pl.col("u").last(), pl.col("a").count().alias("n"), pl.col("a").null_count().alias("z")), eng, ordered=False)
+    assert_same(lf.select(pl.col("a").first(), pl.col("u").last()), eng)
+    assert_same(lf.with_columns(d=pl.col("a") - pl.col("b")).filter(pl.col("d") > 0), eng)
