@@ -522,7 +522,7 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
   bool ok = true;
   switch (op) {
     case LADLE_AGG_SUM:
-      ok = num || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_NULL;
+      ok = num || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_NULL || id == LADLE_TYPE_INT128;
       if (id == LADLE_TYPE_BOOL)
         b->type = u32;
       else if (id == LADLE_TYPE_INT8 || id == LADLE_TYPE_INT16 || id == LADLE_TYPE_UINT8 ||
@@ -593,8 +593,12 @@ static bool carries(const ladle_expr *e) {
 /* Whether e, with bound arguments b, computes on INT128 or UINT128 where ladle
  * can: an arithmetic operator or a comparison between INT128 and INT128,
  * another integer or a boolean; when/then/otherwise and fill_null, which only
- * move values (their binder still asks for a common type). */
+ * move values (their binder still asks for a common type); sum, min and max
+ * of INT128 (agg.c). */
 static bool int128_computes(const ladle_expr *e, const ladle_bexpr *b) {
+  if (e->kind == LADLE_EX_AGG && e->nargs == 1)
+    return b->args[0]->type.id == LADLE_TYPE_INT128 &&
+           (e->op == LADLE_AGG_SUM || e->op == LADLE_AGG_MIN || e->op == LADLE_AGG_MAX);
   bool when = e->kind == LADLE_EX_WHEN || (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_FILL_NULL);
   if (!when && (e->kind != LADLE_EX_BINARY || e->op == LADLE_OP_AND || e->op == LADLE_OP_OR ||
                 e->op == LADLE_OP_XOR))

@@ -192,11 +192,13 @@ def test_uint64_with_signed(eng: ladle.Engine) -> None:
     [
         lambda lf: lf.sort("a"),
         lambda lf: lf.group_by("a").agg(pl.len()),
-        lambda lf: lf.select(pl.col("a").sum()),
+        lambda lf: lf.select(pl.col("a").mean()),
+        lambda lf: lf.select(pl.col("u").sum()),
+        lambda lf: lf.select(pl.col("a").sum().over("i")),
         lambda lf: lf.select(pl.col("a").abs()),
         lambda lf: lf.select(pl.col("a").is_in([1, 2])),
         lambda lf: lf.select(pl.col("u") + pl.col("u")),
-        lambda lf: lf.select(pl.col("a").max()),
+        lambda lf: lf.select(pl.col("a").n_unique()),
         lambda lf: lf.join(lf, on="a"),
         lambda lf: lf.unique("a"),
     ],
@@ -247,3 +249,46 @@ def test_int128_payload(eng: ladle.Engine) -> None:
     assert_same(lf.group_by(pl.col("i") % 3).agg(pl.col("a").first(), pl.col("u").last(), pl.col("a").count().alias("n"), pl.col("a").null_count().alias("z")), eng, ordered=False)
     assert_same(lf.select(pl.col("a").first(), pl.col("u").last()), eng)
     assert_same(lf.with_columns(d=pl.col("a") - pl.col("b")).filter(pl.col("d") > 0), eng)
+
+
+def test_int128_sum_min_max(eng: ladle.Engine) -> None:
+    lf = frame().with_columns(g=pl.col("i") % 3)
+    a = pl.col("a")
+    aggs = [a.sum().alias("s"), a.min().alias("mn"), a.max().alias("mx"), (a - pl.col("b")).sum().alias("d")]
+    assert_same(lf.group_by("g").agg(aggs), eng, ordered=False)
+    assert_same(lf.select(aggs), eng)
+    assert_same(lf.head(0).select(aggs), eng)
+    assert_same(lf.filter(a.is_null()).select(aggs), eng)
+    w = wide()
+    assert_same(w.select((pl.col("k") - pl.col("g")).sum().alias("s"), (pl.col("k") * pl.col("h")).max().alias("m")), eng)
+
+
+def test_int128_random_many_rows(eng: ladle.Engine) -> None:
+    import random
+
+    rng = random.Random(128)
+    n = 3000
+    edge = [I128_MAX, I128_MIN, 0, -1, 1, 2**64, -(2**63)]
+
+    def val() -> int | None:
+        r = rng.random()
+        if r < 0.1:
+            return None
+        if r < 0.3:
+            return rng.choice(edge)
+        return rng.randint(-(2**rng.randint(1, 126)), 2**rng.randint(1, 126))
+
+    lf = pl.LazyFrame(
+        {
+            "a": pl.Series([val() for _ in range(n)], dtype=pl.Int128),
+            "b": pl.Series([val() for _ in range(n)], dtype=pl.Int128),
+            "g": [rng.randint(0, 20) for _ in range(n)],
+        }
+    )
+    a, b = pl.col("a"), pl.col("b")
+    assert_same(
+        lf.select((a + b).alias("p"), (a * b).alias("m"), (a // b).alias("q"), (a % b).alias("r"), (a / b).alias("d"), (a < b).alias("lt"), a.cast(pl.Float32).alias("f")),
+        eng,
+    )
+    assert_same(lf.group_by("g").agg(a.sum(), b.min(), (a - b).max().alias("x")), eng, ordered=False)
+    assert_same(lf.select(a.sum(), b.min(), b.max().alias("bx")), eng)
