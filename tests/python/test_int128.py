@@ -114,13 +114,17 @@ def test_int128_casts_in(eng: ladle.Engine) -> None:
 
 
 def test_int128_strict_cast_fails(engine: ladle.Engine) -> None:
-    lf = frame().select(pl.col("a").cast(pl.Int64))
-    with pytest.raises(Exception):
-        lf.collect(engine="in-memory")
-    with pytest.raises(Exception, match="i128"):
-        lf.collect(engine=engine)
-    with pytest.raises(Exception, match="u128"):
-        pl.LazyFrame({"i": [-1]}).select(pl.col("i").cast(pl.UInt128)).collect(engine=engine)
+    """Polars raises InvalidOperationError; ladle's error is one too, naming the value."""
+    for lf in (
+        frame().select(pl.col("a").cast(pl.Int64)),
+        pl.LazyFrame({"i": [-1]}).select(pl.col("i").cast(pl.UInt128)),
+        pl.LazyFrame({"s": ["1", "x1"]}).select(pl.col("s").cast(pl.Int128)),
+        pl.LazyFrame({"f": [1.0, float("nan")]}).select(pl.col("f").cast(pl.Int128)),
+    ):
+        with pytest.raises(pl.exceptions.InvalidOperationError):
+            lf.collect(engine="in-memory")
+        with pytest.raises(ladle.LadleComputeError, match="i128|u128"):
+            lf.collect(engine=engine)
 
 
 def test_int128_arithmetic(eng: ladle.Engine) -> None:
