@@ -91,6 +91,8 @@ typedef enum ladle_type_id {
   LADLE_TYPE_CATEGORICAL, /* uint32 codes over a string dictionary (not yet) */
   LADLE_TYPE_TIME,        /* int64 nanoseconds since midnight (carried) */
   LADLE_TYPE_BINARY,      /* bytes, laid out as STRING without the UTF-8 promise (carried) */
+  LADLE_TYPE_INT128,      /* little-endian two's complement: cast, compared, +-*, // % (carried) */
+  LADLE_TYPE_UINT128,     /* little-endian, unsigned: moved and cast only (carried) */
   LADLE_TYPE_COUNT_
 } ladle_type_id;
 
@@ -345,6 +347,8 @@ LADLE_API ladle_expr *ladle_expr_lit_null(ladle_dtype type);
 LADLE_API ladle_expr *ladle_expr_lit_bool(bool value);
 LADLE_API ladle_expr *ladle_expr_lit_int(int64_t value, ladle_type_id id);
 LADLE_API ladle_expr *ladle_expr_lit_uint(uint64_t value, ladle_type_id id);
+/* An INT128 or UINT128 literal from its high and low 64 bits; NULL for another id. */
+LADLE_API ladle_expr *ladle_expr_lit_int128(uint64_t hi, uint64_t lo, ladle_type_id id);
 LADLE_API ladle_expr *ladle_expr_lit_float(double value, ladle_type_id id);
 LADLE_API ladle_expr *ladle_expr_lit_dyn_int(int64_t value);
 LADLE_API ladle_expr *ladle_expr_lit_dyn_float(double value);

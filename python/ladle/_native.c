@@ -501,7 +501,7 @@ static PyObject *py_col(PyObject *m, PyObject *args) {
 
 static PyObject *py_lit(PyObject *m, PyObject *args) {
   /* lit(kind, value, dtype): kind one of "null", "bool", "int", "uint", "float",
-   * "str", "temporal", "dyn_int", "dyn_float" */
+   * "str", "temporal", "dyn_int", "dyn_float", "int128" */
   const char *kind;
   PyObject *value, *dt_obj;
   if (!PyArg_ParseTuple(args, "sOO", &kind, &value, &dt_obj)) return NULL;
@@ -519,6 +519,11 @@ static PyObject *py_lit(PyObject *m, PyObject *args) {
     double v = PyFloat_AsDouble(value);
     if (v == -1.0 && PyErr_Occurred()) return NULL;
     return wrap_expr(kind[0] == 'd' ? ladle_expr_lit_dyn_float(v) : ladle_expr_lit_float(v, dt.id));
+  }
+  if (strcmp(kind, "int128") == 0) { /* value: (high 64 bits, low 64 bits), both unsigned */
+    unsigned long long hi, lo;
+    if (!PyArg_ParseTuple(value, "KK", &hi, &lo)) return NULL;
+    return wrap_expr(ladle_expr_lit_int128(hi, lo, dt.id));
   }
   if (strcmp(kind, "uint") == 0) {
     unsigned long long v = PyLong_AsUnsignedLongLong(value);
@@ -1234,7 +1239,8 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) ||
       C(LADLE_TYPE_FLOAT64) || C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) ||
       C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) || C(LADLE_TYPE_DECIMAL) ||
-      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) || C(LADLE_TIME_NS) ||
+      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) ||
+      C(LADLE_TYPE_INT128) || C(LADLE_TYPE_UINT128) || C(LADLE_TIME_NS) ||
       C(LADLE_TIME_US) || C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) ||
       C(LADLE_OP_MUL) || C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) ||
       C(LADLE_OP_EQ) || C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) ||

@@ -23,6 +23,8 @@ _SIMPLE: dict[type, int] = {
     pl.UInt16: N.LADLE_TYPE_UINT16,
     pl.UInt32: N.LADLE_TYPE_UINT32,
     pl.UInt64: N.LADLE_TYPE_UINT64,
+    pl.Int128: N.LADLE_TYPE_INT128,
+    pl.UInt128: N.LADLE_TYPE_UINT128,
     pl.Float32: N.LADLE_TYPE_FLOAT32,
     pl.Float64: N.LADLE_TYPE_FLOAT64,
     pl.String: N.LADLE_TYPE_STRING,
@@ -46,7 +48,7 @@ def to_ladle(dt: pl.DataType) -> LadleType | None:
         return (N.LADLE_TYPE_DECIMAL, 0, "", dt.precision, dt.scale, 0)
     if isinstance(dt, pl.List):
         inner = dt.inner
-        if inner is not None and inner.base_type() in _SIMPLE and inner.base_type() is not pl.Null:
+        if inner is not None and inner.base_type() in _SIMPLE and inner.base_type() not in (pl.Null, pl.Int128, pl.UInt128):
             return (N.LADLE_TYPE_LIST, 0, "", 0, 0, _SIMPLE[inner.base_type()])
     return None
 

@@ -212,6 +212,9 @@ def _literal_value(dt: pl.DataType, value: Any, what: str) -> N.Expr:
         return N.lit("int", int(value), t)
     if tid in (N.LADLE_TYPE_UINT8, N.LADLE_TYPE_UINT16, N.LADLE_TYPE_UINT32, N.LADLE_TYPE_UINT64):
         return N.lit("uint", int(value), t)
+    if tid in (N.LADLE_TYPE_INT128, N.LADLE_TYPE_UINT128):
+        v = int(value) % 2**128  # two's complement, split in 64-bit halves
+        return N.lit("int128", (v >> 64, v & (2**64 - 1)), t)
     if tid in (N.LADLE_TYPE_FLOAT32, N.LADLE_TYPE_FLOAT64):
         return N.lit("float", float(value), t)
     if tid == N.LADLE_TYPE_STRING:
@@ -373,7 +376,11 @@ class Translator:
         # through a pyarrow Table at Polars' newest compat level: its chunks stay
         # as they are (Polars' own stream export would first concatenate every
         # column's chunks) and strings stay views
-        plan = N.scan_arrow(df.to_arrow(compat_level=pl.CompatLevel.newest()) if df.width > 0 else df, self.threads)
+        # pyarrow does not read Polars' own Int128/UInt128 formats: such frames go
+        # through Polars' stream export
+        wide = any(dt in (pl.Int128, pl.UInt128) for dt in df.schema.values())
+        via_arrow = df.width > 0 and not wide
+        plan = N.scan_arrow(df.to_arrow(compat_level=pl.CompatLevel.newest()) if via_arrow else df, self.threads)
         if ir.selection is not None:
             plan = N.filter(plan, self.expr(ir.selection.node))
         return plan

@@ -93,12 +93,13 @@ bool ladle_type_is_temporal(ladle_type_id id);
 static inline bool ladle_type_is_varlen(ladle_type_id id) {
   return id == LADLE_TYPE_STRING || id == LADLE_TYPE_BINARY;
 }
-/* DECIMAL, TIME, BINARY and LIST are carried: moved by scans, filters, slices,
- * joins, sorts (as payload), unions and first/last; cast where
- * ladle_cast_supported says; never keys or arithmetic yet. */
+/* DECIMAL, TIME, BINARY, LIST, INT128 and UINT128 are carried: moved by scans,
+ * filters, slices, joins, sorts (as payload), unions and first/last; cast where
+ * ladle_cast_supported says; never keys or arithmetic yet (but for the INT128
+ * binary operators the binder lets through, see bind.c). */
 static inline bool ladle_type_is_carried(ladle_type_id id) {
   return id == LADLE_TYPE_DECIMAL || id == LADLE_TYPE_TIME || id == LADLE_TYPE_BINARY ||
-         id == LADLE_TYPE_LIST;
+         id == LADLE_TYPE_LIST || id == LADLE_TYPE_INT128 || id == LADLE_TYPE_UINT128;
 }
 /* Polars' supertype for arithmetic and comparison; false if none. */
 bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out);

@@ -72,9 +72,9 @@ static const char *unit_name(ladle_time_unit u) {
 
 const char *ladle_dtype_name(ladle_dtype t, char *buf, size_t buf_len) {
   static const char *names[LADLE_TYPE_COUNT_] = {
-      "null",     "bool",     "i8",      "i16",  "i32", "i64",  "u8",
-      "u16",      "u32",      "u64",     "f32",  "f64", "str",  "date",
-      "datetime", "duration", "decimal", "list", "cat", "time", "binary"};
+      "null",    "bool", "i8",  "i16",  "i32",    "i64",  "u8",       "u16",
+      "u32",     "u64",  "f32", "f64",  "str",    "date", "datetime", "duration",
+      "decimal", "list", "cat", "time", "binary", "i128", "u128"};
   if ((int)t.id < 0 || t.id >= LADLE_TYPE_COUNT_) return "?";
   if ((t.id == LADLE_TYPE_DATETIME || t.id == LADLE_TYPE_DURATION) && buf != NULL) {
     if (t.tz[0] != '\0')
@@ -116,6 +116,8 @@ size_t ladle_type_width(ladle_type_id id) {
     case LADLE_TYPE_TIME:
       return 8;
     case LADLE_TYPE_DECIMAL:
+    case LADLE_TYPE_INT128:
+    case LADLE_TYPE_UINT128:
       return 16;
     default:
       return 0;
@@ -196,6 +198,13 @@ bool ladle_type_supertype(ladle_dtype a, ladle_dtype b, ladle_dtype *out) {
   if (b.id == LADLE_TYPE_NULL) {
     *out = a;
     return true;
+  }
+  /* Int128 with an integer or a boolean is Int128, as Polars (with a float
+   * Polars casts to Float64 in its plan: not decided here) */
+  if (a.id == LADLE_TYPE_INT128 || b.id == LADLE_TYPE_INT128) {
+    ladle_type_id o = a.id == LADLE_TYPE_INT128 ? b.id : a.id;
+    *out = ladle_dtype_make(LADLE_TYPE_INT128);
+    return ladle_type_is_integer(o) || o == LADLE_TYPE_BOOL;
   }
   if (a.id == LADLE_TYPE_BOOL && ladle_type_is_numeric(b.id)) {
     *out = b;

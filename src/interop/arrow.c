@@ -62,6 +62,10 @@ static ladle_status parse_format(const char *fmt, const char *name, ladle_dtype 
     id = LADLE_TYPE_UINT32;
   else if (strcmp(fmt, "L") == 0)
     id = LADLE_TYPE_UINT64;
+  else if (strcmp(fmt, "_pli128") == 0) /* Polars' extension formats */
+    id = LADLE_TYPE_INT128;
+  else if (strcmp(fmt, "_plu128") == 0)
+    id = LADLE_TYPE_UINT128;
   else if (strcmp(fmt, "f") == 0)
     id = LADLE_TYPE_FLOAT32;
   else if (strcmp(fmt, "g") == 0)
@@ -832,6 +836,12 @@ static char *format_of(ladle_dtype t) {
       break;
     case LADLE_TYPE_TIME:
       f = "ttn";
+      break;
+    case LADLE_TYPE_INT128:
+      f = "_pli128";
+      break;
+    case LADLE_TYPE_UINT128:
+      f = "_plu128";
       break;
     case LADLE_TYPE_DECIMAL:
       snprintf(buf, sizeof buf, "d:%d,%d", t.precision, t.scale);

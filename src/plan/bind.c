@@ -49,6 +49,13 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
   if (f == LADLE_TYPE_DECIMAL) return ladle_type_is_float(t);
   if (f == LADLE_TYPE_TIME) return t == LADLE_TYPE_INT64;
+  /* INT128 and UINT128: to and from integers, booleans, floats and text */
+  if (f == LADLE_TYPE_INT128 || f == LADLE_TYPE_UINT128 || t == LADLE_TYPE_INT128 ||
+      t == LADLE_TYPE_UINT128) {
+    ladle_type_id o = f == LADLE_TYPE_INT128 || f == LADLE_TYPE_UINT128 ? t : f;
+    return o == LADLE_TYPE_INT128 || o == LADLE_TYPE_UINT128 || o == LADLE_TYPE_BOOL ||
+           ladle_type_is_numeric(o) || o == LADLE_TYPE_STRING;
+  }
   if (ladle_type_is_carried(f) || ladle_type_is_carried(t)) return false;
   bool fnum = ladle_type_is_numeric(f) || f == LADLE_TYPE_BOOL;
   bool tnum = ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL;
@@ -515,7 +522,7 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
   bool ok = true;
   switch (op) {
     case LADLE_AGG_SUM:
-      ok = num || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_NULL;
+      ok = num || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_NULL || id == LADLE_TYPE_INT128;
       if (id == LADLE_TYPE_BOOL)
         b->type = u32;
       else if (id == LADLE_TYPE_INT8 || id == LADLE_TYPE_INT16 || id == LADLE_TYPE_UINT8 ||
@@ -583,6 +590,30 @@ static bool carries(const ladle_expr *e) {
       return false;
   }
 }
+/* Whether e, with bound arguments b, computes on INT128 or UINT128 where ladle
+ * can: an arithmetic operator or a comparison between INT128 and INT128,
+ * another integer or a boolean; when/then/otherwise and fill_null, which only
+ * move values (their binder still asks for a common type); sum, min and max
+ * of INT128 (agg.c). */
+static bool int128_computes(const ladle_expr *e, const ladle_bexpr *b) {
+  if (e->kind == LADLE_EX_AGG && e->nargs == 1)
+    return b->args[0]->type.id == LADLE_TYPE_INT128 &&
+           (e->op == LADLE_AGG_SUM || e->op == LADLE_AGG_MIN || e->op == LADLE_AGG_MAX);
+  bool when = e->kind == LADLE_EX_WHEN || (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_FILL_NULL);
+  if (!when && (e->kind != LADLE_EX_BINARY || e->op == LADLE_OP_AND || e->op == LADLE_OP_OR ||
+                e->op == LADLE_OP_XOR))
+    return false;
+  bool wide = false;
+  for (size_t i = 0; i < e->nargs; i++) {
+    ladle_type_id t = b->args[i]->type.id;
+    bool w = t == LADLE_TYPE_INT128 || (when && t == LADLE_TYPE_UINT128);
+    wide |= w;
+    if (when ? !w && ladle_type_is_carried(t)
+             : !w && t != LADLE_TYPE_NULL && t != LADLE_TYPE_BOOL && !ladle_type_is_integer(t))
+      return false;
+  }
+  return wide;
+}
 static const char *expr_kind_name(const ladle_expr *e) {
   switch (e->kind) {
     case LADLE_EX_BINARY:
@@ -646,7 +677,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   s->in_agg = was_agg;
   s->in_over = was_over;
   if (st != LADLE_OK) goto done;
-  if (!carries(e)) {
+  if (!carries(e) && !int128_computes(e, b)) {
     for (size_t i = 0; i < e->nargs; i++)
       if (b->args[i] != NULL && ladle_type_is_carried(b->args[i]->type.id)) {
         st = ladle_err_set(err, LADLE_ENOTSUP,

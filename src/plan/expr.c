@@ -103,6 +103,12 @@ ladle_expr *ladle_expr_lit_uint(uint64_t value, ladle_type_id id) {
   return lit_fixed(ladle_dtype_make(id), &value, ladle_type_width(id));
 }
 
+ladle_expr *ladle_expr_lit_int128(uint64_t hi, uint64_t lo, ladle_type_id id) {
+  if (id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) return NULL;
+  uint64_t v[2] = {lo, hi}; /* little-endian: the low half first */
+  return lit_fixed(ladle_dtype_make(id), v, 16);
+}
+
 ladle_expr *ladle_expr_lit_float(double value, ladle_type_id id) {
   if (id == LADLE_TYPE_FLOAT32) {
     float f = (float)value;

@@ -665,3 +665,47 @@ TEST(date_arithmetic_overflow_is_null) {
   ladle_result_destroy(r);
   ladle_table_release(t);
 }
+
+/* Int128: wrapping + and *, flooring // and % (null for 0, MIN // -1 wraps),
+ * comparisons, casts to text and back; 16-byte values read with memcpy. */
+TEST(int128_arithmetic_and_casts) {
+  const __int128 max = (__int128)(((unsigned __int128)1 << 127) - 1), min = -max - 1;
+  const __int128 a[] = {max, min, -7, 7, 0};
+  const __int128 b[] = {1, -1, 2, 0, -3};
+  colspec c[] = {{"a", LADLE_TYPE_INT128, a, NULL}, {"b", LADLE_TYPE_INT128, b, NULL}};
+  ladle_table *t = make_table(5, 2, c, 0);
+  ladle_expr *e[] = {
+      AS(BIN(ADD, COL("a"), COL("b")), "add"),
+      AS(BIN(FLOOR_DIV, COL("a"), COL("b")), "fdiv"),
+      AS(BIN(MOD, COL("a"), COL("b")), "mod"),
+      AS(BIN(LT, COL("a"), COL("b")), "lt"),
+      AS(ladle_expr_cast(COL("a"), T_(LADLE_TYPE_STRING), false), "s"),
+      AS(ladle_expr_cast(COL("a"), T_(LADLE_TYPE_INT64), false), "i64"),
+      AS(BIN(MUL, COL("a"), ladle_expr_lit_int128(0, 2, LADLE_TYPE_INT128)), "mul"),
+  };
+  ladle_result *r = select_run(t, 7, e);
+  CHECK(r != NULL);
+  if (r) {
+    ladle_column add = result_col(r, "add"), fd = result_col(r, "fdiv"), md = result_col(r, "mod");
+    ladle_column lt = result_col(r, "lt"), s = result_col(r, "s"), i64 = result_col(r, "i64");
+    ladle_column mul = result_col(r, "mul");
+    __int128 v[5];
+    memcpy(v, add.values, sizeof v);
+    CHECK(v[0] == min && v[1] == max && v[2] == -5); /* wraps both ways */
+    memcpy(v, fd.values, sizeof v);
+    CHECK(v[0] == max && v[1] == min && v[2] == -4 && v[4] == 0);
+    CHECK(isnull(&fd, 3) && isnull(&md, 3));
+    memcpy(v, md.values, sizeof v);
+    CHECK(v[1] == 0 && v[2] == 1 && v[4] == 0);
+    memcpy(v, mul.values, sizeof v);
+    CHECK(v[0] == -2 && v[1] == 0 && v[2] == -14);
+    CHECK(geti(&lt, 0) == 0 && geti(&lt, 1) == 1 && geti(&lt, 2) == 1);
+    CHECK(strcmp(gets_(&s, 1), "-170141183460469231731687303715884105728") == 0);
+    CHECK(strcmp(gets_(&s, 3), "7") == 0);
+    CHECK(isnull(&i64, 0) && geti(&i64, 2) == -7);
+    ladle_column *cols[] = {&add, &fd, &md, &lt, &s, &i64, &mul};
+    for (size_t k = 0; k < 7; k++) ladle_column_release(cols[k]);
+  }
+  ladle_result_destroy(r);
+  ladle_table_release(t);
+}

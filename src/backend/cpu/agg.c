@@ -728,6 +728,33 @@ static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladl
 
 /* One aggregation; its input is `in` (NULL for len), or for the scatter
  * kinds nins consecutive pieces of it starting at `in`. */
+/* sum (wrapping, 0 for a group of nulls), min and max (null for one) of an
+ * INT128 column of one piece, sequentially: o has a validity bitmap for min
+ * and max. Values are moved with memcpy (Arrow buffers may be 8-aligned). */
+static void int128_aggregate(ladle_agg_op op, const ladle_column *in, const ladle_groups *g,
+                             ladle_column *o) {
+  typedef unsigned __int128 u128;
+  char *O = LADLE_COL_MUT(o, char);
+  const char *X = in->values;
+  uint8_t *bits = LADLE_COL_VALIDITY_MUT(o);
+  memset(O, 0, (size_t)g->ngroups * 16);
+  if (bits != NULL) memset(bits, 0, (size_t)ladle_bitmap_bytes(g->ngroups));
+  for (int64_t i = 0; i < g->nrows; i++) {
+    if (!ladle_column_valid(in, i)) continue;
+    int64_t k = g->ids[i];
+    __int128 x, acc;
+    memcpy(&x, X + 16 * i, 16);
+    memcpy(&acc, O + 16 * k, 16);
+    if (op == LADLE_AGG_SUM) {
+      acc = (__int128)((u128)acc + (u128)x);
+    } else if (!ladle_bit_get(bits, k) || (op == LADLE_AGG_MIN ? x < acc : x > acc)) {
+      acc = x;
+      ladle_bit_set(bits, k, true);
+    }
+    memcpy(O + 16 * k, &acc, 16);
+  }
+}
+
 static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
                               size_t nins, ladle_groups *g, ladle_column *out, ladle_error *err) {
   int64_t ng = g->ngroups;
@@ -764,6 +791,13 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, con
       op != LADLE_AGG_NULL_COUNT && op != LADLE_AGG_COUNT && op != LADLE_AGG_SUM)
     return ladle_column_nulls(agg->type, ng, out, err);
   LADLE_RETURN_NOT_OK(ladle_column_alloc(agg->type, ng, nullable, 0, &o, err));
+  if (in != NULL && in->type.id == LADLE_TYPE_INT128 &&
+      (op == LADLE_AGG_SUM || op == LADLE_AGG_MIN || op == LADLE_AGG_MAX)) {
+    int128_aggregate(op, in, g, &o); /* one piece: scatters() leaves INT128 out */
+    ladle_column_finish_nulls(&o);
+    *out = o;
+    return LADLE_OK;
+  }
   switch (op) {
     case LADLE_AGG_LEN:
     case LADLE_AGG_COUNT:
@@ -942,7 +976,7 @@ static bool scatters(ladle_agg_op op, ladle_type_id type) {
               op == LADLE_AGG_MEAN || op == LADLE_AGG_STD || op == LADLE_AGG_VAR ||
               op == LADLE_AGG_COUNT || op == LADLE_AGG_NULL_COUNT;
   return kind && type != LADLE_TYPE_STRING && type != LADLE_TYPE_LIST && type != LADLE_TYPE_NULL &&
-         !ladle_type_is_varlen(type);
+         type != LADLE_TYPE_INT128 && !ladle_type_is_varlen(type);
 }
 
 ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_bexpr *agg,

@@ -351,6 +351,58 @@ static void date_minus_date(const ladle_column *a, const ladle_column *b, int64_
   BCAST_LOOP(A, B, n, if (!date_minus_one(x, y, &O[i])) ladle_bit_set(nb, i, false));
 }
 
+/* INT128 as stored in a column: only 8-aligned when it comes from Arrow. */
+typedef __int128 i128_slot __attribute__((aligned(8)));
+
+/* INT128 +, -, * wrap; // and % floor, null for a zero divisor, x // -1
+ * wrapping and x % -1 zero (as Polars); comparisons in integer order. The
+ * output is allocated; nb: its validity, present for // and %. */
+static void int128_binary(int op, const ladle_column *a, const ladle_column *b, ladle_column *o,
+                          uint8_t *nb) {
+  const i128_slot *A = a->values, *B = b->values;
+  int64_t n = o->length;
+  typedef unsigned __int128 u128;
+  if (op >= LADLE_OP_EQ && op <= LADLE_OP_NE_MISSING) {
+    uint8_t *O = LADLE_COL_MUT(o, uint8_t);
+    BCAST_LOOP(A, B, n, O[i] = cmp_result(op, (x > y) - (x < y)));
+    return;
+  }
+  i128_slot *O = LADLE_COL_MUT(o, i128_slot);
+  switch (op) {
+    case LADLE_OP_ADD:
+      BCAST_LOOP(A, B, n, O[i] = (__int128)((u128)x + (u128)y));
+      break;
+    case LADLE_OP_SUB:
+      BCAST_LOOP(A, B, n, O[i] = (__int128)((u128)x - (u128)y));
+      break;
+    case LADLE_OP_MUL:
+      BCAST_LOOP(A, B, n, O[i] = (__int128)((u128)x * (u128)y));
+      break;
+    case LADLE_OP_FLOOR_DIV:
+    case LADLE_OP_MOD:
+      BCAST_LOOP(A, B, n, {
+        __int128 q = 0;
+        __int128 r = 0;
+        if (y == 0) {
+          ladle_bit_set(nb, i, false);
+        } else if (y == -1) {
+          q = (__int128)((u128)0 - (u128)x);
+        } else {
+          q = x / y;
+          r = x % y;
+          if (r != 0 && ((r < 0) != (y < 0))) {
+            q--;
+            r += y;
+          }
+        }
+        O[i] = op == LADLE_OP_MOD ? r : q;
+      });
+      break;
+    default:
+      break;
+  }
+}
+
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err) {
@@ -385,6 +437,11 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
     st = ladle_column_alloc(out_type, n, true, 0, &o, err);
     if (st == LADLE_OK)
       date_minus_date(a, b, n, LADLE_COL_MUT(&o, int64_t), LADLE_COL_VALIDITY_MUT(&o));
+  } else if (a->type.id == LADLE_TYPE_INT128 && b->type.id == LADLE_TYPE_INT128) {
+    st = ladle_column_alloc(out_type, n, false, 0, &o, err);
+    if (st == LADLE_OK && (op == LADLE_OP_FLOOR_DIV || op == LADLE_OP_MOD))
+      st = ladle_column_add_validity(&o, err);
+    if (st == LADLE_OK) int128_binary(op, a, b, &o, LADLE_COL_VALIDITY_MUT(&o));
   } else {
     bool cmp = op >= LADLE_OP_EQ && op <= LADLE_OP_NE_MISSING;
     st = ladle_column_alloc(out_type, n, false, 0, &o, err);

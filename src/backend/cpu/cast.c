@@ -662,6 +662,7 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
     out->type = to;
     return LADLE_OK;
   }
+  if (ladle_cpu_cast128_known(in->type, to)) return ladle_cpu_cast128(in, to, mode, name, out, err);
   bool numeric = is_num(from) && is_num(to.id);
   bool decimal = from == LADLE_TYPE_DECIMAL && ladle_type_is_float(to.id);
   bool text = text_cast_known(in->type, to), temporal = temporal_cast_known(from, to.id);

@@ -208,6 +208,13 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
                               ladle_error *err);
 ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
                             size_t nargs, ladle_column *out, ladle_error *err);
+/* cast128.c: INT128 or UINT128 (ladle_cpu_is_int128). ladle_cpu_cast128 runs
+ * the casts ladle_cpu_cast128_known accepts: between these two, integers and
+ * booleans both ways, floats and strings both ways. */
+bool ladle_cpu_is_int128(ladle_type_id id);
+bool ladle_cpu_cast128_known(ladle_dtype from, ladle_dtype to);
+ladle_status ladle_cpu_cast128(const ladle_column *in, ladle_dtype to, ladle_cast_mode mode,
+                               const char *name, ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
                             ladle_cast_mode mode, const char *name, ladle_column *out,
                             ladle_error *err);
