@@ -33,7 +33,7 @@ for c in $SRC; do
 done | xargs -P "${FUZZ_JOBS:-2}" -I{} sh -c '{}'
 for target in $TARGETS; do
   [ "$target" = diff_pyarrow ] && continue
-  if [ ! -x "$OUT/fuzz_$target" ] || [ -n "$(find src include fuzz tests/c/pq_craft.h -newer "$OUT/fuzz_$target" -name '*.[ch]' | head -1)" ]; then
+  if [ ! -x "$OUT/fuzz_$target" ] || [ -n "$(find src include fuzz tests/c/pq_craft.h tests/c/utf8_reference.h -newer "$OUT/fuzz_$target" -name '*.[ch]' | head -1)" ]; then
     clang $FLAGS -fsanitize=fuzzer,address,undefined -o "$OUT/fuzz_$target" "fuzz/fuzz_$target.c" $OBJS $LIBS
   fi
 done

@@ -194,6 +194,24 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
   return st;
 }
 
+/* The rows of n a when/then branch takes: those not taken yet where its
+ * condition c (one value or one per row) is true, or all the rest for the
+ * otherwise branch (c NULL); marks them in `taken`, lists them in `sel` and
+ * returns their count. */
+static int64_t take_rows(const ladle_column *c, int64_t n, uint8_t *taken, int64_t *sel) {
+  int64_t cnt = 0;
+  const uint8_t *C = c ? c->values : NULL;
+  for (int64_t i = 0; i < n; i++) {
+    if (taken[i]) continue;
+    int64_t ci = c && c->length == 1 ? 0 : i;
+    if (c == NULL || (ladle_column_valid(c, ci) && C[ci])) {
+      taken[i] = 1;
+      sel[cnt++] = i;
+    }
+  }
+  return cnt;
+}
+
 /* A when/then/otherwise whose branches can fail, with each branch computed
  * only on the rows that take it (eval_branch). */
 static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
@@ -212,17 +230,9 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
       st = eval_chunk(s, e->args[2 * k], chunk, c, err);
       if (st != LADLE_OK) break;
       done = 2 * k + 1;
-      const uint8_t *C = c->values;
-      for (int64_t i = 0; i < n; i++) {
-        int64_t ci = c->length == 1 ? 0 : i;
-        if (!taken[i] && ladle_column_valid(c, ci) && C[ci]) {
-          taken[i] = 1;
-          sel[cnt++] = i;
-        }
-      }
+      cnt = take_rows(c, n, taken, sel);
     } else {
-      for (int64_t i = 0; i < n; i++)
-        if (!taken[i]) sel[cnt++] = i;
+      cnt = take_rows(NULL, n, taken, sel);
     }
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
@@ -590,17 +600,9 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
       st = ladle_eval_full(s, e->args[2 * k], t, NULL, false, c, err);
       if (st != LADLE_OK) break;
       done = 2 * k + 1;
-      const uint8_t *C = c->values;
-      for (int64_t i = 0; i < n; i++) {
-        int64_t ci = c->length == 1 ? 0 : i;
-        if (!taken[i] && ladle_column_valid(c, ci) && C[ci]) {
-          taken[i] = 1;
-          sel[cnt++] = i;
-        }
-      }
+      cnt = take_rows(c, n, taken, sel);
     } else {
-      for (int64_t i = 0; i < n; i++)
-        if (!taken[i]) sel[cnt++] = i;
+      cnt = take_rows(NULL, n, taken, sel);
     }
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     const ladle_bexpr *b = e->args[slot];

@@ -58,12 +58,12 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
  * then multiplies by the reciprocal, computed once (floor(x * (1 / y))), where
  * two columns, or one value on the left, divide row by row. Decided on the
  * lengths that reach the kernel, as Polars decides on the Series it holds, or
- * on ctx->many_rows for a chunk of a longer column. */
-#define FLOAT_BY_ONE_VALUE(a, b, n) \
-  ((b)->length == 1 && (a)->length == (n) && ((n) > 1 || many_rows_))
+ * on `many` (ctx->many_rows) for a chunk of a longer column. */
+#define FLOAT_BY_ONE_VALUE(a, b, n, many) \
+  ((b)->length == 1 && (a)->length == (n) && ((n) > 1 || (many)))
 
 /* Integer +,-,* wrap as in Polars: compute in uint64_t and truncate. */
-#define ARITH_KERNEL(T, op, a, b, out, nullbits)                                        \
+#define ARITH_KERNEL(T, op, a, b, out, nullbits, many)                                  \
   {                                                                                     \
     const T *A = (a)->values;                                                           \
     const T *B = (b)->values;                                                           \
@@ -91,7 +91,7 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
       case LADLE_OP_TRUE_DIV:                                                           \
         /* Polars divides many floats by one value as a product with its                \
          * reciprocal (per-group aggregates by a literal); one by one is a quotient */  \
-        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_)) {                          \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_, many)) {                    \
           T r_ = (T)((T)1 / B[0]);                                                      \
           for (int64_t i = 0; i < len_; i++) O[i] = (T)(A[i] * r_);                     \
         } else {                                                                        \
@@ -99,7 +99,7 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
         }                                                                               \
         break;                                                                          \
       case LADLE_OP_FLOOR_DIV:                                                          \
-        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_)) {                          \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_, many)) {                    \
           T y_ = B[0], inv_ = (T)((T)1 / y_);                                           \
           for (int64_t i = 0; i < len_; i++) O[i] = (T)floor((double)(T)(A[i] * inv_)); \
         } else if (IS_FLOAT_T(T)) {                                                     \
@@ -120,7 +120,7 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
         }                                                                               \
         break;                                                                          \
       case LADLE_OP_MOD:                                                                \
-        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_)) {                          \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(a, b, len_, many)) {                    \
           /* Polars' remainder by one value: x - y * floor(x * (1 / y)) */              \
           T y_ = B[0], inv_ = (T)((T)1 / y_);                                           \
           for (int64_t i = 0; i < len_; i++) {                                          \
@@ -406,7 +406,6 @@ static void int128_binary(int op, const ladle_column *a, const ladle_column *b, 
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err) {
-  bool many_rows_ = ctx != NULL && ctx->many_rows; /* read by FLOAT_BY_ONE_VALUE */
   int64_t n = LADLE_MAX(a->length, b->length);
   if (a->length == 0 || b->length == 0) n = 0;
   if (op == LADLE_OP_AND || op == LADLE_OP_OR || op == LADLE_OP_XOR)
@@ -451,10 +450,11 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
     if (st == LADLE_OK) {
       ladle_phys ph = ladle_type_phys(a->type.id);
       uint8_t *nb = LADLE_COL_VALIDITY_MUT(&o);
+      bool many = ctx != NULL && ctx->many_rows;
       if (cmp) {
         LADLE_DISPATCH_NUM(ph, CMP_KERNEL, op, a, b, &o)
       } else {
-        LADLE_DISPATCH_NUM(ph, ARITH_KERNEL, op, a, b, &o, nb)
+        LADLE_DISPATCH_NUM(ph, ARITH_KERNEL, op, a, b, &o, nb, many)
       }
     }
   }

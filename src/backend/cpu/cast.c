@@ -16,9 +16,7 @@
 #include "cpu.h"
 #include "temporal.h"
 
-/* Integer value of row i: sets *neg for negative signed values; returns the
- * two's complement value widened to 64 bits. */
-static uint64_t get_int(const ladle_column *c, int64_t i, bool *neg) {
+uint64_t ladle_cpu_int_value(const ladle_column *c, int64_t i, bool *neg) {
   *neg = false;
   switch (ladle_type_phys(c->type.id)) {
 #define S(T)                               \
@@ -195,7 +193,7 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f,
       continue;
     }
     bool neg = false;
-    uint64_t raw = ffloat ? 0 : get_int(in, i, &neg);
+    uint64_t raw = ffloat ? 0 : ladle_cpu_int_value(in, i, &neg);
     double v = ffloat ? ladle_cpu_value_f64(in, i) : neg ? (double)(int64_t)raw : (double)raw;
     if (to == LADLE_TYPE_BOOL) {
       LADLE_COL_MUT(o, uint8_t)[i] = ffloat ? v != 0 : raw != 0;
@@ -358,7 +356,7 @@ static int format_value(const ladle_column *in, int64_t i, char *buf) {
     }
   } else {
     bool neg;
-    uint64_t raw = get_int(in, i, &neg);
+    uint64_t raw = ladle_cpu_int_value(in, i, &neg);
     if (neg) *w++ = '-';
     w = put_uint(w, neg ? (uint64_t)0 - raw : raw, 1);
   }
@@ -560,7 +558,7 @@ static void cast_temporal(const ladle_column *in, ladle_column *o, cast_fail *f,
       continue;
     }
     bool neg;
-    uint64_t raw = get_int(in, i, &neg);
+    uint64_t raw = ladle_cpu_int_value(in, i, &neg);
     if (units) {
       int64_t r;
       if (!convert_unit((int64_t)raw, in->type, o->type, &r)) {

@@ -29,35 +29,9 @@ static u128 get_wide(const ladle_column *c, int64_t i, bool *neg) {
     *neg = c->type.id == LADLE_TYPE_INT128 && (i128)v < 0;
     return v;
   }
-  switch (ladle_type_phys(c->type.id)) {
-#define S(T)                               \
-  {                                        \
-    int64_t v = ((const T *)c->values)[i]; \
-    *neg = v < 0;                          \
-    return (u128)(i128)v;                  \
-  }
-#define U(T) return ((const T *)c->values)[i];
-    case LADLE_PHYS_I8:
-      S(int8_t)
-    case LADLE_PHYS_I16:
-      S(int16_t)
-    case LADLE_PHYS_I32:
-      S(int32_t)
-    case LADLE_PHYS_I64:
-      S(int64_t)
-    case LADLE_PHYS_U8:
-      U(uint8_t)
-    case LADLE_PHYS_U16:
-      U(uint16_t)
-    case LADLE_PHYS_U32:
-      U(uint32_t)
-    case LADLE_PHYS_U64:
-      U(uint64_t)
-#undef S
-#undef U
-    default:
-      return 0;
-  }
+  /* narrower: the 64-bit two's complement value, sign-extended */
+  uint64_t v = ladle_cpu_int_value(c, i, neg);
+  return *neg ? (u128)(i128)(int64_t)v : (u128)v;
 }
 
 /* Does the integer (neg, v) fit the BOOL-free integer type `to`? */

@@ -208,6 +208,10 @@ ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column 
                               ladle_error *err);
 ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
                             size_t nargs, ladle_column *out, ladle_error *err);
+/* cast.c: row i of a BOOL or integer column (up to 64 bits) as its two's
+ * complement value widened to 64 bits; *neg for negative signed values. */
+uint64_t ladle_cpu_int_value(const ladle_column *c, int64_t i, bool *neg);
+
 /* cast128.c: INT128 or UINT128 (ladle_cpu_is_int128). ladle_cpu_cast128 runs
  * the casts ladle_cpu_cast128_known accepts: between these two, integers and
  * booleans both ways, floats and strings both ways. */

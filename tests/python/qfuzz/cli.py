@@ -263,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shrink-total-seconds", type=float, default=600.0)
     ap.add_argument("--case", default=None, help="run one case SEED:INDEX and print its reproducer")
     ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--gate", choices=("all", "crash"), default="all",
+                    help="exit 1 on any failure (all) or only on a crash, a hang or a broken harness (crash)")
     ap.add_argument("--dump", type=Path, default=None, help="write every result as a JSON line here")
     ap.add_argument("--report", type=Path, nargs="+", default=None,
                     help="no run: report on these --out directories (causes, counts, smallest reproducers)")
@@ -281,4 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                     out=a.out, shrink_limit=0 if a.no_shrink else 10**6, shrink_per_class=a.shrink_per_class,
                     shrink_seconds=a.shrink_seconds, shrink_total_seconds=a.shrink_total_seconds, dump=a.dump)
     print(summ.text())
+    if a.gate == "crash":
+        fatal = ("crash", "late_crash", "timeout", "setup_error", "harness_error")
+        return 1 if any(summ.outcomes[k] for k in fatal) else 0
     return 1 if summ.failures else 0
