@@ -5,7 +5,8 @@ Reads one JSON request per line on stdin and writes JSON lines to its stdout: a
 knows whether Polars or ladle was running) and one result line per request.
 Anything else the libraries print goes to stderr (fd 1 is pointed at fd 2).
 
-A request: {"code", "order", "prefix", "taint", "fstr", "threads", "morsel",
+A request: {"gen": [seed, index]} (the worker generates the case and analyses it), or
+{"code", "order", "prefix", "taint", "fstr", "threads", "morsel",
 "polars_engine", "other_engines"}. The expected answer is Polars' with
 `engine=polars_engine` ("auto": what `lf.collect()` runs, which picks the in-memory
 or the streaming engine per query); when ladle differs from it, the query also runs
@@ -60,6 +61,21 @@ class Runner:
         return self.engines[key]
 
     def run(self, req: dict[str, Any], phase: Any) -> dict[str, Any]:
+        if "gen" in req:
+            # the case is generated here rather than in the parent, which would otherwise
+            # be the bottleneck of a campaign on many cores
+            from .gen import generate
+            from .harness import request
+
+            phase("generate")
+            seed, index = req["gen"]
+            full = request(generate(int(seed), int(index)))
+            res = self._run(full, phase)
+            res["det"] = full["det"]
+            return res
+        return self._run(req, phase)
+
+    def _run(self, req: dict[str, Any], phase: Any) -> dict[str, Any]:
         from .compare import compare, input_scale
 
         ns: dict[str, Any] = {}
