@@ -336,13 +336,20 @@ typedef struct moments_job {
   {                                                                                    \
     const T *X = (c)->values;                                                          \
     int64_t n_ = 0;                                                                    \
-    double s_ = 0, q_ = 0;                                                             \
+    double s_ = 0, q_ = 0, d_ = 0, a_ = 0; /* d_: deviations from the anchor a_ */    \
+    bool anchored_ = false;                                                            \
     for (int64_t i = 0; i < (c)->length; i++)                                          \
       if (ladle_column_valid(c, i)) {                                                  \
+        if (!anchored_) {                                                              \
+          anchored_ = true;                                                            \
+          a_ = isfinite((double)X[i]) ? (double)X[i] : 0;                              \
+        }                                                                              \
         s_ += (double)X[i];                                                            \
+        d_ += (double)X[i] - a_;                                                       \
         n_++;                                                                          \
       }                                                                                \
-    double mu_ = n_ > 0 ? s_ / (double)n_ : 0;                                         \
+    /* var/std: deviations from the anchored mean (see agg.c's group_anchors) */       \
+    double mu_ = n_ > 0 ? a_ + d_ / (double)n_ : 0;                                    \
     for (int64_t i = 0; (second) && i < (c)->length; i++)                              \
       if (ladle_column_valid(c, i)) q_ += ((double)X[i] - mu_) * ((double)X[i] - mu_); \
     *(cnt) = n_;                                                                       \
@@ -421,8 +428,14 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
     if (cnt[i] == 0) continue;
     S += sum[i];
     double nb = (double)cnt[i], tot = N + nb, d = mean[i] - M;
-    M += d * nb / tot;
-    Q += m2[i] + d * d * N * nb / tot;
+    if (N == 0) { /* the first piece as it is: d * d * 0 is NaN for a huge mean */
+      M = mean[i];
+      Q = m2[i];
+    } else {
+      double m = M + d * (nb / tot);
+      Q += m2[i] + nb * (mean[i] - m) * d;
+      M = m;
+    }
     N = tot;
   }
   if (st == LADLE_OK) st = ladle_column_alloc(e->type, 1, true, 0, out, err);

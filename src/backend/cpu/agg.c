@@ -30,6 +30,7 @@ typedef enum scat_kind {
   SCAT_MAX,   /* acc: greatest valid value; cnt */
   SCAT_LEN,   /* cnt: rows */
   SCAT_COUNT, /* cnt: valid rows */
+  SCAT_DSUM,  /* acc: sum of valid values' deviations from mean[group] (an anchor) */
   SCAT_M2     /* acc: squared deviations of valid values from mean[group] */
 } scat_kind;
 
@@ -38,7 +39,7 @@ typedef struct scat_job {
   size_t nins;
   const int64_t *starts; /* nins > 1: each piece's first row */
   const uint32_t *ids;
-  const double *mean; /* SCAT_M2 */
+  const double *mean; /* SCAT_DSUM, SCAT_M2 */
   scat_kind kind;
   ladle_phys ph;
   int64_t n, ng, piece, gpiece;
@@ -121,13 +122,15 @@ typedef struct scat_job {
       case SCAT_MAX:                                                                   \
         SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true, GID);                           \
         break;                                                                         \
+      case SCAT_DSUM:                                                                  \
       case SCAT_M2: {                                                                  \
         double *A = (acc);                                                             \
         const double *M = (j)->mean;                                                   \
+        bool sq = (j)->kind == SCAT_M2;                                                \
         for (int64_t i = a; i < e; i++) {                                              \
           if (V != NULL && !ladle_bit_get(V, i)) continue;                             \
           double d = (double)X[i] - M[GID(i)];                                         \
-          A[SCAT_SLOT(i, GID)] += d * d;                                               \
+          A[SCAT_SLOT(i, GID)] += sq ? d * d : d;                                      \
         }                                                                              \
         break;                                                                         \
       }                                                                                \
@@ -152,7 +155,7 @@ typedef struct scat_job {
         for (int64_t k = a; k < e; k++)                                                          \
           if ((j)->cnt[p][k] > 0 && ((j)->cnt[0][k] == 0 || SCAT_BETTER(T, B[k], A[k], is_max))) \
             A[k] = B[k];                                                                         \
-      } else if ((j)->kind == SCAT_M2 || (j)->kind == SCAT_FSUM ||                               \
+      } else if ((j)->kind == SCAT_M2 || (j)->kind == SCAT_DSUM || (j)->kind == SCAT_FSUM ||     \
                  (IS_FLOAT_T(T) && (j)->kind == SCAT_SUM)) {                                     \
         double *A = (j)->acc[0], *B = (j)->acc[p];                                               \
         for (int64_t k = a; k < e; k++) A[k] += B[k];                                            \
@@ -429,33 +432,41 @@ static double min_total(const double *v, int64_t n) {
 
 /* The q-quantile of v[0..n) under interpolation m, as Polars computes it on
  * the sorted values, without sorting: only the order statistics it needs are
- * selected (v is reordered). */
-static double quantile_sel(double *v, int64_t n, double q, ladle_interpolation m) {
+ * selected (v is reordered). `nulls` is the number of nulls beside the n
+ * values: Polars sorts them first and reckons the fractional position among
+ * all the rows, (n - 1) * q + nulls, so that position's rounding (and the
+ * linear weight) is the one of the shifted sum; without nulls it is
+ * (n - 1) * q. */
+static double quantile_sel(double *v, int64_t n, int64_t nulls, double q, ladle_interpolation m) {
   if (n == 1) return v[0];
-  double pos = q * (double)(n - 1);
-  int64_t lo = (int64_t)floor(pos), hi = (int64_t)ceil(pos), k;
+  double pos = (double)(n - 1) * q + (double)nulls;
+  int64_t lo = (int64_t)pos, hi = (int64_t)ceil(pos), k;
   switch (m) {
     case LADLE_INTERP_LOWER:
-      k = lo;
+      k = lo - nulls;
       break;
     case LADLE_INTERP_HIGHER:
-      k = hi;
+      k = hi - nulls;
       break;
     case LADLE_INTERP_NEAREST:
       /* ties away from zero, as Polars 2.1 (Rust's round) */
-      k = LADLE_MIN((int64_t)round(pos), n - 1);
+      k = (int64_t)round(pos) - nulls;
       break;
     case LADLE_INTERP_EQUIPROBABLE:
-      k = LADLE_MIN(LADLE_MAX((int64_t)ceil(q * (double)n) - 1, 0), n - 1);
+      k = (int64_t)ceil(q * (double)n) - 1;
       break;
     default: { /* linear, midpoint: v[lo] and v[hi] */
-      select_k(v, n, lo);
-      double a = v[lo], b = hi == lo ? a : min_total(v + lo + 1, n - lo - 1);
+      int64_t a_at = LADLE_MIN(LADLE_MAX(lo - nulls, 0), n - 1);
+      select_k(v, n, a_at);
+      double a = v[a_at];
+      if (hi == lo || a_at == n - 1) return a;
+      double b = min_total(v + a_at + 1, n - a_at - 1);
       if (a == b) return a; /* as Polars: the median of [inf, inf] is inf, not NaN */
       if (m == LADLE_INTERP_MIDPOINT) return (a + b) / 2;
-      return lo == hi ? a : a + (pos - (double)lo) * (b - a);
+      return (pos - (double)lo) * (b - a) + a;
     }
   }
+  k = LADLE_MIN(LADLE_MAX(k, 0), n - 1);
   select_k(v, n, k);
   return v[k];
 }
@@ -465,6 +476,7 @@ static double quantile_sel(double *v, int64_t n, double q, ladle_interpolation m
  * order statistics the quantile needs. */
 typedef struct ostat_job {
   const int64_t *off; /* per group: its values in vals[off[k], off[k+1]) */
+  const int64_t *rows; /* per group: its rows, nulls included */
   double *vals;
   double q;
   ladle_interpolation m;
@@ -482,7 +494,7 @@ static ladle_status ostat_piece(void *vctx, size_t piece, ladle_error *err) {
       put_f(j->o, k, 0);
       ladle_bit_set(LADLE_COL_VALIDITY_MUT(j->o), k, false); /* pieces hold whole bytes */
     } else {
-      put_f(j->o, k, quantile_sel(j->vals + j->off[k], n, j->q, j->m));
+      put_f(j->o, k, quantile_sel(j->vals + j->off[k], n, j->rows[k] - n, j->q, j->m));
     }
   }
   return LADLE_OK;
@@ -493,19 +505,25 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
                                ladle_error *err) {
   int64_t ng = g->ngroups;
   int64_t *off = calloc((size_t)ng + 2, sizeof *off);
+  int64_t *rows = calloc((size_t)LADLE_MAX(ng, 1), sizeof *rows);
   double *vals = ladle_scratch_alloc((size_t)LADLE_MAX(in->length, 1) * sizeof *vals, false);
-  if (off == NULL || vals == NULL) {
+  if (off == NULL || rows == NULL || vals == NULL) {
     free(off);
+    free(rows);
     ladle_scratch_free(vals);
     return LADLE_OOM(err, "quantile");
   }
-  for (int64_t i = 0; i < g->nrows; i++) off[g->ids[i] + 2] += ladle_column_valid(in, i);
+  for (int64_t i = 0; i < g->nrows; i++) {
+    off[g->ids[i] + 2] += ladle_column_valid(in, i);
+    rows[g->ids[i]]++;
+  }
   for (int64_t k = 0; k < ng; k++) off[k + 2] += off[k + 1];
   /* off[k + 1] is now group k's write cursor; after the scatter, its end */
   for (int64_t i = 0; i < g->nrows; i++)
     if (ladle_column_valid(in, i)) vals[off[g->ids[i] + 1]++] = ladle_cpu_value_f64(in, i);
   ostat_job j;
   j.off = off;
+  j.rows = rows;
   j.vals = vals;
   j.q = agg->op == LADLE_AGG_MEDIAN ? 0.5 : agg->aopts.quantile;
   j.m = agg->op == LADLE_AGG_MEDIAN ? LADLE_INTERP_LINEAR : agg->aopts.interpolation;
@@ -514,6 +532,7 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
   size_t pieces = ladle_cpu_pieces(ctx, ng, 64, 8, 8, &j.piece); /* whole validity bytes */
   ladle_status st = ladle_pool_run(ctx->pool, pieces, ostat_piece, &j, err);
   free(off);
+  free(rows);
   ladle_scratch_free(vals);
   return st;
 }
@@ -525,16 +544,19 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
   {                                                                       \
     const T *X = (in)->values;                                            \
     int64_t n = (in)->length, i = 0;                                      \
+    /* var/std: sums of deviations from an anchor (group_anchors) */      \
+    double a_ = (second) && n > 0 ? (double)X[0] : 0;                     \
+    if (!isfinite(a_)) a_ = 0;                                            \
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                \
     for (; i + 4 <= n; i += 4) {                                          \
-      s0 += (double)X[i];                                                 \
-      s1 += (double)X[i + 1];                                             \
-      s2 += (double)X[i + 2];                                             \
-      s3 += (double)X[i + 3];                                             \
+      s0 += (double)X[i] - a_;                                            \
+      s1 += (double)X[i + 1] - a_;                                        \
+      s2 += (double)X[i + 2] - a_;                                        \
+      s3 += (double)X[i + 3] - a_;                                        \
     }                                                                     \
-    for (; i < n; i++) s0 += (double)X[i];                                \
+    for (; i < n; i++) s0 += (double)X[i] - a_;                           \
     cnt[0] = n;                                                           \
-    mean[0] = n > 0 ? ((s0 + s1) + (s2 + s3)) / (double)n : 0;            \
+    mean[0] = n > 0 ? a_ + ((s0 + s1) + (s2 + s3)) / (double)n : 0;       \
     if (second) {                                                         \
       double mu = mean[0], q0 = 0, q1 = 0, q2 = 0, q3 = 0;                \
       for (i = 0; i + 4 <= n; i += 4) {                                   \
@@ -632,6 +654,44 @@ static ladle_status ordered_mean(const ladle_bexpr *agg, const ladle_column *in,
   return LADLE_OK;
 }
 
+/* Per group, the value its deviations are summed from in var/std: its first
+ * row's value where that row is valid and finite, else 0. The mean is then the
+ * anchor plus the mean deviation, exact for a group of equal values (every
+ * deviation is 0), where the sum over the count can be an ulp off and the
+ * squares of that ulp overflow for large values (Polars anchors the same way:
+ * the std of [1e300] * 13 is 0, not inf). NULL when out of memory. */
+static double *group_anchors(const ladle_column *in, size_t nins, const ladle_groups *g) {
+  int64_t ng = g->ngroups;
+  double *a = ladle_scratch_alloc((size_t)LADLE_MAX(ng, 1) * sizeof *a, true);
+  if (a == NULL || g->first == NULL) return a;
+  int64_t *starts = malloc((nins + 1) * sizeof *starts);
+  if (starts == NULL) {
+    ladle_scratch_free(a);
+    return NULL;
+  }
+  starts[0] = 0;
+  for (size_t c = 0; c < nins; c++) starts[c + 1] = starts[c] + in[c].length;
+  for (int64_t k = 0; k < ng; k++) {
+    int64_t r = g->first[k];
+    if (r < 0 || r >= starts[nins]) continue;
+    size_t lo = 0, hi = nins; /* the piece holding row r: starts[lo] <= r < starts[lo + 1] */
+    while (hi - lo > 1) {
+      size_t mid = (lo + hi) / 2;
+      if (starts[mid] <= r)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    const ladle_column *c = &in[lo];
+    int64_t i = r - starts[lo];
+    if (!ladle_column_valid(c, i)) continue;
+    double x = ladle_cpu_value_f64(c, i);
+    if (isfinite(x)) a[k] = x;
+  }
+  free(starts);
+  return a;
+}
+
 static ladle_status moments(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
                             size_t nins, ladle_groups *g, ladle_column *o, ladle_error *err) {
   int64_t ng = g->ngroups;
@@ -649,14 +709,25 @@ static ladle_status moments(const ladle_kctx *ctx, const ladle_bexpr *agg, const
     cnt = ladle_scratch_alloc(sizeof *cnt, true);
     if (mean == NULL || m2 == NULL || cnt == NULL) st = LADLE_OOM(err, "mean/var");
     if (st == LADLE_OK) LADLE_DISPATCH_NUM(ph, ONE_GROUP_MOMENTS, in, mean, m2, cnt, second)
-  } else {
+  } else if (!second) {
     void *acc = NULL;
     st = scatter(ctx, SCAT_FSUM, in, nins, g, NULL, true, &acc, &cnt, err);
     mean = acc;
     if (st == LADLE_OK)
       for (int64_t k = 0; k < ng; k++)
         if (cnt[k] > 0) mean[k] /= (double)cnt[k];
-    if (st == LADLE_OK && second) {
+  } else {
+    /* var/std: deviations from an anchored mean (group_anchors) */
+    void *acc = NULL;
+    double *anchor = group_anchors(in, nins, g);
+    st = anchor != NULL ? scatter(ctx, SCAT_DSUM, in, nins, g, anchor, true, &acc, &cnt, err)
+                        : LADLE_OOM(err, "var/std");
+    mean = acc;
+    if (st == LADLE_OK)
+      for (int64_t k = 0; k < ng; k++)
+        if (cnt[k] > 0) mean[k] = anchor[k] + mean[k] / (double)cnt[k];
+    ladle_scratch_free(anchor);
+    if (st == LADLE_OK) {
       st = scatter(ctx, SCAT_M2, in, nins, g, mean, false, &acc, NULL, err);
       m2 = acc;
     }
