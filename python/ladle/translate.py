@@ -15,7 +15,7 @@ from typing import Any, Callable
 import polars as pl
 
 from . import _native as N
-from ._errors import LadleError
+from ._errors import LadleError, ladle_error
 from .dtypes import LadleType, to_ladle, to_polars
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -958,6 +958,21 @@ class Translator:
         op = _enum_name(e.op).split(".")[-1]
         if op not in _BINOPS:
             raise Unsupported(f"operator {op}", "not supported by ladle yet")
+        left = self._dtype(e.left) if op == "FloorDivide" else None
+        if isinstance(left, (pl.Boolean, pl.Null)):
+            # Polars refuses `//` on a Boolean or an untyped null, except where the other
+            # side turns it into a number: a column, an aggregate, a typed literal
+            right = self._dtype(e.right)
+            name = "bool" if isinstance(left, pl.Boolean) else "null"
+            if isinstance(right, (pl.Boolean, pl.Null)):
+                raise ladle_error(N.LADLE_ECOMPUTE, f"floor_div operation not supported for dtype `{name}`")
+            literal = type(self._view(e.right)).__name__ == "Literal"
+            if literal and (isinstance(left, pl.Null) or isinstance(right, (pl.Float32, pl.Float64))):
+                # it raises for an untyped literal (`// 2.0`, `lit(None) // 100`) and answers
+                # for a typed one (`// pl.lit(2.0, dtype=pl.Float64)`); its plan shows both alike
+                raise Unsupported(f"floor division of a{'n untyped null' if name == 'null' else ' Boolean'} by a literal",
+                                  "Polars raises for an untyped literal and answers for a typed one, "
+                                  "which its plan does not tell apart")
         return N.binary(_BINOPS[op], self.expr(e.left), self.expr(e.right))
 
     def _expr_Cast(self, e: Any) -> N.Expr:
@@ -1205,6 +1220,9 @@ class Translator:
             base = self._literal_arg(args[1], "log")
             return N.func(N.LADLE_FN_LOG, [self.expr(args[0])], _opts(f64=float(base)))
         if name == "pow":
+            for i, side in ((1, "exponent"), (0, "base")):
+                if isinstance(self._dtype(args[i]), pl.Null):
+                    raise ladle_error(N.LADLE_ECOMPUTE, f"`pow` operation not supported for dtype `null` as {side}")
             return N.func(N.LADLE_FN_POW, [self.expr(args[0]), self.expr(args[1])])
         if name == "hash":
             seeds = [int(s) for s in data[1:]]

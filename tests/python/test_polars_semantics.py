@@ -791,3 +791,25 @@ def test_var_and_std_of_equal_large_values_are_zero(engine: ladle.Engine, small_
             for got in (t.select(aggs).collect(engine=e), t.group_by("g").agg(aggs).drop("g").collect(engine=e)):
                 assert e.last_run == "ladle"
                 assert all(v in (0.0, None) for c in got.columns for v in got[c].to_list()), (n, got)
+
+
+def test_floor_division_of_booleans_and_pow_of_untyped_nulls_raise(engine: ladle.Engine) -> None:
+    """Polars refuses `//` on Booleans and untyped nulls (by a Boolean or an
+    untyped null; qfuzz 51:1316) and
+    `pow` with an untyped null base or exponent, even over no rows (qfuzz
+    77:167, 2026:13310); a Boolean by an untyped float literal it refuses too,
+    which ladle hands back to Polars (its plan shows a typed literal alike)."""
+    t = pl.LazyFrame({"b": [True, False, None], "f": [1.5, 2.0, None], "i": [1, 2, 3], "k": [1, 1, 2]})
+    for q in (t.select(pl.col("b") // pl.col("b")), t.select(pl.col("b") // pl.lit(None)),
+              t.select(pl.col("f").pow(pl.lit(None))), t.head(0).select(pl.col("i").pow(pl.lit(None))),
+              t.group_by("k").agg(pl.col("f").pow(pl.lit(None))), t.select(pl.lit(None).pow(pl.col("i")))):
+        assert_both_raise(q, engine)
+    for q in (t.select(pl.col("b") // 2.0), t.select(pl.lit(None) // 100)):
+        with pytest.raises(ladle.UnsupportedError, match="by a literal"):
+            q.collect(engine=engine)
+    with pytest.warns(ladle.FallbackWarning), pytest.raises(pl.exceptions.InvalidOperationError):
+        t.select(pl.col("b") // 2.0).collect(engine=ladle.Engine())
+    for e in (pl.col("b") // pl.col("f"), pl.col("b") // 2, pl.col("b") // pl.col("f").max(),
+              pl.col("f").pow(pl.lit(None, dtype=pl.Int64)), pl.lit(True) // pl.col("i"),
+              pl.lit(None) // pl.col("i"), pl.col("i") // pl.lit(None)):
+        assert_same(t.select(e.alias("x")), engine)
