@@ -804,18 +804,36 @@ static bool lazy_branch(const ladle_bexpr *e, size_t i) {
          (i % 2 == 1 || i == e->nargs - 1);
 }
 
+/* Whether when/then node e picks its branches by single values only (literal or
+ * aggregated predicates). */
+static bool scalar_predicates(const ladle_bexpr *e) {
+  for (size_t k = 0; k + 1 < e->nargs; k += 2)
+    if (!e->args[k]->scalar) return false;
+  return true;
+}
+
 /* Computes every maximal scalar aggregate subtree of e once (x - x.mean() needs
  * the mean once, not per chunk) and pushes it on the hoist stack. One in a
  * when/then branch (in_branch) may be one no row takes, which Polars does not
- * compute: its failure is kept with it, for the rows that read it to raise. */
+ * compute: its failure is kept with it, for the rows that read it to raise.
+ * Except (eager_aggs, a when/then whose predicates are single values): there
+ * Polars' in-memory engine computes the aggregations of every branch, and only
+ * what is above them on the rows that take it: `when(pl.lit(True)).then(0)
+ * .otherwise(x - x.cast(pl.Int8).max())` raises for an x out of range. */
 static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
-                                  bool in_branch, ladle_error *err) {
+                                  bool in_branch, bool eager_aggs, ladle_error *err) {
   if (!e->has_agg) return LADLE_OK;
+  if (e->scalar && in_branch && eager_aggs && e->kind != LADLE_EX_AGG) {
+    /* the aggregations inside first, their failures raised; then the rest, with
+     * its failure kept */
+    for (size_t i = 0; i < e->nargs; i++)
+      LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, in_branch, eager_aggs, err));
+  }
   if (e->scalar) {
     ladle_column c;
     ladle_status st = ladle_eval_full(s, e, t, NULL, false, &c, err);
     if (st == LADLE_OK) return ladle_exec_hoist(s, e, &c, err);
-    if (!in_branch || st == LADLE_ENOMEM) return st;
+    if (!in_branch || st == LADLE_ENOMEM || (eager_aggs && e->kind == LADLE_EX_AGG)) return st;
     ladle_error *why = calloc(1, sizeof *why);
     if (why == NULL) return LADLE_OOM(err, "hoisted aggregates");
     if (err != NULL) *why = *err;
@@ -828,8 +846,11 @@ static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const lad
     s->hoist[s->nhoist - 1].failed = why;
     return LADLE_OK;
   }
-  for (size_t i = 0; i < e->nargs; i++)
-    LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, in_branch || lazy_branch(e, i), err));
+  for (size_t i = 0; i < e->nargs; i++) {
+    bool lazy = lazy_branch(e, i);
+    LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, in_branch || lazy,
+                                      lazy ? scalar_predicates(e) : eager_aggs, err));
+  }
   return LADLE_OK;
 }
 
@@ -858,7 +879,7 @@ ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle
   if (e->has_agg && !e->has_window && !e->scalar) {
     /* aggregates under elementwise operators: hoist them, then go chunk by chunk */
     size_t mark = s->nhoist;
-    ladle_status st = hoist_scalars(s, e, t, false, err);
+    ladle_status st = hoist_scalars(s, e, t, false, false, err);
     ladle_column *cols = st == LADLE_OK ? calloc(LADLE_MAX(n, 1), sizeof *cols) : NULL;
     if (st == LADLE_OK && cols == NULL) st = LADLE_OOM(err, "columns");
     if (st == LADLE_OK) {

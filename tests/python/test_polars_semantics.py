@@ -813,3 +813,24 @@ def test_floor_division_of_booleans_and_pow_of_untyped_nulls_raise(engine: ladle
               pl.col("f").pow(pl.lit(None, dtype=pl.Int64)), pl.lit(True) // pl.col("i"),
               pl.lit(None) // pl.col("i"), pl.col("i") // pl.lit(None)):
         assert_same(t.select(e.alias("x")), engine)
+
+
+def test_aggregations_in_branches_picked_by_single_values_are_computed(engine: ladle.Engine) -> None:
+    """Where a when/then's predicates are single values (a literal), Polars'
+    in-memory engine computes the aggregations of every branch, and what is
+    above them only on the rows that take the branch: a strict cast under an
+    aggregation raises, one above it does not (qfuzz 77:4166). Picked by a
+    column, a branch no row takes is not computed at all."""
+    t = pl.LazyFrame({"b": [1, 300]})
+    t3 = pl.LazyFrame({"k": [1], "b": [18446744073709551614]}, schema={"k": pl.Datetime("us"), "b": pl.UInt64})
+    for q in (t.select(pl.when(pl.lit(True)).then(0).otherwise(pl.col("b") - pl.col("b").cast(pl.Int8).max())),
+              t3.select(pl.when(pl.lit(True)).then(pl.lit(dt.datetime(2023, 8, 17, 12, 53, 30)))
+                        .otherwise(pl.col("k") - (pl.lit(dt.date(2000, 2, 29)) - pl.col("b").cast(pl.Date)).max())),
+              t.select(pl.when(pl.col("b") < 100).then(pl.col("b").cast(pl.Int8).max()).otherwise(0))):
+        assert_both_raise(q, engine)
+    for q in (t.select(pl.when(pl.col("b") < 0).then(pl.col("b").cast(pl.Int8).max()).otherwise(0)),
+              t.select(pl.when(pl.col("b") < 0).then(pl.col("b").max().cast(pl.Int8)).otherwise(0)),
+              t.select(pl.when(pl.lit(True)).then(0).otherwise(pl.col("b").cast(pl.Int8))),
+              t.select(pl.when(pl.lit(True)).then(0).otherwise(pl.col("b").cast(pl.Int8).max())),
+              t.select(pl.when(pl.col("b") < 100).then(pl.col("b").cast(pl.Int8)).otherwise(0))):
+        assert_same(q, engine)
