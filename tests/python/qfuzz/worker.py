@@ -22,6 +22,8 @@ The result's "outcome" is one of
   ladle_error            ladle raised (not UnsupportedError), Polars answered: a bug
   unsupported            ladle raised UnsupportedError, Polars answered
   polars_engines_differ  ladle differs from Polars' default engine but agrees with its other one
+  polars_dropped_order   same rows in another order, where the query asks unique(maintain_order=True)
+                         and Polars' optimizer runs it unordered (q.explain(): maintain_order: false)
   setup_error            the case's own code failed (a generator bug)
   harness_error          the worker itself failed (a tester bug)
 (crash and timeout are decided by the parent.)
@@ -138,7 +140,24 @@ class Runner:
                     out["outcome"] = "polars_engines_differ"
                     out["agrees_with"] = other
                     break
+        if out["outcome"] == "mismatch" and out["diff"]["kind"] == "order" and _order_dropped(q, req["code"]):
+            # the query asks unique(maintain_order=True) but Polars' optimizer turned it
+            # unordered (q.explain() says maintain_order: false): Polars defines no order
+            out["outcome_vs_default"] = out["outcome"]
+            out["outcome"] = "polars_dropped_order"
         return out
+
+
+def _order_dropped(q: pl.LazyFrame, code: str) -> bool:
+    """Does Polars' optimized plan run a unique() unordered that the query asks
+    to keep in order?"""
+    if "maintain_order=True" not in code or ".unique(" not in code:
+        return False
+    try:
+        plan = q.explain()
+    except BaseException:  # noqa: BLE001
+        return False
+    return "UNIQUE[maintain_order: false" in plan
 
 
 def _collect(q: pl.LazyFrame, engine: str) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
