@@ -55,6 +55,7 @@ class Summary:
     failures: list[Failure] = field(default_factory=list)
     undetermined: int = 0  # generator produced a case the analysis calls undetermined (a generator bug)
     engines_differ: list[str] = field(default_factory=list)  # cases where Polars' own engines disagree
+    not_ladle: list[str] = field(default_factory=list)  # Polars' own crashes, generator bugs
 
     def bad(self) -> list[Failure]:
         return self.failures
@@ -78,6 +79,7 @@ class Summary:
             "both_error_kinds": self.both_errors.most_common(20),
             "undetermined_generated": self.undetermined,
             "polars_engines_differ_cases": self.engines_differ[:50],
+            "polars_crashes_and_generator_errors": self.not_ladle[:100],
             "classes": [
                 {"class": k, "count": len(v), "cases": [f.ident for f in v],
                  "reproducers": [f.file for f in v if f.file]}
@@ -155,6 +157,8 @@ def campaign(
             summ.both_errors[f"{res['polars_error']['type']} / {res['ladle_error']['type']}"] += 1
         elif o == "polars_engines_differ":
             summ.engines_differ.append(f"{seed}:{i}")
+        elif o in ("polars_crash", "generator_error"):
+            summ.not_ladle.append(f"{o} {seed}:{i}: {res.get('phase') or res.get('error', {}).get('message', '')}"[:300])
         elif o in BAD:
             summ.failures.append(Failure(f"{seed}:{i}", res, coarse_class(res)))
         if time.monotonic() - last_log[0] > 30:
@@ -162,14 +166,28 @@ def campaign(
             log(f"  {summ.cases} cases, {len(summ.failures)} failures, "
                 f"{summ.outcomes['unsupported']} unsupported ({time.monotonic() - t0:.0f} s)")
 
+    def done_checked(i: int, res: dict[str, Any]) -> None:
+        if res["outcome"] in ("crash", "timeout") and str(res.get("phase", "")).startswith("polars"):
+            # it died while Polars ran: run Polars alone on the case (a fresh worker);
+            # when Polars dies again, the crash is Polars' own
+            again = pool_polars.run_one({"gen": [seed, i], "id": f"{seed}:{i}", "polars_only": True})
+            if again["outcome"] in ("crash", "timeout") and str(again.get("phase", "")).startswith("polars"):
+                res = dict(res, outcome="polars_crash", crash_outcome=res["outcome"])
+        done(i, res)
+
+    pool_polars = Pool(1, timeout)
     try:
-        pool.map(reqs(), done, stop)
+        pool.map(reqs(), done_checked, stop)
         for late in pool.late_crashes():
             # the worker died after answering this case: a crash all the same
             res = {"outcome": "late_crash", "phase": "after the answer", "signal": late["signal"], "stderr": late["stderr"]}
             summ.outcomes["late_crash"] += 1  # besides the case's own outcome
             summ.failures.append(Failure(str(late["id"]), res, coarse_class(res)))
         summ.seconds = time.monotonic() - t0
+        if out is not None:
+            # the counts before shrinking, which may take long or fail
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "summary.json").write_text(json.dumps(summ.to_json(), indent=1))
         # shrink: a few per coarse class first, so that every class gets a small reproducer
         per_class: collections.Counter[str] = collections.Counter()
         order = sorted(summ.failures, key=lambda f: (per_class_key(f), f.ident))
@@ -182,10 +200,14 @@ def campaign(
                 continue
             per_class[f.coarse] += 1
             s, i = f.ident.split(":")
-            case = generate(int(s), int(i))
             run = (lambda r: run_twice(pool, r)) if f.result["outcome"] == "late_crash" else pool.run_one
             left = shrink_total_seconds - (time.monotonic() - shrink_t0)
-            small, res, req, runs = shrink(case, f.result, run, seconds=max(1.0, min(shrink_seconds, left)))
+            try:
+                case = generate(int(s), int(i))
+                small, res, req, runs = shrink(case, f.result, run, seconds=max(1.0, min(shrink_seconds, left)))
+            except Exception as e:  # noqa: BLE001 - a tester bug must not lose the campaign's counts
+                log(f"  could not shrink {f.ident}: {type(e).__name__}: {e}")
+                continue
             f.fine = fine_class(small, res)
             f.shrink_runs = runs
             f.reproducer = reproducer(small, res, req, f.fine)
@@ -199,6 +221,7 @@ def campaign(
             log(f"  shrunk {f.ident} in {runs} runs: {f.fine}")
     finally:
         pool.close()
+        pool_polars.close()
         if dump_file is not None:
             dump_file.close()
     summ.seconds = time.monotonic() - t0

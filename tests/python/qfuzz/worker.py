@@ -22,6 +22,7 @@ The result's "outcome" is one of
   ladle_error            ladle raised (not UnsupportedError), Polars answered: a bug
   unsupported            ladle raised UnsupportedError, Polars answered
   polars_engines_differ  ladle differs from Polars' default engine but agrees with its other one
+  generator_error        the generator failed on this seed:index (a tester bug, no query ran)
   polars_dropped_order   same rows in another order, where the query asks unique(maintain_order=True)
                          and Polars' optimizer runs it unordered (q.explain(): maintain_order: false)
   setup_error            the case's own code failed (a generator bug)
@@ -71,7 +72,11 @@ class Runner:
 
             phase("generate")
             seed, index = req["gen"]
-            full = request(generate(int(seed), int(index)))
+            try:
+                full = request(generate(int(seed), int(index)))
+            except Exception as e:  # noqa: BLE001 - a generator bug: no query to compare
+                return {"outcome": "generator_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
+            full["polars_only"] = req.get("polars_only", False)
             res = self._run(full, phase)
             res["det"] = full["det"]
             return res
@@ -91,6 +96,12 @@ class Runner:
             return {"outcome": "setup_error", "error": _err(e), "trace": traceback.format_exc()[-2000:]}
         phase("polars")
         exp, perr = _collect(q, req.get("polars_engine", "auto"))
+        if req.get("polars_only"):
+            # a re-run of a case that crashed in one of Polars' phases: Polars alone
+            for other in req.get("other_engines", []):
+                phase("polars-" + other)
+                _collect(q, other)
+            return {"outcome": "equal", "polars_error": perr, "ladle_error": None}
         phase("ladle")
         got = lerr = None
         eng = self.engine(req["threads"], req["morsel"])
