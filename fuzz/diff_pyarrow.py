@@ -20,9 +20,15 @@ with pyarrow (`pyarrow.parquet.read_table`) and with ladle
 - where ladle reads a file pyarrow refuses, Polars' reader, if it reads it,
   must give ladle's values (the rest is counted: ladle more lenient than both).
 
+A corrupt ZSTD page that the system's libzstd (ladle's) decodes to other
+bytes than pyarrow's and Polars' (a stream without a checksum) is counted as
+zstd-divergence, not a mismatch.
+
 Cases run in batches in a worker process, so a crash is caught and its input
 kept in fuzz/crashes/diff-*.parquet (and mismatches too). Usage:
     python fuzz/diff_pyarrow.py --seconds 60 [--seed N] [--out fuzz/crashes]
+    python fuzz/diff_pyarrow.py --fast --jobs 16 --seconds 600   # fuzz/diff_pyarrow_fast.py
+    python fuzz/diff_pyarrow.py --recheck fuzz/crashes/slow-SEED  # the fast mode's kept mutants
 Exit status 1 when a failure was found. Prints counts per outcome.
 """
 
@@ -77,10 +83,10 @@ def random_table(rng: random.Random, n: int):
     return pa.table({k: cols[k] for k in keep})
 
 
-def write_random(rng: random.Random) -> bytes:
+def write_random(rng: random.Random, sizes: tuple[int, ...] = (1, 7, 100, 1000, 5000)) -> bytes:
     import pyarrow.parquet as pq
 
-    t = random_table(rng, rng.choice([1, 7, 100, 1000, 5000]))
+    t = random_table(rng, rng.choice(sizes))
     opts: dict = dict(compression=rng.choice(["none", "snappy", "gzip", "zstd", "lz4", "brotli"]),
                       use_dictionary=rng.random() < 0.5, data_page_version=rng.choice(["1.0", "2.0"]),
                       data_page_size=rng.choice([256, 4096, 1 << 20]), write_page_checksum=rng.random() < 0.3,
@@ -122,10 +128,10 @@ def sources() -> list[bytes]:
 INTERESTING = [0, 1, 2, 7, 8, 15, 16, 127, 128, 255, 256, 4095, 65535, 2**31 - 1, -1, -(2**31)]
 
 
-def mutate_bytes(rng: random.Random, b: bytearray) -> bytearray:
+def mutate_bytes(rng: random.Random, b: bytearray, ops: int | None = None) -> bytearray:
     if not b:
         return b
-    for _ in range(rng.randint(1, 8)):
+    for _ in range(ops or rng.randint(1, 8)):
         op = rng.random()
         i = rng.randrange(len(b))
         if op < 0.5:
@@ -230,6 +236,74 @@ def mutate(rng: random.Random, raw: bytes) -> bytes:
         return bytes(mutate_bytes(rng, bytearray(raw)))
 
 
+def zstd_divergence(raw: bytes) -> bool:
+    """Whether a ZSTD page of the file decompresses, without an error, to
+    other bytes with the system's libzstd (the one ladle links) than with
+    pyarrow's (which Polars' agrees with): a corrupt stream without a checksum
+    that zstd versions decode differently. No reader is wrong there."""
+    import ctypes
+    import ctypes.util
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pqcraft as C
+
+    name = ctypes.util.find_library("zstd")
+    try:
+        md = pq.read_metadata(pa.BufferReader(raw))
+        lib = ctypes.CDLL(name) if name else None
+    except Exception:
+        return False
+    if lib is None:
+        return False
+    lib.ZSTD_decompress.restype = ctypes.c_size_t
+    lib.ZSTD_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    lib.ZSTD_isError.restype = ctypes.c_uint
+    lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    z = pa.Codec("zstd")
+    for g in range(md.num_row_groups):
+        for c in range(md.num_columns):
+            cc = md.row_group(g).column(c)
+            if cc.compression != "ZSTD":
+                continue
+            pos = cc.dictionary_page_offset if cc.has_dictionary_page and cc.dictionary_page_offset else cc.data_page_offset
+            end = min(len(raw), pos + cc.total_compressed_size)
+            while 0 <= pos < end:
+                try:
+                    header, pos = C.decode_struct(raw, pos)
+                except Exception:
+                    break
+                size, usize = C.get(header, 3) or 0, C.get(header, 2) or 0
+                data, pos = raw[pos : pos + max(size, 0)], pos + max(size, 0)
+                levels = 0
+                if C.get(header, 1) == C.DATA_PAGE_V2:
+                    sub = C.get(header, 8) or []
+                    levels = (C.get(sub, 5) or 0) + (C.get(sub, 6) or 0)
+                    if not C.get(sub, 7, True):
+                        continue
+                n = usize - levels
+                if size <= 0 or not 0 < n <= 1 << 26:
+                    continue
+                body = data[levels:]
+                try:
+                    theirs = z.decompress(body, decompressed_size=n, asbytes=True)
+                except Exception:
+                    continue
+                buf = ctypes.create_string_buffer(n)
+                r = lib.ZSTD_decompress(buf, n, body, len(body))
+                if not lib.ZSTD_isError(r) and r == n and buf.raw[:n] != theirs:
+                    return True
+    return False
+
+
+def self_test_corrupt(df):
+    """ladle's answer made wrong under LADLE_DIFF_SELF_TEST=corrupt: the
+    harness's own test that a wrong answer is reported."""
+    if os.environ.get("LADLE_DIFF_SELF_TEST") == "corrupt" and len(df) > 0:
+        return df.slice(1)
+    return df
+
+
 # ------------------------------------------------------------------ worker
 
 
@@ -296,6 +370,7 @@ def run_case(path: str, stage: list) -> dict:
     try:
         got = pl.scan_parquet(path).collect(engine=ladle.Engine(raise_on_fail=True, threads=2))
         out["ladle"] = "ok"
+        got = self_test_corrupt(got)
     except ladle.UnsupportedError as e:
         out["ladle"] = "unsupported"
         out["ladle_msg"] = str(e)[:200]
@@ -334,6 +409,8 @@ def run_case(path: str, stage: list) -> dict:
                 out["verdict"] = "polars-agrees" if frames_equal(got, theirs) is None else "mismatch-polars"
                 if out["verdict"] == "mismatch-polars":
                     out["diff"] = frames_equal(got, theirs)
+                    if zstd_divergence(Path(path).read_bytes()):
+                        out["verdict"] = "zstd-divergence"
             except BaseException as e2:
                 out["verdict"] = "polars-refuses-too"
                 out["polars_msg"] = f"{type(e2).__name__}: {str(e2)[:120]}"
@@ -370,6 +447,8 @@ def run_case(path: str, stage: list) -> dict:
             out["verdict"] = "mismatch"
             out["polars_msg"] = f"{type(e).__name__}: {str(e)[:200]}"
     out["diff"] = diff
+    if out["verdict"] == "mismatch" and zstd_divergence(Path(path).read_bytes()):
+        out["verdict"] = "zstd-divergence"  # a corrupt page that other zstd versions decode otherwise
     return out
 
 
@@ -396,8 +475,99 @@ def worker(case_dir: str) -> None:
 # ------------------------------------------------------------------ parent
 
 
+def bad(r: dict) -> bool:
+    """Whether a case's result is a failure."""
+    return r["ladle"] == "unclean" or r.get("verdict") in ("mismatch", "mismatch-polars", "ladle-read-invalid-utf8")
+
+
+def result_key(r: dict) -> str:
+    key = f"ladle:{r['ladle']}" + (f" pyarrow:{r['pyarrow']}" if "pyarrow" in r else "")
+    return key + (f" -> {r['verdict']}" if "verdict" in r else "")
+
+
+def run_batch(files: list[bytes], env: dict, timeout: float) -> tuple[list[dict], dict | None]:
+    """Runs the cases in a worker process: (results in order, the crash or
+    None); a crash is {"index", "stage", "returncode", "stderr"}. The cases
+    after a crash are not run."""
+    with tempfile.TemporaryDirectory() as d:
+        for k, b in enumerate(files):
+            Path(d, f"{k:04d}.parquet").write_bytes(b)
+        try:
+            proc = subprocess.run([sys.executable, __file__, "--worker", d], capture_output=True, text=True, env=env,
+                                  timeout=timeout)
+            stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            stderr, rc = f"timed out after {timeout:.0f}s", -9
+    started, stage, results = None, "", []
+    for line in stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if "start" in r:
+            started = r["start"]
+        elif "stage" in r:
+            stage = r["stage"]
+        else:
+            r["index"] = int(r["case"][:4])
+            results.append(r)
+    crash = None
+    if rc != 0 and started is not None and int(started[:4]) not in {r["index"] for r in results}:
+        crash = {"index": int(started[:4]), "stage": stage, "returncode": rc, "stderr": stderr[-600:]}
+    return results, crash
+
+
+def recheck(paths: list[Path], seconds: float, env: dict) -> dict:
+    """The slow mode (Polars' reader decides) on the fast mode's kept mutants,
+    for at most `seconds`: {"counts", "failures", "cleared", "unchecked",
+    "skipped"}; a failure is kept as diff-slow-*.parquet beside its mutant, a
+    cleared mutant removed. skipped: why it could not run (no Polars)."""
+    res: dict = {"counts": {}, "failures": [], "cleared": 0, "unchecked": len(paths), "skipped": ""}
+    probe = subprocess.run([sys.executable, "-c", "import polars, pyarrow, ladle"], capture_output=True, text=True,
+                           env=env)
+    if probe.returncode != 0:
+        res["skipped"] = "Polars or ladle's Python package does not import here"
+        return res
+    deadline = time.time() + seconds
+    todo = list(paths)
+    while todo and time.time() < deadline:
+        batch, todo = todo[:20], todo[20:]
+        results, crash = run_batch([p.read_bytes() for p in batch], env, timeout=max(120, len(batch) * 5))
+        done = set()
+        for r in results:
+            p = batch[r["index"]]
+            done.add(r["index"])
+            key = result_key(r)
+            res["counts"][key] = res["counts"].get(key, 0) + 1
+            if bad(r):
+                keep = p.with_name("diff-slow-" + p.name)
+                p.rename(keep)
+                if p.with_suffix(".txt").exists():
+                    p.with_suffix(".txt").rename(keep.with_suffix(".txt"))
+                line = f"{key}: {r.get('ladle_msg') or r.get('diff')} (kept {keep})"
+                res["failures"].append(line)
+                print("FAILURE " + line, flush=True)
+            else:
+                res["cleared"] += 1
+                p.unlink()
+                p.with_suffix(".txt").unlink(missing_ok=True)
+        if crash is not None:
+            p = batch[crash["index"]]
+            done.add(crash["index"])
+            key = f"crash in {crash['stage']}"
+            res["counts"][key] = res["counts"].get(key, 0) + 1
+            line = f"crash (exit {crash['returncode']}) in {crash['stage']} on {p}: {crash['stderr']}"
+            if crash["stage"] == "ladle":
+                res["failures"].append(line)
+            print(f"{'FAILURE' if crash['stage'] == 'ladle' else 'note'}: {line}", flush=True)
+        todo = [p for k, p in enumerate(batch) if k not in done] + todo  # after a crash: the rest again
+        res["unchecked"] = len(todo)
+    return res
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description="Differential fuzzing of ladle's Parquet reader against pyarrow.")
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--batch", type=int, default=40)
@@ -405,10 +575,37 @@ def main() -> int:
     ap.add_argument("--worker", default=None)
     ap.add_argument("--verbose", action="store_true", help="list what ladle said where pyarrow read the file")
     ap.add_argument("--keep-lenient", default=None, help="keep the files ladle reads and pyarrow refuses here")
+    ap.add_argument("--fast", action="store_true",
+                    help="the fast mode (fuzz/diff_pyarrow_fast.py): ladle's native module and pyarrow only, "
+                         "thousands of executions a second per job; what differs is checked with this slow mode")
+    ap.add_argument("--jobs", type=int, default=1, help="fast mode: worker processes (one per core)")
+    ap.add_argument("--timeout", type=float, default=10, help="fast mode: seconds without progress that make a hang")
+    ap.add_argument("--mem-mb", type=int, default=4096, help="fast mode: address space per worker past its start")
+    ap.add_argument("--recheck-seconds", type=float, default=120,
+                    help="fast mode: at most this long for the slow check of what the workers kept")
+    ap.add_argument("--no-recheck", action="store_true", help="fast mode: leave the kept mutants unchecked")
+    ap.add_argument("--recheck", default=None, metavar="DIR",
+                    help="only the slow check of the mutants a fast run kept in DIR (where Polars is installed)")
+    ap.add_argument("--self-test", default=None, choices=["corrupt", "crash", "hang", "raise"], help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
         worker(a.worker)
         return 0
+    if a.self_test:
+        os.environ["LADLE_DIFF_SELF_TEST"] = a.self_test  # the slow check's workers see it too
+    if a.recheck:
+        paths = sorted(Path(a.recheck).glob("*.parquet"))
+        paths = [p for p in paths if not p.name.startswith("diff-slow-")]
+        r = recheck(paths, float("inf"), dict(os.environ))
+        print(f"diff_pyarrow: recheck of {len(paths)}: {r['cleared']} cleared, {len(r['failures'])} failures"
+              + (f" (skipped: {r['skipped']})" if r["skipped"] else ""))
+        for k in sorted(r["counts"]):
+            print(f"  {r['counts'][k]:6d}  {k}")
+        return 1 if r["failures"] or r["skipped"] else 0
+    if a.fast:
+        import diff_pyarrow_fast
+
+        return diff_pyarrow_fast.run(a)
     seed = a.seed if a.seed is not None else int(time.time())
     rng = random.Random(seed)
     out = Path(a.out)
@@ -421,57 +618,42 @@ def main() -> int:
     n = 0
     env = dict(os.environ, LADLE_MMAP=rng.choice(["0", "1"]))
     while time.time() < deadline:
-        with tempfile.TemporaryDirectory() as d:
-            for k in range(a.batch):
-                base = rng.choice(pool) if pool and rng.random() < 0.4 else write_random(rng)
-                Path(d, f"{k:04d}.parquet").write_bytes(mutate(rng, base))
-            proc = subprocess.run([sys.executable, __file__, "--worker", d], capture_output=True, text=True, env=env,
-                                  timeout=max(120, a.batch * 5))
-            started, done, stage = None, set(), ""
-            for line in proc.stdout.splitlines():
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    continue
-                if "start" in r:
-                    started = r["start"]
-                    continue
-                if "stage" in r:
-                    stage = r["stage"]
-                    continue
-                done.add(r["case"])
-                n += 1
-                key = f"ladle:{r['ladle']}" + (f" pyarrow:{r['pyarrow']}" if "pyarrow" in r else "")
-                if r["ladle"] in ("error", "unsupported") and r.get("pyarrow") == "ok":
-                    # where ladle is stricter than pyarrow: what it said, numbers and paths out
-                    import re
+        files = []
+        for _ in range(a.batch):
+            base = rng.choice(pool) if pool and rng.random() < 0.4 else write_random(rng)
+            files.append(mutate(rng, base))
+        results, crash = run_batch(files, env, timeout=max(120, a.batch * 5))
+        for r in results:
+            n += 1
+            key = result_key(r)
+            if r["ladle"] in ("error", "unsupported") and r.get("pyarrow") == "ok":
+                # where ladle is stricter than pyarrow: what it said, numbers and paths out
+                import re
 
-                    msg = re.sub(r"\S*\.parquet", "F", r.get("ladle_msg", ""))
-                    msg = re.sub(r"\d+", "N", re.sub(r"column '[^']*'", "column C", msg))
-                    stricter[msg] = stricter.get(msg, 0) + 1
-                if "verdict" in r:
-                    key += f" -> {r['verdict']}"
-                counts[key] = counts.get(key, 0) + 1
-                if a.keep_lenient and r["ladle"] == "ok" and r.get("pyarrow") == "error":
-                    # where ladle reads what pyarrow refuses: kept for a look
-                    Path(a.keep_lenient).mkdir(parents=True, exist_ok=True)
-                    Path(a.keep_lenient, f"lenient-{seed}-{n}.parquet").write_bytes(Path(d, r["case"]).read_bytes())
-                    Path(a.keep_lenient, f"lenient-{seed}-{n}.txt").write_text(r.get("pyarrow_msg", ""))
-                bad = r["ladle"] == "unclean" or r.get("verdict") in ("mismatch", "mismatch-polars", "ladle-read-invalid-utf8")
-                if bad:
-                    failures += 1
-                    keep = out / f"diff-{seed}-{n}.parquet"
-                    keep.write_bytes(Path(d, r["case"]).read_bytes())
-                    print(f"FAILURE {key}: {r.get('ladle_msg') or r.get('diff')} (kept {keep})", flush=True)
-            if proc.returncode != 0 and started is not None and started not in done:
-                n += 1
-                keep = out / f"diff-crash-{seed}-{n}.parquet"
-                keep.write_bytes(Path(d, started).read_bytes())
-                counts[f"crash in {stage}"] = counts.get(f"crash in {stage}", 0) + 1
-                if stage == "ladle":
-                    failures += 1
-                print(f"{'FAILURE' if stage == 'ladle' else 'note'}: crash (exit {proc.returncode}) in {stage} on {keep}: "
-                      f"{proc.stderr[-600:]}", flush=True)
+                msg = re.sub(r"\S*\.parquet", "F", r.get("ladle_msg", ""))
+                msg = re.sub(r"\d+", "N", re.sub(r"column '[^']*'", "column C", msg))
+                stricter[msg] = stricter.get(msg, 0) + 1
+            counts[key] = counts.get(key, 0) + 1
+            if a.keep_lenient and r["ladle"] == "ok" and r.get("pyarrow") == "error":
+                # where ladle reads what pyarrow refuses: kept for a look
+                Path(a.keep_lenient).mkdir(parents=True, exist_ok=True)
+                Path(a.keep_lenient, f"lenient-{seed}-{n}.parquet").write_bytes(files[r["index"]])
+                Path(a.keep_lenient, f"lenient-{seed}-{n}.txt").write_text(r.get("pyarrow_msg", ""))
+            if bad(r):
+                failures += 1
+                keep = out / f"diff-{seed}-{n}.parquet"
+                keep.write_bytes(files[r["index"]])
+                print(f"FAILURE {key}: {r.get('ladle_msg') or r.get('diff')} (kept {keep})", flush=True)
+        if crash is not None:
+            n += 1
+            keep = out / f"diff-crash-{seed}-{n}.parquet"
+            keep.write_bytes(files[crash["index"]])
+            stage = crash["stage"]
+            counts[f"crash in {stage}"] = counts.get(f"crash in {stage}", 0) + 1
+            if stage == "ladle":
+                failures += 1
+            print(f"{'FAILURE' if stage == 'ladle' else 'note'}: crash (exit {crash['returncode']}) in {stage} on {keep}: "
+                  f"{crash['stderr']}", flush=True)
     print(f"diff_pyarrow: {n} cases in {a.seconds:.0f}s (seed {seed}), {failures} failures")
     for k in sorted(counts):
         print(f"  {counts[k]:6d}  {k}")

@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for
 # FUZZ_SECONDS (default 60), one process at a time, from a corpus seeded with
 # ../shared's test files and the inputs kept in tests/data/fuzz/; then the
-# differential fuzzer against pyarrow (fuzz/diff_pyarrow.py) for as long.
+# differential fuzzer against pyarrow (fuzz/diff_pyarrow.py --fast, FUZZ_JOBS
+# workers) for as long.
 #   fuzz_parquet        whole files (most mutations stop at the footer)
 #   fuzz_parquet_pages  pages wrapped in a well-formed file: reaches the decoders
 #   fuzz_csv            a file and an options byte
@@ -66,8 +67,10 @@ for target in $TARGETS; do
       echo "diff_pyarrow skipped: $PY cannot import polars, pyarrow and ladle (make python, or set PYTHON)"
       continue
     fi
-    PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" fuzz/diff_pyarrow.py --seconds "$SECONDS_EACH" \
-      > "$OUT/diff_pyarrow.log" 2>&1 || status=1
+    # the fast mode (ladle's native module and pyarrow, thousands of mutants a
+    # second per job), then its slow check with Polars of what it kept
+    PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" fuzz/diff_pyarrow.py --fast --jobs "${FUZZ_JOBS:-2}" \
+      --seconds "$SECONDS_EACH" --recheck-seconds "$SECONDS_EACH" > "$OUT/diff_pyarrow.log" 2>&1 || status=1
     grep -E "^(FAILURE|diff_pyarrow:)" "$OUT/diff_pyarrow.log" | tail -6
     continue
   fi

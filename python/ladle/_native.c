@@ -17,7 +17,11 @@
 static PyObject *LadleError;
 
 static PyObject *raise_err(ladle_status st, const ladle_error *err) {
-  PyObject *args = Py_BuildValue("(is)", (int)st, err->message);
+  /* the message can quote a file's bytes (a column name) that are not UTF-8 */
+  PyObject *msg =
+      PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message), "backslashreplace");
+  if (msg == NULL) return NULL;
+  PyObject *args = Py_BuildValue("(iN)", (int)st, msg);
   if (args != NULL) {
     PyErr_SetObject(LadleError, args);
     Py_DECREF(args);

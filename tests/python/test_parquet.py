@@ -841,3 +841,24 @@ def test_gzip_trailer_and_page_size_are_checked(tmp_path: Path, engine) -> None:
             pq.read_table(path)
         with pytest.raises(ladle.LadleError, match=rf"{name}\.parquet: column 's', row group 0, page 0: GZIP data does not decompress: .*{why}"):
             pl.scan_parquet(path).collect(engine=engine)
+
+
+def test_an_error_quoting_bytes_that_are_not_utf8_is_a_ladle_error(tmp_path: Path) -> None:
+    """A message can quote a file's bytes (here a column name that is not
+    UTF-8): the native module raised UnicodeDecodeError building it, not its
+    own error (found by fuzz/diff_pyarrow.py --fast)."""
+    import io
+
+    import pqcraft
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"a": pa.array([[[1]]], pa.list_(pa.list_(pa.int64())))}), buf)
+    pf = pqcraft.read(buf.getvalue())
+    for e in pf.schema():
+        if pqcraft.get(e, 4) == b"a":
+            pqcraft.put(e, 4, pqcraft.BINARY, b"a\xff")
+    path = tmp_path / "name.parquet"
+    path.write_bytes(pqcraft.write(pf))
+    with pytest.raises(N.LadleError) as e:
+        N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1))
+    assert "column 'a\\xff." in e.value.args[1]
