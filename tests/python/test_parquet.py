@@ -862,3 +862,37 @@ def test_an_error_quoting_bytes_that_are_not_utf8_is_a_ladle_error(tmp_path: Pat
     with pytest.raises(N.LadleError) as e:
         N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1))
     assert "column 'a\\xff." in e.value.args[1]
+
+
+@pytest.mark.parametrize("where", ["num_values", "row_count", "file_rows", "encodings"])
+def test_an_integer_footer_field_of_another_type_is_refused(tmp_path: Path, where: str) -> None:
+    """A footer field the format defines as an integer that holds another
+    compact type (a flipped type nibble) was read as an integer anyway, which
+    misread every byte after it: ladle answered 0 rows without an error where
+    pyarrow and Polars read the file (found by fuzz/diff_pyarrow.py --fast on
+    the GPU machine, seed 4100). Now the footer is refused, naming the problem."""
+    import io
+
+    import pqcraft
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"s": ["a", "bc", None] * 10}), buf)
+    pf = pqcraft.read(buf.getvalue())
+    rg = pqcraft.get(pf.footer, 4)[1][0]
+    cm = pf.chunks[0][0].cmeta
+    if where == "num_values":
+        pqcraft.put(cm, 5, pqcraft.BINARY, b"\x1e")
+    elif where == "row_count":
+        pqcraft.put(rg, 3, pqcraft.STRUCT, [])
+    elif where == "file_rows":
+        pqcraft.put(pf.footer, 3, pqcraft.DOUBLE, 30.0)
+    else:
+        pqcraft.put(cm, 2, pqcraft.LIST, (pqcraft.DOUBLE, [1.0, 2.0]))
+    path = tmp_path / f"{where}.parquet"
+    path.write_bytes(pqcraft.write(pf))
+    if where == "encodings":  # a field ladle does not use is skipped whole, whatever it holds
+        assert N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1)).num_rows() == 30
+        return
+    with pytest.raises(N.LadleError) as e:
+        N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1)).num_rows()
+    assert "an integer field holds compact type" in e.value.args[1]

@@ -19,6 +19,9 @@ typedef struct ladle_thrift {
   ladle_error *err;
   bool failed;
   int depth;
+  /* the compact type of the value about to be read (a field's, or a list's
+   * elements'), 0 when not known: ladle_thrift_int refuses a non-integer */
+  int cur;
 } ladle_thrift;
 
 enum {

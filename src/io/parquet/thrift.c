@@ -1,6 +1,8 @@
 /* thrift.c — the thrift compact protocol, read-only, over a bounded buffer. Every
  * read checks the bytes left; a failure sets t->failed and the first message, and
  * later reads return zeros, so callers check once at the end of a struct. */
+#include <stdio.h>
+
 #include "parquet.h"
 
 ladle_status ladle_thrift_fail(ladle_thrift *t, const char *problem) {
@@ -28,6 +30,14 @@ static uint64_t varint(ladle_thrift *t) {
 }
 
 int64_t ladle_thrift_int(ladle_thrift *t) {
+  if (t->cur != 0 && t->cur != LADLE_TT_I16 && t->cur != LADLE_TT_I32 && t->cur != LADLE_TT_I64) {
+    /* a field the format defines as an integer holds another type: reading it as
+     * one would misread every byte after it */
+    char why[96];
+    snprintf(why, sizeof why, "an integer field holds compact type %d", t->cur);
+    ladle_thrift_fail(t, why);
+    return 0;
+  }
   uint64_t v = varint(t);
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
@@ -42,11 +52,14 @@ bool ladle_thrift_field(ladle_thrift *t, int16_t *last_id, int16_t *id, int *typ
   *type = b & 0x0f;
   if (*type == LADLE_TT_STOP) return false;
   int delta = b >> 4;
-  if (delta != 0)
+  if (delta != 0) {
     *id = (int16_t)(*last_id + delta);
-  else
-    *id = (int16_t)ladle_thrift_int(t);
+  } else {
+    uint64_t v = varint(t);
+    *id = (int16_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+  }
   *last_id = *id;
+  t->cur = *type;
   return !t->failed;
 }
 
@@ -81,6 +94,7 @@ int64_t ladle_thrift_list(ladle_thrift *t, int *elem_type) {
   }
   uint8_t b = *t->p++;
   *elem_type = b & 0x0f;
+  t->cur = *elem_type;
   uint64_t n = b >> 4;
   if (n == 15) n = varint(t);
   /* every element takes at least one byte: a longer list is a lie */
