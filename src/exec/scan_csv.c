@@ -2,6 +2,7 @@
  * infers or takes the column types) and its execution (records parsed in parallel,
  * one partition per range of records). */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../io/csv/csv.h"
@@ -90,10 +91,18 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
   if (st == LADLE_OK && (s->files = calloc(n_paths, sizeof *s->files)) == NULL)
     st = LADLE_OOM(err, "csv scan");
   /* records are found now (the plan needs the columns and their types), with a
-   * pool of this call's own, one thread per core */
+   * pool of this call's own: a thread per 4 MiB of input, at most one per core
+   * this process may run on (a small file on a 128-core machine starts no
+   * 128 threads) */
   ladle_pool *pool = NULL;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (st == LADLE_OK) st = ladle_pool_create(cores > 0 ? (int)cores : 1, &pool, err);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < n_paths; i++) {
+    struct stat sb;
+    if (stat(paths[i], &sb) == 0 && sb.st_size > 0) bytes += (int64_t)sb.st_size;
+  }
+  int64_t want = bytes / ((int64_t)4 << 20) + 1;
+  int threads = (int)LADLE_MIN(want, (int64_t)ladle_cpu_count());
+  if (st == LADLE_OK) st = ladle_pool_create(LADLE_MAX(threads, 1), &pool, err);
   for (size_t i = 0; st == LADLE_OK && i < n_paths; i++) {
     st = ladle_csv_open(paths[i], &s->o, pool, &s->files[i], err);
     if (st == LADLE_OK) s->nfiles++;
