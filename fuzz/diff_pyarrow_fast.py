@@ -436,7 +436,10 @@ class Worker:
             except Exception as e:  # the harness's own trouble (pyarrow on a strange table): counted, shown
                 key, failure, why = f"harness error ({type(e).__name__})", "", ""
                 if self.counts.get(key, 0) == 0:
-                    self.send({"note": f"harness error: {type(e).__name__}: {str(e)[:300]}"})
+                    import traceback
+
+                    where = " <- ".join(f"{fr.name}:{fr.lineno}" for fr in reversed(traceback.extract_tb(e.__traceback__)[-4:]))
+                    self.send({"note": f"harness error: {type(e).__name__}: {str(e)[:300]} (at {where})"})
             self.execs += 1
             self.stage("done")
             self.counts[key] = self.counts.get(key, 0) + 1

@@ -709,7 +709,9 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     case LADLE_EX_RANK: {
       ladle_column in;
       if (e->scalar) return rank_of_one_value(s, e, t, groups, broadcast, out, err);
-      LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+      /* under over(), the ranked values' own aggregations are per window group
+       * (`when(x.max() > 1).then(x).otherwise(-1).rank().over("g")`) */
+      LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, broadcast ? groups : NULL, broadcast, &in, err));
       st = s->be->rank(&s->k, &in, broadcast && !e->scalar ? groups : NULL,
                        (ladle_rank_method)e->op, e->descending, out, err);
       ladle_column_release(&in);

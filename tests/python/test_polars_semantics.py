@@ -834,3 +834,15 @@ def test_aggregations_in_branches_picked_by_single_values_are_computed(engine: l
               t.select(pl.when(pl.lit(True)).then(0).otherwise(pl.col("b").cast(pl.Int8).max())),
               t.select(pl.when(pl.col("b") < 100).then(pl.col("b").cast(pl.Int8)).otherwise(0))):
         assert_same(q, engine)
+
+
+def test_aggregations_under_a_windowed_rank_are_per_window_group(engine: ladle.Engine, small_engine: ladle.Engine) -> None:
+    """rank().over() ranks values whose own aggregations are taken per window
+    group, not over the whole column (qfuzz 4002:138917: the max of a
+    contains() decided the branch for every group at once)."""
+    t = pl.LazyFrame({"g": [1, 2, 2, 3, 2, 1], "x": [5.0, None, 1.0, 2.0, 1.0, -3.0], "s": ["a", "b", "", "b", "c", "b"]})
+    for e in (engine, small_engine):
+        for x in (pl.when(pl.col("x").max() > 1).then(pl.col("x")).otherwise(-1.0).rank().over("g"),
+                  (pl.col("x") - pl.col("x").mean()).rank("dense", descending=True).over("g"),
+                  pl.when(pl.col("s").str.contains("b").max()).then(pl.col("x")).otherwise(pl.col("x") * 2).rank("min").over("g")):
+            assert_same(t.select(x.alias("r")), e)
