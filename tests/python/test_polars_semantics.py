@@ -846,3 +846,16 @@ def test_aggregations_under_a_windowed_rank_are_per_window_group(engine: ladle.E
                   (pl.col("x") - pl.col("x").mean()).rank("dense", descending=True).over("g"),
                   pl.when(pl.col("s").str.contains("b").max()).then(pl.col("x")).otherwise(pl.col("x") * 2).rank("min").over("g")):
             assert_same(t.select(x.alias("r")), e)
+
+
+def test_an_integer_to_a_float_power_has_the_power_s_float_type(engine: ladle.Engine) -> None:
+    """As Polars, an integer base to a Float32 power is computed and typed in
+    Float32 (ladle took Float64, so 4 ** -78.5 was not 0 and a filter on it
+    kept a row Polars drops; qfuzz 4002:840)."""
+    t = pl.LazyFrame({"i8": [3, -2, None], "u32": [7, 0, 5], "f32": [1.5, -78.5, 0.25], "f64": [2.0, 0.5, -1.0]},
+                     schema={"i8": pl.Int8, "u32": pl.UInt32, "f32": pl.Float32, "f64": pl.Float64})
+    for b in ("i8", "u32"):
+        for e in ("f32", "f64"):
+            assert_same(t.select(pl.col(b).pow(pl.col(e)).alias("x"), pl.col(b).count().pow(pl.col(e)).alias("y")), engine)
+    h = pl.LazyFrame({"h": [None, None, -78.5, 0.0], "d": [0, 0, 0, 0]}, schema={"h": pl.Float32, "d": pl.Int64})
+    assert_same(h.filter(pl.col("d").count().pow(pl.col("h")).cast(pl.Boolean)), engine)
