@@ -1221,7 +1221,8 @@ class Translator:
             return N.func(N.LADLE_FN_LOG, [self.expr(args[0])], _opts(f64=float(base)))
         if name == "pow":
             for i, side in ((1, "exponent"), (0, "base")):
-                if isinstance(self._dtype(args[i]), pl.Null):
+                # a null literal (a computed Null, `(pl.lit(None) / 100.0).pow(0.5)`, is null)
+                if isinstance(self._dtype(args[i]), pl.Null) and type(self._view(args[i])).__name__ == "Literal":
                     raise ladle_error(N.LADLE_ECOMPUTE, f"`pow` operation not supported for dtype `null` as {side}")
             return N.func(N.LADLE_FN_POW, [self.expr(args[0]), self.expr(args[1])])
         if name == "hash":

@@ -809,6 +809,10 @@ def test_floor_division_of_booleans_and_pow_of_untyped_nulls_raise(engine: ladle
             q.collect(engine=engine)
     with pytest.warns(ladle.FallbackWarning), pytest.raises(pl.exceptions.InvalidOperationError):
         t.select(pl.col("b") // 2.0).collect(engine=ladle.Engine())
+    # a Null computed (not a literal) to a power is null, not an error (qfuzz 4002:172858)
+    q = t.select((pl.lit(None) / 100.0).pow(0.5).alias("x"))
+    with pytest.warns(ladle.FallbackWarning):
+        assert_frame_equal(q.collect(engine=ladle.Engine()), q.collect(engine="in-memory"))
     for e in (pl.col("b") // pl.col("f"), pl.col("b") // 2, pl.col("b") // pl.col("f").max(),
               pl.col("f").pow(pl.lit(None, dtype=pl.Int64)), pl.lit(True) // pl.col("i"),
               pl.lit(None) // pl.col("i"), pl.col("i") // pl.lit(None)):
