@@ -43,6 +43,10 @@ RULES: list[Rule] = [
     Rule("a literal compared with a column Polars holds as one value (made from a literal): Polars gives the wrong "
          "height or a ShapeError (a Polars bug; ladle's answer is right)",
          fine=r"^(mismatch:height|polars_error_ladle_ok:ShapeError).*\b(cmp|eq_missing|ne_missing):[^|]*(over:lit|lit-first)"),
+    Rule("arg_min/arg_max answered by Polars with an index past the last row (a Polars bug; ladle's index is in range)",
+         fine=r"^mismatch:values.*agg:arg_m", detail=r"of (\d+) rows differ; first at row \d+: expected (\d+), got"),
+    Rule("min/max among 0.0 and -0.0: Polars returns either, by plan and engine; ladle the first seen",
+         fine=r"^mismatch", detail=r"0\.0, -0\.0|-0\.0, 0\.0"),
     Rule("casts Polars refuses run on ladle (#1: String -> Date; also String -> Boolean, Duration -> String, ...)",
          fine=r"^polars_error_ladle_ok:InvalidOperationError", detail=r"casting from .* not supported"),
     Rule("#7 clip with bounds that do not fit the column type", fine=r"^polars_error_ladle_ok.*\bclip\b",
