@@ -1029,9 +1029,9 @@ class Translator:
         if name == "mean":
             # a temporal mean is cut to an integer tick, where a float sum's last
             # bit shows: it sums in Polars' order
-            return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x, 1, 0.5, 0, x is not arg))
+            return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x, 1, 0.5, 0, x is not arg), name)
         if name == "median":
-            return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x))
+            return self._temporal_stat(e.arguments[0], arg, lambda x: N.agg(_AGGS[name], x), name)
         return N.agg(_AGGS[name], arg)
 
     def _has_repeat(self, i: int) -> bool:
@@ -1049,13 +1049,16 @@ class Translator:
             return any(self._has_repeat(x) for x in (e.predicate, e.truthy, e.falsy))
         return False
 
-    def _temporal_stat(self, node: int, arg: N.Expr, stat: Callable[[N.Expr], N.Expr]) -> N.Expr:
+    def _temporal_stat(self, node: int, arg: N.Expr, stat: Callable[[N.Expr], N.Expr], kind: str) -> N.Expr:
         """mean, median and quantiles: of a number as they are; of a temporal column
         as Polars computes them, over its integer ticks, the float result cut to an
         integer tick: a Date gives a Datetime("us"), a Datetime or Duration its own
         type. A Date's statistic is taken in days and then scaled to microseconds
         (not over each day scaled first: that cannot overflow, and rounds as
-        Polars), and a float out of the range of i64 saturates (Rust's `as`)."""
+        Polars), and a float out of the range of i64 saturates (Rust's `as`).
+        Out of i64's range Polars 2.1 is not consistent, and ladle follows it: a
+        Datetime or Duration mean saturates, a median saturates in a select and is
+        null per group, a quantile is null; a Date's median or quantile per group is null."""
         dt = self._dtype(node)
         if not isinstance(dt, (pl.Date, pl.Datetime, pl.Duration)):
             return stat(arg)
@@ -1064,9 +1067,12 @@ class Translator:
         out_t = _ladle_type(out, f"{out} statistic")
         v = stat(N.cast(arg, i64, 1))
         if not isinstance(dt, pl.Date):
-            return N.cast(N.cast(v, i64, 0), out_t, 1)
+            saturate = kind == "mean" or (kind == "median" and not self._grouped)
+            return N.cast(N.cast(v, i64, 2 if saturate else 0), out_t, 1)
         f64 = (N.LADLE_TYPE_FLOAT64, 0, "")
         v = N.binary(N.LADLE_OP_MUL, v, N.lit("float", 86_400_000_000.0, f64))
+        if kind in ("median", "quantile") and self._grouped:
+            return N.cast(N.cast(v, i64, 0), out_t, 1)
         top, bottom = float(2**63), -float(2**63)
         value = N.when(
             [N.binary(N.LADLE_OP_GE, v, N.lit("float", top, f64)), N.binary(N.LADLE_OP_LT, v, N.lit("float", bottom, f64))],
@@ -1243,7 +1249,8 @@ class Translator:
             if interp not in _INTERP:
                 raise Unsupported(f"quantile(interpolation={interp})", "not supported by ladle yet")
             return self._temporal_stat(
-                args[0], self.expr(args[0]), lambda x: N.agg(N.LADLE_AGG_QUANTILE, x, 1, float(q), _INTERP[interp]))
+                args[0], self.expr(args[0]), lambda x: N.agg(N.LADLE_AGG_QUANTILE, x, 1, float(q), _INTERP[interp]),
+                "quantile")
         if name == "rank":
             method, descending = _enum_name(data[1]).split(".")[-1].lower(), bool(data[2])
             if len(data) > 3 and data[3] is not None:
