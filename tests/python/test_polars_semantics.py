@@ -869,12 +869,15 @@ def test_temporal_statistics_out_of_i64_range_follow_polars_by_context(engine: l
     """Out of i64's range Polars 2.1's temporal statistics saturate or are null
     by statistic and context: a mean saturates, a median saturates in a select
     and is null per group (and under over()), a quantile is null; a Date's
-    median or quantile per group is null (qfuzz 4002:145411, 4002:42757)."""
+    median or quantile per group is null (qfuzz 4002:145411, 4002:42757), as
+    Polars' default engine gives them."""
     for vals in ([2**63 - 1] * 2, [103904403975024593] * 2, [-(2**63)] * 2, [2**62] * 2, [5, 7], [1711403973] * 2):
         t = pl.LazyFrame({"f": vals, "g": [1, 2]})
         for src in (pl.col("f").cast(pl.Datetime("ns")), pl.col("f").cast(pl.Duration("us")),
                     pl.col("f").cast(pl.Date, wrap_numerical=True)):
             for e in (src.median(), src.mean(), src.quantile(0.5), src.quantile(0.3, "linear")):
-                assert_same(t.select(e.alias("x")), engine)
-                assert_same(t.group_by("g").agg(e.alias("x")).sort("g"), engine)
-                assert_same(t.select(e.over("g").alias("x")), engine)
+                for q in (t.select(e.alias("x")), t.group_by("g").agg(e.alias("x")).sort("g").select("x"),
+                          t.select(e.over("g").alias("x"))):
+                    # Polars' engines disagree here (the in-memory one makes a grouped mean
+                    # null): the answer is the default engine's, what lf.collect() gives
+                    assert_frame_equal(q.collect(engine=engine), q.collect())
