@@ -428,7 +428,7 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
   if ((st = ladle_read_at(f->fd, path, f->file_size - 8 - flen, f->footer, flen, err)) != LADLE_OK) goto done;
   char what[600];
   snprintf(what, sizeof what, "%s: footer", path);
-  ladle_thrift t = {f->footer, f->footer + flen, what, err, false, 0};
+  ladle_thrift t = {f->footer, f->footer + flen, what, err, false, 0, 0};
   int16_t last = 0, id;
   int ft;
   int64_t nelems = 0;

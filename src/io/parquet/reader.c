@@ -1110,7 +1110,7 @@ static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uin
   char what[600];
   snprintf(what, sizeof what, "%s: column '%s', row group %zu, page %lld header", c->f->path,
            c->col->name, c->rg, (long long)c->page);
-  ladle_thrift t = {*pp, end, what, c->err, false, 0};
+  ladle_thrift t = {*pp, end, what, c->err, false, 0, 0};
   memset(h, 0, sizeof *h);
   h->type = -1;
   h->v2_compressed = true;
