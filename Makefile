@@ -39,6 +39,7 @@ QFUZZ_SEED := $(shell date +%s)
 endif
 QFUZZ_JOBS ?= $(JOBS)
 QFUZZ_GATE ?= all
+FUZZ_DIFF_GATE ?= all
 
 all: build python
 
@@ -100,7 +101,7 @@ test-python: python
 fuzz: | deps
 	@command -v clang >/dev/null 2>&1 && test -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev zstd)
-	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_DIFF_GATE=$(FUZZ_DIFF_GATE) bash fuzz/run.sh
 	$(MAKE) --no-print-directory fuzz-queries QFUZZ_GATE=$(QFUZZ_GATE)
 
 # random Polars queries over random tables on ladle and on Polars' CPU engine
@@ -114,6 +115,7 @@ fuzz-queries: python
 	  --shrink-total-seconds 120 --out build-fuzz/qfuzz/$(QFUZZ_SEED) --gate $(QFUZZ_GATE)
 
 test: QFUZZ_GATE := crash
+test: FUZZ_DIFF_GATE := crash
 test: test-c test-asan test-python fuzz
 
 # ladle against its peers, same data, machine and threads (bench/bench.py --help)

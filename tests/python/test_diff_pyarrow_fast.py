@@ -63,3 +63,12 @@ def test_a_crash_a_hang_or_a_foreign_exception_is_a_failure(kind: str, tmp_path:
     else:
         assert counts.get("ladle:unclean", 0) > 0, counts
         assert list(tmp_path.glob("diff-fast-*.parquet"))
+
+
+def test_gate_crash_reports_a_wrong_answer_without_failing_but_fails_on_a_crash(tmp_path: Path) -> None:
+    # what `make test` runs (FUZZ_DIFF_GATE=crash): a new seed each run, so a
+    # differing answer is reported with its kept file, and only a crash fails
+    rc, out, _ = run_fast(tmp_path / "a", 2, "--self-test", "corrupt", "--gate", "crash")
+    assert rc == 0 and int(summary(out)[2]) > 0 and "--gate crash" in out, out[-3000:]
+    rc, out, _ = run_fast(tmp_path / "b", 2, "--self-test", "raise", "--no-recheck", "--timeout", "1", "--gate", "crash")
+    assert rc == 1, out[-3000:]

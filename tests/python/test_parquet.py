@@ -896,3 +896,36 @@ def test_an_integer_footer_field_of_another_type_is_refused(tmp_path: Path, wher
     with pytest.raises(N.LadleError) as e:
         N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1)).num_rows()
     assert "an integer field holds compact type" in e.value.args[1]
+
+
+@pytest.mark.parametrize("drop", ["row_count", "num_values", "data_page_offset"])
+def test_a_footer_without_a_required_count_or_offset_is_refused(tmp_path: Path, drop: str) -> None:
+    """A row group without its row count, or a column chunk without num_values
+    or its data page offset (a mutated footer misread past a broken field),
+    read as a chunk of nothing: 0 rows without an error where pyarrow read 7
+    (found by the CI run's diff_pyarrow --fast). Now the footer is refused."""
+    import io
+
+    import pqcraft
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"x": list(range(7))}), buf)
+    pf = pqcraft.read(buf.getvalue())
+    path = tmp_path / f"{drop}.parquet"
+    data = pqcraft.write(pf)
+    pf = pqcraft.read(data)
+    rg = pqcraft.get(pf.footer, 4)[1][0]
+    cm = pf.chunks[0][0].cmeta
+    if drop == "row_count":
+        pqcraft.drop(rg, 3)
+    elif drop == "num_values":
+        pqcraft.drop(cm, 5)
+    footer = pqcraft.encode_struct(pf.footer)
+    body = data[: len(data) - 8 - int.from_bytes(data[-8:-4], "little")]
+    if drop == "data_page_offset":
+        pqcraft.drop(cm, 9)
+        footer = pqcraft.encode_struct(pf.footer)
+    path.write_bytes(body + footer + len(footer).to_bytes(4, "little") + b"PAR1")
+    with pytest.raises(N.LadleError) as e:
+        N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1)).num_rows()
+    assert "without its" in e.value.args[1]

@@ -121,7 +121,9 @@ static void read_stats(ladle_thrift *t, ladle_pq_stats *s) {
 static void read_column_meta(ladle_thrift *t, ladle_pq_chunk_meta *m) {
   int16_t last = 0, id;
   int ft;
+  unsigned have = 0; /* the required fields seen, bit = field id */
   while (ladle_thrift_field(t, &last, &id, &ft)) {
+    if (id > 0 && id < 16) have |= 1u << id;
     switch (id) {
       case 1: m->physical = (int)ladle_thrift_int(t); break;
       case 4: m->codec = (int)ladle_thrift_int(t); break;
@@ -137,6 +139,12 @@ static void read_column_meta(ladle_thrift *t, ladle_pq_chunk_meta *m) {
       default: ladle_thrift_skip(t, ft);
     }
   }
+  /* type, codec, num_values, both sizes and data_page_offset are required: a
+   * footer without them (a mutated one, misread past a broken field) would read
+   * as a chunk of no values */
+  unsigned need = 1u << 1 | 1u << 4 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 9;
+  if (!t->failed && (have & need) != need)
+    ladle_thrift_fail(t, "column chunk metadata without its required fields (type, codec, num_values, sizes, data_page_offset)");
 }
 
 static void read_column_chunk(ladle_thrift *t, ladle_pq_chunk_meta *m) {
@@ -486,6 +494,7 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
         f->nrow_groups++;
         int16_t l2 = 0, id2;
         int ft2;
+        bool have_rows = false;
         while (ladle_thrift_field(&t, &l2, &id2, &ft2)) {
           if (id2 == 1 && ft2 == LADLE_TT_LIST) {
             if (rg->columns != NULL) {
@@ -506,12 +515,14 @@ ladle_status ladle_pq_open(const char *path, ladle_pq_file **out, ladle_error *e
             for (int64_t c = 0; c < nc && !t.failed; c++) read_column_chunk(&t, &rg->columns[c]);
           } else if (id2 == 3) {
             rg->num_rows = ladle_thrift_int(&t);
+            have_rows = true;
           } else {
             ladle_thrift_skip(&t, ft2);
           }
         }
         if (!t.failed && rg->columns == NULL && f->ncolumns > 0) ladle_thrift_fail(&t, "a row group without columns");
         if (!t.failed && rg->num_rows < 0) ladle_thrift_fail(&t, "negative row count");
+        if (!t.failed && !have_rows) ladle_thrift_fail(&t, "a row group without its row count");
       }
     } else {
       ladle_thrift_skip(&t, ft);
