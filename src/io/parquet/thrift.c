@@ -29,6 +29,8 @@ static uint64_t varint(ladle_thrift *t) {
   return 0;
 }
 
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
 int64_t ladle_thrift_int(ladle_thrift *t) {
   if (t->cur != 0 && t->cur != LADLE_TT_I16 && t->cur != LADLE_TT_I32 && t->cur != LADLE_TT_I64) {
     /* a field the format defines as an integer holds another type: reading it as
@@ -38,8 +40,7 @@ int64_t ladle_thrift_int(ladle_thrift *t) {
     ladle_thrift_fail(t, why);
     return 0;
   }
-  uint64_t v = varint(t);
-  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+  return unzigzag(varint(t));
 }
 
 bool ladle_thrift_field(ladle_thrift *t, int16_t *last_id, int16_t *id, int *type) {
@@ -52,12 +53,8 @@ bool ladle_thrift_field(ladle_thrift *t, int16_t *last_id, int16_t *id, int *typ
   *type = b & 0x0f;
   if (*type == LADLE_TT_STOP) return false;
   int delta = b >> 4;
-  if (delta != 0) {
-    *id = (int16_t)(*last_id + delta);
-  } else {
-    uint64_t v = varint(t);
-    *id = (int16_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
-  }
+  /* the id itself is no value of the field: not checked against its type */
+  *id = (int16_t)(delta != 0 ? *last_id + delta : unzigzag(varint(t)));
   *last_id = *id;
   t->cur = *type;
   return !t->failed;
