@@ -28,7 +28,7 @@ from . import _native as N
 from . import _errors as ladle_errors
 from ._errors import FallbackWarning, LadleError, UnsupportedError
 from .result import Result
-from .translate import Translator, Unsupported
+from .translate import Translator, Unsupported, sliced_unordered_join
 
 _SCAN_KEYS = ("Scan", "PythonScan")
 
@@ -119,6 +119,9 @@ class Engine(_PolarsEngine):
         # Polars raised them, neither a fallback nor an UnsupportedError
         try:
             nt = self._visit(lf, optimizations)
+            if sliced_unordered_join(nt):
+                optimizations = _keep_observed_order(optimizations)
+                nt = self._visit(lf, optimizations)
         except BaseException as e:
             # a panic inside Polars (a footer it cannot parse) arrives as pyo3's
             # PanicException, which `except Exception` does not catch
@@ -247,6 +250,14 @@ class Engine(_PolarsEngine):
             )
         head = f"MIXED: {note}\n" if note else "ladle (device=cpu)\n"
         return head + plan.explain()
+
+
+def _keep_observed_order(optimizations: Any) -> Any:
+    """The caller's optimizations (Polars' defaults when None) without the pass that
+    drops orders it thinks nothing observes (see translate.sliced_unordered_join)."""
+    flags = pl.QueryOptFlags() if optimizations is None else optimizations.__copy__()
+    flags.check_order_observe = False
+    return flags
 
 
 def _explain(lf: pl.LazyFrame, optimizations: Any) -> str:

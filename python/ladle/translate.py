@@ -243,6 +243,37 @@ def _literal_value(dt: pl.DataType, value: Any, what: str) -> N.Expr:
     raise Unsupported(what, f"literal of type {dt}")
 
 
+def sliced_unordered_join(nt: Any) -> bool:
+    """Does the optimized plan hold a join that carries a slice but no order?
+
+    Polars 2.1's optimizer pushes a slice into a join (its options' slice) and then,
+    when the operators above do not observe order, sets the join's maintain_order to
+    "none": the slice then takes any rows of the join, not the first rows of the
+    order the query asked for (`join(maintain_order="right_left").head(5).unique()`
+    keeps left-only rows; qfuzz 4002:199008). The caller plans such a query again
+    without that pass (QueryOptFlags.check_order_observe = False), where the join
+    keeps the order its slice needs."""
+    cur = nt.get_node()
+    todo = [cur]
+    seen: set[int] = set()
+    try:
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            nt.set_node(n)
+            ir = nt.view_current_node()
+            if type(ir).__name__ == "Join":
+                opts = ir.options
+                if len(opts) > 5 and opts[2] is not None and str(opts[5]).split(".")[-1].lower() == "none":
+                    return True
+            todo.extend(nt.get_inputs())
+    finally:
+        nt.set_node(cur)
+    return False
+
+
 class Translator:
     """Walks a NodeTraverser from its current node and builds a ladle plan."""
 

@@ -22,6 +22,10 @@ import polars as pl
 from .values import dtype_code, list_code
 
 HEADER = "import datetime as dt\n\nimport polars as pl\n"
+STAGED_HELPER = (
+    "def _plain(lf):\n"
+    "    return pl.from_arrow(lf.collect().to_arrow(), schema=lf.collect_schema()).lazy()\n"
+)
 
 
 # ------------------------------------------------------------------ tables
@@ -164,8 +168,8 @@ class Op:
     names: list[str] = field(default_factory=list)
     item_shrink: bool = False  # may the shrinker drop items?
 
-    def apply(self, cur: str) -> str:
-        sub = self.sub.code() if self.sub is not None else ""
+    def apply(self, cur: str, staged: bool = False) -> str:
+        sub = self.sub.code(staged) if self.sub is not None else ""
         if self.kind == "concat":
             return self.head.format(cur=cur, sub=sub)
         body = ", ".join(e.code() for e in self.items)
@@ -190,10 +194,14 @@ class Query:
     source: str  # table name
     ops: list[Op] = field(default_factory=list)
 
-    def code(self) -> str:
+    def code(self, staged: bool = False) -> str:
+        """The query's source; staged: each operator's input first collected by Polars
+        and rebuilt from Arrow (`_plain`), so that no operator sees Polars' metadata of
+        the one before it (sorted flags, a column held as one value) or is optimized
+        together with it."""
         cur = f"{self.source}.lazy()"
         for op in self.ops:
-            cur = op.apply(cur)
+            cur = op.apply(f"_plain({cur})" if staged else cur, staged)
         return cur
 
     def tags(self) -> set[str]:
@@ -239,6 +247,14 @@ class Case:
         lines = [HEADER]
         lines += [t.code() for t in self.tables]
         lines.append(f"q = (\n    {self.query.code()}\n)")
+        return "\n".join(lines) + "\n"
+
+    def staged_code(self) -> str:
+        """Source that defines t0..tN and q staged (Query.code(staged=True)): run on
+        Polars, it gives Polars' answer for the same data without its metadata."""
+        lines = [HEADER, STAGED_HELPER]
+        lines += [t.code() for t in self.tables]
+        lines.append(f"q = (\n    {self.query.code(staged=True)}\n)")
         return "\n".join(lines) + "\n"
 
     def engine_code(self) -> str:
