@@ -236,6 +236,10 @@ def mutate(rng: random.Random, raw: bytes) -> bytes:
         return bytes(mutate_bytes(rng, bytearray(raw)))
 
 
+def _int(v) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
 def zstd_divergence(raw: bytes) -> bool:
     """Whether a ZSTD page of the file decompresses, without an error, to
     other bytes with the system's libzstd (the one ladle links) than with
@@ -271,14 +275,19 @@ def zstd_divergence(raw: bytes) -> bool:
             while 0 <= pos < end:
                 try:
                     header, pos = C.decode_struct(raw, pos)
+                    if not all(isinstance(f, (list, tuple)) and len(f) == 3 for f in header):
+                        break
                 except Exception:
                     break
-                size, usize = C.get(header, 3) or 0, C.get(header, 2) or 0
+                # a mutated header may hold any type in any field: only integers count
+                size, usize = _int(C.get(header, 3)), _int(C.get(header, 2))
                 data, pos = raw[pos : pos + max(size, 0)], pos + max(size, 0)
                 levels = 0
                 if C.get(header, 1) == C.DATA_PAGE_V2:
                     sub = C.get(header, 8) or []
-                    levels = (C.get(sub, 5) or 0) + (C.get(sub, 6) or 0)
+                    if not isinstance(sub, list) or not all(isinstance(f, (list, tuple)) and len(f) == 3 for f in sub):
+                        continue
+                    levels = _int(C.get(sub, 5)) + _int(C.get(sub, 6))
                     if not C.get(sub, 7, True):
                         continue
                 n = usize - levels

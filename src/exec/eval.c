@@ -592,6 +592,22 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
   return st;
 }
 
+static bool scalar_predicates(const ladle_bexpr *e);
+
+/* Computes the aggregations in e (the outermost ones) for their errors only. */
+static ladle_status eval_aggs_only(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                   ladle_error *err) {
+  if (!e->has_agg) return LADLE_OK;
+  if (e->kind == LADLE_EX_AGG) {
+    ladle_column c;
+    LADLE_RETURN_NOT_OK(ladle_eval_full(s, e, t, NULL, false, &c, err));
+    ladle_column_release(&c);
+    return LADLE_OK;
+  }
+  for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(eval_aggs_only(s, e->args[i], t, err));
+  return LADLE_OK;
+}
+
 /* A when/then/otherwise above aggregations or windows whose branches can
  * fail, outside a group context: as Polars, a branch no row takes is not
  * computed; one that some rows take is computed on those rows only when it is
@@ -620,7 +636,12 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     const ladle_bexpr *b = e->args[slot];
     if (cnt == 0) {
-      st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
+      /* no row takes it; with single-value predicates (or on a one-row frame,
+       * whose predicate Polars takes as one value) Polars still computes its
+       * aggregations (their errors raised), not what is above them */
+      if (b->has_agg && !b->has_window && (scalar_predicates(e) || t->num_rows == 1))
+        st = eval_aggs_only(s, b, t, err);
+      if (st == LADLE_OK) st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
     } else if (needs_full(b) || b->scalar || cnt == n) {
       st = ladle_eval_full(s, b, t, NULL, false, &a[slot], err);
     } else {
@@ -818,7 +839,8 @@ static bool scalar_predicates(const ladle_bexpr *e) {
  * the mean once, not per chunk) and pushes it on the hoist stack. One in a
  * when/then branch (in_branch) may be one no row takes, which Polars does not
  * compute: its failure is kept with it, for the rows that read it to raise.
- * Except (eager_aggs, a when/then whose predicates are single values): there
+ * Except (eager_aggs, a when/then whose predicates are single values, or any
+ * when/then on a one-row frame, whose predicates Polars takes as one value): there
  * Polars' in-memory engine computes the aggregations of every branch, and only
  * what is above them on the rows that take it: `when(pl.lit(True)).then(0)
  * .otherwise(x - x.cast(pl.Int8).max())` raises for an x out of range. */
@@ -851,7 +873,8 @@ static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const lad
   for (size_t i = 0; i < e->nargs; i++) {
     bool lazy = lazy_branch(e, i);
     LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, in_branch || lazy,
-                                      lazy ? scalar_predicates(e) : eager_aggs, err));
+                                      lazy ? scalar_predicates(e) || t->num_rows == 1 : eager_aggs,
+                                      err));
   }
   return LADLE_OK;
 }

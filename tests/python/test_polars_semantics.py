@@ -903,3 +903,39 @@ def test_a_join_s_order_survives_a_slice_under_an_unordered_operator(
             got = q.collect(engine=eng)
             assert eng.last_run == "ladle"
             assert_frame_equal(got, want, check_row_order=False)
+
+
+@pytest.mark.parametrize("dtype", [pl.Float32, pl.Float64])
+def test_abs_of_negative_zero_is_positive_zero(engine: ladle.Engine, dtype: pl.DataType) -> None:
+    # 1 // abs(-0.0) is inf in Polars: abs clears the sign bit (qfuzz 4301:3213)
+    lf = pl.LazyFrame(
+        {"c": [-0.0, 0.0, -1.5, float("nan"), None, -INF], "k": [1] * 6}, schema={"c": dtype, "k": pl.UInt8}
+    ).with_columns((pl.col("k") // pl.col("c").abs()).alias("f"), (pl.lit(1.0, dtype=dtype) / pl.col("c").abs()).alias("r"))
+    got = assert_same(lf, engine)
+    assert got["r"][0] == INF
+
+
+def test_aggregations_in_untaken_branches_raise_where_polars_computes_them(engine: ladle.Engine) -> None:
+    # Polars computes the aggregations of a branch no row takes when the predicates
+    # are single values, or on a one-row frame (whose predicate it takes as one
+    # value): their errors are raised (qfuzz 4002:187432, 4002:215237). A branch of
+    # a column predicate on more rows is not computed (in-memory engine).
+    over = pl.col("c").cast(pl.UInt8)
+    two = pl.LazyFrame({"c": [-1, 5]}, schema={"c": pl.Int32})
+    one = pl.LazyFrame({"c": [-1]}, schema={"c": pl.Int32})
+    pred_one = (pl.col("c") == 300).any()
+    pred_col = pl.col("c") == 300
+    for lf in (
+        two.select(pl.when(pred_one).then(over.max()).alias("x")),
+        two.select(pl.when(pred_one).then(over.max() + 1).alias("x")),
+        two.with_columns(pl.when(pred_one).then(over.max()).alias("x")),
+        two.select(pl.when(pred_one.not_()).then(0).otherwise(over.max()).alias("x")),
+        one.select(pl.when(pred_col).then(over.arg_min()).otherwise(pl.lit("x-y")).alias("x")),
+        one.with_columns(pl.when(pred_col).then(over.max() + 1).alias("x")),
+    ):
+        assert_both_raise(lf, engine)
+    for lf in (
+        two.select(pl.when(pred_one).then(over).alias("x")),  # row-wise: not computed
+        two.select(pl.when(pred_col).then(over.max()).alias("x")),
+    ):
+        assert_same(lf, engine)

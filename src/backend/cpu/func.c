@@ -30,8 +30,9 @@ static ladle_status alloc_like(const ladle_column *in, ladle_dtype t, ladle_colu
   }
 #define IS_FLOAT_T(T) ((T)0.5 != 0)
 #define NEG_K(T, in, o) UNARY_NUM(T, in, o, IS_FLOAT_T(T) ? -v_ : (T)(0 - (uint64_t)v_))
+/* floats: the sign bit cleared (abs(-0.0) is 0.0, as Polars: 1 // abs(-0.0) is inf) */
 #define ABS_K(T, in, o) \
-  UNARY_NUM(T, in, o, v_ < 0 ? (IS_FLOAT_T(T) ? -v_ : (T)(0 - (uint64_t)v_)) : v_)
+  UNARY_NUM(T, in, o, IS_FLOAT_T(T) ? (T)fabs((double)v_) : v_ < 0 ? (T)(0 - (uint64_t)v_) : v_)
 
 #define CLIP_K(T, in, lo, hi, o)                                                                \
   {                                                                                             \

@@ -24,7 +24,9 @@ from .values import dtype_code, list_code
 HEADER = "import datetime as dt\n\nimport polars as pl\n"
 STAGED_HELPER = (
     "def _plain(lf):\n"
-    "    return pl.from_arrow(lf.collect().to_arrow(), schema=lf.collect_schema()).lazy()\n"
+    "    # one chunk: Polars exports a column it holds as one value as chunks of one row,\n"
+    "    # which it reads back flagged sorted\n"
+    "    return pl.from_arrow(lf.collect().to_arrow().combine_chunks(), schema=lf.collect_schema()).lazy()\n"
 )
 
 
@@ -255,6 +257,17 @@ class Case:
         lines = [HEADER, STAGED_HELPER]
         lines += [t.code() for t in self.tables]
         lines.append(f"q = (\n    {self.query.code(staged=True)}\n)")
+        return "\n".join(lines) + "\n"
+
+    def prefixes_code(self) -> str:
+        """Source that defines `qs`, the main chain's prefixes (its source, then after
+        each operator), and `kinds`, each operator's kind: to find the operator where
+        an engine's height goes wrong."""
+        lines = [HEADER] + [t.code() for t in self.tables]
+        ops = self.query.ops
+        items = [Query(self.query.source, ops[:i]).code() for i in range(len(ops) + 1)]
+        lines.append("qs = [\n" + "".join(f"    (\n    {c}\n    ),\n" for c in items) + "]")
+        lines.append(f"kinds = {[op.kind for op in ops]!r}")
         return "\n".join(lines) + "\n"
 
     def engine_code(self) -> str:

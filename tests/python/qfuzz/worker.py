@@ -34,6 +34,16 @@ The result's "outcome" is one of
                          var/std(ddof=0) (docs/semantics.md: Polars gives 0.0 for a one-row group
                          whose row is null when its groups are slices of sorted keys or of a one-row
                          frame, null otherwise; ladle gives null, as Series.var does)
+  polars_wrong_height    the heights differ, and along the chain the first operator where Polars'
+                         and ladle's heights part is a select whose Polars height is neither 1 nor
+                         the height of the frame it reads (or a with_columns whose height is not
+                         that frame's), which no select can give, while ladle's is: a literal
+                         compared with a column Polars holds as one value gives 1 row of 2
+                         inside an expression (4002:5178, 4002:70259)
+  polars_arg_tie         ladle differs only by which of several equal extremes arg_max/arg_min
+                         names: ladle's answer is Polars' own with each arg_max/arg_min written as
+                         the first index holding the max/min (ARG_FIRST); Polars names another one
+                         when it holds the column as one value or flags it sorted (4002:197238)
   generator_error        the generator failed on this seed:index (a tester bug, no query ran)
   polars_dropped_order   same rows in another order, where the query asks unique(maintain_order=True)
                          and Polars' optimizer runs it unordered (q.explain(): maintain_order: false)
@@ -178,6 +188,18 @@ class Runner:
             if alt is not None and got is not None and same(alt, got) is None:
                 out["outcome_vs_default"] = out["outcome"]
                 out["outcome"] = "polars_metadata_differs"
+        if out["outcome"] == "mismatch" and out["diff"]["kind"] == "height" and req.get("prefixes_code"):
+            phase("polars-heights")
+            if _polars_height_wrong(req["prefixes_code"], eng):
+                out["outcome_vs_default"] = out["outcome"]
+                out["outcome"] = "polars_wrong_height"
+        if out["outcome"] == "mismatch" and (".arg_max()" in req["code"] or ".arg_min()" in req["code"]):
+            phase("polars-arg-first")
+            code = req["code"].replace(".arg_max()", ".pipe(_arg_first_max)").replace(".arg_min()", ".pipe(_arg_first_min)")
+            alt, aerr = _staged(code.replace("import polars as pl\n", "import polars as pl\n" + ARG_FIRST, 1))
+            if alt is not None and got is not None and same(alt, got) is None:
+                out["outcome_vs_default"] = out["outcome"]
+                out["outcome"] = "polars_arg_tie"
         if out["outcome"] == "mismatch" and ("var(ddof=0)" in req["code"] or "std(ddof=0)" in req["code"]):
             assert exp is not None and got is not None
             if same(_zero_as_null(exp), _zero_as_null(got)) is None:
@@ -191,6 +213,53 @@ class Runner:
         return out
 
 
+ARG_FIRST = """
+def _arg_first_max(x):
+    return pl.int_range(pl.len(), dtype=pl.UInt32).filter(x == x.max()).first()
+
+
+def _arg_first_min(x):
+    return pl.int_range(pl.len(), dtype=pl.UInt32).filter(x == x.min()).first()
+"""
+
+
+def _polars_height_wrong(code: str, eng: Any) -> bool:
+    """Is the first operator of the chain where Polars' height and ladle's part a
+    select or with_columns that gives Polars a height no such operator can give
+    (neither 1 nor its input's height; with_columns: not its input's height)?"""
+    ns: dict[str, Any] = {}
+    try:
+        exec(compile(code, "<prefixes>", "exec"), ns)
+    except BaseException as e:  # noqa: BLE001
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return False
+    prev: int | None = None
+    for i, q in enumerate(ns["qs"]):
+        p, _ = _collect(q, "auto")
+        try:
+            lad = q.collect(engine=eng)
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            lad = None
+        if p is None or lad is None:
+            # a prefix alone may fail on both (a strict cast of a column the whole
+            # query never reads): no height known there
+            if (p is None) != (lad is None):
+                return False
+            prev = None
+            continue
+        if p.height != lad.height:
+            if i == 0 or prev is None:
+                return False
+            kind = ns["kinds"][i - 1]
+            allowed = {prev} if kind == "with_columns" else {1, prev} if kind == "select" else set()
+            return bool(allowed) and p.height not in allowed and lad.height in allowed
+        prev = p.height
+    return False
+
+
 def _zero_as_null(df: pl.DataFrame) -> pl.DataFrame:
     """df with every float 0.0 (and -0.0) made null."""
     exprs = [
@@ -202,7 +271,7 @@ def _zero_as_null(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _staged(code: str) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
-    """Polars' answer to the staged form of a case (each operator's input rebuilt)."""
+    """Polars' answer to q of code (the staged form of a case, or another rewrite)."""
     ns: dict[str, Any] = {}
     try:
         exec(compile(code, "<staged>", "exec"), ns)
