@@ -263,7 +263,10 @@ def sliced_unordered_join(nt: Any) -> bool:
                 continue
             seen.add(n)
             nt.set_node(n)
-            ir = nt.view_current_node()
+            try:
+                ir = nt.view_current_node()
+            except Exception:  # a node the visitor cannot show (an IPC scan): not a join
+                ir = None
             if type(ir).__name__ == "Join":
                 opts = ir.options
                 if len(opts) > 5 and opts[2] is not None and str(opts[5]).split(".")[-1].lower() == "none":

@@ -124,6 +124,12 @@ typedef struct ladle_backend {
   ladle_status (*sort_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                const bool *descending, const bool *nulls_last, int64_t **out_perm,
                                ladle_error *err);
+  /* The first min(k, rows) entries of sort_indices' permutation (a sort under
+   * head(k)); *out_idx may hold more, the first ones counting. NULL: the
+   * executor sorts every row. */
+  ladle_status (*top_k_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                const bool *descending, const bool *nulls_last, int64_t k,
+                                int64_t **out_idx, ladle_error *err);
   /* rank of `in` within groups (NULL groups: one group). */
   ladle_status (*rank)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
                        ladle_rank_method method, bool descending, ladle_column *out,

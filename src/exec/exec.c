@@ -1084,9 +1084,14 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
   int64_t *perm = NULL;
   ladle_status st = keys ? eval_whole(s, p->exprs, nk, in, keys, err) : LADLE_OOM(err, "sort");
   bool have_keys = st == LADLE_OK;
-  if (st == LADLE_OK)
-    st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   int64_t n = in->num_rows;
+  /* a sort under head(k) with k well below the rows: the backend's top-k */
+  bool top_k = p->limit >= 0 && p->limit <= n / 8 && p->limit <= ((int64_t)1 << 20) &&
+               s->be->top_k_indices != NULL;
+  if (st == LADLE_OK && top_k)
+    st = s->be->top_k_indices(&s->k, keys, nk, p->descending, p->nulls_last, p->limit, &perm, err);
+  else if (st == LADLE_OK)
+    st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   if (p->limit >= 0 && p->limit < n) n = p->limit;
   if (st == LADLE_OK) st = gather_rows(s, p, in, perm, n, out, err);
   if (have_keys)

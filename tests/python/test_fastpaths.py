@@ -843,3 +843,38 @@ def test_join_hits_answered_from_an_array_over_the_key_range(engine, dtype) -> N
         assert_same(left.lazy().join(right.lazy(), on="k", how=how), engine, ordered=False)
     assert_same(left.lazy().join(right.lazy(), on="k", nulls_equal=True), engine, ordered=False)
     assert_same(right.lazy().join(left.lazy(), on="k"), engine, ordered=False)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_top_k_sort_under_head(threads: int) -> None:
+    # a sort whose head(k) is at most an eighth of the rows runs as a top-k (a heap
+    # per partition, candidates merged): the same rows in the same order as a
+    # stable full sort, for every key type, nulls first or last, descending keys,
+    # ties broken by row, NaN and -0.0
+    rng = np.random.default_rng(11)
+    n = 60_000
+    df = pl.DataFrame({
+        "i": rng.integers(0, 40, n),
+        "f": np.where(rng.random(n) < 0.05, np.nan, rng.integers(-4, 4, n) * 0.5),
+        "s": [f"k{v}" for v in rng.integers(0, 200, n)],
+        "b": rng.random(n) < 0.5,
+        "d": rng.integers(0, 30, n).astype("datetime64[D]"),
+    }).with_columns(
+        pl.when(pl.int_range(pl.len()) % 7 == 0).then(None).otherwise(pl.col("i")).alias("i"),
+        pl.when(pl.int_range(pl.len()) % 11 == 0).then(None).otherwise(pl.col("s")).alias("s"),
+        pl.when(pl.int_range(pl.len()) % 5 == 0).then(-0.0).otherwise(pl.col("f")).alias("f"),
+        pl.int_range(pl.len()).alias("row"),
+    )
+    eng = ladle.Engine(raise_on_fail=True, threads=threads, morsel_rows=7_000)
+    cases = [
+        (["i"], [False], [False], 10),
+        (["i"], [True], [True], 1),
+        (["f", "i"], [True, False], [False, True], 100),
+        (["s"], [False], [True], 1000),
+        (["s", "f"], [True, True], [False, False], 7_000),
+        (["b", "d", "i"], [False, True, False], [True, True, False], 500),
+        (["d"], [True], [False], 1),
+    ]
+    for keys, desc, nl, k in cases:
+        q = df.lazy().sort(keys, descending=desc, nulls_last=nl, maintain_order=True).head(k)
+        assert_frame_equal(q.collect(engine=eng), q.collect(engine="in-memory"))

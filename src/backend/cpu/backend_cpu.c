@@ -95,6 +95,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_join_pairs_fill,
     ladle_cpu_join_runs_free,
     ladle_cpu_sort_indices,
+    ladle_cpu_top_k_indices,
     ladle_cpu_rank,
 };
 

@@ -265,6 +265,9 @@ void ladle_cpu_join_runs_free(ladle_join_runs *runs);
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const bool *descending, const bool *nulls_last,
                                     int64_t **out_perm, ladle_error *err);
+ladle_status ladle_cpu_top_k_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                     const bool *descending, const bool *nulls_last, int64_t k,
+                                     int64_t **out_idx, ladle_error *err);
 ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                             ladle_rank_method method, bool descending, ladle_column *out,
                             ladle_error *err);

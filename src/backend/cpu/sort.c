@@ -199,6 +199,138 @@ ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *k
   return LADLE_OK;
 }
 
+/* ----------------------------------------------------------------- top-k
+ *
+ * The first k rows of the stable sort order without sorting every row (a sort
+ * followed by head(k), Polars' sort with a slice): each partition of the rows
+ * keeps its k best rows in a max-heap (its worst on top, so a row that does not
+ * beat it costs one comparison), and the candidates of all partitions are then
+ * sorted and cut to k. Rows compare key by key as sort_indices orders them
+ * (nulls where nulls_last puts them, then values, descending flips values only)
+ * and finally by row index, which keeps it stable. */
+
+typedef struct topk_job {
+  const ladle_column *keys;
+  size_t nkeys;
+  const bool *desc, *nulls_last;
+  int64_t n, k, part;
+  int64_t *cand; /* k slots per partition */
+  int64_t *ncand;
+} topk_job;
+
+static int topk_cmp(const topk_job *t, int64_t a, int64_t b) {
+  for (size_t kk = 0; kk < t->nkeys; kk++) {
+    const ladle_column *c = &t->keys[kk];
+    if (c->type.id == LADLE_TYPE_NULL) continue;
+    bool va = ladle_column_valid(c, a), vb = ladle_column_valid(c, b);
+    bool nl = t->nulls_last ? t->nulls_last[kk] : false;
+    if (va != vb) return va ? (nl ? -1 : 1) : (nl ? 1 : -1);
+    if (!va) continue;
+    int r;
+    if (c->type.id == LADLE_TYPE_STRING) {
+      r = ladle_str_cmp(c, a, c, b);
+      r = (r > 0) - (r < 0);
+    } else {
+      uint64_t x = norm_key(c, a), y = norm_key(c, b);
+      r = (x > y) - (x < y);
+    }
+    if (t->desc && t->desc[kk]) r = -r;
+    if (r != 0) return r;
+  }
+  return (a > b) - (a < b);
+}
+
+static void topk_sift_down(const topk_job *t, int64_t *h, int64_t n, int64_t i) {
+  for (;;) {
+    int64_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && topk_cmp(t, h[l], h[m]) > 0) m = l;
+    if (r < n && topk_cmp(t, h[r], h[m]) > 0) m = r;
+    if (m == i) return;
+    int64_t x = h[i];
+    h[i] = h[m];
+    h[m] = x;
+    i = m;
+  }
+}
+
+static ladle_status topk_part(void *vctx, size_t part, ladle_error *err) {
+  (void)err;
+  topk_job *t = vctx;
+  int64_t lo = (int64_t)part * t->part, hi = LADLE_MIN(lo + t->part, t->n);
+  int64_t *h = t->cand + (int64_t)part * t->k, m = 0;
+  for (int64_t i = lo; i < hi; i++) {
+    if (m < t->k) {
+      /* sift up */
+      int64_t j = m++;
+      h[j] = i;
+      while (j > 0 && topk_cmp(t, h[(j - 1) / 2], h[j]) < 0) {
+        int64_t x = h[j];
+        h[j] = h[(j - 1) / 2];
+        h[(j - 1) / 2] = x;
+        j = (j - 1) / 2;
+      }
+    } else if (topk_cmp(t, i, h[0]) < 0) {
+      h[0] = i;
+      topk_sift_down(t, h, m, 0);
+    }
+  }
+  t->ncand[part] = m;
+  return LADLE_OK;
+}
+
+/* Stable merge sort of idx by topk_cmp (the index tie-break makes any order
+ * of equal keys come out by row). */
+static ladle_status topk_sort(const topk_job *t, int64_t *idx, int64_t n, ladle_error *err) {
+  int64_t *tmp = malloc((size_t)LADLE_MAX(n, 1) * sizeof *tmp);
+  if (tmp == NULL) return LADLE_OOM(err, "top-k");
+  int64_t *src = idx, *dst = tmp;
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = LADLE_MIN(lo + width, n), hi = LADLE_MIN(lo + 2 * width, n);
+      int64_t a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) dst[k++] = topk_cmp(t, src[b], src[a]) < 0 ? src[b++] : src[a++];
+      while (a < mid) dst[k++] = src[a++];
+      while (b < hi) dst[k++] = src[b++];
+    }
+    int64_t *x = src;
+    src = dst;
+    dst = x;
+  }
+  if (src != idx) memcpy(idx, src, (size_t)n * sizeof *idx);
+  free(tmp);
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_top_k_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                     const bool *descending, const bool *nulls_last, int64_t k,
+                                     int64_t **out_idx, ladle_error *err) {
+  int64_t n = nkeys > 0 ? keys[0].length : 0;
+  k = LADLE_MAX(LADLE_MIN(k, n), 0);
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  /* partitions of at least 64k rows and 8 k, a few per thread */
+  int64_t part = LADLE_MAX(LADLE_MAX(n / LADLE_MAX(4 * threads, 1), (int64_t)1 << 16), 8 * k);
+  size_t nparts = (size_t)((n + part - 1) / LADLE_MAX(part, 1));
+  topk_job t = {keys, nkeys, descending, nulls_last, n, k, part, NULL, NULL};
+  t.cand = malloc((size_t)LADLE_MAX((int64_t)nparts * k, 1) * sizeof *t.cand);
+  t.ncand = calloc(LADLE_MAX(nparts, 1), sizeof *t.ncand);
+  ladle_status st = t.cand && t.ncand ? LADLE_OK : LADLE_OOM(err, "top-k");
+  /* k = 0: nothing to keep (every partition's heap would share one slot) */
+  if (st == LADLE_OK && nparts > 0 && k > 0) st = ladle_pool_run(ctx->pool, nparts, topk_part, &t, err);
+  int64_t m = 0;
+  for (size_t p = 0; st == LADLE_OK && p < nparts; p++) {
+    memmove(t.cand + m, t.cand + (int64_t)p * k, (size_t)t.ncand[p] * sizeof *t.cand);
+    m += t.ncand[p];
+  }
+  if (st == LADLE_OK) st = topk_sort(&t, t.cand, m, err);
+  free(t.ncand);
+  if (st != LADLE_OK) {
+    free(t.cand);
+    return st;
+  }
+  *out_idx = t.cand; /* its first k are the answer */
+  return LADLE_OK;
+}
+
 static bool same_value(const ladle_column *c, int64_t i, int64_t j) {
   if (c->type.id == LADLE_TYPE_STRING) return ladle_str_cmp(c, i, c, j) == 0;
   return norm_key(c, i) == norm_key(c, j);
