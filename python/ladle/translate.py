@@ -975,7 +975,12 @@ class Translator:
         if value.tzinfo is not None or self._explain is None:
             raise Unsupported(what, "Polars' plan visitor gives it to microsecond precision only")
         if self._explain_text is None:
-            self._explain_text = self._explain()
+            try:
+                self._explain_text = self._explain()
+            except BaseException as e:  # Polars panics printing a datetime out of range (4401:122863)
+                if type(e).__name__ != "PanicException":
+                    raise
+                raise Unsupported(what, f"Polars cannot print this plan to read its exact value ({e})") from None
         stamp = value.strftime("%Y-%m-%d %H:%M:%S")
         found = set()
         for m in re.finditer(re.escape(stamp) + r"(?:\.(\d{1,9}))?(?!\d)", self._explain_text):

@@ -512,16 +512,17 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
                                          ladle_groups *groups, bool broadcast, ladle_column *out,
                                          ladle_error *err) {
   const ladle_bexpr *x = e->args[0];
-  int64_t ng = groups ? groups->ngroups : 1;
+  /* no rows and no groups: the expression runs over no rows (for the errors of
+   * what it computes anyway, a strict cast of a literal), not over a null row
+   * (fill_null(-129).cast(pl.UInt32) of that null failed; qfuzz 4401:197684) */
+  int64_t ng = groups ? groups->ngroups : t->num_rows == 0 ? 0 : 1;
   int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
   size_t nc = (size_t)(max_col(x) + 1);
   ladle_chunk c = {.length = ng, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
   ladle_status st = rows && c.columns ? LADLE_OK : LADLE_OOM(err, "first/last");
   for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
     rows[k] = groups ? (e->op == LADLE_AGG_FIRST ? groups->first[k] : -1)
-                     : (t->num_rows == 0           ? -1
-                        : e->op == LADLE_AGG_FIRST ? 0
-                                                   : t->num_rows - 1);
+                     : (e->op == LADLE_AGG_FIRST ? 0 : t->num_rows - 1);
   if (st == LADLE_OK && groups && e->op == LADLE_AGG_LAST)
     for (int64_t i = 0; i < groups->nrows; i++) rows[groups->ids[i]] = i;
   for (size_t col = 0; st == LADLE_OK && col < nc; col++) {

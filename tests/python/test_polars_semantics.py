@@ -939,3 +939,22 @@ def test_aggregations_in_untaken_branches_raise_where_polars_computes_them(engin
         two.select(pl.when(pred_col).then(over.max()).alias("x")),
     ):
         assert_same(lf, engine)
+
+
+def test_last_of_a_computed_expression_over_no_rows_is_null(engine: ladle.Engine) -> None:
+    # over no rows the expression runs over no rows, not over a null row that
+    # fill_null(-129) then makes fail a strict cast (qfuzz 4401:197684)
+    empty = pl.LazyFrame({"k": []}, schema={"k": pl.Int32})
+    for x in (pl.col("k").fill_null(-129).cast(pl.UInt32).last(), pl.col("k").fill_null(-129).cast(pl.UInt32).first(),
+              pl.col("k").pow(pl.col("k").fill_null(pl.lit(-129))).last()):
+        assert_same(empty.select(x.alias("x")), engine)
+
+
+def test_a_plan_polars_cannot_print_falls_back_instead_of_panicking() -> None:
+    # a nanosecond datetime literal's exact value is read from Polars' plan text;
+    # printing a datetime out of range panics inside Polars (qfuzz 4401:122863)
+    lf = pl.LazyFrame({"b": [0]}, schema={"b": pl.Datetime("ns")}).select(
+        (pl.col("b") <= pl.lit(dt.datetime(1969, 12, 31, 23, 59, 59, 500000))).alias("x2")
+    ).with_columns(pl.lit(9223372036854775807).cast(pl.Datetime("us"), strict=False).alias("x4"))
+    with pytest.raises(ladle.UnsupportedError, match="cannot print"):
+        lf.collect(engine=ladle.Engine(raise_on_fail=True))

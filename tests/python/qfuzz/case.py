@@ -26,7 +26,8 @@ STAGED_HELPER = (
     "def _plain(lf):\n"
     "    # one chunk: Polars exports a column it holds as one value as chunks of one row,\n"
     "    # which it reads back flagged sorted\n"
-    "    return pl.from_arrow(lf.collect().to_arrow().combine_chunks(), schema=lf.collect_schema()).lazy()\n"
+    "    df = lf.collect(engine=\"in-memory\")\n"
+    "    return pl.from_arrow(df.to_arrow().combine_chunks(), schema=df.schema).lazy()\n"
 )
 
 
@@ -267,7 +268,10 @@ class Case:
         ops = self.query.ops
         items = [Query(self.query.source, ops[:i]).code() for i in range(len(ops) + 1)]
         lines.append("qs = [\n" + "".join(f"    (\n    {c}\n    ),\n" for c in items) + "]")
-        lines.append(f"kinds = {[op.kind for op in ops]!r}")
+        # a select of single values only (one row) is "select:scalar"
+        kinds = [op.kind + (":scalar" if op.kind == "select" and op.items and all(e.one_value() for e in op.items)
+                            else "") for op in ops]
+        lines.append(f"kinds = {kinds!r}")
         return "\n".join(lines) + "\n"
 
     def engine_code(self) -> str:

@@ -35,9 +35,9 @@ The result's "outcome" is one of
                          whose row is null when its groups are slices of sorted keys or of a one-row
                          frame, null otherwise; ladle gives null, as Series.var does)
   polars_wrong_height    the heights differ, and along the chain the first operator where Polars'
-                         and ladle's heights part is a select whose Polars height is neither 1 nor
-                         the height of the frame it reads (or a with_columns whose height is not
-                         that frame's), which no select can give, while ladle's is: a literal
+                         and ladle's heights part is a select or with_columns whose Polars height is
+                         not the height of the frame it reads (1 for a select of single values
+                         only), which no such operator can give, while ladle's is: a literal
                          compared with a column Polars holds as one value gives 1 row of 2
                          inside an expression (4002:5178, 4002:70259)
   polars_arg_tie         ladle differs only by which of several equal extremes arg_max/arg_min
@@ -254,7 +254,7 @@ def _polars_height_wrong(code: str, eng: Any) -> bool:
             if i == 0 or prev is None:
                 return False
             kind = ns["kinds"][i - 1]
-            allowed = {prev} if kind == "with_columns" else {1, prev} if kind == "select" else set()
+            allowed = {prev} if kind in ("with_columns", "select") else {1} if kind == "select:scalar" else set()
             return bool(allowed) and p.height not in allowed and lad.height in allowed
         prev = p.height
     return False
