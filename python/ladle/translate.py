@@ -665,7 +665,28 @@ class Translator:
         return self._projection(ir.input, ir.expr, N.select)
 
     def _node_HStack(self, ir: Any) -> N.Plan:
-        return N.with_columns(self.node(ir.input), [self._named(e) for e in ir.exprs])
+        # a with_columns over Polars' common-subexpression columns: those that are one
+        # value are one value to Polars here too (a column it holds as one value), so
+        # they are read as their expression (rank() of when(<CSE of a literal>)...
+        # is the rank of one value, qfuzz 4402:27080); the columns stay below, for
+        # the schema
+        nt = self.nt
+        cur = nt.get_node()
+        nt.set_node(ir.input)
+        try:
+            below = nt.view_current_node()
+        finally:
+            nt.set_node(cur)
+        scalars: dict[str, int] = {}
+        if type(below).__name__ == "HStack":
+            scalars = {e.output_name: e.node for e in below.exprs
+                       if e.output_name.startswith("__POLARS_CSE") and self._is_scalar(e.node)}
+        plan = self.node(ir.input)
+        saved, self.inlined = self.inlined, {**self.inlined, **scalars}
+        try:
+            return N.with_columns(plan, [self._named(e) for e in ir.exprs])
+        finally:
+            self.inlined = saved
 
     def _projection(self, input_node: int, exprs: list[Any], make: Callable[[N.Plan, list[N.Expr]], N.Plan]) -> N.Plan:
         """A select. Polars' common-subexpression elimination puts repeated

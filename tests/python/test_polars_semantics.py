@@ -958,3 +958,20 @@ def test_a_plan_polars_cannot_print_falls_back_instead_of_panicking() -> None:
     ).with_columns(pl.lit(9223372036854775807).cast(pl.Datetime("us"), strict=False).alias("x4"))
     with pytest.raises(ladle.UnsupportedError, match="cannot print"):
         lf.collect(engine=ladle.Engine(raise_on_fail=True))
+
+
+def test_round_of_a_value_too_large_to_scale_keeps_it(engine: ladle.Engine) -> None:
+    # round(2) of 1e308: v * 100 overflows; Polars keeps the value (qfuzz 4402:41539)
+    lf = pl.LazyFrame({"g": [1e308, -1e308, 1.005, INF, float("nan"), None]})
+    for d in (0, 2, 5):
+        assert_same(lf.select(pl.col("g").round(d)), engine)
+
+
+def test_rank_of_a_common_subexpression_of_single_values_is_one_rank(engine: ladle.Engine) -> None:
+    # Polars' common-subexpression column of a literal is one value to it: rank() of a
+    # when over it is the rank of one value (1.0), not of a spread column (qfuzz 4402:27080)
+    lf = pl.LazyFrame({"c": [0, 0, 5]}, schema={"c": pl.Int64})
+    x = pl.when(pl.lit(0.0).is_not_nan()).then(pl.lit(0.0).fill_nan(pl.lit(2)).rank("average"))
+    assert_same(lf.with_columns(x.alias("x5")), engine)
+    y = pl.when(pl.col("c") > -1).then(pl.col("c").sum() + pl.col("c").sum())
+    assert_same(lf.with_columns(y.alias("x5"), (pl.col("c").sum() * 2).alias("y")), engine)

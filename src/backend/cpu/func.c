@@ -324,6 +324,9 @@ static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, la
     switch (f) {
       case LADLE_FN_ROUND:
         r = e->fopts.i64 == 0 ? rint(v) : rint(v * scale) / scale;
+        /* a value so large that v * 10^d overflows has no digits to round: as
+         * Polars, it is kept (round(2) of 1e308 is 1e308, not inf) */
+        if (!isfinite(r) && isfinite(v)) r = v;
         break;
       case LADLE_FN_FLOOR:
         r = floor(v);

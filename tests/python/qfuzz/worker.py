@@ -46,7 +46,9 @@ The result's "outcome" is one of
                          when it holds the column as one value or flags it sorted (4002:197238)
   generator_error        the generator failed on this seed:index (a tester bug, no query ran)
   polars_dropped_order   same rows in another order, where the query asks unique(maintain_order=True)
-                         and Polars' optimizer runs it unordered (q.explain(): maintain_order: false)
+                         and Polars' optimizer runs it unordered (q.explain(): maintain_order: false);
+                         or ladle's answer is Polars' without its check_order_observe pass, which
+                         dropped an order a slice observes (docs/semantics.md, "Plans ladle changes")
   setup_error            the case's own code failed (a generator bug)
   harness_error          the worker itself failed (a tester bug)
 (crash and timeout are decided by the parent.)
@@ -182,6 +184,17 @@ class Runner:
             if (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None):
                 out["outcome_vs_default"] = out["outcome"]
                 out["outcome"] = "polars_optimizer_differs"
+        if out["outcome"] == "mismatch" and "maintain_order=" in req["code"]:
+            # Polars without only its check_order_observe pass: when that gives ladle's
+            # answer, the pass dropped an order the query observes (a join's order
+            # under a slice pushed into it, 4402:128827), as ladle plans such queries
+            phase("polars-keep-order")
+            flags = pl.QueryOptFlags()
+            flags.check_order_observe = False
+            alt, aerr = _collect(q, "in-memory", flags)
+            if alt is not None and got is not None and same(alt, got) is None:
+                out["outcome_vs_default"] = out["outcome"]
+                out["outcome"] = "polars_dropped_order"
         if out["outcome"] in ("mismatch", "polars_error_ladle_ok") and req.get("staged_code"):
             phase("polars-staged")
             alt, aerr = _staged(req["staged_code"])
