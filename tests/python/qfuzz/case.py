@@ -261,17 +261,18 @@ class Case:
         return "\n".join(lines) + "\n"
 
     def prefixes_code(self) -> str:
-        """Source that defines `qs`, the main chain's prefixes (its source, then after
-        each operator), and `kinds`, each operator's kind: to find the operator where
-        an engine's height goes wrong."""
+        """Source that defines `chains`: for the main query and each other side of its
+        joins and concats, (its prefixes: its source, then after each operator; each
+        operator's kind, "select:scalar" for a select of single values only): to find
+        the operator where an engine's height goes wrong."""
         lines = [HEADER] + [t.code() for t in self.tables]
-        ops = self.query.ops
-        items = [Query(self.query.source, ops[:i]).code() for i in range(len(ops) + 1)]
-        lines.append("qs = [\n" + "".join(f"    (\n    {c}\n    ),\n" for c in items) + "]")
-        # a select of single values only (one row) is "select:scalar"
-        kinds = [op.kind + (":scalar" if op.kind == "select" and op.items and all(e.one_value() for e in op.items)
-                            else "") for op in ops]
-        lines.append(f"kinds = {kinds!r}")
+        chains = []
+        for q in self.query.all():
+            items = [Query(q.source, q.ops[:i]).code() for i in range(len(q.ops) + 1)]
+            kinds = [op.kind + (":scalar" if op.kind == "select" and op.items and all(e.one_value() for e in op.items)
+                                else "") for op in q.ops]
+            chains.append("    ([\n" + "".join(f"        (\n    {c}\n        ),\n" for c in items) + f"    ], {kinds!r}),\n")
+        lines.append("chains = [\n" + "".join(chains) + "]")
         return "\n".join(lines) + "\n"
 
     def engine_code(self) -> str:

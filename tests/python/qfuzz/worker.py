@@ -237,9 +237,10 @@ def _arg_first_min(x):
 
 
 def _polars_height_wrong(code: str, eng: Any) -> bool:
-    """Is the first operator of the chain where Polars' height and ladle's part a
-    select or with_columns that gives Polars a height no such operator can give
-    (neither 1 nor its input's height; with_columns: not its input's height)?"""
+    """Is there a chain (the main query, or another side of a join or concat) whose
+    first operator where Polars' height and ladle's part is a select or with_columns
+    that gives Polars a height no such operator can give (not its input's height; 1
+    for a select of single values only) while ladle's is that height?"""
     ns: dict[str, Any] = {}
     try:
         exec(compile(code, "<prefixes>", "exec"), ns)
@@ -247,8 +248,12 @@ def _polars_height_wrong(code: str, eng: Any) -> bool:
         if isinstance(e, KeyboardInterrupt):
             raise
         return False
+    return any(_chain_height_wrong(qs, kinds, eng) for qs, kinds in ns["chains"])
+
+
+def _chain_height_wrong(qs: list[Any], kinds: list[str], eng: Any) -> bool:
     prev: int | None = None
-    for i, q in enumerate(ns["qs"]):
+    for i, q in enumerate(qs):
         p, _ = _collect(q, "auto")
         try:
             lad = q.collect(engine=eng)
@@ -266,7 +271,7 @@ def _polars_height_wrong(code: str, eng: Any) -> bool:
         if p.height != lad.height:
             if i == 0 or prev is None:
                 return False
-            kind = ns["kinds"][i - 1]
+            kind = kinds[i - 1]
             allowed = {prev} if kind in ("with_columns", "select") else {1} if kind == "select:scalar" else set()
             return bool(allowed) and p.height not in allowed and lad.height in allowed
         prev = p.height
