@@ -240,6 +240,11 @@ def _int(v) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
+def _is_struct(v) -> bool:
+    """Whether a decoded value is a struct's field list ([id, type, value] each)."""
+    return isinstance(v, list) and all(isinstance(f, (list, tuple)) and len(f) == 3 for f in v)
+
+
 def zstd_divergence(raw: bytes) -> bool:
     """Whether a ZSTD page of the file decompresses, without an error, to
     other bytes with the system's libzstd (the one ladle links) than with
@@ -275,7 +280,7 @@ def zstd_divergence(raw: bytes) -> bool:
             while 0 <= pos < end:
                 try:
                     header, pos = C.decode_struct(raw, pos)
-                    if not all(isinstance(f, (list, tuple)) and len(f) == 3 for f in header):
+                    if not _is_struct(header):
                         break
                 except Exception:
                     break
@@ -285,7 +290,7 @@ def zstd_divergence(raw: bytes) -> bool:
                 levels = 0
                 if C.get(header, 1) == C.DATA_PAGE_V2:
                     sub = C.get(header, 8) or []
-                    if not isinstance(sub, list) or not all(isinstance(f, (list, tuple)) and len(f) == 3 for f in sub):
+                    if not _is_struct(sub):
                         continue
                     levels = _int(C.get(sub, 5)) + _int(C.get(sub, 6))
                     if not C.get(sub, 7, True):

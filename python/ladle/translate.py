@@ -670,13 +670,7 @@ class Translator:
         # they are read as their expression (rank() of when(<CSE of a literal>)...
         # is the rank of one value, qfuzz 4402:27080); the columns stay below, for
         # the schema
-        nt = self.nt
-        cur = nt.get_node()
-        nt.set_node(ir.input)
-        try:
-            below = nt.view_current_node()
-        finally:
-            nt.set_node(cur)
+        below = self._view_node(ir.input)
         scalars: dict[str, int] = {}
         if type(below).__name__ == "HStack":
             scalars = {e.output_name: e.node for e in below.exprs
@@ -688,6 +682,15 @@ class Translator:
         finally:
             self.inlined = saved
 
+    def _view_node(self, n: int) -> Any:
+        """Plan node n as the visitor shows it, the current node left as it was."""
+        cur = self.nt.get_node()
+        self.nt.set_node(n)
+        try:
+            return self.nt.view_current_node()
+        finally:
+            self.nt.set_node(cur)
+
     def _projection(self, input_node: int, exprs: list[Any], make: Callable[[N.Plan, list[N.Expr]], N.Plan]) -> N.Plan:
         """A select. Polars' common-subexpression elimination puts repeated
         subexpressions in a with_columns below (should_broadcast=False) that adds
@@ -698,11 +701,7 @@ class Translator:
         a with_columns, spreading is what Polars does too.)"""
         nt = self.nt
         cur = nt.get_node()
-        nt.set_node(input_node)
-        try:
-            below = nt.view_current_node()
-        finally:
-            nt.set_node(cur)
+        below = self._view_node(input_node)
         if type(below).__name__ != "HStack" or below.should_broadcast:
             return make(self.node(input_node), [self._named(e) for e in exprs])
         scalars = {e.output_name: e.node for e in below.exprs if self._is_scalar(e.node)}

@@ -593,7 +593,7 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
   return st;
 }
 
-static bool scalar_predicates(const ladle_bexpr *e);
+static bool eager_branch_aggs(const ladle_bexpr *e, const ladle_table *t);
 
 /* Computes the aggregations in e (the outermost ones) for their errors only. */
 static ladle_status eval_aggs_only(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
@@ -637,11 +637,9 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     const ladle_bexpr *b = e->args[slot];
     if (cnt == 0) {
-      /* no row takes it; with single-value predicates (or on a one-row frame,
-       * whose predicate Polars takes as one value) Polars still computes its
-       * aggregations (their errors raised), not what is above them */
-      if (b->has_agg && !b->has_window && (scalar_predicates(e) || t->num_rows == 1))
-        st = eval_aggs_only(s, b, t, err);
+      /* no row takes it; Polars may still compute its aggregations
+       * (eager_branch_aggs), not what is above them */
+      if (b->has_agg && !b->has_window && eager_branch_aggs(e, t)) st = eval_aggs_only(s, b, t, err);
       if (st == LADLE_OK) st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
     } else if (needs_full(b) || b->scalar || cnt == n) {
       st = ladle_eval_full(s, b, t, NULL, false, &a[slot], err);
@@ -836,6 +834,13 @@ static bool scalar_predicates(const ladle_bexpr *e) {
   return true;
 }
 
+/* Whether Polars computes the aggregations in every branch of when/then node e
+ * over table t, taken or not (their errors raised): when its predicates are
+ * single values, or on a one-row frame, whose predicates it takes as one value. */
+static bool eager_branch_aggs(const ladle_bexpr *e, const ladle_table *t) {
+  return scalar_predicates(e) || t->num_rows == 1;
+}
+
 /* Computes every maximal scalar aggregate subtree of e once (x - x.mean() needs
  * the mean once, not per chunk) and pushes it on the hoist stack. One in a
  * when/then branch (in_branch) may be one no row takes, which Polars does not
@@ -874,8 +879,7 @@ static ladle_status hoist_scalars(exec_state *s, const ladle_bexpr *e, const lad
   for (size_t i = 0; i < e->nargs; i++) {
     bool lazy = lazy_branch(e, i);
     LADLE_RETURN_NOT_OK(hoist_scalars(s, e->args[i], t, in_branch || lazy,
-                                      lazy ? scalar_predicates(e) || t->num_rows == 1 : eager_aggs,
-                                      err));
+                                      lazy ? eager_branch_aggs(e, t) : eager_aggs, err));
   }
   return LADLE_OK;
 }

@@ -12,6 +12,19 @@
 #include "core/core.h"
 #include "ladle.h"
 
+/* Reproducible test data (xorshift64); a file sets its own seed by defining
+ * TEST_RNG_SEED before it includes this header. */
+#ifndef TEST_RNG_SEED
+#define TEST_RNG_SEED 88172645463325252ULL
+#endif
+static uint64_t test_rng_ = TEST_RNG_SEED;
+static inline uint64_t test_rand(void) {
+  test_rng_ ^= test_rng_ << 13;
+  test_rng_ ^= test_rng_ >> 7;
+  test_rng_ ^= test_rng_ << 17;
+  return test_rng_;
+}
+
 typedef void (*test_fn)(void);
 static struct {
   const char *label;

@@ -6,14 +6,6 @@
 #include "backend/backend.h"
 #include "harness.h"
 
-static uint64_t rng_ = 88172645463325252ULL;
-static uint64_t rnd(void) {
-  rng_ ^= rng_ << 13;
-  rng_ ^= rng_ >> 7;
-  rng_ ^= rng_ << 17;
-  return rng_;
-}
-
 /* A column of n random values of type id drawn from `domain` values (ties),
  * about one in `null_every` null (0: none). */
 static ladle_column random_column(ladle_type_id id, int64_t n, int domain, int null_every) {
@@ -27,14 +19,14 @@ static ladle_column random_column(ladle_type_id id, int64_t n, int domain, int n
     char *data = LADLE_COL_CHARS_MUT(&c);
     off[0] = 0;
     for (int64_t i = 0; i < n; i++) {
-      int v = (int)(rnd() % (uint64_t)domain);
+      int v = (int)(test_rand() % (uint64_t)domain);
       int len = snprintf(data + off[i], 4, "%c%c", 'a' + v % 26, 'a' + (v / 26) % 26);
       off[i + 1] = off[i] + (v % 3 == 0 ? 1 : len); /* some one-letter prefixes */
     }
   } else {
     CHECK(ladle_column_alloc(t, n, null_every > 0, 0, &c, &err_) == LADLE_OK);
     for (int64_t i = 0; i < n; i++) {
-      int64_t v = (int64_t)(rnd() % (uint64_t)domain) - domain / 2;
+      int64_t v = (int64_t)(test_rand() % (uint64_t)domain) - domain / 2;
       switch (id) {
         case LADLE_TYPE_INT32:
           LADLE_COL_MUT(&c, int32_t)[i] = (int32_t)v;
@@ -44,7 +36,7 @@ static ladle_column random_column(ladle_type_id id, int64_t n, int domain, int n
           break;
         case LADLE_TYPE_FLOAT64: {
           double d = (double)v * 0.5;
-          if (v == 0 && rnd() % 2) d = -0.0;
+          if (v == 0 && test_rand() % 2) d = -0.0;
           if (v == 1) d = NAN;
           LADLE_COL_MUT(&c, double)[i] = d;
           break;
@@ -56,7 +48,7 @@ static ladle_column random_column(ladle_type_id id, int64_t n, int domain, int n
   }
   if (null_every > 0) {
     for (int64_t i = 0; i < n; i++)
-      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, rnd() % (uint64_t)null_every != 0);
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, test_rand() % (uint64_t)null_every != 0);
     ladle_column_finish_nulls(&c);
   }
   return c;
@@ -73,15 +65,15 @@ TEST(top_k_indices_equals_the_head_of_a_stable_sort) {
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     for (int trial = 0; trial < 12; trial++) {
       int64_t n = sizes[si];
-      size_t nk = 1 + (size_t)(rnd() % 3);
+      size_t nk = 1 + (size_t)(test_rand() % 3);
       ladle_column keys[3];
       bool desc[3], nl[3];
       for (size_t k = 0; k < nk; k++) {
-        keys[k] = random_column(types[rnd() % 5], n, 2 + (int)(rnd() % 60), (int)(rnd() % 4) * 3);
-        desc[k] = rnd() % 2;
-        nl[k] = rnd() % 2;
+        keys[k] = random_column(types[test_rand() % 5], n, 2 + (int)(test_rand() % 60), (int)(test_rand() % 4) * 3);
+        desc[k] = test_rand() % 2;
+        nl[k] = test_rand() % 2;
       }
-      int64_t kk = (int64_t)(rnd() % 4 == 0 ? rnd() % (uint64_t)(n + 2) : rnd() % 50);
+      int64_t kk = (int64_t)(test_rand() % 4 == 0 ? test_rand() % (uint64_t)(n + 2) : test_rand() % 50);
       int64_t *perm = NULL, *top = NULL;
       CHECK(be->sort_indices(&ctx, keys, nk, desc, nl, &perm, &err_) == LADLE_OK);
       CHECK(be->top_k_indices(&ctx, keys, nk, desc, nl, kk, &top, &err_) == LADLE_OK);
@@ -110,8 +102,8 @@ TEST(mask_to_indices_and_gather_equal_loops) {
     ladle_column mask;
     CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &mask, &err_) == LADLE_OK);
     for (int64_t i = 0; i < n; i++) {
-      LADLE_COL_MUT(&mask, uint8_t)[i] = rnd() % 3 == 0;
-      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&mask), i, rnd() % 5 != 0);
+      LADLE_COL_MUT(&mask, uint8_t)[i] = test_rand() % 3 == 0;
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&mask), i, test_rand() % 5 != 0);
     }
     ladle_column_finish_nulls(&mask);
     int64_t *idx = NULL, m = -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#define TEST_RNG_SEED 0x243f6a8885a308d3ULL
 #include "harness.h"
 #include "io/parquet/parquet.h"
 
@@ -235,14 +236,6 @@ TEST(missing_and_non_parquet_files) {
         strstr(e.message, "PAR1"));
 }
 
-static uint64_t rng = 0x243f6a8885a308d3ULL;
-static uint64_t next(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
 TEST(mutated_files_never_crash) {
   setenv("LADLE_MMAP", "0", 1); /* chunks in buffers of their exact size, for the sanitizers */
   static char names[64][512];
@@ -265,19 +258,19 @@ TEST(mutated_files_never_crash) {
     for (int m = 0; m < 60 && size > 0; m++) {
       memcpy(buf, orig, (size_t)size);
       long len = size;
-      int kind = (int)(next() % 3);
+      int kind = (int)(test_rand() % 3);
       if (kind == 0) {
-        len = (long)(next() % (uint64_t)size); /* truncate */
+        len = (long)(test_rand() % (uint64_t)size); /* truncate */
       } else {
-        int flips = 1 + (int)(next() % 8);
+        int flips = 1 + (int)(test_rand() % 8);
         for (int k = 0; k < flips; k++) {
           /* damage mostly the footer and page headers, where the structure lives */
-          long pos = (next() % 2)
-                         ? size - 8 - (long)(next() % (uint64_t)LADLE_MIN(size - 8, 2048)) - 1
-                         : (long)(next() % (uint64_t)size);
+          long pos = (test_rand() % 2)
+                         ? size - 8 - (long)(test_rand() % (uint64_t)LADLE_MIN(size - 8, 2048)) - 1
+                         : (long)(test_rand() % (uint64_t)size);
           if (pos < 0) pos = 0;
-          buf[pos] ^= (uint8_t)(1u << (next() % 8));
-          if (kind == 2) buf[pos] = (uint8_t)next();
+          buf[pos] ^= (uint8_t)(1u << (test_rand() % 8));
+          if (kind == 2) buf[pos] = (uint8_t)test_rand();
         }
       }
       FILE *out = fopen(tmp, "wb");
@@ -411,14 +404,14 @@ TEST(fuzzer_regressions) {
 TEST(snappy_decoder_matches_libsnappy) {
   int checked = 0;
   for (int trial = 0; trial < 700; trial++) {
-    size_t n = trial < 300 ? (size_t)trial : (size_t)(next() % (trial % 7 == 0 ? 300000 : 5000));
+    size_t n = trial < 300 ? (size_t)trial : (size_t)(test_rand() % (trial % 7 == 0 ? 300000 : 5000));
     uint8_t *raw = malloc(n + 1);
     size_t i = 0;
     while (i < n) { /* runs of random bytes, repeats of a short period, copies from far back */
-      int kind = (int)(next() % 4);
-      size_t run = 1 + (size_t)(next() % (kind == 0 ? 200 : 90));
+      int kind = (int)(test_rand() % 4);
+      size_t run = 1 + (size_t)(test_rand() % (kind == 0 ? 200 : 90));
       for (size_t k = 0; k < run && i < n; k++, i++) {
-        if (kind == 0 || i < 80) raw[i] = (uint8_t)next();
+        if (kind == 0 || i < 80) raw[i] = (uint8_t)test_rand();
         else if (kind == 1) raw[i] = raw[i - 1 - (size_t)(trial % 15)];
         else if (kind == 2) raw[i] = raw[i - 70];
         else raw[i] = raw[i > 70000 ? i - 70000 : i / 2];
@@ -442,7 +435,7 @@ TEST(snappy_decoder_matches_libsnappy) {
     for (int k = 0; k < 8 && clen > 0; k++) {
       uint8_t *bad = malloc(clen);
       memcpy(bad, comp, clen);
-      bad[next() % clen] ^= (uint8_t)(1 + next() % 255);
+      bad[test_rand() % clen] ^= (uint8_t)(1 + test_rand() % 255);
       (void)ladle_pq_snappy_decode(bad, (int64_t)clen, out, (int64_t)n);
       free(bad);
     }

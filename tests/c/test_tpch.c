@@ -1,18 +1,11 @@
 /* test_tpch.c — TPC-H q1, q3 and q18 built through the C API over small tables
  * made here, checked against answers computed independently by nested loops. */
+#define TEST_RNG_SEED 88172645463325252ULL
 #include "harness.h"
 
 #define NC 12
 #define NO 60
 #define NL 300
-
-static uint64_t rng = 88172645463325252ULL;
-static uint64_t next(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
 
 /* customer */
 static int64_t c_custkey[NC];
@@ -39,24 +32,24 @@ static void gen(void) {
     c_custkey[i] = i + 1;
     snprintf(names[i], sizeof names[i], "Customer#%03d", i + 1);
     c_name[i] = names[i];
-    c_mktsegment[i] = seg[next() % 3];
+    c_mktsegment[i] = seg[test_rand() % 3];
   }
   for (int i = 0; i < NO; i++) {
     o_orderkey[i] = 1000 + i * 3;
-    o_custkey[i] = (int64_t)(next() % NC) + 1;
-    o_orderdate[i] = D1995_03_15 - 60 + (int32_t)(next() % 120);
+    o_custkey[i] = (int64_t)(test_rand() % NC) + 1;
+    o_orderdate[i] = D1995_03_15 - 60 + (int32_t)(test_rand() % 120);
     o_shippriority[i] = 0;
-    o_totalprice[i] = (double)(next() % 100000) / 100.0;
+    o_totalprice[i] = (double)(test_rand() % 100000) / 100.0;
   }
   for (int i = 0; i < NL; i++) {
-    l_orderkey[i] = o_orderkey[next() % NO];
-    l_quantity[i] = (double)(next() % 50 + 1);
-    l_extendedprice[i] = (double)(next() % 1000000) / 100.0;
-    l_discount[i] = (double)(next() % 11) / 100.0;
-    l_tax[i] = (double)(next() % 9) / 100.0;
-    l_returnflag[i] = rf[next() % 3];
-    l_linestatus[i] = ls[next() % 2];
-    l_shipdate[i] = D1995_03_15 - 30 + (int32_t)(next() % 1400);
+    l_orderkey[i] = o_orderkey[test_rand() % NO];
+    l_quantity[i] = (double)(test_rand() % 50 + 1);
+    l_extendedprice[i] = (double)(test_rand() % 1000000) / 100.0;
+    l_discount[i] = (double)(test_rand() % 11) / 100.0;
+    l_tax[i] = (double)(test_rand() % 9) / 100.0;
+    l_returnflag[i] = rf[test_rand() % 3];
+    l_linestatus[i] = ls[test_rand() % 2];
+    l_shipdate[i] = D1995_03_15 - 30 + (int32_t)(test_rand() % 1400);
   }
 }
 

@@ -87,9 +87,10 @@ static inline int str_cmp_nulls(const ladle_column *c, int64_t i, int64_t j) {
   return ladle_str_cmp(c, i, c, j);
 }
 
-/* Stable merge sort of perm by string value. */
-static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n, bool desc,
-                                ladle_error *err) {
+/* Stable merge sort of perm[0..n) by cmp (< 0: a before b). */
+typedef int (*row_cmp_fn)(const void *ctx, int64_t a, int64_t b);
+static ladle_status merge_sort(int64_t *perm, int64_t n, row_cmp_fn cmp, const void *ctx,
+                               ladle_error *err) {
   int64_t *tmp = malloc((size_t)LADLE_MAX(n, 1) * 8);
   if (tmp == NULL) return LADLE_OOM(err, "sort");
   int64_t *src = perm, *dst = tmp;
@@ -97,11 +98,7 @@ static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n,
     for (int64_t lo = 0; lo < n; lo += 2 * width) {
       int64_t mid = LADLE_MIN(lo + width, n), hi = LADLE_MIN(lo + 2 * width, n);
       int64_t a = lo, b = mid, k = lo;
-      while (a < mid && b < hi) {
-        int cmp = str_cmp_nulls(c, src[b], src[a]);
-        bool take_b = desc ? cmp > 0 : cmp < 0;
-        dst[k++] = take_b ? src[b++] : src[a++];
-      }
+      while (a < mid && b < hi) dst[k++] = cmp(ctx, src[b], src[a]) < 0 ? src[b++] : src[a++];
       while (a < mid) dst[k++] = src[a++];
       while (b < hi) dst[k++] = src[b++];
     }
@@ -112,6 +109,24 @@ static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n,
   if (src != perm) memcpy(perm, src, (size_t)n * 8);
   free(tmp);
   return LADLE_OK;
+}
+
+typedef struct str_order {
+  const ladle_column *c;
+  bool desc;
+} str_order;
+
+static int str_order_cmp(const void *ctx, int64_t a, int64_t b) {
+  const str_order *o = ctx;
+  int r = str_cmp_nulls(o->c, a, b);
+  return o->desc ? -r : r;
+}
+
+/* Stable merge sort of perm by string value. */
+static ladle_status string_sort(const ladle_column *c, int64_t *perm, int64_t n, bool desc,
+                                ladle_error *err) {
+  str_order o = {c, desc};
+  return merge_sort(perm, n, str_order_cmp, &o, err);
 }
 
 static ladle_status nulls_pass(const ladle_column *c, int64_t *perm, int64_t n, bool nulls_last,
@@ -218,7 +233,8 @@ typedef struct topk_job {
   int64_t *ncand;
 } topk_job;
 
-static int topk_cmp(const topk_job *t, int64_t a, int64_t b) {
+static int topk_cmp(const void *ctx, int64_t a, int64_t b) {
+  const topk_job *t = ctx;
   for (size_t kk = 0; kk < t->nkeys; kk++) {
     const ladle_column *c = &t->keys[kk];
     if (c->type.id == LADLE_TYPE_NULL) continue;
@@ -278,29 +294,6 @@ static ladle_status topk_part(void *vctx, size_t part, ladle_error *err) {
   return LADLE_OK;
 }
 
-/* Stable merge sort of idx by topk_cmp (the index tie-break makes any order
- * of equal keys come out by row). */
-static ladle_status topk_sort(const topk_job *t, int64_t *idx, int64_t n, ladle_error *err) {
-  int64_t *tmp = malloc((size_t)LADLE_MAX(n, 1) * sizeof *tmp);
-  if (tmp == NULL) return LADLE_OOM(err, "top-k");
-  int64_t *src = idx, *dst = tmp;
-  for (int64_t width = 1; width < n; width *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * width) {
-      int64_t mid = LADLE_MIN(lo + width, n), hi = LADLE_MIN(lo + 2 * width, n);
-      int64_t a = lo, b = mid, k = lo;
-      while (a < mid && b < hi) dst[k++] = topk_cmp(t, src[b], src[a]) < 0 ? src[b++] : src[a++];
-      while (a < mid) dst[k++] = src[a++];
-      while (b < hi) dst[k++] = src[b++];
-    }
-    int64_t *x = src;
-    src = dst;
-    dst = x;
-  }
-  if (src != idx) memcpy(idx, src, (size_t)n * sizeof *idx);
-  free(tmp);
-  return LADLE_OK;
-}
-
 ladle_status ladle_cpu_top_k_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                      const bool *descending, const bool *nulls_last, int64_t k,
                                      int64_t **out_idx, ladle_error *err) {
@@ -321,7 +314,8 @@ ladle_status ladle_cpu_top_k_indices(const ladle_kctx *ctx, const ladle_column *
     memmove(t.cand + m, t.cand + (int64_t)p * k, (size_t)t.ncand[p] * sizeof *t.cand);
     m += t.ncand[p];
   }
-  if (st == LADLE_OK) st = topk_sort(&t, t.cand, m, err);
+  /* the index tie-break of topk_cmp makes any order of equal keys come out by row */
+  if (st == LADLE_OK) st = merge_sort(t.cand, m, topk_cmp, &t, err);
   free(t.ncand);
   if (st != LADLE_OK) {
     free(t.cand);

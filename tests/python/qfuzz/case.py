@@ -183,6 +183,10 @@ class Op:
         for e in self.info.get("exprs", []):
             yield e
 
+    def scalar_select(self) -> bool:
+        """A select whose every item is one value (its answer has one row)."""
+        return self.kind == "select" and bool(self.items) and all(e.one_value() for e in self.items)
+
     def tags(self) -> set[str]:
         out = {self.info.get("tag", self.kind)}
         for e in self.exprs():
@@ -226,7 +230,7 @@ class Query:
         out = []
         for op in self.ops:
             tag = op.info.get("tag", op.kind)
-            if tag == "select" and op.items and all(e.one_value() for e in op.items):
+            if tag == "select" and op.scalar_select():
                 tag = "select:scalar"
             out.append(tag)
         return out
@@ -269,8 +273,7 @@ class Case:
         chains = []
         for q in self.query.all():
             items = [Query(q.source, q.ops[:i]).code() for i in range(len(q.ops) + 1)]
-            kinds = [op.kind + (":scalar" if op.kind == "select" and op.items and all(e.one_value() for e in op.items)
-                                else "") for op in q.ops]
+            kinds = [op.kind + (":scalar" if op.scalar_select() else "") for op in q.ops]
             chains.append("    ([\n" + "".join(f"        (\n    {c}\n        ),\n" for c in items) + f"    ], {kinds!r}),\n")
         lines.append("chains = [\n" + "".join(chains) + "]")
         return "\n".join(lines) + "\n"

@@ -164,15 +164,22 @@ class Runner:
                 out["diff"] = {"kind": diff.kind, "detail": diff.detail[:2000]}
             out["rows"] = exp.height
             out["last_run"] = eng.last_run
+        def agrees(alt: pl.DataFrame | None, aerr: dict[str, str] | None, errors_too: bool = False) -> bool:
+            """Does Polars' other answer equal ladle's (or raise where ladle raises)?"""
+            return (alt is not None and got is not None and same(alt, got) is None) or (
+                errors_too and aerr is not None and lerr is not None)
+
+        def reclass(outcome: str) -> None:
+            out["outcome_vs_default"] = out["outcome"]
+            out["outcome"] = outcome
+
         if out["outcome"] in ("mismatch", "polars_error_ladle_ok", "ladle_error"):
             # Polars' other engines: when one gives ladle's answer (or raises where ladle
             # raises), Polars' own engines disagree and ladle follows one of them
             for other in req.get("other_engines", []):
                 phase("polars-" + other)
-                alt, aerr = _collect(q, other)
-                if (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None):
-                    out["outcome_vs_default"] = out["outcome"]
-                    out["outcome"] = "polars_engines_differ"
+                if agrees(*_collect(q, other), errors_too=True):
+                    reclass("polars_engines_differ")
                     out["agrees_with"] = other
                     break
         if out["outcome"] in ("mismatch", "polars_error_ladle_ok", "ladle_error"):
@@ -180,10 +187,8 @@ class Runner:
             # ladle's answer, Polars' optimizer changed the query's meaning (a tail pushed
             # into a full join keeps other rows, 4002:128478), a bug of Polars'
             phase("polars-unoptimized")
-            alt, aerr = _collect(q, "in-memory", pl.QueryOptFlags.none())
-            if (alt is not None and got is not None and same(alt, got) is None) or (aerr is not None and lerr is not None):
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_optimizer_differs"
+            if agrees(*_collect(q, "in-memory", pl.QueryOptFlags.none()), errors_too=True):
+                reclass("polars_optimizer_differs")
         if out["outcome"] == "mismatch" and "maintain_order=" in req["code"]:
             # Polars without only its check_order_observe pass: when that gives ladle's
             # answer, the pass dropped an order the query observes (a join's order
@@ -191,40 +196,31 @@ class Runner:
             phase("polars-keep-order")
             flags = pl.QueryOptFlags()
             flags.check_order_observe = False
-            alt, aerr = _collect(q, "in-memory", flags)
-            if alt is not None and got is not None and same(alt, got) is None:
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_dropped_order"
+            if agrees(*_collect(q, "in-memory", flags)):
+                reclass("polars_dropped_order")
         if out["outcome"] in ("mismatch", "polars_error_ladle_ok") and req.get("staged_code"):
             phase("polars-staged")
-            alt, aerr = _staged(req["staged_code"])
-            if alt is not None and got is not None and same(alt, got) is None:
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_metadata_differs"
+            if agrees(*_run_code(req["staged_code"])):
+                reclass("polars_metadata_differs")
         if out["outcome"] == "mismatch" and req.get("prefixes_code"):
             # (a count or other value computed over a frame Polars gave a wrong
             # height counts too: select(pl.len()) after it, 4403:37410)
             phase("polars-heights")
             if _polars_height_wrong(req["prefixes_code"], eng):
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_wrong_height"
+                reclass("polars_wrong_height")
         if out["outcome"] == "mismatch" and (".arg_max()" in req["code"] or ".arg_min()" in req["code"]):
             phase("polars-arg-first")
             code = req["code"].replace(".arg_max()", ".pipe(_arg_first_max)").replace(".arg_min()", ".pipe(_arg_first_min)")
-            alt, aerr = _staged(code.replace("import polars as pl\n", "import polars as pl\n" + ARG_FIRST, 1))
-            if alt is not None and got is not None and same(alt, got) is None:
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_arg_tie"
+            if agrees(*_run_code(code.replace("import polars as pl\n", "import polars as pl\n" + ARG_FIRST, 1))):
+                reclass("polars_arg_tie")
         if out["outcome"] == "mismatch" and ("var(ddof=0)" in req["code"] or "std(ddof=0)" in req["code"]):
             assert exp is not None and got is not None
             if same(_zero_as_null(exp), _zero_as_null(got)) is None:
-                out["outcome_vs_default"] = out["outcome"]
-                out["outcome"] = "polars_var_of_null_group"
+                reclass("polars_var_of_null_group")
         if out["outcome"] == "mismatch" and out["diff"]["kind"] == "order" and _order_dropped(q, req["code"]):
             # the query asks unique(maintain_order=True) but Polars' optimizer turned it
             # unordered (q.explain() says maintain_order: false): Polars defines no order
-            out["outcome_vs_default"] = out["outcome"]
-            out["outcome"] = "polars_dropped_order"
+            reclass("polars_dropped_order")
         return out
 
 
@@ -290,7 +286,7 @@ def _zero_as_null(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(exprs) if exprs else df
 
 
-def _staged(code: str) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
+def _run_code(code: str) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
     """Polars' answer to q of code (the staged form of a case, or another rewrite)."""
     ns: dict[str, Any] = {}
     try:
