@@ -779,6 +779,20 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   }
   if (e->kind == LADLE_EX_WHEN && !e->all_rows && may_fail(e) && groups == NULL)
     return eval_when_full_lazy(s, e, t, out, err);
+  if (groups != NULL && broadcast && e->scalar && !e->has_window) {
+    /* under over(), an elementwise node of per-group values (aggregations,
+     * literals) is computed once per group, then spread to the rows, as
+     * Polars does: (pl.lit(7).median() / -2.5).over("g") on one group is a
+     * quotient of one value, not a product with the reciprocal on each row */
+    ladle_column r;
+    LADLE_RETURN_NOT_OK(ladle_eval_full(s, e, t, groups, false, &r, err));
+    if (r.length == 1)
+      st = ladle_column_broadcast(&r, groups->nrows, out, err);
+    else
+      st = broadcast_groups(&r, groups, out, err);
+    ladle_column_release(&r);
+    return st;
+  }
   /* an elementwise node above aggregations or windows */
   ladle_column *args = calloc(LADLE_MAX(e->nargs, 1), sizeof *args);
   if (args == NULL) return LADLE_OOM(err, "arguments");

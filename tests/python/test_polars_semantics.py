@@ -989,3 +989,21 @@ def test_integer_arithmetic_with_a_function_of_untyped_literals_falls_back() -> 
     with pytest.warns(ladle.FallbackWarning):
         got = q.collect(engine=ladle.Engine())
     assert_frame_equal(got, q.collect(engine="in-memory"))
+
+
+@pytest.mark.parametrize("keys", [[0, 0], [0, 1], [0, 0, 1, 1, 2]])
+def test_arithmetic_of_per_group_values_under_over_is_per_group(engine: ladle.Engine, keys: list[int]) -> None:
+    # Under over(), Polars computes arithmetic on aggregations once per group: on one group
+    # `lit(7).median() / -2.5` divides one value (-2.8), where dividing each row through
+    # the reciprocal gives -2.8000000000000003 (qfuzz 4403:44692)
+    lf = pl.LazyFrame({"g": keys, "x": [i * 1.1 for i in range(len(keys))]})
+    exprs = [
+        pl.lit(7).median() / -2.5,
+        pl.col("x").sum() / -2.5,
+        pl.col("x").sum() // 0.3,
+        pl.col("x").mean() % 0.7 + 1,
+        pl.col("x") + pl.lit(7).median() / -2.5,
+        pl.when(pl.col("x").max() > 1).then(pl.col("x").sum() / 3.3).otherwise(pl.lit(2.0) / 3.3),
+    ]
+    for i, x in enumerate(exprs):
+        assert_same(lf.select(x.over("g").alias(f"y{i}")), engine, check_exact=True)
