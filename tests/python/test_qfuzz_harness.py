@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
+import ladle
+
 from qfuzz.case import FULL, NONE, PREFIX, Case, Column, Op, Query, Table, analyze
 from qfuzz.compare import compare
 from qfuzz.gen import generate
@@ -98,3 +100,17 @@ def test_shrinker_keeps_the_failure() -> None:
     assert small.tables[0].height == 1 and len(small.tables[0].columns) == 1
     assert [op.kind for op in small.query.ops] == ["filter"]
     assert (small.threads, small.morsel_rows) == (1, None)
+
+
+def test_an_item_polars_gives_an_impossible_height_is_recognised() -> None:
+    # qfuzz 4403:37410: selected alone (as Polars' optimizer leaves it under a cross join
+    # that only counts rows), a literal's window compared with a literal gives Polars 2 rows
+    # of 3; ladle gives 3. A correct item is not flagged.
+    from qfuzz.worker import _probe_height_wrong
+
+    t0 = pl.DataFrame({"k": [2, None, None], "k2": [0, -1, 0]}, schema={"k": pl.Int32, "k2": pl.Date}).lazy()
+    x2 = (pl.lit(float("inf")) > pl.lit(0, dtype=pl.UInt32).over("k2", "k")).alias("x2")
+    eng = ladle.Engine(raise_on_fail=True)
+    assert t0.select(x2).collect().height == 2  # Polars' own answer, the case's premise
+    assert _probe_height_wrong([t0], [[t0.select(x2)]], eng)
+    assert not _probe_height_wrong([t0], [[t0.select(pl.col("k")), t0.select(pl.col("k").sum())]], eng)

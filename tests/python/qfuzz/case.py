@@ -267,14 +267,22 @@ class Case:
     def prefixes_code(self) -> str:
         """Source that defines `chains`: for the main query and each other side of its
         joins and concats, (its prefixes: its source, then after each operator; each
-        operator's kind, "select:scalar" for a select of single values only): to find
-        the operator where an engine's height goes wrong."""
+        operator's kind, "select:scalar" for a select of single values only; for each
+        select or with_columns, each of its items selected alone on its input, as
+        Polars' optimizer may leave it when the other items are not read): to find the
+        operator where an engine's height goes wrong."""
         lines = [HEADER] + [t.code() for t in self.tables]
         chains = []
         for q in self.query.all():
-            items = [Query(q.source, q.ops[:i]).code() for i in range(len(q.ops) + 1)]
+            prefixes = [Query(q.source, q.ops[:i]).code() for i in range(len(q.ops) + 1)]
             kinds = [op.kind + (":scalar" if op.scalar_select() else "") for op in q.ops]
-            chains.append("    ([\n" + "".join(f"        (\n    {c}\n        ),\n" for c in items) + f"    ], {kinds!r}),\n")
+            probes = [
+                [f"{prefixes[i]}\n    .select({e.code()})" for e in op.items] if op.kind in ("select", "with_columns") else []
+                for i, op in enumerate(q.ops)
+            ]
+            text = "    ([\n" + "".join(f"        (\n    {c}\n        ),\n" for c in prefixes) + f"    ], {kinds!r}, [\n"
+            text += "".join("        [" + "".join(f"(\n    {c}\n        ), " for c in ps) + "],\n" for ps in probes)
+            chains.append(text + "    ]),\n")
         lines.append("chains = [\n" + "".join(chains) + "]")
         return "\n".join(lines) + "\n"
 

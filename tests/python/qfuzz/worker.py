@@ -39,7 +39,10 @@ The result's "outcome" is one of
                          not the height of the frame it reads (1 for a select of single values
                          only), which no such operator can give, while ladle's is: a literal
                          compared with a column Polars holds as one value gives 1 row of 2
-                         inside an expression (4002:5178, 4002:70259)
+                         inside an expression (4002:5178, 4002:70259); or one of such an
+                         operator's items selected alone (as Polars' optimizer leaves it when the
+                         other items are not read) gives Polars a height that is neither its
+                         input's nor 1, and ladle one of those (4403:37410)
   polars_arg_tie         ladle differs only by which of several equal extremes arg_max/arg_min
                          names: ladle's answer is Polars' own with each arg_max/arg_min written as
                          the first index holding the max/min (ARG_FIRST); Polars names another one
@@ -246,7 +249,35 @@ def _polars_height_wrong(code: str, eng: Any) -> bool:
         if isinstance(e, KeyboardInterrupt):
             raise
         return False
-    return any(_chain_height_wrong(qs, kinds, eng) for qs, kinds in ns["chains"])
+    return any(_chain_height_wrong(qs, kinds, eng) or _probe_height_wrong(qs, probes, eng) for qs, kinds, probes in ns["chains"])
+
+
+def _height(q: Any, eng: Any) -> int | None:
+    try:
+        return int(q.collect(engine=eng).height)
+    except BaseException as e:  # noqa: BLE001 - Polars panics are BaseExceptions
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return None
+
+
+def _probe_height_wrong(qs: list[Any], probes: list[list[Any]], eng: Any) -> bool:
+    """Is there a select or with_columns one of whose items, selected alone on the
+    operator's input, gives Polars a height no select can give (neither the input's
+    height nor 1) and ladle one it can? Polars' optimizer leaves such a select where
+    the other items are not read (4403:37410: a window of a literal beside a column,
+    under a cross join that only counts rows)."""
+    for i, ps in enumerate(probes):
+        if not ps:
+            continue
+        h = _height(qs[i], "auto")
+        if h is None:
+            continue
+        for probe in ps:
+            p = _height(probe, "auto")
+            if p is not None and p not in (h, 1) and _height(probe, eng) in (h, 1):
+                return True
+    return False
 
 
 def _chain_height_wrong(qs: list[Any], kinds: list[str], eng: Any) -> bool:
