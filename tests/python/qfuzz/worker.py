@@ -43,6 +43,10 @@ The result's "outcome" is one of
                          operator's items selected alone (as Polars' optimizer leaves it when the
                          other items are not read) gives Polars a height that is neither its
                          input's nor 1, and ladle one of those (4403:37410)
+  polars_signed_zero     ladle differs only by which zero min/max returns where -0.0 and 0.0 both
+                         are the extreme: ladle's answer is Polars' own with each min/max written as
+                         the first value equal to it (EXTREME_FIRST); Polars' choice depends on the
+                         context and the order (4402:156987)
   polars_arg_tie         ladle differs only by which of several equal extremes arg_max/arg_min
                          names: ladle's answer is Polars' own with each arg_max/arg_min written as
                          the first index holding the max/min (ARG_FIRST); Polars names another one
@@ -216,6 +220,14 @@ class Runner:
             code = req["code"].replace(".arg_max()", ".pipe(_arg_first_max)").replace(".arg_min()", ".pipe(_arg_first_min)")
             if agrees(*_run_code(code.replace("import polars as pl\n", "import polars as pl\n" + ARG_FIRST, 1))):
                 reclass("polars_arg_tie")
+        if out["outcome"] == "mismatch" and "-0.0" in req["code"] and (".min()" in req["code"] or ".max()" in req["code"]):
+            # min/max over both zeros: which zero Polars returns depends on the
+            # context (select, group_by with or without maintain_order) and the
+            # order; ladle returns the first (docs/semantics.md, 4402:156987)
+            phase("polars-zero-first")
+            code = req["code"].replace(".min()", ".pipe(_min_first)").replace(".max()", ".pipe(_max_first)")
+            if agrees(*_run_code(code.replace("import polars as pl\n", "import polars as pl\n" + EXTREME_FIRST, 1))):
+                reclass("polars_signed_zero")
         if out["outcome"] == "mismatch" and ("var(ddof=0)" in req["code"] or "std(ddof=0)" in req["code"]):
             assert exp is not None and got is not None
             if same(_zero_as_null(exp), _zero_as_null(got)) is None:
@@ -234,6 +246,15 @@ def _arg_first_max(x):
 
 def _arg_first_min(x):
     return pl.int_range(pl.len(), dtype=pl.UInt32).filter(x == x.min()).first()
+"""
+
+EXTREME_FIRST = """
+def _min_first(x):
+    return x.filter(x == x.min()).first()
+
+
+def _max_first(x):
+    return x.filter(x == x.max()).first()
 """
 
 
