@@ -19,6 +19,10 @@ from ._errors import LadleError, ladle_error
 from .dtypes import LadleType, to_ladle, to_polars
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
+# Polars' in-memory engine's rule for a Datetime or Duration mean or median out of
+# i64's range (always null) instead of its default engine's (a mean saturates): set
+# only by the random query tester, to tell that divergence of Polars' engines apart
+TEMPORAL_OVERFLOW_AS_NULL = False
 _UNIT_PER_SEC = {"ns": 1_000_000_000, "us": 1_000_000, "ms": 1_000}
 
 
@@ -1165,7 +1169,7 @@ class Translator:
         out_t = _ladle_type(out, f"{out} statistic")
         v = stat(N.cast(arg, i64, 1))
         if not isinstance(dt, pl.Date):
-            saturate = kind == "mean" or (kind == "median" and not self._grouped)
+            saturate = not TEMPORAL_OVERFLOW_AS_NULL and (kind == "mean" or (kind == "median" and not self._grouped))
             return N.cast(N.cast(v, i64, 2 if saturate else 0), out_t, 1)
         f64 = (N.LADLE_TYPE_FLOAT64, 0, "")
         v = N.binary(N.LADLE_OP_MUL, v, N.lit("float", 86_400_000_000.0, f64))

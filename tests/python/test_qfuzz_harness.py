@@ -114,3 +114,32 @@ def test_an_item_polars_gives_an_impossible_height_is_recognised() -> None:
     assert t0.select(x2).collect().height == 2  # Polars' own answer, the case's premise
     assert _probe_height_wrong([t0], [[t0.select(x2)]], eng)
     assert not _probe_height_wrong([t0], [[t0.select(pl.col("k")), t0.select(pl.col("k").sum())]], eng)
+
+
+def test_ladle_with_the_in_memory_engine_s_temporal_overflow_rule_gives_its_answer() -> None:
+    # the tester's oracle for qfuzz 4402:178409: a Datetime mean out of i64's range is null
+    # in Polars' in-memory engine (and in some plans of its default one), saturated in the
+    # default engine's other plans, which ladle follows
+    from ladle import translate
+
+    lf = pl.LazyFrame({"g": [1, 1], "f": [2**63 - 1] * 2})
+    q = lf.group_by("g").agg(pl.col("f").cast(pl.Datetime("ns")).mean().fill_null(pl.lit(0).cast(pl.Datetime("ns"))))
+    eng = ladle.Engine(raise_on_fail=True)
+    assert q.collect(engine=eng)["f"].dt.year()[0] == 2262
+    translate.TEMPORAL_OVERFLOW_AS_NULL = True
+    try:
+        got = q.collect(engine=eng)
+    finally:
+        translate.TEMPORAL_OVERFLOW_AS_NULL = False
+    assert got.equals(q.collect(engine="in-memory"))
+    assert got["f"].dt.year()[0] == 1970
+
+
+def test_a_float32_sum_feeding_a_float64_column_compares_at_float32_precision() -> None:
+    # qfuzz 4402:134669: int_sum * (f32_sum - max) is Float64, its error that of a Float32 sum
+    a = pl.DataFrame({"x": [4431960953.0]})
+    b = pl.DataFrame({"x": [4431962297.0]})
+    kw = {"order": FULL, "prefix": [], "taint": {"x"}, "fstr": set(), "scale": 1.0, "rows": 2}
+    assert compare(a, b, **kw) is not None  # type: ignore[arg-type]
+    assert compare(a, b, f32=True, **kw) is None  # type: ignore[arg-type]
+    assert compare(a, pl.DataFrame({"x": [4431960953.0 * (1 + 1e-4)]}), f32=True, **kw) is not None  # type: ignore[arg-type]

@@ -10,7 +10,8 @@ nulls last, after -0.0 is made 0.0).
 Tolerance: only the columns in `taint`, which carry a float sum, mean, std or var
 (docs/semantics.md: ladle sums in double precision per thread range, Polars in its
 own order and Float32 in Float32), compare with |a - b| <= rtol*max(|a|,|b|) + atol,
-rtol 1e-9 (Float64) or 1e-5 (Float32), atol = rtol * scale * rows, where scale is
+rtol 1e-9 (Float64) or 1e-5 (Float32, or any column when `f32`: the query holds Float32
+values, whose sums may feed a Float64 column), atol = rtol * scale * rows, where scale is
 the largest finite magnitude in the input tables and rows their total height (a
 bound on the rounding error of a sum of their values). When the inputs hold
 magnitudes above 1e290 a sum may overflow in one order and not in another, so
@@ -51,12 +52,12 @@ def sort_all(df: pl.DataFrame, last: set[str]) -> pl.DataFrame:
     return df.sort(keys, nulls_last=True, maintain_order=True)
 
 
-def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: float, rows: int) -> pl.Series:
+def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: float, rows: int, f32: bool = False) -> pl.Series:
     eq = a.eq_missing(b)
     if a.dtype.is_float():
         eq = eq | (a.is_nan() & b.is_nan()).fill_null(False)
         if tol:
-            rtol = 1e-5 if a.dtype == pl.Float32 else 1e-9
+            rtol = 1e-5 if a.dtype == pl.Float32 or f32 else 1e-9
             atol = rtol * scale * max(rows, 1)
             fa, fb = a.cast(pl.Float64), b.cast(pl.Float64)
             big = pl.DataFrame({"a": fa, "b": fb}).select(
@@ -88,10 +89,11 @@ def _show(s: pl.Series, i: int) -> str:
             return "<unprintable>"
 
 
-def _values_diff(exp: pl.DataFrame, got: pl.DataFrame, taint: set[str], fstr: set[str], scale: float, rows: int) -> str | None:
+def _values_diff(exp: pl.DataFrame, got: pl.DataFrame, taint: set[str], fstr: set[str], scale: float, rows: int,
+                 f32: bool = False) -> str | None:
     for c in exp.columns:
         a, b = exp[c], got[c]
-        eq = _col_equal(a, b, tol=c in taint, fstr=c in fstr, scale=scale, rows=rows)
+        eq = _col_equal(a, b, tol=c in taint, fstr=c in fstr, scale=scale, rows=rows, f32=f32)
         if not eq.all():
             bad = (~eq).arg_true()
             i = int(bad[0])
@@ -109,6 +111,7 @@ def compare(
     fstr: set[str],
     scale: float = 0.0,
     rows: int = 0,
+    f32: bool = False,
 ) -> Diff | None:
     """None when got equals exp under the rules above, else what differs."""
     if exp.columns != got.columns:
@@ -120,19 +123,19 @@ def compare(
         return Diff("height", f"expected {exp.height} rows, got {got.height}")
     last = taint | fstr
     if order == "full":
-        d = _values_diff(exp, got, taint, fstr, scale, rows)
+        d = _values_diff(exp, got, taint, fstr, scale, rows, f32)
         if d is None:
             return None
-        if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows) is None:
+        if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32) is None:
             return Diff("order", "same rows in another order; " + d)
         return Diff("values", d)
     if order == "prefix" and prefix:
-        d = _values_diff(exp.select(prefix), got.select(prefix), taint, fstr, scale, rows)
+        d = _values_diff(exp.select(prefix), got.select(prefix), taint, fstr, scale, rows, f32)
         if d is not None:
-            if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows) is None:
+            if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32) is None:
                 return Diff("order", f"columns {prefix} not in Polars' order; " + d)
             return Diff("values", d)
-    d = _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows)
+    d = _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32)
     return None if d is None else Diff("values", "(rows sorted) " + d)
 
 
