@@ -1038,7 +1038,58 @@ class Translator:
                                   "which its plan does not tell apart")
         if op in ("Plus", "Minus", "Multiply"):
             self._untyped_literal_arithmetic(e)
+        if op in ("TrueDivide", "FloorDivide", "Modulus"):
+            self._division_by_data_dependent_length(e, op)
         return N.binary(_BINOPS[op], self.expr(e.left), self.expr(e.right))
+
+    def _one_value(self, i: int) -> bool:
+        """Is expression i one value to Polars whatever the data (a literal, or a
+        function of literals)?"""
+        x = self._view(i)
+        kind = type(x).__name__
+        if kind == "Literal":
+            return True
+        if kind == "BinaryExpr":
+            return self._one_value(x.left) and self._one_value(x.right)
+        if kind == "Cast":
+            return self._one_value(x.expr)
+        return False
+
+    def _length_varies(self, i: int) -> bool:
+        """Does the length of expression i depend on the data in Polars? A when/then/
+        otherwise whose branches are single values and whose predicate is not gives
+        the branch as it is, one value, where no row (or every row) takes the other
+        one, and a column otherwise."""
+        x = self._view(i)
+        kind = type(x).__name__
+        if kind == "Ternary":
+            branches = (x.truthy, x.falsy)
+            return not self._one_value(x.predicate) and all(self._one_value(b) or self._length_varies(b) for b in branches)
+        if kind in ("BinaryExpr", "Cast"):
+            args = (x.left, x.right) if kind == "BinaryExpr" else (x.expr,)
+            return any(self._length_varies(a) for a in args) and all(self._one_value(a) or self._length_varies(a) for a in args)
+        return False
+
+    def _division_by_data_dependent_length(self, e: Any, op: str) -> None:
+        """Polars divides a column by one value through the reciprocal and a column by a
+        column (or one value by one value) directly; a when/then/otherwise of single
+        values is one value or a column by whether some row takes each branch (qfuzz
+        4404:39050: `x / (when(p).then(3.0).otherwise(0.5) - 2)` where no row takes the
+        `then` multiplies by the reciprocal). ladle decides by the plan, so such a float
+        division falls back where the two decisions may part."""
+        if op != "TrueDivide":
+            try:
+                if not (self._dtype(e.left).is_float() or self._dtype(e.right).is_float()):
+                    return
+            except Exception:  # noqa: BLE001
+                return
+        lv, rv = self._length_varies(e.left), self._length_varies(e.right)
+        if not (lv or rv):
+            return
+        lone, rone = self._one_value(e.left), self._one_value(e.right)
+        if (rv and not lone) or (lv and (rone or rv)):
+            raise Unsupported("a float division by or of a when/then/otherwise of single values",
+                              "Polars divides through the reciprocal or not by whether any row takes each branch")
 
     def _literal_leaves(self, i: int) -> list[pl.DataType] | None:
         """The types of the literals expression i is a function of (None when it reads

@@ -1007,3 +1007,21 @@ def test_arithmetic_of_per_group_values_under_over_is_per_group(engine: ladle.En
     ]
     for i, x in enumerate(exprs):
         assert_same(lf.select(x.over("g").alias(f"y{i}")), engine, check_exact=True)
+
+
+def test_a_float_division_by_a_when_of_single_values_falls_back(engine: ladle.Engine) -> None:
+    # Polars' when/then/otherwise of literals is one value where no row takes the `then`
+    # (or every row does), so `x / (when(p).then(3.0).otherwise(0.5) - 2)` multiplies by the
+    # reciprocal there and divides otherwise (qfuzz 4404:39050): ladle must not answer
+    lf = pl.LazyFrame({"a": [20.0] * 5, "p": [False] * 5, "m": [False, True, False, False, False]})
+    div = pl.when(pl.col("p")).then(pl.lit(3.0)).otherwise(pl.lit(0.5)) - 2
+    for q in (lf.select((pl.col("a") / div).alias("y")), lf.select((div / pl.lit(7.0)).alias("y")),
+              lf.select((pl.col("a") // div).alias("y"))):
+        with pytest.raises(ladle.UnsupportedError, match="when/then/otherwise of single values"):
+            q.collect(engine=ladle.Engine(raise_on_fail=True))
+        with pytest.warns(ladle.FallbackWarning):
+            got = q.collect(engine=ladle.Engine())
+        assert_frame_equal(got, q.collect(), check_exact=True)
+    # a branch that is a column, or a column divided by the when, still runs on ladle
+    assert_same(lf.select((pl.col("a") / pl.when(pl.col("m")).then(pl.col("a")).otherwise(2.0)).alias("y")), engine, check_exact=True)
+    assert_same(lf.select((div / pl.col("a")).alias("y")), engine, check_exact=True)

@@ -143,3 +143,15 @@ def test_a_float32_sum_feeding_a_float64_column_compares_at_float32_precision() 
     assert compare(a, b, **kw) is not None  # type: ignore[arg-type]
     assert compare(a, b, f32=True, **kw) is None  # type: ignore[arg-type]
     assert compare(a, pl.DataFrame({"x": [4431960953.0 * (1 + 1e-4)]}), f32=True, **kw) is not None  # type: ignore[arg-type]
+
+
+def test_a_temporal_mean_compares_its_ticks_with_the_summation_bound() -> None:
+    # qfuzz 4404:175054: the mean of Datetime("ns") ticks near 1.7e18 is a float sum, off
+    # by a few hundred ns between orders; a millisecond is not
+    exp = pl.DataFrame({"x": [555769118833333248]}).with_columns(pl.col("x").cast(pl.Datetime("ns")))
+    near = pl.DataFrame({"x": [555769118833333504]}).with_columns(pl.col("x").cast(pl.Datetime("ns")))
+    far = pl.DataFrame({"x": [555769118834333504]}).with_columns(pl.col("x").cast(pl.Datetime("ns")))
+    kw = {"order": FULL, "prefix": [], "fstr": set(), "scale": 0.0, "rows": 9, "tscale": 1.67e18}
+    assert compare(exp, near, taint={"x"}, **kw) is None  # type: ignore[arg-type]
+    assert compare(exp, near, taint=set(), **kw) is not None  # type: ignore[arg-type]
+    assert compare(exp, far, taint={"x"}, **kw) is not None  # type: ignore[arg-type]

@@ -11,7 +11,9 @@ Tolerance: only the columns in `taint`, which carry a float sum, mean, std or va
 (docs/semantics.md: ladle sums in double precision per thread range, Polars in its
 own order and Float32 in Float32), compare with |a - b| <= rtol*max(|a|,|b|) + atol,
 rtol 1e-9 (Float64) or 1e-5 (Float32, or any column when `f32`: the query holds Float32
-values, whose sums may feed a Float64 column), atol = rtol * scale * rows, where scale is
+values, whose sums may feed a Float64 column); a Datetime or Duration column (a mean of
+ticks) compares its ticks within 1e-15 * tscale * rows (about 4 ulps a row), tscale the
+largest tick in the input tables; atol = rtol * scale * rows, where scale is
 the largest finite magnitude in the input tables and rows their total height (a
 bound on the rounding error of a sum of their values). When the inputs hold
 magnitudes above 1e290 a sum may overflow in one order and not in another, so
@@ -52,7 +54,8 @@ def sort_all(df: pl.DataFrame, last: set[str]) -> pl.DataFrame:
     return df.sort(keys, nulls_last=True, maintain_order=True)
 
 
-def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: float, rows: int, f32: bool = False) -> pl.Series:
+def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: float, rows: int, f32: bool = False,
+               tscale: float = 0.0) -> pl.Series:
     eq = a.eq_missing(b)
     if a.dtype.is_float():
         eq = eq | (a.is_nan() & b.is_nan()).fill_null(False)
@@ -70,6 +73,12 @@ def _col_equal(a: pl.Series, b: pl.Series, *, tol: bool, fstr: bool, scale: floa
             if scale > 1e290:
                 close = close | big["nonfinite"]
             eq = eq | close
+    elif tol and isinstance(a.dtype, (pl.Datetime, pl.Duration)):
+        # a temporal mean is a float sum of ticks cut to a tick: its rounding error
+        # is bounded by the largest input tick times the rows
+        fa, fb = a.to_physical().cast(pl.Float64), b.to_physical().cast(pl.Float64)
+        close = (fa - fb).abs() <= 1e-15 * tscale * max(rows, 1)
+        eq = eq | close.fill_null(False)
     elif fstr and a.dtype == pl.String:
         # only very large and very small numbers print differently on purpose
         fa, fb = a.cast(pl.Float64, strict=False), b.cast(pl.Float64, strict=False)
@@ -90,10 +99,10 @@ def _show(s: pl.Series, i: int) -> str:
 
 
 def _values_diff(exp: pl.DataFrame, got: pl.DataFrame, taint: set[str], fstr: set[str], scale: float, rows: int,
-                 f32: bool = False) -> str | None:
+                 f32: bool = False, tscale: float = 0.0) -> str | None:
     for c in exp.columns:
         a, b = exp[c], got[c]
-        eq = _col_equal(a, b, tol=c in taint, fstr=c in fstr, scale=scale, rows=rows, f32=f32)
+        eq = _col_equal(a, b, tol=c in taint, fstr=c in fstr, scale=scale, rows=rows, f32=f32, tscale=tscale)
         if not eq.all():
             bad = (~eq).arg_true()
             i = int(bad[0])
@@ -112,6 +121,7 @@ def compare(
     scale: float = 0.0,
     rows: int = 0,
     f32: bool = False,
+    tscale: float = 0.0,
 ) -> Diff | None:
     """None when got equals exp under the rules above, else what differs."""
     if exp.columns != got.columns:
@@ -123,19 +133,19 @@ def compare(
         return Diff("height", f"expected {exp.height} rows, got {got.height}")
     last = taint | fstr
     if order == "full":
-        d = _values_diff(exp, got, taint, fstr, scale, rows, f32)
+        d = _values_diff(exp, got, taint, fstr, scale, rows, f32, tscale)
         if d is None:
             return None
-        if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32) is None:
+        if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32, tscale) is None:
             return Diff("order", "same rows in another order; " + d)
         return Diff("values", d)
     if order == "prefix" and prefix:
-        d = _values_diff(exp.select(prefix), got.select(prefix), taint, fstr, scale, rows, f32)
+        d = _values_diff(exp.select(prefix), got.select(prefix), taint, fstr, scale, rows, f32, tscale)
         if d is not None:
-            if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32) is None:
+            if _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32, tscale) is None:
                 return Diff("order", f"columns {prefix} not in Polars' order; " + d)
             return Diff("values", d)
-    d = _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32)
+    d = _values_diff(sort_all(exp, last), sort_all(got, last), taint, fstr, scale, rows, f32, tscale)
     return None if d is None else Diff("values", "(rows sorted) " + d)
 
 
@@ -152,3 +162,15 @@ def input_scale(frames: list[pl.DataFrame]) -> tuple[float, int]:
                     if m is not None:
                         scale = max(scale, float(m))  # type: ignore[arg-type]
     return scale, sum(df.height for df in frames)
+
+
+def temporal_scale(frames: list[pl.DataFrame]) -> float:
+    """The largest magnitude among the Datetime and Duration ticks of frames."""
+    scale = 0.0
+    for df in frames:
+        for c, t in df.schema.items():
+            if isinstance(t, (pl.Datetime, pl.Duration)):
+                m = df[c].to_physical().cast(pl.Float64).abs().max()
+                if m is not None:
+                    scale = max(scale, float(m))  # type: ignore[arg-type]
+    return scale

@@ -637,7 +637,8 @@ class ExprGen:
             e.tag += ":%k0"
             e.is_agg = e.scalar = True
             e.odep = name in ("first", "last", "arg_min", "arg_max")
-            e.taint = (name in ("sum",) and ka == "float") or (name in ("mean", "std", "var") and ka in NUM | {"bool"})
+            e.taint = (name in ("sum",) and ka == "float") or (name in ("mean", "std", "var") and ka in NUM | {"bool"}) or (
+                name == "mean" and ka in TEMPORAL)  # a float sum of ticks
             e.fragile = name in ("n_unique", "hash.n_unique", "arg_min", "arg_max")
             e = self.typed(e)
             if e is not None and self.k(e) in kinds:

@@ -119,7 +119,7 @@ class Runner:
         return self._run(req, phase)
 
     def _run(self, req: dict[str, Any], phase: Any) -> dict[str, Any]:
-        from .compare import compare, input_scale
+        from .compare import compare, input_scale, temporal_scale
 
         ns: dict[str, Any] = {}
         phase("setup")
@@ -152,10 +152,11 @@ class Runner:
         phase("compare")
         frames = [v for k, v in ns.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)]
         scale, rows = input_scale(frames)
+        tscale = temporal_scale(frames)
 
         def same(a: pl.DataFrame, b: pl.DataFrame) -> Any:
             return compare(a, b, order=req["order"], prefix=req["prefix"], taint=set(req["taint"]),
-                           fstr=set(req["fstr"]), scale=scale, rows=rows, f32="pl.Float32" in req["code"])
+                           fstr=set(req["fstr"]), scale=scale, rows=rows, f32="pl.Float32" in req["code"], tscale=tscale)
 
         out: dict[str, Any] = {"polars_error": perr, "ladle_error": lerr}
         if lerr is not None and perr is not None:
