@@ -1025,3 +1025,16 @@ def test_a_float_division_by_a_when_of_single_values_falls_back(engine: ladle.En
     # a branch that is a column, or a column divided by the when, still runs on ladle
     assert_same(lf.select((pl.col("a") / pl.when(pl.col("m")).then(pl.col("a")).otherwise(2.0)).alias("y")), engine, check_exact=True)
     assert_same(lf.select((div / pl.col("a")).alias("y")), engine, check_exact=True)
+
+
+def test_a_comparison_of_a_single_value_with_a_when_of_single_values_falls_back(engine: ladle.Engine) -> None:
+    # Polars gives `lit(1) < when(p).then(1).otherwise(2)` too few rows where no row takes
+    # the `then`: its sum() is 2 (default engine) or 1 (in-memory) of 3 rows, and its len()
+    # 1 where p is a column Polars holds as one value (qfuzz 4404:99798)
+    lf = pl.LazyFrame({"a": [6, 7, 8]})
+    w = pl.when(pl.col("a") > 9).then(1).otherwise(2)
+    q = lf.select((pl.lit(1) < w).sum())
+    with pytest.raises(ladle.UnsupportedError, match="comparison of a single value"):
+        q.collect(engine=ladle.Engine(raise_on_fail=True))
+    # the aggregation of the when itself, and the when first, Polars gets right: ladle runs them
+    assert_same(lf.select(w.sum().alias("s"), (w > pl.lit(1)).sum().alias("t"), w.len().alias("n")), engine)
