@@ -5,6 +5,7 @@ whole partitions and with tiny ones. Where Polars raises, ladle must raise too."
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import ladle
 import polars as pl
@@ -1038,3 +1039,16 @@ def test_a_comparison_of_a_single_value_with_a_when_of_single_values_falls_back(
         q.collect(engine=ladle.Engine(raise_on_fail=True))
     # the aggregation of the when itself, and the when first, Polars gets right: ladle runs them
     assert_same(lf.select(w.sum().alias("s"), (w > pl.lit(1)).sum().alias("t"), w.len().alias("n")), engine)
+
+
+def test_one_value_minus_a_column_has_polars_sign_of_zero(engine: ladle.Engine) -> None:
+    # Polars computes `one value - column` as `-(column - one value)`: 0.0 - 0.0 is -0.0
+    # on a longer column, +0.0 on one row (qfuzz 4405:130284, seen through pow(-1))
+    lf = pl.LazyFrame({"k": [0, -1, 0], "g": [0.0, 0.0, 1.5]}, schema={"k": pl.Int32, "g": pl.Float64})
+    for e in (pl.lit(0.0) - pl.col("g"), pl.col("k").median() - pl.col("g"),
+              pl.lit(0.0, dtype=pl.Float32) - pl.col("g").cast(pl.Float32), pl.col("g") - pl.lit(0.0)):
+        for frame in (lf, lf.head(1)):
+            q = frame.select(e.alias("x"))
+            exp = q.collect(engine="in-memory")["x"]
+            got = assert_same(q, engine, check_exact=True)["x"]
+            assert [math.copysign(1, v) for v in got] == [math.copysign(1, v) for v in exp]

@@ -77,7 +77,12 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
           BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x + (uint64_t)y));                \
         break;                                                                          \
       case LADLE_OP_SUB:                                                                \
-        if (IS_FLOAT_T(T))                                                              \
+        if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(b, a, len_, many)) {                    \
+          /* one value minus several: Polars negates several minus one value, so       \
+           * 0.0 - 0.0 is -0.0 there */                                                 \
+          T x_ = A[0];                                                                  \
+          for (int64_t i = 0; i < len_; i++) O[i] = (T) - (T)(B[i] - x_);               \
+        } else if (IS_FLOAT_T(T))                                                       \
           BCAST_LOOP(A, B, len_, O[i] = (T)(x - y));                                    \
         else                                                                            \
           BCAST_LOOP(A, B, len_, O[i] = (T)((uint64_t)x - (uint64_t)y));                \
