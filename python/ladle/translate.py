@@ -298,6 +298,7 @@ class Translator:
         self._sliced_by: int | None = None
         # translating a group_by's aggregations or an over()'s expression
         self._grouped = False
+        self._windows = 0  # depth of over() being translated
 
     # ------------------------------------------------------------------ nodes
 
@@ -1377,6 +1378,11 @@ class Translator:
             for i, side in ((1, "exponent"), (0, "base")):
                 # a null literal (a computed Null, `(pl.lit(None) / 100.0).pow(0.5)`, is null)
                 if isinstance(self._dtype(args[i]), pl.Null) and type(self._view(args[i])).__name__ == "Literal":
+                    if self._windows:
+                        # Polars raises when it evaluates it, and a window over no rows
+                        # evaluates nothing (qfuzz 4405:119397); ladle raises at planning
+                        raise Unsupported("pow of a null literal inside over()",
+                                          "Polars raises only where the window has rows")
                     raise ladle_error(N.LADLE_ECOMPUTE, f"`pow` operation not supported for dtype `null` as {side}")
             return N.func(N.LADLE_FN_POW, [self.expr(args[0]), self.expr(args[1])])
         if name == "hash":
@@ -1458,10 +1464,12 @@ class Translator:
         if not isinstance(e.partition_by, list) or not e.partition_by:
             raise Unsupported("window without partition_by", "not supported by ladle yet")
         saved, self._grouped = self._grouped, True
+        self._windows += 1
         try:
             function = self.expr(e.function)
         finally:
             self._grouped = saved
+            self._windows -= 1
         return N.over(function, [self.expr(p) for p in e.partition_by])
 
 

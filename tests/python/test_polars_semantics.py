@@ -1052,3 +1052,16 @@ def test_one_value_minus_a_column_has_polars_sign_of_zero(engine: ladle.Engine) 
             exp = q.collect(engine="in-memory")["x"]
             got = assert_same(q, engine, check_exact=True)["x"]
             assert [math.copysign(1, v) for v in got] == [math.copysign(1, v) for v in exp]
+
+
+def test_pow_of_a_null_literal_in_a_window_over_no_rows_does_not_raise() -> None:
+    # Polars raises for pow of a null literal when it evaluates it; a window over no rows
+    # evaluates nothing (qfuzz 4405:119397). ladle falls back there, and raises outside over()
+    t = pl.LazyFrame({"k": [0], "f": [1]}, schema={"k": pl.Int32, "f": pl.Int64})
+    q = t.head(0).filter(pl.lit(None).pow(pl.col("k")).over("f").cast(pl.Boolean))
+    with pytest.raises(ladle.UnsupportedError, match="inside over"):
+        q.collect(engine=ladle.Engine(raise_on_fail=True))
+    with pytest.warns(ladle.FallbackWarning):
+        assert q.collect(engine=ladle.Engine()).height == 0
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="pow"):
+        t.select(pl.lit(None).pow(pl.col("k"))).collect(engine=ladle.Engine(raise_on_fail=True))
