@@ -299,6 +299,7 @@ class Translator:
         # translating a group_by's aggregations or an over()'s expression
         self._grouped = False
         self._windows = 0  # depth of over() being translated
+        self._dtype_input: int | None = None  # the node _dtype types over, where not the first input
 
     # ------------------------------------------------------------------ nodes
 
@@ -841,12 +842,16 @@ class Translator:
                 rname = rx.name + suffix if rx.name in left_names else rx.name
             else:
                 rname = f"__ladle_iejoin_key_{i}"
+                # (typed over the right side itself: 4406:511, a Float32 right key
+                # cast to the left's Float64)
                 cur = nt.get_node()
                 nt.set_node(ir.input_right)
+                self._dtype_input = ir.input_right
                 try:
                     extra.append(N.alias(self.expr(re_.node), rname))
                 finally:
                     nt.set_node(cur)
+                    self._dtype_input = None
             opname = _enum_name(op).split(".")[-1]
             if opname not in ("Lt", "LtEq", "Gt", "GtEq"):
                 raise Unsupported(f"inequality join with {opname}", "not supported by ladle yet")
@@ -1274,7 +1279,7 @@ class Translator:
         """The type of expression i over the current node's input."""
         nt = self.nt
         cur = nt.get_node()
-        nt.set_node(nt.get_inputs()[0])
+        nt.set_node(self._dtype_input if self._dtype_input is not None else nt.get_inputs()[0])
         try:
             return nt.get_dtype(i)
         finally:

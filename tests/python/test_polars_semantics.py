@@ -1065,3 +1065,12 @@ def test_pow_of_a_null_literal_in_a_window_over_no_rows_does_not_raise() -> None
         assert q.collect(engine=ladle.Engine()).height == 0
     with pytest.raises(pl.exceptions.InvalidOperationError, match="pow"):
         t.select(pl.lit(None).pow(pl.col("k"))).collect(engine=ladle.Engine(raise_on_fail=True))
+
+
+def test_join_where_with_a_right_key_cast_to_the_left_s_type(engine: ladle.Engine) -> None:
+    # Polars casts a Float32 right key to the left's Float64 in the join's right_on; its
+    # type must be read over the right side (qfuzz 4406:511 fell back on an IndexError)
+    left = pl.LazyFrame({"f": [0.0, 1.0, -2.0, None]}, schema={"f": pl.Float64})
+    right = pl.LazyFrame({"a": [0.0, 0.5, None], "b": [1, 2, 3]}, schema={"a": pl.Float32, "b": pl.Int8})
+    assert_same(left.join_where(right, pl.col("f") >= pl.col("a")), engine, ordered=False)
+    assert_same(left.join_where(right, pl.col("f") < pl.col("b").cast(pl.Float32)), engine, ordered=False)
