@@ -370,6 +370,25 @@ def int96_saturated(got, want) -> bool:
     return bool((g.filter(differ) == 2**63 - 1).all())
 
 
+def planned_type_agrees(path: str, name: str, got, want) -> bool:
+    """Where Polars cannot read a column: is ladle's type the one Polars' scan plans
+    for it, with pyarrow's values (the same physical values)? A footer whose
+    LogicalType is malformed beside a converted type (a DATE member that is an i64
+    next to converted DATE): pyarrow reads Int32, Polars plans Date and then fails,
+    ladle reads Date, as Polars' plan says."""
+    import polars as pl
+
+    try:
+        planned = pl.scan_parquet(path).collect_schema().get(name)
+        if planned is None or planned != got.dtype or len(got) != len(want):
+            return False
+        a = got.to_physical().cast(pl.Int64, strict=False)
+        b = want.to_physical().cast(pl.Int64, strict=False)
+        return bool(a.eq_missing(b).all()) and a.null_count() == got.null_count()
+    except BaseException:  # noqa: BLE001 - no plan, no agreement
+        return False
+
+
 def run_case(path: str, stage: list) -> dict:
     import warnings
 
@@ -458,6 +477,8 @@ def run_case(path: str, stage: list) -> dict:
             if frames_equal(got.select(name), theirs) is not None:
                 out["verdict"] = "mismatch"
         except BaseException as e:
+            if planned_type_agrees(path, name, got[name], want[name]):
+                continue  # Polars plans ladle's type, then cannot read the column
             out["verdict"] = "mismatch"
             out["polars_msg"] = f"{type(e).__name__}: {str(e)[:200]}"
     out["diff"] = diff

@@ -72,3 +72,23 @@ def test_gate_crash_reports_a_wrong_answer_without_failing_but_fails_on_a_crash(
     assert rc == 0 and int(summary(out)[2]) > 0 and "--gate crash" in out, out[-3000:]
     rc, out, _ = run_fast(tmp_path / "b", 2, "--self-test", "raise", "--no-recheck", "--timeout", "1", "--gate", "crash")
     assert rc == 1, out[-3000:]
+
+
+def test_a_column_polars_plans_but_cannot_read_agrees_by_its_planned_type(tmp_path: Path) -> None:
+    # the slow check's rule for a malformed LogicalType beside converted DATE: pyarrow reads
+    # Int32, Polars plans Date and fails to read; ladle's Date with pyarrow's days agrees
+    import importlib.util
+
+    import polars as pl
+
+    spec = importlib.util.spec_from_file_location("diff_pyarrow", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path = str(tmp_path / "d.parquet")
+    pl.DataFrame({"d": pl.Series([0, 19000, None], dtype=pl.Int32).cast(pl.Date)}).write_parquet(path)
+    got = pl.Series("d", [0, 19000, None], dtype=pl.Int32).cast(pl.Date)
+    assert mod.planned_type_agrees(path, "d", got, pl.Series("d", [0, 19000, None], dtype=pl.Int32))
+    assert not mod.planned_type_agrees(path, "d", got, pl.Series("d", [0, 19001, None], dtype=pl.Int32))
+    assert not mod.planned_type_agrees(path, "d", got.cast(pl.Int32), pl.Series("d", [0, 19000, None], dtype=pl.Int32))
+    assert not mod.planned_type_agrees(path, "nope", got, pl.Series("d", [0, 19000, None], dtype=pl.Int32))
