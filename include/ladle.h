@@ -488,14 +488,14 @@ LADLE_API ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const
 /* CSV scan options. Zero-initialise, then set what differs from the defaults in
  * ladle_csv_opts_default (comma, double quote, header, empty fields are null). */
 typedef struct ladle_csv_opts {
-  char separator;    /* ',' */
-  char quote;        /* '"'; 0 for none */
-  bool has_header;   /* true: names from the first record */
-  int64_t skip_rows; /* records skipped before the header (quotes respected,
-                        comment lines not counted) */
+  char separator;                 /* ',' */
+  char quote;                     /* '"'; 0 for none */
+  bool has_header;                /* true: names from the first record */
+  int64_t skip_rows;              /* records skipped before the header (quotes respected,
+                                     comment lines not counted) */
   int64_t skip_rows_after_header; /* records skipped after it, the same way */
-  const char *comment_prefix; /* lines starting with it are skipped; NULL none */
-  size_t n_null_values;       /* fields equal to one of these are null */
+  const char *comment_prefix;     /* lines starting with it are skipped; NULL none */
+  size_t n_null_values;           /* fields equal to one of these are null */
   const char *const *null_values;
   bool missing_is_null;        /* empty unquoted fields are null (true) */
   bool truncate_ragged_lines;  /* extra fields are dropped instead of an error */
@@ -504,14 +504,14 @@ typedef struct ladle_csv_opts {
   int64_t infer_schema_length; /* rows used for type inference; <= 0: all */
   int64_t n_rows;              /* with n_rows_set: read at most this many rows */
   bool n_rows_set;
-  size_t n_columns;           /* 0: every column of the file */
-  const char *const *columns; /* names to read, in output order */
-  const ladle_dtype *types;   /* their types (NULL: inferred) */
-  int64_t skip_lines;         /* raw lines ('\n') skipped first, quotes ignored */
-  size_t n_named_nulls;       /* per-column null values: a field of column */
+  size_t n_columns;                      /* 0: every column of the file */
+  const char *const *columns;            /* names to read, in output order */
+  const ladle_dtype *types;              /* their types (NULL: inferred) */
+  int64_t skip_lines;                    /* raw lines ('\n') skipped first, quotes ignored */
+  size_t n_named_nulls;                  /* per-column null values: a field of column */
   const char *const *named_null_columns; /* named_null_columns[i] that equals */
   const char *const *named_null_values;  /* named_null_values[i] is null */
-  bool decimal_comma;         /* floats written "1,5" (the separator is not ',') */
+  bool decimal_comma;                    /* floats written "1,5" (the separator is not ',') */
   /* Multi-file policies (Polars' missing_columns='insert' / extra_columns=
    * 'ignore'): a selected column that a file lacks is all-null there instead
    * of an error; a column of a later file that the first file lacks is ignored
@@ -615,9 +615,12 @@ typedef enum ladle_device_type {
 typedef struct ladle_engine_opts {
   ladle_device_type device; /* 0 means CPU */
   int device_id;
-  int threads;         /* 0: one per core; more than the cores this process may run on
-                          are capped to them; < 0 is LADLE_EINVAL */
-  int64_t morsel_rows; /* rows per partition of in-flight tables; 0: 65536 */
+  int threads;          /* 0: one per core; more than the cores this process may run on
+                           are capped to them; < 0 is LADLE_EINVAL */
+  int64_t morsel_rows;  /* rows per partition of in-flight tables; 0: 65536 */
+  int64_t memory_limit; /* bytes of buffers and scratch the engine may hold at once, results
+                           it handed out and still alive included; past it an allocation
+                           fails with LADLE_ENOMEM naming the sizes; 0: no limit */
 } ladle_engine_opts;
 
 LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out_engine,
@@ -629,6 +632,8 @@ typedef struct ladle_engine_stats {
   int64_t row_groups_read;
   int64_t row_groups_skipped; /* by statistics */
   int64_t rows_transferred;   /* rows a join's keys dropped early (exec.c: predicate transfer) */
+  int64_t memory_bytes;       /* held now through the engine's memory resource */
+  int64_t memory_peak;        /* the most held at once */
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */

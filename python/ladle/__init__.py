@@ -13,7 +13,14 @@ from . import _version
 
 _version.check()
 
-from ._errors import FallbackWarning, LadleComputeError, LadleError, UnsupportedError, VersionError  # noqa: E402
+from ._errors import (  # noqa: E402
+    FallbackWarning,
+    LadleComputeError,
+    LadleError,
+    LadleMemoryError,
+    UnsupportedError,
+    VersionError,
+)
 from .engine import Engine  # noqa: E402
 from .result import Column, Result  # noqa: E402
 
@@ -25,6 +32,7 @@ __all__ = [
     "FallbackWarning",
     "LadleComputeError",
     "LadleError",
+    "LadleMemoryError",
     "Result",
     "UnsupportedError",
     "VersionError",

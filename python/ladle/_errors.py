@@ -19,8 +19,16 @@ class LadleComputeError(LadleError, pl.exceptions.InvalidOperationError):
     that `except pl.exceptions.InvalidOperationError` catches both engines'."""
 
 
+class LadleMemoryError(LadleError, MemoryError):
+    """An allocation failed: the machine's memory, or the engine's memory_limit
+    (the message names what was asked, what was in use and the limit). The engine
+    stays usable; the query does not fall back to Polars."""
+
+
 def ladle_error(code: int, message: str) -> LadleError:
     """The exception for a native error code."""
+    if code == 2:  # LADLE_ENOMEM
+        return LadleMemoryError(code, message)
     if code == 3:  # LADLE_ENOTSUP
         return UnsupportedError(message, code)
     if code == 6:  # LADLE_ECOMPUTE

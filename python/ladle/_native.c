@@ -335,11 +335,11 @@ static PyTypeObject ResultType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladl
 /* ------------------------------------------------------------------ engine */
 
 static int engine_init(EngineObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"threads", "morsel_rows", NULL};
+  static char *kwlist[] = {"threads", "morsel_rows", "memory_limit", NULL};
   int threads = 0;
-  long long morsel = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iL", kwlist, &threads, &morsel)) return -1;
-  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, threads, morsel};
+  long long morsel = 0, limit = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iLL", kwlist, &threads, &morsel, &limit)) return -1;
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, threads, morsel, limit};
   ladle_error err;
   ladle_engine_destroy(self->eng);
   self->eng = NULL;
@@ -469,9 +469,10 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
 static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
-  return Py_BuildValue("{sLsLsL}", "row_groups_read", (long long)s.row_groups_read,
+  return Py_BuildValue("{sLsLsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
                        "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
-                       (long long)s.rows_transferred);
+                       (long long)s.rows_transferred, "memory_bytes", (long long)s.memory_bytes,
+                       "memory_peak", (long long)s.memory_peak);
 }
 
 static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
@@ -493,7 +494,7 @@ static PyTypeObject EngineType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladl
                                   .tp_methods = engine_methods,
                                   .tp_init = (initproc)engine_init,
                                   .tp_new = PyType_GenericNew,
-                                  .tp_doc = "Engine(threads=0, morsel_rows=0)"};
+                                  .tp_doc = "Engine(threads=0, morsel_rows=0, memory_limit=0)"};
 
 /* --------------------------------------------------------- expression API */
 
@@ -641,8 +642,7 @@ static PyObject *py_agg(PyObject *m, PyObject *args) {
   int op, ddof = 1, interp = 0, polars_order = 0;
   double q = 0.5;
   PyObject *eo;
-  if (!PyArg_ParseTuple(args, "iO|idip", &op, &eo, &ddof, &q, &interp, &polars_order))
-    return NULL;
+  if (!PyArg_ParseTuple(args, "iO|idip", &op, &eo, &ddof, &q, &interp, &polars_order)) return NULL;
   if (op < 0 || op >= LADLE_AGG_COUNT_) return PyErr_Format(PyExc_ValueError, "bad agg %d", op);
   ladle_expr *e;
   if (!get_expr(eo, &e)) return NULL;
@@ -797,16 +797,16 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
                            "path_column",
                            NULL};
   PyObject *paths_obj, *cols_obj = Py_None, *types_obj = Py_None, *nulls_obj = Py_None,
-           *ncols_obj = Py_None, *nvals_obj = Py_None;
+                       *ncols_obj = Py_None, *nvals_obj = Py_None;
   int sep = ',', quote = '"', has_header = 1, missing_is_null = 1, truncate = 0, ignore = 0,
       dates = 0, decimal_comma = 0, insert_missing = 0, ignore_extra = 0;
   long long skip = 0, skip_after = 0, infer = 100, n_rows = -1, skip_lines = 0;
   const char *comment = NULL, *path_column = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOiipLLzOppppLLLOOpppz", kwlist, &paths_obj, &cols_obj,
-                                   &types_obj, &sep, &quote, &has_header, &skip, &skip_after,
-                                   &comment, &nulls_obj, &missing_is_null, &truncate, &ignore,
-                                   &dates, &infer, &n_rows, &skip_lines, &ncols_obj, &nvals_obj,
-                                   &decimal_comma, &insert_missing, &ignore_extra, &path_column))
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kw, "O|OOiipLLzOppppLLLOOpppz", kwlist, &paths_obj, &cols_obj, &types_obj, &sep,
+          &quote, &has_header, &skip, &skip_after, &comment, &nulls_obj, &missing_is_null,
+          &truncate, &ignore, &dates, &infer, &n_rows, &skip_lines, &ncols_obj, &nvals_obj,
+          &decimal_comma, &insert_missing, &ignore_extra, &path_column))
     return NULL;
   Py_ssize_t np, nc = 0, nn = 0, nnc = 0, nnv = 0;
   const char **paths = str_list(paths_obj, &np), **cols = NULL, **nulls = NULL, **ncols = NULL,
@@ -818,7 +818,8 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
   if (ncols_obj != Py_None && (ncols = str_list(ncols_obj, &nnc)) == NULL) goto fail;
   if (nvals_obj != Py_None && (nvals = str_list(nvals_obj, &nnv)) == NULL) goto fail;
   if (nnc != nnv) {
-    PyErr_SetString(PyExc_ValueError, "scan_csv: named_null_columns and named_null_values differ in length");
+    PyErr_SetString(PyExc_ValueError,
+                    "scan_csv: named_null_columns and named_null_values differ in length");
     goto fail;
   }
   if (types_obj != Py_None) {
@@ -1243,13 +1244,13 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_TYPE_UINT32) || C(LADLE_TYPE_UINT64) || C(LADLE_TYPE_FLOAT32) ||
       C(LADLE_TYPE_FLOAT64) || C(LADLE_TYPE_STRING) || C(LADLE_TYPE_DATE) ||
       C(LADLE_TYPE_DATETIME) || C(LADLE_TYPE_DURATION) || C(LADLE_TYPE_DECIMAL) ||
-      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) ||
-      C(LADLE_TYPE_INT128) || C(LADLE_TYPE_UINT128) || C(LADLE_TIME_NS) ||
-      C(LADLE_TIME_US) || C(LADLE_TIME_MS) || C(LADLE_OP_ADD) || C(LADLE_OP_SUB) ||
-      C(LADLE_OP_MUL) || C(LADLE_OP_TRUE_DIV) || C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) ||
-      C(LADLE_OP_EQ) || C(LADLE_OP_NE) || C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) ||
-      C(LADLE_OP_GE) || C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) ||
-      C(LADLE_OP_OR) || C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
+      C(LADLE_TYPE_TIME) || C(LADLE_TYPE_BINARY) || C(LADLE_TYPE_LIST) || C(LADLE_TYPE_INT128) ||
+      C(LADLE_TYPE_UINT128) || C(LADLE_TIME_NS) || C(LADLE_TIME_US) || C(LADLE_TIME_MS) ||
+      C(LADLE_OP_ADD) || C(LADLE_OP_SUB) || C(LADLE_OP_MUL) || C(LADLE_OP_TRUE_DIV) ||
+      C(LADLE_OP_FLOOR_DIV) || C(LADLE_OP_MOD) || C(LADLE_OP_EQ) || C(LADLE_OP_NE) ||
+      C(LADLE_OP_LT) || C(LADLE_OP_LE) || C(LADLE_OP_GT) || C(LADLE_OP_GE) ||
+      C(LADLE_OP_EQ_MISSING) || C(LADLE_OP_NE_MISSING) || C(LADLE_OP_AND) || C(LADLE_OP_OR) ||
+      C(LADLE_OP_XOR) || C(LADLE_FN_NOT) || C(LADLE_FN_NEG) || C(LADLE_FN_ABS) ||
       C(LADLE_FN_IS_NULL) || C(LADLE_FN_IS_NOT_NULL) || C(LADLE_FN_IS_NAN) ||
       C(LADLE_FN_IS_NOT_NAN) || C(LADLE_FN_FILL_NULL) || C(LADLE_FN_FILL_NAN) ||
       C(LADLE_FN_IS_IN) || C(LADLE_FN_IS_BETWEEN) || C(LADLE_FN_CLIP) || C(LADLE_FN_ROUND) ||
@@ -1260,16 +1261,16 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_FN_STR_SLICE) || C(LADLE_FN_STR_STRIP_CHARS) || C(LADLE_FN_STR_CONCAT) ||
       C(LADLE_FN_DT_YEAR) || C(LADLE_FN_DT_MONTH) || C(LADLE_FN_DT_DAY) || C(LADLE_FN_DT_HOUR) ||
       C(LADLE_FN_DT_MINUTE) || C(LADLE_FN_DT_SECOND) || C(LADLE_FN_DT_WEEKDAY) ||
-      C(LADLE_FN_DT_ORDINAL_DAY) || C(LADLE_FN_DT_TRUNCATE) || C(LADLE_FN_LOG1P) || C(LADLE_AGG_SUM) ||
-      C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) || C(LADLE_AGG_MAX) || C(LADLE_AGG_COUNT) ||
-      C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) || C(LADLE_AGG_N_UNIQUE) || C(LADLE_AGG_FIRST) ||
-      C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) || C(LADLE_AGG_VAR) || C(LADLE_AGG_MEDIAN) ||
-      C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) || C(LADLE_AGG_ARG_MAX) || C(LADLE_AGG_ANY) ||
-      C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) || C(LADLE_RANK_MIN) || C(LADLE_RANK_MAX) ||
-      C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) || C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) ||
-      C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) || C(LADLE_JOIN_SEMI) || C(LADLE_JOIN_ANTI) ||
-      C(LADLE_JOIN_CROSS) || C(LADLE_JOIN_ORDER_NONE) || C(LADLE_JOIN_ORDER_LEFT) ||
-      C(LADLE_JOIN_ORDER_RIGHT) || C(LADLE_JOIN_ORDER_LEFT_RIGHT) ||
+      C(LADLE_FN_DT_ORDINAL_DAY) || C(LADLE_FN_DT_TRUNCATE) || C(LADLE_FN_LOG1P) ||
+      C(LADLE_AGG_SUM) || C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) || C(LADLE_AGG_MAX) ||
+      C(LADLE_AGG_COUNT) || C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) || C(LADLE_AGG_N_UNIQUE) ||
+      C(LADLE_AGG_FIRST) || C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) || C(LADLE_AGG_VAR) ||
+      C(LADLE_AGG_MEDIAN) || C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) ||
+      C(LADLE_AGG_ARG_MAX) || C(LADLE_AGG_ANY) || C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) ||
+      C(LADLE_RANK_MIN) || C(LADLE_RANK_MAX) || C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) ||
+      C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) || C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) ||
+      C(LADLE_JOIN_SEMI) || C(LADLE_JOIN_ANTI) || C(LADLE_JOIN_CROSS) || C(LADLE_JOIN_ORDER_NONE) ||
+      C(LADLE_JOIN_ORDER_LEFT) || C(LADLE_JOIN_ORDER_RIGHT) || C(LADLE_JOIN_ORDER_LEFT_RIGHT) ||
       C(LADLE_JOIN_ORDER_RIGHT_LEFT) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) ||
       C(LADLE_KEEP_LAST) || C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) ||
       C(LADLE_INTERP_LOWER) || C(LADLE_INTERP_HIGHER) || C(LADLE_INTERP_MIDPOINT) ||

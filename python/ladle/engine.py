@@ -56,6 +56,11 @@ class Engine(_PolarsEngine):
     raise_on_fail
         Raise UnsupportedError instead of falling back to Polars. The environment
         variable LADLE_RAISE_ON_FAIL=1 sets it for every engine.
+    memory_limit
+        Bytes of column buffers and scratch the engine may hold at once, the results
+        it handed out and still alive included; None: no limit. An allocation past
+        it raises LadleMemoryError (a MemoryError) naming the sizes, and the engine
+        stays usable. ``stats()`` reports ``memory_bytes`` and ``memory_peak``.
     """
 
     def __init__(
@@ -64,18 +69,19 @@ class Engine(_PolarsEngine):
         threads: int | None = None,
         raise_on_fail: bool | None = None,
         morsel_rows: int | None = None,
+        memory_limit: int | None = None,
     ) -> None:
         if device not in ("cpu",):
             raise UnsupportedError(
                 f"device={device!r}: ladle's CUDA backend is not built yet; use device='cpu'"
             )
-        for name, v in (("threads", threads), ("morsel_rows", morsel_rows)):
+        for name, v in (("threads", threads), ("morsel_rows", morsel_rows), ("memory_limit", memory_limit)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise ValueError(f"ladle.Engine({name}={v!r}): must be a positive integer, or None for the default")
         self.device = device
         self.raise_on_fail = _raise_on_fail_default() if raise_on_fail is None else raise_on_fail
         try:
-            self._engine = N.Engine(threads or 0, morsel_rows or 0)
+            self._engine = N.Engine(threads or 0, morsel_rows or 0, memory_limit or 0)
         except N.LadleError as e:
             raise _native_error(e) from None
         self.threads = self._engine.threads()
@@ -92,7 +98,8 @@ class Engine(_PolarsEngine):
 
     def stats(self) -> dict[str, int]:
         """Counters since the engine was created: Parquet row groups read and skipped,
-        and rows a join's keys dropped early (predicate transfer)."""
+        rows a join's keys dropped early (predicate transfer), and the bytes held now
+        through the engine's memory resource and the most held at once."""
         return dict(self._engine.stats())
 
     @property

@@ -138,47 +138,172 @@ static void big_release(void *p, size_t n) {
 }
 #endif
 
+/* ------------------------------------------------------- memory resources */
+
+struct ladle_mr {
+  ladle_allocator base; /* what buffers point to: ctx is this resource */
+  const ladle_allocator *parent;
+  int64_t limit;
+  atomic_llong current, peak;
+  atomic_long refs; /* the owner's and one per live block */
+};
+
+static _Thread_local ladle_mr *current_mr = NULL;
+/* the last refusal by a limit on this thread, for the error message */
+static _Thread_local struct {
+  int set;
+  size_t asked;
+  long long in_use, limit;
+} refused;
+
+static void mr_unref(ladle_mr *mr) {
+  if (atomic_fetch_sub_explicit(&mr->refs, 1, memory_order_acq_rel) == 1) free(mr);
+}
+
+/* Counts n bytes in, or refuses them past the limit (and remembers why). */
+static bool mr_take(ladle_mr *mr, size_t n) {
+  long long now =
+      atomic_fetch_add_explicit(&mr->current, (long long)n, memory_order_relaxed) + (long long)n;
+  if (mr->limit > 0 && now > mr->limit) {
+    atomic_fetch_sub_explicit(&mr->current, (long long)n, memory_order_relaxed);
+    refused.set = 1;
+    refused.asked = n;
+    refused.in_use = now - (long long)n;
+    refused.limit = mr->limit;
+    return false;
+  }
+  long long p = atomic_load_explicit(&mr->peak, memory_order_relaxed);
+  while (now > p && !atomic_compare_exchange_weak_explicit(&mr->peak, &p, now, memory_order_relaxed,
+                                                           memory_order_relaxed)) {
+  }
+  atomic_fetch_add_explicit(&mr->refs, 1, memory_order_relaxed);
+  return true;
+}
+
+static void mr_give(ladle_mr *mr, size_t n) {
+  atomic_fetch_sub_explicit(&mr->current, (long long)n, memory_order_relaxed);
+  mr_unref(mr);
+}
+
+static void *mr_alloc(void *ctx, size_t size) {
+  ladle_mr *mr = ctx;
+  if (!mr_take(mr, size)) return NULL;
+  void *p = mr->parent->alloc(mr->parent->ctx, size);
+  if (p == NULL) mr_give(mr, size);
+  return p;
+}
+
+static void mr_free(void *ctx, void *p, size_t size) {
+  ladle_mr *mr = ctx;
+  mr->parent->free(mr->parent->ctx, p, size);
+  mr_give(mr, size);
+}
+
+ladle_status ladle_mr_create(const ladle_allocator *parent, int64_t limit, ladle_mr **out,
+                             ladle_error *err) {
+  if (limit < 0)
+    return ladle_err_set(err, LADLE_EINVAL, "memory_limit=%lld: must be 0 (none) or more",
+                         (long long)limit);
+  if (parent == NULL) parent = ladle_allocator_host();
+  ladle_mr *mr = calloc(1, sizeof *mr);
+  if (mr == NULL) return LADLE_OOM(err, "memory resource");
+  mr->base =
+      (ladle_allocator){mr_alloc, mr_free, mr, parent->device, parent->device_id, parent->name};
+  mr->parent = parent;
+  mr->limit = limit;
+  atomic_init(&mr->current, 0);
+  atomic_init(&mr->peak, 0);
+  atomic_init(&mr->refs, 1);
+  *out = mr;
+  return LADLE_OK;
+}
+
+void ladle_mr_release(ladle_mr *mr) {
+  if (mr != NULL) mr_unref(mr);
+}
+
+ladle_mr *ladle_mr_set(ladle_mr *mr) {
+  ladle_mr *was = current_mr;
+  current_mr = mr;
+  return was;
+}
+
+ladle_mr *ladle_mr_current(void) { return current_mr; }
+int64_t ladle_mr_bytes(const ladle_mr *mr) {
+  return atomic_load(&((ladle_mr *)(uintptr_t)mr)->current);
+}
+int64_t ladle_mr_peak(const ladle_mr *mr) {
+  return atomic_load(&((ladle_mr *)(uintptr_t)mr)->peak);
+}
+int64_t ladle_mr_limit(const ladle_mr *mr) { return mr->limit; }
+void ladle_mr_reset_peak(ladle_mr *mr) { atomic_store(&mr->peak, atomic_load(&mr->current)); }
+
+ladle_status ladle_err_oom(ladle_error *err, const char *what) {
+  if (refused.set) {
+    refused.set = 0;
+    return ladle_err_set(err, LADLE_ENOMEM,
+                         "memory limit exceeded: %s needed %zu bytes with %lld in use, past the "
+                         "engine's memory_limit of %lld bytes",
+                         what, refused.asked, refused.in_use, refused.limit);
+  }
+  return ladle_err_set(err, LADLE_ENOMEM, "out of memory: %s", what);
+}
+
 /* Scratch arrays (group ids, join pairs, row indices) with the size in a
  * header, so that big ones come from the same size classes as big buffers and
  * are freed without the caller knowing their size. */
 typedef struct scratch_head {
   size_t total; /* bytes mapped or allocated, header included */
+  ladle_mr *mr; /* the resource it was counted in, or NULL */
   int big;
-  char pad[64 - sizeof(size_t) - sizeof(int)];
+  char pad[64 - 2 * sizeof(size_t) - sizeof(int)];
 } scratch_head;
 
 void *ladle_scratch_alloc(size_t size, bool zero) {
   size_t total = size + sizeof(scratch_head);
   if (total < size) return NULL;
+  ladle_mr *mr = current_mr;
+  if (mr != NULL && !mr_take(mr, total)) return NULL;
   scratch_head *h = NULL;
 #if LADLE_BIG_BLOCKS
   if (total >= BIG_MIN) {
     bool fresh;
     h = big_alloc_fresh(total, &fresh);
-    if (h == NULL) return NULL;
+    if (h == NULL) {
+      if (mr != NULL) mr_give(mr, total);
+      return NULL;
+    }
     if (zero && !fresh) memset(h + 1, 0, size);
     h->big = 1;
   }
 #endif
   if (h == NULL) {
     h = zero ? calloc(1, total) : malloc(total);
-    if (h == NULL) return NULL;
+    if (h == NULL) {
+      if (mr != NULL) mr_give(mr, total);
+      return NULL;
+    }
     h->big = 0;
   }
   h->total = total;
+  h->mr = mr;
   return h + 1;
 }
 
 void ladle_scratch_free(void *p) {
   if (p == NULL) return;
   scratch_head *h = (scratch_head *)p - 1;
+  ladle_mr *mr = h->mr;
+  size_t total = h->total;
 #if LADLE_BIG_BLOCKS
   if (h->big) {
-    big_release(h, h->total);
+    big_release(h, total);
+    if (mr != NULL) mr_give(mr, total);
     return;
   }
 #endif
   free(h);
+  if (mr != NULL) mr_give(mr, total);
 }
 
 static void *host_alloc(void *ctx, size_t size) {
@@ -211,12 +336,13 @@ const ladle_allocator *ladle_allocator_host(void) { return &host_allocator; }
 
 ladle_status ladle_buffer_alloc(const ladle_allocator *alloc, size_t size, ladle_buffer **out,
                                 ladle_error *err) {
-  if (alloc == NULL) alloc = &host_allocator;
+  if (alloc == NULL) alloc = current_mr != NULL ? &current_mr->base : &host_allocator;
   ladle_buffer *b = malloc(sizeof *b);
   if (b == NULL) return LADLE_OOM(err, "buffer header");
   b->data = alloc->alloc(alloc->ctx, size);
   if (b->data == NULL) {
     free(b);
+    if (refused.set) return LADLE_OOM(err, "a buffer");
     return ladle_err_set(err, LADLE_ENOMEM, "out of memory: %zu bytes from the %s allocator", size,
                          alloc->name);
   }

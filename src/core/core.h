@@ -39,7 +39,10 @@ ladle_status ladle_err_set(ladle_error *err, ladle_status code, const char *fmt,
 /* Prepends context ("in filter: ") to an existing message; returns err->code. */
 ladle_status ladle_err_context(ladle_error *err, ladle_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-#define LADLE_OOM(err, what) ladle_err_set((err), LADLE_ENOMEM, "out of memory: %s", (what))
+/* "out of memory: what", or, where this thread's last allocation was refused by
+ * its memory resource's limit, what was asked, what was in use and the limit. */
+ladle_status ladle_err_oom(ladle_error *err, const char *what);
+#define LADLE_OOM(err, what) ladle_err_oom((err), (what))
 
 /* -------------------------------------------------------------- allocators */
 
@@ -55,6 +58,27 @@ typedef struct ladle_allocator {
 
 /* The host allocator (immutable, stateless). */
 const ladle_allocator *ladle_allocator_host(void);
+
+/* ------------------------------------------------------- memory resources */
+
+/* A memory resource: an allocator over a parent (the host allocator today; a
+ * device pool later) that counts the bytes it has handed out (current and
+ * peak) and refuses an allocation that would take them past its limit (0: no
+ * limit). The engine owns one; while a query runs, every buffer and scratch
+ * array comes from it: the thread that executes sets it as its current
+ * resource, and the thread pool hands the submitter's to its workers (as it
+ * does the cancellation flag). Memory outlives the engine where a result does:
+ * each live block holds a reference to the resource. */
+typedef struct ladle_mr ladle_mr;
+ladle_status ladle_mr_create(const ladle_allocator *parent, int64_t limit, ladle_mr **out,
+                             ladle_error *err);
+void ladle_mr_release(ladle_mr *mr);  /* the owner's reference */
+ladle_mr *ladle_mr_set(ladle_mr *mr); /* this thread's current resource; returns the last one */
+ladle_mr *ladle_mr_current(void);
+int64_t ladle_mr_bytes(const ladle_mr *mr);
+int64_t ladle_mr_peak(const ladle_mr *mr);
+int64_t ladle_mr_limit(const ladle_mr *mr);
+void ladle_mr_reset_peak(ladle_mr *mr);
 
 /* ----------------------------------------------------------------- buffers */
 

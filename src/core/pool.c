@@ -18,6 +18,7 @@ typedef struct pool_job {
   ladle_status status; /* first failure, guarded by the pool mutex */
   ladle_error err;
   const int *cancel; /* the submitting thread's cancellation flag, or NULL */
+  ladle_mr *mr;      /* the submitting thread's memory resource, or NULL */
 } pool_job;
 
 struct ladle_pool {
@@ -52,6 +53,7 @@ ladle_status ladle_cancel_check(ladle_error *err) {
 static void run_items(ladle_pool *pool, pool_job *job) {
   in_task++;
   const int *was = ladle_cancel_set(job->cancel); /* tasks start loops of their own */
+  ladle_mr *was_mr = ladle_mr_set(job->mr);
   for (;;) {
     if (atomic_load_explicit(&job->failed, memory_order_relaxed)) break;
     size_t i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
@@ -72,6 +74,7 @@ static void run_items(ladle_pool *pool, pool_job *job) {
       break;
     }
   }
+  ladle_mr_set(was_mr);
   ladle_cancel_set(was);
   in_task--;
 }
@@ -172,6 +175,7 @@ ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *
   job.err.code = 0;
   job.err.message[0] = '\0';
   job.cancel = cancel_flag;
+  job.mr = ladle_mr_current();
   pthread_mutex_lock(&pool->run_mu);
   pthread_mutex_lock(&pool->mu);
   pool->job = &job;

@@ -336,7 +336,7 @@ typedef struct moments_job {
   {                                                                                    \
     const T *X = (c)->values;                                                          \
     int64_t n_ = 0;                                                                    \
-    double s_ = 0, q_ = 0, d_ = 0, a_ = 0; /* d_: deviations from the anchor a_ */    \
+    double s_ = 0, q_ = 0, d_ = 0, a_ = 0; /* d_: deviations from the anchor a_ */     \
     bool anchored_ = false;                                                            \
     for (int64_t i = 0; i < (c)->length; i++)                                          \
       if (ladle_column_valid(c, i)) {                                                  \
@@ -639,7 +639,8 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
     if (cnt == 0) {
       /* no row takes it; Polars may still compute its aggregations
        * (eager_branch_aggs), not what is above them */
-      if (b->has_agg && !b->has_window && eager_branch_aggs(e, t)) st = eval_aggs_only(s, b, t, err);
+      if (b->has_agg && !b->has_window && eager_branch_aggs(e, t))
+        st = eval_aggs_only(s, b, t, err);
       if (st == LADLE_OK) st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
     } else if (needs_full(b) || b->scalar || cnt == n) {
       st = ladle_eval_full(s, b, t, NULL, false, &a[slot], err);
@@ -731,7 +732,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       if (e->scalar) return rank_of_one_value(s, e, t, groups, broadcast, out, err);
       /* under over(), the ranked values' own aggregations are per window group
        * (`when(x.max() > 1).then(x).otherwise(-1).rank().over("g")`) */
-      LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, broadcast ? groups : NULL, broadcast, &in, err));
+      LADLE_RETURN_NOT_OK(
+          ladle_eval_full(s, e->args[0], t, broadcast ? groups : NULL, broadcast, &in, err));
       st = s->be->rank(&s->k, &in, broadcast && !e->scalar ? groups : NULL,
                        (ladle_rank_method)e->op, e->descending, out, err);
       ladle_column_release(&in);

@@ -1824,7 +1824,7 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, la
 
 ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out,
                                  ladle_error *err) {
-  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 0, 0};
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 0, 0, 0};
   if (opts != NULL) o = *opts;
   pthread_once(&tune_once, tune_malloc);
   if (o.device == 0) o.device = LADLE_DEVICE_CPU;
@@ -1841,6 +1841,9 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
                          o.threads);
   if (o.threads == 0 || o.threads > cores) o.threads = cores;
   if (o.morsel_rows < 0) return ladle_err_set(err, LADLE_EINVAL, "morsel_rows must be >= 0");
+  if (o.memory_limit < 0)
+    return ladle_err_set(err, LADLE_EINVAL, "memory_limit=%lld: must be 0 (no limit) or more",
+                         (long long)o.memory_limit);
   ladle_engine *e = calloc(1, sizeof *e);
   if (e == NULL) return LADLE_OOM(err, "engine");
   e->opts = o;
@@ -1848,6 +1851,7 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   e->backend = ladle_backend_cpu();
   ladle_status st = ladle_pool_create(o.threads, &e->pool, err);
   if (st == LADLE_OK) st = ladle_comm_self_create(&e->comm, err);
+  if (st == LADLE_OK) st = ladle_mr_create(ladle_allocator_host(), o.memory_limit, &e->mr, err);
   if (st != LADLE_OK) {
     ladle_engine_destroy(e);
     return st;
@@ -1860,6 +1864,7 @@ void ladle_engine_destroy(ladle_engine *e) {
   if (e == NULL) return;
   ladle_pool_destroy(e->pool);
   ladle_comm_destroy(e->comm);
+  ladle_mr_release(e->mr);
   free(e);
 }
 
@@ -1868,7 +1873,8 @@ int ladle_engine_threads(const ladle_engine *e) { return e->opts.threads; }
 ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
   ladle_engine_stats s = {atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_read),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_skipped),
-                          atomic_load(&((ladle_engine *)(uintptr_t)e)->rows_transferred)};
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->rows_transferred),
+                          ladle_mr_bytes(e->mr), ladle_mr_peak(e->mr)};
   return s;
 }
 
@@ -1881,7 +1887,9 @@ ladle_status ladle_engine_execute_cancellable(ladle_engine *eng, const ladle_pla
                                               const int *cancel, ladle_result **out,
                                               ladle_error *err) {
   const int *was = ladle_cancel_set(cancel);
+  ladle_mr *was_mr = ladle_mr_set(eng != NULL ? eng->mr : NULL);
   ladle_status st = engine_execute(eng, plan, out, err);
+  ladle_mr_set(was_mr);
   ladle_cancel_set(was);
   return st;
 }

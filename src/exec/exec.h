@@ -11,6 +11,7 @@ struct ladle_engine {
   ladle_pool *pool;
   const ladle_backend *backend;
   ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
+  ladle_mr *mr;     /* where a query's buffers and scratch come from */
   int64_t morsel_rows;
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
 };

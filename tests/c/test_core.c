@@ -240,6 +240,80 @@ TEST(allocation_failure_is_a_status) {
   CHECK(st == LADLE_ENOMEM && b == NULL);
 }
 
+/* ------------------------------------------------------- memory resources */
+
+typedef struct mr_job {
+  atomic_long failed;
+} mr_job;
+
+/* Each item takes a 1 MiB buffer and a 64 KiB scratch array from the thread's
+ * current resource (the submitter's, handed over by the pool), and gives them
+ * back; with the limit below, some are refused. */
+static ladle_status mr_task(void *ctx, size_t i, ladle_error *err) {
+  mr_job *j = ctx;
+  (void)i;
+  if (ladle_mr_current() == NULL) return ladle_err_set(err, LADLE_EINVAL, "no current resource");
+  ladle_buffer *b = NULL;
+  ladle_error e;
+  if (ladle_buffer_alloc(NULL, 1 << 20, &b, &e) != LADLE_OK) {
+    if (strstr(e.message, "memory limit exceeded") == NULL)
+      return ladle_err_set(err, LADLE_EINVAL, "%s", e.message);
+    atomic_fetch_add(&j->failed, 1);
+    return LADLE_OK;
+  }
+  void *s = ladle_scratch_alloc(64 << 10, true);
+  if (s != NULL) ((char *)s)[0] = 1;
+  ladle_scratch_free(s);
+  ladle_buffer_release(b);
+  return LADLE_OK;
+}
+
+TEST(memory_resource_counts_limits_and_follows_pool_tasks) {
+  ladle_mr *mr;
+  CHECK(ladle_mr_create(NULL, -1, &mr, &err_) == LADLE_EINVAL);
+  CHECK_OK(ladle_mr_create(NULL, 3 << 20, &mr, &err_));
+  ladle_mr *was = ladle_mr_set(mr);
+  /* counted: a buffer, a scratch array (with its header), then both given back */
+  ladle_buffer *b = NULL;
+  CHECK_OK(ladle_buffer_alloc(NULL, 1 << 20, &b, &err_));
+  CHECK_EQ_I(ladle_mr_bytes(mr), 1 << 20);
+  void *s = ladle_scratch_alloc(1000, false);
+  CHECK(s != NULL);
+  CHECK(ladle_mr_bytes(mr) > (1 << 20) + 1000);
+  ladle_scratch_free(s);
+  CHECK_EQ_I(ladle_mr_bytes(mr), 1 << 20);
+  /* refused past the limit, with the sizes named; nothing is counted for it */
+  ladle_buffer *big = NULL;
+  ladle_error e;
+  CHECK(ladle_buffer_alloc(NULL, 4 << 20, &big, &e) == LADLE_ENOMEM && big == NULL);
+  CHECK(strstr(e.message, "memory limit exceeded") != NULL);
+  CHECK(strstr(e.message, "4194304 bytes") != NULL && strstr(e.message, "3145728") != NULL);
+  CHECK(ladle_scratch_alloc(4 << 20, false) == NULL);
+  CHECK(LADLE_OOM(&e, "a hash table") == LADLE_ENOMEM &&
+        strstr(e.message, "a hash table needed") != NULL);
+  CHECK(LADLE_OOM(&e, "x") == LADLE_ENOMEM &&
+        strcmp(e.message, "out of memory: x") == 0); /* once */
+  CHECK_EQ_I(ladle_mr_bytes(mr), 1 << 20);
+  CHECK(ladle_mr_peak(mr) >= (1 << 20) + 1000);
+  /* pool workers allocate from the submitter's resource; at most 2 of their
+   * 1 MiB buffers fit beside the one held here */
+  ladle_pool *pool;
+  CHECK_OK(ladle_pool_create(4, &pool, &err_));
+  mr_job j;
+  atomic_init(&j.failed, 0);
+  CHECK_OK(ladle_pool_run(pool, 400, mr_task, &j, &err_));
+  CHECK(ladle_mr_peak(mr) <= 3 << 20);
+  CHECK_EQ_I(ladle_mr_bytes(mr), 1 << 20);
+  ladle_pool_destroy(pool);
+  /* a block outlives its resource's owner: the resource goes with the last block */
+  ladle_mr_set(was);
+  ladle_mr_release(mr);
+  memset(b->data, 7, 1 << 20);
+  ladle_buffer_release(b);
+  /* without a current resource, buffers come from the host allocator uncounted */
+  CHECK(ladle_mr_current() == was);
+}
+
 /* ------------------------------------------------------------------ UTF-8 */
 
 TEST(utf8_edge_cases) {

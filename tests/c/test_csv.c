@@ -21,7 +21,7 @@ static ladle_result *scan_csv_file(const ladle_csv_opts *o, ladle_status *st) {
   ladle_plan *p = NULL;
   *st = ladle_plan_scan_csv(1, paths, o, &p, &err_);
   if (*st != LADLE_OK) return NULL;
-  ladle_engine_opts eo = {LADLE_DEVICE_CPU, 0, 2, 3}; /* 3-row partitions */
+  ladle_engine_opts eo = {LADLE_DEVICE_CPU, 0, 2, 3, 0}; /* 3-row partitions */
   ladle_engine *e;
   ladle_result *r = NULL;
   *st = ladle_engine_create(&eo, &e, &err_);
@@ -87,8 +87,10 @@ TEST(random_inputs_never_crash) {
     write_file(buf, n);
     /* every other input read into a buffer of its exact size (what lets the
      * sanitizers see a read past the data), the others mapped */
-    if (k % 2) setenv("LADLE_MMAP", "0", 1);
-    else unsetenv("LADLE_MMAP");
+    if (k % 2)
+      setenv("LADLE_MMAP", "0", 1);
+    else
+      unsetenv("LADLE_MMAP");
     ladle_csv_opts o = ladle_csv_opts_default();
     o.has_header = test_rand() % 2;
     o.try_parse_dates = test_rand() % 2;

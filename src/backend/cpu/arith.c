@@ -78,7 +78,7 @@ ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column 
         break;                                                                          \
       case LADLE_OP_SUB:                                                                \
         if (IS_FLOAT_T(T) && FLOAT_BY_ONE_VALUE(b, a, len_, many)) {                    \
-          /* one value minus several: Polars negates several minus one value, so       \
+          /* one value minus several: Polars negates several minus one value, so        \
            * 0.0 - 0.0 is -0.0 there */                                                 \
           T x_ = A[0];                                                                  \
           for (int64_t i = 0; i < len_; i++) O[i] = (T) - (T)(B[i] - x_);               \

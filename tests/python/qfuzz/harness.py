@@ -9,7 +9,7 @@ from .case import NONE, Case, analyze
 
 BAD = ("mismatch", "polars_error_ladle_ok", "ladle_error", "crash", "timeout", "late_crash", "setup_error", "harness_error")
 OUTCOMES = ("equal", "both_error", "unsupported", "polars_engines_differ", "polars_dropped_order",
-            "polars_optimizer_differs", "polars_metadata_differs", "polars_var_of_null_group", "polars_wrong_height", "polars_arg_tie", "polars_signed_zero", "polars_temporal_saturation", "too_large", "polars_crash", "generator_error") + BAD
+            "polars_optimizer_differs", "polars_metadata_differs", "polars_var_of_null_group", "polars_wrong_height", "polars_arg_tie", "polars_signed_zero", "polars_temporal_saturation", "too_large", "polars_invalid_frame", "polars_crash", "generator_error") + BAD
 POLARS_ENGINE = "auto"  # the expected answer: what lf.collect() gives
 OTHER_ENGINES = ["in-memory", "streaming"]  # asked when ladle differs from it
 

@@ -52,6 +52,8 @@ The result's "outcome" is one of
                          TEMPORAL_OVERFLOW_AS_NULL) gives Polars' answer: Polars' default engine,
                          which ladle follows, saturates such a mean in most plans and makes it null
                          in others (4402:178409, docs/semantics.md)
+  polars_invalid_frame   Polars answered with a frame holding a column whose length is not the frame's
+                         height (its own bug, 4407:21592); ladle's frame is whole
   too_large              both answered with more than TOO_LARGE_CELLS cells, of the same shape; the
                          values are not compared (sorting them would run out of memory)
   polars_arg_tie         ladle differs only by which of several equal extremes arg_max/arg_min
@@ -170,6 +172,14 @@ class Runner:
         elif lerr is not None:
             unsupported = lerr["type"] == "UnsupportedError"
             out["outcome"] = "unsupported" if unsupported else "ladle_error"
+        elif got is not None and _frame_broken(got):
+            out["outcome"] = "mismatch"
+            out["diff"] = {"kind": "invalid", "detail": "ladle's frame has a column whose length is not its height"}
+        elif exp is not None and _frame_broken(exp):
+            # Polars handed back a frame with a column shorter than its height
+            # (`pl.lit(1.5) >= pl.col("x").null_count()` in a group_by: 5 values in a
+            # 9-row frame, 4407:21592): its own bug; ladle's frame is whole
+            out["outcome"] = "polars_invalid_frame"
         elif exp is not None and got is not None and exp.height * max(exp.width, 1) > TOO_LARGE_CELLS:
             # (a chain of cross joins: 10.6M rows of 10 columns, 4405:64352) sorting both
             # answers to compare them runs past the worker's address space, and Polars
@@ -357,6 +367,11 @@ def _chain_height_wrong(qs: list[Any], kinds: list[str], eng: Any) -> bool:
             return bool(allowed) and p.height not in allowed and lad.height in allowed
         prev = p.height
     return False
+
+
+def _frame_broken(df: pl.DataFrame) -> bool:
+    """Does df hold a column whose length is not its height (an invalid frame)?"""
+    return any(len(s) != df.height for s in df.get_columns())
 
 
 def _zero_as_null(df: pl.DataFrame) -> pl.DataFrame:
