@@ -108,6 +108,22 @@ static bool may_fail(const ladle_bexpr *e) {
   return false;
 }
 
+/* Computes, for its errors only, each largest function of literals in e that
+ * can fail (`pl.lit("x").str.strip_chars("a").cast(pl.Boolean)`): Polars
+ * computes those in a when/then branch no row takes where it computes the
+ * branches' aggregations (eager_branch_aggs; qfuzz 4407:29779, 4407:96243). */
+static ladle_status eval_consts_only(exec_state *s, const ladle_bexpr *e, ladle_error *err) {
+  if (!may_fail(e)) return LADLE_OK;
+  if (e->scalar && !e->has_agg && !e->has_window) {
+    ladle_column c;
+    LADLE_RETURN_NOT_OK(eval_chunk(s, e, NULL, &c, err));
+    ladle_column_release(&c);
+    return LADLE_OK;
+  }
+  for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(eval_consts_only(s, e->args[i], err));
+  return LADLE_OK;
+}
+
 static int64_t max_col(const ladle_bexpr *e) {
   int64_t m = e->kind == LADLE_EX_COL ? e->col : -1;
   for (size_t i = 0; i < e->nargs; i++) m = LADLE_MAX(m, max_col(e->args[i]));
@@ -212,6 +228,8 @@ static int64_t take_rows(const ladle_column *c, int64_t n, uint8_t *taken, int64
   return cnt;
 }
 
+static bool scalar_predicates(const ladle_bexpr *e);
+
 /* A when/then/otherwise whose branches can fail, with each branch computed
  * only on the rows that take it (eval_branch). */
 static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
@@ -235,7 +253,9 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
       cnt = take_rows(NULL, n, taken, sel);
     }
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
-    st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
+    if (cnt == 0 && (scalar_predicates(e) || chunk_rows(chunk) == 1))
+      st = eval_consts_only(s, e->args[slot], err);
+    if (st == LADLE_OK) st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
     if (st == LADLE_OK) done = slot + 1;
   }
   if (st == LADLE_OK) st = apply_node(s, e, a, chunk_rows(chunk), out, err);
@@ -641,6 +661,7 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
        * (eager_branch_aggs), not what is above them */
       if (b->has_agg && !b->has_window && eager_branch_aggs(e, t))
         st = eval_aggs_only(s, b, t, err);
+      if (st == LADLE_OK && eager_branch_aggs(e, t)) st = eval_consts_only(s, b, err);
       if (st == LADLE_OK) st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
     } else if (needs_full(b) || b->scalar || cnt == n) {
       st = ladle_eval_full(s, b, t, NULL, false, &a[slot], err);

@@ -1074,3 +1074,24 @@ def test_join_where_with_a_right_key_cast_to_the_left_s_type(engine: ladle.Engin
     right = pl.LazyFrame({"a": [0.0, 0.5, None], "b": [1, 2, 3]}, schema={"a": pl.Float32, "b": pl.Int8})
     assert_same(left.join_where(right, pl.col("f") >= pl.col("a")), engine, ordered=False)
     assert_same(left.join_where(right, pl.col("f") < pl.col("b").cast(pl.Float32)), engine, ordered=False)
+
+
+def test_a_failing_function_of_literals_in_an_untaken_branch_raises_where_polars_computes_it(engine: ladle.Engine) -> None:
+    # Polars computes a branch's functions of literals where it computes its aggregations
+    # (single-value predicates, or a one-row frame) even when no row takes the branch, so
+    # a cast it refuses raises there (qfuzz 4407:29779, 4407:96243); on a longer frame
+    # with a row-wise predicate its in-memory engine does not compute it
+    one = pl.LazyFrame({"k": [3]}, schema={"k": pl.UInt8})
+    two = pl.LazyFrame({"k": [3, 4]}, schema={"k": pl.UInt8})
+    bad = pl.lit("-3.5").str.strip_chars("ab").cast(pl.Boolean)
+    dur = pl.duration(days=-2, time_unit="ms") <= pl.duration(days=-3, time_unit="ns")  # false, not folded
+    for q in (one.select(pl.when(pl.col("k") > 10).then(bad).otherwise(True)),
+              two.select(pl.when(dur).then(bad).otherwise(True)),
+              one.group_by("k").agg(pl.col("k").max().alias("m")).filter(pl.when(pl.col("m") > 10).then(bad).otherwise(True))):
+        with pytest.raises(pl.exceptions.InvalidOperationError):
+            q.collect(engine="in-memory")
+        with pytest.raises(pl.exceptions.InvalidOperationError):
+            q.collect(engine=engine)
+    for q in (two.select(pl.when(pl.col("k") > 10).then(bad).otherwise(True)),
+              two.select(pl.when(pl.lit(1) > 2).then(bad).otherwise(True))):  # folded away by Polars
+        assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
