@@ -108,19 +108,24 @@ static bool may_fail(const ladle_bexpr *e) {
   return false;
 }
 
-/* Computes, for its errors only, each largest function of literals in e that
- * can fail (`pl.lit("x").str.strip_chars("a").cast(pl.Boolean)`): Polars
- * computes those in a when/then branch no row takes where it computes the
- * branches' aggregations (eager_branch_aggs; qfuzz 4407:29779, 4407:96243). */
-static ladle_status eval_consts_only(exec_state *s, const ladle_bexpr *e, ladle_error *err) {
-  if (!may_fail(e)) return LADLE_OK;
-  if (e->scalar && !e->has_agg && !e->has_window) {
-    ladle_column c;
-    LADLE_RETURN_NOT_OK(eval_chunk(s, e, NULL, &c, err));
-    ladle_column_release(&c);
-    return LADLE_OK;
+/* Computes branch b of a when/then no row takes, for its errors only, where it is
+ * a function of literals that can fail (`pl.lit("x").str.strip_chars("a")
+ * .cast(pl.Boolean)`): Polars computes such a branch where it computes the
+ * branches' aggregations (eager_branch_aggs), and an otherwise on no rows at all
+ * (qfuzz 4407:29779, 4407:96243, 4407:15613). Not a function of literals inside a
+ * branch that reads columns or aggregations (`col.clip(-5, 300)` of a UInt8:
+ * its bounds' cast is not computed there). */
+static ladle_status eval_const_branch(exec_state *s, const ladle_bexpr *b, ladle_error *err) {
+  if (b->kind == LADLE_EX_WHEN && !b->scalar) {
+    /* a chain's next link (when/then/when/then is nested): its branches too */
+    for (size_t i = 1; i < b->nargs; i += 2)
+      LADLE_RETURN_NOT_OK(eval_const_branch(s, b->args[i], err));
+    return eval_const_branch(s, b->args[b->nargs - 1], err);
   }
-  for (size_t i = 0; i < e->nargs; i++) LADLE_RETURN_NOT_OK(eval_consts_only(s, e->args[i], err));
+  if (!b->scalar || b->has_agg || b->has_window || !may_fail(b)) return LADLE_OK;
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(eval_chunk(s, b, NULL, &c, err));
+  ladle_column_release(&c);
   return LADLE_OK;
 }
 
@@ -253,8 +258,10 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
       cnt = take_rows(NULL, n, taken, sel);
     }
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
-    if (cnt == 0 && (scalar_predicates(e) || chunk_rows(chunk) == 1))
-      st = eval_consts_only(s, e->args[slot], err);
+    /* (on no rows at all, Polars computes the otherwise: no row takes a then) */
+    if (cnt == 0 &&
+        (scalar_predicates(e) || chunk_rows(chunk) == 1 || (k == nb && chunk_rows(chunk) == 0)))
+      st = eval_const_branch(s, e->args[slot], err);
     if (st == LADLE_OK) st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
     if (st == LADLE_OK) done = slot + 1;
   }
@@ -661,7 +668,8 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
        * (eager_branch_aggs), not what is above them */
       if (b->has_agg && !b->has_window && eager_branch_aggs(e, t))
         st = eval_aggs_only(s, b, t, err);
-      if (st == LADLE_OK && eager_branch_aggs(e, t)) st = eval_consts_only(s, b, err);
+      if (st == LADLE_OK && (eager_branch_aggs(e, t) || (k == nb && t->num_rows == 0)))
+        st = eval_const_branch(s, b, err);
       if (st == LADLE_OK) st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
     } else if (needs_full(b) || b->scalar || cnt == n) {
       st = ladle_eval_full(s, b, t, NULL, false, &a[slot], err);

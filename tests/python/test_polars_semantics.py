@@ -1093,5 +1093,14 @@ def test_a_failing_function_of_literals_in_an_untaken_branch_raises_where_polars
         with pytest.raises(pl.exceptions.InvalidOperationError):
             q.collect(engine=engine)
     for q in (two.select(pl.when(pl.col("k") > 10).then(bad).otherwise(True)),
-              two.select(pl.when(pl.lit(1) > 2).then(bad).otherwise(True))):  # folded away by Polars
+              two.select(pl.when(pl.lit(1) > 2).then(bad).otherwise(True)),  # folded away by Polars
+              two.head(0).select(pl.when(pl.col("k") > 10).then(bad).otherwise(True))):
         assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
+    # on no rows at all Polars computes the otherwise (no row takes the then): qfuzz 4407:15613
+    clip = pl.lit(None, dtype=pl.UInt16).clip(300, -5)
+    for q in (two.head(0).select(pl.when(pl.col("k") > 10).then(True).otherwise(bad)),
+              two.head(0).select(pl.when(pl.col("k") > 10).then(pl.col("k").cast(pl.UInt16)).otherwise(clip))):
+        with pytest.raises(pl.exceptions.InvalidOperationError):
+            q.collect(engine="in-memory")
+        with pytest.raises(pl.exceptions.InvalidOperationError):
+            q.collect(engine=engine)
