@@ -202,7 +202,7 @@ static void mr_free(void *ctx, void *p, size_t size) {
 ladle_status ladle_mr_create(const ladle_allocator *parent, int64_t limit, ladle_mr **out,
                              ladle_error *err) {
   if (limit < 0)
-    return ladle_err_set(err, LADLE_EINVAL, "memory_limit=%lld: must be 0 (none) or more",
+    return ladle_err_set(err, LADLE_EINVAL, "memory_limit=%lld: must be 0 (no limit) or more",
                          (long long)limit);
   if (parent == NULL) parent = ladle_allocator_host();
   ladle_mr *mr = calloc(1, sizeof *mr);
@@ -235,8 +235,6 @@ int64_t ladle_mr_bytes(const ladle_mr *mr) {
 int64_t ladle_mr_peak(const ladle_mr *mr) {
   return atomic_load(&((ladle_mr *)(uintptr_t)mr)->peak);
 }
-int64_t ladle_mr_limit(const ladle_mr *mr) { return mr->limit; }
-void ladle_mr_reset_peak(ladle_mr *mr) { atomic_store(&mr->peak, atomic_load(&mr->current)); }
 
 ladle_status ladle_err_oom(ladle_error *err, const char *what) {
   if (refused.set) {
@@ -265,26 +263,21 @@ void *ladle_scratch_alloc(size_t size, bool zero) {
   ladle_mr *mr = current_mr;
   if (mr != NULL && !mr_take(mr, total)) return NULL;
   scratch_head *h = NULL;
+  int big = 0;
 #if LADLE_BIG_BLOCKS
   if (total >= BIG_MIN) {
     bool fresh;
     h = big_alloc_fresh(total, &fresh);
-    if (h == NULL) {
-      if (mr != NULL) mr_give(mr, total);
-      return NULL;
-    }
-    if (zero && !fresh) memset(h + 1, 0, size);
-    h->big = 1;
+    if (h != NULL && zero && !fresh) memset(h + 1, 0, size);
+    big = 1;
   }
 #endif
+  if (!big) h = zero ? calloc(1, total) : malloc(total);
   if (h == NULL) {
-    h = zero ? calloc(1, total) : malloc(total);
-    if (h == NULL) {
-      if (mr != NULL) mr_give(mr, total);
-      return NULL;
-    }
-    h->big = 0;
+    if (mr != NULL) mr_give(mr, total);
+    return NULL;
   }
+  h->big = big;
   h->total = total;
   h->mr = mr;
   return h + 1;

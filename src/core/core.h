@@ -77,8 +77,6 @@ ladle_mr *ladle_mr_set(ladle_mr *mr); /* this thread's current resource; returns
 ladle_mr *ladle_mr_current(void);
 int64_t ladle_mr_bytes(const ladle_mr *mr);
 int64_t ladle_mr_peak(const ladle_mr *mr);
-int64_t ladle_mr_limit(const ladle_mr *mr);
-void ladle_mr_reset_peak(ladle_mr *mr);
 
 /* ----------------------------------------------------------------- buffers */
 

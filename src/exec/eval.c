@@ -233,7 +233,14 @@ static int64_t take_rows(const ladle_column *c, int64_t n, uint8_t *taken, int64
   return cnt;
 }
 
-static bool scalar_predicates(const ladle_bexpr *e);
+static bool eager_branches(const ladle_bexpr *e, int64_t rows);
+
+/* Whether Polars computes a branch of when/then node e that no row of `rows`
+ * takes where it is a function of literals (eval_const_branch): where it
+ * computes the branches' aggregations, and the otherwise on no rows at all. */
+static bool eager_const_branch(const ladle_bexpr *e, int64_t rows, bool otherwise) {
+  return eager_branches(e, rows) || (otherwise && rows == 0);
+}
 
 /* A when/then/otherwise whose branches can fail, with each branch computed
  * only on the rows that take it (eval_branch). */
@@ -258,9 +265,7 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
       cnt = take_rows(NULL, n, taken, sel);
     }
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
-    /* (on no rows at all, Polars computes the otherwise: no row takes a then) */
-    if (cnt == 0 &&
-        (scalar_predicates(e) || chunk_rows(chunk) == 1 || (k == nb && chunk_rows(chunk) == 0)))
+    if (cnt == 0 && eager_const_branch(e, chunk_rows(chunk), k == nb))
       st = eval_const_branch(s, e->args[slot], err);
     if (st == LADLE_OK) st = eval_branch(s, e->args[slot], chunk, sel, cnt, &a[slot], err);
     if (st == LADLE_OK) done = slot + 1;
@@ -668,7 +673,7 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
        * (eager_branch_aggs), not what is above them */
       if (b->has_agg && !b->has_window && eager_branch_aggs(e, t))
         st = eval_aggs_only(s, b, t, err);
-      if (st == LADLE_OK && (eager_branch_aggs(e, t) || (k == nb && t->num_rows == 0)))
+      if (st == LADLE_OK && eager_const_branch(e, t->num_rows, k == nb))
         st = eval_const_branch(s, b, err);
       if (st == LADLE_OK) st = ladle_column_nulls(b->type, b->scalar ? 1 : n, &a[slot], err);
     } else if (needs_full(b) || b->scalar || cnt == n) {
@@ -880,10 +885,14 @@ static bool scalar_predicates(const ladle_bexpr *e) {
 }
 
 /* Whether Polars computes the aggregations in every branch of when/then node e
- * over table t, taken or not (their errors raised): when its predicates are
+ * over `rows` rows, taken or not (their errors raised): when its predicates are
  * single values, or on a one-row frame, whose predicates it takes as one value. */
+static bool eager_branches(const ladle_bexpr *e, int64_t rows) {
+  return scalar_predicates(e) || rows == 1;
+}
+
 static bool eager_branch_aggs(const ladle_bexpr *e, const ladle_table *t) {
-  return scalar_predicates(e) || t->num_rows == 1;
+  return eager_branches(e, t->num_rows);
 }
 
 /* Computes every maximal scalar aggregate subtree of e once (x - x.mean() needs

@@ -1841,9 +1841,6 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
                          o.threads);
   if (o.threads == 0 || o.threads > cores) o.threads = cores;
   if (o.morsel_rows < 0) return ladle_err_set(err, LADLE_EINVAL, "morsel_rows must be >= 0");
-  if (o.memory_limit < 0)
-    return ladle_err_set(err, LADLE_EINVAL, "memory_limit=%lld: must be 0 (no limit) or more",
-                         (long long)o.memory_limit);
   ladle_engine *e = calloc(1, sizeof *e);
   if (e == NULL) return LADLE_OOM(err, "engine");
   e->opts = o;

@@ -315,12 +315,8 @@ def _polars_height_wrong(code: str, eng: Any) -> bool:
 
 
 def _height(q: Any, eng: Any) -> int | None:
-    try:
-        return int(q.collect(engine=eng).height)
-    except BaseException as e:  # noqa: BLE001 - Polars panics are BaseExceptions
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        return None
+    df, _ = _collect(q, eng)
+    return None if df is None else df.height
 
 
 def _probe_height_wrong(qs: list[Any], probes: list[list[Any]], eng: Any) -> bool:
@@ -408,8 +404,8 @@ def _order_dropped(q: pl.LazyFrame, code: str) -> bool:
     return "UNIQUE[maintain_order: false" in plan
 
 
-def _collect(q: pl.LazyFrame, engine: str, opts: Any = None) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
-    """(result, None) or (None, error) of q on one of Polars' engines."""
+def _collect(q: pl.LazyFrame, engine: Any, opts: Any = None) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
+    """(result, None) or (None, error) of q on one of Polars' engines (or ladle's)."""
     try:
         if opts is not None:
             return q.collect(engine=engine, optimizations=opts), None  # type: ignore[arg-type]
