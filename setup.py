@@ -37,6 +37,7 @@ engine_sources = sorted(
     glob("src/core/*.c")
     + glob("src/plan/*.c")
     + glob("src/exec/*.c")
+    + glob("src/backend/*.c")
     + glob("src/backend/cpu/*.c")
     + glob("src/dist/*.c")
     + glob("src/interop/*.c")
@@ -66,7 +67,7 @@ setup(
                 "-Wno-missing-field-initializers",
                 "-Wno-cast-function-type",
             ],
-            libraries=["m", "pthread"] + [lib for _, lib in found],
+            libraries=["m", "pthread", "dl"] + [lib for _, lib in found],
         )
     ]
 )

@@ -20,6 +20,14 @@ typedef struct ladle_kctx {
    * chunk, maybe of one row, of a longer one), the right one a single value:
    * Polars then divides through the reciprocal */
   bool many_rows;
+  /* Where the column kernels below run and allocate: the device ordinal, the
+   * stream (a cudaStream_t for CUDA, NULL on the host) and the memory
+   * resource their outputs and scratch come from, the engine's for that
+   * device (NULL: the calling thread's current resource, else the host
+   * allocator; a GPU backend needs one over its device allocator). */
+  int device_id;
+  void *stream;
+  ladle_mr *mr;
 } ladle_kctx;
 
 /* Dense group ids for rows of a set of key columns. */
@@ -60,9 +68,65 @@ typedef struct ladle_join_pairs {
   ladle_join_runs *runs;
 } ladle_join_pairs;
 
+/* Reductions of a whole column to one value (the column kernels' `reduce`). */
+typedef enum ladle_reduce_op { LADLE_REDUCE_SUM = 0, LADLE_REDUCE_COUNT_ } ladle_reduce_op;
+
+/* Polars' type of sum(x): Boolean counts as UInt32, the small integers widen
+ * to Int64, the rest keep their type. */
+static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
+  switch (t.id) {
+    case LADLE_TYPE_BOOL:
+      return ladle_dtype_make(LADLE_TYPE_UINT32);
+    case LADLE_TYPE_INT8:
+    case LADLE_TYPE_INT16:
+    case LADLE_TYPE_UINT8:
+    case LADLE_TYPE_UINT16:
+    case LADLE_TYPE_NULL:
+      return ladle_dtype_make(LADLE_TYPE_INT64);
+    default:
+      return t;
+  }
+}
+
+/* The version of this table's layout a separately built backend (the CUDA
+ * shared object) must have been compiled against. */
+#define LADLE_BACKEND_ABI 1
+
 typedef struct ladle_backend {
   const char *name;
   ladle_device_type device;
+  int abi;            /* LADLE_BACKEND_ABI */
+  size_t struct_size; /* sizeof(ladle_backend) where it was built */
+
+  /* ---- Column kernels: device-neutral. Inputs and outputs are columns on
+   * this backend's device (ctx->device_id), outputs allocated from
+   * ctx->mr; nothing is handed back as a raw host array. An entry a
+   * backend lacks is NULL or returns LADLE_ENOTSUP with the reason. ---- */
+
+  /* A copy of host column `in` on this backend's device, and back. The CPU
+   * backend's are references. Outputs are complete when they return. */
+  ladle_status (*to_device)(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                            ladle_error *err);
+  ladle_status (*to_host)(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                          ladle_error *err);
+  /* The positions (ascending, an INT64 column without nulls) of the rows of
+   * BOOL `mask` that are true and valid. */
+  ladle_status (*select)(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
+                         ladle_error *err);
+  /* out[i] = src[idx[i]] for the INT64 column idx; a null or negative index
+   * gives a null row. Indices must be < src->length. */
+  ladle_status (*take)(const ladle_kctx *ctx, const ladle_column *src, const ladle_column *idx,
+                       ladle_column *out, ladle_error *err);
+  /* The rows of src where BOOL `mask` (same length) is true and valid, in order. */
+  ladle_status (*filter)(const ladle_kctx *ctx, const ladle_column *src, const ladle_column *mask,
+                         ladle_column *out, ladle_error *err);
+  /* One row: op over the valid values of `in` (SUM: ladle_sum_type, 0 when
+   * there are none, integers wrapping as Polars' do). */
+  ladle_status (*reduce)(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
+                         ladle_column *out, ladle_error *err);
+
+  /* ---- Host kernels of the CPU executor (being moved onto the column
+   * kernels above; a GPU backend leaves them NULL). ---- */
 
   /* Can this backend evaluate the bound expression tree? Fills err with the
    * reason when not. */
@@ -137,5 +201,23 @@ typedef struct ladle_backend {
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);
+
+/* A backend built as its own shared object (today "cuda": libladle_cuda.so),
+ * opened on first use with dlopen, for device `device_id`. It is looked for
+ * at $LADLE_CUDA_LIB, then beside the library or module holding this code,
+ * then on the loader's path. *alloc is the device's stream-ordered allocator
+ * (for a memory resource over it) and *stream the stream kernels run on.
+ * Fails with a message that names what is missing: the shared object (the
+ * backend was not built: no nvcc where ladle was compiled), the driver, or a
+ * device. */
+ladle_status ladle_backend_open(const char *name, int device_id, const ladle_backend **out,
+                                const ladle_allocator **alloc, void **stream, ladle_error *err);
+
+/* What a separately built backend exports, under this name. */
+#define LADLE_BACKEND_OPEN_SYMBOL "ladle_backend_cuda_open"
+typedef ladle_status (*ladle_backend_open_fn)(int abi, size_t struct_size, int device_id,
+                                              const ladle_backend **out,
+                                              const ladle_allocator **alloc, void **stream,
+                                              ladle_error *err);
 
 #endif /* LADLE_BACKEND_H */

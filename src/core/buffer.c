@@ -229,6 +229,7 @@ ladle_mr *ladle_mr_set(ladle_mr *mr) {
 }
 
 ladle_mr *ladle_mr_current(void) { return current_mr; }
+const ladle_allocator *ladle_mr_allocator(ladle_mr *mr) { return mr != NULL ? &mr->base : NULL; }
 int64_t ladle_mr_bytes(const ladle_mr *mr) {
   return atomic_load(&((ladle_mr *)(uintptr_t)mr)->current);
 }

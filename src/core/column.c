@@ -42,12 +42,46 @@ ladle_status ladle_column_set_child(ladle_column *c, ladle_column *child, ladle_
 
 ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,
                                 ladle_column *out, ladle_error *err) {
+  return ladle_column_alloc_with(NULL, type, length, nullable, chars_size, out, err);
+}
+
+ladle_status ladle_column_alloc_with(const ladle_allocator *a, ladle_dtype type, int64_t length,
+                                     bool nullable, int64_t chars_size, ladle_column *out,
+                                     ladle_error *err) {
   ladle_column c;
   memset(&c, 0, sizeof c);
   c.type = type;
   c.length = length;
   if (length < 0) return ladle_err_set(err, LADLE_EINVAL, "negative column length");
-  const ladle_allocator *a = ladle_allocator_host();
+  if (a != NULL && a->device != LADLE_DEVICE_CPU) {
+    /* on a device: the buffers only, nothing written (the kernel that fills
+     * them writes validity, offsets and values); validity padded to whole
+     * 32-bit words, which device kernels write at once */
+    if (type.id == LADLE_TYPE_LIST || type.id == LADLE_TYPE_NULL)
+      return ladle_err_set(err, LADLE_ENOTSUP, "a %s column on a device",
+                           type.id == LADLE_TYPE_LIST ? "List" : "Null");
+    size_t w = ladle_type_width(type.id);
+    ladle_status st = LADLE_OK;
+    if (nullable) st = ladle_buffer_alloc(a, (size_t)(length + 31) / 32 * 4, &c.owners[0], err);
+    if (st == LADLE_OK)
+      st = ladle_buffer_alloc(
+          a, ladle_type_is_varlen(type.id) ? (size_t)(length + 1) * 8 : (size_t)length * w,
+          &c.owners[1], err);
+    if (st == LADLE_OK && ladle_type_is_varlen(type.id))
+      st = ladle_buffer_alloc(a, (size_t)chars_size, &c.owners[2], err);
+    if (st == LADLE_OK && w == 0 && !ladle_type_is_varlen(type.id))
+      st = ladle_err_set(err, LADLE_ENOTSUP, "type %s has no column storage yet",
+                         ladle_dtype_name(type, NULL, 0));
+    if (st != LADLE_OK) {
+      ladle_column_release(&c);
+      return st;
+    }
+    c.validity = c.owners[0] ? c.owners[0]->data : NULL;
+    c.values = c.owners[1]->data;
+    c.chars = c.owners[2] ? c.owners[2]->data : NULL;
+    *out = c;
+    return LADLE_OK;
+  }
   ladle_status st = LADLE_OK;
   if (nullable || type.id == LADLE_TYPE_NULL) {
     st = ladle_buffer_alloc(a, (size_t)ladle_bitmap_bytes(length), &c.owners[0], err);

@@ -261,6 +261,16 @@ static inline bool ladle_column_valid(const ladle_column *c, int64_t i) {
  * when `nullable` (all bits set valid) and, for STRING, `chars_size` bytes. */
 ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,
                                 ladle_column *out, ladle_error *err);
+/* The same from allocator `a` (NULL: the thread's current memory resource,
+ * else the host's). On a device (a->device is not the CPU) nothing is
+ * written: the validity bitmap, when asked for, is padded to whole 32-bit
+ * words and left for the caller to fill, as are offsets and values. */
+ladle_status ladle_column_alloc_with(const ladle_allocator *a, ladle_dtype type, int64_t length,
+                                     bool nullable, int64_t chars_size, ladle_column *out,
+                                     ladle_error *err);
+/* The allocator of a memory resource (for ladle_column_alloc_with and
+ * ladle_kctx.alloc). */
+const ladle_allocator *ladle_mr_allocator(ladle_mr *mr);
 /* Adds a validity bitmap (all valid) to a column allocated without one. */
 ladle_status ladle_column_add_validity(ladle_column *c, ladle_error *err);
 /* Recomputes null_count from the bitmap and drops an all-valid bitmap. */

@@ -58,7 +58,7 @@ TEST(top_k_indices_equals_the_head_of_a_stable_sort) {
   const ladle_backend *be = ladle_backend_cpu();
   ladle_pool *pool = NULL;
   CHECK(ladle_pool_create(3, &pool, &err_) == LADLE_OK);
-  ladle_kctx ctx = {pool, 1000, false};
+  ladle_kctx ctx = {.pool = pool, .morsel_rows = 1000};
   const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_UINT8, LADLE_TYPE_FLOAT64,
                                  LADLE_TYPE_STRING, LADLE_TYPE_INT64};
   const int64_t sizes[] = {0, 1, 2, 17, 5000, 300000};
@@ -95,7 +95,7 @@ TEST(mask_to_indices_and_gather_equal_loops) {
   const ladle_backend *be = ladle_backend_cpu();
   ladle_pool *pool = NULL;
   CHECK(ladle_pool_create(2, &pool, &err_) == LADLE_OK);
-  ladle_kctx ctx = {pool, 4096, false};
+  ladle_kctx ctx = {.pool = pool, .morsel_rows = 4096};
   const int64_t sizes[] = {0, 1, 63, 64, 65, 100000};
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     int64_t n = sizes[si];

@@ -449,7 +449,7 @@ TEST(casts_polars_refuses_fail_at_run_time) {
   ladle_column c, out;
   CHECK_OK(ladle_column_alloc(dur, 3, false, 0, &c, &err_));
   memcpy(LADLE_COL_MUT(&c, int64_t), ms, sizeof ms);
-  ladle_kctx k = {NULL, 0, false};
+  ladle_kctx k = {0};
   memset(&out, 0, sizeof out);
   CHECK(ladle_cpu_cast(&k, &c, T_(LADLE_TYPE_STRING), LADLE_CAST_NON_STRICT, "d", &out, &err_) ==
         LADLE_ECOMPUTE);

@@ -602,6 +602,8 @@ static double polars_sum(const double *f, int64_t n) {
   return (n > rest ? polars_pairwise(f + rest, n - rest) : 0.0) + head;
 }
 
+double ladle_cpu_float_sum(const double *f, int64_t n) { return polars_sum(f, n); }
+
 /* mean with polars_order (see ladle_agg_opts): over all rows (g->whole), the
  * values as doubles, nulls as 0 in their places, summed as Polars sums one
  * array; per group, a Kahan sum of the group's values in row order, as

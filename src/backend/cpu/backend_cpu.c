@@ -78,6 +78,14 @@ static bool cpu_supports_expr(const ladle_bexpr *e, ladle_error *err) {
 static const ladle_backend cpu_backend = {
     "cpu",
     LADLE_DEVICE_CPU,
+    LADLE_BACKEND_ABI,
+    sizeof(ladle_backend),
+    ladle_cpu_to_device,
+    ladle_cpu_to_device, /* to_host: a reference too */
+    ladle_cpu_select,
+    ladle_cpu_take,
+    ladle_cpu_filter,
+    ladle_cpu_reduce,
     cpu_supports_expr,
     ladle_cpu_binary,
     ladle_cpu_func,

@@ -200,6 +200,19 @@ static inline size_t ladle_cpu_pieces(const ladle_kctx *k, int64_t n, int64_t se
   return (size_t)((n + *piece - 1) / *piece);
 }
 
+/* The column kernels (columns.c); to_device doubles as to_host: references. */
+ladle_status ladle_cpu_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err);
+ladle_status ladle_cpu_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
+                              ladle_error *err);
+ladle_status ladle_cpu_take(const ladle_kctx *ctx, const ladle_column *src, const ladle_column *idx,
+                            ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
+                              const ladle_column *mask, ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
+                              ladle_column *out, ladle_error *err);
+/* Polars' sum of n doubles (its order of additions: pairwise blocks of 128). */
+double ladle_cpu_float_sum(const double *f, int64_t n);
 ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
                                     const ladle_column *k, bool init, uint8_t *keep,
                                     ladle_error *err);

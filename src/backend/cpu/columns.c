@@ -1,0 +1,178 @@
+/* columns.c — the CPU backend's column kernels (backend.h): selection, take,
+ * filter, reductions and the copies between devices, which on the host are
+ * references. Outputs and scratch come from ctx->mr: each entry makes it the
+ * thread's current resource while it runs (what every host allocation reads). */
+#include "cpu.h"
+
+/* Runs `call` with ctx->mr as the thread's resource (when it has one). */
+#define WITH_MR(ctx, call)                                                      \
+  do {                                                                          \
+    ladle_mr *was__ = ladle_mr_set((ctx)->mr ? (ctx)->mr : ladle_mr_current()); \
+    ladle_status st__ = (call);                                                 \
+    ladle_mr_set(was__);                                                        \
+    return st__;                                                                \
+  } while (0)
+
+ladle_status ladle_cpu_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  LADLE_UNUSED(err);
+  ladle_column_copy_ref(in, out);
+  return LADLE_OK;
+}
+
+static bool mask_row(const ladle_column *m, int64_t i) {
+  return ((const uint8_t *)m->values)[i] != 0 && ladle_column_valid(m, i);
+}
+
+static ladle_status check_mask(const ladle_column *mask, int64_t rows, ladle_error *err) {
+  if (mask->type.id != LADLE_TYPE_BOOL && mask->type.id != LADLE_TYPE_NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "selection mask of type %s, not Boolean",
+                         ladle_dtype_name(mask->type, NULL, 0));
+  if (rows >= 0 && mask->length != rows)
+    return ladle_err_set(err, LADLE_EINVAL, "selection mask of %lld rows for %lld",
+                         (long long)mask->length, (long long)rows);
+  return LADLE_OK;
+}
+
+static ladle_status select_on(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
+                              ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_mask(mask, -1, err));
+  int64_t n = mask->length, k = 0;
+  bool null = mask->type.id == LADLE_TYPE_NULL;
+  if (!null)
+    for (int64_t i = 0; i < n; i++) k += mask_row(mask, i);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(NULL, ladle_dtype_make(LADLE_TYPE_INT64), k, false, 0, &o, err));
+  int64_t *idx = LADLE_COL_MUT(&o, int64_t);
+  k = 0;
+  if (!null)
+    for (int64_t i = 0; i < n; i++) {
+      idx[k] = i;
+      k += mask_row(mask, i);
+    }
+  *out = o;
+  return LADLE_OK;
+}
+
+static ladle_status check_index(const ladle_column *src, const ladle_column *idx,
+                                ladle_error *err) {
+  if (idx->type.id != LADLE_TYPE_INT64)
+    return ladle_err_set(err, LADLE_EINVAL, "take: index column of type %s, not Int64",
+                         ladle_dtype_name(idx->type, NULL, 0));
+  if (src->type.id == LADLE_TYPE_LIST || ladle_column_view_only(src))
+    return ladle_err_set(err, LADLE_ENOTSUP, "take of a %s column",
+                         src->type.id == LADLE_TYPE_LIST ? "List" : "view-only");
+  return LADLE_OK;
+}
+
+static ladle_status take_on(const ladle_kctx *ctx, const ladle_column *src, const ladle_column *idx,
+                            ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_index(src, idx, err));
+  const int64_t *ix = idx->values;
+  int64_t n = idx->length;
+  for (int64_t i = 0; i < n; i++)
+    if (ladle_column_valid(idx, i) && ix[i] >= src->length)
+      return ladle_err_set(err, LADLE_EINVAL, "take: index %lld out of bounds for %lld rows",
+                           (long long)ix[i], (long long)src->length);
+  if (idx->null_count == 0) return ladle_column_gather(src, ix, n, out, err);
+  /* a null index is a null row: as index -1 */
+  int64_t *tmp = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *tmp, false);
+  if (tmp == NULL) return LADLE_OOM(err, "take");
+  for (int64_t i = 0; i < n; i++) tmp[i] = ladle_column_valid(idx, i) ? ix[i] : -1;
+  ladle_status st = ladle_column_gather(src, tmp, n, out, err);
+  ladle_scratch_free(tmp);
+  LADLE_UNUSED(ctx);
+  return st;
+}
+
+static ladle_status filter_on(const ladle_kctx *ctx, const ladle_column *src,
+                              const ladle_column *mask, ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_mask(mask, src->length, err));
+  int64_t n = src->length, k = 0;
+  if (mask->type.id == LADLE_TYPE_NULL) return ladle_column_slice(src, 0, 0, out, err);
+  uint8_t *keep = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1), false);
+  if (keep == NULL) return LADLE_OOM(err, "filter");
+  for (int64_t i = 0; i < n; i++) k += keep[i] = mask_row(mask, i);
+  ladle_status st;
+  if (src->type.id == LADLE_TYPE_LIST) {
+    /* lists only gather */
+    ladle_column sel;
+    st = select_on(ctx, mask, &sel, err);
+    if (st == LADLE_OK) {
+      st = ladle_column_gather(src, sel.values, sel.length, out, err);
+      ladle_column_release(&sel);
+    }
+  } else {
+    st = ladle_column_compact(src, keep, k, out, err);
+  }
+  ladle_scratch_free(keep);
+  return st;
+}
+
+/* The sum of the valid values of integer column c, wrapping in 64 bits. */
+#define SUM_INT(T, c, acc)                                     \
+  do {                                                         \
+    const T *v__ = (const T *)(c)->values;                     \
+    for (int64_t i = 0; i < (c)->length; i++)                  \
+      if (ladle_column_valid((c), i)) acc += (uint64_t)v__[i]; \
+  } while (0)
+
+static ladle_status reduce_on(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
+                              ladle_column *out, ladle_error *err) {
+  if (op != LADLE_REDUCE_SUM)
+    return ladle_err_set(err, LADLE_ENOTSUP, "reduction %d on the CPU column kernels", (int)op);
+  ladle_type_id id = in->type.id;
+  if (!(ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_DURATION ||
+        id == LADLE_TYPE_NULL))
+    return ladle_err_set(err, LADLE_EINVAL, "sum of a %s column",
+                         ladle_dtype_name(in->type, NULL, 0));
+  ladle_dtype ot = ladle_sum_type(in->type);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(NULL, ot, 1, false, 0, &o, err));
+  if (ladle_type_is_float(id)) {
+    /* as Polars sums one array: nulls as 0 in their places, in double */
+    int64_t n = in->length;
+    double *f = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *f, false);
+    if (f == NULL) {
+      ladle_column_release(&o);
+      return LADLE_OOM(err, "sum");
+    }
+    for (int64_t i = 0; i < n; i++)
+      f[i] = ladle_column_valid(in, i) ? ladle_cpu_value_f64(in, i) : 0.0;
+    double s = ladle_cpu_float_sum(f, n);
+    ladle_scratch_free(f);
+    if (id == LADLE_TYPE_FLOAT32)
+      LADLE_COL_MUT(&o, float)[0] = (float)s;
+    else
+      LADLE_COL_MUT(&o, double)[0] = s;
+  } else {
+    uint64_t acc = 0;
+    if (id != LADLE_TYPE_NULL) LADLE_DISPATCH_NUM(ladle_type_phys(id), SUM_INT, in, acc);
+    /* the wrapped sum in the output's width (little-endian: its low bytes) */
+    memcpy(LADLE_COL_MUT(&o, uint8_t), &acc, ladle_type_width(ot.id));
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
+                              ladle_error *err) {
+  WITH_MR(ctx, select_on(ctx, mask, out, err));
+}
+
+ladle_status ladle_cpu_take(const ladle_kctx *ctx, const ladle_column *src, const ladle_column *idx,
+                            ladle_column *out, ladle_error *err) {
+  WITH_MR(ctx, take_on(ctx, src, idx, out, err));
+}
+
+ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
+                              const ladle_column *mask, ladle_column *out, ladle_error *err) {
+  WITH_MR(ctx, filter_on(ctx, src, mask, out, err));
+}
+
+ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
+                              ladle_column *out, ladle_error *err) {
+  WITH_MR(ctx, reduce_on(ctx, op, in, out, err));
+}

@@ -1,0 +1,456 @@
+/* backend_cuda.c — the CUDA kernel table (a tracer bullet: the column kernels
+ * select, take, filter and reduce(sum), and the copies between host and
+ * device), its stream-ordered device allocator, and the entry point the
+ * loader (../loader.c) finds with dlsym. Built into libladle_cuda.so when nvcc
+ * is on PATH at build time; nothing else in ladle links the CUDA runtime.
+ *
+ * Every CUDA call is checked and a failure becomes a status whose message
+ * names the call. Kernels run on the device's stream; an entry whose output
+ * length depends on the data (select, filter) or that drops an all-valid
+ * bitmap (take) waits for the stream before it returns. */
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "../backend.h"
+#include "kernels.h"
+
+#define LADLE_EXPORT __attribute__((visibility("default")))
+
+enum { MAX_DEVICES = 64 };
+
+typedef struct cuda_dev {
+  int id;
+  bool ready;
+  cudaStream_t stream;
+  ladle_allocator alloc; /* stream-ordered: ctx is this */
+  char name[16];
+} cuda_dev;
+
+static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
+static cuda_dev devs[MAX_DEVICES];
+
+static ladle_status cu_fail(cudaError_t e, const char *call, ladle_error *err) {
+  cudaGetLastError(); /* clear a non-sticky error */
+  return ladle_err_set(err, e == cudaErrorMemoryAllocation ? LADLE_ENOMEM : LADLE_EDEVICE,
+                       "CUDA: %s failed: %s (%s)", call, cudaGetErrorString(e),
+                       cudaGetErrorName(e));
+}
+#define CU(call)                                             \
+  do {                                                       \
+    cudaError_t e__ = (call);                                \
+    if (e__ != cudaSuccess) return cu_fail(e__, #call, err); \
+  } while (0)
+#define CU_GOTO(call)                \
+  do {                               \
+    cudaError_t e__ = (call);        \
+    if (e__ != cudaSuccess) {        \
+      st = cu_fail(e__, #call, err); \
+      goto done;                     \
+    }                                \
+  } while (0)
+
+static void *dev_alloc(void *ctx, size_t size) {
+  cuda_dev *d = ctx;
+  void *p = NULL;
+  if (cudaSetDevice(d->id) != cudaSuccess ||
+      cudaMallocAsync(&p, LADLE_MAX(size, (size_t)1), d->stream) != cudaSuccess) {
+    cudaGetLastError();
+    return NULL;
+  }
+  return p;
+}
+
+static void dev_free(void *ctx, void *p, size_t size) {
+  LADLE_UNUSED(size);
+  cuda_dev *d = ctx;
+  cudaSetDevice(d->id);
+  if (cudaFreeAsync(p, d->stream) != cudaSuccess) cudaGetLastError();
+}
+
+static cuda_dev *dev_of(const ladle_kctx *ctx) { return &devs[ctx->device_id]; }
+static cudaStream_t stream_of(const ladle_kctx *ctx) { return (cudaStream_t)ctx->stream; }
+static const ladle_allocator *alloc_of(const ladle_kctx *ctx) {
+  return ctx->mr != NULL ? ladle_mr_allocator(ctx->mr) : &dev_of(ctx)->alloc;
+}
+
+static ladle_status check_ctx(const ladle_kctx *ctx, ladle_error *err) {
+  if (ctx == NULL || ctx->device_id < 0 || ctx->device_id >= MAX_DEVICES ||
+      !devs[ctx->device_id].ready)
+    return ladle_err_set(err, LADLE_EINVAL, "CUDA kernel called for a device not opened");
+  CU(cudaSetDevice(ctx->device_id));
+  return LADLE_OK;
+}
+
+static bool on_device(const ladle_column *c) {
+  for (int i = 0; i < 3; i++)
+    if (c->owners[i] != NULL && c->owners[i]->device != LADLE_DEVICE_CUDA) return false;
+  return true;
+}
+
+/* Types whose rows are one fixed-width value (and BOOL's byte). */
+static bool fixed(ladle_type_id id) {
+  return id != LADLE_TYPE_NULL && !ladle_type_is_varlen(id) && id != LADLE_TYPE_LIST &&
+         ladle_type_width(id) > 0 && ladle_type_width(id) <= 8;
+}
+
+static ladle_status check_column(const char *what, const ladle_column *c, bool strings,
+                                 ladle_error *err) {
+  if (c->type.id == LADLE_TYPE_LIST || ladle_column_view_only(c) ||
+      (!fixed(c->type.id) && !(strings && ladle_type_is_varlen(c->type.id))))
+    return ladle_err_set(err, LADLE_ENOTSUP, "%s of a %s column on the GPU", what,
+                         ladle_dtype_name(c->type, NULL, 0));
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------- copies */
+
+static ladle_status cuda_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                   ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_column("a copy", in, true, err));
+  if (in->owners[1] != NULL && in->owners[1]->device == LADLE_DEVICE_CUDA) {
+    ladle_column_copy_ref(in, out); /* already there */
+    return LADLE_OK;
+  }
+  if (in->owners[1] == NULL && in->length > 0)
+    return ladle_err_set(err, LADLE_EINVAL, "a copy to the GPU of a column without buffers");
+  int64_t n = in->length;
+  bool var = ladle_type_is_varlen(in->type.id);
+  const int64_t *off = in->values;
+  int64_t c0 = var ? off[0] : 0, c1 = var ? off[n] : 0;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(alloc_of(ctx), in->type, n, in->validity != NULL, c1 - c0, &o, err));
+  ladle_status st = LADLE_OK;
+  cudaStream_t s = stream_of(ctx);
+  int64_t *rebased = NULL;
+  if (in->validity != NULL)
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n),
+                            cudaMemcpyHostToDevice, s));
+  if (var) {
+    /* offsets from 0: the bytes copied are those of these rows only */
+    rebased = malloc((size_t)(n + 1) * sizeof *rebased);
+    if (rebased == NULL) {
+      st = LADLE_OOM(err, "a copy to the GPU");
+      goto done;
+    }
+    for (int64_t i = 0; i <= n; i++) rebased[i] = off[i] - c0;
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, int64_t), rebased, (size_t)(n + 1) * 8,
+                            cudaMemcpyHostToDevice, s));
+    if (c1 > c0)
+      CU_GOTO(cudaMemcpyAsync(LADLE_COL_CHARS_MUT(&o), in->chars + c0, (size_t)(c1 - c0),
+                              cudaMemcpyHostToDevice, s));
+  } else if (n > 0) {
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), in->values,
+                            (size_t)n * ladle_type_width(in->type.id), cudaMemcpyHostToDevice, s));
+  }
+  CU_GOTO(cudaStreamSynchronize(s)); /* the host memory may go once this returns */
+  o.null_count = in->null_count;
+done:
+  free(rebased);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_to_host(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_column("a copy", in, true, err));
+  if (!on_device(in))
+    return ladle_err_set(err, LADLE_EINVAL, "a copy to the host of a column not on the GPU");
+  int64_t n = in->length;
+  bool var = ladle_type_is_varlen(in->type.id);
+  cudaStream_t s = stream_of(ctx);
+  int64_t c0 = 0, c1 = 0;
+  if (var) {
+    CU(cudaMemcpyAsync(&c0, (const int64_t *)in->values, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(&c1, (const int64_t *)in->values + n, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+  }
+  ladle_column o;
+  /* the host's memory resource: the calling thread's, else the host allocator */
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(NULL, in->type, n, in->validity != NULL, c1 - c0, &o, err));
+  ladle_status st = LADLE_OK;
+  if (in->validity != NULL)
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n),
+                            cudaMemcpyDeviceToHost, s));
+  if (var) {
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8,
+                            cudaMemcpyDeviceToHost, s));
+    if (c1 > c0)
+      CU_GOTO(cudaMemcpyAsync(LADLE_COL_CHARS_MUT(&o), in->chars + c0, (size_t)(c1 - c0),
+                              cudaMemcpyDeviceToHost, s));
+  } else if (n > 0) {
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), in->values,
+                            (size_t)n * ladle_type_width(in->type.id), cudaMemcpyDeviceToHost, s));
+  }
+  CU_GOTO(cudaStreamSynchronize(s));
+  if (var)
+    for (int64_t i = 0; i <= n; i++) LADLE_COL_MUT(&o, int64_t)[i] -= c0;
+  o.null_count = in->null_count;
+done:
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* ---------------------------------------------------------- selection */
+
+static ladle_status scalar_scratch(const ladle_kctx *ctx, ladle_buffer **b, ladle_error *err) {
+  return ladle_buffer_alloc(alloc_of(ctx), 16, b, err);
+}
+
+static ladle_status check_mask(const ladle_column *mask, int64_t rows, ladle_error *err) {
+  if (mask->type.id != LADLE_TYPE_BOOL)
+    return ladle_err_set(err, LADLE_EINVAL, "selection mask of type %s, not Boolean",
+                         ladle_dtype_name(mask->type, NULL, 0));
+  if (rows >= 0 && mask->length != rows)
+    return ladle_err_set(err, LADLE_EINVAL, "selection mask of %lld rows for %lld",
+                         (long long)mask->length, (long long)rows);
+  if (!on_device(mask)) return ladle_err_set(err, LADLE_EINVAL, "a selection mask not on the GPU");
+  return LADLE_OK;
+}
+
+static ladle_status cuda_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
+                                ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_mask(mask, -1, err));
+  int64_t n = mask->length, count = 0;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_INT64), n,
+                                              false, 0, &o, err));
+  ladle_buffer *cnt = NULL;
+  ladle_status st = scalar_scratch(ctx, &cnt, err);
+  if (st != LADLE_OK) goto done;
+  if (n > 0) {
+    const ladle_allocator *a = alloc_of(ctx);
+    ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+    CU_GOTO(ldc_select(mask->values, mask->validity, n, LADLE_COL_MUT(&o, int64_t), cnt->data,
+                       &scratch, stream_of(ctx)));
+    CU_GOTO(cudaMemcpyAsync(&count, cnt->data, 8, cudaMemcpyDeviceToHost, stream_of(ctx)));
+    CU_GOTO(cudaStreamSynchronize(stream_of(ctx)));
+  }
+  o.length = count; /* the buffer keeps its n rows of room */
+done:
+  ladle_buffer_release(cnt);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
+                              const ladle_column *idx, ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_column("take", src, false, err));
+  if (idx->type.id != LADLE_TYPE_INT64)
+    return ladle_err_set(err, LADLE_EINVAL, "take: index column of type %s, not Int64",
+                         ladle_dtype_name(idx->type, NULL, 0));
+  if (!on_device(src) || !on_device(idx))
+    return ladle_err_set(err, LADLE_EINVAL, "take: a column not on the GPU");
+  int64_t n = idx->length;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), src->type, n, true, 0, &o, err));
+  ladle_buffer *cnt = NULL;
+  unsigned long long nulls = 0;
+  ladle_status st = scalar_scratch(ctx, &cnt, err);
+  if (st != LADLE_OK) goto done;
+  if (n > 0) {
+    CU_GOTO(ldc_take((int)ladle_type_width(src->type.id), src->values, src->validity, idx->values,
+                     idx->validity, n, LADLE_COL_MUT(&o, uint8_t),
+                     (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, stream_of(ctx)));
+    CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, stream_of(ctx)));
+    CU_GOTO(cudaStreamSynchronize(stream_of(ctx)));
+  }
+  o.null_count = (int64_t)nulls;
+  if (nulls == 0) { /* no bitmap for an all-valid column */
+    ladle_buffer_release(o.owners[0]);
+    o.owners[0] = NULL;
+    o.validity = NULL;
+  }
+done:
+  ladle_buffer_release(cnt);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_filter(const ladle_kctx *ctx, const ladle_column *src,
+                                const ladle_column *mask, ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_column("filter", src, false, err));
+  LADLE_RETURN_NOT_OK(check_mask(mask, src->length, err));
+  ladle_column idx;
+  LADLE_RETURN_NOT_OK(cuda_select(ctx, mask, &idx, err));
+  ladle_status st = cuda_take(ctx, src, &idx, out, err);
+  ladle_column_release(&idx);
+  return st;
+}
+
+/* ---------------------------------------------------------- reductions */
+
+static bool num_kind(ladle_type_id id, ldc_num *k) {
+  switch (ladle_type_phys(id)) {
+    case LADLE_PHYS_U8:
+      *k = LDC_U8;
+      return true;
+    case LADLE_PHYS_I8:
+      *k = LDC_I8;
+      return true;
+    case LADLE_PHYS_I16:
+      *k = LDC_I16;
+      return true;
+    case LADLE_PHYS_U16:
+      *k = LDC_U16;
+      return true;
+    case LADLE_PHYS_I32:
+      *k = LDC_I32;
+      return true;
+    case LADLE_PHYS_U32:
+      *k = LDC_U32;
+      return true;
+    case LADLE_PHYS_I64:
+      *k = LDC_I64;
+      return true;
+    case LADLE_PHYS_U64:
+      *k = LDC_U64;
+      return true;
+    case LADLE_PHYS_F32:
+      *k = LDC_F32;
+      return true;
+    case LADLE_PHYS_F64:
+      *k = LDC_F64;
+      return true;
+    default:
+      return false;
+  }
+}
+
+static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
+                                ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (op != LADLE_REDUCE_SUM)
+    return ladle_err_set(err, LADLE_ENOTSUP, "reduction %d on the GPU", (int)op);
+  ladle_type_id id = in->type.id;
+  ldc_num kind;
+  if (!(ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_DURATION) ||
+      !num_kind(id, &kind))
+    return ladle_err_set(err, id == LADLE_TYPE_NULL ? LADLE_ENOTSUP : LADLE_EINVAL,
+                         "sum of a %s column on the GPU", ladle_dtype_name(in->type, NULL, 0));
+  if (!on_device(in)) return ladle_err_set(err, LADLE_EINVAL, "sum of a column not on the GPU");
+  ladle_dtype ot = ladle_sum_type(in->type);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ot, 1, false, 0, &o, err));
+  ladle_buffer *part = NULL;
+  union {
+    unsigned long long u;
+    double d;
+  } acc = {0};
+  cudaStream_t s = stream_of(ctx);
+  ladle_status st = ladle_buffer_alloc(alloc_of(ctx), (LDC_SUM_BLOCKS + 1) * 8, &part, err);
+  if (st != LADLE_OK) goto done;
+  if (in->length > 0) {
+    CU_GOTO(ldc_sum(kind, in->values, in->validity, in->length, (char *)part->data,
+                    (char *)part->data + 8, s));
+    CU_GOTO(cudaMemcpyAsync(&acc, part->data, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  /* the accumulator in the output's type: a float narrowed, an integer's
+   * wrapped sum cut to its width (little-endian: its low bytes) */
+  uint8_t val[8];
+  if (ot.id == LADLE_TYPE_FLOAT32) {
+    float f = (float)acc.d;
+    memcpy(val, &f, 4);
+  } else if (ot.id == LADLE_TYPE_FLOAT64) {
+    memcpy(val, &acc.d, 8);
+  } else {
+    memcpy(val, &acc.u, 8);
+  }
+  CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), val, ladle_type_width(ot.id),
+                          cudaMemcpyHostToDevice, s));
+  CU_GOTO(cudaStreamSynchronize(s)); /* val is on this stack frame */
+done:
+  ladle_buffer_release(part);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static const ladle_backend cuda_backend = {
+    .name = "cuda",
+    .device = LADLE_DEVICE_CUDA,
+    .abi = LADLE_BACKEND_ABI,
+    .struct_size = sizeof(ladle_backend),
+    .to_device = cuda_to_device,
+    .to_host = cuda_to_host,
+    .select = cuda_select,
+    .take = cuda_take,
+    .filter = cuda_filter,
+    .reduce = cuda_reduce,
+    /* the host kernels of the CPU executor stay NULL: the GPU gets only
+     * column kernels */
+};
+
+LADLE_EXPORT ladle_status ladle_backend_cuda_open(int abi, size_t struct_size, int device_id,
+                                                  const ladle_backend **out,
+                                                  const ladle_allocator **alloc, void **stream,
+                                                  ladle_error *err) {
+  if (abi != LADLE_BACKEND_ABI || struct_size != sizeof(ladle_backend))
+    return ladle_err_set(err, LADLE_EDEVICE,
+                         "libladle_cuda.so was built for another version of ladle (kernel table "
+                         "%d/%zu bytes, this ladle %d/%zu): rebuild it",
+                         LADLE_BACKEND_ABI, sizeof(ladle_backend), abi, struct_size);
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return ladle_err_set(err, LADLE_EDEVICE,
+                         "device 'cuda:%d': no usable CUDA device (cudaGetDeviceCount: %s)",
+                         device_id, cudaGetErrorString(e));
+  }
+  if (device_id < 0 || device_id >= count || device_id >= MAX_DEVICES)
+    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda:%d': this process sees %d CUDA device%s",
+                         device_id, count, count == 1 ? "" : "s");
+  ladle_status st = LADLE_OK;
+  pthread_mutex_lock(&dev_mu);
+  cuda_dev *d = &devs[device_id];
+  if (!d->ready) {
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX; /* freed blocks stay in the pool for the next query */
+    if ((e = cudaSetDevice(device_id)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaDeviceGetDefaultMemPool(&pool, device_id)) != cudaSuccess ||
+        (e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) !=
+            cudaSuccess) {
+      st = cu_fail(e, "opening the device", err);
+    } else {
+      d->id = device_id;
+      snprintf(d->name, sizeof d->name, "cuda:%d", device_id);
+      d->alloc = (ladle_allocator){dev_alloc, dev_free, d, LADLE_DEVICE_CUDA, device_id, d->name};
+      d->ready = true;
+    }
+  }
+  pthread_mutex_unlock(&dev_mu);
+  if (st != LADLE_OK) return st;
+  *out = &cuda_backend;
+  *alloc = &d->alloc;
+  *stream = d->stream;
+  return LADLE_OK;
+}

@@ -1,0 +1,181 @@
+/* kernels.cu — the CUDA backend's device code, behind plain C launchers
+ * (kernels.h) that take device pointers, a stream and a scratch allocator and
+ * return a cudaError_t. The table and the columns live in backend_cuda.c;
+ * nothing here knows ladle's structs.
+ *
+ * Validity is Arrow's bitmap (bit i of byte i / 8); outputs are written a
+ * 32-bit word per warp (__ballot_sync), so output bitmaps are padded to whole
+ * words (ladle_column_alloc_with does that on a device). */
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "kernels.h"
+
+namespace {
+
+constexpr int kBlock = 256;
+
+__device__ __forceinline__ bool bit(const uint8_t *bits, int64_t i) {
+  return bits == nullptr || ((bits[i >> 3] >> (i & 7)) & 1);
+}
+
+/* A row of a mask counts when its byte is nonzero and it is valid. */
+struct MaskTrue {
+  const uint8_t *values;
+  const uint8_t *validity;
+  __device__ __forceinline__ bool operator()(int64_t i) const {
+    return values[i] != 0 && bit(validity, i);
+  }
+};
+
+int grid_for(int64_t n) {
+  int64_t g = (n + kBlock - 1) / kBlock;
+  return (int)(g < 1 ? 1 : (g > 65535 * 32 ? 65535 * 32 : g));
+}
+
+/* out[i] = src[idx[i]] for element type T; a null or negative index, or a
+ * null source row, gives a null row. Grid-stride; each warp owns 32 rows at a
+ * time, so that it writes whole validity words. */
+template <typename T>
+__global__ void take_kernel(const T *src, const uint8_t *src_valid, const int64_t *idx,
+                            const uint8_t *idx_valid, int64_t n, T *out, uint32_t *out_valid,
+                            unsigned long long *nulls) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      int64_t j = idx[i];
+      valid = bit(idx_valid, i) && j >= 0 && bit(src_valid, j);
+      out[i] = valid ? src[j] : T(0);
+    }
+    unsigned word = __ballot_sync(0xffffffffu, valid);
+    if ((threadIdx.x & 31) == 0 && base + (int64_t)threadIdx.x < n) {
+      int64_t w = (base + threadIdx.x) >> 5;
+      int64_t left = n - (base + threadIdx.x);
+      unsigned in_range = left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
+      if (out_valid != nullptr) out_valid[w] = word;
+      int missing = __popc(in_range & ~word);
+      if (missing != 0) atomicAdd(nulls, (unsigned long long)missing);
+    }
+  }
+}
+
+/* Per block, the sum of its grid-stride share of the valid values (as Acc:
+ * wrapping uint64 for integers, double for floats), into part[blockIdx.x]. */
+template <typename T, typename Acc>
+__global__ void sum_partial(const T *v, const uint8_t *valid, int64_t n, Acc *part) {
+  __shared__ Acc s[kBlock];
+  Acc acc = Acc(0);
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    if (bit(valid, i)) acc += (Acc)v[i];
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kBlock / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) part[blockIdx.x] = s[0];
+}
+
+/* One block: the sum of the partials, in a fixed order (deterministic). */
+template <typename Acc>
+__global__ void sum_final(const Acc *part, int n, Acc *out) {
+  __shared__ Acc s[kBlock];
+  Acc acc = Acc(0);
+  for (int i = threadIdx.x; i < n; i += kBlock) acc += part[i];
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kBlock / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = s[0];
+}
+
+template <typename T, typename Acc>
+cudaError_t sum_as(const void *v, const uint8_t *valid, int64_t n, void *acc, void *part,
+                   cudaStream_t stream) {
+  int blocks = LDC_SUM_BLOCKS;
+  sum_partial<T, Acc><<<blocks, kBlock, 0, stream>>>((const T *)v, valid, n, (Acc *)part);
+  sum_final<Acc><<<1, kBlock, 0, stream>>>((const Acc *)part, blocks, (Acc *)acc);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+extern "C" cudaError_t ldc_select(const uint8_t *mask, const uint8_t *validity, int64_t n,
+                                  int64_t *out_idx, int64_t *d_count, const ldc_alloc *scratch,
+                                  cudaStream_t stream) {
+  thrust::counting_iterator<int64_t> first(0);
+  MaskTrue pred{mask, validity};
+  size_t bytes = 0;
+  cudaError_t e = cub::DeviceSelect::If(nullptr, bytes, first, out_idx, d_count, n, pred, stream);
+  if (e != cudaSuccess) return e;
+  void *tmp = scratch->alloc(scratch->ctx, bytes);
+  if (tmp == nullptr) return cudaErrorMemoryAllocation;
+  e = cub::DeviceSelect::If(tmp, bytes, first, out_idx, d_count, n, pred, stream);
+  scratch->free(scratch->ctx, tmp, bytes); /* stream-ordered: after the selection */
+  return e;
+}
+
+extern "C" cudaError_t ldc_take(int width, const void *src, const uint8_t *src_valid,
+                                const int64_t *idx, const uint8_t *idx_valid, int64_t n, void *out,
+                                uint32_t *out_valid, unsigned long long *d_nulls,
+                                cudaStream_t stream) {
+  cudaError_t e = cudaMemsetAsync(d_nulls, 0, sizeof *d_nulls, stream);
+  if (e != cudaSuccess || n == 0) return e;
+  int g = grid_for(n);
+#define LDC_TAKE(T)                                                                              \
+  take_kernel<T><<<g, kBlock, 0, stream>>>((const T *)src, src_valid, idx, idx_valid, n, (T *)out, \
+                                           out_valid, d_nulls)
+  switch (width) {
+    case 1:
+      LDC_TAKE(uint8_t);
+      break;
+    case 2:
+      LDC_TAKE(uint16_t);
+      break;
+    case 4:
+      LDC_TAKE(uint32_t);
+      break;
+    case 8:
+      LDC_TAKE(uint64_t);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+#undef LDC_TAKE
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid, int64_t n,
+                               void *acc, void *part, cudaStream_t stream) {
+  switch (kind) {
+    case LDC_U8:
+      return sum_as<uint8_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_I8:
+      return sum_as<int8_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_I16:
+      return sum_as<int16_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_U16:
+      return sum_as<uint16_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_I32:
+      return sum_as<int32_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_U32:
+      return sum_as<uint32_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_I64:
+      return sum_as<int64_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_U64:
+      return sum_as<uint64_t, unsigned long long>(v, valid, n, acc, part, stream);
+    case LDC_F32:
+      return sum_as<float, double>(v, valid, n, acc, part, stream);
+    case LDC_F64:
+      return sum_as<double, double>(v, valid, n, acc, part, stream);
+  }
+  return cudaErrorInvalidValue;
+}

@@ -1,0 +1,58 @@
+/* kernels.h — the C launchers of the CUDA backend's device code (kernels.cu).
+ * Pointers are device pointers; every launcher enqueues on `stream` and
+ * returns the first CUDA error. */
+#ifndef LADLE_CUDA_KERNELS_H
+#define LADLE_CUDA_KERNELS_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Stream-ordered scratch memory (the engine's device resource). */
+typedef struct ldc_alloc {
+  void *(*alloc)(void *ctx, size_t size);
+  void (*free)(void *ctx, void *p, size_t size);
+  void *ctx;
+} ldc_alloc;
+
+/* Numeric element kinds of a reduction. */
+typedef enum ldc_num {
+  LDC_U8,
+  LDC_I8,
+  LDC_I16,
+  LDC_U16,
+  LDC_I32,
+  LDC_U32,
+  LDC_I64,
+  LDC_U64,
+  LDC_F32,
+  LDC_F64
+} ldc_num;
+
+/* Blocks of a sum's first pass: its partials need LDC_SUM_BLOCKS * 8 bytes. */
+#define LDC_SUM_BLOCKS 1024
+
+/* The rows (ascending) where mask[i] != 0 and validity bit i is set (NULL:
+ * all valid) into out_idx; their count into *d_count. */
+cudaError_t ldc_select(const uint8_t *mask, const uint8_t *validity, int64_t n, int64_t *out_idx,
+                       int64_t *d_count, const ldc_alloc *scratch, cudaStream_t stream);
+/* out[i] = src[idx[i]] for elements of `width` bytes (1, 2, 4 or 8); a null or
+ * negative index or a null source row is a null row. out_valid (whole 32-bit
+ * words; NULL: not written) gets the validity, *d_nulls the count of nulls. */
+cudaError_t ldc_take(int width, const void *src, const uint8_t *src_valid, const int64_t *idx,
+                     const uint8_t *idx_valid, int64_t n, void *out, uint32_t *out_valid,
+                     unsigned long long *d_nulls, cudaStream_t stream);
+/* The sum of the valid values of v into *acc: a wrapping uint64 for integers,
+ * a double for floats. part: LDC_SUM_BLOCKS accumulators of scratch. */
+cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid, int64_t n, void *acc,
+                    void *part, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LADLE_CUDA_KERNELS_H */

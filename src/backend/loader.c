@@ -1,0 +1,75 @@
+/* loader.c — opens a backend built as its own shared object (the CUDA one) on
+ * first use, so that `import ladle` and CPU engines never load the CUDA
+ * runtime or touch the driver. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "backend.h"
+
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *cuda_handle; /* kept open for the life of the process */
+
+/* The directory of the object holding this function (libladle.so or the
+ * Python module), with a trailing '/', into buf. */
+static bool own_dir(char *buf, size_t cap) {
+  Dl_info info;
+  if (dladdr((void *)(uintptr_t)&own_dir, &info) == 0 || info.dli_fname == NULL) return false;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (slash == NULL) return false;
+  size_t n = (size_t)(slash - info.dli_fname) + 1;
+  if (n >= cap) return false;
+  memcpy(buf, info.dli_fname, n);
+  buf[n] = '\0';
+  return true;
+}
+
+static void *try_open(const char *path, char *why, size_t cap) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    const char *e = dlerror();
+    snprintf(why, cap, "%s", e != NULL ? e : path);
+  }
+  return h;
+}
+
+ladle_status ladle_backend_open(const char *name, int device_id, const ladle_backend **out,
+                                const ladle_allocator **alloc, void **stream, ladle_error *err) {
+  if (name == NULL || strcmp(name, "cuda") != 0)
+    return ladle_err_set(err, LADLE_EINVAL, "unknown backend '%s' (there is 'cpu' and 'cuda')",
+                         name != NULL ? name : "(null)");
+  if (device_id < 0)
+    return ladle_err_set(err, LADLE_EINVAL, "device cuda:%d: the ordinal must be 0 or more",
+                         device_id);
+  const char *lib = "libladle_cuda.so";
+  char why[512] = "", path[4096];
+  pthread_mutex_lock(&open_mu);
+  void *h = cuda_handle;
+  if (h == NULL) {
+    const char *env = getenv("LADLE_CUDA_LIB");
+    if (env != NULL && *env != '\0') {
+      h = try_open(env, why, sizeof why);
+    } else {
+      if (own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
+        strcat(path, lib);
+        h = try_open(path, why, sizeof why);
+      }
+      if (h == NULL) h = try_open(lib, why, sizeof why);
+    }
+    cuda_handle = h;
+  }
+  pthread_mutex_unlock(&open_mu);
+  if (h == NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "device 'cuda': ladle's CUDA backend could not be loaded (%s); it is "
+                         "built when nvcc is on PATH at build time (set LADLE_CUDA_LIB to its "
+                         "path to choose one)",
+                         why);
+  ladle_backend_open_fn fn;
+  *(void **)&fn = dlsym(h, LADLE_BACKEND_OPEN_SYMBOL);
+  if (fn == NULL)
+    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': %s has no %s", lib,
+                         LADLE_BACKEND_OPEN_SYMBOL);
+  return fn(LADLE_BACKEND_ABI, sizeof(ladle_backend), device_id, out, alloc, stream, err);
+}

@@ -1,0 +1,581 @@
+/* test_conformance.c — the backend conformance suite: given a kernel table
+ * (backend.h), every column kernel is checked against a simple reference
+ * written here, on random columns of every type, with nulls, empty, one row
+ * and large, through the backend's own copies to and from its device. The CPU
+ * table runs it always; the CUDA table (libladle_cuda.so, built where nvcc is
+ * found) runs it where a GPU is: on a machine without one the CUDA part is
+ * skipped with the loader's message, or fails when LADLE_REQUIRE_CUDA=1 (how
+ * the GPU machine runs it: see the README).
+ *
+ * Outputs come from a memory resource over the backend's allocator, which must
+ * be back to 0 bytes when every column is released (no device leak), and a
+ * resource with a small limit must turn a large output into a clean
+ * LADLE_ENOMEM that leaves the backend usable. A backend may answer
+ * LADLE_ENOTSUP for a type it cannot run yet: that is counted and printed
+ * (never for the CPU table, which is complete). */
+#include "backend/backend.h"
+#include "harness.h"
+
+typedef struct suite {
+  const ladle_backend *be;
+  ladle_kctx ctx;
+  ladle_mr *mr;
+  bool strict; /* ENOTSUP is a failure */
+  int unsupported;
+  int64_t large; /* rows of the large case */
+} suite;
+
+static const ladle_type_id TYPES[] = {
+    LADLE_TYPE_BOOL,     LADLE_TYPE_INT8,     LADLE_TYPE_INT16,   LADLE_TYPE_INT32,
+    LADLE_TYPE_INT64,    LADLE_TYPE_UINT8,    LADLE_TYPE_UINT16,  LADLE_TYPE_UINT32,
+    LADLE_TYPE_UINT64,   LADLE_TYPE_FLOAT32,  LADLE_TYPE_FLOAT64, LADLE_TYPE_DATE,
+    LADLE_TYPE_DATETIME, LADLE_TYPE_DURATION, LADLE_TYPE_STRING,
+};
+enum { NTYPES = sizeof TYPES / sizeof TYPES[0] };
+
+static ladle_dtype dtype_of(ladle_type_id id) {
+  ladle_dtype t = ladle_dtype_make(id);
+  if (id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION)
+    t = ladle_dtype_temporal(id, LADLE_TIME_US, NULL);
+  return t;
+}
+
+static const char *tname(ladle_type_id id) { return ladle_dtype_name(dtype_of(id), NULL, 0); }
+
+/* ------------------------------------------------------- random columns */
+
+/* n random values of type id on the host; about one in null_every null (0:
+ * none, 1: all). Floats include NaN, -0.0 and infinities; strings are 0 to 20
+ * bytes, some of them multi-byte UTF-8. */
+static ladle_column random_column(ladle_type_id id, int64_t n, int null_every) {
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  ladle_dtype t = dtype_of(id);
+  int64_t chars = id == LADLE_TYPE_STRING ? n * 20 : 0;
+  if (ladle_column_alloc(t, n, null_every > 0, chars, &c, &err_) != LADLE_OK) {
+    fprintf(stderr, "random_column: %s\n", err_.message);
+    failures_++;
+    return c;
+  }
+  if (id == LADLE_TYPE_STRING) {
+    int64_t *off = LADLE_COL_MUT(&c, int64_t);
+    char *data = LADLE_COL_CHARS_MUT(&c);
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int len = (int)(test_rand() % 21), k = 0;
+      while (k < len) {
+        if (k + 2 <= len && test_rand() % 5 == 0) { /* é */
+          data[off[i] + k++] = (char)0xc3;
+          data[off[i] + k++] = (char)0xa9;
+        } else {
+          data[off[i] + k++] = (char)('a' + test_rand() % 26);
+        }
+      }
+      off[i + 1] = off[i] + k;
+    }
+  } else {
+    size_t w = ladle_type_width(id);
+    uint8_t *v = LADLE_COL_MUT(&c, uint8_t);
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t r = test_rand();
+      if (id == LADLE_TYPE_BOOL) {
+        v[i] = (uint8_t)(r & 1);
+      } else if (id == LADLE_TYPE_FLOAT64) {
+        double d = (double)(int64_t)(r % 2000001) / 1000.0 - 1000.0;
+        if (r % 97 == 0) d = NAN;
+        if (r % 89 == 0) d = -0.0;
+        if (r % 211 == 0) d = r % 2 ? INFINITY : -INFINITY;
+        memcpy(v + i * 8, &d, 8);
+      } else if (id == LADLE_TYPE_FLOAT32) {
+        float f = (float)(int64_t)(r % 20001) / 100.0f - 100.0f;
+        if (r % 97 == 0) f = NAN;
+        if (r % 89 == 0) f = -0.0f;
+        memcpy(v + i * 4, &f, 4);
+      } else {
+        memcpy(v + i * w, &r, w); /* any bits, extremes included */
+      }
+    }
+  }
+  if (null_every > 0) {
+    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+    for (int64_t i = 0; i < n; i++)
+      if (null_every == 1 || test_rand() % (uint64_t)null_every == 0) ladle_bit_set(bits, i, false);
+    ladle_column_finish_nulls(&c);
+  }
+  return c;
+}
+
+/* An INT64 index column of n rows into `rows` rows: some -1, some null
+ * (when with_nulls), the rest random in range. */
+static ladle_column random_indices(int64_t n, int64_t rows, bool with_nulls) {
+  ladle_column c;
+  if (ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT64), n, with_nulls, 0, &c, &err_) !=
+      LADLE_OK) {
+    failures_++;
+    memset(&c, 0, sizeof c);
+    return c;
+  }
+  int64_t *v = LADLE_COL_MUT(&c, int64_t);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = test_rand();
+    v[i] = rows == 0 || r % 13 == 0 ? -1 : (int64_t)(r % (uint64_t)rows);
+    if (with_nulls && r % 11 == 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, false);
+  }
+  ladle_column_finish_nulls(&c);
+  return c;
+}
+
+/* ----------------------------------------------------------- comparison */
+
+static bool valid_at(const ladle_column *c, int64_t i) { return ladle_column_valid(c, i); }
+
+/* Whether host columns a and b hold the same rows (values compared where
+ * valid, bit for bit but NaN equal to NaN), with the same type and a
+ * null_count that matches the bitmap. */
+static bool same_column(const char *what, const ladle_column *a, const ladle_column *b) {
+  char ta[64], tb[64];
+  if (!ladle_dtype_equal(a->type, b->type) || a->length != b->length) {
+    fprintf(stderr, "  %s: %s[%lld] vs expected %s[%lld]\n", what,
+            ladle_dtype_name(a->type, ta, sizeof ta), (long long)a->length,
+            ladle_dtype_name(b->type, tb, sizeof tb), (long long)b->length);
+    return false;
+  }
+  int64_t nulls = a->validity == NULL ? 0 : ladle_bitmap_count_unset(a->validity, a->length);
+  if (nulls != a->null_count) {
+    fprintf(stderr, "  %s: null_count %lld but the bitmap has %lld\n", what,
+            (long long)a->null_count, (long long)nulls);
+    return false;
+  }
+  for (int64_t i = 0; i < a->length; i++) {
+    bool va = valid_at(a, i), vb = valid_at(b, i);
+    if (va != vb) {
+      fprintf(stderr, "  %s: row %lld valid %d, expected %d\n", what, (long long)i, va, vb);
+      return false;
+    }
+    if (!va) continue;
+    bool eq;
+    if (ladle_type_is_varlen(a->type.id)) {
+      eq = ladle_str_cmp(a, i, b, i) == 0;
+    } else if (a->type.id == LADLE_TYPE_FLOAT64) {
+      double x = ((const double *)a->values)[i], y = ((const double *)b->values)[i];
+      eq = (isnan(x) && isnan(y)) || memcmp(&x, &y, 8) == 0;
+    } else if (a->type.id == LADLE_TYPE_FLOAT32) {
+      float x = ((const float *)a->values)[i], y = ((const float *)b->values)[i];
+      eq = (isnan(x) && isnan(y)) || memcmp(&x, &y, 4) == 0;
+    } else if (a->type.id == LADLE_TYPE_BOOL) {
+      eq = (((const uint8_t *)a->values)[i] != 0) == (((const uint8_t *)b->values)[i] != 0);
+    } else {
+      size_t w = ladle_type_width(a->type.id);
+      eq = memcmp((const uint8_t *)a->values + i * w, (const uint8_t *)b->values + i * w, w) == 0;
+    }
+    if (!eq) {
+      fprintf(stderr, "  %s: row %lld differs\n", what, (long long)i);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ------------------------------------------------- references (host) */
+
+/* rows of src at idx (-1 or a null index: null), built row by row */
+static ladle_column ref_take(const ladle_column *src, const int64_t *idx, const uint8_t *idx_valid,
+                             int64_t n) {
+  ladle_column o;
+  int64_t chars = 0;
+  bool var = ladle_type_is_varlen(src->type.id);
+  for (int64_t i = 0; var && i < n; i++)
+    if ((idx_valid == NULL || ladle_bit_get(idx_valid, i)) && idx[i] >= 0)
+      chars += ladle_str_len(src, idx[i]);
+  if (ladle_column_alloc(src->type, n, true, chars, &o, &err_) != LADLE_OK) {
+    failures_++;
+    memset(&o, 0, sizeof o);
+    return o;
+  }
+  size_t w = ladle_type_width(src->type.id);
+  int64_t *off = var ? LADLE_COL_MUT(&o, int64_t) : NULL;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = (idx_valid == NULL || ladle_bit_get(idx_valid, i)) ? idx[i] : -1;
+    bool v = j >= 0 && valid_at(src, j);
+    ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, v);
+    if (var) {
+      int64_t len = v ? ladle_str_len(src, j) : 0;
+      if (len > 0) memcpy(LADLE_COL_CHARS_MUT(&o) + off[i], ladle_str_ptr(src, j), (size_t)len);
+      off[i + 1] = off[i] + len;
+    } else {
+      if (v)
+        memcpy(LADLE_COL_MUT(&o, uint8_t) + i * w, (const uint8_t *)src->values + j * w, w);
+      else
+        memset(LADLE_COL_MUT(&o, uint8_t) + i * w, 0, w);
+    }
+  }
+  ladle_column_finish_nulls(&o);
+  return o;
+}
+
+/* the positions where mask is true and valid */
+static int64_t ref_select(const ladle_column *mask, int64_t *out) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < mask->length; i++)
+    if (((const uint8_t *)mask->values)[i] != 0 && valid_at(mask, i)) out[k++] = i;
+  return k;
+}
+
+/* ------------------------------------------------------------ harness */
+
+/* The status of a kernel call: OK, or ENOTSUP where allowed (counted, and
+ * returned so the caller skips its comparison), else a failure. */
+static bool ran(suite *s, ladle_status st, const char *what) {
+  if (st == LADLE_OK) return true;
+  if (st == LADLE_ENOTSUP && !s->strict) {
+    if (s->unsupported++ < 8)
+      printf("  [%s] not supported: %s: %s\n", s->be->name, what, err_.message);
+    return false;
+  }
+  fprintf(stderr, "  [%s] %s failed: %s: %s\n", s->be->name, what, ladle_status_name(st),
+          err_.message);
+  failures_++;
+  return false;
+}
+
+/* host column -> device -> host: what a kernel's output looks like here */
+static bool up(suite *s, const ladle_column *h, ladle_column *d, const char *what) {
+  return ran(s, s->be->to_device(&s->ctx, h, d, &err_), what);
+}
+static bool down(suite *s, const ladle_column *d, ladle_column *h, const char *what) {
+  return ran(s, s->be->to_host(&s->ctx, d, h, &err_), what);
+}
+
+static int64_t lengths(const suite *s, int64_t *out) {
+  int64_t v[] = {0, 1, 2, 31, 32, 33, 1000, 4099, s->large};
+  int64_t n = (int64_t)(sizeof v / sizeof v[0]);
+  memcpy(out, v, sizeof v);
+  return n;
+}
+static const int NULLS[] = {0, 3, 1}; /* none, about a third, all */
+
+static void check_copies(suite *s) {
+  int64_t len[16], nl = lengths(s, len);
+  for (int t = 0; t < NTYPES; t++)
+    for (int64_t li = 0; li < nl; li++)
+      for (int ni = 0; ni < 3; ni++) {
+        ladle_column h = random_column(TYPES[t], len[li], NULLS[ni]), d, back;
+        char what[96];
+        snprintf(what, sizeof what, "copy of %s[%lld] nulls=%d", tname(TYPES[t]),
+                 (long long)len[li], NULLS[ni]);
+        if (up(s, &h, &d, what)) {
+          if (d.owners[1] != NULL && d.owners[1]->device != s->be->device) {
+            fprintf(stderr, "  [%s] %s: the copy is not on the backend's device\n", s->be->name,
+                    what);
+            failures_++;
+          }
+          if (down(s, &d, &back, what)) {
+            if (!same_column(what, &back, &h)) failures_++;
+            ladle_column_release(&back);
+          }
+          ladle_column_release(&d);
+        }
+        ladle_column_release(&h);
+      }
+}
+
+static void check_select_take_filter(suite *s) {
+  int64_t len[16], nl = lengths(s, len);
+  for (int64_t li = 0; li < nl; li++)
+    for (int ni = 0; ni < 3; ni++) {
+      int64_t n = len[li];
+      ladle_column mask = random_column(LADLE_TYPE_BOOL, n, NULLS[ni]), dmask, dsel, hsel;
+      int64_t *expect = malloc((size_t)LADLE_MAX(n, 1) * sizeof *expect);
+      int64_t k = ref_select(&mask, expect);
+      char what[96];
+      snprintf(what, sizeof what, "select of a mask[%lld] nulls=%d", (long long)n, NULLS[ni]);
+      if (up(s, &mask, &dmask, what)) {
+        if (ran(s, s->be->select(&s->ctx, &dmask, &dsel, &err_), what)) {
+          if (down(s, &dsel, &hsel, what)) {
+            bool ok = hsel.type.id == LADLE_TYPE_INT64 && hsel.length == k && hsel.null_count == 0;
+            for (int64_t i = 0; ok && i < k; i++)
+              ok = ((const int64_t *)hsel.values)[i] == expect[i];
+            if (!ok) {
+              fprintf(stderr, "  [%s] %s: %lld rows, expected %lld\n", s->be->name, what,
+                      (long long)hsel.length, (long long)k);
+              failures_++;
+            }
+            ladle_column_release(&hsel);
+          }
+          ladle_column_release(&dsel);
+        }
+        /* filter and take of every type by this mask */
+        for (int t = 0; t < NTYPES; t++) {
+          ladle_column src = random_column(TYPES[t], n, NULLS[(ni + t) % 3]), dsrc, dout, hout;
+          snprintf(what, sizeof what, "filter of %s[%lld] nulls=%d", tname(TYPES[t]), (long long)n,
+                   NULLS[(ni + t) % 3]);
+          ladle_column want = ref_take(&src, expect, NULL, k);
+          if (up(s, &src, &dsrc, what)) {
+            if (ran(s, s->be->filter(&s->ctx, &dsrc, &dmask, &dout, &err_), what)) {
+              if (down(s, &dout, &hout, what)) {
+                if (!same_column(what, &hout, &want)) failures_++;
+                ladle_column_release(&hout);
+              }
+              ladle_column_release(&dout);
+            }
+            ladle_column idx = random_indices(n / 2 + 3 * (n > 0), n, ni != 0), didx;
+            snprintf(what, sizeof what, "take of %s[%lld] at %lld indices", tname(TYPES[t]),
+                     (long long)n, (long long)idx.length);
+            ladle_column want2 = ref_take(&src, idx.values, idx.validity, idx.length);
+            if (up(s, &idx, &didx, what)) {
+              if (ran(s, s->be->take(&s->ctx, &dsrc, &didx, &dout, &err_), what)) {
+                if (down(s, &dout, &hout, what)) {
+                  if (!same_column(what, &hout, &want2)) failures_++;
+                  ladle_column_release(&hout);
+                }
+                ladle_column_release(&dout);
+              }
+              ladle_column_release(&didx);
+            }
+            ladle_column_release(&want2);
+            ladle_column_release(&idx);
+            ladle_column_release(&dsrc);
+          }
+          ladle_column_release(&want);
+          ladle_column_release(&src);
+        }
+        ladle_column_release(&dmask);
+      }
+      free(expect);
+      ladle_column_release(&mask);
+    }
+}
+
+/* sum(x) by the reference: wrapping integers, floats in long double (the
+ * backend's order of additions may differ: compared within a bound) */
+static void check_sum(suite *s) {
+  int64_t len[16], nl = lengths(s, len);
+  for (int t = 0; t < NTYPES; t++) {
+    ladle_type_id id = TYPES[t];
+    bool summable = ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_DURATION;
+    for (int64_t li = 0; li < nl; li++)
+      for (int ni = 0; ni < 3; ni++) {
+        int64_t n = len[li];
+        ladle_column h = random_column(id, n, NULLS[ni]), d, out, hout;
+        char what[96];
+        snprintf(what, sizeof what, "sum of %s[%lld] nulls=%d", tname(id), (long long)n, NULLS[ni]);
+        if (!up(s, &h, &d, what)) {
+          ladle_column_release(&h);
+          continue;
+        }
+        ladle_status st = s->be->reduce(&s->ctx, LADLE_REDUCE_SUM, &d, &out, &err_);
+        if (!summable) {
+          /* a type that has no sum: an error, never a value */
+          if (st == LADLE_OK) {
+            fprintf(stderr, "  [%s] %s: answered\n", s->be->name, what);
+            failures_++;
+            ladle_column_release(&out);
+          } else if (st != LADLE_EINVAL && st != LADLE_ENOTSUP) {
+            fprintf(stderr, "  [%s] %s: %s\n", s->be->name, what, ladle_status_name(st));
+            failures_++;
+          }
+        } else if (ran(s, st, what)) {
+          if (down(s, &out, &hout, what)) {
+            ladle_dtype want_t = ladle_sum_type(dtype_of(id));
+            bool ok =
+                ladle_dtype_equal(hout.type, want_t) && hout.length == 1 && hout.null_count == 0;
+            if (ok && ladle_type_is_float(id)) {
+              long double ref = 0, mag = 0;
+              bool nan = false;
+              for (int64_t i = 0; i < n; i++) {
+                if (!valid_at(&h, i)) continue;
+                double x = id == LADLE_TYPE_FLOAT32 ? (double)((const float *)h.values)[i]
+                                                    : ((const double *)h.values)[i];
+                nan |= isnan(x);
+                ref += x;
+                mag += fabs(x);
+              }
+              double got = id == LADLE_TYPE_FLOAT32 ? (double)((const float *)hout.values)[0]
+                                                    : ((const double *)hout.values)[0];
+              if (nan || isinf((double)ref) || isnan((double)ref))
+                ok = isnan((double)ref) ? isnan(got) : (got == (double)ref || isnan(got));
+              else
+                ok = fabsl((long double)got - ref) <=
+                     (id == LADLE_TYPE_FLOAT32 ? 1e-6L : 1e-12L) * (mag + 1);
+            } else if (ok) {
+              uint64_t acc = 0;
+              size_t w = ladle_type_width(id);
+              for (int64_t i = 0; i < n; i++) {
+                if (!valid_at(&h, i)) continue;
+                const uint8_t *p = (const uint8_t *)h.values + i * w;
+                switch (ladle_type_phys(id)) {
+                  case LADLE_PHYS_I8:
+                    acc += (uint64_t)(int64_t) * (const int8_t *)p;
+                    break;
+                  case LADLE_PHYS_I16:
+                    acc += (uint64_t)(int64_t) * (const int16_t *)p;
+                    break;
+                  case LADLE_PHYS_I32:
+                    acc += (uint64_t)(int64_t) * (const int32_t *)p;
+                    break;
+                  case LADLE_PHYS_I64:
+                    acc += (uint64_t) * (const int64_t *)p;
+                    break;
+                  case LADLE_PHYS_U8:
+                    acc += *p;
+                    break;
+                  case LADLE_PHYS_U16:
+                    acc += *(const uint16_t *)p;
+                    break;
+                  case LADLE_PHYS_U32:
+                    acc += *(const uint32_t *)p;
+                    break;
+                  default:
+                    acc += *(const uint64_t *)p;
+                    break;
+                }
+              }
+              ok = memcmp(hout.values, &acc, ladle_type_width(want_t.id)) == 0;
+            }
+            if (!ok) {
+              fprintf(stderr, "  [%s] %s: wrong answer\n", s->be->name, what);
+              failures_++;
+            }
+            ladle_column_release(&hout);
+          }
+          ladle_column_release(&out);
+        }
+        ladle_column_release(&d);
+        ladle_column_release(&h);
+      }
+  }
+}
+
+/* Bad input: a clean error, never a crash. */
+static void check_errors(suite *s) {
+  ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
+               mask = random_column(LADLE_TYPE_BOOL, 9, 0);
+  ladle_column d, dm, out;
+  if (up(s, &h, &d, "errors") && up(s, &mask, &dm, "errors")) {
+    /* a mask of another length */
+    ladle_status st = s->be->filter(&s->ctx, &d, &dm, &out, &err_);
+    CHECK(st == LADLE_EINVAL);
+    CHECK(strstr(err_.message, "9 rows for 10") != NULL);
+    /* a mask that is not Boolean */
+    st = s->be->select(&s->ctx, &d, &out, &err_);
+    CHECK(st == LADLE_EINVAL);
+    CHECK(strstr(err_.message, "not Boolean") != NULL);
+    /* an index column that is not Int64 */
+    st = s->be->take(&s->ctx, &d, &d, &out, &err_);
+    CHECK(st == LADLE_EINVAL);
+    CHECK(strstr(err_.message, "not Int64") != NULL);
+    ladle_column_release(&dm);
+    ladle_column_release(&d);
+  }
+  ladle_column_release(&mask);
+  ladle_column_release(&h);
+}
+
+/* An output past the resource's limit: LADLE_ENOMEM naming the limit, and
+ * the backend works after it. */
+static void check_limit(suite *s, const ladle_allocator *parent) {
+  ladle_mr *small;
+  CHECK_OK(ladle_mr_create(parent, 1 << 20, &small, &err_));
+  ladle_kctx ctx = s->ctx;
+  ctx.mr = small;
+  ladle_column h = random_column(LADLE_TYPE_INT64, 200000, 0), d, out;
+  /* the input from the unlimited resource, the output from the small one */
+  if (up(s, &h, &d, "limit")) {
+    ladle_column idx = random_indices(200000, 200000, false), didx;
+    if (up(s, &idx, &didx, "limit")) {
+      ladle_status st = s->be->take(&ctx, &d, &didx, &out, &err_);
+      CHECK(st == LADLE_ENOMEM);
+      CHECK(strstr(err_.message, "memory limit exceeded") != NULL ||
+            strstr(err_.message, "out of memory") != NULL);
+      if (st == LADLE_OK) ladle_column_release(&out);
+      CHECK_EQ_I(ladle_mr_bytes(small), 0);
+      /* the same kernel under the unlimited resource still answers */
+      st = s->be->take(&s->ctx, &d, &didx, &out, &err_);
+      CHECK_OK(st);
+      if (st == LADLE_OK) ladle_column_release(&out);
+      ladle_column_release(&didx);
+    }
+    ladle_column_release(&idx);
+    ladle_column_release(&d);
+  }
+  ladle_column_release(&h);
+  ladle_mr_release(small);
+}
+
+static void run_suite(suite *s, const ladle_allocator *parent) {
+  int before = failures_;
+  printf("[%s] conformance: copies, select, filter, take, sum, errors, limits (large: %lld rows)\n",
+         s->be->name, (long long)s->large);
+  check_copies(s);
+  check_select_take_filter(s);
+  check_sum(s);
+  check_errors(s);
+  check_limit(s, parent);
+  int64_t left = ladle_mr_bytes(s->mr);
+  if (left != 0) {
+    fprintf(stderr, "  [%s] %lld bytes still allocated after every column was released\n",
+            s->be->name, (long long)left);
+    failures_++;
+  }
+  printf("[%s] %s, %d not supported, peak %lld bytes\n", s->be->name,
+         failures_ == before ? "passed" : "FAILED", s->unsupported,
+         (long long)ladle_mr_peak(s->mr));
+}
+
+/* Large inputs are smaller under the sanitizers. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LARGE_ROWS 70001
+#else
+#define LARGE_ROWS 1000003
+#endif
+
+TEST(cpu_backend_conforms) {
+  suite s = {0};
+  s.be = ladle_backend_cpu();
+  s.strict = true;
+  s.large = LARGE_ROWS;
+  CHECK_OK(ladle_mr_create(ladle_allocator_host(), 0, &s.mr, &err_));
+  s.ctx.mr = s.mr;
+  CHECK(s.be->abi == LADLE_BACKEND_ABI && s.be->struct_size == sizeof(ladle_backend));
+  run_suite(&s, ladle_allocator_host());
+  CHECK_EQ_I(s.unsupported, 0);
+  ladle_mr_release(s.mr);
+}
+
+TEST(cuda_backend_conforms_or_says_why_not) {
+  const ladle_backend *be = NULL;
+  const ladle_allocator *dev = NULL;
+  void *stream = NULL;
+  ladle_status st = ladle_backend_open("cuda", 0, &be, &dev, &stream, &err_);
+  const char *req = getenv("LADLE_REQUIRE_CUDA");
+  if (st != LADLE_OK) {
+    /* no GPU here, or the backend not built: a clear message that says which */
+    CHECK(strstr(err_.message, "cuda") != NULL);
+    CHECK(strstr(err_.message, "could not be loaded") != NULL ||
+          strstr(err_.message, "no usable CUDA device") != NULL ||
+          strstr(err_.message, "CUDA device") != NULL);
+    printf("SKIP cuda: %s: %s\n", ladle_status_name(st), err_.message);
+    if (req != NULL && strcmp(req, "1") == 0) {
+      fprintf(stderr, "  LADLE_REQUIRE_CUDA=1 but the CUDA backend did not open\n");
+      failures_++;
+    }
+    return;
+  }
+  /* an ordinal past the devices: a clean error naming how many there are */
+  const ladle_backend *be2;
+  const ladle_allocator *dev2;
+  void *stream2;
+  CHECK(ladle_backend_open("cuda", 63, &be2, &dev2, &stream2, &err_) == LADLE_EDEVICE);
+  CHECK(strstr(err_.message, "cuda:63") != NULL);
+  suite s = {0};
+  s.be = be;
+  s.strict = false;
+  s.large = 1 << 22 | 12345; /* 4.2M rows: the sum's grid-stride loop goes round */
+  CHECK_OK(ladle_mr_create(dev, 0, &s.mr, &err_));
+  s.ctx.mr = s.mr;
+  s.ctx.stream = stream;
+  s.ctx.device_id = 0;
+  CHECK(be->device == LADLE_DEVICE_CUDA && be->abi == LADLE_BACKEND_ABI);
+  run_suite(&s, dev);
+  ladle_mr_release(s.mr);
+}
