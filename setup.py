@@ -43,6 +43,7 @@ engine_sources = sorted(
     + glob("src/interop/*.c")
     + glob("src/io/parquet/*.c")
     + glob("src/io/csv/*.c")
+    + glob("src/api/*.c")
 )
 
 setup(

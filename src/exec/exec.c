@@ -1963,16 +1963,11 @@ ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
   return st;
 }
 
-ladle_table *ladle_result_table_views(const ladle_result *r);
-ladle_table *ladle_result_table_views(const ladle_result *r) { return ladle_table_ref(r->table); }
-
 ladle_table *ladle_result_table(const ladle_result *r) {
   ladle_error err;
   if (ladle_result_plain(r, &err) != LADLE_OK) return NULL;
   return ladle_table_ref(r->table);
 }
-int ladle_result_threads(const ladle_result *r);
-int ladle_result_threads(const ladle_result *r) { return r->threads; }
 void ladle_result_destroy(ladle_result *r) {
   if (r == NULL) return;
   ladle_table_release(r->table);

@@ -5,15 +5,15 @@
  * when the last column that uses it goes. Copies are made only where layouts
  * differ: bit-packed booleans (ladle keeps bytes), 32-bit string offsets,
  * bitmaps at odd bit offsets, string views, timestamps in seconds.
- * Export: a result's partitions become struct arrays whose buffers are ladle's,
- * kept alive by references held in the arrays' private data.
+ * Export: a table's chunks (a result's partitions) become struct arrays whose
+ * buffers are ladle's, kept alive by references held in the arrays' private data.
+ * Tables only: plans and results are src/api's (see interop.h).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../core/core.h"
-#include "../plan/plan.h"
+#include "interop.h"
 
 /* ------------------------------------------------------------------ import */
 
@@ -636,13 +636,8 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
   return LADLE_OK;
 }
 
-ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
-                                   ladle_error *err) {
-  return ladle_plan_scan_arrow_threads(stream, 1, out_plan, err);
-}
-
-ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
-                                           ladle_plan **out_plan, ladle_error *err) {
+ladle_status ladle_table_import_stream(struct ArrowArrayStream *stream, int threads,
+                                       ladle_table **out, ladle_error *err) {
   view_jobs vj;
   memset(&vj, 0, sizeof vj);
   if (stream == NULL || stream->release == NULL)
@@ -755,13 +750,11 @@ done:
   free(chunks);
   if (sch.release) sch.release(&sch);
   stream->release(stream);
-  if (st == LADLE_OK) {
-    st = ladle_plan_scan_table(t, out_plan, err);
-    ladle_table_release(t);
-  } else {
-    ladle_table_release(t);
-  }
   ladle_schema_release(&schema);
+  if (st == LADLE_OK)
+    *out = t;
+  else
+    ladle_table_release(t);
   return st;
 }
 
@@ -1217,12 +1210,9 @@ static void stream_release(struct ArrowArrayStream *s) {
   s->release = NULL;
 }
 
-/* The engine's threads for work on its result (defined with the result in exec.c). */
-int ladle_result_threads(const ladle_result *r);
-
 /* threads > 1: string views made ahead in parallel */
-static ladle_status table_export_stream(ladle_table *t, bool string_views, int threads,
-                                        struct ArrowArrayStream *out, ladle_error *err) {
+ladle_status ladle_table_export_stream(ladle_table *t, bool string_views, int threads,
+                                       struct ArrowArrayStream *out, ladle_error *err) {
   stream_private *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "arrow stream");
   if (string_views) {
@@ -1249,30 +1239,4 @@ static ladle_status table_export_stream(ladle_table *t, bool string_views, int t
   out->release = stream_release;
   out->private_data = p;
   return LADLE_OK;
-}
-
-ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
-                                       struct ArrowArrayStream *out, ladle_error *err);
-ladle_status ladle_table_export_stream(ladle_table *t, bool string_views,
-                                       struct ArrowArrayStream *out, ladle_error *err) {
-  return table_export_stream(t, string_views, 1, out, err);
-}
-
-ladle_table *ladle_result_table_views(const ladle_result *r); /* exec.c */
-
-ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
-                                        ladle_error *err) {
-  ladle_table *t = ladle_result_table(r);
-  if (t == NULL) return LADLE_OOM(err, "result table");
-  ladle_status st = ladle_table_export_stream(t, false, out, err);
-  ladle_table_release(t);
-  return st;
-}
-
-ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
-                                              ladle_error *err) {
-  ladle_table *t = ladle_result_table_views(r);
-  ladle_status st = table_export_stream(t, true, ladle_result_threads(r), out, err);
-  ladle_table_release(t);
-  return st;
 }

@@ -1,10 +1,10 @@
-/* dlpack.c — a result column as a DLPack tensor. The tensor keeps a reference
- * on the column's buffer, so it stays valid after the result is destroyed; the
- * deleter drops that reference. A column whose values ladle borrowed from the
- * caller (an in-memory frame's Arrow buffers) is copied first: consumers such
- * as torch ignore DLPack's read-only flag, and a write through the tensor must
- * not change the caller's frame. */
-#include "../exec/exec.h"
+/* dlpack.c — a table's column (a result's) as a DLPack tensor. The tensor keeps
+ * a reference on the column's buffer, so it stays valid after the table and the
+ * result are destroyed; the deleter drops that reference. A column whose values
+ * ladle borrowed from the caller (an in-memory frame's Arrow buffers) is copied
+ * first: consumers such as torch ignore DLPack's read-only flag, and a write
+ * through the tensor must not change the caller's frame. */
+#include "interop.h"
 
 typedef struct dl_ctx {
   ladle_column col; /* the references that keep data alive */
@@ -30,11 +30,8 @@ static bool contiguous(const ladle_table *t, size_t i) {
   return true;
 }
 
-ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column, DLManagedTensor **out,
-                                        ladle_error *err) {
-  /* numbers and booleans only: never a view-only column, so the result's
-   * strings need not be turned back into offsets (ladle_result_plain) */
-  const ladle_table *t = r->table;
+ladle_status ladle_table_export_dlpack(const ladle_table *t, size_t column, DLManagedTensor **out,
+                                       ladle_error *err) {
   if (column >= t->schema.n)
     return ladle_err_set(err, LADLE_EINVAL, "dlpack: column %zu out of %zu", column, t->schema.n);
   const char *name = t->schema.names[column];

@@ -207,6 +207,69 @@ TEST(arrow_stream_round_trip_shares_buffers) {
   ladle_table_release(t);
 }
 
+/* The public exports that src/api joins to src/interop: a result's column as a
+ * DLPack tensor that outlives the result, its strings as an Arrow stream of
+ * views, and that stream scanned back with threads. */
+TEST(dlpack_and_string_view_exports_outlive_the_result) {
+  const int64_t v[] = {1, 2, 3, 4, 5};
+  const double d[] = {0.5, 1.5, 2.5, 3.5, 4.5};
+  const uint8_t dv[] = {1, 1, 0, 1, 1};
+  const char *s[] = {"a", NULL, "a string longer than twelve bytes", "", "ü"};
+  colspec c[] = {{"v", LADLE_TYPE_INT64, v, NULL},
+                 {"d", LADLE_TYPE_FLOAT64, d, dv},
+                 {"s", LADLE_TYPE_STRING, s, NULL}};
+  ladle_table *t = make_table(5, 3, c, 2);
+  ladle_plan *p = scan(t);
+  ladle_result *r = run_plan(p, 2, 2);
+  ladle_plan_destroy(p);
+  CHECK(r != NULL);
+  if (!r) {
+    ladle_table_release(t);
+    return;
+  }
+  DLManagedTensor *m = NULL;
+  CHECK(ladle_result_export_dlpack(r, 3, &m, &err_) == LADLE_EINVAL && m == NULL);
+  CHECK(ladle_result_export_dlpack(r, 1, &m, &err_) == LADLE_ETYPE && m == NULL &&
+        strstr(err_.message, "'d' has 1 nulls") != NULL);
+  CHECK(ladle_result_export_dlpack(r, 2, &m, &err_) == LADLE_ETYPE && m == NULL &&
+        strstr(err_.message, "'s' is") != NULL);
+  CHECK_OK(ladle_result_export_dlpack(r, 0, &m, &err_));
+  struct ArrowArrayStream stream;
+  CHECK_OK(ladle_result_export_stream_views(r, &stream, &err_));
+  ladle_result_destroy(r); /* the tensor and the stream keep the data alive */
+  if (m != NULL) {
+    CHECK(m->dl_tensor.ndim == 1 && m->dl_tensor.shape[0] == 5);
+    CHECK(m->dl_tensor.dtype.code == 0 && m->dl_tensor.dtype.bits == 64);
+    CHECK(m->dl_tensor.device.device_type == LADLE_DEVICE_CPU);
+    const int64_t *x = m->dl_tensor.data;
+    CHECK(x[0] == 1 && x[4] == 5);
+    m->deleter(m);
+  }
+  struct ArrowSchema sch;
+  CHECK(stream.get_schema(&stream, &sch) == 0);
+  CHECK(sch.n_children == 3 && strcmp(sch.children[2]->format, "vu") == 0);
+  sch.release(&sch);
+  ladle_plan *back = NULL;
+  CHECK_OK(ladle_plan_scan_arrow_threads(&stream, 2, &back, &err_)); /* consumes the stream */
+  CHECK(stream.release == NULL);
+  CHECK(ladle_plan_scan_arrow_threads(&stream, 2, &back, &err_) == LADLE_EINVAL &&
+        strstr(err_.message, "scan_arrow") != NULL);
+  ladle_result *r2 = back ? run_plan(back, 1, 0) : NULL;
+  ladle_plan_destroy(back);
+  CHECK(r2 != NULL);
+  if (r2) {
+    CHECK_EQ_I(ladle_result_num_rows(r2), 5);
+    ladle_column dc = result_col(r2, "d"), sc = result_col(r2, "s");
+    CHECK(isnull(&dc, 2) && getf(&dc, 4) == 4.5);
+    CHECK(isnull(&sc, 1) && strcmp(gets_(&sc, 2), "a string longer than twelve bytes") == 0 &&
+          strcmp(gets_(&sc, 3), "") == 0 && strcmp(gets_(&sc, 4), "ü") == 0);
+    ladle_column_release(&dc);
+    ladle_column_release(&sc);
+  }
+  ladle_result_destroy(r2);
+  ladle_table_release(t);
+}
+
 TEST(table_builder_rejects_mismatched_columns) {
   ladle_table_builder *b;
   const int64_t v[] = {1, 2};

@@ -16,7 +16,7 @@
 #include <zstd.h>
 #endif
 
-#include "../../backend/cpu/temporal.h"
+#include "../../core/temporal.h"
 
 #if defined(__AVX2__)
 #include <immintrin.h>

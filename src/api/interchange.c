@@ -1,0 +1,47 @@
+/* interchange.c — the public entry points (ladle.h) that join src/interop's
+ * conversions of tables to plans and results: an imported Arrow stream becomes
+ * a plan's scan, a result's table goes out as an Arrow stream or a DLPack
+ * tensor. src/api is the facade: it may use every layer; the conversions
+ * themselves use core only. */
+#include "../exec/exec.h"
+#include "../interop/interop.h"
+
+ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan **out_plan,
+                                   ladle_error *err) {
+  return ladle_plan_scan_arrow_threads(stream, 1, out_plan, err);
+}
+
+ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
+                                           ladle_plan **out_plan, ladle_error *err) {
+  ladle_table *t = NULL;
+  LADLE_RETURN_NOT_OK(ladle_table_import_stream(stream, threads, &t, err));
+  ladle_status st = ladle_plan_scan_table(t, out_plan, err);
+  ladle_table_release(t); /* the plan holds its own reference */
+  return st;
+}
+
+ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
+                                        ladle_error *err) {
+  ladle_table *t = ladle_result_table(r);
+  if (t == NULL) return LADLE_OOM(err, "result table");
+  ladle_status st = ladle_table_export_stream(t, false, 1, out, err);
+  ladle_table_release(t);
+  return st;
+}
+
+/* The result's table as it is, view-only string columns included: they go out
+ * as views without being turned into offsets first. */
+ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
+                                              ladle_error *err) {
+  ladle_table *t = ladle_table_ref(r->table);
+  ladle_status st = ladle_table_export_stream(t, true, r->threads, out, err);
+  ladle_table_release(t);
+  return st;
+}
+
+ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column, DLManagedTensor **out,
+                                        ladle_error *err) {
+  /* numbers and booleans only: never a view-only column, so the result's
+   * strings need not be turned back into offsets (ladle_result_plain) */
+  return ladle_table_export_dlpack(r->table, column, out, err);
+}

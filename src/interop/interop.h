@@ -1,0 +1,34 @@
+/* interop.h — tables and columns to and from the Arrow C Data and Stream
+ * interfaces and DLPack. Conversions of core types only: wrapping an import in
+ * a plan and finding a result's table belong to src/api, the facade of
+ * ladle.h, which calls these. */
+#ifndef LADLE_INTEROP_H
+#define LADLE_INTEROP_H
+
+#include "../core/core.h"
+
+/* Imports an Arrow stream of struct arrays as a new sealed table (release with
+ * ladle_table_release): one chunk per batch, whose columns reference the
+ * producer's buffers except where layouts differ (then converted, string views
+ * with up to `threads` threads; 0: one per core). Consumes the stream (releases
+ * it) unless it is NULL or already released. *out is written only on success;
+ * on error err names the column ("scan_arrow: ..."). */
+ladle_status ladle_table_import_stream(struct ArrowArrayStream *stream, int threads,
+                                       ladle_table **out, ladle_error *err);
+
+/* Exports t as an Arrow stream, one struct array per chunk, over t's buffers;
+ * the stream holds its own reference on t and outlives the caller's. With
+ * string_views, STRING columns that fit go out as string views ("vu"), made
+ * ahead with `threads` threads when there are many rows; otherwise as large
+ * strings. On error *out holds no stream (its release is NULL or untouched). */
+ladle_status ladle_table_export_stream(ladle_table *t, bool string_views, int threads,
+                                       struct ArrowArrayStream *out, ladle_error *err);
+
+/* Column `column` of t as a one-dimensional DLPack tensor on the CPU, under
+ * ladle_result_export_dlpack's rules (ladle.h): numeric and boolean columns
+ * without nulls (LADLE_ETYPE otherwise). The tensor holds its own references;
+ * the caller calls (*out)->deleter(*out). *out is written only on success. */
+ladle_status ladle_table_export_dlpack(const ladle_table *t, size_t column, DLManagedTensor **out,
+                                       ladle_error *err);
+
+#endif
