@@ -959,7 +959,7 @@ ladle_status ladle_column_gather_pieces(const ladle_column *src, const ladle_pie
   }
   if (st == LADLE_OK && nullable) {
     uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
-    memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
+    if (n > 0) memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
     for (int64_t i = 0; i < n; i++)
       if (pl[i] >= 0 && ladle_column_valid(&src[pc[i]], pl[i]))
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
