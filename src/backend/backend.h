@@ -11,7 +11,6 @@
 #define LADLE_BACKEND_H
 
 #include "../core/core.h"
-#include "../plan/plan.h"
 
 typedef struct ladle_kctx {
   ladle_pool *pool;    /* threads for this call */
@@ -29,6 +28,27 @@ typedef struct ladle_kctx {
   void *stream;
   ladle_mr *mr;
 } ladle_kctx;
+
+/* An expression node lowered for a kernel: what a function or aggregation
+ * kernel needs to know of it, so that backends never see plan nodes (the
+ * executor lowers a bound expression with exec_lower). */
+typedef enum ladle_kexpr_kind {
+  LADLE_KEX_FUNC, /* op is a ladle_func */
+  LADLE_KEX_AGG,  /* op is a ladle_agg_op */
+  LADLE_KEX_LEN   /* pl.len(): rows per group */
+} ladle_kexpr_kind;
+
+typedef struct ladle_kexpr {
+  ladle_kexpr_kind kind;
+  int op;
+  ladle_dtype type; /* the output's type */
+  ladle_func_opts fopts;
+  ladle_agg_opts aopts;
+  size_t nargs;
+  const ladle_dtype *arg_types; /* nargs of them */
+  const char *arg_name;         /* the first argument's output name, for messages */
+  void *aux;                    /* kernel state prepared at bind time (a regex) */
+} ladle_kexpr;
 
 /* Dense group ids for rows of a set of key columns. */
 typedef struct ladle_groups {
@@ -128,15 +148,16 @@ typedef struct ladle_backend {
   /* ---- Host kernels of the CPU executor (being moved onto the column
    * kernels above; a GPU backend leaves them NULL). ---- */
 
-  /* Can this backend evaluate the bound expression tree? Fills err with the
-   * reason when not. */
-  bool (*supports_expr)(const ladle_bexpr *e, ladle_error *err);
+  /* Can this backend run the function or aggregation node e (its argument
+   * types in e->arg_types)? Fills err with the reason when not; the caller
+   * asks for every node of a tree before it runs any. */
+  bool (*supports)(const ladle_kexpr *e, ladle_error *err);
 
   /* Elementwise. Inputs have equal length or length 1 (broadcast). */
   ladle_status (*binary)(const ladle_kctx *ctx, int op, const ladle_column *a,
                          const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                          ladle_error *err);
-  ladle_status (*func)(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
+  ladle_status (*func)(const ladle_kctx *ctx, const ladle_kexpr *e, const ladle_column *args,
                        size_t nargs, ladle_column *out, ladle_error *err);
   ladle_status (*cast)(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
                        ladle_cast_mode mode, const char *name, ladle_column *out, ladle_error *err);
@@ -169,11 +190,11 @@ typedef struct ladle_backend {
   /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
   ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                             ladle_groups *out, ladle_error *err);
-  ladle_status (*aggregate)(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
+  ladle_status (*aggregate)(const ladle_kctx *ctx, const ladle_kexpr *agg, const ladle_column *in,
                             ladle_groups *groups, ladle_column *out, ladle_error *err);
   /* The same with the input in nins consecutive pieces (a table's partitions)
    * whose lengths add up to the groups' rows; NULL: the caller concatenates. */
-  ladle_status (*aggregate_chunks)(const ladle_kctx *ctx, const ladle_bexpr *agg,
+  ladle_status (*aggregate_chunks)(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                    const ladle_column *ins, size_t nins, ladle_groups *groups,
                                    ladle_column *out, ladle_error *err);
   ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys, const ladle_column *rkeys,

@@ -142,6 +142,10 @@ typedef enum ladle_phys {
 } ladle_phys;
 ladle_phys ladle_type_phys(ladle_type_id id);
 
+/* Names of functions and aggregations ("str.contains", "n_unique"). */
+const char *ladle_func_name(ladle_func f);
+const char *ladle_agg_name(ladle_agg_op a);
+
 /* ----------------------------------------------------------------- bitmaps */
 
 static inline bool ladle_bit_get(const uint8_t *bits, int64_t i) {

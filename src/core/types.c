@@ -267,3 +267,56 @@ bool ladle_cast_refused(ladle_dtype from, ladle_dtype to) {
   return t == LADLE_TYPE_BOOL &&
          (f == LADLE_TYPE_DATE || f == LADLE_TYPE_DATETIME || f == LADLE_TYPE_DURATION);
 }
+
+/* The names of functions and aggregations, for plans' text and kernels'
+ * messages. */
+const char *ladle_func_name(ladle_func f) {
+  static const char *names[LADLE_FN_COUNT_] = {"not",
+                                               "neg",
+                                               "abs",
+                                               "is_null",
+                                               "is_not_null",
+                                               "is_nan",
+                                               "is_not_nan",
+                                               "fill_null",
+                                               "fill_nan",
+                                               "is_in",
+                                               "is_between",
+                                               "clip",
+                                               "round",
+                                               "floor",
+                                               "ceil",
+                                               "sqrt",
+                                               "log",
+                                               "exp",
+                                               "pow",
+                                               "hash",
+                                               "str.len_bytes",
+                                               "str.len_chars",
+                                               "str.contains",
+                                               "str.starts_with",
+                                               "str.ends_with",
+                                               "str.to_uppercase",
+                                               "str.to_lowercase",
+                                               "str.slice",
+                                               "str.strip_chars",
+                                               "concat_str",
+                                               "dt.year",
+                                               "dt.month",
+                                               "dt.day",
+                                               "dt.hour",
+                                               "dt.minute",
+                                               "dt.second",
+                                               "dt.weekday",
+                                               "dt.ordinal_day",
+                                               "dt.truncate",
+                                               "log1p"};
+  return (int)f >= 0 && f < LADLE_FN_COUNT_ ? names[f] : "?";
+}
+
+const char *ladle_agg_name(ladle_agg_op a) {
+  static const char *names[LADLE_AGG_COUNT_] = {
+      "sum",  "mean", "min", "max",    "count",    "null_count", "len",     "n_unique", "first",
+      "last", "std",  "var", "median", "quantile", "arg_min",    "arg_max", "any",      "all"};
+  return (int)a >= 0 && a < LADLE_AGG_COUNT_ ? names[a] : "?";
+}

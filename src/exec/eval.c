@@ -22,6 +22,29 @@ static bool is_set_arg(const ladle_bexpr *e, size_t i) {
   return e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_IN && i == 1;
 }
 
+/* e lowered for a kernel (backend.h): the node's own fields, its first
+ * argument's name, and its arguments' types in types[0..16) when there are
+ * at most 16 of them (else NULL). */
+static ladle_kexpr exec_lower(const ladle_bexpr *e, ladle_dtype *types) {
+  ladle_kexpr k;
+  memset(&k, 0, sizeof k);
+  k.kind = e->kind == LADLE_EX_AGG   ? LADLE_KEX_AGG
+           : e->kind == LADLE_EX_LEN ? LADLE_KEX_LEN
+                                     : LADLE_KEX_FUNC;
+  k.op = e->op;
+  k.type = e->type;
+  k.fopts = e->fopts;
+  k.aopts = e->aopts;
+  k.nargs = e->nargs;
+  k.aux = e->aux;
+  k.arg_name = e->nargs > 0 && e->args[0]->name != NULL ? e->args[0]->name : "";
+  if (e->nargs <= 16) {
+    for (size_t i = 0; i < e->nargs; i++) types[i] = e->args[i]->type;
+    k.arg_types = types;
+  }
+  return k;
+}
+
 /* A function's arguments are as long as the first or single values; anything
  * else would have a kernel read past a column, so it is an error here. */
 static ladle_status checked_func(exec_state *s, const ladle_bexpr *e, ladle_column *args,
@@ -31,7 +54,9 @@ static ladle_status checked_func(exec_state *s, const ladle_bexpr *e, ladle_colu
       return ladle_err_set(
           err, LADLE_EINVAL, "internal: argument %zu of %s has %lld rows, the first %lld", i,
           ladle_func_name((ladle_func)e->op), (long long)args[i].length, (long long)args[0].length);
-  return s->be->func(&s->k, e, args, e->nargs, out, err);
+  ladle_dtype types[16];
+  ladle_kexpr k = exec_lower(e, types);
+  return s->be->func(&s->k, &k, args, e->nargs, out, err);
 }
 
 /* The rows of the column a chunk's row-wise values belong to: its table's, or
@@ -508,9 +533,11 @@ static ladle_status agg_over(exec_state *s, const ladle_bexpr *e, const ladle_ta
     g = &one;
   }
   ladle_column agg;
+  ladle_dtype types[16];
+  ladle_kexpr k = exec_lower(e, types);
   if (st == LADLE_OK)
-    st = n > 1 ? s->be->aggregate_chunks(&s->k, e, ins, n, g, &agg, err)
-               : s->be->aggregate(&s->k, e, n ? ins : NULL, g, &agg, err);
+    st = n > 1 ? s->be->aggregate_chunks(&s->k, &k, ins, n, g, &agg, err)
+               : s->be->aggregate(&s->k, &k, n ? ins : NULL, g, &agg, err);
   if (st == LADLE_OK) {
     if (groups != NULL && broadcast) {
       st = broadcast_groups(&agg, g, out, err);
@@ -608,7 +635,9 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
   ladle_groups one;
   ladle_status st = single_group(1, &one, err);
   if (st == LADLE_OK) {
-    st = s->be->aggregate(&s->k, e, &in, &one, &agg, err);
+    ladle_dtype types[16];
+    ladle_kexpr k = exec_lower(e, types);
+    st = s->be->aggregate(&s->k, &k, &in, &one, &agg, err);
     ladle_groups_release(&one);
   }
   ladle_column_release(&in);

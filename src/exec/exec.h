@@ -5,6 +5,7 @@
 
 #include "../backend/backend.h"
 #include "../dist/comm.h"
+#include "../plan/plan.h"
 
 struct ladle_engine {
   ladle_engine_opts opts;

@@ -84,8 +84,6 @@ ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mo
                               ladle_bexpr **out, ladle_error *err);
 /* Appends a one-line text of a bound expression to b. */
 void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_strbuf *b);
-const char *ladle_func_name(ladle_func f);
-const char *ladle_agg_name(ladle_agg_op a);
 /* Whether casting from -> to is supported by the kernels. */
 bool ladle_cast_supported(ladle_dtype from, ladle_dtype to);
 

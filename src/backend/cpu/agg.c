@@ -500,7 +500,7 @@ static ladle_status ostat_piece(void *vctx, size_t piece, ladle_error *err) {
   return LADLE_OK;
 }
 
-static ladle_status order_stat(const ladle_kctx *ctx, const ladle_bexpr *agg,
+static ladle_status order_stat(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                const ladle_column *in, ladle_groups *g, ladle_column *o,
                                ladle_error *err) {
   int64_t ng = g->ngroups;
@@ -610,7 +610,7 @@ double ladle_cpu_float_sum(const double *f, int64_t n) { return polars_sum(f, n)
  * Polars' in-memory group_by does (checked on up to 3000 rows; on larger
  * inputs its partitioned group_by can round differently). The input's pieces
  * are one sequence of rows: Polars' own chunks are not known here. */
-static ladle_status ordered_mean(const ladle_bexpr *agg, const ladle_column *in, size_t nins,
+static ladle_status ordered_mean(const ladle_kexpr *agg, const ladle_column *in, size_t nins,
                                  ladle_groups *g, ladle_column *o, ladle_error *err) {
   LADLE_UNUSED(agg);
   int64_t ng = g->ngroups, n = 0;
@@ -694,7 +694,7 @@ static double *group_anchors(const ladle_column *in, size_t nins, const ladle_gr
   return a;
 }
 
-static ladle_status moments(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
+static ladle_status moments(const ladle_kctx *ctx, const ladle_kexpr *agg, const ladle_column *in,
                             size_t nins, ladle_groups *g, ladle_column *o, ladle_error *err) {
   int64_t ng = g->ngroups;
   double *mean = NULL, *m2 = NULL;
@@ -828,10 +828,10 @@ static void int128_aggregate(ladle_agg_op op, const ladle_column *in, const ladl
   }
 }
 
-static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, const ladle_column *in,
+static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, const ladle_column *in,
                               size_t nins, ladle_groups *g, ladle_column *out, ladle_error *err) {
   int64_t ng = g->ngroups;
-  ladle_agg_op op = agg->kind == LADLE_EX_LEN ? LADLE_AGG_LEN : (ladle_agg_op)agg->op;
+  ladle_agg_op op = agg->kind == LADLE_KEX_LEN ? LADLE_AGG_LEN : (ladle_agg_op)agg->op;
   ladle_column o;
   ladle_status st = LADLE_OK;
   ladle_phys ph = in ? ladle_type_phys(in->type.id) : LADLE_PHYS_NULL;
@@ -1036,7 +1036,7 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg, con
   return LADLE_OK;
 }
 
-ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
+ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                  const ladle_column *in, ladle_groups *g, ladle_column *out,
                                  ladle_error *err) {
   return aggregate(ctx, agg, in, in != NULL ? 1 : 0, g, out, err);
@@ -1052,11 +1052,11 @@ static bool scatters(ladle_agg_op op, ladle_type_id type) {
          type != LADLE_TYPE_INT128 && !ladle_type_is_varlen(type);
 }
 
-ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_bexpr *agg,
+ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                         const ladle_column *ins, size_t nins, ladle_groups *g,
                                         ladle_column *out, ladle_error *err) {
   if (nins <= 1) return ladle_cpu_aggregate(ctx, agg, nins ? ins : NULL, g, out, err);
-  if (agg->kind == LADLE_EX_AGG && scatters((ladle_agg_op)agg->op, ins[0].type.id))
+  if (agg->kind == LADLE_KEX_AGG && scatters((ladle_agg_op)agg->op, ins[0].type.id))
     return aggregate(ctx, agg, ins, nins, g, out, err);
   ladle_column whole;
   LADLE_RETURN_NOT_OK(ladle_column_concat(ins, nins, &whole, err));

@@ -69,7 +69,7 @@ static ladle_status cpu_compact(const ladle_kctx *ctx, const ladle_column *src, 
   return ladle_column_compact(src, keep, n_keep, out, err);
 }
 
-static bool cpu_supports_expr(const ladle_bexpr *e, ladle_error *err) {
+static bool cpu_supports(const ladle_kexpr *e, ladle_error *err) {
   LADLE_UNUSED(e);
   LADLE_UNUSED(err);
   return true; /* the CPU table is complete: every bound expression runs */
@@ -86,7 +86,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_take,
     ladle_cpu_filter,
     ladle_cpu_reduce,
-    cpu_supports_expr,
+    cpu_supports,
     ladle_cpu_binary,
     ladle_cpu_func,
     ladle_cpu_cast,

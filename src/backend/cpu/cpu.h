@@ -219,7 +219,7 @@ ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_c
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err);
-ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
+ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_kexpr *e, const ladle_column *args,
                             size_t nargs, ladle_column *out, ladle_error *err);
 /* cast.c: row i of a BOOL or integer column (up to 64 bits) as its two's
  * complement value widened to 64 bits; *neg for negative signed values. */
@@ -260,12 +260,12 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
 void ladle_fastmap_destroy(ladle_fastmap *fm);
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                  ladle_groups *out, ladle_error *err);
-ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_bexpr *agg,
+ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                  const ladle_column *in, ladle_groups *g, ladle_column *out,
                                  ladle_error *err);
 /* The same over nins consecutive pieces of the input (a table's partitions),
  * without concatenating them where the aggregation allows. */
-ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_bexpr *agg,
+ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                         const ladle_column *ins, size_t nins, ladle_groups *g,
                                         ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,

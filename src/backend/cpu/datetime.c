@@ -4,7 +4,7 @@
 #include "cpu.h"
 #include "temporal.h"
 
-ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *in,
+ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_kexpr *e, const ladle_column *in,
                                ladle_column *out, ladle_error *err) {
   LADLE_UNUSED(ctx);
   ladle_func f = (ladle_func)e->op;
@@ -12,7 +12,7 @@ ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e, cons
   if (dt && in->type.tz[0] != '\0' && strcmp(in->type.tz, "UTC") != 0)
     return ladle_err_set(err, LADLE_ENOTSUP,
                          "%s on '%s': time zone '%s' is not supported yet (only naive and UTC)",
-                         ladle_func_name(f), e->args[0]->name, in->type.tz);
+                         ladle_func_name(f), e->arg_name, in->type.tz);
   int64_t n = in->length;
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, n, in->validity != NULL, 0, &o, err));
@@ -33,7 +33,7 @@ ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e, cons
         st = ladle_err_set(err, LADLE_ECOMPUTE,
                            "dt.truncate('1mo') on '%s': row %lld is out of the range of dates "
                            "(-262143-01-02 to 262142-12-31)",
-                           e->args[0]->name, (long long)i);
+                           e->arg_name, (long long)i);
         break;
       }
       if (o.validity == NULL) st = ladle_column_add_validity(&o, err);

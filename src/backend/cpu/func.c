@@ -3,10 +3,10 @@
  * datetime.c. Inputs are already of the types the binder chose. */
 #include "cpu.h"
 
-ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
+ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_kexpr *e,
                                 const ladle_column *args, size_t nargs, ladle_column *out,
                                 ladle_error *err);
-ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *in,
+ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_kexpr *e, const ladle_column *in,
                                ladle_column *out, ladle_error *err);
 
 /* Output with the input's validity (a new copy of the bitmap). */
@@ -242,7 +242,7 @@ static uint64_t ipow(uint64_t base, uint32_t e) {
   return r;
 }
 
-static ladle_status math_func(const ladle_bexpr *e, const ladle_column *args, ladle_column *out,
+static ladle_status math_func(const ladle_kexpr *e, const ladle_column *args, ladle_column *out,
                               ladle_error *err) {
   const ladle_column *x = &args[0];
   ladle_func f = (ladle_func)e->op;
@@ -377,7 +377,7 @@ static ladle_status hash_func(const ladle_column *x, uint64_t seed, ladle_column
   return LADLE_OK;
 }
 
-ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_bexpr *e, const ladle_column *args,
+ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_kexpr *e, const ladle_column *args,
                             size_t nargs, ladle_column *out, ladle_error *err) {
   ladle_func f = (ladle_func)e->op;
   const ladle_column *x = &args[0];

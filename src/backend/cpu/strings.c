@@ -370,7 +370,7 @@ static void contains_scan(const ladle_column *x, const char *lit, size_t len,
   }
 }
 
-ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
+ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_kexpr *e,
                                 const ladle_column *args, size_t nargs, ladle_column *out,
                                 ladle_error *err) {
   LADLE_UNUSED(ctx);
@@ -408,7 +408,7 @@ ladle_status ladle_cpu_str_func(const ladle_kctx *ctx, const ladle_bexpr *e,
           regerror(rc, &re, msg, sizeof msg);
           ladle_column_release(&o);
           return ladle_err_set(err, LADLE_EINVAL, "str.contains on '%s': bad regex \"%s\": %s",
-                               e->args[0]->name, pat, msg);
+                               e->arg_name, pat, msg);
         }
       }
       char *tmp = NULL;
