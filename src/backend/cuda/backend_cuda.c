@@ -1,8 +1,8 @@
 /* backend_cuda.c — the CUDA kernel table (a tracer bullet: the column kernels
- * select, take, filter and reduce(sum), and the copies between host and
- * device), its stream-ordered device allocator, and the entry point the
- * loader (../loader.c) finds with dlsym. Built into libladle_cuda.so when nvcc
- * is on PATH at build time; nothing else in ladle links the CUDA runtime.
+ * select, take and filter of every fixed-width and string type, reduce(sum),
+ * and the copies between host and device), its stream-ordered device allocator, and the entry point
+ * the loader (../loader.c) finds with dlsym. Built into libladle_cuda.so when nvcc is on PATH at
+ * build time; nothing else in ladle links the CUDA runtime.
  *
  * Every CUDA call is checked and a failure becomes a status whose message
  * names the call. Kernels run on the device's stream; an entry whose output
@@ -250,15 +250,63 @@ done:
   return LADLE_OK;
 }
 
+/* take of a STRING or BINARY column: offsets by a scan of the rows' lengths,
+ * then the bytes, into buffers allocated between the two. */
+static ladle_status take_strings(const ladle_kctx *ctx, const ladle_column *src,
+                                 const ladle_column *idx, ladle_column *out, ladle_error *err) {
+  int64_t n = idx->length, total = 0;
+  unsigned long long nulls = 0;
+  const ladle_allocator *a = alloc_of(ctx);
+  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+  cudaStream_t s = stream_of(ctx);
+  ladle_column o;
+  memset(&o, 0, sizeof o);
+  o.type = src->type;
+  o.length = n;
+  ladle_buffer *cnt = NULL;
+  ladle_status st = ladle_buffer_alloc(a, (size_t)(n + 31) / 32 * 4, &o.owners[0], err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(n + 1) * 8, &o.owners[1], err);
+  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
+  if (st != LADLE_OK) goto done;
+  o.validity = o.owners[0]->data;
+  o.values = o.owners[1]->data;
+  CU_GOTO(ldc_take_string_offsets(src->values, src->validity, idx->values, idx->validity, n,
+                                  LADLE_COL_MUT(&o, int64_t),
+                                  (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, &scratch, s));
+  CU_GOTO(cudaMemcpyAsync(&total, (const int64_t *)o.values + n, 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  st = ladle_buffer_alloc(a, (size_t)total, &o.owners[2], err);
+  if (st != LADLE_OK) goto done;
+  o.chars = o.owners[2]->data;
+  CU_GOTO(ldc_take_string_chars(src->values, src->chars, idx->values, n, o.values,
+                                LADLE_COL_CHARS_MUT(&o), s));
+  o.null_count = (int64_t)nulls;
+  if (nulls == 0) {
+    ladle_buffer_release(o.owners[0]);
+    o.owners[0] = NULL;
+    o.validity = NULL;
+  }
+done:
+  ladle_buffer_release(cnt);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
 static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
                               const ladle_column *idx, ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  LADLE_RETURN_NOT_OK(check_column("take", src, false, err));
+  LADLE_RETURN_NOT_OK(check_column("take", src, true, err));
   if (idx->type.id != LADLE_TYPE_INT64)
     return ladle_err_set(err, LADLE_EINVAL, "take: index column of type %s, not Int64",
                          ladle_dtype_name(idx->type, NULL, 0));
   if (!on_device(src) || !on_device(idx))
     return ladle_err_set(err, LADLE_EINVAL, "take: a column not on the GPU");
+  if (ladle_type_is_varlen(src->type.id)) return take_strings(ctx, src, idx, out, err);
   int64_t n = idx->length;
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), src->type, n, true, 0, &o, err));
@@ -292,7 +340,7 @@ done:
 static ladle_status cuda_filter(const ladle_kctx *ctx, const ladle_column *src,
                                 const ladle_column *mask, ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  LADLE_RETURN_NOT_OK(check_column("filter", src, false, err));
+  LADLE_RETURN_NOT_OK(check_column("filter", src, true, err));
   LADLE_RETURN_NOT_OK(check_mask(mask, src->length, err));
   ladle_column idx;
   LADLE_RETURN_NOT_OK(cuda_select(ctx, mask, &idx, err));

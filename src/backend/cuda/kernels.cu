@@ -6,11 +6,12 @@
  * Validity is Arrow's bitmap (bit i of byte i / 8); outputs are written a
  * 32-bit word per warp (__ballot_sync), so output bitmaps are padded to whole
  * words (ladle_column_alloc_with does that on a device). */
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <thrust/iterator/counting_iterator.h>
+
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 
 #include "kernels.h"
 
@@ -61,6 +62,51 @@ __global__ void take_kernel(const T *src, const uint8_t *src_valid, const int64_
       int missing = __popc(in_range & ~word);
       if (missing != 0) atomicAdd(nulls, (unsigned long long)missing);
     }
+  }
+}
+
+/* Strings, first pass: out_off[i] = the byte length of row idx[i] (0 for a
+ * null row), validity and null count as take_kernel; out_off[n] = 0, so that
+ * an exclusive scan of n + 1 entries gives the offsets and the total. */
+__global__ void take_lengths_kernel(const int64_t *off, const uint8_t *src_valid,
+                                    const int64_t *idx, const uint8_t *idx_valid, int64_t n,
+                                    int64_t *out_off, uint32_t *out_valid,
+                                    unsigned long long *nulls) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      int64_t j = idx[i];
+      valid = bit(idx_valid, i) && j >= 0 && bit(src_valid, j);
+      out_off[i] = valid ? off[j + 1] - off[j] : 0;
+    }
+    unsigned word = __ballot_sync(0xffffffffu, valid);
+    if ((threadIdx.x & 31) == 0 && base + (int64_t)threadIdx.x < n) {
+      int64_t w = (base + threadIdx.x) >> 5;
+      int64_t left = n - (base + threadIdx.x);
+      unsigned in_range = left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
+      if (out_valid != nullptr) out_valid[w] = word;
+      int missing = __popc(in_range & ~word);
+      if (missing != 0) atomicAdd(nulls, (unsigned long long)missing);
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) out_off[n] = 0;
+}
+
+/* Strings, second pass: the bytes of each row, a warp per row (lanes stride
+ * over its bytes), rows grid-strided by warps. */
+__global__ void take_chars_kernel(const int64_t *src_off, const char *src_chars, const int64_t *idx,
+                                  int64_t n, const int64_t *out_off, char *out_chars) {
+  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+  int lane = threadIdx.x & 31;
+  for (int64_t i = warp; i < n; i += warps) {
+    int64_t len = out_off[i + 1] - out_off[i];
+    if (len == 0) continue;
+    const char *from = src_chars + src_off[idx[i]];
+    char *to = out_chars + out_off[i];
+    for (int64_t b = lane; b < len; b += 32) to[b] = from[b];
   }
 }
 
@@ -130,7 +176,7 @@ extern "C" cudaError_t ldc_take(int width, const void *src, const uint8_t *src_v
   cudaError_t e = cudaMemsetAsync(d_nulls, 0, sizeof *d_nulls, stream);
   if (e != cudaSuccess || n == 0) return e;
   int g = grid_for(n);
-#define LDC_TAKE(T)                                                                              \
+#define LDC_TAKE(T)                                                                                \
   take_kernel<T><<<g, kBlock, 0, stream>>>((const T *)src, src_valid, idx, idx_valid, n, (T *)out, \
                                            out_valid, d_nulls)
   switch (width) {
@@ -150,6 +196,36 @@ extern "C" cudaError_t ldc_take(int width, const void *src, const uint8_t *src_v
       return cudaErrorInvalidValue;
   }
 #undef LDC_TAKE
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_take_string_offsets(const int64_t *off, const uint8_t *src_valid,
+                                               const int64_t *idx, const uint8_t *idx_valid,
+                                               int64_t n, int64_t *out_off, uint32_t *out_valid,
+                                               unsigned long long *d_nulls,
+                                               const ldc_alloc *scratch, cudaStream_t stream) {
+  cudaError_t e = cudaMemsetAsync(d_nulls, 0, sizeof *d_nulls, stream);
+  if (e != cudaSuccess) return e;
+  take_lengths_kernel<<<grid_for(n), kBlock, 0, stream>>>(off, src_valid, idx, idx_valid, n,
+                                                          out_off, out_valid, d_nulls);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  size_t bytes = 0;
+  e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, out_off, out_off, n + 1, stream);
+  if (e != cudaSuccess) return e;
+  void *tmp = scratch->alloc(scratch->ctx, bytes);
+  if (tmp == nullptr) return cudaErrorMemoryAllocation;
+  e = cub::DeviceScan::ExclusiveSum(tmp, bytes, out_off, out_off, n + 1, stream);
+  scratch->free(scratch->ctx, tmp, bytes);
+  return e;
+}
+
+extern "C" cudaError_t ldc_take_string_chars(const int64_t *src_off, const char *src_chars,
+                                             const int64_t *idx, int64_t n, const int64_t *out_off,
+                                             char *out_chars, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  int64_t blocks = (n * 32 + kBlock - 1) / kBlock;
+  int g = (int)(blocks > 65535 * 32 ? 65535 * 32 : blocks);
+  take_chars_kernel<<<g, kBlock, 0, stream>>>(src_off, src_chars, idx, n, out_off, out_chars);
   return cudaGetLastError();
 }
 

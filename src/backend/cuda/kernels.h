@@ -46,6 +46,18 @@ cudaError_t ldc_select(const uint8_t *mask, const uint8_t *validity, int64_t n, 
 cudaError_t ldc_take(int width, const void *src, const uint8_t *src_valid, const int64_t *idx,
                      const uint8_t *idx_valid, int64_t n, void *out, uint32_t *out_valid,
                      unsigned long long *d_nulls, cudaStream_t stream);
+/* Strings, by two launchers with an allocation between them: the offsets of
+ * the rows src[idx[i]] into out_off (n + 1 entries, from 0; out_off[n] is
+ * the bytes they need), their validity and null count as ldc_take; then
+ * their bytes into out_chars. */
+cudaError_t ldc_take_string_offsets(const int64_t *off, const uint8_t *src_valid,
+                                    const int64_t *idx, const uint8_t *idx_valid, int64_t n,
+                                    int64_t *out_off, uint32_t *out_valid,
+                                    unsigned long long *d_nulls, const ldc_alloc *scratch,
+                                    cudaStream_t stream);
+cudaError_t ldc_take_string_chars(const int64_t *src_off, const char *src_chars, const int64_t *idx,
+                                  int64_t n, const int64_t *out_off, char *out_chars,
+                                  cudaStream_t stream);
 /* The sum of the valid values of v into *acc: a wrapping uint64 for integers,
  * a double for floats. part: LDC_SUM_BLOCKS accumulators of scratch. */
 cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid, int64_t n, void *acc,
