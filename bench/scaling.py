@@ -31,7 +31,8 @@ Writes <out>/<date>-<host>-scaling[-sf<SF>][-parquet].json after every
 subprocess (a run cut short still leaves its results) and, with matplotlib, a
 PNG beside it: geomean time and speedup against threads per engine, and peak
 memory. --budget SECONDS stops starting (and cuts) subprocesses past that wall
-time and still writes the JSON, the PNG and the tables.
+time and still writes the JSON, the PNG and the tables. Exit status: 0, 1 for a
+wrong answer or an engine's error, 3 when the budget cut the run short.
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ def worker(args: argparse.Namespace) -> int:
         emit(rec)
         med = f"{rec['median_s']:8.4f}s" if rec["status"] == "ok" else f"{rec['status']:>9s}"
         mem = f"peak +{rec['peak_bytes'] / MIB:8.1f} MiB (HWM {rec['hwm_bytes'] / MIB:8.1f})" if "peak_bytes" in rec else ""
-        print(f"  {engine:6s} x{n:<3d} q{q:<3d} {med} {mem} {rec.get('note', '')[:100]}", flush=True)
+        print(f"  {engine:6s} x{n:<3d} q{q:<3d} {med} {mem} {(rec.get('note') or '').splitlines()[0][:100] if rec.get('note') else ''}", flush=True)
     if eng is not None:
         emit({"kind": "ladle_stats", "engine": engine, "threads": n, "stats": eng.stats()})
     part.close()
@@ -448,7 +449,8 @@ def main(args: argparse.Namespace) -> int:
                         if rec["status"] in ("WRONG", "error"):
                             doc["failures"].append(f"{engine} x{n} {rec['query']}: {rec['status']}: {rec.get('note', '')[:500]}")
                 if timed_out:
-                    doc["failures"].append(f"{engine} x{n}: cut at the budget ({args.budget:.0f}s) after {len(lines)} records")
+                    doc.setdefault("cut", []).append(f"{engine} x{n}: cut at the budget ({args.budget:.0f}s) "
+                                                     f"after {sum(r.get('query') is not None for r in lines)} queries")
                 elif rc != 0 and not any(f.startswith(f"{engine} x{n} ") for f in doc["failures"]):
                     doc["failures"].append(f"{engine} x{n}: the subprocess exited with {rc}")
                 doc["workers"].append(w)
@@ -463,10 +465,14 @@ def main(args: argparse.Namespace) -> int:
     print(f"\nwrote {json_path}", flush=True)
     if chart(doc, json_path.with_suffix(".png")):
         print(f"wrote {json_path.with_suffix('.png')}")
+    if cut:
+        print(f"\nINCOMPLETE: the budget of {args.budget:.0f}s was spent: "
+              + "; ".join(doc.get("cut", []) + [f"{w['engine']} x{w['threads']} not run" for w in doc["workers"]
+                                                if "skipped" in w]), file=sys.stderr)
     if doc["failures"]:
         print("\nFAILURES (the run fails):\n  " + "\n  ".join(f[:300] for f in doc["failures"]), file=sys.stderr)
         return 1
-    return 0
+    return 3 if cut else 0
 
 
 # ------------------------------------------------------------------ report
@@ -619,7 +625,9 @@ def chart(doc: dict[str, Any], path: Path) -> bool:
         xs = [i + (k - (len(engines) - 1) / 2) * width for i in range(len(threads))]
         pk = [s["by_threads"][str(n)]["peak"].get(e, {}) for n in threads]
         base_rss = [(p.get("baseline_rss_bytes") or 0) / MIB for p in pk]
-        above = [(p.get("max_above_tables_bytes") or 0) / MIB for p in pk]
+        # without clear_refs: the whole process' ru_maxrss over the tables
+        above = [(p.get("max_above_tables_bytes") if p.get("max_above_tables_bytes") is not None else
+                  max((p.get("process_maxrss_bytes") or 0) - (p.get("baseline_rss_bytes") or 0), 0)) / MIB for p in pk]
         a3.bar(xs, base_rss, width, color=colors.get(e), alpha=0.35, hatch="//", edgecolor="white")
         a3.bar(xs, above, width, bottom=base_rss, color=colors.get(e), label=e)
     a3.set_xticks(range(len(threads)))
