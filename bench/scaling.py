@@ -19,8 +19,9 @@ Polars' jemalloc and DuckDB's buffer pool keep theirs) counts in the RSS before
 a query: peak_bytes can miss memory the query reused from it, and
 above_tables_bytes can count what it did not use; the largest
 above_tables_bytes of an engine is its peak working memory over the tables.
-Where clear_refs cannot be written, each subprocess' ru_maxrss is all there is,
-and the JSON says so.
+Where clear_refs cannot be written (gVisor), a thread reads the RSS every 2 ms
+during each query's untimed warm-up instead, and the JSON says so
+(memory_method); each subprocess' ru_maxrss is kept either way.
 
     python bench/scaling.py                               # SF1, threads 1,2,4,8,16, 3 runs
     python bench/scaling.py --sf 0.1 --threads 1,2 --runs 1
@@ -48,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -56,6 +58,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "python")]
 
 ENGINES = ("ladle", "polars", "duckdb")
+METHODS = {
+    "clear_refs": "clear_refs: VmHWM reset before each query's warm-up, read after its timed runs",
+    "sample": ("sampled (clear_refs not writable, or --memory sample): RSS read every 2 ms during each query's warm-up "
+               "(a peak shorter than that can be missed); each process' ru_maxrss is in workers"),
+}
 MIB = 1 << 20
 
 
@@ -72,6 +79,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--budget", type=float, default=0.0,
                     help="seconds of wall time for all subprocesses; past it the one running is cut and no more start (0: none)")
+    ap.add_argument("--memory", choices=("auto", "clear_refs", "sample"), default="auto",
+                    help="per-query peak memory: VmHWM reset through /proc/self/clear_refs (auto: where writable), "
+                         "else RSS sampled every 2 ms during the warm-up")
     ap.add_argument("--plot-only", type=Path, metavar="JSON",
                     help="print the tables from a JSON of this script and draw its PNG into --out")
     # internal: one engine at one thread count, in a fresh process
@@ -131,6 +141,51 @@ def malloc_trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def rss_now() -> int | None:
+    """Resident bytes now, from /proc/self/statm (cheaper than status)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return proc_status_bytes("VmRSS")
+
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+class RssSampler:
+    """The most RSS seen by a thread that reads it every interval seconds while
+    the block runs: the fallback where VmHWM cannot be reset (gVisor has no
+    clear_refs). The engines release the GIL while they work, so it samples."""
+
+    def __init__(self, interval: float = 0.002) -> None:
+        self.interval = interval
+        self.peak = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _take(self) -> None:
+        r = rss_now()
+        if r is not None:
+            self.peak = max(self.peak, r)
+            self.samples += 1
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._take()
+
+    def __enter__(self) -> "RssSampler":
+        self._take()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._take()
 
 
 def reset_hwm() -> bool:
@@ -201,10 +256,13 @@ def worker(args: argparse.Namespace) -> int:
     load_s = time.perf_counter() - t0
     gc.collect()
     malloc_trim()
-    can_reset = reset_hwm()
+    can_reset = reset_hwm() if args.memory != "sample" else False
+    if args.memory == "clear_refs" and not can_reset:
+        raise SystemExit("--memory clear_refs: /proc/self/clear_refs is not writable here")
+    method = "clear_refs" if can_reset else "sample"
     baseline = proc_status_bytes("VmRSS")
-    emit({"kind": "meta", "engine": engine, "threads": n, "load_s": load_s,
-          "baseline_rss_bytes": baseline, "clear_refs": can_reset, "pid": os.getpid()})
+    emit({"kind": "meta", "engine": engine, "threads": n, "load_s": load_s, "baseline_rss_bytes": baseline,
+          "clear_refs": can_reset, "memory_method": method, "pid": os.getpid()})
     print(f"[{engine} x{n}] tables {'opened' if args.parquet else 'loaded'} in {load_s:.2f}s, "
           f"RSS {(proc_status_bytes('VmRSS') or 0) / MIB:.0f} MiB", flush=True)
 
@@ -227,10 +285,16 @@ def worker(args: argparse.Namespace) -> int:
         gc.collect()
         malloc_trim()
         rss0 = proc_status_bytes("VmRSS")
-        reset_hwm()
+        if can_reset:
+            reset_hwm()
+        sampler = RssSampler()
         try:
             t = time.perf_counter()
-            got = run()
+            if can_reset:
+                got = run()
+            else:  # sampled during the (untimed) warm-up only
+                with sampler:
+                    got = run()
             rec["warmup_s"] = time.perf_counter() - t
             check(got)
             del got
@@ -248,8 +312,10 @@ def worker(args: argparse.Namespace) -> int:
             rec.update(status="unsupported" if unsupported else "error", note=f"{type(e).__name__}: {str(e)[:2000]}")
         else:
             rec.update(status="ok", median_s=statistics.median(times), runs_s=times)
-        hwm = proc_status_bytes("VmHWM")
-        if can_reset and hwm is not None and rss0 is not None:
+        hwm = proc_status_bytes("VmHWM") if can_reset else (sampler.peak or None)
+        if not can_reset:
+            rec["rss_samples"] = sampler.samples
+        if hwm is not None and rss0 is not None:
             rec.update(peak_bytes=max(hwm - rss0, 0), hwm_bytes=hwm, rss_before_bytes=rss0,
                        above_tables_bytes=max(hwm - baseline, 0) if baseline is not None else None)
         emit(rec)
@@ -430,6 +496,7 @@ def main(args: argparse.Namespace) -> int:
                        "--tables", str(tables_dir), "--refs", str(refs), "--partial", str(partial)]
                 if args.parquet:
                     cmd.append("--parquet")
+                cmd += ["--memory", args.memory]
                 env = dict(os.environ, POLARS_MAX_THREADS=str(n))
                 t = time.monotonic()
                 rc, maxrss, timed_out = run_child(cmd, env, (args.budget - elapsed) if args.budget else None)
@@ -443,8 +510,6 @@ def main(args: argparse.Namespace) -> int:
                     elif kind == "ladle_stats":
                         w["ladle_stats"] = rec["stats"]
                     else:
-                        if not w.get("clear_refs", True):
-                            rec["peak_note"] = "clear_refs not writable: see the worker's process_maxrss_bytes"
                         doc["results"].append(rec)
                         if rec["status"] in ("WRONG", "error"):
                             doc["failures"].append(f"{engine} x{n} {rec['query']}: {rec['status']}: {rec.get('note', '')[:500]}")
@@ -454,10 +519,8 @@ def main(args: argparse.Namespace) -> int:
                 elif rc != 0 and not any(f.startswith(f"{engine} x{n} ") for f in doc["failures"]):
                     doc["failures"].append(f"{engine} x{n}: the subprocess exited with {rc}")
                 doc["workers"].append(w)
-                resets = [x.get("clear_refs") for x in doc["workers"] if "clear_refs" in x]
-                doc["memory_method"] = ("clear_refs: per-query VmHWM" if resets and all(resets) else
-                                        "ru_maxrss of each whole subprocess (/proc/self/clear_refs not writable): "
-                                        "no per-query peaks" if resets else None)
+                methods = sorted(set(x["memory_method"] for x in doc["workers"] if "memory_method" in x))
+                doc["memory_method"] = "; ".join(METHODS[m] for m in methods) or None
                 save()
         doc["status"] = "incomplete: budget spent" if cut else "complete"
         save()
