@@ -34,14 +34,15 @@ def tpch_dir(data: Path, sf: float) -> Path:
 
 def tpch_files(args: Any) -> dict[str, Path]:
     """The eight tables under args.data/tpch-sf<args.sf>/ as Parquet, written on
-    first use: SF0.1 from dbgen's files in ../shared, others from tpch_gen.py."""
+    first use: SF0.1 from dbgen's files in ../shared where they are, others (and
+    SF0.1 without ../shared) from tpch_gen.py."""
     d = tpch_dir(args.data, args.sf)
     paths = {t: d / f"{t}.parquet" for t in TABLES}
     if all(p.exists() for p in paths.values()):
         return paths
     d.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    if args.sf == 0.1:
+    if dbgen_sf01(args.sf):
         from tpch_queries import load_all
         frames = load_all("sf0.1")
         how = "dbgen's SF0.1 files from ../shared"
@@ -55,8 +56,16 @@ def tpch_files(args: Any) -> dict[str, Path]:
     return paths
 
 
+def dbgen_sf01(sf: float) -> bool:
+    """SF0.1 comes from dbgen's files in ../shared where they are (not on a
+    machine that has only the checkout); everything else from tpch_gen.py."""
+    from tpch_queries import DATA_DIR
+
+    return sf == 0.1 and (DATA_DIR / "sf0.1" / "lineitem.tbl.zst").exists()
+
+
 def tpch_source(sf: float) -> str:
-    return "dbgen SF0.1 (../shared)" if sf == 0.1 else "bench/tpch_gen.py (numpy, from the spec)"
+    return "dbgen SF0.1 (../shared)" if dbgen_sf01(sf) else "bench/tpch_gen.py (numpy, from the spec)"
 
 
 def same_frame(got: pl.DataFrame, ref: pl.DataFrame, ordered: bool, rel_tol: float = 1e-6) -> None:
