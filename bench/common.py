@@ -106,7 +106,8 @@ def machine() -> dict[str, Any]:
 
 
 def git_commit() -> str:
-    """HEAD, with -dirty when tracked files changed; "unknown" without git."""
+    """HEAD, with -dirty when tracked files changed; without git (a copy of the
+    tree on another machine) $LADLE_COMMIT, or "unknown"."""
     def git(*a: str) -> str:
         try:
             return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
@@ -114,6 +115,8 @@ def git_commit() -> str:
             return "unknown"
 
     commit = git("rev-parse", "HEAD")
-    if commit != "unknown" and git("status", "--porcelain", "--untracked-files=no"):
+    if commit == "unknown":
+        return os.environ.get("LADLE_COMMIT", "unknown")
+    if git("status", "--porcelain", "--untracked-files=no"):
         commit += "-dirty"
     return commit
