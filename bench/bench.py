@@ -25,10 +25,8 @@ import datetime as dt
 import json
 import math
 import os
-import platform
 import socket
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -69,6 +67,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from polars.testing import assert_frame_equal  # noqa: E402
 
 import ladle  # noqa: E402
+from common import git_commit, machine, same_frame, same_values, tpch_files, tpch_source  # noqa: E402
 
 ENGINES = ("ladle", "polars", "duckdb", "pyarrow")
 
@@ -116,7 +115,7 @@ class Bench:
         self._record(workload, name, "polars", "ok", self._time(lambda: lf.collect()), f"warm-up {first:.3f}s")
         try:
             got = lf.collect(engine=self.engine)
-            assert_frame_equal(got, ref, check_row_order=ordered, check_exact=False, rel_tol=rel_tol, abs_tol=1e-9)
+            same_frame(got, ref, ordered, rel_tol)
             del got  # results at 25M rows are gigabytes: hold one at a time
         except ladle.UnsupportedError as e:
             self._record(workload, name, "ladle", "unsupported", note=str(e))
@@ -137,48 +136,7 @@ class Bench:
                 self._record(workload, name, "duckdb", "ok", self._time(lambda: con.sql(sql).to_arrow_table()))
 
 
-def same_values(a: Any, b: pl.DataFrame, ordered: bool, rel_tol: float) -> None:
-    """DuckDB's result against Polars': the same columns by position, numbers
-    compared as Float64 within rel_tol, rows in order or as multisets."""
-    assert isinstance(a, pl.DataFrame)
-    assert a.shape == b.shape, f"shape {a.shape} vs {b.shape}"
-
-    def norm(df: pl.DataFrame) -> pl.DataFrame:
-        df = df.rename({c: f"c{i}" for i, c in enumerate(df.columns)})
-        return df.with_columns(pl.col(pl.NUMERIC_DTYPES if hasattr(pl, "NUMERIC_DTYPES") else []).cast(pl.Float64)) \
-            .with_columns([pl.col(c).cast(pl.Float64) for c, t in df.schema.items() if t.is_numeric() or t == pl.Boolean])
-
-    a, b = norm(a), norm(b)
-    if not ordered:
-        a, b = a.sort(a.columns), b.sort(b.columns)
-    assert_frame_equal(a, b, check_exact=False, rel_tol=rel_tol, abs_tol=1e-6, check_dtypes=False)
-
-
 # --------------------------------------------------------------- workloads
-
-TABLES = ["region", "nation", "supplier", "part", "partsupp", "customer", "orders", "lineitem"]
-
-
-def tpch_files(args: argparse.Namespace) -> dict[str, Path]:
-    d = args.data / f"tpch-sf{args.sf:g}"
-    paths = {t: d / f"{t}.parquet" for t in TABLES}
-    if all(p.exists() for p in paths.values()):
-        return paths
-    d.mkdir(parents=True, exist_ok=True)
-    t = time.perf_counter()
-    if args.sf == 0.1:
-        from tpch_queries import load_all
-        frames = load_all("sf0.1")
-        how = "dbgen's SF0.1 files from ../shared"
-    else:
-        from tpch_gen import generate
-        frames = generate(args.sf)
-        how = "bench/tpch_gen.py"
-    for name, df in frames.items():
-        df.write_parquet(paths[name], row_group_size=1 << 17)
-    print(f"TPC-H SF{args.sf:g} written to {d} from {how} in {time.perf_counter() - t:.1f}s")
-    return paths
-
 
 def run_tpch(b: Bench, paths: dict[str, Path], in_memory: bool) -> None:
     from tpch_queries import QUERIES
@@ -297,32 +255,10 @@ def run_scan(b: Bench, paths: dict[str, Path]) -> None:
 
 # ----------------------------------------------------------------- report
 
-def machine() -> dict[str, Any]:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-        mem_kb = next(int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal"))
-    except (OSError, StopIteration):
-        mem_kb = 0
-    return {"host": socket.gethostname(), "cores": os.cpu_count(), "memory_gib": round(mem_kb / 2**20, 1),
-            "cpu_model": model, "platform": platform.platform(), "python": platform.python_version()}
-
-
 def versions() -> dict[str, str]:
     import torch
 
-    def git(*a: str) -> str:
-        try:
-            return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return "unknown"
-
-    commit = git("rev-parse", "HEAD")
-    if git("status", "--porcelain", "--untracked-files=no"):
-        commit += "-dirty"
+    commit = git_commit()
     return {"ladle": ladle.__version__, "ladle_commit": commit, "polars": pl.__version__, "duckdb": duckdb.__version__,
             "pyarrow": pa.__version__, "numpy": np.__version__, "torch": torch.__version__}
 
@@ -427,7 +363,7 @@ def main() -> int:
     doc = {"date": day, "machine": machine(), "versions": versions(), "threads": args.threads, "runs": args.runs,
            "device": args.device, "params": {"tpch_sf": args.sf, "dbbench_rows": args.rows, "etl_ratings": args.etl_rows,
                                              "workloads": work},
-           "tpch_data": "dbgen SF0.1 (../shared)" if args.sf == 0.1 else "bench/tpch_gen.py (numpy, from the spec)",
+           "tpch_data": tpch_source(args.sf),
            "summary": summary, "failures": b.failures, "results": b.rows, "wall_s": time.perf_counter() - t0}
     (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=1))
     chart(b.rows, summary, args.out / f"{stem}.png",
