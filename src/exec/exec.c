@@ -722,8 +722,17 @@ static bool hoist_subaggs(exec_state *s, const ladle_plan *p, const ladle_table 
   return true;
 }
 
+ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *schema,
+                                          ladle_column *cols, int64_t nrows, ladle_table **out,
+                                          ladle_error *err) {
+  return table_from_columns(s, schema, cols, nrows, out, err);
+}
+
 static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_table *in,
                                   ladle_table **out, ladle_error *err) {
+  bool partial = false;
+  LADLE_RETURN_NOT_OK(ladle_exec_group_by_partial(s, p, in, out, &partial, err));
+  if (partial) return LADLE_OK;
   size_t nk = p->nkeys, na = p->nexprs;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   ladle_column *cols = calloc(nk + na + 1, sizeof *cols);
@@ -1629,6 +1638,24 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
         *out = ladle_table_ref(s->cache[i].table);
         return LADLE_OK;
       }
+  /* a group_by over row-wise nodes (filters, projections): they run chunk
+   * by chunk inside its partial step, on their source's output (a pipeline:
+   * no table between them); where the partial step turns the input down,
+   * their output is made and the plain group_by runs on it */
+  const ladle_plan *gsrc = p->kind == LADLE_NODE_GROUP_BY && s->sip.node != p
+                               ? ladle_exec_group_by_source(p)
+                               : NULL;
+  if (gsrc != NULL) {
+    ladle_table *src, *mid = NULL;
+    LADLE_RETURN_NOT_OK(exec_node(s, gsrc, &src, err));
+    ladle_status st = ladle_exec_group_by_pipeline(s, p, src, out, &mid, err);
+    ladle_table_release(src);
+    if (st == LADLE_OK && mid != NULL) {
+      st = exec_group_by(s, p, mid, out, err);
+      ladle_table_release(mid);
+    }
+    return st;
+  }
   /* a projection (columns picked, as they are) passes the result on */
   if (p == s->out_node && p->kind == LADLE_NODE_PROJECT && p->ninputs == 1)
     s->out_node = p->inputs[0];

@@ -148,6 +148,25 @@ ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk
 void exec_pred_destroy(exec_pred *p);
 
 void ladle_release_columns(ladle_column *cols, size_t n);
+/* A one-chunk table of schema from whole columns (consumed, also on failure),
+ * re-split into morsels. */
+ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *schema,
+                                          ladle_column *cols, int64_t nrows, ladle_table **out,
+                                          ladle_error *err);
+/* group_by p over in as partial and final steps (aggregate_partial.c): *used
+ * false (and nothing done) where that path does not apply; an error is the
+ * query's. */
+ladle_status ladle_exec_group_by_partial(exec_state *s, const ladle_plan *p, const ladle_table *in,
+                                         ladle_table **out, bool *used, ladle_error *err);
+/* The node under group_by p's pipeline of row-wise nodes (FILTER, SELECT,
+ * WITH_COLUMNS, PROJECT), which then run chunk by chunk inside its partial
+ * step; NULL where p does not run that way. */
+const ladle_plan *ladle_exec_group_by_source(const ladle_plan *p);
+/* group_by p over `src`, the output of that node: *out its result, or, where
+ * the partial step turned the input down, *mid the pipeline's output (p's
+ * input) for the plain group_by to run on. */
+ladle_status ladle_exec_group_by_pipeline(exec_state *s, const ladle_plan *p, const ladle_table *src,
+                                          ladle_table **out, ladle_table **mid, ladle_error *err);
 /* Pushes e's value (col, taken over) on the hoist stack, where evaluation finds
  * it instead of computing e; ladle_exec_unhoist pops back to a mark. */
 ladle_status ladle_exec_hoist(exec_state *s, const ladle_bexpr *e, ladle_column *col,
