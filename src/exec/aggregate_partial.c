@@ -19,7 +19,8 @@
  * planned; a probe of the first chunk turns it down when groups are many
  * (partials as long as the input only add work). LADLE_PARTIAL_AGG=0 turns it
  * off, =1 uses it for every input it can run (the tests), and by default it
- * runs on inputs of at least two chunks and PARTIAL_MIN_ROWS rows. */
+ * runs on inputs of at least PARTIAL_MIN_ROWS rows in four chunks or more, the
+ * first of them at most a quarter of the rows. */
 #include "exec.h"
 
 enum { PARTIAL_MIN_ROWS = 100000 };
@@ -586,7 +587,11 @@ static ladle_status run_partial(exec_state *s, const ladle_plan *p, const ladle_
   *used = false;
   int mode = partial_mode();
   if (mode == 0 || in->nchunks == 0) return LADLE_OK;
-  if (mode < 0 && (in->nchunks < 2 || in->num_rows < PARTIAL_MIN_ROWS)) return LADLE_OK;
+  /* by default: enough rows, and chunks enough that the probe (the first
+   * chunk, on this thread) is a small part of them */
+  if (mode < 0 && (in->nchunks < 4 || in->num_rows < PARTIAL_MIN_ROWS ||
+                   in->chunks[0].length > in->num_rows / 4))
+    return LADLE_OK;
   size_t nk = p->nkeys, na = p->nexprs, ncols = 0;
   pa_expr *x = calloc(LADLE_MAX(na, 1), sizeof *x);
   if (x == NULL) return LADLE_OOM(err, "group_by");
