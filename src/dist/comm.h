@@ -1,6 +1,14 @@
-/* comm.h — the communicator table: collectives on host (and later device)
- * buffers. Implementations: self (one rank, here), MPI, NCCL and host callbacks
- * (to come with the distributed issue). The executor talks only to this table. */
+/* comm.h — the communicator table: the collectives an exchange needs, over
+ * buffers on the host or on a device, ordered on a stream (NULL on the host),
+ * as MPI's and NCCL's are. Implementations: self (one rank, comm_self.c),
+ * then MPI, NCCL and host callbacks (torch.distributed) with the distributed
+ * issue. The executor talks only to this table; with one rank its exchanges
+ * are identities and never call it for data.
+ *
+ * Counts and displacements are in bytes. Every rank calls every collective in
+ * the same order with matching sizes; a rank that cannot go on returns an
+ * error naming itself, and the implementation fails the others within its
+ * timeout rather than hang. */
 #ifndef LADLE_COMM_H
 #define LADLE_COMM_H
 
@@ -8,26 +16,70 @@
 
 typedef struct ladle_comm ladle_comm;
 
+/* Element types and operations of allreduce. */
+typedef enum ladle_comm_type {
+  LADLE_COMM_I64,
+  LADLE_COMM_U64,
+  LADLE_COMM_F64,
+  LADLE_COMM_TYPE_COUNT_
+} ladle_comm_type;
+typedef enum ladle_comm_op {
+  LADLE_COMM_SUM,
+  LADLE_COMM_MIN,
+  LADLE_COMM_MAX,
+  LADLE_COMM_OP_COUNT_
+} ladle_comm_op;
+
+/* Where a collective's buffers are: the device they live on and the stream
+ * the operation is ordered on (NULL: the host, synchronous). */
+typedef struct ladle_comm_place {
+  ladle_device_type device;
+  int device_id;
+  void *stream;
+} ladle_comm_place;
+
 typedef struct ladle_comm_vtable {
   const char *name;
-  /* every rank's `bytes` bytes into out (size * bytes) */
+  /* every rank's `bytes` bytes into out (size * bytes, in rank order) */
   ladle_status (*allgather)(ladle_comm *c, const void *in, size_t bytes, void *out,
+                            ladle_comm_place where, ladle_error *err);
+  /* rank r's in (counts[r] bytes) into out at displs[r] */
+  ladle_status (*allgatherv)(ladle_comm *c, const void *in, const size_t *counts,
+                             const size_t *displs, void *out, ladle_comm_place where,
+                             ladle_error *err);
+  /* send_counts[r] bytes from in at send_displs[r] to rank r; recv_counts[r]
+   * bytes from rank r into out at recv_displs[r] (a hash partition's move) */
+  ladle_status (*alltoallv)(ladle_comm *c, const void *in, const size_t *send_counts,
+                            const size_t *send_displs, void *out, const size_t *recv_counts,
+                            const size_t *recv_displs, ladle_comm_place where, ladle_error *err);
+  /* root's `bytes` bytes of buf to every rank's buf */
+  ladle_status (*bcast)(ladle_comm *c, void *buf, size_t bytes, int root, ladle_comm_place where,
+                        ladle_error *err);
+  /* out[i] = op over ranks of in[i], i < n (in == out allowed) */
+  ladle_status (*allreduce)(ladle_comm *c, const void *in, void *out, size_t n,
+                            ladle_comm_type type, ladle_comm_op op, ladle_comm_place where,
                             ladle_error *err);
-  /* sum of int64 values across ranks, in place */
-  ladle_status (*allreduce_sum_i64)(ladle_comm *c, int64_t *values, size_t n, ladle_error *err);
   ladle_status (*barrier)(ladle_comm *c, ladle_error *err);
   void (*destroy)(ladle_comm *c);
 } ladle_comm_vtable;
+
+/* Copies bytes between buffers of one device on a stream: what a one-rank
+ * communicator needs for device buffers (the device's backend supplies it). */
+typedef ladle_status (*ladle_comm_copy_fn)(void *dst, const void *src, size_t bytes,
+                                           ladle_comm_place where, ladle_error *err);
 
 struct ladle_comm {
   const ladle_comm_vtable *vt;
   int rank;
   int size;
+  ladle_comm_copy_fn device_copy; /* NULL: host buffers only */
   void *impl;
 };
 
-/* The one-rank communicator: collectives are copies. */
-ladle_status ladle_comm_self_create(ladle_comm **out, ladle_error *err);
+/* The one-rank communicator: collectives are copies (device buffers through
+ * device_copy, which may be NULL: then they are refused). */
+ladle_status ladle_comm_self_create(ladle_comm_copy_fn device_copy, ladle_comm **out,
+                                    ladle_error *err);
 void ladle_comm_destroy(ladle_comm *c);
 
 #endif

@@ -632,6 +632,24 @@ static ladle_status run_partial(exec_state *s, const ladle_plan *p, const ladle_
     ncat--;
     goto done;
   }
+  {
+    /* EXCHANGE: the partial rows to the rank that owns their keys (a
+     * reduction's to one rank); with one rank they stay as they are */
+    ladle_column *moved = calloc(ncols, sizeof *moved);
+    if (moved == NULL) {
+      st = LADLE_OOM(err, "group_by");
+      goto done;
+    }
+    st = ladle_exec_exchange(s, nk > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_GATHER, cat, ncols,
+                             nk, moved, err);
+    if (st != LADLE_OK) {
+      free(moved);
+      goto done;
+    }
+    release_n(cat, ncat);
+    free(cat);
+    cat = moved;
+  }
   int64_t prow = cat[0].length;
   st = groups_of(s, p, cat, prow, &g, err);
   if (st != LADLE_OK) goto done;

@@ -1874,7 +1874,7 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   e->morsel_rows = o.morsel_rows > 0 ? o.morsel_rows : 65536;
   e->backend = ladle_backend_cpu();
   ladle_status st = ladle_pool_create(o.threads, &e->pool, err);
-  if (st == LADLE_OK) st = ladle_comm_self_create(&e->comm, err);
+  if (st == LADLE_OK) st = ladle_comm_self_create(NULL, &e->comm, err);
   if (st == LADLE_OK) st = ladle_mr_create(ladle_allocator_host(), o.memory_limit, &e->mr, err);
   if (st != LADLE_OK) {
     ladle_engine_destroy(e);

@@ -148,6 +148,18 @@ ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk
 void exec_pred_destroy(exec_pred *p);
 
 void ladle_release_columns(ladle_column *cols, size_t n);
+/* EXCHANGE (exchange.c): cols (ncols, the first nkeys the keys of a hash
+ * exchange) moved between ranks through the engine's communicator; out
+ * (ncols columns, owned) holds this rank's rows after it. The identity with
+ * one rank. */
+typedef enum ladle_exchange_kind {
+  LADLE_EXCHANGE_HASH,      /* rows to rank hash(keys) % ranks */
+  LADLE_EXCHANGE_BROADCAST, /* every rank gets every row */
+  LADLE_EXCHANGE_GATHER     /* rank 0 gets every row */
+} ladle_exchange_kind;
+const char *ladle_exchange_name(ladle_exchange_kind kind);
+ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
+                                 size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err);
 /* A one-chunk table of schema from whole columns (consumed, also on failure),
  * re-split into morsels. */
 ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *schema,
