@@ -639,6 +639,11 @@ LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
 LADLE_API ladle_status ladle_engine_execute(ladle_engine *engine, const ladle_plan *plan,
                                             ladle_result **out_result, ladle_error *err);
+/* How engine e would run plan: the plan's text, then its pipelines (the
+ * nodes that run chunk by chunk into a pipeline breaker, with no table in
+ * between) and its exchanges. Free the text with ladle_free. */
+LADLE_API ladle_status ladle_engine_explain(const ladle_engine *e, const ladle_plan *plan,
+                                            char **out_text, ladle_error *err);
 /* ladle_engine_execute that stops soon after *cancel becomes nonzero (set by
  * another thread, for example on Ctrl-C), failing with LADLE_ECANCELED. The
  * flag is read between partitions and plan nodes; NULL never cancels. */

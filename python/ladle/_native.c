@@ -480,7 +480,21 @@ static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
   return PyLong_FromLong(self->eng ? ladle_engine_threads(self->eng) : 0);
 }
 
+static PyObject *engine_explain(EngineObject *self, PyObject *args) {
+  PlanObject *plan;
+  if (!PyArg_ParseTuple(args, "O!", &PlanType, &plan)) return NULL;
+  char *text = NULL;
+  ladle_error err;
+  ladle_status st = ladle_engine_explain(self->eng, plan->p, &text, &err);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  PyObject *s = PyUnicode_FromString(text);
+  ladle_free(text);
+  return s;
+}
+
 static PyMethodDef engine_methods[] = {
+    {"explain", (PyCFunction)engine_explain, METH_VARARGS,
+     "explain(plan) -> str: the plan, its pipelines and exchanges on this engine"},
     {"execute", (PyCFunction)engine_execute, METH_VARARGS,
      "execute(plan, interruptible=False) -> Result; interruptible: Ctrl-C stops it"},
     {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},

@@ -248,7 +248,8 @@ class Engine(_PolarsEngine):
         return self._polars_sink("ndjson", lf, *args, **kwargs)
 
     def explain(self, lf: pl.LazyFrame) -> str:
-        """The ladle plan, or what would fall back to Polars and why."""
+        """The ladle plan with its pipelines and exchanges, or what would fall back
+        to Polars and why."""
         plan, note, _ = self._plan(lf, None)
         if plan is None:
             return (
@@ -256,7 +257,7 @@ class Engine(_PolarsEngine):
                 + lf.explain(engine="in-memory")
             )
         head = f"MIXED: {note}\n" if note else "ladle (device=cpu)\n"
-        return head + plan.explain()
+        return head + self._engine.explain(plan)
 
 
 def _keep_observed_order(optimizations: Any) -> Any:

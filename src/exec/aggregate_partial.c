@@ -70,9 +70,13 @@ static bool pa_eligible(const ladle_plan *p, pa_expr *x, size_t *ncols) {
       case LADLE_AGG_SUM:
         if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL || t == LADLE_TYPE_DURATION))
           return false;
+        /* over all rows (no keys) a float sum is Polars' pairwise one, bit
+         * for bit, which per-chunk partials would not keep */
+        if (p->nkeys == 0 && ladle_type_is_float(t)) return false;
         break;
       case LADLE_AGG_MEAN:
-        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) || e->aopts.polars_order)
+        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) || e->aopts.polars_order ||
+            p->nkeys == 0)
           return false;
         q->nparts = 2;
         break;
@@ -574,6 +578,15 @@ static ladle_status chain_prepare(exec_state *s, const ladle_plan *p, pa_chain *
       LADLE_RETURN_NOT_OK(exec_pred_compile(s, ch->node[i]->exprs[0],
                                             &ch->node[i]->inputs[0]->schema, &ch->fast[i], err));
   return LADLE_OK;
+}
+
+bool ladle_exec_group_by_splits(const ladle_plan *p) {
+  if (p->kind != LADLE_NODE_GROUP_BY || partial_mode() == 0) return false;
+  pa_expr *x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *x);
+  size_t ncols = 0;
+  bool ok = x != NULL && pa_eligible(p, x, &ncols);
+  free(x);
+  return ok;
 }
 
 const ladle_plan *ladle_exec_group_by_source(const ladle_plan *p) {

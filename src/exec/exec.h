@@ -170,6 +170,8 @@ ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *sc
  * query's. */
 ladle_status ladle_exec_group_by_partial(exec_state *s, const ladle_plan *p, const ladle_table *in,
                                          ladle_table **out, bool *used, ladle_error *err);
+/* Whether group_by p's aggregations split into partial and final steps. */
+bool ladle_exec_group_by_splits(const ladle_plan *p);
 /* The node under group_by p's pipeline of row-wise nodes (FILTER, SELECT,
  * WITH_COLUMNS, PROJECT), which then run chunk by chunk inside its partial
  * step; NULL where p does not run that way. */

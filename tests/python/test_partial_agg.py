@@ -205,3 +205,20 @@ def test_a_when_over_a_filtered_pipeline_stays_exact(mode: str, morsel_engine: l
         .sort("k")
     )
     assert_same(lf, morsel_engine)
+
+
+def test_explain_shows_the_pipeline_and_its_exchange() -> None:
+    e = ladle.Engine(threads=2)
+    df = frame(8)
+    text = e.explain(
+        df.lazy().filter(pl.col("u16") > 5).with_columns((pl.col("f") * 2).alias("g")).group_by("k_int").agg(pl.col("g").sum())
+    )
+    assert "pipelines (engine: 2 threads, 1 rank):" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("1. "))
+    # Polars' optimizer adds projections around them
+    assert line.strip().startswith("1. SCAN (its output) -> FILTER -> ")
+    assert "WITH_COLUMNS -> " in line
+    assert line.endswith("GROUP_BY partial, per chunk | EXCHANGE hash by the keys (1 rank: the identity) | GROUP_BY final")
+    # a select of aggregations is no group-by (yet); a median does not split
+    assert "pipelines (engine: 2 threads, 1 rank):\n  none" in e.explain(df.lazy().select(pl.col("i64").sum()))
+    assert "pipelines (engine: 2 threads, 1 rank):\n  none" in e.explain(df.lazy().group_by("k_int").agg(pl.col("f").median()))
