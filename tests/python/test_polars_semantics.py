@@ -1104,3 +1104,23 @@ def test_a_failing_function_of_literals_in_an_untaken_branch_raises_where_polars
             q.collect(engine="in-memory")
         with pytest.raises(pl.exceptions.InvalidOperationError):
             q.collect(engine=engine)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 64, 1001])
+def test_kleene_logic_with_nulls_matches_polars(n: int, engine: ladle.Engine) -> None:
+    # the and/or/xor kernel works eight rows at a time on bit masks: every
+    # combination of true, false and null, on lengths around multiples of 8,
+    # and against a single value of each kind
+    import numpy as np
+
+    r = np.random.default_rng(n)
+    a = pl.Series("a", r.random(n) < 0.5).set(pl.Series(r.random(n) < 0.3), None)
+    b = pl.Series("b", r.random(n) < 0.5).set(pl.Series(r.random(n) < 0.3), None)
+    df = pl.DataFrame([a, b])
+    exprs = []
+    for op, name in ((pl.Expr.and_, "and"), (pl.Expr.or_, "or"), (pl.Expr.xor, "xor")):
+        exprs.append(op(pl.col("a"), pl.col("b")).alias(name))
+        for k, lit in enumerate((pl.lit(True), pl.lit(False), pl.lit(None, dtype=pl.Boolean))):
+            exprs.append(op(pl.col("a"), lit).alias(f"{name}_lit{k}"))
+            exprs.append(op(lit, pl.col("b")).alias(f"{name}_lit{k}_left"))
+    assert_same(df.lazy().select(exprs), engine)

@@ -278,7 +278,46 @@ static ladle_status logic_binary(int op, const ladle_column *a, const ladle_colu
   }
   uint8_t *bits = LADLE_COL_VALIDITY_MUT(out);
   int64_t sa = a->length == 1 ? 0 : 1, sb = b->length == 1 ? 0 : 1;
-  for (int64_t i = 0; i < n; i++) {
+  /* eight rows a step, on bit masks: values packed to bits, validity bytes
+   * as they are (a bitmap starts at bit 0), Kleene's rules as bit logic; a
+   * one-row operand is the same mask every step */
+  const uint8_t ca = !sa && A[0] ? 0xff : 0, cb = !sb && B[0] ? 0xff : 0;
+  const uint8_t cva = !sa && ladle_cpu_valid_at(a, 0) ? 0xff : 0;
+  const uint8_t cvb = !sb && ladle_cpu_valid_at(b, 0) ? 0xff : 0;
+  int64_t full = n / 8 * 8;
+  for (int64_t i = 0; i < full; i += 8) {
+    uint8_t x = ca, y = cb, va = 0xff, vb = 0xff;
+    if (sa) {
+      x = 0;
+      for (int k = 0; k < 8; k++) x |= (uint8_t)((A[i + k] != 0) << k);
+      if (a->validity != NULL) va = a->validity[i >> 3];
+    } else {
+      va = cva;
+    }
+    if (sb) {
+      y = 0;
+      for (int k = 0; k < 8; k++) y |= (uint8_t)((B[i + k] != 0) << k);
+      if (b->validity != NULL) vb = b->validity[i >> 3];
+    } else {
+      vb = cvb;
+    }
+    uint8_t r, v;
+    if (op == LADLE_OP_AND) {
+      uint8_t f = (uint8_t)((va & ~x) | (vb & ~y)); /* a valid false decides */
+      r = (uint8_t)~f;
+      v = (uint8_t)(f | (va & vb));
+    } else if (op == LADLE_OP_OR) {
+      uint8_t t = (uint8_t)((va & x) | (vb & y)); /* a valid true decides */
+      r = t;
+      v = (uint8_t)(t | (va & vb));
+    } else {
+      r = (uint8_t)(x ^ y);
+      v = (uint8_t)(va & vb);
+    }
+    for (int k = 0; k < 8; k++) O[i + k] = (uint8_t)((r >> k) & 1);
+    bits[i >> 3] = v;
+  }
+  for (int64_t i = full; i < n; i++) {
     bool va = ladle_cpu_valid_at(a, i), vb = ladle_cpu_valid_at(b, i);
     uint8_t x = A[i * sa], y = B[i * sb];
     bool valid;
