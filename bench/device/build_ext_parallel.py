@@ -1,6 +1,6 @@
 """`python setup.py build_ext --inplace` with the extension's C sources compiled
 in parallel (setuptools compiles one extension's sources one after another).
-Run from the repository root: python3 devcarry/build_ext_parallel.py"""
+Run from the repository root: python3 bench/device/build_ext_parallel.py"""
 
 from __future__ import annotations
 
