@@ -47,11 +47,9 @@ static ladle_status select_on(const ladle_kctx *ctx, const ladle_column *mask, l
       ladle_column_alloc_with(NULL, ladle_dtype_make(LADLE_TYPE_INT64), k, false, 0, &o, err));
   int64_t *idx = LADLE_COL_MUT(&o, int64_t);
   k = 0;
-  if (!null)
-    for (int64_t i = 0; i < n; i++) {
-      idx[k] = i;
-      k += mask_row(mask, i);
-    }
+  if (!null) /* exactly k entries: no branch-free write one past the last */
+    for (int64_t i = 0; i < n; i++)
+      if (mask_row(mask, i)) idx[k++] = i;
   *out = o;
   return LADLE_OK;
 }
