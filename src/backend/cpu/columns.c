@@ -1,5 +1,5 @@
 /* columns.c — the CPU backend's column kernels (backend.h): selection, take,
- * filter, reductions and the copies between devices, which on the host are
+ * filter, reductions, sequences and the copies between devices, which on the host are
  * references. Outputs and scratch come from ctx->mr: each entry makes it the
  * thread's current resource while it runs (what every host allocation reads). */
 #include "cpu.h"
@@ -155,6 +155,63 @@ static ladle_status reduce_on(const ladle_kctx *ctx, ladle_reduce_op op, const l
   return LADLE_OK;
 }
 
+/* v[i] = start + i for i < n, in the column's type (the caller checked the range). */
+#define FILL_SEQUENCE(T, col, start, n)                          \
+  do {                                                           \
+    T *v__ = LADLE_COL_MUT(col, T);                              \
+    for (int64_t i = 0; i < (n); i++) v__[i] = (T)((start) + i); \
+  } while (0)
+
+static ladle_status sequence_on(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                                ladle_column *out, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  int64_t lo, hi; /* the type's range, clipped to int64 */
+  switch (type.id) {
+    case LADLE_TYPE_INT32:
+      lo = INT32_MIN;
+      hi = INT32_MAX;
+      break;
+    case LADLE_TYPE_UINT32:
+      lo = 0;
+      hi = UINT32_MAX;
+      break;
+    case LADLE_TYPE_INT64:
+      lo = INT64_MIN;
+      hi = INT64_MAX;
+      break;
+    case LADLE_TYPE_UINT64:
+      lo = 0;
+      hi = INT64_MAX;
+      break;
+    default:
+      return ladle_err_set(err, LADLE_ENOTSUP, "sequence of type %s",
+                           ladle_dtype_name(type, NULL, 0));
+  }
+  /* the last value, start + n - 1, fits (hi - start counted unsigned: it
+   * may pass INT64_MAX) */
+  if (n < 0 ||
+      (n > 0 && (start < lo || start > hi || (uint64_t)(n - 1) > (uint64_t)hi - (uint64_t)start)))
+    return ladle_err_set(err, LADLE_EINVAL, "sequence of %lld values from %lld overflows %s",
+                         (long long)n, (long long)start, ladle_dtype_name(type, NULL, 0));
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(NULL, type, n, false, 0, &o, err));
+  switch (type.id) {
+    case LADLE_TYPE_INT32:
+      FILL_SEQUENCE(int32_t, &o, start, n);
+      break;
+    case LADLE_TYPE_UINT32:
+      FILL_SEQUENCE(uint32_t, &o, start, n);
+      break;
+    case LADLE_TYPE_UINT64:
+      FILL_SEQUENCE(uint64_t, &o, start, n);
+      break;
+    default:
+      FILL_SEQUENCE(int64_t, &o, start, n);
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
 ladle_status ladle_cpu_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
                               ladle_error *err) {
   WITH_MR(ctx, select_on(ctx, mask, out, err));
@@ -173,4 +230,9 @@ ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err) {
   WITH_MR(ctx, reduce_on(ctx, op, in, out, err));
+}
+
+ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                                ladle_column *out, ladle_error *err) {
+  WITH_MR(ctx, sequence_on(ctx, start, n, type, out, err));
 }
