@@ -232,9 +232,8 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
     ladle_column_release(&part);
     return LADLE_OOM(err, "when branch");
   }
-  for (int64_t i = 0; i < n; i++) idx[i] = -1;
-  for (int64_t j = 0; j < cnt; j++) idx[sel[j]] = j;
-  st = ladle_column_gather(&part, idx, n, out, err);
+  st = s->be->selection_positions(&s->k, sel, cnt, n, idx, err);
+  if (st == LADLE_OK) st = ladle_column_gather(&part, idx, n, out, err);
   free(idx);
   ladle_column_release(&part);
   return st;
@@ -369,12 +368,13 @@ static ladle_status single_group(int64_t n, ladle_groups *g, ladle_error *err) {
   return LADLE_OK;
 }
 
-static ladle_status broadcast_groups(const ladle_column *per_group, const ladle_groups *g,
-                                     ladle_column *out, ladle_error *err) {
+static ladle_status broadcast_groups(exec_state *s, const ladle_column *per_group,
+                                     const ladle_groups *g, ladle_column *out, ladle_error *err) {
   int64_t *idx = malloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *idx);
   if (idx == NULL) return LADLE_OOM(err, "window");
-  for (int64_t i = 0; i < g->nrows; i++) idx[i] = g->ids[i];
-  ladle_status st = ladle_column_gather(per_group, idx, g->nrows, out, err);
+  /* each row's group: the row of its value */
+  ladle_status st = s->be->group_rows(&s->k, g, LADLE_GROUP_ROWS_ID, idx, err);
+  if (st == LADLE_OK) st = ladle_column_gather(per_group, idx, g->nrows, out, err);
   free(idx);
   return st;
 }
@@ -540,7 +540,7 @@ static ladle_status agg_over(exec_state *s, const ladle_bexpr *e, const ladle_ta
                : s->be->aggregate(&s->k, &k, n ? ins : NULL, g, &agg, err);
   if (st == LADLE_OK) {
     if (groups != NULL && broadcast) {
-      st = broadcast_groups(&agg, g, out, err);
+      st = broadcast_groups(s, &agg, g, out, err);
       ladle_column_release(&agg);
     } else {
       *out = agg;
@@ -579,11 +579,12 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
   size_t nc = (size_t)(max_col(x) + 1);
   ladle_chunk c = {.length = ng, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
   ladle_status st = rows && c.columns ? LADLE_OK : LADLE_OOM(err, "first/last");
-  for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
-    rows[k] = groups ? (e->op == LADLE_AGG_FIRST ? groups->first[k] : -1)
-                     : (e->op == LADLE_AGG_FIRST ? 0 : t->num_rows - 1);
-  if (st == LADLE_OK && groups && e->op == LADLE_AGG_LAST)
-    for (int64_t i = 0; i < groups->nrows; i++) rows[groups->ids[i]] = i;
+  if (st == LADLE_OK && groups != NULL)
+    st = s->be->group_rows(
+        &s->k, groups, e->op == LADLE_AGG_FIRST ? LADLE_GROUP_ROWS_FIRST : LADLE_GROUP_ROWS_LAST,
+        rows, err);
+  else if (st == LADLE_OK && ng > 0) /* one group of every row */
+    rows[0] = e->op == LADLE_AGG_FIRST ? 0 : t->num_rows - 1;
   for (size_t col = 0; st == LADLE_OK && col < nc; col++) {
     if (!reads_col(x, (int64_t)col)) continue;
     ladle_column whole;
@@ -603,7 +604,7 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
     return ladle_column_nulls(e->type, 1, out, err);
   }
   if (groups != NULL && broadcast) {
-    st = broadcast_groups(&r, groups, out, err);
+    st = broadcast_groups(s, &r, groups, out, err);
     ladle_column_release(&r);
     return st;
   }
@@ -854,7 +855,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     if (r.length == 1)
       st = ladle_column_broadcast(&r, groups->nrows, out, err);
     else
-      st = broadcast_groups(&r, groups, out, err);
+      st = broadcast_groups(s, &r, groups, out, err);
     ladle_column_release(&r);
     return st;
   }
