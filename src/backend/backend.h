@@ -220,6 +220,15 @@ typedef struct ladle_backend {
    * host arrays, idx of n entries. Serial. */
   ladle_status (*selection_positions)(const ladle_kctx *ctx, const int64_t *sel, int64_t cnt,
                                       int64_t n, int64_t *idx, ladle_error *err);
+  /* Row indices through row indices, into host array out of n entries:
+   * out[k] = r < 0 ? -1 : offset + (inner ? inner[r] : r), where r = outer ?
+   * outer[k] : k (outer NULL: the identity; -1 stays "no row"). Serial. */
+  ladle_status (*index_compose)(const ladle_kctx *ctx, const int64_t *outer, int64_t n,
+                                const int64_t *inner, int64_t offset, int64_t *out,
+                                ladle_error *err);
+  /* *out = whether idx[k] == k for every k < n (host array; true for n 0). */
+  ladle_status (*index_is_identity)(const ladle_kctx *ctx, const int64_t *idx, int64_t n, bool *out,
+                                    ladle_error *err);
 
   /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
   ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
@@ -259,6 +268,13 @@ typedef struct ladle_backend {
    * it was. Host kernel of the CPU executor. */
   ladle_status (*join_pairs_sort)(const ladle_kctx *ctx, ladle_join_pairs *pairs, bool by_right,
                                   int64_t rows, ladle_error *err);
+  /* A full join's coalesced key, as rows of its sides' key columns taken one
+   * after the other (left rows 0..nl, then right row r at nl + r): per pair
+   * its left row, else nl + its right row, else -1; into host array out of
+   * pairs->n entries. Pairs written out (not runs). Host kernel of the CPU
+   * executor. */
+  ladle_status (*join_pairs_coalesce)(const ladle_kctx *ctx, const ladle_join_pairs *pairs,
+                                      int64_t nl, int64_t *out, ladle_error *err);
   /* A stable permutation that sorts rows by the keys. */
   ladle_status (*sort_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                const bool *descending, const bool *nulls_last, int64_t **out_perm,

@@ -3,8 +3,8 @@
  * rows): the start of the conformance suite that every backend's table must
  * pass. Today: top_k_indices against sort_indices; mask_to_indices, gather,
  * sequence and the host kernels over row indices (mask_and, keep_to_indices,
- * selection_positions, group_rows, distinct_rows, join_pairs_sort) against
- * loops. */
+ * selection_positions, index_compose, index_is_identity, group_rows,
+ * distinct_rows, join_pairs_sort, join_pairs_coalesce) against loops. */
 #include "backend/backend.h"
 #include "harness.h"
 
@@ -416,4 +416,78 @@ TEST(join_pairs_sort_is_a_stable_sort_by_one_side) {
   /* pairs kept as runs are not sorted here */
   ladle_join_pairs runs = {2, NULL, NULL, NULL};
   CHECK(be->join_pairs_sort(&ctx, &runs, false, 2, &err_) == LADLE_EINVAL);
+}
+
+TEST(index_compose_and_index_is_identity_equal_loops) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si], m = n + 3; /* inner: m rows */
+    int64_t *outer = malloc(((size_t)n + 1) * sizeof *outer);
+    int64_t *inner = malloc(((size_t)m + 1) * sizeof *inner);
+    int64_t *out = malloc(((size_t)n + 1) * sizeof *out);
+    for (int64_t k = 0; k < n; k++)
+      outer[k] = test_rand() % 5 == 0 ? -1 : (int64_t)(test_rand() % (uint64_t)(k < m ? m : 1));
+    for (int64_t r = 0; r < m; r++) inner[r] = (int64_t)(test_rand() % 100000);
+    for (int mode = 0; mode < 4; mode++) {
+      const int64_t *o = mode & 1 ? outer : NULL, *in = mode & 2 ? inner : NULL;
+      int64_t offset = mode * 1000 - 1500;
+      CHECK(be->index_compose(&ctx, o, n, in, offset, out, &err_) == LADLE_OK);
+      int64_t bad = 0;
+      for (int64_t k = 0; k < n; k++) {
+        int64_t r = o ? o[k] : k;
+        bad += out[k] != (r < 0 ? -1 : offset + (in ? in[r] : r));
+      }
+      CHECK_EQ_I(bad, 0);
+    }
+    /* identity: 0, 1, ... and that with one entry changed */
+    for (int64_t k = 0; k < n; k++) out[k] = k;
+    bool same = false;
+    CHECK(be->index_is_identity(&ctx, out, n, &same, &err_) == LADLE_OK);
+    CHECK(same);
+    if (n > 0) {
+      int64_t at = (int64_t)(test_rand() % (uint64_t)n);
+      out[at] = test_rand() % 2 ? -1 : at + 1;
+      CHECK(be->index_is_identity(&ctx, out, n, &same, &err_) == LADLE_OK);
+      CHECK(!same);
+    }
+    free(outer);
+    free(inner);
+    free(out);
+  }
+}
+
+TEST(join_pairs_coalesce_takes_the_left_row_else_the_right_one) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 33, 3000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si], nl = (int64_t)(test_rand() % 40);
+    ladle_join_pairs pr = {n, NULL, NULL, NULL};
+    pr.left = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.left, false);
+    pr.right = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.right, false);
+    int64_t *out = malloc(((size_t)n + 1) * sizeof *out);
+    for (int64_t k = 0; k < n; k++) {
+      pr.left[k] = test_rand() % 3 == 0 || nl == 0 ? -1 : (int64_t)(test_rand() % (uint64_t)nl);
+      pr.right[k] = test_rand() % 3 == 0 ? -1 : (int64_t)(test_rand() % 40);
+    }
+    CHECK(be->join_pairs_coalesce(&ctx, &pr, nl, out, &err_) == LADLE_OK);
+    int64_t bad = 0;
+    for (int64_t k = 0; k < n; k++) {
+      int64_t want = -1;
+      if (pr.left[k] >= 0)
+        want = pr.left[k];
+      else if (pr.right[k] >= 0)
+        want = nl + pr.right[k];
+      bad += out[k] != want;
+    }
+    CHECK_EQ_I(bad, 0);
+    ladle_scratch_free(pr.left);
+    ladle_scratch_free(pr.right);
+    free(out);
+  }
+  ladle_join_pairs runs = {2, NULL, NULL, NULL};
+  int64_t out[2];
+  CHECK(be->join_pairs_coalesce(&ctx, &runs, 1, out, &err_) == LADLE_EINVAL);
 }

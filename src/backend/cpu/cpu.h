@@ -220,6 +220,13 @@ ladle_status ladle_cpu_keep_to_indices(const ladle_kctx *ctx, const uint8_t *kee
                                        int64_t n_kept, int64_t *idx, ladle_error *err);
 ladle_status ladle_cpu_selection_positions(const ladle_kctx *ctx, const int64_t *sel, int64_t cnt,
                                            int64_t n, int64_t *idx, ladle_error *err);
+ladle_status ladle_cpu_index_compose(const ladle_kctx *ctx, const int64_t *outer, int64_t n,
+                                     const int64_t *inner, int64_t offset, int64_t *out,
+                                     ladle_error *err);
+ladle_status ladle_cpu_index_is_identity(const ladle_kctx *ctx, const int64_t *idx, int64_t n,
+                                         bool *out, ladle_error *err);
+ladle_status ladle_cpu_join_pairs_coalesce(const ladle_kctx *ctx, const ladle_join_pairs *pairs,
+                                           int64_t nl, int64_t *out, ladle_error *err);
 ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
                                   ladle_group_rows_kind which, int64_t *out, ladle_error *err);
 ladle_status ladle_cpu_distinct_rows(const ladle_kctx *ctx, const ladle_groups *g, ladle_keep keep,

@@ -1,7 +1,8 @@
 /* rows.c — the CPU backend's host kernels over row indices (backend.h, host
  * kernels of the CPU executor): a filter's keep bytes and the rows they keep,
- * where rows land in a selection, the rows of groups and those a distinct
- * keeps, a join's pairs in another order. They read and write host arrays the
+ * where rows land in a selection, row indices through row indices, the rows
+ * of groups and those a distinct keeps, a join's pairs in another order and
+ * its coalesced key's rows. They read and write host arrays the
  * executor hands them (or malloc/scratch arrays where their contract says so)
  * and run serially: the executor calls the per-partition ones from its own
  * partition tasks. */
@@ -73,6 +74,36 @@ ladle_status ladle_cpu_selection_positions(const ladle_kctx *ctx, const int64_t 
   LADLE_UNUSED(err);
   for (int64_t i = 0; i < n; i++) idx[i] = -1;
   for (int64_t j = 0; j < cnt; j++) idx[sel[j]] = j;
+  return LADLE_OK;
+}
+
+/* One loop per case, so that none tests for a missing array per row. */
+ladle_status ladle_cpu_index_compose(const ladle_kctx *ctx, const int64_t *outer, int64_t n,
+                                     const int64_t *inner, int64_t offset, int64_t *out,
+                                     ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  LADLE_UNUSED(err);
+  if (outer == NULL && inner == NULL)
+    for (int64_t k = 0; k < n; k++) out[k] = offset + k;
+  else if (outer == NULL)
+    for (int64_t k = 0; k < n; k++) out[k] = offset + inner[k];
+  else if (inner == NULL)
+    for (int64_t k = 0; k < n; k++) out[k] = outer[k] < 0 ? -1 : offset + outer[k];
+  else
+    for (int64_t k = 0; k < n; k++) {
+      int64_t r = outer[k];
+      out[k] = r < 0 ? -1 : offset + inner[r];
+    }
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_index_is_identity(const ladle_kctx *ctx, const int64_t *idx, int64_t n,
+                                         bool *out, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  LADLE_UNUSED(err);
+  bool same = true;
+  for (int64_t k = 0; same && k < n; k++) same = idx[k] == k;
+  *out = same;
   return LADLE_OK;
 }
 
@@ -163,5 +194,15 @@ ladle_status ladle_cpu_join_pairs_sort(const ladle_kctx *ctx, ladle_join_pairs *
   ladle_scratch_free(pairs->right);
   pairs->left = nlft;
   pairs->right = nrgt;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_join_pairs_coalesce(const ladle_kctx *ctx, const ladle_join_pairs *pairs,
+                                           int64_t nl, int64_t *out, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  if (pairs->runs != NULL || pairs->left == NULL || pairs->right == NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "join pairs to coalesce not written out");
+  const int64_t *l = pairs->left, *r = pairs->right;
+  for (int64_t k = 0; k < pairs->n; k++) out[k] = l[k] >= 0 ? l[k] : (r[k] >= 0 ? nl + r[k] : -1);
   return LADLE_OK;
 }
