@@ -457,7 +457,8 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
       int64_t q = 0, base = 0;
       for (size_t k = 0; st == LADLE_OK && k < in->nchunks; k++) {
         int64_t m = t->chunks[k].length;
-        for (int64_t r = 0; r < m; r++) sel[q + r] = base + (j.kept[k] ? j.kept[k][r] : r);
+        /* the partition's kept rows (NULL: all), after the rows before it */
+        st = s->be->index_compose(&s->k, j.kept[k], m, NULL, base, sel + q, err);
         q += m;
         base += in->chunks[k].length;
       }
@@ -821,14 +822,17 @@ static ladle_status join_defer_setup(exec_state *s, const ladle_plan *p, size_t 
 
 /* The rows idx (n of them, -1: none) of a deferred side, as rows of its input;
  * idx NULL: rows 0..n. */
-static int64_t *defer_compose(const join_defer *d, const int64_t *idx, int64_t n) {
+static ladle_status defer_compose(exec_state *s, const join_defer *d, const int64_t *idx, int64_t n,
+                                  int64_t **out, ladle_error *err) {
   int64_t *c = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *c, false);
-  if (c == NULL) return NULL;
-  for (int64_t k = 0; k < n; k++) {
-    int64_t r = idx ? idx[k] : k;
-    c[k] = r >= 0 ? d->sel[r] : -1;
+  if (c == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = s->be->index_compose(&s->k, idx, n, d->sel, 0, c, err);
+  if (st != LADLE_OK) {
+    ladle_scratch_free(c);
+    return st;
   }
-  return c;
+  *out = c;
+  return LADLE_OK;
 }
 
 /* Puts a join's pairs in the order the plan promises (ladle_join_order). The
@@ -940,7 +944,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
    * dimension table, the common case) need not copy the left columns */
   bool left_identity =
       st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
-  for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
+  if (left_identity) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
   ladle_table *gathered = NULL; /* the output, when built partition by partition */
   if (st == LADLE_OK && !coalesce) {
     /* the output partition by partition, gathered in parallel */
@@ -952,8 +956,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     for (int k = 0; st == LADLE_OK && k < 2; k++) {
       const int64_t *side = k == 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
       bool rows = side != NULL || (k == 0 && left_identity); /* semi/anti: no right rows */
-      if (jd[k].in != NULL && rows && (comp[k] = defer_compose(&jd[k], side, pairs.n)) == NULL)
-        st = LADLE_OOM(err, "join");
+      if (jd[k].in != NULL && rows) st = defer_compose(s, &jd[k], side, pairs.n, &comp[k], err);
     }
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
@@ -996,11 +999,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
         break;
       }
       ladle_column parts[2] = {lc->chunks[0].columns[m], rc->chunks[0].columns[ck]}, all, merged;
-      int64_t nl = lc->num_rows;
-      for (int64_t k = 0; k < pairs.n; k++)
-        both[k] =
-            pairs.left[k] >= 0 ? pairs.left[k] : (pairs.right[k] >= 0 ? nl + pairs.right[k] : -1);
-      st = ladle_column_concat(parts, 2, &all, err);
+      st = s->be->join_pairs_coalesce(&s->k, &pairs, lc->num_rows, both, err);
+      if (st == LADLE_OK) st = ladle_column_concat(parts, 2, &all, err);
       if (st == LADLE_OK) {
         st = ladle_column_gather(&all, both, pairs.n, &merged, err);
         ladle_column_release(&all);
