@@ -206,7 +206,8 @@ typedef struct ladle_backend {
    * clears every byte; mask NULL is true everywhere (with init: every byte
    * 1; without: keep is only counted). *out_kept, when out_kept is not NULL,
    * is the number of bytes set afterwards. LADLE_EINVAL (keep untouched) for
-   * a mask of another length. Serial: called from a partition's task. */
+   * a mask of fewer rows (but more than one); of more, the first n count.
+   * Serial: called from a partition's task. */
   ladle_status (*mask_and)(const ladle_kctx *ctx, const ladle_column *mask, int64_t n, bool init,
                            uint8_t *keep, int64_t *out_kept, ladle_error *err);
   /* The rows whose keep byte is 1 among n 0/1 keep bytes, ascending, into
@@ -220,6 +221,13 @@ typedef struct ladle_backend {
    * host arrays, idx of n entries. Serial. */
   ladle_status (*selection_positions)(const ladle_kctx *ctx, const int64_t *sel, int64_t cnt,
                                       int64_t n, int64_t *idx, ladle_error *err);
+  /* The rows of n not taken yet (taken[i] == 0) where `mask` (BOOL, n rows
+   * or one for all; NULL: every row) is true and valid: set to 1 in taken,
+   * listed ascending in sel (room for n) and counted in *out_n; a when/then
+   * branch's rows. LADLE_EINVAL (nothing written) for a mask of fewer rows
+   * (but more than one); of more, the first n count. Host arrays. Serial. */
+  ladle_status (*mask_take)(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
+                            uint8_t *taken, int64_t *sel, int64_t *out_n, ladle_error *err);
   /* Row indices through row indices, into host array out of n entries:
    * out[k] = r < 0 ? -1 : offset + (inner ? inner[r] : r), where r = outer ?
    * outer[k] : k (outer NULL: the identity; -1 stays "no row"). Serial. */
@@ -243,6 +251,15 @@ typedef struct ladle_backend {
   /* Rows of groups into host array out: FIRST and LAST, per group its first
    * or last row (groups->ngroups entries); ID, per row its group id
    * (groups->nrows entries). Serial. */
+  /* A partition's share of a mean, var or std combined across partitions
+   * (Chan et al.): of the valid values of numeric or BOOL column `in`, their
+   * count *cnt, their sum *sum (in row order, in double), their mean *mean
+   * (anchored: the first finite value a plus the mean of the deviations from
+   * a; 0 when none) and, with `second`, *m2, the sum of squared deviations
+   * from that mean (else 0). A column of another type has no values. Serial:
+   * called per partition. */
+  ladle_status (*moments)(const ladle_kctx *ctx, const ladle_column *in, bool second, int64_t *cnt,
+                          double *sum, double *mean, double *m2, ladle_error *err);
   ladle_status (*group_rows)(const ladle_kctx *ctx, const ladle_groups *groups,
                              ladle_group_rows_kind which, int64_t *out, ladle_error *err);
   /* The rows a distinct keeps of rows grouped by key (group_ids): of each
@@ -289,6 +306,11 @@ typedef struct ladle_backend {
   ladle_status (*rank)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
                        ladle_rank_method method, bool descending, ladle_column *out,
                        ladle_error *err);
+  /* The rank of each row of `in` taken as a series of one value: 1 (1.0 for
+   * `type` FLOAT64, else UINT32) where it is valid, null where it is null; a
+   * column of in's length allocated from ctx->mr. */
+  ladle_status (*rank_of_singletons)(const ladle_kctx *ctx, const ladle_column *in,
+                                     ladle_dtype type, ladle_column *out, ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

@@ -3,8 +3,9 @@
  * rows): the start of the conformance suite that every backend's table must
  * pass. Today: top_k_indices against sort_indices; mask_to_indices, gather,
  * sequence and the host kernels over row indices (mask_and, keep_to_indices,
- * selection_positions, index_compose, index_is_identity, group_rows,
- * distinct_rows, join_pairs_sort, join_pairs_coalesce) against loops. */
+ * selection_positions, mask_take, index_compose, index_is_identity,
+ * group_rows, distinct_rows, join_pairs_sort, join_pairs_coalesce, moments,
+ * rank_of_singletons) against loops. */
 #include "backend/backend.h"
 #include "harness.h"
 
@@ -54,6 +55,20 @@ static ladle_column random_column(ladle_type_id id, int64_t n, int domain, int n
     ladle_column_finish_nulls(&c);
   }
   return c;
+}
+
+/* Row i of a column random_column makes, as a double. */
+static double value_f64(const ladle_column *c, int64_t i) {
+  switch (c->type.id) {
+    case LADLE_TYPE_INT32:
+      return ((const int32_t *)c->values)[i];
+    case LADLE_TYPE_UINT8:
+      return ((const uint8_t *)c->values)[i];
+    case LADLE_TYPE_FLOAT64:
+      return ((const double *)c->values)[i];
+    default:
+      return (double)((const int64_t *)c->values)[i];
+  }
 }
 
 TEST(top_k_indices_equals_the_head_of_a_stable_sort) {
@@ -223,10 +238,14 @@ TEST(mask_and_and_keep_to_indices_equal_loops) {
         CHECK_EQ_I(q, wn);
       }
       if (kind <= 2 && n > 1) {
-        /* a mask of another length: an error, keep untouched */
+        /* a mask of fewer rows: an error, keep untouched; of more: the first rows */
         memcpy(keep, want, (size_t)n);
-        CHECK(be->mask_and(&ctx, &m, n - 1, true, keep, NULL, &err_) == LADLE_EINVAL);
+        CHECK(be->mask_and(&ctx, &m, n + 1, true, keep, NULL, &err_) == LADLE_EINVAL);
         CHECK(memcmp(keep, want, (size_t)n) == 0);
+        int64_t got = -1, wn = 0;
+        CHECK(be->mask_and(&ctx, &m, n - 1, true, keep, &got, &err_) == LADLE_OK);
+        for (int64_t i = 0; i < n - 1; i++) wn += keep[i] != mask_ref(&m, i) ? 1000000 : keep[i];
+        CHECK_EQ_I(got, wn);
       }
       if (mp != NULL) ladle_column_release(&m);
     }
@@ -490,4 +509,120 @@ TEST(join_pairs_coalesce_takes_the_left_row_else_the_right_one) {
   ladle_join_pairs runs = {2, NULL, NULL, NULL};
   int64_t out[2];
   CHECK(be->join_pairs_coalesce(&ctx, &runs, 1, out, &err_) == LADLE_EINVAL);
+}
+
+TEST(mask_take_takes_the_rows_not_taken_yet) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    uint8_t *taken = malloc((size_t)n + 1), *want = malloc((size_t)n + 1);
+    int64_t *sel = malloc(((size_t)n + 1) * sizeof *sel);
+    for (int64_t i = 0; i < n; i++) taken[i] = want[i] = test_rand() % 4 == 0;
+    /* branches: a mask per row with nulls, one of no nulls, a one-row true
+     * and false, then the otherwise branch */
+    for (int b = 0; b < 5; b++) {
+      ladle_column m;
+      memset(&m, 0, sizeof m);
+      const ladle_column *mp = b == 4 ? NULL : &m;
+      if (b < 2) m = random_mask(n, 3, b == 0);
+      if (b == 2 || b == 3) {
+        m = random_mask(1, 1, false);
+        LADLE_COL_MUT(&m, uint8_t)[0] = b == 2;
+      }
+      int64_t cnt = -1, q = 0, bad = 0;
+      CHECK(be->mask_take(&ctx, mp, n, taken, sel, &cnt, &err_) == LADLE_OK);
+      for (int64_t i = 0; i < n; i++) {
+        if (want[i] || !mask_ref(mp, i)) continue;
+        want[i] = 1;
+        bad += q >= cnt || sel[q] != i;
+        q++;
+      }
+      CHECK_EQ_I(bad, 0);
+      CHECK_EQ_I(q, cnt);
+      CHECK(n == 0 || memcmp(taken, want, (size_t)n) == 0);
+      if (b < 2 && n > 1) /* a condition of fewer rows */
+        CHECK(be->mask_take(&ctx, mp, n + 1, taken, sel, &cnt, &err_) == LADLE_EINVAL);
+      if (mp != NULL) ladle_column_release(&m);
+    }
+    for (int64_t i = 0; i < n; i++) CHECK(taken[i] == 1);
+    free(taken);
+    free(want);
+    free(sel);
+  }
+}
+
+TEST(moments_equal_a_two_pass_mean_and_sum_of_squares) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_INT64, LADLE_TYPE_UINT8,
+                                 LADLE_TYPE_FLOAT64};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (size_t ti = 0; ti < 4; ti++)
+      for (int second = 0; second < 2; second++) {
+        int64_t n = sizes[si];
+        ladle_column c = random_column(types[ti], n, 1000, (int)(test_rand() % 3) * 2);
+        if (types[ti] == LADLE_TYPE_FLOAT64) /* no NaN: finite values compare */
+          for (int64_t i = 0; i < n; i++)
+            if (isnan(((double *)c.values)[i])) LADLE_COL_MUT(&c, double)[i] = 123.25;
+        int64_t cnt = -1, wc = 0;
+        double sum = -1, mean = -1, m2 = -1, ws = 0, wq = 0;
+        CHECK(be->moments(&ctx, &c, second, &cnt, &sum, &mean, &m2, &err_) == LADLE_OK);
+        for (int64_t i = 0; i < n; i++)
+          if (ladle_column_valid(&c, i)) {
+            ws += value_f64(&c, i);
+            wc++;
+          }
+        double wm = wc ? ws / (double)wc : 0;
+        for (int64_t i = 0; second && i < n; i++)
+          if (ladle_column_valid(&c, i)) {
+            double d = value_f64(&c, i) - wm;
+            wq += d * d;
+          }
+        CHECK_EQ_I(cnt, wc);
+        CHECK(sum == ws);
+        CHECK(fabs(mean - wm) <= 1e-9 * (1 + fabs(wm)));
+        CHECK(fabs(m2 - wq) <= 1e-9 * (1 + wq));
+        ladle_column_release(&c);
+      }
+  /* a column of another type has no values */
+  ladle_column nul;
+  CHECK(ladle_column_nulls(ladle_dtype_make(LADLE_TYPE_NULL), 3, &nul, &err_) == LADLE_OK);
+  int64_t cnt = -1;
+  double sum = -1, mean = -1, m2 = -1;
+  CHECK(be->moments(&ctx, &nul, true, &cnt, &sum, &mean, &m2, &err_) == LADLE_OK);
+  CHECK(cnt == 0 && sum == 0 && mean == 0 && m2 == 0);
+  ladle_column_release(&nul);
+}
+
+TEST(rank_of_singletons_is_one_where_valid) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 9, 1000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (int nulls = 0; nulls < 2; nulls++)
+      for (int f = 0; f < 2; f++) {
+        int64_t n = sizes[si];
+        ladle_column in = random_column(LADLE_TYPE_INT64, n, 50, nulls ? 3 : 0), out;
+        ladle_dtype t = ladle_dtype_make(f ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+        CHECK(be->rank_of_singletons(&ctx, &in, t, &out, &err_) == LADLE_OK);
+        CHECK(out.type.id == t.id && out.length == n && out.null_count == in.null_count);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+          bool v = ladle_column_valid(&in, i);
+          bad += ladle_column_valid(&out, i) != v;
+          if (v)
+            bad +=
+                f ? ((const double *)out.values)[i] != 1.0 : ((const uint32_t *)out.values)[i] != 1;
+        }
+        CHECK_EQ_I(bad, 0);
+        ladle_column_release(&out);
+        ladle_column_release(&in);
+      }
+  ladle_column in = random_column(LADLE_TYPE_INT64, 3, 5, 0), out;
+  CHECK(be->rank_of_singletons(&ctx, &in, ladle_dtype_make(LADLE_TYPE_INT64), &out, &err_) ==
+        LADLE_ENOTSUP);
+  ladle_column_release(&in);
 }

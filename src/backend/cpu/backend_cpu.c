@@ -100,11 +100,13 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_mask_and,
     ladle_cpu_keep_to_indices,
     ladle_cpu_selection_positions,
+    ladle_cpu_mask_take,
     ladle_cpu_index_compose,
     ladle_cpu_index_is_identity,
     ladle_cpu_group_ids,
     ladle_cpu_aggregate,
     ladle_cpu_aggregate_chunks,
+    ladle_cpu_moments,
     ladle_cpu_group_rows,
     ladle_cpu_distinct_rows,
     ladle_cpu_join,
@@ -115,6 +117,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_sort_indices,
     ladle_cpu_top_k_indices,
     ladle_cpu_rank,
+    ladle_cpu_rank_of_singletons,
 };
 
 const ladle_backend *ladle_backend_cpu(void) { return &cpu_backend; }

@@ -1,6 +1,6 @@
 /* columns.c — the CPU backend's column kernels (backend.h): selection, take,
- * filter, reductions, sequences and the copies between devices, which on the host are
- * references. Outputs and scratch come from ctx->mr: each entry makes it the
+ * filter, reductions, sequences, the rank of one-value series and the copies between devices, which
+ * on the host are references. Outputs and scratch come from ctx->mr: each entry makes it the
  * thread's current resource while it runs (what every host allocation reads). */
 #include "cpu.h"
 
@@ -212,6 +212,24 @@ static ladle_status sequence_on(const ladle_kctx *ctx, int64_t start, int64_t n,
   return LADLE_OK;
 }
 
+static ladle_status rank_of_singletons_on(const ladle_column *in, ladle_dtype type,
+                                          ladle_column *out, ladle_error *err) {
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(NULL, type, in->length, in->validity != NULL, 0, &o, err));
+  for (int64_t i = 0; i < in->length; i++) {
+    if (type.id == LADLE_TYPE_FLOAT64)
+      LADLE_COL_MUT(&o, double)[i] = 1.0;
+    else
+      LADLE_COL_MUT(&o, uint32_t)[i] = 1;
+    if (in->validity != NULL)
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, ladle_column_valid(in, i));
+  }
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}
+
 ladle_status ladle_cpu_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
                               ladle_error *err) {
   WITH_MR(ctx, select_on(ctx, mask, out, err));
@@ -230,6 +248,13 @@ ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err) {
   WITH_MR(ctx, reduce_on(ctx, op, in, out, err));
+}
+
+ladle_status ladle_cpu_rank_of_singletons(const ladle_kctx *ctx, const ladle_column *in,
+                                          ladle_dtype type, ladle_column *out, ladle_error *err) {
+  if (type.id != LADLE_TYPE_FLOAT64 && type.id != LADLE_TYPE_UINT32)
+    return ladle_err_set(err, LADLE_ENOTSUP, "rank of type %s", ladle_dtype_name(type, NULL, 0));
+  WITH_MR(ctx, rank_of_singletons_on(in, type, out, err));
 }
 
 ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,

@@ -220,6 +220,14 @@ ladle_status ladle_cpu_keep_to_indices(const ladle_kctx *ctx, const uint8_t *kee
                                        int64_t n_kept, int64_t *idx, ladle_error *err);
 ladle_status ladle_cpu_selection_positions(const ladle_kctx *ctx, const int64_t *sel, int64_t cnt,
                                            int64_t n, int64_t *idx, ladle_error *err);
+ladle_status ladle_cpu_mask_take(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
+                                 uint8_t *taken, int64_t *sel, int64_t *out_n, ladle_error *err);
+ladle_status ladle_cpu_rank_of_singletons(const ladle_kctx *ctx, const ladle_column *in,
+                                          ladle_dtype type, ladle_column *out, ladle_error *err);
+/* moments.c */
+ladle_status ladle_cpu_moments(const ladle_kctx *ctx, const ladle_column *in, bool second,
+                               int64_t *cnt, double *sum, double *mean, double *m2,
+                               ladle_error *err);
 ladle_status ladle_cpu_index_compose(const ladle_kctx *ctx, const int64_t *outer, int64_t n,
                                      const int64_t *inner, int64_t offset, int64_t *out,
                                      ladle_error *err);

@@ -20,7 +20,7 @@ ladle_status ladle_cpu_mask_and(const ladle_kctx *ctx, const ladle_column *mask,
       memset(keep, 0, (size_t)n);
     else if (init)
       memset(keep, 1, (size_t)n);
-  } else if (mask->length != n) {
+  } else if (mask->length < n) {
     return ladle_err_set(err, LADLE_EINVAL, "filter mask of %lld rows for %lld",
                          (long long)mask->length, (long long)n);
   } else {
@@ -74,6 +74,26 @@ ladle_status ladle_cpu_selection_positions(const ladle_kctx *ctx, const int64_t 
   LADLE_UNUSED(err);
   for (int64_t i = 0; i < n; i++) idx[i] = -1;
   for (int64_t j = 0; j < cnt; j++) idx[sel[j]] = j;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_mask_take(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
+                                 uint8_t *taken, int64_t *sel, int64_t *out_n, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  if (mask != NULL && mask->length != 1 && mask->length < n)
+    return ladle_err_set(err, LADLE_EINVAL, "branch condition of %lld rows for %lld",
+                         (long long)mask->length, (long long)n);
+  int64_t cnt = 0;
+  const uint8_t *c = mask ? mask->values : NULL;
+  for (int64_t i = 0; i < n; i++) {
+    if (taken[i]) continue;
+    int64_t ci = mask && mask->length == 1 ? 0 : i;
+    if (mask == NULL || (ladle_column_valid(mask, ci) && c[ci])) {
+      taken[i] = 1;
+      sel[cnt++] = i;
+    }
+  }
+  *out_n = cnt;
   return LADLE_OK;
 }
 
