@@ -239,24 +239,6 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
   return st;
 }
 
-/* The rows of n a when/then branch takes: those not taken yet where its
- * condition c (one value or one per row) is true, or all the rest for the
- * otherwise branch (c NULL); marks them in `taken`, lists them in `sel` and
- * returns their count. */
-static int64_t take_rows(const ladle_column *c, int64_t n, uint8_t *taken, int64_t *sel) {
-  int64_t cnt = 0;
-  const uint8_t *C = c ? c->values : NULL;
-  for (int64_t i = 0; i < n; i++) {
-    if (taken[i]) continue;
-    int64_t ci = c && c->length == 1 ? 0 : i;
-    if (c == NULL || (ladle_column_valid(c, ci) && C[ci])) {
-      taken[i] = 1;
-      sel[cnt++] = i;
-    }
-  }
-  return cnt;
-}
-
 static bool eager_branches(const ladle_bexpr *e, int64_t rows);
 
 /* Whether Polars computes a branch of when/then node e that no row of `rows`
@@ -284,10 +266,13 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
       st = eval_chunk(s, e->args[2 * k], chunk, c, err);
       if (st != LADLE_OK) break;
       done = 2 * k + 1;
-      cnt = take_rows(c, n, taken, sel);
-    } else {
-      cnt = take_rows(NULL, n, taken, sel);
+      /* the rows not taken yet where its condition is true (one value or
+       * one per row) */
+      st = s->be->mask_take(&s->k, c, n, taken, sel, &cnt, err);
+    } else { /* otherwise: all the rest */
+      st = s->be->mask_take(&s->k, NULL, n, taken, sel, &cnt, err);
     }
+    if (st != LADLE_OK) break;
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     if (cnt == 0 && eager_const_branch(e, chunk_rows(chunk), k == nb))
       st = eval_const_branch(s, e->args[slot], err);
@@ -383,77 +368,17 @@ static ladle_status broadcast_groups(exec_state *s, const ladle_column *per_grou
  * per partition in parallel, two passes each, combined in partition order
  * with Chan et al.'s formula. The partitions are never concatenated. */
 typedef struct moments_job {
+  exec_state *s;
   const ladle_column *cols;
   int64_t *cnt;
   double *mean, *m2, *sum;
   bool second; /* var/std: the sum of squared deviations too */
 } moments_job;
 
-#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, sum, second)                              \
-  {                                                                                    \
-    const T *X = (c)->values;                                                          \
-    int64_t n_ = 0;                                                                    \
-    double s_ = 0, q_ = 0, d_ = 0, a_ = 0; /* d_: deviations from the anchor a_ */     \
-    bool anchored_ = false;                                                            \
-    for (int64_t i = 0; i < (c)->length; i++)                                          \
-      if (ladle_column_valid(c, i)) {                                                  \
-        if (!anchored_) {                                                              \
-          anchored_ = true;                                                            \
-          a_ = isfinite((double)X[i]) ? (double)X[i] : 0;                              \
-        }                                                                              \
-        s_ += (double)X[i];                                                            \
-        d_ += (double)X[i] - a_;                                                       \
-        n_++;                                                                          \
-      }                                                                                \
-    /* var/std: deviations from the anchored mean (see agg.c's group_anchors) */       \
-    double mu_ = n_ > 0 ? a_ + d_ / (double)n_ : 0;                                    \
-    for (int64_t i = 0; (second) && i < (c)->length; i++)                              \
-      if (ladle_column_valid(c, i)) q_ += ((double)X[i] - mu_) * ((double)X[i] - mu_); \
-    *(cnt) = n_;                                                                       \
-    *(sum) = s_;                                                                       \
-    *(mean) = mu_;                                                                     \
-    *(m2) = q_;                                                                        \
-  }
-
 static ladle_status moments_task(void *vctx, size_t ci, ladle_error *err) {
-  LADLE_UNUSED(err);
   moments_job *j = vctx;
-  const ladle_column *c = &j->cols[ci];
-  switch (ladle_type_phys(c->type.id)) {
-    case LADLE_PHYS_I8:
-      PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_I16:
-      PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_I32:
-      PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_I64:
-      PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U8:
-      PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U16:
-      PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U32:
-      PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U64:
-      PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_F32:
-      PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_F64:
-      PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    default:
-      break;
-  }
-  return LADLE_OK;
+  return j->s->be->moments(&j->s->k, &j->cols[ci], j->second, &j->cnt[ci], &j->sum[ci],
+                           &j->mean[ci], &j->m2[ci], err);
 }
 
 static bool chunked_moments(const ladle_bexpr *e, const ladle_table *t, ladle_groups *groups) {
@@ -475,7 +400,7 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   int64_t *cnt = calloc(n, sizeof *cnt);
   double *mean = calloc(n, sizeof *mean), *m2 = calloc(n, sizeof *m2);
   double *sum = calloc(n, sizeof *sum);
-  moments_job j = {cols, cnt, mean, m2, sum, e->op != LADLE_AGG_MEAN};
+  moments_job j = {s, cols, cnt, mean, m2, sum, e->op != LADLE_AGG_MEAN};
   ladle_status st = cnt && mean && m2 && sum ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
                                              : LADLE_OOM(err, "moments");
   /* the mean is the sum over the count, as Polars computes it (a running mean
@@ -692,10 +617,13 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
       st = ladle_eval_full(s, e->args[2 * k], t, NULL, false, c, err);
       if (st != LADLE_OK) break;
       done = 2 * k + 1;
-      cnt = take_rows(c, n, taken, sel);
-    } else {
-      cnt = take_rows(NULL, n, taken, sel);
+      /* the rows not taken yet where its condition is true (one value or
+       * one per row) */
+      st = s->be->mask_take(&s->k, c, n, taken, sel, &cnt, err);
+    } else { /* otherwise: all the rest */
+      st = s->be->mask_take(&s->k, NULL, n, taken, sel, &cnt, err);
     }
+    if (st != LADLE_OK) break;
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     const ladle_bexpr *b = e->args[slot];
     if (cnt == 0) {
@@ -735,21 +663,9 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
 static ladle_status rank_of_one_value(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                       ladle_groups *groups, bool broadcast, ladle_column *out,
                                       ladle_error *err) {
-  ladle_column in, o;
+  ladle_column in;
   LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, groups, broadcast, &in, err));
-  ladle_status st = ladle_column_alloc(e->type, in.length, in.validity != NULL, 0, &o, err);
-  if (st == LADLE_OK) {
-    for (int64_t i = 0; i < in.length; i++) {
-      if (e->type.id == LADLE_TYPE_FLOAT64)
-        LADLE_COL_MUT(&o, double)[i] = 1.0;
-      else
-        LADLE_COL_MUT(&o, uint32_t)[i] = 1;
-      if (in.validity != NULL)
-        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, ladle_column_valid(&in, i));
-    }
-    ladle_column_finish_nulls(&o);
-    *out = o;
-  }
+  ladle_status st = s->be->rank_of_singletons(&s->k, &in, e->type, out, err);
   ladle_column_release(&in);
   return st;
 }
