@@ -248,9 +248,6 @@ typedef struct ladle_backend {
   ladle_status (*aggregate_chunks)(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                    const ladle_column *ins, size_t nins, ladle_groups *groups,
                                    ladle_column *out, ladle_error *err);
-  /* Rows of groups into host array out: FIRST and LAST, per group its first
-   * or last row (groups->ngroups entries); ID, per row its group id
-   * (groups->nrows entries). Serial. */
   /* A partition's share of a mean, var or std combined across partitions
    * (Chan et al.): of the valid values of numeric or BOOL column `in`, their
    * count *cnt, their sum *sum (in row order, in double), their mean *mean
@@ -260,6 +257,9 @@ typedef struct ladle_backend {
    * called per partition. */
   ladle_status (*moments)(const ladle_kctx *ctx, const ladle_column *in, bool second, int64_t *cnt,
                           double *sum, double *mean, double *m2, ladle_error *err);
+  /* Rows of groups into host array out: FIRST and LAST, per group its first
+   * or last row (groups->ngroups entries); ID, per row its group id
+   * (groups->nrows entries). Serial. */
   ladle_status (*group_rows)(const ladle_kctx *ctx, const ladle_groups *groups,
                              ladle_group_rows_kind which, int64_t *out, ladle_error *err);
   /* The rows a distinct keeps of rows grouped by key (group_ids): of each
@@ -306,9 +306,10 @@ typedef struct ladle_backend {
   ladle_status (*rank)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
                        ladle_rank_method method, bool descending, ladle_column *out,
                        ladle_error *err);
-  /* The rank of each row of `in` taken as a series of one value: 1 (1.0 for
-   * `type` FLOAT64, else UINT32) where it is valid, null where it is null; a
-   * column of in's length allocated from ctx->mr. */
+  /* The rank of each row of `in` taken as a series of one value: 1 where it
+   * is valid, null where it is null, of `type` FLOAT64 (1.0) or UINT32 (1;
+   * LADLE_ENOTSUP for another type); a column of in's length allocated from
+   * ctx->mr. */
   ladle_status (*rank_of_singletons)(const ladle_kctx *ctx, const ladle_column *in,
                                      ladle_dtype type, ladle_column *out, ladle_error *err);
 } ladle_backend;
