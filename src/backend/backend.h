@@ -88,6 +88,13 @@ typedef struct ladle_join_pairs {
   ladle_join_runs *runs;
 } ladle_join_pairs;
 
+/* Which rows of groups group_rows writes (see there). */
+typedef enum ladle_group_rows_kind {
+  LADLE_GROUP_ROWS_FIRST = 0, /* per group, its first row */
+  LADLE_GROUP_ROWS_LAST,      /* per group, its last row */
+  LADLE_GROUP_ROWS_ID         /* per row, its group id */
+} ladle_group_rows_kind;
+
 /* Reductions of a whole column to one value (the column kernels' `reduce`). */
 typedef enum ladle_reduce_op { LADLE_REDUCE_SUM = 0, LADLE_REDUCE_COUNT_ } ladle_reduce_op;
 
@@ -110,7 +117,7 @@ static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 1
+#define LADLE_BACKEND_ABI 2
 
 typedef struct ladle_backend {
   const char *name;
@@ -144,6 +151,12 @@ typedef struct ladle_backend {
    * there are none, integers wrapping as Polars' do). */
   ladle_status (*reduce)(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                          ladle_column *out, ladle_error *err);
+  /* n rows start, start + 1, ..., start + n - 1 (row numbers, identity
+   * indices) as a column of integer type `type` (INT32, INT64, UINT32 or
+   * UINT64) without nulls. LADLE_EINVAL, naming the type, when a value does
+   * not fit it (n > 0 only) or n < 0; LADLE_ENOTSUP for another type. */
+  ladle_status (*sequence)(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                           ladle_column *out, ladle_error *err);
 
   /* ---- Host kernels of the CPU executor (being moved onto the column
    * kernels above; a GPU backend leaves them NULL). ---- */
@@ -186,6 +199,44 @@ typedef struct ladle_backend {
    * NULL: the executor evaluates the comparison as a mask column. */
   ladle_status (*compare_into)(const ladle_kctx *ctx, int op, const ladle_column *in,
                                const ladle_column *k, bool init, uint8_t *keep, ladle_error *err);
+  /* A filter's mask ANDed into n 0/1 keep bytes (host memory), and the rows
+   * kept counted: keep[i] = (init ? 1 : keep[i]) & (mask[i] is valid and
+   * nonzero) for i < n. `mask` has n rows, or one that stands for all n; a
+   * mask of no rows or not of type BOOL (a NULL column) is all null and
+   * clears every byte; mask NULL is true everywhere (with init: every byte
+   * 1; without: keep is only counted). *out_kept, when out_kept is not NULL,
+   * is the number of bytes set afterwards. LADLE_EINVAL (keep untouched) for
+   * a mask of fewer rows (but more than one); of more, the first n count.
+   * Serial: called from a partition's task. */
+  ladle_status (*mask_and)(const ladle_kctx *ctx, const ladle_column *mask, int64_t n, bool init,
+                           uint8_t *keep, int64_t *out_kept, ladle_error *err);
+  /* The rows whose keep byte is 1 among n 0/1 keep bytes, ascending, into
+   * host array idx; n_kept is how many bytes are set (mask_and's count) and
+   * idx has room for n_kept + 1 entries (the one past the last may be
+   * written). Serial: called from a partition's task. */
+  ladle_status (*keep_to_indices)(const ladle_kctx *ctx, const uint8_t *keep, int64_t n,
+                                  int64_t n_kept, int64_t *idx, ladle_error *err);
+  /* Where each of n rows landed in a selection of cnt of them: idx[sel[j]]
+   * = j for j < cnt, -1 at every row not in sel (distinct rows in [0, n));
+   * host arrays, idx of n entries. Serial. */
+  ladle_status (*selection_positions)(const ladle_kctx *ctx, const int64_t *sel, int64_t cnt,
+                                      int64_t n, int64_t *idx, ladle_error *err);
+  /* The rows of n not taken yet (taken[i] == 0) where `mask` (BOOL, n rows
+   * or one for all; NULL: every row) is true and valid: set to 1 in taken,
+   * listed ascending in sel (room for n) and counted in *out_n; a when/then
+   * branch's rows. LADLE_EINVAL (nothing written) for a mask of fewer rows
+   * (but more than one); of more, the first n count. Host arrays. Serial. */
+  ladle_status (*mask_take)(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
+                            uint8_t *taken, int64_t *sel, int64_t *out_n, ladle_error *err);
+  /* Row indices through row indices, into host array out of n entries:
+   * out[k] = r < 0 ? -1 : offset + (inner ? inner[r] : r), where r = outer ?
+   * outer[k] : k (outer NULL: the identity; -1 stays "no row"). Serial. */
+  ladle_status (*index_compose)(const ladle_kctx *ctx, const int64_t *outer, int64_t n,
+                                const int64_t *inner, int64_t offset, int64_t *out,
+                                ladle_error *err);
+  /* *out = whether idx[k] == k for every k < n (host array; true for n 0). */
+  ladle_status (*index_is_identity)(const ladle_kctx *ctx, const int64_t *idx, int64_t n, bool *out,
+                                    ladle_error *err);
 
   /* Keys. NaN equals NaN, -0.0 equals 0.0, null equals null (as in group_by). */
   ladle_status (*group_ids)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
@@ -197,6 +248,28 @@ typedef struct ladle_backend {
   ladle_status (*aggregate_chunks)(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                    const ladle_column *ins, size_t nins, ladle_groups *groups,
                                    ladle_column *out, ladle_error *err);
+  /* A partition's share of a mean, var or std combined across partitions
+   * (Chan et al.): of the valid values of numeric or BOOL column `in`, their
+   * count *cnt, their sum *sum (in row order, in double), their mean *mean
+   * (anchored: the first finite value a plus the mean of the deviations from
+   * a; 0 when none) and, with `second`, *m2, the sum of squared deviations
+   * from that mean (else 0). A column of another type has no values. Serial:
+   * called per partition. */
+  ladle_status (*moments)(const ladle_kctx *ctx, const ladle_column *in, bool second, int64_t *cnt,
+                          double *sum, double *mean, double *m2, ladle_error *err);
+  /* Rows of groups into host array out: FIRST and LAST, per group its first
+   * or last row (groups->ngroups entries); ID, per row its group id
+   * (groups->nrows entries). Serial. */
+  ladle_status (*group_rows)(const ladle_kctx *ctx, const ladle_groups *groups,
+                             ladle_group_rows_kind which, int64_t *out, ladle_error *err);
+  /* The rows a distinct keeps of rows grouped by key (group_ids): of each
+   * group its first row (LADLE_KEEP_FIRST, LADLE_KEEP_ANY), its last
+   * (LADLE_KEEP_LAST), or its only row when it has one (LADLE_KEEP_NONE;
+   * groups of more rows keep none), ascending. *out_rows is a host array
+   * (malloc; the caller frees it) of at least one entry, *out_n the rows in
+   * it. LADLE_ENOMEM names "unique". */
+  ladle_status (*distinct_rows)(const ladle_kctx *ctx, const ladle_groups *groups, ladle_keep keep,
+                                int64_t **out_rows, int64_t *out_n, ladle_error *err);
   ladle_status (*join)(const ladle_kctx *ctx, const ladle_column *lkeys, const ladle_column *rkeys,
                        size_t nkeys, ladle_join_type how, bool nulls_equal, ladle_join_pairs *out,
                        ladle_error *err);
@@ -205,6 +278,20 @@ typedef struct ladle_backend {
   ladle_status (*join_pairs_fill)(const ladle_kctx *ctx, const ladle_join_runs *runs, int64_t from,
                                   int64_t n, int64_t *left, int64_t *right, ladle_error *err);
   void (*join_runs_free)(ladle_join_runs *runs);
+  /* Reorders written-out pairs (left and right, not runs) by a stable
+   * counting sort on their right row (by_right) or left row, each in [0,
+   * rows) or -1 (those last). The arrays are replaced by new scratch arrays
+   * (ladle_scratch_free) and the old ones freed; on error pairs is left as
+   * it was. Host kernel of the CPU executor. */
+  ladle_status (*join_pairs_sort)(const ladle_kctx *ctx, ladle_join_pairs *pairs, bool by_right,
+                                  int64_t rows, ladle_error *err);
+  /* A full join's coalesced key, as rows of its sides' key columns taken one
+   * after the other (left rows 0..nl, then right row r at nl + r): per pair
+   * its left row, else nl + its right row, else -1; into host array out of
+   * pairs->n entries. Pairs written out (not runs). Host kernel of the CPU
+   * executor. */
+  ladle_status (*join_pairs_coalesce)(const ladle_kctx *ctx, const ladle_join_pairs *pairs,
+                                      int64_t nl, int64_t *out, ladle_error *err);
   /* A stable permutation that sorts rows by the keys. */
   ladle_status (*sort_indices)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                const bool *descending, const bool *nulls_last, int64_t **out_perm,
@@ -219,6 +306,12 @@ typedef struct ladle_backend {
   ladle_status (*rank)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
                        ladle_rank_method method, bool descending, ladle_column *out,
                        ladle_error *err);
+  /* The rank of each row of `in` taken as a series of one value: 1 where it
+   * is valid, null where it is null, of `type` FLOAT64 (1.0) or UINT32 (1;
+   * LADLE_ENOTSUP for another type); a column of in's length allocated from
+   * ctx->mr. */
+  ladle_status (*rank_of_singletons)(const ladle_kctx *ctx, const ladle_column *in,
+                                     ladle_dtype type, ladle_column *out, ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

@@ -232,30 +232,11 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
     ladle_column_release(&part);
     return LADLE_OOM(err, "when branch");
   }
-  for (int64_t i = 0; i < n; i++) idx[i] = -1;
-  for (int64_t j = 0; j < cnt; j++) idx[sel[j]] = j;
-  st = ladle_column_gather(&part, idx, n, out, err);
+  st = s->be->selection_positions(&s->k, sel, cnt, n, idx, err);
+  if (st == LADLE_OK) st = ladle_column_gather(&part, idx, n, out, err);
   free(idx);
   ladle_column_release(&part);
   return st;
-}
-
-/* The rows of n a when/then branch takes: those not taken yet where its
- * condition c (one value or one per row) is true, or all the rest for the
- * otherwise branch (c NULL); marks them in `taken`, lists them in `sel` and
- * returns their count. */
-static int64_t take_rows(const ladle_column *c, int64_t n, uint8_t *taken, int64_t *sel) {
-  int64_t cnt = 0;
-  const uint8_t *C = c ? c->values : NULL;
-  for (int64_t i = 0; i < n; i++) {
-    if (taken[i]) continue;
-    int64_t ci = c && c->length == 1 ? 0 : i;
-    if (c == NULL || (ladle_column_valid(c, ci) && C[ci])) {
-      taken[i] = 1;
-      sel[cnt++] = i;
-    }
-  }
-  return cnt;
 }
 
 static bool eager_branches(const ladle_bexpr *e, int64_t rows);
@@ -285,10 +266,13 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
       st = eval_chunk(s, e->args[2 * k], chunk, c, err);
       if (st != LADLE_OK) break;
       done = 2 * k + 1;
-      cnt = take_rows(c, n, taken, sel);
-    } else {
-      cnt = take_rows(NULL, n, taken, sel);
+      /* the rows not taken yet where its condition is true (one value or
+       * one per row) */
+      st = s->be->mask_take(&s->k, c, n, taken, sel, &cnt, err);
+    } else { /* otherwise: all the rest */
+      st = s->be->mask_take(&s->k, NULL, n, taken, sel, &cnt, err);
     }
+    if (st != LADLE_OK) break;
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     if (cnt == 0 && eager_const_branch(e, chunk_rows(chunk), k == nb))
       st = eval_const_branch(s, e->args[slot], err);
@@ -369,12 +353,13 @@ static ladle_status single_group(int64_t n, ladle_groups *g, ladle_error *err) {
   return LADLE_OK;
 }
 
-static ladle_status broadcast_groups(const ladle_column *per_group, const ladle_groups *g,
-                                     ladle_column *out, ladle_error *err) {
+static ladle_status broadcast_groups(exec_state *s, const ladle_column *per_group,
+                                     const ladle_groups *g, ladle_column *out, ladle_error *err) {
   int64_t *idx = malloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *idx);
   if (idx == NULL) return LADLE_OOM(err, "window");
-  for (int64_t i = 0; i < g->nrows; i++) idx[i] = g->ids[i];
-  ladle_status st = ladle_column_gather(per_group, idx, g->nrows, out, err);
+  /* each row's group: the row of its value */
+  ladle_status st = s->be->group_rows(&s->k, g, LADLE_GROUP_ROWS_ID, idx, err);
+  if (st == LADLE_OK) st = ladle_column_gather(per_group, idx, g->nrows, out, err);
   free(idx);
   return st;
 }
@@ -383,77 +368,17 @@ static ladle_status broadcast_groups(const ladle_column *per_group, const ladle_
  * per partition in parallel, two passes each, combined in partition order
  * with Chan et al.'s formula. The partitions are never concatenated. */
 typedef struct moments_job {
+  exec_state *s;
   const ladle_column *cols;
   int64_t *cnt;
   double *mean, *m2, *sum;
   bool second; /* var/std: the sum of squared deviations too */
 } moments_job;
 
-#define PARTIAL_MOMENTS(T, c, cnt, mean, m2, sum, second)                              \
-  {                                                                                    \
-    const T *X = (c)->values;                                                          \
-    int64_t n_ = 0;                                                                    \
-    double s_ = 0, q_ = 0, d_ = 0, a_ = 0; /* d_: deviations from the anchor a_ */     \
-    bool anchored_ = false;                                                            \
-    for (int64_t i = 0; i < (c)->length; i++)                                          \
-      if (ladle_column_valid(c, i)) {                                                  \
-        if (!anchored_) {                                                              \
-          anchored_ = true;                                                            \
-          a_ = isfinite((double)X[i]) ? (double)X[i] : 0;                              \
-        }                                                                              \
-        s_ += (double)X[i];                                                            \
-        d_ += (double)X[i] - a_;                                                       \
-        n_++;                                                                          \
-      }                                                                                \
-    /* var/std: deviations from the anchored mean (see agg.c's group_anchors) */       \
-    double mu_ = n_ > 0 ? a_ + d_ / (double)n_ : 0;                                    \
-    for (int64_t i = 0; (second) && i < (c)->length; i++)                              \
-      if (ladle_column_valid(c, i)) q_ += ((double)X[i] - mu_) * ((double)X[i] - mu_); \
-    *(cnt) = n_;                                                                       \
-    *(sum) = s_;                                                                       \
-    *(mean) = mu_;                                                                     \
-    *(m2) = q_;                                                                        \
-  }
-
 static ladle_status moments_task(void *vctx, size_t ci, ladle_error *err) {
-  LADLE_UNUSED(err);
   moments_job *j = vctx;
-  const ladle_column *c = &j->cols[ci];
-  switch (ladle_type_phys(c->type.id)) {
-    case LADLE_PHYS_I8:
-      PARTIAL_MOMENTS(int8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_I16:
-      PARTIAL_MOMENTS(int16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_I32:
-      PARTIAL_MOMENTS(int32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_I64:
-      PARTIAL_MOMENTS(int64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U8:
-      PARTIAL_MOMENTS(uint8_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U16:
-      PARTIAL_MOMENTS(uint16_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U32:
-      PARTIAL_MOMENTS(uint32_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_U64:
-      PARTIAL_MOMENTS(uint64_t, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_F32:
-      PARTIAL_MOMENTS(float, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    case LADLE_PHYS_F64:
-      PARTIAL_MOMENTS(double, c, &j->cnt[ci], &j->mean[ci], &j->m2[ci], &j->sum[ci], j->second)
-      break;
-    default:
-      break;
-  }
-  return LADLE_OK;
+  return j->s->be->moments(&j->s->k, &j->cols[ci], j->second, &j->cnt[ci], &j->sum[ci],
+                           &j->mean[ci], &j->m2[ci], err);
 }
 
 static bool chunked_moments(const ladle_bexpr *e, const ladle_table *t, ladle_groups *groups) {
@@ -475,7 +400,7 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   int64_t *cnt = calloc(n, sizeof *cnt);
   double *mean = calloc(n, sizeof *mean), *m2 = calloc(n, sizeof *m2);
   double *sum = calloc(n, sizeof *sum);
-  moments_job j = {cols, cnt, mean, m2, sum, e->op != LADLE_AGG_MEAN};
+  moments_job j = {s, cols, cnt, mean, m2, sum, e->op != LADLE_AGG_MEAN};
   ladle_status st = cnt && mean && m2 && sum ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
                                              : LADLE_OOM(err, "moments");
   /* the mean is the sum over the count, as Polars computes it (a running mean
@@ -540,7 +465,7 @@ static ladle_status agg_over(exec_state *s, const ladle_bexpr *e, const ladle_ta
                : s->be->aggregate(&s->k, &k, n ? ins : NULL, g, &agg, err);
   if (st == LADLE_OK) {
     if (groups != NULL && broadcast) {
-      st = broadcast_groups(&agg, g, out, err);
+      st = broadcast_groups(s, &agg, g, out, err);
       ladle_column_release(&agg);
     } else {
       *out = agg;
@@ -579,11 +504,12 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
   size_t nc = (size_t)(max_col(x) + 1);
   ladle_chunk c = {.length = ng, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
   ladle_status st = rows && c.columns ? LADLE_OK : LADLE_OOM(err, "first/last");
-  for (int64_t k = 0; st == LADLE_OK && k < ng; k++)
-    rows[k] = groups ? (e->op == LADLE_AGG_FIRST ? groups->first[k] : -1)
-                     : (e->op == LADLE_AGG_FIRST ? 0 : t->num_rows - 1);
-  if (st == LADLE_OK && groups && e->op == LADLE_AGG_LAST)
-    for (int64_t i = 0; i < groups->nrows; i++) rows[groups->ids[i]] = i;
+  if (st == LADLE_OK && groups != NULL)
+    st = s->be->group_rows(
+        &s->k, groups, e->op == LADLE_AGG_FIRST ? LADLE_GROUP_ROWS_FIRST : LADLE_GROUP_ROWS_LAST,
+        rows, err);
+  else if (st == LADLE_OK && ng > 0) /* one group of every row */
+    rows[0] = e->op == LADLE_AGG_FIRST ? 0 : t->num_rows - 1;
   for (size_t col = 0; st == LADLE_OK && col < nc; col++) {
     if (!reads_col(x, (int64_t)col)) continue;
     ladle_column whole;
@@ -603,7 +529,7 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
     return ladle_column_nulls(e->type, 1, out, err);
   }
   if (groups != NULL && broadcast) {
-    st = broadcast_groups(&r, groups, out, err);
+    st = broadcast_groups(s, &r, groups, out, err);
     ladle_column_release(&r);
     return st;
   }
@@ -691,10 +617,13 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
       st = ladle_eval_full(s, e->args[2 * k], t, NULL, false, c, err);
       if (st != LADLE_OK) break;
       done = 2 * k + 1;
-      cnt = take_rows(c, n, taken, sel);
-    } else {
-      cnt = take_rows(NULL, n, taken, sel);
+      /* the rows not taken yet where its condition is true (one value or
+       * one per row) */
+      st = s->be->mask_take(&s->k, c, n, taken, sel, &cnt, err);
+    } else { /* otherwise: all the rest */
+      st = s->be->mask_take(&s->k, NULL, n, taken, sel, &cnt, err);
     }
+    if (st != LADLE_OK) break;
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     const ladle_bexpr *b = e->args[slot];
     if (cnt == 0) {
@@ -734,21 +663,9 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
 static ladle_status rank_of_one_value(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                       ladle_groups *groups, bool broadcast, ladle_column *out,
                                       ladle_error *err) {
-  ladle_column in, o;
+  ladle_column in;
   LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, groups, broadcast, &in, err));
-  ladle_status st = ladle_column_alloc(e->type, in.length, in.validity != NULL, 0, &o, err);
-  if (st == LADLE_OK) {
-    for (int64_t i = 0; i < in.length; i++) {
-      if (e->type.id == LADLE_TYPE_FLOAT64)
-        LADLE_COL_MUT(&o, double)[i] = 1.0;
-      else
-        LADLE_COL_MUT(&o, uint32_t)[i] = 1;
-      if (in.validity != NULL)
-        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, ladle_column_valid(&in, i));
-    }
-    ladle_column_finish_nulls(&o);
-    *out = o;
-  }
+  ladle_status st = s->be->rank_of_singletons(&s->k, &in, e->type, out, err);
   ladle_column_release(&in);
   return st;
 }
@@ -854,7 +771,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     if (r.length == 1)
       st = ladle_column_broadcast(&r, groups->nrows, out, err);
     else
-      st = broadcast_groups(&r, groups, out, err);
+      st = broadcast_groups(s, &r, groups, out, err);
     ladle_column_release(&r);
     return st;
   }

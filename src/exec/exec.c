@@ -320,27 +320,6 @@ typedef struct filter_job {
   ladle_table *out;
 } filter_job;
 
-/* The rows whose keep byte (0/1) is set, in order, into idx (room for one
- * more). Sparse: eight keep bytes a word, a word of none skipped and the
- * rows of the others found by their set bits; dense: branch-free, every
- * row's index written and the cursor moved by its keep byte. */
-static void keep_to_indices(const uint8_t *kp, int64_t n, bool sparse, int64_t *idx) {
-  int64_t i = 0, q = 0;
-  if (sparse)
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      memcpy(&w, kp + i, 8);
-      while (w != 0) {
-        idx[q++] = i + (__builtin_ctzll(w) >> 3);
-        w &= w - 1;
-      }
-    }
-  for (; i < n; i++) {
-    idx[q] = i;
-    q += kp[i];
-  }
-}
-
 static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   filter_job *j = vctx;
   const ladle_chunk *c = &j->in->chunks[k];
@@ -366,21 +345,17 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
     keep = malloc((size_t)LADLE_MAX(c->length, 1));
     if (keep == NULL) return LADLE_OOM(err, "filter");
     if (m == NULL) {
+      /* the predicate's terms, then the rows kept counted */
       st = exec_pred_keep(j->s, j->pred, c, keep, err);
-      if (st != LADLE_OK) {
-        free(keep);
-        return st;
-      }
+      if (st == LADLE_OK) st = j->s->be->mask_and(&j->s->k, NULL, c->length, false, keep, &n, err);
     } else {
-      const uint8_t *mv = m->values;
-      for (int64_t i = 0; i < c->length; i++) keep[i] = mv[i] != 0;
-      if (m->validity != NULL)
-        for (int64_t i = 0; i < c->length; i++)
-          keep[i] &= (uint8_t)((m->validity[i >> 3] >> (i & 7)) & 1);
+      st = j->s->be->mask_and(&j->s->k, m, c->length, true, keep, &n, err);
+    }
+    if (st != LADLE_OK) {
+      free(keep);
+      return st;
     }
     kp = keep;
-    n = 0;
-    for (int64_t i = 0; i < c->length; i++) n += kp[i];
     all = n == c->length;
     none = n == 0;
     if (!all && !none && (lists || n < c->length / 4)) {
@@ -391,8 +366,13 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
         free(keep);
         return LADLE_OOM(err, "filter");
       }
-      keep_to_indices(kp, c->length, n < c->length / 8, idx);
+      st = j->s->be->keep_to_indices(&j->s->k, kp, c->length, n, idx, err);
       kp = NULL;
+      if (st != LADLE_OK) {
+        free(keep);
+        free(idx);
+        return st;
+      }
     }
   } else if (!all && !none) {
     LADLE_RETURN_NOT_OK(j->s->be->mask_to_indices(&j->s->k, m, &idx, &n, err));
@@ -406,8 +386,12 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
       free(keep);
       return LADLE_OOM(err, "filter");
     }
-    if (!none) keep_to_indices(kp, c->length, n < c->length / 8, ki);
     j->kept[k] = ki;
+    if (!none &&
+        (st = j->s->be->keep_to_indices(&j->s->k, kp, c->length, n, ki, err)) != LADLE_OK) {
+      free(keep);
+      return st;
+    }
   }
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     if (j->late != NULL && j->late[i]) {
@@ -473,7 +457,8 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
       int64_t q = 0, base = 0;
       for (size_t k = 0; st == LADLE_OK && k < in->nchunks; k++) {
         int64_t m = t->chunks[k].length;
-        for (int64_t r = 0; r < m; r++) sel[q + r] = base + (j.kept[k] ? j.kept[k][r] : r);
+        /* the partition's kept rows (NULL: all), after the rows before it */
+        st = s->be->index_compose(&s->k, j.kept[k], m, NULL, base, sel + q, err);
         q += m;
         base += in->chunks[k].length;
       }
@@ -846,14 +831,17 @@ static ladle_status join_defer_setup(exec_state *s, const ladle_plan *p, size_t 
 
 /* The rows idx (n of them, -1: none) of a deferred side, as rows of its input;
  * idx NULL: rows 0..n. */
-static int64_t *defer_compose(const join_defer *d, const int64_t *idx, int64_t n) {
+static ladle_status defer_compose(exec_state *s, const join_defer *d, const int64_t *idx, int64_t n,
+                                  int64_t **out, ladle_error *err) {
   int64_t *c = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *c, false);
-  if (c == NULL) return NULL;
-  for (int64_t k = 0; k < n; k++) {
-    int64_t r = idx ? idx[k] : k;
-    c[k] = r >= 0 ? d->sel[r] : -1;
+  if (c == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = s->be->index_compose(&s->k, idx, n, d->sel, 0, c, err);
+  if (st != LADLE_OK) {
+    ladle_scratch_free(c);
+    return st;
   }
-  return c;
+  *out = c;
+  return LADLE_OK;
 }
 
 /* Puts a join's pairs in the order the plan promises (ladle_join_order). The
@@ -904,35 +892,13 @@ static ladle_status pairs_materialize(exec_state *s, ladle_join_pairs *pairs, la
   return LADLE_OK;
 }
 
-static ladle_status join_order(const ladle_plan *p, ladle_join_pairs *pairs, int64_t nl, int64_t nr,
-                               ladle_error *err) {
+static ladle_status join_order(exec_state *s, const ladle_plan *p, ladle_join_pairs *pairs,
+                               int64_t nl, int64_t nr, ladle_error *err) {
   ladle_join_order o = p->join.order;
   bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
   if (pairs->right == NULL || pairs->n < 2 || !join_reorders(p)) return LADLE_OK;
-  const int64_t *key = by_right ? pairs->right : pairs->left;
-  int64_t m = by_right ? nr : nl; /* rows of the side ordered by; -1 goes to bucket m */
-  int64_t *start = calloc((size_t)m + 2, sizeof *start);
-  int64_t *nlft = ladle_scratch_alloc((size_t)pairs->n * sizeof *nlft, false);
-  int64_t *nrgt = ladle_scratch_alloc((size_t)pairs->n * sizeof *nrgt, false);
-  if (start == NULL || nlft == NULL || nrgt == NULL) {
-    free(start);
-    ladle_scratch_free(nlft);
-    ladle_scratch_free(nrgt);
-    return LADLE_OOM(err, "join order");
-  }
-  for (int64_t k = 0; k < pairs->n; k++) start[(key[k] < 0 ? m : key[k]) + 1]++;
-  for (int64_t b = 0; b <= m; b++) start[b + 1] += start[b];
-  for (int64_t k = 0; k < pairs->n; k++) {
-    int64_t to = start[key[k] < 0 ? m : key[k]]++;
-    nlft[to] = pairs->left[k];
-    nrgt[to] = pairs->right[k];
-  }
-  free(start);
-  ladle_scratch_free(pairs->left);
-  ladle_scratch_free(pairs->right);
-  pairs->left = nlft;
-  pairs->right = nrgt;
-  return LADLE_OK;
+  /* a stable counting sort by the other side's row, rows without one last */
+  return s->be->join_pairs_sort(&s->k, pairs, by_right, by_right ? nr : nl, err);
 }
 
 static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l, ladle_table *r,
@@ -982,12 +948,12 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   if (st == LADLE_OK && pairs.runs != NULL &&
       (coalesce || jd[0].in != NULL || jd[1].in != NULL || join_reorders(p)))
     st = pairs_materialize(s, &pairs, err);
-  if (st == LADLE_OK) st = join_order(p, &pairs, lc->num_rows, rc->num_rows, err);
+  if (st == LADLE_OK) st = join_order(s, p, &pairs, lc->num_rows, rc->num_rows, err);
   /* a join whose left rows come out exactly once and in order (a lookup into a
    * dimension table, the common case) need not copy the left columns */
   bool left_identity =
       st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
-  for (int64_t k = 0; left_identity && k < pairs.n; k++) left_identity = pairs.left[k] == k;
+  if (left_identity) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
   ladle_table *gathered = NULL; /* the output, when built partition by partition */
   if (st == LADLE_OK && !coalesce) {
     /* the output partition by partition, gathered in parallel */
@@ -999,8 +965,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     for (int k = 0; st == LADLE_OK && k < 2; k++) {
       const int64_t *side = k == 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
       bool rows = side != NULL || (k == 0 && left_identity); /* semi/anti: no right rows */
-      if (jd[k].in != NULL && rows && (comp[k] = defer_compose(&jd[k], side, pairs.n)) == NULL)
-        st = LADLE_OOM(err, "join");
+      if (jd[k].in != NULL && rows) st = defer_compose(s, &jd[k], side, pairs.n, &comp[k], err);
     }
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
@@ -1043,11 +1008,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
         break;
       }
       ladle_column parts[2] = {lc->chunks[0].columns[m], rc->chunks[0].columns[ck]}, all, merged;
-      int64_t nl = lc->num_rows;
-      for (int64_t k = 0; k < pairs.n; k++)
-        both[k] =
-            pairs.left[k] >= 0 ? pairs.left[k] : (pairs.right[k] >= 0 ? nl + pairs.right[k] : -1);
-      st = ladle_column_concat(parts, 2, &all, err);
+      st = s->be->join_pairs_coalesce(&s->k, &pairs, lc->num_rows, both, err);
+      if (st == LADLE_OK) st = ladle_column_concat(parts, 2, &all, err);
       if (st == LADLE_OK) {
         st = ladle_column_gather(&all, both, pairs.n, &merged, err);
         ladle_column_release(&all);
@@ -1165,35 +1127,9 @@ static ladle_status exec_distinct(exec_state *s, const ladle_plan *p, ladle_tabl
   ladle_status st = keys && cols ? LADLE_OK : LADLE_OOM(err, "unique");
   for (size_t i = 0; st == LADLE_OK && i < nk; i++) keys[i] = c->chunks[0].columns[p->subset[i]];
   if (st == LADLE_OK) st = s->be->group_ids(&s->k, keys, nk, &g, err);
-  if (st == LADLE_OK) {
-    rows = malloc((size_t)LADLE_MAX(g.ngroups, 1) * sizeof *rows);
-    int64_t *count = p->keep == LADLE_KEEP_NONE ? calloc((size_t)LADLE_MAX(g.ngroups, 1), 8) : NULL;
-    if (rows == NULL || (p->keep == LADLE_KEEP_NONE && count == NULL)) {
-      st = LADLE_OOM(err, "unique");
-    } else if (p->keep == LADLE_KEEP_LAST) {
-      for (int64_t i = 0; i < g.nrows; i++) rows[g.ids[i]] = i;
-      n = g.ngroups;
-    } else if (p->keep == LADLE_KEEP_NONE) {
-      for (int64_t i = 0; i < g.nrows; i++) count[g.ids[i]]++;
-      for (int64_t k = 0; k < g.ngroups; k++)
-        if (count[k] == 1) rows[n++] = g.first[k];
-    } else {
-      for (int64_t k = 0; k < g.ngroups; k++) rows[k] = g.first[k];
-      n = g.ngroups;
-    }
-    free(count);
-    /* in order of appearance (Polars promises it with maintain_order; ladle always
-     * keeps it): mark the kept rows, then read the marks in row order */
-    uint8_t *keep = st == LADLE_OK ? calloc((size_t)LADLE_MAX(g.nrows, 1), 1) : NULL;
-    if (st == LADLE_OK && keep == NULL) st = LADLE_OOM(err, "unique");
-    if (st == LADLE_OK) {
-      for (int64_t k = 0; k < n; k++) keep[rows[k]] = 1;
-      int64_t j = 0;
-      for (int64_t i = 0; i < g.nrows; i++)
-        if (keep[i]) rows[j++] = i;
-    }
-    free(keep);
-  }
+  /* the rows kept, in order of appearance (Polars promises it with
+   * maintain_order; ladle always keeps it) */
+  if (st == LADLE_OK) st = s->be->distinct_rows(&s->k, &g, p->keep, &rows, &n, err);
   if (st == LADLE_OK) st = gather_columns(s, c->chunks[0].columns, nc, rows, n, cols, err);
   ladle_groups_release(&g);
   free(keys);
@@ -1278,8 +1214,8 @@ static ladle_status exec_project(const ladle_plan *p, ladle_table *in, ladle_tab
   return LADLE_OK;
 }
 
-static ladle_status exec_row_index(const ladle_plan *p, ladle_table *in, ladle_table **out,
-                                   ladle_error *err) {
+static ladle_status exec_row_index(exec_state *s, const ladle_plan *p, ladle_table *in,
+                                   ladle_table **out, ladle_error *err) {
   if (in->num_rows + p->offset > (int64_t)UINT32_MAX + 1)
     return ladle_err_set(err, LADLE_ECOMPUTE, "with_row_index: %lld rows overflow UInt32",
                          (long long)in->num_rows);
@@ -1289,14 +1225,13 @@ static ladle_status exec_row_index(const ladle_plan *p, ladle_table *in, ladle_t
   for (size_t k = 0; k < in->nchunks; k++) {
     int64_t len = in->chunks[k].length;
     t->chunks[k].length = len;
-    ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), len, false, 0,
-                                         &t->chunks[k].columns[0], err);
+    /* the row numbers pos, pos + 1, ... of the chunk (in UInt32: checked above) */
+    ladle_status st = s->be->sequence(&s->k, pos, len, ladle_dtype_make(LADLE_TYPE_UINT32),
+                                      &t->chunks[k].columns[0], err);
     if (st != LADLE_OK) {
       ladle_table_release(t);
       return st;
     }
-    uint32_t *v = LADLE_COL_MUT(&t->chunks[k].columns[0], uint32_t);
-    for (int64_t i = 0; i < len; i++) v[i] = (uint32_t)(pos + i);
     pos += len;
     for (size_t i = 1; i < p->schema.n; i++)
       ladle_column_copy_ref(&in->chunks[k].columns[i - 1], &t->chunks[k].columns[i]);
@@ -1806,7 +1741,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
         st = exec_project(p, ins[0], out, err);
         break;
       case LADLE_NODE_ROW_INDEX:
-        st = exec_row_index(p, ins[0], out, err);
+        st = exec_row_index(s, p, ins[0], out, err);
         break;
       case LADLE_NODE_CACHE: {
         if (s->ncache == s->capcache) {

@@ -186,22 +186,6 @@ ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_
   return LADLE_OK;
 }
 
-/* keep &= the mask m (length n, or 1 to broadcast), null as false. */
-static void and_mask(const ladle_column *m, int64_t n, uint8_t *keep) {
-  const uint8_t *v = m->values;
-  if (m->type.id != LADLE_TYPE_BOOL || m->length == 0) {
-    memset(keep, 0, (size_t)n); /* an all-null mask */
-    return;
-  }
-  if (m->length == 1) {
-    if (!(ladle_column_valid(m, 0) && v[0])) memset(keep, 0, (size_t)n);
-    return;
-  }
-  for (int64_t i = 0; i < n; i++) keep[i] &= (uint8_t)(v[i] != 0);
-  if (m->validity != NULL)
-    for (int64_t i = 0; i < n; i++) keep[i] &= (uint8_t)((m->validity[i >> 3] >> (i & 7)) & 1);
-}
-
 ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk *c, uint8_t *keep,
                             ladle_error *err) {
   int64_t n = c->length;
@@ -216,23 +200,28 @@ ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk
       }
       continue;
     }
-    if (init) memset(keep, 1, (size_t)n);
-    init = false;
-    /* a general term (or a column not of the chunk's height) */
+    /* a general term (or a column not of the chunk's height): its mask,
+     * null as false, ANDed in (written, for the first term) */
     ladle_column m;
+    ladle_status st;
     if (t->e != NULL) {
       LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, t->e, c, &m, err));
-      and_mask(&m, n, keep);
+      st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
+      init = false;
       ladle_column_release(&m);
+      LADLE_RETURN_NOT_OK(st);
       continue;
     }
     for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
       LADLE_RETURN_NOT_OK(s->be->binary(&s->k, t->op[j], &c->columns[t->col], &t->k[j],
                                         ladle_dtype_make(LADLE_TYPE_BOOL), &m, err));
-      and_mask(&m, n, keep);
+      st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
+      init = false;
       ladle_column_release(&m);
+      LADLE_RETURN_NOT_OK(st);
     }
   }
-  if (init) memset(keep, 1, (size_t)n);
+  /* no term wrote keep (none at all): every row */
+  if (init) return s->be->mask_and(&s->k, NULL, n, true, keep, NULL, err);
   return LADLE_OK;
 }

@@ -393,6 +393,7 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
 }
 
 typedef struct late_job {
+  exec_state *st;
   const pq_source *s;
   const size_t *unit_file, *unit_rg;
   const ladle_table *in; /* the scan's output (its chunk lengths) */
@@ -415,15 +416,14 @@ static ladle_status late_task(void *vctx, size_t i, ladle_error *err) {
   if (j->kept[u] == NULL && rows == pf->row_groups[j->unit_rg[u]].num_rows)
     return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(pf, j->unit_rg[u], col, o,
                                                                      err);
-  int64_t *all = NULL; /* every row of a chunk cut short by n_rows */
-  if (j->kept[u] == NULL) {
-    all = malloc((size_t)LADLE_MAX(n, 1) * sizeof *all);
-    if (all == NULL) return LADLE_OOM(err, "parquet rows");
-    for (int64_t r = 0; r < n; r++) all[r] = r;
-  }
-  ladle_status st =
-      ladle_pq_read_chunk_sel(pf, j->unit_rg[u], col, all ? all : j->kept[u], n, views, o, err);
-  free(all);
+  ladle_column all; /* every row of a chunk cut short by n_rows: 0, 1, ... */
+  memset(&all, 0, sizeof all);
+  if (j->kept[u] == NULL)
+    LADLE_RETURN_NOT_OK(
+        j->st->be->sequence(&j->st->k, 0, n, ladle_dtype_make(LADLE_TYPE_INT64), &all, err));
+  ladle_status st = ladle_pq_read_chunk_sel(pf, j->unit_rg[u], col,
+                                            j->kept[u] ? j->kept[u] : all.values, n, views, o, err);
+  ladle_column_release(&all);
   return st;
 }
 
@@ -436,7 +436,7 @@ ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan
   if (cols == NULL) return LADLE_OOM(err, "parquet columns");
   for (size_t i = 0; i < out->schema.n; i++)
     if (late[i]) cols[nc++] = i;
-  late_job j = {s, st->late_uf, st->late_ur, in, out, kept, cols, nc, views};
+  late_job j = {st, s, st->late_uf, st->late_ur, in, out, kept, cols, nc, views};
   ladle_status rc = nc == 0 || in->nchunks == 0
                         ? LADLE_OK
                         : ladle_pool_run(st->k.pool, in->nchunks * nc, late_task, &j, err);

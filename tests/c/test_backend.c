@@ -1,8 +1,11 @@
 /* test_backend.c — kernel entries of the backend table checked against simple
  * references on random columns (every key type, nulls, empty, one row, many
  * rows): the start of the conformance suite that every backend's table must
- * pass. Today: top_k_indices against sort_indices, mask_to_indices and gather
- * against loops. */
+ * pass. Today: top_k_indices against sort_indices; mask_to_indices, gather,
+ * sequence and the host kernels over row indices (mask_and, keep_to_indices,
+ * selection_positions, mask_take, index_compose, index_is_identity,
+ * group_rows, distinct_rows, join_pairs_sort, join_pairs_coalesce, moments,
+ * rank_of_singletons) against loops. */
 #include "backend/backend.h"
 #include "harness.h"
 
@@ -52,6 +55,20 @@ static ladle_column random_column(ladle_type_id id, int64_t n, int domain, int n
     ladle_column_finish_nulls(&c);
   }
   return c;
+}
+
+/* Row i of a column random_column makes, as a double. */
+static double value_f64(const ladle_column *c, int64_t i) {
+  switch (c->type.id) {
+    case LADLE_TYPE_INT32:
+      return ((const int32_t *)c->values)[i];
+    case LADLE_TYPE_UINT8:
+      return ((const uint8_t *)c->values)[i];
+    case LADLE_TYPE_FLOAT64:
+      return ((const double *)c->values)[i];
+    default:
+      return (double)((const int64_t *)c->values)[i];
+  }
 }
 
 TEST(top_k_indices_equals_the_head_of_a_stable_sort) {
@@ -129,4 +146,483 @@ TEST(mask_to_indices_and_gather_equal_loops) {
     free(idx);
   }
   ladle_pool_destroy(pool);
+}
+
+/* A BOOL mask of n rows whose true bytes are any nonzero value (kernels may
+ * write more than 1), true about one row in `every`, with nulls or not. */
+static ladle_column random_mask(int64_t n, int every, bool nulls) {
+  ladle_column m;
+  CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, nulls, 0, &m, &err_) == LADLE_OK);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = test_rand();
+    LADLE_COL_MUT(&m, uint8_t)[i] = r % (uint64_t)every == 0 ? (uint8_t)(1 + (r >> 8) % 255) : 0;
+    if (nulls) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&m), i, (r >> 20) % 4 != 0);
+  }
+  if (nulls) ladle_column_finish_nulls(&m);
+  return m;
+}
+
+/* Row i of mask m (NULL: true; one row: for every row; not BOOL or no rows: null). */
+static bool mask_ref(const ladle_column *m, int64_t i) {
+  if (m == NULL) return true;
+  if (m->type.id != LADLE_TYPE_BOOL || m->length == 0) return false;
+  int64_t r = m->length == 1 ? 0 : i;
+  return ladle_column_valid(m, r) && ((const uint8_t *)m->values)[r] != 0;
+}
+
+TEST(mask_and_and_keep_to_indices_equal_loops) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 7, 8, 9, 63, 64, 65, 1000, 100003};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    uint8_t *keep = malloc((size_t)n + 1), *want = malloc((size_t)n + 1);
+    int64_t *idx = malloc(((size_t)n + 2) * sizeof *idx);
+    for (int kind = 0; kind < 9; kind++) {
+      ladle_column m;
+      memset(&m, 0, sizeof m);
+      const ladle_column *mp = &m;
+      switch (kind) {
+        case 0: /* dense, with nulls */
+          m = random_mask(n, 2, true);
+          break;
+        case 1: /* sparse, no nulls */
+          m = random_mask(n, 20, false);
+          break;
+        case 2: /* very sparse, with nulls */
+          m = random_mask(n, 200, true);
+          break;
+        case 3: /* one row: true */
+        case 4: /* one row: false */
+          m = random_mask(1, 1, false);
+          if (kind == 4) LADLE_COL_MUT(&m, uint8_t)[0] = 0;
+          break;
+        case 5: /* one row: null */
+          CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), 1, true, 0, &m, &err_) ==
+                LADLE_OK);
+          LADLE_COL_MUT(&m, uint8_t)[0] = 1;
+          ladle_bit_set(LADLE_COL_VALIDITY_MUT(&m), 0, false);
+          ladle_column_finish_nulls(&m);
+          break;
+        case 6: /* a NULL column */
+          CHECK(ladle_column_nulls(ladle_dtype_make(LADLE_TYPE_NULL), n, &m, &err_) == LADLE_OK);
+          break;
+        case 7: /* no rows */
+          m = random_mask(0, 1, false);
+          break;
+        default: /* none: true everywhere */
+          mp = NULL;
+      }
+      for (int init = 0; init < 2; init++) {
+        for (int64_t i = 0; i < n; i++) keep[i] = want[i] = (uint8_t)(test_rand() % 2);
+        int64_t wn = 0, got = -1;
+        for (int64_t i = 0; i < n; i++) {
+          want[i] = (uint8_t)((init ? 1 : want[i]) & mask_ref(mp, i));
+          wn += want[i];
+        }
+        CHECK(be->mask_and(&ctx, mp, n, init, keep, &got, &err_) == LADLE_OK);
+        CHECK_EQ_I(got, wn);
+        CHECK(n == 0 || memcmp(keep, want, (size_t)n) == 0);
+        /* the same without a count */
+        for (int64_t i = 0; i < n; i++) keep[i] = (uint8_t)(test_rand() % 2);
+        if (!init) memcpy(keep, want, (size_t)n); /* ANDing in again changes nothing */
+        CHECK(be->mask_and(&ctx, mp, n, init, keep, NULL, &err_) == LADLE_OK);
+        CHECK(n == 0 || memcmp(keep, want, (size_t)n) == 0);
+        /* the rows kept, as indices */
+        for (int64_t i = 0; i <= n; i++) idx[i] = -7;
+        CHECK(be->keep_to_indices(&ctx, keep, n, wn, idx, &err_) == LADLE_OK);
+        int64_t q = 0, bad = 0;
+        for (int64_t i = 0; i < n; i++)
+          if (want[i]) bad += idx[q++] != i;
+        CHECK_EQ_I(bad, 0);
+        CHECK_EQ_I(q, wn);
+      }
+      if (kind <= 2 && n > 1) {
+        /* a mask of fewer rows: an error, keep untouched; of more: the first rows */
+        memcpy(keep, want, (size_t)n);
+        CHECK(be->mask_and(&ctx, &m, n + 1, true, keep, NULL, &err_) == LADLE_EINVAL);
+        CHECK(memcmp(keep, want, (size_t)n) == 0);
+        int64_t got = -1, wn = 0;
+        CHECK(be->mask_and(&ctx, &m, n - 1, true, keep, &got, &err_) == LADLE_OK);
+        for (int64_t i = 0; i < n - 1; i++) wn += keep[i] != mask_ref(&m, i) ? 1000000 : keep[i];
+        CHECK_EQ_I(got, wn);
+      }
+      if (mp != NULL) ladle_column_release(&m);
+    }
+    free(keep);
+    free(want);
+    free(idx);
+  }
+}
+
+TEST(selection_positions_inverts_a_selection) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    int64_t *sel = malloc(((size_t)n + 1) * sizeof *sel), cnt = 0;
+    int64_t *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    for (int64_t i = 0; i < n; i++)
+      if (test_rand() % 3 != 0) sel[cnt++] = i;
+    for (int64_t j = cnt - 1; j > 0; j--) { /* any order */
+      int64_t r = (int64_t)(test_rand() % (uint64_t)(j + 1)), x = sel[j];
+      sel[j] = sel[r];
+      sel[r] = x;
+    }
+    CHECK(be->selection_positions(&ctx, sel, cnt, n, idx, &err_) == LADLE_OK);
+    int64_t bad = 0, hit = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t w = -1;
+      for (int64_t j = 0; j < cnt && w < 0; j++)
+        if (sel[j] == i) w = j;
+      bad += idx[i] != w;
+      hit += w >= 0;
+    }
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_I(hit, cnt);
+    free(sel);
+    free(idx);
+  }
+}
+
+TEST(sequence_counts_from_start_in_its_type) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_INT64, LADLE_TYPE_UINT32,
+                                 LADLE_TYPE_UINT64};
+  const int64_t starts[] = {0, 5, -3, 4294967290LL};
+  const int64_t sizes[] = {0, 1, 6, 70000};
+  for (size_t ti = 0; ti < 4; ti++)
+    for (size_t a = 0; a < 4; a++)
+      for (size_t si = 0; si < 4; si++) {
+        ladle_dtype t = ladle_dtype_make(types[ti]);
+        int64_t start = starts[a], n = sizes[si], last = start + n - 1;
+        bool fits =
+            n == 0 || (types[ti] == LADLE_TYPE_INT32    ? start >= INT32_MIN && last <= INT32_MAX
+                       : types[ti] == LADLE_TYPE_UINT32 ? start >= 0 && last <= UINT32_MAX
+                       : types[ti] == LADLE_TYPE_UINT64 ? start >= 0
+                                                        : true);
+        ladle_column c;
+        memset(&c, 0, sizeof c);
+        ladle_status st = be->sequence(&ctx, start, n, t, &c, &err_);
+        CHECK_EQ_I(st, fits ? LADLE_OK : LADLE_EINVAL);
+        if (st != LADLE_OK) continue;
+        CHECK(c.type.id == types[ti] && c.length == n && c.null_count == 0 && c.validity == NULL);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+          int64_t v;
+          switch (types[ti]) {
+            case LADLE_TYPE_INT32:
+              v = ((const int32_t *)c.values)[i];
+              break;
+            case LADLE_TYPE_UINT32:
+              v = ((const uint32_t *)c.values)[i];
+              break;
+            default:
+              v = ((const int64_t *)c.values)[i];
+          }
+          bad += v != start + i;
+        }
+        CHECK_EQ_I(bad, 0);
+        ladle_column_release(&c);
+      }
+  ladle_column c;
+  CHECK(be->sequence(&ctx, 0, -1, ladle_dtype_make(LADLE_TYPE_INT64), &c, &err_) == LADLE_EINVAL);
+  CHECK(be->sequence(&ctx, INT64_MAX, 2, ladle_dtype_make(LADLE_TYPE_INT64), &c, &err_) ==
+        LADLE_EINVAL);
+  CHECK(be->sequence(&ctx, 0, 3, ladle_dtype_make(LADLE_TYPE_FLOAT64), &c, &err_) == LADLE_ENOTSUP);
+}
+
+TEST(group_rows_and_distinct_rows_equal_loops) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_pool *pool = NULL;
+  CHECK(ladle_pool_create(2, &pool, &err_) == LADLE_OK);
+  ladle_kctx ctx = {.pool = pool, .morsel_rows = 1000};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    for (int trial = 0; trial < 4; trial++) {
+      int64_t n = sizes[si];
+      ladle_column key = random_column(trial % 2 ? LADLE_TYPE_STRING : LADLE_TYPE_INT64, n,
+                                       1 + (int)(test_rand() % (uint64_t)(n / 2 + 2)), trial * 2);
+      ladle_groups g;
+      memset(&g, 0, sizeof g);
+      CHECK(be->group_ids(&ctx, &key, 1, &g, &err_) == LADLE_OK);
+      int64_t ng = g.ngroups;
+      /* reference: first and last row and size of each group, by scanning */
+      int64_t *first = malloc(((size_t)ng + 1) * sizeof *first);
+      int64_t *last = malloc(((size_t)ng + 1) * sizeof *last);
+      int64_t *size = calloc((size_t)ng + 1, sizeof *size);
+      int64_t *out = malloc(((size_t)LADLE_MAX(ng, n) + 1) * sizeof *out);
+      for (int64_t k = 0; k < ng; k++) first[k] = -1;
+      for (int64_t i = 0; i < n; i++) {
+        if (first[g.ids[i]] < 0) first[g.ids[i]] = i;
+        last[g.ids[i]] = i;
+        size[g.ids[i]]++;
+      }
+      int64_t bad = 0;
+      CHECK(be->group_rows(&ctx, &g, LADLE_GROUP_ROWS_FIRST, out, &err_) == LADLE_OK);
+      for (int64_t k = 0; k < ng; k++) bad += out[k] != first[k];
+      CHECK(be->group_rows(&ctx, &g, LADLE_GROUP_ROWS_LAST, out, &err_) == LADLE_OK);
+      for (int64_t k = 0; k < ng; k++) bad += out[k] != last[k];
+      CHECK(be->group_rows(&ctx, &g, LADLE_GROUP_ROWS_ID, out, &err_) == LADLE_OK);
+      for (int64_t i = 0; i < n; i++) bad += out[i] != (int64_t)g.ids[i];
+      CHECK_EQ_I(bad, 0);
+      const ladle_keep kinds[] = {LADLE_KEEP_ANY, LADLE_KEEP_FIRST, LADLE_KEEP_LAST,
+                                  LADLE_KEEP_NONE};
+      for (int kk = 0; kk < 4; kk++) {
+        int64_t *rows = NULL, m = -1, q = 0;
+        CHECK(be->distinct_rows(&ctx, &g, kinds[kk], &rows, &m, &err_) == LADLE_OK);
+        bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+          uint32_t k = g.ids[i];
+          bool kept = kinds[kk] == LADLE_KEEP_LAST   ? last[k] == i
+                      : kinds[kk] == LADLE_KEEP_NONE ? size[k] == 1
+                                                     : first[k] == i;
+          if (kept) bad += q >= m || rows[q++] != i;
+        }
+        CHECK_EQ_I(bad, 0);
+        CHECK_EQ_I(q, m);
+        free(rows);
+      }
+      free(first);
+      free(last);
+      free(size);
+      free(out);
+      ladle_groups_release(&g);
+      ladle_column_release(&key);
+    }
+  }
+  ladle_pool_destroy(pool);
+}
+
+TEST(join_pairs_sort_is_a_stable_sort_by_one_side) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 33, 3000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    for (int by_right = 0; by_right < 2; by_right++) {
+      int64_t n = sizes[si], rows = 1 + (int64_t)(test_rand() % 50);
+      ladle_join_pairs pr = {n, NULL, NULL, NULL};
+      pr.left = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.left, false);
+      pr.right = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.right, false);
+      int64_t *ol = malloc(((size_t)n + 1) * sizeof *ol),
+              *orr = malloc(((size_t)n + 1) * sizeof *orr);
+      for (int64_t k = 0; k < n; k++) {
+        /* the sorted side in [0, rows) or -1; the other side says where the pair was */
+        int64_t key = test_rand() % 7 == 0 ? -1 : (int64_t)(test_rand() % (uint64_t)rows);
+        (by_right ? pr.right : pr.left)[k] = ol[k] = key;
+        (by_right ? pr.left : pr.right)[k] = orr[k] = k;
+      }
+      CHECK(be->join_pairs_sort(&ctx, &pr, by_right, rows, &err_) == LADLE_OK);
+      /* reference: each row's pairs in their order, then those of none */
+      int64_t q = 0, bad = 0;
+      for (int64_t b = 0; b <= rows; b++)
+        for (int64_t k = 0; k < n; k++) {
+          if (!(b == rows ? ol[k] < 0 : ol[k] == b)) continue;
+          bad += (by_right ? pr.right : pr.left)[q] != ol[k];
+          bad += (by_right ? pr.left : pr.right)[q] != orr[k];
+          q++;
+        }
+      CHECK_EQ_I(bad, 0);
+      CHECK_EQ_I(q, n);
+      ladle_scratch_free(pr.left);
+      ladle_scratch_free(pr.right);
+      free(ol);
+      free(orr);
+    }
+  }
+  /* pairs kept as runs are not sorted here */
+  ladle_join_pairs runs = {2, NULL, NULL, NULL};
+  CHECK(be->join_pairs_sort(&ctx, &runs, false, 2, &err_) == LADLE_EINVAL);
+}
+
+TEST(index_compose_and_index_is_identity_equal_loops) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si], m = n + 3; /* inner: m rows */
+    int64_t *outer = malloc(((size_t)n + 1) * sizeof *outer);
+    int64_t *inner = malloc(((size_t)m + 1) * sizeof *inner);
+    int64_t *out = malloc(((size_t)n + 1) * sizeof *out);
+    for (int64_t k = 0; k < n; k++)
+      outer[k] = test_rand() % 5 == 0 ? -1 : (int64_t)(test_rand() % (uint64_t)(k < m ? m : 1));
+    for (int64_t r = 0; r < m; r++) inner[r] = (int64_t)(test_rand() % 100000);
+    for (int mode = 0; mode < 4; mode++) {
+      const int64_t *o = mode & 1 ? outer : NULL, *in = mode & 2 ? inner : NULL;
+      int64_t offset = mode * 1000 - 1500;
+      CHECK(be->index_compose(&ctx, o, n, in, offset, out, &err_) == LADLE_OK);
+      int64_t bad = 0;
+      for (int64_t k = 0; k < n; k++) {
+        int64_t r = o ? o[k] : k;
+        bad += out[k] != (r < 0 ? -1 : offset + (in ? in[r] : r));
+      }
+      CHECK_EQ_I(bad, 0);
+    }
+    /* identity: 0, 1, ... and that with one entry changed */
+    for (int64_t k = 0; k < n; k++) out[k] = k;
+    bool same = false;
+    CHECK(be->index_is_identity(&ctx, out, n, &same, &err_) == LADLE_OK);
+    CHECK(same);
+    if (n > 0) {
+      int64_t at = (int64_t)(test_rand() % (uint64_t)n);
+      out[at] = test_rand() % 2 ? -1 : at + 1;
+      CHECK(be->index_is_identity(&ctx, out, n, &same, &err_) == LADLE_OK);
+      CHECK(!same);
+    }
+    free(outer);
+    free(inner);
+    free(out);
+  }
+}
+
+TEST(join_pairs_coalesce_takes_the_left_row_else_the_right_one) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 33, 3000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si], nl = (int64_t)(test_rand() % 40);
+    ladle_join_pairs pr = {n, NULL, NULL, NULL};
+    pr.left = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.left, false);
+    pr.right = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.right, false);
+    int64_t *out = malloc(((size_t)n + 1) * sizeof *out);
+    for (int64_t k = 0; k < n; k++) {
+      pr.left[k] = test_rand() % 3 == 0 || nl == 0 ? -1 : (int64_t)(test_rand() % (uint64_t)nl);
+      pr.right[k] = test_rand() % 3 == 0 ? -1 : (int64_t)(test_rand() % 40);
+    }
+    CHECK(be->join_pairs_coalesce(&ctx, &pr, nl, out, &err_) == LADLE_OK);
+    int64_t bad = 0;
+    for (int64_t k = 0; k < n; k++) {
+      int64_t want = -1;
+      if (pr.left[k] >= 0)
+        want = pr.left[k];
+      else if (pr.right[k] >= 0)
+        want = nl + pr.right[k];
+      bad += out[k] != want;
+    }
+    CHECK_EQ_I(bad, 0);
+    ladle_scratch_free(pr.left);
+    ladle_scratch_free(pr.right);
+    free(out);
+  }
+  ladle_join_pairs runs = {2, NULL, NULL, NULL};
+  int64_t out[2];
+  CHECK(be->join_pairs_coalesce(&ctx, &runs, 1, out, &err_) == LADLE_EINVAL);
+}
+
+TEST(mask_take_takes_the_rows_not_taken_yet) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    uint8_t *taken = malloc((size_t)n + 1), *want = malloc((size_t)n + 1);
+    int64_t *sel = malloc(((size_t)n + 1) * sizeof *sel);
+    for (int64_t i = 0; i < n; i++) taken[i] = want[i] = test_rand() % 4 == 0;
+    /* branches: a mask per row with nulls, one of no nulls, a one-row true
+     * and false, then the otherwise branch */
+    for (int b = 0; b < 5; b++) {
+      ladle_column m;
+      memset(&m, 0, sizeof m);
+      const ladle_column *mp = b == 4 ? NULL : &m;
+      if (b < 2) m = random_mask(n, 3, b == 0);
+      if (b == 2 || b == 3) {
+        m = random_mask(1, 1, false);
+        LADLE_COL_MUT(&m, uint8_t)[0] = b == 2;
+      }
+      int64_t cnt = -1, q = 0, bad = 0;
+      CHECK(be->mask_take(&ctx, mp, n, taken, sel, &cnt, &err_) == LADLE_OK);
+      for (int64_t i = 0; i < n; i++) {
+        if (want[i] || !mask_ref(mp, i)) continue;
+        want[i] = 1;
+        bad += q >= cnt || sel[q] != i;
+        q++;
+      }
+      CHECK_EQ_I(bad, 0);
+      CHECK_EQ_I(q, cnt);
+      CHECK(n == 0 || memcmp(taken, want, (size_t)n) == 0);
+      if (b < 2 && n > 1) /* a condition of fewer rows */
+        CHECK(be->mask_take(&ctx, mp, n + 1, taken, sel, &cnt, &err_) == LADLE_EINVAL);
+      if (mp != NULL) ladle_column_release(&m);
+    }
+    for (int64_t i = 0; i < n; i++) CHECK(taken[i] == 1);
+    free(taken);
+    free(want);
+    free(sel);
+  }
+}
+
+TEST(moments_equal_a_two_pass_mean_and_sum_of_squares) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 17, 5000};
+  const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_INT64, LADLE_TYPE_UINT8,
+                                 LADLE_TYPE_FLOAT64};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (size_t ti = 0; ti < 4; ti++)
+      for (int second = 0; second < 2; second++) {
+        int64_t n = sizes[si];
+        ladle_column c = random_column(types[ti], n, 1000, (int)(test_rand() % 3) * 2);
+        if (types[ti] == LADLE_TYPE_FLOAT64) /* no NaN: finite values compare */
+          for (int64_t i = 0; i < n; i++)
+            if (isnan(((double *)c.values)[i])) LADLE_COL_MUT(&c, double)[i] = 123.25;
+        int64_t cnt = -1, wc = 0;
+        double sum = -1, mean = -1, m2 = -1, ws = 0, wq = 0;
+        CHECK(be->moments(&ctx, &c, second, &cnt, &sum, &mean, &m2, &err_) == LADLE_OK);
+        for (int64_t i = 0; i < n; i++)
+          if (ladle_column_valid(&c, i)) {
+            ws += value_f64(&c, i);
+            wc++;
+          }
+        double wm = wc ? ws / (double)wc : 0;
+        for (int64_t i = 0; second && i < n; i++)
+          if (ladle_column_valid(&c, i)) {
+            double d = value_f64(&c, i) - wm;
+            wq += d * d;
+          }
+        CHECK_EQ_I(cnt, wc);
+        CHECK(sum == ws);
+        CHECK(fabs(mean - wm) <= 1e-9 * (1 + fabs(wm)));
+        CHECK(fabs(m2 - wq) <= 1e-9 * (1 + wq));
+        ladle_column_release(&c);
+      }
+  /* a column of another type has no values */
+  ladle_column nul;
+  CHECK(ladle_column_nulls(ladle_dtype_make(LADLE_TYPE_NULL), 3, &nul, &err_) == LADLE_OK);
+  int64_t cnt = -1;
+  double sum = -1, mean = -1, m2 = -1;
+  CHECK(be->moments(&ctx, &nul, true, &cnt, &sum, &mean, &m2, &err_) == LADLE_OK);
+  CHECK(cnt == 0 && sum == 0 && mean == 0 && m2 == 0);
+  ladle_column_release(&nul);
+}
+
+TEST(rank_of_singletons_is_one_where_valid) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 9, 1000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (int nulls = 0; nulls < 2; nulls++)
+      for (int f = 0; f < 2; f++) {
+        int64_t n = sizes[si];
+        ladle_column in = random_column(LADLE_TYPE_INT64, n, 50, nulls ? 3 : 0), out;
+        ladle_dtype t = ladle_dtype_make(f ? LADLE_TYPE_FLOAT64 : LADLE_TYPE_UINT32);
+        CHECK(be->rank_of_singletons(&ctx, &in, t, &out, &err_) == LADLE_OK);
+        CHECK(out.type.id == t.id && out.length == n && out.null_count == in.null_count);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+          bool v = ladle_column_valid(&in, i);
+          bad += ladle_column_valid(&out, i) != v;
+          if (v)
+            bad +=
+                f ? ((const double *)out.values)[i] != 1.0 : ((const uint32_t *)out.values)[i] != 1;
+        }
+        CHECK_EQ_I(bad, 0);
+        ladle_column_release(&out);
+        ladle_column_release(&in);
+      }
+  ladle_column in = random_column(LADLE_TYPE_INT64, 3, 5, 0), out;
+  CHECK(be->rank_of_singletons(&ctx, &in, ladle_dtype_make(LADLE_TYPE_INT64), &out, &err_) ==
+        LADLE_ENOTSUP);
+  ladle_column_release(&in);
 }

@@ -1,6 +1,6 @@
 /* columns.c — the CPU backend's column kernels (backend.h): selection, take,
- * filter, reductions and the copies between devices, which on the host are
- * references. Outputs and scratch come from ctx->mr: each entry makes it the
+ * filter, reductions, sequences, the rank of one-value series and the copies between devices, which
+ * on the host are references. Outputs and scratch come from ctx->mr: each entry makes it the
  * thread's current resource while it runs (what every host allocation reads). */
 #include "cpu.h"
 
@@ -47,11 +47,9 @@ static ladle_status select_on(const ladle_kctx *ctx, const ladle_column *mask, l
       ladle_column_alloc_with(NULL, ladle_dtype_make(LADLE_TYPE_INT64), k, false, 0, &o, err));
   int64_t *idx = LADLE_COL_MUT(&o, int64_t);
   k = 0;
-  if (!null)
-    for (int64_t i = 0; i < n; i++) {
-      idx[k] = i;
-      k += mask_row(mask, i);
-    }
+  if (!null) /* exactly k entries: no branch-free write one past the last */
+    for (int64_t i = 0; i < n; i++)
+      if (mask_row(mask, i)) idx[k++] = i;
   *out = o;
   return LADLE_OK;
 }
@@ -157,6 +155,81 @@ static ladle_status reduce_on(const ladle_kctx *ctx, ladle_reduce_op op, const l
   return LADLE_OK;
 }
 
+/* v[i] = start + i for i < n, in the column's type (the caller checked the range). */
+#define FILL_SEQUENCE(T, col, start, n)                          \
+  do {                                                           \
+    T *v__ = LADLE_COL_MUT(col, T);                              \
+    for (int64_t i = 0; i < (n); i++) v__[i] = (T)((start) + i); \
+  } while (0)
+
+static ladle_status sequence_on(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                                ladle_column *out, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  int64_t lo, hi; /* the type's range, clipped to int64 */
+  switch (type.id) {
+    case LADLE_TYPE_INT32:
+      lo = INT32_MIN;
+      hi = INT32_MAX;
+      break;
+    case LADLE_TYPE_UINT32:
+      lo = 0;
+      hi = UINT32_MAX;
+      break;
+    case LADLE_TYPE_INT64:
+      lo = INT64_MIN;
+      hi = INT64_MAX;
+      break;
+    case LADLE_TYPE_UINT64:
+      lo = 0;
+      hi = INT64_MAX;
+      break;
+    default:
+      return ladle_err_set(err, LADLE_ENOTSUP, "sequence of type %s",
+                           ladle_dtype_name(type, NULL, 0));
+  }
+  /* the last value, start + n - 1, fits (hi - start counted unsigned: it
+   * may pass INT64_MAX) */
+  if (n < 0 ||
+      (n > 0 && (start < lo || start > hi || (uint64_t)(n - 1) > (uint64_t)hi - (uint64_t)start)))
+    return ladle_err_set(err, LADLE_EINVAL, "sequence of %lld values from %lld overflows %s",
+                         (long long)n, (long long)start, ladle_dtype_name(type, NULL, 0));
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(NULL, type, n, false, 0, &o, err));
+  switch (type.id) {
+    case LADLE_TYPE_INT32:
+      FILL_SEQUENCE(int32_t, &o, start, n);
+      break;
+    case LADLE_TYPE_UINT32:
+      FILL_SEQUENCE(uint32_t, &o, start, n);
+      break;
+    case LADLE_TYPE_UINT64:
+      FILL_SEQUENCE(uint64_t, &o, start, n);
+      break;
+    default:
+      FILL_SEQUENCE(int64_t, &o, start, n);
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static ladle_status rank_of_singletons_on(const ladle_column *in, ladle_dtype type,
+                                          ladle_column *out, ladle_error *err) {
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(NULL, type, in->length, in->validity != NULL, 0, &o, err));
+  for (int64_t i = 0; i < in->length; i++) {
+    if (type.id == LADLE_TYPE_FLOAT64)
+      LADLE_COL_MUT(&o, double)[i] = 1.0;
+    else
+      LADLE_COL_MUT(&o, uint32_t)[i] = 1;
+    if (in->validity != NULL)
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, ladle_column_valid(in, i));
+  }
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}
+
 ladle_status ladle_cpu_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,
                               ladle_error *err) {
   WITH_MR(ctx, select_on(ctx, mask, out, err));
@@ -175,4 +248,16 @@ ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err) {
   WITH_MR(ctx, reduce_on(ctx, op, in, out, err));
+}
+
+ladle_status ladle_cpu_rank_of_singletons(const ladle_kctx *ctx, const ladle_column *in,
+                                          ladle_dtype type, ladle_column *out, ladle_error *err) {
+  if (type.id != LADLE_TYPE_FLOAT64 && type.id != LADLE_TYPE_UINT32)
+    return ladle_err_set(err, LADLE_ENOTSUP, "rank of type %s", ladle_dtype_name(type, NULL, 0));
+  WITH_MR(ctx, rank_of_singletons_on(in, type, out, err));
+}
+
+ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                                ladle_column *out, ladle_error *err) {
+  WITH_MR(ctx, sequence_on(ctx, start, n, type, out, err));
 }

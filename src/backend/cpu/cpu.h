@@ -211,6 +211,36 @@ ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
                               const ladle_column *mask, ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                                ladle_column *out, ladle_error *err);
+/* The host kernels over row indices (rows.c). */
+ladle_status ladle_cpu_mask_and(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
+                                bool init, uint8_t *keep, int64_t *out_kept, ladle_error *err);
+ladle_status ladle_cpu_keep_to_indices(const ladle_kctx *ctx, const uint8_t *keep, int64_t n,
+                                       int64_t n_kept, int64_t *idx, ladle_error *err);
+ladle_status ladle_cpu_selection_positions(const ladle_kctx *ctx, const int64_t *sel, int64_t cnt,
+                                           int64_t n, int64_t *idx, ladle_error *err);
+ladle_status ladle_cpu_mask_take(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
+                                 uint8_t *taken, int64_t *sel, int64_t *out_n, ladle_error *err);
+ladle_status ladle_cpu_rank_of_singletons(const ladle_kctx *ctx, const ladle_column *in,
+                                          ladle_dtype type, ladle_column *out, ladle_error *err);
+/* moments.c */
+ladle_status ladle_cpu_moments(const ladle_kctx *ctx, const ladle_column *in, bool second,
+                               int64_t *cnt, double *sum, double *mean, double *m2,
+                               ladle_error *err);
+ladle_status ladle_cpu_index_compose(const ladle_kctx *ctx, const int64_t *outer, int64_t n,
+                                     const int64_t *inner, int64_t offset, int64_t *out,
+                                     ladle_error *err);
+ladle_status ladle_cpu_index_is_identity(const ladle_kctx *ctx, const int64_t *idx, int64_t n,
+                                         bool *out, ladle_error *err);
+ladle_status ladle_cpu_join_pairs_coalesce(const ladle_kctx *ctx, const ladle_join_pairs *pairs,
+                                           int64_t nl, int64_t *out, ladle_error *err);
+ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
+                                  ladle_group_rows_kind which, int64_t *out, ladle_error *err);
+ladle_status ladle_cpu_distinct_rows(const ladle_kctx *ctx, const ladle_groups *g, ladle_keep keep,
+                                     int64_t **out_rows, int64_t *out_n, ladle_error *err);
+ladle_status ladle_cpu_join_pairs_sort(const ladle_kctx *ctx, ladle_join_pairs *pairs,
+                                       bool by_right, int64_t m, ladle_error *err);
 /* Polars' sum of n doubles (its order of additions: pairwise blocks of 128). */
 double ladle_cpu_float_sum(const double *f, int64_t n);
 ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
