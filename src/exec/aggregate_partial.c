@@ -166,24 +166,14 @@ static ladle_status pa_keep(exec_state *s, const ladle_plan *f, const exec_pred 
   int64_t n = c->length;
   if (fast != NULL) {
     LADLE_RETURN_NOT_OK(exec_pred_keep(s, fast, c, keep, err));
-  } else {
-    ladle_column m;
-    LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, f->exprs[0], c, &m, err));
-    const uint8_t *v = m.values;
-    bool bad = (m.type.id != LADLE_TYPE_BOOL && m.type.id != LADLE_TYPE_NULL) ||
-               (m.length != n && m.length != 1);
-    for (int64_t i = 0; !bad && i < n; i++) {
-      int64_t r = m.length == 1 ? 0 : i;
-      keep[i] = (uint8_t)(m.type.id == LADLE_TYPE_BOOL && v[r] != 0 && ladle_column_valid(&m, r));
-    }
-    ladle_column_release(&m);
-    if (bad)
-      return ladle_err_set(err, LADLE_EINVAL, "internal: a filter's mask is not Boolean rows");
+    /* counted only: mask NULL is true everywhere */
+    return s->be->mask_and(&s->k, NULL, n, false, keep, kept, err);
   }
-  int64_t k = 0;
-  for (int64_t i = 0; i < n; i++) k += keep[i];
-  *kept = k;
-  return LADLE_OK;
+  ladle_column m;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, f->exprs[0], c, &m, err));
+  ladle_status st = s->be->mask_and(&s->k, &m, n, true, keep, kept, err);
+  ladle_column_release(&m);
+  return st;
 }
 
 /* One chain node over chunk c (columns owned by the caller), into next
