@@ -109,25 +109,9 @@ static ladle_kexpr kagg(ladle_agg_op op, ladle_dtype type, const ladle_bexpr *e)
   return k;
 }
 
-/* One group of n rows (no keys: a reduction, one row even over no rows). */
-static ladle_status one_group(int64_t n, ladle_groups *g, ladle_error *err) {
-  memset(g, 0, sizeof *g);
-  g->nrows = n;
-  g->ngroups = 1;
-  g->whole = true;
-  g->ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *g->ids, true);
-  g->first = malloc(sizeof *g->first);
-  if (g->ids == NULL || g->first == NULL) {
-    ladle_groups_release(g);
-    return LADLE_OOM(err, "groups");
-  }
-  g->first[0] = n > 0 ? 0 : -1;
-  return LADLE_OK;
-}
-
 static ladle_status groups_of(exec_state *s, const ladle_plan *p, const ladle_column *keys,
                               int64_t n, ladle_groups *g, ladle_error *err) {
-  if (p->nkeys == 0) return one_group(n, g, err);
+  if (p->nkeys == 0) return ladle_exec_single_group(n, g, err);
   memset(g, 0, sizeof *g);
   ladle_status st = s->be->group_ids(&s->k, keys, p->nkeys, g, err);
   if (st == LADLE_OK && p->maintain_order) st = ladle_groups_order_by_first(g, err);
@@ -464,11 +448,6 @@ static bool any_uses_height(ladle_bexpr *const *e, size_t n) {
   return false;
 }
 
-static void mark_cols(const ladle_bexpr *e, bool *need, size_t n) {
-  if (e->kind == LADLE_EX_COL && e->col >= 0 && (size_t)e->col < n) need[e->col] = true;
-  for (size_t i = 0; i < e->nargs; i++) mark_cols(e->args[i], need, n);
-}
-
 /* Whether r can run chunk by chunk in a group_by's pipeline. */
 static bool chain_node(const ladle_plan *r) {
   if (r->ninputs != 1) return false;
@@ -515,11 +494,7 @@ static bool chain_shape(const ladle_plan *p, pa_chain *ch) {
     if (any_uses_height(ch->node[i]->exprs, ch->node[i]->nexprs)) return false;
   if (f < n && (any_uses_height(p->keys, p->nkeys) || any_uses_height(p->exprs, p->nexprs)))
     return false;
-  pa_expr *x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *x);
-  size_t ncols = 0;
-  bool ok = x != NULL && pa_eligible(p, x, &ncols);
-  free(x);
-  return ok;
+  return ladle_exec_group_by_splits(p);
 }
 
 static void chain_free(pa_chain *ch) {
@@ -538,8 +513,10 @@ static ladle_status chain_prepare(exec_state *s, const ladle_plan *p, pa_chain *
     if (ch->need[i] == NULL) return LADLE_OOM(err, "group_by");
   }
   const ladle_plan *t = ch->node[ch->n - 1];
-  for (size_t i = 0; i < p->nkeys; i++) mark_cols(p->keys[i], ch->need[ch->n - 1], t->schema.n);
-  for (size_t i = 0; i < p->nexprs; i++) mark_cols(p->exprs[i], ch->need[ch->n - 1], t->schema.n);
+  for (size_t i = 0; i < p->nkeys; i++)
+    ladle_exec_mark_columns(p->keys[i], ch->need[ch->n - 1], t->schema.n);
+  for (size_t i = 0; i < p->nexprs; i++)
+    ladle_exec_mark_columns(p->exprs[i], ch->need[ch->n - 1], t->schema.n);
   for (size_t i = ch->n - 1; i > 0; i--) {
     const ladle_plan *r = ch->node[i];
     bool *in = ch->need[i - 1], *o = ch->need[i];
@@ -547,7 +524,7 @@ static ladle_status chain_prepare(exec_state *s, const ladle_plan *p, pa_chain *
     switch (r->kind) {
       case LADLE_NODE_FILTER:
         for (size_t c = 0; c < nin; c++) in[c] |= o[c];
-        mark_cols(r->exprs[0], in, nin);
+        ladle_exec_mark_columns(r->exprs[0], in, nin);
         break;
       case LADLE_NODE_PROJECT:
         for (size_t c = 0; c < r->schema.n; c++)
@@ -556,10 +533,10 @@ static ladle_status chain_prepare(exec_state *s, const ladle_plan *p, pa_chain *
       case LADLE_NODE_WITH_COLUMNS:
         for (size_t c = 0; c < r->schema.n; c++)
           if (o[c] && r->out_map[c] >= 0) in[r->out_map[c]] = true;
-        for (size_t k = 0; k < r->nexprs; k++) mark_cols(r->exprs[k], in, nin);
+        for (size_t k = 0; k < r->nexprs; k++) ladle_exec_mark_columns(r->exprs[k], in, nin);
         break;
       default: /* SELECT: every expression is computed */
-        for (size_t k = 0; k < r->nexprs; k++) mark_cols(r->exprs[k], in, nin);
+        for (size_t k = 0; k < r->nexprs; k++) ladle_exec_mark_columns(r->exprs[k], in, nin);
         break;
     }
   }

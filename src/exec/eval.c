@@ -338,7 +338,7 @@ static ladle_status chunk_task(void *vctx, size_t i, ladle_error *err) {
 
 static bool needs_full(const ladle_bexpr *e) { return e->has_agg || e->has_window; }
 
-static ladle_status single_group(int64_t n, ladle_groups *g, ladle_error *err) {
+ladle_status ladle_exec_single_group(int64_t n, ladle_groups *g, ladle_error *err) {
   memset(g, 0, sizeof *g);
   g->nrows = n;
   g->ngroups = 1;
@@ -454,7 +454,7 @@ static ladle_status agg_over(exec_state *s, const ladle_bexpr *e, const ladle_ta
   ladle_groups *g = groups;
   ladle_status st = LADLE_OK;
   if (g == NULL) {
-    st = single_group(t->num_rows, &one, err);
+    st = ladle_exec_single_group(t->num_rows, &one, err);
     g = &one;
   }
   ladle_column agg;
@@ -559,7 +559,7 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
     return fs;
   }
   ladle_groups one;
-  ladle_status st = single_group(1, &one, err);
+  ladle_status st = ladle_exec_single_group(1, &one, err);
   if (st == LADLE_OK) {
     ladle_dtype types[16];
     ladle_kexpr k = exec_lower(e, types);

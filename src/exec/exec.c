@@ -735,16 +735,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
       st = s->be->group_ids(&s->k, keys, nk, &g, err);
       if (st == LADLE_OK && p->maintain_order) st = ladle_groups_order_by_first(&g, err);
     } else {
-      /* reduce: one group, even over no rows */
-      g.nrows = in->num_rows;
-      g.ngroups = 1;
-      g.whole = true;
-      g.ids = ladle_scratch_alloc((size_t)LADLE_MAX(in->num_rows, 1) * sizeof *g.ids, true);
-      g.first = malloc(sizeof *g.first);
-      if (g.ids == NULL || g.first == NULL)
-        st = LADLE_OOM(err, "groups");
-      else
-        g.first[0] = in->num_rows > 0 ? 0 : -1;
+      st = ladle_exec_single_group(in->num_rows, &g, err); /* reduce: one row even of none */
     }
   }
   size_t made = 0;
@@ -786,7 +777,6 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   return st;
 }
 
-static void mark_columns(const ladle_bexpr *e, bool *need, size_t n);
 
 /* A join input that is a FILTER runs deferred: it compacts only the columns
  * the join's keys read, and hands back its input and the rows it kept; the
@@ -815,7 +805,7 @@ static ladle_status join_defer_setup(exec_state *s, const ladle_plan *p, size_t 
   bool *need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
   if (need == NULL) return LADLE_OOM(err, "join");
   ladle_bexpr *const *keys = side == 0 ? p->keys : p->rkeys;
-  for (size_t k = 0; k < p->nkeys; k++) mark_columns(keys[k], need, f->schema.n);
+  for (size_t k = 0; k < p->nkeys; k++) ladle_exec_mark_columns(keys[k], need, f->schema.n);
   size_t used = 0;
   for (size_t i = 0; i < f->schema.n; i++) used += need[i];
   if (used == f->schema.n) { /* every column a key's: nothing to put off */
@@ -1250,9 +1240,9 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
                                   ladle_error *err);
 
 /* need[c] = true for every column c that e reads. */
-static void mark_columns(const ladle_bexpr *e, bool *need, size_t n) {
+void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n) {
   if (e->kind == LADLE_EX_COL && e->col >= 0 && (size_t)e->col < n) need[e->col] = true;
-  for (size_t i = 0; i < e->nargs; i++) mark_columns(e->args[i], need, n);
+  for (size_t i = 0; i < e->nargs; i++) ladle_exec_mark_columns(e->args[i], need, n);
 }
 
 /* LADLE_TRACE=1 prints, per plan node as it finishes, its kind, output rows
@@ -1615,7 +1605,7 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
     size_t n = p->schema.n, nlate = 0;
     late_cols = calloc(LADLE_MAX(n, 1), sizeof *late_cols);
     if (late_cols == NULL) return LADLE_OOM(err, "filter");
-    mark_columns(p->exprs[0], late_cols, n); /* read by the predicate, for now */
+    ladle_exec_mark_columns(p->exprs[0], late_cols, n); /* read by the predicate, for now */
     for (size_t i = 0; i < n; i++) nlate += (late_cols[i] = !late_cols[i]);
     if (nlate == 0) {
       free(late_cols);
@@ -1635,7 +1625,8 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
       return LADLE_OOM(err, "select");
     }
     if (p->kind == LADLE_NODE_SELECT)
-      for (size_t i = 0; i < p->nexprs; i++) mark_columns(p->exprs[i], need, f->schema.n);
+      for (size_t i = 0; i < p->nexprs; i++)
+        ladle_exec_mark_columns(p->exprs[i], need, f->schema.n);
     else
       for (size_t i = 0; i < p->schema.n; i++)
         if (p->out_map[i] >= 0 && (size_t)p->out_map[i] < f->schema.n) need[p->out_map[i]] = true;

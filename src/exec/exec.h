@@ -148,6 +148,11 @@ ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk
 void exec_pred_destroy(exec_pred *p);
 
 void ladle_release_columns(ladle_column *cols, size_t n);
+/* One group of n rows (an aggregation over all rows: one row even over no
+ * rows; g->whole set). */
+ladle_status ladle_exec_single_group(int64_t n, ladle_groups *g, ladle_error *err);
+/* need[c] = true for every input column c < n that e reads. */
+void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n);
 /* EXCHANGE (exchange.c): cols (ncols, the first nkeys the keys of a hash
  * exchange) moved between ranks through the engine's communicator; out
  * (ncols columns, owned) holds this rank's rows after it. The identity with

@@ -203,6 +203,28 @@ done:
   return LADLE_OK;
 }
 
+/* o's null count; an all-valid column keeps no bitmap. */
+static void set_nulls(ladle_column *o, unsigned long long nulls) {
+  o->null_count = (int64_t)nulls;
+  if (nulls == 0) {
+    ladle_buffer_release(o->owners[0]);
+    o->owners[0] = NULL;
+    o->validity = NULL;
+  }
+}
+
+/* An entry's end: its scratch released, o handed out (or released on failure). */
+static ladle_status finish(ladle_status st, ladle_column *o, ladle_buffer *scratch,
+                           ladle_column *out) {
+  ladle_buffer_release(scratch);
+  if (st != LADLE_OK) {
+    ladle_column_release(o);
+    return st;
+  }
+  *out = *o;
+  return LADLE_OK;
+}
+
 /* ---------------------------------------------------------- selection */
 
 static ladle_status scalar_scratch(const ladle_kctx *ctx, ladle_buffer **b, ladle_error *err) {
@@ -241,13 +263,7 @@ static ladle_status cuda_select(const ladle_kctx *ctx, const ladle_column *mask,
   }
   o.length = count; /* the buffer keeps its n rows of room */
 done:
-  ladle_buffer_release(cnt);
-  if (st != LADLE_OK) {
-    ladle_column_release(&o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return finish(st, &o, cnt, out);
 }
 
 /* take of a STRING or BINARY column: offsets by a scan of the rows' lengths,
@@ -281,20 +297,9 @@ static ladle_status take_strings(const ladle_kctx *ctx, const ladle_column *src,
   o.chars = o.owners[2]->data;
   CU_GOTO(ldc_take_string_chars(src->values, src->chars, idx->values, n, o.values,
                                 LADLE_COL_CHARS_MUT(&o), s));
-  o.null_count = (int64_t)nulls;
-  if (nulls == 0) {
-    ladle_buffer_release(o.owners[0]);
-    o.owners[0] = NULL;
-    o.validity = NULL;
-  }
+  set_nulls(&o, nulls);
 done:
-  ladle_buffer_release(cnt);
-  if (st != LADLE_OK) {
-    ladle_column_release(&o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return finish(st, &o, cnt, out);
 }
 
 static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
@@ -321,20 +326,9 @@ static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
     CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, stream_of(ctx)));
     CU_GOTO(cudaStreamSynchronize(stream_of(ctx)));
   }
-  o.null_count = (int64_t)nulls;
-  if (nulls == 0) { /* no bitmap for an all-valid column */
-    ladle_buffer_release(o.owners[0]);
-    o.owners[0] = NULL;
-    o.validity = NULL;
-  }
+  set_nulls(&o, nulls);
 done:
-  ladle_buffer_release(cnt);
-  if (st != LADLE_OK) {
-    ladle_column_release(&o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return finish(st, &o, cnt, out);
 }
 
 static ladle_status cuda_filter(const ladle_kctx *ctx, const ladle_column *src,
@@ -432,13 +426,7 @@ static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const
                           cudaMemcpyHostToDevice, s));
   CU_GOTO(cudaStreamSynchronize(s)); /* val is on this stack frame */
 done:
-  ladle_buffer_release(part);
-  if (st != LADLE_OK) {
-    ladle_column_release(&o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return finish(st, &o, part, out);
 }
 
 static const ladle_backend cuda_backend = {

@@ -37,6 +37,22 @@ int grid_for(int64_t n) {
   return (int)(g < 1 ? 1 : (g > 65535 * 32 ? 65535 * 32 : g));
 }
 
+/* Every thread of a warp, row base + threadIdx.x (its warp's 32 rows starting
+ * at a multiple of 32): the warp's validity word into out_valid (when not
+ * NULL) and its nulls among rows below n added to *nulls. */
+__device__ __forceinline__ void validity_word(bool valid, int64_t base, int64_t n,
+                                              uint32_t *out_valid, unsigned long long *nulls) {
+  unsigned word = __ballot_sync(0xffffffffu, valid);
+  int64_t row = base + threadIdx.x;
+  if ((threadIdx.x & 31) == 0 && row < n) {
+    int64_t left = n - row;
+    unsigned in_range = left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
+    if (out_valid != nullptr) out_valid[row >> 5] = word;
+    int missing = __popc(in_range & ~word);
+    if (missing != 0) atomicAdd(nulls, (unsigned long long)missing);
+  }
+}
+
 /* out[i] = src[idx[i]] for element type T; a null or negative index, or a
  * null source row, gives a null row. Grid-stride; each warp owns 32 rows at a
  * time, so that it writes whole validity words. */
@@ -53,15 +69,7 @@ __global__ void take_kernel(const T *src, const uint8_t *src_valid, const int64_
       valid = bit(idx_valid, i) && j >= 0 && bit(src_valid, j);
       out[i] = valid ? src[j] : T(0);
     }
-    unsigned word = __ballot_sync(0xffffffffu, valid);
-    if ((threadIdx.x & 31) == 0 && base + (int64_t)threadIdx.x < n) {
-      int64_t w = (base + threadIdx.x) >> 5;
-      int64_t left = n - (base + threadIdx.x);
-      unsigned in_range = left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
-      if (out_valid != nullptr) out_valid[w] = word;
-      int missing = __popc(in_range & ~word);
-      if (missing != 0) atomicAdd(nulls, (unsigned long long)missing);
-    }
+    validity_word(valid, base, n, out_valid, nulls);
   }
 }
 
@@ -81,15 +89,7 @@ __global__ void take_lengths_kernel(const int64_t *off, const uint8_t *src_valid
       valid = bit(idx_valid, i) && j >= 0 && bit(src_valid, j);
       out_off[i] = valid ? off[j + 1] - off[j] : 0;
     }
-    unsigned word = __ballot_sync(0xffffffffu, valid);
-    if ((threadIdx.x & 31) == 0 && base + (int64_t)threadIdx.x < n) {
-      int64_t w = (base + threadIdx.x) >> 5;
-      int64_t left = n - (base + threadIdx.x);
-      unsigned in_range = left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
-      if (out_valid != nullptr) out_valid[w] = word;
-      int missing = __popc(in_range & ~word);
-      if (missing != 0) atomicAdd(nulls, (unsigned long long)missing);
-    }
+    validity_word(valid, base, n, out_valid, nulls);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) out_off[n] = 0;
 }
