@@ -78,7 +78,18 @@ $(grep -m1 -oE -- "-march=[^ ]+" "$OUT/build.log" || echo "no -march")"
 $PY -c "import ladle; print('ladle', ladle.__version__, ladle.__file__)" || { echo "import ladle failed"; exit 2; }
 say "ladle built"
 
-# 3. the benchmark, within what is left of TOTAL_S (20 s kept for the report)
+# 3. a script of the caller's instead (DEV_SCRIPT=path: run with this python,
+#    the arguments given, SF1 generated first when missing), e.g. a profile
+if [ -n "${DEV_SCRIPT:-}" ]; then
+  if [ ! -f "$ROOT/bench/data/tpch-sf1/lineitem.parquet" ]; then
+    $PY bench/tpch_gen.py --sf 1 --out "$ROOT/bench/data/tpch-sf1" > /dev/null || { echo "tpch_gen failed"; exit 2; }
+    say "SF1 generated"
+  fi
+  $PY "$DEV_SCRIPT" "$@"
+  exit $?
+fi
+
+# 4. the benchmark, within what is left of TOTAL_S (20 s kept for the report)
 LEFT=$(( TOTAL_S - $(elapsed) - 20 ))
 if [ "$LEFT" -lt 60 ]; then echo "only ${LEFT}s left for the benchmark: not started"; exit 2; fi
 say "scaling.py with a budget of ${LEFT}s"

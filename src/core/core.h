@@ -459,18 +459,37 @@ ladle_status ladle_cancel_check(ladle_error *err);
 /* The number of cores this process may run on (its CPU affinity), at least 1. */
 int ladle_cpu_count(void);
 void ladle_pool_destroy(ladle_pool *pool);
+/* The threads a loop started here may use: all of the pool's outside a task;
+ * inside one, the task's share of its loop's (see pool.c). */
 int ladle_pool_threads(const ladle_pool *pool);
-/* Whether the calling thread is inside a task (where ladle_pool_run is inline). */
+/* Whether the calling thread is inside a task whose loops run inline (a share
+ * of one thread). */
 bool ladle_pool_nested(void);
 /* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's. Returns
  * the first failure (later items are skipped). A call from inside a task runs
- * its items inline on the calling thread. */
+ * in parallel when the task's share of threads is more than one, else inline
+ * on the calling thread. */
 ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *ctx,
                             ladle_error *err);
 
 /* ------------------------------------------------------------------ misc */
 
 char *ladle_strdup(const char *s);
+
+/* Profiling by environment: LADLE_TRACE=1 prints each plan node's rows and
+ * milliseconds as it finishes; LADLE_TRACE=2 adds the phases inside kernels
+ * (build, probe, pair output...), each with its rows and milliseconds, so that
+ * what does not shrink with more threads shows. Read once per process. */
+int ladle_trace_level(void);
+double ladle_clock_ms(void); /* a monotonic clock */
+/* Prints "ladle:   <what> rows=<rows> <ms since t0> ms" at LADLE_TRACE >= 2. */
+void ladle_trace_phase(const char *what, int64_t rows, double t0_ms);
+#define LADLE_PHASE_START() (ladle_trace_level() >= 2 ? ladle_clock_ms() : 0.0)
+#define LADLE_PHASE_END(what, rows, t0) \
+  do {                                  \
+    if (ladle_trace_level() >= 2) ladle_trace_phase((what), (rows), (t0)); \
+  } while (0)
+
 /* A growable text buffer for explain output. */
 typedef struct ladle_strbuf {
   char *data;

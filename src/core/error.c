@@ -1,6 +1,7 @@
 /* error.c — status names, error messages and small string helpers.
  * A message is formatted into the caller's ladle_error; nothing is allocated. */
 #include <stdio.h>
+#include <time.h>
 
 #include "core.h"
 
@@ -98,4 +99,28 @@ void ladle_strbuf_printf(ladle_strbuf *b, const char *fmt, ...) {
   vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap2);
   va_end(ap2);
   b->len += (size_t)need;
+}
+
+int ladle_trace_level(void) {
+  static _Atomic int level = -1;
+  int l = atomic_load_explicit(&level, memory_order_relaxed);
+  if (l < 0) {
+    const char *v = getenv("LADLE_TRACE");
+    l = v == NULL || *v == '\0' ? 0 : atoi(v);
+    if (l < 0) l = 0;
+    if (l == 0 && v != NULL && *v != '\0' && strcmp(v, "0") != 0) l = 1; /* "yes", "on" */
+    atomic_store_explicit(&level, l, memory_order_relaxed);
+  }
+  return l;
+}
+
+double ladle_clock_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+void ladle_trace_phase(const char *what, int64_t rows, double t0_ms) {
+  fprintf(stderr, "ladle:     . %s rows=%lld %.2f ms\n", what, (long long)rows,
+          ladle_clock_ms() - t0_ms);
 }

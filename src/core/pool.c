@@ -1,7 +1,17 @@
-/* pool.c — a fixed set of worker threads running one parallel loop at a time.
- * The caller of ladle_pool_run works too; items are claimed with an atomic
- * counter, so a loop of n items costs n atomic increments, not n wake-ups. A run
- * from inside a task executes inline, which keeps nested parallelism safe. */
+/* pool.c — a fixed set of worker threads running parallel loops, nested ones
+ * included. The caller of ladle_pool_run works too; items are claimed with an
+ * atomic counter, so a loop of n items costs n atomic increments, not n
+ * wake-ups.
+ *
+ * Nesting: a loop of n items started where w threads are available gives each
+ * item w / n of them (at least 1). A loop started inside an item whose share is
+ * 1 runs inline, as a plain loop; one whose share is more is published beside
+ * the running loops, and idle workers join it (the newest loop first: it is
+ * what an older loop's item waits for). So a group-by of two aggregations on
+ * 16 threads runs each aggregation's own loops 8 wide, where a pool of one
+ * loop at a time would leave 14 threads idle. A loop's submitter waits only
+ * for items already claimed, each run by a thread that finishes it, so nested
+ * loops cannot deadlock. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
 #include <sched.h>
@@ -19,6 +29,9 @@ typedef struct pool_job {
   ladle_error err;
   const int *cancel; /* the submitting thread's cancellation flag, or NULL */
   ladle_mr *mr;      /* the submitting thread's memory resource, or NULL */
+  int width;         /* threads each item may use for loops of its own */
+  int refs;          /* workers inside, guarded by the pool mutex */
+  struct pool_job *older, *newer; /* the pool's open jobs, guarded by the mutex */
 } pool_job;
 
 struct ladle_pool {
@@ -28,14 +41,13 @@ struct ladle_pool {
   pthread_mutex_t mu;
   pthread_cond_t wake;
   pthread_cond_t done;
-  pool_job *job;       /* current job or NULL */
-  uint64_t generation; /* bumps per job so workers join each job once */
-  int active;          /* workers inside the current job */
+  pool_job *newest; /* open jobs, newest first */
+  int idle;         /* workers waiting for a job */
   bool stop;
-  pthread_mutex_t run_mu; /* one job at a time */
 };
 
 static _Thread_local int in_task = 0;
+static _Thread_local int task_width = 1; /* inside a task: threads its loops may use */
 static _Thread_local const int *cancel_flag = NULL;
 
 const int *ladle_cancel_set(const int *flag) {
@@ -52,6 +64,8 @@ ladle_status ladle_cancel_check(ladle_error *err) {
 
 static void run_items(ladle_pool *pool, pool_job *job) {
   in_task++;
+  int was_width = task_width;
+  task_width = job->width;
   const int *was = ladle_cancel_set(job->cancel); /* tasks start loops of their own */
   ladle_mr *was_mr = ladle_mr_set(job->mr);
   for (;;) {
@@ -76,24 +90,35 @@ static void run_items(ladle_pool *pool, pool_job *job) {
   }
   ladle_mr_set(was_mr);
   ladle_cancel_set(was);
+  task_width = was_width;
   in_task--;
+}
+
+/* The newest open job with items left to claim, or NULL (under the mutex). */
+static pool_job *job_to_join(ladle_pool *pool) {
+  for (pool_job *j = pool->newest; j != NULL; j = j->older)
+    if (!atomic_load_explicit(&j->failed, memory_order_relaxed) &&
+        atomic_load_explicit(&j->next, memory_order_relaxed) < j->n)
+      return j;
+  return NULL;
 }
 
 static void *worker_main(void *arg) {
   ladle_pool *pool = arg;
-  uint64_t seen = 0;
   pthread_mutex_lock(&pool->mu);
   for (;;) {
-    while (!pool->stop && (pool->job == NULL || pool->generation == seen))
+    pool_job *job = NULL;
+    while (!pool->stop && (job = job_to_join(pool)) == NULL) {
+      pool->idle++;
       pthread_cond_wait(&pool->wake, &pool->mu);
+      pool->idle--;
+    }
     if (pool->stop) break;
-    seen = pool->generation;
-    pool_job *job = pool->job;
-    pool->active++;
+    job->refs++;
     pthread_mutex_unlock(&pool->mu);
     run_items(pool, job);
     pthread_mutex_lock(&pool->mu);
-    if (--pool->active == 0) pthread_cond_broadcast(&pool->done);
+    if (--job->refs == 0) pthread_cond_broadcast(&pool->done);
   }
   pthread_mutex_unlock(&pool->mu);
   return NULL;
@@ -114,7 +139,6 @@ ladle_status ladle_pool_create(int threads, ladle_pool **out, ladle_error *err) 
   if (p == NULL) return LADLE_OOM(err, "thread pool");
   p->threads = threads;
   pthread_mutex_init(&p->mu, NULL);
-  pthread_mutex_init(&p->run_mu, NULL);
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
   p->workers = calloc((size_t)threads, sizeof *p->workers);
@@ -142,26 +166,40 @@ void ladle_pool_destroy(ladle_pool *p) {
   for (int i = 0; i < p->nworkers; i++) pthread_join(p->workers[i], NULL);
   free(p->workers);
   pthread_mutex_destroy(&p->mu);
-  pthread_mutex_destroy(&p->run_mu);
   pthread_cond_destroy(&p->wake);
   pthread_cond_destroy(&p->done);
   free(p);
 }
 
-int ladle_pool_threads(const ladle_pool *p) { return p->threads; }
+int ladle_pool_threads(const ladle_pool *p) {
+  return in_task > 0 ? LADLE_MIN(task_width, p->threads) : p->threads;
+}
 
-bool ladle_pool_nested(void) { return in_task > 0; }
+bool ladle_pool_nested(void) { return in_task > 0 && task_width <= 1; }
 
 ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *ctx,
                             ladle_error *err) {
   if (n == 0) return LADLE_OK;
   LADLE_RETURN_NOT_OK(ladle_cancel_check(err));
-  if (n == 1 && in_task == 0) return fn(ctx, 0, err); /* the pool stays free for its loops */
-  if (pool == NULL || in_task > 0 || pool->nworkers == 0 || n == 1) {
+  if (n == 1) {
+    /* one item: on this thread, with every thread this call had for its loops */
+    int width = pool == NULL ? 1 : ladle_pool_threads(pool), was_width = task_width;
     in_task++;
+    task_width = width;
+    ladle_status st = fn(ctx, 0, err);
+    task_width = was_width;
+    in_task--;
+    return st;
+  }
+  int width = pool == NULL ? 1 : ladle_pool_threads(pool);
+  if (pool == NULL || pool->nworkers == 0 || width <= 1) {
+    int was_width = task_width;
+    in_task++;
+    task_width = 1;
     ladle_status st = LADLE_OK;
     for (size_t i = 0; i < n && st == LADLE_OK; i++)
       if ((st = ladle_cancel_check(err)) == LADLE_OK) st = fn(ctx, i, err);
+    task_width = was_width;
     in_task--;
     return st;
   }
@@ -176,18 +214,25 @@ ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *
   job.err.message[0] = '\0';
   job.cancel = cancel_flag;
   job.mr = ladle_mr_current();
-  pthread_mutex_lock(&pool->run_mu);
+  job.width = n >= (size_t)width ? 1 : width / (int)n;
+  job.refs = 0;
   pthread_mutex_lock(&pool->mu);
-  pool->job = &job;
-  pool->generation++;
-  pthread_cond_broadcast(&pool->wake);
+  job.older = pool->newest;
+  job.newer = NULL;
+  if (pool->newest != NULL) pool->newest->newer = &job;
+  pool->newest = &job;
+  if (pool->idle > 0) pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mu);
   run_items(pool, &job);
   pthread_mutex_lock(&pool->mu);
-  pool->job = NULL; /* late workers find no job */
-  while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->mu);
+  /* unlinked, no worker joins it; then wait for those inside */
+  if (job.newer != NULL)
+    job.newer->older = job.older;
+  else
+    pool->newest = job.older;
+  if (job.older != NULL) job.older->newer = job.newer;
+  while (job.refs > 0) pthread_cond_wait(&pool->done, &pool->mu);
   pthread_mutex_unlock(&pool->mu);
-  pthread_mutex_unlock(&pool->run_mu);
   if (job.status != LADLE_OK && err != NULL) *err = job.err;
   return job.status;
 }

@@ -728,12 +728,16 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   }
   ladle_groups g;
   memset(&g, 0, sizeof g);
+  double t0 = LADLE_PHASE_START();
   ladle_status st = eval_whole(s, p->keys, nk, in, keys, err);
   size_t have_keys = st == LADLE_OK ? nk : 0;
+  LADLE_PHASE_END("group_by keys", in->num_rows, t0);
   if (st == LADLE_OK) {
     if (nk > 0) {
+      t0 = LADLE_PHASE_START();
       st = s->be->group_ids(&s->k, keys, nk, &g, err);
       if (st == LADLE_OK && p->maintain_order) st = ladle_groups_order_by_first(&g, err);
+      LADLE_PHASE_END("group_by group ids", g.ngroups, t0);
     } else {
       st = ladle_exec_single_group(in->num_rows, &g, err); /* reduce: one row even of none */
     }
@@ -750,6 +754,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
     ladle_status hs;
     if (hoist_subaggs(s, p, in, &g, &sa, &hs, err)) st = hs;
   }
+  t0 = LADLE_PHASE_START();
   if (st == LADLE_OK && na > 0) {
     /* the aggregations of one group_by are independent: one task each */
     agg_job j = {s, p, in, &g, cols + nk, NULL};
@@ -763,6 +768,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
     }
     free(j.done);
   }
+  LADLE_PHASE_END("group_by aggregations", g.ngroups, t0);
   ladle_exec_unhoist(s, mark);
   subaggs_free(&sa);
   int64_t ngroups = g.ngroups;
@@ -915,6 +921,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     if (st == LADLE_OK) st = piece_table_make(s, jd[0].in ? jd[0].in : l, &lp, err);
     if (st == LADLE_OK) st = piece_table_make(s, jd[1].in ? jd[1].in : r, &rp, err);
   }
+  double t0 = LADLE_PHASE_START();
   if (st == LADLE_OK && p->join.how != LADLE_JOIN_CROSS) {
     st = eval_whole(s, p->keys, nk, lc, lk, err);
     have_lk = st == LADLE_OK;
@@ -930,9 +937,13 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
       b.length = rc->num_rows;
       st = s->be->join(&s->k, &a, &b, 1, LADLE_JOIN_CROSS, false, &pairs, err);
     } else {
+      LADLE_PHASE_END("join keys", lc->num_rows + rc->num_rows, t0);
+      t0 = LADLE_PHASE_START();
       st = s->be->join(&s->k, lk, rk, nk, p->join.how, p->join.nulls_equal, &pairs, err);
     }
+    LADLE_PHASE_END("join kernel", pairs.n, t0);
   }
+  t0 = LADLE_PHASE_START();
   /* runs are gathered from partition by partition unless the output needs the
    * pairs whole */
   if (st == LADLE_OK && pairs.runs != NULL &&
@@ -944,6 +955,8 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   bool left_identity =
       st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
   if (left_identity) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
+  LADLE_PHASE_END("join order", pairs.n, t0);
+  t0 = LADLE_PHASE_START();
   ladle_table *gathered = NULL; /* the output, when built partition by partition */
   if (st == LADLE_OK && !coalesce) {
     /* the output partition by partition, gathered in parallel */
@@ -978,6 +991,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     free(src);
     free(idx);
   }
+  LADLE_PHASE_END("join gather", pairs.n, t0);
   size_t made = 0;
   for (size_t i = 0; st == LADLE_OK && coalesce && i < p->schema.n; i++) {
     int64_t m = p->out_map[i];
@@ -1256,14 +1270,7 @@ static const char *node_kind_name(int kind) {
   return kind >= 0 && (size_t)kind < sizeof names / sizeof *names ? names[kind] : "?";
 }
 
-static int trace_on(void) {
-  static int on = -1;
-  if (on < 0) {
-    const char *v = getenv("LADLE_TRACE");
-    on = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
-  }
-  return on;
-}
+static int trace_on(void) { return ladle_trace_level() >= 1; }
 
 /* ------------------------------------------------- semi-join reduction
  *

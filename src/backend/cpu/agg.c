@@ -21,7 +21,10 @@ static void put_f(ladle_column *o, int64_t g, double v) {
  * then merged into the first piece's, group range by group range, also in
  * parallel. With one piece (few rows, one thread, or inside another parallel
  * task such as the group-by's shared aggregations) the one array is the
- * result. Accumulators: sums in double (floats) or wrapping uint64 (integers),
+ * result. With many groups (more than the rows per group pay for in arrays
+ * per piece) the groups are cut instead: each task owns a range of groups,
+ * reads every row's id and accumulates the rows of its own groups, in row
+ * order, into the one array. Accumulators: sums in double (floats) or wrapping uint64 (integers),
  * min/max in the value's own type, counts and squared deviations per group. */
 typedef enum scat_kind {
   SCAT_SUM,   /* acc: sum of valid values, in double for floats, else wrapping uint64 */
@@ -48,6 +51,7 @@ typedef struct scat_job {
   int64_t lanes; /* accumulators per group and piece (see SCAT_SLOT) */
   void **acc;    /* per piece: ng 8-byte accumulators, or NULL */
   int64_t **cnt; /* per piece: ng counts, or NULL */
+  int64_t own;   /* > 0: groups owned per task (one array, every task reads every row) */
 } scat_job;
 
 #define SCAT_SIGNED(T) ((T)-1 < (T)0)
@@ -61,12 +65,12 @@ typedef struct scat_job {
 #define SCAT_BETTER(T, x, b, is_max) \
   ((is_max ? (x) > (b) : (x) < (b)) || (IS_FLOAT_T(T) && (b) != (b)))
 
-#define SCAT_INIT(T, j, acc)                                                              \
+#define SCAT_INIT(T, j, acc, lo, hi)                                                      \
   {                                                                                       \
     T *A = (T *)(acc);                                                                    \
     double nan_ = NAN;                                                                    \
     T v0 = IS_FLOAT_T(T) ? (T)nan_ : (j)->kind == SCAT_MAX ? SCAT_TMIN(T) : SCAT_TMAX(T); \
-    for (int64_t k = 0; k < (j)->ng * (j)->lanes; k++) A[k] = v0;                         \
+    for (int64_t k = lo; k < hi; k++) A[k] = v0;                                          \
   }
 
 /* Row i's accumulator. With few groups, runs of one group would chain every
@@ -77,13 +81,17 @@ typedef struct scat_job {
  * are not read) */
 #define SCAT_GID_IDS(i) G[i]
 #define SCAT_GID_ONE(i) 0
+/* whether row i is the task's to accumulate: every row, or (owner mode) the
+ * rows of groups [lo, lo + span) */
+#define SCAT_OWN_ALL(i) 1
+#define SCAT_OWN_RANGE(i) ((uint32_t)(G[i] - lo) < span)
 
 /* min (is_max false) or max of rows [a, e), is_max a constant */
-#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max, GID) \
-  {                                                           \
-    T *A = (acc);                                             \
-    for (int64_t i = a; i < e; i++) {                         \
-      if (V != NULL && !ladle_bit_get(V, i)) continue;        \
+#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max, GID, OWN) \
+  {                                                                \
+    T *A = (acc);                                                  \
+    for (int64_t i = a; i < e; i++) {                              \
+      if (!OWN(i) || (V != NULL && !ladle_bit_get(V, i))) continue; \
       size_t k = SCAT_SLOT(i, GID);                           \
       T x = X[i], b = A[k];                                   \
       A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;            \
@@ -93,7 +101,7 @@ typedef struct scat_job {
 
 /* rows [a, e) into one piece's arrays; every loop comes with and without a
  * validity bitmap */
-#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e, GID)                                    \
+#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e, GID, OWN)                               \
   {                                                                                    \
     const T *X = (in)->values;                                                         \
     const uint8_t *V = (in)->validity;                                                 \
@@ -103,24 +111,28 @@ typedef struct scat_job {
         if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                                 \
           double *A = (acc);                                                           \
           if (V == NULL)                                                               \
-            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i, GID)] += (double)X[i];      \
+            for (int64_t i = a; i < e; i++) {                                          \
+              if (OWN(i)) A[SCAT_SLOT(i, GID)] += (double)X[i];                        \
+            }                                                                          \
           else                                                                         \
             for (int64_t i = a; i < e; i++)                                            \
-              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (double)X[i];           \
+              if (OWN(i) && ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (double)X[i]; \
         } else {                                                                       \
           uint64_t *A = (acc);                                                         \
           if (V == NULL)                                                               \
-            for (int64_t i = a; i < e; i++) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];    \
+            for (int64_t i = a; i < e; i++) {                                          \
+              if (OWN(i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];                      \
+            }                                                                          \
           else                                                                         \
             for (int64_t i = a; i < e; i++)                                            \
-              if (ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];         \
+              if (OWN(i) && ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i]; \
         }                                                                              \
         break;                                                                         \
       case SCAT_MIN:                                                                   \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false, GID);                          \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false, GID, OWN);                     \
         break;                                                                         \
       case SCAT_MAX:                                                                   \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true, GID);                           \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true, GID, OWN);                      \
         break;                                                                         \
       case SCAT_DSUM:                                                                  \
       case SCAT_M2: {                                                                  \
@@ -128,7 +140,7 @@ typedef struct scat_job {
         const double *M = (j)->mean;                                                   \
         bool sq = (j)->kind == SCAT_M2;                                                \
         for (int64_t i = a; i < e; i++) {                                              \
-          if (V != NULL && !ladle_bit_get(V, i)) continue;                             \
+          if (!OWN(i) || (V != NULL && !ladle_bit_get(V, i))) continue;                \
           double d = (double)X[i] - M[GID(i)];                                         \
           A[SCAT_SLOT(i, GID)] += sq ? d * d : d;                                      \
         }                                                                              \
@@ -139,9 +151,12 @@ typedef struct scat_job {
     }                                                                                  \
     if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) {             \
       if (V == NULL || (j)->kind == SCAT_LEN)                                          \
-        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, GID)]++;                      \
+        for (int64_t i = a; i < e; i++) {                                              \
+          if (OWN(i)) cnt[SCAT_SLOT(i, GID)]++;                                        \
+        }                                                                              \
       else                                                                             \
-        for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, GID)] += ladle_bit_get(V, i); \
+        for (int64_t i = a; i < e; i++)                                                \
+          if (OWN(i)) cnt[SCAT_SLOT(i, GID)] += ladle_bit_get(V, i);                   \
     }                                                                                  \
   }
 
@@ -204,42 +219,64 @@ static void merge_range(const scat_job *j, int64_t a, int64_t e) {
 
 /* rows [a, e) of `in`, whose ids are G, into one piece's arrays */
 static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t *G, void *acc,
-                      int64_t *cnt, int64_t a, int64_t e) {
+                      int64_t *cnt, int64_t a, int64_t e, uint32_t lo, uint32_t span) {
   int64_t lanes = j->lanes, ng = j->ng;
   if (j->kind == SCAT_LEN || j->kind == SCAT_COUNT) {
     /* no values read: any type (strings, lists, null) */
     const uint8_t *V = j->kind == SCAT_COUNT ? in->validity : NULL;
-    if (V == NULL)
+    if (j->own > 0) {
+      for (int64_t i = a; i < e; i++)
+        if (SCAT_OWN_RANGE(i)) cnt[G[i]] += V == NULL || ladle_bit_get(V, i);
+    } else if (V == NULL) {
       for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, SCAT_GID_IDS)]++;
-    else
+    } else {
       for (int64_t i = a; i < e; i++) cnt[SCAT_SLOT(i, SCAT_GID_IDS)] += ladle_bit_get(V, i);
+    }
     return;
   }
+  if (j->own > 0) {
+    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_IDS, SCAT_OWN_RANGE)
+    return;
+  }
+  LADLE_UNUSED(lo);
+  LADLE_UNUSED(span);
   if (ng == 1 && lanes == 8 && in->validity == NULL && !j->want_cnt &&
       (j->kind == SCAT_SUM || j->kind == SCAT_FSUM))
     LADLE_DISPATCH_NUM(j->ph, SCAT_SUM_ONE, j, in, acc, a, e)
   else if (ng == 1)
-    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_ONE)
+    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_ONE, SCAT_OWN_ALL)
   else
-    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_IDS)
+    LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_IDS, SCAT_OWN_ALL)
 }
 
 static ladle_status scat_piece(void *vctx, size_t p, ladle_error *err) {
   LADLE_UNUSED(err);
   scat_job *j = vctx;
   int64_t lanes = j->lanes, ng = j->ng;
+  if (j->own > 0) {
+    /* groups [lo, hi) of every row, into the one array */
+    int64_t lo = (int64_t)p * j->own, hi = LADLE_MIN(lo + j->own, ng);
+    void *acc = j->acc ? j->acc[0] : NULL;
+    int64_t *cnt = j->cnt ? j->cnt[0] : NULL;
+    if (acc != NULL && (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
+      LADLE_DISPATCH_NUM(j->ph, SCAT_INIT, j, acc, lo, hi)
+    for (size_t c = 0; c < j->nins; c++)
+      scat_rows(j, &j->in[c], j->ids + (j->nins > 1 ? j->starts[c] : 0), acc, cnt, 0,
+                j->in[c].length, (uint32_t)lo, (uint32_t)(hi - lo));
+    return LADLE_OK;
+  }
   void *acc = j->acc ? j->acc[p] : NULL;
   int64_t *cnt = j->cnt ? j->cnt[p] : NULL;
   if (acc != NULL && (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
-    LADLE_DISPATCH_NUM(j->ph, SCAT_INIT, j, acc)
+    LADLE_DISPATCH_NUM(j->ph, SCAT_INIT, j, acc, 0, ng * lanes)
   if (j->nins > 1) {
     /* a run of whole input pieces */
     size_t c0 = p * (size_t)j->piece, c1 = LADLE_MIN(c0 + (size_t)j->piece, j->nins);
     for (size_t c = c0; c < c1; c++)
-      scat_rows(j, &j->in[c], j->ids + j->starts[c], acc, cnt, 0, j->in[c].length);
+      scat_rows(j, &j->in[c], j->ids + j->starts[c], acc, cnt, 0, j->in[c].length, 0, 0);
   } else {
     int64_t a = (int64_t)p * j->piece, e = LADLE_MIN(a + j->piece, j->n);
-    scat_rows(j, j->in, j->ids, acc, cnt, a, e);
+    scat_rows(j, j->in, j->ids, acc, cnt, a, e, 0, 0);
   }
   if (lanes > 1) {
     /* the lanes folded into the first, which is what the pieces merge */
@@ -298,7 +335,16 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
   /* a piece per thread, and only where the rows outnumber the groups enough
    * to pay for the extra arrays and their merge */
   j.pieces = j.n >= 4 * j.ng ? ladle_cpu_pieces(ctx, j.n, (int64_t)1 << 16, 1, 64, &j.piece) : 1;
-  if (j.pieces <= 1) {
+  /* many groups: arrays per piece would outweigh the rows (q18's 1.5M orders
+   * over 6M lines: 16 arrays of 12 MB, zeroed and merged); tasks own group
+   * ranges instead, when each reads the ids of every row cheaper than that */
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  size_t owners = 0;
+  if (threads > 1 && j.ng >= 65536 && j.n >= 1 << 16 && (j.pieces <= 1 || j.ng * 16 > j.n)) {
+    j.own = (j.ng + threads - 1) / threads;
+    owners = (size_t)((j.ng + j.own - 1) / j.own);
+  }
+  if (j.pieces <= 1 || owners > 0) {
     j.pieces = 1;
     j.piece = LADLE_MAX(j.n, 1);
   }
@@ -326,7 +372,8 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
   }
   j.acc = has_acc ? accs : NULL;
   j.cnt = j.want_cnt ? cnts : NULL;
-  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, j.pieces, scat_piece, &j, err);
+  if (st == LADLE_OK)
+    st = ladle_pool_run(ctx->pool, owners > 0 ? owners : j.pieces, scat_piece, &j, err);
   if (st == LADLE_OK && j.pieces > 1) {
     size_t m = ladle_cpu_pieces(ctx, j.ng, 1 << 14, 2, 64, &j.gpiece);
     st = ladle_pool_run(ctx->pool, m, scat_merge, &j, err);
@@ -789,7 +836,7 @@ static ladle_status n_unique(const ladle_kctx *ctx, const ladle_column *in, ladl
                              ladle_column *o, ladle_error *err) {
   ladle_groups v;
   LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, in, 1, &v, err));
-  ladle_status st = ladle_groups_csr(g, err);
+  ladle_status st = ladle_cpu_groups_csr(ctx, g, err);
   if (st == LADLE_OK) {
     nuniq_job j = {g, &v, LADLE_COL_MUT(o, uint32_t), 0};
     size_t pieces = ladle_cpu_pieces(ctx, g->ngroups, 1 << 12, 1, 1, &j.piece);

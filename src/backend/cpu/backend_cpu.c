@@ -17,7 +17,7 @@ static ladle_status range_task(void *vctx, size_t i, ladle_error *err) {
 ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn fn, void *ctx,
                                 ladle_error *err) {
   if (n <= 0) return LADLE_OK;
-  int64_t morsel = k->morsel_rows > 0 ? k->morsel_rows : 65536;
+  int64_t morsel = ladle_cpu_block(k, n);
   range_job j = {fn, ctx, n, morsel};
   return ladle_pool_run(k->pool, (size_t)((n + morsel - 1) / morsel), range_task, &j, err);
 }

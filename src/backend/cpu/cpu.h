@@ -182,7 +182,29 @@ static inline bool ladle_cpu_valid_at(const ladle_column *c, int64_t i) {
 #define LADLE_FEQ(x, y) (((x) == (y)) | (((x) != (x)) & ((y) != (y))))
 #define LADLE_FLT(x, y) (((x) < (y)) | (((x) == (x)) & ((y) != (y))))
 
-/* Per-kernel parallel loop over [0, n) split into morsels. */
+/* n items bucketed by group, stable (a parallel counting sort): group g's
+ * items are (*rows)[(*off)[g] .. (*off)[g + 1]), each item given as row[i]
+ * (row NULL: i itself). The group of item i is grp[i] (-1: none) or, with grp
+ * NULL, gid[i]. *off is malloc'd (ng + 1), *rows scratch. */
+ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const uint32_t *gid,
+                              const int64_t *row, int64_t n, int64_t ng, int64_t **off,
+                              int64_t **rows, ladle_error *err);
+/* ladle_groups_csr (backend.h) in parallel: g's offsets and rows from its ids. */
+ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_error *err);
+
+/* Rows per block of a block-parallel pass over n rows: the morsel, or less so
+ * that every thread gets about four blocks (a pass over 100k rows on 16
+ * threads would otherwise be one or two morsels), never below 4096 rows;
+ * below the morsel a multiple of 64 (blocks share no validity byte). */
+static inline int64_t ladle_cpu_block(const ladle_kctx *k, int64_t n) {
+  int64_t morsel = k->morsel_rows > 0 ? k->morsel_rows : 65536;
+  int threads = k->pool && !ladle_pool_nested() ? ladle_pool_threads(k->pool) : 1;
+  int64_t want = (n + 4 * (int64_t)threads - 1) / (4 * (int64_t)threads);
+  want = LADLE_MAX((want + 63) / 64 * 64, 4096);
+  return LADLE_MIN(want, morsel);
+}
+
+/* Per-kernel parallel loop over [0, n) split into blocks (ladle_cpu_block). */
 typedef ladle_status (*ladle_range_fn)(void *ctx, int64_t begin, int64_t end, ladle_error *err);
 ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn fn, void *ctx,
                                 ladle_error *err);

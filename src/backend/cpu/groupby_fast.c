@@ -713,9 +713,14 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.c = c;
   p.str = c->type.id == LADLE_TYPE_STRING;
   p.n = c->length;
-  while (p.pbits < 10 && (p.n >> p.pbits) > 32768) p.pbits++;
+  /* about 32K rows per partition, at most 1024; and two per thread while
+   * partitions keep 2K rows */
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  while (p.pbits < 10 && ((p.n >> p.pbits) > 32768 ||
+                          ((1 << p.pbits) < 2 * threads && (p.n >> (p.pbits + 1)) >= 2048)))
+    p.pbits++;
   p.nparts = (size_t)1 << p.pbits;
-  p.block = LADLE_MAX(ctx->morsel_rows, 4096);
+  p.block = LADLE_MAX(ladle_cpu_block(ctx, p.n), 4096);
   p.nblocks = (size_t)LADLE_MAX((p.n + p.block - 1) / p.block, 1);
   p.hk = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.hk, false);
   p.hist = calloc(p.nblocks * p.nparts, sizeof *p.hist);

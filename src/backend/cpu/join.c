@@ -121,6 +121,107 @@ ladle_status ladle_cpu_join_pairs_fill(const ladle_kctx *ctx, const ladle_join_r
 /* Whether a join's n pairs over nl + nr input rows are better kept as runs. */
 static bool expanding(int64_t n, int64_t nl, int64_t nr) { return n > 65536 && n / 2 > nl + nr; }
 
+/* ------------------------------------------------ pairs and buckets, in parallel
+ *
+ * A join's output from its probe: each probe row falls in a group (or none),
+ * and group g holds its rows of the other side, rows[off[g] .. off[g + 1]) in
+ * order. Pairs come out probe row by probe row: per block of probe rows they
+ * are counted, the counts summed into each block's first position, then each
+ * block writes its own. */
+typedef struct pairs_job {
+  const int64_t *lg;   /* per probe row: its group, -1 for none; or NULL and: */
+  const uint32_t *lid; /* per probe row: its group */
+  const int64_t *off;  /* NULL: a group means a match (semi and anti joins) */
+  const int64_t *rows;
+  ladle_join_type how; /* SEMI or ANTI: probe rows alone; else pairs */
+  bool keep;           /* a probe row without match gives (row, -1) */
+  int64_t n, block;
+  int64_t *start; /* per block: its count, then its first position */
+  int64_t *left, *right;
+  int phase;
+} pairs_job;
+
+static inline int64_t pairs_matches(const pairs_job *j, int64_t i, int64_t *g) {
+  *g = j->lg ? j->lg[i] : (int64_t)j->lid[i];
+  if (*g < 0) return 0;
+  return j->off ? j->off[*g + 1] - j->off[*g] : 1;
+}
+
+static ladle_status pairs_block(void *vctx, size_t b, ladle_error *err) {
+  LADLE_UNUSED(err);
+  pairs_job *j = vctx;
+  int64_t a = (int64_t)b * j->block, e = LADLE_MIN(a + j->block, j->n), g;
+  bool filter = j->how == LADLE_JOIN_SEMI || j->how == LADLE_JOIN_ANTI;
+  bool semi = j->how == LADLE_JOIN_SEMI;
+  if (j->phase == 0) {
+    int64_t c = 0;
+    for (int64_t i = a; i < e; i++) {
+      int64_t m = pairs_matches(j, i, &g);
+      c += filter ? (m > 0) == semi : m == 0 && j->keep ? 1 : m;
+    }
+    j->start[b] = c;
+    return LADLE_OK;
+  }
+  int64_t k = j->start[b];
+  for (int64_t i = a; i < e; i++) {
+    int64_t m = pairs_matches(j, i, &g);
+    if (filter) {
+      if ((m > 0) == semi) j->left[k++] = i;
+      continue;
+    }
+    if (m == 0) {
+      if (j->keep) {
+        j->left[k] = i;
+        j->right[k++] = -1;
+      }
+      continue;
+    }
+    for (int64_t r = j->off[g]; r < j->off[g + 1]; r++) {
+      j->left[k] = i;
+      j->right[k++] = j->rows[r];
+    }
+  }
+  return LADLE_OK;
+}
+
+/* Counts j's output into *total (and each block's first position). */
+static ladle_status pairs_count(const ladle_kctx *ctx, pairs_job *j, int64_t *total,
+                                ladle_error *err) {
+  j->block = ladle_cpu_block(ctx, j->n);
+  size_t nb = (size_t)LADLE_MAX((j->n + j->block - 1) / j->block, 1);
+  j->start = malloc(nb * sizeof *j->start);
+  if (j->start == NULL) return LADLE_OOM(err, "join");
+  j->start[0] = 0;
+  j->phase = 0;
+  ladle_status st = j->n > 0 ? ladle_pool_run(ctx->pool, nb, pairs_block, j, err) : LADLE_OK;
+  if (st != LADLE_OK) {
+    free(j->start);
+    j->start = NULL;
+  }
+  int64_t run = 0;
+  for (size_t b = 0; st == LADLE_OK && b < nb; b++) {
+    int64_t c = j->start[b];
+    j->start[b] = run;
+    run += c;
+  }
+  *total = run;
+  return st;
+}
+
+/* Writes j's output into left (and right) from position 0; frees j->start. */
+static ladle_status pairs_write(const ladle_kctx *ctx, pairs_job *j, int64_t *left,
+                                int64_t *right, ladle_error *err) {
+  size_t nb = (size_t)LADLE_MAX((j->n + j->block - 1) / j->block, 1);
+  j->left = left;
+  j->right = right;
+  j->phase = 1;
+  ladle_status st = j->n > 0 ? ladle_pool_run(ctx->pool, nb, pairs_block, j, err) : LADLE_OK;
+  free(j->start);
+  j->start = NULL;
+  return st;
+}
+
+
 static ladle_status cross_join(const ladle_column *l, const ladle_column *r, ladle_join_pairs *out,
                                ladle_error *err) {
   int64_t nl = l->length, nr = r->length;
@@ -261,10 +362,12 @@ static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *b
   if (nhits == NULL) nhits = &dense;
   *nhits = -1;
   key_pack kp;
+  double tp = LADLE_PHASE_START();
   if (pack_plan(build, probe, nkeys, nulls_equal, &kp)) {
     ladle_column bp, pp;
     LADLE_RETURN_NOT_OK(pack_column(ctx, &kp, build, &bp, err));
     ladle_status st = pack_column(ctx, &kp, probe, &pp, err);
+    LADLE_PHASE_END("join pack keys", build[0].length + probe[0].length, tp);
     if (st == LADLE_OK) {
       st = group_and_probe(ctx, &bp, &pp, 1, nulls_equal, g, gid, hrows, nhits, err);
       ladle_column_release(&pp);
@@ -276,13 +379,19 @@ static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *b
   ladle_fastmap *fm = NULL;
   bool fast =
       ladle_fastmap_eligible(build, nkeys) && ladle_dtype_equal(build[0].type, probe[0].type);
+  double t0 = LADLE_PHASE_START();
   ladle_status st = fast ? ladle_fastmap_build(ctx, &build[0], g, &fm, err)
                          : ladle_keymap_build(ctx, build, nkeys, &km, g, err);
+  LADLE_PHASE_END(fast ? "join build (fastmap)" : "join build (keymap)", build[0].length, t0);
+  t0 = LADLE_PHASE_START();
   if (st == LADLE_OK)
     st = fast ? ladle_fastmap_probe_sparse(ctx, fm, &probe[0], nulls_equal, gid, hrows, nhits, err)
               : ladle_keymap_probe(ctx, km, probe, nkeys, nulls_equal, gid, err);
+  LADLE_PHASE_END("join probe", probe[0].length, t0);
+  t0 = LADLE_PHASE_START();
   ladle_fastmap_destroy(fm);
   ladle_keymap_destroy(km);
+  LADLE_PHASE_END("join table free", 0, t0);
   return st;
 }
 
@@ -306,74 +415,44 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
                                              : group_and_probe(ctx, lkeys, rkeys, nkeys,
                                                                nulls_equal, &g, rg, hr, &nh, err);
   if (st != LADLE_OK) goto done;
+  double t0 = LADLE_PHASE_START();
   /* a left null-key group only ever matches through nulls_equal, which the
    * probe already decided; right rows by left group, in right order */
-  off = calloc((size_t)g.ngroups + 1, sizeof *off);
-  if (off == NULL) {
-    st = LADLE_OOM(err, "join");
-    goto done;
-  }
-  if (nh >= 0)
-    for (int64_t h = 0; h < nh; h++) off[rg[h] + 1]++;
-  else
-    for (int64_t j = 0; j < nr; j++)
-      if (rg[j] >= 0) off[rg[j] + 1]++;
-  for (int64_t k = 0; k < g.ngroups; k++) off[k + 1] += off[k];
-  if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
-    int64_t n = 0;
-    bool semi = how == LADLE_JOIN_SEMI;
-    for (int64_t i = 0; i < nl; i++) n += (off[g.ids[i] + 1] > off[g.ids[i]]) == semi;
-    st = pairs_alloc(out, n, false, err);
-    int64_t k = 0;
-    for (int64_t i = 0; st == LADLE_OK && i < nl; i++)
-      if ((off[g.ids[i] + 1] > off[g.ids[i]]) == semi) out->left[k++] = i;
-    goto done;
-  }
-  rows = ladle_scratch_alloc((size_t)LADLE_MAX(off[g.ngroups], 1) * sizeof *rows, false);
-  int64_t *cur = malloc((size_t)LADLE_MAX(g.ngroups, 1) * sizeof *cur);
-  if (rows == NULL || cur == NULL) {
-    free(cur);
-    st = LADLE_OOM(err, "join");
-    goto done;
-  }
-  memcpy(cur, off, (size_t)g.ngroups * sizeof *cur);
-  if (nh >= 0)
-    for (int64_t h = 0; h < nh; h++) rows[cur[rg[h]]++] = hr[h];
-  else
-    for (int64_t j = 0; j < nr; j++)
-      if (rg[j] >= 0) rows[cur[rg[j]]++] = j;
-  free(cur);
-  bool keep_left = how == LADLE_JOIN_LEFT;
+  st = nh >= 0 ? ladle_cpu_bucket(ctx, rg, NULL, hr, nh, g.ngroups, &off, &rows, err)
+               : ladle_cpu_bucket(ctx, rg, NULL, NULL, nr, g.ngroups, &off, &rows, err);
+  LADLE_PHASE_END("join bucket right rows", nh >= 0 ? nh : nr, t0);
+  if (st != LADLE_OK) goto done;
+  t0 = LADLE_PHASE_START();
+  pairs_job pj;
+  memset(&pj, 0, sizeof pj);
+  pj.lid = g.ids;
+  pj.off = off;
+  pj.rows = rows;
+  pj.how = how;
+  pj.keep = how == LADLE_JOIN_LEFT;
+  pj.n = nl;
   int64_t n = 0;
-  for (int64_t i = 0; i < nl; i++) {
-    int64_t c = off[g.ids[i] + 1] - off[g.ids[i]];
-    n += c == 0 && keep_left ? 1 : c;
-  }
-  if (expanding(n, nl, nr)) {
+  st = pairs_count(ctx, &pj, &n, err);
+  if (st == LADLE_OK && how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI && expanding(n, nl, nr)) {
+    free(pj.start);
     int64_t *group = ladle_scratch_alloc((size_t)LADLE_MAX(nl, 1) * sizeof *group, false);
     if (group == NULL) {
       st = LADLE_OOM(err, "join runs");
       goto done;
     }
     for (int64_t i = 0; i < nl; i++) group[i] = g.ids[i];
-    st = runs_make(nl, group, off, rows, keep_left, out, err);
+    st = runs_make(nl, group, off, rows, pj.keep, out, err);
     off = NULL;
     rows = NULL;
     goto done;
   }
-  st = pairs_alloc(out, n, true, err);
-  int64_t k = 0;
-  for (int64_t i = 0; st == LADLE_OK && i < nl; i++) {
-    int64_t a = off[g.ids[i]], b = off[g.ids[i] + 1];
-    if (a == b && keep_left) {
-      out->left[k] = i;
-      out->right[k++] = -1;
-    }
-    for (int64_t r = a; r < b; r++) {
-      out->left[k] = i;
-      out->right[k++] = rows[r];
-    }
-  }
+  if (st == LADLE_OK)
+    st = pairs_alloc(out, n, how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI, err);
+  if (st == LADLE_OK)
+    st = pairs_write(ctx, &pj, out->left, out->right, err);
+  else
+    free(pj.start);
+  LADLE_PHASE_END("join pairs (build left)", n, t0);
 done:
   ladle_scratch_free(rg);
   ladle_scratch_free(hr);
@@ -412,34 +491,44 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
       lg == NULL ? LADLE_OOM(err, "join")
                  : group_and_probe(ctx, rkeys, lkeys, nkeys, nulls_equal, &g, lg, NULL, NULL, err);
   if (st != LADLE_OK) goto done;
+  pairs_job pj;
+  memset(&pj, 0, sizeof pj);
+  pj.lg = lg;
+  pj.how = how;
+  pj.keep = how == LADLE_JOIN_LEFT || how == LADLE_JOIN_FULL;
+  pj.n = nl;
+  int64_t n = 0;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
-    int64_t n = 0;
-    for (int64_t i = 0; i < nl; i++) n += (lg[i] >= 0) == (how == LADLE_JOIN_SEMI);
-    st = pairs_alloc(out, n, false, err);
-    if (st != LADLE_OK) goto done;
-    int64_t k = 0;
-    for (int64_t i = 0; i < nl; i++)
-      if ((lg[i] >= 0) == (how == LADLE_JOIN_SEMI)) out->left[k++] = i;
+    st = pairs_count(ctx, &pj, &n, err);
+    if (st == LADLE_OK) st = pairs_alloc(out, n, false, err);
+    if (st == LADLE_OK)
+      st = pairs_write(ctx, &pj, out->left, NULL, err);
+    else
+      free(pj.start);
     goto done;
   }
-  st = ladle_groups_csr(&g, err);
+  double t0 = LADLE_PHASE_START();
+  st = ladle_cpu_groups_csr(ctx, &g, err);
   if (st != LADLE_OK) goto done;
-  bool keep_left = how == LADLE_JOIN_LEFT || how == LADLE_JOIN_FULL;
-  int64_t n = 0;
-  for (int64_t i = 0; i < nl; i++) {
-    int64_t c = lg[i] >= 0 ? g.offsets[lg[i] + 1] - g.offsets[lg[i]] : 0;
-    n += c == 0 && keep_left ? 1 : c;
-  }
+  LADLE_PHASE_END("join csr", nr, t0);
+  t0 = LADLE_PHASE_START();
+  pj.off = g.offsets;
+  pj.rows = g.rows;
+  st = pairs_count(ctx, &pj, &n, err);
+  if (st != LADLE_OK) goto done;
   if ((how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT) && expanding(n, nl, nr)) {
-    st = runs_make(nl, lg, g.offsets, g.rows, keep_left, out, err);
+    free(pj.start);
+    st = runs_make(nl, lg, g.offsets, g.rows, pj.keep, out, err);
     lg = NULL;
     g.offsets = NULL;
     g.rows = NULL;
     goto done;
   }
+  int64_t npairs = n;
   if (how == LADLE_JOIN_FULL) {
     hit = calloc((size_t)LADLE_MAX(g.ngroups, 1), 1);
     if (hit == NULL) {
+      free(pj.start);
       st = LADLE_OOM(err, "join");
       goto done;
     }
@@ -448,27 +537,19 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     for (int64_t j = 0; j < nr; j++) n += !hit[g.ids[j]];
   }
   st = pairs_alloc(out, n, true, err);
+  if (st == LADLE_OK)
+    st = pairs_write(ctx, &pj, out->left, out->right, err);
+  else
+    free(pj.start);
   if (st != LADLE_OK) goto done;
-  int64_t k = 0;
-  for (int64_t i = 0; i < nl; i++) {
-    if (lg[i] < 0) {
-      if (keep_left) {
-        out->left[k] = i;
-        out->right[k++] = -1;
-      }
-      continue;
-    }
-    for (int64_t r = g.offsets[lg[i]]; r < g.offsets[lg[i] + 1]; r++) {
-      out->left[k] = i;
-      out->right[k++] = g.rows[r];
-    }
-  }
+  int64_t k = npairs;
   if (how == LADLE_JOIN_FULL)
     for (int64_t j = 0; j < nr; j++)
       if (!hit[g.ids[j]]) {
         out->left[k] = -1;
         out->right[k++] = j;
       }
+  LADLE_PHASE_END("join pairs", n, t0);
 done:
   ladle_scratch_free(lg);
   free(hit);

@@ -209,7 +209,7 @@ static ladle_status encode_keys(const ladle_kctx *ctx, const ladle_column *keys,
     r->data = ladle_scratch_alloc((size_t)LADLE_MAX(r->offsets[n], 1), false);
     if (r->data == NULL) goto oom;
   }
-  encode_ctx ec = {keys, nkeys, r, ctx->morsel_rows};
+  encode_ctx ec = {keys, nkeys, r, ladle_cpu_block(ctx, n)};
   return ladle_cpu_parallel(ctx, n, encode_range, &ec, err);
 oom:
   rowkeys_free(r);
@@ -400,9 +400,12 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
     return ladle_err_set(err, LADLE_ENOTSUP, "grouping %lld rows: more than 2^32 in one partition",
                          (long long)n);
   }
-  /* about 16K rows per partition, at most 256 partitions */
-  int pbits = 0;
-  while (pbits < 8 && (n >> pbits) > 16384) pbits++;
+  /* about 16K rows per partition, at most 256 partitions; and two per thread
+   * while partitions keep 2K rows */
+  int pbits = 0, threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  while (pbits < 8 && ((n >> pbits) > 16384 ||
+                       ((1 << pbits) < 2 * threads && (n >> (pbits + 1)) >= 2048)))
+    pbits++;
   km->pbits = pbits;
   km->nparts = (size_t)1 << pbits;
   km->parts = calloc(km->nparts, sizeof *km->parts);
@@ -419,7 +422,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   /* counting sort of rows by partition, block-parallel and stable (blocks keep
    * their order, rows within a block theirs), so first rows come first */
   part_job pj = {km, NULL, order, NULL, 0, 0, 0};
-  pj.block = ctx->morsel_rows > 0 ? ctx->morsel_rows : 65536;
+  pj.block = ladle_cpu_block(ctx, n);
   pj.nblocks = (size_t)((n + pj.block - 1) / pj.block);
   pj.hist = calloc(LADLE_MAX(pj.nblocks, 1) * km->nparts, sizeof *pj.hist);
   if (pj.hist == NULL) {
@@ -582,6 +585,126 @@ ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err) {
   g->offsets = off;
   g->rows = rows;
   return LADLE_OK;
+}
+
+/* ------------------------------------------------- bucketing rows by group
+ *
+ * Items (rows, or a join's hits) bucketed by the group each falls in, stable:
+ * off[g] .. off[g + 1] are group g's positions in rows. In parallel over
+ * blocks of items with a histogram per block (a counting sort), as many blocks
+ * as there are items enough per group to pay for the histograms. */
+typedef struct bucket_job {
+  const int64_t *grp;  /* per item: its group, -1 for none; or NULL and: */
+  const uint32_t *gid; /* per item: its group */
+  const int64_t *row; /* per item: its row; NULL: the item's index */
+  int64_t n, ng, block, gpiece;
+  size_t nblocks;
+  int64_t *hist; /* nblocks x ng: counts, then cursors */
+  int64_t *off;  /* ng + 1 */
+  int64_t *cur;  /* ng: cursors while turning counts into positions */
+  int64_t *rows;
+  int phase;
+} bucket_job;
+
+static ladle_status bucket_task(void *vctx, size_t t, ladle_error *err) {
+  LADLE_UNUSED(err);
+  bucket_job *j = vctx;
+  if (j->phase == 0 || j->phase == 3) { /* block t of the items */
+    int64_t a = (int64_t)t * j->block, e = LADLE_MIN(a + j->block, j->n);
+    int64_t *h = j->hist + (size_t)t * (size_t)j->ng;
+    for (int64_t i = a; i < e; i++) {
+      int64_t g = j->grp ? j->grp[i] : (int64_t)j->gid[i];
+      if (g < 0) continue;
+      if (j->phase == 0)
+        h[g]++;
+      else
+        j->rows[h[g]++] = j->row ? j->row[i] : i;
+    }
+    return LADLE_OK;
+  }
+  int64_t a = (int64_t)t * j->gpiece, e = LADLE_MIN(a + j->gpiece, j->ng);
+  if (j->phase == 1) { /* groups [a, e): their totals */
+    for (int64_t g = a; g < e; g++) j->off[g + 1] = 0;
+    for (size_t b = 0; b < j->nblocks; b++) {
+      const int64_t *h = j->hist + b * (size_t)j->ng;
+      for (int64_t g = a; g < e; g++) j->off[g + 1] += h[g];
+    }
+    return LADLE_OK;
+  }
+  /* phase 2: each block's first position per group */
+  for (int64_t g = a; g < e; g++) j->cur[g] = j->off[g];
+  for (size_t b = 0; b < j->nblocks; b++) {
+    int64_t *h = j->hist + b * (size_t)j->ng;
+    for (int64_t g = a; g < e; g++) {
+      int64_t c = h[g];
+      h[g] = j->cur[g];
+      j->cur[g] += c;
+    }
+  }
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const uint32_t *gid,
+                              const int64_t *row, int64_t n, int64_t ng, int64_t **off_out,
+                              int64_t **rows_out, ladle_error *err) {
+  bucket_job j;
+  memset(&j, 0, sizeof j);
+  j.grp = grp;
+  j.gid = gid;
+  j.row = row;
+  j.n = n;
+  j.ng = ng;
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  /* a histogram per block costs ng counters: blocks while they hold two
+   * items per group at least */
+  int64_t nb = n < 65536 ? 1 : LADLE_MIN((int64_t)threads * 2, 2 * n / LADLE_MAX(ng, 1));
+  j.nblocks = (size_t)LADLE_MAX(nb, 1);
+  j.block = LADLE_MAX((n + (int64_t)j.nblocks - 1) / (int64_t)j.nblocks, 1);
+  j.nblocks = (size_t)LADLE_MAX((n + j.block - 1) / j.block, 1);
+  j.off = malloc((size_t)(ng + 1) * sizeof *j.off);
+  j.cur = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *j.cur);
+  j.hist = ladle_scratch_alloc(j.nblocks * (size_t)LADLE_MAX(ng, 1) * sizeof *j.hist, true);
+  ladle_status st = j.off && j.cur && j.hist ? LADLE_OK : LADLE_OOM(err, "join");
+  size_t ngp = 0;
+  if (st == LADLE_OK) {
+    ngp = ladle_cpu_pieces(ctx, ng, 1 << 14, 2, 64, &j.gpiece);
+    j.off[0] = 0;
+    j.phase = 0;
+    st = ladle_pool_run(ctx->pool, j.nblocks, bucket_task, &j, err);
+  }
+  if (st == LADLE_OK && ng > 0) {
+    j.phase = 1;
+    st = ladle_pool_run(ctx->pool, ngp, bucket_task, &j, err);
+  }
+  if (st == LADLE_OK) {
+    for (int64_t g = 0; g < ng; g++) j.off[g + 1] += j.off[g];
+    j.rows = ladle_scratch_alloc((size_t)LADLE_MAX(j.off[ng], 1) * sizeof *j.rows, false);
+    if (j.rows == NULL) st = LADLE_OOM(err, "join");
+  }
+  if (st == LADLE_OK && ng > 0) {
+    j.phase = 2;
+    st = ladle_pool_run(ctx->pool, ngp, bucket_task, &j, err);
+  }
+  if (st == LADLE_OK) {
+    j.phase = 3;
+    st = ladle_pool_run(ctx->pool, j.nblocks, bucket_task, &j, err);
+  }
+  ladle_scratch_free(j.hist);
+  free(j.cur);
+  if (st != LADLE_OK) {
+    free(j.off);
+    ladle_scratch_free(j.rows);
+    return st;
+  }
+  *off_out = j.off;
+  *rows_out = j.rows;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_error *err) {
+  if (g->offsets != NULL) return LADLE_OK;
+  return ladle_cpu_bucket(ctx, NULL, g->ids, NULL, g->nrows, g->ngroups, &g->offsets, &g->rows,
+                          err);
 }
 
 ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err) {

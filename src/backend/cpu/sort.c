@@ -424,7 +424,7 @@ static ladle_status grank_piece(void *vctx, size_t piece, ladle_error *err) {
 static ladle_status group_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                                ladle_rank_method method, bool descending, ladle_column *o,
                                ladle_error *err) {
-  LADLE_RETURN_NOT_OK(ladle_groups_csr(g, err));
+  LADLE_RETURN_NOT_OK(ladle_cpu_groups_csr(ctx, g, err));
   grank_job j = {in, descending, method, g->offsets, g->rows, NULL, NULL, g->ngroups, 0};
   if (method == LADLE_RANK_AVERAGE)
     j.of = LADLE_COL_MUT(o, double);

@@ -1,0 +1,112 @@
+"""The kernels' parallel paths against Polars, at the sizes where they switch on
+and at several thread counts (each thread count splits the work differently):
+
+- group-bys with many groups (more than 65,536, few rows each), whose
+  aggregations run with tasks owning ranges of groups (agg.c's owner mode);
+- joins whose pairs are counted and written block by block, and whose probe
+  rows are bucketed by group with a histogram per block (join.c, keys.c's
+  ladle_cpu_bucket): the build-on-the-left path (right side more than 4x the
+  left and over 65,536 rows), the usual one, semi and anti joins, full joins;
+- nested parallel loops (pool.c): a group-by of one or two aggregations, whose
+  kernels then run their own loops on the threads the group-by leaves free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import assert_same
+
+import ladle
+
+THREADS = [1, 3, 16]
+
+
+def groups_frame(n: int, ng: int, seed: int) -> pl.DataFrame:
+    r = np.random.default_rng(seed)
+    i = r.integers(-1000, 1000, n)
+    f = r.normal(0, 10, n)
+    f[r.random(n) < 0.01] = np.nan
+    return pl.DataFrame(
+        {
+            "k": r.integers(0, ng, n),
+            "i": i,
+            "i_n": pl.Series(i).set(pl.Series(r.random(n) < 0.15), None),
+            "f": f,
+            "f_n": pl.Series(f).set(pl.Series(r.random(n) < 0.2), None),
+            "u8": pl.Series(r.integers(0, 255, n), dtype=pl.UInt8),
+        }
+    )
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_many_groups_aggregations(threads: int) -> None:
+    df = groups_frame(300_000, 110_000, 1)
+    lf = (
+        df.lazy()
+        .group_by("k")
+        .agg(
+            pl.col("i").sum().alias("si"),
+            pl.col("i_n").sum().alias("sin"),
+            pl.col("u8").sum().alias("su8"),
+            pl.col("f").sum().alias("sf"),
+            pl.col("f_n").min().alias("mnf"),
+            pl.col("f").max().alias("mxf"),
+            pl.col("i_n").max().alias("mxi"),
+            pl.col("i_n").min().alias("mni"),
+            pl.col("i_n").count().alias("cnt"),
+            pl.len().alias("len"),
+            pl.col("f_n").mean().alias("mf"),
+            pl.col("f").std().alias("sd"),
+            pl.col("i_n").var().alias("vi"),
+        )
+        .sort("k")
+    )
+    assert_same(lf, ladle.Engine(threads=threads), check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_many_groups_one_aggregation(threads: int) -> None:
+    # one aggregation: its task gets every thread for its own loops
+    df = groups_frame(400_000, 150_000, 2)
+    lf = df.lazy().group_by("k").agg(pl.col("f_n").sum()).sort("k")
+    assert_same(lf, ladle.Engine(threads=threads), check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    lf = df.lazy().group_by("k").agg(pl.col("i").sum(), pl.col("f").n_unique()).sort("k")
+    assert_same(lf, ladle.Engine(threads=threads))
+
+
+def join_frames(nl: int, nr: int, keys: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    r = np.random.default_rng(seed)
+    lk = pl.Series(r.integers(0, keys, nl)).set(pl.Series(r.random(nl) < 0.05), None)
+    rk = pl.Series(r.integers(0, keys * 2, nr)).set(pl.Series(r.random(nr) < 0.05), None)
+    left = pl.DataFrame({"k": lk, "a": np.arange(nl), "s": [f"l{x % 97}" for x in range(nl)]})
+    right = pl.DataFrame({"k": rk, "b": np.arange(nr) * 3, "t": r.normal(0, 1, nr)})
+    return left, right
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
+def test_join_build_left(threads: int, how: str) -> None:
+    # right more than 4x the left and over 65,536 rows: the left side is built
+    left, right = join_frames(20_000, 200_000, 30_000, 3)
+    lf = left.lazy().join(right.lazy(), on="k", how=how)  # type: ignore[arg-type]
+    # Polars promises no row order for inner, full and right joins
+    assert_same(lf, ladle.Engine(threads=threads), ordered=how in ("left", "semi", "anti"))
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti", "full", "right"])
+def test_join_build_right(threads: int, how: str) -> None:
+    left, right = join_frames(150_000, 90_000, 40_000, 4)
+    lf = left.lazy().join(right.lazy(), on="k", how=how)  # type: ignore[arg-type]
+    # Polars promises no row order for inner, full and right joins
+    assert_same(lf, ladle.Engine(threads=threads), ordered=how in ("left", "semi", "anti"))
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_join_expanding(threads: int) -> None:
+    # few keys, many pairs: the pairs are kept as runs and written per partition
+    left, right = join_frames(70_000, 3_000, 40, 5)
+    lf = left.lazy().join(right.lazy(), on="k", how="left").select(pl.len(), pl.col("b").sum(), pl.col("a").sum())
+    assert_same(lf, ladle.Engine(threads=threads))
