@@ -269,11 +269,13 @@ void *ladle_scratch_alloc(size_t size, bool zero) {
   if (total >= BIG_MIN) {
     bool fresh;
     h = big_alloc_fresh(total, &fresh);
-    if (h != NULL && zero && !fresh) memset(h + 1, 0, size);
+    /* zeroed by writing even when fresh: see ladle_zalloc */
+    LADLE_UNUSED(fresh);
+    if (h != NULL && zero) memset(h + 1, 0, size);
     big = 1;
   }
 #endif
-  if (!big) h = zero ? calloc(1, total) : malloc(total);
+  if (!big) h = zero ? ladle_zalloc(total) : malloc(total);
   if (h == NULL) {
     if (mr != NULL) mr_give(mr, total);
     return NULL;

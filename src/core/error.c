@@ -72,6 +72,12 @@ char *ladle_strdup(const char *s) {
 
 void ladle_free(void *p) { free(p); }
 
+void *ladle_zalloc(size_t n) {
+  void *p = malloc(LADLE_MAX(n, 1));
+  if (p != NULL) memset(p, 0, n);
+  return p;
+}
+
 void ladle_strbuf_printf(ladle_strbuf *b, const char *fmt, ...) {
   if (b->failed) return;
   va_list ap;

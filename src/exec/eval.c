@@ -255,7 +255,7 @@ static ladle_status eval_when_lazy(exec_state *s, const ladle_bexpr *e, const la
   size_t nb = (e->nargs - 1) / 2;
   int64_t n = chunk ? chunk->length : 1;
   ladle_column *a = calloc(e->nargs, sizeof *a);
-  uint8_t *taken = calloc((size_t)LADLE_MAX(n, 1), 1);
+  uint8_t *taken = ladle_zalloc((size_t)LADLE_MAX(n, 1));
   int64_t *sel = malloc((size_t)LADLE_MAX(n, 1) * sizeof *sel);
   ladle_status st = a && taken && sel ? LADLE_OK : LADLE_OOM(err, "when");
   size_t done = 0;
@@ -398,7 +398,7 @@ static ladle_status eval_chunked_moments(exec_state *s, const ladle_bexpr *e, co
   LADLE_RETURN_NOT_OK(ladle_eval_chunked(s, e->args[0], t, &cols, &scalar, err));
   size_t n = scalar ? 1 : t->nchunks;
   int64_t *cnt = calloc(n, sizeof *cnt);
-  double *mean = calloc(n, sizeof *mean), *m2 = calloc(n, sizeof *m2);
+  double *mean = ladle_zalloc(n * sizeof *mean), *m2 = ladle_zalloc(n * sizeof *m2);
   double *sum = calloc(n, sizeof *sum);
   moments_job j = {s, cols, cnt, mean, m2, sum, e->op != LADLE_AGG_MEAN};
   ladle_status st = cnt && mean && m2 && sum ? ladle_pool_run(s->k.pool, n, moments_task, &j, err)
@@ -606,7 +606,7 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
   /* a when of single values is one row whatever the table's (none included) */
   int64_t n = e->scalar ? 1 : t->num_rows;
   ladle_column *a = calloc(e->nargs, sizeof *a);
-  uint8_t *taken = calloc((size_t)LADLE_MAX(n, 1), 1);
+  uint8_t *taken = ladle_zalloc((size_t)LADLE_MAX(n, 1));
   int64_t *sel = malloc((size_t)LADLE_MAX(n, 1) * sizeof *sel);
   ladle_status st = a && taken && sel ? LADLE_OK : LADLE_OOM(err, "when");
   size_t done = 0;

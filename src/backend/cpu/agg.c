@@ -551,8 +551,8 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                const ladle_column *in, ladle_groups *g, ladle_column *o,
                                ladle_error *err) {
   int64_t ng = g->ngroups;
-  int64_t *off = calloc((size_t)ng + 2, sizeof *off);
-  int64_t *rows = calloc((size_t)LADLE_MAX(ng, 1), sizeof *rows);
+  int64_t *off = ladle_zalloc(((size_t)ng + 2) * sizeof *off);
+  int64_t *rows = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
   double *vals = ladle_scratch_alloc((size_t)LADLE_MAX(in->length, 1) * sizeof *vals, false);
   if (off == NULL || rows == NULL || vals == NULL) {
     free(off);
@@ -662,9 +662,9 @@ static ladle_status ordered_mean(const ladle_kexpr *agg, const ladle_column *in,
   LADLE_UNUSED(agg);
   int64_t ng = g->ngroups, n = 0;
   for (size_t p = 0; p < nins; p++) n += in[p].length;
-  double *s = calloc((size_t)LADLE_MAX(ng, 1), sizeof *s);
-  double *c = calloc((size_t)LADLE_MAX(ng, 1), sizeof *c);
-  int64_t *cnt = calloc((size_t)LADLE_MAX(ng, 1), sizeof *cnt);
+  double *s = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *s);
+  double *c = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *c);
+  int64_t *cnt = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *cnt);
   double *all = g->whole ? malloc((size_t)LADLE_MAX(n, 1) * sizeof *all) : NULL;
   if (s == NULL || c == NULL || cnt == NULL || (g->whole && all == NULL)) {
     free(s);
@@ -1020,9 +1020,9 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, con
       break;
     case LADLE_AGG_ARG_MIN:
     case LADLE_AGG_ARG_MAX: {
-      int64_t *pos = calloc((size_t)LADLE_MAX(ng, 1), sizeof *pos);
+      int64_t *pos = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *pos);
       int64_t *best = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *best);
-      uint64_t *bestv = calloc((size_t)LADLE_MAX(ng, 1), 8);
+      uint64_t *bestv = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * 8);
       if (pos == NULL || best == NULL || bestv == NULL) {
         free(pos);
         free(best);

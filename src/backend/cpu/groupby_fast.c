@@ -46,7 +46,7 @@ static bool gmap_init(gmap *m, int64_t expect) {
   uint64_t cap = 256;
   while (cap < (uint64_t)expect * 2 && cap < ((uint64_t)1 << 20)) cap <<= 1;
   m->mask = cap - 1;
-  m->slots = calloc(cap, sizeof *m->slots);
+  m->slots = ladle_zalloc(cap * sizeof *m->slots);
   m->cap = 64;
   m->first = malloc((size_t)m->cap * sizeof *m->first);
   m->keys = malloc((size_t)m->cap * sizeof *m->keys);
@@ -114,7 +114,7 @@ static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) {
 
 static bool gmap_grow(gmap *m) {
   uint64_t cap = (m->mask + 1) * 2;
-  gslot *s = calloc(cap, sizeof *s);
+  gslot *s = ladle_zalloc(cap * sizeof *s);
   if (s == NULL) return false;
   for (uint64_t k = 0; k <= m->mask; k++) {
     gslot e = m->slots[k];
@@ -183,7 +183,7 @@ static ladle_status map_chunk(void *vctx, size_t ci, ladle_error *err) {
   if (!gmap_init(m, 1024)) return LADLE_OOM(err, "group-by table");
   if (f->range > 0) {
     const uint64_t *v = c->values;
-    uint32_t *dir = calloc(f->range, sizeof *dir); /* key -> local id + 1 */
+    uint32_t *dir = ladle_zalloc(f->range * sizeof *dir); /* key -> local id + 1 */
     if (dir == NULL) return LADLE_OOM(err, "group-by table");
     for (int64_t i = a; i < e; i++) {
       uint64_t k = v[i];
@@ -723,7 +723,7 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.block = LADLE_MAX(ladle_cpu_block(ctx, p.n), 4096);
   p.nblocks = (size_t)LADLE_MAX((p.n + p.block - 1) / p.block, 1);
   p.hk = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.hk, false);
-  p.hist = calloc(p.nblocks * p.nparts, sizeof *p.hist);
+  p.hist = ladle_zalloc(p.nblocks * p.nparts * sizeof *p.hist);
   p.order = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.order, false);
   p.phk = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.phk, false);
   p.lid = ladle_scratch_alloc((size_t)LADLE_MAX(p.n, 1) * sizeof *p.lid, false);

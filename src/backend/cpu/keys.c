@@ -236,7 +236,7 @@ typedef struct part_table {
 
 static bool part_grow(part_table *t, const rowkeys *rk) {
   uint64_t nslots = (t->mask + 1) * 2;
-  uint64_t *slots = calloc(nslots, sizeof *slots);
+  uint64_t *slots = ladle_zalloc(nslots * sizeof *slots);
   if (slots == NULL) return false;
   for (int64_t g = 0; g < t->ngroups; g++) {
     uint64_t h = rk->hash[t->first[g]];
@@ -292,7 +292,7 @@ static ladle_status build_part(void *vctx, size_t p, ladle_error *err) {
   t->nrows = end - begin;
   t->mask = 255;
   t->cap = LADLE_MIN(LADLE_MAX(t->nrows, 1), 1024);
-  t->slots = calloc(t->mask + 1, sizeof *t->slots);
+  t->slots = ladle_zalloc((t->mask + 1) * sizeof *t->slots);
   t->first = malloc((size_t)t->cap * sizeof *t->first);
   if (t->slots == NULL || t->first == NULL) return LADLE_OOM(err, "hash table");
   const rowkeys *rk = &km->rk;
@@ -424,7 +424,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   part_job pj = {km, NULL, order, NULL, 0, 0, 0};
   pj.block = ladle_cpu_block(ctx, n);
   pj.nblocks = (size_t)((n + pj.block - 1) / pj.block);
-  pj.hist = calloc(LADLE_MAX(pj.nblocks, 1) * km->nparts, sizeof *pj.hist);
+  pj.hist = ladle_zalloc(LADLE_MAX(pj.nblocks, 1) * km->nparts * sizeof *pj.hist);
   if (pj.hist == NULL) {
     st = LADLE_OOM(err, "keymap partitions");
     goto done;
@@ -710,7 +710,7 @@ ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_
 ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err) {
   /* groups by first row: mark each group's first row, then number in row order */
   int64_t *newid = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *newid);
-  uint8_t *is_first = calloc((size_t)LADLE_MAX(g->nrows, 1), 1);
+  uint8_t *is_first = ladle_zalloc((size_t)LADLE_MAX(g->nrows, 1));
   if (newid == NULL || is_first == NULL) {
     free(newid);
     free(is_first);

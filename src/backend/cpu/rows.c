@@ -147,7 +147,7 @@ ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
 ladle_status ladle_cpu_distinct_rows(const ladle_kctx *ctx, const ladle_groups *g, ladle_keep keep,
                                      int64_t **out_rows, int64_t *out_n, ladle_error *err) {
   int64_t *rows = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *rows);
-  int64_t *count = keep == LADLE_KEEP_NONE ? calloc((size_t)LADLE_MAX(g->ngroups, 1), 8) : NULL;
+  int64_t *count = keep == LADLE_KEEP_NONE ? ladle_zalloc((size_t)LADLE_MAX(g->ngroups, 1) * 8) : NULL;
   int64_t n = 0;
   if (rows == NULL || (keep == LADLE_KEEP_NONE && count == NULL)) {
     free(rows);
@@ -171,7 +171,7 @@ ladle_status ladle_cpu_distinct_rows(const ladle_kctx *ctx, const ladle_groups *
   free(count);
   /* in order of appearance (Polars promises it with maintain_order; ladle
    * always keeps it): mark the kept rows, then read the marks in row order */
-  uint8_t *marks = calloc((size_t)LADLE_MAX(g->nrows, 1), 1);
+  uint8_t *marks = ladle_zalloc((size_t)LADLE_MAX(g->nrows, 1));
   if (marks == NULL) {
     free(rows);
     return LADLE_OOM(err, "unique");
