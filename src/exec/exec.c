@@ -239,8 +239,12 @@ static ladle_status gather_table(exec_state *s, const ladle_schema *schema, cons
    * explodes under tiny morsels (tests use 7 rows) would otherwise make a task
    * per few rows per column */
   enum { MAX_GATHER_PARTS = 16384 };
-  int64_t part_rows =
-      LADLE_MAX(LADLE_MAX(s->k.morsel_rows, 1), (n + MAX_GATHER_PARTS - 1) / MAX_GATHER_PARTS);
+  /* and below a morsel where that gives each thread two partitions, down to
+   * 4096 rows: a join output of 100k rows would otherwise be two tasks a column */
+  int threads = s->k.pool ? ladle_pool_threads(s->k.pool) : 1;
+  int64_t small = LADLE_MAX((n + 2 * (int64_t)threads - 1) / (2 * (int64_t)threads), 4096);
+  int64_t part_rows = LADLE_MAX(LADLE_MIN(LADLE_MAX(s->k.morsel_rows, 1), (small + 63) / 64 * 64),
+                                (n + MAX_GATHER_PARTS - 1) / MAX_GATHER_PARTS);
   size_t nparts = (size_t)LADLE_MAX((n + part_rows - 1) / part_rows, 1);
   ladle_table *t;
   LADLE_RETURN_NOT_OK(table_like(schema, nparts, &t, err));

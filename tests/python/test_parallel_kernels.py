@@ -110,3 +110,17 @@ def test_join_expanding(threads: int) -> None:
     left, right = join_frames(70_000, 3_000, 40, 5)
     lf = left.lazy().join(right.lazy(), on="k", how="left").select(pl.len(), pl.col("b").sum(), pl.col("a").sum())
     assert_same(lf, ladle.Engine(threads=threads))
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("how", ["inner", "left", "full", "right", "semi", "anti"])
+def test_join_unique_build_keys(threads: int, how: str) -> None:
+    # every build row its own key (a dimension's primary key): pairs come from
+    # each group's one row, without the rows-by-group index
+    r = np.random.default_rng(6)
+    nl, nr = 120_000, 100_000
+    left = pl.DataFrame({"k": pl.Series(r.integers(0, 150_000, nl)).set(pl.Series(r.random(nl) < 0.05), None),
+                         "a": np.arange(nl)})
+    right = pl.DataFrame({"k": r.permutation(nr) * 3 // 2, "b": r.normal(0, 1, nr), "s": [f"r{x % 89}" for x in range(nr)]})
+    lf = left.lazy().join(right.lazy(), on="k", how=how)  # type: ignore[arg-type]
+    assert_same(lf, ladle.Engine(threads=threads), ordered=how in ("left", "semi", "anti"))

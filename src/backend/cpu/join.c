@@ -131,8 +131,9 @@ static bool expanding(int64_t n, int64_t nl, int64_t nr) { return n > 65536 && n
 typedef struct pairs_job {
   const int64_t *lg;   /* per probe row: its group, -1 for none; or NULL and: */
   const uint32_t *lid; /* per probe row: its group */
-  const int64_t *off;  /* NULL: a group means a match (semi and anti joins) */
+  const int64_t *off;  /* NULL: a group is one match, the build row first[g] */
   const int64_t *rows;
+  const int64_t *first; /* (semi and anti joins: NULL, no build rows written) */
   ladle_join_type how; /* SEMI or ANTI: probe rows alone; else pairs */
   bool keep;           /* a probe row without match gives (row, -1) */
   int64_t n, block;
@@ -174,6 +175,11 @@ static ladle_status pairs_block(void *vctx, size_t b, ladle_error *err) {
         j->left[k] = i;
         j->right[k++] = -1;
       }
+      continue;
+    }
+    if (j->off == NULL) {
+      j->left[k] = i;
+      j->right[k++] = j->first[g];
       continue;
     }
     for (int64_t r = j->off[g]; r < j->off[g + 1]; r++) {
@@ -508,15 +514,19 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     goto done;
   }
   double t0 = LADLE_PHASE_START();
-  st = ladle_cpu_groups_csr(ctx, &g, err);
-  if (st != LADLE_OK) goto done;
+  if (g.ngroups == nr) {
+    pj.first = g.first; /* unique build keys (a dimension's primary key): no CSR */
+  } else {
+    st = ladle_cpu_groups_csr(ctx, &g, err);
+    if (st != LADLE_OK) goto done;
+    pj.off = g.offsets;
+    pj.rows = g.rows;
+  }
   LADLE_PHASE_END("join csr", nr, t0);
   t0 = LADLE_PHASE_START();
-  pj.off = g.offsets;
-  pj.rows = g.rows;
   st = pairs_count(ctx, &pj, &n, err);
   if (st != LADLE_OK) goto done;
-  if ((how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT) && expanding(n, nl, nr)) {
+  if (pj.off != NULL && (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT) && expanding(n, nl, nr)) {
     free(pj.start);
     st = runs_make(nl, lg, g.offsets, g.rows, pj.keep, out, err);
     lg = NULL;
