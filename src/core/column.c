@@ -455,14 +455,15 @@ static inline void copy_str(char *d, int64_t pos, int64_t cap, const char *p, co
 
 /* Fixed-width values of src at idx into c; with neg, index -1 gives 0 (the
  * compiler unswitches the loops on neg, so the common case has no test). */
-static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t n, bool neg,
-                         ladle_column *c) {
+/* Rows [a, e) of a fixed-width gather into c. */
+static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t a, int64_t n,
+                         bool neg, ladle_column *c) {
   switch (ladle_type_width(src->type.id)) {
 #define GATHER_W(W, T)                                                        \
   case W: {                                                                   \
     const T *s = src->values;                                                 \
     T *d = LADLE_COL_MUT(c, T);                                               \
-    for (int64_t i = 0; i < n; i++) d[i] = neg && idx[i] < 0 ? 0 : s[idx[i]]; \
+    for (int64_t i = a; i < n; i++) d[i] = neg && idx[i] < 0 ? 0 : s[idx[i]]; \
     break;                                                                    \
   }
     GATHER_W(1, uint8_t)
@@ -473,7 +474,7 @@ static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t n,
     case 16: {
       const uint64_t *s = src->values;
       uint64_t *d = LADLE_COL_MUT(c, uint64_t);
-      for (int64_t i = 0; i < n; i++) {
+      for (int64_t i = a; i < n; i++) {
         bool z = neg && idx[i] < 0;
         d[2 * i] = z ? 0 : s[2 * idx[i]];
         d[2 * i + 1] = z ? 0 : s[2 * idx[i] + 1];
@@ -485,11 +486,19 @@ static void gather_fixed(const ladle_column *src, const int64_t *idx, int64_t n,
   }
 }
 
-/* The validity of rows idx[0..n) of src (-1: null) into bits. */
-static void gather_validity(const ladle_column *src, const int64_t *idx, int64_t n, uint8_t *bits) {
-  memset(bits, 0, (size_t)ladle_bitmap_bytes(n));
-  for (int64_t i = 0; i < n; i++)
+/* The validity of rows idx[a..n) of src (-1: null) into bits (a a multiple of 8). */
+static void gather_validity(const ladle_column *src, const int64_t *idx, int64_t a, int64_t n,
+                            uint8_t *bits) {
+  memset(bits + (a >> 3), 0, (size_t)(ladle_bitmap_bytes(n) - (a >> 3)));
+  for (int64_t i = a; i < n; i++)
     if (idx[i] >= 0 && ladle_column_valid(src, idx[i])) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+void ladle_column_gather_rows(const ladle_column *src, const int64_t *idx, int64_t a, int64_t e,
+                              bool neg, ladle_column *c) {
+  gather_fixed(src, idx, a, e, neg, c);
+  if (c->validity != NULL && src->type.id != LADLE_TYPE_NULL)
+    gather_validity(src, idx, a, e, LADLE_COL_VALIDITY_MUT(c));
 }
 
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
@@ -527,10 +536,10 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
       o[i + 1] = pos;
     }
   } else {
-    gather_fixed(src, idx, n, neg, &c);
+    gather_fixed(src, idx, 0, n, neg, &c);
   }
   if (nullable && src->type.id != LADLE_TYPE_NULL)
-    gather_validity(src, idx, n, LADLE_COL_VALIDITY_MUT(&c));
+    gather_validity(src, idx, 0, n, LADLE_COL_VALIDITY_MUT(&c));
   ladle_column_finish_nulls(&c);
   *out = c;
   return LADLE_OK;
@@ -575,7 +584,7 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
       return st;
     }
     c.validity = c.owners[0]->data;
-    gather_validity(src, idx, n, c.owners[0]->data);
+    gather_validity(src, idx, 0, n, c.owners[0]->data);
   }
   ladle_column_finish_nulls(&c);
   ladle_view_only_made();

@@ -306,6 +306,11 @@ void ladle_scratch_free(void *p);
 
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
+/* Rows [a, e) of a gather of a fixed-width src into c, allocated for all n
+ * rows with validity when src has some or neg (some index is -1): a piece of a
+ * parallel gather. a is a multiple of 8 (pieces share no validity byte). */
+void ladle_column_gather_rows(const ladle_column *src, const int64_t *idx, int64_t a, int64_t e,
+                              bool neg, ladle_column *c);
 
 /* The concatenation of cols as a view of their shared buffers, when they are
  * adjacent slices of one column (a table re-split into morsels); false when

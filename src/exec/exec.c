@@ -720,7 +720,9 @@ ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *sc
 static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_table *in,
                                   ladle_table **out, ladle_error *err) {
   bool partial = false;
+  double t0 = LADLE_PHASE_START();
   LADLE_RETURN_NOT_OK(ladle_exec_group_by_partial(s, p, in, out, &partial, err));
+  LADLE_PHASE_END(partial ? "group_by partial and final" : "group_by partial declined", in->num_rows, t0);
   if (partial) return LADLE_OK;
   size_t nk = p->nkeys, na = p->nexprs;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
@@ -732,7 +734,7 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   }
   ladle_groups g;
   memset(&g, 0, sizeof g);
-  double t0 = LADLE_PHASE_START();
+  t0 = LADLE_PHASE_START();
   ladle_status st = eval_whole(s, p->keys, nk, in, keys, err);
   size_t have_keys = st == LADLE_OK ? nk : 0;
   LADLE_PHASE_END("group_by keys", in->num_rows, t0);
@@ -747,10 +749,12 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
     }
   }
   size_t made = 0;
+  t0 = LADLE_PHASE_START();
   if (st == LADLE_OK && nk > 0) {
     st = gather_columns(s, keys, nk, g.first, g.ngroups, cols, err);
     if (st == LADLE_OK) made = nk;
   }
+  LADLE_PHASE_END("group_by gather keys", g.ngroups, t0);
   subaggs sa;
   memset(&sa, 0, sizeof sa);
   size_t mark = s->nhoist;
@@ -779,11 +783,13 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   ladle_groups_release(&g);
   for (size_t i = 0; i < have_keys; i++) ladle_column_release(&keys[i]);
   free(keys);
+  t0 = LADLE_PHASE_START();
   if (st == LADLE_OK)
     st = table_from_columns(s, &p->schema, cols, ngroups, out, err);
   else
     for (size_t i = 0; i < made; i++) ladle_column_release(&cols[i]);
   free(cols);
+  LADLE_PHASE_END("group_by output table", ngroups, t0);
   return st;
 }
 

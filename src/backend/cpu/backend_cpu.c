@@ -50,10 +50,59 @@ static ladle_status cpu_mask_to_indices(const ladle_kctx *ctx, const ladle_colum
   return LADLE_OK;
 }
 
+/* A fixed-width gather in pieces: one pass finds whether an index is -1 (a
+ * null row), then each piece writes its rows of the output. */
+typedef struct pgather {
+  const ladle_column *src;
+  const int64_t *idx;
+  int64_t n, piece;
+  atomic_bool neg;
+  ladle_column *out;
+  int phase;
+} pgather;
+
+static ladle_status pgather_piece(void *vctx, size_t p, ladle_error *err) {
+  LADLE_UNUSED(err);
+  pgather *j = vctx;
+  int64_t a = (int64_t)p * j->piece, e = LADLE_MIN(a + j->piece, j->n);
+  if (j->phase == 0) {
+    uint64_t any = 0;
+    for (int64_t i = a; i < e; i++) any |= (uint64_t)j->idx[i];
+    if (any >> 63) atomic_store_explicit(&j->neg, true, memory_order_relaxed);
+    return LADLE_OK;
+  }
+  ladle_column_gather_rows(j->src, j->idx, a, e, atomic_load(&j->neg), j->out);
+  return LADLE_OK;
+}
+
 static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src, const int64_t *idx,
                                int64_t n, ladle_column *out, ladle_error *err) {
-  LADLE_UNUSED(ctx);
-  return ladle_column_gather(src, idx, n, out, err);
+  ladle_type_id t = src->type.id;
+  pgather j;
+  memset(&j, 0, sizeof j);
+  size_t pieces = ladle_type_is_varlen(t) || t == LADLE_TYPE_LIST || t == LADLE_TYPE_NULL
+                      ? 1
+                      : ladle_cpu_pieces(ctx, n, 1 << 16, 2, 64, &j.piece);
+  if (pieces <= 1) return ladle_column_gather(src, idx, n, out, err);
+  j.src = src;
+  j.idx = idx;
+  j.n = n;
+  atomic_init(&j.neg, false);
+  LADLE_RETURN_NOT_OK(ladle_pool_run(ctx->pool, pieces, pgather_piece, &j, err));
+  bool neg = atomic_load(&j.neg);
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(src->type, n, neg || src->validity != NULL, 0, &c, err));
+  j.out = &c;
+  j.phase = 1;
+  ladle_status st = ladle_pool_run(ctx->pool, pieces, pgather_piece, &j, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(&c);
+    return st;
+  }
+  ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
 }
 
 static ladle_status cpu_gather_pieces(const ladle_kctx *ctx, const ladle_column *src,

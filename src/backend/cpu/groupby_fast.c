@@ -255,12 +255,13 @@ static bool fast_key(const ladle_column *c) {
 /* Whether the key probably has more groups than one merged table handles well
  * (tens of thousands and up): the distinct values of 4096 evenly spaced rows.
  * With G uniform groups the sample holds G(1 - e^(-4096/G)) of them, above 95%
- * of the sample from about G = 40,000. Such keys take the radix-partitioned
+ * of the sample from about G = 40,000 (or, below 4096 * 20 rows, when nearly
+ * every row is its own group). Such keys take the radix-partitioned
  * build of keys.c, which spreads a big table over threads. */
 static bool many_groups(const ladle_column *c, bool str) {
   enum { S = 4096, SLOTS = 8192 };
   int64_t n = c->length;
-  if (n < 65536) return false;
+  if (n < 16384) return false; /* a dimension's 57k keys: partitioned, not one serial table */
   int w = key_width(c, str);
   uint64_t *set = calloc(SLOTS, sizeof *set);
   if (set == NULL) return false;
