@@ -106,17 +106,20 @@ def machine() -> dict[str, Any]:
 
 
 def git_commit() -> str:
-    """HEAD, with -dirty when tracked files changed; without git (a copy of the
-    tree on another machine) $LADLE_COMMIT, or "unknown"."""
+    """$LADLE_COMMIT when set (a copy of the tree on another machine, whose .git
+    may be a stale one: the device's), else HEAD with -dirty when tracked files
+    changed, or "unknown"."""
     def git(*a: str) -> str:
         try:
             return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
         except (OSError, subprocess.CalledProcessError):
             return "unknown"
 
+    if os.environ.get("LADLE_COMMIT"):
+        return os.environ["LADLE_COMMIT"]
     commit = git("rev-parse", "HEAD")
     if commit == "unknown":
-        return os.environ.get("LADLE_COMMIT", "unknown")
+        return "unknown"
     if git("status", "--porcelain", "--untracked-files=no"):
         commit += "-dirty"
     return commit
