@@ -497,8 +497,8 @@ double ladle_clock_ms(void); /* a monotonic clock */
 /* Prints "ladle:   <what> rows=<rows> <ms since t0> ms" at LADLE_TRACE >= 2. */
 void ladle_trace_phase(const char *what, int64_t rows, double t0_ms);
 #define LADLE_PHASE_START() (ladle_trace_level() >= 2 ? ladle_clock_ms() : 0.0)
-#define LADLE_PHASE_END(what, rows, t0) \
-  do {                                  \
+#define LADLE_PHASE_END(what, rows, t0)                                    \
+  do {                                                                     \
     if (ladle_trace_level() >= 2) ladle_trace_phase((what), (rows), (t0)); \
   } while (0)
 

@@ -27,10 +27,10 @@ typedef struct pool_job {
   atomic_int failed;
   ladle_status status; /* first failure, guarded by the pool mutex */
   ladle_error err;
-  const int *cancel; /* the submitting thread's cancellation flag, or NULL */
-  ladle_mr *mr;      /* the submitting thread's memory resource, or NULL */
-  int width;         /* threads each item may use for loops of its own */
-  int refs;          /* workers inside, guarded by the pool mutex */
+  const int *cancel;              /* the submitting thread's cancellation flag, or NULL */
+  ladle_mr *mr;                   /* the submitting thread's memory resource, or NULL */
+  int width;                      /* threads each item may use for loops of its own */
+  int refs;                       /* workers inside, guarded by the pool mutex */
   struct pool_job *older, *newer; /* the pool's open jobs, guarded by the mutex */
 } pool_job;
 

@@ -712,8 +712,8 @@ static bool hoist_subaggs(exec_state *s, const ladle_plan *p, const ladle_table 
 }
 
 ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *schema,
-                                          ladle_column *cols, int64_t nrows, ladle_table **out,
-                                          ladle_error *err) {
+                                           ladle_column *cols, int64_t nrows, ladle_table **out,
+                                           ladle_error *err) {
   return table_from_columns(s, schema, cols, nrows, out, err);
 }
 
@@ -722,7 +722,8 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   bool partial = false;
   double t0 = LADLE_PHASE_START();
   LADLE_RETURN_NOT_OK(ladle_exec_group_by_partial(s, p, in, out, &partial, err));
-  LADLE_PHASE_END(partial ? "group_by partial and final" : "group_by partial declined", in->num_rows, t0);
+  LADLE_PHASE_END(partial ? "group_by partial and final" : "group_by partial declined",
+                  in->num_rows, t0);
   if (partial) return LADLE_OK;
   size_t nk = p->nkeys, na = p->nexprs;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
@@ -792,7 +793,6 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   LADLE_PHASE_END("group_by output table", ngroups, t0);
   return st;
 }
-
 
 /* A join input that is a FILTER runs deferred: it compacts only the columns
  * the join's keys read, and hands back its input and the rows it kept; the
@@ -1584,9 +1584,8 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
    * by chunk inside its partial step, on their source's output (a pipeline:
    * no table between them); where the partial step turns the input down,
    * their output is made and the plain group_by runs on it */
-  const ladle_plan *gsrc = p->kind == LADLE_NODE_GROUP_BY && s->sip.node != p
-                               ? ladle_exec_group_by_source(p)
-                               : NULL;
+  const ladle_plan *gsrc =
+      p->kind == LADLE_NODE_GROUP_BY && s->sip.node != p ? ladle_exec_group_by_source(p) : NULL;
   if (gsrc != NULL) {
     ladle_table *src, *mid = NULL;
     LADLE_RETURN_NOT_OK(exec_node(s, gsrc, &src, err));

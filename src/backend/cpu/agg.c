@@ -87,77 +87,77 @@ typedef struct scat_job {
 #define SCAT_OWN_RANGE(i) ((uint32_t)(G[i] - lo) < span)
 
 /* min (is_max false) or max of rows [a, e), is_max a constant */
-#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max, GID, OWN) \
-  {                                                                \
-    T *A = (acc);                                                  \
-    for (int64_t i = a; i < e; i++) {                              \
+#define SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, is_max, GID, OWN)  \
+  {                                                                 \
+    T *A = (acc);                                                   \
+    for (int64_t i = a; i < e; i++) {                               \
       if (!OWN(i) || (V != NULL && !ladle_bit_get(V, i))) continue; \
-      size_t k = SCAT_SLOT(i, GID);                           \
-      T x = X[i], b = A[k];                                   \
-      A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;            \
-      cnt[k]++;                                               \
-    }                                                         \
+      size_t k = SCAT_SLOT(i, GID);                                 \
+      T x = X[i], b = A[k];                                         \
+      A[k] = SCAT_BETTER(T, x, b, is_max) ? x : b;                  \
+      cnt[k]++;                                                     \
+    }                                                               \
   }
 
 /* rows [a, e) into one piece's arrays; every loop comes with and without a
  * validity bitmap */
-#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e, GID, OWN)                               \
-  {                                                                                    \
-    const T *X = (in)->values;                                                         \
-    const uint8_t *V = (in)->validity;                                                 \
-    switch ((j)->kind) {                                                               \
-      case SCAT_SUM:                                                                   \
-      case SCAT_FSUM:                                                                  \
-        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                                 \
-          double *A = (acc);                                                           \
-          if (V == NULL)                                                               \
-            for (int64_t i = a; i < e; i++) {                                          \
-              if (OWN(i)) A[SCAT_SLOT(i, GID)] += (double)X[i];                        \
-            }                                                                          \
-          else                                                                         \
-            for (int64_t i = a; i < e; i++)                                            \
-              if (OWN(i) && ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (double)X[i]; \
-        } else {                                                                       \
-          uint64_t *A = (acc);                                                         \
-          if (V == NULL)                                                               \
-            for (int64_t i = a; i < e; i++) {                                          \
-              if (OWN(i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];                      \
-            }                                                                          \
-          else                                                                         \
-            for (int64_t i = a; i < e; i++)                                            \
+#define SCAT_ROWS(T, j, in, G, acc, cnt, a, e, GID, OWN)                                 \
+  {                                                                                      \
+    const T *X = (in)->values;                                                           \
+    const uint8_t *V = (in)->validity;                                                   \
+    switch ((j)->kind) {                                                                 \
+      case SCAT_SUM:                                                                     \
+      case SCAT_FSUM:                                                                    \
+        if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM) {                                   \
+          double *A = (acc);                                                             \
+          if (V == NULL)                                                                 \
+            for (int64_t i = a; i < e; i++) {                                            \
+              if (OWN(i)) A[SCAT_SLOT(i, GID)] += (double)X[i];                          \
+            }                                                                            \
+          else                                                                           \
+            for (int64_t i = a; i < e; i++)                                              \
+              if (OWN(i) && ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (double)X[i];   \
+        } else {                                                                         \
+          uint64_t *A = (acc);                                                           \
+          if (V == NULL)                                                                 \
+            for (int64_t i = a; i < e; i++) {                                            \
+              if (OWN(i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i];                        \
+            }                                                                            \
+          else                                                                           \
+            for (int64_t i = a; i < e; i++)                                              \
               if (OWN(i) && ladle_bit_get(V, i)) A[SCAT_SLOT(i, GID)] += (uint64_t)X[i]; \
-        }                                                                              \
-        break;                                                                         \
-      case SCAT_MIN:                                                                   \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false, GID, OWN);                     \
-        break;                                                                         \
-      case SCAT_MAX:                                                                   \
-        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true, GID, OWN);                      \
-        break;                                                                         \
-      case SCAT_DSUM:                                                                  \
-      case SCAT_M2: {                                                                  \
-        double *A = (acc);                                                             \
-        const double *M = (j)->mean;                                                   \
-        bool sq = (j)->kind == SCAT_M2;                                                \
-        for (int64_t i = a; i < e; i++) {                                              \
-          if (!OWN(i) || (V != NULL && !ladle_bit_get(V, i))) continue;                \
-          double d = (double)X[i] - M[GID(i)];                                         \
-          A[SCAT_SLOT(i, GID)] += sq ? d * d : d;                                      \
-        }                                                                              \
-        break;                                                                         \
-      }                                                                                \
-      default:                                                                         \
-        break;                                                                         \
-    }                                                                                  \
-    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) {             \
-      if (V == NULL || (j)->kind == SCAT_LEN)                                          \
-        for (int64_t i = a; i < e; i++) {                                              \
-          if (OWN(i)) cnt[SCAT_SLOT(i, GID)]++;                                        \
-        }                                                                              \
-      else                                                                             \
-        for (int64_t i = a; i < e; i++)                                                \
-          if (OWN(i)) cnt[SCAT_SLOT(i, GID)] += ladle_bit_get(V, i);                   \
-    }                                                                                  \
+        }                                                                                \
+        break;                                                                           \
+      case SCAT_MIN:                                                                     \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, false, GID, OWN);                       \
+        break;                                                                           \
+      case SCAT_MAX:                                                                     \
+        SCAT_EXTREME(T, X, G, V, acc, cnt, a, e, true, GID, OWN);                        \
+        break;                                                                           \
+      case SCAT_DSUM:                                                                    \
+      case SCAT_M2: {                                                                    \
+        double *A = (acc);                                                               \
+        const double *M = (j)->mean;                                                     \
+        bool sq = (j)->kind == SCAT_M2;                                                  \
+        for (int64_t i = a; i < e; i++) {                                                \
+          if (!OWN(i) || (V != NULL && !ladle_bit_get(V, i))) continue;                  \
+          double d = (double)X[i] - M[GID(i)];                                           \
+          A[SCAT_SLOT(i, GID)] += sq ? d * d : d;                                        \
+        }                                                                                \
+        break;                                                                           \
+      }                                                                                  \
+      default:                                                                           \
+        break;                                                                           \
+    }                                                                                    \
+    if ((j)->want_cnt && (j)->kind != SCAT_MIN && (j)->kind != SCAT_MAX) {               \
+      if (V == NULL || (j)->kind == SCAT_LEN)                                            \
+        for (int64_t i = a; i < e; i++) {                                                \
+          if (OWN(i)) cnt[SCAT_SLOT(i, GID)]++;                                          \
+        }                                                                                \
+      else                                                                               \
+        for (int64_t i = a; i < e; i++)                                                  \
+          if (OWN(i)) cnt[SCAT_SLOT(i, GID)] += ladle_bit_get(V, i);                     \
+    }                                                                                    \
   }
 
 /* groups [a, e): every other piece merged into piece 0 */
@@ -522,7 +522,7 @@ static double quantile_sel(double *v, int64_t n, int64_t nulls, double q, ladle_
  * counting sort by group), then per group, in parallel, a selection of the
  * order statistics the quantile needs. */
 typedef struct ostat_job {
-  const int64_t *off; /* per group: its values in vals[off[k], off[k+1]) */
+  const int64_t *off;  /* per group: its values in vals[off[k], off[k+1]) */
   const int64_t *rows; /* per group: its rows, nulls included */
   double *vals;
   double q;

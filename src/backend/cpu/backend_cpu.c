@@ -91,8 +91,7 @@ static ladle_status cpu_gather(const ladle_kctx *ctx, const ladle_column *src, c
   LADLE_RETURN_NOT_OK(ladle_pool_run(ctx->pool, pieces, pgather_piece, &j, err));
   bool neg = atomic_load(&j.neg);
   ladle_column c;
-  LADLE_RETURN_NOT_OK(
-      ladle_column_alloc(src->type, n, neg || src->validity != NULL, 0, &c, err));
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(src->type, n, neg || src->validity != NULL, 0, &c, err));
   j.out = &c;
   j.phase = 1;
   ladle_status st = ladle_pool_run(ctx->pool, pieces, pgather_piece, &j, err);

@@ -134,8 +134,8 @@ typedef struct pairs_job {
   const int64_t *off;  /* NULL: a group is one match, the build row first[g] */
   const int64_t *rows;
   const int64_t *first; /* (semi and anti joins: NULL, no build rows written) */
-  ladle_join_type how; /* SEMI or ANTI: probe rows alone; else pairs */
-  bool keep;           /* a probe row without match gives (row, -1) */
+  ladle_join_type how;  /* SEMI or ANTI: probe rows alone; else pairs */
+  bool keep;            /* a probe row without match gives (row, -1) */
   int64_t n, block;
   int64_t *start; /* per block: its count, then its first position */
   int64_t *left, *right;
@@ -215,8 +215,8 @@ static ladle_status pairs_count(const ladle_kctx *ctx, pairs_job *j, int64_t *to
 }
 
 /* Writes j's output into left (and right) from position 0; frees j->start. */
-static ladle_status pairs_write(const ladle_kctx *ctx, pairs_job *j, int64_t *left,
-                                int64_t *right, ladle_error *err) {
+static ladle_status pairs_write(const ladle_kctx *ctx, pairs_job *j, int64_t *left, int64_t *right,
+                                ladle_error *err) {
   size_t nb = (size_t)LADLE_MAX((j->n + j->block - 1) / j->block, 1);
   j->left = left;
   j->right = right;
@@ -226,7 +226,6 @@ static ladle_status pairs_write(const ladle_kctx *ctx, pairs_job *j, int64_t *le
   j->start = NULL;
   return st;
 }
-
 
 static ladle_status cross_join(const ladle_column *l, const ladle_column *r, ladle_join_pairs *out,
                                ladle_error *err) {
@@ -526,7 +525,8 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   t0 = LADLE_PHASE_START();
   st = pairs_count(ctx, &pj, &n, err);
   if (st != LADLE_OK) goto done;
-  if (pj.off != NULL && (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT) && expanding(n, nl, nr)) {
+  if (pj.off != NULL && (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT) &&
+      expanding(n, nl, nr)) {
     free(pj.start);
     st = runs_make(nl, lg, g.offsets, g.rows, pj.keep, out, err);
     lg = NULL;

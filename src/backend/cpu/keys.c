@@ -403,8 +403,8 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   /* about 16K rows per partition, at most 256 partitions; and two per thread
    * while partitions keep 2K rows */
   int pbits = 0, threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  while (pbits < 8 && ((n >> pbits) > 16384 ||
-                       ((1 << pbits) < 2 * threads && (n >> (pbits + 1)) >= 2048)))
+  while (pbits < 8 &&
+         ((n >> pbits) > 16384 || ((1 << pbits) < 2 * threads && (n >> (pbits + 1)) >= 2048)))
     pbits++;
   km->pbits = pbits;
   km->nparts = (size_t)1 << pbits;
@@ -596,7 +596,7 @@ ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err) {
 typedef struct bucket_job {
   const int64_t *grp;  /* per item: its group, -1 for none; or NULL and: */
   const uint32_t *gid; /* per item: its group */
-  const int64_t *row; /* per item: its row; NULL: the item's index */
+  const int64_t *row;  /* per item: its row; NULL: the item's index */
   int64_t n, ng, block, gpiece;
   size_t nblocks;
   int64_t *hist; /* nblocks x ng: counts, then cursors */

@@ -147,7 +147,8 @@ ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
 ladle_status ladle_cpu_distinct_rows(const ladle_kctx *ctx, const ladle_groups *g, ladle_keep keep,
                                      int64_t **out_rows, int64_t *out_n, ladle_error *err) {
   int64_t *rows = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *rows);
-  int64_t *count = keep == LADLE_KEEP_NONE ? ladle_zalloc((size_t)LADLE_MAX(g->ngroups, 1) * 8) : NULL;
+  int64_t *count =
+      keep == LADLE_KEEP_NONE ? ladle_zalloc((size_t)LADLE_MAX(g->ngroups, 1) * 8) : NULL;
   int64_t n = 0;
   if (rows == NULL || (keep == LADLE_KEEP_NONE && count == NULL)) {
     free(rows);

@@ -308,7 +308,8 @@ ladle_status ladle_cpu_top_k_indices(const ladle_kctx *ctx, const ladle_column *
   t.ncand = calloc(LADLE_MAX(nparts, 1), sizeof *t.ncand);
   ladle_status st = t.cand && t.ncand ? LADLE_OK : LADLE_OOM(err, "top-k");
   /* k = 0: nothing to keep (every partition's heap would share one slot) */
-  if (st == LADLE_OK && nparts > 0 && k > 0) st = ladle_pool_run(ctx->pool, nparts, topk_part, &t, err);
+  if (st == LADLE_OK && nparts > 0 && k > 0)
+    st = ladle_pool_run(ctx->pool, nparts, topk_part, &t, err);
   int64_t m = 0;
   for (size_t p = 0; st == LADLE_OK && p < nparts; p++) {
     memmove(t.cand + m, t.cand + (int64_t)p * k, (size_t)t.ncand[p] * sizeof *t.cand);
