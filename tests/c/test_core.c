@@ -1,7 +1,9 @@
 /* test_core.c — the building blocks: thread pool, buffers, columns (slice,
  * concat, gather), supertypes, and the Arrow C stream both ways. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "harness.h"
@@ -49,6 +51,115 @@ TEST(pool_runs_every_item_once_and_reports_failures) {
   nested n = {pool, 0};
   CHECK_OK(ladle_pool_run(pool, 8, nested_task, &n, &err_));
   CHECK_EQ_I(atomic_load(&n.total), 8 * 45 + 28);
+  ladle_pool_destroy(pool);
+}
+
+/* Nested loops (pool.c): a loop of n items where w threads are available gives
+ * each item w / n; an item with more than one thread runs its own loops on
+ * threads the outer loop leaves idle; errors and sums come back through every
+ * level. */
+typedef struct nest2 {
+  ladle_pool *pool;
+  int width[8];    /* per outer item: ladle_pool_threads inside it */
+  bool inline_[8]; /* per outer item: ladle_pool_nested inside it */
+  int helpers[8];  /* per outer item: distinct threads that ran its inner items */
+  pthread_t seen[8][64];
+  atomic_int nseen[8];
+  atomic_long sum;
+  size_t fail_outer; /* an outer item whose inner loop fails (8: none) */
+} nest2;
+
+typedef struct nest2_inner {
+  nest2 *n;
+  size_t outer;
+} nest2_inner;
+
+static ladle_status nest2_leaf(void *ctx, size_t i, ladle_error *err) {
+  atomic_long *sum = ctx;
+  atomic_fetch_add(sum, (long)i);
+  (void)err;
+  return LADLE_OK;
+}
+
+static ladle_status nest2_inner_task(void *ctx, size_t i, ladle_error *err) {
+  nest2_inner *in = ctx;
+  nest2 *n = in->n;
+  if (in->outer == n->fail_outer && i == 3)
+    return ladle_err_set(err, LADLE_ECOMPUTE, "inner item %zu of outer %zu", i, in->outer);
+  int k = atomic_fetch_add(&n->nseen[in->outer], 1);
+  if (k < 64) n->seen[in->outer][k] = pthread_self();
+  /* a third level: its items summed */
+  atomic_long leaf;
+  atomic_init(&leaf, 0);
+  LADLE_RETURN_NOT_OK(ladle_pool_run(n->pool, 5, nest2_leaf, &leaf, err));
+  atomic_fetch_add(&n->sum, atomic_load(&leaf) + (long)i);
+  struct timespec ts = {0, 2000000}; /* 2 ms: long enough for idle workers to join */
+  nanosleep(&ts, NULL);
+  return LADLE_OK;
+}
+
+static ladle_status nest2_outer_task(void *ctx, size_t o, ladle_error *err) {
+  nest2 *n = ctx;
+  n->width[o] = ladle_pool_threads(n->pool);
+  n->inline_[o] = ladle_pool_nested();
+  nest2_inner in = {n, o};
+  ladle_status st = ladle_pool_run(n->pool, 40, nest2_inner_task, &in, err);
+  int k = LADLE_MIN(atomic_load(&n->nseen[o]), 64), distinct = 0;
+  for (int a = 0; a < k; a++) {
+    bool dup = false;
+    for (int b = 0; b < a && !dup; b++) dup = pthread_equal(n->seen[o][a], n->seen[o][b]);
+    distinct += !dup;
+  }
+  n->helpers[o] = distinct;
+  return st;
+}
+
+TEST(pool_nested_loops_share_threads) {
+  ladle_pool *pool;
+  CHECK_OK(ladle_pool_create(8, &pool, &err_));
+  CHECK_EQ_I(ladle_pool_threads(pool), 8);
+  CHECK(!ladle_pool_nested());
+  /* two outer items on 8 threads: 4 each, inner loops run on several threads */
+  nest2 n;
+  memset(&n, 0, sizeof n);
+  n.pool = pool;
+  n.fail_outer = 8;
+  CHECK_OK(ladle_pool_run(pool, 2, nest2_outer_task, &n, &err_));
+  for (int o = 0; o < 2; o++) {
+    CHECK_EQ_I(n.width[o], 4);
+    CHECK(!n.inline_[o]);
+    CHECK(n.helpers[o] > 1);
+  }
+  CHECK_EQ_I(atomic_load(&n.sum), 2 * (40 * 10 + 39 * 40 / 2));
+  /* eight outer items: one thread each, inner loops inline on it */
+  memset(&n, 0, sizeof n);
+  n.pool = pool;
+  n.fail_outer = 8;
+  CHECK_OK(ladle_pool_run(pool, 8, nest2_outer_task, &n, &err_));
+  for (int o = 0; o < 8; o++) {
+    CHECK_EQ_I(n.width[o], 1);
+    CHECK(n.inline_[o]);
+    CHECK_EQ_I(n.helpers[o], 1);
+  }
+  CHECK_EQ_I(atomic_load(&n.sum), 8 * (40 * 10 + 39 * 40 / 2));
+  /* a failure two levels down reaches the caller, and the pool stays usable */
+  memset(&n, 0, sizeof n);
+  n.pool = pool;
+  n.fail_outer = 1;
+  ladle_error e;
+  CHECK(ladle_pool_run(pool, 2, nest2_outer_task, &n, &e) == LADLE_ECOMPUTE);
+  CHECK(strstr(e.message, "inner item 3 of outer 1") != NULL);
+  atomic_long sum;
+  atomic_init(&sum, 0);
+  CHECK_OK(ladle_pool_run(pool, 1000, add_task, &sum, &err_));
+  CHECK_EQ_I(atomic_load(&sum), 999 * 1000 / 2);
+  /* one item: it runs on the caller with every thread */
+  memset(&n, 0, sizeof n);
+  n.pool = pool;
+  n.fail_outer = 8;
+  CHECK_OK(ladle_pool_run(pool, 1, nest2_outer_task, &n, &err_));
+  CHECK_EQ_I(n.width[0], 8);
+  CHECK(n.helpers[0] > 1);
   ladle_pool_destroy(pool);
 }
 
