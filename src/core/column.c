@@ -2,6 +2,9 @@
  * Every function here writes its output only on success and shares buffers by
  * reference where it can (slices, single-piece concats). */
 #include "core.h"
+#if defined(__BMI2__)
+#include <immintrin.h> /* _pext_u64 */
+#endif
 
 int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n) {
   if (bits == NULL) return 0;
@@ -809,13 +812,48 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
     }
   }
   if (nullable) {
+    /* branch-free: each row's bit, zero unless kept, shifted into a word at
+     * the output cursor, which moves by the keep byte; whole words stored
+     * (a bit per row with a branch on a random mask mispredicts a third) */
     uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
-    memset(bits, 0, (size_t)ladle_bitmap_bytes(n_keep));
-    for (int64_t i = 0, k = 0; i < n && k < n_keep; i++)
-      if (keep[i]) {
-        if (ladle_column_valid(src, i)) bits[k >> 3] |= (uint8_t)(1u << (k & 7));
-        k++;
+    const uint8_t *sv = src->validity;
+    uint64_t acc = 0;
+    int nb = 0;
+    int64_t w = 0, i = 0;
+#if defined(__BMI2__)
+    /* 8 rows a step: their keep bytes (0 or 1) as a mask, the validity byte's
+     * kept bits extracted by it */
+    for (; i + 8 <= n; i += 8) {
+      uint64_t kb;
+      memcpy(&kb, keep + i, 8);
+      uint32_t km = (uint32_t)_pext_u64(kb, 0x0101010101010101ull);
+      uint64_t got = _pext_u32(sv[i >> 3], km);
+      int cnt = __builtin_popcount(km), tot = nb + cnt;
+      acc |= got << nb;
+      if (tot >= 64) {
+        memcpy(bits + 8 * w, &acc, 8);
+        w++;
+        int used = 64 - nb;
+        acc = used < cnt ? got >> used : 0;
+        nb = tot - 64;
+      } else {
+        nb = tot;
       }
+    }
+#endif
+    for (; i < n; i++) {
+      uint64_t kp = keep[i] != 0;
+      acc |= ((uint64_t)(sv[i >> 3] >> (i & 7)) & kp & 1u) << nb;
+      nb += (int)kp;
+      if (nb == 64) {
+        memcpy(bits + 8 * w, &acc, 8);
+        w++;
+        acc = 0;
+        nb = 0;
+      }
+    }
+    int64_t tail = ladle_bitmap_bytes(n_keep) - 8 * w;
+    if (tail > 0) memcpy(bits + 8 * w, &acc, (size_t)LADLE_MIN(tail, 8));
   }
   ladle_column_finish_nulls(&c);
   *out = c;
