@@ -1124,3 +1124,29 @@ def test_kleene_logic_with_nulls_matches_polars(n: int, engine: ladle.Engine) ->
             exprs.append(op(pl.col("a"), lit).alias(f"{name}_lit{k}"))
             exprs.append(op(lit, pl.col("b")).alias(f"{name}_lit{k}_left"))
     assert_same(df.lazy().select(exprs), engine)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values", "fill"),
+    [
+        (pl.Float64, [1.5, None, float("nan"), -0.0, None], 0.0),
+        (pl.Float32, [1.5, None, 2.0, None, None], -1.0),
+        (pl.Int8, [1, None, -3, None, 127], 5),
+        (pl.UInt16, [None, 2, None, 65535, 0], 7),
+        (pl.Int64, [None, None, None, None, None], 9),
+        (pl.Boolean, [True, None, False, None, True], True),
+        (pl.Date, [dt.date(2020, 1, 1), None, dt.date(1969, 12, 31), None, None], dt.date(2000, 2, 29)),
+        (pl.Datetime("ms"), [dt.datetime(2020, 1, 1, 5), None, None, dt.datetime(1999, 1, 1), None],
+         dt.datetime(2001, 1, 1)),
+    ],
+)
+def test_fill_null_with_a_scalar_of_the_type(engine: ladle.Engine, dtype: pl.DataType, values: list, fill: object) -> None:
+    # the fast path (a valid scalar of x's own type: a select per row) and the
+    # general one (a column) against Polars, across morsels
+    df = pl.DataFrame({"x": pl.Series(values * 7, dtype=dtype), "y": pl.Series(values[::-1] * 7, dtype=dtype)})
+    lf = df.lazy().with_columns(
+        pl.col("x").fill_null(pl.lit(fill, dtype=dtype)).alias("a"),
+        pl.col("x").fill_null(pl.col("y")).alias("b"),
+    )
+    for e in (engine, ladle.Engine(raise_on_fail=True, threads=2, morsel_rows=7)):
+        assert_same(lf, e)

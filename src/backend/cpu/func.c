@@ -78,6 +78,34 @@ static ladle_status fill_null(const ladle_column *x, const ladle_column *v, ladl
     ladle_column_copy_ref(x, out);
     return LADLE_OK;
   }
+  size_t w = ladle_type_width(x->type.id);
+  if (v->length == 1 && ladle_dtype_equal(x->type, v->type) && ladle_column_valid(v, 0) &&
+      !ladle_type_is_varlen(x->type.id) && x->type.id != LADLE_TYPE_LIST &&
+      (w == 1 || w == 2 || w == 4 || w == 8)) {
+    /* a valid scalar of x's type: x's values with the nulls' slots replaced,
+     * a select per row, no validity */
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(x->type, n, false, 0, out, err));
+    const uint8_t *V = x->validity;
+#define FILL_W(W, T)                                                              \
+  case W: {                                                                       \
+    const T *X = x->values;                                                       \
+    T f, *O = LADLE_COL_MUT(out, T);                                              \
+    memcpy(&f, v->values, sizeof f);                                              \
+    for (int64_t i = 0; i < n; i++) O[i] = (V[i >> 3] >> (i & 7)) & 1 ? X[i] : f; \
+    break;                                                                        \
+  }
+    switch (w) {
+      FILL_W(1, uint8_t)
+      FILL_W(2, uint16_t)
+      FILL_W(4, uint32_t)
+      FILL_W(8, uint64_t)
+      default:
+        break;
+    }
+#undef FILL_W
+    ladle_column_finish_nulls(out);
+    return LADLE_OK;
+  }
   int64_t *idx = malloc((size_t)LADLE_MAX(n, 1) * sizeof *idx);
   if (idx == NULL) return LADLE_OOM(err, "fill_null");
   /* gather from the concatenation [x, v]: x's row i, or v's row (0 or i) */
