@@ -59,14 +59,12 @@ typedef struct ladle_groups {
   /* One group standing for all rows: an aggregation outside group_by/over.
    * Polars breaks a few ties differently there (string arg_max). */
   bool whole;
-  /* Rows ordered by group (CSR), built on demand by ladle_groups_csr. */
+  /* Rows ordered by group (CSR), built on demand (the CPU's ladle_cpu_groups_csr). */
   int64_t *offsets; /* ngroups + 1 */
   int64_t *rows;    /* nrows */
 } ladle_groups;
 
 void ladle_groups_release(ladle_groups *g);
-/* Fills offsets/rows (stable: rows of a group stay in row order). */
-ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err);
 /* Renumbers groups in order of first appearance. */
 ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err);
 

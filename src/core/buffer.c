@@ -86,9 +86,8 @@ static size_t big_class(size_t n) {
   return (n + step - 1) / step * step;
 }
 
-static void *big_alloc_fresh(size_t n, bool *fresh) {
+static void *big_alloc(size_t n) {
   pthread_once(&big_once, big_init);
-  *fresh = false;
   size_t c = big_class(n);
   pthread_mutex_lock(&big_mu);
   for (int i = big_n - 1; i >= 0; i--)
@@ -106,13 +105,7 @@ static void *big_alloc_fresh(size_t n, bool *fresh) {
 #ifdef MADV_HUGEPAGE
   madvise(p, c, MADV_HUGEPAGE);
 #endif
-  *fresh = true; /* the kernel's zero pages */
   return p;
-}
-
-static void *big_alloc(size_t n) {
-  bool fresh;
-  return big_alloc_fresh(n, &fresh);
 }
 
 static void big_release(void *p, size_t n) {
@@ -258,6 +251,12 @@ typedef struct scratch_head {
   char pad[64 - 2 * sizeof(size_t) - sizeof(int)];
 } scratch_head;
 
+void *ladle_zalloc(size_t n) {
+  void *p = malloc(LADLE_MAX(n, 1));
+  if (p != NULL) memset(p, 0, n);
+  return p;
+}
+
 void *ladle_scratch_alloc(size_t size, bool zero) {
   size_t total = size + sizeof(scratch_head);
   if (total < size) return NULL;
@@ -267,10 +266,8 @@ void *ladle_scratch_alloc(size_t size, bool zero) {
   int big = 0;
 #if LADLE_BIG_BLOCKS
   if (total >= BIG_MIN) {
-    bool fresh;
-    h = big_alloc_fresh(total, &fresh);
-    /* zeroed by writing even when fresh: see ladle_zalloc */
-    LADLE_UNUSED(fresh);
+    h = big_alloc(total);
+    /* zeroed by writing even when fresh from mmap: see ladle_zalloc */
     if (h != NULL && zero) memset(h + 1, 0, size);
     big = 1;
   }

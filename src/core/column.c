@@ -726,6 +726,35 @@ static inline int64_t run_end(const uint8_t *keep, int64_t i, int64_t n) {
   return i;
 }
 
+/* Appends bits to a bitmap 64 at a time: the pending ones in a word, stored
+ * whole when it fills. */
+typedef struct bit_writer {
+  uint8_t *bits;
+  int64_t words; /* 64-bit words stored */
+  uint64_t acc;  /* pending bits, low first */
+  int nb;        /* how many */
+} bit_writer;
+
+/* The low cnt bits of got (cnt <= 32, the others zero). */
+static inline void bits_append(bit_writer *b, uint64_t got, int cnt) {
+  int tot = b->nb + cnt;
+  b->acc |= got << b->nb;
+  if (tot < 64) {
+    b->nb = tot;
+    return;
+  }
+  memcpy(b->bits + 8 * b->words++, &b->acc, 8);
+  int used = 64 - b->nb; /* of got's bits, in the word stored */
+  b->acc = used < cnt ? got >> used : 0;
+  b->nb = tot - 64;
+}
+
+/* The pending bits stored, for a bitmap of n bits. */
+static inline void bits_flush(bit_writer *b, int64_t n) {
+  int64_t tail = ladle_bitmap_bytes(n) - 8 * b->words;
+  if (tail > 0) memcpy(b->bits + 8 * b->words, &b->acc, (size_t)LADLE_MIN(tail, 8));
+}
+
 ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, int64_t n_keep,
                                   ladle_column *out, ladle_error *err) {
   int64_t n = src->length;
@@ -812,14 +841,12 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
     }
   }
   if (nullable) {
-    /* branch-free: each row's bit, zero unless kept, shifted into a word at
-     * the output cursor, which moves by the keep byte; whole words stored
-     * (a bit per row with a branch on a random mask mispredicts a third) */
-    uint8_t *bits = LADLE_COL_VALIDITY_MUT(&c);
+    /* branch-free: each row's bit, zero unless kept, appended at the output
+     * cursor, which moves by the keep byte (a bit per row with a branch on a
+     * random mask mispredicts a third) */
     const uint8_t *sv = src->validity;
-    uint64_t acc = 0;
-    int nb = 0;
-    int64_t w = 0, i = 0;
+    bit_writer b = {LADLE_COL_VALIDITY_MUT(&c), 0, 0, 0};
+    int64_t i = 0;
 #if defined(__BMI2__)
     /* 8 rows a step: their keep bytes (0 or 1) as a mask, the validity byte's
      * kept bits extracted by it */
@@ -827,33 +854,14 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
       uint64_t kb;
       memcpy(&kb, keep + i, 8);
       uint32_t km = (uint32_t)_pext_u64(kb, 0x0101010101010101ull);
-      uint64_t got = _pext_u32(sv[i >> 3], km);
-      int cnt = __builtin_popcount(km), tot = nb + cnt;
-      acc |= got << nb;
-      if (tot >= 64) {
-        memcpy(bits + 8 * w, &acc, 8);
-        w++;
-        int used = 64 - nb;
-        acc = used < cnt ? got >> used : 0;
-        nb = tot - 64;
-      } else {
-        nb = tot;
-      }
+      bits_append(&b, _pext_u32(sv[i >> 3], km), __builtin_popcount(km));
     }
 #endif
     for (; i < n; i++) {
       uint64_t kp = keep[i] != 0;
-      acc |= ((uint64_t)(sv[i >> 3] >> (i & 7)) & kp & 1u) << nb;
-      nb += (int)kp;
-      if (nb == 64) {
-        memcpy(bits + 8 * w, &acc, 8);
-        w++;
-        acc = 0;
-        nb = 0;
-      }
+      bits_append(&b, (uint64_t)(sv[i >> 3] >> (i & 7)) & kp & 1u, (int)kp);
     }
-    int64_t tail = ladle_bitmap_bytes(n_keep) - 8 * w;
-    if (tail > 0) memcpy(bits + 8 * w, &acc, (size_t)LADLE_MIN(tail, 8));
+    bits_flush(&b, n_keep);
   }
   ladle_column_finish_nulls(&c);
   *out = c;

@@ -303,6 +303,13 @@ ladle_status ladle_column_concat_pool(const ladle_column *cols, size_t n, struct
  * ladle_scratch_free. */
 void *ladle_scratch_alloc(size_t size, bool zero);
 void ladle_scratch_free(void *p);
+/* n zeroed bytes from malloc (free() them), zeroed by writing. calloc hands out
+ * fresh pages untouched, mapped to the kernel's shared zero page at the first
+ * read; a hash table or accumulator array is read before it is written, so
+ * every page then takes a copy-on-write fault whose TLB flush interrupts every
+ * thread of the process: at 16 threads that costs more than the work. Written
+ * first, a page faults once, in place. */
+void *ladle_zalloc(size_t n);
 
 ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, int64_t n,
                                  ladle_column *out, ladle_error *err);
@@ -480,14 +487,6 @@ ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *
 /* ------------------------------------------------------------------ misc */
 
 char *ladle_strdup(const char *s);
-/* n zeroed bytes from malloc (free() them), zeroed by writing. calloc hands out
- * fresh pages untouched, mapped to the kernel's shared zero page at the first
- * read; a hash table or accumulator array is read before it is written, so
- * every page then takes a copy-on-write fault whose TLB flush interrupts every
- * thread of the process: at 16 threads that costs more than the work. Written
- * first, a page faults once, in place. */
-void *ladle_zalloc(size_t n);
-
 /* Profiling by environment: LADLE_TRACE=1 prints each plan node's rows and
  * milliseconds as it finishes; LADLE_TRACE=2 adds the phases inside kernels
  * (build, probe, pair output...), each with its rows and milliseconds, so that

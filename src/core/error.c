@@ -1,5 +1,6 @@
-/* error.c — status names, error messages and small string helpers.
- * A message is formatted into the caller's ladle_error; nothing is allocated. */
+/* error.c — status names, error messages, small string helpers and the trace
+ * level (LADLE_TRACE). A message is formatted into the caller's ladle_error;
+ * nothing is allocated. */
 #include <stdio.h>
 #include <time.h>
 
@@ -71,12 +72,6 @@ char *ladle_strdup(const char *s) {
 }
 
 void ladle_free(void *p) { free(p); }
-
-void *ladle_zalloc(size_t n) {
-  void *p = malloc(LADLE_MAX(n, 1));
-  if (p != NULL) memset(p, 0, n);
-  return p;
-}
 
 void ladle_strbuf_printf(ladle_strbuf *b, const char *fmt, ...) {
   if (b->failed) return;

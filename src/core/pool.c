@@ -181,21 +181,13 @@ ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *
                             ladle_error *err) {
   if (n == 0) return LADLE_OK;
   LADLE_RETURN_NOT_OK(ladle_cancel_check(err));
-  if (n == 1) {
-    /* one item: on this thread, with every thread this call had for its loops */
-    int width = pool == NULL ? 1 : ladle_pool_threads(pool), was_width = task_width;
-    in_task++;
-    task_width = width;
-    ladle_status st = fn(ctx, 0, err);
-    task_width = was_width;
-    in_task--;
-    return st;
-  }
   int width = pool == NULL ? 1 : ladle_pool_threads(pool);
-  if (pool == NULL || pool->nworkers == 0 || width <= 1) {
+  if (n == 1 || width <= 1 || pool->nworkers == 0) {
+    /* on this thread: one item with every thread this call had for its loops,
+     * or a plain loop whose items' loops run inline */
     int was_width = task_width;
     in_task++;
-    task_width = 1;
+    task_width = n == 1 ? width : 1;
     ladle_status st = LADLE_OK;
     for (size_t i = 0; i < n && st == LADLE_OK; i++)
       if ((st = ladle_cancel_check(err)) == LADLE_OK) st = fn(ctx, i, err);

@@ -74,13 +74,6 @@ typedef struct nest2_inner {
   size_t outer;
 } nest2_inner;
 
-static ladle_status nest2_leaf(void *ctx, size_t i, ladle_error *err) {
-  atomic_long *sum = ctx;
-  atomic_fetch_add(sum, (long)i);
-  (void)err;
-  return LADLE_OK;
-}
-
 static ladle_status nest2_inner_task(void *ctx, size_t i, ladle_error *err) {
   nest2_inner *in = ctx;
   nest2 *n = in->n;
@@ -91,7 +84,7 @@ static ladle_status nest2_inner_task(void *ctx, size_t i, ladle_error *err) {
   /* a third level: its items summed */
   atomic_long leaf;
   atomic_init(&leaf, 0);
-  LADLE_RETURN_NOT_OK(ladle_pool_run(n->pool, 5, nest2_leaf, &leaf, err));
+  LADLE_RETURN_NOT_OK(ladle_pool_run(n->pool, 5, add_task, &leaf, err));
   atomic_fetch_add(&n->sum, atomic_load(&leaf) + (long)i);
   struct timespec ts = {0, 2000000}; /* 2 ms: long enough for idle workers to join */
   nanosleep(&ts, NULL);

@@ -189,7 +189,8 @@ static inline bool ladle_cpu_valid_at(const ladle_column *c, int64_t i) {
 ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const uint32_t *gid,
                               const int64_t *row, int64_t n, int64_t ng, int64_t **off,
                               int64_t **rows, ladle_error *err);
-/* ladle_groups_csr (backend.h) in parallel: g's offsets and rows from its ids. */
+/* g's offsets and rows from its ids (stable: rows of a group stay in row order), in
+ * parallel. */
 ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_error *err);
 
 /* Rows per block of a block-parallel pass over n rows: the morsel, or less so
@@ -202,6 +203,18 @@ static inline int64_t ladle_cpu_block(const ladle_kctx *k, int64_t n) {
   int64_t want = (n + 4 * (int64_t)threads - 1) / (4 * (int64_t)threads);
   want = LADLE_MAX((want + 63) / 64 * 64, 4096);
   return LADLE_MIN(want, morsel);
+}
+
+/* log2 of the partitions of a radix-partitioned build of n rows: about
+ * part_rows rows each, at most 2^max_bits, and at least two per thread while
+ * partitions keep 2048 rows. */
+static inline int ladle_cpu_part_bits(const ladle_kctx *k, int64_t n, int64_t part_rows,
+                                      int max_bits) {
+  int bits = 0, threads = k->pool ? ladle_pool_threads(k->pool) : 1;
+  while (bits < max_bits &&
+         ((n >> bits) > part_rows || ((1 << bits) < 2 * threads && (n >> (bits + 1)) >= 2048)))
+    bits++;
+  return bits;
 }
 
 /* Per-kernel parallel loop over [0, n) split into blocks (ladle_cpu_block). */

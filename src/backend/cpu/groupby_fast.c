@@ -714,12 +714,8 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   p.c = c;
   p.str = c->type.id == LADLE_TYPE_STRING;
   p.n = c->length;
-  /* about 32K rows per partition, at most 1024; and two per thread while
-   * partitions keep 2K rows */
-  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  while (p.pbits < 10 && ((p.n >> p.pbits) > 32768 ||
-                          ((1 << p.pbits) < 2 * threads && (p.n >> (p.pbits + 1)) >= 2048)))
-    p.pbits++;
+  /* about 32K rows per partition, at most 1024 */
+  p.pbits = ladle_cpu_part_bits(ctx, p.n, 32768, 10);
   p.nparts = (size_t)1 << p.pbits;
   p.block = LADLE_MAX(ladle_cpu_block(ctx, p.n), 4096);
   p.nblocks = (size_t)LADLE_MAX((p.n + p.block - 1) / p.block, 1);

@@ -214,14 +214,20 @@ static ladle_status pairs_count(const ladle_kctx *ctx, pairs_job *j, int64_t *to
   return st;
 }
 
-/* Writes j's output into left (and right) from position 0; frees j->start. */
-static ladle_status pairs_write(const ladle_kctx *ctx, pairs_job *j, int64_t *left, int64_t *right,
-                                ladle_error *err) {
-  size_t nb = (size_t)LADLE_MAX((j->n + j->block - 1) / j->block, 1);
-  j->left = left;
-  j->right = right;
-  j->phase = 1;
-  ladle_status st = j->n > 0 ? ladle_pool_run(ctx->pool, nb, pairs_block, j, err) : LADLE_OK;
+/* Allocates *out for n pairs (right rows too unless a semi or anti join; n
+ * may exceed j's count, the rest the caller's) and writes j's output from
+ * position 0; frees j->start either way. */
+static ladle_status pairs_emit(const ladle_kctx *ctx, pairs_job *j, int64_t n,
+                               ladle_join_pairs *out, ladle_error *err) {
+  bool right = j->how != LADLE_JOIN_SEMI && j->how != LADLE_JOIN_ANTI;
+  ladle_status st = pairs_alloc(out, n, right, err);
+  if (st == LADLE_OK && j->n > 0) {
+    j->left = out->left;
+    j->right = out->right;
+    j->phase = 1;
+    size_t nb = (size_t)LADLE_MAX((j->n + j->block - 1) / j->block, 1);
+    st = ladle_pool_run(ctx->pool, nb, pairs_block, j, err);
+  }
   free(j->start);
   j->start = NULL;
   return st;
@@ -393,10 +399,8 @@ static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *b
     st = fast ? ladle_fastmap_probe_sparse(ctx, fm, &probe[0], nulls_equal, gid, hrows, nhits, err)
               : ladle_keymap_probe(ctx, km, probe, nkeys, nulls_equal, gid, err);
   LADLE_PHASE_END("join probe", probe[0].length, t0);
-  t0 = LADLE_PHASE_START();
   ladle_fastmap_destroy(fm);
   ladle_keymap_destroy(km);
-  LADLE_PHASE_END("join table free", 0, t0);
   return st;
 }
 
@@ -423,8 +427,8 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
   double t0 = LADLE_PHASE_START();
   /* a left null-key group only ever matches through nulls_equal, which the
    * probe already decided; right rows by left group, in right order */
-  st = nh >= 0 ? ladle_cpu_bucket(ctx, rg, NULL, hr, nh, g.ngroups, &off, &rows, err)
-               : ladle_cpu_bucket(ctx, rg, NULL, NULL, nr, g.ngroups, &off, &rows, err);
+  st = ladle_cpu_bucket(ctx, rg, NULL, nh >= 0 ? hr : NULL, nh >= 0 ? nh : nr, g.ngroups, &off,
+                        &rows, err);
   LADLE_PHASE_END("join bucket right rows", nh >= 0 ? nh : nr, t0);
   if (st != LADLE_OK) goto done;
   t0 = LADLE_PHASE_START();
@@ -451,12 +455,7 @@ static ladle_status join_build_left(const ladle_kctx *ctx, const ladle_column *l
     rows = NULL;
     goto done;
   }
-  if (st == LADLE_OK)
-    st = pairs_alloc(out, n, how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI, err);
-  if (st == LADLE_OK)
-    st = pairs_write(ctx, &pj, out->left, out->right, err);
-  else
-    free(pj.start);
+  if (st == LADLE_OK) st = pairs_emit(ctx, &pj, n, out, err);
   LADLE_PHASE_END("join pairs (build left)", n, t0);
 done:
   ladle_scratch_free(rg);
@@ -505,11 +504,7 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
   int64_t n = 0;
   if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) {
     st = pairs_count(ctx, &pj, &n, err);
-    if (st == LADLE_OK) st = pairs_alloc(out, n, false, err);
-    if (st == LADLE_OK)
-      st = pairs_write(ctx, &pj, out->left, NULL, err);
-    else
-      free(pj.start);
+    if (st == LADLE_OK) st = pairs_emit(ctx, &pj, n, out, err);
     goto done;
   }
   double t0 = LADLE_PHASE_START();
@@ -546,11 +541,7 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
       if (lg[i] >= 0) hit[lg[i]] = 1;
     for (int64_t j = 0; j < nr; j++) n += !hit[g.ids[j]];
   }
-  st = pairs_alloc(out, n, true, err);
-  if (st == LADLE_OK)
-    st = pairs_write(ctx, &pj, out->left, out->right, err);
-  else
-    free(pj.start);
+  st = pairs_emit(ctx, &pj, n, out, err);
   if (st != LADLE_OK) goto done;
   int64_t k = npairs;
   if (how == LADLE_JOIN_FULL)

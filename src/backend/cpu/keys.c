@@ -400,12 +400,8 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
     return ladle_err_set(err, LADLE_ENOTSUP, "grouping %lld rows: more than 2^32 in one partition",
                          (long long)n);
   }
-  /* about 16K rows per partition, at most 256 partitions; and two per thread
-   * while partitions keep 2K rows */
-  int pbits = 0, threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  while (pbits < 8 &&
-         ((n >> pbits) > 16384 || ((1 << pbits) < 2 * threads && (n >> (pbits + 1)) >= 2048)))
-    pbits++;
+  /* about 16K rows per partition, at most 256 partitions */
+  int pbits = ladle_cpu_part_bits(ctx, n, 16384, 8);
   km->pbits = pbits;
   km->nparts = (size_t)1 << pbits;
   km->parts = calloc(km->nparts, sizeof *km->parts);
@@ -564,27 +560,6 @@ void ladle_groups_release(ladle_groups *g) {
   free(g->offsets);
   ladle_scratch_free(g->rows);
   memset(g, 0, sizeof *g);
-}
-
-ladle_status ladle_groups_csr(ladle_groups *g, ladle_error *err) {
-  if (g->offsets != NULL) return LADLE_OK;
-  int64_t *off = calloc((size_t)g->ngroups + 1, sizeof *off);
-  int64_t *rows = ladle_scratch_alloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *rows, false);
-  int64_t *cur = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *cur);
-  if (off == NULL || rows == NULL || cur == NULL) {
-    free(off);
-    ladle_scratch_free(rows);
-    free(cur);
-    return LADLE_OOM(err, "group rows");
-  }
-  for (int64_t i = 0; i < g->nrows; i++) off[g->ids[i] + 1]++;
-  for (int64_t k = 0; k < g->ngroups; k++) off[k + 1] += off[k];
-  memcpy(cur, off, (size_t)g->ngroups * sizeof *cur);
-  for (int64_t i = 0; i < g->nrows; i++) rows[cur[g->ids[i]]++] = i;
-  free(cur);
-  g->offsets = off;
-  g->rows = rows;
-  return LADLE_OK;
 }
 
 /* ------------------------------------------------- bucketing rows by group
