@@ -639,11 +639,18 @@ LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
 LADLE_API ladle_status ladle_engine_execute(ladle_engine *engine, const ladle_plan *plan,
                                             ladle_result **out_result, ladle_error *err);
-/* How engine e would run plan: the plan's text, then its pipelines (the
- * nodes that run chunk by chunk into a pipeline breaker, with no table in
- * between) and its exchanges. Free the text with ladle_free. */
+/* How engine e would run plan: the logical plan's text, then the physical
+ * plan (each node with the rewrites chosen for it and the run-time
+ * conditions they keep), its pipelines (the nodes that run chunk by chunk
+ * into a pipeline breaker, with no table in between) and its exchanges.
+ * Free the text with ladle_free. */
 LADLE_API ladle_status ladle_engine_explain(const ladle_engine *e, const ladle_plan *plan,
                                             char **out_text, ladle_error *err);
+/* ladle_engine_explain as planned for `ranks` ranks (0: the engine's); with
+ * more than one, the plan shows the EXCHANGE nodes between its steps and
+ * whether the result is sharded or replicated. < 0 is LADLE_EINVAL. */
+LADLE_API ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan *plan,
+                                                  int ranks, char **out_text, ladle_error *err);
 /* ladle_engine_execute that stops soon after *cancel becomes nonzero (set by
  * another thread, for example on Ctrl-C), failing with LADLE_ECANCELED. The
  * flag is read between partitions and plan nodes; NULL never cancels. */

@@ -482,10 +482,11 @@ static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
 
 static PyObject *engine_explain(EngineObject *self, PyObject *args) {
   PlanObject *plan;
-  if (!PyArg_ParseTuple(args, "O!", &PlanType, &plan)) return NULL;
+  int ranks = 0;
+  if (!PyArg_ParseTuple(args, "O!|i", &PlanType, &plan, &ranks)) return NULL;
   char *text = NULL;
   ladle_error err;
-  ladle_status st = ladle_engine_explain(self->eng, plan->p, &text, &err);
+  ladle_status st = ladle_engine_explain_ranks(self->eng, plan->p, ranks, &text, &err);
   if (st != LADLE_OK) return raise_err(st, &err);
   PyObject *s = PyUnicode_FromString(text);
   ladle_free(text);
@@ -494,7 +495,8 @@ static PyObject *engine_explain(EngineObject *self, PyObject *args) {
 
 static PyMethodDef engine_methods[] = {
     {"explain", (PyCFunction)engine_explain, METH_VARARGS,
-     "explain(plan) -> str: the plan, its pipelines and exchanges on this engine"},
+     "explain(plan, ranks=0) -> str: the logical and physical plans, pipelines and exchanges "
+     "on this engine (as planned for `ranks` ranks when > 0)"},
     {"execute", (PyCFunction)engine_execute, METH_VARARGS,
      "execute(plan, interruptible=False) -> Result; interruptible: Ctrl-C stops it"},
     {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},

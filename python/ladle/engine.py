@@ -247,9 +247,13 @@ class Engine(_PolarsEngine):
     def sink_ndjson(self, lf: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         return self._polars_sink("ndjson", lf, *args, **kwargs)
 
-    def explain(self, lf: pl.LazyFrame) -> str:
-        """The ladle plan with its pipelines and exchanges, or what would fall back
-        to Polars and why."""
+    def explain(self, lf: pl.LazyFrame, ranks: int | None = None) -> str:
+        """The ladle plan, logical then physical (the rewrites chosen, their
+        run-time conditions, pipelines and exchanges), or what would fall back to
+        Polars and why. ``ranks``: plan as for that many ranks, to see the
+        EXCHANGE nodes multi-rank execution runs (default: this engine's)."""
+        if ranks is not None and (not isinstance(ranks, int) or ranks < 1):
+            raise ValueError(f"explain: ranks must be a positive int, got {ranks!r}")
         plan, note, _ = self._plan(lf, None)
         if plan is None:
             return (
@@ -257,7 +261,7 @@ class Engine(_PolarsEngine):
                 + lf.explain(engine="in-memory")
             )
         head = f"MIXED: {note}\n" if note else "ladle (device=cpu)\n"
-        return head + self._engine.explain(plan)
+        return head + self._engine.explain(plan, ranks or 0)
 
 
 def _keep_observed_order(optimizations: Any) -> Any:

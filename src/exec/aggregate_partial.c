@@ -620,7 +620,7 @@ static ladle_status run_partial(exec_state *s, const ladle_plan *p, const ladle_
       st = LADLE_OOM(err, "group_by");
       goto done;
     }
-    st = ladle_exec_exchange(s, nk > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_GATHER, cat, ncols,
+    st = ladle_exec_exchange(s, nk > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_BROADCAST, cat, ncols,
                              nk, moved, err);
     if (st != LADLE_OK) {
       free(moved);

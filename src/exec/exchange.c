@@ -7,18 +7,6 @@
  * destination and moved with alltoallv (the distributed issue). */
 #include "exec.h"
 
-const char *ladle_exchange_name(ladle_exchange_kind kind) {
-  switch (kind) {
-    case LADLE_EXCHANGE_HASH:
-      return "hash";
-    case LADLE_EXCHANGE_BROADCAST:
-      return "broadcast";
-    case LADLE_EXCHANGE_GATHER:
-      return "gather";
-  }
-  return "?";
-}
-
 ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
                                  size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err) {
   const ladle_comm *c = s->eng->comm;

@@ -264,9 +264,8 @@ static ladle_status gather_table(exec_state *s, const ladle_schema *schema, cons
 }
 
 /* Rows idx[0..n) of every column of t, read from its partitions. */
-static ladle_status gather_rows(exec_state *s, const ladle_plan *p, ladle_table *t,
-                                const int64_t *idx, int64_t n, ladle_table **out,
-                                ladle_error *err) {
+static ladle_status gather_rows(exec_state *s, bool views, ladle_table *t, const int64_t *idx,
+                                int64_t n, ladle_table **out, ladle_error *err) {
   size_t nc = t->schema.n;
   piece_table pt;
   gather_src *src = calloc(LADLE_MAX(nc, 1), sizeof *src);
@@ -275,7 +274,7 @@ static ladle_status gather_rows(exec_state *s, const ladle_plan *p, ladle_table 
   if (st == LADLE_OK) {
     for (size_t i = 0; i < nc; i++) {
       src[i] = piece_table_src(&pt, i);
-      src[i].views = p == s->out_node;
+      src[i].views = views;
       ix[i] = idx;
     }
     st = gather_table(s, &t->schema, src, ix, NULL, NULL, n, out, err);
@@ -286,8 +285,25 @@ static ladle_status gather_rows(exec_state *s, const ladle_plan *p, ladle_table 
   return st;
 }
 
-static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
-                              ladle_error *err);
+/* A join input that is a FILTER runs deferred: it compacts only the columns
+ * the join's keys read, and hands back its input and the rows it kept; the
+ * join gathers every other column straight from that input, through the
+ * kept rows, for the rows it outputs (a join that keeps 1% of lineitem no
+ * longer copies half of lineitem's columns first). */
+typedef struct join_defer {
+  ladle_table *in; /* NULL: not deferred */
+  int64_t *sel, n;
+} join_defer;
+
+/* What a parent takes from its input besides the table: a deferred FILTER's
+ * input and kept rows (a JOIN), a Parquet scan's units (a late FILTER). */
+typedef struct exec_side {
+  join_defer *defer;
+  exec_units *units;
+} exec_side;
+
+static ladle_status exec_node(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                              exec_side *side, ladle_error *err);
 
 /* Evaluates n expressions over t into whole columns of t's height (scalars
  * broadcast when broadcast_to >= 0). */
@@ -422,9 +438,12 @@ static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   return st;
 }
 
-static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table *in,
-                                const bool *need, bool defer, const bool *late, ladle_table **out,
+static ladle_status exec_filter(exec_state *s, const ladle_pnode *pn, ladle_table *in,
+                                const exec_units *units, join_defer *jd, ladle_table **out,
                                 ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  const bool *need = pn->need, *late = units != NULL ? pn->late : NULL;
+  bool defer = jd != NULL;
   ladle_column *masks = NULL;
   bool scalar = false;
   exec_pred *pred;
@@ -450,7 +469,7 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
             exec_placeholder(&t->chunks[k].columns[i], t->chunks[k].length);
       }
       if (st == LADLE_OK)
-        st = ladle_exec_scan_parquet_late(s, p->inputs[0], in, t, j.kept, lneed, p == s->out_node,
+        st = ladle_exec_scan_parquet_late(s, p->inputs[0], units, in, t, j.kept, lneed, pn->views,
                                           err);
       free(lneed);
     }
@@ -467,9 +486,11 @@ static ladle_status exec_filter(exec_state *s, const ladle_plan *p, ladle_table 
         base += in->chunks[k].length;
       }
       if (st == LADLE_OK) {
-        s->defer_in = ladle_table_ref(in);
-        s->defer_sel = sel;
-        s->defer_n = t->num_rows;
+        jd->in = ladle_table_ref(in);
+        jd->sel = sel;
+        jd->n = t->num_rows;
+      } else {
+        ladle_scratch_free(sel);
       }
     }
     if (j.kept != NULL)
@@ -794,47 +815,6 @@ static ladle_status exec_group_by(exec_state *s, const ladle_plan *p, ladle_tabl
   return st;
 }
 
-/* A join input that is a FILTER runs deferred: it compacts only the columns
- * the join's keys read, and hands back its input and the rows it kept; the
- * join gathers every other column straight from that input, through the
- * kept rows, for the rows it outputs (a join that keeps 1% of lineitem no
- * longer copies half of lineitem's columns first). */
-typedef struct join_defer {
-  ladle_table *in; /* NULL: not deferred */
-  int64_t *sel, n;
-} join_defer;
-
-/* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
-static bool join_coalesces(const ladle_plan *p) {
-  for (size_t i = 0; i < p->schema.n; i++)
-    if (p->coalesce_rkey[i] >= 0) return true;
-  return false;
-}
-
-static ladle_status join_defer_setup(exec_state *s, const ladle_plan *p, size_t side,
-                                     bool **need_out, ladle_error *err) {
-  *need_out = NULL;
-  const ladle_plan *f = p->inputs[side];
-  if (f->kind != LADLE_NODE_FILTER || join_coalesces(p) || p->join.how == LADLE_JOIN_CROSS ||
-      s->be->gather_pieces == NULL)
-    return LADLE_OK;
-  bool *need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
-  if (need == NULL) return LADLE_OOM(err, "join");
-  ladle_bexpr *const *keys = side == 0 ? p->keys : p->rkeys;
-  for (size_t k = 0; k < p->nkeys; k++) ladle_exec_mark_columns(keys[k], need, f->schema.n);
-  size_t used = 0;
-  for (size_t i = 0; i < f->schema.n; i++) used += need[i];
-  if (used == f->schema.n) { /* every column a key's: nothing to put off */
-    free(need);
-    return LADLE_OK;
-  }
-  s->need_node = f;
-  s->need = need;
-  s->defer = true;
-  *need_out = need;
-  return LADLE_OK;
-}
-
 /* The rows idx (n of them, -1: none) of a deferred side, as rows of its input;
  * idx NULL: rows 0..n. */
 static ladle_status defer_compose(exec_state *s, const join_defer *d, const int64_t *idx, int64_t n,
@@ -907,14 +887,15 @@ static ladle_status join_order(exec_state *s, const ladle_plan *p, ladle_join_pa
   return s->be->join_pairs_sort(&s->k, pairs, by_right, by_right ? nr : nl, err);
 }
 
-static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l, ladle_table *r,
+static ladle_status exec_join(exec_state *s, const ladle_pnode *pn, ladle_table *l, ladle_table *r,
                               const join_defer *jd, ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
   size_t nk = p->nkeys;
   ladle_table *lc = NULL, *rc = NULL;
   piece_table lp, rp; /* the sides' columns, for the gathers */
   memset(&lp, 0, sizeof lp);
   memset(&rp, 0, sizeof rp);
-  bool coalesce = join_coalesces(p);
+  bool coalesce = ladle_join_coalesces(p);
   ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
   ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
   ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
@@ -983,7 +964,7 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
       src[i] = m >= 0 ? piece_table_src(&lp, (size_t)m) : piece_table_src(&rp, (size_t)(-m - 1));
-      src[i].views = p == s->out_node;
+      src[i].views = pn->views;
       idx[i] = m >= 0 ? (comp[0]         ? comp[0]
                          : left_identity ? NULL
                                          : pairs.left)
@@ -1062,8 +1043,9 @@ static ladle_status exec_join(exec_state *s, const ladle_plan *p, ladle_table *l
   return st;
 }
 
-static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *in,
+static ladle_status exec_sort(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                               ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
   size_t nk = p->nexprs;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   int64_t *perm = NULL;
@@ -1078,7 +1060,7 @@ static ladle_status exec_sort(exec_state *s, const ladle_plan *p, ladle_table *i
   else if (st == LADLE_OK)
     st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
   if (p->limit >= 0 && p->limit < n) n = p->limit;
-  if (st == LADLE_OK) st = gather_rows(s, p, in, perm, n, out, err);
+  if (st == LADLE_OK) st = gather_rows(s, pn->views, in, perm, n, out, err);
   if (have_keys)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
@@ -1255,13 +1237,8 @@ static ladle_status exec_row_index(exec_state *s, const ladle_plan *p, ladle_tab
   return LADLE_OK;
 }
 
-ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_table **out,
-                                     ladle_error *err);
-ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
-                                 ladle_error *err);
-
-static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_table **out,
-                                  ladle_error *err);
+static ladle_status exec_node_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                  exec_side *side, ladle_error *err);
 
 /* need[c] = true for every column c that e reads. */
 void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n) {
@@ -1269,326 +1246,159 @@ void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n) {
   for (size_t i = 0; i < e->nargs; i++) ladle_exec_mark_columns(e->args[i], need, n);
 }
 
-/* LADLE_TRACE=1 prints, per plan node as it finishes, its kind, output rows
- * and milliseconds (its inputs' time included) to stderr, indented by depth:
- * the profile of a query by operator. */
-static const char *node_kind_name(int kind) {
-  static const char *const names[] = {"scan",     "filter",    "select",       "with_columns",
-                                      "group_by", "join",      "sort",         "slice",
-                                      "distinct", "union",     "hconcat",      "cache",
-                                      "project",  "row_index", "scan_parquet", "scan_csv"};
-  return kind >= 0 && (size_t)kind < sizeof names / sizeof *names ? names[kind] : "?";
-}
-
 static int trace_on(void) { return ladle_trace_level() >= 1; }
 
-/* ------------------------------------------------- semi-join reduction
+/* ------------------------------------------------------------ SEMI_FILTER
  *
- * A join whose right side is a group-by on its join keys, seen through
- * row-wise filters and projections (TPC-H q21: orders with more than one
- * supplier, semi-joined to the few orders left after the nation filter), needs
- * only the groups whose keys the left side has; and a group's rows are exactly
- * the input rows with its keys. So the group-by's input is first cut to the
- * rows whose keys are among the left side's (a semi join), which changes no
- * row the join keeps: for inner, left, semi and anti joins without null
- * equality the right rows of other keys are never output. Shared subplans
- * (CACHE) and anything that sees across rows (aggregations or windows in a
- * projection or filter, slices, sorts) stop the search. */
-/* Whether a FILTER, SELECT or WITH_COLUMNS node works row by row (no
- * aggregation or window in its expressions). */
-static bool row_wise(const ladle_plan *r) {
-  for (size_t i = 0; i < r->nexprs; i++)
-    if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return false;
-  return true;
-}
-
-/* Output column *c of a FILTER, SELECT, WITH_COLUMNS or PROJECT node as the
- * input column it is; false when it is computed. */
-static bool col_below(const ladle_plan *r, int64_t *c) {
-  const ladle_bexpr *e = NULL;
-  if (r->kind == LADLE_NODE_FILTER) return true;
-  if (r->kind == LADLE_NODE_PROJECT) {
-    *c = r->out_map[*c];
-    return *c >= 0;
-  }
-  if (r->kind == LADLE_NODE_SELECT)
-    e = r->exprs[*c];
-  else if (r->out_map[*c] >= 0)
-    *c = r->out_map[*c];
-  else
-    e = r->exprs[-r->out_map[*c] - 1];
-  if (e != NULL) {
-    if (e->kind != LADLE_EX_COL) return false;
-    *c = e->col;
-  }
-  return true;
-}
-
-static const ladle_plan *sip_target(const ladle_plan *r, int64_t *cols, size_t nk) {
-  for (;;) {
-    switch (r->kind) {
-      case LADLE_NODE_FILTER:
-      case LADLE_NODE_SELECT:
-      case LADLE_NODE_WITH_COLUMNS:
-      case LADLE_NODE_PROJECT:
-        if (r->kind != LADLE_NODE_PROJECT && !row_wise(r)) return NULL;
-        for (size_t k = 0; k < nk; k++)
-          if (!col_below(r, &cols[k])) return NULL;
-        break;
-      case LADLE_NODE_GROUP_BY:
-        if (r->reduce || r->nkeys == 0) return NULL;
-        for (size_t k = 0; k < nk; k++)
-          if (cols[k] < 0 || (size_t)cols[k] >= r->nkeys) return NULL;
-        return r;
-      default:
-        return NULL;
-    }
-    if (r->ninputs != 1) return NULL;
-    r = r->inputs[0];
-  }
-}
-
-/* Cuts `in` (the reduced group-by's input) to the rows whose keys the join's
- * left side has, when that side is a small part of it: *out stays NULL
- * otherwise. The left keys are computed only then. */
-static ladle_status sip_reduce(exec_state *s, ladle_table *in, ladle_table **out,
-                               ladle_error *err) {
-  const exec_sip *r = &s->sip;
-  size_t nk = r->nkeys;
+ * Rows of `in` whose keys are among those of the side its JOIN handed over
+ * (exec_state.fed), when that side is small enough to help; *out stays NULL
+ * (pass `in` on) otherwise. physical.c says where and why these nodes are
+ * planned. */
+static ladle_status semi_filter(exec_state *s, const ladle_pnode *pn, ladle_table *in,
+                                ladle_table **out, ladle_error *err) {
   *out = NULL;
-  if (in->num_rows < 65536 || r->left->num_rows * 32 > in->num_rows) return LADLE_OK;
-  ladle_column keys[2 * EXEC_SIP_KEYS]; /* the input's, then the left side's */
-  ladle_status st = eval_whole(s, r->exprs, nk, in, keys, err);
-  if (st != LADLE_OK) return st;
-  st = eval_whole(s, r->lexprs, nk, r->left, keys + nk, err);
-  if (st != LADLE_OK) {
-    for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
-    return st;
+  const ladle_table *side = s->fed[pn->id - 1];
+  size_t nk = pn->nkeys;
+  if (side == NULL || in->num_rows == 0) return LADLE_OK;
+  ladle_column keys[2 * LADLE_SEMI_MAX_KEYS]; /* this input's, then the side's */
+  ladle_status st;
+  if (pn->semi == LADLE_SEMI_REDUCTION) {
+    if (in->num_rows < 65536 || side->num_rows * 32 > in->num_rows) return LADLE_OK;
+    LADLE_RETURN_NOT_OK(eval_whole(s, (ladle_bexpr *const *)pn->keys, nk, in, keys, err));
+    st = eval_whole(s, pn->from_keys, nk, side, keys + nk, err);
+    if (st != LADLE_OK) {
+      for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
+      return st;
+    }
+  } else {
+    if ((size_t)pn->key_col >= in->schema.n) return LADLE_OK;
+    LADLE_RETURN_NOT_OK(ladle_table_concat_column(in, (size_t)pn->key_col, &keys[0], err));
+    st = ladle_table_concat_column(side, (size_t)pn->from_col, &keys[1], err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&keys[0]);
+      return st;
+    }
   }
-  bool same = true; /* key types that differ (a cast in between): no reduction */
+  bool same = true; /* key types that differ (a cast in between): no cut */
   for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, keys[nk + k].type);
   ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  st = LADLE_OK;
   if (same) st = s->be->join(&s->k, keys, keys + nk, nk, LADLE_JOIN_SEMI, false, &pairs, err);
-  if (same && st == LADLE_OK) st = gather_rows(s, NULL, in, pairs.left, pairs.n, out, err);
+  if (same && st == LADLE_OK && pairs.n < in->num_rows)
+    st = gather_rows(s, false, in, pairs.left, pairs.n, out, err);
   ladle_scratch_free(pairs.left);
   ladle_scratch_free(pairs.right);
   for (size_t k = 0; k < 2 * nk; k++) ladle_column_release(&keys[k]);
-  return st;
-}
-
-/* The right input of join p, its left side `left` already computed: with a
- * semi-join reduction of a group-by below it where that applies. */
-static ladle_status exec_join_right(exec_state *s, const ladle_plan *p, ladle_table *left,
-                                    ladle_table **out, ladle_error *err) {
-  size_t nk = p->nkeys;
-  ladle_join_type how = p->join.how;
-  bool fits = nk > 0 && nk <= EXEC_SIP_KEYS && !p->join.nulls_equal &&
-              (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
-               how == LADLE_JOIN_ANTI);
-  int64_t cols[EXEC_SIP_KEYS];
-  for (size_t k = 0; fits && k < nk; k++) {
-    fits = p->rkeys[k]->kind == LADLE_EX_COL;
-    cols[k] = fits ? p->rkeys[k]->col : 0;
-  }
-  const ladle_plan *g = fits ? sip_target(p->inputs[1], cols, nk) : NULL;
-  if (g == NULL) return exec_node(s, p->inputs[1], out, err);
-  exec_sip saved = s->sip;
-  s->sip.node = g;
-  for (size_t k = 0; k < nk; k++) s->sip.exprs[k] = g->keys[cols[k]];
-  s->sip.lexprs = p->keys;
-  s->sip.left = left;
-  s->sip.nkeys = nk;
-  ladle_status st = exec_node(s, p->inputs[1], out, err);
-  s->sip = saved;
-  return st;
-}
-
-/* ------------------------------------------------- predicate transfer
- *
- * An inner join whose right side is a short chain over one table, filtered
- * to a small part of it (TPC-H q21: the one nation of SAUDI ARABIA, then its
- * 400 suppliers), is computed right side first. Its keys then bound which
- * rows of the left side can take part; when the left key column comes from
- * below another join (q21: l_suppkey from the 3.8 million late lineitems,
- * joined to orders before the suppliers), those rows are dropped where the
- * column enters (a semi join against the keys), before the joins in between
- * see them. That is the order DuckDB's optimizer picks for q21 by moving the
- * joins; ladle keeps Polars' join order and moves the keys instead. The walk
- * from the join down follows the column through filters, projections and the
- * preserved side of joins, and stops at anything else (a scan, a shared
- * subplan, a group-by). */
-int64_t ladle_scan_parquet_rows(const ladle_plan *p);
-
-/* The rows of the table at the bottom of a chain of single-input row-wise
- * nodes (-1: not such a chain). */
-static int64_t chain_base_rows(const ladle_plan *r) {
-  for (;;) {
-    switch (r->kind) {
-      case LADLE_NODE_SCAN:
-        return r->table->num_rows;
-      case LADLE_NODE_SCAN_PARQUET:
-        return ladle_scan_parquet_rows(r);
-      case LADLE_NODE_FILTER:
-      case LADLE_NODE_SELECT:
-      case LADLE_NODE_WITH_COLUMNS:
-        if (!row_wise(r)) return -1;
-        break;
-      case LADLE_NODE_PROJECT:
-        break;
-      default:
-        return -1;
-    }
-    if (r->ninputs != 1) return -1;
-    r = r->inputs[0];
-  }
-}
-
-/* Follows column *col of input *input of *parent down to where it enters;
- * true when it passed below a join on the way (only then is a transfer worth
- * it: the join itself does what the semi join would). */
-static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col) {
-  bool joined = false;
-  for (;;) {
-    const ladle_plan *x = (*parent)->inputs[*input];
-    int64_t c = *col;
-    switch (x->kind) {
-      case LADLE_NODE_FILTER:
-      case LADLE_NODE_SELECT:
-      case LADLE_NODE_WITH_COLUMNS:
-      case LADLE_NODE_PROJECT:
-        if ((x->kind != LADLE_NODE_PROJECT && !row_wise(x)) || !col_below(x, &c)) return joined;
-        break;
-      case LADLE_NODE_JOIN: {
-        ladle_join_type how = x->join.how;
-        int64_t m = x->out_map[c];
-        if (join_coalesces(x) || (m < 0 && how != LADLE_JOIN_INNER && how != LADLE_JOIN_CROSS) ||
-            (how != LADLE_JOIN_INNER && how != LADLE_JOIN_CROSS && how != LADLE_JOIN_LEFT &&
-             how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI))
-          return joined;
-        joined = true;
-        *parent = x;
-        *input = m >= 0 ? 0 : 1;
-        *col = m >= 0 ? m : -m - 1;
-        continue;
-      }
-      default:
-        return joined;
-    }
-    if (x->ninputs != 1 || c < 0) return joined;
-    *parent = x;
-    *input = 0;
-    *col = c;
-  }
-}
-
-/* Whether join p computes its right side first (a chain over one table: it
- * cannot depend on the left) to maybe transfer its keys to the left. */
-static bool transfer_candidate(const ladle_plan *p) {
-  return p->kind == LADLE_NODE_JOIN && p->join.how == LADLE_JOIN_INNER && p->nkeys == 1 &&
-         !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
-         p->rkeys[0]->kind == LADLE_EX_COL && chain_base_rows(p->inputs[1]) >= 0;
-}
-
-/* Registers the transfer of join p's right keys (right: its right side, just
- * computed) to where its left key column enters, when the right side kept a
- * small part of its table. */
-static ladle_status transfer_push(exec_state *s, const ladle_plan *p, const ladle_table *right,
-                                  bool *pushed, ladle_error *err) {
-  *pushed = false;
-  int64_t base = chain_base_rows(p->inputs[1]);
-  if (base < 0 || right->num_rows * 8 > base || s->ntransfer == EXEC_TRANSFERS) return LADLE_OK;
-  const ladle_plan *parent = p;
-  size_t input = 0;
-  int64_t col = p->keys[0]->col;
-  if (!transfer_path(&parent, &input, &col)) return LADLE_OK;
-  exec_transfer *t = &s->transfer[s->ntransfer];
-  LADLE_RETURN_NOT_OK(ladle_table_concat_column(right, (size_t)p->rkeys[0]->col, &t->keys, err));
-  t->parent = parent;
-  t->input = input;
-  t->col = col;
-  s->ntransfer++;
-  *pushed = true;
-  return LADLE_OK;
-}
-
-/* Drops the rows of *io (input `input` of p, just computed) that a transfer
- * says can reach no output. */
-static ladle_status transfer_apply(exec_state *s, const ladle_plan *p, size_t input,
-                                   ladle_table **io, ladle_error *err) {
-  for (size_t k = 0; k < s->ntransfer; k++) {
-    const exec_transfer *t = &s->transfer[k];
-    ladle_table *in = *io;
-    if (t->parent != p || t->input != input || in->num_rows == 0 ||
-        (size_t)t->col >= in->schema.n ||
-        !ladle_dtype_equal(in->schema.types[t->col], t->keys.type))
-      continue;
-    ladle_column c;
-    LADLE_RETURN_NOT_OK(ladle_table_concat_column(in, (size_t)t->col, &c, err));
-    ladle_join_pairs pairs = {0, NULL, NULL, NULL};
-    ladle_status st = s->be->join(&s->k, &c, &t->keys, 1, LADLE_JOIN_SEMI, false, &pairs, err);
-    ladle_column_release(&c);
-    ladle_table *cut = NULL;
-    if (st == LADLE_OK && pairs.n < in->num_rows)
-      st = gather_rows(s, NULL, in, pairs.left, pairs.n, &cut, err);
-    ladle_scratch_free(pairs.left);
-    ladle_scratch_free(pairs.right);
-    if (st != LADLE_OK) return st;
+  if (st == LADLE_OK && same && pn->semi == LADLE_SEMI_TRANSFER) {
     atomic_fetch_add(&s->eng->rows_transferred, in->num_rows - pairs.n);
     if (trace_on())
       fprintf(stderr, "ladle: transfer of %lld keys: %lld -> %lld rows\n",
-              (long long)t->keys.length, (long long)in->num_rows, (long long)pairs.n);
-    if (cut != NULL) {
-      ladle_table_release(in);
-      *io = cut;
-    }
+              (long long)side->num_rows, (long long)in->num_rows, (long long)pairs.n);
   }
-  return LADLE_OK;
-}
-
-static ladle_status exec_node(exec_state *s, const ladle_plan *p, ladle_table **out,
-                              ladle_error *err) {
-  LADLE_RETURN_NOT_OK(ladle_cancel_check(err));
-  if (!trace_on()) return exec_node_run(s, p, out, err);
-  static _Thread_local int depth;
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  depth++;
-  ladle_status st = exec_node_run(s, p, out, err);
-  depth--;
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-  fprintf(stderr, "ladle: %*s%s rows=%lld chunks=%zu %.2f ms\n", 2 * depth, "",
-          node_kind_name((int)p->kind), st == LADLE_OK ? (long long)(*out)->num_rows : -1LL,
-          st == LADLE_OK ? (*out)->nchunks : (size_t)0, ms);
   return st;
 }
 
-static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_table **out,
-                                  ladle_error *err) {
-  if (p->kind == LADLE_NODE_SCAN_PARQUET) return ladle_exec_scan_parquet(s, p, out, err);
-  if (p->kind == LADLE_NODE_SCAN_CSV) return ladle_exec_scan_csv(s, p, out, err);
-  if (p->kind == LADLE_NODE_SCAN) {
-    if (p->table->nchunks == 1 && p->table->num_rows > s->k.morsel_rows)
-      return ladle_table_rechunk(p->table, s->k.morsel_rows, out, err);
-    if (p->table->nchunks == 0) return one_empty_chunk(&p->table->schema, out, err);
-    *out = ladle_table_ref(p->table);
-    return LADLE_OK;
+/* --------------------------------------------------------------- the walk */
+
+/* LADLE_TRACE=1 prints, per physical node as it finishes, its id, operator,
+ * output rows and milliseconds (its inputs' time included) to stderr,
+ * indented by depth: the profile of a query by operator. */
+static ladle_status exec_node(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                              exec_side *side, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_cancel_check(err));
+  if (!trace_on()) return exec_node_run(s, pn, out, side, err);
+  static _Thread_local int depth;
+  double t0 = ladle_clock_ms();
+  depth++;
+  ladle_status st = exec_node_run(s, pn, out, side, err);
+  depth--;
+  fprintf(stderr, "ladle: %*s#%d %s rows=%lld chunks=%zu %.2f ms\n", 2 * depth, "", pn->id,
+          ladle_pnode_name(pn), st == LADLE_OK ? (long long)(*out)->num_rows : -1LL,
+          st == LADLE_OK ? (*out)->nchunks : (size_t)0, ladle_clock_ms() - t0);
+  return st;
+}
+
+static ladle_status exec_cached(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                ladle_error *err) {
+  for (size_t i = 0; i < s->ncache; i++)
+    if (s->cache[i].node == pn) {
+      *out = ladle_table_ref(s->cache[i].table);
+      return LADLE_OK;
+    }
+  if (s->ncache == s->capcache) {
+    size_t cap = s->capcache ? s->capcache * 2 : 4;
+    exec_cache_entry *c = realloc(s->cache, cap * sizeof *c);
+    if (c == NULL) return LADLE_OOM(err, "cache");
+    s->cache = c;
+    s->capcache = cap;
   }
-  if (p->kind == LADLE_NODE_CACHE)
-    for (size_t i = 0; i < s->ncache; i++)
-      if (s->cache[i].plan == p) {
-        *out = ladle_table_ref(s->cache[i].table);
-        return LADLE_OK;
-      }
-  /* a group_by over row-wise nodes (filters, projections): they run chunk
-   * by chunk inside its partial step, on their source's output (a pipeline:
-   * no table between them); where the partial step turns the input down,
-   * their output is made and the plain group_by runs on it */
-  const ladle_plan *gsrc =
-      p->kind == LADLE_NODE_GROUP_BY && s->sip.node != p ? ladle_exec_group_by_source(p) : NULL;
-  if (gsrc != NULL) {
-    ladle_table *src, *mid = NULL;
-    LADLE_RETURN_NOT_OK(exec_node(s, gsrc, &src, err));
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(exec_node(s, pn->inputs[0], &t, NULL, err));
+  s->cache[s->ncache].node = pn;
+  s->cache[s->ncache++].table = t;
+  *out = ladle_table_ref(t);
+  return LADLE_OK;
+}
+
+static ladle_status exec_join_node(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err) {
+  ladle_table *ins[2] = {NULL, NULL};
+  join_defer jd[2];
+  memset(jd, 0, sizeof jd);
+  ladle_status st = LADLE_OK;
+  const ladle_pnode *f = pn->feeds;
+  for (size_t i = 0; i < 2 && st == LADLE_OK; i++) {
+    size_t k = pn->right_first ? 1 - i : i;
+    exec_side side = {pn->defer_side[k] ? &jd[k] : NULL, NULL};
+    st = exec_node(s, pn->inputs[k], &ins[k], &side, err);
+    /* the first side feeds its SEMI_FILTER while the other runs: a
+     * transfer only when the right side kept an eighth of its table */
+    if (st == LADLE_OK && i == 0 && f != NULL &&
+        (f->semi == LADLE_SEMI_REDUCTION || ins[k]->num_rows * 8 <= f->base_rows))
+      s->fed[f->id - 1] = ins[k];
+  }
+  if (f != NULL) s->fed[f->id - 1] = NULL;
+  if (st == LADLE_OK) st = exec_join(s, pn, ins[0], ins[1], jd, out, err);
+  for (int k = 0; k < 2; k++) {
+    ladle_table_release(ins[k]);
+    ladle_table_release(jd[k].in);
+    ladle_scratch_free(jd[k].sel);
+  }
+  return st;
+}
+
+/* The inputs of a UNION (in order, stopping once they hold its limit) or an
+ * HCONCAT, then the node. */
+static ladle_status exec_many(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                              ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  ladle_table *ins_small[4] = {NULL, NULL, NULL, NULL};
+  ladle_table **ins = p->ninputs <= 4 ? ins_small : calloc(p->ninputs, sizeof *ins);
+  if (ins == NULL) return LADLE_OOM(err, "inputs");
+  ladle_status st = LADLE_OK;
+  int64_t rows = 0;
+  for (size_t i = 0; i < pn->ninputs && st == LADLE_OK; i++) {
+    st = exec_node(s, pn->inputs[i], &ins[i], NULL, err);
+    if (st == LADLE_OK && pn->limit >= 0 && (rows += ins[i]->num_rows) >= pn->limit)
+      break; /* the slice above has its rows: the later inputs are not run */
+  }
+  if (st == LADLE_OK)
+    st = pn->op == LADLE_POP_UNION ? exec_union(p, ins, out, err)
+                                   : exec_hconcat(s, p, ins, out, err);
+  for (size_t i = 0; i < pn->ninputs; i++) ladle_table_release(ins[i]);
+  if (ins != ins_small) free(ins);
+  return st;
+}
+
+/* GROUP_BY_FINAL: its partial step over its pipeline from `source` (or over
+ * its input's table), the exchange, the final step; the whole group-by where
+ * the partial step turns itself down. */
+static ladle_status exec_group_by_final(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                        ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  ladle_table *src, *mid = NULL;
+  if (pn->source != NULL) {
+    LADLE_RETURN_NOT_OK(exec_node(s, pn->source, &src, NULL, err));
     ladle_status st = ladle_exec_group_by_pipeline(s, p, src, out, &mid, err);
     ladle_table_release(src);
     if (st == LADLE_OK && mid != NULL) {
@@ -1597,192 +1407,97 @@ static ladle_status exec_node_run(exec_state *s, const ladle_plan *p, ladle_tabl
     }
     return st;
   }
-  /* a projection (columns picked, as they are) passes the result on */
-  if (p == s->out_node && p->kind == LADLE_NODE_PROJECT && p->ninputs == 1)
-    s->out_node = p->inputs[0];
-  /* a filter's own columns its parent does not read (a predicate column a
-   * select drops right after) are not compacted */
-  const bool *fneed = NULL;
-  bool fdefer = false;
-  if (p->kind == LADLE_NODE_FILTER && s->need_node == p) {
-    fneed = s->need;
-    fdefer = s->defer;
+  const ladle_pnode *part = pn->inputs[0];
+  while (part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
+  LADLE_RETURN_NOT_OK(exec_node(s, part->inputs[0], &src, NULL, err));
+  ladle_status st = exec_group_by(s, p, src, out, err);
+  ladle_table_release(src);
+  return st;
+}
+
+static ladle_status exec_node_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                  exec_side *side, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  switch (pn->op) {
+    case LADLE_POP_SCAN:
+      if (p->table->nchunks == 1 && p->table->num_rows > s->k.morsel_rows)
+        return ladle_table_rechunk(p->table, s->k.morsel_rows, out, err);
+      if (p->table->nchunks == 0) return one_empty_chunk(&p->table->schema, out, err);
+      *out = ladle_table_ref(p->table);
+      return LADLE_OK;
+    case LADLE_POP_SCAN_PARQUET:
+      return ladle_exec_scan_parquet(s, pn, out, side != NULL ? side->units : NULL, err);
+    case LADLE_POP_SCAN_CSV:
+      return ladle_exec_scan_csv(s, p, out, err);
+    case LADLE_POP_CACHE:
+      return exec_cached(s, pn, out, err);
+    case LADLE_POP_JOIN:
+      return exec_join_node(s, pn, out, err);
+    case LADLE_POP_UNION:
+    case LADLE_POP_HCONCAT:
+      return exec_many(s, pn, out, err);
+    case LADLE_POP_GROUP_BY_FINAL:
+      return exec_group_by_final(s, pn, out, err);
+    case LADLE_POP_GROUP_BY_PARTIAL:
+      return ladle_err_set(err, LADLE_EINVAL,
+                           "internal: a partial group-by outside its final step");
+    default:
+      break;
   }
-  s->need_node = NULL;
-  s->defer = false;
-  /* a filter right over a Parquet scan (not deferred for a join): the scan
-   * reads the columns the predicate reads, and the filter the others from the
-   * file at the rows it keeps (late materialization, as Polars' reader does):
-   * pages without a kept row are not decompressed, and only kept rows are
-   * decoded into the output (strings as views when the filter is the result) */
-  bool *late_cols = NULL;
-  if (p->kind == LADLE_NODE_FILTER && !fdefer && p->ninputs == 1 &&
-      p->inputs[0]->kind == LADLE_NODE_SCAN_PARQUET && p->inputs[0]->schema.n == p->schema.n) {
-    size_t n = p->schema.n, nlate = 0;
-    late_cols = calloc(LADLE_MAX(n, 1), sizeof *late_cols);
-    if (late_cols == NULL) return LADLE_OOM(err, "filter");
-    ladle_exec_mark_columns(p->exprs[0], late_cols, n); /* read by the predicate, for now */
-    for (size_t i = 0; i < n; i++) nlate += (late_cols[i] = !late_cols[i]);
-    if (nlate == 0) {
-      free(late_cols);
-      late_cols = NULL;
-    } else {
-      s->late_node = p->inputs[0];
-      s->late_cols = late_cols;
-    }
-  }
-  bool *need = NULL;
-  if ((p->kind == LADLE_NODE_SELECT || p->kind == LADLE_NODE_PROJECT) && p->ninputs == 1 &&
-      p->inputs[0]->kind == LADLE_NODE_FILTER) {
-    const ladle_plan *f = p->inputs[0];
-    need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
-    if (need == NULL) {
-      free(late_cols);
-      return LADLE_OOM(err, "select");
-    }
-    if (p->kind == LADLE_NODE_SELECT)
-      for (size_t i = 0; i < p->nexprs; i++)
-        ladle_exec_mark_columns(p->exprs[i], need, f->schema.n);
-    else
-      for (size_t i = 0; i < p->schema.n; i++)
-        if (p->out_map[i] >= 0 && (size_t)p->out_map[i] < f->schema.n) need[p->out_map[i]] = true;
-    s->need_node = f;
-    s->need = need;
-  }
-  ladle_table *ins_small[2] = {NULL, NULL};
-  ladle_table **ins = p->ninputs <= 2 ? ins_small : calloc(p->ninputs, sizeof *ins);
-  if (ins == NULL) {
-    free(need);
-    free(late_cols);
-    s->late_node = NULL;
-    return LADLE_OOM(err, "inputs");
-  }
+  /* one input */
+  exec_units units = {NULL, NULL};
+  exec_side in_side = {NULL, pn->op == LADLE_POP_FILTER && pn->late != NULL ? &units : NULL};
+  ladle_table *in;
+  LADLE_RETURN_NOT_OK(exec_node(s, pn->inputs[0], &in, &in_side, err));
   ladle_status st = LADLE_OK;
-  size_t got = 0;
-  join_defer jd[2];
-  memset(jd, 0, sizeof jd);
-  for (size_t i = 0; i < p->ninputs; i++) ins[i] = NULL;
-  /* a join that may transfer its keys computes its right side first */
-  bool right_first = transfer_candidate(p);
-  bool pushed = false;
-  if (p->kind == LADLE_NODE_SLICE && p->offset >= 0 && p->length >= 0 &&
-      p->inputs[0]->kind == LADLE_NODE_UNION) {
-    s->limit_node = p->inputs[0];
-    s->limit_rows = p->offset + p->length;
-  }
-  int64_t union_rows = 0;
-  for (; got < p->ninputs && st == LADLE_OK; got++) {
-    size_t in = right_first && got < 2 ? 1 - got : got;
-    bool *jneed = NULL;
-    if (p->kind == LADLE_NODE_JOIN && in < 2 &&
-        (st = join_defer_setup(s, p, in, &jneed, err)) != LADLE_OK)
+  switch (pn->op) {
+    case LADLE_POP_FILTER:
+      st = exec_filter(s, pn, in, units.file != NULL ? &units : NULL,
+                       side != NULL && pn->defer ? side->defer : NULL, out, err);
       break;
-    if (p->kind == LADLE_NODE_JOIN && in == 1 && !right_first)
-      st = exec_join_right(s, p, ins[0], &ins[1], err);
-    else
-      st = exec_node(s, p->inputs[in], &ins[in], err);
-    free(jneed);
-    s->late_node = NULL; /* only the filter's own scan leaves columns out */
-    s->late_cols = NULL;
-    if (p->kind == LADLE_NODE_JOIN && in < 2 && s->defer_in != NULL) {
-      jd[in].in = s->defer_in;
-      jd[in].sel = s->defer_sel;
-      jd[in].n = s->defer_n;
-      s->defer_in = NULL;
-      s->defer_sel = NULL;
-    }
-    s->need_node = NULL;
-    s->defer = false;
-    if (st == LADLE_OK && s->ntransfer > 0 && jd[in < 2 ? in : 0].in == NULL)
-      st = transfer_apply(s, p, in, &ins[in], err);
-    if (st == LADLE_OK && right_first && in == 1) st = transfer_push(s, p, ins[1], &pushed, err);
-    if (st == LADLE_OK && p->kind == LADLE_NODE_UNION && s->limit_node == p &&
-        (union_rows += ins[in]->num_rows) >= s->limit_rows) {
-      got++; /* the slice has its rows: the later inputs are not run */
+    case LADLE_POP_PROJECTION:
+      st = exec_projection(s, p, in, out, err);
+      break;
+    case LADLE_POP_PROJECT:
+      st = exec_project(p, in, out, err);
+      break;
+    case LADLE_POP_GROUP_BY:
+      st = exec_group_by(s, p, in, out, err);
+      break;
+    case LADLE_POP_SORT:
+    case LADLE_POP_TOP_K:
+      st = exec_sort(s, pn, in, out, err);
+      break;
+    case LADLE_POP_SLICE:
+      st = exec_slice(p, in, out, err);
+      break;
+    case LADLE_POP_DISTINCT:
+      st = exec_distinct(s, p, in, out, err);
+      break;
+    case LADLE_POP_ROW_INDEX:
+      st = exec_row_index(s, p, in, out, err);
+      break;
+    case LADLE_POP_SEMI_FILTER: {
+      ladle_table *cut = NULL;
+      st = semi_filter(s, pn, in, &cut, err);
+      if (st == LADLE_OK) *out = cut != NULL ? cut : ladle_table_ref(in);
       break;
     }
-  }
-  if (pushed) {
-    s->ntransfer--;
-    ladle_column_release(&s->transfer[s->ntransfer].keys);
-  }
-  if (st != LADLE_OK) {
-    for (size_t i = 0; i < p->ninputs; i++) ladle_table_release(ins[i]);
-    got = 0;
-  }
-  if (st == LADLE_OK) {
-    switch (p->kind) {
-      case LADLE_NODE_FILTER:
-        st = exec_filter(s, p, ins[0], fneed, fdefer, late_cols, out, err);
-        break;
-      case LADLE_NODE_SELECT:
-      case LADLE_NODE_WITH_COLUMNS:
-        st = exec_projection(s, p, ins[0], out, err);
-        break;
-      case LADLE_NODE_GROUP_BY: {
-        ladle_table *cut = NULL;
-        if (s->sip.node == p) st = sip_reduce(s, ins[0], &cut, err);
-        if (st == LADLE_OK) st = exec_group_by(s, p, cut ? cut : ins[0], out, err);
-        ladle_table_release(cut);
+    case LADLE_POP_EXCHANGE:
+      if (s->eng->comm->size == 1) {
+        *out = ladle_table_ref(in);
         break;
       }
-      case LADLE_NODE_JOIN:
-        st = exec_join(s, p, ins[0], ins[1], jd, out, err);
-        break;
-      case LADLE_NODE_SORT:
-        st = exec_sort(s, p, ins[0], out, err);
-        break;
-      case LADLE_NODE_SLICE:
-        st = exec_slice(p, ins[0], out, err);
-        break;
-      case LADLE_NODE_DISTINCT:
-        st = exec_distinct(s, p, ins[0], out, err);
-        break;
-      case LADLE_NODE_UNION:
-        st = exec_union(p, ins, out, err);
-        break;
-      case LADLE_NODE_HCONCAT:
-        st = exec_hconcat(s, p, ins, out, err);
-        break;
-      case LADLE_NODE_PROJECT:
-        st = exec_project(p, ins[0], out, err);
-        break;
-      case LADLE_NODE_ROW_INDEX:
-        st = exec_row_index(s, p, ins[0], out, err);
-        break;
-      case LADLE_NODE_CACHE: {
-        if (s->ncache == s->capcache) {
-          size_t cap = s->capcache ? s->capcache * 2 : 4;
-          exec_cache_entry *c = realloc(s->cache, cap * sizeof *c);
-          if (c == NULL) {
-            st = LADLE_OOM(err, "cache");
-            break;
-          }
-          s->cache = c;
-          s->capcache = cap;
-        }
-        s->cache[s->ncache].plan = p;
-        s->cache[s->ncache++].table = ladle_table_ref(ins[0]);
-        *out = ladle_table_ref(ins[0]);
-        break;
-      }
-      default:
-        st = ladle_err_set(err, LADLE_ENOTSUP, "plan node kind %d", (int)p->kind);
-    }
+      st = ladle_err_set(err, LADLE_ENOTSUP,
+                         "a %s exchange across %d ranks: multi-rank execution is not built yet",
+                         ladle_exchange_name(pn->xkind), s->eng->comm->size);
+      break;
+    default:
+      st = ladle_err_set(err, LADLE_ENOTSUP, "physical operator %s", ladle_pop_name(pn->op));
   }
-  for (size_t i = 0; i < got; i++) ladle_table_release(ins[i]);
-  if (ins != ins_small) free(ins);
-  free(need);
-  if (late_cols != NULL) { /* the units the scan kept for the late reads */
-    free(late_cols);
-    free(s->late_uf);
-    free(s->late_ur);
-    s->late_uf = s->late_ur = NULL;
-  }
-  for (int k = 0; k < 2; k++) {
-    ladle_table_release(jd[k].in);
-    ladle_scratch_free(jd[k].sel);
-  }
+  ladle_table_release(in);
+  free(units.file);
+  free(units.rg);
   return st;
 }
 
@@ -1873,14 +1588,24 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, la
   ladle_result *r = calloc(1, sizeof *r);
   if (r == NULL) return LADLE_OOM(err, "result");
   r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;
-  s.out_node = plan;
-  ladle_status st = exec_node(&s, plan, &r->table, err);
+  ladle_pplan *pp;
+  ladle_pplan_opts po = {eng->comm->size, s.be->gather_pieces != NULL, s.be->top_k_indices != NULL};
+  ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
+  if (st != LADLE_OK) {
+    ladle_result_destroy(r);
+    return st;
+  }
+  s.pp = pp;
+  s.fed = calloc(LADLE_MAX(pp->n, 1), sizeof *s.fed);
+  st = s.fed != NULL ? exec_node(&s, pp->root, &r->table, NULL, err) : LADLE_OOM(err, "execute");
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
+  free(s.fed);
+  ladle_pplan_destroy(pp);
   ladle_exec_unhoist(&s, 0);
   free(s.hoist);
   if (st != LADLE_OK) {
-    free(r);
+    ladle_result_destroy(r);
     return st;
   }
   *out = r;

@@ -6,6 +6,7 @@
 #include "../backend/backend.h"
 #include "../dist/comm.h"
 #include "../plan/plan.h"
+#include "physical.h"
 
 struct ladle_engine {
   ladle_engine_opts opts;
@@ -27,7 +28,7 @@ struct ladle_result {
 ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err);
 
 typedef struct exec_cache_entry {
-  const ladle_plan *plan;
+  const ladle_pnode *node;
   ladle_table *table;
 } exec_cache_entry;
 
@@ -40,68 +41,27 @@ typedef struct exec_hoisted {
   ladle_error *failed;
 } exec_hoisted;
 
-/* A semi-join reduction in force (exec.c): the GROUP_BY node whose input rows
- * are cut to those whose keys (exprs over that input) the join's left side
- * has (lexprs over `left`). */
-enum { EXEC_SIP_KEYS = 8 };
-typedef struct exec_sip {
-  const struct ladle_plan *node; /* NULL: none */
-  struct ladle_bexpr *exprs[EXEC_SIP_KEYS];
-  struct ladle_bexpr *const *lexprs;
-  const ladle_table *left;
-  size_t nkeys;
-} exec_sip;
-
-/* A join's predicate transfer (exec.c): the rows of input `input` of node
- * `parent` whose column `col` is not among `keys` can reach no output row of
- * the join that made it, and are dropped as soon as that input is computed. */
-enum { EXEC_TRANSFERS = 8 };
-typedef struct exec_transfer {
-  const struct ladle_plan *parent;
-  size_t input;
-  int64_t col;
-  ladle_column keys;
-} exec_transfer;
-
+/* One query's run of a physical plan (physical.h). Everything the executor
+ * decides is in the plan; the state holds only what runs produce. */
 typedef struct exec_state {
   ladle_engine *eng;
   const ladle_backend *be;
   ladle_kctx k;
+  const ladle_pplan *pp;
   exec_cache_entry *cache;
   size_t ncache, capcache;
-  exec_sip sip;
-  /* The FILTER node whose parent reads only some of its columns, and which
-   * (need[i] per output column): the others come out as placeholders of no
-   * data (exec.c, exec_filter). */
-  const struct ladle_plan *need_node;
-  const bool *need;
-  /* With defer, that FILTER (under a join) also hands back its input table
-   * and the rows it kept as indices into it (defer_in, defer_sel, defer_n):
-   * the join gathers the other columns from the input, late. */
-  bool defer;
-  struct ladle_table *defer_in;
-  int64_t *defer_sel, defer_n;
-  /* The node whose output is the result: its gathers may keep string columns
-   * as views only (ladle_column.views) when they have views. */
-  const struct ladle_plan *out_node;
-  /* A Parquet scan under a FILTER whose late_cols (those the predicate does
-   * not read) are read after the predicate, only at the rows it keeps: the
-   * scan leaves them out (length-only NULL placeholders) and keeps its units
-   * (file and row group per output chunk) in late_uf / late_ur for the filter
-   * (ladle_exec_scan_parquet_late). */
-  const struct ladle_plan *late_node;
-  const bool *late_cols;
-  size_t *late_uf, *late_ur;
-  exec_transfer transfer[EXEC_TRANSFERS]; /* a stack */
-  size_t ntransfer;
+  /* per node id - 1: the table a JOIN's first side hands to the SEMI_FILTER
+   * it feeds, while its other side runs (NULL: none, or too big to help) */
+  const ladle_table **fed;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
-  /* a union under head()/slice(offset >= 0, length >= 0): its inputs run in
-   * order until they hold limit_rows rows, as Polars stops (a later input's
-   * error never raised) */
-  const struct ladle_plan *limit_node;
-  int64_t limit_rows;
 } exec_state;
+
+/* The (file, row group) of each chunk a Parquet scan made, for the late
+ * reads of the FILTER above it. */
+typedef struct exec_units {
+  size_t *file, *rg;
+} exec_units;
 
 /* A column of n rows that only holds a place: no buffers, type NULL (a column
  * the parent drops, or one a scan leaves for a filter to read late). */
@@ -111,13 +71,19 @@ static inline void exec_placeholder(ladle_column *c, int64_t n) {
   c->length = c->null_count = n;
 }
 
+/* Scan pn (a SCAN_PARQUET): its `late` columns left out as placeholders, and
+ * with units != NULL the chunks' units kept there (the caller frees them). */
+ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
+                                     exec_units *units, ladle_error *err);
+ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
+                                 ladle_error *err);
 /* The columns `late` of a filter's output `out`, read from the Parquet files of
- * `scan` (whose output `in` the filter read) at the rows `kept` per chunk (NULL:
- * all), as views when `views` (scan_parquet.c; exec_state.late_node). */
+ * `scan` (whose output `in`, of `units`, the filter read) at the rows `kept` per
+ * chunk (NULL: all), as views when `views` (scan_parquet.c). */
 ladle_status ladle_exec_scan_parquet_late(exec_state *st, const struct ladle_plan *scan,
-                                          const ladle_table *in, ladle_table *out,
-                                          int64_t *const *kept, const bool *late, bool views,
-                                          ladle_error *err);
+                                          const exec_units *units, const ladle_table *in,
+                                          ladle_table *out, int64_t *const *kept, const bool *late,
+                                          bool views, ladle_error *err);
 
 /* Evaluates e over table t, one column per chunk of t (aligned with t's chunks),
  * or a single length-1 column when the expression is scalar (*out_scalar). The
@@ -157,24 +123,20 @@ void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n);
  * exchange) moved between ranks through the engine's communicator; out
  * (ncols columns, owned) holds this rank's rows after it. The identity with
  * one rank. */
-typedef enum ladle_exchange_kind {
-  LADLE_EXCHANGE_HASH,      /* rows to rank hash(keys) % ranks */
-  LADLE_EXCHANGE_BROADCAST, /* every rank gets every row */
-  LADLE_EXCHANGE_GATHER     /* rank 0 gets every row */
-} ladle_exchange_kind;
-const char *ladle_exchange_name(ladle_exchange_kind kind);
 ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
                                  size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err);
 /* A one-chunk table of schema from whole columns (consumed, also on failure),
  * re-split into morsels. */
 ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *schema,
-                                          ladle_column *cols, int64_t nrows, ladle_table **out,
-                                          ladle_error *err);
+                                           ladle_column *cols, int64_t nrows, ladle_table **out,
+                                           ladle_error *err);
 /* group_by p over in as partial and final steps (aggregate_partial.c): *used
  * false (and nothing done) where that path does not apply; an error is the
  * query's. */
 ladle_status ladle_exec_group_by_partial(exec_state *s, const ladle_plan *p, const ladle_table *in,
                                          ladle_table **out, bool *used, ladle_error *err);
+/* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
+bool ladle_join_coalesces(const ladle_plan *p);
 /* Whether group_by p's aggregations split into partial and final steps. */
 bool ladle_exec_group_by_splits(const ladle_plan *p);
 /* The node under group_by p's pipeline of row-wise nodes (FILTER, SELECT,
@@ -184,8 +146,9 @@ const ladle_plan *ladle_exec_group_by_source(const ladle_plan *p);
 /* group_by p over `src`, the output of that node: *out its result, or, where
  * the partial step turned the input down, *mid the pipeline's output (p's
  * input) for the plain group_by to run on. */
-ladle_status ladle_exec_group_by_pipeline(exec_state *s, const ladle_plan *p, const ladle_table *src,
-                                          ladle_table **out, ladle_table **mid, ladle_error *err);
+ladle_status ladle_exec_group_by_pipeline(exec_state *s, const ladle_plan *p,
+                                          const ladle_table *src, ladle_table **out,
+                                          ladle_table **mid, ladle_error *err);
 /* Pushes e's value (col, taken over) on the hoist stack, where evaluation finds
  * it instead of computing e; ladle_exec_unhoist pops back to a mark. */
 ladle_status ladle_exec_hoist(exec_state *s, const ladle_bexpr *e, ladle_column *col,

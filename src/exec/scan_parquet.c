@@ -296,10 +296,9 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
       j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }
 
-ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_table **out,
-                                     ladle_error *err);
-ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_table **out,
-                                     ladle_error *err) {
+ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
+                                     exec_units *units, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
   const pq_source *s = p->source;
   /* the units to read: every (file, row group), stopping at n_rows */
   size_t nunits = 0;
@@ -335,8 +334,8 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
   if (rc == LADLE_OK) {
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
-    read_job j = {.s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = p == st->out_node};
-    if (p == st->late_node) j.late_cols = st->late_cols;
+    read_job j = {.s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = pn->views};
+    j.late_cols = pn->late;
     /* costliest first, so that no thread starts a large chunk while the others
      * run out of work (without the order the scan ends on the last row group's
      * widest column) */
@@ -356,9 +355,9 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_plan *p, ladle_
     free(j.order);
     ladle_table_seal(t);
   }
-  if (p == st->late_node && rc == LADLE_OK) { /* the units, for the late reads */
-    st->late_uf = uf;
-    st->late_ur = ur;
+  if (units != NULL && rc == LADLE_OK) { /* for the late reads */
+    units->file = uf;
+    units->rg = ur;
     uf = ur = NULL;
   }
   free(uf);
@@ -428,15 +427,15 @@ static ladle_status late_task(void *vctx, size_t i, ladle_error *err) {
 }
 
 ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
-                                          const ladle_table *in, ladle_table *out,
-                                          int64_t *const *kept, const bool *late, bool views,
-                                          ladle_error *err) {
+                                          const exec_units *units, const ladle_table *in,
+                                          ladle_table *out, int64_t *const *kept, const bool *late,
+                                          bool views, ladle_error *err) {
   const pq_source *s = scan->source;
   size_t *cols = malloc(LADLE_MAX(out->schema.n, 1) * sizeof *cols), nc = 0;
   if (cols == NULL) return LADLE_OOM(err, "parquet columns");
   for (size_t i = 0; i < out->schema.n; i++)
     if (late[i]) cols[nc++] = i;
-  late_job j = {st, s, st->late_uf, st->late_ur, in, out, kept, cols, nc, views};
+  late_job j = {st, s, units->file, units->rg, in, out, kept, cols, nc, views};
   ladle_status rc = nc == 0 || in->nchunks == 0
                         ? LADLE_OK
                         : ladle_pool_run(st->k.pool, in->nchunks * nc, late_task, &j, err);

@@ -673,10 +673,9 @@ static void explain_exprs(ladle_strbuf *b, const char *label, size_t n, ladle_be
   ladle_strbuf_printf(b, "]");
 }
 
-static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
+void ladle_plan_node_text(const ladle_plan *p, ladle_strbuf *b) {
   static const char *join_names[] = {"inner", "left", "right", "full", "semi", "anti", "cross"};
   static const char *keep_names[] = {"any", "first", "last", "none"};
-  ladle_strbuf_printf(b, "%*s", depth * 2, "");
   const ladle_schema *in = p->ninputs > 0 ? &p->inputs[0]->schema : &p->schema;
   switch (p->kind) {
     case LADLE_NODE_SCAN:
@@ -748,6 +747,11 @@ static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
       ladle_strbuf_printf(b, "]");
       break;
   }
+}
+
+static void explain_rec(const ladle_plan *p, int depth, ladle_strbuf *b) {
+  ladle_strbuf_printf(b, "%*s", depth * 2, "");
+  ladle_plan_node_text(p, b);
   ladle_strbuf_printf(b, "\n");
   for (size_t i = 0; i < p->ninputs; i++) explain_rec(p->inputs[i], depth + 1, b);
 }

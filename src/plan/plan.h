@@ -139,6 +139,9 @@ struct ladle_plan {
   void (*source_free)(void *source);
 };
 
+/* Appends one node's line (no indent, no newline) of ladle_plan_explain. */
+void ladle_plan_node_text(const ladle_plan *p, ladle_strbuf *b);
+
 /* A node with refcount 1 and `ninputs` empty input slots (for node builders
  * outside plan.c, such as file scans). */
 ladle_plan *ladle_plan_node_new(ladle_node_kind kind, size_t ninputs);

@@ -705,3 +705,31 @@ TEST(explain_names_nodes_and_expressions) {
   ladle_plan_destroy(q);
   ladle_table_release(t);
 }
+
+TEST(engine_explain_prints_the_physical_plan_and_exchanges) {
+  const int64_t v[] = {1, 2, 3};
+  colspec c[] = {{"v", LADLE_TYPE_INT64, v, NULL}};
+  ladle_table *t = make_table(3, 1, c, 0);
+  ladle_plan *p, *q;
+  CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("v"), LIT(1)), &p, &err_));
+  ladle_expr *e[] = {AS(AGG(SUM, COL("v")), "total")};
+  CHECK_OK(ladle_plan_select(p, 1, e, &q, &err_));
+  ladle_engine *eng = NULL;
+  CHECK_OK(ladle_engine_create(NULL, &eng, &err_));
+  char *one = NULL, *three = NULL, *bad = NULL;
+  CHECK_OK(ladle_engine_explain(eng, q, &one, &err_));
+  CHECK(one && strstr(one, "physical plan (engine: ") && strstr(one, "; 1 rank):") &&
+        strstr(one, "#1 SELECT") && strstr(one, "#2 FILTER") && strstr(one, "compact=[\"v\"]") &&
+        strstr(one, "#3 SCAN memory") && !strstr(one, "EXCHANGE"));
+  /* three ranks: the select of a sum needs every row, and every rank gets it */
+  CHECK_OK(ladle_engine_explain_ranks(eng, q, 3, &three, &err_));
+  CHECK(three && strstr(three, "3 ranks, as planned for them") &&
+        strstr(three, "#2 EXCHANGE broadcast") && strstr(three, "result: replicated") &&
+        strstr(three, "[this rank's rows]"));
+  CHECK(ladle_engine_explain_ranks(eng, q, -1, &bad, &err_) == LADLE_EINVAL && bad == NULL);
+  ladle_free(one);
+  ladle_free(three);
+  ladle_engine_destroy(eng);
+  ladle_plan_destroy(q);
+  ladle_table_release(t);
+}

@@ -210,15 +210,19 @@ def test_a_when_over_a_filtered_pipeline_stays_exact(mode: str, morsel_engine: l
 def test_explain_shows_the_pipeline_and_its_exchange() -> None:
     e = ladle.Engine(threads=2)
     df = frame(8)
-    text = e.explain(
-        df.lazy().filter(pl.col("u16") > 5).with_columns((pl.col("f") * 2).alias("g")).group_by("k_int").agg(pl.col("g").sum())
-    )
-    assert "pipelines (engine: 2 threads, 1 rank):" in text
+    lf = df.lazy().filter(pl.col("u16") > 5).with_columns((pl.col("f") * 2).alias("g")).group_by("k_int").agg(pl.col("g").sum())
+    text = e.explain(lf)
+    assert "physical plan (engine: 2 threads; 1 rank):" in text
     line = next(x for x in text.splitlines() if x.strip().startswith("1. "))
     # Polars' optimizer adds projections around them
-    assert line.strip().startswith("1. SCAN (its output) -> FILTER -> ")
-    assert "WITH_COLUMNS -> " in line
-    assert line.endswith("GROUP_BY partial, per chunk | EXCHANGE hash by the keys (1 rank: the identity) | GROUP_BY final")
+    assert line.strip().startswith("1. #"), line
+    assert " SCAN (its output) -> #" in line and " FILTER -> " in line and " WITH_COLUMNS -> " in line
+    assert line.endswith("GROUP_BY_PARTIAL | (1 rank: no exchange) | #1 GROUP_BY_FINAL"), line
+    # planned for two ranks, the hash exchange sits between the steps
+    two = e.explain(lf, ranks=2)
+    line2 = next(x for x in two.splitlines() if x.strip().startswith("1. "))
+    assert "GROUP_BY_PARTIAL | EXCHANGE | #" in line2
+    assert 'EXCHANGE hash by [col("k_int")' in two
     # a select of aggregations is no group-by (yet); a median does not split
-    assert "pipelines (engine: 2 threads, 1 rank):\n  none" in e.explain(df.lazy().select(pl.col("i64").sum()))
-    assert "pipelines (engine: 2 threads, 1 rank):\n  none" in e.explain(df.lazy().group_by("k_int").agg(pl.col("f").median()))
+    assert "\npipelines:\n  none" in e.explain(df.lazy().select(pl.col("i64").sum()))
+    assert "\npipelines:\n  none" in e.explain(df.lazy().group_by("k_int").agg(pl.col("f").median()))

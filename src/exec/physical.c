@@ -1,0 +1,936 @@
+/* physical.c — the planner: a bound logical plan to a physical plan
+ * (physical.h), and the physical plan's text for explain().
+ *
+ * One walk from the root down decides, for each node, what its parent lets it
+ * leave out (a filter's columns nobody reads, the columns a deferred join
+ * input gathers late) and which rewrites apply around it; the searches for a
+ * semi-join reduction and a predicate transfer run where their join is
+ * planned, and leave a pending SEMI_FILTER that the walk inserts when it
+ * reaches the input it targets. */
+#include "physical.h"
+
+#include <stdio.h>
+
+#include "exec.h"
+
+enum { PENDING_MAX = 16 };
+
+typedef struct pending {
+  const ladle_plan *parent; /* the SEMI_FILTER goes between parent and ... */
+  size_t input;             /* ... this input of it */
+  ladle_pnode *semi;
+  bool used;
+} pending;
+
+typedef struct memo {
+  const ladle_plan *lp;
+  ladle_pnode *pn;
+} memo;
+
+typedef struct planner {
+  ladle_pplan *pp;
+  const ladle_pplan_opts *o;
+  pending pend[PENDING_MAX];
+  size_t npend;
+  memo *memo; /* CACHE nodes planned once */
+  size_t nmemo, capmemo;
+  bool oom;
+} planner;
+
+/* What a parent asks of its input. */
+typedef struct want {
+  const bool *need; /* output columns the parent reads (NULL: all) */
+  bool defer;       /* a join's deferred FILTER input */
+  bool views;       /* the query's result */
+} want;
+
+const char *ladle_pop_name(ladle_pop op) {
+  static const char *const names[] = {
+      "SCAN",        "SCAN_PARQUET",     "SCAN_CSV",       "FILTER",  "PROJECTION", "PROJECT",
+      "GROUP_BY",    "GROUP_BY_PARTIAL", "GROUP_BY_FINAL", "JOIN",    "SORT",       "TOP_K",
+      "SLICE",       "DISTINCT",         "UNION",          "HCONCAT", "CACHE",      "ROW_INDEX",
+      "SEMI_FILTER", "EXCHANGE"};
+  return (size_t)op < sizeof names / sizeof *names ? names[op] : "?";
+}
+
+const char *ladle_exchange_name(ladle_exchange_kind kind) {
+  switch (kind) {
+    case LADLE_EXCHANGE_HASH:
+      return "hash";
+    case LADLE_EXCHANGE_BROADCAST:
+      return "broadcast";
+    case LADLE_EXCHANGE_GATHER:
+      return "gather";
+    case LADLE_EXCHANGE_RANGE:
+      return "range";
+    case LADLE_EXCHANGE_JOIN:
+      return "join";
+  }
+  return "?";
+}
+
+static ladle_pnode *pn_new(planner *P, ladle_pop op, const ladle_plan *lp, size_t ninputs) {
+  ladle_pplan *pp = P->pp;
+  if (P->oom) return NULL;
+  if (pp->n == pp->cap) {
+    size_t cap = pp->cap ? pp->cap * 2 : 16;
+    ladle_pnode **v = realloc(pp->nodes, cap * sizeof *v);
+    if (v == NULL) {
+      P->oom = true;
+      return NULL;
+    }
+    pp->nodes = v;
+    pp->cap = cap;
+  }
+  ladle_pnode *pn = calloc(1, sizeof *pn);
+  ladle_pnode **in = calloc(LADLE_MAX(ninputs, 1), sizeof *in);
+  if (pn == NULL || in == NULL) {
+    free(pn);
+    free(in);
+    P->oom = true;
+    return NULL;
+  }
+  pn->op = op;
+  pn->lp = lp;
+  pn->schema = &lp->schema;
+  pn->ninputs = ninputs;
+  pn->inputs = in;
+  pn->limit = -1;
+  pp->nodes[pp->n++] = pn;
+  return pn;
+}
+
+static bool *bools_copy(planner *P, const bool *v, size_t n) {
+  if (v == NULL) return NULL;
+  bool *c = malloc(LADLE_MAX(n, 1) * sizeof *c);
+  if (c == NULL) {
+    P->oom = true;
+    return NULL;
+  }
+  memcpy(c, v, n * sizeof *c);
+  return c;
+}
+
+/* ---------------------------------------------------- shapes the rewrites need */
+
+/* Whether a FILTER, SELECT or WITH_COLUMNS node works row by row (no
+ * aggregation or window in its expressions). */
+static bool row_wise(const ladle_plan *r) {
+  for (size_t i = 0; i < r->nexprs; i++)
+    if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return false;
+  return true;
+}
+
+/* Output column *c of a FILTER, SELECT, WITH_COLUMNS or PROJECT node as the
+ * input column it is; false when it is computed. */
+static bool col_below(const ladle_plan *r, int64_t *c) {
+  const ladle_bexpr *e = NULL;
+  if (r->kind == LADLE_NODE_FILTER) return true;
+  if (r->kind == LADLE_NODE_PROJECT) {
+    *c = r->out_map[*c];
+    return *c >= 0;
+  }
+  if (r->kind == LADLE_NODE_SELECT)
+    e = r->exprs[*c];
+  else if (r->out_map[*c] >= 0)
+    *c = r->out_map[*c];
+  else
+    e = r->exprs[-r->out_map[*c] - 1];
+  if (e != NULL) {
+    if (e->kind != LADLE_EX_COL) return false;
+    *c = e->col;
+  }
+  return true;
+}
+
+/* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
+bool ladle_join_coalesces(const ladle_plan *p) {
+  for (size_t i = 0; i < p->schema.n; i++)
+    if (p->coalesce_rkey[i] >= 0) return true;
+  return false;
+}
+
+/* Semi-join reduction. A join whose right side is a group-by on its join
+ * keys, seen through row-wise filters and projections (TPC-H q21: orders with
+ * more than one supplier, semi-joined to the few orders left after the nation
+ * filter), needs only the groups whose keys the left side has; and a group's
+ * rows are exactly the input rows with its keys. So the group-by's input can
+ * first be cut to the rows whose keys are among the left side's (a semi
+ * join), which changes no row the join keeps: for inner, left, semi and anti
+ * joins without null equality the right rows of other keys are never output.
+ * Shared subplans (CACHE) and anything that sees across rows (aggregations or
+ * windows in a projection or filter, slices, sorts) stop the search. */
+static const ladle_plan *sip_target(const ladle_plan *r, int64_t *cols, size_t nk) {
+  for (;;) {
+    switch (r->kind) {
+      case LADLE_NODE_FILTER:
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS:
+      case LADLE_NODE_PROJECT:
+        if (r->kind != LADLE_NODE_PROJECT && !row_wise(r)) return NULL;
+        for (size_t k = 0; k < nk; k++)
+          if (!col_below(r, &cols[k])) return NULL;
+        break;
+      case LADLE_NODE_GROUP_BY:
+        if (r->reduce || r->nkeys == 0) return NULL;
+        for (size_t k = 0; k < nk; k++)
+          if (cols[k] < 0 || (size_t)cols[k] >= r->nkeys) return NULL;
+        return r;
+      default:
+        return NULL;
+    }
+    if (r->ninputs != 1) return NULL;
+    r = r->inputs[0];
+  }
+}
+
+/* Predicate transfer. An inner join whose right side is a short chain over
+ * one table, filtered to a small part of it (TPC-H q21: the one nation of
+ * SAUDI ARABIA, then its 400 suppliers), is computed right side first. Its
+ * keys then bound which rows of the left side can take part; when the left
+ * key column comes from below another join (q21: l_suppkey from the 3.8
+ * million late lineitems, joined to orders before the suppliers), those rows
+ * are dropped where the column enters (a semi join against the keys), before
+ * the joins in between see them. That is the order DuckDB's optimizer picks
+ * for q21 by moving the joins; ladle keeps Polars' join order and moves the
+ * keys instead. The walk from the join down follows the column through
+ * filters, projections and the preserved side of joins, and stops at
+ * anything else (a scan, a shared subplan, a group-by). */
+int64_t ladle_scan_parquet_rows(const ladle_plan *p);
+
+/* The rows of the table at the bottom of a chain of single-input row-wise
+ * nodes (-1: not such a chain). */
+static int64_t chain_base_rows(const ladle_plan *r) {
+  for (;;) {
+    switch (r->kind) {
+      case LADLE_NODE_SCAN:
+        return r->table->num_rows;
+      case LADLE_NODE_SCAN_PARQUET:
+        return ladle_scan_parquet_rows(r);
+      case LADLE_NODE_FILTER:
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS:
+        if (!row_wise(r)) return -1;
+        break;
+      case LADLE_NODE_PROJECT:
+        break;
+      default:
+        return -1;
+    }
+    if (r->ninputs != 1) return -1;
+    r = r->inputs[0];
+  }
+}
+
+/* Follows column *col of input *input of *parent down to where it enters;
+ * true when it passed below a join on the way (only then is a transfer worth
+ * it: the join itself does what the semi join would). */
+static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col) {
+  bool joined = false;
+  for (;;) {
+    const ladle_plan *x = (*parent)->inputs[*input];
+    int64_t c = *col;
+    switch (x->kind) {
+      case LADLE_NODE_FILTER:
+      case LADLE_NODE_SELECT:
+      case LADLE_NODE_WITH_COLUMNS:
+      case LADLE_NODE_PROJECT:
+        if ((x->kind != LADLE_NODE_PROJECT && !row_wise(x)) || !col_below(x, &c)) return joined;
+        break;
+      case LADLE_NODE_JOIN: {
+        ladle_join_type how = x->join.how;
+        int64_t m = x->out_map[c];
+        if (ladle_join_coalesces(x) ||
+            (m < 0 && how != LADLE_JOIN_INNER && how != LADLE_JOIN_CROSS) ||
+            (how != LADLE_JOIN_INNER && how != LADLE_JOIN_CROSS && how != LADLE_JOIN_LEFT &&
+             how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI))
+          return joined;
+        joined = true;
+        *parent = x;
+        *input = m >= 0 ? 0 : 1;
+        *col = m >= 0 ? m : -m - 1;
+        continue;
+      }
+      default:
+        return joined;
+    }
+    if (x->ninputs != 1 || c < 0) return joined;
+    *parent = x;
+    *input = 0;
+    *col = c;
+  }
+}
+
+/* Whether join p's input `side` runs deferred (join_defer in exec.c): a FILTER
+ * of which the keys do not read every column. *need: the columns they read. */
+static bool join_defers(planner *P, const ladle_plan *p, size_t side, bool **need) {
+  *need = NULL;
+  const ladle_plan *f = p->inputs[side];
+  if (!P->o->can_defer || f->kind != LADLE_NODE_FILTER || ladle_join_coalesces(p) ||
+      p->join.how == LADLE_JOIN_CROSS)
+    return false;
+  bool *nd = calloc(LADLE_MAX(f->schema.n, 1), sizeof *nd);
+  if (nd == NULL) {
+    P->oom = true;
+    return false;
+  }
+  ladle_bexpr *const *keys = side == 0 ? p->keys : p->rkeys;
+  for (size_t k = 0; k < p->nkeys; k++) ladle_exec_mark_columns(keys[k], nd, f->schema.n);
+  size_t used = 0;
+  for (size_t i = 0; i < f->schema.n; i++) used += nd[i];
+  if (used == f->schema.n) { /* every column a key's: nothing to put off */
+    free(nd);
+    return false;
+  }
+  *need = nd;
+  return true;
+}
+
+/* ------------------------------------------------------------------ the walk */
+
+static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w);
+
+static bool pending_at(const planner *P, const ladle_plan *parent, size_t input) {
+  for (size_t k = 0; k < P->npend; k++)
+    if (P->pend[k].parent == parent && P->pend[k].input == input && !P->pend[k].used) return true;
+  return false;
+}
+
+/* Input i of p, planned with w, under the SEMI_FILTERs pending for it. */
+static ladle_pnode *plan_input(planner *P, const ladle_plan *p, size_t i, const want *w) {
+  ladle_pnode *c = plan_node(P, p->inputs[i], w);
+  for (size_t k = 0; c != NULL && k < P->npend; k++) {
+    pending *q = &P->pend[k];
+    if (q->parent != p || q->input != i || q->used) continue;
+    q->semi->inputs[0] = c;
+    q->semi->schema = c->schema;
+    q->semi->dist = c->dist;
+    q->used = true;
+    c = q->semi;
+  }
+  return c;
+}
+
+static ladle_pnode *exchange(planner *P, ladle_pnode *in, ladle_exchange_kind kind,
+                             ladle_bexpr *const *keys, size_t nkeys) {
+  if (in == NULL) return NULL;
+  ladle_pnode *x = pn_new(P, LADLE_POP_EXCHANGE, in->lp, 1);
+  if (x == NULL) return NULL;
+  x->schema = in->schema;
+  x->inputs[0] = in;
+  x->xkind = kind;
+  x->xkeys = keys;
+  x->xnkeys = nkeys;
+  x->dist = kind == LADLE_EXCHANGE_BROADCAST ? LADLE_DIST_REPLICATED : LADLE_DIST_SHARDED;
+  return x;
+}
+
+/* Below a node that needs every row of a key on one rank (or every row on
+ * every rank): the exchange, unless there is one rank or the rows are on
+ * every rank already. */
+static ladle_pnode *exchange_for(planner *P, ladle_pnode *in, ladle_exchange_kind kind,
+                                 ladle_bexpr *const *keys, size_t nkeys) {
+  if (in == NULL || P->o->ranks <= 1 || in->dist == LADLE_DIST_REPLICATED) return in;
+  return exchange(P, in, kind, keys, nkeys);
+}
+
+static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w) {
+  bool reduced = pending_at(P, p, 0); /* a semi-join reduction cuts its input */
+  bool splits = ladle_exec_group_by_splits(p);
+  const ladle_plan *src = splits && !reduced ? ladle_exec_group_by_source(p) : NULL;
+  /* no rewrite may sit inside the pipeline (it would not run there) */
+  for (const ladle_plan *r = p; src != NULL && r != src; r = r->inputs[0])
+    if (pending_at(P, r, 0) || (r != p && r->kind == LADLE_NODE_CACHE)) src = NULL;
+  ladle_pnode *top = pn_new(P, splits ? LADLE_POP_GROUP_BY_FINAL : LADLE_POP_GROUP_BY, p, 1);
+  if (top == NULL) return NULL;
+  top->views = w->views;
+  top->partial = splits;
+  want none = {NULL, false, false};
+  ladle_pnode *in;
+  if (src != NULL) {
+    /* the chain between the group-by and its source runs pipelined */
+    ladle_pnode *chain_top = NULL, *prev = NULL;
+    const ladle_plan *r = p->inputs[0];
+    for (; r != src; r = r->inputs[0]) {
+      ladle_pop op = r->kind == LADLE_NODE_FILTER    ? LADLE_POP_FILTER
+                     : r->kind == LADLE_NODE_PROJECT ? LADLE_POP_PROJECT
+                                                     : LADLE_POP_PROJECTION;
+      ladle_pnode *c = pn_new(P, op, r, 1);
+      if (c == NULL) return NULL;
+      c->pipelined = true;
+      if (prev != NULL)
+        prev->inputs[0] = c;
+      else
+        chain_top = c;
+      prev = c;
+    }
+    ladle_pnode *s = plan_node(P, src, &none);
+    if (s == NULL) return NULL;
+    prev->inputs[0] = s;
+    for (ladle_pnode *c = chain_top; c != s; c = c->inputs[0]) c->dist = s->dist;
+    top->source = s;
+    in = chain_top;
+  } else {
+    in = plan_input(P, p, 0, &none);
+  }
+  if (in == NULL) return NULL;
+  ladle_exchange_kind xk = p->nkeys > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_BROADCAST;
+  bool replicated = in->dist == LADLE_DIST_REPLICATED || (P->o->ranks > 1 && p->nkeys == 0);
+  if (splits) {
+    ladle_pnode *part = pn_new(P, LADLE_POP_GROUP_BY_PARTIAL, p, 1);
+    if (part == NULL) return NULL;
+    part->inputs[0] = in;
+    part->dist = in->dist;
+    in = exchange_for(P, part, xk, p->keys, p->nkeys);
+  } else {
+    in = exchange_for(P, in, xk, p->keys, p->nkeys);
+  }
+  top->inputs[0] = in;
+  top->dist = replicated ? LADLE_DIST_REPLICATED : LADLE_DIST_SHARDED;
+  return in ? top : NULL;
+}
+
+static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
+  ladle_pnode *pn = pn_new(P, LADLE_POP_JOIN, p, 2);
+  if (pn == NULL) return NULL;
+  pn->views = w->views;
+  bool *need[2] = {NULL, NULL};
+  for (size_t s = 0; s < 2; s++) pn->defer_side[s] = join_defers(P, p, s, &need[s]);
+  size_t nk = p->nkeys, mark = P->npend;
+  ladle_join_type how = p->join.how;
+  int64_t base = -1;
+  pending transfer = {NULL, 0, NULL, false};
+  /* a predicate transfer: right side first, its keys to the left side's */
+  if (how == LADLE_JOIN_INNER && nk == 1 && !p->join.nulls_equal &&
+      p->keys[0]->kind == LADLE_EX_COL && p->rkeys[0]->kind == LADLE_EX_COL &&
+      (base = chain_base_rows(p->inputs[1])) >= 0) {
+    pn->right_first = true;
+    const ladle_plan *parent = p;
+    size_t input = 0;
+    int64_t col = p->keys[0]->col;
+    ladle_dtype kt = p->inputs[1]->schema.types[p->rkeys[0]->col];
+    bool deferred = false; /* a deferred join input is cut by the join, later */
+    if (transfer_path(&parent, &input, &col)) {
+      const ladle_plan *f = parent->inputs[input];
+      deferred = parent->kind == LADLE_NODE_JOIN && input < 2 && f->kind == LADLE_NODE_FILTER &&
+                 P->o->can_defer && !ladle_join_coalesces(parent) &&
+                 parent->join.how != LADLE_JOIN_CROSS;
+      if (deferred) { /* as join_defers decides, without keeping the need */
+        bool *nd;
+        deferred = join_defers(P, parent, input, &nd);
+        free(nd);
+      }
+      if (!deferred && P->npend < PENDING_MAX && (size_t)col < f->schema.n &&
+          ladle_dtype_equal(f->schema.types[col], kt)) {
+        ladle_pnode *sf = pn_new(P, LADLE_POP_SEMI_FILTER, parent, 1);
+        if (sf == NULL) return NULL;
+        sf->semi = LADLE_SEMI_TRANSFER;
+        sf->from = pn;
+        sf->from_side = 1;
+        sf->nkeys = 1;
+        sf->key_col = col;
+        sf->from_col = p->rkeys[0]->col;
+        sf->base_rows = base;
+        transfer = (pending){parent, input, sf, false};
+        pn->feeds = sf;
+      }
+    }
+  }
+  /* a semi-join reduction: left side first (as always), its keys to a
+   * group-by under the right side */
+  bool fits = !pn->right_first && nk > 0 && nk <= LADLE_SEMI_MAX_KEYS && !p->join.nulls_equal &&
+              (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
+               how == LADLE_JOIN_ANTI);
+  int64_t cols[LADLE_SEMI_MAX_KEYS];
+  for (size_t k = 0; fits && k < nk; k++) {
+    fits = p->rkeys[k]->kind == LADLE_EX_COL;
+    cols[k] = fits ? p->rkeys[k]->col : 0;
+  }
+  const ladle_plan *g = fits ? sip_target(p->inputs[1], cols, nk) : NULL;
+  ladle_pnode *sip = NULL;
+  if (g != NULL && P->npend < PENDING_MAX) {
+    pn->feeds = NULL;
+    sip = pn_new(P, LADLE_POP_SEMI_FILTER, g, 1);
+    if (sip == NULL) return NULL;
+    sip->semi = LADLE_SEMI_REDUCTION;
+    sip->from = pn;
+    sip->from_side = 0;
+    sip->nkeys = nk;
+    for (size_t k = 0; k < nk; k++) sip->keys[k] = g->keys[cols[k]];
+    sip->from_keys = p->keys;
+    pn->feeds = sip;
+  }
+  /* the inputs, in the order they run; a rewrite's target is planned after
+   * the side that feeds it, so its pending SEMI_FILTER is pushed just before */
+  for (size_t i = 0; i < 2; i++) {
+    size_t s = pn->right_first ? 1 - i : i;
+    want ws = {need[s], pn->defer_side[s], false};
+    if (s == 0 && transfer.semi != NULL) P->pend[P->npend++] = transfer;
+    if (s == 1 && sip != NULL) P->pend[P->npend++] = (pending){g, 0, sip, false};
+    pn->inputs[s] = plan_input(P, p, s, &ws);
+    if (pn->inputs[s] == NULL) break;
+  }
+  free(need[0]);
+  free(need[1]);
+  /* a rewrite whose target the walk did not reach (it cannot: the searches
+   * follow the walk) is dropped rather than left dangling */
+  for (size_t k = mark; k < P->npend; k++)
+    if (!P->pend[k].used && P->pend[k].semi == pn->feeds) pn->feeds = NULL;
+  P->npend = mark;
+  if (pn->inputs[0] == NULL || pn->inputs[1] == NULL) return NULL;
+  /* with several ranks: the sides exchanged by their keys, or the small
+   * right side broadcast (at run time, by its size) */
+  ladle_distribution dl = pn->inputs[0]->dist, dr = pn->inputs[1]->dist;
+  bool rbcast = how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
+                how == LADLE_JOIN_ANTI || how == LADLE_JOIN_CROSS;
+  pn->dist = dl == LADLE_DIST_REPLICATED && dr == LADLE_DIST_REPLICATED ? LADLE_DIST_REPLICATED
+                                                                        : LADLE_DIST_SHARDED;
+  if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED &&
+      !(dr == LADLE_DIST_REPLICATED && rbcast) &&
+      !(dl == LADLE_DIST_REPLICATED &&
+        (how == LADLE_JOIN_INNER || how == LADLE_JOIN_RIGHT || how == LADLE_JOIN_CROSS))) {
+    if (how == LADLE_JOIN_CROSS) {
+      pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+    } else {
+      ladle_exchange_kind xk = rbcast ? LADLE_EXCHANGE_JOIN : LADLE_EXCHANGE_HASH;
+      pn->inputs[0] = exchange(P, pn->inputs[0], xk, p->keys, nk);
+      pn->inputs[1] = exchange(P, pn->inputs[1], xk, p->rkeys, nk);
+    }
+    if (pn->inputs[0] == NULL || pn->inputs[1] == NULL) return NULL;
+  }
+  return pn;
+}
+
+static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
+  want none = {NULL, false, false};
+  ladle_pnode *pn = NULL;
+  switch (p->kind) {
+    case LADLE_NODE_SCAN:
+    case LADLE_NODE_SCAN_PARQUET:
+    case LADLE_NODE_SCAN_CSV:
+      pn = pn_new(P,
+                  p->kind == LADLE_NODE_SCAN           ? LADLE_POP_SCAN
+                  : p->kind == LADLE_NODE_SCAN_PARQUET ? LADLE_POP_SCAN_PARQUET
+                                                       : LADLE_POP_SCAN_CSV,
+                  p, 0);
+      if (pn != NULL) pn->views = w->views;
+      return pn;
+    case LADLE_NODE_FILTER: {
+      pn = pn_new(P, LADLE_POP_FILTER, p, 1);
+      if (pn == NULL) return NULL;
+      pn->views = w->views;
+      pn->need = bools_copy(P, w->need, p->schema.n);
+      pn->defer = w->defer;
+      /* right over a Parquet scan (not deferred, not cut by a transfer in
+       * between): the scan reads the columns the predicate reads, and the
+       * filter the others from the files at the rows it keeps (late
+       * materialisation, as Polars' reader does) */
+      const ladle_plan *in = p->inputs[0];
+      if (!w->defer && in->kind == LADLE_NODE_SCAN_PARQUET && in->schema.n == p->schema.n &&
+          !pending_at(P, p, 0)) {
+        size_t n = p->schema.n, nlate = 0;
+        bool *late = calloc(LADLE_MAX(n, 1), sizeof *late);
+        if (late == NULL) {
+          P->oom = true;
+          return NULL;
+        }
+        ladle_exec_mark_columns(p->exprs[0], late, n); /* read by the predicate, for now */
+        for (size_t i = 0; i < n; i++) nlate += (late[i] = !late[i]);
+        if (nlate > 0)
+          pn->late = late;
+        else
+          free(late);
+      }
+      pn->inputs[0] = plan_input(P, p, 0, &none);
+      if (pn->inputs[0] == NULL) return NULL;
+      if (pn->late != NULL && pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET)
+        pn->inputs[0]->late = pn->late; /* the scan, nothing between */
+      else if (pn->late != NULL) {
+        free(pn->late);
+        pn->late = NULL;
+      }
+      pn->dist = pn->inputs[0]->dist;
+      return pn;
+    }
+    case LADLE_NODE_SELECT:
+    case LADLE_NODE_WITH_COLUMNS:
+    case LADLE_NODE_PROJECT: {
+      bool pick = p->kind == LADLE_NODE_PROJECT;
+      pn = pn_new(P, pick ? LADLE_POP_PROJECT : LADLE_POP_PROJECTION, p, 1);
+      if (pn == NULL) return NULL;
+      pn->views = w->views;
+      want wi = {NULL, false, pick && w->views}; /* a projection passes the result on */
+      bool *need = NULL;
+      const ladle_plan *f = p->inputs[0];
+      if (p->kind != LADLE_NODE_WITH_COLUMNS && f->kind == LADLE_NODE_FILTER) {
+        /* a filter's columns the parent does not read are not compacted */
+        need = calloc(LADLE_MAX(f->schema.n, 1), sizeof *need);
+        if (need == NULL) {
+          P->oom = true;
+          return NULL;
+        }
+        if (!pick)
+          for (size_t i = 0; i < p->nexprs; i++)
+            ladle_exec_mark_columns(p->exprs[i], need, f->schema.n);
+        else
+          for (size_t i = 0; i < p->schema.n; i++)
+            if (p->out_map[i] >= 0 && (size_t)p->out_map[i] < f->schema.n)
+              need[p->out_map[i]] = true;
+        wi.need = need;
+      }
+      pn->inputs[0] = plan_input(P, p, 0, &wi);
+      free(need);
+      if (pn->inputs[0] == NULL) return NULL;
+      pn->dist = pn->inputs[0]->dist;
+      if (!pick && !row_wise(p)) /* windows, aggregations: over every row */
+        pn->inputs[0] = exchange_for(P, pn->inputs[0], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+      if (pn->inputs[0] == NULL) return NULL;
+      if (!pick && !row_wise(p)) pn->dist = pn->inputs[0]->dist;
+      return pn;
+    }
+    case LADLE_NODE_GROUP_BY:
+      return plan_group_by(P, p, w);
+    case LADLE_NODE_JOIN:
+      return plan_join(P, p, w);
+    case LADLE_NODE_SORT: {
+      bool topk = p->limit >= 0;
+      pn = pn_new(P, topk ? LADLE_POP_TOP_K : LADLE_POP_SORT, p, 1);
+      if (pn == NULL) return NULL;
+      pn->views = w->views;
+      ladle_pnode *in = plan_input(P, p, 0, &none);
+      if (in == NULL) return NULL;
+      if (P->o->ranks > 1 && in->dist != LADLE_DIST_REPLICATED) {
+        if (topk) { /* each rank's top k, every rank's gathered, the top k of them */
+          ladle_pnode *local = pn_new(P, LADLE_POP_TOP_K, p, 1);
+          if (local == NULL) return NULL;
+          local->partial = true;
+          local->inputs[0] = in;
+          in = exchange(P, local, LADLE_EXCHANGE_BROADCAST, NULL, 0);
+        } else { /* a sample sort: ranges by sampled splitters, then each sorted */
+          in = exchange(P, in, LADLE_EXCHANGE_RANGE, p->exprs, p->nexprs);
+        }
+        if (in == NULL) return NULL;
+      }
+      pn->inputs[0] = in;
+      pn->dist = in->dist;
+      return pn;
+    }
+    case LADLE_NODE_DISTINCT: {
+      pn = pn_new(P, LADLE_POP_DISTINCT, p, 1);
+      if (pn == NULL) return NULL;
+      pn->views = w->views;
+      ladle_pnode *in = plan_input(P, p, 0, &none);
+      if (in == NULL) return NULL;
+      if (P->o->ranks > 1 && in->dist != LADLE_DIST_REPLICATED) {
+        if (p->keep != LADLE_KEEP_NONE) { /* the rank's distinct rows first */
+          ladle_pnode *local = pn_new(P, LADLE_POP_DISTINCT, p, 1);
+          if (local == NULL) return NULL;
+          local->partial = true;
+          local->inputs[0] = in;
+          local->dist = in->dist;
+          in = local;
+        }
+        in = exchange(P, in, LADLE_EXCHANGE_HASH, NULL, 0); /* by the subset's columns */
+        if (in == NULL) return NULL;
+      }
+      pn->inputs[0] = in;
+      pn->dist = in->dist;
+      return pn;
+    }
+    case LADLE_NODE_SLICE:
+    case LADLE_NODE_ROW_INDEX: {
+      pn = pn_new(P, p->kind == LADLE_NODE_SLICE ? LADLE_POP_SLICE : LADLE_POP_ROW_INDEX, p, 1);
+      if (pn == NULL) return NULL;
+      pn->views = w->views;
+      pn->inputs[0] = plan_input(P, p, 0, &none);
+      if (pn->inputs[0] == NULL) return NULL;
+      /* a slice of a union runs the union's inputs until it has its rows */
+      if (p->kind == LADLE_NODE_SLICE && p->offset >= 0 && p->length >= 0 &&
+          pn->inputs[0]->op == LADLE_POP_UNION && pn->inputs[0]->lp == p->inputs[0])
+        pn->inputs[0]->limit = p->offset + p->length;
+      pn->dist = pn->inputs[0]->dist;
+      return pn;
+    }
+    case LADLE_NODE_UNION:
+    case LADLE_NODE_HCONCAT: {
+      bool h = p->kind == LADLE_NODE_HCONCAT;
+      pn = pn_new(P, h ? LADLE_POP_HCONCAT : LADLE_POP_UNION, p, p->ninputs);
+      if (pn == NULL) return NULL;
+      pn->views = w->views;
+      pn->dist = LADLE_DIST_REPLICATED;
+      for (size_t i = 0; i < p->ninputs; i++) {
+        ladle_pnode *c = plan_input(P, p, i, &none);
+        /* side by side needs the rows in one order: every rank all of them */
+        if (h) c = exchange_for(P, c, LADLE_EXCHANGE_BROADCAST, NULL, 0);
+        if (c == NULL) return NULL;
+        pn->inputs[i] = c;
+        if (c->dist == LADLE_DIST_SHARDED) pn->dist = LADLE_DIST_SHARDED;
+      }
+      return pn;
+    }
+    case LADLE_NODE_CACHE: {
+      for (size_t i = 0; i < P->nmemo; i++)
+        if (P->memo[i].lp == p) return P->memo[i].pn;
+      if (P->nmemo == P->capmemo) {
+        size_t cap = P->capmemo ? P->capmemo * 2 : 4;
+        memo *m = realloc(P->memo, cap * sizeof *m);
+        if (m == NULL) {
+          P->oom = true;
+          return NULL;
+        }
+        P->memo = m;
+        P->capmemo = cap;
+      }
+      pn = pn_new(P, LADLE_POP_CACHE, p, 1);
+      if (pn == NULL) return NULL;
+      P->memo[P->nmemo++] = (memo){p, pn};
+      pn->inputs[0] = plan_node(P, p->inputs[0], &none); /* no rewrite reaches in */
+      if (pn->inputs[0] == NULL) return NULL;
+      pn->dist = pn->inputs[0]->dist;
+      return pn;
+    }
+  }
+  return NULL; /* a node kind the planner does not know */
+}
+
+/* Pre-order ids from 1, each node once (CACHE nodes have several parents). */
+static void number(ladle_pplan *pp, ladle_pnode *pn, int *next, ladle_pnode **order) {
+  if (pn->id != 0) return;
+  pn->id = (*next)++;
+  order[pn->id - 1] = pn;
+  for (size_t i = 0; i < pn->ninputs; i++) number(pp, pn->inputs[i], next, order);
+}
+
+static void pnode_free(ladle_pnode *pn) {
+  if (pn->op == LADLE_POP_FILTER) {
+    free(pn->need);
+    free(pn->late); /* the scan's is the same array */
+  }
+  free(pn->inputs);
+  free(pn);
+}
+
+void ladle_pplan_destroy(ladle_pplan *pp) {
+  if (pp == NULL) return;
+  for (size_t i = 0; i < pp->n; i++) pnode_free(pp->nodes[i]);
+  free(pp->nodes);
+  free(pp);
+}
+
+ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opts,
+                               ladle_pplan **out, ladle_error *err) {
+  ladle_pplan *pp = calloc(1, sizeof *pp);
+  if (pp == NULL) return LADLE_OOM(err, "physical plan");
+  pp->ranks = LADLE_MAX(opts->ranks, 1);
+  planner P;
+  memset(&P, 0, sizeof P);
+  P.pp = pp;
+  P.o = opts;
+  want top = {NULL, false, true};
+  pp->root = plan_node(&P, lp, &top);
+  free(P.memo);
+  ladle_pnode **order = NULL;
+  if (pp->root != NULL && !P.oom) order = calloc(LADLE_MAX(pp->n, 1), sizeof *order);
+  if (order == NULL) {
+    bool unknown = pp->root == NULL && !P.oom;
+    ladle_pplan_destroy(pp);
+    return unknown ? ladle_err_set(err, LADLE_ENOTSUP,
+                                   "physical plan: a plan node kind it "
+                                   "does not know")
+                   : LADLE_OOM(err, "physical plan");
+  }
+  int next = 1;
+  number(pp, pp->root, &next, order);
+  /* nodes made but not reached (none, by construction) are freed here */
+  size_t reached = (size_t)(next - 1);
+  for (size_t i = 0; i < pp->n; i++)
+    if (pp->nodes[i]->id == 0) pnode_free(pp->nodes[i]);
+  free(pp->nodes);
+  pp->nodes = order;
+  pp->n = reached;
+  *out = pp;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------------- explain */
+
+/* The operator's name as the logical plan's text starts it. */
+const char *ladle_pnode_name(const ladle_pnode *pn) {
+  switch (pn->op) {
+    case LADLE_POP_SCAN:
+    case LADLE_POP_SCAN_PARQUET:
+    case LADLE_POP_SCAN_CSV:
+      return "SCAN";
+    case LADLE_POP_PROJECTION:
+      return pn->lp->kind == LADLE_NODE_SELECT ? "SELECT" : "WITH_COLUMNS";
+    default:
+      return ladle_pop_name(pn->op);
+  }
+}
+
+static void names_of(ladle_strbuf *b, const ladle_schema *s, const bool *which, bool value) {
+  ladle_strbuf_printf(b, "[");
+  bool first = true;
+  for (size_t i = 0; i < s->n; i++)
+    if (which[i] == value) {
+      ladle_strbuf_printf(b, "%s\"%s\"", first ? "" : ", ", s->names[i]);
+      first = false;
+    }
+  ladle_strbuf_printf(b, "]");
+}
+
+static void exprs_of(ladle_strbuf *b, ladle_bexpr *const *e, size_t n, const ladle_schema *in) {
+  ladle_strbuf_printf(b, "[");
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0) ladle_strbuf_printf(b, ", ");
+    ladle_bexpr_explain(e[i], in, b);
+  }
+  ladle_strbuf_printf(b, "]");
+}
+
+static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth, bool *seen,
+                         ladle_strbuf *b) {
+  ladle_strbuf_printf(b, "%*s#%d ", depth * 2, "", pn->id);
+  if (seen[pn->id - 1]) { /* a CACHE node's second parent */
+    ladle_strbuf_printf(b, "CACHE (shared, runs once: above)\n");
+    return;
+  }
+  seen[pn->id - 1] = true;
+  const ladle_plan *p = pn->lp;
+  const ladle_schema *in = pn->ninputs > 0 ? pn->inputs[0]->schema : pn->schema;
+  switch (pn->op) {
+    case LADLE_POP_SEMI_FILTER:
+      ladle_strbuf_printf(b, "SEMI_FILTER ");
+      if (pn->semi == LADLE_SEMI_REDUCTION) {
+        exprs_of(b, (ladle_bexpr *const *)pn->keys, pn->nkeys, in);
+        ladle_strbuf_printf(b,
+                            " in the keys of #%d's left side (semi-join reduction: at run time, "
+                            "when that side has at most 1/32 of these rows and these are "
+                            "65,536 or more)",
+                            pn->from->id);
+      } else {
+        ladle_strbuf_printf(b,
+                            "[col(\"%s\")] in the keys of #%d's right side (predicate transfer: "
+                            "at run time, when that side kept at most 1/8 of its %lld rows)",
+                            in->names[pn->key_col], pn->from->id, (long long)pn->base_rows);
+      }
+      if (pp->ranks > 1) ladle_strbuf_printf(b, " [keys allgathered]");
+      break;
+    case LADLE_POP_EXCHANGE:
+      ladle_strbuf_printf(b, "EXCHANGE %s", ladle_exchange_name(pn->xkind));
+      if (pn->xnkeys > 0) {
+        ladle_strbuf_printf(b, " by ");
+        exprs_of(b, pn->xkeys, pn->xnkeys, in);
+      } else if (pn->xkind == LADLE_EXCHANGE_HASH) {
+        ladle_strbuf_printf(b, " by the unique subset");
+      }
+      if (pn->xkind == LADLE_EXCHANGE_JOIN)
+        ladle_strbuf_printf(b,
+                            " (hashed by the keys, unless the right side is under the "
+                            "broadcast limit at run time: then it is broadcast and the "
+                            "left side stays)");
+      if (pn->xkind == LADLE_EXCHANGE_RANGE)
+        ladle_strbuf_printf(b,
+                            " (splitters sampled from every rank: rank 0 gets the first "
+                            "rows)");
+      break;
+    case LADLE_POP_GROUP_BY_PARTIAL:
+      ladle_strbuf_printf(b, "GROUP_BY_PARTIAL per chunk ");
+      exprs_of(b, p->keys, p->nkeys, in);
+      break;
+    case LADLE_POP_GROUP_BY_FINAL:
+      ladle_plan_node_text(p, b);
+      ladle_strbuf_printf(b,
+                          ", final step (at run time the partial step is turned down when the "
+                          "input is under 100,000 rows or four chunks, or has more than "
+                          "one group per 8 rows: then the whole group-by)");
+      break;
+    case LADLE_POP_TOP_K:
+      ladle_strbuf_printf(b, "TOP_K%s k=%lld ", pn->partial ? " (each rank's)" : "",
+                          (long long)p->limit);
+      ladle_plan_node_text(p, b);
+      ladle_strbuf_printf(b,
+                          " (the top-k kernel when k <= 1/8 of the rows and 2^20, else "
+                          "a sort and its first k)");
+      break;
+    case LADLE_POP_DISTINCT:
+      if (pn->partial) ladle_strbuf_printf(b, "(each rank's) ");
+      ladle_plan_node_text(p, b);
+      break;
+    default:
+      ladle_plan_node_text(p, b);
+  }
+  if (pn->op == LADLE_POP_FILTER && pn->need != NULL) {
+    ladle_strbuf_printf(b, " compact=");
+    names_of(b, pn->schema, pn->need, true);
+  }
+  if (pn->op == LADLE_POP_FILTER && pn->late != NULL) {
+    ladle_strbuf_printf(b, " late=");
+    names_of(b, pn->schema, pn->late, true);
+    ladle_strbuf_printf(b, " (read from the files at the kept rows)");
+  }
+  if (pn->op == LADLE_POP_SCAN_PARQUET && pn->late != NULL) {
+    ladle_strbuf_printf(b, " reads ");
+    names_of(b, pn->schema, pn->late, false);
+    ladle_strbuf_printf(b, " (the rest late, for #%d)", pn->id - 1);
+  }
+  if (pn->op == LADLE_POP_FILTER && pn->defer)
+    ladle_strbuf_printf(b,
+                        " deferred (its input and kept rows go to the join, which gathers "
+                        "the other columns at its output rows)");
+  if (pn->op == LADLE_POP_JOIN && pn->right_first) ladle_strbuf_printf(b, " right side first");
+  if (pn->op == LADLE_POP_JOIN && pn->feeds != NULL)
+    ladle_strbuf_printf(b, " feeds #%d", pn->feeds->id);
+  if (pn->op == LADLE_POP_UNION && pn->limit >= 0)
+    ladle_strbuf_printf(b, " (inputs in order until %lld rows)", (long long)pn->limit);
+  if (pp->ranks > 1 && (pn->op == LADLE_POP_SLICE || pn->op == LADLE_POP_ROW_INDEX) &&
+      pn->dist == LADLE_DIST_SHARDED)
+    ladle_strbuf_printf(b, " [global: offsets from an allgather of each rank's row count]");
+  if (pp->ranks > 1 && (pn->op == LADLE_POP_SCAN_PARQUET || pn->op == LADLE_POP_SCAN_CSV))
+    ladle_strbuf_printf(b, " [this rank's share of the row groups]");
+  if (pp->ranks > 1 && pn->op == LADLE_POP_SCAN) ladle_strbuf_printf(b, " [this rank's rows]");
+  if (pn->pipelined) ladle_strbuf_printf(b, " [pipelined]");
+  ladle_strbuf_printf(b, "\n");
+  for (size_t i = 0; i < pn->ninputs; i++) explain_node(pp, pn->inputs[i], depth + 1, seen, b);
+}
+
+void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
+  bool *seen = calloc(LADLE_MAX(pp->n, 1), sizeof *seen);
+  if (seen == NULL) {
+    b->failed = true;
+    return;
+  }
+  explain_node(pp, pp->root, 0, seen, b);
+  free(seen);
+  if (pp->ranks > 1)
+    ladle_strbuf_printf(b, "result: %s\n",
+                        pp->root->dist == LADLE_DIST_REPLICATED
+                            ? "replicated (every rank the whole result)"
+                            : "sharded (each rank its rows)");
+  /* pipelines: the chains that run chunk by chunk into a partial group-by */
+  ladle_strbuf_printf(b, "\npipelines:\n");
+  int n = 0;
+  for (size_t i = 0; i < pp->n; i++) {
+    const ladle_pnode *g = pp->nodes[i];
+    if (g->op != LADLE_POP_GROUP_BY_FINAL) continue;
+    const ladle_pnode *part = g->inputs[0];
+    while (part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
+    ladle_strbuf_printf(b, "  %d. ", ++n);
+    const ladle_pnode *chain[64];
+    size_t k = 0;
+    const ladle_pnode *r = part->inputs[0];
+    if (g->source != NULL)
+      for (; r != g->source && k < 64; r = r->inputs[0]) chain[k++] = r;
+    ladle_strbuf_printf(b, "#%d %s (its output) -> ", r->id, ladle_pnode_name(r));
+    while (k > 0) {
+      k--;
+      ladle_strbuf_printf(b, "#%d %s -> ", chain[k]->id, ladle_pnode_name(chain[k]));
+    }
+    ladle_strbuf_printf(b, "#%d GROUP_BY_PARTIAL | %s | #%d GROUP_BY_FINAL\n", part->id,
+                        pp->ranks > 1 ? "EXCHANGE" : "(1 rank: no exchange)", g->id);
+  }
+  if (n == 0) ladle_strbuf_printf(b, "  none\n");
+  ladle_strbuf_printf(b,
+                      "  (every other node runs on its own, each chunk in parallel, "
+                      "and materialises its output)\n");
+}

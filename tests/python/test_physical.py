@@ -1,0 +1,206 @@
+"""The physical plan (src/exec/physical.c): every rewrite is an explicit node or
+field that engine.explain() prints, and the query with it equals Polars. With
+ranks > 1, explain() shows the EXCHANGE nodes multi-rank execution will run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import assert_same
+from tpch_queries import QUERIES, load_all
+
+import ladle
+
+
+def physical(text: str) -> list[str]:
+    """The physical plan's node lines."""
+    lines = text.split("physical plan")[1].split("\npipelines:")[0].splitlines()[1:]
+    return [x.strip() for x in lines if x.strip()]
+
+
+def node(text: str, start: str) -> str:
+    for x in physical(text):
+        if x.split(" ", 1)[1].startswith(start):
+            return x
+    raise AssertionError(f"no {start!r} node in\n{text}")
+
+
+def node_id(line: str) -> int:
+    return int(line.split(" ", 1)[0][1:])
+
+
+@pytest.fixture(scope="module")
+def pq(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    n = 300_000
+    r = np.random.default_rng(0)
+    df = pl.DataFrame(
+        {
+            "k": r.integers(0, 20_000, n),
+            "j": r.integers(0, 1000, n),
+            "v": r.integers(-5, 5, n),
+            "s": [f"s{i}" for i in range(n)],
+        }
+    )
+    path = tmp_path_factory.mktemp("physical") / "t.parquet"
+    df.write_parquet(path, row_group_size=50_000)
+    return path
+
+
+def transfer_query(pq: Path) -> pl.LazyFrame:
+    # a filter straight over a Parquet scan (late columns), under a left join
+    # and a computed column; the top join's small right side transfers its keys
+    # down to where k enters: the scan under that filter
+    big = pl.scan_parquet(pq).filter(pl.col("v") > 0).with_columns(v2=pl.col("v") + 1)
+    dim = pl.DataFrame({"j": np.arange(1000), "o": np.arange(1000) * 2}).lazy()
+    few = pl.DataFrame({"k": np.arange(20_000)}).lazy().filter(pl.col("k") < 50)
+    return big.join(dim, on="j", how="left").with_columns(w=pl.col("o").fill_null(0) + pl.col("k")).join(few, on="k")
+
+
+def test_transfer_below_a_late_filter_keeps_every_row(pq: Path) -> None:
+    # ladle used to cut the scan's output (its late columns still placeholders)
+    # and then read the late columns by the uncut row groups: 0 rows, not 323
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    lf = transfer_query(pq)
+    before = e._engine.stats()["rows_transferred"]
+    got = assert_same(lf, e, ordered=False)
+    assert got.height > 0
+    assert e._engine.stats()["rows_transferred"] > before
+    text = e.explain(lf)
+    semi = node(text, "SEMI_FILTER")
+    assert "predicate transfer" in semi
+    top = physical(text)[0]
+    assert "right side first" in top and f"feeds #{node_id(semi)}" in top
+    flt = node(text, "FILTER [(col(\"v\")")
+    assert "late=" not in flt, "a filter whose scan output is cut by a transfer reads nothing late"
+    assert node_id(semi) == node_id(flt) + 1
+
+
+def test_late_columns_of_a_filter_over_parquet(pq: Path) -> None:
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    lf = pl.scan_parquet(pq).filter(pl.col("v") == 3)
+    assert_same(lf, e)
+    text = e.explain(lf)
+    flt = node(text, "FILTER")
+    assert 'late=["k", "j", "s"]' in flt
+    scan = node(text, "SCAN parquet")
+    assert 'reads ["v"]' in scan and f"for #{node_id(flt)}" in scan
+
+
+def test_deferred_join_input_and_compacted_columns() -> None:
+    r = np.random.default_rng(1)
+    n = 50_000
+    fact = pl.DataFrame({"k": r.integers(0, 100, n), "x": r.normal(size=n), "t": r.integers(0, 9, n)}).lazy()
+    dim = pl.DataFrame({"k": np.arange(100), "name": [f"n{i}" for i in range(100)]}).lazy()
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    lf = fact.filter(pl.col("t") > 2).join(dim, on="k", how="left")
+    assert_same(lf, e)
+    flt = node(e.explain(lf), "FILTER")
+    assert "deferred" in flt and 'compact=["k"]' in flt
+    # a select over a filter: the predicate's own column is not compacted
+    lf2 = fact.filter(pl.col("t") > 2).select(pl.col("x") * 2)
+    assert_same(lf2, e)
+    flt2 = node(e.explain(lf2), "FILTER")
+    assert 'compact=["x"]' in flt2 and "deferred" not in flt2
+
+
+def test_semi_join_reduction_of_a_group_by() -> None:
+    r = np.random.default_rng(2)
+    n = 200_000
+    orders = pl.DataFrame({"o": r.integers(0, 50_000, n), "s": r.integers(0, 30, n)}).lazy()
+    few = pl.DataFrame({"o": np.arange(0, 50_000, 997)}).lazy()
+    multi = orders.group_by("o").agg(pl.col("s").n_unique().alias("ns")).filter(pl.col("ns") > 1)
+    lf = few.join(multi, on="o", how="semi")
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    assert_same(lf, e, ordered=False)
+    text = e.explain(lf)
+    semi = node(text, "SEMI_FILTER")
+    assert "semi-join reduction" in semi
+    join = physical(text)[0]
+    assert join.split(" ", 1)[1].startswith("JOIN semi") and f"feeds #{node_id(semi)}" in join
+    # the reduced group-by does not take the pipeline (its input is cut first)
+    assert node_id(node(text, "GROUP_BY")) < node_id(semi)
+
+
+def test_top_k_and_union_limit() -> None:
+    df = pl.DataFrame({"a": np.arange(10_000) % 977, "b": np.arange(10_000)}).lazy()
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    lf = df.sort(["a", "b"], descending=[True, False]).head(5)
+    assert_same(lf, e)
+    assert node(e.explain(lf), "TOP_K k=5")
+    u = pl.concat([df, df, df]).head(12_000)
+    assert_same(u, e)
+    assert "inputs in order until 12000 rows" in node(e.explain(u), "UNION")
+
+
+def test_group_by_pipeline_listed() -> None:
+    r = np.random.default_rng(3)
+    df = pl.DataFrame({"k": r.integers(0, 9, 200_000), "x": r.normal(size=200_000)}).lazy()
+    lf = df.filter(pl.col("x") > 0).with_columns(y=pl.col("x") * 2).group_by("k").agg(pl.col("y").sum())
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    assert_same(lf, e, ordered=False)
+    text = e.explain(lf)
+    final = node(text, "GROUP_BY")
+    assert "final step" in final
+    part = node(text, "GROUP_BY_PARTIAL")
+    assert node_id(part) == node_id(final) + 1
+    assert "[pipelined]" in node(text, "FILTER") and "[pipelined]" in node(text, "WITH_COLUMNS")
+    pipes = text.split("\npipelines:\n")[1].splitlines()
+    assert pipes[0].strip().startswith("1. #") and "SCAN (its output)" in pipes[0]
+    assert pipes[0].rstrip().endswith(f"#{node_id(part)} GROUP_BY_PARTIAL | (1 rank: no exchange) | #{node_id(final)} GROUP_BY_FINAL")
+    assert "EXCHANGE" not in "\n".join(physical(text))
+    # a median does not split: one GROUP_BY, no pipeline
+    text2 = e.explain(df.group_by("k").agg(pl.col("x").median()))
+    assert "GROUP_BY_PARTIAL" not in text2 and "\npipelines:\n  none" in text2
+
+
+def test_exchanges_planned_for_ranks() -> None:
+    r = np.random.default_rng(4)
+    a = pl.DataFrame({"k": r.integers(0, 99, 1000), "x": r.normal(size=1000)}).lazy()
+    b = pl.DataFrame({"k": np.arange(99), "y": np.arange(99)}).lazy()
+    e = ladle.Engine(threads=2)
+    g = e.explain(a.group_by("k").agg(pl.col("x").sum()), ranks=3)
+    assert "3 ranks, as planned for them" in g
+    nodes = physical(g)
+    ops = [x.split(" ", 2)[1] for x in nodes]
+    assert ops[:3] == ["GROUP_BY", "EXCHANGE", "GROUP_BY_PARTIAL"], nodes
+    assert 'EXCHANGE hash by [col("k")' in nodes[1]
+    assert "result: sharded" in g
+    # a global aggregation: every rank the result
+    red = e.explain(a.select(pl.col("x").mean()), ranks=2)
+    assert "EXCHANGE broadcast" in red and "result: replicated" in red
+    j = e.explain(a.join(b, on="k"), ranks=2)
+    assert sum("EXCHANGE join by" in x for x in physical(j)) == 2
+    f = e.explain(a.join(b, on="k", how="full"), ranks=2)
+    assert sum("EXCHANGE hash by" in x for x in physical(f)) == 2
+    so = e.explain(a.sort("x"), ranks=2)
+    assert 'EXCHANGE range by [col("x")]' in so
+    tk = e.explain(a.sort("x").head(3), ranks=2)
+    assert "TOP_K (each rank's)" in tk and "EXCHANGE broadcast" in tk and "result: replicated" in tk
+    d = e.explain(a.unique(subset="k"), ranks=2)
+    assert "(each rank's) UNIQUE" in d and "EXCHANGE hash by the unique subset" in d
+    # one rank: none
+    assert "EXCHANGE" not in e.explain(a.join(b, on="k").group_by("k").agg(pl.col("x").sum()), ranks=1)
+    with pytest.raises(ValueError, match="ranks"):
+        e.explain(a, ranks=0)
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, pl.LazyFrame]:
+    return {k: v.lazy() for k, v in load_all().items()}
+
+
+@pytest.mark.parametrize("q", sorted(QUERIES))
+def test_tpch_explains_for_ranks(q: int, tables: dict[str, pl.LazyFrame]) -> None:
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    lf = QUERIES[q](tables)
+    one = e.explain(lf)
+    many = e.explain(lf, ranks=4)
+    assert "EXCHANGE" not in "\n".join(physical(one))
+    ids = [node_id(x) for x in physical(one)]
+    assert ids[0] == 1 and all(i >= 1 for i in ids)
+    # every TPC-H query groups or joins: rows move between ranks
+    assert any(" EXCHANGE " in f" {x}" for x in physical(many)), many
+    assert "result: " in many
