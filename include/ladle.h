@@ -437,13 +437,20 @@ LADLE_API ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, la
  * up to `threads` threads (0: one per core). */
 LADLE_API ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
                                                      ladle_plan **out_plan, ladle_error *err);
-/* Big string-view columns' conversions are kept across scans of the same
- * buffers (with a reference that keeps those buffers alive), least recently
- * used out first past LADLE_VIEW_CACHE_MB (default: 1/16 of memory, at most
- * 2 GiB; 0: off). This drops every kept conversion and its references. */
-LADLE_API void ladle_view_cache_clear(void);
+typedef struct ladle_engine ladle_engine;
+/* An in-memory scan for `engine`: conversions run on its threads, and big
+ * string-view columns' conversions are kept in the engine's cache across
+ * scans of the same buffers (with a reference that keeps those buffers
+ * alive), least recently used out first past LADLE_VIEW_CACHE_MB (default:
+ * 1/16 of memory, at most 2 GiB; 0: off), until the engine is destroyed. */
+LADLE_API ladle_status ladle_plan_scan_arrow_engine(struct ArrowArrayStream *stream,
+                                                    ladle_engine *engine, ladle_plan **out_plan,
+                                                    ladle_error *err);
+/* Drops every conversion the engine keeps, and their references. */
+LADLE_API void ladle_engine_view_cache_clear(ladle_engine *engine);
 /* The kept conversions, the bytes they count, and how many scans used one. */
-LADLE_API void ladle_view_cache_stats(size_t *entries, size_t *bytes, uint64_t *hits);
+LADLE_API void ladle_engine_view_cache_stats(ladle_engine *engine, size_t *entries, size_t *bytes,
+                                             uint64_t *hits);
 /* How many view-only string columns (pieces) were made since the library was
  * loaded: a result's strings gathered as their input's views, or decoded from
  * Parquet as views. */

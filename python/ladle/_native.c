@@ -493,7 +493,25 @@ static PyObject *engine_explain(EngineObject *self, PyObject *args) {
   return s;
 }
 
+static PyObject *engine_view_cache_clear(EngineObject *self, PyObject *unused) {
+  (void)unused;
+  Py_BEGIN_ALLOW_THREADS ladle_engine_view_cache_clear(self->eng);
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+static PyObject *engine_view_cache_stats(EngineObject *self, PyObject *unused) {
+  (void)unused;
+  size_t entries, bytes;
+  uint64_t hits;
+  ladle_engine_view_cache_stats(self->eng, &entries, &bytes, &hits);
+  return Py_BuildValue("(nnK)", (Py_ssize_t)entries, (Py_ssize_t)bytes, (unsigned long long)hits);
+}
+
 static PyMethodDef engine_methods[] = {
+    {"view_cache_stats", (PyCFunction)engine_view_cache_stats, METH_NOARGS,
+     "(entries, bytes, hits) of the string-view conversions this engine keeps across scans"},
+    {"view_cache_clear", (PyCFunction)engine_view_cache_clear, METH_NOARGS,
+     "drops the string-view conversions this engine keeps across scans"},
     {"explain", (PyCFunction)engine_explain, METH_VARARGS,
      "explain(plan, ranks=0) -> str: the logical and physical plans, pipelines and exchanges "
      "on this engine (as planned for `ranks` ranks when > 0)"},
@@ -706,9 +724,14 @@ static PyObject *py_over(PyObject *m, PyObject *args) {
   } while (0)
 
 static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
-  PyObject *obj;
+  PyObject *obj, *engine = Py_None;
   int threads = 1;
-  if (!PyArg_ParseTuple(args, "O|i", &obj, &threads)) return NULL;
+  if (!PyArg_ParseTuple(args, "O|iO", &obj, &threads, &engine)) return NULL;
+  if (engine != Py_None && !PyObject_TypeCheck(engine, &EngineType)) {
+    PyErr_SetString(PyExc_TypeError, "scan_arrow: engine must be a ladle._native.Engine or None");
+    return NULL;
+  }
+  ladle_engine *eng = engine != Py_None ? ((EngineObject *)engine)->eng : NULL;
   PyObject *cap = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
   if (cap == NULL) return NULL;
   struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
@@ -723,7 +746,9 @@ static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st;
-  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_arrow_threads(&moved, threads, &out, &err);
+  Py_BEGIN_ALLOW_THREADS st = eng != NULL
+                                  ? ladle_plan_scan_arrow_engine(&moved, eng, &out, &err)
+                                  : ladle_plan_scan_arrow_threads(&moved, threads, &out, &err);
   Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
   return wrap_plan(out);
 }
@@ -1176,22 +1201,6 @@ static PyObject *py_row_index(PyObject *m, PyObject *args) {
   FINISH_PLAN(ladle_plan_row_index(p, name, off, &out, &err));
 }
 
-static PyObject *py_view_cache_clear(PyObject *self, PyObject *args) {
-  (void)self;
-  (void)args;
-  Py_BEGIN_ALLOW_THREADS ladle_view_cache_clear();
-  Py_END_ALLOW_THREADS Py_RETURN_NONE;
-}
-
-static PyObject *py_view_cache_stats(PyObject *self, PyObject *args) {
-  (void)self;
-  (void)args;
-  size_t entries, bytes;
-  uint64_t hits;
-  ladle_view_cache_stats(&entries, &bytes, &hits);
-  return Py_BuildValue("(nnK)", (Py_ssize_t)entries, (Py_ssize_t)bytes, (unsigned long long)hits);
-}
-
 static PyObject *py_view_only_columns(PyObject *self, PyObject *args) {
   (void)self;
   (void)args;
@@ -1201,10 +1210,6 @@ static PyObject *py_view_only_columns(PyObject *self, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"view_only_columns", py_view_only_columns, METH_NOARGS,
      "how many view-only string columns were made (gathered or decoded as views)"},
-    {"view_cache_stats", py_view_cache_stats, METH_NOARGS,
-     "(entries, bytes, hits) of the string-view conversions kept across queries"},
-    {"view_cache_clear", py_view_cache_clear, METH_NOARGS,
-     "drops the string-view conversions kept across queries"},
     {"col", py_col, METH_VARARGS, "col(name)"},
     {"lit", py_lit, METH_VARARGS, "lit(kind, value, dtype)"},
     {"lit_series", py_lit_series, METH_VARARGS, "lit_series([Expr])"},
@@ -1218,7 +1223,8 @@ static PyMethodDef module_methods[] = {
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS,
-     "scan_arrow(obj with __arrow_c_stream__, threads=1)"},
+     "scan_arrow(obj with __arrow_c_stream__, threads=1, engine=None): with an engine, on its "
+     "threads and with its cache of string-view conversions"},
     {"scan_parquet", py_scan_parquet, METH_VARARGS,
      "scan_parquet([paths], [columns]|None, n_rows|-1, filters=None, insert_missing_columns=False, "
      "raise_on_extra_columns=False)"},

@@ -137,7 +137,7 @@ class Engine(_PolarsEngine):
             raise LadleError(N.LADLE_EINVAL, f"Polars failed while planning this query: {e}") from None
         sink: dict[str, Any] | None = None
         try:
-            tr = Translator(nt, self.threads, lambda: _explain(lf, optimizations))
+            tr = Translator(nt, self.threads, lambda: _explain(lf, optimizations), self._engine)
             sink = tr.sink()
             if sink is not None:
                 return tr.translate_input(), "", sink
@@ -157,7 +157,10 @@ class Engine(_PolarsEngine):
                 return None, str(first), None
             try:
                 plan = Translator(
-                    self._visit(mixed, optimizations), self.threads, lambda: _explain(mixed, optimizations)
+                    self._visit(mixed, optimizations),
+                    self.threads,
+                    lambda: _explain(mixed, optimizations),
+                    self._engine,
                 ).translate()
             except Unsupported as second:
                 # both: the scan's reason names the file and the column

@@ -285,8 +285,13 @@ def sliced_unordered_join(nt: Any) -> bool:
 class Translator:
     """Walks a NodeTraverser from its current node and builds a ladle plan."""
 
-    def __init__(self, nt: Any, threads: int = 1, explain: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self, nt: Any, threads: int = 1, explain: Callable[[], str] | None = None, engine: Any = None
+    ) -> None:
         self.nt = nt
+        # the native engine: in-memory scans convert on its threads, into its
+        # cache of string-view conversions (None: a pool made per scan, no cache)
+        self.engine = engine
         self._explain = explain  # Polars' text of the same optimized plan (see _exact_ns)
         self._explain_text: str | None = None
         self.threads = threads  # for converting in-memory columns (string views)
@@ -412,7 +417,7 @@ class Translator:
             df = pl.DataFrame([df.get_column(c) for c in ir.projection])
             if df.width == 0 and height > 0:
                 rows = pl.DataFrame({"_": pl.repeat(None, height, dtype=pl.Boolean, eager=True)})
-                plan = N.select(N.scan_arrow(rows, self.threads), [])
+                plan = N.select(N.scan_arrow(rows, self.threads, self.engine), [])
                 return plan if ir.selection is None else N.filter(plan, self.expr(ir.selection.node))
         for name, dt in df.schema.items():
             _ladle_type(dt, f"column '{name}' of an in-memory DataFrame")
@@ -423,7 +428,8 @@ class Translator:
         # through Polars' stream export
         wide = any(dt in (pl.Int128, pl.UInt128) for dt in df.schema.values())
         via_arrow = df.width > 0 and not wide
-        plan = N.scan_arrow(df.to_arrow(compat_level=pl.CompatLevel.newest()) if via_arrow else df, self.threads)
+        src = df.to_arrow(compat_level=pl.CompatLevel.newest()) if via_arrow else df
+        plan = N.scan_arrow(src, self.threads, self.engine)
         if ir.selection is not None:
             plan = N.filter(plan, self.expr(ir.selection.node))
         return plan

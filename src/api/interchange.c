@@ -14,17 +14,43 @@ ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan *
 ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
                                            ladle_plan **out_plan, ladle_error *err) {
   ladle_table *t = NULL;
-  LADLE_RETURN_NOT_OK(ladle_table_import_stream(stream, threads, &t, err));
+  LADLE_RETURN_NOT_OK(ladle_table_import_stream(stream, threads, NULL, NULL, &t, err));
   ladle_status st = ladle_plan_scan_table(t, out_plan, err);
   ladle_table_release(t); /* the plan holds its own reference */
   return st;
+}
+
+ladle_status ladle_plan_scan_arrow_engine(struct ArrowArrayStream *stream, ladle_engine *e,
+                                          ladle_plan **out_plan, ladle_error *err) {
+  if (e == NULL) return ladle_plan_scan_arrow_threads(stream, 1, out_plan, err);
+  ladle_table *t = NULL;
+  /* conversions allocate from the engine's resource (counted, its cache) */
+  ladle_mr *was = ladle_mr_set(e->mr);
+  ladle_status st =
+      ladle_table_import_stream(stream, ladle_pool_threads(e->pool), e->pool, e->views, &t, err);
+  ladle_mr_set(was);
+  if (st != LADLE_OK) return st;
+  st = ladle_plan_scan_table(t, out_plan, err);
+  ladle_table_release(t);
+  return st;
+}
+
+void ladle_engine_view_cache_clear(ladle_engine *e) {
+  if (e != NULL) ladle_view_cache_clear(e->views);
+}
+
+void ladle_engine_view_cache_stats(ladle_engine *e, size_t *entries, size_t *bytes,
+                                   uint64_t *hits) {
+  ladle_view_cache_stats(e != NULL ? e->views : NULL, entries, bytes, hits);
 }
 
 ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArrayStream *out,
                                         ladle_error *err) {
   ladle_table *t = ladle_result_table(r);
   if (t == NULL) return LADLE_OOM(err, "result table");
+  ladle_mr *was = ladle_mr_set(r->mr); /* the engine's resource, while it lives */
   ladle_status st = ladle_table_export_stream(t, false, 1, out, err);
+  ladle_mr_set(was);
   ladle_table_release(t);
   return st;
 }
@@ -34,7 +60,9 @@ ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArray
 ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
                                               ladle_error *err) {
   ladle_table *t = ladle_table_ref(r->table);
+  ladle_mr *was = ladle_mr_set(r->mr);
   ladle_status st = ladle_table_export_stream(t, true, r->threads, out, err);
+  ladle_mr_set(was);
   ladle_table_release(t);
   return st;
 }

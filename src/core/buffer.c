@@ -24,13 +24,16 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
  * heaps back as soon as they empty, so every large column paid for page
  * faults and the kernel's zeroing on each query (about a fifth of a 10M-row
  * group-by, an eighth of TPC-H q9). Instead they are mapped here in size
- * classes (a multiple of 256 KiB, at most 1/8 above the request), advised onto
- * transparent huge pages, and kept on a free list when released, up to a byte
+ * classes (a multiple of 256 KiB, at most 1/8 above the request) and advised
+ * onto transparent huge pages; a memory resource over the host allocator (an
+ * engine's) keeps the ones released on a free list of its own, up to a byte
  * budget: LADLE_BUFFER_CACHE_MB, by default 1/8 of physical memory and at most
  * 4 GiB; 0 turns the cache off. The list holds up to 4096 blocks: a query's
  * morsel-sized outputs alone are hundreds of 1 MiB blocks, and with 512 slots
  * they pushed the column-sized ones out (a fresh, zeroed 80 MiB block per
- * column per 10M-row join: a quarter of its time). Sanitizer builds skip all of it, so that
+ * column per 10M-row join: a quarter of its time). The cache is the engine's:
+ * destroying the engine unmaps what it holds, and blocks of results that
+ * outlive it are unmapped when freed. Sanitizer builds skip all of it, so that
  * use-after-free stays visible. */
 #if defined(__SANITIZE_ADDRESS__)
 #define LADLE_BIG_BLOCKS 0
@@ -47,10 +50,10 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
 #endif
 #endif
 
-#if LADLE_BIG_BLOCKS
 #include <pthread.h>
+
+#if LADLE_BIG_BLOCKS
 #include <sys/mman.h>
-#include <unistd.h>
 
 enum { BIG_MIN = 1 << 20, BIG_STEP = 256 << 10, BIG_SLOTS = 4096 };
 
@@ -59,26 +62,29 @@ typedef struct big_block {
   size_t size;
 } big_block;
 
-static pthread_mutex_t big_mu = PTHREAD_MUTEX_INITIALIZER;
-static big_block big_free[BIG_SLOTS]; /* oldest first */
-static int big_n;
-static size_t big_bytes, big_limit;
-static pthread_once_t big_once = PTHREAD_ONCE_INIT;
+/* A resource's free list of big blocks. */
+typedef struct block_cache {
+  pthread_mutex_t mu;
+  big_block free[BIG_SLOTS]; /* oldest first */
+  int n;
+  size_t bytes, limit; /* limit 0: closed, blocks unmapped as they come back */
+} block_cache;
 
-static void big_init(void) {
+static size_t cache_budget(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   size_t phys = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : (size_t)8 << 30;
-  big_limit = LADLE_MIN(phys / 8, (size_t)4 << 30);
+  size_t limit = LADLE_MIN(phys / 8, (size_t)4 << 30);
   const char *env = getenv("LADLE_BUFFER_CACHE_MB");
   if (env != NULL && *env != '\0') {
     char *end;
     unsigned long long mb = strtoull(env, &end, 10);
-    if (*end == '\0') big_limit = (size_t)mb << 20;
+    if (*end == '\0') limit = (size_t)mb << 20;
   }
+  return limit;
 }
 
 /* The size class of a request of n bytes: n rounded up to a multiple of
- * max(2 MiB, 1/8 of n's power of two). */
+ * max(256 KiB, 1/8 of n's power of two). */
 static size_t big_class(size_t n) {
   size_t p2 = BIG_MIN;
   while (p2 < n) p2 <<= 1;
@@ -86,20 +92,8 @@ static size_t big_class(size_t n) {
   return (n + step - 1) / step * step;
 }
 
-static void *big_alloc(size_t n) {
-  pthread_once(&big_once, big_init);
+static void *big_map(size_t n) {
   size_t c = big_class(n);
-  pthread_mutex_lock(&big_mu);
-  for (int i = big_n - 1; i >= 0; i--)
-    if (big_free[i].size == c) {
-      void *p = big_free[i].p;
-      memmove(&big_free[i], &big_free[i + 1], (size_t)(big_n - 1 - i) * sizeof *big_free);
-      big_n--;
-      big_bytes -= c;
-      pthread_mutex_unlock(&big_mu);
-      return p;
-    }
-  pthread_mutex_unlock(&big_mu);
   void *p = mmap(NULL, c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
 #ifdef MADV_HUGEPAGE
@@ -108,26 +102,75 @@ static void *big_alloc(size_t n) {
   return p;
 }
 
-static void big_release(void *p, size_t n) {
-  size_t c = big_class(n);
+static void big_unmap(void *p, size_t n) { munmap(p, big_class(n)); }
+
+/* A block of n bytes from the cache c (NULL: none), or freshly mapped. */
+static void *big_alloc(block_cache *c, size_t n) {
+  size_t k = big_class(n);
+  if (c != NULL) {
+    pthread_mutex_lock(&c->mu);
+    for (int i = c->n - 1; i >= 0; i--)
+      if (c->free[i].size == k) {
+        void *p = c->free[i].p;
+        memmove(&c->free[i], &c->free[i + 1], (size_t)(c->n - 1 - i) * sizeof *c->free);
+        c->n--;
+        c->bytes -= k;
+        pthread_mutex_unlock(&c->mu);
+        return p;
+      }
+    pthread_mutex_unlock(&c->mu);
+  }
+  return big_map(n);
+}
+
+/* Block p of n bytes back to the cache c (the oldest out past its budget),
+ * or unmapped. */
+static void big_release(block_cache *c, void *p, size_t n) {
+  size_t k = big_class(n);
   big_block evict[BIG_SLOTS];
   int ne = 0;
   bool keep = false;
-  pthread_mutex_lock(&big_mu);
-  if (c <= big_limit) {
-    while (big_n > 0 && (big_n == BIG_SLOTS || big_bytes + c > big_limit)) {
-      evict[ne++] = big_free[0];
-      big_bytes -= big_free[0].size;
-      memmove(&big_free[0], &big_free[1], (size_t)(big_n - 1) * sizeof *big_free);
-      big_n--;
+  if (c != NULL) {
+    pthread_mutex_lock(&c->mu);
+    if (k <= c->limit) {
+      while (c->n > 0 && (c->n == BIG_SLOTS || c->bytes + k > c->limit)) {
+        evict[ne++] = c->free[0];
+        c->bytes -= c->free[0].size;
+        memmove(&c->free[0], &c->free[1], (size_t)(c->n - 1) * sizeof *c->free);
+        c->n--;
+      }
+      c->free[c->n++] = (big_block){p, k};
+      c->bytes += k;
+      keep = true;
     }
-    big_free[big_n++] = (big_block){p, c};
-    big_bytes += c;
-    keep = true;
+    pthread_mutex_unlock(&c->mu);
   }
-  pthread_mutex_unlock(&big_mu);
   for (int i = 0; i < ne; i++) munmap(evict[i].p, evict[i].size);
-  if (!keep) munmap(p, c);
+  if (!keep) munmap(p, k);
+}
+
+/* Unmaps what c holds; with close, later releases unmap too. */
+static void cache_drain(block_cache *c, bool close) {
+  pthread_mutex_lock(&c->mu);
+  int n = c->n;
+  big_block *v = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v);
+  if (v != NULL) {
+    memcpy(v, c->free, (size_t)n * sizeof *v);
+    c->n = 0;
+    c->bytes = 0;
+  }
+  if (close) c->limit = 0;
+  pthread_mutex_unlock(&c->mu);
+  if (v == NULL) { /* no memory for the copy: unmap under the lock */
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < c->n; i++) munmap(c->free[i].p, c->free[i].size);
+    c->n = 0;
+    c->bytes = 0;
+    pthread_mutex_unlock(&c->mu);
+    return;
+  }
+  for (int i = 0; i < n; i++) munmap(v[i].p, v[i].size);
+  free(v);
 }
 #endif
 
@@ -139,7 +182,14 @@ struct ladle_mr {
   int64_t limit;
   atomic_llong current, peak;
   atomic_long refs; /* the owner's and one per live block */
+#if LADLE_BIG_BLOCKS
+  block_cache *cache; /* big host blocks kept for reuse (NULL: none) */
+#endif
 };
+
+#if LADLE_BIG_BLOCKS
+#define MR_CACHE(mr) ((mr) != NULL ? (mr)->cache : NULL)
+#endif
 
 static _Thread_local ladle_mr *current_mr = NULL;
 /* the last refusal by a limit on this thread, for the error message */
@@ -150,7 +200,15 @@ static _Thread_local struct {
 } refused;
 
 static void mr_unref(ladle_mr *mr) {
-  if (atomic_fetch_sub_explicit(&mr->refs, 1, memory_order_acq_rel) == 1) free(mr);
+  if (atomic_fetch_sub_explicit(&mr->refs, 1, memory_order_acq_rel) != 1) return;
+#if LADLE_BIG_BLOCKS
+  if (mr->cache != NULL) {
+    cache_drain(mr->cache, true);
+    pthread_mutex_destroy(&mr->cache->mu);
+    free(mr->cache);
+  }
+#endif
+  free(mr);
 }
 
 /* Counts n bytes in, or refuses them past the limit (and remembers why). */
@@ -181,14 +239,25 @@ static void mr_give(ladle_mr *mr, size_t n) {
 static void *mr_alloc(void *ctx, size_t size) {
   ladle_mr *mr = ctx;
   if (!mr_take(mr, size)) return NULL;
-  void *p = mr->parent->alloc(mr->parent->ctx, size);
+  void *p;
+#if LADLE_BIG_BLOCKS
+  if (mr->cache != NULL && size >= BIG_MIN)
+    p = big_alloc(mr->cache, size);
+  else
+#endif
+    p = mr->parent->alloc(mr->parent->ctx, size);
   if (p == NULL) mr_give(mr, size);
   return p;
 }
 
 static void mr_free(void *ctx, void *p, size_t size) {
   ladle_mr *mr = ctx;
-  mr->parent->free(mr->parent->ctx, p, size);
+#if LADLE_BIG_BLOCKS
+  if (mr->cache != NULL && size >= BIG_MIN)
+    big_release(mr->cache, p, size);
+  else
+#endif
+    mr->parent->free(mr->parent->ctx, p, size);
   mr_give(mr, size);
 }
 
@@ -207,12 +276,48 @@ ladle_status ladle_mr_create(const ladle_allocator *parent, int64_t limit, ladle
   atomic_init(&mr->current, 0);
   atomic_init(&mr->peak, 0);
   atomic_init(&mr->refs, 1);
+#if LADLE_BIG_BLOCKS
+  size_t budget = parent == ladle_allocator_host() ? cache_budget() : 0;
+  if (budget > 0 && (mr->cache = calloc(1, sizeof *mr->cache)) != NULL) {
+    pthread_mutex_init(&mr->cache->mu, NULL);
+    mr->cache->limit = budget;
+  }
+#endif
   *out = mr;
   return LADLE_OK;
 }
 
 void ladle_mr_release(ladle_mr *mr) {
+  if (mr == NULL) return;
+#if LADLE_BIG_BLOCKS
+  /* the owner is done: what the cache holds goes back to the system now, and
+   * blocks of results still alive go back as they are freed */
+  if (mr->cache != NULL) cache_drain(mr->cache, true);
+#endif
+  mr_unref(mr);
+}
+
+ladle_mr *ladle_mr_ref(ladle_mr *mr) {
+  if (mr != NULL) atomic_fetch_add_explicit(&mr->refs, 1, memory_order_relaxed);
+  return mr;
+}
+
+void ladle_mr_unref(ladle_mr *mr) {
   if (mr != NULL) mr_unref(mr);
+}
+
+int64_t ladle_mr_cached(const ladle_mr *mr) {
+#if LADLE_BIG_BLOCKS
+  if (mr == NULL || mr->cache == NULL) return 0;
+  block_cache *c = mr->cache;
+  pthread_mutex_lock(&c->mu);
+  int64_t n = (int64_t)c->bytes;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+#else
+  LADLE_UNUSED(mr);
+  return 0;
+#endif
 }
 
 ladle_mr *ladle_mr_set(ladle_mr *mr) {
@@ -266,7 +371,7 @@ void *ladle_scratch_alloc(size_t size, bool zero) {
   int big = 0;
 #if LADLE_BIG_BLOCKS
   if (total >= BIG_MIN) {
-    h = big_alloc(total);
+    h = big_alloc(MR_CACHE(mr), total);
     /* zeroed by writing even when fresh from mmap: see ladle_zalloc */
     if (h != NULL && zero) memset(h + 1, 0, size);
     big = 1;
@@ -290,7 +395,7 @@ void ladle_scratch_free(void *p) {
   size_t total = h->total;
 #if LADLE_BIG_BLOCKS
   if (h->big) {
-    big_release(h, total);
+    big_release(MR_CACHE(mr), h, total);
     if (mr != NULL) mr_give(mr, total);
     return;
   }
@@ -302,7 +407,7 @@ void ladle_scratch_free(void *p) {
 static void *host_alloc(void *ctx, size_t size) {
   LADLE_UNUSED(ctx);
 #if LADLE_BIG_BLOCKS
-  if (size >= BIG_MIN) return big_alloc(size);
+  if (size >= BIG_MIN) return big_map(size); /* no resource: no cache */
 #endif
   void *p = NULL;
   /* Round up so that aligned_alloc's size rule holds; never ask for 0 bytes. */
@@ -315,7 +420,7 @@ static void host_free(void *ctx, void *p, size_t size) {
   LADLE_UNUSED(ctx);
 #if LADLE_BIG_BLOCKS
   if (size >= BIG_MIN) {
-    big_release(p, size);
+    big_unmap(p, size);
     return;
   }
 #endif

@@ -68,15 +68,22 @@ const ladle_allocator *ladle_allocator_host(void);
  * array comes from it: the thread that executes sets it as its current
  * resource, and the thread pool hands the submitter's to its workers (as it
  * does the cancellation flag). Memory outlives the engine where a result does:
- * each live block holds a reference to the resource. */
+ * each live block holds a reference to the resource. Over the host allocator
+ * it keeps released big blocks for reuse (buffer.c), until its owner releases
+ * it. */
 typedef struct ladle_mr ladle_mr;
 ladle_status ladle_mr_create(const ladle_allocator *parent, int64_t limit, ladle_mr **out,
                              ladle_error *err);
 void ladle_mr_release(ladle_mr *mr);  /* the owner's reference */
+ladle_mr *ladle_mr_ref(ladle_mr *mr); /* another holder's (NULL passes) */
+void ladle_mr_unref(ladle_mr *mr);    /* drops ladle_mr_ref's (NULL passes) */
 ladle_mr *ladle_mr_set(ladle_mr *mr); /* this thread's current resource; returns the last one */
 ladle_mr *ladle_mr_current(void);
 int64_t ladle_mr_bytes(const ladle_mr *mr);
 int64_t ladle_mr_peak(const ladle_mr *mr);
+/* Bytes of released big blocks the resource keeps for reuse (its own cache,
+ * unmapped when the owner releases it). */
+int64_t ladle_mr_cached(const ladle_mr *mr);
 
 /* ----------------------------------------------------------------- buffers */
 

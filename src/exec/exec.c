@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../interop/interop.h"
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -1533,6 +1535,8 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   ladle_status st = ladle_pool_create(o.threads, &e->pool, err);
   if (st == LADLE_OK) st = ladle_comm_self_create(NULL, &e->comm, err);
   if (st == LADLE_OK) st = ladle_mr_create(ladle_allocator_host(), o.memory_limit, &e->mr, err);
+  if (st == LADLE_OK && (e->views = ladle_view_cache_create()) == NULL)
+    st = LADLE_OOM(err, "engine view cache");
   if (st != LADLE_OK) {
     ladle_engine_destroy(e);
     return st;
@@ -1543,6 +1547,7 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
 
 void ladle_engine_destroy(ladle_engine *e) {
   if (e == NULL) return;
+  ladle_view_cache_destroy(e->views); /* its references to callers' frames go too */
   ladle_pool_destroy(e->pool);
   ladle_comm_destroy(e->comm);
   ladle_mr_release(e->mr);
@@ -1588,6 +1593,7 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, la
   ladle_result *r = calloc(1, sizeof *r);
   if (r == NULL) return LADLE_OOM(err, "result");
   r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;
+  r->mr = ladle_mr_ref(eng->mr);
   ladle_pplan *pp;
   ladle_pplan_opts po = {eng->comm->size, s.be->gather_pieces != NULL, s.be->top_k_indices != NULL};
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
@@ -1629,6 +1635,7 @@ ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
   ladle_result *m = (ladle_result *)(uintptr_t)r;
   ladle_status st = LADLE_OK;
   pthread_mutex_lock(&result_mu);
+  ladle_mr *was = ladle_mr_set(r->mr);
   const ladle_table *t = m->table;
   bool any = false;
   for (size_t k = 0; k < t->nchunks && !any; k++)
@@ -1653,6 +1660,7 @@ ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
   } else if (any) {
     ladle_table_release(n);
   }
+  ladle_mr_set(was);
   pthread_mutex_unlock(&result_mu);
   return st;
 }
@@ -1665,5 +1673,6 @@ ladle_table *ladle_result_table(const ladle_result *r) {
 void ladle_result_destroy(ladle_result *r) {
   if (r == NULL) return;
   ladle_table_release(r->table);
+  ladle_mr_unref(r->mr);
   free(r);
 }

@@ -12,8 +12,9 @@ struct ladle_engine {
   ladle_engine_opts opts;
   ladle_pool *pool;
   const ladle_backend *backend;
-  ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
-  ladle_mr *mr;     /* where a query's buffers and scratch come from */
+  ladle_comm *comm;               /* single rank ("self") until the distributed layer lands */
+  ladle_mr *mr;                   /* where a query's buffers and scratch come from */
+  struct ladle_view_cache *views; /* string-view conversions kept across scans */
   int64_t morsel_rows;
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
 };
@@ -21,6 +22,7 @@ struct ladle_engine {
 struct ladle_result {
   ladle_table *table; /* may hold view-only columns: see ladle_result_plain */
   int threads;        /* the engine's, for work on the result (its export) */
+  ladle_mr *mr;       /* the engine's resource (a reference): exports allocate from it */
 };
 
 /* Turns the result's view-only columns (ladle_column.views) into offsets and

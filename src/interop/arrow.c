@@ -176,6 +176,7 @@ typedef struct view_jobs {
   char *chars;
   int64_t total; /* bytes of the column */
   _Atomic bool bad;
+  ladle_view_cache *cache; /* conversions kept across imports, or NULL */
 } view_jobs;
 
 enum { VIEW_PARALLEL_MIN = 1 << 16 };
@@ -211,7 +212,8 @@ static ladle_status view_copy_piece(void *ctx, size_t k, ladle_error *err) {
   return LADLE_OK;
 }
 
-/* Conversions kept across queries. A DataFrame queried again hands over the
+/* Conversions kept across queries (an engine's cache: ladle_view_cache). A
+ * DataFrame queried again hands over the
  * same Arrow buffers, so a big view column's conversion is kept, keyed by the
  * addresses of its views and data buffers, together with a reference to the
  * batch that holds them: while the entry lives the keyed memory cannot be
@@ -220,7 +222,8 @@ static ladle_status view_copy_piece(void *ctx, size_t k, ladle_error *err) {
  * Polars copies a buffer it does not own alone before writing to it). Entries
  * go least recently used first past a budget: LADLE_VIEW_CACHE_MB, by default
  * 1/16 of the memory up to 2 GiB; 0 turns the cache off. The budget counts the
- * converted column and the view column it came from. */
+ * converted column and the view column it came from. Destroying the cache (its
+ * engine) drops every entry and the references they hold. */
 typedef struct view_cache_entry {
   const uint8_t *views;
   int64_t n, ndata;
@@ -233,12 +236,18 @@ typedef struct view_cache_entry {
   uint64_t used;
 } view_cache_entry;
 
-static struct {
+struct ladle_view_cache {
   pthread_mutex_t mu;
   view_cache_entry *e;
   size_t n, cap, bytes;
   uint64_t clock, hits;
-} vcache = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0, 0};
+};
+
+ladle_view_cache *ladle_view_cache_create(void) {
+  ladle_view_cache *c = calloc(1, sizeof *c);
+  if (c != NULL) pthread_mutex_init(&c->mu, NULL);
+  return c;
+}
 
 static size_t view_cache_budget(void) {
   const char *v = getenv("LADLE_VIEW_CACHE_MB");
@@ -248,15 +257,15 @@ static size_t view_cache_budget(void) {
   return LADLE_MIN(mem / 16, (size_t)2 << 30);
 }
 
-static void view_cache_drop(size_t k) {
-  view_cache_entry *e = &vcache.e[k];
-  vcache.bytes -= e->bytes;
+static void view_cache_drop(ladle_view_cache *vc, size_t k) {
+  view_cache_entry *e = &vc->e[k];
+  vc->bytes -= e->bytes;
   ladle_buffer_release(e->offsets);
   ladle_buffer_release(e->chars);
   holder_release(e->h);
   free(e->data);
   free(e->sizes);
-  vcache.e[k] = vcache.e[--vcache.n];
+  vc->e[k] = vc->e[--vc->n];
 }
 
 static bool view_cache_match(const view_cache_entry *e, const view_job *j) {
@@ -271,29 +280,30 @@ static bool view_cache_match(const view_cache_entry *e, const view_job *j) {
 }
 
 /* The kept conversion of j into c (offsets and bytes), if there is one. */
-static bool view_cache_get(const view_job *j, ladle_column *c) {
-  if (j->n < VIEW_PARALLEL_MIN || j->vb.n < 0 || view_cache_budget() == 0) return false;
+static bool view_cache_get(ladle_view_cache *vc, const view_job *j, ladle_column *c) {
+  if (vc == NULL || j->n < VIEW_PARALLEL_MIN || j->vb.n < 0 || view_cache_budget() == 0)
+    return false;
   bool hit = false;
-  pthread_mutex_lock(&vcache.mu);
-  for (size_t k = 0; k < vcache.n && !hit; k++) {
-    view_cache_entry *e = &vcache.e[k];
+  pthread_mutex_lock(&vc->mu);
+  for (size_t k = 0; k < vc->n && !hit; k++) {
+    view_cache_entry *e = &vc->e[k];
     if (!view_cache_match(e, j)) continue;
-    e->used = ++vcache.clock;
+    e->used = ++vc->clock;
     c->owners[1] = ladle_buffer_ref(e->offsets);
     c->owners[2] = ladle_buffer_ref(e->chars);
     c->values = e->values;
     c->chars = e->bytes_at;
-    vcache.hits++;
+    vc->hits++;
     hit = true;
   }
-  pthread_mutex_unlock(&vcache.mu);
+  pthread_mutex_unlock(&vc->mu);
   return hit;
 }
 
 /* Keeps the conversion c of j, within the budget (best effort: no memory, no
  * entry). */
-static void view_cache_put(const view_job *j, const ladle_column *c) {
-  if (j->n < VIEW_PARALLEL_MIN || j->vb.n < 0) return;
+static void view_cache_put(ladle_view_cache *vc, const view_job *j, const ladle_column *c) {
+  if (vc == NULL || j->n < VIEW_PARALLEL_MIN || j->vb.n < 0) return;
   int64_t ndata = j->vb.n;
   const int64_t *sizes = j->vb.sizes;
   const int64_t *o = c->values;
@@ -318,31 +328,31 @@ static void view_cache_put(const view_job *j, const ladle_column *c) {
     if (sizes) e.sizes[b] = sizes[b];
   }
   e.bytes = bytes;
-  pthread_mutex_lock(&vcache.mu);
-  for (size_t k = 0; k < vcache.n; k++)
-    if (view_cache_match(&vcache.e[k], j)) { /* another thread kept it first */
-      pthread_mutex_unlock(&vcache.mu);
+  pthread_mutex_lock(&vc->mu);
+  for (size_t k = 0; k < vc->n; k++)
+    if (view_cache_match(&vc->e[k], j)) { /* another thread kept it first */
+      pthread_mutex_unlock(&vc->mu);
       free(e.data);
       free(e.sizes);
       return;
     }
-  while (vcache.n > 0 && vcache.bytes + bytes > budget) {
+  while (vc->n > 0 && vc->bytes + bytes > budget) {
     size_t lru = 0;
-    for (size_t k = 1; k < vcache.n; k++)
-      if (vcache.e[k].used < vcache.e[lru].used) lru = k;
-    view_cache_drop(lru);
+    for (size_t k = 1; k < vc->n; k++)
+      if (vc->e[k].used < vc->e[lru].used) lru = k;
+    view_cache_drop(vc, lru);
   }
-  if (vcache.n == vcache.cap) {
-    size_t cap = vcache.cap ? 2 * vcache.cap : 16;
-    view_cache_entry *ne = realloc(vcache.e, cap * sizeof *ne);
+  if (vc->n == vc->cap) {
+    size_t cap = vc->cap ? 2 * vc->cap : 16;
+    view_cache_entry *ne = realloc(vc->e, cap * sizeof *ne);
     if (ne == NULL) {
-      pthread_mutex_unlock(&vcache.mu);
+      pthread_mutex_unlock(&vc->mu);
       free(e.data);
       free(e.sizes);
       return;
     }
-    vcache.e = ne;
-    vcache.cap = cap;
+    vc->e = ne;
+    vc->cap = cap;
   }
   atomic_fetch_add_explicit(&j->h->refcount, 1, memory_order_relaxed);
   e.h = j->h;
@@ -350,33 +360,44 @@ static void view_cache_put(const view_job *j, const ladle_column *c) {
   e.chars = ladle_buffer_ref(c->owners[2]);
   e.values = c->values;
   e.bytes_at = c->chars;
-  e.used = ++vcache.clock;
-  vcache.e[vcache.n++] = e;
-  vcache.bytes += bytes;
-  pthread_mutex_unlock(&vcache.mu);
+  e.used = ++vc->clock;
+  vc->e[vc->n++] = e;
+  vc->bytes += bytes;
+  pthread_mutex_unlock(&vc->mu);
 }
 
-void ladle_view_cache_stats(size_t *entries, size_t *bytes, uint64_t *hits) {
-  pthread_mutex_lock(&vcache.mu);
-  *entries = vcache.n;
-  *bytes = vcache.bytes;
-  *hits = vcache.hits;
-  pthread_mutex_unlock(&vcache.mu);
+void ladle_view_cache_stats(ladle_view_cache *vc, size_t *entries, size_t *bytes, uint64_t *hits) {
+  *entries = *bytes = 0;
+  *hits = 0;
+  if (vc == NULL) return;
+  pthread_mutex_lock(&vc->mu);
+  *entries = vc->n;
+  *bytes = vc->bytes;
+  *hits = vc->hits;
+  pthread_mutex_unlock(&vc->mu);
 }
 
-void ladle_view_cache_clear(void) {
-  pthread_mutex_lock(&vcache.mu);
-  while (vcache.n > 0) view_cache_drop(vcache.n - 1);
-  free(vcache.e);
-  vcache.e = NULL;
-  vcache.cap = 0;
-  pthread_mutex_unlock(&vcache.mu);
+void ladle_view_cache_clear(ladle_view_cache *vc) {
+  if (vc == NULL) return;
+  pthread_mutex_lock(&vc->mu);
+  while (vc->n > 0) view_cache_drop(vc, vc->n - 1);
+  free(vc->e);
+  vc->e = NULL;
+  vc->cap = 0;
+  pthread_mutex_unlock(&vc->mu);
+}
+
+void ladle_view_cache_destroy(ladle_view_cache *vc) {
+  if (vc == NULL) return;
+  ladle_view_cache_clear(vc);
+  pthread_mutex_destroy(&vc->mu);
+  free(vc);
 }
 
 /* Converts view column j into a fresh offsets-and-bytes column, with `pool`
  * (NULL: on this thread). */
 static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, ladle_error *err) {
-  if (view_cache_get(j, j->out)) return LADLE_OK;
+  if (view_cache_get(v->cache, j, j->out)) return LADLE_OK;
   int threads = pool ? ladle_pool_threads(pool) : 1;
   v->cur = j;
   v->npieces = j->n < VIEW_PARALLEL_MIN ? 1 : (int64_t)threads * 4;
@@ -409,7 +430,7 @@ static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, 
       c->values = s.values;
       c->chars = s.chars;
       s.owners[1] = s.owners[2] = NULL;
-      view_cache_put(j, c);
+      view_cache_put(v->cache, j, c);
     }
     ladle_column_release(&s);
   }
@@ -419,19 +440,21 @@ static ladle_status view_run(view_jobs *v, const view_job *j, ladle_pool *pool, 
 }
 
 /* Runs every put-off conversion with a pool of `threads`, and drops the jobs. */
-static ladle_status view_jobs_finish(view_jobs *v, int threads, bool run, ladle_error *err) {
+static ladle_status view_jobs_finish(view_jobs *v, int threads, ladle_pool *shared, bool run,
+                                     ladle_error *err) {
   ladle_status st = LADLE_OK;
-  ladle_pool *pool = NULL;
+  ladle_pool *pool = shared, *own = NULL;
   if (threads <= 0) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     threads = cores > 0 ? (int)cores : 1;
   }
-  if (run && v->n > 0 && threads > 1) st = ladle_pool_create(threads, &pool, err);
+  if (run && v->n > 0 && pool == NULL && threads > 1) st = ladle_pool_create(threads, &own, err);
+  if (own != NULL) pool = own;
   for (size_t k = 0; k < v->n; k++) {
     if (run && st == LADLE_OK) st = view_run(v, &v->jobs[k], pool, err);
     holder_release(v->jobs[k].h);
   }
-  ladle_pool_destroy(pool);
+  ladle_pool_destroy(own);
   free(v->jobs);
   memset(v, 0, sizeof *v);
   return st;
@@ -637,9 +660,11 @@ static ladle_status import_column(batch_holder *h, const struct ArrowSchema *sch
 }
 
 ladle_status ladle_table_import_stream(struct ArrowArrayStream *stream, int threads,
-                                       ladle_table **out, ladle_error *err) {
+                                       ladle_pool *pool, ladle_view_cache *cache, ladle_table **out,
+                                       ladle_error *err) {
   view_jobs vj;
   memset(&vj, 0, sizeof vj);
+  vj.cache = cache;
   if (stream == NULL || stream->release == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "scan_arrow: released or NULL stream");
   struct ArrowSchema sch;
@@ -727,7 +752,7 @@ ladle_status ladle_table_import_stream(struct ArrowArrayStream *stream, int thre
     holder_release(h); /* the columns hold their own references */
   }
   {
-    ladle_status vs = view_jobs_finish(&vj, threads, st == LADLE_OK, err);
+    ladle_status vs = view_jobs_finish(&vj, threads, pool, st == LADLE_OK, err);
     if (st == LADLE_OK) st = vs;
   }
   if (st == LADLE_OK) {

@@ -7,14 +7,24 @@
 
 #include "../core/core.h"
 
+/* Big string-view columns' conversions kept across imports of the same
+ * buffers (arrow.c); an engine owns one. */
+typedef struct ladle_view_cache ladle_view_cache;
+ladle_view_cache *ladle_view_cache_create(void); /* NULL: no memory */
+void ladle_view_cache_destroy(ladle_view_cache *vc);
+void ladle_view_cache_clear(ladle_view_cache *vc);
+void ladle_view_cache_stats(ladle_view_cache *vc, size_t *entries, size_t *bytes, uint64_t *hits);
+
 /* Imports an Arrow stream of struct arrays as a new sealed table (release with
  * ladle_table_release): one chunk per batch, whose columns reference the
  * producer's buffers except where layouts differ (then converted, string views
- * with up to `threads` threads; 0: one per core). Consumes the stream (releases
- * it) unless it is NULL or already released. *out is written only on success;
- * on error err names the column ("scan_arrow: ..."). */
+ * on `pool`, or a pool of `threads` threads made for it; 0: one per core; kept
+ * in `cache` when not NULL). Consumes the stream (releases it) unless it is
+ * NULL or already released. *out is written only on success; on error err
+ * names the column ("scan_arrow: ..."). */
 ladle_status ladle_table_import_stream(struct ArrowArrayStream *stream, int threads,
-                                       ladle_table **out, ladle_error *err);
+                                       ladle_pool *pool, ladle_view_cache *cache, ladle_table **out,
+                                       ladle_error *err);
 
 /* Exports t as an Arrow stream, one struct array per chunk, over t's buffers;
  * the stream holds its own reference on t and outlives the caller's. With

@@ -5,6 +5,7 @@ several keys grouped by direct index, and string views converted in pieces."""
 
 from __future__ import annotations
 
+import gc
 from datetime import date
 
 import numpy as np
@@ -521,7 +522,7 @@ def _view_frame(rng: np.random.Generator, n: int = N, pool: list[str | None] = M
 
 
 def test_view_conversions_kept_across_queries(engine, monkeypatch) -> None:
-    from ladle import _native as native
+    native = engine._engine  # the cache is the engine's
 
     monkeypatch.delenv("LADLE_VIEW_CACHE_MB", raising=False)
     native.view_cache_clear()
@@ -554,9 +555,30 @@ def test_view_conversions_kept_across_queries(engine, monkeypatch) -> None:
     assert_same(q, engine)
 
 
+def test_view_cache_is_the_engines(monkeypatch) -> None:
+    monkeypatch.delenv("LADLE_VIEW_CACHE_MB", raising=False)
+    a = ladle.Engine(threads=2, raise_on_fail=True)
+    b = ladle.Engine(threads=2, raise_on_fail=True)
+    df = _view_frame(np.random.default_rng(16))
+    q = df.lazy().select("s", "i")
+    assert_same(q, a)
+    assert a._engine.view_cache_stats()[0] >= 1
+    assert b._engine.view_cache_stats() == (0, 0, 0)  # not shared
+    assert_same(q, b)
+    assert b._engine.view_cache_stats()[0] >= 1
+    # an engine destroyed drops its conversions and its references to the frame's
+    # buffers; the other engine and the frame go on
+    del a
+    gc.collect()
+    df[3, "s"] = "after the engine went"
+    got = df.lazy().select("s").collect(engine=b)
+    assert got["s"][3] == "after the engine went"
+    assert_same(df.lazy().select("s", "i"), b)
+
+
 @pytest.mark.parametrize("mb", ["0", "5"])
 def test_view_cache_budget(engine, monkeypatch, mb) -> None:
-    from ladle import _native as native
+    native = engine._engine
 
     native.view_cache_clear()
     monkeypatch.setenv("LADLE_VIEW_CACHE_MB", mb)
