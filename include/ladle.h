@@ -446,6 +446,14 @@ typedef struct ladle_engine ladle_engine;
 LADLE_API ladle_status ladle_plan_scan_arrow_engine(struct ArrowArrayStream *stream,
                                                     ladle_engine *engine, ladle_plan **out_plan,
                                                     ladle_error *err);
+/* An in-memory scan of ncols Arrow streams, one per column (each batch a piece
+ * of the column, as a Polars Series exports itself without concatenating its
+ * chunks), named `names`; chunks break where any column's pieces do (slices,
+ * not copies). With an engine (or NULL: one thread, no cache) as
+ * ladle_plan_scan_arrow_engine. Consumes every stream. */
+LADLE_API ladle_status ladle_plan_scan_arrow_columns(struct ArrowArrayStream *streams, size_t ncols,
+                                                     const char *const *names, ladle_engine *engine,
+                                                     ladle_plan **out_plan, ladle_error *err);
 /* Drops every conversion the engine keeps, and their references. */
 LADLE_API void ladle_engine_view_cache_clear(ladle_engine *engine);
 /* The kept conversions, the bytes they count, and how many scans used one. */

@@ -723,6 +723,62 @@ static PyObject *py_over(PyObject *m, PyObject *args) {
     return wrap_plan(out);                          \
   } while (0)
 
+/* scan_columns([series...], [names...], engine=None): each object's
+ * __arrow_c_stream__ (a Polars Series: a batch per chunk) as one column. */
+static PyObject *py_scan_columns(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *cols, *names, *engine = Py_None;
+  if (!PyArg_ParseTuple(args, "O!O!|O", &PyList_Type, &cols, &PyList_Type, &names, &engine))
+    return NULL;
+  if (engine != Py_None && !PyObject_TypeCheck(engine, &EngineType)) {
+    PyErr_SetString(PyExc_TypeError, "scan_columns: engine must be a ladle._native.Engine or None");
+    return NULL;
+  }
+  Py_ssize_t n = PyList_GET_SIZE(cols);
+  if (PyList_GET_SIZE(names) != n) {
+    PyErr_SetString(PyExc_ValueError, "scan_columns: as many names as columns");
+    return NULL;
+  }
+  struct ArrowArrayStream *streams = calloc((size_t)(n > 0 ? n : 1), sizeof *streams);
+  const char **cnames = calloc((size_t)(n > 0 ? n : 1), sizeof *cnames);
+  PyObject *ok = NULL;
+  Py_ssize_t got = 0;
+  if (streams == NULL || cnames == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (; got < n; got++) {
+    cnames[got] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, got));
+    if (cnames[got] == NULL) goto done;
+    PyObject *cap = PyObject_CallMethod(PyList_GET_ITEM(cols, got), "__arrow_c_stream__", NULL);
+    if (cap == NULL) goto done;
+    struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
+    if (s == NULL) {
+      Py_DECREF(cap);
+      goto done;
+    }
+    streams[got] = *s; /* moved out: the capsule's destructor sees a released one */
+    s->release = NULL;
+    Py_DECREF(cap);
+  }
+  {
+    ladle_engine *eng = engine != Py_None ? ((EngineObject *)engine)->eng : NULL;
+    ladle_error err;
+    ladle_plan *out = NULL;
+    ladle_status st;
+    Py_BEGIN_ALLOW_THREADS st =
+        ladle_plan_scan_arrow_columns(streams, (size_t)n, cnames, eng, &out, &err);
+    Py_END_ALLOW_THREADS got = 0; /* consumed, also on failure */
+    ok = st == LADLE_OK ? wrap_plan(out) : raise_err(st, &err);
+  }
+done:
+  for (Py_ssize_t i = 0; i < got; i++)
+    if (streams[i].release != NULL) streams[i].release(&streams[i]);
+  free(streams);
+  free(cnames);
+  return ok;
+}
+
 static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
   PyObject *obj, *engine = Py_None;
   int threads = 1;
@@ -1222,6 +1278,9 @@ static PyMethodDef module_methods[] = {
     {"len", py_len, METH_NOARGS, "len()"},
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
+    {"scan_columns", py_scan_columns, METH_VARARGS,
+     "scan_columns([objects with __arrow_c_stream__], [names], engine=None): one column each, "
+     "chunks kept"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS,
      "scan_arrow(obj with __arrow_c_stream__, threads=1, engine=None): with an engine, on its "
      "threads and with its cache of string-view conversions"},

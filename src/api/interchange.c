@@ -35,6 +35,21 @@ ladle_status ladle_plan_scan_arrow_engine(struct ArrowArrayStream *stream, ladle
   return st;
 }
 
+ladle_status ladle_plan_scan_arrow_columns(struct ArrowArrayStream *streams, size_t ncols,
+                                           const char *const *names, ladle_engine *e,
+                                           ladle_plan **out_plan, ladle_error *err) {
+  ladle_table *t = NULL;
+  ladle_mr *was = ladle_mr_set(e != NULL ? e->mr : ladle_mr_current());
+  ladle_status st =
+      ladle_table_import_columns(streams, ncols, names, e != NULL ? ladle_pool_threads(e->pool) : 1,
+                                 e != NULL ? e->pool : NULL, e != NULL ? e->views : NULL, &t, err);
+  ladle_mr_set(was);
+  if (st != LADLE_OK) return st;
+  st = ladle_plan_scan_table(t, out_plan, err);
+  ladle_table_release(t);
+  return st;
+}
+
 void ladle_engine_view_cache_clear(ladle_engine *e) {
   if (e != NULL) ladle_view_cache_clear(e->views);
 }

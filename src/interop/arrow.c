@@ -783,6 +783,159 @@ done:
   return st;
 }
 
+/* One stream per column (a Polars Series' own stream: a batch per chunk,
+ * nothing concatenated). Every batch is fetched first and imported into its
+ * place, then the columns' pieces are cut to common chunk boundaries (zero-copy
+ * slices; none when the columns are chunked alike, the usual case). */
+typedef struct col_pieces {
+  struct ArrowSchema sch;
+  ladle_column *p; /* the imported pieces */
+  int64_t *len;
+  batch_holder **h; /* fetched, not yet imported */
+  size_t n, cap;
+  int64_t rows;
+} col_pieces;
+
+static ladle_status fetch_column(struct ArrowArrayStream *s, const char *name, col_pieces *c,
+                                 ladle_error *err) {
+  for (;;) {
+    batch_holder *h = calloc(1, sizeof *h);
+    if (h == NULL) return LADLE_OOM(err, "arrow batch");
+    atomic_init(&h->refcount, 1);
+    if (s->get_next(s, &h->array) != 0) {
+      const char *m = s->get_last_error ? s->get_last_error(s) : NULL;
+      free(h);
+      return ladle_err_set(err, LADLE_EIO, "scan_arrow: column '%s': get_next failed: %s", name,
+                           m ? m : "(no message)");
+    }
+    if (h->array.release == NULL) {
+      free(h);
+      return LADLE_OK;
+    }
+    if (h->array.length == 0) { /* an empty chunk adds nothing */
+      holder_release(h);
+      continue;
+    }
+    if (c->n == c->cap) {
+      size_t cap = c->cap ? 2 * c->cap : 8;
+      batch_holder **nh = realloc(c->h, cap * sizeof *nh);
+      if (nh == NULL) {
+        holder_release(h);
+        return LADLE_OOM(err, "arrow batches");
+      }
+      c->h = nh;
+      c->cap = cap;
+    }
+    c->h[c->n++] = h;
+    c->rows += h->array.length;
+  }
+}
+
+ladle_status ladle_table_import_columns(struct ArrowArrayStream *streams, size_t ncols,
+                                        const char *const *names, int threads, ladle_pool *pool,
+                                        ladle_view_cache *cache, ladle_table **out,
+                                        ladle_error *err) {
+  view_jobs vj;
+  memset(&vj, 0, sizeof vj);
+  vj.cache = cache;
+  ladle_schema schema;
+  memset(&schema, 0, sizeof schema);
+  ladle_table *t = NULL;
+  col_pieces *cp = calloc(LADLE_MAX(ncols, 1), sizeof *cp);
+  ladle_status st = cp ? ladle_schema_init(&schema, ncols, err) : LADLE_OOM(err, "columns");
+  for (size_t i = 0; st == LADLE_OK && i < ncols; i++) {
+    struct ArrowArrayStream *s = &streams[i];
+    if (s->release == NULL) {
+      st = ladle_err_set(err, LADLE_EINVAL, "scan_arrow: column '%s': released stream", names[i]);
+      break;
+    }
+    if (s->get_schema(s, &cp[i].sch) != 0) {
+      const char *m = s->get_last_error ? s->get_last_error(s) : NULL;
+      st = ladle_err_set(err, LADLE_EIO, "scan_arrow: column '%s': get_schema failed: %s", names[i],
+                         m ? m : "(no message)");
+      break;
+    }
+    ladle_dtype dt;
+    int sec;
+    bool view;
+    st = parse_field(&cp[i].sch, names[i], &dt, &sec, &view, err);
+    if (st == LADLE_OK) st = ladle_schema_set(&schema, i, names[i], dt, err);
+    if (st == LADLE_OK) st = fetch_column(s, names[i], &cp[i], err);
+    if (st == LADLE_OK && i > 0 && cp[i].rows != cp[0].rows)
+      st = ladle_err_set(err, LADLE_ECORRUPT,
+                         "scan_arrow: column '%s' has %lld rows, column '%s' %lld", names[i],
+                         (long long)cp[i].rows, names[0], (long long)cp[0].rows);
+    if (st == LADLE_OK) {
+      cp[i].p = calloc(LADLE_MAX(cp[i].n, 1), sizeof *cp[i].p);
+      cp[i].len = calloc(LADLE_MAX(cp[i].n, 1), sizeof *cp[i].len);
+      if (cp[i].p == NULL || cp[i].len == NULL) st = LADLE_OOM(err, "columns");
+    }
+    /* the pieces import into their places (view conversions put off into vj) */
+    for (size_t k = 0; st == LADLE_OK && k < cp[i].n; k++) {
+      batch_holder *h = cp[i].h[k];
+      cp[i].len[k] = h->array.length;
+      st = import_column(h, &cp[i].sch, &h->array, &vj, &cp[i].p[k], err);
+    }
+  }
+  {
+    ladle_status vs = view_jobs_finish(&vj, threads, pool, st == LADLE_OK, err);
+    if (st == LADLE_OK) st = vs;
+  }
+  /* chunks at the union of the columns' piece boundaries: counted, then cut */
+  size_t *at = calloc(LADLE_MAX(ncols, 1), sizeof *at);      /* the piece now read */
+  int64_t *base = calloc(LADLE_MAX(ncols, 1), sizeof *base); /* its first row */
+  if (st == LADLE_OK && (at == NULL || base == NULL)) st = LADLE_OOM(err, "columns");
+  int64_t rows = ncols > 0 && cp != NULL ? cp[0].rows : 0;
+  for (int pass = 0; pass < 2 && st == LADLE_OK; pass++) {
+    size_t k = 0;
+    int64_t row = 0;
+    memset(at, 0, LADLE_MAX(ncols, 1) * sizeof *at);
+    memset(base, 0, LADLE_MAX(ncols, 1) * sizeof *base);
+    while (st == LADLE_OK && row < rows) {
+      int64_t end = rows;
+      for (size_t i = 0; i < ncols; i++) end = LADLE_MIN(end, base[i] + cp[i].len[at[i]]);
+      ladle_chunk *ck = pass == 1 ? &t->chunks[k] : NULL;
+      if (ck != NULL) ck->length = end - row;
+      for (size_t i = 0; st == LADLE_OK && i < ncols; i++) {
+        int64_t stop = base[i] + cp[i].len[at[i]];
+        if (ck != NULL && row == base[i] && end == stop)
+          ladle_column_copy_ref(&cp[i].p[at[i]], &ck->columns[i]);
+        else if (ck != NULL)
+          st = ladle_column_slice(&cp[i].p[at[i]], row - base[i], end - row, &ck->columns[i], err);
+        if (end == stop) {
+          base[i] = end;
+          at[i]++;
+        }
+      }
+      row = end;
+      k++;
+    }
+    if (pass == 0 && st == LADLE_OK) st = ladle_table_create(&schema, k, &t, err);
+  }
+  if (st == LADLE_OK) ladle_table_seal(t);
+  free(at);
+  free(base);
+  for (size_t i = 0; cp != NULL && i < ncols; i++) {
+    for (size_t k = 0; k < cp[i].n; k++) {
+      if (cp[i].p != NULL) ladle_column_release(&cp[i].p[k]);
+      holder_release(cp[i].h[k]); /* the columns hold their own references */
+    }
+    free(cp[i].p);
+    free(cp[i].len);
+    free(cp[i].h);
+    if (cp[i].sch.release) cp[i].sch.release(&cp[i].sch);
+  }
+  for (size_t i = 0; i < ncols; i++)
+    if (streams[i].release != NULL) streams[i].release(&streams[i]);
+  free(cp);
+  ladle_schema_release(&schema);
+  if (st == LADLE_OK)
+    *out = t;
+  else
+    ladle_table_release(t);
+  return st;
+}
+
 /* ------------------------------------------------------------------ export */
 
 typedef struct schema_private {

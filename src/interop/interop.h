@@ -26,6 +26,16 @@ ladle_status ladle_table_import_stream(struct ArrowArrayStream *stream, int thre
                                        ladle_pool *pool, ladle_view_cache *cache, ladle_table **out,
                                        ladle_error *err);
 
+/* Imports ncols streams, one per column (each batch a piece of that column,
+ * as a Polars Series exports itself), named `names`, as a table whose chunks
+ * break where any column's pieces do (slices, no copies). Conversions as
+ * ladle_table_import_stream. Consumes every stream. Columns of different
+ * heights are LADLE_ECORRUPT. */
+ladle_status ladle_table_import_columns(struct ArrowArrayStream *streams, size_t ncols,
+                                        const char *const *names, int threads, ladle_pool *pool,
+                                        ladle_view_cache *cache, ladle_table **out,
+                                        ladle_error *err);
+
 /* Exports t as an Arrow stream, one struct array per chunk, over t's buffers;
  * the stream holds its own reference on t and outlives the caller's. With
  * string_views, STRING columns that fit go out as string views ("vu"), made

@@ -118,3 +118,34 @@ def test_strings_go_to_polars_as_views_and_to_arrow_as_large_strings() -> None:
         table = res.to_arrow()
         assert table.schema.field("s").type == pa.large_string()
         assert_frame_equal(pl.from_arrow(table), want)  # type: ignore[arg-type]
+
+
+def test_in_memory_columns_chunked_differently(engine) -> None:  # type: ignore[no-untyped-def]
+    """Each column comes through its own Arrow stream, a batch per chunk: the
+    scan's partitions break wherever any column's chunks do, and nothing is
+    concatenated or lost (empty chunks, all-null chunks, lists, Int128)."""
+    a = pl.concat([pl.Series("a", np.arange(0, 100)), pl.Series("a", np.arange(100, 250))], rechunk=False)
+    b = pl.concat(
+        [
+            pl.Series("b", [f"s{i}" for i in range(60)]),
+            pl.Series("b", [], dtype=pl.String),
+            pl.Series("b", [f"a much longer string than twelve bytes {i}" for i in range(120)]),
+            pl.Series("b", [None] * 70, dtype=pl.String),
+        ],
+        rechunk=False,
+    )
+    c = pl.Series("c", [[i, i + 1] if i % 7 else None for i in range(250)])
+    w = pl.Series("w", [i * (2**70) for i in range(250)], dtype=pl.Int128)
+    df = pl.DataFrame([a, b, c, w])
+    assert df.n_chunks("all") == [2, 3, 1, 1]  # Polars drops the empty chunk itself
+    q = df.lazy().filter(pl.col("a") % 3 == 0).with_columns(n=pl.col("b").str.len_bytes(), w2=pl.col("w") + 1)
+    got = q.collect(engine=engine)
+    assert engine.last_run == "ladle"
+    assert_frame_equal(got, q.collect())
+    # partitions at 0, 60, 100, 180, 250: the union of the columns' breaks
+    assert "SCAN memory: 4 columns, 250 rows, 4 partitions" in engine.explain(q)
+    # numbers are not copied even when cut at another column's break
+    assert_frame_equal(df.lazy().select("a", "w").collect(engine=engine), df.select("a", "w"))
+    # no rows at all, and chunks of no rows
+    empty = pl.DataFrame({"a": pl.Series([], dtype=pl.Int64), "b": pl.Series([], dtype=pl.String)})
+    assert_frame_equal(empty.lazy().select(pl.col("a") + 1, "b").collect(engine=engine), empty.select(pl.col("a") + 1, "b"))
