@@ -7,6 +7,7 @@
  * group_rows, distinct_rows, join_pairs_sort, join_pairs_coalesce, moments,
  * rank_of_singletons) against loops. */
 #include "backend/backend.h"
+#include "backend/cpu/cpu.h"
 #include "harness.h"
 
 /* A column of n random values of type id drawn from `domain` values (ties),
@@ -86,19 +87,22 @@ TEST(top_k_indices_equals_the_head_of_a_stable_sort) {
       ladle_column keys[3];
       bool desc[3], nl[3];
       for (size_t k = 0; k < nk; k++) {
-        keys[k] = random_column(types[test_rand() % 5], n, 2 + (int)(test_rand() % 60), (int)(test_rand() % 4) * 3);
+        keys[k] = random_column(types[test_rand() % 5], n, 2 + (int)(test_rand() % 60),
+                                (int)(test_rand() % 4) * 3);
         desc[k] = test_rand() % 2;
         nl[k] = test_rand() % 2;
       }
-      int64_t kk = (int64_t)(test_rand() % 4 == 0 ? test_rand() % (uint64_t)(n + 2) : test_rand() % 50);
+      int64_t kk =
+          (int64_t)(test_rand() % 4 == 0 ? test_rand() % (uint64_t)(n + 2) : test_rand() % 50);
       int64_t *perm = NULL, *top = NULL;
       CHECK(be->sort_indices(&ctx, keys, nk, desc, nl, &perm, &err_) == LADLE_OK);
       CHECK(be->top_k_indices(&ctx, keys, nk, desc, nl, kk, &top, &err_) == LADLE_OK);
       int64_t m = kk < n ? kk : n;
       int64_t bad = 0;
       for (int64_t i = 0; perm && top && i < m; i++) bad += perm[i] != top[i];
-      if (bad) fprintf(stderr, "  n=%lld k=%lld keys=%zu: %lld rows differ\n", (long long)n,
-                       (long long)kk, nk, (long long)bad);
+      if (bad)
+        fprintf(stderr, "  n=%lld k=%lld keys=%zu: %lld rows differ\n", (long long)n, (long long)kk,
+                nk, (long long)bad);
       CHECK(bad == 0);
       free(perm);
       free(top);
@@ -117,7 +121,8 @@ TEST(mask_to_indices_and_gather_equal_loops) {
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     int64_t n = sizes[si];
     ladle_column mask;
-    CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &mask, &err_) == LADLE_OK);
+    CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &mask, &err_) ==
+          LADLE_OK);
     for (int64_t i = 0; i < n; i++) {
       LADLE_COL_MUT(&mask, uint8_t)[i] = test_rand() % 3 == 0;
       ladle_bit_set(LADLE_COL_VALIDITY_MUT(&mask), i, test_rand() % 5 != 0);
@@ -394,6 +399,69 @@ TEST(group_rows_and_distinct_rows_equal_loops) {
     }
   }
   ladle_pool_destroy(pool);
+}
+
+/* ladle_cpu_bucket against a serial stable counting sort: few groups (a
+ * histogram per block), many (partitions of groups, then a count per
+ * partition), items in no group, items given as rows or as positions, and
+ * 1 to 16 threads. */
+TEST(bucket_equals_a_stable_counting_sort) {
+  const int nthreads[] = {1, 3, 16};
+  const int64_t shapes[][2] = {{0, 1},           {7, 3},           {5000, 40},      {200000, 17},
+                               {200000, 150000}, {300000, 300000}, {100000, 99999}, {70000, 5000}};
+  for (size_t ti = 0; ti < sizeof nthreads / sizeof *nthreads; ti++) {
+    ladle_pool *pool = NULL;
+    CHECK(ladle_pool_create(nthreads[ti], &pool, &err_) == LADLE_OK);
+    ladle_kctx ctx = {.pool = pool, .morsel_rows = 65536};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+      for (int trial = 0; trial < 2; trial++) {
+        int64_t n = shapes[si][0], ng = shapes[si][1];
+        int64_t *grp = malloc((size_t)LADLE_MAX(n, 1) * sizeof *grp);
+        uint32_t *gid = malloc((size_t)LADLE_MAX(n, 1) * sizeof *gid);
+        int64_t *row = malloc((size_t)LADLE_MAX(n, 1) * sizeof *row);
+        for (int64_t i = 0; i < n; i++) {
+          gid[i] = (uint32_t)(test_rand() % (uint64_t)ng);
+          grp[i] = test_rand() % 9 == 0 ? -1 : (int64_t)gid[i];
+          row[i] = (int64_t)(test_rand() % 1000000);
+        }
+        bool by_gid = trial == 0;
+        const int64_t *rows_in = trial == 1 ? row : NULL;
+        int64_t *off = NULL, *rows = NULL;
+        CHECK(ladle_cpu_bucket(&ctx, by_gid ? NULL : grp, gid, rows_in, n, ng, &off, &rows,
+                               &err_) == LADLE_OK);
+        /* reference: counts, offsets, then items in order */
+        int64_t *ref_off = calloc((size_t)ng + 1, sizeof *ref_off);
+        int64_t *cur = calloc((size_t)ng + 1, sizeof *cur);
+        for (int64_t i = 0; i < n; i++) {
+          int64_t g = by_gid ? (int64_t)gid[i] : grp[i];
+          if (g >= 0) ref_off[g + 1]++;
+        }
+        for (int64_t g = 0; g < ng; g++) ref_off[g + 1] += ref_off[g];
+        int64_t *ref_rows = malloc((size_t)LADLE_MAX(ref_off[ng], 1) * sizeof *ref_rows);
+        for (int64_t g = 0; g < ng; g++) cur[g] = ref_off[g];
+        for (int64_t i = 0; i < n; i++) {
+          int64_t g = by_gid ? (int64_t)gid[i] : grp[i];
+          if (g >= 0) ref_rows[cur[g]++] = rows_in ? rows_in[i] : i;
+        }
+        int64_t bad = 0;
+        for (int64_t g = 0; off && g <= ng; g++) bad += off[g] != ref_off[g];
+        for (int64_t i = 0; rows && bad == 0 && i < ref_off[ng]; i++) bad += rows[i] != ref_rows[i];
+        if (bad)
+          fprintf(stderr, "  threads=%d n=%lld ng=%lld trial=%d: %lld differ\n", nthreads[ti],
+                  (long long)n, (long long)ng, trial, (long long)bad);
+        CHECK_EQ_I(bad, 0);
+        free(off);
+        ladle_scratch_free(rows);
+        free(ref_off);
+        free(cur);
+        free(ref_rows);
+        free(grp);
+        free(gid);
+        free(row);
+      }
+    }
+    ladle_pool_destroy(pool);
+  }
 }
 
 TEST(join_pairs_sort_is_a_stable_sort_by_one_side) {

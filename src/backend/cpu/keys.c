@@ -619,17 +619,140 @@ static ladle_status bucket_task(void *vctx, size_t t, ladle_error *err) {
   return LADLE_OK;
 }
 
-ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const uint32_t *gid,
-                              const int64_t *row, int64_t n, int64_t ng, int64_t **off_out,
-                              int64_t **rows_out, ladle_error *err) {
-  bucket_job j;
+/* With many groups (more than a thread's share of the items) a histogram per
+ * block would be bigger than the items: two passes instead. Items go first to
+ * partitions of 2^shift consecutive groups (a small histogram per block),
+ * stable; then each partition, one task, counts its items by group into a
+ * histogram that fits in cache and writes its groups' offsets and rows. No
+ * step runs over all the groups on one thread. */
+typedef struct radix_item {
+  int64_t g, row;
+} radix_item;
+
+typedef struct radix_job {
+  const int64_t *grp;
+  const uint32_t *gid;
+  const int64_t *row;
+  int64_t n, ng, block;
+  size_t nblocks, nparts;
+  int shift;
+  int64_t *hist;   /* nblocks x nparts: counts, then cursors */
+  int64_t *pstart; /* nparts + 1: each partition's first item */
+  radix_item *items;
+  int64_t *off, *rows;
+  int phase;
+} radix_job;
+
+static ladle_status radix_task(void *vctx, size_t t, ladle_error *err) {
+  radix_job *j = vctx;
+  if (j->phase == 0 || j->phase == 1) { /* block t: count, then scatter to partitions */
+    int64_t a = (int64_t)t * j->block, e = LADLE_MIN(a + j->block, j->n);
+    int64_t *h = j->hist + t * j->nparts;
+    for (int64_t i = a; i < e; i++) {
+      int64_t g = j->grp ? j->grp[i] : (int64_t)j->gid[i];
+      if (g < 0) continue;
+      if (j->phase == 0)
+        h[g >> j->shift]++;
+      else
+        j->items[h[g >> j->shift]++] = (radix_item){g, j->row ? j->row[i] : i};
+    }
+    return LADLE_OK;
+  }
+  /* phase 2: partition t's groups [g0, g1) counted, then its rows placed;
+   * it writes off[g0 .. g1) only (off[ng] is written at the end) */
+  int64_t g0 = (int64_t)t << j->shift, g1 = LADLE_MIN(g0 + ((int64_t)1 << j->shift), j->ng);
+  int64_t a = j->pstart[t], e = j->pstart[t + 1];
+  int64_t *cur = ladle_zalloc((size_t)LADLE_MAX(g1 - g0, 1) * sizeof *cur);
+  if (cur == NULL) return LADLE_OOM(err, "buckets");
+  for (int64_t i = a; i < e; i++) cur[j->items[i].g - g0]++;
+  int64_t pos = a;
+  for (int64_t g = g0; g < g1; g++) {
+    int64_t c = cur[g - g0];
+    j->off[g] = cur[g - g0] = pos;
+    pos += c;
+  }
+  for (int64_t i = a; i < e; i++) {
+    const radix_item *it = &j->items[i];
+    j->rows[cur[it->g - g0]++] = it->row;
+  }
+  free(cur);
+  return LADLE_OK;
+}
+
+static ladle_status bucket_radix(const ladle_kctx *ctx, const int64_t *grp, const uint32_t *gid,
+                                 const int64_t *row, int64_t n, int64_t ng, int64_t **off_out,
+                                 int64_t **rows_out, ladle_error *err) {
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  radix_job j;
   memset(&j, 0, sizeof j);
   j.grp = grp;
   j.gid = gid;
   j.row = row;
   j.n = n;
   j.ng = ng;
+  /* partitions of at most 2^14 groups (128 KiB of counters), and at least
+   * eight per thread so that they balance */
+  j.shift = 14;
+  while (j.shift > 6 && ((ng - 1) >> j.shift) + 1 < (int64_t)threads * 8) j.shift--;
+  j.nparts = (size_t)(((ng - 1) >> j.shift) + 1);
+  j.nblocks = (size_t)LADLE_MAX(LADLE_MIN((int64_t)threads * 4, n / 4096), 1);
+  j.block = (n + (int64_t)j.nblocks - 1) / (int64_t)j.nblocks;
+  j.nblocks = (size_t)((n + j.block - 1) / j.block);
+  j.hist = ladle_scratch_alloc(j.nblocks * j.nparts * sizeof *j.hist, true);
+  j.pstart = malloc((j.nparts + 1) * sizeof *j.pstart);
+  j.off = malloc((size_t)(ng + 1) * sizeof *j.off);
+  ladle_status st = j.hist && j.pstart && j.off ? LADLE_OK : LADLE_OOM(err, "buckets");
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, j.nblocks, radix_task, &j, err);
+  int64_t total = 0;
+  if (st == LADLE_OK) { /* per partition, per block: first places (stable) */
+    for (size_t p = 0; p < j.nparts; p++) {
+      j.pstart[p] = total;
+      for (size_t b = 0; b < j.nblocks; b++) {
+        int64_t c = j.hist[b * j.nparts + p];
+        j.hist[b * j.nparts + p] = total;
+        total += c;
+      }
+    }
+    j.pstart[j.nparts] = total;
+    j.items = ladle_scratch_alloc((size_t)LADLE_MAX(total, 1) * sizeof *j.items, false);
+    j.rows = ladle_scratch_alloc((size_t)LADLE_MAX(total, 1) * sizeof *j.rows, false);
+    if (j.items == NULL || j.rows == NULL) st = LADLE_OOM(err, "buckets");
+  }
+  if (st == LADLE_OK) {
+    j.phase = 1;
+    st = ladle_pool_run(ctx->pool, j.nblocks, radix_task, &j, err);
+  }
+  if (st == LADLE_OK) {
+    j.phase = 2;
+    st = ladle_pool_run(ctx->pool, j.nparts, radix_task, &j, err);
+  }
+  if (st == LADLE_OK) j.off[ng] = total;
+  ladle_scratch_free(j.hist);
+  ladle_scratch_free(j.items);
+  free(j.pstart);
+  if (st != LADLE_OK) {
+    free(j.off);
+    ladle_scratch_free(j.rows);
+    return st;
+  }
+  *off_out = j.off;
+  *rows_out = j.rows;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const uint32_t *gid,
+                              const int64_t *row, int64_t n, int64_t ng, int64_t **off_out,
+                              int64_t **rows_out, ladle_error *err) {
+  bucket_job j;
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  if (threads > 1 && n >= 65536 && ng > n / threads && ng > 4096)
+    return bucket_radix(ctx, grp, gid, row, n, ng, off_out, rows_out, err);
+  memset(&j, 0, sizeof j);
+  j.grp = grp;
+  j.gid = gid;
+  j.row = row;
+  j.n = n;
+  j.ng = ng;
   /* a histogram per block costs ng counters: blocks while they hold two
    * items per group at least */
   int64_t nb = n < 65536 ? 1 : LADLE_MIN((int64_t)threads * 2, 2 * n / LADLE_MAX(ng, 1));
