@@ -745,7 +745,12 @@ ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const u
                               int64_t **rows_out, ladle_error *err) {
   bucket_job j;
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  if (threads > 1 && n >= 65536 && ng > n / threads && ng > 4096)
+  /* a histogram per block costs ng counters: blocks while they hold two
+   * items per group at least; where the histograms would still outweigh half
+   * the items (many groups, or items mostly in none, as a join's probe rows),
+   * two passes instead */
+  int64_t nb = n < 65536 ? 1 : LADLE_MIN((int64_t)threads * 2, 2 * n / LADLE_MAX(ng, 1));
+  if (threads > 1 && n >= 65536 && ng > 4096 && (double)LADLE_MAX(nb, 1) * (double)ng > n / 2.0)
     return bucket_radix(ctx, grp, gid, row, n, ng, off_out, rows_out, err);
   memset(&j, 0, sizeof j);
   j.grp = grp;
@@ -753,9 +758,6 @@ ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const u
   j.row = row;
   j.n = n;
   j.ng = ng;
-  /* a histogram per block costs ng counters: blocks while they hold two
-   * items per group at least */
-  int64_t nb = n < 65536 ? 1 : LADLE_MIN((int64_t)threads * 2, 2 * n / LADLE_MAX(ng, 1));
   j.nblocks = (size_t)LADLE_MAX(nb, 1);
   j.block = LADLE_MAX((n + (int64_t)j.nblocks - 1) / (int64_t)j.nblocks, 1);
   j.nblocks = (size_t)LADLE_MAX((n + j.block - 1) / j.block, 1);
