@@ -310,6 +310,12 @@ typedef struct ladle_backend {
    * ctx->mr. */
   ladle_status (*rank_of_singletons)(const ladle_kctx *ctx, const ladle_column *in,
                                      ladle_dtype type, ladle_column *out, ladle_error *err);
+  /* keep[i] |= src[i] over n 0/1 keep bytes (host memory): a filter's
+   * disjunction of terms, each written as keep bytes. NULL: the executor
+   * evaluates a disjunction as a mask column. Serial: called from a
+   * partition's task. */
+  ladle_status (*mask_or)(const ladle_kctx *ctx, const uint8_t *src, int64_t n, uint8_t *keep,
+                          ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

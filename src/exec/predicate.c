@@ -9,6 +9,13 @@
  * Kleene conjunction is true only when every term is. So no boolean column
  * (with its validity) is built per comparison and per AND, and the keep bytes
  * the compaction reads come out of the last term directly.
+ *
+ * A term that is a disjunction (a | b | ...) is a clause: each of its terms
+ * (comparisons fused as above, anything else as a mask) written as keep bytes,
+ * ORed together (the backend's mask_or), then ANDed in. A row is kept when
+ * some term is true, which is when a Kleene disjunction is true: null or false
+ * terms drop it only if no term is true. (x.is_not_null() | (y == 1) built
+ * three boolean columns with validity and took a Kleene OR before.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +27,8 @@ typedef struct pred_term {
   int64_t col;          /* or: column col compared with k[0] (and k[1]) */
   int op[2];            /* op[1] < 0: a single comparison */
   ladle_column k[2];
+  struct pred_term *alt; /* or (e NULL, col < 0): the disjunction of alt[0..nalt) */
+  size_t nalt;
 } pred_term;
 
 struct exec_pred {
@@ -27,12 +36,19 @@ struct exec_pred {
   size_t n, cap;
 };
 
+static void terms_release(pred_term *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].nalt > 0) terms_release(t[i].alt, t[i].nalt);
+    free(t[i].alt);
+    if (t[i].e == NULL)
+      for (int j = 0; j < 2; j++)
+        if (t[i].op[j] >= 0) ladle_column_release(&t[i].k[j]);
+  }
+}
+
 void exec_pred_destroy(exec_pred *p) {
   if (p == NULL) return;
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].e == NULL)
-      for (int j = 0; j < 2; j++)
-        if (p->t[i].op[j] >= 0) ladle_column_release(&p->t[i].k[j]);
+  terms_release(p->t, p->n);
   free(p->t);
   free(p);
 }
@@ -147,13 +163,44 @@ static ladle_status compile_leaf(exec_state *s, exec_pred *p, const ladle_bexpr 
   return st;
 }
 
+static bool is_bool_op(const ladle_bexpr *e, int op) {
+  return e->kind == LADLE_EX_BINARY && e->op == op && e->type.id == LADLE_TYPE_BOOL &&
+         e->args[0]->type.id == LADLE_TYPE_BOOL && e->args[1]->type.id == LADLE_TYPE_BOOL;
+}
+
+/* The terms of a disjunction, each a leaf (an AND inside is a general one). */
+static ladle_status compile_or(exec_state *s, exec_pred *q, const ladle_bexpr *e,
+                               const ladle_schema *in, ladle_error *err) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (is_bool_op(e, LADLE_OP_OR)) {
+    LADLE_RETURN_NOT_OK(compile_or(s, q, e->args[0], in, err));
+    return compile_or(s, q, e->args[1], in, err);
+  }
+  return compile_leaf(s, q, e, in, err);
+}
+
 static ladle_status compile_and(exec_state *s, exec_pred *p, const ladle_bexpr *e,
                                 const ladle_schema *in, ladle_error *err) {
   while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
-  if (e->kind == LADLE_EX_BINARY && e->op == LADLE_OP_AND && e->type.id == LADLE_TYPE_BOOL &&
-      e->args[0]->type.id == LADLE_TYPE_BOOL && e->args[1]->type.id == LADLE_TYPE_BOOL) {
+  if (is_bool_op(e, LADLE_OP_AND)) {
     LADLE_RETURN_NOT_OK(compile_and(s, p, e->args[0], in, err));
     return compile_and(s, p, e->args[1], in, err);
+  }
+  if (is_bool_op(e, LADLE_OP_OR) && s->be->mask_or != NULL) {
+    exec_pred q = {NULL, 0, 0};
+    ladle_status st = compile_or(s, &q, e, in, err);
+    pred_term t;
+    memset(&t, 0, sizeof t);
+    t.col = -1;
+    t.op[0] = t.op[1] = -1;
+    t.alt = q.t;
+    t.nalt = q.n;
+    if (st == LADLE_OK) st = add_term(p, t, err);
+    if (st != LADLE_OK) {
+      terms_release(q.t, q.n);
+      free(q.t);
+    }
+    return st;
   }
   return compile_leaf(s, p, e, in, err);
 }
@@ -173,55 +220,83 @@ ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_
     exec_pred_destroy(p);
     return st;
   }
-  /* comparisons first: they are cheap, and a general term after them sees
-   * the keep bytes already made */
+  /* comparisons first: they are cheap; then disjunctions; a general term
+   * after them sees the keep bytes already made (stable within each kind) */
   size_t w = 0;
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].e == NULL) {
-      pred_term t = p->t[i];
-      memmove(&p->t[w + 1], &p->t[w], (i - w) * sizeof t);
-      p->t[w++] = t;
-    }
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = w; i < p->n; i++)
+      if (p->t[i].e == NULL && (pass == 0) == (p->t[i].nalt == 0)) {
+        pred_term t = p->t[i];
+        memmove(&p->t[w + 1], &p->t[w], (i - w) * sizeof t);
+        p->t[w++] = t;
+      }
   *out = p;
+  return LADLE_OK;
+}
+
+/* One term's keep bytes: written (init) or ANDed into keep. */
+static ladle_status term_keep(exec_state *s, const pred_term *t, const ladle_chunk *c, bool init,
+                              uint8_t *keep, ladle_error *err) {
+  int64_t n = c->length;
+  if (t->nalt > 0) {
+    /* a disjunction: its terms' bytes ORed in cb (keep itself when it
+     * holds nothing yet), then cb ANDed into keep */
+    uint8_t *cb = init ? keep : malloc((size_t)LADLE_MAX(n, 1));
+    uint8_t *tmp = malloc((size_t)LADLE_MAX(n, 1));
+    ladle_status st = cb && tmp ? LADLE_OK : LADLE_OOM(err, "predicate");
+    for (size_t j = 0; st == LADLE_OK && j < t->nalt; j++) {
+      st = term_keep(s, &t->alt[j], c, true, j == 0 ? cb : tmp, err);
+      if (st == LADLE_OK && j > 0) st = s->be->mask_or(&s->k, tmp, n, cb, err);
+    }
+    if (st == LADLE_OK && !init) {
+      ladle_column v; /* cb seen as a BOOL column without nulls */
+      memset(&v, 0, sizeof v);
+      v.type = ladle_dtype_make(LADLE_TYPE_BOOL);
+      v.length = n;
+      v.values = cb;
+      st = s->be->mask_and(&s->k, &v, n, false, keep, NULL, err);
+    }
+    if (cb != keep) free(cb);
+    free(tmp);
+    return st;
+  }
+  if (t->e == NULL && c->columns[t->col].length == n) {
+    for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
+      LADLE_RETURN_NOT_OK(
+          s->be->compare_into(&s->k, t->op[j], &c->columns[t->col], &t->k[j], init, keep, err));
+      init = false;
+    }
+    return LADLE_OK;
+  }
+  /* a general term (or a column not of the chunk's height): its mask, null
+   * as false, ANDed in (written, for the first term) */
+  ladle_column m;
+  ladle_status st;
+  if (t->e != NULL) {
+    LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, t->e, c, &m, err));
+    st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
+    ladle_column_release(&m);
+    return st;
+  }
+  for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
+    LADLE_RETURN_NOT_OK(s->be->binary(&s->k, t->op[j], &c->columns[t->col], &t->k[j],
+                                      ladle_dtype_make(LADLE_TYPE_BOOL), &m, err));
+    st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
+    init = false;
+    ladle_column_release(&m);
+    LADLE_RETURN_NOT_OK(st);
+  }
   return LADLE_OK;
 }
 
 ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk *c, uint8_t *keep,
                             ladle_error *err) {
-  int64_t n = c->length;
-  bool init = true; /* keep holds nothing yet: the first comparison writes it */
+  bool init = true; /* keep holds nothing yet: the first term writes it */
   for (size_t i = 0; i < p->n; i++) {
-    const pred_term *t = &p->t[i];
-    if (t->e == NULL && c->columns[t->col].length == n) {
-      for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
-        LADLE_RETURN_NOT_OK(
-            s->be->compare_into(&s->k, t->op[j], &c->columns[t->col], &t->k[j], init, keep, err));
-        init = false;
-      }
-      continue;
-    }
-    /* a general term (or a column not of the chunk's height): its mask,
-     * null as false, ANDed in (written, for the first term) */
-    ladle_column m;
-    ladle_status st;
-    if (t->e != NULL) {
-      LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, t->e, c, &m, err));
-      st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
-      init = false;
-      ladle_column_release(&m);
-      LADLE_RETURN_NOT_OK(st);
-      continue;
-    }
-    for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
-      LADLE_RETURN_NOT_OK(s->be->binary(&s->k, t->op[j], &c->columns[t->col], &t->k[j],
-                                        ladle_dtype_make(LADLE_TYPE_BOOL), &m, err));
-      st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
-      init = false;
-      ladle_column_release(&m);
-      LADLE_RETURN_NOT_OK(st);
-    }
+    LADLE_RETURN_NOT_OK(term_keep(s, &p->t[i], c, init, keep, err));
+    init = false;
   }
   /* no term wrote keep (none at all): every row */
-  if (init) return s->be->mask_and(&s->k, NULL, n, true, keep, NULL, err);
+  if (init) return s->be->mask_and(&s->k, NULL, c->length, true, keep, NULL, err);
   return LADLE_OK;
 }

@@ -166,6 +166,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_top_k_indices,
     ladle_cpu_rank,
     ladle_cpu_rank_of_singletons,
+    ladle_cpu_mask_or,
 };
 
 const ladle_backend *ladle_backend_cpu(void) { return &cpu_backend; }

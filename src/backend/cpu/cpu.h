@@ -249,6 +249,8 @@ ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const l
 ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
                                 ladle_column *out, ladle_error *err);
 /* The host kernels over row indices (rows.c). */
+ladle_status ladle_cpu_mask_or(const ladle_kctx *ctx, const uint8_t *src, int64_t n, uint8_t *keep,
+                               ladle_error *err);
 ladle_status ladle_cpu_mask_and(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
                                 bool init, uint8_t *keep, int64_t *out_kept, ladle_error *err);
 ladle_status ladle_cpu_keep_to_indices(const ladle_kctx *ctx, const uint8_t *keep, int64_t n,

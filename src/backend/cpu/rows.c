@@ -8,6 +8,14 @@
  * partition tasks. */
 #include "cpu.h"
 
+ladle_status ladle_cpu_mask_or(const ladle_kctx *ctx, const uint8_t *src, int64_t n, uint8_t *keep,
+                               ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  LADLE_UNUSED(err);
+  for (int64_t i = 0; i < n; i++) keep[i] |= src[i]; /* vectorizes */
+  return LADLE_OK;
+}
+
 ladle_status ladle_cpu_mask_and(const ladle_kctx *ctx, const ladle_column *mask, int64_t n,
                                 bool init, uint8_t *keep, int64_t *out_kept, ladle_error *err) {
   LADLE_UNUSED(ctx);
