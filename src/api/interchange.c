@@ -11,43 +11,59 @@ ladle_status ladle_plan_scan_arrow(struct ArrowArrayStream *stream, ladle_plan *
   return ladle_plan_scan_arrow_threads(stream, 1, out_plan, err);
 }
 
-ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
-                                           ladle_plan **out_plan, ladle_error *err) {
-  ladle_table *t = NULL;
-  LADLE_RETURN_NOT_OK(ladle_table_import_stream(stream, threads, NULL, NULL, &t, err));
-  ladle_status st = ladle_plan_scan_table(t, out_plan, err);
-  ladle_table_release(t); /* the plan holds its own reference */
-  return st;
-}
-
-ladle_status ladle_plan_scan_arrow_engine(struct ArrowArrayStream *stream, ladle_engine *e,
-                                          ladle_plan **out_plan, ladle_error *err) {
-  if (e == NULL) return ladle_plan_scan_arrow_threads(stream, 1, out_plan, err);
-  ladle_table *t = NULL;
-  /* conversions allocate from the engine's resource (counted, its cache) */
-  ladle_mr *was = ladle_mr_set(e->mr);
-  ladle_status st =
-      ladle_table_import_stream(stream, ladle_pool_threads(e->pool), e->pool, e->views, &t, err);
-  ladle_mr_set(was);
+/* The plan scanning t, imported with status st; the plan holds its own
+ * reference. */
+static ladle_status plan_of(ladle_status st, ladle_table *t, ladle_plan **out_plan,
+                            ladle_error *err) {
   if (st != LADLE_OK) return st;
   st = ladle_plan_scan_table(t, out_plan, err);
   ladle_table_release(t);
   return st;
+}
+
+ladle_status ladle_plan_scan_arrow_threads(struct ArrowArrayStream *stream, int threads,
+                                           ladle_plan **out_plan, ladle_error *err) {
+  ladle_table *t = NULL;
+  ladle_status st = ladle_table_import_stream(stream, threads, NULL, NULL, &t, err);
+  return plan_of(st, t, out_plan, err);
+}
+
+/* An import for engine e (NULL: one thread, no cache): on its pool, into its
+ * view cache, allocating from its resource (counted, its block cache). */
+typedef struct engine_import {
+  int threads;
+  ladle_pool *pool;
+  ladle_view_cache *views;
+  ladle_mr *was;
+} engine_import;
+
+static engine_import import_begin(ladle_engine *e) {
+  engine_import im = {1, NULL, NULL, ladle_mr_current()};
+  if (e != NULL) {
+    im = (engine_import){ladle_pool_threads(e->pool), e->pool, e->views, ladle_mr_current()};
+    ladle_mr_set(e->mr);
+  }
+  return im;
+}
+
+ladle_status ladle_plan_scan_arrow_engine(struct ArrowArrayStream *stream, ladle_engine *e,
+                                          ladle_plan **out_plan, ladle_error *err) {
+  ladle_table *t = NULL;
+  engine_import im = import_begin(e);
+  ladle_status st = ladle_table_import_stream(stream, im.threads, im.pool, im.views, &t, err);
+  ladle_mr_set(im.was);
+  return plan_of(st, t, out_plan, err);
 }
 
 ladle_status ladle_plan_scan_arrow_columns(struct ArrowArrayStream *streams, size_t ncols,
                                            const char *const *names, ladle_engine *e,
                                            ladle_plan **out_plan, ladle_error *err) {
   ladle_table *t = NULL;
-  ladle_mr *was = ladle_mr_set(e != NULL ? e->mr : ladle_mr_current());
+  engine_import im = import_begin(e);
   ladle_status st =
-      ladle_table_import_columns(streams, ncols, names, e != NULL ? ladle_pool_threads(e->pool) : 1,
-                                 e != NULL ? e->pool : NULL, e != NULL ? e->views : NULL, &t, err);
-  ladle_mr_set(was);
-  if (st != LADLE_OK) return st;
-  st = ladle_plan_scan_table(t, out_plan, err);
-  ladle_table_release(t);
-  return st;
+      ladle_table_import_columns(streams, ncols, names, im.threads, im.pool, im.views, &t, err);
+  ladle_mr_set(im.was);
+  return plan_of(st, t, out_plan, err);
 }
 
 void ladle_engine_view_cache_clear(ladle_engine *e) {

@@ -149,28 +149,15 @@ static void big_release(block_cache *c, void *p, size_t n) {
   if (!keep) munmap(p, k);
 }
 
-/* Unmaps what c holds; with close, later releases unmap too. */
-static void cache_drain(block_cache *c, bool close) {
+/* Unmaps what c holds, and every block released to it from now on (its
+ * owner is done; rare, so under the lock). */
+static void cache_close(block_cache *c) {
   pthread_mutex_lock(&c->mu);
-  int n = c->n;
-  big_block *v = malloc((size_t)LADLE_MAX(n, 1) * sizeof *v);
-  if (v != NULL) {
-    memcpy(v, c->free, (size_t)n * sizeof *v);
-    c->n = 0;
-    c->bytes = 0;
-  }
-  if (close) c->limit = 0;
+  for (int i = 0; i < c->n; i++) munmap(c->free[i].p, c->free[i].size);
+  c->n = 0;
+  c->bytes = 0;
+  c->limit = 0;
   pthread_mutex_unlock(&c->mu);
-  if (v == NULL) { /* no memory for the copy: unmap under the lock */
-    pthread_mutex_lock(&c->mu);
-    for (int i = 0; i < c->n; i++) munmap(c->free[i].p, c->free[i].size);
-    c->n = 0;
-    c->bytes = 0;
-    pthread_mutex_unlock(&c->mu);
-    return;
-  }
-  for (int i = 0; i < n; i++) munmap(v[i].p, v[i].size);
-  free(v);
 }
 #endif
 
@@ -203,7 +190,7 @@ static void mr_unref(ladle_mr *mr) {
   if (atomic_fetch_sub_explicit(&mr->refs, 1, memory_order_acq_rel) != 1) return;
 #if LADLE_BIG_BLOCKS
   if (mr->cache != NULL) {
-    cache_drain(mr->cache, true);
+    cache_close(mr->cache);
     pthread_mutex_destroy(&mr->cache->mu);
     free(mr->cache);
   }
@@ -292,7 +279,7 @@ void ladle_mr_release(ladle_mr *mr) {
 #if LADLE_BIG_BLOCKS
   /* the owner is done: what the cache holds goes back to the system now, and
    * blocks of results still alive go back as they are freed */
-  if (mr->cache != NULL) cache_drain(mr->cache, true);
+  if (mr->cache != NULL) cache_close(mr->cache);
 #endif
   mr_unref(mr);
 }

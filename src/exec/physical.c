@@ -409,17 +409,13 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
     size_t input = 0;
     int64_t col = p->keys[0]->col;
     ladle_dtype kt = p->inputs[1]->schema.types[p->rkeys[0]->col];
-    bool deferred = false; /* a deferred join input is cut by the join, later */
     if (transfer_path(&parent, &input, &col)) {
       const ladle_plan *f = parent->inputs[input];
-      deferred = parent->kind == LADLE_NODE_JOIN && input < 2 && f->kind == LADLE_NODE_FILTER &&
-                 P->o->can_defer && !ladle_join_coalesces(parent) &&
-                 parent->join.how != LADLE_JOIN_CROSS;
-      if (deferred) { /* as join_defers decides, without keeping the need */
-        bool *nd;
-        deferred = join_defers(P, parent, input, &nd);
-        free(nd);
-      }
+      /* a deferred join input is cut by the join, later: no transfer there */
+      bool *nd = NULL;
+      bool deferred =
+          parent->kind == LADLE_NODE_JOIN && input < 2 && join_defers(P, parent, input, &nd);
+      free(nd);
       if (!deferred && P->npend < PENDING_MAX && (size_t)col < f->schema.n &&
           ladle_dtype_equal(f->schema.types[col], kt)) {
         ladle_pnode *sf = pn_new(P, LADLE_POP_SEMI_FILTER, parent, 1);
@@ -694,11 +690,11 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
 }
 
 /* Pre-order ids from 1, each node once (CACHE nodes have several parents). */
-static void number(ladle_pplan *pp, ladle_pnode *pn, int *next, ladle_pnode **order) {
+static void number(ladle_pnode *pn, int *next, ladle_pnode **order) {
   if (pn->id != 0) return;
   pn->id = (*next)++;
   order[pn->id - 1] = pn;
-  for (size_t i = 0; i < pn->ninputs; i++) number(pp, pn->inputs[i], next, order);
+  for (size_t i = 0; i < pn->ninputs; i++) number(pn->inputs[i], next, order);
 }
 
 static void pnode_free(ladle_pnode *pn) {
@@ -740,7 +736,7 @@ ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opt
                    : LADLE_OOM(err, "physical plan");
   }
   int next = 1;
-  number(pp, pp->root, &next, order);
+  number(pp->root, &next, order);
   /* nodes made but not reached (none, by construction) are freed here */
   size_t reached = (size_t)(next - 1);
   for (size_t i = 0; i < pp->n; i++)

@@ -241,9 +241,10 @@ static ladle_status term_keep(exec_state *s, const pred_term *t, const ladle_chu
   if (t->nalt > 0) {
     /* a disjunction: its terms' bytes ORed in cb (keep itself when it
      * holds nothing yet), then cb ANDed into keep */
-    uint8_t *cb = init ? keep : malloc((size_t)LADLE_MAX(n, 1));
-    uint8_t *tmp = malloc((size_t)LADLE_MAX(n, 1));
-    ladle_status st = cb && tmp ? LADLE_OK : LADLE_OOM(err, "predicate");
+    size_t w = (size_t)LADLE_MAX(n, 1);
+    uint8_t *tmp = malloc(init ? w : 2 * w); /* and cb after it, when keep is taken */
+    uint8_t *cb = init || tmp == NULL ? keep : tmp + w;
+    ladle_status st = tmp ? LADLE_OK : LADLE_OOM(err, "predicate");
     for (size_t j = 0; st == LADLE_OK && j < t->nalt; j++) {
       st = term_keep(s, &t->alt[j], c, true, j == 0 ? cb : tmp, err);
       if (st == LADLE_OK && j > 0) st = s->be->mask_or(&s->k, tmp, n, cb, err);
@@ -256,7 +257,6 @@ static ladle_status term_keep(exec_state *s, const pred_term *t, const ladle_chu
       v.values = cb;
       st = s->be->mask_and(&s->k, &v, n, false, keep, NULL, err);
     }
-    if (cb != keep) free(cb);
     free(tmp);
     return st;
   }

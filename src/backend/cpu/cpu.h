@@ -217,6 +217,25 @@ static inline int ladle_cpu_part_bits(const ladle_kctx *k, int64_t n, int64_t pa
   return bits;
 }
 
+/* A radix pass's counts, hist[b * nparts + p] rows of block b in partition p,
+ * turned into where those rows start (partition after partition, block after
+ * block within one: stable); pstart[p] is partition p's first row and
+ * pstart[nparts] the total, returned. */
+static inline int64_t ladle_cpu_part_starts(int64_t *hist, size_t nblocks, size_t nparts,
+                                            int64_t *pstart) {
+  int64_t run = 0;
+  for (size_t p = 0; p < nparts; p++) {
+    pstart[p] = run;
+    for (size_t b = 0; b < nblocks; b++) {
+      int64_t c = hist[b * nparts + p];
+      hist[b * nparts + p] = run;
+      run += c;
+    }
+  }
+  pstart[nparts] = run;
+  return run;
+}
+
 /* Per-kernel parallel loop over [0, n) split into blocks (ladle_cpu_block). */
 typedef ladle_status (*ladle_range_fn)(void *ctx, int64_t begin, int64_t end, ladle_error *err);
 ladle_status ladle_cpu_parallel(const ladle_kctx *k, int64_t n, ladle_range_fn fn, void *ctx,

@@ -735,16 +735,7 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
                         : LADLE_OOM(err, "group-by partitions");
   if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, p.nblocks, parted_block, &p, err);
   if (st == LADLE_OK) {
-    int64_t run = 0;
-    for (size_t q = 0; q < p.nparts; q++) {
-      p.pstart[q] = run;
-      for (size_t b = 0; b < p.nblocks; b++) {
-        int64_t cnt = p.hist[b * p.nparts + q];
-        p.hist[b * p.nparts + q] = run;
-        run += cnt;
-      }
-    }
-    p.pstart[p.nparts] = run;
+    ladle_cpu_part_starts(p.hist, p.nblocks, p.nparts, p.pstart);
     p.phase = 1;
     st = ladle_pool_run(ctx->pool, p.nblocks, parted_block, &p, err);
   }

@@ -432,16 +432,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
     goto done;
   }
   /* hist[b][p] becomes where block b's rows of partition p start */
-  int64_t run = 0;
-  for (size_t q = 0; q < km->nparts; q++) {
-    pstart[q] = run;
-    for (size_t b = 0; b < pj.nblocks; b++) {
-      int64_t c = pj.hist[b * km->nparts + q];
-      pj.hist[b * km->nparts + q] = run;
-      run += c;
-    }
-  }
-  pstart[km->nparts] = run;
+  ladle_cpu_part_starts(pj.hist, pj.nblocks, km->nparts, pstart);
   if (km->rk.width > 0) {
     /* scatter hashes and keys into partition order, so that each partition's
      * build reads its rows sequentially */
@@ -705,15 +696,7 @@ static ladle_status bucket_radix(const ladle_kctx *ctx, const int64_t *grp, cons
   if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, j.nblocks, radix_task, &j, err);
   int64_t total = 0;
   if (st == LADLE_OK) { /* per partition, per block: first places (stable) */
-    for (size_t p = 0; p < j.nparts; p++) {
-      j.pstart[p] = total;
-      for (size_t b = 0; b < j.nblocks; b++) {
-        int64_t c = j.hist[b * j.nparts + p];
-        j.hist[b * j.nparts + p] = total;
-        total += c;
-      }
-    }
-    j.pstart[j.nparts] = total;
+    total = ladle_cpu_part_starts(j.hist, j.nblocks, j.nparts, j.pstart);
     j.items = ladle_scratch_alloc((size_t)LADLE_MAX(total, 1) * sizeof *j.items, false);
     j.rows = ladle_scratch_alloc((size_t)LADLE_MAX(total, 1) * sizeof *j.rows, false);
     if (j.items == NULL || j.rows == NULL) st = LADLE_OOM(err, "buckets");
