@@ -73,6 +73,84 @@ static inline void exec_placeholder(ladle_column *c, int64_t n) {
   c->length = c->null_count = n;
 }
 
+/* A join input that is a FILTER runs deferred: it compacts only the columns
+ * the join's keys read, and hands back its input and the rows it kept; the
+ * join gathers every other column straight from that input, through the
+ * kept rows, for the rows it outputs (a join that keeps 1% of lineitem no
+ * longer copies half of lineitem's columns first). */
+typedef struct join_defer {
+  ladle_table *in; /* NULL: not deferred */
+  int64_t *sel, n;
+} join_defer;
+
+/* What a parent takes from its input besides the table: a deferred FILTER's
+ * input and kept rows (a JOIN), a Parquet scan's units (a late FILTER). */
+typedef struct exec_side {
+  join_defer *defer;
+  exec_units *units;
+} exec_side;
+
+/* Runs physical node pn (operator.h) and materialises its output: the walk
+ * every operator calls for its inputs. It checks for cancellation and, under
+ * LADLE_TRACE, prints the node's rows and time. */
+ladle_status ladle_exec_node(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                             exec_side *side, ladle_error *err);
+
+/* ------------------------------------------------- shared helpers (gather.c) */
+
+/* An empty table as one chunk of no rows rather than no chunks, so that the
+ * expressions over it are evaluated once, as Polars evaluates them over an
+ * empty frame (a strict cast of a literal fails there too). Lists, whose
+ * empty column needs an element column, keep no chunks. */
+ladle_status exec_empty_chunk(const ladle_schema *schema, ladle_table **out, ladle_error *err);
+/* A one-chunk table of schema from whole columns (consumed, also on failure),
+ * re-split into morsels. */
+ladle_status exec_table_from_columns(exec_state *s, const ladle_schema *schema, ladle_column *cols,
+                                     int64_t nrows, ladle_table **out, ladle_error *err);
+/* Rows idx of every column of a one-chunk table, in parallel. */
+ladle_status exec_gather_columns(exec_state *s, const ladle_column *cols, size_t ncols,
+                                 const int64_t *idx, int64_t n, ladle_column *out,
+                                 ladle_error *err);
+
+/* A source column of a gather: one whole column, or the pieces of one column
+ * across a table's partitions (px != NULL) taken as one. */
+typedef struct gather_src {
+  const ladle_column *col;
+  const ladle_pieces *px;
+  bool views; /* a result's column: a string column with views gathers only those */
+} gather_src;
+
+/* A table's partitions seen as whole columns without concatenating them:
+ * column i is pieces cols[i * nchunks ..] under one piece index. A table of
+ * one partition (or a backend without gather_pieces) is combined instead. */
+typedef struct piece_table {
+  ladle_table *whole; /* combined, or NULL */
+  ladle_column *cols;
+  ladle_column *views; /* per column: its pieces as one view (length 0: none) */
+  size_t nchunks, ncols;
+  ladle_pieces px;
+} piece_table;
+
+ladle_status exec_pieces_make(exec_state *s, ladle_table *t, piece_table *pt, ladle_error *err);
+void exec_pieces_release(piece_table *pt);
+gather_src exec_pieces_src(const piece_table *pt, size_t i);
+/* A table of n rows whose column c is rows idx[c] of src[c] (idx[c] NULL: rows
+ * 0..n-1; or a join's pairs as runs, from_right[c] saying which side), built
+ * one morsel partition at a time: (partition, column) pieces are gathered in
+ * parallel and become the partitions themselves, so nothing is copied twice. */
+ladle_status exec_gather_table(exec_state *s, const ladle_schema *schema, const gather_src *src,
+                               const int64_t *const *idx, const ladle_join_runs *runs,
+                               const bool *from_right, int64_t n, ladle_table **out,
+                               ladle_error *err);
+/* Rows idx[0..n) of every column of t, read from its partitions (string
+ * columns as views when `views`: a result's columns). */
+ladle_status exec_gather_rows(exec_state *s, bool views, ladle_table *t, const int64_t *idx,
+                              int64_t n, ladle_table **out, ladle_error *err);
+/* Evaluates n expressions over t into whole columns of t's height (scalars
+ * broadcast). */
+ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
+                             const ladle_table *t, ladle_column *out, ladle_error *err);
+
 /* Scan pn (a SCAN_PARQUET): its `late` columns left out as placeholders, and
  * with units != NULL the chunks' units kept there (the caller frees them). */
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
@@ -81,7 +159,7 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
                                  ladle_error *err);
 /* The columns `late` of a filter's output `out`, read from the Parquet files of
  * `scan` (whose output `in`, of `units`, the filter read) at the rows `kept` per
- * chunk (NULL: all), as views when `views` (scan_parquet.c). */
+ * chunk (NULL: all), as views when `views` (op_scan_parquet.c). */
 ladle_status ladle_exec_scan_parquet_late(exec_state *st, const struct ladle_plan *scan,
                                           const exec_units *units, const ladle_table *in,
                                           ladle_table *out, int64_t *const *kept, const bool *late,
@@ -121,36 +199,27 @@ void ladle_release_columns(ladle_column *cols, size_t n);
 ladle_status ladle_exec_single_group(int64_t n, ladle_groups *g, ladle_error *err);
 /* need[c] = true for every input column c < n that e reads. */
 void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n);
-/* EXCHANGE (exchange.c): cols (ncols, the first nkeys the keys of a hash
+/* EXCHANGE (op_exchange.c): cols (ncols, the first nkeys the keys of a hash
  * exchange) moved between ranks through the engine's communicator; out
  * (ncols columns, owned) holds this rank's rows after it. The identity with
  * one rank. */
 ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
                                  size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err);
-/* A one-chunk table of schema from whole columns (consumed, also on failure),
- * re-split into morsels. */
-ladle_status ladle_exec_table_from_columns(exec_state *s, const ladle_schema *schema,
-                                           ladle_column *cols, int64_t nrows, ladle_table **out,
-                                           ladle_error *err);
-/* group_by p over in as partial and final steps (aggregate_partial.c): *used
- * false (and nothing done) where that path does not apply; an error is the
- * query's. */
-ladle_status ladle_exec_group_by_partial(exec_state *s, const ladle_plan *p, const ladle_table *in,
-                                         ladle_table **out, bool *used, ladle_error *err);
 /* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
 bool ladle_join_coalesces(const ladle_plan *p);
-/* Whether group_by p's aggregations split into partial and final steps. */
+/* Whether group_by p's aggregations split into partial and final steps
+ * (op_group_by_partial.c). */
 bool ladle_exec_group_by_splits(const ladle_plan *p);
-/* The node under group_by p's pipeline of row-wise nodes (FILTER, SELECT,
- * WITH_COLUMNS, PROJECT), which then run chunk by chunk inside its partial
- * step; NULL where p does not run that way. */
-const ladle_plan *ladle_exec_group_by_source(const ladle_plan *p);
-/* group_by p over `src`, the output of that node: *out its result, or, where
- * the partial step turned the input down, *mid the pipeline's output (p's
- * input) for the plain group_by to run on. */
-ladle_status ladle_exec_group_by_pipeline(exec_state *s, const ladle_plan *p,
-                                          const ladle_table *src, ladle_table **out,
-                                          ladle_table **mid, ladle_error *err);
+/* The group_by of node pn over `in`, the output of node in_pn: the partial
+ * step first when try_partial, the whole group_by where it does not apply
+ * (op_group_by.c). */
+ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const ladle_pnode *in_pn,
+                                 ladle_table *in, bool try_partial, ladle_table **out,
+                                 ladle_error *err);
+/* Runs every input of pn into ins (pn->ninputs slots, NULL-initialised; the
+ * caller releases them): in order, stopping once they hold pn->limit rows. */
+ladle_status exec_inputs_run(exec_state *s, const ladle_pnode *pn, ladle_table **ins,
+                             ladle_error *err);
 /* Pushes e's value (col, taken over) on the hoist stack, where evaluation finds
  * it instead of computing e; ladle_exec_unhoist pops back to a mark. */
 ladle_status ladle_exec_hoist(exec_state *s, const ladle_bexpr *e, ladle_column *col,

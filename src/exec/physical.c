@@ -286,6 +286,128 @@ static bool join_defers(planner *P, const ladle_plan *p, size_t side, bool **nee
   return true;
 }
 
+/* ------------------------------------------------------------- pipelines */
+
+static bool rowwise_expr(const ladle_bexpr *e) {
+  return !e->has_agg && !e->has_window && !e->scalar;
+}
+
+/* Whether e's value can depend on the rows of the whole column it belongs
+ * to (chunk->table_rows): a division by one value (Polars' formula) or a
+ * when (Polars computes a branch no row takes by the frame's height). Inside
+ * a pipeline, after a filter, that height is not known. */
+static bool uses_height(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_WHEN) return true;
+  if (e->kind == LADLE_EX_BINARY &&
+      (e->op == LADLE_OP_TRUE_DIV || e->op == LADLE_OP_FLOOR_DIV || e->op == LADLE_OP_MOD))
+    return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (uses_height(e->args[i])) return true;
+  return false;
+}
+
+static bool any_uses_height(ladle_bexpr *const *e, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (uses_height(e[i])) return true;
+  return false;
+}
+
+/* Whether logical node r can stream, one morsel at a time (operator.h):
+ * a filter or projection whose expressions are row-wise, or a pick. */
+static bool streams(const ladle_plan *r) {
+  if (r->ninputs != 1) return false;
+  switch (r->kind) {
+    case LADLE_NODE_FILTER:
+      return r->nexprs == 1 && rowwise_expr(r->exprs[0]) &&
+             (r->exprs[0]->type.id == LADLE_TYPE_BOOL || r->exprs[0]->type.id == LADLE_TYPE_NULL) &&
+             r->inputs[0]->schema.n == r->schema.n;
+    case LADLE_NODE_PROJECT:
+      return true;
+    case LADLE_NODE_SELECT:
+    case LADLE_NODE_WITH_COLUMNS: {
+      bool rows = r->kind == LADLE_NODE_WITH_COLUMNS; /* a select of single values is one row */
+      for (size_t i = 0; i < r->nexprs; i++) {
+        if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return false;
+        rows |= !r->exprs[i]->scalar;
+      }
+      return rows && r->nexprs > 0;
+    }
+    default:
+      return false;
+  }
+}
+
+/* Whether the chain node[0..n) (top first) may run as a pipeline: above its
+ * lowest filter nothing may depend on the column's height, nor may the
+ * sink's expressions (sink, nsink) when there is a filter. */
+static bool chain_fits(const ladle_plan *const *node, size_t n, ladle_bexpr *const *sink,
+                       size_t nsink, ladle_bexpr *const *sink2, size_t nsink2) {
+  size_t f = n; /* the lowest filter, counted from the top */
+  for (size_t i = n; i-- > 0 && f == n;)
+    if (node[i]->kind == LADLE_NODE_FILTER) f = i;
+  if (f == n) return true;
+  for (size_t i = 0; i < f; i++)
+    if (any_uses_height(node[i]->exprs, node[i]->nexprs)) return false;
+  return !any_uses_height(sink, nsink) && !any_uses_height(sink2, nsink2);
+}
+
+/* The node under group_by p's chain of streaming nodes, which then run
+ * morsel by morsel into its partial step; NULL where p does not run so. */
+static const ladle_plan *group_by_source(const ladle_plan *p) {
+  enum { CHAIN_MAX = 16 };
+  const ladle_plan *node[CHAIN_MAX];
+  size_t n = 0;
+  const ladle_plan *r = p->inputs[0];
+  for (; streams(r); r = r->inputs[0]) {
+    if (n == CHAIN_MAX) return NULL;
+    node[n++] = r;
+  }
+  if (n == 0 || !chain_fits(node, n, p->keys, p->nkeys, p->exprs, p->nexprs)) return NULL;
+  return r;
+}
+
+/* Whether physical node pn streams inside a pipeline: its logical node
+ * does, and no rewrite of its own needs the whole table (a late read, a
+ * deferral). */
+static bool pn_streams(const ladle_pnode *pn) {
+  if (pn->ninputs != 1 || pn->pipelined) return false;
+  switch (pn->op) {
+    case LADLE_POP_FILTER:
+      return pn->late == NULL && !pn->defer && streams(pn->lp);
+    case LADLE_POP_PROJECT:
+    case LADLE_POP_PROJECTION:
+      return streams(pn->lp);
+    default:
+      return false;
+  }
+}
+
+/* Pipelines into a collected table: under any node, a chain of two or more
+ * streaming nodes runs morsel by morsel from the node below it, with no
+ * table between them (one node alone already runs per morsel). */
+static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen) {
+  if (pn->id < 1 || (size_t)pn->id > nseen || seen[pn->id - 1]) return;
+  seen[pn->id - 1] = true;
+  enum { CHAIN_MAX = 16 };
+  if (pn_streams(pn)) {
+    ladle_pnode *chain[CHAIN_MAX];
+    const ladle_plan *lps[CHAIN_MAX];
+    size_t n = 0;
+    ladle_pnode *r = pn;
+    for (; n < CHAIN_MAX && pn_streams(r); r = r->inputs[0]) {
+      chain[n] = r;
+      lps[n++] = r->lp;
+    }
+    if (n >= 2 && chain_fits(lps, n, NULL, 0, NULL, 0)) {
+      for (size_t i = 0; i < n; i++) chain[i]->pipelined = true;
+      pn->source = r;
+      plan_pipelines(r, seen, nseen);
+      return;
+    }
+  }
+  for (size_t i = 0; i < pn->ninputs; i++) plan_pipelines(pn->inputs[i], seen, nseen);
+}
+
 /* ------------------------------------------------------------------ the walk */
 
 static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w);
@@ -337,7 +459,7 @@ static ladle_pnode *exchange_for(planner *P, ladle_pnode *in, ladle_exchange_kin
 static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w) {
   bool reduced = pending_at(P, p, 0); /* a semi-join reduction cuts its input */
   bool splits = ladle_exec_group_by_splits(p);
-  const ladle_plan *src = splits && !reduced ? ladle_exec_group_by_source(p) : NULL;
+  const ladle_plan *src = splits && !reduced ? group_by_source(p) : NULL;
   /* no rewrite may sit inside the pipeline (it would not run there) */
   for (const ladle_plan *r = p; src != NULL && r != src; r = r->inputs[0])
     if (pending_at(P, r, 0) || (r != p && r->kind == LADLE_NODE_CACHE)) src = NULL;
@@ -744,6 +866,13 @@ ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opt
   free(pp->nodes);
   pp->nodes = order;
   pp->n = reached;
+  bool *seen = calloc(LADLE_MAX(reached, 1), sizeof *seen);
+  if (seen == NULL) {
+    ladle_pplan_destroy(pp);
+    return LADLE_OOM(err, "physical plan");
+  }
+  plan_pipelines(pp->root, seen, reached);
+  free(seen);
   *out = pp;
   return LADLE_OK;
 }
@@ -903,30 +1032,35 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
                         pp->root->dist == LADLE_DIST_REPLICATED
                             ? "replicated (every rank the whole result)"
                             : "sharded (each rank its rows)");
-  /* pipelines: the chains that run chunk by chunk into a partial group-by */
+  /* pipelines: the chains that run morsel by morsel into a sink */
   ladle_strbuf_printf(b, "\npipelines:\n");
   int n = 0;
   for (size_t i = 0; i < pp->n; i++) {
     const ladle_pnode *g = pp->nodes[i];
-    if (g->op != LADLE_POP_GROUP_BY_FINAL) continue;
+    bool agg = g->op == LADLE_POP_GROUP_BY_FINAL;
+    if (!agg && !(g->pipelined && g->source != NULL)) continue;
     const ladle_pnode *part = g->inputs[0];
-    while (part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
+    while (agg && part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
     ladle_strbuf_printf(b, "  %d. ", ++n);
     const ladle_pnode *chain[64];
     size_t k = 0;
-    const ladle_pnode *r = part->inputs[0];
+    const ladle_pnode *r = agg ? part->inputs[0] : g;
     if (g->source != NULL)
       for (; r != g->source && k < 64; r = r->inputs[0]) chain[k++] = r;
     ladle_strbuf_printf(b, "#%d %s (its output) -> ", r->id, ladle_pnode_name(r));
     while (k > 0) {
       k--;
-      ladle_strbuf_printf(b, "#%d %s -> ", chain[k]->id, ladle_pnode_name(chain[k]));
+      ladle_strbuf_printf(b, "#%d %s%s", chain[k]->id, ladle_pnode_name(chain[k]),
+                          k > 0 || agg ? " -> " : "");
     }
-    ladle_strbuf_printf(b, "#%d GROUP_BY_PARTIAL | %s | #%d GROUP_BY_FINAL\n", part->id,
-                        pp->ranks > 1 ? "EXCHANGE" : "(1 rank: no exchange)", g->id);
+    if (agg)
+      ladle_strbuf_printf(b, "#%d GROUP_BY_PARTIAL | %s | #%d GROUP_BY_FINAL\n", part->id,
+                          pp->ranks > 1 ? "EXCHANGE" : "(1 rank: no exchange)", g->id);
+    else
+      ladle_strbuf_printf(b, " | collected\n");
   }
   if (n == 0) ladle_strbuf_printf(b, "  none\n");
   ladle_strbuf_printf(b,
-                      "  (every other node runs on its own, each chunk in parallel, "
+                      "  (every other node runs on its own, each morsel in parallel, "
                       "and materialises its output)\n");
 }

@@ -75,8 +75,10 @@ struct ladle_pnode {
   ladle_pnode **inputs;
   ladle_distribution dist; /* with several ranks: LOCAL and SHARDED are the same here */
   bool views;              /* its output is the query's result: string gathers may keep views */
-  /* runs chunk by chunk inside the partial group-by step above it (no table
-   * between: see GROUP_BY_FINAL.source) */
+  /* streams morsel by morsel inside a pipeline (operator.h): into the
+   * partial group-by step above it (see GROUP_BY_FINAL.source), or, for the
+   * chain's top node when its `source` is set, collected as a table for its
+   * parent; no table between the nodes of the chain */
   bool pipelined;
   /* FILTER */
   bool *need; /* output columns compacted (NULL: all); the rest, unread above, are
@@ -89,10 +91,11 @@ struct ladle_pnode {
   bool right_first;         /* right side first, for the SEMI_FILTER it feeds */
   bool defer_side[2];       /* which inputs are deferred FILTERs */
   const ladle_pnode *feeds; /* the SEMI_FILTER its first side feeds, or NULL */
-  /* GROUP_BY_FINAL: the node whose output the partial step's pipeline reads
-   * (the nodes between run pipelined), or NULL: the partial step reads its
-   * input's table. GROUP_BY and GROUP_BY_FINAL try the partial step at run
-   * time either way (aggregate_partial.c) and fall back to the whole. */
+  /* GROUP_BY_FINAL, or the top of a collected pipeline: the node whose
+   * output the pipeline reads (the nodes between run pipelined), or NULL:
+   * the partial step reads its input's table. GROUP_BY and GROUP_BY_FINAL
+   * try the partial step at run time either way (op_group_by_partial.c) and
+   * fall back to the whole. */
   const ladle_pnode *source;
   bool partial; /* GROUP_BY_FINAL (true) or GROUP_BY (false) */
   /* UNION under SLICE(offset >= 0, length >= 0): inputs run in order until

@@ -102,8 +102,8 @@ typedef enum ladle_node_kind {
   LADLE_NODE_CACHE,
   LADLE_NODE_PROJECT, /* rename and drop: pick input columns by index */
   LADLE_NODE_ROW_INDEX,
-  LADLE_NODE_SCAN_PARQUET, /* `source` is the executor's (src/exec/scan_parquet.c) */
-  LADLE_NODE_SCAN_CSV      /* `source` is the executor's (src/exec/scan_csv.c) */
+  LADLE_NODE_SCAN_PARQUET, /* `source` is the executor's (src/exec/op_scan_parquet.c) */
+  LADLE_NODE_SCAN_CSV      /* `source` is the executor's (src/exec/op_scan_csv.c) */
 } ladle_node_kind;
 
 struct ladle_plan {

@@ -1,4 +1,4 @@
-"""group_by as partial and final steps (src/exec/aggregate_partial.c) against
+"""group_by as partial and final steps (src/exec/op_group_by_partial.c) against
 Polars: LADLE_PARTIAL_AGG=1 makes ladle take that path for every input it can
 run, and small morsels give it many partials; LADLE_PARTIAL_AGG=0 checks the
 whole-table path gives the same. Keys of every kind (nulls, NaN, -0.0, strings,

@@ -204,3 +204,72 @@ def test_tpch_explains_for_ranks(q: int, tables: dict[str, pl.LazyFrame]) -> Non
     # every TPC-H query groups or joins: rows move between ranks
     assert any(" EXCHANGE " in f" {x}" for x in physical(many)), many
     assert "result: " in many
+
+
+def pipelines(text: str) -> list[str]:
+    return [x.strip() for x in text.split("\npipelines:\n")[1].splitlines() if x.strip().split(".")[0].isdigit()]
+
+
+def chain_frame(n: int = 50_000) -> pl.DataFrame:
+    r = np.random.default_rng(7)
+    return pl.DataFrame(
+        {
+            "k": r.integers(0, 500, n),
+            "x": pl.Series(r.normal(size=n)).set(pl.Series(r.random(n) < 0.1), None),
+            "d": r.integers(-3, 4, n),
+            "s": [f"s{i % 977}" for i in range(n)],
+        }
+    )
+
+
+@pytest.mark.parametrize("morsel", [7, 1000, 65536])
+def test_collected_pipeline_under_a_join_equals_polars(morsel: int) -> None:
+    # filter -> with_columns -> select -> filter: one pipeline into the join's
+    # left input, morsel by morsel with no table in between
+    df = chain_frame()
+    dim = pl.DataFrame({"k": np.arange(0, 500, 2), "name": [f"n{i}" for i in range(250)]}).lazy()
+    lf = (
+        df.lazy()
+        .filter(pl.col("x") > -0.5)
+        .with_columns(y=pl.col("x") * 2 + pl.col("d"), t=pl.col("s").str.to_uppercase())
+        .select("k", "y", "t", "d")
+        .filter(pl.col("d") != 0)
+        .join(dim, on="k")
+    )
+    e = ladle.Engine(threads=2, morsel_rows=morsel, raise_on_fail=True)
+    assert_same(lf, e)
+    text = e.explain(lf)
+    pipes = pipelines(text)
+    assert len(pipes) == 1, text
+    assert pipes[0].endswith("| collected") and "SCAN (its output)" in pipes[0], text
+    # every node of the chain marked, the join's input the pipeline's top
+    for start in ("FILTER", "WITH_COLUMNS", "SELECT"):
+        assert "[pipelined]" in node(text, start), text
+    assert "[pipelined]" not in node(text, "JOIN")
+
+
+def test_pipeline_keeps_out_what_needs_the_columns_height() -> None:
+    # a division after a filter depends on the whole column's height in
+    # Polars' formula for a scalar divisor: that chain is not a pipeline
+    df = chain_frame()
+    lf = df.lazy().filter(pl.col("d") > 0).with_columns(q=pl.col("x") / pl.col("d")).select("k", "q").sort("k", "q")
+    e = ladle.Engine(threads=2, morsel_rows=1000, raise_on_fail=True)
+    assert_same(lf, e)
+    assert pipelines(e.explain(lf)) == []
+    # the same chain without the division streams
+    lf2 = df.lazy().filter(pl.col("d") > 0).with_columns(q=pl.col("x") * pl.col("d")).select("k", "q").sort("k", "q")
+    assert_same(lf2, e)
+    assert len(pipelines(e.explain(lf2))) == 1
+
+
+def test_pipeline_error_is_the_querys() -> None:
+    # a strict cast that fails in one morsel fails the query with Polars' kind
+    # of error, and the engine stays usable
+    df = pl.DataFrame({"a": ["1", "2", "x", "4"] * 5000, "b": list(range(20_000))})
+    lf = df.lazy().filter(pl.col("b") >= 0).with_columns(c=pl.col("a").cast(pl.Int64, strict=True)).select("c", "b").sort("b")
+    e = ladle.Engine(threads=2, morsel_rows=1000, raise_on_fail=True)
+    assert len(pipelines(e.explain(lf))) == 1
+    with pytest.raises(ladle.LadleComputeError, match="strict cast of 'a' from str to i64 failed"):
+        lf.collect(engine=e)
+    ok = df.lazy().filter(pl.col("b") >= 0).with_columns(c=pl.col("b") * 2).select("c", "b").sort("b")
+    assert_same(ok, e)

@@ -1,11 +1,11 @@
-/* scan_parquet.c — the Parquet scan node: its builder (reads and checks every
+/* op_scan_parquet.c — SCAN_PARQUET: the Parquet scan node: its builder (reads and checks every
  * footer) and its execution (one partition per (file, row group); pages decoded in
  * parallel over row groups and columns). The (file, row-group) units are what the
  * distributed layer will deal out to ranks. */
 #include <stdio.h>
 
 #include "../io/parquet/parquet.h"
-#include "exec.h"
+#include "operator.h"
 
 typedef struct pq_filter {
   char *column;
@@ -443,3 +443,10 @@ ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan
   ladle_table_seal(out);
   return rc;
 }
+
+static ladle_status scan_parquet_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
+                                     ladle_table **out, ladle_error *err) {
+  return ladle_exec_scan_parquet(s, pn, out, side != NULL ? side->units : NULL, err);
+}
+
+const exec_operator exec_op_scan_parquet = {LADLE_POP_SCAN_PARQUET, scan_parquet_run, NULL, NULL};

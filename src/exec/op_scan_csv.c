@@ -1,4 +1,4 @@
-/* scan_csv.c — the CSV scan node: its builder (loads each file, finds records,
+/* op_scan_csv.c — SCAN_CSV: the CSV scan node: its builder (loads each file, finds records,
  * infers or takes the column types) and its execution (records parsed in parallel,
  * one partition per range of records). */
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "../io/csv/csv.h"
-#include "exec.h"
+#include "operator.h"
 
 typedef struct csv_source {
   ladle_csv_opts o; /* strings owned below */
@@ -73,17 +73,20 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
     s->named = calloc(2 * n, sizeof *s->named);
     s->named_cols = calloc(n, sizeof *s->named_cols);
     s->named_vals = calloc(n, sizeof *s->named_vals);
-    if (s->named == NULL || s->named_cols == NULL || s->named_vals == NULL) st = LADLE_OOM(err, "csv options");
+    if (s->named == NULL || s->named_cols == NULL || s->named_vals == NULL)
+      st = LADLE_OOM(err, "csv options");
     for (size_t i = 0; st == LADLE_OK && i < n; i++) {
       s->named_cols[i] = s->named[2 * i] = ladle_strdup(opts->named_null_columns[i]);
       s->named_vals[i] = s->named[2 * i + 1] = ladle_strdup(opts->named_null_values[i]);
-      if (s->named[2 * i] == NULL || s->named[2 * i + 1] == NULL) st = LADLE_OOM(err, "csv options");
+      if (s->named[2 * i] == NULL || s->named[2 * i + 1] == NULL)
+        st = LADLE_OOM(err, "csv options");
     }
     s->o.named_null_columns = s->named_cols;
     s->o.named_null_values = s->named_vals;
   }
   if (st == LADLE_OK && s->o.path_column != NULL) {
-    if ((s->path_column = ladle_strdup(s->o.path_column)) == NULL) st = LADLE_OOM(err, "csv options");
+    if ((s->path_column = ladle_strdup(s->o.path_column)) == NULL)
+      st = LADLE_OOM(err, "csv options");
     s->o.path_column = s->path_column;
   }
   s->o.columns = NULL;
@@ -131,19 +134,20 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
       st = ladle_err_set(err, LADLE_EINVAL, "%s has %zu columns, %s has %zu", f->path, f->ncols,
                          f0->path, f0->ncols);
     /* a later file's column the first file lacks: an error unless ignored */
-    for (size_t j = 0; st == LADLE_OK && fi > 0 && policies && !s->o.ignore_extra_columns && j < f->ncols;
-         j++) {
+    for (size_t j = 0;
+         st == LADLE_OK && fi > 0 && policies && !s->o.ignore_extra_columns && j < f->ncols; j++) {
       size_t i = 0;
       while (i < f0->ncols && strcmp(f0->names[i], f->names[j]) != 0) i++;
       if (i == f0->ncols)
-        st = ladle_err_set(err, LADLE_EINVAL, "%s has a column '%s' that %s lacks", f->path, f->names[j],
-                           f0->path);
+        st = ladle_err_set(err, LADLE_EINVAL, "%s has a column '%s' that %s lacks", f->path,
+                           f->names[j], f0->path);
     }
     for (size_t k = 0; st == LADLE_OK && k < n; k++) {
       const char *name = opts && opts->n_columns > 0 ? opts->columns[k] : f0->names[k];
       size_t j = 0;
       while (j < f->ncols && strcmp(f->names[j], name) != 0) j++;
-      if (j == f->ncols && s->o.insert_missing_columns && (fi > 0 || (opts && opts->types != NULL))) {
+      if (j == f->ncols && s->o.insert_missing_columns &&
+          (fi > 0 || (opts && opts->types != NULL))) {
         j = SIZE_MAX; /* all null in this file (parsing reads past the record's fields) */
       } else if (j == f->ncols) {
         st = ladle_err_set(err, LADLE_ENOCOL, "%s: no column '%s'", f->path, name);
@@ -186,7 +190,8 @@ typedef struct csv_job {
 static ladle_status path_column(const char *path, int64_t n, ladle_column *out, ladle_error *err) {
   size_t len = strlen(path);
   ladle_column one;
-  ladle_status st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), 1, false, (int64_t)len, &one, err);
+  ladle_status st =
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), 1, false, (int64_t)len, &one, err);
   if (st != LADLE_OK) return st;
   int64_t *off = LADLE_COL_MUT(&one, int64_t);
   off[0] = 0;
@@ -287,3 +292,11 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
   free(copies);
   return rc;
 }
+
+static ladle_status scan_csv_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
+                                 ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(side);
+  return ladle_exec_scan_csv(s, pn->lp, out, err);
+}
+
+const exec_operator exec_op_scan_csv = {LADLE_POP_SCAN_CSV, scan_csv_run, NULL, NULL};

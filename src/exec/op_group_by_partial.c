@@ -1,0 +1,437 @@
+/* op_group_by_partial.c — GROUP_BY_PARTIAL: a group_by as a partial step per
+ * morsel (a pipeline's sink) and a final
+ * step over the partials, where every output is an aggregation that splits
+ * that way (sum, min, max, first, last, count, null_count, len, mean).
+ *
+ * Partial: each chunk of the input, on its own task, evaluates its keys and
+ * the aggregations' inputs (so no input expression is ever materialised for
+ * the whole table), numbers its groups and aggregates them: one row per group
+ * of the chunk, the keys at the group's first row, then the partial columns
+ * (mean: a Float64 sum and a count). Final: the partial rows, concatenated in
+ * chunk order, grouped again by the keys and aggregated once more (sums of
+ * sums and of counts, min of mins, first of firsts; mean: sum / count, null
+ * where the count is 0). Chunk order keeps what depends on order: a group's
+ * first row, first/last, and which of -0.0 and 0.0 a min returns; with
+ * maintain_order each chunk's groups are numbered by first appearance, so the
+ * final groups are too.
+ *
+ * With several ranks the exchange sits between the partial rows and the
+ * final step (hash-partitioned by key). The planner plans the split
+ * (GROUP_BY_PARTIAL under GROUP_BY_FINAL); the sink's first morsel, consumed
+ * alone, turns it down when groups are many (partials as long as the input
+ * only add work), and the whole group_by runs instead. LADLE_PARTIAL_AGG=0 turns it
+ * off, =1 uses it for every input it can run (the tests), and by default it
+ * runs on inputs of at least PARTIAL_MIN_ROWS rows in four chunks or more, the
+ * first of them at most a quarter of the rows. */
+#include <stdlib.h>
+
+#include "operator.h"
+
+enum { PARTIAL_MIN_ROWS = 100000 };
+
+typedef struct pa_expr {
+  const ladle_bexpr *e;
+  const ladle_bexpr *arg; /* NULL: len() */
+  ladle_agg_op op;
+  size_t first;  /* index of its first partial column (after the keys) */
+  size_t nparts; /* 1, or 2 for mean (sum, count) */
+} pa_expr;
+
+/* Releases cols[0..n) (the array stays). */
+static void release_n(ladle_column *cols, size_t n) {
+  for (size_t i = 0; cols != NULL && i < n; i++) ladle_column_release(&cols[i]);
+}
+
+static bool rowwise(const ladle_bexpr *e) { return !e->has_agg && !e->has_window && !e->scalar; }
+
+/* What the partial path can run; fills x (p->nexprs of them) and *ncols. */
+static bool pa_eligible(const ladle_plan *p, pa_expr *x, size_t *ncols) {
+  size_t c = p->nkeys;
+  for (size_t i = 0; i < p->nkeys; i++)
+    if (!rowwise(p->keys[i]) || p->keys[i]->type.id == LADLE_TYPE_LIST) return false;
+  for (size_t i = 0; i < p->nexprs; i++) {
+    const ladle_bexpr *e = p->exprs[i];
+    while (e->kind == LADLE_EX_ALIAS && e->nargs == 1) e = e->args[0];
+    pa_expr *q = &x[i];
+    memset(q, 0, sizeof *q);
+    q->e = e;
+    q->first = c;
+    q->nparts = 1;
+    if (e->has_window) return false;
+    if (e->kind == LADLE_EX_LEN) {
+      if (e->nargs != 0) return false;
+      q->op = LADLE_AGG_LEN;
+      c++;
+      continue;
+    }
+    if (e->kind != LADLE_EX_AGG || e->nargs != 1 || !rowwise(e->args[0])) return false;
+    q->arg = e->args[0];
+    q->op = (ladle_agg_op)e->op;
+    ladle_type_id t = q->arg->type.id;
+    if (t == LADLE_TYPE_LIST || ladle_type_is_carried(t) || t == LADLE_TYPE_CATEGORICAL)
+      return false;
+    switch (q->op) {
+      case LADLE_AGG_SUM:
+        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL || t == LADLE_TYPE_DURATION))
+          return false;
+        /* over all rows (no keys) a float sum is Polars' pairwise one, bit
+         * for bit, which per-chunk partials would not keep */
+        if (p->nkeys == 0 && ladle_type_is_float(t)) return false;
+        break;
+      case LADLE_AGG_MEAN:
+        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) || e->aopts.polars_order ||
+            p->nkeys == 0)
+          return false;
+        q->nparts = 2;
+        break;
+      case LADLE_AGG_MIN:
+      case LADLE_AGG_MAX:
+      case LADLE_AGG_FIRST:
+      case LADLE_AGG_LAST:
+      case LADLE_AGG_COUNT:
+      case LADLE_AGG_NULL_COUNT:
+      case LADLE_AGG_LEN:
+        break;
+      default:
+        return false;
+    }
+    c += q->nparts;
+  }
+  *ncols = c;
+  return true;
+}
+
+static ladle_kexpr kagg(ladle_agg_op op, ladle_dtype type, const ladle_bexpr *e) {
+  ladle_kexpr k;
+  memset(&k, 0, sizeof k);
+  k.kind = op == LADLE_AGG_LEN ? LADLE_KEX_LEN : LADLE_KEX_AGG;
+  k.op = (int)op;
+  k.type = type;
+  if (e != NULL) k.aopts = e->aopts;
+  k.nargs = op == LADLE_AGG_LEN ? 0 : 1;
+  k.arg_name = e != NULL && e->nargs > 0 && e->args[0]->name != NULL ? e->args[0]->name : "";
+  return k;
+}
+
+static ladle_status groups_of(exec_state *s, const ladle_plan *p, const ladle_column *keys,
+                              int64_t n, ladle_groups *g, ladle_error *err) {
+  if (p->nkeys == 0) return ladle_exec_single_group(n, g, err);
+  memset(g, 0, sizeof *g);
+  ladle_status st = s->be->group_ids(&s->k, keys, p->nkeys, g, err);
+  if (st == LADLE_OK && p->maintain_order) st = ladle_groups_order_by_first(g, err);
+  if (st != LADLE_OK) ladle_groups_release(g);
+  return st;
+}
+
+/* The sink's state: per morsel (its local state), the partial rows. */
+typedef struct pa_sink {
+  const ladle_plan *p;
+  pa_expr *x;
+  size_t ncols; /* keys, then the partial columns */
+  size_t nch;
+  ladle_column *parts; /* nch rows of ncols */
+  int64_t *rows;       /* per morsel: its groups (partial rows) */
+  bool *done;
+  int mode;
+  int64_t first_len; /* the source's first morsel's rows */
+} pa_sink;
+
+/* The partial rows of chunk k, from its rows c. */
+static ladle_status pa_rows(exec_state *s, pa_sink *j, size_t k, const ladle_chunk *c,
+                            ladle_error *err) {
+  const ladle_plan *p = j->p;
+  ladle_column *out = j->parts + k * j->ncols;
+  size_t nk = p->nkeys, made = 0;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL) return LADLE_OOM(err, "group_by");
+  ladle_status st = LADLE_OK;
+  size_t have = 0;
+  for (; have < nk && st == LADLE_OK; have++)
+    st = ladle_eval_chunk(s, p->keys[have], c, &keys[have], err);
+  if (st != LADLE_OK) have--;
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  bool have_g = false;
+  if (st == LADLE_OK) {
+    st = groups_of(s, p, keys, c->length, &g, err);
+    have_g = st == LADLE_OK;
+  }
+  for (size_t i = 0; st == LADLE_OK && i < nk; i++) {
+    st = s->be->gather(&s->k, &keys[i], g.first, g.ngroups, &out[i], err);
+    if (st == LADLE_OK) made++;
+  }
+  for (size_t i = 0; st == LADLE_OK && i < p->nexprs; i++) {
+    const pa_expr *q = &j->x[i];
+    ladle_column arg;
+    memset(&arg, 0, sizeof arg);
+    if (q->arg != NULL) {
+      st = ladle_eval_chunk(s, q->arg, c, &arg, err);
+      if (st != LADLE_OK) break;
+    }
+    if (q->op == LADLE_AGG_MEAN) {
+      /* a Float64 sum and a count */
+      ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+      ladle_column f;
+      st = s->be->cast(&s->k, &arg, f64, LADLE_CAST_NON_STRICT, q->arg->name, &f, err);
+      if (st == LADLE_OK) {
+        ladle_kexpr ks = kagg(LADLE_AGG_SUM, f64, q->e);
+        st = s->be->aggregate(&s->k, &ks, &f, &g, &out[q->first], err);
+        ladle_column_release(&f);
+      }
+      if (st == LADLE_OK) {
+        made++;
+        ladle_kexpr kc = kagg(LADLE_AGG_COUNT, ladle_dtype_make(LADLE_TYPE_UINT32), q->e);
+        st = s->be->aggregate(&s->k, &kc, &arg, &g, &out[q->first + 1], err);
+        if (st == LADLE_OK) made++;
+      }
+    } else {
+      /* a Float32 sum's partials in Float64: rounded once, at the end */
+      ladle_dtype pt = q->e->type;
+      if (q->op == LADLE_AGG_SUM && pt.id == LADLE_TYPE_FLOAT32)
+        pt = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+      ladle_kexpr ka = kagg(q->op, pt, q->e);
+      st = s->be->aggregate(&s->k, &ka, q->arg != NULL ? &arg : NULL, &g, &out[q->first], err);
+      if (st == LADLE_OK) made++;
+    }
+    ladle_column_release(&arg);
+  }
+  j->rows[k] = have_g ? g.ngroups : 0;
+  if (have_g) ladle_groups_release(&g);
+  release_n(keys, have);
+  free(keys);
+  if (st != LADLE_OK) {
+    release_n(out, made);
+    memset(out, 0, j->ncols * sizeof *out);
+    return st;
+  }
+  j->done[k] = true;
+  return LADLE_OK;
+}
+
+/* The final value of expression q over the partial columns `part` grouped by g. */
+static ladle_status pa_final(exec_state *s, const pa_expr *q, const ladle_column *part,
+                             ladle_groups *g, ladle_column *out, ladle_error *err) {
+  switch (q->op) {
+    case LADLE_AGG_COUNT:
+    case LADLE_AGG_NULL_COUNT:
+    case LADLE_AGG_LEN: {
+      ladle_kexpr k = kagg(LADLE_AGG_SUM, q->e->type, q->e);
+      return s->be->aggregate(&s->k, &k, part, g, out, err);
+    }
+    case LADLE_AGG_MEAN:
+      break;
+    default: {
+      ladle_kexpr k = kagg(q->op, q->e->type, q->e);
+      return s->be->aggregate(&s->k, &k, part, g, out, err);
+    }
+  }
+  /* mean: the sum of the sums over the sum of the counts, null where that is 0 */
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64), u32 = ladle_dtype_make(LADLE_TYPE_UINT32);
+  ladle_kctx k = s->k;
+  k.many_rows = false; /* group by group: a plain division */
+  ladle_column sum, cnt, cntf, div, zero, isz, nul, res;
+  ladle_kexpr ks = kagg(LADLE_AGG_SUM, f64, q->e), kc = kagg(LADLE_AGG_SUM, u32, q->e);
+  LADLE_RETURN_NOT_OK(s->be->aggregate(&s->k, &ks, &part[0], g, &sum, err));
+  ladle_status st = s->be->aggregate(&s->k, &kc, &part[1], g, &cnt, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(&sum);
+    return st;
+  }
+  st = s->be->cast(&k, &cnt, f64, LADLE_CAST_NON_STRICT, "count", &cntf, err);
+  ladle_column_release(&cnt);
+  if (st == LADLE_OK) {
+    st = s->be->binary(&k, LADLE_OP_TRUE_DIV, &sum, &cntf, f64, &div, err);
+    if (st == LADLE_OK) {
+      st = ladle_column_alloc(f64, 1, false, 0, &zero, err);
+      if (st == LADLE_OK) {
+        LADLE_COL_MUT(&zero, double)[0] = 0.0;
+        st = s->be->binary(&k, LADLE_OP_EQ, &cntf, &zero, ladle_dtype_make(LADLE_TYPE_BOOL), &isz,
+                           err);
+        ladle_column_release(&zero);
+      }
+      if (st == LADLE_OK) {
+        st = ladle_column_nulls(f64, 1, &nul, err);
+        if (st == LADLE_OK) {
+          ladle_column args[3] = {isz, nul, div};
+          st = s->be->when(&k, args, 3, div.length, &res, err);
+          ladle_column_release(&nul);
+        }
+        ladle_column_release(&isz);
+      }
+      ladle_column_release(&div);
+    }
+    ladle_column_release(&cntf);
+  }
+  ladle_column_release(&sum);
+  if (st != LADLE_OK) return st;
+  if (q->e->type.id == LADLE_TYPE_FLOAT64) {
+    *out = res;
+    return LADLE_OK;
+  }
+  st = s->be->cast(&k, &res, q->e->type, LADLE_CAST_NON_STRICT, q->e->name, out, err);
+  ladle_column_release(&res);
+  return st;
+}
+
+static int partial_mode(void) {
+  const char *v = getenv("LADLE_PARTIAL_AGG");
+  if (v != NULL && strcmp(v, "0") == 0) return 0;
+  if (v != NULL && strcmp(v, "1") == 0) return 1;
+  return -1; /* by size */
+}
+
+bool ladle_exec_group_by_splits(const ladle_plan *p) {
+  if (p->kind != LADLE_NODE_GROUP_BY || partial_mode() == 0) return false;
+  pa_expr *x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *x);
+  size_t ncols = 0;
+  bool ok = x != NULL && pa_eligible(p, x, &ncols);
+  free(x);
+  return ok;
+}
+
+static void pa_close(void *state) {
+  pa_sink *j = state;
+  if (j == NULL) return;
+  for (size_t k = 0; j->parts != NULL && k < j->nch; k++)
+    if (j->done[k]) release_n(j->parts + k * j->ncols, j->ncols);
+  free(j->parts);
+  free(j->rows);
+  free(j->done);
+  free(j->x);
+  free(j);
+}
+
+static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const ladle_table *src,
+                            const ladle_schema *in, bool *need, void **state, ladle_error *err) {
+  LADLE_UNUSED(s);
+  *state = NULL;
+  const ladle_plan *p = pn->lp;
+  int mode = partial_mode();
+  if (mode == 0 || src->nchunks == 0) return LADLE_OK;
+  /* by default: enough rows, and morsels enough that the probe (the first
+   * morsel, alone) is a small part of them */
+  if (mode < 0 && (src->nchunks < 4 || src->num_rows < PARTIAL_MIN_ROWS ||
+                   src->chunks[0].length > src->num_rows / 4))
+    return LADLE_OK;
+  pa_sink *j = calloc(1, sizeof *j);
+  if (j == NULL) return LADLE_OOM(err, "group_by");
+  j->p = p;
+  j->mode = mode;
+  j->nch = src->nchunks;
+  j->first_len = src->chunks[0].length;
+  j->x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *j->x);
+  if (j->x == NULL || !pa_eligible(p, j->x, &j->ncols)) {
+    bool oom = j->x == NULL;
+    pa_close(j);
+    return oom ? LADLE_OOM(err, "group_by") : LADLE_OK;
+  }
+  j->parts = calloc(j->nch * j->ncols, sizeof *j->parts);
+  j->rows = calloc(j->nch, sizeof *j->rows);
+  j->done = calloc(j->nch, sizeof *j->done);
+  if (j->parts == NULL || j->rows == NULL || j->done == NULL) {
+    pa_close(j);
+    return LADLE_OOM(err, "group_by");
+  }
+  for (size_t i = 0; i < p->nkeys; i++) ladle_exec_mark_columns(p->keys[i], need, in->n);
+  for (size_t i = 0; i < p->nexprs; i++) ladle_exec_mark_columns(p->exprs[i], need, in->n);
+  *state = j;
+  return LADLE_OK;
+}
+
+static ladle_status pa_consume(exec_state *s, void *state, size_t k, ladle_chunk *c,
+                               ladle_error *err) {
+  return pa_rows(s, state, k, c, err);
+}
+
+/* many groups per row in the first morsel turn the path down */
+static bool pa_accepts(const void *state) {
+  const pa_sink *j = state;
+  return !(j->mode < 0 && j->p->nkeys > 0 && j->rows[0] > j->first_len / 8);
+}
+
+/* The partial rows in morsel order, exchanged (with several ranks), grouped
+ * again and aggregated once more. */
+static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, ladle_error *err) {
+  pa_sink *j = state;
+  const ladle_plan *p = j->p;
+  const pa_expr *x = j->x;
+  size_t nk = p->nkeys, na = p->nexprs, ncols = j->ncols, nch = j->nch;
+  ladle_column *cat = calloc(ncols, sizeof *cat);
+  ladle_column *tmp = calloc(nch, sizeof *tmp);
+  ladle_column *cols = calloc(nk + na + 1, sizeof *cols);
+  ladle_status st = LADLE_OK;
+  size_t ncat = 0, made = 0;
+  ladle_groups g;
+  bool have_g = false;
+  if (cat == NULL || tmp == NULL || cols == NULL) {
+    st = LADLE_OOM(err, "group_by");
+    goto done;
+  }
+  /* the partial rows in chunk order */
+  for (; ncat < ncols && st == LADLE_OK; ncat++) {
+    for (size_t k = 0; k < nch; k++) tmp[k] = j->parts[k * ncols + ncat];
+    st = ladle_column_concat_pool(tmp, nch, s->k.pool, &cat[ncat], err);
+  }
+  if (st != LADLE_OK) {
+    ncat--;
+    goto done;
+  }
+  {
+    /* EXCHANGE: the partial rows to the rank that owns their keys (a
+     * reduction's to one rank); with one rank they stay as they are */
+    ladle_column *moved = calloc(ncols, sizeof *moved);
+    if (moved == NULL) {
+      st = LADLE_OOM(err, "group_by");
+      goto done;
+    }
+    st = ladle_exec_exchange(s, nk > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_BROADCAST, cat, ncols,
+                             nk, moved, err);
+    if (st != LADLE_OK) {
+      free(moved);
+      goto done;
+    }
+    release_n(cat, ncat);
+    free(cat);
+    cat = moved;
+  }
+  int64_t prow = cat[0].length;
+  st = groups_of(s, p, cat, prow, &g, err);
+  if (st != LADLE_OK) goto done;
+  have_g = true;
+  for (size_t i = 0; i < nk && st == LADLE_OK; i++) {
+    st = s->be->gather(&s->k, &cat[i], g.first, g.ngroups, &cols[i], err);
+    if (st == LADLE_OK) made++;
+  }
+  for (size_t i = 0; i < na && st == LADLE_OK; i++) {
+    st = pa_final(s, &x[i], &cat[x[i].first], &g, &cols[nk + i], err);
+    if (st == LADLE_OK) made++;
+  }
+  if (st == LADLE_OK) {
+    int64_t ngroups = g.ngroups;
+    made = 0; /* handed over */
+    st = exec_table_from_columns(s, &p->schema, cols, ngroups, out, err);
+  }
+done:
+  if (have_g) ladle_groups_release(&g);
+  release_n(cols, made);
+  release_n(cat, ncat);
+  free(cat);
+  free(tmp);
+  free(cols);
+  return st;
+}
+
+static const exec_sink_op partial_sink = {pa_open, pa_consume, pa_accepts, pa_finish, pa_close};
+
+static ladle_status partial_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
+                                ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(s);
+  LADLE_UNUSED(pn);
+  LADLE_UNUSED(side);
+  LADLE_UNUSED(out);
+  return ladle_err_set(err, LADLE_EINVAL, "internal: a partial group-by outside its final step");
+}
+
+/* a sink, run by the GROUP_BY_FINAL above it */
+const exec_operator exec_op_group_by_partial = {LADLE_POP_GROUP_BY_PARTIAL, partial_run, NULL,
+                                                &partial_sink};

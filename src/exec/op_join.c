@@ -1,0 +1,269 @@
+/* op_join.c — JOIN: every join type (inner, left, right, full, semi, anti,
+ * cross) on the backend's hash join, its output gathered partition by
+ * partition from the sides' partitions.
+ *
+ * The physical plan may run the right side first (for the SEMI_FILTER it
+ * feeds), and may defer a FILTER side: then the join gathers that side's
+ * other columns straight from the filter's input through its kept rows. */
+#include <stdlib.h>
+
+#include "operator.h"
+
+/* The rows idx (n of them, -1: none) of a deferred side, as rows of its input;
+ * idx NULL: rows 0..n. */
+static ladle_status defer_compose(exec_state *s, const join_defer *d, const int64_t *idx, int64_t n,
+                                  int64_t **out, ladle_error *err) {
+  int64_t *c = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *c, false);
+  if (c == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = s->be->index_compose(&s->k, idx, n, d->sel, 0, c, err);
+  if (st != LADLE_OK) {
+    ladle_scratch_free(c);
+    return st;
+  }
+  *out = c;
+  return LADLE_OK;
+}
+
+/* Puts a join's pairs in the order the plan promises (ladle_join_order). The
+ * kernels give them left row first (right row first for RIGHT joins), each
+ * side's rows in order; the other order is a stable counting sort by the
+ * other side's row, rows without one last. */
+static bool join_reorders(const ladle_plan *p) {
+  ladle_join_order o = p->join.order;
+  bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
+  bool by_left = o == LADLE_JOIN_ORDER_LEFT || o == LADLE_JOIN_ORDER_LEFT_RIGHT;
+  return (by_right || by_left) && by_right != (p->join.how == LADLE_JOIN_RIGHT) &&
+         p->join.how != LADLE_JOIN_SEMI && p->join.how != LADLE_JOIN_ANTI;
+}
+
+typedef struct fill_job {
+  const ladle_backend *be;
+  const ladle_kctx *k;
+  const ladle_join_runs *runs;
+  int64_t n, part;
+  int64_t *left, *right;
+} fill_job;
+
+static ladle_status fill_task(void *vctx, size_t i, ladle_error *err) {
+  fill_job *j = vctx;
+  int64_t a = (int64_t)i * j->part, len = LADLE_MIN(j->part, j->n - a);
+  return j->be->join_pairs_fill(j->k, j->runs, a, len, j->left + a, j->right + a, err);
+}
+
+/* A join's pairs kept as runs written out as left/right arrays, in parallel. */
+static ladle_status pairs_materialize(exec_state *s, ladle_join_pairs *pairs, ladle_error *err) {
+  if (pairs->runs == NULL) return LADLE_OK;
+  int64_t n = pairs->n;
+  fill_job j = {s->be, &s->k, pairs->runs, n, LADLE_MAX(s->k.morsel_rows, 1 << 16), NULL, NULL};
+  j.left = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *j.left, false);
+  j.right = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *j.right, false);
+  ladle_status st = j.left && j.right ? LADLE_OK : LADLE_OOM(err, "join pairs");
+  if (st == LADLE_OK)
+    st = ladle_pool_run(s->k.pool, (size_t)((n + j.part - 1) / j.part), fill_task, &j, err);
+  if (st != LADLE_OK) {
+    ladle_scratch_free(j.left);
+    ladle_scratch_free(j.right);
+    return st;
+  }
+  s->be->join_runs_free(pairs->runs);
+  pairs->runs = NULL;
+  pairs->left = j.left;
+  pairs->right = j.right;
+  return LADLE_OK;
+}
+
+static ladle_status join_order(exec_state *s, const ladle_plan *p, ladle_join_pairs *pairs,
+                               int64_t nl, int64_t nr, ladle_error *err) {
+  ladle_join_order o = p->join.order;
+  bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
+  if (pairs->right == NULL || pairs->n < 2 || !join_reorders(p)) return LADLE_OK;
+  /* a stable counting sort by the other side's row, rows without one last */
+  return s->be->join_pairs_sort(&s->k, pairs, by_right, by_right ? nr : nl, err);
+}
+
+static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table *l, ladle_table *r,
+                               const join_defer *jd, ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  size_t nk = p->nkeys;
+  ladle_table *lc = NULL, *rc = NULL;
+  piece_table lp, rp; /* the sides' columns, for the gathers */
+  memset(&lp, 0, sizeof lp);
+  memset(&rp, 0, sizeof rp);
+  bool coalesce = ladle_join_coalesces(p);
+  ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
+  ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
+  ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_status st = lk && rk && cols ? LADLE_OK : LADLE_OOM(err, "join");
+  bool have_lk = false, have_rk = false;
+  if (coalesce) {
+    /* a full join's coalesced key merges the sides' key columns: whole ones */
+    if (st == LADLE_OK) st = ladle_table_combine(l, &lc, err);
+    if (st == LADLE_OK) st = ladle_table_combine(r, &rc, err);
+  } else {
+    lc = ladle_table_ref(l);
+    rc = ladle_table_ref(r);
+    if (st == LADLE_OK) st = exec_pieces_make(s, jd[0].in ? jd[0].in : l, &lp, err);
+    if (st == LADLE_OK) st = exec_pieces_make(s, jd[1].in ? jd[1].in : r, &rp, err);
+  }
+  double t0 = LADLE_PHASE_START();
+  if (st == LADLE_OK && p->join.how != LADLE_JOIN_CROSS) {
+    st = exec_eval_whole(s, p->keys, nk, lc, lk, err);
+    have_lk = st == LADLE_OK;
+    if (st == LADLE_OK) st = exec_eval_whole(s, p->rkeys, nk, rc, rk, err);
+    have_rk = st == LADLE_OK;
+  }
+  if (st == LADLE_OK) {
+    if (p->join.how == LADLE_JOIN_CROSS) {
+      ladle_column a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      a.length = lc->num_rows;
+      b.length = rc->num_rows;
+      st = s->be->join(&s->k, &a, &b, 1, LADLE_JOIN_CROSS, false, &pairs, err);
+    } else {
+      LADLE_PHASE_END("join keys", lc->num_rows + rc->num_rows, t0);
+      t0 = LADLE_PHASE_START();
+      st = s->be->join(&s->k, lk, rk, nk, p->join.how, p->join.nulls_equal, &pairs, err);
+    }
+    LADLE_PHASE_END("join kernel", pairs.n, t0);
+  }
+  t0 = LADLE_PHASE_START();
+  /* runs are gathered from partition by partition unless the output needs the
+   * pairs whole */
+  if (st == LADLE_OK && pairs.runs != NULL &&
+      (coalesce || jd[0].in != NULL || jd[1].in != NULL || join_reorders(p)))
+    st = pairs_materialize(s, &pairs, err);
+  if (st == LADLE_OK) st = join_order(s, p, &pairs, lc->num_rows, rc->num_rows, err);
+  /* a join whose left rows come out exactly once and in order (a lookup into a
+   * dimension table, the common case) need not copy the left columns */
+  bool left_identity =
+      st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
+  if (left_identity) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
+  LADLE_PHASE_END("join order", pairs.n, t0);
+  t0 = LADLE_PHASE_START();
+  ladle_table *gathered = NULL; /* the output, when built partition by partition */
+  if (st == LADLE_OK && !coalesce) {
+    /* the output partition by partition, gathered in parallel */
+    gather_src *src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
+    const int64_t **idx = calloc(LADLE_MAX(p->schema.n, 1), sizeof *idx);
+    if (src == NULL || idx == NULL) st = LADLE_OOM(err, "join");
+    /* deferred sides' rows, as rows of their inputs */
+    int64_t *comp[2] = {NULL, NULL};
+    for (int k = 0; st == LADLE_OK && k < 2; k++) {
+      const int64_t *side = k == 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
+      bool rows = side != NULL || (k == 0 && left_identity); /* semi/anti: no right rows */
+      if (jd[k].in != NULL && rows) st = defer_compose(s, &jd[k], side, pairs.n, &comp[k], err);
+    }
+    for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+      int64_t m = p->out_map[i];
+      src[i] = m >= 0 ? exec_pieces_src(&lp, (size_t)m) : exec_pieces_src(&rp, (size_t)(-m - 1));
+      src[i].views = pn->views;
+      idx[i] = m >= 0 ? (comp[0]         ? comp[0]
+                         : left_identity ? NULL
+                                         : pairs.left)
+                      : (comp[1] ? comp[1] : pairs.right);
+    }
+    bool *from_right = pairs.runs ? calloc(LADLE_MAX(p->schema.n, 1), sizeof *from_right) : NULL;
+    if (pairs.runs != NULL && from_right == NULL) st = LADLE_OOM(err, "join");
+    for (size_t i = 0; from_right != NULL && i < p->schema.n; i++)
+      from_right[i] = p->out_map[i] < 0;
+    if (st == LADLE_OK)
+      st = exec_gather_table(s, &p->schema, src, idx, pairs.runs, from_right, pairs.n, &gathered,
+                             err);
+    free(from_right);
+    ladle_scratch_free(comp[0]);
+    ladle_scratch_free(comp[1]);
+    free(src);
+    free(idx);
+  }
+  LADLE_PHASE_END("join gather", pairs.n, t0);
+  size_t made = 0;
+  for (size_t i = 0; st == LADLE_OK && coalesce && i < p->schema.n; i++) {
+    int64_t m = p->out_map[i];
+    const ladle_column *src = m >= 0 ? &lc->chunks[0].columns[m] : &rc->chunks[0].columns[-m - 1];
+    const int64_t *idx = m >= 0 ? pairs.left : pairs.right;
+    if (m >= 0 && left_identity)
+      ladle_column_copy_ref(src, &cols[i]); /* every left row once, in order: share it */
+    else
+      st = s->be->gather(&s->k, src, idx, pairs.n, &cols[i], err);
+    if (st != LADLE_OK) break;
+    made++;
+    int64_t ck = p->coalesce_rkey[i];
+    if (ck >= 0) {
+      /* FULL join, coalesced key: take the right key where the left has none */
+      int64_t *both = malloc((size_t)LADLE_MAX(pairs.n, 1) * sizeof *both);
+      if (both == NULL) {
+        st = LADLE_OOM(err, "join");
+        break;
+      }
+      ladle_column parts[2] = {lc->chunks[0].columns[m], rc->chunks[0].columns[ck]}, all, merged;
+      st = s->be->join_pairs_coalesce(&s->k, &pairs, lc->num_rows, both, err);
+      if (st == LADLE_OK) st = ladle_column_concat(parts, 2, &all, err);
+      if (st == LADLE_OK) {
+        st = ladle_column_gather(&all, both, pairs.n, &merged, err);
+        ladle_column_release(&all);
+        if (st == LADLE_OK) {
+          ladle_column_release(&cols[i]);
+          cols[i] = merged;
+        }
+      }
+      free(both);
+    }
+  }
+  int64_t nrows = pairs.n;
+  ladle_scratch_free(pairs.left);
+  ladle_scratch_free(pairs.right);
+  if (pairs.runs != NULL) s->be->join_runs_free(pairs.runs);
+  if (have_lk)
+    for (size_t i = 0; i < nk; i++) ladle_column_release(&lk[i]);
+  if (have_rk)
+    for (size_t i = 0; i < nk; i++) ladle_column_release(&rk[i]);
+  free(lk);
+  free(rk);
+  ladle_table_release(lc);
+  ladle_table_release(rc);
+  exec_pieces_release(&lp);
+  exec_pieces_release(&rp);
+  if (!coalesce) {
+    free(cols);
+    if (st == LADLE_OK) *out = gathered;
+    return st;
+  }
+  if (st == LADLE_OK)
+    st = exec_table_from_columns(s, &p->schema, cols, nrows, out, err);
+  else
+    for (size_t i = 0; i < made; i++) ladle_column_release(&cols[i]);
+  free(cols);
+  return st;
+}
+
+static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *side_in,
+                             ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(side_in);
+  ladle_table *ins[2] = {NULL, NULL};
+  join_defer jd[2];
+  memset(jd, 0, sizeof jd);
+  ladle_status st = LADLE_OK;
+  const ladle_pnode *f = pn->feeds;
+  for (size_t i = 0; i < 2 && st == LADLE_OK; i++) {
+    size_t k = pn->right_first ? 1 - i : i;
+    exec_side side = {pn->defer_side[k] ? &jd[k] : NULL, NULL};
+    st = ladle_exec_node(s, pn->inputs[k], &ins[k], &side, err);
+    /* the first side feeds its SEMI_FILTER while the other runs: a
+     * transfer only when the right side kept an eighth of its table */
+    if (st == LADLE_OK && i == 0 && f != NULL &&
+        (f->semi == LADLE_SEMI_REDUCTION || ins[k]->num_rows * 8 <= f->base_rows))
+      s->fed[f->id - 1] = ins[k];
+  }
+  if (f != NULL) s->fed[f->id - 1] = NULL;
+  if (st == LADLE_OK) st = join_table(s, pn, ins[0], ins[1], jd, out, err);
+  for (int k = 0; k < 2; k++) {
+    ladle_table_release(ins[k]);
+    ladle_table_release(jd[k].in);
+    ladle_scratch_free(jd[k].sel);
+  }
+  return st;
+}
+
+const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, NULL, NULL};

@@ -1,0 +1,44 @@
+/* op_row_index.c — ROW_INDEX: a UInt32 row number column in front, each
+ * partition's numbers from the rows before it. */
+#include <stdlib.h>
+
+#include "operator.h"
+
+static ladle_status row_index_table(exec_state *s, const ladle_plan *p, ladle_table *in,
+                                    ladle_table **out, ladle_error *err) {
+  if (in->num_rows + p->offset > (int64_t)UINT32_MAX + 1)
+    return ladle_err_set(err, LADLE_ECOMPUTE, "with_row_index: %lld rows overflow UInt32",
+                         (long long)in->num_rows);
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(ladle_table_create(&p->schema, in->nchunks, &t, err));
+  int64_t pos = p->offset;
+  for (size_t k = 0; k < in->nchunks; k++) {
+    int64_t len = in->chunks[k].length;
+    t->chunks[k].length = len;
+    /* the row numbers pos, pos + 1, ... of the chunk (in UInt32: checked above) */
+    ladle_status st = s->be->sequence(&s->k, pos, len, ladle_dtype_make(LADLE_TYPE_UINT32),
+                                      &t->chunks[k].columns[0], err);
+    if (st != LADLE_OK) {
+      ladle_table_release(t);
+      return st;
+    }
+    pos += len;
+    for (size_t i = 1; i < p->schema.n; i++)
+      ladle_column_copy_ref(&in->chunks[k].columns[i - 1], &t->chunks[k].columns[i]);
+  }
+  ladle_table_seal(t);
+  *out = t;
+  return LADLE_OK;
+}
+
+static ladle_status row_index_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
+                                  ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(side);
+  ladle_table *in;
+  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
+  ladle_status st = row_index_table(s, pn->lp, in, out, err);
+  ladle_table_release(in);
+  return st;
+}
+
+const exec_operator exec_op_row_index = {LADLE_POP_ROW_INDEX, row_index_run, NULL, NULL};

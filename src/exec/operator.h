@@ -1,0 +1,98 @@
+/* operator.h — the operator interface.
+ *
+ * Every physical operator (physical.h's ladle_pop) is one exec_operator,
+ * defined in a file of its own (op_*.c, scan_*.c): a `run` that executes the
+ * node and materialises its output, pulling its inputs through
+ * ladle_exec_node; and, where the operator can take part in a pipeline, a
+ * streaming form (one morsel in, one morsel out) or a sink form (consumes a
+ * pipeline's morsels, then combines and finalises).
+ *
+ * A pipeline (pipeline.c) is a source's morsels pushed through a chain of
+ * streaming operators into a sink, morsel by morsel, every morsel a task on
+ * the engine's pool: nothing between source and sink is materialised as a
+ * table. The physical planner decides the pipelines (pnode.pipelined and
+ * pnode.source) and explain() prints them.
+ *
+ * Local state is per morsel rather than per thread: a sink combines its
+ * morsels' states in morsel order, which is how ladle keeps the row order
+ * Polars promises without a sort; the states are small where it matters (a
+ * partial aggregation's groups). Morsels are the source table's partitions,
+ * whose size is the backend's choice (ladle_kctx.morsel_rows: small on the
+ * CPU; a GPU backend picks large ones). */
+#ifndef LADLE_OPERATOR_H
+#define LADLE_OPERATOR_H
+
+#include "exec.h"
+
+/* One morsel in, one morsel out; nothing kept across morsels but what open
+ * prepared (read-only while morsels run in parallel). */
+typedef struct exec_stream_op {
+  /* in_need[c] set for each input column c that pn reads to make its outputs
+   * `need` (NULL: all of them) */
+  void (*needs)(const ladle_pnode *pn, const bool *need, bool *in_need);
+  /* state for one run of a pipeline (a compiled predicate); may stay NULL */
+  ladle_status (*open)(exec_state *s, const ladle_pnode *pn, void **state, ladle_error *err);
+  /* morsel `in` (borrowed) through pn: out->columns (pn's schema, allocated
+   * by the caller) get owned columns, placeholders where `need` (NULL: all)
+   * leaves a column out, and out->length its rows */
+  ladle_status (*morsel)(exec_state *s, const ladle_pnode *pn, const void *state, const bool *need,
+                         const ladle_chunk *in, ladle_chunk *out, ladle_error *err);
+  void (*close)(void *state);
+} exec_stream_op;
+
+/* Consumes a pipeline: each morsel into its own local state (in parallel),
+ * then the states combined in morsel order and the output finalised. */
+typedef struct exec_sink_op {
+  /* state for the pipeline whose source table is src (its morsels are
+   * src's partitions) and whose rows reach the sink with `in` columns;
+   * need[c] (calloc'ed by the caller) set for each column it reads. *state
+   * NULL and LADLE_OK: the sink does not apply (the caller collects) */
+  ladle_status (*open)(exec_state *s, const ladle_pnode *pn, const ladle_table *src,
+                       const ladle_schema *in, bool *need, void **state, ladle_error *err);
+  /* morsel k's rows (borrowed: a sink keeps what it needs by reference) */
+  ladle_status (*consume)(exec_state *s, void *state, size_t k, ladle_chunk *c, ladle_error *err);
+  /* asked after the first morsel, consumed alone: false turns the pipeline
+   * down, and its output is collected as a table instead (a partial
+   * aggregation that meets as many groups as rows) */
+  bool (*accepts)(const void *state);
+  /* the morsels' states combined in order, then the output */
+  ladle_status (*finish)(exec_state *s, void *state, ladle_table **out, ladle_error *err);
+  void (*close)(void *state);
+} exec_sink_op;
+
+typedef struct exec_operator {
+  ladle_pop op;
+  /* runs pn: its inputs, then its output as a table; side: what a parent
+   * takes besides the table (exec.h) */
+  ladle_status (*run)(exec_state *s, const ladle_pnode *pn, exec_side *side, ladle_table **out,
+                      ladle_error *err);
+  const exec_stream_op *stream; /* NULL: never inside a pipeline */
+  const exec_sink_op *sink;     /* NULL: never a pipeline's sink */
+} exec_operator;
+
+extern const exec_operator exec_op_scan, exec_op_scan_parquet, exec_op_scan_csv, exec_op_filter,
+    exec_op_projection, exec_op_project, exec_op_group_by, exec_op_group_by_partial,
+    exec_op_group_by_final, exec_op_join, exec_op_sort, exec_op_top_k, exec_op_slice,
+    exec_op_distinct, exec_op_union, exec_op_hconcat, exec_op_cache, exec_op_row_index,
+    exec_op_semi_filter, exec_op_exchange;
+
+/* The operator of a physical node kind. */
+const exec_operator *exec_operator_of(ladle_pop op);
+
+/* The one input of pn, run. */
+static inline ladle_status exec_input(exec_state *s, const ladle_pnode *pn, ladle_table **in,
+                                      exec_side *side, ladle_error *err) {
+  return ladle_exec_node(s, pn->inputs[0], in, side, err);
+}
+
+/* Runs the pipeline whose top streaming node is `top` (pn.pipelined, down to
+ * `source`, whose output is the morsels; top == source: no streaming node)
+ * into `sink` for node sink_pn (NULL: the morsels collected into *out as a
+ * table of top's schema). *declined: the sink turned the pipeline down, and
+ * *out is the collected table instead of the sink's output. */
+ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladle_pnode *source,
+                               const ladle_table *src, const exec_sink_op *sink,
+                               const ladle_pnode *sink_pn, ladle_table **out, bool *declined,
+                               ladle_error *err);
+
+#endif
