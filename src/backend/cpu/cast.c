@@ -387,9 +387,9 @@ static ladle_status cast_to_string(const ladle_column *in, ladle_column *o, cons
     int len = format_value(in, i, bytes + pos);
     if (len < 0)
       st = ladle_err_set(err, LADLE_ECOMPUTE,
-                         "cast of '%s' to str at row %lld: the date is outside the years "
-                         "-262143..262142 that Polars can print",
-                         name, (long long)i);
+                         "cast of '%s' to str: a value outside the years -262143..262142 "
+                         "that Polars can print",
+                         name);
     else
       pos += len;
   }
@@ -709,10 +709,10 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   if (f.failed && mode == LADLE_CAST_STRICT) {
     ladle_column_release(&o);
     return ladle_err_set(err, LADLE_ECOMPUTE,
-                         "strict cast of '%s' from %s to %s failed at row %lld: value '%s'; "
+                         "strict cast of '%s' from %s to %s failed for value '%s'; "
                          "use strict=False to get null instead",
                          name, ladle_dtype_name(in->type, b1, sizeof b1),
-                         ladle_dtype_name(to, b2, sizeof b2), (long long)f.row, f.value);
+                         ladle_dtype_name(to, b2, sizeof b2), f.value);
   }
   ladle_column_finish_nulls(&o);
   *out = o;

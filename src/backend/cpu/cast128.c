@@ -221,10 +221,10 @@ ladle_status ladle_cpu_cast128(const ladle_column *in, ladle_dtype to, ladle_cas
   if (bad_row >= 0 && mode == LADLE_CAST_STRICT) {
     ladle_column_release(&o);
     return ladle_err_set(err, LADLE_ECOMPUTE,
-                         "strict cast of '%s' from %s to %s failed at row %lld: value '%s'; "
+                         "strict cast of '%s' from %s to %s failed for value '%s'; "
                          "use strict=False to get null instead",
                          name, ladle_dtype_name(in->type, b1, sizeof b1),
-                         ladle_dtype_name(to, b2, sizeof b2), (long long)bad_row, bad);
+                         ladle_dtype_name(to, b2, sizeof b2), bad);
   }
   ladle_column_finish_nulls(&o);
   *out = o;
