@@ -554,6 +554,46 @@ void ladle_view_only_made(void) {
   atomic_fetch_add_explicit(&view_only_made, 1, memory_order_relaxed);
 }
 
+ladle_status ladle_column_compact_views(const ladle_column *src, const uint8_t *keep, int64_t n,
+                                        ladle_column *out, ladle_error *err) {
+  if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0 || n > src->length)
+    return ladle_err_set(err, LADLE_EINVAL, "compaction of views from a column without them");
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  c.type = src->type;
+  c.length = n;
+  ladle_status st =
+      ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c.vowners[0], err);
+  if (st != LADLE_OK) return st;
+  c.views = c.vowners[0]->data;
+  c.vowners[1] = ladle_buffer_ref(src->vowners[1]);
+  c.vbufs = src->vbufs;
+  if (src->validity != NULL) {
+    st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c.owners[0],
+                            err);
+    if (st != LADLE_OK) {
+      ladle_column_release(&c);
+      return st;
+    }
+    c.validity = c.owners[0]->data;
+    memset(c.owners[0]->data, 0, (size_t)ladle_bitmap_bytes(n));
+  }
+  uint8_t *v = c.vowners[0]->data, *bits = c.validity ? c.owners[0]->data : NULL;
+  const uint8_t *sv = src->views;
+  int64_t k = 0;
+  /* keep is 0/1: every row is written and the cursor moves by its byte */
+  for (int64_t i = 0, m = src->length; i < m && k < n; i++) {
+    memcpy(v + 16 * k, sv + 16 * i, 16);
+    if (bits != NULL && keep[i] && ladle_column_valid(src, i))
+      bits[k >> 3] |= (uint8_t)(1u << (k & 7));
+    k += keep[i];
+  }
+  ladle_column_finish_nulls(&c);
+  ladle_view_only_made();
+  *out = c;
+  return LADLE_OK;
+}
+
 ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *idx, int64_t n,
                                        ladle_column *out, ladle_error *err) {
   if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0)

@@ -16,8 +16,8 @@
  * `late` ones untouched), o->length their number, and *kept (kept != NULL,
  * when not every row is kept) the kept rows as indices into c. */
 static ladle_status filter_chunk(exec_state *s, const exec_pred *pred, const ladle_column *m,
-                                 bool scalar, const bool *need, const bool *late, size_t ncols,
-                                 const ladle_chunk *c, ladle_chunk *o, int64_t **kept,
+                                 bool scalar, const bool *need, const bool *late, bool views,
+                                 size_t ncols, const ladle_chunk *c, ladle_chunk *o, int64_t **kept,
                                  ladle_error *err) {
   bool all = false, none = false;
   if (m != NULL && scalar) {
@@ -95,6 +95,10 @@ static ladle_status filter_chunk(exec_state *s, const exec_pred *pred, const lad
       ladle_column_copy_ref(&c->columns[i], &o->columns[i]);
     else if (none)
       st = ladle_column_slice(&c->columns[i], 0, 0, &o->columns[i], err);
+    else if (views && c->columns[i].views != NULL && c->columns[i].type.id == LADLE_TYPE_STRING)
+      /* a result's string column: its views only (Polars takes views) */
+      st = kp != NULL ? ladle_column_compact_views(&c->columns[i], kp, n, &o->columns[i], err)
+                      : ladle_column_gather_views(&c->columns[i], idx, n, &o->columns[i], err);
     else if (kp != NULL)
       st = s->be->compact(&s->k, &c->columns[i], kp, n, &o->columns[i], err);
     else
@@ -116,6 +120,7 @@ typedef struct filter_job {
   const bool *need;      /* NULL: every column; else those to compact */
   int64_t **kept;        /* deferred or late: per partition, the rows kept (NULL: all) */
   const bool *late;      /* columns the scan left out: read at the kept rows after */
+  bool views;            /* string columns with views compacted as views only */
   const exec_pred *pred; /* the predicate as keep-byte terms, or NULL: */
   ladle_column *masks;   /* its value per partition (or one scalar) */
   bool scalar;
@@ -125,7 +130,7 @@ typedef struct filter_job {
 static ladle_status filter_task(void *vctx, size_t k, ladle_error *err) {
   filter_job *j = vctx;
   const ladle_column *m = j->pred ? NULL : &j->masks[j->scalar ? 0 : k];
-  return filter_chunk(j->s, j->pred, m, j->scalar, j->need, j->late, j->in->schema.n,
+  return filter_chunk(j->s, j->pred, m, j->scalar, j->need, j->late, j->views, j->in->schema.n,
                       &j->in->chunks[k], &j->out->chunks[k], j->kept ? &j->kept[k] : NULL, err);
 }
 
@@ -143,7 +148,7 @@ static ladle_status filter_table(exec_state *s, const ladle_pnode *pn, ladle_tab
   ladle_table *t;
   if (st == LADLE_OK) st = ladle_table_create(&p->schema, in->nchunks, &t, err);
   if (st == LADLE_OK) {
-    filter_job j = {s, in, need, NULL, late, pred, masks, scalar, t};
+    filter_job j = {s, in, need, NULL, late, pn->views, pred, masks, scalar, t};
     if ((defer || late != NULL) &&
         (j.kept = calloc(LADLE_MAX(in->nchunks, 1), sizeof *j.kept)) == NULL)
       st = LADLE_OOM(err, "filter");
@@ -233,11 +238,12 @@ static ladle_status filter_morsel(exec_state *s, const ladle_pnode *pn, const vo
                                   ladle_error *err) {
   const exec_pred *pred = state;
   if (pred != NULL)
-    return filter_chunk(s, pred, NULL, false, need, NULL, pn->schema->n, in, out, NULL, err);
+    return filter_chunk(s, pred, NULL, false, need, NULL, pn->views, pn->schema->n, in, out, NULL,
+                        err);
   ladle_column m; /* row-wise (the planner's condition): one value per row */
   LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, pn->lp->exprs[0], in, &m, err));
   ladle_status st = filter_chunk(s, NULL, &m, m.length == 1 && in->length != 1, need, NULL,
-                                 pn->schema->n, in, out, NULL, err);
+                                 pn->views, pn->schema->n, in, out, NULL, err);
   ladle_column_release(&m);
   return st;
 }

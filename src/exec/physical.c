@@ -408,6 +408,21 @@ static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen) {
   for (size_t i = 0; i < pn->ninputs; i++) plan_pipelines(pn->inputs[i], seen, nseen);
 }
 
+/* Whether WITH_COLUMNS p can hand its input's view-only string columns
+ * on (ladle_column_view_only): none of its expressions reads a string. */
+static bool passes_views(const ladle_plan *p) {
+  if (p->kind != LADLE_NODE_WITH_COLUMNS) return false;
+  const ladle_schema *in = &p->inputs[0]->schema;
+  bool *read = calloc(LADLE_MAX(in->n, 1), sizeof *read);
+  if (read == NULL) return false;
+  for (size_t i = 0; i < p->nexprs; i++) ladle_exec_mark_columns(p->exprs[i], read, in->n);
+  bool ok = true;
+  for (size_t c = 0; c < in->n && ok; c++)
+    ok = !read[c] || (in->types[c].id != LADLE_TYPE_STRING && in->types[c].id != LADLE_TYPE_BINARY);
+  free(read);
+  return ok;
+}
+
 /* ------------------------------------------------------------------ the walk */
 
 static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w);
@@ -677,7 +692,10 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       pn = pn_new(P, pick ? LADLE_POP_PROJECT : LADLE_POP_PROJECTION, p, 1);
       if (pn == NULL) return NULL;
       pn->views = w->views;
-      want wi = {NULL, false, pick && w->views}; /* a projection passes the result on */
+      /* a pick passes the result on; so does a with_columns whose
+       * expressions read no string column (its others pass through as they
+       * are, and may stay views) */
+      want wi = {NULL, false, w->views && (pick || passes_views(p))};
       bool *need = NULL;
       const ladle_plan *f = p->inputs[0];
       if (p->kind != LADLE_NODE_WITH_COLUMNS && f->kind == LADLE_NODE_FILTER) {

@@ -900,3 +900,29 @@ def test_top_k_sort_under_head(threads: int) -> None:
     for keys, desc, nl, k in cases:
         q = df.lazy().sort(keys, descending=desc, nulls_last=nl, maintain_order=True).head(k)
         assert_frame_equal(q.collect(engine=eng), q.collect(engine="in-memory"))
+
+
+@pytest.mark.parametrize("keep", [0.9, 0.05])
+def test_filter_results_keep_string_views(engine, small_engine, keep: float) -> None:
+    """A filter whose output is the result (under a with_columns that reads no
+    string) compacts its string columns as views only: many rows kept (keep
+    bytes) and few (indices), nulls in the strings, long and inline ones."""
+    from ladle import _native as native
+
+    rng = np.random.default_rng(33)
+    n = 120_000
+    df = pl.DataFrame({"s": _strings(rng, n, MIXED).alias("s"), "x": rng.random(n), "v": rng.integers(0, 9, n)})
+    q = df.lazy().filter(pl.col("x") < keep).with_columns(y=pl.col("v") * 2, z=pl.col("x").is_null())
+    for eng in (engine, small_engine):
+        before = native.view_only_columns()
+        assert_same(q, eng)
+        if eng is engine:
+            assert native.view_only_columns() > before  # the views path ran
+    # a with_columns that reads the string: compacted as offsets and bytes
+    q2 = df.lazy().filter(pl.col("x") < keep).with_columns(l=pl.col("s").str.len_bytes(), y=pl.col("v") + 1)
+    before = native.view_only_columns()
+    assert_same(q2, engine)
+    assert native.view_only_columns() == before
+    # the result kept in ladle turns back into offsets for every way out
+    res = engine.execute(q)
+    assert_frame_equal(pl.from_arrow(res.to_arrow()), q.collect(engine="in-memory"))  # type: ignore[arg-type]

@@ -149,3 +149,19 @@ def test_in_memory_columns_chunked_differently(engine) -> None:  # type: ignore[
     # no rows at all, and chunks of no rows
     empty = pl.DataFrame({"a": pl.Series([], dtype=pl.Int64), "b": pl.Series([], dtype=pl.String)})
     assert_frame_equal(empty.lazy().select(pl.col("a") + 1, "b").collect(engine=engine), empty.select(pl.col("a") + 1, "b"))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 63, 64, 65, 100_003])
+def test_bool_results_export_bit_packed(n: int) -> None:
+    """Booleans leave ladle as bytes packed eight at a time: every length's
+    tail, nulls, and booleans made by comparisons, negations and is_null."""
+    rng = np.random.default_rng(n)
+    b = pl.Series("b", rng.random(n) < 0.5).set(pl.Series(rng.random(n) < 0.1), None) if n else pl.Series("b", [], pl.Boolean)
+    x = pl.Series("x", rng.integers(-3, 3, n))
+    df = pl.DataFrame([b, x])
+    q = df.lazy().select("b", (~pl.col("b")).alias("nb"), (pl.col("x") > 0).alias("gt"), pl.col("b").is_null().alias("isn"))
+    e = ladle.Engine(threads=2, raise_on_fail=True)
+    expected = q.collect(engine="in-memory")
+    res = e.execute(q)
+    assert_frame_equal(res.to_polars(), expected)
+    assert_frame_equal(pl.from_arrow(res.to_arrow()), expected)  # type: ignore[arg-type]
