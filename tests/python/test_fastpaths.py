@@ -926,3 +926,28 @@ def test_filter_results_keep_string_views(engine, small_engine, keep: float) -> 
     # the result kept in ladle turns back into offsets for every way out
     res = engine.execute(q)
     assert_frame_equal(pl.from_arrow(res.to_arrow()), q.collect(engine="in-memory"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n", [5, 1000, 300_001])
+def test_whole_column_sums_and_counts_with_nulls(engine, small_engine, n: int) -> None:
+    """A select's sum over a column with nulls (one group: the lanes take a
+    masked zero for a null row, whatever its slot holds) and its count, len
+    and null_count from the columns' null counts, over one chunk and many."""
+    rng = np.random.default_rng(n)
+    nulls = pl.Series(rng.random(n) < 0.4)
+    f = pl.Series("f", rng.normal(size=n)).set(pl.Series(rng.random(n) < 0.01), float("nan")).set(nulls, None)
+    z = pl.Series("z", np.where(rng.random(n) < 0.5, -0.0, 0.0)).set(pl.Series(rng.random(n) < 0.3), None)
+    df = pl.DataFrame([pl.Series("i", rng.integers(-50, 50, n)).set(nulls, None), f, z, pl.Series("x", rng.integers(0, 4, n))])
+    q = df.lazy().select(
+        (pl.col("x") == 1).sum().alias("eq"),
+        pl.col("i").is_not_null().sum().alias("nn"),
+        (pl.col("i").is_null() | (pl.col("x") == 2)).sum().alias("orr"),
+        pl.col("i").sum().alias("si"),
+        pl.col("f").sum().alias("sf"),
+        pl.col("z").sum().alias("sz"),
+        pl.col("i").count().alias("c"),
+        pl.col("i").null_count().alias("nc"),
+        pl.len().alias("n"),
+    )
+    for eng in (engine, small_engine):
+        assert_same(q, eng)

@@ -208,13 +208,42 @@ static void merge_range(const scat_job *j, int64_t a, int64_t e) {
     for (; i < e; i++) s_[i & 7] += (U)X[i];                 \
     memcpy(A, s_, sizeof s_);                                \
   }
-#define SCAT_SUM_ONE(T, j, in, acc, a, e)                     \
-  {                                                           \
-    const T *X = (in)->values;                                \
-    if (IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM)              \
-      SCAT_SUM_ONE_T(T, double, (double *)(acc), X, a, e)     \
-    else                                                      \
-      SCAT_SUM_ONE_T(T, uint64_t, (uint64_t *)(acc), X, a, e) \
+/* x where valid, else a zero of its type, without a branch (a null's
+ * slot may hold anything: its bits are masked, not multiplied) */
+static inline uint64_t sum_keep_uint64_t(uint64_t x, bool valid) {
+  return x & (uint64_t)0 - (uint64_t)valid;
+}
+static inline double sum_keep_double(double x, bool valid) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  b &= (uint64_t)0 - (uint64_t)valid;
+  memcpy(&x, &b, 8);
+  return x;
+}
+
+/* The same with a validity bitmap: a null row adds a zero instead of a branch
+ * (the lanes start at +0.0 and so are never -0.0, which x + 0.0 would turn
+ * into +0.0: the sums are the scatter's bit for bit). */
+#define SCAT_SUM_ONE_V(T, U, A, X, V, a, e)                                                  \
+  {                                                                                          \
+    U s_[8];                                                                                 \
+    memcpy(s_, A, sizeof s_);                                                                \
+    for (int64_t i = a; i < e; i++) s_[i & 7] += sum_keep_##U((U)X[i], ladle_bit_get(V, i)); \
+    memcpy(A, s_, sizeof s_);                                                                \
+  }
+#define SCAT_SUM_ONE(T, j, in, acc, a, e)                         \
+  {                                                               \
+    const T *X = (in)->values;                                    \
+    const uint8_t *V_ = (in)->validity;                           \
+    bool f_ = IS_FLOAT_T(T) || (j)->kind == SCAT_FSUM;            \
+    if (f_ && V_ != NULL)                                         \
+      SCAT_SUM_ONE_V(T, double, (double *)(acc), X, V_, a, e)     \
+    else if (f_)                                                  \
+      SCAT_SUM_ONE_T(T, double, (double *)(acc), X, a, e)         \
+    else if (V_ != NULL)                                          \
+      SCAT_SUM_ONE_V(T, uint64_t, (uint64_t *)(acc), X, V_, a, e) \
+    else                                                          \
+      SCAT_SUM_ONE_T(T, uint64_t, (uint64_t *)(acc), X, a, e)     \
   }
 
 /* rows [a, e) of `in`, whose ids are G, into one piece's arrays */
@@ -240,8 +269,7 @@ static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t 
   }
   LADLE_UNUSED(lo);
   LADLE_UNUSED(span);
-  if (ng == 1 && lanes == 8 && in->validity == NULL && !j->want_cnt &&
-      (j->kind == SCAT_SUM || j->kind == SCAT_FSUM))
+  if (ng == 1 && lanes == 8 && !j->want_cnt && (j->kind == SCAT_SUM || j->kind == SCAT_FSUM))
     LADLE_DISPATCH_NUM(j->ph, SCAT_SUM_ONE, j, in, acc, a, e)
   else if (ng == 1)
     LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_ONE, SCAT_OWN_ALL)
@@ -928,6 +956,16 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, con
       if ((op == LADLE_AGG_COUNT && all_null) ||
           (op == LADLE_AGG_NULL_COUNT && !all_null && !some_null)) {
         memset(O, 0, (size_t)ng * 4);
+        break;
+      }
+      if (ng == 1) {
+        /* one group (a select's count): every row is in it, and each
+         * column knows its null count; no ids to read */
+        int64_t valid = 0;
+        for (size_t c = 0; !all_null && c < nins; c++) valid += in[c].length - in[c].null_count;
+        O[0] = (uint32_t)(op == LADLE_AGG_LEN || all_null ? g->nrows
+                          : op == LADLE_AGG_COUNT         ? valid
+                                                          : g->nrows - valid);
         break;
       }
       /* the rows per group (len, or the null count of an all-null input), the

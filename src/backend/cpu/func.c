@@ -10,6 +10,29 @@ ladle_status ladle_cpu_dt_func(const ladle_kctx *ctx, const ladle_kexpr *e, cons
                                ladle_column *out, ladle_error *err);
 
 /* Output with the input's validity (a new copy of the bitmap). */
+/* out[i] = whether row i of x is valid (or, with `nulls`, null), as 0/1
+ * bytes: the validity bitmap unpacked a byte (eight rows) at a time. */
+static void validity_bytes(const ladle_column *x, bool nulls, uint8_t *out) {
+  int64_t n = x->length;
+  bool all_null = x->type.id == LADLE_TYPE_NULL;
+  if (all_null || x->validity == NULL) { /* every row null, or every row valid */
+    memset(out, all_null == nulls, (size_t)n);
+    return;
+  }
+  const uint8_t *bits = x->validity;
+  uint64_t flip = nulls ? 0x0101010101010101ULL : 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    /* byte k = bit k: bits 0..6 by one multiply (each lands on its own
+     * byte, no two partial products on one bit), bit 7 by a shift */
+    uint64_t b = bits[i >> 3];
+    uint64_t v = (((b & 0x7f) * 0x0002040810204081ULL) & 0x0001010101010101ULL) | ((b >> 7) << 56);
+    v ^= flip;
+    memcpy(out + i, &v, 8);
+  }
+  for (; i < n; i++) out[i] = (uint8_t)(ladle_bit_get(bits, i) != nulls);
+}
+
 static ladle_status alloc_like(const ladle_column *in, ladle_dtype t, ladle_column *o,
                                ladle_error *err) {
   LADLE_RETURN_NOT_OK(ladle_column_alloc(t, in->length, in->validity != NULL, 0, o, err));
@@ -433,10 +456,7 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_kexpr *e, const l
     case LADLE_FN_IS_NULL:
     case LADLE_FN_IS_NOT_NULL:
       LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, n, false, 0, &o, err));
-      for (int64_t i = 0; i < n; i++) {
-        bool valid = x->type.id != LADLE_TYPE_NULL && ladle_column_valid(x, i);
-        LADLE_COL_MUT(&o, uint8_t)[i] = (f == LADLE_FN_IS_NULL) != valid;
-      }
+      validity_bytes(x, f == LADLE_FN_IS_NULL, LADLE_COL_MUT(&o, uint8_t));
       break;
     case LADLE_FN_IS_NAN:
     case LADLE_FN_IS_NOT_NAN:
