@@ -211,7 +211,7 @@ static void merge_range(const scat_job *j, int64_t a, int64_t e) {
 /* x where valid, else a zero of its type, without a branch (a null's
  * slot may hold anything: its bits are masked, not multiplied) */
 static inline uint64_t sum_keep_uint64_t(uint64_t x, bool valid) {
-  return x & (uint64_t)0 - (uint64_t)valid;
+  return x & ((uint64_t)0 - (uint64_t)valid);
 }
 static inline double sum_keep_double(double x, bool valid) {
   uint64_t b;
