@@ -554,20 +554,29 @@ void ladle_view_only_made(void) {
   atomic_fetch_add_explicit(&view_only_made, 1, memory_order_relaxed);
 }
 
+/* A view-only column of n rows (its views to be written) sharing src's
+ * data buffers. */
+static ladle_status views_like(const ladle_column *src, int64_t n, ladle_column *c,
+                               ladle_error *err) {
+  memset(c, 0, sizeof *c);
+  c->type = src->type;
+  c->length = n;
+  ladle_status st =
+      ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c->vowners[0], err);
+  if (st != LADLE_OK) return st;
+  c->views = c->vowners[0]->data;
+  c->vowners[1] = ladle_buffer_ref(src->vowners[1]);
+  c->vbufs = src->vbufs;
+  return LADLE_OK;
+}
+
 ladle_status ladle_column_compact_views(const ladle_column *src, const uint8_t *keep, int64_t n,
                                         ladle_column *out, ladle_error *err) {
   if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0 || n > src->length)
     return ladle_err_set(err, LADLE_EINVAL, "compaction of views from a column without them");
   ladle_column c;
-  memset(&c, 0, sizeof c);
-  c.type = src->type;
-  c.length = n;
-  ladle_status st =
-      ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c.vowners[0], err);
+  ladle_status st = views_like(src, n, &c, err);
   if (st != LADLE_OK) return st;
-  c.views = c.vowners[0]->data;
-  c.vowners[1] = ladle_buffer_ref(src->vowners[1]);
-  c.vbufs = src->vbufs;
   if (src->validity != NULL) {
     st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c.owners[0],
                             err);
@@ -599,15 +608,8 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
   if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0)
     return ladle_err_set(err, LADLE_EINVAL, "gather of views from a column without them");
   ladle_column c;
-  memset(&c, 0, sizeof c);
-  c.type = src->type;
-  c.length = n;
-  ladle_status st =
-      ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c.vowners[0], err);
+  ladle_status st = views_like(src, n, &c, err);
   if (st != LADLE_OK) return st;
-  c.views = c.vowners[0]->data;
-  c.vowners[1] = ladle_buffer_ref(src->vowners[1]);
-  c.vbufs = src->vbufs;
   uint8_t *v = c.vowners[0]->data;
   const uint8_t *sv = src->views;
   uint64_t any = 0; /* the sign bit: some index is -1 (a null row) */

@@ -216,6 +216,12 @@ bool ladle_exec_group_by_splits(const ladle_plan *p);
 ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const ladle_pnode *in_pn,
                                  ladle_table *in, bool try_partial, ladle_table **out,
                                  ladle_error *err);
+/* A one-input operator's body: its input's table in, its output out. */
+typedef ladle_status (*exec_unary_fn)(exec_state *s, const ladle_pnode *pn, ladle_table *in,
+                                      ladle_table **out, ladle_error *err);
+/* Runs pn's one input, then fn over its table (released after). */
+ladle_status exec_run_unary(exec_state *s, const ladle_pnode *pn, exec_unary_fn fn,
+                            ladle_table **out, ladle_error *err);
 /* Runs every input of pn into ins (pn->ninputs slots, NULL-initialised; the
  * caller releases them): in order, stopping once they hold pn->limit rows. */
 ladle_status exec_inputs_run(exec_state *s, const ladle_pnode *pn, ladle_table **ins,

@@ -256,3 +256,12 @@ ladle_status exec_inputs_run(exec_state *s, const ladle_pnode *pn, ladle_table *
   }
   return LADLE_OK;
 }
+
+ladle_status exec_run_unary(exec_state *s, const ladle_pnode *pn, exec_unary_fn fn,
+                            ladle_table **out, ladle_error *err) {
+  ladle_table *in;
+  LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->inputs[0], &in, NULL, err));
+  ladle_status st = fn(s, pn, in, out, err);
+  ladle_table_release(in);
+  return st;
+}

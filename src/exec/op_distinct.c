@@ -5,8 +5,9 @@
 
 #include "operator.h"
 
-static ladle_status distinct_table(exec_state *s, const ladle_plan *p, ladle_table *in,
+static ladle_status distinct_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                                    ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
   ladle_table *c;
   LADLE_RETURN_NOT_OK(ladle_table_combine(in, &c, err));
   size_t nk = p->nsubset, nc = p->schema.n;
@@ -34,11 +35,7 @@ static ladle_status distinct_table(exec_state *s, const ladle_plan *p, ladle_tab
 static ladle_status distinct_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                  ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = distinct_table(s, pn->lp, in, out, err);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, distinct_table, out, err);
 }
 
 const exec_operator exec_op_distinct = {LADLE_POP_DISTINCT, distinct_run, NULL, NULL};

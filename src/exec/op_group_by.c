@@ -255,14 +255,15 @@ ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const lad
   return st;
 }
 
+static ladle_status group_by_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
+                                   ladle_table **out, ladle_error *err) {
+  return exec_group_by_table(s, pn, pn->inputs[0], in, true, out, err);
+}
+
 static ladle_status group_by_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                  ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = exec_group_by_table(s, pn, pn->inputs[0], in, true, out, err);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, group_by_table, out, err);
 }
 
 const exec_operator exec_op_group_by = {LADLE_POP_GROUP_BY, group_by_run, NULL, NULL};

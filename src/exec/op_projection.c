@@ -46,8 +46,9 @@ static ladle_status assemble(exec_state *s, const ladle_plan *p, ladle_table *in
   return LADLE_OK;
 }
 
-static ladle_status projection_table(exec_state *s, const ladle_plan *p, ladle_table *in,
+static ladle_status projection_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                                      ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
   size_t n = p->nexprs;
   ladle_column **vals = calloc(LADLE_MAX(n, 1), sizeof *vals);
   bool *scalar = calloc(LADLE_MAX(n, 1), sizeof *scalar);
@@ -79,11 +80,7 @@ static ladle_status projection_table(exec_state *s, const ladle_plan *p, ladle_t
 static ladle_status projection_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                    ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = projection_table(s, pn->lp, in, out, err);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, projection_table, out, err);
 }
 
 /* ------------------------------------------------------------- streaming */

@@ -4,8 +4,9 @@
 
 #include "operator.h"
 
-static ladle_status row_index_table(exec_state *s, const ladle_plan *p, ladle_table *in,
+static ladle_status row_index_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                                     ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
   if (in->num_rows + p->offset > (int64_t)UINT32_MAX + 1)
     return ladle_err_set(err, LADLE_ECOMPUTE, "with_row_index: %lld rows overflow UInt32",
                          (long long)in->num_rows);
@@ -34,11 +35,7 @@ static ladle_status row_index_table(exec_state *s, const ladle_plan *p, ladle_ta
 static ladle_status row_index_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                   ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = row_index_table(s, pn->lp, in, out, err);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, row_index_table, out, err);
 }
 
 const exec_operator exec_op_row_index = {LADLE_POP_ROW_INDEX, row_index_run, NULL, NULL};

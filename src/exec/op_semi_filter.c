@@ -52,15 +52,19 @@ static ladle_status semi_filter(exec_state *s, const ladle_pnode *pn, ladle_tabl
   return st;
 }
 
+/* in itself where the cut does not apply */
+static ladle_status semi_filter_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
+                                      ladle_table **out, ladle_error *err) {
+  ladle_table *cut = NULL;
+  LADLE_RETURN_NOT_OK(semi_filter(s, pn, in, &cut, err));
+  *out = cut != NULL ? cut : ladle_table_ref(in);
+  return LADLE_OK;
+}
+
 static ladle_status semi_filter_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                     ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in, *cut = NULL;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = semi_filter(s, pn, in, &cut, err);
-  if (st == LADLE_OK) *out = cut != NULL ? cut : ladle_table_ref(in);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, semi_filter_table, out, err);
 }
 
 const exec_operator exec_op_semi_filter = {LADLE_POP_SEMI_FILTER, semi_filter_run, NULL, NULL};

@@ -4,8 +4,10 @@
 
 #include "operator.h"
 
-static ladle_status slice_table(const ladle_plan *p, ladle_table *in, ladle_table **out,
-                                ladle_error *err) {
+static ladle_status slice_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
+                                ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(s);
+  const ladle_plan *p = pn->lp;
   int64_t n = in->num_rows, off = p->offset;
   if (off < 0) off = LADLE_MAX(n + off, 0);
   off = LADLE_MIN(off, n);
@@ -49,11 +51,7 @@ static ladle_status slice_table(const ladle_plan *p, ladle_table *in, ladle_tabl
 static ladle_status slice_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                               ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = slice_table(pn->lp, in, out, err);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, slice_table, out, err);
 }
 
 const exec_operator exec_op_slice = {LADLE_POP_SLICE, slice_run, NULL, NULL};

@@ -32,11 +32,7 @@ static ladle_status sort_table(exec_state *s, const ladle_pnode *pn, ladle_table
 static ladle_status sort_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
-  ladle_table *in;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
-  ladle_status st = sort_table(s, pn, in, out, err);
-  ladle_table_release(in);
-  return st;
+  return exec_run_unary(s, pn, sort_table, out, err);
 }
 
 const exec_operator exec_op_sort = {LADLE_POP_SORT, sort_run, NULL, NULL};
