@@ -554,52 +554,26 @@ void ladle_view_only_made(void) {
   atomic_fetch_add_explicit(&view_only_made, 1, memory_order_relaxed);
 }
 
-/* A view-only column of n rows (its views to be written) sharing src's
- * data buffers. */
-static ladle_status views_like(const ladle_column *src, int64_t n, ladle_column *c,
+/* A view-only column of n rows (its views, and with `nullable` its validity,
+ * to be written) sharing src's data buffers. */
+static ladle_status views_like(const ladle_column *src, int64_t n, bool nullable, ladle_column *c,
                                ladle_error *err) {
   memset(c, 0, sizeof *c);
   c->type = src->type;
   c->length = n;
   ladle_status st =
       ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c->vowners[0], err);
-  if (st != LADLE_OK) return st;
+  if (st == LADLE_OK && nullable)
+    st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c->owners[0],
+                            err);
+  if (st != LADLE_OK) {
+    ladle_column_release(c);
+    return st;
+  }
   c->views = c->vowners[0]->data;
+  c->validity = nullable ? c->owners[0]->data : NULL;
   c->vowners[1] = ladle_buffer_ref(src->vowners[1]);
   c->vbufs = src->vbufs;
-  return LADLE_OK;
-}
-
-ladle_status ladle_column_compact_views(const ladle_column *src, const uint8_t *keep, int64_t n,
-                                        ladle_column *out, ladle_error *err) {
-  if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0 || n > src->length)
-    return ladle_err_set(err, LADLE_EINVAL, "compaction of views from a column without them");
-  ladle_column c;
-  ladle_status st = views_like(src, n, &c, err);
-  if (st != LADLE_OK) return st;
-  if (src->validity != NULL) {
-    st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c.owners[0],
-                            err);
-    if (st != LADLE_OK) {
-      ladle_column_release(&c);
-      return st;
-    }
-    c.validity = c.owners[0]->data;
-    memset(c.owners[0]->data, 0, (size_t)ladle_bitmap_bytes(n));
-  }
-  uint8_t *v = c.vowners[0]->data, *bits = c.validity ? c.owners[0]->data : NULL;
-  const uint8_t *sv = src->views;
-  int64_t k = 0;
-  /* keep is 0/1: every row is written and the cursor moves by its byte */
-  for (int64_t i = 0, m = src->length; i < m && k < n; i++) {
-    memcpy(v + 16 * k, sv + 16 * i, 16);
-    if (bits != NULL && keep[i] && ladle_column_valid(src, i))
-      bits[k >> 3] |= (uint8_t)(1u << (k & 7));
-    k += keep[i];
-  }
-  ladle_column_finish_nulls(&c);
-  ladle_view_only_made();
-  *out = c;
   return LADLE_OK;
 }
 
@@ -608,7 +582,7 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
   if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0)
     return ladle_err_set(err, LADLE_EINVAL, "gather of views from a column without them");
   ladle_column c;
-  ladle_status st = views_like(src, n, &c, err);
+  ladle_status st = views_like(src, n, false, &c, err);
   if (st != LADLE_OK) return st;
   uint8_t *v = c.vowners[0]->data;
   const uint8_t *sv = src->views;
@@ -797,6 +771,42 @@ static inline void bits_flush(bit_writer *b, int64_t n) {
   if (tail > 0) memcpy(b->bits + 8 * b->words, &b->acc, (size_t)LADLE_MIN(tail, 8));
 }
 
+/* The kept rows' 16-byte values (n rows, n_keep kept), in order. */
+static void compact16(const uint64_t *s, const uint8_t *keep, int64_t n, int64_t n_keep,
+                      uint64_t *d) {
+  for (int64_t i = 0, k = 0; i < n && k < n_keep; i++)
+    if (keep[i]) {
+      d[2 * k] = s[2 * i];
+      d[2 * k + 1] = s[2 * i + 1];
+      k++;
+    }
+}
+
+/* The kept rows' validity bits into out (a bitmap of n_keep bits, every byte
+ * written). Branch-free: each row's bit, zero unless kept, appended at the
+ * output cursor, which moves by the keep byte (a bit per row with a branch on
+ * a random mask mispredicts a third). */
+static void compact_bits(const uint8_t *sv, const uint8_t *keep, int64_t n, int64_t n_keep,
+                         uint8_t *out) {
+  bit_writer b = {out, 0, 0, 0};
+  int64_t i = 0;
+#if defined(__BMI2__)
+  /* 8 rows a step: their keep bytes (0 or 1) as a mask, the validity byte's
+   * kept bits extracted by it */
+  for (; i + 8 <= n; i += 8) {
+    uint64_t kb;
+    memcpy(&kb, keep + i, 8);
+    uint32_t km = (uint32_t)_pext_u64(kb, 0x0101010101010101ull);
+    bits_append(&b, _pext_u32(sv[i >> 3], km), __builtin_popcount(km));
+  }
+#endif
+  for (; i < n; i++) {
+    uint64_t kp = keep[i] != 0;
+    bits_append(&b, (uint64_t)(sv[i >> 3] >> (i & 7)) & kp & 1u, (int)kp);
+  }
+  bits_flush(&b, n_keep);
+}
+
 ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, int64_t n_keep,
                                   ladle_column *out, ladle_error *err) {
   int64_t n = src->length;
@@ -867,45 +877,31 @@ ladle_status ladle_column_compact(const ladle_column *src, const uint8_t *keep, 
       COMPACT_W(8, uint64_t)
 #undef COMPACT_W
 #undef COMPACT_SIMD
-      case 16: {
-        const uint64_t *s = src->values;
-        uint64_t *d = LADLE_COL_MUT(&c, uint64_t);
-        for (int64_t i = 0, k = 0; i < n && k < n_keep; i++)
-          if (keep[i]) {
-            d[2 * k] = s[2 * i];
-            d[2 * k + 1] = s[2 * i + 1];
-            k++;
-          }
+      case 16:
+        compact16(src->values, keep, n, n_keep, LADLE_COL_MUT(&c, uint64_t));
         break;
-      }
       default:
         break;
     }
   }
-  if (nullable) {
-    /* branch-free: each row's bit, zero unless kept, appended at the output
-     * cursor, which moves by the keep byte (a bit per row with a branch on a
-     * random mask mispredicts a third) */
-    const uint8_t *sv = src->validity;
-    bit_writer b = {LADLE_COL_VALIDITY_MUT(&c), 0, 0, 0};
-    int64_t i = 0;
-#if defined(__BMI2__)
-    /* 8 rows a step: their keep bytes (0 or 1) as a mask, the validity byte's
-     * kept bits extracted by it */
-    for (; i + 8 <= n; i += 8) {
-      uint64_t kb;
-      memcpy(&kb, keep + i, 8);
-      uint32_t km = (uint32_t)_pext_u64(kb, 0x0101010101010101ull);
-      bits_append(&b, _pext_u32(sv[i >> 3], km), __builtin_popcount(km));
-    }
-#endif
-    for (; i < n; i++) {
-      uint64_t kp = keep[i] != 0;
-      bits_append(&b, (uint64_t)(sv[i >> 3] >> (i & 7)) & kp & 1u, (int)kp);
-    }
-    bits_flush(&b, n_keep);
-  }
+  if (nullable) compact_bits(src->validity, keep, n, n_keep, LADLE_COL_VALIDITY_MUT(&c));
   ladle_column_finish_nulls(&c);
+  *out = c;
+  return LADLE_OK;
+}
+
+ladle_status ladle_column_compact_views(const ladle_column *src, const uint8_t *keep, int64_t n,
+                                        ladle_column *out, ladle_error *err) {
+  if (src->views == NULL || src->type.id != LADLE_TYPE_STRING || n < 0 || n > src->length)
+    return ladle_err_set(err, LADLE_EINVAL, "compaction of views from a column without them");
+  ladle_column c;
+  LADLE_RETURN_NOT_OK(views_like(src, n, src->validity != NULL, &c, err));
+  compact16((const uint64_t *)(const void *)src->views, keep, src->length, n,
+            (uint64_t *)c.vowners[0]->data);
+  if (src->validity != NULL)
+    compact_bits(src->validity, keep, src->length, n, (uint8_t *)c.owners[0]->data);
+  ladle_column_finish_nulls(&c);
+  ladle_view_only_made();
   *out = c;
   return LADLE_OK;
 }

@@ -151,6 +151,12 @@ ladle_status exec_gather_rows(exec_state *s, bool views, ladle_table *t, const i
 ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
                              const ladle_table *t, ladle_column *out, ladle_error *err);
 
+/* Whether e is computed row by row: no aggregation, no window, not a single
+ * value. */
+static inline bool exec_row_wise(const ladle_bexpr *e) {
+  return !e->has_agg && !e->has_window && !e->scalar;
+}
+
 /* Scan pn (a SCAN_PARQUET): its `late` columns left out as placeholders, and
  * with units != NULL the chunks' units kept there (the caller frees them). */
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,

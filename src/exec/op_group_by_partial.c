@@ -42,13 +42,11 @@ static void release_n(ladle_column *cols, size_t n) {
   for (size_t i = 0; cols != NULL && i < n; i++) ladle_column_release(&cols[i]);
 }
 
-static bool rowwise(const ladle_bexpr *e) { return !e->has_agg && !e->has_window && !e->scalar; }
-
 /* What the partial path can run; fills x (p->nexprs of them) and *ncols. */
 static bool pa_eligible(const ladle_plan *p, pa_expr *x, size_t *ncols) {
   size_t c = p->nkeys;
   for (size_t i = 0; i < p->nkeys; i++)
-    if (!rowwise(p->keys[i]) || p->keys[i]->type.id == LADLE_TYPE_LIST) return false;
+    if (!exec_row_wise(p->keys[i]) || p->keys[i]->type.id == LADLE_TYPE_LIST) return false;
   for (size_t i = 0; i < p->nexprs; i++) {
     const ladle_bexpr *e = p->exprs[i];
     while (e->kind == LADLE_EX_ALIAS && e->nargs == 1) e = e->args[0];
@@ -64,7 +62,7 @@ static bool pa_eligible(const ladle_plan *p, pa_expr *x, size_t *ncols) {
       c++;
       continue;
     }
-    if (e->kind != LADLE_EX_AGG || e->nargs != 1 || !rowwise(e->args[0])) return false;
+    if (e->kind != LADLE_EX_AGG || e->nargs != 1 || !exec_row_wise(e->args[0])) return false;
     q->arg = e->args[0];
     q->op = (ladle_agg_op)e->op;
     ladle_type_id t = q->arg->type.id;

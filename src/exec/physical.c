@@ -288,10 +288,6 @@ static bool join_defers(planner *P, const ladle_plan *p, size_t side, bool **nee
 
 /* ------------------------------------------------------------- pipelines */
 
-static bool rowwise_expr(const ladle_bexpr *e) {
-  return !e->has_agg && !e->has_window && !e->scalar;
-}
-
 /* Whether e's value can depend on the rows of the whole column it belongs
  * to (chunk->table_rows): a division by one value (Polars' formula) or a
  * when (Polars computes a branch no row takes by the frame's height). Inside
@@ -312,13 +308,16 @@ static bool any_uses_height(ladle_bexpr *const *e, size_t n) {
   return false;
 }
 
+/* The longest chain of streaming nodes a pipeline takes. */
+enum { CHAIN_MAX = 16 };
+
 /* Whether logical node r can stream, one morsel at a time (operator.h):
  * a filter or projection whose expressions are row-wise, or a pick. */
 static bool streams(const ladle_plan *r) {
   if (r->ninputs != 1) return false;
   switch (r->kind) {
     case LADLE_NODE_FILTER:
-      return r->nexprs == 1 && rowwise_expr(r->exprs[0]) &&
+      return r->nexprs == 1 && exec_row_wise(r->exprs[0]) &&
              (r->exprs[0]->type.id == LADLE_TYPE_BOOL || r->exprs[0]->type.id == LADLE_TYPE_NULL) &&
              r->inputs[0]->schema.n == r->schema.n;
     case LADLE_NODE_PROJECT:
@@ -354,7 +353,6 @@ static bool chain_fits(const ladle_plan *const *node, size_t n, ladle_bexpr *con
 /* The node under group_by p's chain of streaming nodes, which then run
  * morsel by morsel into its partial step; NULL where p does not run so. */
 static const ladle_plan *group_by_source(const ladle_plan *p) {
-  enum { CHAIN_MAX = 16 };
   const ladle_plan *node[CHAIN_MAX];
   size_t n = 0;
   const ladle_plan *r = p->inputs[0];
@@ -388,7 +386,6 @@ static bool pn_streams(const ladle_pnode *pn) {
 static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen) {
   if (pn->id < 1 || (size_t)pn->id > nseen || seen[pn->id - 1]) return;
   seen[pn->id - 1] = true;
-  enum { CHAIN_MAX = 16 };
   if (pn_streams(pn)) {
     ladle_pnode *chain[CHAIN_MAX];
     const ladle_plan *lps[CHAIN_MAX];
