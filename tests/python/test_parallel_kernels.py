@@ -76,6 +76,70 @@ def test_many_groups_one_aggregation(threads: int) -> None:
     assert_same(lf, ladle.Engine(threads=threads))
 
 
+KEY_LAYOUTS = ["dense_sorted", "dense_shuffled", "dense_nulls", "wide", "int32", "uint32", "date"]
+
+
+def many_groups_key(layout: str, n: int, ng: int, seed: int) -> pl.Series:
+    """A key of about ng groups over n rows: values in a range near the rows
+    (numbered by value, groupby_fast.c's dense_build), sorted or not, with
+    nulls, of 32-bit types; or spread over a wide range (hash partitioned)."""
+    r = np.random.default_rng(seed)
+    k = np.sort(r.integers(-ng // 2, ng // 2, n))
+    if layout == "dense_sorted":
+        return pl.Series("k", k)
+    if layout == "wide":
+        return pl.Series("k", k * 1_000_003).shuffle(seed)
+    s = pl.Series("k", k).shuffle(seed)
+    if layout == "dense_shuffled":
+        return s
+    if layout == "dense_nulls":
+        return s.set(pl.Series(r.random(n) < 0.03), None)
+    if layout == "int32":
+        return s.cast(pl.Int32)
+    if layout == "uint32":
+        return (s + ng).cast(pl.UInt32)
+    assert layout == "date"
+    return (s + 20_000).cast(pl.Int32).cast(pl.Date)
+
+
+@pytest.mark.parametrize("threads", [1, 16])
+@pytest.mark.parametrize("layout", KEY_LAYOUTS)
+def test_many_groups_key_layouts(threads: int, layout: str) -> None:
+    n = 250_000
+    r = np.random.default_rng(5)
+    x = r.normal(0, 10, n)
+    df = pl.DataFrame(
+        {
+            "k": many_groups_key(layout, n, 90_000, 3),
+            "i": r.integers(-1000, 1000, n),
+            "x": pl.Series(x).set(pl.Series(r.random(n) < 0.1), None),
+            "row": np.arange(n),
+        }
+    )
+    e = ladle.Engine(threads=threads)
+    lf = (
+        df.lazy()
+        .group_by("k")
+        .agg(
+            pl.col("i").sum().alias("s"),
+            pl.col("x").max().alias("mx"),
+            pl.col("x").mean().alias("m"),
+            pl.col("row").first().alias("first"),
+            pl.col("row").last().alias("last"),
+            pl.len(),
+        )
+        .sort("k")
+    )
+    assert_same(lf, e, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    # groups in order of first appearance, and the keys gathered from first rows
+    lf = df.lazy().group_by("k", maintain_order=True).agg(pl.col("i").sum(), pl.col("row").min())
+    assert_same(lf, e)
+    # a filter on the sums (q18's shape) and a distinct over the key
+    lf = df.lazy().group_by("k").agg(pl.col("i").sum()).filter(pl.col("i") > 1500).sort("k")
+    assert_same(lf, e)
+    assert_same(df.lazy().unique(subset="k", keep="first", maintain_order=True), e)
+
+
 def join_frames(nl: int, nr: int, keys: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     r = np.random.default_rng(seed)
     lk = pl.Series(r.integers(0, keys, nl)).set(pl.Series(r.random(nl) < 0.05), None)
@@ -102,6 +166,24 @@ def test_join_build_right(threads: int, how: str) -> None:
     lf = left.lazy().join(right.lazy(), on="k", how=how)  # type: ignore[arg-type]
     # Polars promises no row order for inner, full and right joins
     assert_same(lf, ladle.Engine(threads=threads), ordered=how in ("left", "semi", "anti"))
+
+
+@pytest.mark.parametrize("threads", [1, 16])
+@pytest.mark.parametrize("layout", KEY_LAYOUTS)
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti", "full"])
+def test_join_many_key_layouts(threads: int, layout: str, how: str) -> None:
+    # a build side of many keys: numbered by value (a dense table probed by
+    # value) or hash partitioned, probed by keys in and out of its range
+    build = pl.DataFrame({"k": many_groups_key(layout, 60_000, 50_000, 7)}).with_columns(
+        b=pl.int_range(pl.len())
+    )
+    probe = pl.DataFrame({"k": many_groups_key(layout, 300_000, 150_000, 8)}).with_columns(
+        a=pl.int_range(pl.len())
+    )
+    e = ladle.Engine(threads=threads)
+    for nulls_equal in (False, True):
+        lf = probe.lazy().join(build.lazy(), on="k", how=how, nulls_equal=nulls_equal)  # type: ignore[arg-type]
+        assert_same(lf, e, ordered=how in ("left", "semi", "anti"))
 
 
 @pytest.mark.parametrize("threads", THREADS)

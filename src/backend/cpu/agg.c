@@ -52,6 +52,13 @@ typedef struct scat_job {
   void **acc;    /* per piece: ng 8-byte accumulators, or NULL */
   int64_t **cnt; /* per piece: ng counts, or NULL */
   int64_t own;   /* > 0: groups owned per task (one array, every task reads every row) */
+  /* owner mode: the least and greatest id of each block of rows (the input
+   * pieces, or blocks of `blk` rows of one input), so that a task skips the
+   * blocks without a group of its own: rows sorted or clustered by key have
+   * narrow blocks (ids that ascend with the key, as dense_build's) */
+  uint32_t *bmin, *bmax;
+  size_t nblk;
+  int64_t blk;
 } scat_job;
 
 #define SCAT_SIGNED(T) ((T)-1 < (T)0)
@@ -288,9 +295,15 @@ static ladle_status scat_piece(void *vctx, size_t p, ladle_error *err) {
     int64_t *cnt = j->cnt ? j->cnt[0] : NULL;
     if (acc != NULL && (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
       LADLE_DISPATCH_NUM(j->ph, SCAT_INIT, j, acc, lo, hi)
-    for (size_t c = 0; c < j->nins; c++)
-      scat_rows(j, &j->in[c], j->ids + (j->nins > 1 ? j->starts[c] : 0), acc, cnt, 0,
-                j->in[c].length, (uint32_t)lo, (uint32_t)(hi - lo));
+    for (size_t b = 0; b < j->nblk; b++) {
+      if (j->bmax[b] < (uint64_t)lo || j->bmin[b] >= (uint64_t)hi) continue;
+      if (j->nins > 1)
+        scat_rows(j, &j->in[b], j->ids + j->starts[b], acc, cnt, 0, j->in[b].length, (uint32_t)lo,
+                  (uint32_t)(hi - lo));
+      else
+        scat_rows(j, j->in, j->ids, acc, cnt, (int64_t)b * j->blk,
+                  LADLE_MIN((int64_t)(b + 1) * j->blk, j->n), (uint32_t)lo, (uint32_t)(hi - lo));
+    }
     return LADLE_OK;
   }
   void *acc = j->acc ? j->acc[p] : NULL;
@@ -323,6 +336,23 @@ static ladle_status scat_piece(void *vctx, size_t p, ladle_error *err) {
     }
     merge_range(&f, 0, ng);
   }
+  return LADLE_OK;
+}
+
+/* block b's least and greatest id (owner mode) */
+static ladle_status scat_span(void *vctx, size_t b, ladle_error *err) {
+  LADLE_UNUSED(err);
+  scat_job *j = vctx;
+  int64_t a = j->nins > 1 ? j->starts[b] : (int64_t)b * j->blk;
+  int64_t e = j->nins > 1 ? a + j->in[b].length : LADLE_MIN(a + j->blk, j->n);
+  uint32_t l = UINT32_MAX, h = 0;
+  for (int64_t i = a; i < e; i++) {
+    uint32_t g = j->ids[i];
+    l = g < l ? g : l;
+    h = g > h ? g : h;
+  }
+  j->bmin[b] = l;
+  j->bmax[b] = h;
   return LADLE_OK;
 }
 
@@ -392,6 +422,14 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
     j.pieces = (size_t)((items + j.piece - 1) / j.piece);
   }
   ladle_status st = LADLE_OK;
+  if (owners > 0) {
+    j.blk = 1 << 16;
+    j.nblk = nins > 1 ? nins : (size_t)((j.n + j.blk - 1) / j.blk);
+    j.bmin = malloc(LADLE_MAX(j.nblk, 1) * sizeof *j.bmin);
+    j.bmax = malloc(LADLE_MAX(j.nblk, 1) * sizeof *j.bmax);
+    st = j.bmin && j.bmax ? ladle_pool_run(ctx->pool, j.nblk, scat_span, &j, err)
+                          : LADLE_OOM(err, "aggregation");
+  }
   for (size_t p = 0; p < j.pieces; p++) {
     accs[p] = has_acc ? ladle_scratch_alloc(bytes, true) : NULL;
     cnts[p] = j.want_cnt ? ladle_scratch_alloc(bytes, true) : NULL;
@@ -411,6 +449,8 @@ static ladle_status scatter(const ladle_kctx *ctx, scat_kind kind, const ladle_c
     ladle_scratch_free(cnts[p]);
   }
   free(starts);
+  free(j.bmin);
+  free(j.bmax);
   if (st != LADLE_OK) return st;
   *acc_out = accs[0];
   if (cnt_out != NULL)

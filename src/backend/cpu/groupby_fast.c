@@ -291,6 +291,14 @@ struct ladle_fastmap {
   const ladle_column *key;
   bool str;
   bool packed; /* strings tabled by ladle_pack_short */
+  /* or (dense_build's) an array over the key's range: dir[value - dlo] is
+   * the value's group + 1, 0 for none; dnull the nulls' group or -1 */
+  uint32_t *dir;
+  int64_t dlo;
+  uint64_t drange;
+  int dw;
+  bool dsgn;
+  int64_t dnull;
 };
 
 bool ladle_fastmap_eligible(const ladle_column *keys, size_t nkeys) {
@@ -302,6 +310,7 @@ void ladle_fastmap_destroy(ladle_fastmap *fm) {
   for (size_t p = 0; fm->parts && p < fm->nparts; p++) gmap_free(&fm->parts[p]);
   free(fm->parts);
   free(fm->base);
+  free(fm->dir);
   free(fm);
 }
 
@@ -312,12 +321,20 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, u
 static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                  ladle_fastmap **map, ladle_error *err);
 
+static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                                ladle_fastmap **map, ladle_error *err);
+
 /* Few groups: per-thread tables merged in row order (ids in order of first
- * appearance). Many: rows radix-partitioned by hash and a table per partition
- * (ids partition by partition). */
+ * appearance). Many: an integer key of a range not much wider than its rows
+ * numbered by value (dense_build), any other rows radix-partitioned by hash
+ * and a table per partition (ids partition by partition). */
 static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                ladle_fastmap **map, ladle_error *err) {
-  if (many_groups(c, c->type.id == LADLE_TYPE_STRING)) return parted_build(ctx, c, out, map, err);
+  if (many_groups(c, c->type.id == LADLE_TYPE_STRING)) {
+    ladle_status st = dense_build(ctx, c, out, map, err);
+    if (st != LADLE_ENOTSUP) return st;
+    return parted_build(ctx, c, out, map, err);
+  }
   return merged_build(ctx, c, 0, out, map, err);
 }
 
@@ -845,6 +862,22 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
   int w = key_width(c, str);
   int64_t a = (int64_t)ci * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
   int64_t *hrow = j->rows != NULL ? j->rows + a : NULL, *hgid = j->gid + a, nh = 0;
+  if (fm->dir != NULL) {
+    /* dense_build's array: the group straight from the value */
+    for (int64_t i = a; i < e; i++) {
+      if (!ladle_column_valid(c, i)) {
+        PROBE_OUT(i, j->nulls_equal ? fm->dnull : -1);
+        continue;
+      }
+      int64_t v = fm->dw == 8 ? ((const int64_t *)c->values)[i]
+                  : fm->dsgn  ? (int64_t)((const int32_t *)c->values)[i]
+                              : (int64_t)((const uint32_t *)c->values)[i];
+      uint64_t d = (uint64_t)v - (uint64_t)fm->dlo;
+      PROBE_OUT(i, d < fm->drange ? (int64_t)fm->dir[d] - 1 : -1);
+    }
+    if (hrow != NULL) j->nhit[ci] = nh;
+    return LADLE_OK;
+  }
   for (int64_t i = a; i < e; i++) {
     if (!ladle_column_valid(c, i)) {
       /* nulls live in partition 0 */
@@ -929,9 +962,10 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
    * miss from a bitmap over the range, before any hashing, however small the
    * table. */
   const ladle_column *bk = fm->key;
-  bool int_keys = !fm->str && !fm->packed && ladle_type_is_integer(bk->type.id) &&
-                  bk->type.id == key->type.id && bk->length <= ((int64_t)1 << 22);
-  if ((slots >= ((int64_t)1 << 16) || int_keys) && key->length >= 65536) {
+  bool int_keys = fm->dir == NULL && !fm->str && !fm->packed &&
+                  ladle_type_is_integer(bk->type.id) && bk->type.id == key->type.id &&
+                  bk->length <= ((int64_t)1 << 22);
+  if ((slots >= ((int64_t)1 << 16) || int_keys || fm->dir != NULL) && key->length >= 65536) {
     j.n = sample;
     j.chunk = sample;
     LADLE_RETURN_NOT_OK(probe_chunk(&j, 0, err));
@@ -990,7 +1024,7 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
       free(bg);
       j.lo = lo;
       j.span = hi - lo;
-    } else if (hits * 4 < sample && slots >= ((int64_t)1 << 16)) {
+    } else if (hits * 4 < sample && slots >= ((int64_t)1 << 16) && fm->dir == NULL) {
       uint64_t words = 64;
       while (words < (uint64_t)groups / 4) words <<= 1;
       j.filter = ladle_scratch_alloc(words * sizeof *j.filter, true);
@@ -1030,4 +1064,229 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
   ladle_scratch_free(j.filter);
   ladle_scratch_free(j.bits);
   return st;
+}
+
+/* Many groups of a 32- or 64-bit integer key whose values span a range not
+ * much wider than the rows (order keys, user ids): no hashing and no
+ * partition scatter. Four parallel passes: the range; a mark per present
+ * value in an array over the range; the marks numbered in value order (so
+ * that id = rank of the value among the present ones); every row's id from
+ * its value, with each group's first row. Ids ascend with the values, so rows
+ * sorted or clustered by the key get clustered ids, which the scatter
+ * aggregations exploit (see agg.c). Nulls are the last group.
+ * LADLE_ENOTSUP when the key does not qualify. */
+enum { DENSE_MAX = 1 << 26 };
+
+typedef struct dense_ctx {
+  const ladle_column *c;
+  int w; /* 4 or 8 */
+  bool sgn;
+  int64_t n, block, rblock;
+  int64_t *lo, *hi; /* per row block: the least and greatest value */
+  int64_t base;     /* the least value */
+  uint64_t range;
+  _Atomic uint32_t *dir; /* value - base -> group id + 1 (a mark first) */
+  int64_t *cnt;          /* per range block: its present values, then its first id */
+  uint32_t *ids;
+  _Atomic int64_t *first;
+  _Atomic int64_t nulls_at;
+  uint32_t null_id;
+  int phase;
+} dense_ctx;
+
+static inline int64_t dense_value(const dense_ctx *d, int64_t i) {
+  if (d->w == 4)
+    return d->sgn ? (int64_t)((const int32_t *)d->c->values)[i]
+                  : (int64_t)((const uint32_t *)d->c->values)[i];
+  return ((const int64_t *)d->c->values)[i];
+}
+
+static ladle_status dense_rows(void *vctx, size_t b, ladle_error *err) {
+  LADLE_UNUSED(err);
+  dense_ctx *d = vctx;
+  int64_t a = (int64_t)b * d->block, e = LADLE_MIN(a + d->block, d->n);
+  const ladle_column *c = d->c;
+  if (d->phase == 0) {
+    /* nulls hold some value too: they only widen the range */
+    int64_t l = INT64_MAX, h = INT64_MIN;
+    if (d->w == 8) {
+      const int64_t *x = c->values;
+      for (int64_t i = a; i < e; i++) {
+        l = x[i] < l ? x[i] : l;
+        h = x[i] > h ? x[i] : h;
+      }
+    } else {
+      for (int64_t i = a; i < e; i++) {
+        int64_t v = dense_value(d, i);
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+      }
+    }
+    d->lo[b] = l;
+    d->hi[b] = h;
+    return LADLE_OK;
+  }
+  if (d->phase == 1) {
+    for (int64_t i = a; i < e; i++)
+      if (ladle_column_valid(c, i))
+        atomic_store_explicit(&d->dir[(uint64_t)dense_value(d, i) - (uint64_t)d->base], 1u,
+                              memory_order_relaxed);
+    return LADLE_OK;
+  }
+  /* phase 3: ids, and each group's first row (the least row that saw it) */
+  int64_t nfirst = INT64_MAX;
+  for (int64_t i = a; i < e; i++) {
+    uint32_t g;
+    if (!ladle_column_valid(c, i)) {
+      g = d->null_id;
+      if (nfirst == INT64_MAX) nfirst = i;
+    } else {
+      g = atomic_load_explicit(&d->dir[(uint64_t)dense_value(d, i) - (uint64_t)d->base],
+                               memory_order_relaxed) -
+          1;
+      int64_t f = atomic_load_explicit(&d->first[g], memory_order_relaxed);
+      while (i < f && !atomic_compare_exchange_weak_explicit(
+                          &d->first[g], &f, i, memory_order_relaxed, memory_order_relaxed)) {
+      }
+    }
+    d->ids[i] = g;
+  }
+  if (nfirst != INT64_MAX) {
+    int64_t f = atomic_load_explicit(&d->nulls_at, memory_order_relaxed);
+    while (nfirst < f &&
+           !atomic_compare_exchange_weak_explicit(&d->nulls_at, &f, nfirst, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+  }
+  return LADLE_OK;
+}
+
+/* phase 2 over the range: marks counted (then numbered) per range block */
+static ladle_status dense_range(void *vctx, size_t b, ladle_error *err) {
+  LADLE_UNUSED(err);
+  dense_ctx *d = vctx;
+  uint64_t a = (uint64_t)b * (uint64_t)d->rblock, e = LADLE_MIN(a + (uint64_t)d->rblock, d->range);
+  if (d->phase == 2) {
+    int64_t k = 0;
+    for (uint64_t v = a; v < e; v++) k += atomic_load_explicit(&d->dir[v], memory_order_relaxed);
+    d->cnt[b] = k;
+    return LADLE_OK;
+  }
+  uint32_t id = (uint32_t)d->cnt[b];
+  for (uint64_t v = a; v < e; v++)
+    if (atomic_load_explicit(&d->dir[v], memory_order_relaxed) != 0) {
+      atomic_store_explicit(&d->first[id], INT64_MAX, memory_order_relaxed);
+      atomic_store_explicit(&d->dir[v], ++id, memory_order_relaxed);
+    }
+  return LADLE_OK;
+}
+
+static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                                ladle_fastmap **map, ladle_error *err) {
+  ladle_type_id t = c->type.id;
+  dense_ctx d;
+  memset(&d, 0, sizeof d);
+  d.c = c;
+  d.n = c->length;
+  if (t == LADLE_TYPE_INT32 || t == LADLE_TYPE_DATE || t == LADLE_TYPE_UINT32) {
+    d.w = 4;
+    d.sgn = t != LADLE_TYPE_UINT32;
+  } else if (t == LADLE_TYPE_INT64 || t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION) {
+    d.w = 8;
+  } else {
+    return LADLE_ENOTSUP;
+  }
+  if (d.n == 0 || d.n > (int64_t)UINT32_MAX - 1) return LADLE_ENOTSUP;
+  d.block = ladle_cpu_block(ctx, d.n);
+  size_t nb = (size_t)((d.n + d.block - 1) / d.block);
+  d.lo = malloc(nb * sizeof *d.lo);
+  d.hi = malloc(nb * sizeof *d.hi);
+  if (d.lo == NULL || d.hi == NULL) {
+    free(d.lo);
+    free(d.hi);
+    return LADLE_OOM(err, "group-by");
+  }
+  ladle_status st = ladle_pool_run(ctx->pool, nb, dense_rows, &d, err);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t b = 0; b < nb; b++) {
+    lo = LADLE_MIN(lo, d.lo[b]);
+    hi = LADLE_MAX(hi, d.hi[b]);
+  }
+  free(d.lo);
+  free(d.hi);
+  if (st != LADLE_OK) return st;
+  d.base = lo;
+  d.range = (uint64_t)hi - (uint64_t)lo + 1;
+  /* the array over the range costs no more than about twice the ids; a
+   * join's table, probed by many more rows (a filtered dimension's keys),
+   * may be sparser */
+  bool fits = d.range <= 2 * (uint64_t)d.n + 65536 ||
+              (map != NULL && d.range <= 16 * (uint64_t)d.n && d.range <= ((uint64_t)1 << 22));
+  if (d.range == 0 || d.range > DENSE_MAX || !fits) return LADLE_ENOTSUP;
+  d.dir = ladle_zalloc(d.range * sizeof *d.dir);
+  d.rblock = LADLE_MAX((int64_t)(d.range / 64), 65536);
+  size_t nr = (size_t)((d.range + (uint64_t)d.rblock - 1) / (uint64_t)d.rblock);
+  d.cnt = malloc(nr * sizeof *d.cnt);
+  d.ids = ladle_scratch_alloc((size_t)d.n * sizeof *d.ids, false);
+  st = d.dir && d.cnt && d.ids ? LADLE_OK : LADLE_OOM(err, "group-by");
+  if (st == LADLE_OK) {
+    d.phase = 1;
+    st = ladle_pool_run(ctx->pool, nb, dense_rows, &d, err);
+  }
+  int64_t groups = 0;
+  if (st == LADLE_OK) {
+    d.phase = 2;
+    st = ladle_pool_run(ctx->pool, nr, dense_range, &d, err);
+  }
+  if (st == LADLE_OK) {
+    for (size_t b = 0; b < nr; b++) {
+      int64_t k = d.cnt[b];
+      d.cnt[b] = groups;
+      groups += k;
+    }
+    d.null_id = (uint32_t)groups;
+    d.first = malloc((size_t)(groups + 1) * sizeof *d.first);
+    if (d.first == NULL) st = LADLE_OOM(err, "groups");
+  }
+  if (st == LADLE_OK) {
+    d.phase = 3;
+    st = ladle_pool_run(ctx->pool, nr, dense_range, &d, err);
+  }
+  if (st == LADLE_OK) {
+    atomic_init(&d.nulls_at, INT64_MAX);
+    d.phase = 4;
+    st = ladle_pool_run(ctx->pool, nb, dense_rows, &d, err);
+  }
+  free(d.cnt);
+  ladle_fastmap *fm = NULL;
+  if (st == LADLE_OK && map != NULL) {
+    fm = calloc(1, sizeof *fm);
+    if (fm == NULL) st = LADLE_OOM(err, "join table");
+  }
+  if (st != LADLE_OK) {
+    free(d.dir);
+    ladle_scratch_free(d.ids);
+    free(d.first);
+    return st;
+  }
+  int64_t nulls_at = atomic_load(&d.nulls_at);
+  if (fm != NULL) {
+    fm->key = c;
+    fm->dir = (uint32_t *)d.dir;
+    fm->dlo = d.base;
+    fm->drange = d.range;
+    fm->dw = d.w;
+    fm->dsgn = d.sgn;
+    fm->dnull = nulls_at != INT64_MAX ? groups : -1;
+    *map = fm;
+  } else {
+    free(d.dir);
+  }
+  memset(out, 0, sizeof *out);
+  out->nrows = d.n;
+  out->ngroups = groups + (nulls_at != INT64_MAX);
+  out->ids = d.ids;
+  out->first = (int64_t *)d.first;
+  if (nulls_at != INT64_MAX) out->first[groups] = nulls_at;
+  return LADLE_OK;
 }
