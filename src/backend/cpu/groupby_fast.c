@@ -370,16 +370,44 @@ static ladle_status short_string_ids(const ladle_column *c, ladle_groups *out, l
   return LADLE_OK;
 }
 
-static ladle_status ranged_ids(const ladle_column *c, ladle_groups *out, ladle_error *err) {
-  int64_t n = c->length, v, lo = INT64_MAX, hi = INT64_MIN;
-  if (c->type.id == LADLE_TYPE_STRING) return short_string_ids(c, out, err);
-  if (n == 0 || !ladle_int_value(c, 0, &v)) return LADLE_ENOTSUP;
-    /* nulls hold some value too: they only widen the range */
+/* A parallel pass of ranged_ids and multi_key over rows [a, e). */
+typedef struct ranged_job {
+  const ladle_column *c;
+  int64_t lo;
+  uint32_t range;
+  uint32_t *ids;     /* phase 1: the ids */
+  const uint32_t *g; /* phase 2: a key's ids folded into acc */
+  uint64_t *acc, gk;
+  int phase; /* 0: min and max; 1: ids; 2: acc[i] = acc[i] * gk + g[i] (acc = g first) */
+  _Atomic int64_t min, max;
+} ranged_job;
+
+static ladle_status ranged_range(void *vctx, int64_t a, int64_t e, ladle_error *err) {
+  LADLE_UNUSED(err);
+  ranged_job *j = vctx;
+  const ladle_column *c = j->c;
+  if (j->phase == 2) {
+    if (j->gk == 0)
+      for (int64_t i = a; i < e; i++) j->acc[i] = j->g[i];
+    else
+      for (int64_t i = a; i < e; i++) j->acc[i] = j->acc[i] * j->gk + j->g[i];
+    return LADLE_OK;
+  }
+  if (j->phase == 1) {
+    int64_t v = 0;
+    for (int64_t i = a; i < e; i++) {
+      ladle_int_value(c, i, &v);
+      j->ids[i] = ladle_column_valid(c, i) ? (uint32_t)((uint64_t)v - (uint64_t)j->lo) : j->range;
+    }
+    return LADLE_OK;
+  }
+  /* nulls hold some value too: they only widen the range */
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
 #define MINMAX(T)                     \
   do {                                \
     const T *x = c->values;           \
-    T l = x[0], h = x[0];             \
-    for (int64_t i = 0; i < n; i++) { \
+    T l = x[a], h = x[a];             \
+    for (int64_t i = a; i < e; i++) { \
       l = x[i] < l ? x[i] : l;        \
       h = x[i] > h ? x[i] : h;        \
     }                                 \
@@ -412,6 +440,27 @@ static ladle_status ranged_ids(const ladle_column *c, ladle_groups *out, ladle_e
       break;
   }
 #undef MINMAX
+  int64_t m = atomic_load_explicit(&j->min, memory_order_relaxed);
+  while (lo < m && !atomic_compare_exchange_weak(&j->min, &m, lo)) {
+  }
+  m = atomic_load_explicit(&j->max, memory_order_relaxed);
+  while (hi > m && !atomic_compare_exchange_weak(&j->max, &m, hi)) {
+  }
+  return LADLE_OK;
+}
+
+static ladle_status ranged_ids(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
+                               ladle_error *err) {
+  int64_t n = c->length, v;
+  if (c->type.id == LADLE_TYPE_STRING) return short_string_ids(c, out, err);
+  if (n == 0 || !ladle_int_value(c, 0, &v) || c->type.id == LADLE_TYPE_UINT64) return LADLE_ENOTSUP;
+  ranged_job j;
+  memset(&j, 0, sizeof j);
+  j.c = c;
+  atomic_init(&j.min, INT64_MAX);
+  atomic_init(&j.max, INT64_MIN);
+  LADLE_RETURN_NOT_OK(ladle_cpu_parallel(ctx, n, ranged_range, &j, err));
+  int64_t lo = atomic_load(&j.min), hi = atomic_load(&j.max);
   uint64_t range = (uint64_t)hi - (uint64_t)lo + 1;
   if (range == 0 || range > RANGED_MAX) return LADLE_ENOTSUP;
   memset(out, 0, sizeof *out);
@@ -419,12 +468,13 @@ static ladle_status ranged_ids(const ladle_column *c, ladle_groups *out, ladle_e
   if (out->ids == NULL) return LADLE_OOM(err, "group-by");
   out->nrows = n;
   out->ngroups = (int64_t)range + (c->validity != NULL);
-  for (int64_t i = 0; i < n; i++) {
-    ladle_int_value(c, i, &v);
-    out->ids[i] =
-        ladle_column_valid(c, i) ? (uint32_t)((uint64_t)v - (uint64_t)lo) : (uint32_t)range;
-  }
-  return LADLE_OK;
+  j.lo = lo;
+  j.range = (uint32_t)range;
+  j.ids = out->ids;
+  j.phase = 1;
+  ladle_status st = ladle_cpu_parallel(ctx, n, ranged_range, &j, err);
+  if (st != LADLE_OK) ladle_groups_release(out);
+  return st;
 }
 
 /* Several keys: the group ids of each key alone, folded into one composite
@@ -438,12 +488,15 @@ static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, s
   ladle_column acc;
   LADLE_RETURN_NOT_OK(
       ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT64), n, false, 0, &acc, err));
-  uint64_t *a = LADLE_COL_MUT(&acc, uint64_t);
+  ranged_job fold;
+  memset(&fold, 0, sizeof fold);
+  fold.acc = LADLE_COL_MUT(&acc, uint64_t);
+  fold.phase = 2;
   uint64_t groups = 1;
   ladle_status st = LADLE_OK;
   for (size_t k = 0; st == LADLE_OK && k < nkeys; k++) {
     ladle_groups g;
-    st = ranged_ids(&keys[k], &g, err);
+    st = ranged_ids(ctx, &keys[k], &g, err);
     if (st == LADLE_ENOTSUP) st = fast_build(ctx, &keys[k], &g, NULL, err);
     if (st != LADLE_OK) break;
     uint64_t gk = (uint64_t)LADLE_MAX(g.ngroups, 1);
@@ -451,23 +504,30 @@ static ladle_status multi_key(const ladle_kctx *ctx, const ladle_column *keys, s
       ladle_groups d;
       st = fast_build(ctx, &acc, &d, NULL, err);
       if (st == LADLE_OK) {
-        for (int64_t i = 0; i < n; i++) a[i] = d.ids[i];
+        fold.g = d.ids;
+        fold.gk = 0;
+        st = ladle_cpu_parallel(ctx, n, ranged_range, &fold, err);
         groups = (uint64_t)LADLE_MAX(d.ngroups, 1);
         ladle_groups_release(&d);
       }
     }
     if (st == LADLE_OK) {
-      if (k == 0)
-        for (int64_t i = 0; i < n; i++) a[i] = g.ids[i];
-      else
-        for (int64_t i = 0; i < n; i++) a[i] = a[i] * gk + g.ids[i];
+      fold.g = g.ids;
+      fold.gk = k == 0 ? 0 : gk;
+      st = ladle_cpu_parallel(ctx, n, ranged_range, &fold, err);
       groups = k == 0 ? gk : groups * gk;
     }
     ladle_groups_release(&g);
   }
-  if (st == LADLE_OK)
+  /* many composites: numbered by value in parallel (dense_build); few: the
+   * per-thread direct tables of merged_build */
+  if (st == LADLE_OK && groups > 65536) {
+    st = dense_build(ctx, &acc, out, NULL, err);
+    if (st == LADLE_ENOTSUP) st = fast_build(ctx, &acc, out, NULL, err);
+  } else if (st == LADLE_OK) {
     st = groups <= DIRECT_MAX ? merged_build(ctx, &acc, groups, out, NULL, err)
                               : fast_build(ctx, &acc, out, NULL, err);
+  }
   ladle_column_release(&acc);
   return st;
 }
@@ -1191,7 +1251,9 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
   if (t == LADLE_TYPE_INT32 || t == LADLE_TYPE_DATE || t == LADLE_TYPE_UINT32) {
     d.w = 4;
     d.sgn = t != LADLE_TYPE_UINT32;
-  } else if (t == LADLE_TYPE_INT64 || t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION) {
+  } else if (t == LADLE_TYPE_INT64 || t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION ||
+             t == LADLE_TYPE_UINT64) {
+    /* uint64 as int64: a bijection, so the range test still holds */
     d.w = 8;
   } else {
     return LADLE_ENOTSUP;
