@@ -257,7 +257,7 @@ typedef struct ladle_backend {
                           double *sum, double *mean, double *m2, ladle_error *err);
   /* Rows of groups into host array out: FIRST and LAST, per group its first
    * or last row (groups->ngroups entries); ID, per row its group id
-   * (groups->nrows entries). Serial. */
+   * (groups->nrows entries, in parallel); FIRST and LAST serial. */
   ladle_status (*group_rows)(const ladle_kctx *ctx, const ladle_groups *groups,
                              ladle_group_rows_kind which, int64_t *out, ladle_error *err);
   /* The rows a distinct keeps of rows grouped by key (group_ids): of each

@@ -359,7 +359,7 @@ static ladle_status broadcast_groups(exec_state *s, const ladle_column *per_grou
   if (idx == NULL) return LADLE_OOM(err, "window");
   /* each row's group: the row of its value */
   ladle_status st = s->be->group_rows(&s->k, g, LADLE_GROUP_ROWS_ID, idx, err);
-  if (st == LADLE_OK) st = ladle_column_gather(per_group, idx, g->nrows, out, err);
+  if (st == LADLE_OK) st = s->be->gather(&s->k, per_group, idx, g->nrows, out, err);
   free(idx);
   return st;
 }

@@ -1259,6 +1259,19 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
     return LADLE_ENOTSUP;
   }
   if (d.n == 0 || d.n > (int64_t)UINT32_MAX - 1) return LADLE_ENOTSUP;
+  /* the array over the range costs no more than about twice the ids; a
+   * join's table, probed by many more rows (a filtered dimension's keys),
+   * may be sparser. The range of 1024 evenly spaced rows is at most the
+   * whole one: a key surely too wide costs no pass over every row. */
+  uint64_t most = 2 * (uint64_t)d.n + 65536;
+  if (map != NULL) most = LADLE_MAX(most, LADLE_MIN(16 * (uint64_t)d.n, (uint64_t)1 << 22));
+  int64_t slo = INT64_MAX, shi = INT64_MIN;
+  for (int k = 0; k < 1024; k++) {
+    int64_t v = dense_value(&d, (int64_t)((double)k * (double)d.n / 1024));
+    slo = LADLE_MIN(slo, v);
+    shi = LADLE_MAX(shi, v);
+  }
+  if ((uint64_t)shi - (uint64_t)slo >= LADLE_MIN(most, (uint64_t)DENSE_MAX)) return LADLE_ENOTSUP;
   d.block = ladle_cpu_block(ctx, d.n);
   size_t nb = (size_t)((d.n + d.block - 1) / d.block);
   d.lo = malloc(nb * sizeof *d.lo);
@@ -1279,12 +1292,7 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
   if (st != LADLE_OK) return st;
   d.base = lo;
   d.range = (uint64_t)hi - (uint64_t)lo + 1;
-  /* the array over the range costs no more than about twice the ids; a
-   * join's table, probed by many more rows (a filtered dimension's keys),
-   * may be sparser */
-  bool fits = d.range <= 2 * (uint64_t)d.n + 65536 ||
-              (map != NULL && d.range <= 16 * (uint64_t)d.n && d.range <= ((uint64_t)1 << 22));
-  if (d.range == 0 || d.range > DENSE_MAX || !fits) return LADLE_ENOTSUP;
+  if (d.range == 0 || d.range > DENSE_MAX || d.range > most) return LADLE_ENOTSUP;
   d.dir = ladle_zalloc(d.range * sizeof *d.dir);
   d.rblock = LADLE_MAX((int64_t)(d.range / 64), 65536);
   size_t nr = (size_t)((d.range + (uint64_t)d.rblock - 1) / (uint64_t)d.rblock);

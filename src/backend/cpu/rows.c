@@ -135,9 +135,25 @@ ladle_status ladle_cpu_index_is_identity(const ladle_kctx *ctx, const int64_t *i
   return LADLE_OK;
 }
 
+typedef struct ids_job {
+  const uint32_t *ids;
+  int64_t *out;
+} ids_job;
+
+static ladle_status ids_range(void *vctx, int64_t a, int64_t e, ladle_error *err) {
+  LADLE_UNUSED(err);
+  ids_job *j = vctx;
+  for (int64_t i = a; i < e; i++) j->out[i] = j->ids[i];
+  return LADLE_OK;
+}
+
 ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
                                   ladle_group_rows_kind which, int64_t *out, ladle_error *err) {
-  LADLE_UNUSED(ctx);
+  if (which == LADLE_GROUP_ROWS_ID) {
+    /* a window's broadcast of 5M rows: in parallel */
+    ids_job j = {g->ids, out};
+    return ladle_cpu_parallel(ctx, g->nrows, ids_range, &j, err);
+  }
   switch (which) {
     case LADLE_GROUP_ROWS_FIRST:
       for (int64_t k = 0; k < g->ngroups; k++) out[k] = g->first[k];
