@@ -433,6 +433,10 @@ ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out, ladle_
 /* Splits t into chunks of at most `rows` rows (zero copy slices). */
 ladle_status ladle_table_rechunk(const ladle_table *t, int64_t rows, ladle_table **out,
                                  ladle_error *err);
+/* The same with each chunk longer than `rows` cut into equal slices (a
+ * multiple of 64 rows each, but the last) of at most `rows`. */
+ladle_status ladle_table_split(const ladle_table *t, int64_t rows, ladle_table **out,
+                               ladle_error *err);
 
 /* ----------------------------------------------------------------- hashing */
 

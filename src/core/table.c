@@ -134,17 +134,44 @@ ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out, ladle_
   return LADLE_OK;
 }
 
+/* Rows per slice when a chunk of len rows is cut into slices of at most
+ * `rows`: equal slices (a multiple of 64 rows, but the last) with `even`,
+ * else `rows` each. */
+static int64_t slice_rows(int64_t len, int64_t rows, bool even) {
+  if (!even || len <= rows) return rows;
+  int64_t pieces = (len + rows - 1) / rows;
+  int64_t r = (len + pieces - 1) / pieces;
+  return LADLE_MIN((r + 63) / 64 * 64, rows);
+}
+
+static ladle_status rechunk(const ladle_table *t, int64_t rows, bool even, ladle_table **out,
+                            ladle_error *err);
+
 ladle_status ladle_table_rechunk(const ladle_table *t, int64_t rows, ladle_table **out,
                                  ladle_error *err) {
+  return rechunk(t, rows, false, out, err);
+}
+
+ladle_status ladle_table_split(const ladle_table *t, int64_t rows, ladle_table **out,
+                               ladle_error *err) {
+  return rechunk(t, rows, true, out, err);
+}
+
+static ladle_status rechunk(const ladle_table *t, int64_t rows, bool even, ladle_table **out,
+                            ladle_error *err) {
   if (rows <= 0) rows = INT64_MAX;
   size_t n = 0;
-  for (size_t k = 0; k < t->nchunks; k++) n += (size_t)((t->chunks[k].length + rows - 1) / rows);
+  for (size_t k = 0; k < t->nchunks; k++) {
+    int64_t r = slice_rows(t->chunks[k].length, rows, even);
+    n += (size_t)((t->chunks[k].length + r - 1) / r);
+  }
   ladle_table *r;
   LADLE_RETURN_NOT_OK(ladle_table_create(&t->schema, n, &r, err));
   size_t j = 0;
   for (size_t k = 0; k < t->nchunks; k++) {
-    for (int64_t off = 0; off < t->chunks[k].length; off += rows, j++) {
-      int64_t len = LADLE_MIN(rows, t->chunks[k].length - off);
+    int64_t step = slice_rows(t->chunks[k].length, rows, even);
+    for (int64_t off = 0; off < t->chunks[k].length; off += step, j++) {
+      int64_t len = LADLE_MIN(step, t->chunks[k].length - off);
       r->chunks[j].length = len;
       for (size_t i = 0; i < t->schema.n; i++) {
         ladle_status st =

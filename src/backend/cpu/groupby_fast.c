@@ -252,19 +252,20 @@ static bool fast_key(const ladle_column *c) {
          t == LADLE_TYPE_DATE || t == LADLE_TYPE_DATETIME || t == LADLE_TYPE_DURATION;
 }
 
-/* Whether the key probably has more groups than one merged table handles well
- * (tens of thousands and up): the distinct values of 4096 evenly spaced rows.
- * With G uniform groups the sample holds G(1 - e^(-4096/G)) of them, above 95%
- * of the sample from about G = 40,000 (or, below 4096 * 20 rows, when nearly
- * every row is its own group). Such keys take the radix-partitioned
- * build of keys.c, which spreads a big table over threads. */
-static bool many_groups(const ladle_column *c, bool str) {
+/* The distinct values among 4096 evenly spaced rows of c (0 below 16384
+ * rows): whether the key probably has more groups than one merged table
+ * handles well (tens of thousands and up). With G uniform groups the sample
+ * holds G(1 - e^(-4096/G)) of them, above 95% of the sample from about G =
+ * 40,000 (or, below 4096 * 20 rows, when nearly every row is its own group).
+ * Such keys take dense_build or the radix-partitioned build, which spread a
+ * big table over threads. */
+static int sample_groups(const ladle_column *c, bool str) {
   enum { S = 4096, SLOTS = 8192 };
   int64_t n = c->length;
-  if (n < 16384) return false; /* a dimension's 57k keys: partitioned, not one serial table */
+  if (n < 16384) return 0; /* a dimension's 57k keys: partitioned, not one serial table */
   int w = key_width(c, str);
   uint64_t *set = calloc(SLOTS, sizeof *set);
-  if (set == NULL) return false;
+  if (set == NULL) return 0;
   int d = 0;
   for (int k = 0; k < S; k++) {
     int64_t i = (int64_t)((double)k * (double)n / S);
@@ -280,7 +281,7 @@ static bool many_groups(const ladle_column *c, bool str) {
     }
   }
   free(set);
-  return d > S * 95 / 100;
+  return d;
 }
 
 struct ladle_fastmap {
@@ -330,10 +331,21 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
  * and a table per partition (ids partition by partition). */
 static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *out,
                                ladle_fastmap **map, ladle_error *err) {
-  if (many_groups(c, c->type.id == LADLE_TYPE_STRING)) {
+  bool str = c->type.id == LADLE_TYPE_STRING;
+  int d = sample_groups(c, str);
+  if (d > 4096 * 95 / 100) {
     ladle_status st = dense_build(ctx, c, out, map, err);
     if (st != LADLE_ENOTSUP) return st;
     return parted_build(ctx, c, out, map, err);
+  }
+  /* Thousands of groups over many rows (TPC-H q15's 10,000 suppliers over
+   * 225,000 lines): the per-thread tables' groups would be merged on one
+   * thread, 16 tables of them at 16 threads; an integer key of a narrow
+   * range is numbered by value in parallel instead. */
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  if (!str && d >= 1024 && threads > 2 && c->length >= 131072) {
+    ladle_status st = dense_build(ctx, c, out, map, err);
+    if (st != LADLE_ENOTSUP) return st;
   }
   return merged_build(ctx, c, 0, out, map, err);
 }
