@@ -375,6 +375,40 @@ def test_sort_by_strings_ignores_bytes_under_nulls(engine, nulls_last) -> None:
     assert_same(df.lazy().sort("s", "row", descending=[True, False], nulls_last=nulls_last), engine)
 
 
+@pytest.mark.parametrize("nulls_last", [False, True])
+@pytest.mark.parametrize("n", [7, 3_000, 60_000])
+def test_sort_keys_packed_into_one(engine, nulls_last, n) -> None:
+    """Several keys of few bits (small integers, dates, strings by rank,
+    booleans, nulls, descending or not) sorted as one packed key, and keys
+    too wide to pack (a float, a full-range integer) taking a pass each;
+    ties keep the input order (a stable sort: no row key here)."""
+    rng = np.random.default_rng(n)
+    df = pl.DataFrame(
+        {
+            "i": pl.Series(rng.integers(-3, 4, n)).set(pl.Series(rng.random(n) < 0.1), None),
+            "s": _strings(rng, n, SHORT),
+            "b": pl.Series(rng.random(n) < 0.5).set(pl.Series(rng.random(n) < 0.1), None),
+            "d": pl.Series(rng.integers(19_000, 19_050, n)).cast(pl.Int32).cast(pl.Date),
+            "u": pl.Series(rng.integers(0, 200, n), dtype=pl.UInt8),
+            "f": pl.Series(rng.normal(0, 1, n)).set(pl.Series(rng.random(n) < 0.1), None),
+            "w": rng.integers(-(2**62), 2**62, n),
+            "row": np.arange(n),
+        }
+    )
+    lf = df.lazy()
+    for keys, desc in [
+        (["i", "s", "u"], [False, True, False]),
+        (["s", "i"], [True, True]),
+        (["b", "d", "i"], [True, False, True]),
+        (["u", "f"], [False, True]),
+        (["i", "w"], [False, False]),
+        (["d", "s", "b", "i", "u"], [False, False, True, False, True]),
+    ]:
+        assert_same(lf.sort(keys, descending=desc, nulls_last=nulls_last, maintain_order=True), engine)
+        mixed = [nulls_last, not nulls_last] + [nulls_last] * (len(keys) - 2)
+        assert_same(lf.sort(keys, descending=desc, nulls_last=mixed, maintain_order=True), engine)
+
+
 def test_string_views_made_ahead_for_big_results() -> None:
     """A result of many partitions hands its strings to Polars as views made
     ahead in parallel: short (inline), long (into the bytes), empty and null,

@@ -343,7 +343,7 @@ static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, lad
    * thread, 16 tables of them at 16 threads; an integer key of a narrow
    * range is numbered by value in parallel instead. */
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  if (!str && d >= 1024 && threads > 2 && c->length >= 131072) {
+  if (!str && d >= 1024 && threads > 2 && c->length >= 65536) {
     ladle_status st = dense_build(ctx, c, out, map, err);
     if (st != LADLE_ENOTSUP) return st;
   }
