@@ -377,7 +377,8 @@ ladle_status ladle_column_concat_pool(const ladle_column *cols, size_t n, ladle_
     return st;
   }
   /* the pieces' values side by side (in parallel when they are big enough
-   * to pay for it: 2 MB, q10's 114k customers' comments), then the validity bits, whose bytes pieces may share */
+   * to pay for it: 2 MB, q10's 114k customers' comments), then the validity bits, whose bytes
+   * pieces may share */
   concat_job j = {cols, &c, row, pos};
   int64_t bytes = length * 8 + chars; /* about: offsets or values, and characters */
   st = ladle_pool_run(bytes >= ((int64_t)1 << 21) ? pool : NULL, n, concat_piece, &j, err);
