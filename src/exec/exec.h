@@ -148,6 +148,13 @@ ladle_status exec_gather_rows(exec_state *s, bool views, ladle_table *t, const i
                               int64_t n, ladle_table **out, ladle_error *err);
 /* Evaluates n expressions over t into whole columns of t's height (scalars
  * broadcast). */
+/* A source of fewer partitions than twice the threads (Polars' frames come in
+ * chunks of 100k rows and more: TPC-H's 200k parts in 2, its 1.5M orders in
+ * 12; a Parquet file of one row group in 1) leaves threads idle in every
+ * per-morsel operator: the rows of the slices to cut it into (about a
+ * quarter of each thread's share, at least 8192; ladle_table_split), or 0
+ * to keep it as it is. */
+int64_t exec_split_rows(const exec_state *s, const ladle_table *t);
 ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
                              const ladle_table *t, ladle_column *out, ladle_error *err);
 

@@ -265,3 +265,13 @@ ladle_status exec_run_unary(exec_state *s, const ladle_pnode *pn, exec_unary_fn 
   ladle_table_release(in);
   return st;
 }
+
+int64_t exec_split_rows(const exec_state *s, const ladle_table *t) {
+  int threads = s->k.pool ? ladle_pool_threads(s->k.pool) : 1;
+  if (t->nchunks == 0 || t->nchunks >= 2 * (size_t)threads || t->num_rows < 2 * 8192) return 0;
+  int64_t want = (t->num_rows + 4 * threads - 1) / (4 * threads);
+  want = LADLE_MIN(LADLE_MAX(want, 8192), s->k.morsel_rows);
+  int64_t longest = 0;
+  for (size_t k = 0; k < t->nchunks; k++) longest = LADLE_MAX(longest, t->chunks[k].length);
+  return longest > want + want / 2 ? want : 0;
+}

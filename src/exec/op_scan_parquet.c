@@ -446,7 +446,19 @@ ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan
 
 static ladle_status scan_parquet_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                      ladle_table **out, ladle_error *err) {
-  return ladle_exec_scan_parquet(s, pn, out, side != NULL ? side->units : NULL, err);
+  exec_units *units = side != NULL ? side->units : NULL;
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(ladle_exec_scan_parquet(s, pn, &t, units, err));
+  /* few row groups: sliced for the threads, unless late reads address the
+   * partitions by row group */
+  int64_t want = units == NULL ? exec_split_rows(s, t) : 0;
+  if (want == 0) {
+    *out = t;
+    return LADLE_OK;
+  }
+  ladle_status st = ladle_table_split(t, want, out, err);
+  ladle_table_release(t);
+  return st;
 }
 
 const exec_operator exec_op_scan_parquet = {LADLE_POP_SCAN_PARQUET, scan_parquet_run, NULL, NULL};
