@@ -269,7 +269,7 @@ static bool packed_sort(const ladle_kctx *ctx, const ladle_column *keys, size_t 
           if (descending && descending[k]) v = q->span - 1 - v;
           v += q->nulls && !last;
         }
-        code = (code << q->bits) | v;
+        code = q->bits == 64 ? v : (code << q->bits) | v; /* 64: the only key */
       }
       nk[i] = code;
     }
