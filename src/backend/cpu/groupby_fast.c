@@ -76,6 +76,14 @@ static inline int key_width(const ladle_column *c, bool str) {
   return str ? 0 : ladle_type_width(c->type.id);
 }
 
+/* Value i of a 32-bit (w 4: signed or not) or 64-bit integer key, as int64
+ * (uint64 as its bits: a bijection, so ranges over it still hold). */
+static inline int64_t int_key_at(const void *values, int w, bool sgn, int64_t i) {
+  if (w == 4)
+    return sgn ? (int64_t)((const int32_t *)values)[i] : (int64_t)((const uint32_t *)values)[i];
+  return ((const int64_t *)values)[i];
+}
+
 /* Integers go through a bijective mixer, so equal mixed keys are equal keys;
  * strings are already hashed. */
 static inline uint64_t slot_of(uint64_t key, bool str) { return str ? key : ladle_hash_mix(key); }
@@ -333,21 +341,17 @@ static ladle_status fast_build(const ladle_kctx *ctx, const ladle_column *c, lad
                                ladle_fastmap **map, ladle_error *err) {
   bool str = c->type.id == LADLE_TYPE_STRING;
   int d = sample_groups(c, str);
-  if (d > 4096 * 95 / 100) {
-    ladle_status st = dense_build(ctx, c, out, map, err);
-    if (st != LADLE_ENOTSUP) return st;
-    return parted_build(ctx, c, out, map, err);
-  }
+  bool many = d > 4096 * 95 / 100;
   /* Thousands of groups over many rows (TPC-H q15's 10,000 suppliers over
-   * 225,000 lines): the per-thread tables' groups would be merged on one
+   * 225,000 lines) too: the per-thread tables' groups would be merged on one
    * thread, 16 tables of them at 16 threads; an integer key of a narrow
    * range is numbered by value in parallel instead. */
   int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  if (!str && d >= 1024 && threads > 2 && c->length >= 65536) {
+  if (many || (!str && d >= 1024 && threads > 2 && c->length >= 65536)) {
     ladle_status st = dense_build(ctx, c, out, map, err);
     if (st != LADLE_ENOTSUP) return st;
   }
-  return merged_build(ctx, c, 0, out, map, err);
+  return many ? parted_build(ctx, c, out, map, err) : merged_build(ctx, c, 0, out, map, err);
 }
 
 /* Composites up to this many values are grouped by direct index (a 4 MiB
@@ -465,7 +469,7 @@ static ladle_status ranged_ids(const ladle_kctx *ctx, const ladle_column *c, lad
                                ladle_error *err) {
   int64_t n = c->length, v;
   if (c->type.id == LADLE_TYPE_STRING) return short_string_ids(c, out, err);
-  if (n == 0 || !ladle_int_value(c, 0, &v) || c->type.id == LADLE_TYPE_UINT64) return LADLE_ENOTSUP;
+  if (n == 0 || !ladle_int_value(c, 0, &v)) return LADLE_ENOTSUP;
   ranged_job j;
   memset(&j, 0, sizeof j);
   j.c = c;
@@ -941,10 +945,7 @@ static ladle_status probe_chunk(void *vctx, size_t ci, ladle_error *err) {
         PROBE_OUT(i, j->nulls_equal ? fm->dnull : -1);
         continue;
       }
-      int64_t v = fm->dw == 8 ? ((const int64_t *)c->values)[i]
-                  : fm->dsgn  ? (int64_t)((const int32_t *)c->values)[i]
-                              : (int64_t)((const uint32_t *)c->values)[i];
-      uint64_t d = (uint64_t)v - (uint64_t)fm->dlo;
+      uint64_t d = (uint64_t)int_key_at(c->values, fm->dw, fm->dsgn, i) - (uint64_t)fm->dlo;
       PROBE_OUT(i, d < fm->drange ? (int64_t)fm->dir[d] - 1 : -1);
     }
     if (hrow != NULL) j->nhit[ci] = nh;
@@ -1167,10 +1168,7 @@ typedef struct dense_ctx {
 } dense_ctx;
 
 static inline int64_t dense_value(const dense_ctx *d, int64_t i) {
-  if (d->w == 4)
-    return d->sgn ? (int64_t)((const int32_t *)d->c->values)[i]
-                  : (int64_t)((const uint32_t *)d->c->values)[i];
-  return ((const int64_t *)d->c->values)[i];
+  return int_key_at(d->c->values, d->w, d->sgn, i);
 }
 
 static ladle_status dense_rows(void *vctx, size_t b, ladle_error *err) {
@@ -1181,18 +1179,10 @@ static ladle_status dense_rows(void *vctx, size_t b, ladle_error *err) {
   if (d->phase == 0) {
     /* nulls hold some value too: they only widen the range */
     int64_t l = INT64_MAX, h = INT64_MIN;
-    if (d->w == 8) {
-      const int64_t *x = c->values;
-      for (int64_t i = a; i < e; i++) {
-        l = x[i] < l ? x[i] : l;
-        h = x[i] > h ? x[i] : h;
-      }
-    } else {
-      for (int64_t i = a; i < e; i++) {
-        int64_t v = dense_value(d, i);
-        l = v < l ? v : l;
-        h = v > h ? v : h;
-      }
+    for (int64_t i = a; i < e; i++) {
+      int64_t v = dense_value(d, i);
+      l = v < l ? v : l;
+      h = v > h ? v : h;
     }
     d->lo[b] = l;
     d->hi[b] = h;

@@ -147,33 +147,43 @@ static ladle_status nulls_pass(const ladle_column *c, int64_t *perm, int64_t n, 
   return LADLE_OK;
 }
 
-/* A string key of many rows sorted by rank: its distinct strings (grouped by
- * hash) are sorted once, each row takes its string's rank as a numeric key,
- * and the radix pass orders the rows, so the string comparisons number
- * (distinct strings) log (distinct strings) instead of rows log rows. Equal
- * strings share a rank, so the pass stays stable; nulls share one too and
- * the nulls pass places them after. */
-static ladle_status string_rank_sort(const ladle_kctx *ctx, const ladle_column *c, int64_t *perm,
-                                     uint64_t *nk, int64_t n, bool desc, ladle_error *err) {
-  ladle_groups g;
-  LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, c, 1, &g, err));
-  int64_t ng = g.ngroups;
+/* A string key's distinct strings (grouped by hash, nulls one group) sorted
+ * once: g groups c's rows and (*rank)[group] is its string's rank, ascending
+ * (the nulls' group first). Rows then sort by rank with a radix pass, so the
+ * string comparisons number (distinct strings) log (distinct strings)
+ * instead of rows log rows. On success g and *rank are the caller's. */
+static ladle_status string_ranks(const ladle_kctx *ctx, const ladle_column *c, ladle_groups *g,
+                                 uint64_t **rank, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, c, 1, g, err));
+  int64_t ng = g->ngroups;
   int64_t *order = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *order);
-  uint64_t *rank = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rank);
-  ladle_status st = order && rank ? LADLE_OK : LADLE_OOM(err, "sort");
+  *rank = malloc((size_t)LADLE_MAX(ng, 1) * sizeof **rank);
+  ladle_status st = order && *rank ? LADLE_OK : LADLE_OOM(err, "sort");
   if (st == LADLE_OK) {
-    memcpy(order, g.first, (size_t)ng * sizeof *order); /* a row of each string */
-    st = string_sort(c, order, ng, desc, err);
+    memcpy(order, g->first, (size_t)ng * sizeof *order); /* a row of each string */
+    st = string_sort(c, order, ng, false, err);
   }
-  if (st == LADLE_OK) {
-    for (int64_t k = 0; k < ng; k++) rank[g.ids[order[k]]] = (uint64_t)k;
-    for (int64_t i = 0; i < n; i++) nk[i] = rank[g.ids[perm[i]]];
-    st = radix_sort(nk, perm, n, err);
-  }
+  if (st == LADLE_OK)
+    for (int64_t k = 0; k < ng; k++) (*rank)[g->ids[order[k]]] = (uint64_t)k;
   free(order);
-  free(rank);
-  ladle_groups_release(&g);
+  if (st != LADLE_OK) {
+    free(*rank);
+    *rank = NULL;
+    ladle_groups_release(g);
+  }
   return st;
+}
+
+/* perm sorted by a string key's ranks (string_ranks), stable: equal strings
+ * share a rank; nulls share one too and the nulls pass places them after. */
+static ladle_status rank_sort(const ladle_groups *g, const uint64_t *rank, int64_t *perm,
+                              uint64_t *nk, int64_t n, bool desc, ladle_error *err) {
+  uint64_t top = (uint64_t)LADLE_MAX(g->ngroups, 1) - 1;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = rank[g->ids[perm[i]]];
+    nk[i] = desc ? top - r : r;
+  }
+  return radix_sort(nk, perm, n, err);
 }
 
 /* Every key as an order-preserving code of few bits (an integer minus the
@@ -182,7 +192,8 @@ static ladle_status string_rank_sort(const ladle_kctx *ctx, const ladle_column *
  * first into one 64-bit key when the bits add up to 64 at most: one stable
  * radix sort instead of a pass (and a nulls pass) per key, and only over the
  * bytes the codes use (TPC-H q16's four keys take 24 bits). Sets *st and
- * returns true when it sorted perm (the identity on entry). */
+ * returns true when it sorted perm (the identity on entry); otherwise the
+ * string keys' ranks it made in ck serve the pass per key. */
 typedef struct code_key {
   uint64_t lo, span; /* valid values' codes are v - lo, in [0, span) */
   bool nulls;
@@ -198,12 +209,9 @@ static int bits_for(uint64_t values) {
 }
 
 static bool packed_sort(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                        const bool *descending, const bool *nulls_last, int64_t *perm, uint64_t *nk,
-                        int64_t n, ladle_status *st, ladle_error *err) {
-  enum { MAX_KEYS = 16 };
-  if (nkeys > MAX_KEYS || n < 2) return false;
-  code_key ck[MAX_KEYS];
-  memset(ck, 0, sizeof ck);
+                        const bool *descending, const bool *nulls_last, code_key *ck, int64_t *perm,
+                        uint64_t *nk, int64_t n, ladle_status *st, ladle_error *err) {
+  if (n < 2) return false;
   int total = 0;
   bool ok = true;
   *st = LADLE_OK;
@@ -213,24 +221,10 @@ static bool packed_sort(const ladle_kctx *ctx, const ladle_column *keys, size_t 
     if (c->type.id == LADLE_TYPE_NULL) continue; /* every row equal */
     q->nulls = c->validity != NULL && c->null_count != 0;
     if (c->type.id == LADLE_TYPE_STRING) {
-      *st = ladle_cpu_group_ids(ctx, c, 1, &q->g, err);
-      if (*st != LADLE_OK) break;
-      int64_t ng = q->g.ngroups;
-      int64_t *order = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *order);
-      q->rank = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *q->rank);
-      if (order == NULL || q->rank == NULL) {
-        free(order);
-        *st = LADLE_OOM(err, "sort");
-        break;
-      }
-      memcpy(order, q->g.first, (size_t)ng * sizeof *order); /* a row of each string */
-      *st = string_sort(c, order, ng, false, err);
-      if (*st == LADLE_OK)
-        for (int64_t r = 0; r < ng; r++) q->rank[q->g.ids[order[r]]] = (uint64_t)r;
-      free(order);
+      *st = string_ranks(ctx, c, &q->g, &q->rank, err);
       if (*st != LADLE_OK) break;
       q->lo = 0;
-      q->span = (uint64_t)LADLE_MAX(ng, 1);
+      q->span = (uint64_t)LADLE_MAX(q->g.ngroups, 1);
     } else if (ladle_type_width(c->type.id) > 0 && !ladle_type_is_varlen(c->type.id) &&
                c->type.id != LADLE_TYPE_INT128 && c->type.id != LADLE_TYPE_DECIMAL) {
       uint64_t lo = UINT64_MAX, hi = 0;
@@ -275,10 +269,6 @@ static bool packed_sort(const ladle_kctx *ctx, const ladle_column *keys, size_t 
     }
     *st = radix_sort(nk, perm, n, err);
   }
-  for (size_t k = 0; k < nkeys; k++) {
-    free(ck[k].rank);
-    if (ck[k].g.ids != NULL) ladle_groups_release(&ck[k].g);
-  }
   return *st != LADLE_OK || ok;
 }
 
@@ -294,13 +284,17 @@ ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *k
     return LADLE_OOM(err, "sort");
   }
   for (int64_t i = 0; i < n; i++) perm[i] = i;
-  ladle_status st = LADLE_OK;
-  bool packed = packed_sort(ctx, keys, nkeys, descending, nulls_last, perm, nk, n, &st, err);
+  code_key *ck = calloc(LADLE_MAX(nkeys, 1), sizeof *ck);
+  ladle_status st = ck != NULL ? LADLE_OK : LADLE_OOM(err, "sort");
+  bool packed = st == LADLE_OK &&
+                packed_sort(ctx, keys, nkeys, descending, nulls_last, ck, perm, nk, n, &st, err);
   for (size_t kk = nkeys; !packed && kk-- > 0 && st == LADLE_OK;) {
     const ladle_column *c = &keys[kk];
     bool desc = descending ? descending[kk] : false;
-    if (c->type.id == LADLE_TYPE_STRING && n >= 2048) {
-      st = string_rank_sort(ctx, c, perm, nk, n, desc, err);
+    code_key *q = &ck[kk];
+    if (c->type.id == LADLE_TYPE_STRING && (n >= 2048 || q->rank != NULL)) {
+      if (q->rank == NULL) st = string_ranks(ctx, c, &q->g, &q->rank, err);
+      if (st == LADLE_OK) st = rank_sort(&q->g, q->rank, perm, nk, n, desc, err);
     } else if (c->type.id == LADLE_TYPE_STRING) {
       st = string_sort(c, perm, n, desc, err);
     } else if (c->type.id != LADLE_TYPE_NULL) {
@@ -312,6 +306,11 @@ ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *k
     }
     if (st == LADLE_OK) st = nulls_pass(c, perm, n, nulls_last ? nulls_last[kk] : false, err);
   }
+  for (size_t k = 0; ck != NULL && k < nkeys; k++) {
+    free(ck[k].rank);
+    if (ck[k].g.ids != NULL) ladle_groups_release(&ck[k].g);
+  }
+  free(ck);
   free(nk);
   if (st != LADLE_OK) {
     free(perm);
