@@ -19,19 +19,20 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
   return LADLE_OK;
 }
 
-/* Big blocks (1 MiB and up) bypass malloc: glibc maps anything above 32 MiB
- * afresh and unmaps it on free, and a worker thread's arena gives its 64 MiB
- * heaps back as soon as they empty, so every large column paid for page
- * faults and the kernel's zeroing on each query (about a fifth of a 10M-row
- * group-by, an eighth of TPC-H q9). Instead they are mapped here in size
- * classes (a multiple of 256 KiB, at most 1/8 above the request) and advised
+/* Big blocks (256 KiB and up from an engine's resource) bypass malloc: glibc
+ * maps anything above 32 MiB afresh and unmaps it on free, and a worker
+ * thread's arena gives its 64 MiB heaps back as soon as they empty, so every
+ * large column paid for page faults and the kernel's zeroing on each query
+ * (about a fifth of a 10M-row group-by, an eighth of TPC-H q9). Morsel-sized
+ * outputs (a filter's 70K rows of 8 bytes) met the same fate through the
+ * arenas: TPC-H q3 at SF10 took 110,000 page faults a run from its filtered
+ * lineitem alone. Instead they are mapped here in size classes (four an
+ * octave, at most 1/4 above the request), those of 2 MiB and more advised
  * onto transparent huge pages; a memory resource over the host allocator (an
- * engine's) keeps the ones released on a free list of its own, up to a byte
- * budget: LADLE_BUFFER_CACHE_MB, by default 1/8 of physical memory and at most
- * 4 GiB; 0 turns the cache off. The list holds up to 4096 blocks: a query's
- * morsel-sized outputs alone are hundreds of 1 MiB blocks, and with 512 slots
- * they pushed the column-sized ones out (a fresh, zeroed 80 MiB block per
- * column per 10M-row join: a quarter of its time). The cache is the engine's:
+ * engine's) keeps the ones released on free lists of its own, one per class,
+ * up to a byte budget: LADLE_BUFFER_CACHE_MB, by default 1/8 of physical
+ * memory and at most 4 GiB; 0 turns the cache off. Past the budget the
+ * blocks released longest ago go first. The cache is the engine's:
  * destroying the engine unmaps what it holds, and blocks of results that
  * outlive it are unmapped when freed. Sanitizer builds skip all of it, so that
  * use-after-free stays visible. */
@@ -55,19 +56,31 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
 #if LADLE_BIG_BLOCKS
 #include <sys/mman.h>
 
-enum { BIG_MIN = 1 << 20, BIG_STEP = 256 << 10, BIG_SLOTS = 4096 };
+/* Blocks from BIG_MIN up come from the cache (a resource's) or are mapped;
+ * without a resource, host_alloc maps only from HOST_MAP_MIN up. Classes: a
+ * power of two p2 is split into quarters, so a request of n bytes (p2/2 < n
+ * <= p2) takes 5/8, 6/8, 7/8 or p2 itself: four classes an octave, at most a
+ * quarter above the request (address space only: pages never touched are
+ * never mapped in). */
+enum { BIG_MIN = 256 << 10, HOST_MAP_MIN = 1 << 20, BIG_OCTAVES = 40, BIG_CLASSES = 4 * 40 };
 
 typedef struct big_block {
   void *p;
-  size_t size;
+  uint64_t seq; /* when it came back: the oldest goes first */
 } big_block;
 
-/* A resource's free list of big blocks. */
+/* The free blocks of one class, most recently released on top. */
+typedef struct big_stack {
+  big_block *b;
+  int n, cap;
+} big_stack;
+
+/* A resource's free lists of big blocks, one per size class. */
 typedef struct block_cache {
   pthread_mutex_t mu;
-  big_block free[BIG_SLOTS]; /* oldest first */
-  int n;
+  big_stack cls[BIG_CLASSES];
   size_t bytes, limit; /* limit 0: closed, blocks unmapped as they come back */
+  uint64_t clock;
 } block_cache;
 
 static size_t cache_budget(void) {
@@ -83,80 +96,139 @@ static size_t cache_budget(void) {
   return limit;
 }
 
-/* The size class of a request of n bytes: n rounded up to a multiple of
- * max(256 KiB, 1/8 of n's power of two). */
-static size_t big_class(size_t n) {
+/* The size class of a request of n bytes (n >= BIG_MIN / 2): its bytes, and
+ * its index (-1 past the last octave: mapped and unmapped, never kept). */
+static size_t big_class_of(size_t n, int *idx) {
   size_t p2 = BIG_MIN;
-  while (p2 < n) p2 <<= 1;
-  size_t step = LADLE_MAX((size_t)BIG_STEP, p2 / 8);
-  return (n + step - 1) / step * step;
+  int o = 0;
+  while (p2 < n) {
+    p2 <<= 1;
+    o++;
+  }
+  size_t step = p2 / 8;
+  size_t q = (n + step - 1) / step; /* 5..8 (less only below BIG_MIN) */
+  if (q < 5) q = 5;
+  if (idx != NULL) *idx = o < BIG_OCTAVES ? o * 4 + (int)(q - 5) : -1;
+  return q * step;
 }
+static size_t big_class(size_t n) { return big_class_of(n, NULL); }
 
-static void *big_map(size_t n) {
-  size_t c = big_class(n);
+static void *map_class(size_t c) {
   void *p = mmap(NULL, c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
 #ifdef MADV_HUGEPAGE
-  madvise(p, c, MADV_HUGEPAGE);
+  if (c >= ((size_t)2 << 20)) madvise(p, c, MADV_HUGEPAGE);
 #endif
   return p;
 }
 
+static void *big_map(size_t n) { return map_class(big_class(n)); }
 static void big_unmap(void *p, size_t n) { munmap(p, big_class(n)); }
 
-/* A block of n bytes from the cache c (NULL: none), or freshly mapped. */
-static void *big_alloc(block_cache *c, size_t n) {
-  size_t k = big_class(n);
-  if (c != NULL) {
+/* The oldest block of c out of its list (under the lock): its address and
+ * bytes, or false when c holds none. */
+static bool cache_pop_oldest(block_cache *c, void **p, size_t *bytes) {
+  int best = -1;
+  for (int k = 0; k < BIG_CLASSES; k++)
+    if (c->cls[k].n > 0 && (best < 0 || c->cls[k].b[0].seq < c->cls[best].b[0].seq)) best = k;
+  if (best < 0) return false;
+  big_stack *s = &c->cls[best];
+  *p = s->b[0].p;
+  memmove(&s->b[0], &s->b[1], (size_t)(s->n - 1) * sizeof *s->b);
+  s->n--;
+  /* the class's bytes: any request of the class maps to the same size */
+  size_t p2 = (size_t)BIG_MIN << (best / 4);
+  *bytes = p2 / 8 * (size_t)(5 + best % 4);
+  c->bytes -= *bytes;
+  return true;
+}
+
+/* Unmaps blocks of c, oldest first, until it holds nothing (all) or no more
+ * than its budget. */
+static void cache_trim(block_cache *c, bool all) {
+  enum { BATCH = 64 };
+  for (;;) {
+    void *ev[BATCH];
+    size_t evn[BATCH];
+    int ne = 0;
     pthread_mutex_lock(&c->mu);
-    for (int i = c->n - 1; i >= 0; i--)
-      if (c->free[i].size == k) {
-        void *p = c->free[i].p;
-        memmove(&c->free[i], &c->free[i + 1], (size_t)(c->n - 1 - i) * sizeof *c->free);
-        c->n--;
-        c->bytes -= k;
-        pthread_mutex_unlock(&c->mu);
-        return p;
-      }
+    size_t keep = all ? 0 : c->limit;
+    while (ne < BATCH && c->bytes > keep && cache_pop_oldest(c, &ev[ne], &evn[ne])) ne++;
+    bool more = c->bytes > keep && ne == BATCH;
+    pthread_mutex_unlock(&c->mu);
+    for (int i = 0; i < ne; i++) munmap(ev[i], evn[i]);
+    if (!more) return;
+  }
+}
+
+/* A block of n bytes from the cache c (NULL: none), or freshly mapped. When
+ * the system refuses a mapping (out of memory, or of mappings) while the
+ * cache holds blocks, they go back first and the mapping is tried again. */
+static void *big_alloc(block_cache *c, size_t n) {
+  int idx;
+  size_t k = big_class_of(n, &idx);
+  if (c != NULL && idx >= 0) {
+    pthread_mutex_lock(&c->mu);
+    big_stack *s = &c->cls[idx];
+    if (s->n > 0) {
+      void *p = s->b[--s->n].p;
+      c->bytes -= k;
+      pthread_mutex_unlock(&c->mu);
+      return p;
+    }
     pthread_mutex_unlock(&c->mu);
   }
-  return big_map(n);
+  void *p = map_class(k);
+  if (p == NULL && c != NULL) {
+    cache_trim(c, true);
+    p = map_class(k);
+  }
+  return p;
 }
 
 /* Block p of n bytes back to the cache c (the oldest out past its budget),
  * or unmapped. */
 static void big_release(block_cache *c, void *p, size_t n) {
-  size_t k = big_class(n);
-  big_block evict[BIG_SLOTS];
-  int ne = 0;
-  bool keep = false;
-  if (c != NULL) {
+  int idx;
+  size_t k = big_class_of(n, &idx);
+  bool keep = false, over = false;
+  if (c != NULL && idx >= 0) {
     pthread_mutex_lock(&c->mu);
+    big_stack *s = &c->cls[idx];
     if (k <= c->limit) {
-      while (c->n > 0 && (c->n == BIG_SLOTS || c->bytes + k > c->limit)) {
-        evict[ne++] = c->free[0];
-        c->bytes -= c->free[0].size;
-        memmove(&c->free[0], &c->free[1], (size_t)(c->n - 1) * sizeof *c->free);
-        c->n--;
+      if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        big_block *nb = realloc(s->b, (size_t)cap * sizeof *nb);
+        if (nb != NULL) {
+          s->b = nb;
+          s->cap = cap;
+        }
       }
-      c->free[c->n++] = (big_block){p, k};
-      c->bytes += k;
-      keep = true;
+      if (s->n < s->cap) {
+        s->b[s->n++] = (big_block){p, ++c->clock};
+        c->bytes += k;
+        keep = true;
+        over = c->bytes > c->limit;
+      }
     }
     pthread_mutex_unlock(&c->mu);
   }
-  for (int i = 0; i < ne; i++) munmap(evict[i].p, evict[i].size);
   if (!keep) munmap(p, k);
+  if (over) cache_trim(c, false);
 }
 
 /* Unmaps what c holds, and every block released to it from now on (its
- * owner is done; rare, so under the lock). */
+ * owner is done; rare). */
 static void cache_close(block_cache *c) {
   pthread_mutex_lock(&c->mu);
-  for (int i = 0; i < c->n; i++) munmap(c->free[i].p, c->free[i].size);
-  c->n = 0;
-  c->bytes = 0;
   c->limit = 0;
+  pthread_mutex_unlock(&c->mu);
+  cache_trim(c, true);
+  pthread_mutex_lock(&c->mu);
+  for (int k = 0; k < BIG_CLASSES; k++) {
+    free(c->cls[k].b);
+    c->cls[k] = (big_stack){NULL, 0, 0};
+  }
   pthread_mutex_unlock(&c->mu);
 }
 #endif
@@ -394,7 +466,7 @@ void ladle_scratch_free(void *p) {
 static void *host_alloc(void *ctx, size_t size) {
   LADLE_UNUSED(ctx);
 #if LADLE_BIG_BLOCKS
-  if (size >= BIG_MIN) return big_map(size); /* no resource: no cache */
+  if (size >= HOST_MAP_MIN) return big_map(size); /* no resource: no cache */
 #endif
   void *p = NULL;
   /* Round up so that aligned_alloc's size rule holds; never ask for 0 bytes. */
@@ -406,7 +478,7 @@ static void *host_alloc(void *ctx, size_t size) {
 static void host_free(void *ctx, void *p, size_t size) {
   LADLE_UNUSED(ctx);
 #if LADLE_BIG_BLOCKS
-  if (size >= BIG_MIN) {
+  if (size >= HOST_MAP_MIN) {
     big_unmap(p, size);
     return;
   }

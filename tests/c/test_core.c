@@ -581,6 +581,47 @@ TEST(memory_resource_caches_big_blocks_until_released) {
   ladle_mr_unref(keep);
 }
 
+/* Morsel-sized blocks (from 256 KiB) are kept too, each class on its own list,
+ * the last released given out first, and no more than the budget is held:
+ * past it the blocks released longest ago go back to the system. */
+TEST(memory_resource_cache_keeps_morsel_blocks_within_budget) {
+  setenv("LADLE_BUFFER_CACHE_MB", "2", 1);
+  ladle_mr *mr;
+  CHECK_OK(ladle_mr_create(NULL, 0, &mr, &err_));
+  unsetenv("LADLE_BUFFER_CACHE_MB");
+  ladle_mr *was = ladle_mr_set(mr);
+  ladle_buffer *b[10] = {NULL};
+  void *at[10];
+  CHECK_OK(ladle_buffer_alloc(NULL, 300 << 10, &b[0], &err_));
+  at[0] = b[0]->data;
+  ladle_buffer_release(b[0]);
+  if (BIG_CACHED) {
+    CHECK(ladle_mr_cached(mr) >= 300 << 10);
+    CHECK_OK(ladle_buffer_alloc(NULL, 290 << 10, &b[0], &err_)); /* the same class */
+    CHECK(b[0]->data == at[0]);
+    CHECK_EQ_I(ladle_mr_cached(mr), 0);
+    ladle_buffer_release(b[0]);
+  }
+  for (int i = 0; i < 10; i++) {
+    CHECK_OK(ladle_buffer_alloc(NULL, 512 << 10, &b[i], &err_));
+    memset(b[i]->data, i, 512 << 10);
+    at[i] = b[i]->data;
+  }
+  for (int i = 0; i < 10; i++) ladle_buffer_release(b[i]);
+  if (BIG_CACHED) {
+    int64_t held = ladle_mr_cached(mr);
+    CHECK(held <= 2 << 20);
+    CHECK(held >= 1 << 20);
+    CHECK_OK(ladle_buffer_alloc(NULL, 512 << 10, &b[0], &err_));
+    CHECK(b[0]->data == at[9]); /* the last released */
+    ladle_buffer_release(b[0]);
+  } else {
+    CHECK_EQ_I(ladle_mr_cached(mr), 0);
+  }
+  ladle_mr_set(was);
+  ladle_mr_release(mr);
+}
+
 /* ------------------------------------------------------------------ UTF-8 */
 
 TEST(utf8_edge_cases) {
