@@ -319,7 +319,7 @@ void ladle_fastmap_destroy(ladle_fastmap *fm) {
   for (size_t p = 0; fm->parts && p < fm->nparts; p++) gmap_free(&fm->parts[p]);
   free(fm->parts);
   free(fm->base);
-  free(fm->dir);
+  ladle_scratch_free(fm->dir); /* dense_build's, from the block cache */
   free(fm);
 }
 
@@ -633,7 +633,8 @@ static ladle_status merged_build(const ladle_kctx *ctx, const ladle_column *c, u
     out->nrows = n;
     out->ngroups = res->ngroups;
     out->ids = f.ids;
-    out->first = malloc((size_t)LADLE_MAX(res->ngroups, 1) * sizeof *out->first);
+    out->first =
+        ladle_scratch_alloc((size_t)LADLE_MAX(res->ngroups, 1) * sizeof *out->first, false);
     if (out->first == NULL) {
       *st = LADLE_OOM(err, "groups");
       free(fm);
@@ -835,7 +836,7 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, p.nparts, parted_part, &p, err);
   if (st == LADLE_OK) {
     for (size_t q = 0; q < p.nparts; q++) p.base[q + 1] = p.base[q] + p.parts[q].ngroups;
-    p.first = malloc((size_t)LADLE_MAX(p.base[p.nparts], 1) * sizeof *p.first);
+    p.first = ladle_scratch_alloc((size_t)LADLE_MAX(p.base[p.nparts], 1) * sizeof *p.first, false);
     st = p.first ? ladle_pool_run(ctx->pool, p.nparts, parted_relabel, &p, err)
                  : LADLE_OOM(err, "groups");
   }
@@ -867,7 +868,7 @@ static ladle_status parted_build(const ladle_kctx *ctx, const ladle_column *c, l
   for (size_t q = 0; p.parts && q < p.nparts; q++) gmap_free(&p.parts[q]);
   free(p.parts);
   free(p.base);
-  free(p.first);
+  ladle_scratch_free(p.first);
   ladle_scratch_free(p.ids);
   free(p.pstart);
   ladle_scratch_free(p.order);
@@ -1228,6 +1229,12 @@ static ladle_status dense_range(void *vctx, size_t b, ladle_error *err) {
   LADLE_UNUSED(err);
   dense_ctx *d = vctx;
   uint64_t a = (uint64_t)b * (uint64_t)d->rblock, e = LADLE_MIN(a + (uint64_t)d->rblock, d->range);
+  if (d->phase == 0) {
+    /* the array zeroed block by block (a serial memset of SF10's 60M order
+     * keys' 240 MB was a pass no thread count shortened) */
+    memset((uint32_t *)d->dir + a, 0, (size_t)(e - a) * sizeof *d->dir);
+    return LADLE_OK;
+  }
   if (d->phase == 2) {
     int64_t k = 0;
     for (uint64_t v = a; v < e; v++) k += atomic_load_explicit(&d->dir[v], memory_order_relaxed);
@@ -1295,12 +1302,17 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
   d.base = lo;
   d.range = (uint64_t)hi - (uint64_t)lo + 1;
   if (d.range == 0 || d.range > DENSE_MAX || d.range > most) return LADLE_ENOTSUP;
-  d.dir = ladle_zalloc(d.range * sizeof *d.dir);
+  /* from the engine's block cache, zeroed in parallel */
+  d.dir = ladle_scratch_alloc(d.range * sizeof *d.dir, false);
   d.rblock = LADLE_MAX((int64_t)(d.range / 64), 65536);
   size_t nr = (size_t)((d.range + (uint64_t)d.rblock - 1) / (uint64_t)d.rblock);
   d.cnt = malloc(nr * sizeof *d.cnt);
   d.ids = ladle_scratch_alloc((size_t)d.n * sizeof *d.ids, false);
   st = d.dir && d.cnt && d.ids ? LADLE_OK : LADLE_OOM(err, "group-by");
+  if (st == LADLE_OK) {
+    d.phase = 0;
+    st = ladle_pool_run(ctx->pool, nr, dense_range, &d, err);
+  }
   if (st == LADLE_OK) {
     d.phase = 1;
     st = ladle_pool_run(ctx->pool, nb, dense_rows, &d, err);
@@ -1317,7 +1329,7 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
       groups += k;
     }
     d.null_id = (uint32_t)groups;
-    d.first = malloc((size_t)(groups + 1) * sizeof *d.first);
+    d.first = ladle_scratch_alloc((size_t)(groups + 1) * sizeof *d.first, false);
     if (d.first == NULL) st = LADLE_OOM(err, "groups");
   }
   if (st == LADLE_OK) {
@@ -1336,9 +1348,9 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
     if (fm == NULL) st = LADLE_OOM(err, "join table");
   }
   if (st != LADLE_OK) {
-    free(d.dir);
+    ladle_scratch_free((void *)d.dir);
     ladle_scratch_free(d.ids);
-    free(d.first);
+    ladle_scratch_free((void *)d.first);
     return st;
   }
   int64_t nulls_at = atomic_load(&d.nulls_at);
@@ -1352,7 +1364,7 @@ static ladle_status dense_build(const ladle_kctx *ctx, const ladle_column *c, la
     fm->dnull = nulls_at != INT64_MAX ? groups : -1;
     *map = fm;
   } else {
-    free(d.dir);
+    ladle_scratch_free((void *)d.dir);
   }
   memset(out, 0, sizeof *out);
   out->nrows = d.n;

@@ -469,7 +469,8 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
   km->ngroups = km->base[km->nparts];
   if (groups != NULL) {
     memset(groups, 0, sizeof *groups);
-    groups->first = malloc((size_t)LADLE_MAX(km->ngroups, 1) * sizeof *groups->first);
+    groups->first =
+        ladle_scratch_alloc((size_t)LADLE_MAX(km->ngroups, 1) * sizeof *groups->first, false);
     if (groups->first == NULL) {
       st = LADLE_OOM(err, "groups");
       goto done;
@@ -477,7 +478,7 @@ ladle_status ladle_keymap_build(const ladle_kctx *ctx, const ladle_column *keys,
     relabel_ctx rc = {km, order, pstart, ids, groups->first};
     st = ladle_pool_run(ctx->pool, km->nparts, relabel_part, &rc, err);
     if (st != LADLE_OK) {
-      free(groups->first);
+      ladle_scratch_free(groups->first);
       groups->first = NULL;
       goto done;
     }
@@ -547,7 +548,7 @@ ladle_status ladle_keymap_probe(const ladle_kctx *ctx, const ladle_keymap *km,
 void ladle_groups_release(ladle_groups *g) {
   if (g == NULL) return;
   ladle_scratch_free(g->ids);
-  free(g->first);
+  ladle_scratch_free(g->first);
   free(g->offsets);
   ladle_scratch_free(g->rows);
   memset(g, 0, sizeof *g);
