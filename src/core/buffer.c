@@ -19,7 +19,7 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
   return LADLE_OK;
 }
 
-/* Big blocks (256 KiB and up from an engine's resource) bypass malloc: glibc
+/* Big blocks (128 KiB and up from an engine's resource) bypass malloc: glibc
  * maps anything above 32 MiB afresh and unmaps it on free, and a worker
  * thread's arena gives its 64 MiB heaps back as soon as they empty, so every
  * large column paid for page faults and the kernel's zeroing on each query
@@ -30,8 +30,12 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
  * octave, at most 1/4 above the request), those of 2 MiB and more advised
  * onto transparent huge pages; a memory resource over the host allocator (an
  * engine's) keeps the ones released on free lists of its own, one per class,
- * up to a byte budget: LADLE_BUFFER_CACHE_MB, by default 1/8 of physical
- * memory and at most 4 GiB; 0 turns the cache off. Past the budget the
+ * up to a byte budget: LADLE_BUFFER_CACHE_MB, by default 1/4 of physical
+ * memory and at most 16 GiB (what a query frees cycles through the cache: at
+ * SF10 TPC-H q9 frees more than 4 GiB in a run, and the blocks it freed first
+ * were gone before the next run asked for them again); 0 turns the cache
+ * off. The cache holds only blocks the engine had in use, so it keeps the
+ * process at its peak rather than raising it. Past the budget the
  * blocks released longest ago go first. The cache is the engine's:
  * destroying the engine unmaps what it holds, and blocks of results that
  * outlive it are unmapped when freed. Sanitizer builds skip all of it, so that
@@ -62,7 +66,7 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
  * <= p2) takes 5/8, 6/8, 7/8 or p2 itself: four classes an octave, at most a
  * quarter above the request (address space only: pages never touched are
  * never mapped in). */
-enum { BIG_MIN = 256 << 10, HOST_MAP_MIN = 1 << 20, BIG_OCTAVES = 40, BIG_CLASSES = 4 * 40 };
+enum { BIG_MIN = 128 << 10, HOST_MAP_MIN = 1 << 20, BIG_OCTAVES = 40, BIG_CLASSES = 4 * 40 };
 
 typedef struct big_block {
   void *p;
@@ -86,7 +90,7 @@ typedef struct block_cache {
 static size_t cache_budget(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   size_t phys = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : (size_t)8 << 30;
-  size_t limit = LADLE_MIN(phys / 8, (size_t)4 << 30);
+  size_t limit = LADLE_MIN(phys / 4, (size_t)16 << 30);
   const char *env = getenv("LADLE_BUFFER_CACHE_MB");
   if (env != NULL && *env != '\0') {
     char *end;

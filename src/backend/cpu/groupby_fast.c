@@ -34,8 +34,11 @@ typedef struct fast_ctx {
   uint32_t **remap;
 } fast_ctx;
 
+/* Slots come from the engine's block cache (ladle_scratch_alloc) where big:
+ * a join's per-partition tables at SF10 are megabytes each, and malloc
+ * faulted them in afresh on every query. */
 static void gmap_free(gmap *m) {
-  free(m->slots);
+  ladle_scratch_free(m->slots);
   free(m->first);
   free(m->keys);
   memset(m, 0, sizeof *m);
@@ -46,7 +49,7 @@ static bool gmap_init(gmap *m, int64_t expect) {
   uint64_t cap = 256;
   while (cap < (uint64_t)expect * 2 && cap < ((uint64_t)1 << 20)) cap <<= 1;
   m->mask = cap - 1;
-  m->slots = ladle_zalloc(cap * sizeof *m->slots);
+  m->slots = ladle_scratch_alloc(cap * sizeof *m->slots, true);
   m->cap = 64;
   m->first = malloc((size_t)m->cap * sizeof *m->first);
   m->keys = malloc((size_t)m->cap * sizeof *m->keys);
@@ -122,7 +125,7 @@ static inline bool str_eq(const ladle_column *c, int64_t i, int64_t j) {
 
 static bool gmap_grow(gmap *m) {
   uint64_t cap = (m->mask + 1) * 2;
-  gslot *s = ladle_zalloc(cap * sizeof *s);
+  gslot *s = ladle_scratch_alloc(cap * sizeof *s, true);
   if (s == NULL) return false;
   for (uint64_t k = 0; k <= m->mask; k++) {
     gslot e = m->slots[k];
@@ -134,7 +137,7 @@ static bool gmap_grow(gmap *m) {
         break;
       }
   }
-  free(m->slots);
+  ladle_scratch_free(m->slots);
   m->slots = s;
   m->mask = cap - 1;
   return true;
