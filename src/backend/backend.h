@@ -55,8 +55,8 @@ typedef struct ladle_groups {
   int64_t nrows;
   int64_t ngroups;
   uint32_t *ids; /* per row, in [0, ngroups) */
-  int64_t
-      *first; /* per group, its first row (ladle_scratch_alloc: freed by ladle_groups_release) */
+  /* per group, its first row (ladle_scratch_alloc, as ids: freed by ladle_groups_release) */
+  int64_t *first;
   /* One group standing for all rows: an aggregation outside group_by/over.
    * Polars breaks a few ties differently there (string arg_max). */
   bool whole;

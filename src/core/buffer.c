@@ -100,6 +100,12 @@ static size_t cache_budget(void) {
   return limit;
 }
 
+/* The bytes of the class `quarter` (0..3) of octave `octave` above BIG_MIN:
+ * 5 + quarter eighths of the octave's power of two. */
+static size_t class_bytes(int octave, int quarter) {
+  return ((size_t)BIG_MIN << octave) / 8 * (size_t)(5 + quarter);
+}
+
 /* The size class of a request of n bytes (n >= BIG_MIN / 2): its bytes, and
  * its index (-1 past the last octave: mapped and unmapped, never kept). */
 static size_t big_class_of(size_t n, int *idx) {
@@ -113,7 +119,7 @@ static size_t big_class_of(size_t n, int *idx) {
   size_t q = (n + step - 1) / step; /* 5..8 (less only below BIG_MIN) */
   if (q < 5) q = 5;
   if (idx != NULL) *idx = o < BIG_OCTAVES ? o * 4 + (int)(q - 5) : -1;
-  return q * step;
+  return class_bytes(o, (int)(q - 5));
 }
 static size_t big_class(size_t n) { return big_class_of(n, NULL); }
 
@@ -140,9 +146,7 @@ static bool cache_pop_oldest(block_cache *c, void **p, size_t *bytes) {
   *p = s->b[0].p;
   memmove(&s->b[0], &s->b[1], (size_t)(s->n - 1) * sizeof *s->b);
   s->n--;
-  /* the class's bytes: any request of the class maps to the same size */
-  size_t p2 = (size_t)BIG_MIN << (best / 4);
-  *bytes = p2 / 8 * (size_t)(5 + best % 4);
+  *bytes = class_bytes(best / 4, best % 4);
   c->bytes -= *bytes;
   return true;
 }

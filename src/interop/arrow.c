@@ -223,8 +223,8 @@ static ladle_status view_copy_piece(void *ctx, size_t k, ladle_error *err) {
  * go least recently used first past a budget: LADLE_VIEW_CACHE_MB, by default
  * 1/16 of the memory up to 16 GiB (2 GiB held TPC-H SF10's lineitem flags
  * for one query only: q1 converted 1 GB of them on every run); 0 turns the
- * cache off. The budget counts the
- * converted column and the view column it came from. Destroying the cache (its
+ * cache off. The budget counts the converted column and the view column it
+ * came from. Destroying the cache (its
  * engine) drops every entry and the references they hold. */
 typedef struct view_cache_entry {
   const uint8_t *views;

@@ -581,7 +581,7 @@ TEST(memory_resource_caches_big_blocks_until_released) {
   ladle_mr_unref(keep);
 }
 
-/* Morsel-sized blocks (from 256 KiB) are kept too, each class on its own list,
+/* Morsel-sized blocks (from 128 KiB) are kept too, each class on its own list,
  * the last released given out first, and no more than the budget is held:
  * past it the blocks released longest ago go back to the system. */
 TEST(memory_resource_cache_keeps_morsel_blocks_within_budget) {
