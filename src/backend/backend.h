@@ -54,7 +54,10 @@ typedef struct ladle_kexpr {
 typedef struct ladle_groups {
   int64_t nrows;
   int64_t ngroups;
-  uint32_t *ids; /* per row, in [0, ngroups) */
+  /* per row, in [0, ngroups); NULL for a `whole` group until a kernel that
+   * reads them asks ladle_groups_ids (a global sum, min or max of 60M rows
+   * reads none, and zeroing 240 MB of ids cost more than the sum) */
+  uint32_t *ids;
   /* per group, its first row (ladle_scratch_alloc, as ids: freed by ladle_groups_release) */
   int64_t *first;
   /* One group standing for all rows: an aggregation outside group_by/over.
@@ -66,6 +69,11 @@ typedef struct ladle_groups {
 } ladle_groups;
 
 void ladle_groups_release(ladle_groups *g);
+/* g->ids made where they are not yet (a `whole` group's: all 0), safe to call
+ * from several threads at once on the same groups (tasks of one group_by
+ * share them); every kernel that reads ids calls it first. LADLE_ENOMEM
+ * names "groups". */
+ladle_status ladle_groups_ids(const ladle_groups *g, ladle_error *err);
 /* Renumbers groups in order of first appearance. */
 ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err);
 

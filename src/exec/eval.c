@@ -343,9 +343,9 @@ ladle_status ladle_exec_single_group(int64_t n, ladle_groups *g, ladle_error *er
   g->nrows = n;
   g->ngroups = 1;
   g->whole = true;
-  g->ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *g->ids, true);
+  g->ids = NULL; /* all 0: made by the kernels that read them (ladle_groups_ids) */
   g->first = ladle_scratch_alloc(sizeof *g->first, false);
-  if (g->ids == NULL || g->first == NULL) {
+  if (g->first == NULL) {
     ladle_groups_release(g);
     return LADLE_OOM(err, "groups");
   }

@@ -253,6 +253,58 @@ static inline double sum_keep_double(double x, bool valid) {
       SCAT_SUM_ONE_T(T, uint64_t, (uint64_t *)(acc), X, a, e)     \
   }
 
+/* The min or max of rows [a, e) into one group's 8 lanes (row i in lane i
+ * mod 8, the scatter's own slots, so the merge is unchanged) without a
+ * validity bitmap: the lanes held in registers, each lane's count (every row
+ * of it has a value) added at the end. Floats: a lane that is NaN (its start,
+ * or only NaN so far) runs from -inf (max) or +inf (min) with a count of the
+ * numbers it met, and is NaN again at the end when it met none, so that the
+ * loop is a plain max or min, which the compiler vectorises (the scatter's
+ * test for a NaN running value kept it scalar). */
+#define SCAT_EXTREME_LANES(T, X, A, a, e, is_max)                                    \
+  {                                                                                  \
+    T s_[8];                                                                         \
+    int64_t nn_[8];                                                                  \
+    bool was_nan_[8];                                                                \
+    double inf_ = is_max ? -INFINITY : INFINITY;                                     \
+    for (int l = 0; l < 8; l++) {                                                    \
+      s_[l] = A[l];                                                                  \
+      nn_[l] = 0;                                                                    \
+      was_nan_[l] = IS_FLOAT_T(T) && s_[l] != s_[l];                                 \
+      if (was_nan_[l]) s_[l] = (T)inf_;                                              \
+    }                                                                                \
+    int64_t i = a;                                                                   \
+    for (; i < e && (i & 7) != 0; i++) {                                             \
+      T x_ = X[i];                                                                   \
+      s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7];       \
+      nn_[i & 7] += x_ == x_;                                                        \
+    }                                                                                \
+    for (; i + 8 <= e; i += 8)                                                       \
+      for (int l = 0; l < 8; l++) {                                                  \
+        T x_ = X[i + l];                                                             \
+        s_[l] = (is_max ? x_ > s_[l] : x_ < s_[l]) ? x_ : s_[l];                     \
+        if (IS_FLOAT_T(T)) nn_[l] += x_ == x_;                                       \
+      }                                                                              \
+    for (; i < e; i++) {                                                             \
+      T x_ = X[i];                                                                   \
+      s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7];       \
+      nn_[i & 7] += x_ == x_;                                                        \
+    }                                                                                \
+    double nan_ = NAN;                                                               \
+    for (int l = 0; l < 8; l++) A[l] = was_nan_[l] && nn_[l] == 0 ? (T)nan_ : s_[l]; \
+  }
+#define SCAT_EXTREME_ONE(T, j, in, acc, cnt, a, e)                                   \
+  {                                                                                  \
+    const T *X = (in)->values;                                                       \
+    T *A_ = (acc);                                                                   \
+    if ((j)->kind == SCAT_MAX)                                                       \
+      SCAT_EXTREME_LANES(T, X, A_, a, e, true)                                       \
+    else                                                                             \
+      SCAT_EXTREME_LANES(T, X, A_, a, e, false)                                      \
+    /* rows of [a, e) in lane l: those below e less those below a */                 \
+    for (int64_t l = 0; l < 8; l++) cnt[l] += ((e) + 7 - l) / 8 - ((a) + 7 - l) / 8; \
+  }
+
 /* rows [a, e) of `in`, whose ids are G, into one piece's arrays */
 static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t *G, void *acc,
                       int64_t *cnt, int64_t a, int64_t e, uint32_t lo, uint32_t span) {
@@ -278,6 +330,9 @@ static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t 
   LADLE_UNUSED(span);
   if (ng == 1 && lanes == 8 && !j->want_cnt && (j->kind == SCAT_SUM || j->kind == SCAT_FSUM))
     LADLE_DISPATCH_NUM(j->ph, SCAT_SUM_ONE, j, in, acc, a, e)
+  else if (ng == 1 && lanes == 8 && in->validity == NULL &&
+           (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
+    LADLE_DISPATCH_NUM(j->ph, SCAT_EXTREME_ONE, j, in, acc, cnt, a, e)
   else if (ng == 1)
     LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_ONE, SCAT_OWN_ALL)
   else
@@ -725,11 +780,131 @@ double ladle_cpu_float_sum(const double *f, int64_t n) { return polars_sum(f, n)
  * Polars' in-memory group_by does (checked on up to 3000 rows; on larger
  * inputs its partitioned group_by can round differently). The input's pieces
  * are one sequence of rows: Polars' own chunks are not known here. */
-static ladle_status ordered_mean(const ladle_kexpr *agg, const ladle_column *in, size_t nins,
-                                 ladle_groups *g, ladle_column *o, ladle_error *err) {
+/* The whole-column mean's sum (ordered_mean over g->whole) in parallel, bit
+ * for bit Polars' sum of the values as one array (nulls as 0 in their
+ * places): polars_pairwise's tree is cut at a fixed depth into leaves, each
+ * leaf's values converted to doubles and summed by a task, and the leaves'
+ * sums added in the tree's own order; the n % 128 values in front are added
+ * one after the other, as polars_sum does. */
+enum { PSUM_DEPTH = 6 }; /* up to 64 leaves */
+
+typedef struct psum_job {
+  const ladle_column *in;
+  size_t nins;
+  const int64_t *starts; /* nins + 1: each piece's first row, then n */
+  int64_t off[1 << PSUM_DEPTH], len[1 << PSUM_DEPTH];
+  double sum[1 << PSUM_DEPTH];
+  size_t nleaves;
+} psum_job;
+
+static void psum_leaves(psum_job *j, int64_t off, int64_t n, int depth) {
+  if (depth == 0 || n == POLARS_BLOCK) {
+    j->off[j->nleaves] = off;
+    j->len[j->nleaves++] = n;
+    return;
+  }
+  int64_t left = n / POLARS_BLOCK / 2 * POLARS_BLOCK;
+  psum_leaves(j, off, left, depth - 1);
+  psum_leaves(j, off + left, n - left, depth - 1);
+}
+
+static double psum_combine(const psum_job *j, size_t *k, int64_t n, int depth) {
+  if (depth == 0 || n == POLARS_BLOCK) return j->sum[(*k)++];
+  int64_t left = n / POLARS_BLOCK / 2 * POLARS_BLOCK;
+  double a = psum_combine(j, k, left, depth - 1);
+  return a + psum_combine(j, k, n - left, depth - 1);
+}
+
+#define PSUM_TO_F64(T, X, buf, m) \
+  for (int64_t r_ = 0; r_ < (m); r_++) (buf)[r_] = (double)((const T *)(X))[r_];
+
+/* rows [a, a + n) of the pieces as doubles, nulls as 0 */
+static void psum_values(const psum_job *j, int64_t a, int64_t n, double *buf) {
+  size_t p = 0;
+  while (p + 1 < j->nins && j->starts[p + 1] <= a) p++;
+  for (int64_t w = 0; w < n; p++) {
+    const ladle_column *c = &j->in[p];
+    int64_t i0 = a + w - j->starts[p], m = LADLE_MIN(c->length - i0, n - w);
+    if (m <= 0) continue;
+    ladle_phys ph = ladle_type_phys(c->type.id);
+    const char *X = (const char *)c->values + (size_t)i0 * ladle_type_width(c->type.id);
+    LADLE_DISPATCH_NUM(ph, PSUM_TO_F64, X, buf + w, m)
+    if (c->validity != NULL)
+      for (int64_t r = 0; r < m; r++)
+        if (!ladle_bit_get(c->validity, i0 + r)) buf[w + r] = 0.0;
+    w += m;
+  }
+}
+
+static ladle_status psum_task(void *vctx, size_t k, ladle_error *err) {
+  psum_job *j = vctx;
+  double *buf = ladle_scratch_alloc((size_t)LADLE_MAX(j->len[k], 1) * sizeof *buf, false);
+  if (buf == NULL) return LADLE_OOM(err, "mean");
+  psum_values(j, j->off[k], j->len[k], buf);
+  j->sum[k] = polars_pairwise(buf, j->len[k]);
+  ladle_scratch_free(buf);
+  return LADLE_OK;
+}
+
+/* Whether every piece's values convert with psum_values (numeric and BOOL). */
+static bool psum_types_ok(const ladle_column *in, size_t nins) {
+  for (size_t p = 0; p < nins; p++) {
+    ladle_type_id t = in[p].type.id;
+    if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) || t == LADLE_TYPE_DECIMAL ||
+        t == LADLE_TYPE_INT128 || ladle_type_width(t) == 0)
+      return false;
+  }
+  return true;
+}
+
+static ladle_status whole_mean_sum(const ladle_kctx *ctx, const ladle_column *in, size_t nins,
+                                   int64_t n, double *out, ladle_error *err) {
+  psum_job *j = calloc(1, sizeof *j);
+  int64_t *starts = malloc((nins + 1) * sizeof *starts);
+  if (j == NULL || starts == NULL) {
+    free(j);
+    free(starts);
+    return LADLE_OOM(err, "mean");
+  }
+  starts[0] = 0;
+  for (size_t p = 0; p < nins; p++) starts[p + 1] = starts[p] + in[p].length;
+  j->in = in;
+  j->nins = nins;
+  j->starts = starts;
+  int64_t rest = n % POLARS_BLOCK;
+  ladle_status st = LADLE_OK;
+  double pair = 0.0;
+  if (n > rest) {
+    psum_leaves(j, rest, n - rest, PSUM_DEPTH);
+    st = ladle_pool_run(ctx->pool, j->nleaves, psum_task, j, err);
+    size_t k = 0;
+    if (st == LADLE_OK) pair = psum_combine(j, &k, n - rest, PSUM_DEPTH);
+  }
+  double headv[POLARS_BLOCK], head = 0;
+  psum_values(j, 0, rest, headv);
+  for (int64_t i = 0; i < rest; i++) head += headv[i];
+  *out = pair + head;
+  free(starts);
+  free(j);
+  return st;
+}
+
+static ladle_status ordered_mean(const ladle_kctx *ctx, const ladle_kexpr *agg,
+                                 const ladle_column *in, size_t nins, ladle_groups *g,
+                                 ladle_column *o, ladle_error *err) {
   LADLE_UNUSED(agg);
   int64_t ng = g->ngroups, n = 0;
   for (size_t p = 0; p < nins; p++) n += in[p].length;
+  if (g->whole && ng == 1 && n >= 4 * POLARS_BLOCK && psum_types_ok(in, nins)) {
+    /* one group, large: in parallel, the same bits */
+    double sum;
+    LADLE_RETURN_NOT_OK(whole_mean_sum(ctx, in, nins, n, &sum, err));
+    int64_t valid = 0;
+    for (size_t p = 0; p < nins; p++) valid += in[p].length - in[p].null_count;
+    put_f(o, 0, valid > 0 ? sum / (double)valid : 0);
+    if (valid == 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(o), 0, false);
+    return LADLE_OK;
+  }
   double *s = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *s);
   double *c = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *c);
   int64_t *cnt = ladle_zalloc((size_t)LADLE_MAX(ng, 1) * sizeof *cnt);
@@ -817,7 +992,7 @@ static ladle_status moments(const ladle_kctx *ctx, const ladle_kexpr *agg, const
   ladle_phys ph = ladle_type_phys(in->type.id);
   ladle_status st = LADLE_OK;
   bool second = agg->op != LADLE_AGG_MEAN;
-  if (!second && agg->aopts.polars_order) return ordered_mean(agg, in, nins, g, o, err);
+  if (!second && agg->aopts.polars_order) return ordered_mean(ctx, agg, in, nins, g, o, err);
   if (ng == 1 && nins == 1 && in->validity == NULL) {
     /* one group without nulls (a select-level mean/std): plain reductions with
      * independent accumulators, which vectorize */
@@ -943,6 +1118,12 @@ static void int128_aggregate(ladle_agg_op op, const ladle_column *in, const ladl
   }
 }
 
+static bool scatters(ladle_agg_op op, ladle_type_id type);
+static bool string_extreme_applies(const ladle_kexpr *agg, const ladle_column *ins, size_t nins,
+                                   const ladle_groups *g);
+static ladle_status string_extreme_one(const ladle_kctx *ctx, const ladle_column *ins, size_t nins,
+                                       bool max, ladle_column *out, ladle_error *err);
+
 static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, const ladle_column *in,
                               size_t nins, ladle_groups *g, ladle_column *out, ladle_error *err) {
   int64_t ng = g->ngroups;
@@ -953,6 +1134,11 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, con
   bool nullable = !(op == LADLE_AGG_SUM || op == LADLE_AGG_COUNT || op == LADLE_AGG_NULL_COUNT ||
                     op == LADLE_AGG_LEN || op == LADLE_AGG_N_UNIQUE || op == LADLE_AGG_ANY ||
                     op == LADLE_AGG_ALL);
+  /* one group: the scatters and the counts read no ids (SCAT_GID_ONE), the
+   * rest are given them */
+  bool counts = op == LADLE_AGG_LEN || op == LADLE_AGG_COUNT || op == LADLE_AGG_NULL_COUNT;
+  if (!(ng == 1 && (counts || (in != NULL && scatters(op, in->type.id)))))
+    LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
   if (op == LADLE_AGG_FIRST || op == LADLE_AGG_LAST) {
     int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
     if (rows == NULL) return LADLE_OOM(err, "first/last");
@@ -1164,6 +1350,8 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, con
 ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                  const ladle_column *in, ladle_groups *g, ladle_column *out,
                                  ladle_error *err) {
+  if (in != NULL && string_extreme_applies(agg, in, 1, g))
+    return string_extreme_one(ctx, in, 1, agg->op == LADLE_AGG_MAX, out, err);
   return aggregate(ctx, agg, in, in != NULL ? 1 : 0, g, out, err);
 }
 
@@ -1177,9 +1365,109 @@ static bool scatters(ladle_agg_op op, ladle_type_id type) {
          type != LADLE_TYPE_INT128 && !ladle_type_is_varlen(type);
 }
 
+/* ---- the min or max of strings over one group, in parallel, no concatenation */
+
+/* The first up-to-8 bytes of string i as a big-endian integer, zero-padded:
+ * two strings whose prefixes differ are ordered by them. */
+static inline uint64_t str_prefix(const ladle_column *c, int64_t i) {
+  int64_t len = ladle_str_len(c, i);
+  uint8_t b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  memcpy(b, ladle_str_ptr(c, i), (size_t)(len < 8 ? len : 8));
+  uint64_t v;
+  memcpy(&v, b, 8);
+  return __builtin_bswap64(v);
+}
+
+typedef struct smm_job {
+  const ladle_column *ins;
+  const int64_t *task_piece, *task_a, *task_e;
+  int64_t *best; /* per task: its row (in its piece), -1 when none valid */
+  bool max;
+} smm_job;
+
+static ladle_status smm_task(void *vctx, size_t t, ladle_error *err) {
+  LADLE_UNUSED(err);
+  smm_job *j = vctx;
+  const ladle_column *c = &j->ins[j->task_piece[t]];
+  int64_t b = -1;
+  uint64_t bp = 0;
+  for (int64_t i = j->task_a[t]; i < j->task_e[t]; i++) {
+    if (!ladle_column_valid(c, i)) continue;
+    uint64_t p = str_prefix(c, i);
+    if (b < 0) {
+      b = i;
+      bp = p;
+      continue;
+    }
+    /* ties keep the earlier row, as the grouped loop does */
+    bool better = p != bp
+                      ? (j->max ? p > bp : p < bp)
+                      : (j->max ? ladle_str_cmp(c, i, c, b) > 0 : ladle_str_cmp(c, i, c, b) < 0);
+    if (better) {
+      b = i;
+      bp = p;
+    }
+  }
+  j->best[t] = b;
+  return LADLE_OK;
+}
+
+/* min/max of the strings of pieces ins[0..nins) taken as one group */
+static ladle_status string_extreme_one(const ladle_kctx *ctx, const ladle_column *ins, size_t nins,
+                                       bool max, ladle_column *out, ladle_error *err) {
+  enum { RANGE = 1 << 16 };
+  size_t ntasks = 0;
+  for (size_t p = 0; p < nins; p++) ntasks += (size_t)((ins[p].length + RANGE - 1) / RANGE);
+  int64_t *tp = malloc(LADLE_MAX(ntasks, 1) * sizeof *tp),
+          *ta = malloc(LADLE_MAX(ntasks, 1) * sizeof *ta);
+  int64_t *te = malloc(LADLE_MAX(ntasks, 1) * sizeof *te),
+          *best = malloc(LADLE_MAX(ntasks, 1) * sizeof *best);
+  ladle_status st = tp && ta && te && best ? LADLE_OK : LADLE_OOM(err, "min/max");
+  size_t t = 0;
+  for (size_t p = 0; st == LADLE_OK && p < nins; p++)
+    for (int64_t a = 0; a < ins[p].length; a += RANGE, t++) {
+      tp[t] = (int64_t)p;
+      ta[t] = a;
+      te[t] = LADLE_MIN(a + RANGE, ins[p].length);
+    }
+  smm_job j = {ins, tp, ta, te, best, max};
+  if (st == LADLE_OK && ntasks > 0) st = ladle_pool_run(ctx->pool, ntasks, smm_task, &j, err);
+  int64_t bt = -1; /* the winning task, the earliest among equals */
+  for (size_t k = 0; st == LADLE_OK && k < ntasks; k++) {
+    if (best[k] < 0) continue;
+    if (bt < 0) {
+      bt = (int64_t)k;
+      continue;
+    }
+    int c = ladle_str_cmp(&ins[tp[k]], best[k], &ins[tp[bt]], best[bt]);
+    if (max ? c > 0 : c < 0) bt = (int64_t)k;
+  }
+  if (st == LADLE_OK) {
+    int64_t row = bt < 0 ? -1 : best[bt];
+    st = ladle_column_gather(&ins[bt < 0 ? 0 : tp[bt]], &row, 1, out, err);
+  }
+  free(tp);
+  free(ta);
+  free(te);
+  free(best);
+  return st;
+}
+
+static bool string_extreme_applies(const ladle_kexpr *agg, const ladle_column *ins, size_t nins,
+                                   const ladle_groups *g) {
+  if (nins == 0 || g->ngroups != 1 || agg->kind != LADLE_KEX_AGG ||
+      (agg->op != LADLE_AGG_MIN && agg->op != LADLE_AGG_MAX))
+    return false;
+  for (size_t p = 0; p < nins; p++)
+    if (ins[p].type.id != LADLE_TYPE_STRING || ladle_column_view_only(&ins[p])) return false;
+  return true;
+}
+
 ladle_status ladle_cpu_aggregate_chunks(const ladle_kctx *ctx, const ladle_kexpr *agg,
                                         const ladle_column *ins, size_t nins, ladle_groups *g,
                                         ladle_column *out, ladle_error *err) {
+  if (string_extreme_applies(agg, ins, nins, g))
+    return string_extreme_one(ctx, ins, nins, agg->op == LADLE_AGG_MAX, out, err);
   if (nins <= 1) return ladle_cpu_aggregate(ctx, agg, nins ? ins : NULL, g, out, err);
   if (agg->kind == LADLE_KEX_AGG && scatters((ladle_agg_op)agg->op, ins[0].type.id))
     return aggregate(ctx, agg, ins, nins, g, out, err);

@@ -554,6 +554,19 @@ void ladle_groups_release(ladle_groups *g) {
   memset(g, 0, sizeof *g);
 }
 
+ladle_status ladle_groups_ids(const ladle_groups *g, ladle_error *err) {
+  if (__atomic_load_n(&g->ids, __ATOMIC_ACQUIRE) != NULL) return LADLE_OK;
+  uint32_t *ids = ladle_scratch_alloc((size_t)LADLE_MAX(g->nrows, 1) * sizeof *ids, true);
+  if (ids == NULL) return LADLE_OOM(err, "groups");
+  /* the ids are logically part of g (a whole group's are all 0): published
+   * once, by whichever thread gets there first */
+  uint32_t *none = NULL;
+  uint32_t **slot = (uint32_t **)(uintptr_t)&g->ids;
+  if (!__atomic_compare_exchange_n(slot, &none, ids, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ladle_scratch_free(ids);
+  return LADLE_OK;
+}
+
 /* ------------------------------------------------- bucketing rows by group
  *
  * Items (rows, or a join's hits) bucketed by the group each falls in, stable:
@@ -787,11 +800,13 @@ ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const u
 
 ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_error *err) {
   if (g->offsets != NULL) return LADLE_OK;
+  LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
   return ladle_cpu_bucket(ctx, NULL, g->ids, NULL, g->nrows, g->ngroups, &g->offsets, &g->rows,
                           err);
 }
 
 ladle_status ladle_groups_order_by_first(ladle_groups *g, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
   /* groups by first row: mark each group's first row, then number in row order */
   int64_t *newid = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *newid);
   uint8_t *is_first = ladle_zalloc((size_t)LADLE_MAX(g->nrows, 1));

@@ -32,12 +32,63 @@
     *(m2) = q_;                                                                        \
   }
 
+/* The sum and count of an integer partition for a mean: eight double lanes
+ * (exact, and so equal to a sum in row order, while every partial sum stays
+ * below 2^53), no anchor. */
+#define MEAN_SUM_INT(T, c, cnt, sum)                                                    \
+  {                                                                                     \
+    const T *X = (c)->values;                                                           \
+    int64_t n_ = (c)->length, i = 0;                                                    \
+    double l_[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                            \
+    if ((c)->validity == NULL || (c)->null_count == 0) {                                \
+      for (; i + 8 <= n_; i += 8)                                                       \
+        for (int k = 0; k < 8; k++) l_[k] += (double)X[i + k];                          \
+      for (; i < n_; i++) l_[0] += (double)X[i];                                        \
+      *(cnt) = n_;                                                                      \
+    } else {                                                                            \
+      const uint8_t *V_ = (c)->validity;                                                \
+      for (; i < n_; i++) l_[i & 7] += ladle_bit_get(V_, i) ? (double)X[i] : 0.0;       \
+      *(cnt) = n_ - (c)->null_count;                                                    \
+    }                                                                                   \
+    *(sum) = ((l_[0] + l_[1]) + (l_[2] + l_[3])) + ((l_[4] + l_[5]) + (l_[6] + l_[7])); \
+  }
+
 ladle_status ladle_cpu_moments(const ladle_kctx *ctx, const ladle_column *c, bool second,
                                int64_t *cnt, double *sum, double *mean, double *m2,
                                ladle_error *err) {
   LADLE_UNUSED(ctx);
-  LADLE_UNUSED(err);
-  switch (ladle_type_phys(c->type.id)) {
+  if (!second && c->type.id == LADLE_TYPE_FLOAT64 && c->length > 0) {
+    /* a Float64 mean: the partition's sum as Polars sums a chunk (pairwise,
+     * nulls as 0 in their places), which also vectorises; the anchored mean
+     * is only needed for the deviations of var/std */
+    const double *X = c->values;
+    double *tmp = NULL;
+    if (c->validity != NULL && c->null_count > 0) {
+      tmp = ladle_scratch_alloc((size_t)c->length * sizeof *tmp, false);
+      if (tmp == NULL) return LADLE_OOM(err, "mean");
+      for (int64_t i = 0; i < c->length; i++) tmp[i] = ladle_bit_get(c->validity, i) ? X[i] : 0.0;
+      X = tmp;
+    }
+    *cnt = c->length - (c->validity != NULL ? c->null_count : 0);
+    *sum = ladle_cpu_float_sum(X, c->length);
+    *mean = *cnt > 0 ? *sum / (double)*cnt : 0;
+    *m2 = 0;
+    ladle_scratch_free(tmp);
+    return LADLE_OK;
+  }
+  ladle_phys ph = ladle_type_phys(c->type.id);
+  if (!second && (ph == LADLE_PHYS_I32 || ph == LADLE_PHYS_I64 || ph == LADLE_PHYS_U32)) {
+    if (ph == LADLE_PHYS_I32)
+      MEAN_SUM_INT(int32_t, c, cnt, sum)
+    else if (ph == LADLE_PHYS_U32)
+      MEAN_SUM_INT(uint32_t, c, cnt, sum)
+    else
+      MEAN_SUM_INT(int64_t, c, cnt, sum)
+    *mean = *cnt > 0 ? *sum / (double)*cnt : 0;
+    *m2 = 0;
+    return LADLE_OK;
+  }
+  switch (ph) {
     case LADLE_PHYS_I8:
       PARTIAL_MOMENTS(int8_t, c, cnt, mean, m2, sum, second)
       break;

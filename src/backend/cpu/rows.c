@@ -149,6 +149,7 @@ static ladle_status ids_range(void *vctx, int64_t a, int64_t e, ladle_error *err
 
 ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
                                   ladle_group_rows_kind which, int64_t *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
   if (which == LADLE_GROUP_ROWS_ID) {
     /* a window's broadcast of 5M rows: in parallel */
     ids_job j = {g->ids, out};
@@ -170,6 +171,7 @@ ladle_status ladle_cpu_group_rows(const ladle_kctx *ctx, const ladle_groups *g,
 
 ladle_status ladle_cpu_distinct_rows(const ladle_kctx *ctx, const ladle_groups *g, ladle_keep keep,
                                      int64_t **out_rows, int64_t *out_n, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
   int64_t *rows = malloc((size_t)LADLE_MAX(g->ngroups, 1) * sizeof *rows);
   int64_t *count =
       keep == LADLE_KEEP_NONE ? ladle_zalloc((size_t)LADLE_MAX(g->ngroups, 1) * 8) : NULL;

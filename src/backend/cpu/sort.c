@@ -544,6 +544,7 @@ static ladle_status group_rank(const ladle_kctx *ctx, const ladle_column *in, la
 ladle_status ladle_cpu_rank(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                             ladle_rank_method method, bool descending, ladle_column *out,
                             ladle_error *err) {
+  if (g != NULL) LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
   int64_t n = in->length;
   ladle_column keys[2];
   size_t nk = 0;
