@@ -173,11 +173,14 @@ static bool cast_is_plain(ladle_type_id from, ladle_type_id to) {
   return !sf && st && wt > wf; /* unsigned into a wider signed type */
 }
 
-#define PLAIN_INNER(U, T, in, o)                               \
-  {                                                            \
-    const T *X = (in)->values;                                 \
-    U *O = LADLE_COL_MUT(o, U);                                \
-    for (int64_t i = 0; i < (in)->length; i++) O[i] = (U)X[i]; \
+/* (the length in a local: a store through O could alias the column struct,
+ * and the loop would reload it every row instead of vectorising) */
+#define PLAIN_INNER(U, T, in, o)                     \
+  {                                                  \
+    const T *X = (in)->values;                       \
+    U *O = LADLE_COL_MUT(o, U);                      \
+    int64_t n_ = (in)->length;                       \
+    for (int64_t i = 0; i < n_; i++) O[i] = (U)X[i]; \
   }
 #define PLAIN_OUTER(T, in, o) \
   LADLE_DISPATCH_NUM2(ladle_type_phys((o)->type.id), PLAIN_INNER, T, in, o)
@@ -690,7 +693,11 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
       memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
     if (decimal) {
       decimal_to_float(in, &o);
-    } else if (numeric && cast_is_plain(from, to.id)) {
+    } else if ((numeric && cast_is_plain(from, to.id)) ||
+               (temporal && !(ladle_type_is_temporal(from) && ladle_type_is_temporal(to.id)) &&
+                cast_is_plain(int_storage(from), int_storage(to.id)))) {
+      /* (a Date to Int64, an Int32 to a Datetime: their integers, no unit
+       * to convert, none out of range) */
       LADLE_DISPATCH_NUM(ladle_type_phys(from), PLAIN_OUTER, in, &o)
     } else if (numeric) {
       cast_numeric(in, &o, &f, mode);
