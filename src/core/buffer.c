@@ -34,8 +34,11 @@ ladle_status ladle_read_at(int fd, const char *path, int64_t off, void *buf, int
  * memory and at most 16 GiB (what a query frees cycles through the cache: at
  * SF10 TPC-H q9 frees more than 4 GiB in a run, and the blocks it freed first
  * were gone before the next run asked for them again); 0 turns the cache
- * off. The cache holds only blocks the engine had in use, so it keeps the
- * process at its peak rather than raising it. Past the budget the
+ * off. The cache holds only blocks the engine had in use, and the end of a
+ * query drops those released before it began that it did not take again
+ * (cache_query_done), so an idle engine keeps what its last query freed, not
+ * every size class any query used (16 GiB after TPC-H SF10's 22 queries,
+ * before). Past the budget the
  * blocks released longest ago go first. The cache is the engine's:
  * destroying the engine unmaps what it holds, and blocks of results that
  * outlive it are unmapped when freed. Sanitizer builds skip all of it, so that
@@ -71,6 +74,7 @@ enum { BIG_MIN = 128 << 10, HOST_MAP_MIN = 1 << 20, BIG_OCTAVES = 40, BIG_CLASSE
 typedef struct big_block {
   void *p;
   uint64_t seq; /* when it came back: the oldest goes first */
+  uint64_t gen; /* the query it came back during (block_cache.gen then) */
 } big_block;
 
 /* The free blocks of one class, most recently released on top. */
@@ -85,6 +89,7 @@ typedef struct block_cache {
   big_stack cls[BIG_CLASSES];
   size_t bytes, limit; /* limit 0: closed, blocks unmapped as they come back */
   uint64_t clock;
+  uint64_t gen; /* queries ended (ladle_mr_query_done) */
 } block_cache;
 
 static size_t cache_budget(void) {
@@ -169,6 +174,37 @@ static void cache_trim(block_cache *c, bool all) {
   }
 }
 
+/* The end of a query: the blocks that came back before it began and that it
+ * did not take again are unmapped (a list's blocks are in the order they came
+ * back, so they are its bottom); what it released stays for the next. */
+static void cache_query_done(block_cache *c) {
+  enum { BATCH = 64 };
+  pthread_mutex_lock(&c->mu);
+  uint64_t cur = c->gen++;
+  pthread_mutex_unlock(&c->mu);
+  for (int k = 0; k < BIG_CLASSES; k++) {
+    for (;;) {
+      void *ev[BATCH];
+      int ne = 0;
+      size_t bytes = class_bytes(k / 4, k % 4);
+      pthread_mutex_lock(&c->mu);
+      big_stack *s = &c->cls[k];
+      while (ne < s->n && ne < BATCH && s->b[ne].gen < cur) {
+        ev[ne] = s->b[ne].p;
+        ne++;
+      }
+      if (ne > 0) {
+        memmove(&s->b[0], &s->b[ne], (size_t)(s->n - ne) * sizeof *s->b);
+        s->n -= ne;
+        c->bytes -= (size_t)ne * bytes;
+      }
+      pthread_mutex_unlock(&c->mu);
+      for (int i = 0; i < ne; i++) munmap(ev[i], bytes);
+      if (ne < BATCH) break;
+    }
+  }
+}
+
 /* A block of n bytes from the cache c (NULL: none), or freshly mapped. When
  * the system refuses a mapping (out of memory, or of mappings) while the
  * cache holds blocks, they go back first and the mapping is tried again. */
@@ -213,7 +249,7 @@ static void big_release(block_cache *c, void *p, size_t n) {
         }
       }
       if (s->n < s->cap) {
-        s->b[s->n++] = (big_block){p, ++c->clock};
+        s->b[s->n++] = (big_block){p, ++c->clock, c->gen};
         c->bytes += k;
         keep = true;
         over = c->bytes > c->limit;
@@ -384,6 +420,14 @@ int64_t ladle_mr_cached(const ladle_mr *mr) {
 #else
   LADLE_UNUSED(mr);
   return 0;
+#endif
+}
+
+void ladle_mr_query_done(ladle_mr *mr) {
+#if LADLE_BIG_BLOCKS
+  if (mr != NULL && mr->cache != NULL) cache_query_done(mr->cache);
+#else
+  LADLE_UNUSED(mr);
 #endif
 }
 

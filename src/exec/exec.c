@@ -177,6 +177,7 @@ ladle_status ladle_engine_execute_cancellable(ladle_engine *eng, const ladle_pla
   const int *was = ladle_cancel_set(cancel);
   ladle_mr *was_mr = ladle_mr_set(eng != NULL ? eng->mr : NULL);
   ladle_status st = engine_execute(eng, plan, out, err);
+  if (eng != NULL) ladle_mr_query_done(eng->mr);
   ladle_mr_set(was_mr);
   ladle_cancel_set(was);
   return st;

@@ -622,6 +622,49 @@ TEST(memory_resource_cache_keeps_morsel_blocks_within_budget) {
   ladle_mr_release(mr);
 }
 
+/* The end of a query keeps the blocks released since the last query ended and
+ * unmaps the older ones no query took again: an idle engine holds what its
+ * last query freed, not the sum over every query it ran. */
+TEST(memory_resource_query_end_drops_blocks_no_query_took) {
+  ladle_mr *mr;
+  CHECK_OK(ladle_mr_create(NULL, 0, &mr, &err_));
+  ladle_mr *was = ladle_mr_set(mr);
+  ladle_buffer *a = NULL, *b = NULL, *c = NULL;
+  /* query 1 frees a 1 MiB and a 4 MiB block */
+  CHECK_OK(ladle_buffer_alloc(NULL, 1 << 20, &a, &err_));
+  CHECK_OK(ladle_buffer_alloc(NULL, 4 << 20, &b, &err_));
+  void *b_at = b->data;
+  ladle_buffer_release(a);
+  ladle_buffer_release(b);
+  ladle_mr_query_done(mr);
+  if (BIG_CACHED) CHECK(ladle_mr_cached(mr) >= 5 << 20); /* both kept for the next */
+  /* query 2 takes the 4 MiB block again and frees it; the 1 MiB one is left */
+  CHECK_OK(ladle_buffer_alloc(NULL, 4 << 20, &b, &err_));
+  if (BIG_CACHED) CHECK(b->data == b_at);
+  ladle_buffer_release(b);
+  ladle_mr_query_done(mr);
+  if (BIG_CACHED) {
+    int64_t held = ladle_mr_cached(mr);
+    CHECK(held >= 4 << 20); /* the block query 2 released */
+    CHECK(held < 5 << 20);  /* the 1 MiB one is gone */
+  }
+  /* a block freed between queries (a result dropped) counts for the next */
+  CHECK_OK(ladle_buffer_alloc(NULL, 2 << 20, &c, &err_));
+  ladle_mr_query_done(mr); /* query 3 takes nothing: the 4 MiB block goes */
+  ladle_buffer_release(c);
+  if (BIG_CACHED) {
+    int64_t held = ladle_mr_cached(mr);
+    CHECK(held >= 2 << 20 && held < 4 << 20);
+  }
+  ladle_mr_query_done(mr); /* query 4 could have taken it: kept */
+  if (BIG_CACHED) CHECK(ladle_mr_cached(mr) >= 2 << 20);
+  ladle_mr_query_done(mr); /* nor did query 5 */
+  CHECK_EQ_I(ladle_mr_cached(mr), 0);
+  ladle_mr_query_done(NULL); /* passes */
+  ladle_mr_set(was);
+  ladle_mr_release(mr);
+}
+
 /* ------------------------------------------------------------------ UTF-8 */
 
 TEST(utf8_edge_cases) {
