@@ -107,7 +107,7 @@ def _duck(con: Any, name: str) -> str | None:
                    "sum(x) OVER (PARTITION BY item) AS item_x, "
                    "max(score) OVER (PARTITION BY user, label) AS ul_max FROM ev",
         "stats": "SELECT avg(score), stddev_samp(score), min(score), max(score), min(item), max(item), "
-                 "avg(user), max(ts), avg(epoch_ms(ts)), min(label), max(label) FROM ev",
+                 "avg(user), max(ts), avg(ts), min(label), max(label) FROM ev",
     }.get(name)
 
 
