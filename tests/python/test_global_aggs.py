@@ -114,6 +114,38 @@ def test_min_max_all_nan_and_infinities(threads: int) -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 16])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_min_max_with_nulls_nan_and_infinities(threads: int, seed: int) -> None:
+    """min/max over a validity bitmap (the 8-lane loop that selects a null row's lane
+    value): NaN, +-inf and nulls mixed, lanes with only nulls or only NaN, odd starts."""
+    r = np.random.default_rng(seed)
+    n = 200_003
+    x = r.normal(0, 1, n)
+    u = r.random(n)
+    x[u < 0.2] = np.nan
+    x[(u > 0.5) & (u < 0.501)] = np.inf
+    x[(u > 0.6) & (u < 0.601)] = -np.inf
+    x[:64] = np.nan  # lanes that start on NaN
+    nulls = pl.Series(r.random(n) < [0.05, 0.5, 0.95][seed])
+    i = r.integers(-1000, 1000, n)
+    df = pl.DataFrame({"f": pl.Series(x).set(nulls, None), "i": pl.Series(i).set(nulls, None),
+                       "onlynan": pl.Series(np.full(n, np.nan)).set(nulls, None)})
+    eng = ladle.Engine(threads=threads)
+    for chunks in (1, 7):
+        d = df if chunks == 1 else pl.concat([df.slice(k, 29_001) for k in range(0, n, 29_001)], rechunk=False)
+        assert_same(
+            d.lazy().select(
+                pl.col("f").max().alias("a"), pl.col("f").min().alias("b"),
+                pl.col("i").max().alias("c"), pl.col("i").min().alias("d"),
+                pl.col("onlynan").max().alias("e"), pl.col("onlynan").min().alias("g"),
+                pl.col("f").cast(pl.Float32).min().alias("h"),
+            ),
+            eng,
+        )
+        assert_same(d.lazy().slice(3).select(pl.col("f").max(), pl.col("i").min()), eng)
+
+
+@pytest.mark.parametrize("threads", [1, 16])
 def test_string_extremes_ties_and_prefixes(threads: int) -> None:
     # strings equal in their first 8 bytes, prefixes of each other, a NUL byte,
     # bytes above 0x7f: ordered by the whole string

@@ -293,16 +293,71 @@ static inline double sum_keep_double(double x, bool valid) {
     double nan_ = NAN;                                                               \
     for (int l = 0; l < 8; l++) A[l] = was_nan_[l] && nn_[l] == 0 ? (T)nan_ : s_[l]; \
   }
-#define SCAT_EXTREME_ONE(T, j, in, acc, cnt, a, e)                                   \
-  {                                                                                  \
-    const T *X = (in)->values;                                                       \
-    T *A_ = (acc);                                                                   \
-    if ((j)->kind == SCAT_MAX)                                                       \
-      SCAT_EXTREME_LANES(T, X, A_, a, e, true)                                       \
-    else                                                                             \
-      SCAT_EXTREME_LANES(T, X, A_, a, e, false)                                      \
-    /* rows of [a, e) in lane l: those below e less those below a */                 \
-    for (int64_t l = 0; l < 8; l++) cnt[l] += ((e) + 7 - l) / 8 - ((a) + 7 - l) / 8; \
+/* The same with a validity bitmap V: a null row leaves its lane as it is (the
+ * value compared is the lane's own, a select the compiler vectorises, where a
+ * branch per row kept the loop scalar), and each lane counts its valid rows.
+ * Rows 8k..8k+7 are lanes 0..7, so a byte of V holds the eight lanes' bits. */
+#define SCAT_EXTREME_LANES_V(T, X, V, A, cnt, a, e, is_max)                    \
+  {                                                                            \
+    T s_[8];                                                                   \
+    int64_t nn_[8], vc_[8];                                                    \
+    bool was_nan_[8];                                                          \
+    double inf_ = is_max ? -INFINITY : INFINITY;                               \
+    for (int l = 0; l < 8; l++) {                                              \
+      s_[l] = A[l];                                                            \
+      nn_[l] = vc_[l] = 0;                                                     \
+      was_nan_[l] = IS_FLOAT_T(T) && s_[l] != s_[l];                           \
+      if (was_nan_[l]) s_[l] = (T)inf_;                                        \
+    }                                                                          \
+    int64_t i = a;                                                             \
+    for (; i < e && ((i & 7) != 0 || i + 8 > e); i++) {                        \
+      if (!ladle_bit_get(V, i)) continue;                                      \
+      T x_ = X[i];                                                             \
+      s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7]; \
+      nn_[i & 7] += x_ == x_;                                                  \
+      vc_[i & 7]++;                                                            \
+    }                                                                          \
+    for (; i + 8 <= e; i += 8) {                                               \
+      unsigned b_ = V[i >> 3];                                                 \
+      for (int l = 0; l < 8; l++) {                                            \
+        int v_ = (b_ & (1u << l)) != 0;                                        \
+        T x_ = v_ ? X[i + l] : s_[l];                                          \
+        s_[l] = (is_max ? x_ > s_[l] : x_ < s_[l]) ? x_ : s_[l];               \
+        if (IS_FLOAT_T(T)) nn_[l] += v_ & (x_ == x_);                          \
+        vc_[l] += v_;                                                          \
+      }                                                                        \
+    }                                                                          \
+    for (; i < e; i++) {                                                       \
+      if (!ladle_bit_get(V, i)) continue;                                      \
+      T x_ = X[i];                                                             \
+      s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7]; \
+      nn_[i & 7] += x_ == x_;                                                  \
+      vc_[i & 7]++;                                                            \
+    }                                                                          \
+    double nan_ = NAN;                                                         \
+    for (int l = 0; l < 8; l++) {                                              \
+      A[l] = was_nan_[l] && nn_[l] == 0 ? (T)nan_ : s_[l];                     \
+      cnt[l] += vc_[l];                                                        \
+    }                                                                          \
+  }
+#define SCAT_EXTREME_ONE(T, j, in, acc, cnt, a, e)                                     \
+  {                                                                                    \
+    const T *X = (in)->values;                                                         \
+    const uint8_t *V_ = (in)->validity;                                                \
+    T *A_ = (acc);                                                                     \
+    if (V_ != NULL) {                                                                  \
+      if ((j)->kind == SCAT_MAX)                                                       \
+        SCAT_EXTREME_LANES_V(T, X, V_, A_, cnt, a, e, true)                            \
+      else                                                                             \
+        SCAT_EXTREME_LANES_V(T, X, V_, A_, cnt, a, e, false)                           \
+    } else {                                                                           \
+      if ((j)->kind == SCAT_MAX)                                                       \
+        SCAT_EXTREME_LANES(T, X, A_, a, e, true)                                       \
+      else                                                                             \
+        SCAT_EXTREME_LANES(T, X, A_, a, e, false)                                      \
+      /* rows of [a, e) in lane l: those below e less those below a */                 \
+      for (int64_t l = 0; l < 8; l++) cnt[l] += ((e) + 7 - l) / 8 - ((a) + 7 - l) / 8; \
+    }                                                                                  \
   }
 
 /* rows [a, e) of `in`, whose ids are G, into one piece's arrays */
@@ -330,8 +385,7 @@ static void scat_rows(const scat_job *j, const ladle_column *in, const uint32_t 
   LADLE_UNUSED(span);
   if (ng == 1 && lanes == 8 && !j->want_cnt && (j->kind == SCAT_SUM || j->kind == SCAT_FSUM))
     LADLE_DISPATCH_NUM(j->ph, SCAT_SUM_ONE, j, in, acc, a, e)
-  else if (ng == 1 && lanes == 8 && in->validity == NULL &&
-           (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
+  else if (ng == 1 && lanes == 8 && (j->kind == SCAT_MIN || j->kind == SCAT_MAX))
     LADLE_DISPATCH_NUM(j->ph, SCAT_EXTREME_ONE, j, in, acc, cnt, a, e)
   else if (ng == 1)
     LADLE_DISPATCH_NUM(j->ph, SCAT_ROWS, j, in, G, acc, cnt, a, e, SCAT_GID_ONE, SCAT_OWN_ALL)
