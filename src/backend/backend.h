@@ -102,8 +102,38 @@ typedef enum ladle_group_rows_kind {
   LADLE_GROUP_ROWS_ID         /* per row, its group id */
 } ladle_group_rows_kind;
 
-/* Reductions of a whole column to one value (the column kernels' `reduce`). */
-typedef enum ladle_reduce_op { LADLE_REDUCE_SUM = 0, LADLE_REDUCE_COUNT_ } ladle_reduce_op;
+/* Reductions of a whole column to one value (the column kernels' `reduce`),
+ * with Polars' answers for a select of them:
+ * - SUM: ladle_sum_type, 0 when there are no valid values, integers wrapping;
+ * - MIN, MAX: the input's type (fixed-width numbers, Boolean, Date, Datetime,
+ *   Duration, Time), over the valid values, NaN ignored unless every valid
+ *   value is NaN; null when there is no valid value;
+ * - COUNT: UInt32, the valid values, of a column of any type. */
+typedef enum ladle_reduce_op {
+  LADLE_REDUCE_SUM = 0,
+  LADLE_REDUCE_MIN,
+  LADLE_REDUCE_MAX,
+  LADLE_REDUCE_COUNT,
+  LADLE_REDUCE_COUNT_
+} ladle_reduce_op;
+
+/* COUNT's answer for column in: its valid values, which fit UInt32 (Polars'
+ * type for count()) or are an error naming the count. */
+static inline ladle_status ladle_reduce_count_value(const ladle_column *in, uint32_t *v,
+                                                    ladle_error *err) {
+  int64_t c = in->type.id == LADLE_TYPE_NULL ? 0 : in->length - in->null_count;
+  if (c > (int64_t)UINT32_MAX)
+    return ladle_err_set(err, LADLE_EINVAL, "count of %lld values does not fit UInt32",
+                         (long long)c);
+  *v = (uint32_t)c;
+  return LADLE_OK;
+}
+
+/* Whether `reduce` takes MIN and MAX of a column of type id. */
+static inline bool ladle_reduce_extreme_type(ladle_type_id id) {
+  return ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_DATE ||
+         id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_TIME;
+}
 
 /* Polars' type of sum(x): Boolean counts as UInt32, the small integers widen
  * to Int64, the rest keep their type. */
@@ -124,7 +154,7 @@ static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 2
+#define LADLE_BACKEND_ABI 3
 
 typedef struct ladle_backend {
   const char *name;
@@ -154,8 +184,8 @@ typedef struct ladle_backend {
   /* The rows of src where BOOL `mask` (same length) is true and valid, in order. */
   ladle_status (*filter)(const ladle_kctx *ctx, const ladle_column *src, const ladle_column *mask,
                          ladle_column *out, ladle_error *err);
-  /* One row: op over the valid values of `in` (SUM: ladle_sum_type, 0 when
-   * there are none, integers wrapping as Polars' do). */
+  /* One row: op over the valid values of `in` (ladle_reduce_op says what
+   * each gives). */
   ladle_status (*reduce)(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                          ladle_column *out, ladle_error *err);
   /* n rows start, start + 1, ..., start + n - 1 (row numbers, identity

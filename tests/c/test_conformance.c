@@ -446,6 +446,105 @@ static void check_sum(suite *s) {
   }
 }
 
+/* Row i of fixed-width host column c as a long double (exact for every
+ * 64-bit integer). */
+static long double value_ld(const ladle_column *c, int64_t i) {
+  const uint8_t *p = (const uint8_t *)c->values + i * (int64_t)ladle_type_width(c->type.id);
+  switch (ladle_type_phys(c->type.id)) {
+    case LADLE_PHYS_I8:
+      return *(const int8_t *)p;
+    case LADLE_PHYS_I16:
+      return *(const int16_t *)p;
+    case LADLE_PHYS_I32:
+      return *(const int32_t *)p;
+    case LADLE_PHYS_I64:
+      return (long double)*(const int64_t *)p;
+    case LADLE_PHYS_U16:
+      return *(const uint16_t *)p;
+    case LADLE_PHYS_U32:
+      return *(const uint32_t *)p;
+    case LADLE_PHYS_U64:
+      return (long double)*(const uint64_t *)p;
+    case LADLE_PHYS_F32:
+      return *(const float *)p;
+    case LADLE_PHYS_F64:
+      return *(const double *)p;
+    default:
+      return *p; /* U8, Boolean's byte */
+  }
+}
+
+/* min, max and count by the reference: over the valid values, NaN ignored
+ * unless every valid value is NaN, null when none is valid (-0.0 and 0.0 are
+ * equal here: which one a min of both gives depends on the order). */
+static void check_min_max_count(suite *s) {
+  int64_t len[16], nl = lengths(s, len);
+  for (int t = 0; t < NTYPES; t++) {
+    ladle_type_id id = TYPES[t];
+    for (int64_t li = 0; li < nl; li++)
+      for (int ni = 0; ni < 3; ni++) {
+        int64_t n = len[li];
+        ladle_column h = random_column(id, n, NULLS[ni]), d;
+        char what[96];
+        snprintf(what, sizeof what, "min/max/count of %s[%lld] nulls=%d", tname(id), (long long)n,
+                 NULLS[ni]);
+        if (!up(s, &h, &d, what)) {
+          ladle_column_release(&h);
+          continue;
+        }
+        for (int op = LADLE_REDUCE_MIN; op <= LADLE_REDUCE_COUNT; op++) {
+          ladle_column out, hout;
+          ladle_status st = s->be->reduce(&s->ctx, (ladle_reduce_op)op, &d, &out, &err_);
+          if (op != LADLE_REDUCE_COUNT && !ladle_reduce_extreme_type(id)) {
+            if (st == LADLE_OK) {
+              fprintf(stderr, "  [%s] %s: answered a %s\n", s->be->name, what, tname(id));
+              failures_++;
+              ladle_column_release(&out);
+            }
+            continue;
+          }
+          if (!ran(s, st, what)) continue;
+          if (down(s, &out, &hout, what)) {
+            bool ok = hout.length == 1;
+            if (op == LADLE_REDUCE_COUNT) {
+              ok = ok && hout.type.id == LADLE_TYPE_UINT32 && hout.null_count == 0 &&
+                   ((const uint32_t *)hout.values)[0] == (uint32_t)(n - h.null_count);
+            } else {
+              bool is_max = op == LADLE_REDUCE_MAX;
+              long double best = 0;
+              int64_t nums = 0, valid = 0;
+              for (int64_t i = 0; i < n; i++) {
+                if (!valid_at(&h, i)) continue;
+                valid++;
+                long double x = value_ld(&h, i);
+                if (isnan(x)) continue;
+                if (nums++ == 0 || (is_max ? x > best : x < best)) best = x;
+              }
+              ok = ok && ladle_dtype_equal(hout.type, h.type);
+              if (ok && valid == 0) {
+                ok = hout.null_count == 1 && !valid_at(&hout, 0);
+              } else if (ok) {
+                long double got = value_ld(&hout, 0);
+                ok = hout.null_count == 0 && (nums == 0 ? isnan(got) : got == best);
+              }
+            }
+            if (!ok) {
+              fprintf(stderr, "  [%s] %s: wrong answer for %s\n", s->be->name, what,
+                      op == LADLE_REDUCE_MIN   ? "min"
+                      : op == LADLE_REDUCE_MAX ? "max"
+                                               : "count");
+              failures_++;
+            }
+            ladle_column_release(&hout);
+          }
+          ladle_column_release(&out);
+        }
+        ladle_column_release(&d);
+        ladle_column_release(&h);
+      }
+  }
+}
+
 /* Bad input: a clean error, never a crash. */
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
@@ -504,11 +603,14 @@ static void check_limit(suite *s, const ladle_allocator *parent) {
 
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
-  printf("[%s] conformance: copies, select, filter, take, sum, errors, limits (large: %lld rows)\n",
-         s->be->name, (long long)s->large);
+  printf(
+      "[%s] conformance: copies, select, filter, take, sum, min/max/count, errors, limits (large: "
+      "%lld rows)\n",
+      s->be->name, (long long)s->large);
   check_copies(s);
   check_select_take_filter(s);
   check_sum(s);
+  check_min_max_count(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);
@@ -570,7 +672,7 @@ TEST(cuda_backend_conforms_or_says_why_not) {
   CHECK(strstr(err_.message, "cuda:63") != NULL);
   suite s = {0};
   s.be = be;
-  s.strict = true; /* the tracer bullet's entries run every type the suite makes */
+  s.strict = true;           /* the tracer bullet's entries run every type the suite makes */
   s.large = 1 << 22 | 12345; /* 4.2M rows: the sum's grid-stride loop goes round */
   CHECK_OK(ladle_mr_create(dev, 0, &s.mr, &err_));
   s.ctx.mr = s.mr;

@@ -117,10 +117,51 @@ static ladle_status filter_on(const ladle_kctx *ctx, const ladle_column *src,
       if (ladle_column_valid((c), i)) acc += (uint64_t)v__[i]; \
   } while (0)
 
+/* min/max of a whole column: the aggregation kernel over one group (the
+ * executor's own path for a select of them, so the answers are the same). */
+static ladle_status extreme_on(const ladle_kctx *ctx, bool is_max, const ladle_column *in,
+                               ladle_column *out, ladle_error *err) {
+  if (!ladle_reduce_extreme_type(in->type.id))
+    return ladle_err_set(err, in->type.id == LADLE_TYPE_NULL ? LADLE_ENOTSUP : LADLE_EINVAL,
+                         "%s of a %s column as a column kernel", is_max ? "max" : "min",
+                         ladle_dtype_name(in->type, NULL, 0));
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  g.nrows = in->length;
+  g.ngroups = 1;
+  g.whole = true;
+  g.first = ladle_scratch_alloc(sizeof *g.first, false);
+  if (g.first == NULL) return LADLE_OOM(err, "groups");
+  g.first[0] = in->length > 0 ? 0 : -1;
+  ladle_kexpr k;
+  memset(&k, 0, sizeof k);
+  k.kind = LADLE_KEX_AGG;
+  k.op = is_max ? LADLE_AGG_MAX : LADLE_AGG_MIN;
+  k.type = in->type;
+  k.nargs = 1;
+  k.arg_types = &in->type;
+  k.arg_name = "";
+  ladle_status st = ladle_cpu_aggregate(ctx, &k, in, &g, out, err);
+  ladle_groups_release(&g);
+  return st;
+}
+
 static ladle_status reduce_on(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err) {
+  if (op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX)
+    return extreme_on(ctx, op == LADLE_REDUCE_MAX, in, out, err);
+  if (op == LADLE_REDUCE_COUNT) {
+    uint32_t c = 0;
+    LADLE_RETURN_NOT_OK(ladle_reduce_count_value(in, &c, err));
+    ladle_column o;
+    LADLE_RETURN_NOT_OK(
+        ladle_column_alloc_with(NULL, ladle_dtype_make(LADLE_TYPE_UINT32), 1, false, 0, &o, err));
+    LADLE_COL_MUT(&o, uint32_t)[0] = c;
+    *out = o;
+    return LADLE_OK;
+  }
   if (op != LADLE_REDUCE_SUM)
-    return ladle_err_set(err, LADLE_ENOTSUP, "reduction %d on the CPU column kernels", (int)op);
+    return ladle_err_set(err, LADLE_EINVAL, "reduction %d: no such reduction", (int)op);
   ladle_type_id id = in->type.id;
   if (!(ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_DURATION ||
         id == LADLE_TYPE_NULL))

@@ -9,6 +9,7 @@
  * length depends on the data (select, filter) or that drops an all-valid
  * bitmap (take) waits for the stream before it returns. */
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -382,11 +383,77 @@ static bool num_kind(ladle_type_id id, ldc_num *k) {
   }
 }
 
+/* A one-row column on the device holding the `width` bytes at val (NULL:
+ * a null row). */
+static ladle_status one_value(const ladle_kctx *ctx, ladle_dtype t, const void *val,
+                              ladle_column *out, ladle_error *err) {
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), t, 1, val == NULL, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  cudaStream_t s = stream_of(ctx);
+  uint8_t zero[8] = {0}, bits[4] = {0}; /* a null row: value 0, its bit clear */
+  CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), val != NULL ? val : zero,
+                          ladle_type_width(t.id), cudaMemcpyHostToDevice, s));
+  if (val == NULL)
+    CU_GOTO(
+        cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), bits, sizeof bits, cudaMemcpyHostToDevice, s));
+  CU_GOTO(cudaStreamSynchronize(s)); /* the values are on the caller's stack */
+  o.null_count = val == NULL;
+done:
+  return finish(st, &o, NULL, out);
+}
+
+static ladle_status cuda_extreme(const ladle_kctx *ctx, bool is_max, const ladle_column *in,
+                                 ladle_column *out, ladle_error *err) {
+  ldc_num kind;
+  if (!ladle_reduce_extreme_type(in->type.id) || !num_kind(in->type.id, &kind))
+    return ladle_err_set(err, in->type.id == LADLE_TYPE_NULL ? LADLE_ENOTSUP : LADLE_EINVAL,
+                         "%s of a %s column on the GPU", is_max ? "max" : "min",
+                         ladle_dtype_name(in->type, NULL, 0));
+  if (!on_device(in))
+    return ladle_err_set(err, LADLE_EINVAL, "%s of a column not on the GPU",
+                         is_max ? "max" : "min");
+  uint8_t val[8] = {0};
+  unsigned long long counts[2] = {0, 0}; /* numbers, valid values */
+  if (in->length > 0 && in->null_count < in->length) {
+    ladle_buffer *part = NULL;
+    LADLE_RETURN_NOT_OK(ladle_buffer_alloc(alloc_of(ctx), LDC_EXTREME_PART_BYTES + 32, &part, err));
+    ladle_status st = LADLE_OK;
+    cudaStream_t s = stream_of(ctx);
+    char *res = (char *)part->data + LDC_EXTREME_PART_BYTES; /* value, then the counts */
+    CU_GOTO(ldc_extreme(kind, is_max, in->values, in->validity, in->length, res,
+                        (unsigned long long *)(res + 8), part->data, s));
+    CU_GOTO(cudaMemcpyAsync(val, res, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaMemcpyAsync(counts, res + 8, sizeof counts, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  done:
+    ladle_buffer_release(part);
+    LADLE_RETURN_NOT_OK(st);
+  }
+  if (counts[0] == 0 && counts[1] > 0) { /* only NaN */
+    if (in->type.id == LADLE_TYPE_FLOAT32) {
+      float f = NAN;
+      memcpy(val, &f, 4);
+    } else {
+      double d = NAN;
+      memcpy(val, &d, 8);
+    }
+  }
+  return one_value(ctx, in->type, counts[1] > 0 ? val : NULL, out, err);
+}
+
 static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                                 ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX)
+    return cuda_extreme(ctx, op == LADLE_REDUCE_MAX, in, out, err);
+  if (op == LADLE_REDUCE_COUNT) {
+    uint32_t c = 0;
+    LADLE_RETURN_NOT_OK(ladle_reduce_count_value(in, &c, err));
+    return one_value(ctx, ladle_dtype_make(LADLE_TYPE_UINT32), &c, out, err);
+  }
   if (op != LADLE_REDUCE_SUM)
-    return ladle_err_set(err, LADLE_ENOTSUP, "reduction %d on the GPU", (int)op);
+    return ladle_err_set(err, LADLE_EINVAL, "reduction %d: no such reduction", (int)op);
   ladle_type_id id = in->type.id;
   ldc_num kind;
   if (!(ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_DURATION) ||

@@ -152,6 +152,63 @@ cudaError_t sum_as(const void *v, const uint8_t *valid, int64_t n, void *acc, vo
   return cudaGetLastError();
 }
 
+/* A min or max so far: its value, the numbers (valid, not NaN) that made it,
+ * and the valid values met (NaN among them). */
+template <typename T>
+struct Ext {
+  T v;
+  unsigned long long nums, valid;
+};
+
+template <typename T>
+__device__ __forceinline__ void ext_add(Ext<T> &a, const Ext<T> &b, bool is_max) {
+  if (b.nums > 0 && (a.nums == 0 || (is_max ? b.v > a.v : b.v < a.v))) a.v = b.v;
+  a.nums += b.nums;
+  a.valid += b.valid;
+}
+
+/* Per block, the extreme of its grid-stride share into part[blockIdx.x]; with
+ * final, one block folds the n partials of part into *out in order. */
+template <typename T>
+__global__ void extreme_kernel(const T *v, const uint8_t *valid, int64_t n, bool is_max,
+                               Ext<T> *part, const Ext<T> *in_part, int n_part, Ext<T> *out) {
+  __shared__ Ext<T> s[kBlock];
+  Ext<T> a{T(0), 0, 0};
+  if (in_part == nullptr) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+      if (!bit(valid, i)) continue;
+      T x = v[i];
+      Ext<T> b{x, x == x ? 1ull : 0ull, 1};
+      ext_add(a, b, is_max);
+    }
+  } else {
+    for (int i = threadIdx.x; i < n_part; i += kBlock) ext_add(a, in_part[i], is_max);
+  }
+  s[threadIdx.x] = a;
+  __syncthreads();
+  for (int w = kBlock / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) ext_add(s[threadIdx.x], s[threadIdx.x + w], is_max);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) (in_part == nullptr ? part[blockIdx.x] : *out) = s[0];
+}
+
+template <typename T>
+cudaError_t extreme_as(const void *v, const uint8_t *valid, int64_t n, bool is_max, void *out,
+                       unsigned long long *counts, void *part, cudaStream_t stream) {
+  int blocks = LDC_SUM_BLOCKS;
+  Ext<T> *p = (Ext<T> *)part, *o = p + blocks;
+  extreme_kernel<T><<<blocks, kBlock, 0, stream>>>((const T *)v, valid, n, is_max, p, nullptr, 0,
+                                                   nullptr);
+  extreme_kernel<T><<<1, kBlock, 0, stream>>>(nullptr, nullptr, 0, is_max, nullptr, p, blocks, o);
+  cudaError_t e = cudaMemcpyAsync(out, &o->v, sizeof(T), cudaMemcpyDeviceToDevice, stream);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(counts, &o->nums, 2 * sizeof(unsigned long long),
+                        cudaMemcpyDeviceToDevice, stream);
+  return e != cudaSuccess ? e : cudaGetLastError();
+}
+
 }  // namespace
 
 extern "C" cudaError_t ldc_select(const uint8_t *mask, const uint8_t *validity, int64_t n,
@@ -252,6 +309,34 @@ extern "C" cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid
       return sum_as<float, double>(v, valid, n, acc, part, stream);
     case LDC_F64:
       return sum_as<double, double>(v, valid, n, acc, part, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t ldc_extreme(ldc_num kind, bool is_max, const void *v, const uint8_t *valid,
+                                   int64_t n, void *out, unsigned long long *counts, void *part,
+                                   cudaStream_t stream) {
+  switch (kind) {
+    case LDC_U8:
+      return extreme_as<uint8_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_I8:
+      return extreme_as<int8_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_I16:
+      return extreme_as<int16_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_U16:
+      return extreme_as<uint16_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_I32:
+      return extreme_as<int32_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_U32:
+      return extreme_as<uint32_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_I64:
+      return extreme_as<int64_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_U64:
+      return extreme_as<uint64_t>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_F32:
+      return extreme_as<float>(v, valid, n, is_max, out, counts, part, stream);
+    case LDC_F64:
+      return extreme_as<double>(v, valid, n, is_max, out, counts, part, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -5,6 +5,7 @@
 #define LADLE_CUDA_KERNELS_H
 
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,15 @@ cudaError_t ldc_take_string_chars(const int64_t *src_off, const char *src_chars,
  * a double for floats. part: LDC_SUM_BLOCKS accumulators of scratch. */
 cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid, int64_t n, void *acc,
                     void *part, cudaStream_t stream);
+
+/* The min (max when is_max) of the valid values of v that are not NaN into
+ * *out (a value of the element type), and into counts[0] and counts[1] the
+ * numbers it was taken over and the valid values (NaN included): no number
+ * and some valid values is NaN, no valid value is null. part: scratch of
+ * LDC_EXTREME_PART_BYTES. */
+#define LDC_EXTREME_PART_BYTES ((LDC_SUM_BLOCKS + 1) * 24)
+cudaError_t ldc_extreme(ldc_num kind, bool is_max, const void *v, const uint8_t *valid, int64_t n,
+                        void *out, unsigned long long *counts, void *part, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
