@@ -203,7 +203,12 @@ typedef struct ladle_backend {
    * asks for every node of a tree before it runs any. */
   bool (*supports)(const ladle_kexpr *e, ladle_error *err);
 
-  /* Elementwise. Inputs have equal length or length 1 (broadcast). */
+  /* Elementwise. Inputs have equal length or length 1 (broadcast). Its
+   * signature is already a column kernel's, and the CUDA table implements
+   * it (comparisons of fixed-width types, +, -, * of numbers, Kleene and/or;
+   * the rest LADLE_ENOTSUP): columns on the backend's device, except that a
+   * one-row operand may be a host column (a literal, as the executor holds
+   * it), whose value the kernel reads on the host. */
   ladle_status (*binary)(const ladle_kctx *ctx, int op, const ladle_column *a,
                          const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                          ladle_error *err);

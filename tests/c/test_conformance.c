@@ -545,6 +545,136 @@ static void check_min_max_count(suite *s) {
   }
 }
 
+/* Row i (row 0 of a one-row side) of a op b by the reference: comparisons
+ * with NaN equal to NaN and above every number; +, -, * wrapping for
+ * integers, in the type's own precision for floats, one float minus many as
+ * -(b - a) (Polars' order). Writes the output value's bytes to o. */
+static void ref_binary(int op, const ladle_column *a, const ladle_column *b, int64_t i, int64_t n,
+                       uint8_t *o) {
+  int64_t ia = a->length == 1 ? 0 : i, ib = b->length == 1 ? 0 : i;
+  ladle_type_id id = a->type.id;
+  if (op >= LADLE_OP_EQ && op <= LADLE_OP_GE) {
+    long double x = value_ld(a, ia), y = value_ld(b, ib);
+    bool xn = isnan(x), yn = isnan(y);
+    bool eq = x == y || (xn && yn), lt = x < y || (!xn && yn), gt = y < x || (!yn && xn);
+    bool r = op == LADLE_OP_EQ   ? eq
+             : op == LADLE_OP_NE ? !eq
+             : op == LADLE_OP_LT ? lt
+             : op == LADLE_OP_LE ? !gt
+             : op == LADLE_OP_GT ? gt
+                                 : !lt;
+    o[0] = r;
+    return;
+  }
+  if (id == LADLE_TYPE_FLOAT64 || id == LADLE_TYPE_FLOAT32) {
+    bool neg = op == LADLE_OP_SUB && a->length == 1 && n > 1;
+    if (id == LADLE_TYPE_FLOAT64) {
+      double x = ((const double *)a->values)[ia], y = ((const double *)b->values)[ib];
+      double r = op == LADLE_OP_ADD ? x + y : op == LADLE_OP_MUL ? x * y : neg ? -(y - x) : x - y;
+      memcpy(o, &r, 8);
+    } else {
+      float x = ((const float *)a->values)[ia], y = ((const float *)b->values)[ib];
+      float r = op == LADLE_OP_ADD ? x + y : op == LADLE_OP_MUL ? x * y : neg ? -(y - x) : x - y;
+      memcpy(o, &r, 4);
+    }
+    return;
+  }
+  uint64_t x = (uint64_t)(int64_t)value_ld(a, ia), y = (uint64_t)(int64_t)value_ld(b, ib);
+  if (ladle_type_phys(id) == LADLE_PHYS_U64) {
+    x = (uint64_t)value_ld(a, ia);
+    y = (uint64_t)value_ld(b, ib);
+  }
+  uint64_t r = op == LADLE_OP_ADD ? x + y : op == LADLE_OP_SUB ? x - y : x * y;
+  memcpy(o, &r, ladle_type_width(id)); /* little-endian: the low bytes */
+}
+
+/* binary: comparisons of every fixed-width type, +, -, * of the numeric ones,
+ * Kleene and/or of Booleans; column by column, and by a one-value host
+ * column (a literal) on either side. */
+static void check_binary(suite *s) {
+  static const int OPS[] = {LADLE_OP_EQ,  LADLE_OP_NE,  LADLE_OP_LT,  LADLE_OP_LE,
+                            LADLE_OP_GT,  LADLE_OP_GE,  LADLE_OP_ADD, LADLE_OP_SUB,
+                            LADLE_OP_MUL, LADLE_OP_AND, LADLE_OP_OR};
+  int64_t len[16], nl = lengths(s, len);
+  for (int t = 0; t < NTYPES; t++) {
+    ladle_type_id id = TYPES[t];
+    if (!ladle_reduce_extreme_type(id)) continue;
+    for (int64_t li = 0; li < nl; li++)
+      for (int shape = 0; shape < 3; shape++) { /* both columns, b one value, a one value */
+        int64_t n = len[li];
+        int ni = (int)((li + (int64_t)shape) % 3);
+        ladle_column ha = random_column(id, shape == 2 ? 1 : n, NULLS[ni]);
+        ladle_column hb = random_column(id, shape == 1 ? 1 : n, NULLS[(ni + 1) % 3]);
+        if (shape == 2 && n == 0) n = 0;
+        ladle_column da, db;
+        char what[96];
+        snprintf(what, sizeof what, "binary of %s[%lld] shape=%d", tname(id), (long long)n, shape);
+        bool up_a = shape == 2 || up(s, &ha, &da, what), up_b = shape == 1 || up(s, &hb, &db, what);
+        for (size_t oi = 0; up_a && up_b && oi < sizeof OPS / sizeof OPS[0]; oi++) {
+          int op = OPS[oi];
+          bool cmp = op >= LADLE_OP_EQ && op <= LADLE_OP_GE;
+          bool logic = op == LADLE_OP_AND || op == LADLE_OP_OR;
+          if (logic != (id == LADLE_TYPE_BOOL) && !cmp) continue;
+          if (!cmp && !logic && !ladle_type_is_numeric(id)) continue;
+          ladle_dtype ot = cmp || logic ? ladle_dtype_make(LADLE_TYPE_BOOL) : dtype_of(id);
+          ladle_column out, hout;
+          ladle_status st = s->be->binary(&s->ctx, op, shape == 2 ? &ha : &da,
+                                          shape == 1 ? &hb : &db, ot, &out, &err_);
+          char w2[128];
+          snprintf(w2, sizeof w2, "%s op=%d", what, op);
+          if (!ran(s, st, w2)) continue;
+          if (down(s, &out, &hout, w2)) {
+            int64_t rows = shape == 2 ? hb.length : ha.length;
+            bool ok = hout.length == rows && ladle_dtype_equal(hout.type, ot);
+            size_t w = ladle_type_width(ot.id);
+            for (int64_t i = 0; ok && i < rows; i++) {
+              int64_t ia = ha.length == 1 ? 0 : i, ib = hb.length == 1 ? 0 : i;
+              bool va = valid_at(&ha, ia), vb = valid_at(&hb, ib), valid;
+              uint8_t want[8] = {0};
+              if (logic) {
+                bool x = va && ((const uint8_t *)ha.values)[ia],
+                     y = vb && ((const uint8_t *)hb.values)[ib];
+                bool and_ = op == LADLE_OP_AND;
+                valid = and_ ? (va && vb) || (va && !x) || (vb && !y) : (va && vb) || x || y;
+                want[0] = and_ ? x && y : x || y;
+              } else {
+                valid = va && vb;
+                if (valid) ref_binary(op, &ha, &hb, i, rows, want);
+              }
+              const uint8_t *got = (const uint8_t *)hout.values + (size_t)i * w;
+              if (valid_at(&hout, i) != valid) {
+                ok = false;
+              } else if (valid && memcmp(got, want, w) != 0) {
+                /* a NaN is a NaN whatever its sign and payload (a GPU writes the
+                 * canonical one) */
+                double g = ot.id == LADLE_TYPE_FLOAT32   ? (double)*(const float *)got
+                           : ot.id == LADLE_TYPE_FLOAT64 ? *(const double *)got
+                                                         : 0;
+                double e = ot.id == LADLE_TYPE_FLOAT32   ? (double)*(const float *)want
+                           : ot.id == LADLE_TYPE_FLOAT64 ? *(const double *)want
+                                                         : 0;
+                ok = ladle_type_is_float(ot.id) && isnan(g) && isnan(e);
+              }
+            }
+            if (ok && hout.validity != NULL &&
+                hout.null_count != ladle_bitmap_count_unset(hout.validity, rows))
+              ok = false;
+            if (!ok) {
+              fprintf(stderr, "  [%s] %s: wrong answer\n", s->be->name, w2);
+              failures_++;
+            }
+            ladle_column_release(&hout);
+          }
+          ladle_column_release(&out);
+        }
+        if (shape != 2 && up_a) ladle_column_release(&da);
+        if (shape != 1 && up_b) ladle_column_release(&db);
+        ladle_column_release(&ha);
+        ladle_column_release(&hb);
+      }
+  }
+}
+
 /* Bad input: a clean error, never a crash. */
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
@@ -604,13 +734,15 @@ static void check_limit(suite *s, const ladle_allocator *parent) {
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
-      "[%s] conformance: copies, select, filter, take, sum, min/max/count, errors, limits (large: "
+      "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, errors, limits "
+      "(large: "
       "%lld rows)\n",
       s->be->name, (long long)s->large);
   check_copies(s);
   check_select_take_filter(s);
   check_sum(s);
   check_min_max_count(s);
+  check_binary(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

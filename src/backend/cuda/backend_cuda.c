@@ -1,6 +1,7 @@
-/* backend_cuda.c — the CUDA kernel table (a tracer bullet: the column kernels
- * select, take and filter of every fixed-width and string type, reduce(sum),
- * and the copies between host and device), its stream-ordered device allocator, and the entry point
+/* backend_cuda.c — the CUDA kernel table (so far: the column kernels
+ * select, take and filter of every fixed-width and string type, reduce (sum,
+ * min, max, count), binary (comparisons, +, -, *, and/or) and the copies
+ * between host and device), its stream-ordered device allocator, and the entry point
  * the loader (../loader.c) finds with dlsym. Built into libladle_cuda.so when nvcc is on PATH at
  * build time; nothing else in ladle links the CUDA runtime.
  *
@@ -496,6 +497,85 @@ done:
   return finish(st, &o, part, out);
 }
 
+/* ---------------------------------------------------------- elementwise */
+
+/* One side of a binary operation on the device: a column on it, or a
+ * one-value host column (a literal) whose value and validity bit are copied
+ * into `slot` (16 bytes of device scratch) first. */
+static ladle_status side_on_device(const ladle_kctx *ctx, const ladle_column *c, char *slot,
+                                   const void **v, const uint8_t **valid, ladle_error *err) {
+  if (on_device(c)) {
+    *v = c->values;
+    *valid = c->validity;
+    return LADLE_OK;
+  }
+  if (c->length != 1)
+    return ladle_err_set(err, LADLE_EINVAL, "a binary operand of %lld rows not on the GPU",
+                         (long long)c->length);
+  uint8_t host[16] = {0};
+  memcpy(host, c->values, ladle_type_width(c->type.id));
+  host[8] = ladle_column_valid(c, 0) ? 1 : 0;
+  CU(cudaMemcpyAsync(slot, host, sizeof host, cudaMemcpyHostToDevice, stream_of(ctx)));
+  CU(cudaStreamSynchronize(stream_of(ctx))); /* host is on this stack */
+  *v = slot;
+  *valid = (const uint8_t *)slot + 8;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
+                                const ladle_column *b, ladle_dtype out_type, ladle_column *out,
+                                ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  static const int ops[LADLE_OP_COUNT_] = {
+      [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1, [LADLE_OP_MUL] = LDC_MUL + 1,
+      [LADLE_OP_EQ] = LDC_EQ + 1,   [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
+      [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,   [LADLE_OP_GE] = LDC_GE + 1,
+      [LADLE_OP_AND] = LDC_AND + 1, [LADLE_OP_OR] = LDC_OR + 1};
+  int k = op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
+  ldc_num kind = LDC_U8;
+  bool logic = k == LDC_AND || k == LDC_OR, cmp = k >= LDC_EQ && k <= LDC_GE;
+  bool same = ladle_dtype_equal(a->type, b->type);
+  bool ok = k >= 0 && same && num_kind(a->type.id, &kind) &&
+            (logic ? a->type.id == LADLE_TYPE_BOOL && out_type.id == LADLE_TYPE_BOOL
+             : cmp ? out_type.id == LADLE_TYPE_BOOL && (ladle_reduce_extreme_type(a->type.id))
+                   : ladle_type_is_numeric(a->type.id) && ladle_dtype_equal(out_type, a->type));
+  if (!ok)
+    return ladle_err_set(err, LADLE_ENOTSUP, "binary operation %d of %s and %s on the GPU", op,
+                         ladle_dtype_name(a->type, NULL, 0), ladle_dtype_name(b->type, NULL, 0));
+  int64_t n = LADLE_MAX(a->length, b->length);
+  if (a->length == 0 || b->length == 0) n = 0;
+  if ((a->length != n && a->length != 1) || (b->length != n && b->length != 1))
+    return ladle_err_set(err, LADLE_EINVAL, "binary operation on %lld and %lld rows",
+                         (long long)a->length, (long long)b->length);
+  bool a1 = a->length == 1 && n != 1, b1 = b->length == 1 && n != 1;
+  if (k == LDC_SUB && ladle_type_is_float(a->type.id) && a->length == 1 && b->length == n &&
+      (n > 1 || ctx->many_rows))
+    k = LDC_NEG_SUB;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), out_type, n, true, 0, &o, err));
+  ladle_buffer *scratch = NULL;
+  unsigned long long nulls = 0;
+  ladle_status st = ladle_buffer_alloc(alloc_of(ctx), 48, &scratch, err);
+  if (st != LADLE_OK) goto done;
+  if (n > 0) {
+    char *sc = scratch->data;
+    const void *av, *bv;
+    const uint8_t *aval, *bval;
+    cudaStream_t s = stream_of(ctx);
+    if ((st = side_on_device(ctx, a, sc + 16, &av, &aval, err)) != LADLE_OK ||
+        (st = side_on_device(ctx, b, sc + 32, &bv, &bval, err)) != LADLE_OK)
+      goto done;
+    CU_GOTO(cudaMemsetAsync(sc, 0, 8, s));
+    CU_GOTO(ldc_binary(kind, k, av, aval, a1, bv, bval, b1, n, LADLE_COL_MUT(&o, uint8_t),
+                       (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), (unsigned long long *)sc, s));
+    CU_GOTO(cudaMemcpyAsync(&nulls, sc, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  set_nulls(&o, nulls);
+done:
+  return finish(st, &o, scratch, out);
+}
+
 static const ladle_backend cuda_backend = {
     .name = "cuda",
     .device = LADLE_DEVICE_CUDA,
@@ -507,8 +587,9 @@ static const ladle_backend cuda_backend = {
     .take = cuda_take,
     .filter = cuda_filter,
     .reduce = cuda_reduce,
-    /* the host kernels of the CPU executor stay NULL: the GPU gets only
-     * column kernels */
+    .binary = cuda_binary,
+    /* the other host kernels of the CPU executor stay NULL: the GPU gets
+     * only column kernels (binary's signature is one) */
 };
 
 LADLE_EXPORT ladle_status ladle_backend_cuda_open(int abi, size_t struct_size, int device_id,

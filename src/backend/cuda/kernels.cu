@@ -8,6 +8,8 @@
  * words (ladle_column_alloc_with does that on a device). */
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <type_traits>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cub/device/device_scan.cuh>
@@ -149,6 +151,111 @@ cudaError_t sum_as(const void *v, const uint8_t *valid, int64_t n, void *acc, vo
   int blocks = LDC_SUM_BLOCKS;
   sum_partial<T, Acc><<<blocks, kBlock, 0, stream>>>((const T *)v, valid, n, (Acc *)part);
   sum_final<Acc><<<1, kBlock, 0, stream>>>((const Acc *)part, blocks, (Acc *)acc);
+  return cudaGetLastError();
+}
+
+/* NaN as Polars orders it: equal to itself, above every number. */
+template <typename T>
+__device__ __forceinline__ bool feq(T x, T y) {
+  return x == y || (x != x && y != y);
+}
+template <typename T>
+__device__ __forceinline__ bool flt(T x, T y) {
+  return x < y || (x == x && y != y);
+}
+
+/* out[i] = a[i] op b[i] (a row of a one-value side: its value), T the
+ * operands' type, O the output's (Boolean's byte for comparisons); the
+ * validity of both sides combined, as take_kernel writes it. */
+template <typename T, typename O>
+__global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, const T *b,
+                              const uint8_t *bv, bool b1, int64_t n, O *out, uint32_t *out_valid,
+                              unsigned long long *nulls) {
+  constexpr bool kFloat = std::is_floating_point<T>::value;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  T x0 = a1 ? a[0] : T(0), y0 = b1 ? b[0] : T(0);
+  bool xv0 = bit(av, 0), yv0 = bit(bv, 0);
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      T x = a1 ? x0 : a[i], y = b1 ? y0 : b[i];
+      valid = (a1 ? xv0 : bit(av, i)) && (b1 ? yv0 : bit(bv, i));
+      O r;
+      switch (op) {
+        case LDC_EQ:
+          r = (O)feq(x, y);
+          break;
+        case LDC_NE:
+          r = (O)!feq(x, y);
+          break;
+        case LDC_LT:
+          r = (O)flt(x, y);
+          break;
+        case LDC_LE:
+          r = (O)!flt(y, x);
+          break;
+        case LDC_GT:
+          r = (O)flt(y, x);
+          break;
+        case LDC_GE:
+          r = (O)!flt(x, y);
+          break;
+        case LDC_ADD:
+          r = (O)(kFloat ? x + y : (T)((unsigned long long)x + (unsigned long long)y));
+          break;
+        case LDC_SUB:
+          r = (O)(kFloat ? x - y : (T)((unsigned long long)x - (unsigned long long)y));
+          break;
+        case LDC_NEG_SUB: /* one value minus many floats: -(y - x), as Polars */
+          r = (O)(-(y - x));
+          break;
+        default: /* LDC_MUL: integers wrap as in Polars */
+          r = (O)(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
+          break;
+      }
+      out[i] = r;
+    }
+    validity_word(valid, base, n, out_valid, nulls);
+  }
+}
+
+/* Kleene and/or over Boolean bytes: false and anything is false, true or
+ * anything is true, else null where a side is. */
+__global__ void logic_kernel(bool is_and, const uint8_t *a, const uint8_t *av, bool a1,
+                             const uint8_t *b, const uint8_t *bv, bool b1, int64_t n,
+                             uint8_t *out, uint32_t *out_valid, unsigned long long *nulls) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      int64_t ia = a1 ? 0 : i, ib = b1 ? 0 : i;
+      bool xv = bit(av, ia), yv = bit(bv, ib), x = xv && a[ia] != 0, y = yv && b[ib] != 0;
+      bool r;
+      if (is_and) {
+        r = x && y;
+        valid = (xv && yv) || (xv && !x) || (yv && !y);
+      } else {
+        r = x || y;
+        valid = (xv && yv) || x || y;
+      }
+      out[i] = valid && r;
+    }
+    validity_word(valid, base, n, out_valid, nulls);
+  }
+}
+
+template <typename T>
+cudaError_t binary_as(int op, const void *a, const uint8_t *av, bool a1, const void *b,
+                      const uint8_t *bv, bool b1, int64_t n, void *out, uint32_t *out_valid,
+                      unsigned long long *nulls, cudaStream_t stream) {
+  if (op <= LDC_GE)
+    binary_kernel<T, uint8_t><<<grid_for(n), kBlock, 0, stream>>>(
+        op, (const T *)a, av, a1, (const T *)b, bv, b1, n, (uint8_t *)out, out_valid, nulls);
+  else
+    binary_kernel<T, T><<<grid_for(n), kBlock, 0, stream>>>(
+        op, (const T *)a, av, a1, (const T *)b, bv, b1, n, (T *)out, out_valid, nulls);
   return cudaGetLastError();
 }
 
@@ -337,6 +444,42 @@ extern "C" cudaError_t ldc_extreme(ldc_num kind, bool is_max, const void *v, con
       return extreme_as<float>(v, valid, n, is_max, out, counts, part, stream);
     case LDC_F64:
       return extreme_as<double>(v, valid, n, is_max, out, counts, part, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, bool a1,
+                                  const void *b, const uint8_t *bv, bool b1, int64_t n, void *out,
+                                  uint32_t *out_valid, unsigned long long *d_nulls,
+                                  cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (op == LDC_AND || op == LDC_OR) {
+    logic_kernel<<<grid_for(n), kBlock, 0, stream>>>(
+        op == LDC_AND, (const uint8_t *)a, av, a1, (const uint8_t *)b, bv, b1, n, (uint8_t *)out,
+        out_valid, d_nulls);
+    return cudaGetLastError();
+  }
+  switch (kind) {
+    case LDC_U8:
+      return binary_as<uint8_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_I8:
+      return binary_as<int8_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_I16:
+      return binary_as<int16_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_U16:
+      return binary_as<uint16_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_I32:
+      return binary_as<int32_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_U32:
+      return binary_as<uint32_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_I64:
+      return binary_as<int64_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_U64:
+      return binary_as<uint64_t>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_F32:
+      return binary_as<float>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
+    case LDC_F64:
+      return binary_as<double>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -64,6 +64,29 @@ cudaError_t ldc_take_string_chars(const int64_t *src_off, const char *src_chars,
 cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid, int64_t n, void *acc,
                     void *part, cudaStream_t stream);
 
+/* Elementwise operations of ldc_binary. */
+typedef enum ldc_op {
+  LDC_EQ,
+  LDC_NE,
+  LDC_LT,
+  LDC_LE,
+  LDC_GT,
+  LDC_GE, /* the comparisons: Boolean bytes out, NaN equal to NaN and above numbers */
+  LDC_ADD,
+  LDC_SUB,
+  LDC_NEG_SUB, /* -(b - a): one float minus many, as Polars computes it */
+  LDC_MUL,     /* integers wrap */
+  LDC_AND,
+  LDC_OR /* Kleene, over Boolean bytes (kind ignored) */
+} ldc_op;
+
+/* out[i] = a op b at row i, both of element kind `kind`; a1 (b1): that side
+ * is one value, row 0 standing for every row. Validity as ldc_take (both
+ * sides valid; Kleene's rules for AND/OR). */
+cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, bool a1,
+                       const void *b, const uint8_t *bv, bool b1, int64_t n, void *out,
+                       uint32_t *out_valid, unsigned long long *d_nulls, cudaStream_t stream);
+
 /* The min (max when is_max) of the valid values of v that are not NaN into
  * *out (a value of the element type), and into counts[0] and counts[1] the
  * numbers it was taken over and the valid values (NaN included): no number
