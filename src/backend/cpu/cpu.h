@@ -299,6 +299,9 @@ ladle_status ladle_cpu_join_pairs_sort(const ladle_kctx *ctx, ladle_join_pairs *
                                        bool by_right, int64_t m, ladle_error *err);
 /* Polars' sum of n doubles (its order of additions: pairwise blocks of 128). */
 double ladle_cpu_float_sum(const double *f, int64_t n);
+/* The same over x with the rows whose validity bit is clear as 0 (valid
+ * NULL: every row), without a copy of x. */
+double ladle_cpu_float_sum_valid(const double *x, const uint8_t *valid, int64_t n);
 ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
                                     const ladle_column *k, bool init, uint8_t *keep,
                                     ladle_error *err);

@@ -61,19 +61,11 @@ ladle_status ladle_cpu_moments(const ladle_kctx *ctx, const ladle_column *c, boo
     /* a Float64 mean: the partition's sum as Polars sums a chunk (pairwise,
      * nulls as 0 in their places), which also vectorises; the anchored mean
      * is only needed for the deviations of var/std */
-    const double *X = c->values;
-    double *tmp = NULL;
-    if (c->validity != NULL && c->null_count > 0) {
-      tmp = ladle_scratch_alloc((size_t)c->length * sizeof *tmp, false);
-      if (tmp == NULL) return LADLE_OOM(err, "mean");
-      for (int64_t i = 0; i < c->length; i++) tmp[i] = ladle_bit_get(c->validity, i) ? X[i] : 0.0;
-      X = tmp;
-    }
+    bool nulls = c->validity != NULL && c->null_count > 0;
     *cnt = c->length - (c->validity != NULL ? c->null_count : 0);
-    *sum = ladle_cpu_float_sum(X, c->length);
+    *sum = ladle_cpu_float_sum_valid(c->values, nulls ? c->validity : NULL, c->length);
     *mean = *cnt > 0 ? *sum / (double)*cnt : 0;
     *m2 = 0;
-    ladle_scratch_free(tmp);
     return LADLE_OK;
   }
   ladle_phys ph = ladle_type_phys(c->type.id);
