@@ -78,7 +78,9 @@ $(VENV)/.ladle-ext: $(VENV)/.deps $(EXT_SOURCES)
 	$(PY) -c 'import ladle'
 	touch $@
 
+# the CUDA backend, when CMake built it, beside the module that loads it
 python: $(VENV)/.ladle-ext
+	@if [ -f build/libladle_cuda.so ]; then cmp -s build/libladle_cuda.so python/ladle/libladle_cuda.so || cp build/libladle_cuda.so python/ladle/; fi
 
 build-asan/CMakeCache.txt: | deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLADLE_SANITIZE=ON

@@ -635,7 +635,8 @@ typedef struct ladle_engine_opts {
   int64_t morsel_rows;  /* rows per partition of in-flight tables; 0: 65536 */
   int64_t memory_limit; /* bytes of buffers and scratch the engine may hold at once, results
                            it handed out and still alive included; past it an allocation
-                           fails with LADLE_ENOMEM naming the sizes; 0: no limit */
+                           fails with LADLE_ENOMEM naming the sizes; 0: no limit. A CUDA
+                           engine: bytes of device memory (its host side has none) */
 } ladle_engine_opts;
 
 LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out_engine,
@@ -649,6 +650,11 @@ typedef struct ladle_engine_stats {
   int64_t rows_transferred;   /* rows a join's keys dropped early (exec.c: predicate transfer) */
   int64_t memory_bytes;       /* held now through the engine's memory resource */
   int64_t memory_peak;        /* the most held at once */
+  /* a GPU engine (else 0): its device memory held now and at most, the part
+   * of it that keeps scanned columns for later queries, and how often a scan
+   * found its column there or copied it */
+  int64_t device_memory_bytes, device_memory_peak;
+  int64_t device_cache_bytes, device_cache_hits, device_cache_misses;
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
@@ -673,6 +679,25 @@ LADLE_API ladle_status ladle_engine_execute_cancellable(ladle_engine *engine,
                                                         const ladle_plan *plan, const int *cancel,
                                                         ladle_result **out_result,
                                                         ladle_error *err);
+
+/* The device engine's queries (LADLE_DEVICE_CUDA) run on the GPU: a query
+ * with a node or expression the GPU cannot run yet fails before anything
+ * runs with LADLE_ENOTSUP and a message that starts "device 'cuda:N':" and
+ * names the node and expression, and one that runs out of device memory
+ * with LADLE_ENOMEM (the engine stays usable either way). This runs the plan
+ * on the engine's host side instead (ladle's CPU backend, its threads): what
+ * the Python engine does after such a failure, with a warning. On a CPU
+ * engine it is ladle_engine_execute_cancellable. */
+LADLE_API ladle_status ladle_engine_execute_host(ladle_engine *engine, const ladle_plan *plan,
+                                                 const int *cancel, ladle_result **out_result,
+                                                 ladle_error *err);
+/* LADLE_DEVICE_CPU or LADLE_DEVICE_CUDA, and the device's ordinal. */
+LADLE_API ladle_device_type ladle_engine_device(const ladle_engine *engine, int *device_id);
+/* Whether the engine's queries run on the column kernels (a GPU engine's
+ * always; a CPU engine's under LADLE_COLUMN_KERNELS=1, a testing switch):
+ * then a query they cannot run fails with LADLE_ENOTSUP before it starts,
+ * for the caller to run it with ladle_engine_execute_host. */
+LADLE_API bool ladle_engine_columns(const ladle_engine *engine);
 
 /* ------------------------------------------------------------------ result */
 

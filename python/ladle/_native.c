@@ -335,11 +335,13 @@ static PyTypeObject ResultType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladl
 /* ------------------------------------------------------------------ engine */
 
 static int engine_init(EngineObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"threads", "morsel_rows", "memory_limit", NULL};
-  int threads = 0;
+  static char *kwlist[] = {"threads", "morsel_rows", "memory_limit", "device", "device_id", NULL};
+  int threads = 0, device = LADLE_DEVICE_CPU, device_id = 0;
   long long morsel = 0, limit = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iLL", kwlist, &threads, &morsel, &limit)) return -1;
-  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, threads, morsel, limit};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iLLii", kwlist, &threads, &morsel, &limit, &device,
+                                   &device_id))
+    return -1;
+  ladle_engine_opts o = {(ladle_device_type)device, device_id, threads, morsel, limit};
   ladle_error err;
   ladle_engine_destroy(self->eng);
   self->eng = NULL;
@@ -358,6 +360,7 @@ static int engine_init(EngineObject *self, PyObject *args, PyObject *kw) {
 typedef struct exec_call {
   ladle_engine *eng;
   const ladle_plan *plan;
+  int host;   /* on the engine's host side (ladle_engine_execute_host) */
   int cancel; /* set by the waiting thread, read by the query's */
   ladle_result *r;
   ladle_error err;
@@ -369,7 +372,9 @@ typedef struct exec_call {
 
 static void *exec_main(void *arg) {
   exec_call *c = arg;
-  ladle_status st = ladle_engine_execute_cancellable(c->eng, c->plan, &c->cancel, &c->r, &c->err);
+  ladle_status st = c->host ? ladle_engine_execute_host(c->eng, c->plan, &c->cancel, &c->r, &c->err)
+                            : ladle_engine_execute_cancellable(c->eng, c->plan, &c->cancel, &c->r,
+                                                               &c->err);
   pthread_mutex_lock(&c->mu);
   c->st = st;
   c->done = 1;
@@ -396,18 +401,20 @@ static int exec_wait(exec_call *c, int ms) {
   return done;
 }
 
-static ladle_status execute_interruptible(ladle_engine *eng, const ladle_plan *plan,
+static ladle_status execute_interruptible(ladle_engine *eng, const ladle_plan *plan, int host,
                                           ladle_result **out, ladle_error *err, int *interrupted) {
   exec_call c;
   memset(&c, 0, sizeof c);
   c.eng = eng;
   c.plan = plan;
+  c.host = host;
   pthread_mutex_init(&c.mu, NULL);
   pthread_cond_init(&c.cv, NULL);
   pthread_t th;
   ladle_status st;
   if (pthread_create(&th, NULL, exec_main, &c) != 0) {
-    Py_BEGIN_ALLOW_THREADS st = ladle_engine_execute(eng, plan, out, err);
+    Py_BEGIN_ALLOW_THREADS st = host ? ladle_engine_execute_host(eng, plan, NULL, out, err)
+                                     : ladle_engine_execute(eng, plan, out, err);
     Py_END_ALLOW_THREADS
   } else {
     for (;;) {
@@ -438,8 +445,8 @@ static ladle_status execute_interruptible(ladle_engine *eng, const ladle_plan *p
 
 static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   PyObject *plan_obj;
-  int interruptible = 0;
-  if (!PyArg_ParseTuple(args, "O!|p", &PlanType, &plan_obj, &interruptible)) return NULL;
+  int interruptible = 0, host = 0;
+  if (!PyArg_ParseTuple(args, "O!|pp", &PlanType, &plan_obj, &interruptible, &host)) return NULL;
   if (self->eng == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "engine not initialised");
     return NULL;
@@ -449,11 +456,13 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   ladle_status st;
   if (interruptible) {
     int interrupted = 0;
-    st = execute_interruptible(self->eng, ((PlanObject *)plan_obj)->p, &r, &err, &interrupted);
+    st = execute_interruptible(self->eng, ((PlanObject *)plan_obj)->p, host, &r, &err,
+                               &interrupted);
     if (interrupted) return NULL; /* the handler's exception is set */
   } else {
-    Py_BEGIN_ALLOW_THREADS st =
-        ladle_engine_execute(self->eng, ((PlanObject *)plan_obj)->p, &r, &err);
+    const ladle_plan *pl = ((PlanObject *)plan_obj)->p;
+    Py_BEGIN_ALLOW_THREADS st = host ? ladle_engine_execute_host(self->eng, pl, NULL, &r, &err)
+                                     : ladle_engine_execute(self->eng, pl, &r, &err);
     Py_END_ALLOW_THREADS
   }
   if (st != LADLE_OK) return raise_err(st, &err);
@@ -469,10 +478,21 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
 static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
-  return Py_BuildValue("{sLsLsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
-                       "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
-                       (long long)s.rows_transferred, "memory_bytes", (long long)s.memory_bytes,
-                       "memory_peak", (long long)s.memory_peak);
+  return Py_BuildValue(
+      "{sLsLsLsLsLsLsLsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
+      "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
+      (long long)s.rows_transferred, "memory_bytes", (long long)s.memory_bytes, "memory_peak",
+      (long long)s.memory_peak, "device_memory_bytes", (long long)s.device_memory_bytes,
+      "device_memory_peak", (long long)s.device_memory_peak, "device_cache_bytes",
+      (long long)s.device_cache_bytes, "device_cache_hits", (long long)s.device_cache_hits,
+      "device_cache_misses", (long long)s.device_cache_misses);
+}
+
+static PyObject *engine_device(EngineObject *self, PyObject *unused) {
+  (void)unused;
+  int id = 0;
+  ladle_device_type t = ladle_engine_device(self->eng, &id);
+  return Py_BuildValue("(iiO)", (int)t, id, ladle_engine_columns(self->eng) ? Py_True : Py_False);
 }
 
 static PyObject *engine_threads(EngineObject *self, PyObject *unused) {
@@ -515,8 +535,10 @@ static PyMethodDef engine_methods[] = {
     {"explain", (PyCFunction)engine_explain, METH_VARARGS,
      "explain(plan, ranks=0) -> str: the logical and physical plans, pipelines and exchanges "
      "on this engine (as planned for `ranks` ranks when > 0)"},
+    {"device", (PyCFunction)engine_device, METH_NOARGS,
+     "(device type, ordinal, whether queries run on the column kernels)"},
     {"execute", (PyCFunction)engine_execute, METH_VARARGS,
-     "execute(plan, interruptible=False) -> Result; interruptible: Ctrl-C stops it"},
+     "execute(plan, interruptible=False, host=False) -> Result; interruptible: Ctrl-C stops it; host: on a GPU engine, run on its CPU side"},
     {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},
     {"stats", (PyCFunction)engine_stats, METH_NOARGS, "counters"},
     {NULL, NULL, 0, NULL}};
@@ -1358,7 +1380,7 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_INTERP_LINEAR) || C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) ||
       C(LADLE_CLOSED_LEFT) || C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) ||
       C(LADLE_ETYPE) || C(LADLE_ENOCOL) || C(LADLE_EINVAL) || C(LADLE_ECOMPUTE) ||
-      C(LADLE_ENOMEM)) {
+      C(LADLE_ENOMEM) || C(LADLE_EDEVICE) || C(LADLE_DEVICE_CPU) || C(LADLE_DEVICE_CUDA)) {
     Py_DECREF(m);
     return NULL;
   }

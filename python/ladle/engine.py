@@ -48,7 +48,14 @@ class Engine(_PolarsEngine):
     Parameters
     ----------
     device
-        "cpu" (the CUDA backend is not built yet; asking for it raises).
+        "cpu" (the default), or a GPU: "cuda", "cuda:N" or the int N. A GPU engine
+        runs on the GPU the queries its kernels cover (in-memory scans, filters and
+        projections of arithmetic and comparisons, whole-column sum/min/max/count;
+        the README lists them) and runs any other query on ladle's CPU backend with
+        a FallbackWarning that names the node and expression it could not run; one
+        that runs out of GPU memory too. ``last_run`` says where a query ran. A
+        machine without a usable GPU or without ladle's CUDA library raises
+        LadleError saying which.
     threads
         Threads of ladle's pool; None means one per core. More than the cores
         this process may run on are capped to them (``engine.threads`` says how
@@ -58,38 +65,41 @@ class Engine(_PolarsEngine):
         variable LADLE_RAISE_ON_FAIL=1 sets it for every engine.
     memory_limit
         Bytes of column buffers and scratch the engine may hold at once, the results
-        it handed out and still alive included; None: no limit. An allocation past
+        it handed out and still alive included; None: no limit. On a GPU engine,
+        bytes of GPU memory. An allocation past
         it raises LadleMemoryError (a MemoryError) naming the sizes, and the engine
         stays usable. ``stats()`` reports ``memory_bytes`` and ``memory_peak``.
     """
 
     def __init__(
         self,
-        device: str = "cpu",
+        device: str | int = "cpu",
         threads: int | None = None,
         raise_on_fail: bool | None = None,
         morsel_rows: int | None = None,
         memory_limit: int | None = None,
     ) -> None:
-        if device not in ("cpu",):
-            raise UnsupportedError(
-                f"device={device!r}: ladle's CUDA backend is not built yet; use device='cpu'"
-            )
+        kind, ordinal = _parse_device(device)
         for name, v in (("threads", threads), ("morsel_rows", morsel_rows), ("memory_limit", memory_limit)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise ValueError(f"ladle.Engine({name}={v!r}): must be a positive integer, or None for the default")
-        self.device = device
+        self.device = "cpu" if kind == N.LADLE_DEVICE_CPU else f"cuda:{ordinal}"
         self.raise_on_fail = _raise_on_fail_default() if raise_on_fail is None else raise_on_fail
         try:
-            self._engine = N.Engine(threads or 0, morsel_rows or 0, memory_limit or 0)
+            self._engine = N.Engine(threads or 0, morsel_rows or 0, memory_limit or 0, kind, ordinal)
         except N.LadleError as e:
             raise _native_error(e) from None
         self.threads = self._engine.threads()
+        # a GPU engine's queries, or a CPU engine's under LADLE_COLUMN_KERNELS=1
+        # (a testing switch), run on the column kernels, refusing what they lack
+        self._columns = bool(self._engine.device()[2])
         self._local = threading.local()  # per thread: an engine may be shared by threads
 
     @property
     def last_run(self) -> str:
-        """Where this thread's last query ran: "ladle", "mixed" or "polars"."""
+        """Where this thread's last query ran: "ladle" (on the engine's device),
+        "ladle-cpu" (a GPU engine's query on ladle's CPU backend), "mixed" (scans on
+        Polars, the rest on ladle) or "polars"."""
         return getattr(self._local, "last_run", "")
 
     @last_run.setter
@@ -195,9 +205,25 @@ class Engine(_PolarsEngine):
             self.last_run = "mixed"
         else:
             self.last_run = "ladle"
+        # on the main thread, Ctrl-C stops the query (KeyboardInterrupt)
+        main = threading.current_thread() is threading.main_thread()
         try:
-            # on the main thread, Ctrl-C stops the query (KeyboardInterrupt)
-            return Result(self._engine.execute(plan, threading.current_thread() is threading.main_thread()), plan)
+            return Result(self._engine.execute(plan, main), plan)
+        except N.LadleError as e:
+            code = e.args[0]
+            if not self._columns or code not in (N.LADLE_ENOTSUP, N.LADLE_ENOMEM):
+                raise _native_error(e) from None
+            why = e.args[1]
+        # the GPU cannot run it (a node or expression it has no kernel for, or
+        # out of its memory): ladle's CPU backend runs it, with a warning
+        if self.raise_on_fail:
+            if code == N.LADLE_ENOMEM:
+                raise _native_error(N.LadleError(code, why))
+            raise UnsupportedError(f"ladle cannot run this query on {self.device}: {why}")
+        warnings.warn(f"ladle: {why}; the query ran on ladle's CPU backend instead", FallbackWarning, stacklevel=3)
+        self.last_run = "ladle-cpu" if self.last_run == "ladle" else self.last_run
+        try:
+            return Result(self._engine.execute(plan, main, True), plan)
         except N.LadleError as e:
             raise _native_error(e) from None
 
@@ -263,8 +289,26 @@ class Engine(_PolarsEngine):
                 f"FALLBACK to Polars' CPU engine: {note}\n\nPolars' plan:\n"
                 + lf.explain(engine="in-memory")
             )
-        head = f"MIXED: {note}\n" if note else "ladle (device=cpu)\n"
+        head = f"MIXED: {note}\n" if note else f"ladle (device={self.device})\n"
         return head + self._engine.explain(plan, ranks or 0)
+
+
+def _parse_device(device: Any) -> tuple[int, int]:
+    """("cpu" | "cuda" | "cuda:N" | N) -> (device type, ordinal), as torch spells them."""
+    if isinstance(device, bool) or not isinstance(device, (str, int)):
+        raise ValueError(f"ladle.Engine(device={device!r}): expected 'cpu', 'cuda', 'cuda:N' or an int")
+    if isinstance(device, int):
+        if device < 0:
+            raise ValueError(f"ladle.Engine(device={device}): a GPU ordinal is 0 or more")
+        return N.LADLE_DEVICE_CUDA, device
+    if device == "cpu":
+        return N.LADLE_DEVICE_CPU, 0
+    if device == "cuda":
+        return N.LADLE_DEVICE_CUDA, 0
+    head, _, tail = device.partition(":")
+    if head == "cuda" and tail.isdigit():
+        return N.LADLE_DEVICE_CUDA, int(tail)
+    raise ValueError(f"ladle.Engine(device={device!r}): expected 'cpu', 'cuda', 'cuda:N' or an int")
 
 
 def _keep_observed_order(optimizations: Any) -> Any:

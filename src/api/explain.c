@@ -3,6 +3,7 @@
  * rewrites chosen and the run-time conditions they keep, its pipelines, and,
  * planned for more than one rank, its exchanges. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../exec/exec.h"
 
@@ -12,8 +13,33 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
     return ladle_err_set(err, LADLE_EINVAL, "ladle_engine_explain: no engine or plan");
   if (ranks < 0) return ladle_err_set(err, LADLE_EINVAL, "ladle_engine_explain: %d ranks", ranks);
   if (ranks == 0) ranks = e->comm->size;
-  ladle_pplan_opts po = {ranks, e->backend->gather_pieces != NULL,
-                         e->backend->top_k_indices != NULL};
+  /* a column-kernel engine (a GPU's) plans for them, and says so, or why
+   * the query runs on ladle's CPU kernels instead */
+  char where[640] = "";
+  bool columns = e->columns;
+  if (columns) {
+    ladle_pplan_opts co = {ranks, false, false, true};
+    ladle_pplan *cp;
+    LADLE_RETURN_NOT_OK(ladle_pplan_build(p, &co, &cp, err));
+    exec_state s;
+    memset(&s, 0, sizeof s);
+    s.eng = (ladle_engine *)(uintptr_t)e;
+    s.be = e->backend;
+    s.k.device_id = e->opts.device_id;
+    s.columns = true;
+    ladle_error why;
+    if (exec_columns_check(&s, cp, &why) == LADLE_OK) {
+      snprintf(where, sizeof where, "on %s: column kernels, one partition per table\n",
+               e->backend->device == LADLE_DEVICE_CPU ? "the CPU" : e->backend->name);
+    } else {
+      snprintf(where, sizeof where, "not on the column kernels (%s): on ladle's CPU backend\n",
+               why.message);
+      columns = false;
+    }
+    ladle_pplan_destroy(cp);
+  }
+  ladle_pplan_opts po = {ranks, !columns && e->host_backend->gather_pieces != NULL,
+                         !columns && e->host_backend->top_k_indices != NULL, columns};
   ladle_pplan *pp;
   LADLE_RETURN_NOT_OK(ladle_pplan_build(p, &po, &pp, err));
   char *plan = NULL;
@@ -27,6 +53,7 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
                       plan, ladle_pool_threads(e->pool), ranks, ranks == 1 ? "" : "s",
                       ranks != e->comm->size ? ", as planned for them" : "");
   free(plan);
+  if (*where != '\0') ladle_strbuf_printf(&b, "%s", where);
   ladle_pplan_explain(pp, &b);
   ladle_pplan_destroy(pp);
   if (b.failed || b.data == NULL) {

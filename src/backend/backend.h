@@ -154,7 +154,7 @@ static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 3
+#define LADLE_BACKEND_ABI 4
 
 typedef struct ladle_backend {
   const char *name;
@@ -194,6 +194,13 @@ typedef struct ladle_backend {
    * not fit it (n > 0 only) or n < 0; LADLE_ENOTSUP for another type. */
   ladle_status (*sequence)(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
                            ladle_column *out, ladle_error *err);
+  /* Whether `binary` takes op over columns of types a and b into out (the
+   * planner asks before a query runs on the column kernels alone). NULL:
+   * every operation the binder makes. */
+  bool (*binary_supports)(int op, ladle_dtype a, ladle_dtype b, ladle_dtype out);
+  /* The device's free and total memory in bytes (NULL on the host). */
+  ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
+                              ladle_error *err);
 
   /* ---- Host kernels of the CPU executor (being moved onto the column
    * kernels above; a GPU backend leaves them NULL). ---- */

@@ -85,6 +85,7 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
       }
       return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
     case LADLE_EX_FUNC: {
+      if (s->columns) return exec_columns_func(s, e, args, out, err);
       /* Kernels take their length from the first argument: a single value
        * there (pl.lit("p") + col, fill_null of a literal) is spread to the
        * length of the other arguments that are not single values first: the
@@ -300,6 +301,17 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
   if (e->kind == LADLE_EX_LIT) {
     ladle_column_copy_ref(&e->lit, out);
     return LADLE_OK;
+  }
+  if (s->columns && exec_host_scalar(e)) {
+    /* a function of literals alone (a literal's cast): one value, computed
+     * by the host's kernels; the column kernels take it as a host operand */
+    exec_state on_host = *s;
+    on_host.columns = false;
+    on_host.be = s->eng->host_backend;
+    on_host.k.mr = NULL;
+    on_host.k.stream = NULL;
+    on_host.k.device_id = 0;
+    return eval_chunk(&on_host, e, NULL, out, err);
   }
   if (e->kind == LADLE_EX_WHEN && !e->all_rows && may_fail(e))
     return eval_when_lazy(s, e, chunk, out, err);
@@ -693,6 +705,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   switch (e->kind) {
     case LADLE_EX_AGG:
     case LADLE_EX_LEN: {
+      if (s->columns && groups == NULL) return exec_columns_agg(s, e, t, out, err);
       if (e->kind == LADLE_EX_AGG && (e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST) &&
           !needs_full(e->args[0]) && e->args[0]->kind != LADLE_EX_COL && may_fail(e->args[0]))
         return eval_first_last_rows(s, e, t, groups, broadcast, out, err);

@@ -107,8 +107,16 @@ ladle_status ladle_exec_node(exec_state *s, const ladle_pnode *pn, ladle_table *
 
 /* ------------------------------------------------------------ engine, result */
 
-static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
-                                   ladle_error *err);
+static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bool host,
+                                   ladle_result **out, ladle_error *err);
+
+/* LADLE_COLUMN_KERNELS=1: a CPU engine runs its queries on the column
+ * kernels alone, as a GPU engine does (a testing switch, read when an
+ * engine is made) */
+static bool columns_switch(void) {
+  const char *v = getenv("LADLE_COLUMN_KERNELS");
+  return v != NULL && strcmp(v, "1") == 0;
+}
 
 ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out,
                                  ladle_error *err) {
@@ -116,10 +124,7 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   if (opts != NULL) o = *opts;
   pthread_once(&tune_once, tune_malloc);
   if (o.device == 0) o.device = LADLE_DEVICE_CPU;
-  if (o.device == LADLE_DEVICE_CUDA)
-    return ladle_err_set(err, LADLE_ENOTSUP,
-                         "device 'cuda': the CUDA backend is not built yet; use device 'cpu'");
-  if (o.device != LADLE_DEVICE_CPU)
+  if (o.device != LADLE_DEVICE_CPU && o.device != LADLE_DEVICE_CUDA)
     return ladle_err_set(err, LADLE_EINVAL, "unknown device type %d", (int)o.device);
   /* More threads than cores this process may run on only cost memory and
    * switches for a CPU-bound engine: capped, and 0 means all of them. */
@@ -133,10 +138,37 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   if (e == NULL) return LADLE_OOM(err, "engine");
   e->opts = o;
   e->morsel_rows = o.morsel_rows > 0 ? o.morsel_rows : 65536;
-  e->backend = ladle_backend_cpu();
-  ladle_status st = ladle_pool_create(o.threads, &e->pool, err);
+  e->backend = e->host_backend = ladle_backend_cpu();
+  e->columns = columns_switch();
+  ladle_status st = LADLE_OK;
+  if (o.device == LADLE_DEVICE_CUDA) {
+    /* the device's table, memory and stream; the limit is the device's */
+    const ladle_allocator *dev = NULL;
+    st = ladle_backend_open("cuda", o.device_id, &e->backend, &dev, &e->stream, err);
+    if (st == LADLE_OK) st = ladle_mr_create(dev, o.memory_limit, &e->dev_mr, err);
+    e->columns = true;
+  }
+  if (st == LADLE_OK) st = ladle_pool_create(o.threads, &e->pool, err);
   if (st == LADLE_OK) st = ladle_comm_self_create(NULL, &e->comm, err);
-  if (st == LADLE_OK) st = ladle_mr_create(ladle_allocator_host(), o.memory_limit, &e->mr, err);
+  if (st == LADLE_OK)
+    st = ladle_mr_create(ladle_allocator_host(),
+                         o.device == LADLE_DEVICE_CUDA ? 0 : o.memory_limit, &e->mr, err);
+  if (st == LADLE_OK && e->columns) {
+    /* scanned columns stay on the device for the next query: up to half the
+     * memory limit, or of the device's memory (1 GiB on the CPU switch) */
+    int64_t cap = o.memory_limit > 0 ? o.memory_limit / 2 : (int64_t)1 << 30;
+    if (o.memory_limit == 0 && e->backend->memory_info != NULL) {
+      ladle_kctx k;
+      memset(&k, 0, sizeof k);
+      k.device_id = o.device_id;
+      k.stream = e->stream;
+      int64_t fr = 0, tot = 0;
+      st = e->backend->memory_info(&k, &fr, &tot, err);
+      cap = tot / 2;
+    }
+    if (st == LADLE_OK && (e->dcache = exec_dev_cache_create(cap)) == NULL)
+      st = LADLE_OOM(err, "engine device cache");
+  }
   if (st == LADLE_OK && (e->views = ladle_view_cache_create()) == NULL)
     st = LADLE_OOM(err, "engine view cache");
   if (st != LADLE_OK) {
@@ -152,8 +184,17 @@ void ladle_engine_destroy(ladle_engine *e) {
   ladle_view_cache_destroy(e->views); /* its references to callers' frames go too */
   ladle_pool_destroy(e->pool);
   ladle_comm_destroy(e->comm);
+  exec_dev_cache_destroy(e->dcache); /* before the device's resource */
   ladle_mr_release(e->mr);
+  ladle_mr_release(e->dev_mr);
   free(e);
+}
+
+bool ladle_engine_columns(const ladle_engine *e) { return e->columns; }
+
+ladle_device_type ladle_engine_device(const ladle_engine *e, int *device_id) {
+  if (device_id != NULL) *device_id = e->opts.device_id;
+  return e->opts.device;
 }
 
 int ladle_engine_threads(const ladle_engine *e) { return e->opts.threads; }
@@ -162,7 +203,13 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
   ladle_engine_stats s = {atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_read),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_skipped),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->rows_transferred),
-                          ladle_mr_bytes(e->mr), ladle_mr_peak(e->mr)};
+                          ladle_mr_bytes(e->mr), ladle_mr_peak(e->mr), 0, 0, 0, 0, 0};
+  if (e->dev_mr != NULL) {
+    s.device_memory_bytes = ladle_mr_bytes(e->dev_mr);
+    s.device_memory_peak = ladle_mr_peak(e->dev_mr);
+  }
+  exec_dev_cache_stats(e->dcache, &s.device_cache_bytes, &s.device_cache_hits,
+                       &s.device_cache_misses);
   return s;
 }
 
@@ -171,35 +218,88 @@ ladle_status ladle_engine_execute(ladle_engine *eng, const ladle_plan *plan, lad
   return ladle_engine_execute_cancellable(eng, plan, NULL, out, err);
 }
 
-ladle_status ladle_engine_execute_cancellable(ladle_engine *eng, const ladle_plan *plan,
-                                              const int *cancel, ladle_result **out,
-                                              ladle_error *err) {
+static ladle_status execute_on(ladle_engine *eng, const ladle_plan *plan, bool host,
+                               const int *cancel, ladle_result **out, ladle_error *err) {
   const int *was = ladle_cancel_set(cancel);
   ladle_mr *was_mr = ladle_mr_set(eng != NULL ? eng->mr : NULL);
-  ladle_status st = engine_execute(eng, plan, out, err);
+  ladle_status st = engine_execute(eng, plan, host, out, err);
+  /* out of device memory with columns kept from earlier queries: once more
+   * without them */
+  if (st == LADLE_ENOMEM && !host && eng != NULL && eng->columns &&
+      exec_dev_cache_clear(eng->dcache) > 0)
+    st = engine_execute(eng, plan, host, out, err);
   if (eng != NULL) ladle_mr_query_done(eng->mr);
   ladle_mr_set(was_mr);
   ladle_cancel_set(was);
   return st;
 }
 
-static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, ladle_result **out,
-                                   ladle_error *err) {
+ladle_status ladle_engine_execute_cancellable(ladle_engine *eng, const ladle_plan *plan,
+                                              const int *cancel, ladle_result **out,
+                                              ladle_error *err) {
+  return execute_on(eng, plan, false, cancel, out, err);
+}
+
+ladle_status ladle_engine_execute_host(ladle_engine *eng, const ladle_plan *plan,
+                                       const int *cancel, ladle_result **out, ladle_error *err) {
+  return execute_on(eng, plan, true, cancel, out, err);
+}
+
+/* A result's columns on the host: a column-kernel run leaves them on the
+ * backend's device (literals and one-row answers finished on the host are
+ * there already) */
+static ladle_status result_to_host(exec_state *s, ladle_table **t, ladle_error *err) {
+  ladle_table *in = *t, *o;
+  LADLE_RETURN_NOT_OK(ladle_table_create(&in->schema, in->nchunks, &o, err));
+  ladle_status st = LADLE_OK;
+  for (size_t k = 0; k < in->nchunks && st == LADLE_OK; k++) {
+    o->chunks[k].length = in->chunks[k].length;
+    for (size_t i = 0; i < in->schema.n && st == LADLE_OK; i++) {
+      const ladle_column *c = &in->chunks[k].columns[i];
+      if (c->owners[1] != NULL && c->owners[1]->device != LADLE_DEVICE_CPU)
+        st = s->be->to_host(&s->k, c, &o->chunks[k].columns[i], err);
+      else
+        ladle_column_copy_ref(c, &o->chunks[k].columns[i]);
+    }
+  }
+  ladle_table_seal(o);
+  if (st != LADLE_OK) {
+    ladle_table_release(o);
+    return st;
+  }
+  ladle_table_release(in);
+  *t = o;
+  return LADLE_OK;
+}
+
+static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bool host,
+                                   ladle_result **out, ladle_error *err) {
   if (eng == NULL || plan == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
   exec_state s;
   memset(&s, 0, sizeof s);
   s.eng = eng;
-  s.be = eng->backend;
+  s.columns = eng->columns && !host;
+  s.be = s.columns ? eng->backend : eng->host_backend;
   s.k.pool = eng->pool;
   s.k.morsel_rows = eng->morsel_rows;
+  if (s.columns && eng->dev_mr != NULL) {
+    s.k.mr = eng->dev_mr;
+    s.k.stream = eng->stream;
+    s.k.device_id = eng->opts.device_id;
+  }
   ladle_result *r = calloc(1, sizeof *r);
   if (r == NULL) return LADLE_OOM(err, "result");
   r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;
   r->mr = ladle_mr_ref(eng->mr);
   ladle_pplan *pp;
-  ladle_pplan_opts po = {eng->comm->size, s.be->gather_pieces != NULL, s.be->top_k_indices != NULL};
+  ladle_pplan_opts po = {eng->comm->size, s.be->gather_pieces != NULL && !s.columns,
+                         s.be->top_k_indices != NULL && !s.columns, s.columns};
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
+  if (st == LADLE_OK && s.columns) {
+    st = exec_columns_check(&s, pp, err);
+    if (st != LADLE_OK) ladle_pplan_destroy(pp);
+  }
   if (st != LADLE_OK) {
     ladle_result_destroy(r);
     return st;
@@ -214,6 +314,7 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, la
   ladle_pplan_destroy(pp);
   ladle_exec_unhoist(&s, 0);
   free(s.hoist);
+  if (st == LADLE_OK && s.columns) st = result_to_host(&s, &r->table, err);
   if (st != LADLE_OK) {
     ladle_result_destroy(r);
     return st;

@@ -14,6 +14,17 @@ struct ladle_engine {
   const ladle_backend *backend;
   ladle_comm *comm;               /* single rank ("self") until the distributed layer lands */
   ladle_mr *mr;                   /* where a query's buffers and scratch come from */
+  /* A GPU engine: `backend` is the device's table, and its queries run on
+   * the column kernels (exec_state.columns) with buffers from dev_mr on
+   * `stream`; `host_backend` (the CPU table) runs what the GPU refuses when
+   * the caller asks (ladle_engine_execute_host). A CPU engine: both the CPU
+   * table; `columns` set by LADLE_COLUMN_KERNELS=1 runs its queries on the
+   * column kernels too, which is how CI tests that path without a GPU. */
+  const ladle_backend *host_backend;
+  ladle_mr *dev_mr;
+  struct exec_dev_cache *dcache; /* scanned columns kept on the device (device.c) */
+  void *stream;
+  bool columns;
   struct ladle_view_cache *views; /* string-view conversions kept across scans */
   int64_t morsel_rows;
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
@@ -57,6 +68,11 @@ typedef struct exec_state {
   const ladle_table **fed;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
+  /* the query runs on the column kernels only (a GPU, or the CPU's table
+   * under LADLE_COLUMN_KERNELS=1): tables are on the backend's device, one
+   * partition each, and the operators take their column-kernel paths
+   * (device.c says which nodes and expressions have one) */
+  bool columns;
 } exec_state;
 
 /* The (file, row group) of each chunk a Parquet scan made, for the late
@@ -191,6 +207,30 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
 /* Evaluates a row-wise e (no aggregation or window) over one chunk; chunk NULL
  * for an expression that reads no column. */
 ladle_status ladle_eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                              ladle_column *out, ladle_error *err);
+
+/* The column-kernel path (device.c; exec_state.columns): whether plan pp
+ * runs there (LADLE_ENOTSUP naming the node and expression when not), an
+ * in-memory table copied to the device as one partition, a filter by the
+ * backend's `filter`, and a whole-column aggregation by its `reduce`. */
+/* Scanned in-memory columns kept on the column kernels' device across
+ * queries (device.c), up to `limit` bytes. */
+typedef struct exec_dev_cache exec_dev_cache;
+exec_dev_cache *exec_dev_cache_create(int64_t limit);
+size_t exec_dev_cache_clear(exec_dev_cache *c); /* the entries it dropped */
+void exec_dev_cache_destroy(exec_dev_cache *c);
+void exec_dev_cache_stats(exec_dev_cache *c, int64_t *bytes, int64_t *hits, int64_t *misses);
+/* A row-wise function of literals alone (no column, aggregation or window;
+ * not a literal itself): the column path computes its one value on the host. */
+bool exec_host_scalar(const ladle_bexpr *e);
+ladle_status exec_columns_check(exec_state *s, const ladle_pplan *pp, ladle_error *err);
+ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
+                               ladle_error *err);
+ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
+                                 ladle_table **out, ladle_error *err);
+ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_column *args,
+                               ladle_column *out, ladle_error *err);
+ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                               ladle_column *out, ladle_error *err);
 
 /* A filter's predicate as a conjunction of terms evaluated into keep bytes

@@ -208,6 +208,11 @@ static ladle_status filter_run(exec_state *s, const ladle_pnode *pn, exec_side *
   exec_side in_side = {NULL, pn->late != NULL ? &units : NULL};
   ladle_table *in;
   LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, &in_side, err));
+  if (s->columns) {
+    ladle_status st = exec_columns_filter(s, pn, in, out, err);
+    ladle_table_release(in);
+    return st;
+  }
   ladle_status st = filter_table(s, pn, in, units.file != NULL ? &units : NULL,
                                  side != NULL && pn->defer ? side->defer : NULL, out, err);
   ladle_table_release(in);

@@ -8,6 +8,7 @@ static ladle_status scan_run(exec_state *s, const ladle_pnode *pn, exec_side *si
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
   const ladle_table *t = pn->lp->table;
+  if (s->columns) return exec_columns_scan(s, t, out, err);
   int64_t want = exec_split_rows(s, t);
   if (want > 0) return ladle_table_split(t, want, out, err);
   if (t->nchunks == 1 && t->num_rows > s->k.morsel_rows)

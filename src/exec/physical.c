@@ -886,7 +886,7 @@ ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opt
     ladle_pplan_destroy(pp);
     return LADLE_OOM(err, "physical plan");
   }
-  plan_pipelines(pp->root, seen, reached);
+  if (!opts->columns) plan_pipelines(pp->root, seen, reached);
   free(seen);
   *out = pp;
   return LADLE_OK;

@@ -130,6 +130,9 @@ typedef struct ladle_pplan_opts {
   int ranks;      /* EXCHANGE nodes are planned when > 1 */
   bool can_defer; /* the backend gathers from partitions (gather_pieces) */
   bool has_top_k; /* the backend has a top-k kernel */
+  /* the query runs on the column kernels alone (exec_state.columns): no
+   * pipelines; each node runs whole over one partition on the device */
+  bool columns;
 } ladle_pplan_opts;
 
 ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opts,

@@ -202,7 +202,7 @@ static ladle_status unify_pair(const ladle_expr *e, size_t i, size_t j, ladle_be
   return LADLE_OK;
 }
 
-static const char *binop_name(int op) {
+const char *ladle_binop_name(int op) {
   static const char *n[LADLE_OP_COUNT_] = {
       "+",  "-", "*",  "/",          "//",         "%", "==", "!=", "<",
       "<=", ">", ">=", "eq_missing", "ne_missing", "&", "|",  "^"};
@@ -212,7 +212,7 @@ static const char *binop_name(int op) {
 static ladle_status bind_binary(const ladle_expr *e, bind_state *s, ladle_bexpr *b) {
   ladle_error *err = s->err;
   char what[96], b1[64], b2[64];
-  snprintf(what, sizeof what, "'%s' %s '%s'", b->args[0]->name, binop_name(e->op),
+  snprintf(what, sizeof what, "'%s' %s '%s'", b->args[0]->name, ladle_binop_name(e->op),
            b->args[1]->name);
   ladle_dtype l = b->args[0]->type, r = b->args[1]->type;
   int op = e->op;
@@ -619,7 +619,7 @@ static bool int128_computes(const ladle_expr *e, const ladle_bexpr *b) {
 static const char *expr_kind_name(const ladle_expr *e) {
   switch (e->kind) {
     case LADLE_EX_BINARY:
-      return binop_name(e->op);
+      return ladle_binop_name(e->op);
     case LADLE_EX_FUNC:
       return "this function";
     case LADLE_EX_AGG:
@@ -870,7 +870,7 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
     case LADLE_EX_BINARY:
       ladle_strbuf_printf(b, "(");
       ladle_bexpr_explain(e->args[0], in, b);
-      ladle_strbuf_printf(b, " %s ", binop_name(e->op));
+      ladle_strbuf_printf(b, " %s ", ladle_binop_name(e->op));
       ladle_bexpr_explain(e->args[1], in, b);
       ladle_strbuf_printf(b, ")");
       return;

@@ -82,6 +82,8 @@ ladle_status ladle_bind(const ladle_expr *e, const ladle_schema *schema, ladle_b
 /* A bound cast node over `e` (consumes e). */
 ladle_status ladle_bexpr_cast(ladle_bexpr *e, ladle_dtype to, ladle_cast_mode mode,
                               ladle_bexpr **out, ladle_error *err);
+/* A binary operator's symbol ("+", ">=", "&"). */
+const char *ladle_binop_name(int op);
 /* Appends a one-line text of a bound expression to b. */
 void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_strbuf *b);
 /* Whether casting from -> to is supported by the kernels. */

@@ -76,8 +76,3 @@ def test_runtime_errors_are_raised_not_retried() -> None:
         warnings.simplefilter("error", ladle.FallbackWarning)
         with pytest.raises(ladle.LadleError, match="'x'"):
             ladle.Engine().collect(lf)
-
-
-def test_cuda_device_is_refused_clearly() -> None:
-    with pytest.raises(ladle.UnsupportedError, match="CUDA"):
-        ladle.Engine(device="cuda")

@@ -522,26 +522,38 @@ static ladle_status side_on_device(const ladle_kctx *ctx, const ladle_column *c,
   return LADLE_OK;
 }
 
-static ladle_status cuda_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
-                                const ladle_column *b, ladle_dtype out_type, ladle_column *out,
-                                ladle_error *err) {
-  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+/* ladle's binary op as the kernels' ldc_op, or -1 */
+static int ldc_op_of(int op) {
   static const int ops[LADLE_OP_COUNT_] = {
       [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1, [LADLE_OP_MUL] = LDC_MUL + 1,
       [LADLE_OP_EQ] = LDC_EQ + 1,   [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
       [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,   [LADLE_OP_GE] = LDC_GE + 1,
       [LADLE_OP_AND] = LDC_AND + 1, [LADLE_OP_OR] = LDC_OR + 1};
-  int k = op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
-  ldc_num kind = LDC_U8;
+  return op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
+}
+
+/* comparisons of one fixed-width type, +, -, * of one numeric type into it,
+ * and/or of booleans */
+static bool cuda_binary_supports(int op, ladle_dtype a, ladle_dtype b, ladle_dtype out) {
+  int k = ldc_op_of(op);
+  ldc_num kind;
   bool logic = k == LDC_AND || k == LDC_OR, cmp = k >= LDC_EQ && k <= LDC_GE;
-  bool same = ladle_dtype_equal(a->type, b->type);
-  bool ok = k >= 0 && same && num_kind(a->type.id, &kind) &&
-            (logic ? a->type.id == LADLE_TYPE_BOOL && out_type.id == LADLE_TYPE_BOOL
-             : cmp ? out_type.id == LADLE_TYPE_BOOL && (ladle_reduce_extreme_type(a->type.id))
-                   : ladle_type_is_numeric(a->type.id) && ladle_dtype_equal(out_type, a->type));
-  if (!ok)
+  return k >= 0 && ladle_dtype_equal(a, b) && num_kind(a.id, &kind) &&
+         (logic ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
+          : cmp ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
+                : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
+}
+
+static ladle_status cuda_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
+                                const ladle_column *b, ladle_dtype out_type, ladle_column *out,
+                                ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (!cuda_binary_supports(op, a->type, b->type, out_type))
     return ladle_err_set(err, LADLE_ENOTSUP, "binary operation %d of %s and %s on the GPU", op,
                          ladle_dtype_name(a->type, NULL, 0), ladle_dtype_name(b->type, NULL, 0));
+  int k = ldc_op_of(op);
+  ldc_num kind = LDC_U8;
+  num_kind(a->type.id, &kind);
   int64_t n = LADLE_MAX(a->length, b->length);
   if (a->length == 0 || b->length == 0) n = 0;
   if ((a->length != n && a->length != 1) || (b->length != n && b->length != 1))
@@ -576,6 +588,16 @@ done:
   return finish(st, &o, scratch, out);
 }
 
+static ladle_status cuda_memory_info(const ladle_kctx *ctx, int64_t *free_bytes,
+                                     int64_t *total_bytes, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  size_t f = 0, t = 0;
+  CU(cudaMemGetInfo(&f, &t));
+  *free_bytes = (int64_t)f;
+  *total_bytes = (int64_t)t;
+  return LADLE_OK;
+}
+
 static const ladle_backend cuda_backend = {
     .name = "cuda",
     .device = LADLE_DEVICE_CUDA,
@@ -588,6 +610,8 @@ static const ladle_backend cuda_backend = {
     .filter = cuda_filter,
     .reduce = cuda_reduce,
     .binary = cuda_binary,
+    .binary_supports = cuda_binary_supports,
+    .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */
 };

@@ -1,0 +1,511 @@
+/* device.c — which physical plans run on the column kernels alone (a GPU
+ * engine, or a CPU engine under LADLE_COLUMN_KERNELS=1), asked before
+ * anything runs: a plan with a node or an expression that has no
+ * column-kernel path yet is refused with LADLE_ENOTSUP naming them, and the
+ * caller runs it on the CPU's kernels instead (the Python engine warns).
+ *
+ * What runs today: in-memory scans (their columns copied to the device as
+ * one partition), filters and projections of row-wise expressions built of
+ * columns, literals, aliases and the binary operations the backend takes
+ * (binary_supports), column picks and renames, and selects of whole-column
+ * sum, min, max, count and len. Everything else is named as not built yet. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "operator.h"
+
+typedef struct dev_check {
+  exec_state *s;
+  ladle_error *err;
+  char where[64]; /* "device 'cuda:0'" */
+} dev_check;
+
+static bool type_on_device(ladle_type_id id) {
+  return ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL || id == LADLE_TYPE_STRING ||
+         id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION ||
+         id == LADLE_TYPE_TIME;
+}
+
+/* Fails the check naming node pn, expression e (NULL: none) of its input
+ * schema, and why. */
+static ladle_status refuse(dev_check *c, const ladle_pnode *pn, const ladle_bexpr *e,
+                           const char *why) {
+  ladle_strbuf b = {0};
+  if (e != NULL) ladle_bexpr_explain(e, &pn->lp->inputs[0]->schema, &b);
+  ladle_status st =
+      ladle_err_set(c->err, LADLE_ENOTSUP, "%s: #%d %s%s%s%s: %s", c->where, pn->id,
+                    ladle_pnode_name(pn), e != NULL ? " `" : "",
+                    e != NULL && b.data != NULL ? b.data : "", e != NULL ? "`" : "", why);
+  free(b.data);
+  return st;
+}
+
+static const char *type_name(ladle_dtype t, char *buf, size_t cap) {
+  return ladle_dtype_name(t, buf, cap);
+}
+
+static bool reads_columns(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_COL) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (reads_columns(e->args[i])) return true;
+  return false;
+}
+
+bool exec_host_scalar(const ladle_bexpr *e) {
+  return e->scalar && !e->has_agg && !e->has_window && e->kind != LADLE_EX_LIT &&
+         !reads_columns(e);
+}
+
+/* A row-wise expression the column kernels evaluate: NULL, else why not
+ * (into buf). */
+static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
+  char t1[48], t2[48];
+  if (exec_host_scalar(e)) {
+    /* one value made of literals, on the host (eval_chunk) */
+    if (!type_on_device(e->type.id) || ladle_type_is_varlen(e->type.id)) {
+      snprintf(buf, cap, "a single value of type %s", type_name(e->type, t1, sizeof t1));
+      return buf;
+    }
+    return NULL;
+  }
+  switch (e->kind) {
+    case LADLE_EX_COL:
+      if (!type_on_device(e->type.id)) {
+        snprintf(buf, cap, "a column of type %s", type_name(e->type, t1, sizeof t1));
+        return buf;
+      }
+      return NULL;
+    case LADLE_EX_LIT:
+      if (!e->scalar || e->lit.length != 1 || ladle_type_is_varlen(e->type.id) ||
+          !type_on_device(e->type.id)) {
+        snprintf(buf, cap, "a literal of type %s", type_name(e->type, t1, sizeof t1));
+        return buf;
+      }
+      return NULL;
+    case LADLE_EX_ALIAS:
+      return rowwise(s, e->args[0], buf, cap);
+    case LADLE_EX_BINARY: {
+      for (size_t i = 0; i < 2; i++) {
+        const char *why = rowwise(s, e->args[i], buf, cap);
+        if (why != NULL) return why;
+      }
+      if (e->args[0]->scalar && e->args[1]->scalar) {
+        snprintf(buf, cap, "an operation on two single values");
+        return buf;
+      }
+      const ladle_backend *be = s->be;
+      if (be->binary == NULL || (be->binary_supports != NULL &&
+                                 !be->binary_supports(e->op, e->args[0]->type, e->args[1]->type,
+                                                      e->type))) {
+        snprintf(buf, cap, "binary operation '%s' of %s and %s", ladle_binop_name(e->op),
+                 type_name(e->args[0]->type, t1, sizeof t1),
+                 type_name(e->args[1]->type, t2, sizeof t2));
+        return buf;
+      }
+      return NULL;
+    }
+    case LADLE_EX_FUNC:
+      if (e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
+        /* two comparisons and an and (exec_columns_func) */
+        for (size_t i = 0; i < 3; i++) {
+          const char *why = rowwise(s, e->args[i], buf, cap);
+          if (why != NULL) return why;
+        }
+        ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL), x = e->args[0]->type;
+        const ladle_backend *be = s->be;
+        if (!e->args[0]->scalar && be->binary != NULL &&
+            (be->binary_supports == NULL ||
+             (be->binary_supports(LADLE_OP_GE, x, e->args[1]->type, b) &&
+              be->binary_supports(LADLE_OP_LE, x, e->args[2]->type, b) &&
+              be->binary_supports(LADLE_OP_AND, b, b, b))))
+          return NULL;
+        snprintf(buf, cap, "is_between of %s by %s and %s", type_name(x, t1, sizeof t1),
+                 type_name(e->args[1]->type, t2, sizeof t2),
+                 ladle_dtype_name(e->args[2]->type, NULL, 0));
+        return buf;
+      }
+      snprintf(buf, cap, "function '%s'", ladle_func_name(e->op));
+      return buf;
+    case LADLE_EX_CAST:
+      snprintf(buf, cap, "a cast to %s", type_name(e->type, t1, sizeof t1));
+      return buf;
+    case LADLE_EX_WHEN:
+      return "when/then/otherwise";
+    case LADLE_EX_AGG:
+    case LADLE_EX_LEN:
+      return "an aggregation inside a row-wise expression";
+    case LADLE_EX_RANK:
+      return "rank";
+    case LADLE_EX_OVER:
+      return "a window (over)";
+  }
+  return "this expression";
+}
+
+/* A whole-column aggregation the column kernels compute (reduce): sum, min,
+ * max, count and len of a row-wise expression, under an alias or not. */
+static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (e->kind == LADLE_EX_LEN) return NULL;
+  if (e->kind != LADLE_EX_AGG) return "a single value that is not an aggregation";
+  char t1[48];
+  const ladle_bexpr *a = e->args[0];
+  const char *why = rowwise(s, a, buf, cap);
+  if (why != NULL) return why;
+  if (a->scalar) return "an aggregation of a single value";
+  switch ((ladle_agg_op)e->op) {
+    case LADLE_AGG_LEN:
+    case LADLE_AGG_COUNT:
+      return NULL;
+    case LADLE_AGG_SUM:
+      if (ladle_type_is_numeric(a->type.id) || a->type.id == LADLE_TYPE_BOOL) return NULL;
+      break;
+    case LADLE_AGG_MIN:
+    case LADLE_AGG_MAX:
+      if (ladle_reduce_extreme_type(a->type.id)) return NULL;
+      break;
+    default:
+      snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
+      return buf;
+  }
+  snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
+           type_name(a->type, t1, sizeof t1));
+  return buf;
+}
+
+static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
+  char buf[160];
+  const ladle_plan *p = pn->lp;
+  switch (pn->op) {
+    case LADLE_POP_SCAN:
+      for (size_t i = 0; i < p->schema.n; i++)
+        if (!type_on_device(p->schema.types[i].id)) {
+          char t1[48];
+          snprintf(buf, sizeof buf, "column '%s' of type %s", p->schema.names[i],
+                   type_name(p->schema.types[i], t1, sizeof t1));
+          return refuse(c, pn, NULL, buf);
+        }
+      break;
+    case LADLE_POP_FILTER: {
+      if (pn->late != NULL || pn->defer) return refuse(c, pn, NULL, "a late or deferred filter");
+      const char *why = rowwise(c->s, p->exprs[0], buf, sizeof buf);
+      if (why == NULL && p->exprs[0]->scalar) why = "a predicate of one value";
+      if (why != NULL) return refuse(c, pn, p->exprs[0], why);
+      break;
+    }
+    case LADLE_POP_PROJECTION: {
+      bool sel = p->kind == LADLE_NODE_SELECT;
+      size_t nscalar = 0;
+      for (size_t i = 0; i < p->nexprs; i++) nscalar += p->exprs[i]->scalar;
+      for (size_t i = 0; i < p->nexprs; i++) {
+        const ladle_bexpr *e = p->exprs[i];
+        const char *why;
+        if (e->scalar && (!sel || nscalar != p->nexprs))
+          why = "a single value spread over the rows";
+        else if (e->scalar)
+          why = whole_agg(c->s, e, buf, sizeof buf);
+        else
+          why = rowwise(c->s, e, buf, sizeof buf);
+        if (why != NULL) return refuse(c, pn, e, why);
+      }
+      break;
+    }
+    case LADLE_POP_PROJECT:
+      break;
+    default:
+      return refuse(c, pn, NULL, "this operator has no GPU path yet");
+  }
+  for (size_t i = 0; i < pn->ninputs; i++) LADLE_RETURN_NOT_OK(check_node(c, pn->inputs[i]));
+  return LADLE_OK;
+}
+
+ladle_status exec_columns_check(exec_state *s, const ladle_pplan *pp, ladle_error *err) {
+  dev_check c = {s, err, ""};
+  if (s->be->device == LADLE_DEVICE_CPU)
+    snprintf(c.where, sizeof c.where, "the column kernels (LADLE_COLUMN_KERNELS=1)");
+  else
+    snprintf(c.where, sizeof c.where, "device '%s:%d'", s->be->name, s->k.device_id);
+  return check_node(&c, pp->root);
+}
+
+/* ------------------------------------------------------ the column cache */
+
+/* A scanned column's copy on the device (one partition), kept for the next
+ * query that scans the same host memory: in-memory Polars frames do not
+ * change, and an entry holds references to the host buffers it was made
+ * from, so that their addresses, the key, cannot be reused while it lives.
+ * Least recently used entries go past the cap; all go when a query runs out
+ * of device memory (the engine then runs it again) or with the engine. */
+typedef struct dev_entry {
+  size_t nchunks;
+  ladle_column *host; /* the host column's pieces (references) */
+  ladle_column dev;
+  int64_t bytes;
+  uint64_t used;
+} dev_entry;
+
+struct exec_dev_cache {
+  pthread_mutex_t mu;
+  dev_entry *e;
+  size_t n, cap;
+  int64_t bytes, limit;
+  uint64_t tick;
+  int64_t hits, misses;
+};
+
+exec_dev_cache *exec_dev_cache_create(int64_t limit) {
+  exec_dev_cache *c = calloc(1, sizeof *c);
+  if (c == NULL) return NULL;
+  pthread_mutex_init(&c->mu, NULL);
+  c->limit = limit;
+  return c;
+}
+
+static void entry_free(dev_entry *e) {
+  ladle_release_columns(e->host, e->nchunks); /* and the array */
+  ladle_column_release(&e->dev);
+}
+
+size_t exec_dev_cache_clear(exec_dev_cache *c) {
+  if (c == NULL) return 0;
+  pthread_mutex_lock(&c->mu);
+  size_t n = c->n;
+  for (size_t i = 0; i < c->n; i++) entry_free(&c->e[i]);
+  c->n = 0;
+  c->bytes = 0;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
+void exec_dev_cache_destroy(exec_dev_cache *c) {
+  if (c == NULL) return;
+  exec_dev_cache_clear(c);
+  free(c->e);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+void exec_dev_cache_stats(exec_dev_cache *c, int64_t *bytes, int64_t *hits, int64_t *misses) {
+  *bytes = *hits = *misses = 0;
+  if (c == NULL) return;
+  pthread_mutex_lock(&c->mu);
+  *bytes = c->bytes;
+  *hits = c->hits;
+  *misses = c->misses;
+  pthread_mutex_unlock(&c->mu);
+}
+
+static bool same_piece(const ladle_column *a, const ladle_column *b) {
+  return ladle_dtype_equal(a->type, b->type) && a->length == b->length &&
+         a->null_count == b->null_count && a->values == b->values &&
+         a->validity == b->validity && a->chars == b->chars;
+}
+
+/* column i of t as cached (a reference into *out), or false */
+static bool cache_find(exec_dev_cache *c, const ladle_table *t, size_t i, ladle_column *out) {
+  bool hit = false;
+  pthread_mutex_lock(&c->mu);
+  for (size_t k = 0; k < c->n && !hit; k++) {
+    dev_entry *e = &c->e[k];
+    if (e->nchunks != t->nchunks) continue;
+    hit = true;
+    for (size_t j = 0; j < t->nchunks && hit; j++)
+      hit = same_piece(&e->host[j], &t->chunks[j].columns[i]);
+    if (hit) {
+      e->used = ++c->tick;
+      ladle_column_copy_ref(&e->dev, out);
+    }
+  }
+  if (hit)
+    c->hits++;
+  else
+    c->misses++;
+  pthread_mutex_unlock(&c->mu);
+  return hit;
+}
+
+static int64_t column_bytes(const ladle_column *c) {
+  int64_t b = 0;
+  for (size_t k = 0; k < 3; k++)
+    if (c->owners[k] != NULL) b += (int64_t)c->owners[k]->size;
+  return b;
+}
+
+/* keeps dev as column i of t (nothing when it would not fit, or no memory) */
+static void cache_put(exec_dev_cache *c, const ladle_table *t, size_t i, const ladle_column *dev) {
+  int64_t b = column_bytes(dev);
+  if (b > c->limit || t->nchunks == 0) return;
+  ladle_column *host = malloc(t->nchunks * sizeof *host);
+  if (host == NULL) return;
+  for (size_t j = 0; j < t->nchunks; j++) ladle_column_copy_ref(&t->chunks[j].columns[i], &host[j]);
+  pthread_mutex_lock(&c->mu);
+  while (c->n > 0 && c->bytes + b > c->limit) {
+    size_t lru = 0;
+    for (size_t k = 1; k < c->n; k++)
+      if (c->e[k].used < c->e[lru].used) lru = k;
+    c->bytes -= c->e[lru].bytes;
+    entry_free(&c->e[lru]);
+    c->e[lru] = c->e[--c->n];
+  }
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 16;
+    dev_entry *e = realloc(c->e, cap * sizeof *e);
+    if (e == NULL) {
+      pthread_mutex_unlock(&c->mu);
+      ladle_release_columns(host, t->nchunks);
+      return;
+    }
+    c->e = e;
+    c->cap = cap;
+  }
+  dev_entry *e = &c->e[c->n++];
+  e->nchunks = t->nchunks;
+  e->host = host;
+  ladle_column_copy_ref(dev, &e->dev);
+  e->bytes = b;
+  e->used = ++c->tick;
+  c->bytes += b;
+  pthread_mutex_unlock(&c->mu);
+}
+
+ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
+                               ladle_error *err) {
+  ladle_table *o;
+  LADLE_RETURN_NOT_OK(ladle_table_create(&t->schema, 1, &o, err));
+  o->chunks[0].length = t->num_rows;
+  ladle_status st = LADLE_OK;
+  exec_dev_cache *dc = s->eng->dcache;
+  for (size_t i = 0; i < t->schema.n && st == LADLE_OK; i++) {
+    ladle_column *dst = &o->chunks[0].columns[i];
+    if (dc != NULL && cache_find(dc, t, i, dst)) continue;
+    ladle_column host;
+    if (t->nchunks == 1)
+      ladle_column_copy_ref(&t->chunks[0].columns[i], &host);
+    else if (t->nchunks == 0)
+      st = ladle_column_alloc(t->schema.types[i], 0, false, 0, &host, err);
+    else
+      st = ladle_table_concat_column(t, i, &host, err);
+    if (st != LADLE_OK) break;
+    st = s->be->to_device(&s->k, &host, dst, err);
+    ladle_column_release(&host);
+    if (st == LADLE_OK && dc != NULL) cache_put(dc, t, i, dst);
+  }
+  ladle_table_seal(o);
+  if (st != LADLE_OK) {
+    ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
+                                 ladle_table **out, ladle_error *err) {
+  ladle_table *o;
+  LADLE_RETURN_NOT_OK(ladle_table_create(&pn->lp->schema, in->nchunks, &o, err));
+  ladle_status st = LADLE_OK;
+  for (size_t k = 0; k < in->nchunks && st == LADLE_OK; k++) {
+    const ladle_chunk *c = &in->chunks[k];
+    ladle_chunk *oc = &o->chunks[k];
+    ladle_column m;
+    st = ladle_eval_chunk(s, pn->lp->exprs[0], c, &m, err);
+    if (st != LADLE_OK) break;
+    int64_t n = -1;
+    for (size_t i = 0; i < in->schema.n && st == LADLE_OK; i++) {
+      if (pn->need != NULL && !pn->need[i]) continue;
+      st = s->be->filter(&s->k, &c->columns[i], &m, &oc->columns[i], err);
+      if (st == LADLE_OK) n = oc->columns[i].length;
+    }
+    if (st == LADLE_OK && n < 0) {
+      /* no column is compacted: the mask's own kept rows count them */
+      ladle_column kept;
+      st = s->be->filter(&s->k, &m, &m, &kept, err);
+      if (st == LADLE_OK) n = kept.length;
+      ladle_column_release(&kept);
+    }
+    ladle_column_release(&m);
+    for (size_t i = 0; st == LADLE_OK && i < in->schema.n; i++)
+      if (pn->need != NULL && !pn->need[i]) exec_placeholder(&oc->columns[i], n);
+    oc->length = n < 0 ? 0 : n;
+  }
+  ladle_table_seal(o);
+  if (st != LADLE_OK) {
+    ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* A whole-column aggregation (whole_agg said which) by `reduce`; len on
+ * the host, from the rows. */
+ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                              ladle_column *out, ladle_error *err) {
+  char tn[48];
+  if (e->kind == LADLE_EX_LEN || (e->kind == LADLE_EX_AGG && e->op == LADLE_AGG_LEN)) {
+    if (e->type.id != LADLE_TYPE_UINT32 || t->num_rows > (int64_t)UINT32_MAX)
+      return ladle_err_set(err, LADLE_ENOTSUP, "len of %lld rows as %s on the column kernels",
+                           (long long)t->num_rows, type_name(e->type, tn, sizeof tn));
+    LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, 1, false, 0, out, err));
+    LADLE_COL_MUT(out, uint32_t)[0] = (uint32_t)t->num_rows;
+    return LADLE_OK;
+  }
+  ladle_reduce_op op;
+  switch ((ladle_agg_op)e->op) {
+    case LADLE_AGG_SUM:
+      op = LADLE_REDUCE_SUM;
+      break;
+    case LADLE_AGG_MIN:
+      op = LADLE_REDUCE_MIN;
+      break;
+    case LADLE_AGG_MAX:
+      op = LADLE_REDUCE_MAX;
+      break;
+    case LADLE_AGG_COUNT:
+      op = LADLE_REDUCE_COUNT;
+      break;
+    default:
+      return ladle_err_set(err, LADLE_ENOTSUP, "aggregation '%s' on the column kernels",
+                           ladle_agg_name((ladle_agg_op)e->op));
+  }
+  ladle_column in;
+  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+  ladle_column r;
+  ladle_status st = s->be->reduce(&s->k, op, &in, &r, err);
+  ladle_column_release(&in);
+  if (st != LADLE_OK) return st;
+  if (!ladle_dtype_equal(r.type, e->type)) {
+    char a[48], b[48];
+    st = ladle_err_set(err, LADLE_EINVAL, "internal: '%s' gave %s where the plan has %s",
+                       ladle_agg_name((ladle_agg_op)e->op), type_name(r.type, a, sizeof a),
+                       type_name(e->type, b, sizeof b));
+    ladle_column_release(&r);
+    return st;
+  }
+  *out = r;
+  return LADLE_OK;
+}
+
+/* A function the column kernels compute from others (rowwise said which):
+ * is_between as two comparisons and an and, which give its nulls too (a
+ * comparison is null exactly where x or the bound is). */
+ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_column *args,
+                               ladle_column *out, ladle_error *err) {
+  if (e->op != LADLE_FN_IS_BETWEEN || e->nargs != 3)
+    return ladle_err_set(err, LADLE_ENOTSUP, "function '%s' on the column kernels",
+                         ladle_func_name(e->op));
+  ladle_closed cl = e->fopts.closed;
+  int lo = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
+  int hi = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
+  ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL);
+  ladle_column l, h;
+  LADLE_RETURN_NOT_OK(s->be->binary(&s->k, lo, &args[0], &args[1], b, &l, err));
+  ladle_status st = s->be->binary(&s->k, hi, &args[0], &args[2], b, &h, err);
+  if (st == LADLE_OK) {
+    st = s->be->binary(&s->k, LADLE_OP_AND, &l, &h, b, out, err);
+    ladle_column_release(&h);
+  }
+  ladle_column_release(&l);
+  return st;
+}

@@ -1,0 +1,219 @@
+"""Queries on the column kernels alone: the path a GPU engine runs, against Polars.
+
+Without a GPU the tests run it on the CPU's kernel table (LADLE_COLUMN_KERNELS=1, a
+testing switch that makes a CPU engine run as a GPU engine does); with
+LADLE_TEST_DEVICE=cuda (``make test-gpu``) they run on the GPU. Either way a query the
+path covers must run there (``last_run == "ladle"``) and equal Polars, and one it does
+not cover must run on ladle's CPU backend with a FallbackWarning naming the node and
+the expression, or raise under raise_on_fail."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from datetime import date, datetime
+from typing import Iterator
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import ladle
+
+DEVICE = os.environ.get("LADLE_TEST_DEVICE", "cpu")
+
+
+@pytest.fixture
+def engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[ladle.Engine]:
+    if DEVICE == "cuda":
+        yield ladle.Engine(device="cuda")
+    else:
+        monkeypatch.setenv("LADLE_COLUMN_KERNELS", "1")
+        yield ladle.Engine()
+
+
+def frame(n: int = 5000, seed: int = 3) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    nulls = rng.random(n) < 0.2
+    f = rng.normal(size=n)
+    f[rng.random(n) < 0.01] = np.nan
+    return pl.DataFrame(
+        {
+            "i8": pl.Series(rng.integers(-100, 100, n), dtype=pl.Int8),
+            "i32": pl.Series(rng.integers(-1000, 1000, n), dtype=pl.Int32),
+            "i64": rng.integers(-(2**62), 2**62, n),
+            "u16": pl.Series(rng.integers(0, 60000, n), dtype=pl.UInt16),
+            "f32": pl.Series(rng.normal(size=n), dtype=pl.Float32),
+            "f64": f,
+            "fn": pl.Series(f).scatter(np.flatnonzero(nulls), None),
+            "in": pl.Series(rng.integers(0, 50, n)).scatter(np.flatnonzero(nulls), None),
+            "b": rng.random(n) < 0.5,
+            "s": rng.choice(["apple", "kiwi", "", "ünï", "a much longer string value"], n),
+            "d": pl.Series(rng.integers(8000, 12000, n), dtype=pl.Int32).cast(pl.Date),
+            "ts": pl.Series(rng.integers(0, 2**40, n)).cast(pl.Datetime("ms")),
+        }
+    )
+
+
+def run(engine: ladle.Engine, lf: pl.LazyFrame) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ladle.FallbackWarning)
+        got = engine.collect(lf)
+    assert engine.last_run == "ladle"
+    return got
+
+
+def check(engine: ladle.Engine, lf: pl.LazyFrame) -> None:
+    # a GPU adds floats in another order than Polars: equal to the last bits of a
+    # Float64, to a Float32 sum's rounding over thousands of values
+    got, want = run(engine, lf), lf.collect()
+    f32 = [c for c, t in want.schema.items() if t == pl.Float32]
+    assert_frame_equal(got.drop(f32), want.drop(f32), check_exact=False, rel_tol=1e-9)
+    assert_frame_equal(got.select(f32), want.select(f32), check_exact=False, rel_tol=1e-4)
+
+
+DF = frame()
+PIECES = pl.concat([frame(700, 1), frame(1, 2), frame(0, 4), frame(3000, 5)], rechunk=False)
+
+
+@pytest.mark.parametrize("df", [DF, PIECES], ids=["one-chunk", "chunks"])
+@pytest.mark.parametrize(
+    "pred",
+    [
+        pl.col("i32") > 10,
+        pl.col("i8") <= -3,
+        pl.col("i64") != 0,
+        pl.col("u16") >= 30000,
+        pl.col("f32") < 0.25,
+        pl.col("f64") >= 0.0,
+        pl.col("f64") == float("nan"),
+        pl.col("fn") > 0.5,
+        pl.col("in") == 7,
+        pl.col("b"),
+        (pl.col("i32") > 0) & (pl.col("fn") < 0) | pl.col("b"),
+        (pl.col("in") < 10) | (pl.col("fn") > 1),
+        pl.col("d").is_between(date(1994, 1, 1), date(1995, 1, 1), closed="left"),
+        pl.col("f64").is_between(-0.5, 0.5),
+        pl.col("in").is_between(10, 20, closed="none"),
+        pl.col("ts") > datetime(2001, 1, 1),
+        pl.col("i32") < pl.col("i32").max() - 5,  # an aggregation: falls back below
+    ][:-1],
+)
+def test_filters_keep_the_rows_polars_keeps(engine: ladle.Engine, df: pl.DataFrame, pred: pl.Expr) -> None:
+    check(engine, df.lazy().filter(pred))
+
+
+def test_projections_of_arithmetic(engine: ladle.Engine) -> None:
+    lf = DF.lazy().filter(pl.col("b")).with_columns(
+        x=pl.col("i64") * 3 + pl.col("i64"),  # wraps, as Polars
+        y=pl.col("f64") - pl.col("fn") * 2.5,
+        z=1.5 - pl.col("f64"),
+        w=pl.col("in") - 1,
+        c=pl.col("f64") > pl.col("fn"),
+    )
+    check(engine, lf)
+    check(engine, DF.lazy().select("s", "d", (pl.col("i32") * pl.col("i32")).alias("sq")))
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
+def test_whole_column_aggregations(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    lf = df.lazy().select(
+        pl.col("i64").sum().alias("i64_sum"),
+        pl.col("i8").sum().alias("i8_sum"),
+        pl.col("b").sum().alias("b_sum"),
+        pl.col("fn").sum().alias("fn_sum"),
+        pl.col("f32").sum().alias("f32_sum"),
+        pl.col("f64").min().alias("f64_min"),
+        pl.col("f64").max().alias("f64_max"),
+        pl.col("fn").max().alias("fn_max"),
+        pl.col("in").min().alias("in_min"),
+        pl.col("d").max().alias("d_max"),
+        pl.col("ts").min().alias("ts_min"),
+        pl.col("in").count().alias("in_count"),
+        pl.col("s").len().alias("s_len"),
+        pl.len(),
+    )
+    check(engine, lf)
+
+
+def test_tpch_q6_shape(engine: ladle.Engine) -> None:
+    lf = (
+        DF.lazy()
+        .filter(
+            pl.col("d").is_between(date(1994, 1, 1), date(1997, 1, 1), closed="left")
+            & pl.col("f64").is_between(0.05, 0.9)
+            & (pl.col("i32") < 240)
+        )
+        .select((pl.col("f64") * pl.col("fn")).sum().alias("revenue"), pl.len())
+    )
+    check(engine, lf)
+
+
+def test_a_filter_that_keeps_nothing(engine: ladle.Engine) -> None:
+    check(engine, DF.lazy().filter(pl.col("i32") > 5000).select(pl.col("f64").sum(), pl.col("i32").max(), pl.len()))
+    check(engine, DF.lazy().filter(pl.col("i32") > 5000))
+
+
+def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> None:
+    lf = DF.lazy().filter(pl.col("i32") > 0).select(pl.col("f64").sum())
+    check(engine, lf)
+    before = engine.stats()
+    check(engine, lf)
+    after = engine.stats()
+    assert after["device_cache_hits"] >= before["device_cache_hits"] + 2  # i32 and f64
+    assert after["device_cache_misses"] == before["device_cache_misses"]
+    assert after["device_cache_bytes"] > 0
+
+
+@pytest.mark.parametrize(
+    "lf, where",
+    [
+        (DF.lazy().filter(pl.col("s") == "kiwi"), "FILTER"),
+        (DF.lazy().select(pl.col("f64").mean()), "'mean'"),
+        (DF.lazy().group_by("i8").agg(pl.col("f64").sum()), "GROUP_BY"),
+        (DF.lazy().sort("i32"), "SORT"),
+        (DF.lazy().with_columns(pl.col("f64").sum().alias("t")), "spread over the rows"),
+        (DF.lazy().select(pl.col("i32").cast(pl.Float64) / 2), "SELECT"),
+    ],
+)
+def test_what_the_path_lacks_runs_on_the_cpu_with_a_named_reason(
+    engine: ladle.Engine, lf: pl.LazyFrame, where: str
+) -> None:
+    with pytest.warns(ladle.FallbackWarning, match=where) as w:
+        got = engine.collect(lf)
+    assert "ran on ladle's CPU backend" in str(w[0].message)
+    assert engine.last_run == "ladle-cpu"
+    assert_frame_equal(got, lf.collect(), check_exact=False, rel_tol=1e-9, check_row_order=False)
+    strict = ladle.Engine(device=engine.device, raise_on_fail=True)
+    with pytest.raises(ladle.UnsupportedError, match=where):
+        strict.collect(lf)
+
+
+def test_explain_says_where_the_query_runs(engine: ladle.Engine) -> None:
+    assert "column kernels, one partition per table" in engine.explain(DF.lazy().filter(pl.col("b")))
+    text = engine.explain(DF.lazy().sort("i32"))
+    assert "not on the column kernels" in text and "SORT" in text
+
+
+def test_runtime_errors_are_not_retried_on_the_cpu(engine: ladle.Engine) -> None:
+    # a strict cast failing is the user's error wherever it runs
+    lf = pl.DataFrame({"s": ["1", "x"]}).lazy().select(pl.col("s").cast(pl.Int32))
+    with pytest.raises(ladle.LadleError, match="'x'"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ladle.FallbackWarning)
+            engine.collect(lf)
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="the GPU is there")
+def test_a_gpu_engine_without_a_gpu_says_why() -> None:
+    with pytest.raises(ladle.LadleError, match=r"cuda(:0)?'?:? .*(no usable CUDA device|could not be loaded)"):
+        ladle.Engine(device="cuda")
+    with pytest.raises(ladle.LadleError, match="cuda"):
+        ladle.Engine(device="cuda:3")
+
+
+def test_device_arguments_are_checked() -> None:
+    for bad in ("gpu", "cuda:x", -1, 1.5, True):
+        with pytest.raises(ValueError, match="device"):
+            ladle.Engine(device=bad)  # type: ignore[arg-type]
