@@ -28,7 +28,9 @@ cmake --build build-gpu -j "$JOBS" --target ladle ladle_cuda test_conformance te
 export LADLE_CUDA_LIB=$ROOT/build-gpu/libladle_cuda.so LADLE_REQUIRE_CUDA=1
 step "conformance suite" build-gpu/test_conformance
 step "column-kernel engine against the CPU engine" build-gpu/test_columns_engine
-if command -v compute-sanitizer > /dev/null; then
+if [ "${LADLE_GPU_MEMCHECK:-1}" = 0 ]; then
+  say "memcheck skipped (LADLE_GPU_MEMCHECK=0)"
+elif command -v compute-sanitizer > /dev/null; then
   for t in test_conformance test_columns_engine; do
     step "memcheck $t" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
       build-gpu/$t > "$OUT/memcheck-$t.log" 2>&1
