@@ -152,6 +152,34 @@ static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
   }
 }
 
+/* A row program: an elementwise expression (columns, constants and binary
+ * operations) flattened into instructions, for `eval_program` to compute in
+ * one pass over the rows with no column between the operations (fused).
+ * Instruction i computes value i from earlier ones; the program's value is
+ * its last instruction's. A BINARY instruction means what `binary` means on
+ * the same operands (a CONST is the one-row side), so a backend answers for
+ * it by binary_supports. */
+enum { LADLE_PROG_MAX = 32, LADLE_PROG_INPUTS = 16 };
+
+typedef enum ladle_pcode {
+  LADLE_P_COL,    /* input column `a` */
+  LADLE_P_CONST,  /* `value`, a one-row host column */
+  LADLE_P_BINARY  /* `op` (a ladle_binary_op) of values a and b */
+} ladle_pcode;
+
+typedef struct ladle_pinstr {
+  ladle_pcode code;
+  int op;
+  int a, b;
+  ladle_dtype type; /* the value's type */
+  const ladle_column *value;
+} ladle_pinstr;
+
+typedef struct ladle_program {
+  size_t n;
+  ladle_pinstr ins[LADLE_PROG_MAX];
+} ladle_program;
+
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
 #define LADLE_BACKEND_ABI 4
@@ -198,6 +226,11 @@ typedef struct ladle_backend {
    * planner asks before a query runs on the column kernels alone). NULL:
    * every operation the binder makes. */
   bool (*binary_supports)(int op, ladle_dtype a, ladle_dtype b, ladle_dtype out);
+  /* Program p over `inputs` (ninputs columns of one length, on the device;
+   * at least one COL reads them) into out: its value per row. */
+  ladle_status (*eval_program)(const ladle_kctx *ctx, const ladle_program *p,
+                               const ladle_column *inputs, size_t ninputs, ladle_column *out,
+                               ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

@@ -509,3 +509,95 @@ ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_
   ladle_column_release(&l);
   return st;
 }
+
+/* ------------------------------------------------------------ row programs */
+
+typedef struct pcomp {
+  exec_state *s;
+  const ladle_chunk *chunk;
+  ladle_program p;
+  ladle_column consts[LADLE_PROG_MAX]; /* values computed on the host */
+  size_t nconst;
+  int64_t col[LADLE_PROG_INPUTS]; /* the chunk's column of each input */
+  size_t ncols;
+  ladle_status st;
+  ladle_error *err;
+} pcomp;
+
+static int emit_ins(pcomp *c, ladle_pcode code, int op, int a, int b, ladle_dtype t,
+                    const ladle_column *v) {
+  if (c->p.n == LADLE_PROG_MAX) return -1;
+  ladle_pinstr *in = &c->p.ins[c->p.n];
+  in->code = code;
+  in->op = op;
+  in->a = a;
+  in->b = b;
+  in->type = t;
+  in->value = v;
+  return (int)c->p.n++;
+}
+
+/* e into instructions; its value's instruction, or -1 (too big, or not a
+ * node a program holds; c->st set on an error) */
+static int emit(pcomp *c, const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_ALIAS) return emit(c, e->args[0]);
+  if (e->kind == LADLE_EX_COL) {
+    size_t k = 0;
+    while (k < c->ncols && c->col[k] != e->col) k++;
+    if (k == c->ncols) {
+      if (k == LADLE_PROG_INPUTS) return -1;
+      c->col[c->ncols++] = e->col;
+    }
+    return emit_ins(c, LADLE_P_COL, 0, (int)k, 0, e->type, NULL);
+  }
+  if (e->kind == LADLE_EX_LIT && e->scalar && e->lit.length == 1)
+    return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, &e->lit);
+  if (exec_host_scalar(e)) {
+    if (c->nconst == LADLE_PROG_MAX) return -1;
+    c->st = ladle_eval_chunk(c->s, e, NULL, &c->consts[c->nconst], c->err);
+    if (c->st != LADLE_OK) return -1;
+    const ladle_column *v = &c->consts[c->nconst++];
+    return emit_ins(c, LADLE_P_CONST, 0, 0, 0, v->type, v);
+  }
+  if (e->kind == LADLE_EX_BINARY) {
+    int a = emit(c, e->args[0]);
+    int b = a < 0 ? -1 : emit(c, e->args[1]);
+    return b < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, e->op, a, b, e->type, NULL);
+  }
+  if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
+    ladle_closed cl = e->fopts.closed;
+    int lo = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
+    int hi = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
+    ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL);
+    int x = emit(c, e->args[0]);
+    int l = x < 0 ? -1 : emit(c, e->args[1]);
+    int h = l < 0 ? -1 : emit(c, e->args[2]);
+    if (h < 0) return -1;
+    int ge = emit_ins(c, LADLE_P_BINARY, lo, x, l, b, NULL);
+    int le = ge < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, hi, x, h, b, NULL);
+    return le < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, LADLE_OP_AND, ge, le, b, NULL);
+  }
+  return -1;
+}
+
+ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                                  ladle_column *out, bool *done, ladle_error *err) {
+  *done = false;
+  if (s->be->eval_program == NULL || chunk == NULL || e->scalar) return LADLE_OK;
+  pcomp *c = calloc(1, sizeof *c);
+  if (c == NULL) return LADLE_OOM(err, "row program");
+  c->s = s;
+  c->chunk = chunk;
+  c->err = err;
+  int last = emit(c, e);
+  ladle_status st = c->st;
+  if (st == LADLE_OK && last >= 0 && c->ncols > 0) {
+    ladle_column in[LADLE_PROG_INPUTS];
+    for (size_t k = 0; k < c->ncols; k++) in[k] = chunk->columns[c->col[k]];
+    st = s->be->eval_program(&s->k, &c->p, in, c->ncols, out, err);
+    *done = st == LADLE_OK;
+  }
+  for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
+  free(c);
+  return st;
+}

@@ -230,6 +230,11 @@ ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const lad
                                  ladle_table **out, ladle_error *err);
 ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_column *args,
                                ladle_column *out, ladle_error *err);
+/* A row-wise e over chunk as one row program (backend eval_program): *done
+ * when it ran; not when the backend has none or e does not fit one (the
+ * caller then evaluates it node by node). */
+ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                                  ladle_column *out, bool *done, ladle_error *err);
 ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                               ladle_column *out, ladle_error *err);
 

@@ -676,6 +676,122 @@ static void check_binary(suite *s) {
 }
 
 /* Bad input: a clean error, never a crash. */
+/* Row programs (eval_program) against the same operations run one by one
+ * through the table's binary kernel, which check_binary holds to a
+ * reference: comparisons and Kleene logic into a mask, and arithmetic with a
+ * constant on either side (one float minus many is Polars' -(b - a)). */
+static void check_program(suite *s) {
+  if (s->be->eval_program == NULL) {
+    if (s->strict) {
+      fprintf(stderr, "  [%s] no eval_program\n", s->be->name);
+      failures_++;
+    }
+    return;
+  }
+  static const ladle_type_id IDS[] = {LADLE_TYPE_INT8,    LADLE_TYPE_INT32,   LADLE_TYPE_INT64,
+                                      LADLE_TYPE_UINT16,  LADLE_TYPE_UINT64,  LADLE_TYPE_FLOAT32,
+                                      LADLE_TYPE_FLOAT64, LADLE_TYPE_DATE,    LADLE_TYPE_DATETIME};
+  ladle_dtype bt = ladle_dtype_make(LADLE_TYPE_BOOL);
+  int64_t len[16], nl = lengths(s, len);
+  for (size_t t = 0; t < sizeof IDS / sizeof IDS[0]; t++) {
+    ladle_type_id id = IDS[t];
+    ladle_dtype dt = dtype_of(id);
+    bool num = ladle_type_is_numeric(id);
+    for (int64_t li = 0; li < nl; li++) {
+      int64_t n = len[li];
+      if (n == 0) continue; /* a program's rows come from its columns */
+      ladle_column h[3] = {random_column(id, n, NULLS[li % 3]), random_column(id, n, 3),
+                           random_column(LADLE_TYPE_BOOL, n, NULLS[(li + 1) % 3])};
+      ladle_column c = random_column(id, 1, 0), cnull = random_column(id, 1, 1);
+      ladle_column d[3];
+      char what[96];
+      snprintf(what, sizeof what, "program over %s[%lld]", tname(id), (long long)n);
+      int up_ok = 0;
+      for (int k = 0; k < 3; k++) up_ok += up(s, &h[k], &d[k], what);
+      for (int prog = 0; up_ok == 3 && prog < 3; prog++) {
+        if (prog == 1 && !num) continue;
+        ladle_program p;
+        memset(&p, 0, sizeof p);
+#define INS(code_, op_, a_, b_, t_, v_) \
+  p.ins[p.n++] = (ladle_pinstr){LADLE_P_##code_, LADLE_OP_##op_, a_, b_, t_, v_}
+        if (prog == 0) { /* (x > c & x <= y) | b */
+          INS(COL, ADD, 0, 0, dt, NULL);
+          INS(COL, ADD, 1, 0, dt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &c);
+          INS(BINARY, GT, 0, 2, bt, NULL);
+          INS(BINARY, LE, 0, 1, bt, NULL);
+          INS(COL, ADD, 2, 0, bt, NULL);
+          INS(BINARY, AND, 3, 4, bt, NULL);
+          INS(BINARY, OR, 6, 5, bt, NULL);
+        } else if (prog == 1) { /* (c - (x * c + y)) - x */
+          INS(COL, ADD, 0, 0, dt, NULL);
+          INS(COL, ADD, 1, 0, dt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &c);
+          INS(BINARY, MUL, 0, 2, dt, NULL);
+          INS(BINARY, ADD, 3, 1, dt, NULL);
+          INS(BINARY, SUB, 2, 4, dt, NULL);
+          INS(BINARY, SUB, 5, 0, dt, NULL);
+        } else { /* x == null: all null; and b, as Kleene's and of null and false */
+          INS(COL, ADD, 0, 0, dt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &cnull);
+          INS(BINARY, EQ, 0, 1, bt, NULL);
+          INS(COL, ADD, 2, 0, bt, NULL);
+          INS(BINARY, AND, 2, 3, bt, NULL);
+        }
+#undef INS
+        char w2[128];
+        snprintf(w2, sizeof w2, "%s program %d", what, prog);
+        ladle_column got, ref[LADLE_PROG_MAX];
+        ladle_status st = s->be->eval_program(&s->ctx, &p, d, 3, &got, &err_);
+        if (!ran(s, st, w2)) continue;
+        /* the reference: one binary call per instruction */
+        size_t done = 0;
+        bool ok = true;
+        for (; ok && done < p.n; done++) {
+          const ladle_pinstr *in = &p.ins[done];
+          if (in->code == LADLE_P_COL)
+            ladle_column_copy_ref(&d[in->a], &ref[done]);
+          else if (in->code == LADLE_P_CONST)
+            ladle_column_copy_ref(in->value, &ref[done]);
+          else
+            ok = ran(s, s->be->binary(&s->ctx, in->op, &ref[in->a], &ref[in->b], in->type,
+                                      &ref[done], &err_), w2);
+          if (!ok) break;
+        }
+        ladle_column hg, hr;
+        if (ok && down(s, &got, &hg, w2)) {
+          if (down(s, &ref[p.n - 1], &hr, w2)) {
+            if (!same_column(w2, &hg, &hr)) failures_++;
+            ladle_column_release(&hr);
+          }
+          ladle_column_release(&hg);
+        }
+        for (size_t k = 0; k < done; k++) ladle_column_release(&ref[k]);
+        ladle_column_release(&got);
+      }
+      for (int k = 0; k < up_ok; k++) ladle_column_release(&d[k]);
+      for (int k = 0; k < 3; k++) ladle_column_release(&h[k]);
+      ladle_column_release(&c);
+      ladle_column_release(&cnull);
+    }
+  }
+  /* an operand after its instruction is an error, not a read past the values */
+  ladle_column h = random_column(LADLE_TYPE_INT64, 10, 0), d;
+  if (up(s, &h, &d, "program errors")) {
+    ladle_program p;
+    memset(&p, 0, sizeof p);
+    ladle_dtype it = ladle_dtype_make(LADLE_TYPE_INT64);
+    p.ins[p.n++] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, it, NULL};
+    p.ins[p.n++] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_ADD, 0, 1, it, NULL};
+    ladle_column out;
+    CHECK(s->be->eval_program(&s->ctx, &p, &d, 1, &out, &err_) == LADLE_EINVAL);
+    p.ins[1].a = 5;
+    CHECK(s->be->eval_program(&s->ctx, &p, &d, 1, &out, &err_) == LADLE_EINVAL);
+    ladle_column_release(&d);
+  }
+  ladle_column_release(&h);
+}
+
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
                mask = random_column(LADLE_TYPE_BOOL, 9, 0);
@@ -734,7 +850,7 @@ static void check_limit(suite *s, const ladle_allocator *parent) {
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
-      "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, errors, limits "
+      "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, errors, limits "
       "(large: "
       "%lld rows)\n",
       s->be->name, (long long)s->large);
@@ -743,6 +859,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_sum(s);
   check_min_max_count(s);
   check_binary(s);
+  check_program(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

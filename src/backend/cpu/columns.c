@@ -302,3 +302,47 @@ ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n,
                                 ladle_column *out, ladle_error *err) {
   WITH_MR(ctx, sequence_on(ctx, start, n, type, out, err));
 }
+
+/* A row program node by node through the binary kernel: the reference a
+ * fused backend must agree with (the conformance suite compares them). */
+ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *p,
+                                    const ladle_column *inputs, size_t ninputs, ladle_column *out,
+                                    ladle_error *err) {
+  if (p->n == 0 || p->n > LADLE_PROG_MAX)
+    return ladle_err_set(err, LADLE_EINVAL, "a row program of %zu instructions", p->n);
+  ladle_column v[LADLE_PROG_MAX];
+  size_t done = 0;
+  ladle_status st = LADLE_OK;
+  for (; done < p->n && st == LADLE_OK; done++) {
+    const ladle_pinstr *in = &p->ins[done];
+    switch (in->code) {
+      case LADLE_P_COL:
+        if (in->a < 0 || (size_t)in->a >= ninputs) {
+          st = ladle_err_set(err, LADLE_EINVAL, "a row program reads input %d of %zu", in->a,
+                             ninputs);
+          break;
+        }
+        ladle_column_copy_ref(&inputs[in->a], &v[done]);
+        break;
+      case LADLE_P_CONST:
+        ladle_column_copy_ref(in->value, &v[done]);
+        break;
+      default: {
+        if (in->a < 0 || in->b < 0 || (size_t)in->a >= done || (size_t)in->b >= done) {
+          st = ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");
+          break;
+        }
+        /* a column by one value: as the executor calls binary (Polars
+         * divides such a column through the reciprocal) */
+        ladle_kctx k = *ctx;
+        k.many_rows = p->ins[in->a].code != LADLE_P_CONST && p->ins[in->b].code == LADLE_P_CONST &&
+                      v[in->a].length > 1;
+        st = ladle_cpu_binary(&k, in->op, &v[in->a], &v[in->b], in->type, &v[done], err);
+      }
+    }
+    if (st != LADLE_OK) break;
+  }
+  if (st == LADLE_OK) ladle_column_copy_ref(&v[p->n - 1], out);
+  for (size_t i = 0; i < done; i++) ladle_column_release(&v[i]);
+  return st;
+}

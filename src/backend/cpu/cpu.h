@@ -263,6 +263,9 @@ ladle_status ladle_cpu_take(const ladle_kctx *ctx, const ladle_column *src, cons
                             ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_filter(const ladle_kctx *ctx, const ladle_column *src,
                               const ladle_column *mask, ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *p,
+                                    const ladle_column *inputs, size_t ninputs, ladle_column *out,
+                                    ladle_error *err);
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,

@@ -588,6 +588,98 @@ done:
   return finish(st, &o, scratch, out);
 }
 
+/* A row program in one kernel: columns read once, every operation in
+ * registers, one output column written (ldc_program). */
+static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program *p,
+                                      const ladle_column *inputs, size_t ninputs,
+                                      ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (p->n == 0 || p->n > LDC_PROG_MAX || ninputs > LDC_PROG_INPUTS)
+    return ladle_err_set(err, LADLE_EINVAL, "a row program of %zu instructions over %zu columns",
+                         p->n, ninputs);
+  ldc_prog g;
+  memset(&g, 0, sizeof g);
+  g.n = (int)p->n;
+  int64_t n = -1;
+  for (size_t i = 0; i < ninputs; i++) {
+    if (!on_device(&inputs[i]) && inputs[i].length > 0)
+      return ladle_err_set(err, LADLE_EINVAL, "a row program's input %zu is not on the GPU", i);
+    if (n >= 0 && inputs[i].length != n)
+      return ladle_err_set(err, LADLE_EINVAL, "a row program over columns of %lld and %lld rows",
+                           (long long)n, (long long)inputs[i].length);
+    n = inputs[i].length;
+    g.col[i] = inputs[i].values;
+    g.colv[i] = inputs[i].validity;
+  }
+  if (n < 0) return ladle_err_set(err, LADLE_EINVAL, "a row program without a column");
+  for (size_t k = 0; k < p->n; k++) {
+    const ladle_pinstr *in = &p->ins[k];
+    ldc_ins *o = &g.ins[k];
+    ldc_num kind = LDC_U8;
+    switch (in->code) {
+      case LADLE_P_COL:
+        if (in->a < 0 || (size_t)in->a >= ninputs || !num_kind(in->type.id, &kind) ||
+            !ladle_dtype_equal(in->type, inputs[in->a].type))
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's column %d", in->a);
+        o->code = LDC_I_COL;
+        o->kind = (uint8_t)kind;
+        o->a = (uint8_t)in->a;
+        break;
+      case LADLE_P_CONST:
+        if (in->value == NULL || in->value->length != 1 || on_device(in->value) ||
+            !num_kind(in->value->type.id, &kind))
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's constant is not one host value");
+        o->code = LDC_I_CONST;
+        o->kind = (uint8_t)kind;
+        o->cvalid = ladle_column_valid(in->value, 0);
+        memcpy(&o->cbits, in->value->values, ladle_type_width(in->value->type.id));
+        break;
+      default: {
+        if (in->a < 0 || in->b < 0 || (size_t)in->a >= k || (size_t)in->b >= k)
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");
+        const ladle_pinstr *x = &p->ins[in->a], *y = &p->ins[in->b];
+        if (!cuda_binary_supports(in->op, x->type, y->type, in->type))
+          return ladle_err_set(err, LADLE_ENOTSUP, "binary operation %d of %s and %s on the GPU",
+                               in->op, ladle_dtype_name(x->type, NULL, 0),
+                               ladle_dtype_name(y->type, NULL, 0));
+        int op = ldc_op_of(in->op);
+        /* one float minus many: -(b - a), as Polars (binary's rule) */
+        if (op == LDC_SUB && ladle_type_is_float(x->type.id) && x->code == LADLE_P_CONST &&
+            y->code != LADLE_P_CONST && n > 1)
+          op = LDC_NEG_SUB;
+        num_kind(x->type.id, &kind);
+        o->code = LDC_I_OP;
+        o->kind = (uint8_t)kind;
+        o->op = (uint8_t)op;
+        o->a = (uint8_t)in->a;
+        o->b = (uint8_t)in->b;
+      }
+    }
+  }
+  ldc_num out_kind;
+  ladle_dtype t = p->ins[p->n - 1].type;
+  if (!num_kind(t.id, &out_kind))
+    return ladle_err_set(err, LADLE_ENOTSUP, "a row program into %s on the GPU",
+                         ladle_dtype_name(t, NULL, 0));
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), t, n, true, 0, &o, err));
+  ladle_buffer *scratch = NULL;
+  unsigned long long nulls = 0;
+  ladle_status st = ladle_buffer_alloc(alloc_of(ctx), 8, &scratch, err);
+  if (st == LADLE_OK && n > 0) {
+    cudaStream_t s = stream_of(ctx);
+    CU_GOTO(cudaMemsetAsync(scratch->data, 0, 8, s));
+    CU_GOTO(ldc_program(&g, out_kind, n, LADLE_COL_MUT(&o, uint8_t),
+                        (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), (unsigned long long *)scratch->data,
+                        s));
+    CU_GOTO(cudaMemcpyAsync(&nulls, scratch->data, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  if (st == LADLE_OK) set_nulls(&o, nulls);
+done:
+  return finish(st, &o, scratch, out);
+}
+
 static ladle_status cuda_memory_info(const ladle_kctx *ctx, int64_t *free_bytes,
                                      int64_t *total_bytes, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -611,6 +703,7 @@ static const ladle_backend cuda_backend = {
     .reduce = cuda_reduce,
     .binary = cuda_binary,
     .binary_supports = cuda_binary_supports,
+    .eval_program = cuda_eval_program,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */

@@ -259,6 +259,163 @@ cudaError_t binary_as(int op, const void *a, const uint8_t *av, bool a1, const v
   return cudaGetLastError();
 }
 
+/* ---- row programs: one pass over the rows, values in registers ---- */
+
+template <typename T>
+__device__ __forceinline__ T from_slot(uint64_t s) {
+  T t;
+  memcpy(&t, &s, sizeof(T));
+  return t;
+}
+template <typename T>
+__device__ __forceinline__ uint64_t to_slot(T t) {
+  uint64_t s = 0;
+  memcpy(&s, &t, sizeof(T));
+  return s;
+}
+
+/* x op y for operands of type T, as binary_kernel computes it */
+template <typename T>
+__device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
+  constexpr bool kFloat = std::is_floating_point<T>::value;
+  T x = from_slot<T>(xs), y = from_slot<T>(ys);
+  switch (op) {
+    case LDC_EQ:
+      return feq(x, y);
+    case LDC_NE:
+      return !feq(x, y);
+    case LDC_LT:
+      return flt(x, y);
+    case LDC_LE:
+      return !flt(y, x);
+    case LDC_GT:
+      return flt(y, x);
+    case LDC_GE:
+      return !flt(x, y);
+    case LDC_ADD:
+      return to_slot<T>(kFloat ? x + y : (T)((unsigned long long)x + (unsigned long long)y));
+    case LDC_SUB:
+      return to_slot<T>(kFloat ? x - y : (T)((unsigned long long)x - (unsigned long long)y));
+    case LDC_NEG_SUB:
+      return to_slot<T>((T)(-(y - x)));
+    default:
+      return to_slot<T>(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
+  }
+}
+
+__device__ __forceinline__ uint64_t op_kind(int kind, int op, uint64_t x, uint64_t y) {
+  switch (kind) {
+    case LDC_U8:
+      return op_as<uint8_t>(op, x, y);
+    case LDC_I8:
+      return op_as<int8_t>(op, x, y);
+    case LDC_I16:
+      return op_as<int16_t>(op, x, y);
+    case LDC_U16:
+      return op_as<uint16_t>(op, x, y);
+    case LDC_I32:
+      return op_as<int32_t>(op, x, y);
+    case LDC_U32:
+      return op_as<uint32_t>(op, x, y);
+    case LDC_I64:
+      return op_as<int64_t>(op, x, y);
+    case LDC_U64:
+      return op_as<uint64_t>(op, x, y);
+    case LDC_F32:
+      return op_as<float>(op, x, y);
+    default:
+      return op_as<double>(op, x, y);
+  }
+}
+
+__device__ __forceinline__ uint64_t load_kind(int kind, const void *col, int64_t i) {
+  switch (kind) {
+    case LDC_U8:
+    case LDC_I8:
+      return ((const uint8_t *)col)[i];
+    case LDC_I16:
+    case LDC_U16:
+      return ((const uint16_t *)col)[i];
+    case LDC_I32:
+    case LDC_U32:
+    case LDC_F32:
+      return ((const uint32_t *)col)[i];
+    default:
+      return ((const uint64_t *)col)[i];
+  }
+}
+
+__device__ __forceinline__ void store_kind(int kind, void *out, int64_t i, uint64_t v) {
+  switch (kind) {
+    case LDC_U8:
+    case LDC_I8:
+      ((uint8_t *)out)[i] = (uint8_t)v;
+      break;
+    case LDC_I16:
+    case LDC_U16:
+      ((uint16_t *)out)[i] = (uint16_t)v;
+      break;
+    case LDC_I32:
+    case LDC_U32:
+    case LDC_F32:
+      ((uint32_t *)out)[i] = (uint32_t)v;
+      break;
+    default:
+      ((uint64_t *)out)[i] = v;
+  }
+}
+
+/* The program, a copy in shared memory per block; each row's values in a
+ * thread's local array (its first instructions are loads). */
+__global__ void program_kernel(const ldc_prog p, int out_kind, int64_t n, void *out,
+                               uint32_t *out_valid, unsigned long long *nulls) {
+  __shared__ ldc_ins ins[LDC_PROG_MAX];
+  for (int k = threadIdx.x; k < p.n; k += blockDim.x) ins[k] = p.ins[k];
+  __syncthreads();
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      uint64_t v[LDC_PROG_MAX];
+      uint32_t ok = 0; /* bit k: value k is valid */
+      for (int k = 0; k < p.n; k++) {
+        const ldc_ins in = ins[k];
+        uint64_t r;
+        bool rv;
+        if (in.code == LDC_I_COL) {
+          r = load_kind(in.kind, p.col[in.a], i);
+          rv = bit(p.colv[in.a], i);
+        } else if (in.code == LDC_I_CONST) {
+          r = in.cbits;
+          rv = in.cvalid != 0;
+        } else {
+          bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
+          if (in.op == LDC_AND || in.op == LDC_OR) {
+            bool x = xv && v[in.a] != 0, y = yv && v[in.b] != 0;
+            if (in.op == LDC_AND) {
+              r = x && y;
+              rv = (xv && yv) || (xv && !x) || (yv && !y);
+            } else {
+              r = x || y;
+              rv = (xv && yv) || x || y;
+            }
+            r = rv && r;
+          } else {
+            r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
+            rv = xv && yv;
+          }
+        }
+        v[k] = r;
+        ok |= (uint32_t)rv << k;
+      }
+      valid = (ok >> (p.n - 1)) & 1;
+      store_kind(out_kind, out, i, v[p.n - 1]);
+    }
+    validity_word(valid, base, n, out_valid, nulls);
+  }
+}
+
 /* A min or max so far: its value, the numbers (valid, not NaN) that made it,
  * and the valid values met (NaN among them). */
 template <typename T>
@@ -482,4 +639,13 @@ extern "C" cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uin
       return binary_as<double>(op, a, av, a1, b, bv, b1, n, out, out_valid, d_nulls, stream);
   }
   return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t ldc_program(const ldc_prog *p, int out_kind, int64_t n, void *out,
+                                   uint32_t *out_valid, unsigned long long *d_nulls,
+                                   cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (p->n < 1 || p->n > LDC_PROG_MAX) return cudaErrorInvalidValue;
+  program_kernel<<<grid_for(n), kBlock, 0, stream>>>(*p, out_kind, n, out, out_valid, d_nulls);
+  return cudaGetLastError();
 }

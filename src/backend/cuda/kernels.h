@@ -87,6 +87,32 @@ cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, b
                        const void *b, const uint8_t *bv, bool b1, int64_t n, void *out,
                        uint32_t *out_valid, unsigned long long *d_nulls, cudaStream_t stream);
 
+/* A row program (the table's ladle_program, lowered): instruction i makes
+ * value i from a column (`col[a]`, `colv[a]` its validity), a constant or an
+ * operation of two earlier values; all values are held as 64-bit slots of
+ * their kind's bits (a Boolean as LDC_U8 0/1). */
+#define LDC_PROG_MAX 32
+#define LDC_PROG_INPUTS 16
+enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP };
+typedef struct ldc_ins {
+  uint8_t code; /* LDC_I_* */
+  uint8_t kind; /* COL, CONST: the value's ldc_num; OP: the operands' */
+  uint8_t op;   /* OP: an ldc_op (LDC_AND/LDC_OR over Boolean values) */
+  uint8_t a, b; /* OP: operand values; COL: the input */
+  uint8_t cvalid;
+  uint64_t cbits; /* CONST */
+} ldc_ins;
+typedef struct ldc_prog {
+  int n;
+  ldc_ins ins[LDC_PROG_MAX];
+  const void *col[LDC_PROG_INPUTS];
+  const uint8_t *colv[LDC_PROG_INPUTS];
+} ldc_prog;
+/* The last instruction's value for rows [0, n) into out (elements of kind
+ * out_kind; a Boolean as bytes: LDC_U8), its validity as ldc_take. */
+cudaError_t ldc_program(const ldc_prog *p, int out_kind, int64_t n, void *out, uint32_t *out_valid,
+                        unsigned long long *d_nulls, cudaStream_t stream);
+
 /* The min (max when is_max) of the valid values of v that are not NaN into
  * *out (a value of the element type), and into counts[0] and counts[1] the
  * numbers it was taken over and the valid values (NaN included): no number
