@@ -135,6 +135,19 @@ static inline bool ladle_reduce_extreme_type(ladle_type_id id) {
          id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION || id == LADLE_TYPE_TIME;
 }
 
+/* Whether casting a to out cannot fail on any value (what a row program's
+ * CAST takes): to a float (not Float64 to Float32), or an integer (or a
+ * Boolean, as 0 and 1) to an integer type holding every value of it. */
+static inline bool ladle_cast_lossless(ladle_dtype a, ladle_dtype out) {
+  if (!ladle_type_is_numeric(a.id) && a.id != LADLE_TYPE_BOOL) return false;
+  if (ladle_type_is_float(out.id)) return a.id != LADLE_TYPE_FLOAT64 || out.id == LADLE_TYPE_FLOAT64;
+  if (!ladle_type_is_integer(out.id) || ladle_type_is_float(a.id)) return false;
+  if (a.id == LADLE_TYPE_BOOL) return true;
+  size_t wa = ladle_type_width(a.id), wo = ladle_type_width(out.id);
+  bool sa = ladle_type_is_signed(a.id), so = ladle_type_is_signed(out.id);
+  return (sa == so && wo >= wa) || (!sa && so && wo > wa);
+}
+
 /* Polars' type of sum(x): Boolean counts as UInt32, the small integers widen
  * to Int64, the rest keep their type. */
 static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
@@ -164,7 +177,9 @@ enum { LADLE_PROG_MAX = 32, LADLE_PROG_INPUTS = 16 };
 typedef enum ladle_pcode {
   LADLE_P_COL,    /* input column `a` */
   LADLE_P_CONST,  /* `value`, a one-row host column */
-  LADLE_P_BINARY  /* `op` (a ladle_binary_op) of values a and b */
+  LADLE_P_BINARY, /* `op` (a ladle_binary_op) of values a and b */
+  LADLE_P_FUNC,   /* `op` (a ladle_func) of value a (and b: fill_null's value) */
+  LADLE_P_CAST    /* value a as `type` (a cast no value can fail) */
 } ladle_pcode;
 
 typedef struct ladle_pinstr {
@@ -231,6 +246,11 @@ typedef struct ladle_backend {
   ladle_status (*eval_program)(const ladle_kctx *ctx, const ladle_program *p,
                                const ladle_column *inputs, size_t ninputs, ladle_column *out,
                                ladle_error *err);
+  /* Whether eval_program takes an instruction of `code` and `op` over values
+   * of types a (and b) into `out` (NULL: every one the binder makes; BINARY
+   * instructions answer as binary_supports). */
+  bool (*program_supports)(ladle_pcode code, int op, ladle_dtype a, ladle_dtype b,
+                           ladle_dtype out);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

@@ -52,6 +52,23 @@ static bool reads_columns(const ladle_bexpr *e) {
   return false;
 }
 
+/* functions a row program computes (LADLE_P_FUNC) */
+static bool fusable_func(int op) {
+  switch (op) {
+    case LADLE_FN_NOT:
+    case LADLE_FN_NEG:
+    case LADLE_FN_ABS:
+    case LADLE_FN_IS_NULL:
+    case LADLE_FN_IS_NOT_NULL:
+    case LADLE_FN_IS_NAN:
+    case LADLE_FN_IS_NOT_NAN:
+    case LADLE_FN_FILL_NULL:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool exec_host_scalar(const ladle_bexpr *e) {
   return e->scalar && !e->has_agg && !e->has_window && e->kind != LADLE_EX_LIT &&
          !reads_columns(e);
@@ -125,11 +142,34 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
                  ladle_dtype_name(e->args[2]->type, NULL, 0));
         return buf;
       }
+      if (fusable_func(e->op) && e->nargs == (e->op == LADLE_FN_FILL_NULL ? 2u : 1u)) {
+        /* computed inside a row program only */
+        for (size_t i = 0; i < e->nargs; i++) {
+          const char *why = rowwise(s, e->args[i], buf, cap);
+          if (why != NULL) return why;
+        }
+        ladle_dtype a = e->args[0]->type, b = e->nargs > 1 ? e->args[1]->type : a;
+        if (s->be->eval_program != NULL &&
+            (s->be->program_supports == NULL ||
+             s->be->program_supports(LADLE_P_FUNC, e->op, a, b, e->type)))
+          return NULL;
+        snprintf(buf, cap, "function '%s' of %s", ladle_func_name(e->op),
+                 type_name(a, t1, sizeof t1));
+        return buf;
+      }
       snprintf(buf, cap, "function '%s'", ladle_func_name(e->op));
       return buf;
-    case LADLE_EX_CAST:
-      snprintf(buf, cap, "a cast to %s", type_name(e->type, t1, sizeof t1));
+    case LADLE_EX_CAST: {
+      const char *why = rowwise(s, e->args[0], buf, cap);
+      if (why != NULL) return why;
+      if (s->be->eval_program != NULL && ladle_cast_lossless(e->args[0]->type, e->type) &&
+          (s->be->program_supports == NULL ||
+           s->be->program_supports(LADLE_P_CAST, 0, e->args[0]->type, e->args[0]->type, e->type)))
+        return NULL;
+      snprintf(buf, cap, "a cast of %s to %s", type_name(e->args[0]->type, t2, sizeof t2),
+               type_name(e->type, t1, sizeof t1));
       return buf;
+    }
     case LADLE_EX_WHEN:
       return "when/then/otherwise";
     case LADLE_EX_AGG:
@@ -164,6 +204,11 @@ static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *bu
     case LADLE_AGG_MIN:
     case LADLE_AGG_MAX:
       if (ladle_reduce_extreme_type(a->type.id)) return NULL;
+      break;
+    case LADLE_AGG_MEAN: /* a sum and a count, divided on the host */
+      if (ladle_type_is_float(a->type.id) || a->type.id == LADLE_TYPE_BOOL ||
+          (ladle_type_is_integer(a->type.id) && ladle_type_width(a->type.id) <= 4))
+        return NULL;
       break;
     default:
       snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
@@ -438,6 +483,79 @@ ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const lad
   return LADLE_OK;
 }
 
+/* one value of a one-row column (a reduce's) on the host, as a double */
+static ladle_status host_value(exec_state *s, const ladle_column *c, double *v, bool *valid,
+                               ladle_error *err) {
+  ladle_column h;
+  LADLE_RETURN_NOT_OK(s->be->to_host(&s->k, c, &h, err));
+  *valid = h.length == 1 && ladle_column_valid(&h, 0);
+  *v = 0;
+  if (*valid) {
+    switch (h.type.id) {
+      case LADLE_TYPE_FLOAT64:
+        *v = ((const double *)h.values)[0];
+        break;
+      case LADLE_TYPE_FLOAT32:
+        *v = ((const float *)h.values)[0];
+        break;
+      case LADLE_TYPE_INT64:
+        *v = (double)((const int64_t *)h.values)[0];
+        break;
+      case LADLE_TYPE_UINT64:
+        *v = (double)((const uint64_t *)h.values)[0];
+        break;
+      case LADLE_TYPE_UINT32:
+        *v = ((const uint32_t *)h.values)[0];
+        break;
+      case LADLE_TYPE_INT32:
+        *v = ((const int32_t *)h.values)[0];
+        break;
+      default:
+        ladle_column_release(&h);
+        return ladle_err_set(err, LADLE_EINVAL, "internal: a mean's part of type %s",
+                             ladle_dtype_name(h.type, NULL, 0));
+    }
+  }
+  ladle_column_release(&h);
+  return LADLE_OK;
+}
+
+/* mean: the backend's sum and count, their quotient on the host (null where
+ * no value is valid); whole_agg keeps integers to 32 bits, whose sum in 64
+ * bits is exact */
+static ladle_status columns_mean(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                 ladle_column *out, ladle_error *err) {
+  ladle_column in, sum, cnt;
+  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+  ladle_status st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &in, &sum, err);
+  if (st == LADLE_OK) {
+    st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &in, &cnt, err);
+    if (st != LADLE_OK) ladle_column_release(&sum);
+  }
+  ladle_column_release(&in);
+  if (st != LADLE_OK) return st;
+  double sv = 0, cv = 0;
+  bool s_ok = false, c_ok = false;
+  st = host_value(s, &sum, &sv, &s_ok, err);
+  if (st == LADLE_OK) st = host_value(s, &cnt, &cv, &c_ok, err);
+  ladle_column_release(&sum);
+  ladle_column_release(&cnt);
+  if (st != LADLE_OK) return st;
+  if (e->type.id != LADLE_TYPE_FLOAT64 && e->type.id != LADLE_TYPE_FLOAT32)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a mean of type %s on the column kernels",
+                         ladle_dtype_name(e->type, NULL, 0));
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(e->type, 1, true, 0, out, err));
+  bool valid = c_ok && cv > 0;
+  double m = valid ? sv / cv : 0;
+  if (e->type.id == LADLE_TYPE_FLOAT32)
+    LADLE_COL_MUT(out, float)[0] = (float)m;
+  else
+    LADLE_COL_MUT(out, double)[0] = m;
+  if (!valid) ladle_bit_set(LADLE_COL_VALIDITY_MUT(out), 0, false);
+  ladle_column_finish_nulls(out);
+  return LADLE_OK;
+}
+
 /* A whole-column aggregation (whole_agg said which) by `reduce`; len on
  * the host, from the rows. */
 ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
@@ -465,6 +583,8 @@ ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_t
     case LADLE_AGG_COUNT:
       op = LADLE_REDUCE_COUNT;
       break;
+    case LADLE_AGG_MEAN:
+      return columns_mean(s, e, t, out, err);
     default:
       return ladle_err_set(err, LADLE_ENOTSUP, "aggregation '%s' on the column kernels",
                            ladle_agg_name((ladle_agg_op)e->op));
@@ -564,6 +684,16 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     int b = a < 0 ? -1 : emit(c, e->args[1]);
     return b < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, e->op, a, b, e->type, NULL);
   }
+  if (e->kind == LADLE_EX_CAST && ladle_cast_lossless(e->args[0]->type, e->type)) {
+    int a = emit(c, e->args[0]);
+    return a < 0 ? -1 : emit_ins(c, LADLE_P_CAST, 0, a, a, e->type, NULL);
+  }
+  if (e->kind == LADLE_EX_FUNC && fusable_func(e->op) &&
+      e->nargs == (e->op == LADLE_FN_FILL_NULL ? 2u : 1u)) {
+    int a = emit(c, e->args[0]);
+    int b = a < 0 || e->nargs < 2 ? a : emit(c, e->args[1]);
+    return b < 0 ? -1 : emit_ins(c, LADLE_P_FUNC, e->op, a, b, e->type, NULL);
+  }
   if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
     ladle_closed cl = e->fopts.closed;
     int lo = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
@@ -596,6 +726,12 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
     for (size_t k = 0; k < c->ncols; k++) in[k] = chunk->columns[c->col[k]];
     st = s->be->eval_program(&s->k, &c->p, in, c->ncols, out, err);
     *done = st == LADLE_OK;
+  } else if (st == LADLE_OK && s->be->func == NULL) {
+    /* node by node would need the kernels a GPU has only inside programs */
+    st = ladle_err_set(err, LADLE_ENOTSUP,
+                       "device '%s:%d': an expression of more than %d operations or %d columns "
+                       "(one row program) has no GPU path yet",
+                       s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
   }
   for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
   free(c);

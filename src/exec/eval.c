@@ -313,7 +313,8 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
     on_host.k.device_id = 0;
     return eval_chunk(&on_host, e, NULL, out, err);
   }
-  if (s->columns && (e->kind == LADLE_EX_BINARY || e->kind == LADLE_EX_FUNC)) {
+  if (s->columns &&
+      (e->kind == LADLE_EX_BINARY || e->kind == LADLE_EX_FUNC || e->kind == LADLE_EX_CAST)) {
     /* one pass over the rows for the whole tree */
     bool done = false;
     LADLE_RETURN_NOT_OK(exec_columns_program(s, e, chunk, out, &done, err));

@@ -76,8 +76,10 @@ static ladle_plan *plan_(ladle_table *t, int which) {
                          AS(AGG(MAX, COL("d")), "dmax"),
                          AS(AGG(COUNT, COL("fn")), "cnt"),
                          AS(ladle_expr_len(), "len"),
-                         AS(AGG(SUM, COL("b")), "bsum")};
-      CHECK_OK(ladle_plan_select(f, 8, e, &p, &err_));
+                         AS(AGG(SUM, COL("b")), "bsum"),
+                         AS(AGG(MEAN, COL("fn")), "fmean"),
+                         AS(AGG(MEAN, COL("i32")), "imean")};
+      CHECK_OK(ladle_plan_select(f, 10, e, &p, &err_));
       break;
     }
     case 3: /* keeps nothing */

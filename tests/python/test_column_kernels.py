@@ -116,6 +116,34 @@ def test_projections_of_arithmetic(engine: ladle.Engine) -> None:
     check(engine, DF.lazy().select("s", "d", (pl.col("i32") * pl.col("i32")).alias("sq")))
 
 
+def test_null_tests_fills_casts_and_division(engine: ladle.Engine) -> None:
+    lf = DF.lazy().with_columns(
+        n=pl.col("fn").is_null(),
+        nn=pl.col("in").is_not_null() & ~pl.col("b"),
+        neg=-pl.col("i32"),
+        a=(pl.col("i8") - 50).abs(),
+        af=pl.col("f64").abs(),
+        f=pl.col("in").fill_null(0),
+        ff=pl.col("fn").fill_null(pl.col("f64")),
+        c=pl.col("i32").cast(pl.Float64) / 2,
+        c2=pl.col("u16").cast(pl.Int64) * pl.col("i64"),
+        d=pl.col("f64") / pl.col("fn"),
+        nan=(pl.col("f64") / 0.0).is_nan(),
+        m=pl.col("i64") * pl.col("f64"),  # Polars casts the integer to Float64
+    )
+    check(engine, lf)
+
+
+def test_the_seeds_null_filter(engine: ladle.Engine) -> None:
+    # a filter on is_not_null() | (x == 1), then fill_null and is_null (the seed's ETL)
+    lf = (
+        DF.lazy()
+        .filter(pl.col("fn").is_not_null() | (pl.col("in") == 1))
+        .with_columns(pl.col("in").fill_null(-1).alias("in_filled"), pl.col("fn").is_null().alias("was_null"))
+    )
+    check(engine, lf)
+
+
 @pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
 def test_whole_column_aggregations(engine: ladle.Engine, df: pl.DataFrame) -> None:
     lf = df.lazy().select(
@@ -132,6 +160,11 @@ def test_whole_column_aggregations(engine: ladle.Engine, df: pl.DataFrame) -> No
         pl.col("ts").min().alias("ts_min"),
         pl.col("in").count().alias("in_count"),
         pl.col("s").len().alias("s_len"),
+        pl.col("fn").mean().alias("fn_mean"),
+        pl.col("f64").mean().alias("f64_mean"),
+        pl.col("f32").mean().alias("f32_mean"),
+        pl.col("i32").mean().alias("i32_mean"),
+        pl.col("b").mean().alias("b_mean"),
         pl.len(),
     )
     check(engine, lf)
@@ -170,11 +203,12 @@ def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> No
     "lf, where",
     [
         (DF.lazy().filter(pl.col("s") == "kiwi"), "FILTER"),
-        (DF.lazy().select(pl.col("f64").mean()), "'mean'"),
+        (DF.lazy().select(pl.col("i64").mean()), "'mean' of i64"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").sum()), "GROUP_BY"),
         (DF.lazy().sort("i32"), "SORT"),
         (DF.lazy().with_columns(pl.col("f64").sum().alias("t")), "spread over the rows"),
-        (DF.lazy().select(pl.col("i32").cast(pl.Float64) / 2), "SELECT"),
+        (DF.lazy().select(pl.col("f64").round(2)), "round"),
+        (DF.lazy().select(pl.col("f64").cast(pl.Int32, strict=False)), "cast"),  # one that can fail
     ],
 )
 def test_what_the_path_lacks_runs_on_the_cpu_with_a_named_reason(

@@ -327,6 +327,35 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
       case LADLE_P_CONST:
         ladle_column_copy_ref(in->value, &v[done]);
         break;
+      case LADLE_P_CAST:
+        if (in->a < 0 || (size_t)in->a >= done) {
+          st = ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");
+          break;
+        }
+        st = ladle_cpu_cast(ctx, &v[in->a], in->type, LADLE_CAST_NON_STRICT, "program", &v[done],
+                            err);
+        break;
+      case LADLE_P_FUNC: {
+        bool two = in->op == LADLE_FN_FILL_NULL;
+        if (in->a < 0 || (size_t)in->a >= done || (two && (in->b < 0 || (size_t)in->b >= done))) {
+          st = ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");
+          break;
+        }
+        ladle_dtype at[2] = {v[in->a].type, two ? v[in->b].type : v[in->a].type};
+        ladle_kexpr k;
+        memset(&k, 0, sizeof k);
+        k.kind = LADLE_KEX_FUNC;
+        k.op = in->op;
+        k.type = in->type;
+        k.nargs = two ? 2 : 1;
+        k.arg_types = at;
+        k.arg_name = "program";
+        ladle_column args[2];
+        args[0] = v[in->a];
+        if (two) args[1] = v[in->b];
+        st = ladle_cpu_func(ctx, &k, args, k.nargs, &v[done], err);
+        break;
+      }
       default: {
         if (in->a < 0 || in->b < 0 || (size_t)in->a >= done || (size_t)in->b >= done) {
           st = ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");

@@ -528,7 +528,7 @@ static int ldc_op_of(int op) {
       [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1, [LADLE_OP_MUL] = LDC_MUL + 1,
       [LADLE_OP_EQ] = LDC_EQ + 1,   [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
       [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,   [LADLE_OP_GE] = LDC_GE + 1,
-      [LADLE_OP_AND] = LDC_AND + 1, [LADLE_OP_OR] = LDC_OR + 1};
+      [LADLE_OP_AND] = LDC_AND + 1, [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1};
   return op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
 }
 
@@ -541,7 +541,63 @@ static bool cuda_binary_supports(int op, ladle_dtype a, ladle_dtype b, ladle_dty
   return k >= 0 && ladle_dtype_equal(a, b) && num_kind(a.id, &kind) &&
          (logic ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
           : cmp ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
-                : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
+          : k == LDC_DIV ? ladle_type_is_float(a.id) && ladle_dtype_equal(out, a)
+                         : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
+}
+
+static int ldc_func_of(int f) {
+  switch (f) {
+    case LADLE_FN_NOT:
+      return LDC_F_NOT;
+    case LADLE_FN_NEG:
+      return LDC_F_NEG;
+    case LADLE_FN_ABS:
+      return LDC_F_ABS;
+    case LADLE_FN_IS_NULL:
+      return LDC_F_IS_NULL;
+    case LADLE_FN_IS_NOT_NULL:
+      return LDC_F_IS_NOT_NULL;
+    case LADLE_FN_IS_NAN:
+      return LDC_F_IS_NAN;
+    case LADLE_FN_IS_NOT_NAN:
+      return LDC_F_IS_NOT_NAN;
+    case LADLE_FN_FILL_NULL:
+      return LDC_F_FILL_NULL;
+    default:
+      return -1;
+  }
+}
+
+static bool cuda_program_supports(ladle_pcode code, int op, ladle_dtype a, ladle_dtype b,
+                                  ladle_dtype out) {
+  ldc_num ka, ko;
+  switch (code) {
+    case LADLE_P_BINARY:
+      return cuda_binary_supports(op, a, b, out);
+    case LADLE_P_CAST:
+      return num_kind(a.id, &ka) && num_kind(out.id, &ko) && ladle_cast_lossless(a, out);
+    case LADLE_P_FUNC:
+      if (!num_kind(a.id, &ka) || !num_kind(out.id, &ko)) return false;
+      switch (ldc_func_of(op)) {
+        case LDC_F_NOT:
+          return a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL;
+        case LDC_F_NEG:
+        case LDC_F_ABS:
+          return ladle_type_is_numeric(a.id) && ladle_dtype_equal(a, out);
+        case LDC_F_IS_NULL:
+        case LDC_F_IS_NOT_NULL:
+          return out.id == LADLE_TYPE_BOOL;
+        case LDC_F_IS_NAN:
+        case LDC_F_IS_NOT_NAN:
+          return ladle_type_is_float(a.id) && out.id == LADLE_TYPE_BOOL;
+        case LDC_F_FILL_NULL:
+          return ladle_dtype_equal(a, b) && ladle_dtype_equal(a, out);
+        default:
+          return false;
+      }
+    default:
+      return num_kind(out.id, &ko);
+  }
 }
 
 static ladle_status cuda_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
@@ -563,6 +619,8 @@ static ladle_status cuda_binary(const ladle_kctx *ctx, int op, const ladle_colum
   if (k == LDC_SUB && ladle_type_is_float(a->type.id) && a->length == 1 && b->length == n &&
       (n > 1 || ctx->many_rows))
     k = LDC_NEG_SUB;
+  if (k == LDC_DIV && b->length == 1 && a->length == n && (n > 1 || ctx->many_rows))
+    k = LDC_DIV_RECIP;
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), out_type, n, true, 0, &o, err));
   ladle_buffer *scratch = NULL;
@@ -634,6 +692,26 @@ static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program
         o->cvalid = ladle_column_valid(in->value, 0);
         memcpy(&o->cbits, in->value->values, ladle_type_width(in->value->type.id));
         break;
+      case LADLE_P_FUNC:
+      case LADLE_P_CAST: {
+        bool two = in->code == LADLE_P_FUNC && in->op == LADLE_FN_FILL_NULL;
+        if (in->a < 0 || (size_t)in->a >= k || (two && (in->b < 0 || (size_t)in->b >= k)))
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");
+        ladle_dtype at = p->ins[in->a].type, bt = two ? p->ins[in->b].type : at;
+        if (!cuda_program_supports(in->code, in->op, at, bt, in->type))
+          return ladle_err_set(err, LADLE_ENOTSUP, "%s of %s into %s on the GPU",
+                               in->code == LADLE_P_CAST ? "a cast" : "a function",
+                               ladle_dtype_name(at, NULL, 0), ladle_dtype_name(in->type, NULL, 0));
+        ldc_num ko = LDC_U8;
+        num_kind(at.id, &kind);
+        num_kind(in->type.id, &ko);
+        o->code = in->code == LADLE_P_CAST ? LDC_I_CAST : LDC_I_FUNC;
+        o->kind = (uint8_t)kind;
+        o->op = (uint8_t)(in->code == LADLE_P_CAST ? (int)ko : ldc_func_of(in->op));
+        o->a = (uint8_t)in->a;
+        o->b = (uint8_t)(two ? in->b : in->a);
+        break;
+      }
       default: {
         if (in->a < 0 || in->b < 0 || (size_t)in->a >= k || (size_t)in->b >= k)
           return ladle_err_set(err, LADLE_EINVAL, "a row program's operand is not before it");
@@ -647,6 +725,9 @@ static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program
         if (op == LDC_SUB && ladle_type_is_float(x->type.id) && x->code == LADLE_P_CONST &&
             y->code != LADLE_P_CONST && n > 1)
           op = LDC_NEG_SUB;
+        /* many floats by one: through its reciprocal (binary's rule) */
+        if (op == LDC_DIV && y->code == LADLE_P_CONST && x->code != LADLE_P_CONST && n > 1)
+          op = LDC_DIV_RECIP;
         num_kind(x->type.id, &kind);
         o->code = LDC_I_OP;
         o->kind = (uint8_t)kind;
@@ -704,6 +785,7 @@ static const ladle_backend cuda_backend = {
     .binary = cuda_binary,
     .binary_supports = cuda_binary_supports,
     .eval_program = cuda_eval_program,
+    .program_supports = cuda_program_supports,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */

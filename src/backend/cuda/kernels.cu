@@ -210,6 +210,12 @@ __global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, co
         case LDC_NEG_SUB: /* one value minus many floats: -(y - x), as Polars */
           r = (O)(-(y - x));
           break;
+        case LDC_DIV:
+          r = (O)(x / y);
+          break;
+        case LDC_DIV_RECIP: /* many floats by one: times its reciprocal, as Polars */
+          r = (O)(x * (T(1) / y));
+          break;
         default: /* LDC_MUL: integers wrap as in Polars */
           r = (O)(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
           break;
@@ -298,6 +304,10 @@ __device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
       return to_slot<T>(kFloat ? x - y : (T)((unsigned long long)x - (unsigned long long)y));
     case LDC_NEG_SUB:
       return to_slot<T>((T)(-(y - x)));
+    case LDC_DIV:
+      return to_slot<T>((T)(x / y));
+    case LDC_DIV_RECIP:
+      return to_slot<T>((T)(x * (T(1) / y)));
     default:
       return to_slot<T>(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
   }
@@ -365,6 +375,127 @@ __device__ __forceinline__ void store_kind(int kind, void *out, int64_t i, uint6
   }
 }
 
+/* f of x (a value of type T; y: fill_null's value), into *r and *rv */
+template <typename T>
+__device__ __forceinline__ void func_as(int f, uint64_t xs, bool xv, uint64_t ys, bool yv,
+                                        uint64_t *r, bool *rv) {
+  constexpr bool kFloat = std::is_floating_point<T>::value;
+  T x = from_slot<T>(xs);
+  *rv = xv;
+  switch (f) {
+    case LDC_F_NOT:
+      *r = xs == 0;
+      break;
+    case LDC_F_NEG:
+      *r = to_slot<T>(kFloat ? -x : (T)(0ULL - (unsigned long long)x));
+      break;
+    case LDC_F_ABS:
+      if (kFloat) /* the sign bit cleared, as Polars (abs(-0.0) is 0.0) */
+        *r = xs & (sizeof(T) == 4 ? 0x7fffffffULL : 0x7fffffffffffffffULL);
+      else
+        *r = to_slot<T>(std::is_signed<T>::value && xs >> (8 * sizeof(T) - 1) & 1
+                            ? (T)(0ULL - (unsigned long long)x)
+                            : x);
+      break;
+    case LDC_F_IS_NULL:
+      *r = !xv;
+      *rv = true;
+      break;
+    case LDC_F_IS_NOT_NULL:
+      *r = xv;
+      *rv = true;
+      break;
+    case LDC_F_IS_NAN:
+      *r = x != x;
+      break;
+    case LDC_F_IS_NOT_NAN:
+      *r = x == x;
+      break;
+    default: /* LDC_F_FILL_NULL */
+      *r = xv ? xs : ys;
+      *rv = xv || yv;
+  }
+}
+
+__device__ __forceinline__ void func_kind(int kind, int f, uint64_t x, bool xv, uint64_t y, bool yv,
+                                          uint64_t *r, bool *rv) {
+  switch (kind) {
+    case LDC_U8:
+      return func_as<uint8_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I8:
+      return func_as<int8_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I16:
+      return func_as<int16_t>(f, x, xv, y, yv, r, rv);
+    case LDC_U16:
+      return func_as<uint16_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I32:
+      return func_as<int32_t>(f, x, xv, y, yv, r, rv);
+    case LDC_U32:
+      return func_as<uint32_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I64:
+      return func_as<int64_t>(f, x, xv, y, yv, r, rv);
+    case LDC_U64:
+      return func_as<uint64_t>(f, x, xv, y, yv, r, rv);
+    case LDC_F32:
+      return func_as<float>(f, x, xv, y, yv, r, rv);
+    default:
+      return func_as<double>(f, x, xv, y, yv, r, rv);
+  }
+}
+
+/* x of type F as type T (a cast no value fails: the caller chose it) */
+template <typename F>
+__device__ __forceinline__ uint64_t cast_from(int to, uint64_t xs) {
+  F x = from_slot<F>(xs);
+  switch (to) {
+    case LDC_U8:
+      return to_slot<uint8_t>((uint8_t)x);
+    case LDC_I8:
+      return to_slot<int8_t>((int8_t)x);
+    case LDC_I16:
+      return to_slot<int16_t>((int16_t)x);
+    case LDC_U16:
+      return to_slot<uint16_t>((uint16_t)x);
+    case LDC_I32:
+      return to_slot<int32_t>((int32_t)x);
+    case LDC_U32:
+      return to_slot<uint32_t>((uint32_t)x);
+    case LDC_I64:
+      return to_slot<int64_t>((int64_t)x);
+    case LDC_U64:
+      return to_slot<uint64_t>((uint64_t)x);
+    case LDC_F32:
+      return to_slot<float>((float)x);
+    default:
+      return to_slot<double>((double)x);
+  }
+}
+
+__device__ __forceinline__ uint64_t cast_kind(int from, int to, uint64_t x) {
+  switch (from) {
+    case LDC_U8:
+      return cast_from<uint8_t>(to, x);
+    case LDC_I8:
+      return cast_from<int8_t>(to, x);
+    case LDC_I16:
+      return cast_from<int16_t>(to, x);
+    case LDC_U16:
+      return cast_from<uint16_t>(to, x);
+    case LDC_I32:
+      return cast_from<int32_t>(to, x);
+    case LDC_U32:
+      return cast_from<uint32_t>(to, x);
+    case LDC_I64:
+      return cast_from<int64_t>(to, x);
+    case LDC_U64:
+      return cast_from<uint64_t>(to, x);
+    case LDC_F32:
+      return cast_from<float>(to, x);
+    default:
+      return cast_from<double>(to, x);
+  }
+}
+
 /* The program, a copy in shared memory per block; each row's values in a
  * thread's local array (its first instructions are loads). */
 __global__ void program_kernel(const ldc_prog p, int out_kind, int64_t n, void *out,
@@ -389,6 +520,12 @@ __global__ void program_kernel(const ldc_prog p, int out_kind, int64_t n, void *
         } else if (in.code == LDC_I_CONST) {
           r = in.cbits;
           rv = in.cvalid != 0;
+        } else if (in.code == LDC_I_FUNC) {
+          bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
+          func_kind(in.kind, in.op, v[in.a], xv, v[in.b], yv, &r, &rv);
+        } else if (in.code == LDC_I_CAST) {
+          r = cast_kind(in.kind, in.op, v[in.a]);
+          rv = (ok >> in.a) & 1;
         } else {
           bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
           if (in.op == LDC_AND || in.op == LDC_OR) {

@@ -77,7 +77,9 @@ typedef enum ldc_op {
   LDC_NEG_SUB, /* -(b - a): one float minus many, as Polars computes it */
   LDC_MUL,     /* integers wrap */
   LDC_AND,
-  LDC_OR /* Kleene, over Boolean bytes (kind ignored) */
+  LDC_OR, /* Kleene, over Boolean bytes (kind ignored) */
+  LDC_DIV,      /* floats */
+  LDC_DIV_RECIP /* many floats by one: times its reciprocal, as Polars divides */
 } ldc_op;
 
 /* out[i] = a op b at row i, both of element kind `kind`; a1 (b1): that side
@@ -93,11 +95,15 @@ cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, b
  * their kind's bits (a Boolean as LDC_U8 0/1). */
 #define LDC_PROG_MAX 32
 #define LDC_PROG_INPUTS 16
-enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP };
+enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST };
+/* LDC_I_FUNC's functions of value a (fill_null: and b) */
+enum { LDC_F_NOT, LDC_F_NEG, LDC_F_ABS, LDC_F_IS_NULL, LDC_F_IS_NOT_NULL, LDC_F_IS_NAN,
+       LDC_F_IS_NOT_NAN, LDC_F_FILL_NULL };
 typedef struct ldc_ins {
   uint8_t code; /* LDC_I_* */
-  uint8_t kind; /* COL, CONST: the value's ldc_num; OP: the operands' */
-  uint8_t op;   /* OP: an ldc_op (LDC_AND/LDC_OR over Boolean values) */
+  uint8_t kind; /* COL, CONST: the value's ldc_num; OP, FUNC, CAST: the operands' */
+  uint8_t op;   /* OP: an ldc_op (LDC_AND/LDC_OR over Boolean values); FUNC: an
+                   LDC_F_*; CAST: the ldc_num cast to */
   uint8_t a, b; /* OP: operand values; COL: the input */
   uint8_t cvalid;
   uint64_t cbits; /* CONST */
