@@ -30,7 +30,7 @@ PY_DEPS := polars==2.1.0 pyarrow numpy pytest hypothesis duckdb matplotlib setup
 C_SOURCES := $(shell find src include -name '*.[ch]' 2>/dev/null)
 EXT_SOURCES := $(C_SOURCES) python/ladle/_native.c setup.py pyproject.toml
 
-.PHONY: all build deps python test test-c test-asan test-python fuzz fuzz-queries bench bench-quick bench-io demo demo-c format clean
+.PHONY: all build deps python test test-c test-asan test-python test-gpu fuzz fuzz-queries bench bench-quick bench-io demo demo-c format clean
 BENCH_ARGS ?=
 FUZZ_SECONDS ?= 60
 QFUZZ_SECONDS ?= 60
@@ -92,6 +92,10 @@ test-asan: build-asan/CMakeCache.txt
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# the GPU test set, on a machine with an NVIDIA GPU (README: "Running on a GPU")
+test-gpu:
+	bash tools/gpu/test_gpu.sh
 
 test-python: python
 	$(PY) -m pytest tests/python -p no:cacheprovider
