@@ -179,7 +179,9 @@ typedef enum ladle_pcode {
   LADLE_P_CONST,  /* `value`, a one-row host column */
   LADLE_P_BINARY, /* `op` (a ladle_binary_op) of values a and b */
   LADLE_P_FUNC,   /* `op` (a ladle_func) of value a (and b: fill_null's value) */
-  LADLE_P_CAST    /* value a as `type` (a cast no value can fail) */
+  LADLE_P_CAST,   /* value a as `type` (a cast no value can fail) */
+  LADLE_P_WHERE   /* value b where Boolean value a is true, else null (a filter
+                     folded into what reads its rows: an aggregation) */
 } ladle_pcode;
 
 typedef struct ladle_pinstr {

@@ -523,23 +523,13 @@ static ladle_status host_value(exec_state *s, const ladle_column *c, double *v, 
 /* mean: the backend's sum and count, their quotient on the host (null where
  * no value is valid); whole_agg keeps integers to 32 bits, whose sum in 64
  * bits is exact */
-static ladle_status columns_mean(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
-                                 ladle_column *out, ladle_error *err) {
-  ladle_column in, sum, cnt;
-  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
-  ladle_status st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &in, &sum, err);
-  if (st == LADLE_OK) {
-    st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &in, &cnt, err);
-    if (st != LADLE_OK) ladle_column_release(&sum);
-  }
-  ladle_column_release(&in);
-  if (st != LADLE_OK) return st;
+/* sum / count as e's type on the host (null when count is 0) */
+static ladle_status mean_of(exec_state *s, const ladle_bexpr *e, const ladle_column *sum,
+                            const ladle_column *cnt, ladle_column *out, ladle_error *err) {
   double sv = 0, cv = 0;
   bool s_ok = false, c_ok = false;
-  st = host_value(s, &sum, &sv, &s_ok, err);
-  if (st == LADLE_OK) st = host_value(s, &cnt, &cv, &c_ok, err);
-  ladle_column_release(&sum);
-  ladle_column_release(&cnt);
+  ladle_status st = host_value(s, sum, &sv, &s_ok, err);
+  if (st == LADLE_OK) st = host_value(s, cnt, &cv, &c_ok, err);
   if (st != LADLE_OK) return st;
   if (e->type.id != LADLE_TYPE_FLOAT64 && e->type.id != LADLE_TYPE_FLOAT32)
     return ladle_err_set(err, LADLE_ENOTSUP, "a mean of type %s on the column kernels",
@@ -554,6 +544,23 @@ static ladle_status columns_mean(exec_state *s, const ladle_bexpr *e, const ladl
   if (!valid) ladle_bit_set(LADLE_COL_VALIDITY_MUT(out), 0, false);
   ladle_column_finish_nulls(out);
   return LADLE_OK;
+}
+
+static ladle_status columns_mean(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                 ladle_column *out, ladle_error *err) {
+  ladle_column in, sum, cnt;
+  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+  ladle_status st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &in, &sum, err);
+  if (st == LADLE_OK) {
+    st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &in, &cnt, err);
+    if (st == LADLE_OK) {
+      st = mean_of(s, e, &sum, &cnt, out, err);
+      ladle_column_release(&cnt);
+    }
+    ladle_column_release(&sum);
+  }
+  ladle_column_release(&in);
+  return st;
 }
 
 /* A whole-column aggregation (whole_agg said which) by `reduce`; len on
@@ -642,6 +649,10 @@ typedef struct pcomp {
   size_t ncols;
   ladle_status st;
   ladle_error *err;
+  bool dry; /* only whether it fits: functions of literals not computed */
+  /* column picks between an aggregation and the filter under it: the
+   * aggregation's column i is the filter input's remap[i] (NULL: none) */
+  const int64_t *remap;
 } pcomp;
 
 static int emit_ins(pcomp *c, ladle_pcode code, int op, int a, int b, ladle_dtype t,
@@ -662,11 +673,12 @@ static int emit_ins(pcomp *c, ladle_pcode code, int op, int a, int b, ladle_dtyp
 static int emit(pcomp *c, const ladle_bexpr *e) {
   if (e->kind == LADLE_EX_ALIAS) return emit(c, e->args[0]);
   if (e->kind == LADLE_EX_COL) {
+    int64_t col = c->remap != NULL ? c->remap[e->col] : e->col;
     size_t k = 0;
-    while (k < c->ncols && c->col[k] != e->col) k++;
+    while (k < c->ncols && c->col[k] != col) k++;
     if (k == c->ncols) {
       if (k == LADLE_PROG_INPUTS) return -1;
-      c->col[c->ncols++] = e->col;
+      c->col[c->ncols++] = col;
     }
     return emit_ins(c, LADLE_P_COL, 0, (int)k, 0, e->type, NULL);
   }
@@ -674,6 +686,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, &e->lit);
   if (exec_host_scalar(e)) {
     if (c->nconst == LADLE_PROG_MAX) return -1;
+    if (c->dry) return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, NULL);
     c->st = ladle_eval_chunk(c->s, e, NULL, &c->consts[c->nconst], c->err);
     if (c->st != LADLE_OK) return -1;
     const ladle_column *v = &c->consts[c->nconst++];
@@ -736,4 +749,159 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
   for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
   free(c);
   return st;
+}
+
+/* ---------------------------------------- aggregations over a filter */
+
+/* e stripped of aliases */
+static const ladle_bexpr *unalias(const ladle_bexpr *e) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  return e;
+}
+
+/* The program where(pred, x) (x NULL: where(pred, pred), whose valid rows
+ * are the kept ones) into c; false when it does not fit one. */
+static bool emit_where(pcomp *c, const ladle_bexpr *pred, const ladle_bexpr *x,
+                       const int64_t *remap) {
+  c->remap = NULL;
+  int p = emit(c, pred);
+  c->remap = remap;
+  int v = p < 0 ? -1 : x == NULL ? p : emit(c, x);
+  c->remap = NULL;
+  if (v < 0) return false;
+  ladle_dtype t = x == NULL ? pred->type : x->type;
+  return emit_ins(c, LADLE_P_WHERE, 0, p, v, t, NULL) >= 0;
+}
+
+/* One aggregation of the select over the filter's input rows where pred
+ * holds: the reduce of the program where(pred, arg). */
+static ladle_status agg_where(exec_state *s, const ladle_bexpr *e, const ladle_bexpr *pred,
+                              const int64_t *remap, const ladle_table *t, ladle_column *out,
+                              ladle_error *err) {
+  const ladle_bexpr *a = unalias(e);
+  bool len = a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN;
+  ladle_agg_op op = len ? LADLE_AGG_COUNT : (ladle_agg_op)a->op;
+  pcomp *c = calloc(1, sizeof *c);
+  if (c == NULL) return LADLE_OOM(err, "row program");
+  c->s = s;
+  c->chunk = &t->chunks[0];
+  c->err = err;
+  ladle_status st = LADLE_OK;
+  if (!emit_where(c, pred, len ? NULL : a->args[0], remap))
+    st = c->st != LADLE_OK ? c->st
+                           : ladle_err_set(err, LADLE_EINVAL, "internal: a filtered aggregation "
+                                                              "that fit a program no longer does");
+  ladle_column in, r1, r2;
+  if (st == LADLE_OK) {
+    ladle_column cols[LADLE_PROG_INPUTS];
+    for (size_t k = 0; k < c->ncols; k++) cols[k] = t->chunks[0].columns[c->col[k]];
+    st = s->be->eval_program(&s->k, &c->p, cols, c->ncols, &in, err);
+  }
+  for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
+  free(c);
+  if (st != LADLE_OK) return st;
+  if (op == LADLE_AGG_MEAN) {
+    st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &in, &r1, err);
+    if (st == LADLE_OK) {
+      st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &in, &r2, err);
+      if (st == LADLE_OK) {
+        st = mean_of(s, a, &r1, &r2, out, err);
+        ladle_column_release(&r2);
+      }
+      ladle_column_release(&r1);
+    }
+  } else {
+    ladle_reduce_op rop = op == LADLE_AGG_SUM   ? LADLE_REDUCE_SUM
+                          : op == LADLE_AGG_MIN ? LADLE_REDUCE_MIN
+                          : op == LADLE_AGG_MAX ? LADLE_REDUCE_MAX
+                                                : LADLE_REDUCE_COUNT;
+    st = s->be->reduce(&s->k, rop, &in, out, err);
+  }
+  ladle_column_release(&in);
+  return st;
+}
+
+ladle_status exec_columns_select_filter(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                        bool *done, ladle_error *err) {
+  *done = false;
+  const ladle_plan *p = pn->lp;
+  if (p->kind != LADLE_NODE_SELECT || pn->ninputs != 1 || p->nexprs == 0 ||
+      s->be->eval_program == NULL)
+    return LADLE_OK;
+  /* column picks between (q6: the columns the sum reads), composed into
+   * one map to the filter input's columns */
+  const ladle_pnode *f = pn->inputs[0];
+  size_t nmap = p->inputs[0]->schema.n;
+  int64_t *map = malloc(LADLE_MAX(nmap, 1) * sizeof *map);
+  if (map == NULL) return LADLE_OOM(err, "aggregations over a filter");
+  for (size_t i = 0; i < nmap; i++) map[i] = (int64_t)i;
+  bool picks = true;
+  while (picks && f->ninputs == 1 && f->op != LADLE_POP_FILTER) {
+    const ladle_plan *q = f->lp;
+    if (f->op == LADLE_POP_PROJECT) {
+      for (size_t i = 0; i < nmap; i++) map[i] = q->out_map[map[i]];
+    } else if (f->op == LADLE_POP_PROJECTION && q->kind == LADLE_NODE_SELECT) {
+      for (size_t i = 0; i < nmap && picks; i++) {
+        const ladle_bexpr *x = unalias(q->exprs[map[i]]);
+        if (x->kind != LADLE_EX_COL)
+          picks = false;
+        else
+          map[i] = x->col;
+      }
+    } else {
+      picks = false;
+    }
+    if (picks) f = f->inputs[0];
+  }
+  if (!picks || f->op != LADLE_POP_FILTER || f->late != NULL || f->defer) {
+    free(map);
+    return LADLE_OK;
+  }
+  const ladle_bexpr *pred = f->lp->exprs[0];
+  char buf[160];
+  for (size_t i = 0; i < p->nexprs; i++) {
+    const ladle_bexpr *a = unalias(p->exprs[i]);
+    bool fits = p->exprs[i]->scalar && whole_agg(s, p->exprs[i], buf, sizeof buf) == NULL &&
+                (a->kind == LADLE_EX_LEN ||
+                 (a->kind == LADLE_EX_AGG &&
+                  (a->op == LADLE_AGG_SUM || a->op == LADLE_AGG_MIN || a->op == LADLE_AGG_MAX ||
+                   a->op == LADLE_AGG_COUNT || a->op == LADLE_AGG_MEAN || a->op == LADLE_AGG_LEN)));
+    /* the select reads the filter's output: its columns are the input's
+     * (a filter keeps its input's schema) */
+    pcomp dry;
+    memset(&dry, 0, sizeof dry);
+    dry.s = s;
+    dry.dry = true;
+    bool len = a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN;
+    if (!fits || !emit_where(&dry, pred, len ? NULL : a->args[0], map)) {
+      free(map);
+      return LADLE_OK;
+    }
+  }
+  ladle_table *in;
+  ladle_status rst = exec_input(s, f, &in, NULL, err);
+  if (rst != LADLE_OK) {
+    free(map);
+    return rst;
+  }
+  ladle_table *o = NULL;
+  ladle_status st = in->nchunks == 1 ? ladle_table_create(&p->schema, 1, &o, err)
+                                     : ladle_err_set(err, LADLE_EINVAL,
+                                                     "internal: %zu partitions on the device",
+                                                     in->nchunks);
+  if (st == LADLE_OK) {
+    o->chunks[0].length = 1;
+    for (size_t i = 0; i < p->nexprs && st == LADLE_OK; i++)
+      st = agg_where(s, p->exprs[i], pred, map, in, &o->chunks[0].columns[i], err);
+    ladle_table_seal(o);
+  }
+  ladle_table_release(in);
+  free(map);
+  if (st != LADLE_OK) {
+    ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  *done = true;
+  return LADLE_OK;
 }

@@ -235,6 +235,12 @@ ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_
  * caller then evaluates it node by node). */
 ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                   ladle_column *out, bool *done, ladle_error *err);
+/* A select of whole-column aggregations right over a filter, on the column
+ * kernels: each aggregation reduces the program where(predicate, its
+ * argument) over the filter's input, so that no column is compacted (*done;
+ * not when the shapes differ, and the caller runs the two nodes). */
+ladle_status exec_columns_select_filter(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                        bool *done, ladle_error *err);
 ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                               ladle_column *out, ladle_error *err);
 

@@ -80,6 +80,11 @@ static ladle_status projection_table(exec_state *s, const ladle_pnode *pn, ladle
 static ladle_status projection_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                    ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
+  if (s->columns) {
+    bool done = false;
+    LADLE_RETURN_NOT_OK(exec_columns_select_filter(s, pn, out, &done, err));
+    if (done) return LADLE_OK;
+  }
   return exec_run_unary(s, pn, projection_table, out, err);
 }
 

@@ -708,9 +708,10 @@ static void check_program(suite *s) {
       snprintf(what, sizeof what, "program over %s[%lld]", tname(id), (long long)n);
       int up_ok = 0;
       for (int k = 0; k < 3; k++) up_ok += up(s, &h[k], &d[k], what);
-      for (int prog = 0; up_ok == 3 && prog < 6; prog++) {
+      for (int prog = 0; up_ok == 3 && prog < 7; prog++) {
         if ((prog == 1 || prog == 3) && !num) continue;
         if (prog == 5 && !ladle_type_is_float(id)) continue;
+        if (prog == 6 && id == LADLE_TYPE_DATETIME) continue; /* one temporal type is enough */
         ladle_program p;
         memset(&p, 0, sizeof p);
 #define INS(code_, op_, a_, b_, t_, v_) \
@@ -756,6 +757,14 @@ static void check_program(suite *s) {
           p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 2, 2, bt, NULL};
           INS(BINARY, AND, 5, 6, bt, NULL);
           INS(BINARY, OR, 4, 7, bt, NULL);
+        } else if (prog == 6) { /* y where x > c and b, else null */
+          INS(COL, ADD, 0, 0, dt, NULL);
+          INS(COL, ADD, 1, 0, dt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &c);
+          INS(BINARY, GT, 0, 2, bt, NULL);
+          INS(COL, ADD, 2, 0, bt, NULL);
+          INS(BINARY, AND, 3, 4, bt, NULL);
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_WHERE, 0, 5, 1, dt, NULL};
         } else { /* is_nan(x / c) | (x / y > c) with floats: a division by one value
                     through its reciprocal */
           INS(COL, ADD, 0, 0, dt, NULL);

@@ -183,6 +183,28 @@ def test_tpch_q6_shape(engine: ladle.Engine) -> None:
     check(engine, lf)
 
 
+@pytest.mark.parametrize("df", [DF, PIECES], ids=["one-chunk", "chunks"])
+def test_aggregations_right_over_a_filter(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    # the filter folds into each aggregation (nothing compacted), through column picks
+    lf = (
+        df.lazy()
+        .filter((pl.col("i32") > -200) & pl.col("fn").is_not_null())
+        .select("f64", "in", "i8", "d")
+        .rename({"f64": "x"})
+        .select(
+            pl.col("x").sum(),
+            pl.col("i8").mean().alias("i8_mean"),
+            pl.col("in").count().alias("in_count"),
+            pl.col("x").min().alias("x_min"),
+            pl.col("i8").max(),
+            pl.col("d").min(),
+            pl.len(),
+            (pl.col("x") * pl.col("in")).sum().alias("xin"),
+        )
+    )
+    check(engine, lf)
+
+
 def test_a_filter_that_keeps_nothing(engine: ladle.Engine) -> None:
     check(engine, DF.lazy().filter(pl.col("i32") > 5000).select(pl.col("f64").sum(), pl.col("i32").max(), pl.len()))
     check(engine, DF.lazy().filter(pl.col("i32") > 5000))

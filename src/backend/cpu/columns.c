@@ -335,6 +335,31 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
         st = ladle_cpu_cast(ctx, &v[in->a], in->type, LADLE_CAST_NON_STRICT, "program", &v[done],
                             err);
         break;
+      case LADLE_P_WHERE: {
+        if (in->a < 0 || in->b < 0 || (size_t)in->a >= done || (size_t)in->b >= done ||
+            v[in->a].type.id != LADLE_TYPE_BOOL) {
+          st = ladle_err_set(err, LADLE_EINVAL, "a row program's where is not over earlier values");
+          break;
+        }
+        /* b's buffers, its validity and-ed with a's true and valid rows */
+        const ladle_column *c = &v[in->a], *x = &v[in->b];
+        int64_t n = LADLE_MAX(c->length, x->length);
+        ladle_column o;
+        st = ladle_column_alloc(x->type, n, true, 0, &o, err);
+        if (st != LADLE_OK) break;
+        size_t w = ladle_type_width(x->type.id);
+        for (int64_t r = 0; r < n; r++) {
+          int64_t ic = c->length == 1 ? 0 : r, ix = x->length == 1 ? 0 : r;
+          memcpy(LADLE_COL_MUT(&o, uint8_t) + (size_t)r * w,
+                 (const uint8_t *)x->values + (size_t)ix * w, w);
+          bool keep = ladle_column_valid(c, ic) && ((const uint8_t *)c->values)[ic] &&
+                      ladle_column_valid(x, ix);
+          ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), r, keep);
+        }
+        ladle_column_finish_nulls(&o);
+        v[done] = o;
+        break;
+      }
       case LADLE_P_FUNC: {
         bool two = in->op == LADLE_FN_FILL_NULL;
         if (in->a < 0 || (size_t)in->a >= done || (two && (in->b < 0 || (size_t)in->b >= done))) {

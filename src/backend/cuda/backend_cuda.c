@@ -576,6 +576,8 @@ static bool cuda_program_supports(ladle_pcode code, int op, ladle_dtype a, ladle
       return cuda_binary_supports(op, a, b, out);
     case LADLE_P_CAST:
       return num_kind(a.id, &ka) && num_kind(out.id, &ko) && ladle_cast_lossless(a, out);
+    case LADLE_P_WHERE:
+      return a.id == LADLE_TYPE_BOOL && num_kind(b.id, &ka) && ladle_dtype_equal(b, out);
     case LADLE_P_FUNC:
       if (!num_kind(a.id, &ka) || !num_kind(out.id, &ko)) return false;
       switch (ldc_func_of(op)) {
@@ -692,6 +694,16 @@ static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program
         o->cvalid = ladle_column_valid(in->value, 0);
         memcpy(&o->cbits, in->value->values, ladle_type_width(in->value->type.id));
         break;
+      case LADLE_P_WHERE: {
+        if (in->a < 0 || in->b < 0 || (size_t)in->a >= k || (size_t)in->b >= k ||
+            !cuda_program_supports(LADLE_P_WHERE, 0, p->ins[in->a].type, p->ins[in->b].type,
+                                   in->type))
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's where is not over earlier values");
+        o->code = LDC_I_WHERE;
+        o->a = (uint8_t)in->a;
+        o->b = (uint8_t)in->b;
+        break;
+      }
       case LADLE_P_FUNC:
       case LADLE_P_CAST: {
         bool two = in->code == LADLE_P_FUNC && in->op == LADLE_FN_FILL_NULL;

@@ -523,6 +523,9 @@ __global__ void program_kernel(const ldc_prog p, int out_kind, int64_t n, void *
         } else if (in.code == LDC_I_FUNC) {
           bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
           func_kind(in.kind, in.op, v[in.a], xv, v[in.b], yv, &r, &rv);
+        } else if (in.code == LDC_I_WHERE) {
+          r = v[in.b];
+          rv = ((ok >> in.a) & 1) && v[in.a] != 0 && ((ok >> in.b) & 1);
         } else if (in.code == LDC_I_CAST) {
           r = cast_kind(in.kind, in.op, v[in.a]);
           rv = (ok >> in.a) & 1;

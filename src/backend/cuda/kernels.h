@@ -95,7 +95,7 @@ cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, b
  * their kind's bits (a Boolean as LDC_U8 0/1). */
 #define LDC_PROG_MAX 32
 #define LDC_PROG_INPUTS 16
-enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST };
+enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST, LDC_I_WHERE };
 /* LDC_I_FUNC's functions of value a (fill_null: and b) */
 enum { LDC_F_NOT, LDC_F_NEG, LDC_F_ABS, LDC_F_IS_NULL, LDC_F_IS_NOT_NULL, LDC_F_IS_NAN,
        LDC_F_IS_NOT_NAN, LDC_F_FILL_NULL };
