@@ -248,6 +248,13 @@ typedef struct ladle_backend {
   ladle_status (*eval_program)(const ladle_kctx *ctx, const ladle_program *p,
                                const ladle_column *inputs, size_t ninputs, ladle_column *out,
                                ladle_error *err);
+  /* `reduce` (SUM or COUNT; others LADLE_ENOTSUP) of program p's value over
+   * inputs, without the column eval_program would write: a filter folded
+   * into an aggregation reads its columns once. NULL: eval_program, then
+   * reduce. */
+  ladle_status (*reduce_program)(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_program *p,
+                                 const ladle_column *inputs, size_t ninputs, ladle_column *out,
+                                 ladle_error *err);
   /* Whether eval_program takes an instruction of `code` and `op` over values
    * of types a (and b) into `out` (NULL: every one the binder makes; BINARY
    * instructions answer as binary_supports). */

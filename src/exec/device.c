@@ -792,11 +792,30 @@ static ladle_status agg_where(exec_state *s, const ladle_bexpr *e, const ladle_b
                            : ladle_err_set(err, LADLE_EINVAL, "internal: a filtered aggregation "
                                                               "that fit a program no longer does");
   ladle_column in, r1, r2;
-  if (st == LADLE_OK) {
-    ladle_column cols[LADLE_PROG_INPUTS];
-    for (size_t k = 0; k < c->ncols; k++) cols[k] = t->chunks[0].columns[c->col[k]];
-    st = s->be->eval_program(&s->k, &c->p, cols, c->ncols, &in, err);
+  ladle_column cols[LADLE_PROG_INPUTS];
+  for (size_t k = 0; k < c->ncols; k++) cols[k] = t->chunks[0].columns[c->col[k]];
+  if (st == LADLE_OK && s->be->reduce_program != NULL &&
+      (op == LADLE_AGG_SUM || op == LADLE_AGG_COUNT || op == LADLE_AGG_MEAN)) {
+    /* no column at all: the rows reduced as the program computes them */
+    if (op == LADLE_AGG_MEAN) {
+      st = s->be->reduce_program(&s->k, LADLE_REDUCE_SUM, &c->p, cols, c->ncols, &r1, err);
+      if (st == LADLE_OK) {
+        st = s->be->reduce_program(&s->k, LADLE_REDUCE_COUNT, &c->p, cols, c->ncols, &r2, err);
+        if (st == LADLE_OK) {
+          st = mean_of(s, a, &r1, &r2, out, err);
+          ladle_column_release(&r2);
+        }
+        ladle_column_release(&r1);
+      }
+    } else {
+      st = s->be->reduce_program(&s->k, op == LADLE_AGG_SUM ? LADLE_REDUCE_SUM : LADLE_REDUCE_COUNT,
+                                 &c->p, cols, c->ncols, out, err);
+    }
+    for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
+    free(c);
+    return st;
   }
+  if (st == LADLE_OK) st = s->be->eval_program(&s->k, &c->p, cols, c->ncols, &in, err);
   for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
   free(c);
   if (st != LADLE_OK) return st;

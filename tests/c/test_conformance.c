@@ -792,6 +792,28 @@ static void check_program(suite *s) {
           if (!same_column(w2, &hg, &ref)) failures_++;
           ladle_column_release(&hg);
         }
+        /* its sum and count without a column: those of the column it makes */
+        ladle_dtype pt = p.ins[p.n - 1].type;
+        for (int r = 0; ok && s->be->reduce_program != NULL && r < 2; r++) {
+          ladle_reduce_op rop = r == 0 ? LADLE_REDUCE_SUM : LADLE_REDUCE_COUNT;
+          if (rop == LADLE_REDUCE_SUM && !ladle_type_is_numeric(pt.id) && pt.id != LADLE_TYPE_BOOL)
+            continue;
+          ladle_column a, b, ha, hb;
+          char w3[160];
+          snprintf(w3, sizeof w3, "%s reduce %d", w2, (int)rop);
+          if (!ran(s, s->be->reduce_program(&s->ctx, rop, &p, d, 3, &a, &err_), w3)) continue;
+          if (ran(s, s->be->reduce(&s->ctx, rop, &got, &b, &err_), w3)) {
+            if (down(s, &a, &ha, w3)) {
+              if (down(s, &b, &hb, w3)) {
+                if (!same_column(w3, &ha, &hb)) failures_++;
+                ladle_column_release(&hb);
+              }
+              ladle_column_release(&ha);
+            }
+            ladle_column_release(&b);
+          }
+          ladle_column_release(&a);
+        }
         if (ok) ladle_column_release(&ref);
         ladle_column_release(&got);
       }

@@ -137,6 +137,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_sequence,
     NULL, /* binary_supports: every operation the binder makes */
     ladle_cpu_eval_program,
+    NULL, /* reduce_program: eval_program, then reduce */
     NULL, /* program_supports: every instruction */
     NULL, /* memory_info: the host's is not the engine's to ask */
     cpu_supports,

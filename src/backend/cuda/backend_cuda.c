@@ -650,10 +650,8 @@ done:
 
 /* A row program in one kernel: columns read once, every operation in
  * registers, one output column written (ldc_program). */
-static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program *p,
-                                      const ladle_column *inputs, size_t ninputs,
-                                      ladle_column *out, ladle_error *err) {
-  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+static ladle_status lower_program(const ladle_program *p, const ladle_column *inputs,
+                                   size_t ninputs, ldc_prog *gp, int64_t *rows, ladle_error *err) {
   if (p->n == 0 || p->n > LDC_PROG_MAX || ninputs > LDC_PROG_INPUTS)
     return ladle_err_set(err, LADLE_EINVAL, "a row program of %zu instructions over %zu columns",
                          p->n, ninputs);
@@ -661,6 +659,7 @@ static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program
   memset(&g, 0, sizeof g);
   g.n = (int)p->n;
   int64_t n = -1;
+  *rows = -1;
   for (size_t i = 0; i < ninputs; i++) {
     if (!on_device(&inputs[i]) && inputs[i].length > 0)
       return ladle_err_set(err, LADLE_EINVAL, "a row program's input %zu is not on the GPU", i);
@@ -749,6 +748,18 @@ static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program
       }
     }
   }
+  *gp = g;
+  *rows = n;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program *p,
+                                      const ladle_column *inputs, size_t ninputs,
+                                      ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  ldc_prog g;
+  int64_t n;
+  LADLE_RETURN_NOT_OK(lower_program(p, inputs, ninputs, &g, &n, err));
   ldc_num out_kind;
   ladle_dtype t = p->ins[p->n - 1].type;
   if (!num_kind(t.id, &out_kind))
@@ -771,6 +782,62 @@ static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program
   if (st == LADLE_OK) set_nulls(&o, nulls);
 done:
   return finish(st, &o, scratch, out);
+}
+
+/* The sum or count of a program's valid values in one kernel (no column). */
+static ladle_status cuda_reduce_program(const ladle_kctx *ctx, ladle_reduce_op op,
+                                        const ladle_program *p, const ladle_column *inputs,
+                                        size_t ninputs, ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (op != LADLE_REDUCE_SUM && op != LADLE_REDUCE_COUNT)
+    return ladle_err_set(err, LADLE_ENOTSUP, "reduction %d of a row program on the GPU", (int)op);
+  ldc_prog g;
+  int64_t n;
+  LADLE_RETURN_NOT_OK(lower_program(p, inputs, ninputs, &g, &n, err));
+  ladle_dtype t = p->ins[p->n - 1].type;
+  ldc_num kind;
+  if (!num_kind(t.id, &kind) ||
+      (op == LADLE_REDUCE_SUM && !(ladle_type_is_numeric(t.id) || t.id == LADLE_TYPE_BOOL)))
+    return ladle_err_set(err, LADLE_ENOTSUP, "a reduction of a row program of %s on the GPU",
+                         ladle_dtype_name(t, NULL, 0));
+  ladle_buffer *part = NULL;
+  LADLE_RETURN_NOT_OK(ladle_buffer_alloc(alloc_of(ctx), (LDC_SUM_BLOCKS + 2) * 8, &part, err));
+  union {
+    unsigned long long u;
+    double d;
+  } acc[2] = {{0}, {0}}; /* the sum, the count */
+  cudaStream_t s = stream_of(ctx);
+  ladle_status st = LADLE_OK;
+  ladle_column o;
+  memset(&o, 0, sizeof o);
+  if (n > 0) {
+    CU_GOTO(cudaMemsetAsync(part->data, 0, 16, s));
+    CU_GOTO(ldc_program_sum(&g, kind, n, (char *)part->data, (char *)part->data + 16,
+                            (unsigned long long *)((char *)part->data + 8), s));
+    CU_GOTO(cudaMemcpyAsync(acc, part->data, 16, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  if (op == LADLE_REDUCE_COUNT) {
+    if (acc[1].u > UINT32_MAX) {
+      st = ladle_err_set(err, LADLE_EINVAL, "count of %llu values does not fit UInt32", acc[1].u);
+      goto done;
+    }
+    uint32_t c = (uint32_t)acc[1].u;
+    st = one_value(ctx, ladle_dtype_make(LADLE_TYPE_UINT32), &c, &o, err);
+  } else {
+    /* the accumulator in the sum's type, as cuda_reduce writes it */
+    ladle_dtype ot = ladle_sum_type(t);
+    uint8_t val[8];
+    if (ot.id == LADLE_TYPE_FLOAT32) {
+      float f = (float)acc[0].d;
+      memcpy(val, &f, 4);
+    } else {
+      memcpy(val, &acc[0], 8);
+    }
+    st = one_value(ctx, ot, val, &o, err);
+  }
+done:
+  return finish(st, &o, part, out);
 }
 
 static ladle_status cuda_memory_info(const ladle_kctx *ctx, int64_t *free_bytes,
@@ -797,6 +864,7 @@ static const ladle_backend cuda_backend = {
     .binary = cuda_binary,
     .binary_supports = cuda_binary_supports,
     .eval_program = cuda_eval_program,
+    .reduce_program = cuda_reduce_program,
     .program_supports = cuda_program_supports,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets

@@ -496,8 +496,57 @@ __device__ __forceinline__ uint64_t cast_kind(int from, int to, uint64_t x) {
   }
 }
 
-/* The program, a copy in shared memory per block; each row's values in a
- * thread's local array (its first instructions are loads). */
+/* Row i of program p (its instructions in `ins`, a block's shared copy):
+ * the last instruction's value bits and validity. Each value lives in a
+ * thread's local array; the first instructions are loads. */
+__device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, int64_t i,
+                                         uint64_t *out, bool *out_valid) {
+  uint64_t v[LDC_PROG_MAX];
+  uint32_t ok = 0; /* bit k: value k is valid */
+  for (int k = 0; k < p.n; k++) {
+    const ldc_ins in = ins[k];
+    uint64_t r;
+    bool rv;
+    if (in.code == LDC_I_COL) {
+      r = load_kind(in.kind, p.col[in.a], i);
+      rv = bit(p.colv[in.a], i);
+    } else if (in.code == LDC_I_CONST) {
+      r = in.cbits;
+      rv = in.cvalid != 0;
+    } else if (in.code == LDC_I_FUNC) {
+      bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
+      func_kind(in.kind, in.op, v[in.a], xv, v[in.b], yv, &r, &rv);
+    } else if (in.code == LDC_I_WHERE) {
+      r = v[in.b];
+      rv = ((ok >> in.a) & 1) && v[in.a] != 0 && ((ok >> in.b) & 1);
+    } else if (in.code == LDC_I_CAST) {
+      r = cast_kind(in.kind, in.op, v[in.a]);
+      rv = (ok >> in.a) & 1;
+    } else {
+      bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
+      if (in.op == LDC_AND || in.op == LDC_OR) {
+        bool x = xv && v[in.a] != 0, y = yv && v[in.b] != 0;
+        if (in.op == LDC_AND) {
+          r = x && y;
+          rv = (xv && yv) || (xv && !x) || (yv && !y);
+        } else {
+          r = x || y;
+          rv = (xv && yv) || x || y;
+        }
+        r = rv && r;
+      } else {
+        r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
+        rv = xv && yv;
+      }
+    }
+    v[k] = r;
+    ok |= (uint32_t)rv << k;
+  }
+  *out = v[p.n - 1];
+  *out_valid = (ok >> (p.n - 1)) & 1;
+}
+
+/* The program into a column: a copy of it in shared memory per block. */
 __global__ void program_kernel(const ldc_prog p, int out_kind, int64_t n, void *out,
                                uint32_t *out_valid, unsigned long long *nulls) {
   __shared__ ldc_ins ins[LDC_PROG_MAX];
@@ -508,52 +557,60 @@ __global__ void program_kernel(const ldc_prog p, int out_kind, int64_t n, void *
     int64_t i = base + threadIdx.x;
     bool valid = false;
     if (i < n) {
-      uint64_t v[LDC_PROG_MAX];
-      uint32_t ok = 0; /* bit k: value k is valid */
-      for (int k = 0; k < p.n; k++) {
-        const ldc_ins in = ins[k];
-        uint64_t r;
-        bool rv;
-        if (in.code == LDC_I_COL) {
-          r = load_kind(in.kind, p.col[in.a], i);
-          rv = bit(p.colv[in.a], i);
-        } else if (in.code == LDC_I_CONST) {
-          r = in.cbits;
-          rv = in.cvalid != 0;
-        } else if (in.code == LDC_I_FUNC) {
-          bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
-          func_kind(in.kind, in.op, v[in.a], xv, v[in.b], yv, &r, &rv);
-        } else if (in.code == LDC_I_WHERE) {
-          r = v[in.b];
-          rv = ((ok >> in.a) & 1) && v[in.a] != 0 && ((ok >> in.b) & 1);
-        } else if (in.code == LDC_I_CAST) {
-          r = cast_kind(in.kind, in.op, v[in.a]);
-          rv = (ok >> in.a) & 1;
-        } else {
-          bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
-          if (in.op == LDC_AND || in.op == LDC_OR) {
-            bool x = xv && v[in.a] != 0, y = yv && v[in.b] != 0;
-            if (in.op == LDC_AND) {
-              r = x && y;
-              rv = (xv && yv) || (xv && !x) || (yv && !y);
-            } else {
-              r = x || y;
-              rv = (xv && yv) || x || y;
-            }
-            r = rv && r;
-          } else {
-            r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
-            rv = xv && yv;
-          }
-        }
-        v[k] = r;
-        ok |= (uint32_t)rv << k;
-      }
-      valid = (ok >> (p.n - 1)) & 1;
-      store_kind(out_kind, out, i, v[p.n - 1]);
+      uint64_t r;
+      eval_row(ins, p, i, &r, &valid);
+      store_kind(out_kind, out, i, r);
     }
     validity_word(valid, base, n, out_valid, nulls);
   }
+}
+
+/* The sum (as Acc) and count of the program's valid values, no column
+ * written: each block's partial sum into part (a fixed order, as
+ * sum_partial), the count added into *count. */
+template <typename T, typename Acc>
+__global__ void program_sum_partial(const ldc_prog p, int64_t n, Acc *part,
+                                    unsigned long long *count) {
+  __shared__ ldc_ins ins[LDC_PROG_MAX];
+  __shared__ Acc s[kBlock];
+  __shared__ unsigned long long c[kBlock];
+  for (int k = threadIdx.x; k < p.n; k += blockDim.x) ins[k] = p.ins[k];
+  __syncthreads();
+  Acc acc = Acc(0);
+  unsigned long long cnt = 0;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    uint64_t r;
+    bool valid;
+    eval_row(ins, p, i, &r, &valid);
+    if (valid) {
+      acc += (Acc)from_slot<T>(r);
+      cnt++;
+    }
+  }
+  s[threadIdx.x] = acc;
+  c[threadIdx.x] = cnt;
+  __syncthreads();
+  for (int w = kBlock / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) {
+      s[threadIdx.x] += s[threadIdx.x + w];
+      c[threadIdx.x] += c[threadIdx.x + w];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    part[blockIdx.x] = s[0];
+    if (c[0] != 0) atomicAdd(count, c[0]);
+  }
+}
+
+template <typename T, typename Acc>
+cudaError_t program_sum_as(const ldc_prog *p, int64_t n, void *acc, void *part,
+                           unsigned long long *count, cudaStream_t stream) {
+  int blocks = LDC_SUM_BLOCKS;
+  program_sum_partial<T, Acc><<<blocks, kBlock, 0, stream>>>(*p, n, (Acc *)part, count);
+  sum_final<Acc><<<1, kBlock, 0, stream>>>((const Acc *)part, blocks, (Acc *)acc);
+  return cudaGetLastError();
 }
 
 /* A min or max so far: its value, the numbers (valid, not NaN) that made it,
@@ -788,4 +845,33 @@ extern "C" cudaError_t ldc_program(const ldc_prog *p, int out_kind, int64_t n, v
   if (p->n < 1 || p->n > LDC_PROG_MAX) return cudaErrorInvalidValue;
   program_kernel<<<grid_for(n), kBlock, 0, stream>>>(*p, out_kind, n, out, out_valid, d_nulls);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_program_sum(const ldc_prog *p, int kind, int64_t n, void *acc,
+                                       void *part, unsigned long long *d_count,
+                                       cudaStream_t stream) {
+  if (p->n < 1 || p->n > LDC_PROG_MAX) return cudaErrorInvalidValue;
+  switch (kind) {
+    case LDC_U8:
+      return program_sum_as<uint8_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_I8:
+      return program_sum_as<int8_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_I16:
+      return program_sum_as<int16_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_U16:
+      return program_sum_as<uint16_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_I32:
+      return program_sum_as<int32_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_U32:
+      return program_sum_as<uint32_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_I64:
+      return program_sum_as<int64_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_U64:
+      return program_sum_as<uint64_t, unsigned long long>(p, n, acc, part, d_count, stream);
+    case LDC_F32:
+      return program_sum_as<float, double>(p, n, acc, part, d_count, stream);
+    case LDC_F64:
+      return program_sum_as<double, double>(p, n, acc, part, d_count, stream);
+  }
+  return cudaErrorInvalidValue;
 }

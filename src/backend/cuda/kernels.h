@@ -119,6 +119,13 @@ typedef struct ldc_prog {
 cudaError_t ldc_program(const ldc_prog *p, int out_kind, int64_t n, void *out, uint32_t *out_valid,
                         unsigned long long *d_nulls, cudaStream_t stream);
 
+/* The sum of the program's valid values over rows [0, n) into *acc (as
+ * ldc_sum: a wrapping uint64 for integers, a double for floats; kind: the
+ * last instruction's), and their count added into *d_count; no column is
+ * written. part: LDC_SUM_BLOCKS accumulators of scratch. */
+cudaError_t ldc_program_sum(const ldc_prog *p, int kind, int64_t n, void *acc, void *part,
+                            unsigned long long *d_count, cudaStream_t stream);
+
 /* The min (max when is_max) of the valid values of v that are not NaN into
  * *out (a value of the element type), and into counts[0] and counts[1] the
  * numbers it was taken over and the valid values (NaN included): no number
