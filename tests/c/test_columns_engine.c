@@ -23,7 +23,7 @@ static ladle_table *table_(void) {
   for (int64_t i = 0; i < N; i++) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     uint64_t r = x >> 11;
-    i64[i] = (int64_t)(r * 2654435761ULL) - (int64_t)(r << 20);
+    i64[i] = (int64_t)(r * 2654435761ULL - (r << 20));
     i32[i] = (int32_t)(r % 2001) - 1000;
     d[i] = 8000 + (int32_t)(r % 4000);
     f64[i] = (double)(r % 100000) / 50000.0 - 1.0;
