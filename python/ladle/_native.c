@@ -372,9 +372,9 @@ typedef struct exec_call {
 
 static void *exec_main(void *arg) {
   exec_call *c = arg;
-  ladle_status st = c->host ? ladle_engine_execute_host(c->eng, c->plan, &c->cancel, &c->r, &c->err)
-                            : ladle_engine_execute_cancellable(c->eng, c->plan, &c->cancel, &c->r,
-                                                               &c->err);
+  ladle_status st =
+      c->host ? ladle_engine_execute_host(c->eng, c->plan, &c->cancel, &c->r, &c->err)
+              : ladle_engine_execute_cancellable(c->eng, c->plan, &c->cancel, &c->r, &c->err);
   pthread_mutex_lock(&c->mu);
   c->st = st;
   c->done = 1;
@@ -456,8 +456,8 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   ladle_status st;
   if (interruptible) {
     int interrupted = 0;
-    st = execute_interruptible(self->eng, ((PlanObject *)plan_obj)->p, host, &r, &err,
-                               &interrupted);
+    st =
+        execute_interruptible(self->eng, ((PlanObject *)plan_obj)->p, host, &r, &err, &interrupted);
     if (interrupted) return NULL; /* the handler's exception is set */
   } else {
     const ladle_plan *pl = ((PlanObject *)plan_obj)->p;
@@ -538,7 +538,8 @@ static PyMethodDef engine_methods[] = {
     {"device", (PyCFunction)engine_device, METH_NOARGS,
      "(device type, ordinal, whether queries run on the column kernels)"},
     {"execute", (PyCFunction)engine_execute, METH_VARARGS,
-     "execute(plan, interruptible=False, host=False) -> Result; interruptible: Ctrl-C stops it; host: on a GPU engine, run on its CPU side"},
+     "execute(plan, interruptible=False, host=False) -> Result; interruptible: Ctrl-C stops it; "
+     "host: on a GPU engine, run on its CPU side"},
     {"threads", (PyCFunction)engine_threads, METH_NOARGS, "threads of the pool"},
     {"stats", (PyCFunction)engine_stats, METH_NOARGS, "counters"},
     {NULL, NULL, 0, NULL}};

@@ -140,7 +140,8 @@ static inline bool ladle_reduce_extreme_type(ladle_type_id id) {
  * Boolean, as 0 and 1) to an integer type holding every value of it. */
 static inline bool ladle_cast_lossless(ladle_dtype a, ladle_dtype out) {
   if (!ladle_type_is_numeric(a.id) && a.id != LADLE_TYPE_BOOL) return false;
-  if (ladle_type_is_float(out.id)) return a.id != LADLE_TYPE_FLOAT64 || out.id == LADLE_TYPE_FLOAT64;
+  if (ladle_type_is_float(out.id))
+    return a.id != LADLE_TYPE_FLOAT64 || out.id == LADLE_TYPE_FLOAT64;
   if (!ladle_type_is_integer(out.id) || ladle_type_is_float(a.id)) return false;
   if (a.id == LADLE_TYPE_BOOL) return true;
   size_t wa = ladle_type_width(a.id), wo = ladle_type_width(out.id);
@@ -258,8 +259,7 @@ typedef struct ladle_backend {
   /* Whether eval_program takes an instruction of `code` and `op` over values
    * of types a (and b) into `out` (NULL: every one the binder makes; BINARY
    * instructions answer as binary_supports). */
-  bool (*program_supports)(ladle_pcode code, int op, ladle_dtype a, ladle_dtype b,
-                           ladle_dtype out);
+  bool (*program_supports)(ladle_pcode code, int op, ladle_dtype a, ladle_dtype b, ladle_dtype out);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

@@ -278,6 +278,35 @@ static inline bool ladle_column_valid(const ladle_column *c, int64_t i) {
 #define LADLE_COL_VALIDITY_MUT(c) ((uint8_t *)(uintptr_t)(c)->validity)
 #define LADLE_COL_CHARS_MUT(c) ((char *)(uintptr_t)(c)->chars)
 
+/* Value i of a numeric (or Boolean, temporal) column as a double (0 for
+ * another type). */
+static inline double ladle_column_value_f64(const ladle_column *c, int64_t i) {
+  switch (ladle_type_phys(c->type.id)) {
+    case LADLE_PHYS_U8:
+      return ((const uint8_t *)c->values)[i];
+    case LADLE_PHYS_I8:
+      return ((const int8_t *)c->values)[i];
+    case LADLE_PHYS_I16:
+      return ((const int16_t *)c->values)[i];
+    case LADLE_PHYS_I32:
+      return ((const int32_t *)c->values)[i];
+    case LADLE_PHYS_I64:
+      return (double)((const int64_t *)c->values)[i];
+    case LADLE_PHYS_U16:
+      return ((const uint16_t *)c->values)[i];
+    case LADLE_PHYS_U32:
+      return ((const uint32_t *)c->values)[i];
+    case LADLE_PHYS_U64:
+      return (double)((const uint64_t *)c->values)[i];
+    case LADLE_PHYS_F32:
+      return ((const float *)c->values)[i];
+    case LADLE_PHYS_F64:
+      return ((const double *)c->values)[i];
+    default:
+      return 0;
+  }
+}
+
 /* Allocates a column of `length` values (uninitialised) with a validity bitmap
  * when `nullable` (all bits set valid) and, for STRING, `chars_size` bytes. */
 ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,

@@ -33,16 +33,31 @@ static ladle_status refuse(dev_check *c, const ladle_pnode *pn, const ladle_bexp
                            const char *why) {
   ladle_strbuf b = {0};
   if (e != NULL) ladle_bexpr_explain(e, &pn->lp->inputs[0]->schema, &b);
-  ladle_status st =
-      ladle_err_set(c->err, LADLE_ENOTSUP, "%s: #%d %s%s%s%s: %s", c->where, pn->id,
-                    ladle_pnode_name(pn), e != NULL ? " `" : "",
-                    e != NULL && b.data != NULL ? b.data : "", e != NULL ? "`" : "", why);
+  ladle_status st = ladle_err_set(
+      c->err, LADLE_ENOTSUP, "%s: #%d %s%s%s%s: %s", c->where, pn->id, ladle_pnode_name(pn),
+      e != NULL ? " `" : "", e != NULL && b.data != NULL ? b.data : "", e != NULL ? "`" : "", why);
   free(b.data);
   return st;
 }
 
 static const char *type_name(ladle_dtype t, char *buf, size_t cap) {
   return ladle_dtype_name(t, buf, cap);
+}
+
+/* whether the backend's binary kernel (and so a row program) takes op of a
+ * and b into out */
+static bool takes_binary(const exec_state *s, int op, ladle_dtype a, ladle_dtype b,
+                         ladle_dtype out) {
+  const ladle_backend *be = s->be;
+  return be->binary != NULL && (be->binary_supports == NULL || be->binary_supports(op, a, b, out));
+}
+
+/* whether a row program takes an instruction of code and op */
+static bool takes_instr(const exec_state *s, ladle_pcode code, int op, ladle_dtype a, ladle_dtype b,
+                        ladle_dtype out) {
+  const ladle_backend *be = s->be;
+  return be->eval_program != NULL &&
+         (be->program_supports == NULL || be->program_supports(code, op, a, b, out));
 }
 
 static bool reads_columns(const ladle_bexpr *e) {
@@ -70,8 +85,7 @@ static bool fusable_func(int op) {
 }
 
 bool exec_host_scalar(const ladle_bexpr *e) {
-  return e->scalar && !e->has_agg && !e->has_window && e->kind != LADLE_EX_LIT &&
-         !reads_columns(e);
+  return e->scalar && !e->has_agg && !e->has_window && e->kind != LADLE_EX_LIT && !reads_columns(e);
 }
 
 /* A row-wise expression the column kernels evaluate: NULL, else why not
@@ -111,10 +125,7 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
         snprintf(buf, cap, "an operation on two single values");
         return buf;
       }
-      const ladle_backend *be = s->be;
-      if (be->binary == NULL || (be->binary_supports != NULL &&
-                                 !be->binary_supports(e->op, e->args[0]->type, e->args[1]->type,
-                                                      e->type))) {
+      if (!takes_binary(s, e->op, e->args[0]->type, e->args[1]->type, e->type)) {
         snprintf(buf, cap, "binary operation '%s' of %s and %s", ladle_binop_name(e->op),
                  type_name(e->args[0]->type, t1, sizeof t1),
                  type_name(e->args[1]->type, t2, sizeof t2));
@@ -124,18 +135,15 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
     }
     case LADLE_EX_FUNC:
       if (e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
-        /* two comparisons and an and (exec_columns_func) */
+        /* two comparisons and an and in a row program (emit) */
         for (size_t i = 0; i < 3; i++) {
           const char *why = rowwise(s, e->args[i], buf, cap);
           if (why != NULL) return why;
         }
         ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL), x = e->args[0]->type;
-        const ladle_backend *be = s->be;
-        if (!e->args[0]->scalar && be->binary != NULL &&
-            (be->binary_supports == NULL ||
-             (be->binary_supports(LADLE_OP_GE, x, e->args[1]->type, b) &&
-              be->binary_supports(LADLE_OP_LE, x, e->args[2]->type, b) &&
-              be->binary_supports(LADLE_OP_AND, b, b, b))))
+        if (!e->args[0]->scalar && takes_binary(s, LADLE_OP_GE, x, e->args[1]->type, b) &&
+            takes_binary(s, LADLE_OP_LE, x, e->args[2]->type, b) &&
+            takes_binary(s, LADLE_OP_AND, b, b, b))
           return NULL;
         snprintf(buf, cap, "is_between of %s by %s and %s", type_name(x, t1, sizeof t1),
                  type_name(e->args[1]->type, t2, sizeof t2),
@@ -149,10 +157,7 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
           if (why != NULL) return why;
         }
         ladle_dtype a = e->args[0]->type, b = e->nargs > 1 ? e->args[1]->type : a;
-        if (s->be->eval_program != NULL &&
-            (s->be->program_supports == NULL ||
-             s->be->program_supports(LADLE_P_FUNC, e->op, a, b, e->type)))
-          return NULL;
+        if (takes_instr(s, LADLE_P_FUNC, e->op, a, b, e->type)) return NULL;
         snprintf(buf, cap, "function '%s' of %s", ladle_func_name(e->op),
                  type_name(a, t1, sizeof t1));
         return buf;
@@ -162,9 +167,8 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
     case LADLE_EX_CAST: {
       const char *why = rowwise(s, e->args[0], buf, cap);
       if (why != NULL) return why;
-      if (s->be->eval_program != NULL && ladle_cast_lossless(e->args[0]->type, e->type) &&
-          (s->be->program_supports == NULL ||
-           s->be->program_supports(LADLE_P_CAST, 0, e->args[0]->type, e->args[0]->type, e->type)))
+      if (ladle_cast_lossless(e->args[0]->type, e->type) &&
+          takes_instr(s, LADLE_P_CAST, 0, e->args[0]->type, e->args[0]->type, e->type))
         return NULL;
       snprintf(buf, cap, "a cast of %s to %s", type_name(e->args[0]->type, t2, sizeof t2),
                type_name(e->type, t1, sizeof t1));
@@ -343,8 +347,8 @@ void exec_dev_cache_stats(exec_dev_cache *c, int64_t *bytes, int64_t *hits, int6
 
 static bool same_piece(const ladle_column *a, const ladle_column *b) {
   return ladle_dtype_equal(a->type, b->type) && a->length == b->length &&
-         a->null_count == b->null_count && a->values == b->values &&
-         a->validity == b->validity && a->chars == b->chars;
+         a->null_count == b->null_count && a->values == b->values && a->validity == b->validity &&
+         a->chars == b->chars;
 }
 
 /* column i of t as cached (a reference into *out), or false */
@@ -483,39 +487,35 @@ ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const lad
   return LADLE_OK;
 }
 
+/* The reduction computing aggregation op over a whole column (count also
+ * len's, over the rows a program keeps valid), or false. */
+static bool reduce_op_of(ladle_agg_op op, ladle_reduce_op *r) {
+  switch (op) {
+    case LADLE_AGG_SUM:
+      *r = LADLE_REDUCE_SUM;
+      return true;
+    case LADLE_AGG_MIN:
+      *r = LADLE_REDUCE_MIN;
+      return true;
+    case LADLE_AGG_MAX:
+      *r = LADLE_REDUCE_MAX;
+      return true;
+    case LADLE_AGG_COUNT:
+    case LADLE_AGG_LEN:
+      *r = LADLE_REDUCE_COUNT;
+      return true;
+    default:
+      return false;
+  }
+}
+
 /* one value of a one-row column (a reduce's) on the host, as a double */
 static ladle_status host_value(exec_state *s, const ladle_column *c, double *v, bool *valid,
                                ladle_error *err) {
   ladle_column h;
   LADLE_RETURN_NOT_OK(s->be->to_host(&s->k, c, &h, err));
   *valid = h.length == 1 && ladle_column_valid(&h, 0);
-  *v = 0;
-  if (*valid) {
-    switch (h.type.id) {
-      case LADLE_TYPE_FLOAT64:
-        *v = ((const double *)h.values)[0];
-        break;
-      case LADLE_TYPE_FLOAT32:
-        *v = ((const float *)h.values)[0];
-        break;
-      case LADLE_TYPE_INT64:
-        *v = (double)((const int64_t *)h.values)[0];
-        break;
-      case LADLE_TYPE_UINT64:
-        *v = (double)((const uint64_t *)h.values)[0];
-        break;
-      case LADLE_TYPE_UINT32:
-        *v = ((const uint32_t *)h.values)[0];
-        break;
-      case LADLE_TYPE_INT32:
-        *v = ((const int32_t *)h.values)[0];
-        break;
-      default:
-        ladle_column_release(&h);
-        return ladle_err_set(err, LADLE_EINVAL, "internal: a mean's part of type %s",
-                             ladle_dtype_name(h.type, NULL, 0));
-    }
-  }
+  *v = *valid ? ladle_column_value_f64(&h, 0) : 0;
   ladle_column_release(&h);
   return LADLE_OK;
 }
@@ -546,21 +546,52 @@ static ladle_status mean_of(exec_state *s, const ladle_bexpr *e, const ladle_col
   return LADLE_OK;
 }
 
-static ladle_status columns_mean(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
-                                 ladle_column *out, ladle_error *err) {
-  ladle_column in, sum, cnt;
-  LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
-  ladle_status st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &in, &sum, err);
-  if (st == LADLE_OK) {
-    st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &in, &cnt, err);
+/* What an aggregation reduces: a column, or a row program's value over its
+ * inputs without the column (reduce_program, sums and counts only). */
+typedef struct reducible {
+  const ladle_column *col;
+  const ladle_program *p;
+  const ladle_column *cols;
+  size_t ncols;
+} reducible;
+
+static ladle_status reduce_of(exec_state *s, ladle_reduce_op op, const reducible *r,
+                              ladle_column *out, ladle_error *err) {
+  return r->col != NULL ? s->be->reduce(&s->k, op, r->col, out, err)
+                        : s->be->reduce_program(&s->k, op, r->p, r->cols, r->ncols, out, err);
+}
+
+/* Aggregation a (op: sum, min, max, count, mean; len as count) of r: a
+ * mean as the sum and count, divided on the host. */
+static ladle_status agg_of(exec_state *s, const ladle_bexpr *a, ladle_agg_op op, const reducible *r,
+                           ladle_column *out, ladle_error *err) {
+  if (op == LADLE_AGG_MEAN) {
+    ladle_column sum, cnt;
+    LADLE_RETURN_NOT_OK(reduce_of(s, LADLE_REDUCE_SUM, r, &sum, err));
+    ladle_status st = reduce_of(s, LADLE_REDUCE_COUNT, r, &cnt, err);
     if (st == LADLE_OK) {
-      st = mean_of(s, e, &sum, &cnt, out, err);
+      st = mean_of(s, a, &sum, &cnt, out, err);
       ladle_column_release(&cnt);
     }
     ladle_column_release(&sum);
+    return st;
   }
-  ladle_column_release(&in);
-  return st;
+  ladle_reduce_op rop;
+  if (!reduce_op_of(op, &rop))
+    return ladle_err_set(err, LADLE_ENOTSUP, "aggregation '%s' on the column kernels",
+                         ladle_agg_name(op));
+  ladle_column res;
+  LADLE_RETURN_NOT_OK(reduce_of(s, rop, r, &res, err));
+  if (!ladle_dtype_equal(res.type, a->type)) {
+    char x[48], y[48];
+    ladle_status st = ladle_err_set(
+        err, LADLE_EINVAL, "internal: '%s' gave %s where the plan has %s", ladle_agg_name(op),
+        type_name(res.type, x, sizeof x), type_name(a->type, y, sizeof y));
+    ladle_column_release(&res);
+    return st;
+  }
+  *out = res;
+  return LADLE_OK;
 }
 
 /* A whole-column aggregation (whole_agg said which) by `reduce`; len on
@@ -576,64 +607,11 @@ ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_t
     LADLE_COL_MUT(out, uint32_t)[0] = (uint32_t)t->num_rows;
     return LADLE_OK;
   }
-  ladle_reduce_op op;
-  switch ((ladle_agg_op)e->op) {
-    case LADLE_AGG_SUM:
-      op = LADLE_REDUCE_SUM;
-      break;
-    case LADLE_AGG_MIN:
-      op = LADLE_REDUCE_MIN;
-      break;
-    case LADLE_AGG_MAX:
-      op = LADLE_REDUCE_MAX;
-      break;
-    case LADLE_AGG_COUNT:
-      op = LADLE_REDUCE_COUNT;
-      break;
-    case LADLE_AGG_MEAN:
-      return columns_mean(s, e, t, out, err);
-    default:
-      return ladle_err_set(err, LADLE_ENOTSUP, "aggregation '%s' on the column kernels",
-                           ladle_agg_name((ladle_agg_op)e->op));
-  }
   ladle_column in;
   LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
-  ladle_column r;
-  ladle_status st = s->be->reduce(&s->k, op, &in, &r, err);
+  reducible r = {&in, NULL, NULL, 0};
+  ladle_status st = agg_of(s, e, (ladle_agg_op)e->op, &r, out, err);
   ladle_column_release(&in);
-  if (st != LADLE_OK) return st;
-  if (!ladle_dtype_equal(r.type, e->type)) {
-    char a[48], b[48];
-    st = ladle_err_set(err, LADLE_EINVAL, "internal: '%s' gave %s where the plan has %s",
-                       ladle_agg_name((ladle_agg_op)e->op), type_name(r.type, a, sizeof a),
-                       type_name(e->type, b, sizeof b));
-    ladle_column_release(&r);
-    return st;
-  }
-  *out = r;
-  return LADLE_OK;
-}
-
-/* A function the column kernels compute from others (rowwise said which):
- * is_between as two comparisons and an and, which give its nulls too (a
- * comparison is null exactly where x or the bound is). */
-ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_column *args,
-                               ladle_column *out, ladle_error *err) {
-  if (e->op != LADLE_FN_IS_BETWEEN || e->nargs != 3)
-    return ladle_err_set(err, LADLE_ENOTSUP, "function '%s' on the column kernels",
-                         ladle_func_name(e->op));
-  ladle_closed cl = e->fopts.closed;
-  int lo = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
-  int hi = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
-  ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL);
-  ladle_column l, h;
-  LADLE_RETURN_NOT_OK(s->be->binary(&s->k, lo, &args[0], &args[1], b, &l, err));
-  ladle_status st = s->be->binary(&s->k, hi, &args[0], &args[2], b, &h, err);
-  if (st == LADLE_OK) {
-    st = s->be->binary(&s->k, LADLE_OP_AND, &l, &h, b, out, err);
-    ladle_column_release(&h);
-  }
-  ladle_column_release(&l);
   return st;
 }
 
@@ -708,9 +686,8 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     return b < 0 ? -1 : emit_ins(c, LADLE_P_FUNC, e->op, a, b, e->type, NULL);
   }
   if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
-    ladle_closed cl = e->fopts.closed;
-    int lo = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
-    int hi = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
+    int lo, hi;
+    exec_between_ops(e->fopts.closed, &lo, &hi);
     ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL);
     int x = emit(c, e->args[0]);
     int l = x < 0 ? -1 : emit(c, e->args[1]);
@@ -789,54 +766,24 @@ static ladle_status agg_where(exec_state *s, const ladle_bexpr *e, const ladle_b
   ladle_status st = LADLE_OK;
   if (!emit_where(c, pred, len ? NULL : a->args[0], remap))
     st = c->st != LADLE_OK ? c->st
-                           : ladle_err_set(err, LADLE_EINVAL, "internal: a filtered aggregation "
-                                                              "that fit a program no longer does");
-  ladle_column in, r1, r2;
+                           : ladle_err_set(err, LADLE_EINVAL,
+                                           "internal: a filtered aggregation "
+                                           "that fit a program no longer does");
   ladle_column cols[LADLE_PROG_INPUTS];
   for (size_t k = 0; k < c->ncols; k++) cols[k] = t->chunks[0].columns[c->col[k]];
-  if (st == LADLE_OK && s->be->reduce_program != NULL &&
-      (op == LADLE_AGG_SUM || op == LADLE_AGG_COUNT || op == LADLE_AGG_MEAN)) {
-    /* no column at all: the rows reduced as the program computes them */
-    if (op == LADLE_AGG_MEAN) {
-      st = s->be->reduce_program(&s->k, LADLE_REDUCE_SUM, &c->p, cols, c->ncols, &r1, err);
-      if (st == LADLE_OK) {
-        st = s->be->reduce_program(&s->k, LADLE_REDUCE_COUNT, &c->p, cols, c->ncols, &r2, err);
-        if (st == LADLE_OK) {
-          st = mean_of(s, a, &r1, &r2, out, err);
-          ladle_column_release(&r2);
-        }
-        ladle_column_release(&r1);
-      }
-    } else {
-      st = s->be->reduce_program(&s->k, op == LADLE_AGG_SUM ? LADLE_REDUCE_SUM : LADLE_REDUCE_COUNT,
-                                 &c->p, cols, c->ncols, out, err);
-    }
-    for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
-    free(c);
-    return st;
+  /* sums and counts straight from the program, with no column at all */
+  bool direct = s->be->reduce_program != NULL &&
+                (op == LADLE_AGG_SUM || op == LADLE_AGG_COUNT || op == LADLE_AGG_MEAN);
+  reducible r = {NULL, &c->p, cols, c->ncols};
+  ladle_column in;
+  if (st == LADLE_OK && !direct) {
+    st = s->be->eval_program(&s->k, &c->p, cols, c->ncols, &in, err);
+    if (st == LADLE_OK) r.col = &in;
   }
-  if (st == LADLE_OK) st = s->be->eval_program(&s->k, &c->p, cols, c->ncols, &in, err);
+  if (st == LADLE_OK) st = agg_of(s, a, op, &r, out, err);
+  if (r.col != NULL) ladle_column_release(&in);
   for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
   free(c);
-  if (st != LADLE_OK) return st;
-  if (op == LADLE_AGG_MEAN) {
-    st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &in, &r1, err);
-    if (st == LADLE_OK) {
-      st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &in, &r2, err);
-      if (st == LADLE_OK) {
-        st = mean_of(s, a, &r1, &r2, out, err);
-        ladle_column_release(&r2);
-      }
-      ladle_column_release(&r1);
-    }
-  } else {
-    ladle_reduce_op rop = op == LADLE_AGG_SUM   ? LADLE_REDUCE_SUM
-                          : op == LADLE_AGG_MIN ? LADLE_REDUCE_MIN
-                          : op == LADLE_AGG_MAX ? LADLE_REDUCE_MAX
-                                                : LADLE_REDUCE_COUNT;
-    st = s->be->reduce(&s->k, rop, &in, out, err);
-  }
-  ladle_column_release(&in);
   return st;
 }
 
@@ -904,10 +851,10 @@ ladle_status exec_columns_select_filter(exec_state *s, const ladle_pnode *pn, la
     return rst;
   }
   ladle_table *o = NULL;
-  ladle_status st = in->nchunks == 1 ? ladle_table_create(&p->schema, 1, &o, err)
-                                     : ladle_err_set(err, LADLE_EINVAL,
-                                                     "internal: %zu partitions on the device",
-                                                     in->nchunks);
+  ladle_status st =
+      in->nchunks == 1
+          ? ladle_table_create(&p->schema, 1, &o, err)
+          : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", in->nchunks);
   if (st == LADLE_OK) {
     o->chunks[0].length = 1;
     for (size_t i = 0; i < p->nexprs && st == LADLE_OK; i++)

@@ -85,7 +85,6 @@ static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column
       }
       return be->binary(&s->k, e->op, &args[0], &args[1], e->type, out, err);
     case LADLE_EX_FUNC: {
-      if (s->columns) return exec_columns_func(s, e, args, out, err);
       /* Kernels take their length from the first argument: a single value
        * there (pl.lit("p") + col, fill_null of a literal) is spread to the
        * length of the other arguments that are not single values first: the

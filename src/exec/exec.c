@@ -151,8 +151,8 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   if (st == LADLE_OK) st = ladle_pool_create(o.threads, &e->pool, err);
   if (st == LADLE_OK) st = ladle_comm_self_create(NULL, &e->comm, err);
   if (st == LADLE_OK)
-    st = ladle_mr_create(ladle_allocator_host(),
-                         o.device == LADLE_DEVICE_CUDA ? 0 : o.memory_limit, &e->mr, err);
+    st = ladle_mr_create(ladle_allocator_host(), o.device == LADLE_DEVICE_CUDA ? 0 : o.memory_limit,
+                         &e->mr, err);
   if (st == LADLE_OK && e->columns) {
     /* scanned columns stay on the device for the next query: up to half the
      * memory limit, or of the device's memory (1 GiB on the CPU switch) */
@@ -203,7 +203,13 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
   ladle_engine_stats s = {atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_read),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_skipped),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->rows_transferred),
-                          ladle_mr_bytes(e->mr), ladle_mr_peak(e->mr), 0, 0, 0, 0, 0};
+                          ladle_mr_bytes(e->mr),
+                          ladle_mr_peak(e->mr),
+                          0,
+                          0,
+                          0,
+                          0,
+                          0};
   if (e->dev_mr != NULL) {
     s.device_memory_bytes = ladle_mr_bytes(e->dev_mr);
     s.device_memory_peak = ladle_mr_peak(e->dev_mr);
@@ -240,8 +246,8 @@ ladle_status ladle_engine_execute_cancellable(ladle_engine *eng, const ladle_pla
   return execute_on(eng, plan, false, cancel, out, err);
 }
 
-ladle_status ladle_engine_execute_host(ladle_engine *eng, const ladle_plan *plan,
-                                       const int *cancel, ladle_result **out, ladle_error *err) {
+ladle_status ladle_engine_execute_host(ladle_engine *eng, const ladle_plan *plan, const int *cancel,
+                                       ladle_result **out, ladle_error *err) {
   return execute_on(eng, plan, true, cancel, out, err);
 }
 

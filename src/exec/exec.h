@@ -12,8 +12,8 @@ struct ladle_engine {
   ladle_engine_opts opts;
   ladle_pool *pool;
   const ladle_backend *backend;
-  ladle_comm *comm;               /* single rank ("self") until the distributed layer lands */
-  ladle_mr *mr;                   /* where a query's buffers and scratch come from */
+  ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
+  ladle_mr *mr;     /* where a query's buffers and scratch come from */
   /* A GPU engine: `backend` is the device's table, and its queries run on
    * the column kernels (exec_state.columns) with buffers from dev_mr on
    * `stream`; `host_backend` (the CPU table) runs what the GPU refuses when
@@ -209,6 +209,12 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
 ladle_status ladle_eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                               ladle_column *out, ladle_error *err);
 
+/* is_between(x, lo, hi, closed) as (x lo_op lo) & (x hi_op hi). */
+static inline void exec_between_ops(ladle_closed cl, int *lo_op, int *hi_op) {
+  *lo_op = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
+  *hi_op = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
+}
+
 /* The column-kernel path (device.c; exec_state.columns): whether plan pp
  * runs there (LADLE_ENOTSUP naming the node and expression when not), an
  * in-memory table copied to the device as one partition, a filter by the
@@ -228,8 +234,6 @@ ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table 
                                ladle_error *err);
 ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
                                  ladle_table **out, ladle_error *err);
-ladle_status exec_columns_func(exec_state *s, const ladle_bexpr *e, const ladle_column *args,
-                               ladle_column *out, ladle_error *err);
 /* A row-wise e over chunk as one row program (backend eval_program): *done
  * when it ran; not when the backend has none or e does not fit one (the
  * caller then evaluates it node by node). */

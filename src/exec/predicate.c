@@ -148,11 +148,9 @@ static ladle_status compile_leaf(exec_state *s, exec_pred *p, const ladle_bexpr 
         LADLE_RETURN_NOT_OK(st);
       }
       if (ok2) {
-        ladle_closed cl = e->fopts.closed;
         t.e = NULL;
         t.col = e->args[0]->col;
-        t.op[0] = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_LEFT ? LADLE_OP_GE : LADLE_OP_GT;
-        t.op[1] = cl == LADLE_CLOSED_BOTH || cl == LADLE_CLOSED_RIGHT ? LADLE_OP_LE : LADLE_OP_LT;
+        exec_between_ops(e->fopts.closed, &t.op[0], &t.op[1]);
       }
     }
   }

@@ -434,7 +434,8 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
         rt = t;
       else if (ladle_type_is_integer(et.id))
         rt = t;
-      else if (ladle_type_is_float(et.id)) /* as Polars: an integer to a float power is the power's type */
+      else if (ladle_type_is_float(
+                   et.id)) /* as Polars: an integer to a float power is the power's type */
         rt = ladle_dtype_make(et.id);
       else
         rt = ladle_dtype_make(LADLE_TYPE_FLOAT64);

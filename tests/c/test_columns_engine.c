@@ -52,13 +52,14 @@ static ladle_plan *plan_(ladle_table *t, int which) {
       CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("i64"), LIT(0)), &p, &err_));
       break;
     case 1: {
-      ladle_expr *pred = BIN(OR,
-                             BIN(AND, BIN(GE, COL("f64"), LITF(0.25)), BIN(LT, COL("i32"), LIT(100))),
-                             COL("b"));
+      ladle_expr *pred = BIN(
+          OR, BIN(AND, BIN(GE, COL("f64"), LITF(0.25)), BIN(LT, COL("i32"), LIT(100))), COL("b"));
       CHECK_OK(ladle_plan_filter(scan(t), pred, &f, &err_));
       ladle_expr *e[] = {AS(BIN(ADD, BIN(MUL, COL("i64"), LIT(3)), COL("i64")), "x"),
                          AS(BIN(SUB, COL("f64"), BIN(MUL, COL("fn"), LITF(2.5))), "y"),
-                         AS(BIN(SUB, LITF(1.5), COL("fn")), "z"), COL("s"), COL("d"),
+                         AS(BIN(SUB, LITF(1.5), COL("fn")), "z"),
+                         COL("s"),
+                         COL("d"),
                          AS(BIN(GT, COL("f64"), COL("fn")), "c")};
       CHECK_OK(ladle_plan_select(f, 6, e, &p, &err_));
       break;
@@ -119,7 +120,8 @@ static void same_results(ladle_result *a, ladle_result *b, int which) {
         ok = (isnan(u) && isnan(v)) || u == v || fabs(u - v) <= 1e-9 * fmax(fabs(u), fabs(v));
       } else
         ok = geti(&x, r) == geti(&y, r);
-      if (!ok && bad++ < 3) fprintf(stderr, "  plan %d column %s row %lld differs\n", which, name, (long long)r);
+      if (!ok && bad++ < 3)
+        fprintf(stderr, "  plan %d column %s row %lld differs\n", which, name, (long long)r);
     }
     CHECK_EQ_I(bad, 0);
     ladle_column_release(&x);
@@ -213,4 +215,3 @@ TEST(gpu_engine_equals_the_cpu_engine_or_says_why_not) {
   ladle_engine_destroy(e);
   ladle_table_release(t);
 }
-

@@ -688,9 +688,9 @@ static void check_program(suite *s) {
     }
     return;
   }
-  static const ladle_type_id IDS[] = {LADLE_TYPE_INT8,    LADLE_TYPE_INT32,   LADLE_TYPE_INT64,
-                                      LADLE_TYPE_UINT16,  LADLE_TYPE_UINT64,  LADLE_TYPE_FLOAT32,
-                                      LADLE_TYPE_FLOAT64, LADLE_TYPE_DATE,    LADLE_TYPE_DATETIME};
+  static const ladle_type_id IDS[] = {LADLE_TYPE_INT8,    LADLE_TYPE_INT32,  LADLE_TYPE_INT64,
+                                      LADLE_TYPE_UINT16,  LADLE_TYPE_UINT64, LADLE_TYPE_FLOAT32,
+                                      LADLE_TYPE_FLOAT64, LADLE_TYPE_DATE,   LADLE_TYPE_DATETIME};
   ladle_dtype bt = ladle_dtype_make(LADLE_TYPE_BOOL);
   int64_t len[16], nl = lengths(s, len);
   for (size_t t = 0; t < sizeof IDS / sizeof IDS[0]; t++) {
@@ -715,7 +715,7 @@ static void check_program(suite *s) {
         ladle_program p;
         memset(&p, 0, sizeof p);
 #define INS(code_, op_, a_, b_, t_, v_) \
-  p.ins[p.n++] = (ladle_pinstr){LADLE_P_##code_, LADLE_OP_##op_, a_, b_, t_, v_}
+  p.ins[p.n++] = (ladle_pinstr) { LADLE_P_##code_, LADLE_OP_##op_, a_, b_, t_, v_ }
         if (prog == 0) { /* (x > c & x <= y) | b */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
@@ -745,8 +745,8 @@ static void check_program(suite *s) {
           p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_FILL_NULL, 0, 1, dt, NULL};
           p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NEG, 2, 2, dt, NULL};
           p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_ABS, 3, 3, dt, NULL};
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_CAST, 0, 4, 4, ladle_dtype_make(LADLE_TYPE_FLOAT64),
-                                        NULL};
+          p.ins[p.n++] =
+              (ladle_pinstr){LADLE_P_CAST, 0, 4, 4, ladle_dtype_make(LADLE_TYPE_FLOAT64), NULL};
         } else if (prog == 4) { /* !is_null(x) | (is_not_null(y) & !b) */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
@@ -898,7 +898,8 @@ static void check_limit(suite *s, const ladle_allocator *parent) {
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
-      "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, errors, limits "
+      "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
+      "errors, limits "
       "(large: "
       "%lld rows)\n",
       s->be->name, (long long)s->large);

@@ -297,6 +297,16 @@ static inline double sum_keep_double(double x, bool valid) {
  * value compared is the lane's own, a select the compiler vectorises, where a
  * branch per row kept the loop scalar), and each lane counts its valid rows.
  * Rows 8k..8k+7 are lanes 0..7, so a byte of V holds the eight lanes' bits. */
+/* one row i of SCAT_EXTREME_LANES_V outside whole bytes of the bitmap, in
+ * its lane i & 7 (a null row skipped) */
+#define SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                                 \
+  if (ladle_bit_get(V, i)) {                                                   \
+    T x_ = X[i];                                                               \
+    s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7];   \
+    nn_[i & 7] += x_ == x_;                                                    \
+    vc_[i & 7]++;                                                              \
+  }
+
 #define SCAT_EXTREME_LANES_V(T, X, V, A, cnt, a, e, is_max)                    \
   {                                                                            \
     T s_[8];                                                                   \
@@ -311,11 +321,7 @@ static inline double sum_keep_double(double x, bool valid) {
     }                                                                          \
     int64_t i = a;                                                             \
     for (; i < e && ((i & 7) != 0 || i + 8 > e); i++) {                        \
-      if (!ladle_bit_get(V, i)) continue;                                      \
-      T x_ = X[i];                                                             \
-      s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7]; \
-      nn_[i & 7] += x_ == x_;                                                  \
-      vc_[i & 7]++;                                                            \
+      SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                                  \
     }                                                                          \
     for (; i + 8 <= e; i += 8) {                                               \
       unsigned b_ = V[i >> 3];                                                 \
@@ -328,11 +334,7 @@ static inline double sum_keep_double(double x, bool valid) {
       }                                                                        \
     }                                                                          \
     for (; i < e; i++) {                                                       \
-      if (!ladle_bit_get(V, i)) continue;                                      \
-      T x_ = X[i];                                                             \
-      s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7]; \
-      nn_[i & 7] += x_ == x_;                                                  \
-      vc_[i & 7]++;                                                            \
+      SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                                  \
     }                                                                          \
     double nan_ = NAN;                                                         \
     for (int l = 0; l < 8; l++) {                                              \
@@ -744,7 +746,7 @@ static ladle_status order_stat(const ladle_kctx *ctx, const ladle_kexpr *agg,
   for (int64_t k = 0; k < ng; k++) off[k + 2] += off[k + 1];
   /* off[k + 1] is now group k's write cursor; after the scatter, its end */
   for (int64_t i = 0; i < g->nrows; i++)
-    if (ladle_column_valid(in, i)) vals[off[g->ids[i] + 1]++] = ladle_cpu_value_f64(in, i);
+    if (ladle_column_valid(in, i)) vals[off[g->ids[i] + 1]++] = ladle_column_value_f64(in, i);
   ostat_job j;
   j.off = off;
   j.rows = rows;
@@ -1010,7 +1012,7 @@ static ladle_status ordered_mean(const ladle_kctx *ctx, const ladle_kexpr *agg,
     const ladle_column *col = &in[p];
     for (int64_t i = 0; i < col->length; i++, row++) {
       bool valid = col->validity == NULL || ladle_bit_get(col->validity, i);
-      double x = valid ? ladle_cpu_value_f64(col, i) : 0.0;
+      double x = valid ? ladle_column_value_f64(col, i) : 0.0;
       if (all != NULL) {
         all[row] = x;
         cnt[0] += valid;
@@ -1066,7 +1068,7 @@ static double *group_anchors(const ladle_column *in, size_t nins, const ladle_gr
     const ladle_column *c = &in[lo];
     int64_t i = r - starts[lo];
     if (!ladle_column_valid(c, i)) continue;
-    double x = ladle_cpu_value_f64(c, i);
+    double x = ladle_column_value_f64(c, i);
     if (isfinite(x)) a[k] = x;
   }
   free(starts);

@@ -197,7 +197,7 @@ static void cast_numeric(const ladle_column *in, ladle_column *o, cast_fail *f,
     }
     bool neg = false;
     uint64_t raw = ffloat ? 0 : ladle_cpu_int_value(in, i, &neg);
-    double v = ffloat ? ladle_cpu_value_f64(in, i) : neg ? (double)(int64_t)raw : (double)raw;
+    double v = ffloat ? ladle_column_value_f64(in, i) : neg ? (double)(int64_t)raw : (double)raw;
     if (to == LADLE_TYPE_BOOL) {
       LADLE_COL_MUT(o, uint8_t)[i] = ffloat ? v != 0 : raw != 0;
     } else if (ladle_type_is_float(to)) {
@@ -336,7 +336,7 @@ static int format_value(const ladle_column *in, int64_t i, char *buf) {
     return b ? 4 : 5;
   }
   if (ladle_type_is_float(id))
-    return format_float(ladle_cpu_value_f64(in, i), id == LADLE_TYPE_FLOAT32, buf);
+    return format_float(ladle_column_value_f64(in, i), id == LADLE_TYPE_FLOAT32, buf);
   if (id == LADLE_TYPE_DATE) {
     w = put_date(w, ((const int32_t *)in->values)[i]);
   } else if (id == LADLE_TYPE_DATETIME) {

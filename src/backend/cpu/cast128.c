@@ -194,7 +194,7 @@ ladle_status ladle_cpu_cast128(const ladle_column *in, ladle_dtype to, ladle_cas
         snprintf(bad, sizeof bad, "%.*s", (int)LADLE_MIN(ladle_str_len(in, i), 40),
                  ladle_str_ptr(in, i));
     } else if (ladle_type_is_float(from)) {
-      double x = ladle_cpu_value_f64(in, i);
+      double x = ladle_column_value_f64(in, i);
       ok = float_to_wide(x, to.id, wrap, &v);
       if (!ok && bad_row < 0) snprintf(bad, sizeof bad, "%g", x);
     } else {

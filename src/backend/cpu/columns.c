@@ -179,7 +179,7 @@ static ladle_status reduce_on(const ladle_kctx *ctx, ladle_reduce_op op, const l
       return LADLE_OOM(err, "sum");
     }
     for (int64_t i = 0; i < n; i++)
-      f[i] = ladle_column_valid(in, i) ? ladle_cpu_value_f64(in, i) : 0.0;
+      f[i] = ladle_column_valid(in, i) ? ladle_column_value_f64(in, i) : 0.0;
     double s = ladle_cpu_float_sum(f, n);
     ladle_scratch_free(f);
     if (id == LADLE_TYPE_FLOAT32)

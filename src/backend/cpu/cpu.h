@@ -141,33 +141,6 @@ static inline bool ladle_int_value(const ladle_column *c, int64_t i, int64_t *v)
   }
 }
 
-static inline double ladle_cpu_value_f64(const ladle_column *c, int64_t i) {
-  switch (ladle_type_phys(c->type.id)) {
-    case LADLE_PHYS_U8:
-      return ((const uint8_t *)c->values)[i];
-    case LADLE_PHYS_I8:
-      return ((const int8_t *)c->values)[i];
-    case LADLE_PHYS_I16:
-      return ((const int16_t *)c->values)[i];
-    case LADLE_PHYS_I32:
-      return ((const int32_t *)c->values)[i];
-    case LADLE_PHYS_I64:
-      return (double)((const int64_t *)c->values)[i];
-    case LADLE_PHYS_U16:
-      return ((const uint16_t *)c->values)[i];
-    case LADLE_PHYS_U32:
-      return ((const uint32_t *)c->values)[i];
-    case LADLE_PHYS_U64:
-      return (double)((const uint64_t *)c->values)[i];
-    case LADLE_PHYS_F32:
-      return ((const float *)c->values)[i];
-    case LADLE_PHYS_F64:
-      return ((const double *)c->values)[i];
-    default:
-      return 0;
-  }
-}
-
 /* Validity of out = valid(a) & valid(b), with broadcasting of length-1 inputs.
  * Allocates out's bitmap only when an input has nulls. */
 ladle_status ladle_cpu_merge_validity(const ladle_column *a, const ladle_column *b,
