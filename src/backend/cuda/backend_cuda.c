@@ -443,25 +443,6 @@ static ladle_status cuda_extreme(const ladle_kctx *ctx, bool is_max, const ladle
   return one_value(ctx, in->type, counts[1] > 0 ? val : NULL, out, err);
 }
 
-/* A sum's accumulator (ldc_sum, ldc_program_sum): a double for floats, a
- * wrapping uint64 for integers. */
-typedef union sum_acc {
-  unsigned long long u;
-  double d;
-} sum_acc;
-
-/* The accumulator as a value of the sum's type ot into val: a float
- * narrowed, an integer's wrapped sum cut to its width (little-endian: its
- * low bytes). */
-static void sum_value(ladle_dtype ot, const sum_acc *acc, uint8_t val[8]) {
-  if (ot.id == LADLE_TYPE_FLOAT32) {
-    float f = (float)acc->d;
-    memcpy(val, &f, 4);
-  } else {
-    memcpy(val, acc, 8);
-  }
-}
-
 static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                                 ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -485,7 +466,10 @@ static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ot, 1, false, 0, &o, err));
   ladle_buffer *part = NULL;
-  sum_acc acc = {0};
+  union {
+    unsigned long long u;
+    double d;
+  } acc = {0};
   cudaStream_t s = stream_of(ctx);
   ladle_status st = ladle_buffer_alloc(alloc_of(ctx), (LDC_SUM_BLOCKS + 1) * 8, &part, err);
   if (st != LADLE_OK) goto done;
@@ -495,8 +479,17 @@ static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const
     CU_GOTO(cudaMemcpyAsync(&acc, part->data, 8, cudaMemcpyDeviceToHost, s));
     CU_GOTO(cudaStreamSynchronize(s));
   }
+  /* the accumulator in the output's type: a float narrowed, an integer's
+   * wrapped sum cut to its width (little-endian: its low bytes) */
   uint8_t val[8];
-  sum_value(ot, &acc, val);
+  if (ot.id == LADLE_TYPE_FLOAT32) {
+    float f = (float)acc.d;
+    memcpy(val, &f, 4);
+  } else if (ot.id == LADLE_TYPE_FLOAT64) {
+    memcpy(val, &acc.d, 8);
+  } else {
+    memcpy(val, &acc.u, 8);
+  }
   CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), val, ladle_type_width(ot.id),
                           cudaMemcpyHostToDevice, s));
   CU_GOTO(cudaStreamSynchronize(s)); /* val is on this stack frame */
@@ -532,12 +525,10 @@ static ladle_status side_on_device(const ladle_kctx *ctx, const ladle_column *c,
 /* ladle's binary op as the kernels' ldc_op, or -1 */
 static int ldc_op_of(int op) {
   static const int ops[LADLE_OP_COUNT_] = {
-      [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1,
-      [LADLE_OP_MUL] = LDC_MUL + 1, [LADLE_OP_EQ] = LDC_EQ + 1,
-      [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
-      [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,
-      [LADLE_OP_GE] = LDC_GE + 1,   [LADLE_OP_AND] = LDC_AND + 1,
-      [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1};
+      [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1, [LADLE_OP_MUL] = LDC_MUL + 1,
+      [LADLE_OP_EQ] = LDC_EQ + 1,   [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
+      [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,   [LADLE_OP_GE] = LDC_GE + 1,
+      [LADLE_OP_AND] = LDC_AND + 1, [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1};
   return op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
 }
 
@@ -548,8 +539,8 @@ static bool cuda_binary_supports(int op, ladle_dtype a, ladle_dtype b, ladle_dty
   ldc_num kind;
   bool logic = k == LDC_AND || k == LDC_OR, cmp = k >= LDC_EQ && k <= LDC_GE;
   return k >= 0 && ladle_dtype_equal(a, b) && num_kind(a.id, &kind) &&
-         (logic          ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
-          : cmp          ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
+         (logic ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
+          : cmp ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
           : k == LDC_DIV ? ladle_type_is_float(a.id) && ladle_dtype_equal(out, a)
                          : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
 }
@@ -660,7 +651,7 @@ done:
 /* A row program in one kernel: columns read once, every operation in
  * registers, one output column written (ldc_program). */
 static ladle_status lower_program(const ladle_program *p, const ladle_column *inputs,
-                                  size_t ninputs, ldc_prog *gp, int64_t *rows, ladle_error *err) {
+                                   size_t ninputs, ldc_prog *gp, int64_t *rows, ladle_error *err) {
   if (p->n == 0 || p->n > LDC_PROG_MAX || ninputs > LDC_PROG_INPUTS)
     return ladle_err_set(err, LADLE_EINVAL, "a row program of %zu instructions over %zu columns",
                          p->n, ninputs);
@@ -706,8 +697,7 @@ static ladle_status lower_program(const ladle_program *p, const ladle_column *in
         if (in->a < 0 || in->b < 0 || (size_t)in->a >= k || (size_t)in->b >= k ||
             !cuda_program_supports(LADLE_P_WHERE, 0, p->ins[in->a].type, p->ins[in->b].type,
                                    in->type))
-          return ladle_err_set(err, LADLE_EINVAL,
-                               "a row program's where is not over earlier values");
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's where is not over earlier values");
         o->code = LDC_I_WHERE;
         o->a = (uint8_t)in->a;
         o->b = (uint8_t)in->b;
@@ -764,8 +754,8 @@ static ladle_status lower_program(const ladle_program *p, const ladle_column *in
 }
 
 static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program *p,
-                                      const ladle_column *inputs, size_t ninputs, ladle_column *out,
-                                      ladle_error *err) {
+                                      const ladle_column *inputs, size_t ninputs,
+                                      ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
   ldc_prog g;
   int64_t n;
@@ -812,7 +802,10 @@ static ladle_status cuda_reduce_program(const ladle_kctx *ctx, ladle_reduce_op o
                          ladle_dtype_name(t, NULL, 0));
   ladle_buffer *part = NULL;
   LADLE_RETURN_NOT_OK(ladle_buffer_alloc(alloc_of(ctx), (LDC_SUM_BLOCKS + 2) * 8, &part, err));
-  sum_acc acc[2] = {{0}, {0}}; /* the sum, the count */
+  union {
+    unsigned long long u;
+    double d;
+  } acc[2] = {{0}, {0}}; /* the sum, the count */
   cudaStream_t s = stream_of(ctx);
   ladle_status st = LADLE_OK;
   ladle_column o;
@@ -832,9 +825,15 @@ static ladle_status cuda_reduce_program(const ladle_kctx *ctx, ladle_reduce_op o
     uint32_t c = (uint32_t)acc[1].u;
     st = one_value(ctx, ladle_dtype_make(LADLE_TYPE_UINT32), &c, &o, err);
   } else {
+    /* the accumulator in the sum's type, as cuda_reduce writes it */
     ladle_dtype ot = ladle_sum_type(t);
     uint8_t val[8];
-    sum_value(ot, &acc[0], val);
+    if (ot.id == LADLE_TYPE_FLOAT32) {
+      float f = (float)acc[0].d;
+      memcpy(val, &f, 4);
+    } else {
+      memcpy(val, &acc[0], 8);
+    }
     st = one_value(ctx, ot, val, &o, err);
   }
 done:

@@ -164,6 +164,109 @@ __device__ __forceinline__ bool flt(T x, T y) {
   return x < y || (x == x && y != y);
 }
 
+/* out[i] = a[i] op b[i] (a row of a one-value side: its value), T the
+ * operands' type, O the output's (Boolean's byte for comparisons); the
+ * validity of both sides combined, as take_kernel writes it. */
+template <typename T, typename O>
+__global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, const T *b,
+                              const uint8_t *bv, bool b1, int64_t n, O *out, uint32_t *out_valid,
+                              unsigned long long *nulls) {
+  constexpr bool kFloat = std::is_floating_point<T>::value;
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  T x0 = a1 ? a[0] : T(0), y0 = b1 ? b[0] : T(0);
+  bool xv0 = bit(av, 0), yv0 = bit(bv, 0);
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      T x = a1 ? x0 : a[i], y = b1 ? y0 : b[i];
+      valid = (a1 ? xv0 : bit(av, i)) && (b1 ? yv0 : bit(bv, i));
+      O r;
+      switch (op) {
+        case LDC_EQ:
+          r = (O)feq(x, y);
+          break;
+        case LDC_NE:
+          r = (O)!feq(x, y);
+          break;
+        case LDC_LT:
+          r = (O)flt(x, y);
+          break;
+        case LDC_LE:
+          r = (O)!flt(y, x);
+          break;
+        case LDC_GT:
+          r = (O)flt(y, x);
+          break;
+        case LDC_GE:
+          r = (O)!flt(x, y);
+          break;
+        case LDC_ADD:
+          r = (O)(kFloat ? x + y : (T)((unsigned long long)x + (unsigned long long)y));
+          break;
+        case LDC_SUB:
+          r = (O)(kFloat ? x - y : (T)((unsigned long long)x - (unsigned long long)y));
+          break;
+        case LDC_NEG_SUB: /* one value minus many floats: -(y - x), as Polars */
+          r = (O)(-(y - x));
+          break;
+        case LDC_DIV:
+          r = (O)(x / y);
+          break;
+        case LDC_DIV_RECIP: /* many floats by one: times its reciprocal, as Polars */
+          r = (O)(x * (T(1) / y));
+          break;
+        default: /* LDC_MUL: integers wrap as in Polars */
+          r = (O)(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
+          break;
+      }
+      out[i] = r;
+    }
+    validity_word(valid, base, n, out_valid, nulls);
+  }
+}
+
+/* Kleene and/or over Boolean bytes: false and anything is false, true or
+ * anything is true, else null where a side is. */
+__global__ void logic_kernel(bool is_and, const uint8_t *a, const uint8_t *av, bool a1,
+                             const uint8_t *b, const uint8_t *bv, bool b1, int64_t n,
+                             uint8_t *out, uint32_t *out_valid, unsigned long long *nulls) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      int64_t ia = a1 ? 0 : i, ib = b1 ? 0 : i;
+      bool xv = bit(av, ia), yv = bit(bv, ib), x = xv && a[ia] != 0, y = yv && b[ib] != 0;
+      bool r;
+      if (is_and) {
+        r = x && y;
+        valid = (xv && yv) || (xv && !x) || (yv && !y);
+      } else {
+        r = x || y;
+        valid = (xv && yv) || x || y;
+      }
+      out[i] = valid && r;
+    }
+    validity_word(valid, base, n, out_valid, nulls);
+  }
+}
+
+template <typename T>
+cudaError_t binary_as(int op, const void *a, const uint8_t *av, bool a1, const void *b,
+                      const uint8_t *bv, bool b1, int64_t n, void *out, uint32_t *out_valid,
+                      unsigned long long *nulls, cudaStream_t stream) {
+  if (op <= LDC_GE)
+    binary_kernel<T, uint8_t><<<grid_for(n), kBlock, 0, stream>>>(
+        op, (const T *)a, av, a1, (const T *)b, bv, b1, n, (uint8_t *)out, out_valid, nulls);
+  else
+    binary_kernel<T, T><<<grid_for(n), kBlock, 0, stream>>>(
+        op, (const T *)a, av, a1, (const T *)b, bv, b1, n, (T *)out, out_valid, nulls);
+  return cudaGetLastError();
+}
+
+/* ---- row programs: one pass over the rows, values in registers ---- */
+
 template <typename T>
 __device__ __forceinline__ T from_slot(uint64_t s) {
   T t;
@@ -177,8 +280,7 @@ __device__ __forceinline__ uint64_t to_slot(T t) {
   return s;
 }
 
-/* x op y for operands of type T (slots: their bits in 64), as binary_kernel and
- * row programs compute it: comparisons give 0 or 1, integers wrap */
+/* x op y for operands of type T, as binary_kernel computes it */
 template <typename T>
 __device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
   constexpr bool kFloat = std::is_floating_point<T>::value;
@@ -210,77 +312,6 @@ __device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
       return to_slot<T>(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
   }
 }
-
-/* out[i] = a[i] op b[i] (a row of a one-value side: its value), T the
- * operands' type, O the output's (Boolean's byte for comparisons); the
- * validity of both sides combined, as take_kernel writes it. */
-template <typename T, typename O>
-__global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, const T *b,
-                              const uint8_t *bv, bool b1, int64_t n, O *out, uint32_t *out_valid,
-                              unsigned long long *nulls) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  T x0 = a1 ? a[0] : T(0), y0 = b1 ? b[0] : T(0);
-  bool xv0 = bit(av, 0), yv0 = bit(bv, 0);
-  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
-    int64_t i = base + threadIdx.x;
-    bool valid = false;
-    if (i < n) {
-      T x = a1 ? x0 : a[i], y = b1 ? y0 : b[i];
-      valid = (a1 ? xv0 : bit(av, i)) && (b1 ? yv0 : bit(bv, i));
-      out[i] = from_slot<O>(op_as<T>(op, to_slot<T>(x), to_slot<T>(y)));
-    }
-    validity_word(valid, base, n, out_valid, nulls);
-  }
-}
-
-/* Kleene's and/or of x and y (xv, yv: their validity): false and anything
- * is false, true or anything is true, else null where a side is. The value
- * (false where null), its validity in *valid. */
-__device__ __forceinline__ bool kleene(bool is_and, bool xv, bool x, bool yv, bool y,
-                                       bool *valid) {
-  x = xv && x;
-  y = yv && y;
-  bool r;
-  if (is_and) {
-    r = x && y;
-    *valid = (xv && yv) || (xv && !x) || (yv && !y);
-  } else {
-    r = x || y;
-    *valid = (xv && yv) || x || y;
-  }
-  return *valid && r;
-}
-
-/* Kleene and/or over Boolean bytes, a side maybe one value. */
-__global__ void logic_kernel(bool is_and, const uint8_t *a, const uint8_t *av, bool a1,
-                             const uint8_t *b, const uint8_t *bv, bool b1, int64_t n,
-                             uint8_t *out, uint32_t *out_valid, unsigned long long *nulls) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += stride) {
-    int64_t i = base + threadIdx.x;
-    bool valid = false;
-    if (i < n) {
-      int64_t ia = a1 ? 0 : i, ib = b1 ? 0 : i;
-      out[i] = kleene(is_and, bit(av, ia), a[ia] != 0, bit(bv, ib), b[ib] != 0, &valid);
-    }
-    validity_word(valid, base, n, out_valid, nulls);
-  }
-}
-
-template <typename T>
-cudaError_t binary_as(int op, const void *a, const uint8_t *av, bool a1, const void *b,
-                      const uint8_t *bv, bool b1, int64_t n, void *out, uint32_t *out_valid,
-                      unsigned long long *nulls, cudaStream_t stream) {
-  if (op <= LDC_GE)
-    binary_kernel<T, uint8_t><<<grid_for(n), kBlock, 0, stream>>>(
-        op, (const T *)a, av, a1, (const T *)b, bv, b1, n, (uint8_t *)out, out_valid, nulls);
-  else
-    binary_kernel<T, T><<<grid_for(n), kBlock, 0, stream>>>(
-        op, (const T *)a, av, a1, (const T *)b, bv, b1, n, (T *)out, out_valid, nulls);
-  return cudaGetLastError();
-}
-
-/* ---- row programs: one pass over the rows, values in registers ---- */
 
 __device__ __forceinline__ uint64_t op_kind(int kind, int op, uint64_t x, uint64_t y) {
   switch (kind) {
@@ -494,7 +525,15 @@ __device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, 
     } else {
       bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
       if (in.op == LDC_AND || in.op == LDC_OR) {
-        r = kleene(in.op == LDC_AND, xv, v[in.a] != 0, yv, v[in.b] != 0, &rv);
+        bool x = xv && v[in.a] != 0, y = yv && v[in.b] != 0;
+        if (in.op == LDC_AND) {
+          r = x && y;
+          rv = (xv && yv) || (xv && !x) || (yv && !y);
+        } else {
+          r = x || y;
+          rv = (xv && yv) || x || y;
+        }
+        r = rv && r;
       } else {
         r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
         rv = xv && yv;
