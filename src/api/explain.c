@@ -17,10 +17,11 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
    * the query runs on ladle's CPU kernels instead */
   char where[640] = "";
   bool columns = e->columns;
+  ladle_pplan *pp = NULL;
+  ladle_strbuf notes = {NULL, 0, 0, false};
   if (columns) {
     ladle_pplan_opts co = {ranks, false, false, true};
-    ladle_pplan *cp;
-    LADLE_RETURN_NOT_OK(ladle_pplan_build(p, &co, &cp, err));
+    LADLE_RETURN_NOT_OK(ladle_pplan_build(p, &co, &pp, err));
     exec_state s;
     memset(&s, 0, sizeof s);
     s.eng = (ladle_engine *)(uintptr_t)e;
@@ -28,24 +29,34 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
     s.k.device_id = e->opts.device_id;
     s.columns = true;
     ladle_error why;
-    if (exec_columns_check(&s, cp, &why) == LADLE_OK) {
-      snprintf(where, sizeof where, "on %s: column kernels, one partition per table\n",
-               e->backend->device == LADLE_DEVICE_CPU ? "the CPU" : e->backend->name);
+    if (exec_columns_check(&s, pp, &notes, &why) == LADLE_OK) {
+      snprintf(where, sizeof where, "on %s: column kernels, one partition per table%s\n",
+               e->backend->device == LADLE_DEVICE_CPU ? "the CPU" : e->backend->name,
+               notes.data != NULL ? "; the nodes marked [host] run on ladle's CPU kernels over "
+                                    "the device's results, because of"
+                                  : "");
     } else {
       snprintf(where, sizeof where, "not on the column kernels (%s): on ladle's CPU backend\n",
                why.message);
       columns = false;
+      ladle_pplan_destroy(pp);
+      pp = NULL;
     }
-    ladle_pplan_destroy(cp);
   }
-  ladle_pplan_opts po = {ranks, !columns && e->host_backend->gather_pieces != NULL,
-                         !columns && e->host_backend->top_k_indices != NULL, columns};
-  ladle_pplan *pp;
-  LADLE_RETURN_NOT_OK(ladle_pplan_build(p, &po, &pp, err));
+  if (pp == NULL) {
+    ladle_pplan_opts po = {ranks, !columns && e->host_backend->gather_pieces != NULL,
+                           !columns && e->host_backend->top_k_indices != NULL, columns};
+    ladle_status bst = ladle_pplan_build(p, &po, &pp, err);
+    if (bst != LADLE_OK) {
+      free(notes.data);
+      return bst;
+    }
+  }
   char *plan = NULL;
   ladle_status st = ladle_plan_explain(p, &plan, err);
   if (st != LADLE_OK) {
     ladle_pplan_destroy(pp);
+    free(notes.data);
     return st;
   }
   ladle_strbuf b = {NULL, 0, 0, false};
@@ -54,6 +65,8 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
                       ranks != e->comm->size ? ", as planned for them" : "");
   free(plan);
   if (*where != '\0') ladle_strbuf_printf(&b, "%s", where);
+  if (notes.data != NULL) ladle_strbuf_printf(&b, "%s", notes.data);
+  free(notes.data);
   ladle_pplan_explain(pp, &b);
   ladle_pplan_destroy(pp);
   if (b.failed || b.data == NULL) {

@@ -114,6 +114,9 @@ typedef enum ladle_reduce_op {
   LADLE_REDUCE_MIN,
   LADLE_REDUCE_MAX,
   LADLE_REDUCE_COUNT,
+  LADLE_REDUCE_MEAN, /* grouped_reduce only: the mean of the valid values,
+                        summed in double; Float32 for Float32, else Float64;
+                        null when there is none */
   LADLE_REDUCE_COUNT_
 } ladle_reduce_op;
 
@@ -166,6 +169,21 @@ static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
   }
 }
 
+/* The type grouped_reduce gives op over values of type t (Polars' type of
+ * the aggregation in a group_by). */
+static inline ladle_dtype ladle_grouped_type(ladle_reduce_op op, ladle_dtype t) {
+  switch (op) {
+    case LADLE_REDUCE_SUM:
+      return ladle_sum_type(t);
+    case LADLE_REDUCE_COUNT:
+      return ladle_dtype_make(LADLE_TYPE_UINT32);
+    case LADLE_REDUCE_MEAN:
+      return ladle_dtype_make(t.id == LADLE_TYPE_FLOAT32 ? LADLE_TYPE_FLOAT32 : LADLE_TYPE_FLOAT64);
+    default:
+      return t;
+  }
+}
+
 /* A row program: an elementwise expression (columns, constants and binary
  * operations) flattened into instructions, for `eval_program` to compute in
  * one pass over the rows with no column between the operations (fused).
@@ -198,9 +216,29 @@ typedef struct ladle_program {
   ladle_pinstr ins[LADLE_PROG_MAX];
 } ladle_program;
 
+/* Rows grouped by their keys on a backend's device (group_keys), for
+ * grouped_reduce: groups are numbered in the order of their first rows
+ * (what group_by(maintain_order=True) shows), whatever the kernel. */
+typedef struct ladle_dgroups {
+  int64_t nrows, ngroups;
+  ladle_column ids;   /* UInt32 per row: its group */
+  ladle_column first; /* Int64 per group: its first row */
+  ladle_column rows;  /* Int64, every row by group, ascending within one */
+  ladle_column
+      offsets; /* Int64, ngroups + 1: group g's rows are rows[offsets[g], offsets[g + 1]) */
+} ladle_dgroups;
+
+static inline void ladle_dgroups_release(ladle_dgroups *g) {
+  ladle_column_release(&g->ids);
+  ladle_column_release(&g->first);
+  ladle_column_release(&g->rows);
+  ladle_column_release(&g->offsets);
+  memset(g, 0, sizeof *g);
+}
+
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 4
+#define LADLE_BACKEND_ABI 5
 
 typedef struct ladle_backend {
   const char *name;
@@ -260,6 +298,21 @@ typedef struct ladle_backend {
    * of types a (and b) into `out` (NULL: every one the binder makes; BINARY
    * instructions answer as binary_supports). */
   bool (*program_supports)(ladle_pcode code, int op, ladle_dtype a, ladle_dtype b, ladle_dtype out);
+  /* Rows grouped by nkeys key columns of one length on the device (types a
+   * row program reads, and strings), as group_by groups them: NaN equals
+   * NaN, -0.0 equals 0.0, null equals null. LADLE_ENOTSUP for another key
+   * type or more than 2^31 - 1 rows. */
+  ladle_status (*group_keys)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                             ladle_dgroups *out, ladle_error *err);
+  /* Per group of g, op (SUM, MIN, MAX, COUNT, MEAN: as ladle_reduce_op and
+   * a group_by's aggregation in Polars) over the valid values of program
+   * p's value at the group's rows, into a column of g->ngroups rows of
+   * ladle_grouped_type; p NULL: each group's rows (len), UInt32. Floats
+   * are summed in double in an order fixed by the groups alone: the same
+   * answer every run. */
+  ladle_status (*grouped_reduce)(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_program *p,
+                                 const ladle_column *inputs, size_t ninputs, const ladle_dgroups *g,
+                                 ladle_column *out, ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

@@ -40,6 +40,8 @@ static ladle_status refuse(dev_check *c, const ladle_pnode *pn, const ladle_bexp
   return st;
 }
 
+static const ladle_bexpr *unalias(const ladle_bexpr *e);
+
 static const char *type_name(ladle_dtype t, char *buf, size_t cap) {
   return ladle_dtype_name(t, buf, cap);
 }
@@ -209,15 +211,69 @@ static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *bu
     case LADLE_AGG_MAX:
       if (ladle_reduce_extreme_type(a->type.id)) return NULL;
       break;
-    case LADLE_AGG_MEAN: /* a sum and a count, divided on the host */
-      if (ladle_type_is_float(a->type.id) || a->type.id == LADLE_TYPE_BOOL ||
-          (ladle_type_is_integer(a->type.id) && ladle_type_width(a->type.id) <= 4))
-        return NULL;
+    case LADLE_AGG_MEAN: /* a sum (in double) and a count, divided on the host */
+      if (ladle_type_is_numeric(a->type.id) || a->type.id == LADLE_TYPE_BOOL) return NULL;
       break;
     default:
       snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
       return buf;
   }
+  snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
+           type_name(a->type, t1, sizeof t1));
+  return buf;
+}
+
+/* The reduction computing aggregation op in a group_by (grouped_reduce),
+ * or false. */
+static bool grouped_op_of(ladle_agg_op op, ladle_reduce_op *r) {
+  switch (op) {
+    case LADLE_AGG_SUM:
+      *r = LADLE_REDUCE_SUM;
+      return true;
+    case LADLE_AGG_MIN:
+      *r = LADLE_REDUCE_MIN;
+      return true;
+    case LADLE_AGG_MAX:
+      *r = LADLE_REDUCE_MAX;
+      return true;
+    case LADLE_AGG_COUNT:
+      *r = LADLE_REDUCE_COUNT;
+      return true;
+    case LADLE_AGG_MEAN:
+      *r = LADLE_REDUCE_MEAN;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* An aggregation of a group_by the column kernels compute (grouped_reduce):
+ * len, or sum, min, max, count or mean of a row-wise expression of a fixed-
+ * width type, under an alias or not, of the type Polars gives it. */
+static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (s->be->grouped_reduce == NULL) return "a group_by (no grouped reductions)";
+  if (e->kind == LADLE_EX_LEN || (e->kind == LADLE_EX_AGG && e->op == LADLE_AGG_LEN))
+    return e->type.id == LADLE_TYPE_UINT32 ? NULL : "len of another type than UInt32";
+  if (e->kind != LADLE_EX_AGG) return "an expression of aggregations (only plain aggregations)";
+  char t1[48];
+  const ladle_bexpr *a = e->args[0];
+  const char *why = rowwise(s, a, buf, cap);
+  if (why != NULL) return why;
+  if (a->scalar) return "an aggregation of a single value";
+  ladle_reduce_op op;
+  if (!grouped_op_of((ladle_agg_op)e->op, &op)) {
+    snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
+    return buf;
+  }
+  bool num = ladle_type_is_numeric(a->type.id) || a->type.id == LADLE_TYPE_BOOL;
+  bool ok = type_on_device(a->type.id) && !ladle_type_is_varlen(a->type.id) &&
+            (op == LADLE_REDUCE_COUNT ||
+             ((op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX) &&
+              ladle_reduce_extreme_type(a->type.id)) ||
+             ((op == LADLE_REDUCE_SUM || op == LADLE_REDUCE_MEAN) && num)) &&
+            ladle_dtype_equal(ladle_grouped_type(op, a->type), e->type);
+  if (ok) return NULL;
   snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
            type_name(a->type, t1, sizeof t1));
   return buf;
@@ -262,20 +318,112 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
     }
     case LADLE_POP_PROJECT:
       break;
+    case LADLE_POP_GROUP_BY: {
+      if (p->nkeys == 0 || c->s->be->group_keys == NULL)
+        return refuse(c, pn, NULL, "a group_by without keys");
+      for (size_t i = 0; i < p->nkeys; i++) {
+        const ladle_bexpr *k = p->keys[i];
+        const char *why = rowwise(c->s, k, buf, sizeof buf);
+        if (why == NULL && k->scalar) why = "a key of one value";
+        if (why == NULL && ladle_type_is_varlen(k->type.id) && unalias(k)->kind != LADLE_EX_COL)
+          why = "a computed String key";
+        if (why != NULL) return refuse(c, pn, k, why);
+      }
+      for (size_t i = 0; i < p->nexprs; i++) {
+        const char *why = grouped_agg(c->s, p->exprs[i], buf, sizeof buf);
+        if (why != NULL) return refuse(c, pn, p->exprs[i], why);
+      }
+      break;
+    }
     default:
       return refuse(c, pn, NULL, "this operator has no GPU path yet");
   }
-  for (size_t i = 0; i < pn->ninputs; i++) LADLE_RETURN_NOT_OK(check_node(c, pn->inputs[i]));
   return LADLE_OK;
 }
 
-ladle_status exec_columns_check(exec_state *s, const ladle_pplan *pp, ladle_error *err) {
+/* Whether the subtree of pn ends in a node whose output is typically much
+ * smaller than its input (a group_by, a select of aggregations): worth
+ * running on the device even when its parent runs on the host. */
+static bool reduces(const ladle_pnode *pn) {
+  if (pn->op == LADLE_POP_GROUP_BY) return true;
+  if (pn->op == LADLE_POP_PROJECTION && pn->lp->kind == LADLE_NODE_SELECT && pn->lp->nexprs > 0) {
+    bool all = true;
+    for (size_t i = 0; i < pn->lp->nexprs; i++) all = all && pn->lp->exprs[i]->scalar;
+    if (all) return true;
+  }
+  for (size_t i = 0; i < pn->ninputs; i++)
+    if (reduces(pn->inputs[i])) return true;
+  return false;
+}
+
+static void mark_host(ladle_pnode *pn) {
+  pn->host = true;
+  for (size_t i = 0; i < pn->ninputs; i++) mark_host(pn->inputs[i]);
+}
+
+/* Places pn's subtree: a node runs on the device when it and its inputs can
+ * (check_node); true when pn does. The first refusal goes to c->err. */
+static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
+  bool ok = true;
+  for (size_t i = 0; i < pn->ninputs; i++) ok = place(c, pn->inputs[i], refused) && ok;
+  if (ok) {
+    ladle_error e;
+    dev_check one = *c;
+    one.err = &e;
+    if (check_node(&one, pn) != LADLE_OK) {
+      ok = false;
+      if (!*refused) *c->err = e; /* the first reason found */
+      *refused = true;
+    }
+  }
+  pn->host = !ok;
+  if (!ok) /* an input on the device hands its rows to the host: only a small result */
+    for (size_t i = 0; i < pn->ninputs; i++)
+      if (!pn->inputs[i]->host && !reduces(pn->inputs[i])) mark_host(pn->inputs[i]);
+  return ok;
+}
+
+static bool any_on_device(const ladle_pnode *pn) {
+  if (!pn->host) return true;
+  for (size_t i = 0; i < pn->ninputs; i++)
+    if (any_on_device(pn->inputs[i])) return true;
+  return false;
+}
+
+/* the host nodes right above the device part, and why, into notes */
+static void note_boundary(dev_check *c, const ladle_pnode *pn, ladle_strbuf *notes) {
+  if (!pn->host) return;
+  bool edge = false;
+  for (size_t i = 0; i < pn->ninputs; i++) edge = edge || !pn->inputs[i]->host;
+  if (edge) {
+    ladle_error e;
+    dev_check one = *c;
+    one.err = &e;
+    if (check_node(&one, pn) != LADLE_OK) ladle_strbuf_printf(notes, "  %s\n", e.message);
+  }
+  for (size_t i = 0; i < pn->ninputs; i++) note_boundary(c, pn->inputs[i], notes);
+}
+
+ladle_status exec_columns_check(exec_state *s, ladle_pplan *pp, ladle_strbuf *notes,
+                                ladle_error *err) {
   dev_check c = {s, err, ""};
   if (s->be->device == LADLE_DEVICE_CPU)
     snprintf(c.where, sizeof c.where, "the column kernels (LADLE_COLUMN_KERNELS=1)");
   else
     snprintf(c.where, sizeof c.where, "device '%s:%d'", s->be->name, s->k.device_id);
-  return check_node(&c, pp->root);
+  /* the first refusal found bottom-up is the one reported */
+  ladle_error first;
+  dev_check fc = c;
+  fc.err = &first;
+  bool refused = false;
+  place(&fc, pp->root, &refused);
+  if (!pp->root->host) return LADLE_OK;
+  if (!any_on_device(pp->root)) {
+    *err = first;
+    return first.code;
+  }
+  if (notes != NULL) note_boundary(&c, pp->root, notes);
+  return LADLE_OK;
 }
 
 /* ------------------------------------------------------ the column cache */
@@ -565,6 +713,37 @@ static ladle_status reduce_of(exec_state *s, ladle_reduce_op op, const reducible
  * mean as the sum and count, divided on the host. */
 static ladle_status agg_of(exec_state *s, const ladle_bexpr *a, ladle_agg_op op, const reducible *r,
                            ladle_column *out, ladle_error *err) {
+  ladle_dtype vt = r->col != NULL ? r->col->type : r->p->ins[r->p->n - 1].type;
+  if (op == LADLE_AGG_MEAN && !ladle_type_is_float(vt.id)) {
+    /* integers and Booleans summed as Float64 (their sum in their own type
+     * wraps): the program with a cast at its end */
+    ladle_program q;
+    memset(&q, 0, sizeof q);
+    const ladle_column *in = r->col != NULL ? r->col : r->cols;
+    size_t nin = r->col != NULL ? 1 : r->ncols;
+    if (r->col != NULL) {
+      q.n = 1;
+      q.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, vt, NULL};
+    } else {
+      q = *r->p;
+    }
+    if (q.n == LADLE_PROG_MAX)
+      return ladle_err_set(err, LADLE_ENOTSUP, "a mean of a row program of %d operations",
+                           LADLE_PROG_MAX);
+    int last = (int)q.n - 1;
+    q.ins[q.n++] =
+        (ladle_pinstr){LADLE_P_CAST, 0, last, last, ladle_dtype_make(LADLE_TYPE_FLOAT64), NULL};
+    if (s->be->reduce_program != NULL) {
+      reducible rq = {NULL, &q, in, nin};
+      return agg_of(s, a, op, &rq, out, err);
+    }
+    ladle_column v;
+    LADLE_RETURN_NOT_OK(s->be->eval_program(&s->k, &q, in, nin, &v, err));
+    reducible rv = {&v, NULL, NULL, 0};
+    ladle_status st = agg_of(s, a, op, &rv, out, err);
+    ladle_column_release(&v);
+    return st;
+  }
   if (op == LADLE_AGG_MEAN) {
     ladle_column sum, cnt;
     LADLE_RETURN_NOT_OK(reduce_of(s, LADLE_REDUCE_SUM, r, &sum, err));
@@ -869,5 +1048,90 @@ ladle_status exec_columns_select_filter(exec_state *s, const ladle_pnode *pn, la
   }
   *out = o;
   *done = true;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------ group_by */
+
+/* One aggregation of a group_by (grouped_agg said which) over the groups:
+ * its argument compiled into a row program that grouped_reduce evaluates
+ * at each group's rows (no column of it is written). */
+static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
+  const ladle_bexpr *a = unalias(e);
+  ladle_status st;
+  if (a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN) {
+    st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, g, out, err);
+  } else {
+    ladle_reduce_op op = LADLE_REDUCE_SUM;
+    grouped_op_of((ladle_agg_op)a->op, &op);
+    pcomp *c = calloc(1, sizeof *c);
+    if (c == NULL) return LADLE_OOM(err, "row program");
+    c->s = s;
+    c->chunk = chunk;
+    c->err = err;
+    int last = emit(c, a->args[0]);
+    st = c->st;
+    if (st == LADLE_OK && (last < 0 || c->ncols == 0))
+      st = ladle_err_set(err, LADLE_ENOTSUP,
+                         "device '%s:%d': an aggregation's argument of more than %d operations "
+                         "or %d columns (one row program) has no GPU path yet",
+                         s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
+    if (st == LADLE_OK) {
+      ladle_column cols[LADLE_PROG_INPUTS];
+      for (size_t k = 0; k < c->ncols; k++) cols[k] = chunk->columns[c->col[k]];
+      st = s->be->grouped_reduce(&s->k, op, &c->p, cols, c->ncols, g, out, err);
+    }
+    for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
+    free(c);
+  }
+  if (st == LADLE_OK && !ladle_dtype_equal(out->type, a->type)) {
+    char x[48], y[48];
+    st = ladle_err_set(err, LADLE_EINVAL,
+                       "internal: a grouped aggregation gave %s where the plan "
+                       "has %s",
+                       type_name(out->type, x, sizeof x), type_name(a->type, y, sizeof y));
+    ladle_column_release(out);
+  }
+  return st;
+}
+
+ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
+                                   ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  if (in->nchunks != 1)
+    return ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", in->nchunks);
+  const ladle_chunk *chunk = &in->chunks[0];
+  size_t nk = p->nkeys, na = p->nexprs;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL) return LADLE_OOM(err, "group_by keys");
+  size_t have = 0;
+  ladle_status st = LADLE_OK;
+  for (; have < nk && st == LADLE_OK; have++) {
+    st = ladle_eval_chunk(s, p->keys[have], chunk, &keys[have], err);
+    if (st != LADLE_OK) break;
+  }
+  ladle_dgroups g;
+  memset(&g, 0, sizeof g);
+  if (st == LADLE_OK) st = s->be->group_keys(&s->k, keys, nk, &g, err);
+  ladle_table *o = NULL;
+  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
+  if (st == LADLE_OK) {
+    ladle_chunk *oc = &o->chunks[0];
+    oc->length = g.ngroups;
+    for (size_t i = 0; i < nk && st == LADLE_OK; i++)
+      st = s->be->take(&s->k, &keys[i], &g.first, &oc->columns[i], err);
+    for (size_t i = 0; i < na && st == LADLE_OK; i++)
+      st = grouped_of(s, p->exprs[i], chunk, &g, &oc->columns[nk + i], err);
+    ladle_table_seal(o);
+  }
+  ladle_dgroups_release(&g);
+  for (size_t i = 0; i < have; i++) ladle_column_release(&keys[i]);
+  free(keys);
+  if (st != LADLE_OK) {
+    if (o != NULL) ladle_table_release(o);
+    return st;
+  }
+  *out = o;
   return LADLE_OK;
 }

@@ -67,8 +67,42 @@ const exec_operator *exec_operator_of(ladle_pop op) {
   return (size_t)op < sizeof ops / sizeof *ops ? ops[op] : NULL;
 }
 
+static ladle_status result_to_host(exec_state *s, ladle_table **t, ladle_error *err);
+
+/* The state's kernels: the engine's device (its column kernels, memory
+ * resource and stream) or the host's CPU kernels. */
+static void place_on(exec_state *s, bool device) {
+  ladle_engine *eng = s->eng;
+  s->columns = device;
+  s->be = device ? eng->backend : eng->host_backend;
+  s->k.mr = device ? eng->dev_mr : NULL;
+  s->k.stream = device ? eng->stream : NULL;
+  s->k.device_id = device ? eng->opts.device_id : 0;
+}
+
+static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                             exec_side *side, ladle_error *err);
+
+/* A node placed elsewhere than its parent (a plan partly on the device):
+ * it runs with its own placement's kernels, and a device node's output
+ * under a host parent is copied to the host. */
+static ladle_status node_run_placed(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                    exec_side *side, ladle_error *err) {
+  bool was = s->columns, dev = !pn->host;
+  place_on(s, dev);
+  ladle_status st = node_run(s, pn, out, side, err);
+  if (st == LADLE_OK && dev && !was) {
+    ladle_table *t = *out;
+    st = result_to_host(s, out, err);
+    if (st != LADLE_OK) ladle_table_release(t);
+  }
+  place_on(s, was);
+  return st;
+}
+
 static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                              exec_side *side, ladle_error *err) {
+  if (s->mixed && s->columns == pn->host) return node_run_placed(s, pn, out, side, err);
   const exec_operator *op = exec_operator_of(pn->op);
   if (op == NULL || op->op != pn->op)
     return ladle_err_set(err, LADLE_ENOTSUP, "physical operator %s", ladle_pop_name(pn->op));
@@ -253,7 +287,7 @@ ladle_status ladle_engine_execute_host(ladle_engine *eng, const ladle_plan *plan
 
 /* A result's columns on the host: a column-kernel run leaves them on the
  * backend's device (literals and one-row answers finished on the host are
- * there already) */
+ * there already). On failure *t is left as it was. */
 static ladle_status result_to_host(exec_state *s, ladle_table **t, ladle_error *err) {
   ladle_table *in = *t, *o;
   LADLE_RETURN_NOT_OK(ladle_table_create(&in->schema, in->nchunks, &o, err));
@@ -303,8 +337,13 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
                          s.be->top_k_indices != NULL && !s.columns, s.columns};
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
   if (st == LADLE_OK && s.columns) {
-    st = exec_columns_check(&s, pp, err);
-    if (st != LADLE_OK) ladle_pplan_destroy(pp);
+    st = exec_columns_check(&s, pp, NULL, err);
+    if (st != LADLE_OK) {
+      ladle_pplan_destroy(pp);
+    } else {
+      for (size_t i = 0; i < pp->n; i++) s.mixed = s.mixed || pp->nodes[i]->host;
+      if (pp->root->host) place_on(&s, false);
+    }
   }
   if (st != LADLE_OK) {
     ladle_result_destroy(r);

@@ -73,6 +73,9 @@ typedef struct exec_state {
    * partition each, and the operators take their column-kernel paths
    * (device.c says which nodes and expressions have one) */
   bool columns;
+  /* some nodes run on the host (pn->host): the walk switches between the
+   * device and the host at their edges (exec.c) */
+  bool mixed;
 } exec_state;
 
 /* The (file, row group) of each chunk a Parquet scan made, for the late
@@ -229,7 +232,19 @@ void exec_dev_cache_stats(exec_dev_cache *c, int64_t *bytes, int64_t *hits, int6
 /* A row-wise function of literals alone (no column, aggregation or window;
  * not a literal itself): the column path computes its one value on the host. */
 bool exec_host_scalar(const ladle_bexpr *e);
-ladle_status exec_columns_check(exec_state *s, const ladle_pplan *pp, ladle_error *err);
+/* Where each node of pp runs with the column kernels: on the device, or
+ * (pn->host) on the host's CPU kernels when it or a node under it has no
+ * device path; a device part whose result goes to the host must reduce its
+ * rows (a group_by, a select of aggregations), else it runs on the host
+ * too. LADLE_ENOTSUP naming a node and why when nothing would run on the
+ * device; the host nodes right above the device part, and why, are added
+ * to notes (when not NULL), one line each. */
+ladle_status exec_columns_check(exec_state *s, ladle_pplan *pp, ladle_strbuf *notes,
+                                ladle_error *err);
+/* A GROUP_BY on the column kernels: group_keys over its keys, the keys'
+ * first rows taken, each aggregation a grouped_reduce of a row program. */
+ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
+                                   ladle_table **out, ladle_error *err);
 ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
                                ladle_error *err);
 ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,

@@ -171,6 +171,7 @@ ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const lad
                                  ladle_table *in, bool try_partial, ladle_table **out,
                                  ladle_error *err) {
   const ladle_plan *p = pn->lp;
+  if (s->columns) return exec_columns_group_by(s, pn, in, out, err);
   double t0 = LADLE_PHASE_START();
   if (try_partial) {
     /* the partial step as a pipeline of no streaming node over `in` */

@@ -470,7 +470,8 @@ static ladle_pnode *exchange_for(planner *P, ladle_pnode *in, ladle_exchange_kin
 
 static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w) {
   bool reduced = pending_at(P, p, 0); /* a semi-join reduction cuts its input */
-  bool splits = ladle_exec_group_by_splits(p);
+  /* the column kernels group a whole partition at once */
+  bool splits = !P->o->columns && ladle_exec_group_by_splits(p);
   const ladle_plan *src = splits && !reduced ? group_by_source(p) : NULL;
   /* no rewrite may sit inside the pipeline (it would not run there) */
   for (const ladle_plan *r = p; src != NULL && r != src; r = r->inputs[0])
@@ -1030,6 +1031,7 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
     ladle_strbuf_printf(b, " [this rank's share of the row groups]");
   if (pp->ranks > 1 && pn->op == LADLE_POP_SCAN) ladle_strbuf_printf(b, " [this rank's rows]");
   if (pn->pipelined) ladle_strbuf_printf(b, " [pipelined]");
+  if (pn->host) ladle_strbuf_printf(b, " [host: ladle's CPU kernels]");
   ladle_strbuf_printf(b, "\n");
   for (size_t i = 0; i < pn->ninputs; i++) explain_node(pp, pn->inputs[i], depth + 1, seen, b);
 }

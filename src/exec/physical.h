@@ -80,6 +80,11 @@ struct ladle_pnode {
    * chain's top node when its `source` is set, collected as a table for its
    * parent; no table between the nodes of the chain */
   bool pipelined;
+  /* with the column kernels (a GPU engine): runs on the host's CPU kernels
+   * instead, over its inputs' results copied to the host; set by
+   * exec_columns_check for the nodes above one the device cannot run (the
+   * device runs the part of the plan below them) */
+  bool host;
   /* FILTER */
   bool *need; /* output columns compacted (NULL: all); the rest, unread above, are
                  placeholders */

@@ -2,7 +2,8 @@
  * path: exec_state.columns), against the same plans on the CPU engine: on
  * the CPU's table under LADLE_COLUMN_KERNELS=1 always, and on the GPU where
  * one is (LADLE_REQUIRE_CUDA=1 makes its absence a failure). Filters,
- * projections, whole-column aggregations, a plan the path lacks (refused
+ * projections, whole-column aggregations, group_by (and a sort of its
+ * groups on the host: a plan partly on the device), a plan the path lacks (refused
  * with the node's name, then run on the host side), scanned columns kept for
  * the next query, and running out of memory. */
 #include <math.h>
@@ -89,6 +90,30 @@ static ladle_plan *plan_(ladle_table *t, int which) {
                          AS(ladle_expr_len(), "len")};
       CHECK_OK(ladle_plan_select(f, 3, e, &p, &err_));
       break;
+    case 4: { /* TPC-H q1's shape: a group_by on the device, its groups sorted on the host */
+      CHECK_OK(ladle_plan_filter(scan(t), BIN(LE, COL("d"), date_lit(11000)), &f, &err_));
+      ladle_expr *k[] = {COL("s"), COL("b")};
+      ladle_expr *a[] = {AS(AGG(SUM, COL("fn")), "sum_fn"),
+                         AS(AGG(SUM, BIN(MUL, COL("fn"), BIN(SUB, LITF(1.0), COL("f64")))), "disc"),
+                         AS(AGG(MEAN, COL("i32")), "avg_i32"),
+                         AS(AGG(MEAN, COL("fn")), "avg_fn"),
+                         AS(AGG(COUNT, COL("fn")), "cnt"),
+                         AS(ladle_expr_len(), "len")};
+      ladle_plan *g;
+      CHECK_OK(ladle_plan_group_by(f, 2, k, 6, a, false, &g, &err_));
+      ladle_expr *by[] = {COL("s"), COL("b")};
+      bool desc[] = {false, true}, nl[] = {false, false};
+      CHECK_OK(ladle_plan_sort(g, 2, by, desc, nl, true, -1, &p, &err_));
+      break;
+    }
+    case 5: { /* 2001 groups in the order of their first rows */
+      ladle_expr *k[] = {COL("i32")};
+      ladle_expr *a[] = {AS(AGG(SUM, COL("f64")), "sum_f64"), AS(AGG(MIN, COL("d")), "dmin"),
+                         AS(AGG(MAX, COL("i64")), "imax"),    AS(AGG(MAX, COL("fn")), "fmax"),
+                         AS(AGG(SUM, COL("b")), "bsum"),      AS(ladle_expr_len(), "len")};
+      CHECK_OK(ladle_plan_group_by(scan(t), 1, k, 6, a, true, &p, &err_));
+      break;
+    }
   }
   return p;
 }
@@ -135,7 +160,7 @@ static void conforms(ladle_engine *e, ladle_table *t) {
   ladle_engine *cpu;
   CHECK_OK(ladle_engine_create(&co, &cpu, &err_));
   CHECK(!ladle_engine_columns(cpu) && ladle_engine_columns(e));
-  for (int w = 0; w < 4; w++) {
+  for (int w = 0; w < 6; w++) {
     ladle_plan *p = plan_(t, w);
     ladle_result *a = NULL, *b = NULL;
     CHECK_OK(ladle_engine_execute(cpu, p, &a, &err_));

@@ -840,6 +840,190 @@ static void check_program(suite *s) {
   ladle_column_release(&h);
 }
 
+/* ----------------------------------------------------------- group-by */
+
+/* Keys with few distinct values: kind 0 Int32 in [0, m), 1 Float64 among
+ * 0.0, -0.0, NaN, 1.5, -2.0 and inf, 2 String among six (empty and é
+ * included), 3 Boolean; about one in three null when nulls. */
+static ladle_column few_keys(int kind, int64_t n, int64_t m, bool nulls) {
+  static const char *STRS[] = {"", "a", "kiwi", "\xc3\xa9t\xc3\xa9", "apple", "a much longer key"};
+  ladle_type_id ids[] = {LADLE_TYPE_INT32, LADLE_TYPE_FLOAT64, LADLE_TYPE_STRING, LADLE_TYPE_BOOL};
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  if (ladle_column_alloc(dtype_of(ids[kind]), n, nulls, kind == 2 ? n * 20 : 0, &c, &err_) !=
+      LADLE_OK) {
+    failures_++;
+    return c;
+  }
+  static const double F[] = {0.0, -0.0, NAN, 1.5, -2.0, INFINITY};
+  int64_t at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = test_rand();
+    if (kind == 0) {
+      LADLE_COL_MUT(&c, int32_t)[i] = (int32_t)(r % (uint64_t)(m < 1 ? 1 : m));
+    } else if (kind == 1) {
+      LADLE_COL_MUT(&c, double)[i] = F[r % 6];
+    } else if (kind == 2) {
+      const char *k = STRS[r % 6];
+      size_t len = strlen(k);
+      memcpy(LADLE_COL_CHARS_MUT(&c) + at, k, len);
+      LADLE_COL_MUT(&c, int64_t)[i] = at;
+      at += (int64_t)len;
+      LADLE_COL_MUT(&c, int64_t)[i + 1] = at;
+    } else {
+      LADLE_COL_MUT(&c, uint8_t)[i] = (uint8_t)(r & 1);
+    }
+    if (nulls && test_rand() % 3 == 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, false);
+  }
+  if (kind == 2 && n == 0) LADLE_COL_MUT(&c, int64_t)[0] = 0;
+  if (nulls) ladle_column_finish_nulls(&c);
+  return c;
+}
+
+/* Values whose sums are exact in any order: floats hold small integers
+ * (NaN, infinities and -0.0 among them); integers any bits (sums wrap). */
+static ladle_column exact_values(ladle_type_id id, int64_t n, int null_every) {
+  ladle_column c = random_column(id, n, null_every);
+  for (int64_t i = 0; i < n && ladle_type_is_float(id); i++) {
+    uint64_t r = test_rand();
+    double d = (double)(int64_t)(r % 17) - 8.0;
+    if (r % 97 == 0) d = NAN;
+    if (r % 89 == 0) d = -0.0;
+    if (r % 1009 == 0) d = INFINITY;
+    if (id == LADLE_TYPE_FLOAT32)
+      LADLE_COL_MUT(&c, float)[i] = (float)d;
+    else
+      LADLE_COL_MUT(&c, double)[i] = d;
+  }
+  return c;
+}
+
+/* the four columns of g on the host, into h (ids, first, rows, offsets) */
+static bool groups_down(suite *s, const ladle_dgroups *g, ladle_column *h, const char *what) {
+  const ladle_column *c[4] = {&g->ids, &g->first, &g->rows, &g->offsets};
+  for (int k = 0; k < 4; k++)
+    if (!down(s, c[k], &h[k], what)) {
+      for (int j = 0; j < k; j++) ladle_column_release(&h[j]);
+      return false;
+    }
+  return true;
+}
+
+static void check_groups(suite *s) {
+  if (s->be->group_keys == NULL || s->be->grouped_reduce == NULL) {
+    if (s->strict) {
+      fprintf(stderr, "  [%s] no group_keys/grouped_reduce\n", s->be->name);
+      failures_++;
+    }
+    return;
+  }
+  static const ladle_type_id VALS[] = {LADLE_TYPE_BOOL,    LADLE_TYPE_INT8,   LADLE_TYPE_INT32,
+                                       LADLE_TYPE_INT64,   LADLE_TYPE_UINT16, LADLE_TYPE_FLOAT32,
+                                       LADLE_TYPE_FLOAT64, LADLE_TYPE_DATE};
+  const ladle_backend *cpu = ladle_backend_cpu();
+  ladle_kctx hk;
+  memset(&hk, 0, sizeof hk);
+  int64_t len[16], nl = lengths(s, len);
+  for (int64_t li = 0; li < nl; li++)
+    for (int set = 0; set < 6; set++) {
+      int64_t n = len[li];
+      /* key sets: few Int32, Float64 specials, String, all unique Int64,
+       * String + Int32 + Boolean, Int32 of about n / 3 values */
+      ladle_column h[3];
+      size_t nk = 1;
+      if (set == 0) h[0] = few_keys(0, n, 7, true);
+      if (set == 1) h[0] = few_keys(1, n, 0, true);
+      if (set == 2) h[0] = few_keys(2, n, 0, true);
+      if (set == 3) h[0] = random_column(LADLE_TYPE_INT64, n, 0);
+      if (set == 4) {
+        h[0] = few_keys(2, n, 0, false);
+        h[1] = few_keys(0, n, 3, true);
+        h[2] = few_keys(3, n, 0, true);
+        nk = 3;
+      }
+      if (set == 5) h[0] = few_keys(0, n, n / 3 + 1, false);
+      char what[96];
+      snprintf(what, sizeof what, "group_keys set %d [%lld rows]", set, (long long)n);
+      ladle_column d[3];
+      size_t up_ok = 0;
+      while (up_ok < nk && up(s, &h[up_ok], &d[up_ok], what)) up_ok++;
+      ladle_dgroups g, ref;
+      memset(&g, 0, sizeof g);
+      bool got = up_ok == nk && ran(s, s->be->group_keys(&s->ctx, d, nk, &g, &err_), what);
+      bool have_ref = got && ran(s, cpu->group_keys(&hk, h, nk, &ref, &err_), what);
+      if (have_ref) {
+        /* numbered by first row and rows in order: one answer, bit for bit */
+        ladle_column hg[4];
+        const ladle_column *rc[4] = {&ref.ids, &ref.first, &ref.rows, &ref.offsets};
+        static const char *PART[] = {"ids", "first", "rows", "offsets"};
+        CHECK_EQ_I(g.ngroups, ref.ngroups);
+        if (g.ngroups == ref.ngroups && groups_down(s, &g, hg, what)) {
+          for (int k = 0; k < 4; k++) {
+            char w2[128];
+            snprintf(w2, sizeof w2, "%s %s", what, PART[k]);
+            if (!same_column(w2, &hg[k], rc[k])) failures_++;
+            ladle_column_release(&hg[k]);
+          }
+        }
+      }
+      /* per value type, each reduction against the CPU's group_by kernel */
+      for (size_t v = 0; have_ref && v < sizeof VALS / sizeof VALS[0]; v++) {
+        ladle_type_id id = VALS[v];
+        ladle_column hv = exact_values(id, n, NULLS[(li + v) % 3]), dv;
+        if (!up(s, &hv, &dv, what)) {
+          ladle_column_release(&hv);
+          continue;
+        }
+        ladle_program p;
+        memset(&p, 0, sizeof p);
+        p.n = 1;
+        p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, dtype_of(id), NULL};
+        bool num = ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL;
+        for (int op = -1; op < (int)LADLE_REDUCE_COUNT_; op++) {
+          if ((op == LADLE_REDUCE_SUM || op == LADLE_REDUCE_MEAN) && !num) continue;
+          if (op == -1 && v > 0) continue; /* len: once per key set */
+          char w2[160];
+          snprintf(w2, sizeof w2, "%s grouped %d of %s", what, op, tname(id));
+          const ladle_program *pp = op < 0 ? NULL : &p;
+          ladle_reduce_op rop = op < 0 ? LADLE_REDUCE_COUNT : (ladle_reduce_op)op;
+          ladle_column a, b, ha;
+          if (!ran(s, s->be->grouped_reduce(&s->ctx, rop, pp, &dv, 1, &g, &a, &err_), w2)) continue;
+          if (ran(s, cpu->grouped_reduce(&hk, rop, pp, &hv, 1, &ref, &b, &err_), w2)) {
+            if (down(s, &a, &ha, w2)) {
+              bool ok = true;
+              if ((op == LADLE_REDUCE_MEAN || op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX) &&
+                  ladle_type_is_float(ha.type.id) && ladle_dtype_equal(ha.type, b.type) &&
+                  ha.length == b.length) {
+                /* a mean: a quotient of the same exact sum, equal to its last bit or
+                 * two; min and max: equal values, but of 0.0 and -0.0 in one group
+                 * either may come out (Polars does not say which either) */
+                for (int64_t i = 0; i < ha.length && ok; i++) {
+                  double x = ladle_column_value_f64(&ha, i), y = ladle_column_value_f64(&b, i);
+                  ok = valid_at(&ha, i) == valid_at(&b, i) &&
+                       (!valid_at(&ha, i) || (isnan(x) && isnan(y)) || x == y ||
+                        fabs(x - y) <= 1e-6 * fabs(y));
+                }
+                if (!ok) fprintf(stderr, "  %s: a mean differs\n", w2);
+              } else {
+                ok = same_column(w2, &ha, &b);
+              }
+              if (!ok) failures_++;
+              ladle_column_release(&ha);
+            }
+            ladle_column_release(&b);
+          }
+          ladle_column_release(&a);
+        }
+        ladle_column_release(&dv);
+        ladle_column_release(&hv);
+      }
+      if (have_ref) ladle_dgroups_release(&ref);
+      if (got) ladle_dgroups_release(&g);
+      for (size_t k = 0; k < up_ok; k++) ladle_column_release(&d[k]);
+      for (size_t k = 0; k < nk; k++) ladle_column_release(&h[k]);
+    }
+}
+
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
                mask = random_column(LADLE_TYPE_BOOL, 9, 0);
@@ -899,6 +1083,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
       "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
+      "group-by, "
       "errors, limits "
       "(large: "
       "%lld rows)\n",
@@ -909,6 +1094,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_min_max_count(s);
   check_binary(s);
   check_program(s);
+  check_groups(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

@@ -225,8 +225,9 @@ def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> No
     "lf, where",
     [
         (DF.lazy().filter(pl.col("s") == "kiwi"), "FILTER"),
-        (DF.lazy().select(pl.col("i64").mean()), "'mean' of i64"),
-        (DF.lazy().group_by("i8").agg(pl.col("f64").sum()), "GROUP_BY"),
+        (DF.lazy().select(pl.col("f64").std()), "'std'"),
+        (DF.lazy().group_by("i8").agg(pl.col("f64").median()), "GROUP_BY .*'median'"),
+        (DF.lazy().group_by("i8").agg(pl.col("f64").sum() / pl.len()), "only plain aggregations"),
         (DF.lazy().sort("i32"), "SORT"),
         (DF.lazy().with_columns(pl.col("f64").sum().alias("t")), "spread over the rows"),
         (DF.lazy().select(pl.col("f64").round(2)), "round"),
@@ -244,6 +245,110 @@ def test_what_the_path_lacks_runs_on_the_cpu_with_a_named_reason(
     strict = ladle.Engine(device=engine.device, raise_on_fail=True)
     with pytest.raises(ladle.UnsupportedError, match=where):
         strict.collect(lf)
+
+
+def check_groups(engine: ladle.Engine, lf: pl.LazyFrame) -> pl.DataFrame:
+    """check() for a group_by, whose groups Polars gives in any order."""
+    got, want = run(engine, lf), lf.collect()
+    f32 = [c for c, t in want.schema.items() if t == pl.Float32]
+    kw = {"check_exact": False, "check_row_order": False}
+    assert_frame_equal(got.drop(f32), want.drop(f32), rel_tol=1e-9, **kw)
+    assert_frame_equal(got.select(f32), want.select(f32), rel_tol=1e-4, **kw)
+    return got
+
+
+AGGS = [
+    pl.col("f64").sum().alias("f64_sum"),
+    pl.col("fn").sum().alias("fn_sum"),
+    pl.col("f32").sum().alias("f32_sum"),
+    pl.col("i64").sum().alias("i64_sum"),
+    pl.col("i32").sum().alias("i32_sum"),
+    pl.col("i8").sum().alias("i8_sum"),
+    pl.col("b").sum().alias("b_sum"),
+    pl.col("f64").min().alias("f64_min"),
+    pl.col("fn").max().alias("fn_max"),
+    pl.col("u16").max().alias("u16_max"),
+    pl.col("d").min().alias("d_min"),
+    pl.col("ts").max().alias("ts_max"),
+    pl.col("fn").mean().alias("fn_mean"),
+    pl.col("i64").mean().alias("i64_mean"),
+    pl.col("f32").mean().alias("f32_mean"),
+    pl.col("b").mean().alias("b_mean"),
+    pl.col("in").count().alias("in_count"),
+    pl.len(),
+    (pl.col("f64") * (1 - pl.col("fn")) * (1 + pl.col("f64"))).sum().alias("charge"),
+    pl.col("i8").min().alias("i8_min"),
+]
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
+@pytest.mark.parametrize(
+    "keys",
+    [["i8"], ["s"], ["in"], ["s", "in"], ["b", "d"], ["f64"], ["s", "i8", "b"]],
+    ids=lambda k: "+".join(k),
+)
+def test_group_by_aggregations(engine: ladle.Engine, df: pl.DataFrame, keys: list[str]) -> None:
+    check_groups(engine, df.lazy().group_by(keys).agg(AGGS))
+
+
+def test_group_by_keys_of_expressions_and_a_filter_under(engine: ladle.Engine) -> None:
+    lf = (
+        DF.lazy()
+        .filter(pl.col("i32") > -500)
+        .group_by((pl.col("i32") * 2 + 1).alias("k"), pl.col("fn").is_null().alias("missing"))
+        .agg(pl.col("f64").sum(), pl.col("fn").fill_null(0.5).mean().alias("m"))
+    )
+    check_groups(engine, lf)
+
+
+def test_group_by_float_keys_one_nan_and_one_zero(engine: ladle.Engine) -> None:
+    df = pl.DataFrame({"k": [0.0, -0.0, float("nan"), None, float("nan"), 1.5, None], "v": [1, 2, 3, 4, 5, 6, 7]})
+    check_groups(engine, df.lazy().group_by("k").agg(pl.col("v").sum(), pl.len()))
+
+
+def test_group_by_maintain_order_gives_groups_by_first_row(engine: ladle.Engine) -> None:
+    lf = DF.lazy().group_by("s", "i8", maintain_order=True).agg(pl.col("f64").sum(), pl.len())
+    got, want = run(engine, lf), lf.collect()
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-9)
+
+
+def test_group_by_float_sums_are_the_same_every_run(engine: ladle.Engine) -> None:
+    rng = np.random.default_rng(9)
+    n = 300_000
+    df = pl.DataFrame({"k": rng.integers(0, 3, n), "x": rng.normal(size=n) * 1e6})
+    lf = df.lazy().group_by("k").agg(pl.col("x").sum(), pl.col("x").mean().alias("m"))
+    first = check_groups(engine, lf).sort("k")
+    for _ in range(3):
+        assert_frame_equal(run(engine, lf).sort("k"), first, check_exact=True)
+
+
+def test_means_of_integers_do_not_wrap(engine: ladle.Engine) -> None:
+    df = pl.DataFrame({"k": [1, 1, 2, 2, 2], "a": pl.Series([2**30, 2**30, 2**30, 2**30, -(2**31)], dtype=pl.Int32)})
+    check(engine, df.lazy().select(pl.col("a").mean()))
+    check_groups(engine, df.lazy().group_by("k").agg(pl.col("a").mean()))
+
+
+def test_a_sort_over_a_group_by_runs_on_the_host_after_the_device(engine: ladle.Engine) -> None:
+    # TPC-H q1's shape: the device filters and groups; the four groups are sorted
+    # on the host, with no fallback
+    lf = (
+        DF.lazy()
+        .filter(pl.col("d") <= date(2000, 1, 1))
+        .group_by("s", "b")
+        .agg(
+            pl.col("f64").sum().alias("sum_qty"),
+            (pl.col("f64") * (1 - pl.col("f32").cast(pl.Float64))).sum().alias("sum_disc"),
+            pl.col("i32").mean().alias("avg_i32"),
+            pl.len().alias("count_order"),
+        )
+        .sort("s", "b")
+    )
+    check(engine, lf)
+    text = engine.explain(lf)
+    assert "[host: ladle's CPU kernels]" in text and "SORT: this operator has no GPU path yet" in text
+    physical = text.split("physical plan")[1]
+    group_by = [line for line in physical.splitlines() if "GROUP_BY" in line]
+    assert len(group_by) == 1 and "[host" not in group_by[0]
 
 
 def test_explain_says_where_the_query_runs(engine: ladle.Engine) -> None:

@@ -139,6 +139,8 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_eval_program,
     NULL, /* reduce_program: eval_program, then reduce */
     NULL, /* program_supports: every instruction */
+    ladle_cpu_group_keys,
+    ladle_cpu_grouped_reduce,
     NULL, /* memory_info: the host's is not the engine's to ask */
     cpu_supports,
     ladle_cpu_binary,

@@ -311,6 +311,7 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
   if (p->n == 0 || p->n > LADLE_PROG_MAX)
     return ladle_err_set(err, LADLE_EINVAL, "a row program of %zu instructions", p->n);
   ladle_column v[LADLE_PROG_MAX];
+  memset(v, 0, sizeof v);
   size_t done = 0;
   ladle_status st = LADLE_OK;
   for (; done < p->n && st == LADLE_OK; done++) {
@@ -399,4 +400,109 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
   if (st == LADLE_OK) ladle_column_copy_ref(&v[p->n - 1], out);
   for (size_t i = 0; i < done; i++) ladle_column_release(&v[i]);
   return st;
+}
+
+/* ------------------------------------------------------------ groups */
+
+/* a column of n values of type t copied from host array v (width bytes each) */
+static ladle_status column_of(ladle_dtype t, const void *v, int64_t n, ladle_column *out,
+                              ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(t, n, false, 0, out, err));
+  if (n > 0) memcpy(LADLE_COL_MUT(out, uint8_t), v, (size_t)n * ladle_type_width(t.id));
+  return LADLE_OK;
+}
+
+static ladle_status group_keys_on(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                  ladle_dgroups *out, ladle_error *err) {
+  if (nkeys == 0) return ladle_err_set(err, LADLE_EINVAL, "group_keys of no key");
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, keys, nkeys, &g, err));
+  ladle_status st = ladle_groups_order_by_first(&g, err);
+  if (st == LADLE_OK) st = ladle_cpu_groups_csr(ctx, &g, err);
+  ladle_dgroups d;
+  memset(&d, 0, sizeof d);
+  d.nrows = g.nrows;
+  d.ngroups = g.ngroups;
+  ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+  if (st == LADLE_OK)
+    st = column_of(ladle_dtype_make(LADLE_TYPE_UINT32), g.ids, g.nrows, &d.ids, err);
+  if (st == LADLE_OK) st = column_of(i64, g.first, g.ngroups, &d.first, err);
+  if (st == LADLE_OK) st = column_of(i64, g.rows, g.nrows, &d.rows, err);
+  if (st == LADLE_OK) st = column_of(i64, g.offsets, g.ngroups + 1, &d.offsets, err);
+  ladle_groups_release(&g);
+  if (st != LADLE_OK) {
+    ladle_dgroups_release(&d);
+    return st;
+  }
+  *out = d;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                  ladle_dgroups *out, ladle_error *err) {
+  WITH_MR(ctx, group_keys_on(ctx, keys, nkeys, out, err));
+}
+
+/* The reference for a device's grouped_reduce: the program's value as a
+ * column, then the CPU group_by's own aggregation kernel over the groups. */
+static ladle_status grouped_reduce_on(const ladle_kctx *ctx, ladle_reduce_op op,
+                                      const ladle_program *p, const ladle_column *inputs,
+                                      size_t ninputs, const ladle_dgroups *d, ladle_column *out,
+                                      ladle_error *err) {
+  int64_t ng = d->ngroups;
+  if (p == NULL) { /* len: each group's rows */
+    ladle_column o;
+    LADLE_RETURN_NOT_OK(
+        ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT32), ng, false, 0, &o, err));
+    const int64_t *off = d->offsets.values;
+    for (int64_t k = 0; k < ng; k++)
+      LADLE_COL_MUT(&o, uint32_t)[k] = (uint32_t)(off[k + 1] - off[k]);
+    *out = o;
+    return LADLE_OK;
+  }
+  static const ladle_agg_op aggs[LADLE_REDUCE_COUNT_] = {[LADLE_REDUCE_SUM] = LADLE_AGG_SUM,
+                                                         [LADLE_REDUCE_MIN] = LADLE_AGG_MIN,
+                                                         [LADLE_REDUCE_MAX] = LADLE_AGG_MAX,
+                                                         [LADLE_REDUCE_COUNT] = LADLE_AGG_COUNT,
+                                                         [LADLE_REDUCE_MEAN] = LADLE_AGG_MEAN};
+  if ((int)op < 0 || op >= LADLE_REDUCE_COUNT_)
+    return ladle_err_set(err, LADLE_EINVAL, "reduction %d: no such reduction", (int)op);
+  ladle_column v;
+  LADLE_RETURN_NOT_OK(ladle_cpu_eval_program(ctx, p, inputs, ninputs, &v, err));
+  if (v.length != d->nrows) {
+    ladle_column_release(&v);
+    return ladle_err_set(err, LADLE_EINVAL, "grouped_reduce of %lld rows over groups of %lld",
+                         (long long)v.length, (long long)d->nrows);
+  }
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  g.nrows = d->nrows;
+  g.ngroups = ng;
+  g.ids = ladle_scratch_alloc((size_t)LADLE_MAX(g.nrows, 1) * sizeof *g.ids, false);
+  g.first = ladle_scratch_alloc((size_t)LADLE_MAX(ng, 1) * sizeof *g.first, false);
+  ladle_status st = g.ids && g.first ? LADLE_OK : LADLE_OOM(err, "groups");
+  if (st == LADLE_OK) {
+    if (g.nrows > 0) memcpy(g.ids, d->ids.values, (size_t)g.nrows * sizeof *g.ids);
+    if (ng > 0) memcpy(g.first, d->first.values, (size_t)ng * sizeof *g.first);
+    ladle_kexpr k;
+    memset(&k, 0, sizeof k);
+    k.kind = LADLE_KEX_AGG;
+    k.op = aggs[op];
+    k.type = ladle_grouped_type(op, v.type);
+    k.nargs = 1;
+    k.arg_types = &v.type;
+    k.arg_name = "";
+    st = ladle_cpu_aggregate(ctx, &k, &v, &g, out, err);
+  }
+  ladle_groups_release(&g);
+  ladle_column_release(&v);
+  return st;
+}
+
+ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
+                                      const ladle_program *p, const ladle_column *inputs,
+                                      size_t ninputs, const ladle_dgroups *g, ladle_column *out,
+                                      ladle_error *err) {
+  WITH_MR(ctx, grouped_reduce_on(ctx, op, p, inputs, ninputs, g, out, err));
 }

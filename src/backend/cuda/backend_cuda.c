@@ -525,10 +525,12 @@ static ladle_status side_on_device(const ladle_kctx *ctx, const ladle_column *c,
 /* ladle's binary op as the kernels' ldc_op, or -1 */
 static int ldc_op_of(int op) {
   static const int ops[LADLE_OP_COUNT_] = {
-      [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1, [LADLE_OP_MUL] = LDC_MUL + 1,
-      [LADLE_OP_EQ] = LDC_EQ + 1,   [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
-      [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,   [LADLE_OP_GE] = LDC_GE + 1,
-      [LADLE_OP_AND] = LDC_AND + 1, [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1};
+      [LADLE_OP_ADD] = LDC_ADD + 1, [LADLE_OP_SUB] = LDC_SUB + 1,
+      [LADLE_OP_MUL] = LDC_MUL + 1, [LADLE_OP_EQ] = LDC_EQ + 1,
+      [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
+      [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,
+      [LADLE_OP_GE] = LDC_GE + 1,   [LADLE_OP_AND] = LDC_AND + 1,
+      [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1};
   return op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
 }
 
@@ -539,8 +541,8 @@ static bool cuda_binary_supports(int op, ladle_dtype a, ladle_dtype b, ladle_dty
   ldc_num kind;
   bool logic = k == LDC_AND || k == LDC_OR, cmp = k >= LDC_EQ && k <= LDC_GE;
   return k >= 0 && ladle_dtype_equal(a, b) && num_kind(a.id, &kind) &&
-         (logic ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
-          : cmp ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
+         (logic          ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
+          : cmp          ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
           : k == LDC_DIV ? ladle_type_is_float(a.id) && ladle_dtype_equal(out, a)
                          : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
 }
@@ -651,7 +653,7 @@ done:
 /* A row program in one kernel: columns read once, every operation in
  * registers, one output column written (ldc_program). */
 static ladle_status lower_program(const ladle_program *p, const ladle_column *inputs,
-                                   size_t ninputs, ldc_prog *gp, int64_t *rows, ladle_error *err) {
+                                  size_t ninputs, ldc_prog *gp, int64_t *rows, ladle_error *err) {
   if (p->n == 0 || p->n > LDC_PROG_MAX || ninputs > LDC_PROG_INPUTS)
     return ladle_err_set(err, LADLE_EINVAL, "a row program of %zu instructions over %zu columns",
                          p->n, ninputs);
@@ -697,7 +699,8 @@ static ladle_status lower_program(const ladle_program *p, const ladle_column *in
         if (in->a < 0 || in->b < 0 || (size_t)in->a >= k || (size_t)in->b >= k ||
             !cuda_program_supports(LADLE_P_WHERE, 0, p->ins[in->a].type, p->ins[in->b].type,
                                    in->type))
-          return ladle_err_set(err, LADLE_EINVAL, "a row program's where is not over earlier values");
+          return ladle_err_set(err, LADLE_EINVAL,
+                               "a row program's where is not over earlier values");
         o->code = LDC_I_WHERE;
         o->a = (uint8_t)in->a;
         o->b = (uint8_t)in->b;
@@ -754,8 +757,8 @@ static ladle_status lower_program(const ladle_program *p, const ladle_column *in
 }
 
 static ladle_status cuda_eval_program(const ladle_kctx *ctx, const ladle_program *p,
-                                      const ladle_column *inputs, size_t ninputs,
-                                      ladle_column *out, ladle_error *err) {
+                                      const ladle_column *inputs, size_t ninputs, ladle_column *out,
+                                      ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
   ldc_prog g;
   int64_t n;
@@ -840,6 +843,136 @@ done:
   return finish(st, &o, part, out);
 }
 
+/* ---------------------------------------------------------- group-by */
+
+static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                    ladle_dgroups *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (nkeys == 0 || nkeys > LDC_KEYS_MAX)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a group-by of %zu keys on the GPU (at most %d)",
+                         nkeys, LDC_KEYS_MAX);
+  int64_t n = keys[0].length;
+  if (n >= INT32_MAX)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a group-by of %lld rows on the GPU (at most %d)",
+                         (long long)n, INT32_MAX - 1);
+  ldc_keys k;
+  memset(&k, 0, sizeof k);
+  k.n = (int)nkeys;
+  for (size_t i = 0; i < nkeys; i++) {
+    const ladle_column *c = &keys[i];
+    ldc_num kind;
+    bool str = ladle_type_is_varlen(c->type.id);
+    if (c->length != n)
+      return ladle_err_set(err, LADLE_EINVAL, "group-by keys of %lld and %lld rows", (long long)n,
+                           (long long)c->length);
+    if ((!str && !num_kind(c->type.id, &kind)) || (!on_device(c) && c->length > 0))
+      return ladle_err_set(err, LADLE_ENOTSUP, "a group-by key of type %s on the GPU",
+                           ladle_dtype_name(c->type, NULL, 0));
+    k.width[i] = str ? 0 : (uint8_t)ladle_type_width(c->type.id);
+    k.flt[i] = ladle_type_is_float(c->type.id) ? k.width[i] : 0;
+    k.values[i] = c->values;
+    k.valid[i] = c->validity;
+    k.chars[i] = c->chars;
+  }
+  const ladle_allocator *a = alloc_of(ctx);
+  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+  cudaStream_t s = stream_of(ctx);
+  ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+  ladle_dgroups d;
+  memset(&d, 0, sizeof d);
+  d.nrows = n;
+  ladle_buffer *cnt = NULL;
+  ladle_status st =
+      ladle_column_alloc_with(a, ladle_dtype_make(LADLE_TYPE_UINT32), n, false, 0, &d.ids, err);
+  if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, n, false, 0, &d.first, err);
+  if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, n, false, 0, &d.rows, err);
+  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
+  if (st != LADLE_OK) goto done;
+  int64_t ng = 0;
+  if (n > 0) {
+    CU_GOTO(ldc_group_keys(&k, n, LADLE_COL_MUT(&d.ids, uint32_t), LADLE_COL_MUT(&d.first, int64_t),
+                           cnt->data, &scratch, s));
+    CU_GOTO(cudaMemcpyAsync(&ng, cnt->data, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  d.ngroups = ng;
+  d.first.length = ng; /* the buffer keeps its room for n */
+  st = ladle_column_alloc_with(a, i64, ng + 1, false, 0, &d.offsets, err);
+  if (st != LADLE_OK) goto done;
+  CU_GOTO(ldc_group_rows(LADLE_COL_MUT(&d.ids, uint32_t), n, ng, LADLE_COL_MUT(&d.rows, int64_t),
+                         LADLE_COL_MUT(&d.offsets, int64_t), &scratch, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+done:
+  ladle_buffer_release(cnt);
+  if (st != LADLE_OK) {
+    ladle_dgroups_release(&d);
+    return st;
+  }
+  *out = d;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
+                                        const ladle_program *p, const ladle_column *inputs,
+                                        size_t ninputs, const ladle_dgroups *g, ladle_column *out,
+                                        ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  static const int ops[LADLE_REDUCE_COUNT_] = {[LADLE_REDUCE_SUM] = LDC_G_SUM,
+                                               [LADLE_REDUCE_MIN] = LDC_G_MIN,
+                                               [LADLE_REDUCE_MAX] = LDC_G_MAX,
+                                               [LADLE_REDUCE_COUNT] = LDC_G_COUNT,
+                                               [LADLE_REDUCE_MEAN] = LDC_G_MEAN};
+  if (p != NULL && ((int)op < 0 || op >= LADLE_REDUCE_COUNT_))
+    return ladle_err_set(err, LADLE_EINVAL, "reduction %d: no such reduction", (int)op);
+  ldc_prog gp;
+  memset(&gp, 0, sizeof gp);
+  ladle_dtype ot = ladle_dtype_make(LADLE_TYPE_UINT32);
+  ldc_num kind = LDC_U8;
+  if (p != NULL) {
+    int64_t n;
+    LADLE_RETURN_NOT_OK(lower_program(p, inputs, ninputs, &gp, &n, err));
+    if (n != g->nrows)
+      return ladle_err_set(err, LADLE_EINVAL, "grouped_reduce of %lld rows over groups of %lld",
+                           (long long)n, (long long)g->nrows);
+    ladle_dtype t = p->ins[p->n - 1].type;
+    bool num = ladle_type_is_numeric(t.id) || t.id == LADLE_TYPE_BOOL;
+    bool ok =
+        num_kind(t.id, &kind) &&
+        (op == LADLE_REDUCE_COUNT ||
+         ((op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX) && ladle_reduce_extreme_type(t.id)) ||
+         ((op == LADLE_REDUCE_SUM || op == LADLE_REDUCE_MEAN) && num));
+    if (!ok)
+      return ladle_err_set(err, LADLE_ENOTSUP, "a grouped %s of %s on the GPU",
+                           op == LADLE_REDUCE_SUM    ? "sum"
+                           : op == LADLE_REDUCE_MIN  ? "min"
+                           : op == LADLE_REDUCE_MAX  ? "max"
+                           : op == LADLE_REDUCE_MEAN ? "mean"
+                                                     : "count",
+                           ladle_dtype_name(t, NULL, 0));
+    ot = ladle_grouped_type(op, t);
+  }
+  int64_t ng = g->ngroups;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ot, ng, true, 0, &o, err));
+  ladle_buffer *cnt = NULL;
+  unsigned long long nulls = 0;
+  ladle_status st = scalar_scratch(ctx, &cnt, err);
+  if (st == LADLE_OK && ng > 0) {
+    const ladle_allocator *a = alloc_of(ctx);
+    ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+    cudaStream_t s = stream_of(ctx);
+    CU_GOTO(ldc_grouped_reduce(p != NULL ? &gp : NULL, kind, p != NULL ? ops[op] : LDC_G_LEN,
+                               (int)ladle_type_width(ot.id), g->rows.values, g->offsets.values,
+                               g->nrows, ng, LADLE_COL_MUT(&o, uint8_t),
+                               (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, &scratch, s));
+    CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  if (st == LADLE_OK) set_nulls(&o, nulls);
+done:
+  return finish(st, &o, cnt, out);
+}
+
 static ladle_status cuda_memory_info(const ladle_kctx *ctx, int64_t *free_bytes,
                                      int64_t *total_bytes, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -866,6 +999,8 @@ static const ladle_backend cuda_backend = {
     .eval_program = cuda_eval_program,
     .reduce_program = cuda_reduce_program,
     .program_supports = cuda_program_supports,
+    .group_keys = cuda_group_keys,
+    .grouped_reduce = cuda_grouped_reduce,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */

@@ -77,7 +77,7 @@ typedef enum ldc_op {
   LDC_NEG_SUB, /* -(b - a): one float minus many, as Polars computes it */
   LDC_MUL,     /* integers wrap */
   LDC_AND,
-  LDC_OR, /* Kleene, over Boolean bytes (kind ignored) */
+  LDC_OR,       /* Kleene, over Boolean bytes (kind ignored) */
   LDC_DIV,      /* floats */
   LDC_DIV_RECIP /* many floats by one: times its reciprocal, as Polars divides */
 } ldc_op;
@@ -97,8 +97,16 @@ cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, b
 #define LDC_PROG_INPUTS 16
 enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST, LDC_I_WHERE };
 /* LDC_I_FUNC's functions of value a (fill_null: and b) */
-enum { LDC_F_NOT, LDC_F_NEG, LDC_F_ABS, LDC_F_IS_NULL, LDC_F_IS_NOT_NULL, LDC_F_IS_NAN,
-       LDC_F_IS_NOT_NAN, LDC_F_FILL_NULL };
+enum {
+  LDC_F_NOT,
+  LDC_F_NEG,
+  LDC_F_ABS,
+  LDC_F_IS_NULL,
+  LDC_F_IS_NOT_NULL,
+  LDC_F_IS_NAN,
+  LDC_F_IS_NOT_NAN,
+  LDC_F_FILL_NULL
+};
 typedef struct ldc_ins {
   uint8_t code; /* LDC_I_* */
   uint8_t kind; /* COL, CONST: the value's ldc_num; OP, FUNC, CAST: the operands' */
@@ -134,6 +142,47 @@ cudaError_t ldc_program_sum(const ldc_prog *p, int kind, int64_t n, void *acc, v
 #define LDC_EXTREME_PART_BYTES ((LDC_SUM_BLOCKS + 1) * 24)
 cudaError_t ldc_extreme(ldc_num kind, bool is_max, const void *v, const uint8_t *valid, int64_t n,
                         void *out, unsigned long long *counts, void *part, cudaStream_t stream);
+
+/* ---- group-by (groupby.cu) ---- */
+
+/* Key columns of a group-by: per key its values, validity (NULL: all valid)
+ * and how rows compare: `width` bytes of bits (1, 2, 4 or 8), `flt` 4 or 8
+ * for a float of that width (NaN equal to NaN, -0.0 to 0.0), or width 0 for
+ * a string (values: n + 1 offsets into chars). */
+#define LDC_KEYS_MAX 16
+typedef struct ldc_keys {
+  int n;
+  uint8_t width[LDC_KEYS_MAX];
+  uint8_t flt[LDC_KEYS_MAX];
+  const void *values[LDC_KEYS_MAX];
+  const uint8_t *valid[LDC_KEYS_MAX];
+  const char *chars[LDC_KEYS_MAX];
+} ldc_keys;
+
+/* The rows [0, n) grouped by key (n < 2^31 - 1): per row its group into
+ * ids, groups numbered in the order of their first rows; per group its
+ * first row into first (room for n); their number into *d_ngroups. */
+cudaError_t ldc_group_keys(const ldc_keys *k, int64_t n, uint32_t *ids, int64_t *first,
+                           int64_t *d_ngroups, const ldc_alloc *scratch, cudaStream_t stream);
+/* Rows by group (stable): rows (n entries) and offsets (ngroups + 1), from
+ * ids of groups that all have rows. */
+cudaError_t ldc_group_rows(const uint32_t *ids, int64_t n, int64_t ngroups, int64_t *rows,
+                           int64_t *offsets, const ldc_alloc *scratch, cudaStream_t stream);
+
+/* Per group, op of the program's valid values at its rows (rows/offsets of
+ * ldc_group_rows) into out (ngroups values of out_width bytes) and
+ * out_valid (whole words, zeroed here), nulls counted into *d_nulls:
+ * SUM (floats in double, integers a wrapping uint64, cut to out_width),
+ * MIN and MAX (NaN ignored unless nothing else), COUNT (UInt32), MEAN (in
+ * double; out_width 4: Float32), LEN (p NULL: each group's rows, UInt32).
+ * kind: the program's value's ldc_num. Floats are added in an order fixed
+ * by the groups: tiles of a group's rows, then the tiles in order. */
+enum { LDC_G_SUM, LDC_G_MIN, LDC_G_MAX, LDC_G_COUNT, LDC_G_MEAN, LDC_G_LEN };
+cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, int out_width,
+                               const int64_t *rows, const int64_t *offsets, int64_t nrows,
+                               int64_t ngroups, void *out, uint32_t *out_valid,
+                               unsigned long long *d_nulls, const ldc_alloc *scratch,
+                               cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,312 @@
+/* program.cuh — device functions shared by the CUDA backend's kernels
+ * (kernels.cu, groupby.cu): validity bits, Polars' float order, and a row
+ * program's evaluation at one row (eval_row), values as 64-bit slots. */
+#ifndef LADLE_CUDA_PROGRAM_CUH
+#define LADLE_CUDA_PROGRAM_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "kernels.h"
+
+namespace {
+
+__device__ __forceinline__ bool bit(const uint8_t *bits, int64_t i) {
+  return bits == nullptr || ((bits[i >> 3] >> (i & 7)) & 1);
+}
+
+/* NaN as Polars orders it: equal to itself, above every number. */
+template <typename T>
+__device__ __forceinline__ bool feq(T x, T y) {
+  return x == y || (x != x && y != y);
+}
+template <typename T>
+__device__ __forceinline__ bool flt(T x, T y) {
+  return x < y || (x == x && y != y);
+}
+/* ---- row programs: one pass over the rows, values in registers ---- */
+
+template <typename T>
+__device__ __forceinline__ T from_slot(uint64_t s) {
+  T t;
+  memcpy(&t, &s, sizeof(T));
+  return t;
+}
+template <typename T>
+__device__ __forceinline__ uint64_t to_slot(T t) {
+  uint64_t s = 0;
+  memcpy(&s, &t, sizeof(T));
+  return s;
+}
+
+/* x op y for operands of type T, as binary_kernel computes it */
+template <typename T>
+__device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
+  constexpr bool kFloat = std::is_floating_point<T>::value;
+  T x = from_slot<T>(xs), y = from_slot<T>(ys);
+  switch (op) {
+    case LDC_EQ:
+      return feq(x, y);
+    case LDC_NE:
+      return !feq(x, y);
+    case LDC_LT:
+      return flt(x, y);
+    case LDC_LE:
+      return !flt(y, x);
+    case LDC_GT:
+      return flt(y, x);
+    case LDC_GE:
+      return !flt(x, y);
+    case LDC_ADD:
+      return to_slot<T>(kFloat ? x + y : (T)((unsigned long long)x + (unsigned long long)y));
+    case LDC_SUB:
+      return to_slot<T>(kFloat ? x - y : (T)((unsigned long long)x - (unsigned long long)y));
+    case LDC_NEG_SUB:
+      return to_slot<T>((T)(-(y - x)));
+    case LDC_DIV:
+      return to_slot<T>((T)(x / y));
+    case LDC_DIV_RECIP:
+      return to_slot<T>((T)(x * (T(1) / y)));
+    default:
+      return to_slot<T>(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
+  }
+}
+
+__device__ __forceinline__ uint64_t op_kind(int kind, int op, uint64_t x, uint64_t y) {
+  switch (kind) {
+    case LDC_U8:
+      return op_as<uint8_t>(op, x, y);
+    case LDC_I8:
+      return op_as<int8_t>(op, x, y);
+    case LDC_I16:
+      return op_as<int16_t>(op, x, y);
+    case LDC_U16:
+      return op_as<uint16_t>(op, x, y);
+    case LDC_I32:
+      return op_as<int32_t>(op, x, y);
+    case LDC_U32:
+      return op_as<uint32_t>(op, x, y);
+    case LDC_I64:
+      return op_as<int64_t>(op, x, y);
+    case LDC_U64:
+      return op_as<uint64_t>(op, x, y);
+    case LDC_F32:
+      return op_as<float>(op, x, y);
+    default:
+      return op_as<double>(op, x, y);
+  }
+}
+
+__device__ __forceinline__ uint64_t load_kind(int kind, const void *col, int64_t i) {
+  switch (kind) {
+    case LDC_U8:
+    case LDC_I8:
+      return ((const uint8_t *)col)[i];
+    case LDC_I16:
+    case LDC_U16:
+      return ((const uint16_t *)col)[i];
+    case LDC_I32:
+    case LDC_U32:
+    case LDC_F32:
+      return ((const uint32_t *)col)[i];
+    default:
+      return ((const uint64_t *)col)[i];
+  }
+}
+
+__device__ __forceinline__ void store_kind(int kind, void *out, int64_t i, uint64_t v) {
+  switch (kind) {
+    case LDC_U8:
+    case LDC_I8:
+      ((uint8_t *)out)[i] = (uint8_t)v;
+      break;
+    case LDC_I16:
+    case LDC_U16:
+      ((uint16_t *)out)[i] = (uint16_t)v;
+      break;
+    case LDC_I32:
+    case LDC_U32:
+    case LDC_F32:
+      ((uint32_t *)out)[i] = (uint32_t)v;
+      break;
+    default:
+      ((uint64_t *)out)[i] = v;
+  }
+}
+
+/* f of x (a value of type T; y: fill_null's value), into *r and *rv */
+template <typename T>
+__device__ __forceinline__ void func_as(int f, uint64_t xs, bool xv, uint64_t ys, bool yv,
+                                        uint64_t *r, bool *rv) {
+  constexpr bool kFloat = std::is_floating_point<T>::value;
+  T x = from_slot<T>(xs);
+  *rv = xv;
+  switch (f) {
+    case LDC_F_NOT:
+      *r = xs == 0;
+      break;
+    case LDC_F_NEG:
+      *r = to_slot<T>(kFloat ? -x : (T)(0ULL - (unsigned long long)x));
+      break;
+    case LDC_F_ABS:
+      if (kFloat) /* the sign bit cleared, as Polars (abs(-0.0) is 0.0) */
+        *r = xs & (sizeof(T) == 4 ? 0x7fffffffULL : 0x7fffffffffffffffULL);
+      else
+        *r = to_slot<T>(std::is_signed<T>::value && xs >> (8 * sizeof(T) - 1) & 1
+                            ? (T)(0ULL - (unsigned long long)x)
+                            : x);
+      break;
+    case LDC_F_IS_NULL:
+      *r = !xv;
+      *rv = true;
+      break;
+    case LDC_F_IS_NOT_NULL:
+      *r = xv;
+      *rv = true;
+      break;
+    case LDC_F_IS_NAN:
+      *r = x != x;
+      break;
+    case LDC_F_IS_NOT_NAN:
+      *r = x == x;
+      break;
+    default: /* LDC_F_FILL_NULL */
+      *r = xv ? xs : ys;
+      *rv = xv || yv;
+  }
+}
+
+__device__ __forceinline__ void func_kind(int kind, int f, uint64_t x, bool xv, uint64_t y, bool yv,
+                                          uint64_t *r, bool *rv) {
+  switch (kind) {
+    case LDC_U8:
+      return func_as<uint8_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I8:
+      return func_as<int8_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I16:
+      return func_as<int16_t>(f, x, xv, y, yv, r, rv);
+    case LDC_U16:
+      return func_as<uint16_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I32:
+      return func_as<int32_t>(f, x, xv, y, yv, r, rv);
+    case LDC_U32:
+      return func_as<uint32_t>(f, x, xv, y, yv, r, rv);
+    case LDC_I64:
+      return func_as<int64_t>(f, x, xv, y, yv, r, rv);
+    case LDC_U64:
+      return func_as<uint64_t>(f, x, xv, y, yv, r, rv);
+    case LDC_F32:
+      return func_as<float>(f, x, xv, y, yv, r, rv);
+    default:
+      return func_as<double>(f, x, xv, y, yv, r, rv);
+  }
+}
+
+/* x of type F as type T (a cast no value fails: the caller chose it) */
+template <typename F>
+__device__ __forceinline__ uint64_t cast_from(int to, uint64_t xs) {
+  F x = from_slot<F>(xs);
+  switch (to) {
+    case LDC_U8:
+      return to_slot<uint8_t>((uint8_t)x);
+    case LDC_I8:
+      return to_slot<int8_t>((int8_t)x);
+    case LDC_I16:
+      return to_slot<int16_t>((int16_t)x);
+    case LDC_U16:
+      return to_slot<uint16_t>((uint16_t)x);
+    case LDC_I32:
+      return to_slot<int32_t>((int32_t)x);
+    case LDC_U32:
+      return to_slot<uint32_t>((uint32_t)x);
+    case LDC_I64:
+      return to_slot<int64_t>((int64_t)x);
+    case LDC_U64:
+      return to_slot<uint64_t>((uint64_t)x);
+    case LDC_F32:
+      return to_slot<float>((float)x);
+    default:
+      return to_slot<double>((double)x);
+  }
+}
+
+__device__ __forceinline__ uint64_t cast_kind(int from, int to, uint64_t x) {
+  switch (from) {
+    case LDC_U8:
+      return cast_from<uint8_t>(to, x);
+    case LDC_I8:
+      return cast_from<int8_t>(to, x);
+    case LDC_I16:
+      return cast_from<int16_t>(to, x);
+    case LDC_U16:
+      return cast_from<uint16_t>(to, x);
+    case LDC_I32:
+      return cast_from<int32_t>(to, x);
+    case LDC_U32:
+      return cast_from<uint32_t>(to, x);
+    case LDC_I64:
+      return cast_from<int64_t>(to, x);
+    case LDC_U64:
+      return cast_from<uint64_t>(to, x);
+    case LDC_F32:
+      return cast_from<float>(to, x);
+    default:
+      return cast_from<double>(to, x);
+  }
+}
+
+/* Row i of program p (its instructions in `ins`, a block's shared copy):
+ * the last instruction's value bits and validity. Each value lives in a
+ * thread's local array; the first instructions are loads. */
+__device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, int64_t i,
+                                         uint64_t *out, bool *out_valid) {
+  uint64_t v[LDC_PROG_MAX];
+  uint32_t ok = 0; /* bit k: value k is valid */
+  for (int k = 0; k < p.n; k++) {
+    const ldc_ins in = ins[k];
+    uint64_t r;
+    bool rv;
+    if (in.code == LDC_I_COL) {
+      r = load_kind(in.kind, p.col[in.a], i);
+      rv = bit(p.colv[in.a], i);
+    } else if (in.code == LDC_I_CONST) {
+      r = in.cbits;
+      rv = in.cvalid != 0;
+    } else if (in.code == LDC_I_FUNC) {
+      bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
+      func_kind(in.kind, in.op, v[in.a], xv, v[in.b], yv, &r, &rv);
+    } else if (in.code == LDC_I_WHERE) {
+      r = v[in.b];
+      rv = ((ok >> in.a) & 1) && v[in.a] != 0 && ((ok >> in.b) & 1);
+    } else if (in.code == LDC_I_CAST) {
+      r = cast_kind(in.kind, in.op, v[in.a]);
+      rv = (ok >> in.a) & 1;
+    } else {
+      bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
+      if (in.op == LDC_AND || in.op == LDC_OR) {
+        bool x = xv && v[in.a] != 0, y = yv && v[in.b] != 0;
+        if (in.op == LDC_AND) {
+          r = x && y;
+          rv = (xv && yv) || (xv && !x) || (yv && !y);
+        } else {
+          r = x || y;
+          rv = (xv && yv) || x || y;
+        }
+        r = rv && r;
+      } else {
+        r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
+        rv = xv && yv;
+      }
+    }
+    v[k] = r;
+    ok |= (uint32_t)rv << k;
+  }
+  *out = v[p.n - 1];
+  *out_valid = (ok >> (p.n - 1)) & 1;
+}
+
+}  // namespace
+
+#endif /* LADLE_CUDA_PROGRAM_CUH */
