@@ -300,13 +300,17 @@ typedef struct ladle_backend {
   bool (*program_supports)(ladle_pcode code, int op, ladle_dtype a, ladle_dtype b, ladle_dtype out);
   /* Rows grouped by nkeys key columns of one length on the device (types a
    * row program reads, and strings), as group_by groups them: NaN equals
-   * NaN, -0.0 equals 0.0, null equals null. LADLE_ENOTSUP for another key
-   * type or more than 2^31 - 1 rows. */
+   * NaN, -0.0 equals 0.0, null equals null. sel: the rows grouped, an Int64
+   * column of row numbers, ascending, no nulls (a filter's kept rows: the
+   * columns need not be compacted); NULL: every row. out->nrows is how many
+   * rows are grouped; first and rows hold row numbers of the key columns.
+   * LADLE_ENOTSUP for another key type or 2^31 - 1 rows or more. */
   ladle_status (*group_keys)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                             ladle_dgroups *out, ladle_error *err);
+                             const ladle_column *sel, ladle_dgroups *out, ladle_error *err);
   /* Per group of g, op (SUM, MIN, MAX, COUNT, MEAN: as ladle_reduce_op and
    * a group_by's aggregation in Polars) over the valid values of program
-   * p's value at the group's rows, into a column of g->ngroups rows of
+   * p's value at the group's rows (inputs: columns as long as group_keys'
+   * key columns), into a column of g->ngroups rows of
    * ladle_grouped_type; p NULL: each group's rows (len), UInt32. Floats
    * are summed in double in an order fixed by the groups alone: the same
    * answer every run. */

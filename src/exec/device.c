@@ -1096,12 +1096,127 @@ static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_
   return st;
 }
 
-ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
-                                   ladle_table **out, ladle_error *err) {
+/* The nodes between a GROUP_BY and a FILTER under it that a filter commutes
+ * with (column picks, selects and with_columns of row-wise expressions):
+ * their count, up to `cap`, into chain (top first), and the filter; NULL
+ * when the group_by's input is not such a chain over a plain filter. */
+static const ladle_pnode *filter_under(const ladle_pnode *pn, const ladle_pnode **chain, size_t cap,
+                                       size_t *n) {
+  *n = 0;
+  const ladle_pnode *f = pn->inputs[0];
+  while (f->ninputs == 1 && f->op != LADLE_POP_FILTER && !f->host) {
+    bool row_wise = f->op == LADLE_POP_PROJECT;
+    if (f->op == LADLE_POP_PROJECTION) {
+      row_wise = f->lp->nexprs > 0;
+      for (size_t i = 0; i < f->lp->nexprs; i++) row_wise = row_wise && !f->lp->exprs[i]->scalar;
+    }
+    const exec_operator *op = exec_operator_of(f->op);
+    if (!row_wise || *n == cap || op == NULL || op->stream == NULL || op->stream->morsel == NULL ||
+        op->stream->open != NULL)
+      return NULL;
+    chain[(*n)++] = f;
+    f = f->inputs[0];
+  }
+  if (f->op != LADLE_POP_FILTER || f->late != NULL || f->defer || f->host) return NULL;
+  return f;
+}
+
+/* The group_by's input over a filter, without compacting it: the filter's
+ * input and the rows its predicate keeps (*sel), the nodes between run over
+ * every row (*chunk: their output, owned; a filter commutes with row-wise
+ * nodes, and a program over all rows costs less than compacting each column
+ * the group_by reads). *done false: not that shape. */
+static ladle_status input_over_filter(exec_state *s, const ladle_pnode *pn, ladle_table **base,
+                                      ladle_chunk *chunk, ladle_column *sel, bool *done,
+                                      ladle_error *err) {
+  *done = false;
+  enum { CAP = 16 };
+  const ladle_pnode *chain[CAP];
+  size_t n;
+  const ladle_pnode *f = filter_under(pn, chain, CAP, &n);
+  if (f == NULL || s->be->select == NULL) return LADLE_OK;
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(ladle_exec_node(s, f->inputs[0], &t, NULL, err));
+  ladle_status st =
+      t->nchunks == 1
+          ? LADLE_OK
+          : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", t->nchunks);
+  ladle_column m;
+  memset(&m, 0, sizeof m);
+  if (st == LADLE_OK) st = ladle_eval_chunk(s, f->lp->exprs[0], &t->chunks[0], &m, err);
+  if (st == LADLE_OK) st = s->be->select(&s->k, &m, sel, err);
+  ladle_column_release(&m);
+  /* the chain, bottom up, over the whole chunk */
+  ladle_chunk cur = {0};
+  size_t ncur = t->schema.n;
+  if (st == LADLE_OK) {
+    cur.length = t->chunks[0].length;
+    cur.columns = calloc(LADLE_MAX(ncur, 1), sizeof *cur.columns);
+    if (cur.columns == NULL) st = LADLE_OOM(err, "group_by input");
+    for (size_t i = 0; st == LADLE_OK && i < ncur; i++)
+      ladle_column_copy_ref(&t->chunks[0].columns[i], &cur.columns[i]);
+  }
+  for (size_t k = n; st == LADLE_OK && k > 0; k--) {
+    const ladle_pnode *c = chain[k - 1];
+    size_t nn = c->schema->n;
+    ladle_chunk next = {0};
+    next.columns = calloc(LADLE_MAX(nn, 1), sizeof *next.columns);
+    if (next.columns == NULL) {
+      st = LADLE_OOM(err, "group_by input");
+      break;
+    }
+    /* on failure a morsel leaves out's columns empty */
+    st = exec_operator_of(c->op)->stream->morsel(s, c, NULL, NULL, &cur, &next, err);
+    ladle_release_columns(cur.columns, ncur); /* and the array */
+    cur = next;
+    ncur = nn;
+  }
+  if (st != LADLE_OK) {
+    if (cur.columns != NULL) ladle_release_columns(cur.columns, ncur);
+    if (sel->owners[1] != NULL || sel->length > 0) ladle_column_release(sel);
+  }
+  if (st != LADLE_OK) {
+    ladle_table_release(t);
+    return st;
+  }
+  *base = t;
+  *chunk = cur;
+  *done = true;
+  return LADLE_OK;
+}
+
+/* the group_by of chunk's rows (sel NULL: all; else those rows) */
+static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladle_chunk *chunk,
+                                const ladle_column *sel, ladle_table **out, ladle_error *err);
+
+ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err) {
+  ladle_table *base = NULL;
+  ladle_chunk chunk = {0};
+  ladle_column sel;
+  memset(&sel, 0, sizeof sel);
+  bool done = false;
+  LADLE_RETURN_NOT_OK(input_over_filter(s, pn, &base, &chunk, &sel, &done, err));
+  ladle_status st;
+  if (done) {
+    st = group_chunk(s, pn, &chunk, &sel, out, err);
+    ladle_release_columns(chunk.columns, pn->inputs[0]->schema->n);
+    ladle_column_release(&sel);
+    ladle_table_release(base);
+    return st;
+  }
+  ladle_table *in;
+  LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->inputs[0], &in, NULL, err));
+  st = in->nchunks == 1 ? group_chunk(s, pn, &in->chunks[0], NULL, out, err)
+                        : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device",
+                                        in->nchunks);
+  ladle_table_release(in);
+  return st;
+}
+
+static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladle_chunk *chunk,
+                                const ladle_column *sel, ladle_table **out, ladle_error *err) {
   const ladle_plan *p = pn->lp;
-  if (in->nchunks != 1)
-    return ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", in->nchunks);
-  const ladle_chunk *chunk = &in->chunks[0];
   size_t nk = p->nkeys, na = p->nexprs;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   if (keys == NULL) return LADLE_OOM(err, "group_by keys");
@@ -1113,7 +1228,7 @@ ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, const l
   }
   ladle_dgroups g;
   memset(&g, 0, sizeof g);
-  if (st == LADLE_OK) st = s->be->group_keys(&s->k, keys, nk, &g, err);
+  if (st == LADLE_OK) st = s->be->group_keys(&s->k, keys, nk, sel, &g, err);
   ladle_table *o = NULL;
   if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
   if (st == LADLE_OK) {

@@ -241,10 +241,13 @@ bool exec_host_scalar(const ladle_bexpr *e);
  * to notes (when not NULL), one line each. */
 ladle_status exec_columns_check(exec_state *s, ladle_pplan *pp, ladle_strbuf *notes,
                                 ladle_error *err);
-/* A GROUP_BY on the column kernels: group_keys over its keys, the keys'
- * first rows taken, each aggregation a grouped_reduce of a row program. */
-ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
-                                   ladle_table **out, ladle_error *err);
+/* A GROUP_BY on the column kernels, its input run here: group_keys over its
+ * keys, the keys' first rows taken, each aggregation a grouped_reduce of a
+ * row program. Over a filter (through column picks, selects and
+ * with_columns) nothing is compacted: the nodes between run over every row
+ * of the filter's input and group_keys groups the rows the predicate keeps. */
+ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err);
 ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
                                ladle_error *err);
 ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,

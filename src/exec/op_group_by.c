@@ -171,7 +171,6 @@ ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const lad
                                  ladle_table *in, bool try_partial, ladle_table **out,
                                  ladle_error *err) {
   const ladle_plan *p = pn->lp;
-  if (s->columns) return exec_columns_group_by(s, pn, in, out, err);
   double t0 = LADLE_PHASE_START();
   if (try_partial) {
     /* the partial step as a pipeline of no streaming node over `in` */
@@ -264,6 +263,7 @@ static ladle_status group_by_table(exec_state *s, const ladle_pnode *pn, ladle_t
 static ladle_status group_by_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                  ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
+  if (s->columns) return exec_columns_group_by(s, pn, out, err);
   return exec_run_unary(s, pn, group_by_table, out, err);
 }
 

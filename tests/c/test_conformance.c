@@ -947,10 +947,25 @@ static void check_groups(suite *s) {
       ladle_column d[3];
       size_t up_ok = 0;
       while (up_ok < nk && up(s, &h[up_ok], &d[up_ok], what)) up_ok++;
+      /* every other case groups a selection of the rows (a filter's kept rows) */
+      bool use_sel = (set + li) % 2 == 1;
+      ladle_column hsel, dsel;
+      memset(&hsel, 0, sizeof hsel);
+      memset(&dsel, 0, sizeof dsel);
+      if (use_sel) {
+        CHECK_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT64), n, false, 0, &hsel, &err_));
+        int64_t m = 0;
+        for (int64_t i = 0; i < n; i++)
+          if (test_rand() % 3 != 0) LADLE_COL_MUT(&hsel, int64_t)[m++] = i;
+        hsel.length = m;
+        use_sel = up(s, &hsel, &dsel, what);
+      }
       ladle_dgroups g, ref;
       memset(&g, 0, sizeof g);
-      bool got = up_ok == nk && ran(s, s->be->group_keys(&s->ctx, d, nk, &g, &err_), what);
-      bool have_ref = got && ran(s, cpu->group_keys(&hk, h, nk, &ref, &err_), what);
+      bool got = up_ok == nk &&
+                 ran(s, s->be->group_keys(&s->ctx, d, nk, use_sel ? &dsel : NULL, &g, &err_), what);
+      bool have_ref =
+          got && ran(s, cpu->group_keys(&hk, h, nk, use_sel ? &hsel : NULL, &ref, &err_), what);
       if (have_ref) {
         /* numbered by first row and rows in order: one answer, bit for bit */
         ladle_column hg[4];
@@ -1019,6 +1034,8 @@ static void check_groups(suite *s) {
       }
       if (have_ref) ladle_dgroups_release(&ref);
       if (got) ladle_dgroups_release(&g);
+      if (use_sel) ladle_column_release(&dsel);
+      ladle_column_release(&hsel);
       for (size_t k = 0; k < up_ok; k++) ladle_column_release(&d[k]);
       for (size_t k = 0; k < nk; k++) ladle_column_release(&h[k]);
     }

@@ -404,6 +404,11 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
 
 /* ------------------------------------------------------------ groups */
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* a column of n values of type t copied from host array v (width bytes each) */
 static ladle_status column_of(ladle_dtype t, const void *v, int64_t n, ladle_column *out,
                               ladle_error *err) {
@@ -413,13 +418,37 @@ static ladle_status column_of(ladle_dtype t, const void *v, int64_t n, ladle_col
 }
 
 static ladle_status group_keys_on(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                                  ladle_dgroups *out, ladle_error *err) {
+                                  const ladle_column *sel, ladle_dgroups *out, ladle_error *err) {
   if (nkeys == 0) return ladle_err_set(err, LADLE_EINVAL, "group_keys of no key");
+  if (sel != NULL && (sel->type.id != LADLE_TYPE_INT64 || sel->null_count != 0))
+    return ladle_err_set(err, LADLE_EINVAL, "group-by rows: an Int64 column without nulls");
+  /* the selected rows' keys, then row numbers mapped back through sel */
+  ladle_column *picked = NULL;
+  if (sel != NULL) {
+    picked = calloc(nkeys, sizeof *picked);
+    if (picked == NULL) return LADLE_OOM(err, "group_keys");
+    for (size_t i = 0; i < nkeys; i++) {
+      ladle_status st = take_on(ctx, &keys[i], sel, &picked[i], err);
+      if (st != LADLE_OK) {
+        for (size_t j = 0; j < i; j++) ladle_column_release(&picked[j]);
+        free(picked);
+        return st;
+      }
+    }
+  }
   ladle_groups g;
   memset(&g, 0, sizeof g);
-  LADLE_RETURN_NOT_OK(ladle_cpu_group_ids(ctx, keys, nkeys, &g, err));
-  ladle_status st = ladle_groups_order_by_first(&g, err);
+  ladle_status st = ladle_cpu_group_ids(ctx, picked != NULL ? picked : keys, nkeys, &g, err);
+  for (size_t i = 0; picked != NULL && i < nkeys; i++) ladle_column_release(&picked[i]);
+  free(picked);
+  if (st != LADLE_OK) return st;
+  st = ladle_groups_order_by_first(&g, err);
   if (st == LADLE_OK) st = ladle_cpu_groups_csr(ctx, &g, err);
+  if (st == LADLE_OK && sel != NULL) {
+    const int64_t *sv = sel->values;
+    for (int64_t k = 0; k < g.ngroups; k++) g.first[k] = sv[g.first[k]];
+    for (int64_t j = 0; j < g.nrows; j++) g.rows[j] = sv[g.rows[j]];
+  }
   ladle_dgroups d;
   memset(&d, 0, sizeof d);
   d.nrows = g.nrows;
@@ -440,8 +469,8 @@ static ladle_status group_keys_on(const ladle_kctx *ctx, const ladle_column *key
 }
 
 ladle_status ladle_cpu_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                                  ladle_dgroups *out, ladle_error *err) {
-  WITH_MR(ctx, group_keys_on(ctx, keys, nkeys, out, err));
+                                  const ladle_column *sel, ladle_dgroups *out, ladle_error *err) {
+  WITH_MR(ctx, group_keys_on(ctx, keys, nkeys, sel, out, err));
 }
 
 /* The reference for a device's grouped_reduce: the program's value as a
@@ -468,12 +497,37 @@ static ladle_status grouped_reduce_on(const ladle_kctx *ctx, ladle_reduce_op op,
                                                          [LADLE_REDUCE_MEAN] = LADLE_AGG_MEAN};
   if ((int)op < 0 || op >= LADLE_REDUCE_COUNT_)
     return ladle_err_set(err, LADLE_EINVAL, "reduction %d: no such reduction", (int)op);
-  ladle_column v;
-  LADLE_RETURN_NOT_OK(ladle_cpu_eval_program(ctx, p, inputs, ninputs, &v, err));
-  if (v.length != d->nrows) {
-    ladle_column_release(&v);
+  /* the program's value at every row, then at the grouped rows in their own
+   * order (sel): what the CPU's aggregation kernel reads with the ids */
+  ladle_column all, v;
+  LADLE_RETURN_NOT_OK(ladle_cpu_eval_program(ctx, p, inputs, ninputs, &all, err));
+  if (all.length < d->nrows) {
+    ladle_column_release(&all);
     return ladle_err_set(err, LADLE_EINVAL, "grouped_reduce of %lld rows over groups of %lld",
-                         (long long)v.length, (long long)d->nrows);
+                         (long long)all.length, (long long)d->nrows);
+  }
+  if (all.length == d->nrows) {
+    v = all;
+  } else {
+    /* rows by group are sel's rows reordered; rebuild sel's order from them */
+    int64_t *pos = malloc((size_t)LADLE_MAX(d->nrows, 1) * sizeof *pos);
+    if (pos == NULL) {
+      ladle_column_release(&all);
+      return LADLE_OOM(err, "grouped_reduce");
+    }
+    const int64_t *rows = d->rows.values;
+    for (int64_t j = 0; j < d->nrows; j++) pos[j] = rows[j];
+    /* ascending row numbers are sel in order */
+    qsort(pos, (size_t)d->nrows, sizeof *pos, cmp_i64);
+    ladle_column idx;
+    ladle_status st = column_of(ladle_dtype_make(LADLE_TYPE_INT64), pos, d->nrows, &idx, err);
+    free(pos);
+    if (st == LADLE_OK) {
+      st = take_on(ctx, &all, &idx, &v, err);
+      ladle_column_release(&idx);
+    }
+    ladle_column_release(&all);
+    if (st != LADLE_OK) return st;
   }
   ladle_groups g;
   memset(&g, 0, sizeof g);

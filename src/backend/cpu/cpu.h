@@ -242,7 +242,7 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                                  ladle_dgroups *out, ladle_error *err);
+                                  const ladle_column *sel, ladle_dgroups *out, ladle_error *err);
 ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
                                       const ladle_program *p, const ladle_column *inputs,
                                       size_t ninputs, const ladle_dgroups *g, ladle_column *out,

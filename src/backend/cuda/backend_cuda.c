@@ -846,15 +846,20 @@ done:
 /* ---------------------------------------------------------- group-by */
 
 static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                                    ladle_dgroups *out, ladle_error *err) {
+                                    const ladle_column *sel, ladle_dgroups *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
   if (nkeys == 0 || nkeys > LDC_KEYS_MAX)
     return ladle_err_set(err, LADLE_ENOTSUP, "a group-by of %zu keys on the GPU (at most %d)",
                          nkeys, LDC_KEYS_MAX);
-  int64_t n = keys[0].length;
-  if (n >= INT32_MAX)
+  if (sel != NULL && (sel->type.id != LADLE_TYPE_INT64 || sel->null_count != 0 ||
+                      (!on_device(sel) && sel->length > 0)))
+    return ladle_err_set(err, LADLE_EINVAL,
+                         "group-by rows: an Int64 column without nulls on the GPU");
+  int64_t n = keys[0].length, m = sel != NULL ? sel->length : n;
+  const int64_t *sv = sel != NULL ? sel->values : NULL;
+  if (m >= INT32_MAX)
     return ladle_err_set(err, LADLE_ENOTSUP, "a group-by of %lld rows on the GPU (at most %d)",
-                         (long long)n, INT32_MAX - 1);
+                         (long long)m, INT32_MAX - 1);
   ldc_keys k;
   memset(&k, 0, sizeof k);
   k.n = (int)nkeys;
@@ -880,18 +885,18 @@ static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *k
   ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
   ladle_dgroups d;
   memset(&d, 0, sizeof d);
-  d.nrows = n;
+  d.nrows = m;
   ladle_buffer *cnt = NULL;
   ladle_status st =
-      ladle_column_alloc_with(a, ladle_dtype_make(LADLE_TYPE_UINT32), n, false, 0, &d.ids, err);
-  if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, n, false, 0, &d.first, err);
-  if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, n, false, 0, &d.rows, err);
+      ladle_column_alloc_with(a, ladle_dtype_make(LADLE_TYPE_UINT32), m, false, 0, &d.ids, err);
+  if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, m, false, 0, &d.first, err);
+  if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, m, false, 0, &d.rows, err);
   if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
   if (st != LADLE_OK) goto done;
   int64_t ng = 0;
-  if (n > 0) {
-    CU_GOTO(ldc_group_keys(&k, n, LADLE_COL_MUT(&d.ids, uint32_t), LADLE_COL_MUT(&d.first, int64_t),
-                           cnt->data, &scratch, s));
+  if (m > 0) {
+    CU_GOTO(ldc_group_keys(&k, sv, m, LADLE_COL_MUT(&d.ids, uint32_t),
+                           LADLE_COL_MUT(&d.first, int64_t), cnt->data, &scratch, s));
     CU_GOTO(cudaMemcpyAsync(&ng, cnt->data, 8, cudaMemcpyDeviceToHost, s));
     CU_GOTO(cudaStreamSynchronize(s));
   }
@@ -899,8 +904,9 @@ static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *k
   d.first.length = ng; /* the buffer keeps its room for n */
   st = ladle_column_alloc_with(a, i64, ng + 1, false, 0, &d.offsets, err);
   if (st != LADLE_OK) goto done;
-  CU_GOTO(ldc_group_rows(LADLE_COL_MUT(&d.ids, uint32_t), n, ng, LADLE_COL_MUT(&d.rows, int64_t),
-                         LADLE_COL_MUT(&d.offsets, int64_t), &scratch, s));
+  CU_GOTO(ldc_group_rows(LADLE_COL_MUT(&d.ids, uint32_t), sv, m, ng,
+                         LADLE_COL_MUT(&d.rows, int64_t), LADLE_COL_MUT(&d.offsets, int64_t),
+                         &scratch, s));
   CU_GOTO(cudaStreamSynchronize(s));
 done:
   ladle_buffer_release(cnt);
@@ -931,7 +937,7 @@ static ladle_status cuda_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op o
   if (p != NULL) {
     int64_t n;
     LADLE_RETURN_NOT_OK(lower_program(p, inputs, ninputs, &gp, &n, err));
-    if (n != g->nrows)
+    if (n < g->nrows)
       return ladle_err_set(err, LADLE_EINVAL, "grouped_reduce of %lld rows over groups of %lld",
                            (long long)n, (long long)g->nrows);
     ladle_dtype t = p->ins[p->n - 1].type;

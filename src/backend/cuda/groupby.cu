@@ -117,10 +117,15 @@ __device__ bool keys_equal(const ldc_keys &k, int64_t a, int64_t b) {
   return true;
 }
 
-__global__ void hash_kernel(const ldc_keys k, int64_t n, uint64_t *hash) {
-  for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n;
-       r += (int64_t)gridDim.x * blockDim.x)
-    hash[r] = row_hash(k, r);
+/* the row of position j among the rows grouped (sel NULL: all rows) */
+__device__ __forceinline__ int64_t row_at(const int64_t *sel, int64_t j) {
+  return sel == nullptr ? j : sel[j];
+}
+
+__global__ void hash_kernel(const ldc_keys k, const int64_t *sel, int64_t n, uint64_t *hash) {
+  for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+       j += (int64_t)gridDim.x * blockDim.x)
+    hash[j] = row_hash(k, row_at(sel, j));
 }
 
 __global__ void fill_kernel(int32_t *a, int64_t n, int32_t v) {
@@ -130,24 +135,25 @@ __global__ void fill_kernel(int32_t *a, int64_t n, int32_t v) {
 }
 
 /* Each row into the table: the slot holding a row of equal keys, or an
- * empty one it claims; the slot's least row kept in slot_min. */
-__global__ void insert_kernel(const ldc_keys k, int64_t n, const uint64_t *hash, int32_t *slots,
-                              uint64_t mask, int32_t *slot_of, int32_t *slot_min) {
-  for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n;
-       r += (int64_t)gridDim.x * blockDim.x) {
-    uint64_t h = hash[r];
+ * empty one it claims; the slot's least position kept in slot_min. Slots and
+ * positions are positions j among the grouped rows (sel). */
+__global__ void insert_kernel(const ldc_keys k, const int64_t *sel, int64_t n, const uint64_t *hash,
+                              int32_t *slots, uint64_t mask, int32_t *slot_of, int32_t *slot_min) {
+  for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+       j += (int64_t)gridDim.x * blockDim.x) {
+    uint64_t h = hash[j];
     uint64_t pos = h & mask;
     for (;;) {
       int32_t cur = slots[pos];
       if (cur < 0) {
-        cur = atomicCAS(&slots[pos], -1, (int32_t)r);
+        cur = atomicCAS(&slots[pos], -1, (int32_t)j);
         if (cur < 0) break; /* claimed */
       }
-      if (hash[cur] == h && keys_equal(k, cur, r)) break;
+      if (hash[cur] == h && keys_equal(k, row_at(sel, cur), row_at(sel, j))) break;
       pos = (pos + 1) & mask;
     }
-    slot_of[r] = (int32_t)pos;
-    if ((int32_t)r < slot_min[pos]) atomicMin(&slot_min[pos], (int32_t)r);
+    slot_of[j] = (int32_t)pos;
+    if ((int32_t)j < slot_min[pos]) atomicMin(&slot_min[pos], (int32_t)j);
   }
 }
 
@@ -159,14 +165,14 @@ __global__ void first_flag_kernel(int64_t n, const int32_t *slot_of, const int32
 }
 
 /* group numbers of the first rows' slots, and the first rows */
-__global__ void number_kernel(int64_t n, const int32_t *slot_of, const int32_t *flag,
-                              const int32_t *rank, int32_t *gid_of_slot, int64_t *first,
-                              int64_t *ngroups) {
+__global__ void number_kernel(const int64_t *sel, int64_t n, const int32_t *slot_of,
+                              const int32_t *flag, const int32_t *rank, int32_t *gid_of_slot,
+                              int64_t *first, int64_t *ngroups) {
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n;
        r += (int64_t)gridDim.x * blockDim.x) {
     if (flag[r]) {
       gid_of_slot[slot_of[r]] = rank[r];
-      first[rank[r]] = r;
+      first[rank[r]] = row_at(sel, r);
     }
     if (r == n - 1) *ngroups = (int64_t)rank[r] + flag[r];
   }
@@ -443,9 +449,9 @@ cudaError_t reduce_kind(int kind, const ldc_prog *p, int out_width, const int64_
 
 }  // namespace
 
-extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, int64_t n, uint32_t *ids, int64_t *first,
-                                      int64_t *d_ngroups, const ldc_alloc *scratch,
-                                      cudaStream_t stream) {
+extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int64_t n,
+                                      uint32_t *ids, int64_t *first, int64_t *d_ngroups,
+                                      const ldc_alloc *scratch, cudaStream_t stream) {
   if (n <= 0) return cudaMemsetAsync(d_ngroups, 0, sizeof *d_ngroups, stream);
   if (n >= INT32_MAX || k->n < 1 || k->n > LDC_KEYS_MAX) return cudaErrorInvalidValue;
   uint64_t cap = 1024;
@@ -461,10 +467,10 @@ extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, int64_t n, uint32_t *id
       flag == nullptr || rank == nullptr)
     return cudaErrorMemoryAllocation;
   int g = blocks_for(n), gc = blocks_for((int64_t)cap);
-  hash_kernel<<<g, kThreads, 0, stream>>>(*k, n, hash);
+  hash_kernel<<<g, kThreads, 0, stream>>>(*k, sel, n, hash);
   fill_kernel<<<gc, kThreads, 0, stream>>>(slots, (int64_t)cap, -1);
   fill_kernel<<<gc, kThreads, 0, stream>>>(slot_min, (int64_t)cap, INT32_MAX);
-  insert_kernel<<<g, kThreads, 0, stream>>>(*k, n, hash, slots, cap - 1, slot_of, slot_min);
+  insert_kernel<<<g, kThreads, 0, stream>>>(*k, sel, n, hash, slots, cap - 1, slot_of, slot_min);
   first_flag_kernel<<<g, kThreads, 0, stream>>>(n, slot_of, slot_min, flag);
   size_t bytes = 0;
   cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, flag, rank, (int)n, stream);
@@ -474,31 +480,33 @@ extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, int64_t n, uint32_t *id
   e = cub::DeviceScan::ExclusiveSum(tmp, bytes, flag, rank, (int)n, stream);
   if (e != cudaSuccess) return e;
   /* the slots' group numbers reuse the table's least rows */
-  number_kernel<<<g, kThreads, 0, stream>>>(n, slot_of, flag, rank, slot_min, first, d_ngroups);
+  number_kernel<<<g, kThreads, 0, stream>>>(sel, n, slot_of, flag, rank, slot_min, first,
+                                            d_ngroups);
   ids_kernel<<<g, kThreads, 0, stream>>>(n, slot_of, slot_min, ids);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t ldc_group_rows(const uint32_t *ids, int64_t n, int64_t ngroups,
-                                      int64_t *rows, int64_t *offsets, const ldc_alloc *scratch,
-                                      cudaStream_t stream) {
+extern "C" cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, int64_t n,
+                                      int64_t ngroups, int64_t *rows, int64_t *offsets,
+                                      const ldc_alloc *scratch, cudaStream_t stream) {
   if (n <= 0 || ngroups <= 0) return cudaMemsetAsync(offsets, 0, 8 * (size_t)(ngroups + 1), stream);
   if (n >= INT32_MAX) return cudaErrorInvalidValue;
   int bits = 1;
   while (bits < 32 && ((uint64_t)1 << bits) < (uint64_t)ngroups) bits++;
   Scratch sc(scratch);
   uint32_t *keys_out = (uint32_t *)sc.get((size_t)n * 4);
-  int64_t *seq = (int64_t *)sc.get((size_t)n * 8);
-  if (keys_out == nullptr || seq == nullptr) return cudaErrorMemoryAllocation;
+  int64_t *seq = sel != nullptr ? nullptr : (int64_t *)sc.get((size_t)n * 8);
+  if (keys_out == nullptr || (sel == nullptr && seq == nullptr)) return cudaErrorMemoryAllocation;
   int g = blocks_for(n);
-  iota_kernel<<<g, kThreads, 0, stream>>>(seq, n);
+  if (sel == nullptr) iota_kernel<<<g, kThreads, 0, stream>>>(seq, n);
+  const int64_t *vals = sel != nullptr ? sel : seq;
   size_t bytes = 0;
-  cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, bytes, ids, keys_out, seq, rows, (int)n,
+  cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, bytes, ids, keys_out, vals, rows, (int)n,
                                                   0, bits, stream);
   if (e != cudaSuccess) return e;
   void *tmp = sc.get(bytes);
   if (tmp == nullptr) return cudaErrorMemoryAllocation;
-  e = cub::DeviceRadixSort::SortPairs(tmp, bytes, ids, keys_out, seq, rows, (int)n, 0, bits,
+  e = cub::DeviceRadixSort::SortPairs(tmp, bytes, ids, keys_out, vals, rows, (int)n, 0, bits,
                                       stream);
   if (e != cudaSuccess) return e;
   offsets_kernel<<<g, kThreads, 0, stream>>>(keys_out, n, ngroups, offsets);

@@ -159,15 +159,18 @@ typedef struct ldc_keys {
   const char *chars[LDC_KEYS_MAX];
 } ldc_keys;
 
-/* The rows [0, n) grouped by key (n < 2^31 - 1): per row its group into
- * ids, groups numbered in the order of their first rows; per group its
- * first row into first (room for n); their number into *d_ngroups. */
-cudaError_t ldc_group_keys(const ldc_keys *k, int64_t n, uint32_t *ids, int64_t *first,
-                           int64_t *d_ngroups, const ldc_alloc *scratch, cudaStream_t stream);
-/* Rows by group (stable): rows (n entries) and offsets (ngroups + 1), from
- * ids of groups that all have rows. */
-cudaError_t ldc_group_rows(const uint32_t *ids, int64_t n, int64_t ngroups, int64_t *rows,
-                           int64_t *offsets, const ldc_alloc *scratch, cudaStream_t stream);
+/* The n rows sel[0..n) (ascending; sel NULL: rows 0..n) grouped by key (n <
+ * 2^31 - 1): per position j its group into ids[j], groups numbered in the
+ * order of their first rows; per group its first row into first (room for
+ * n); their number into *d_ngroups. */
+cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int64_t n, uint32_t *ids,
+                           int64_t *first, int64_t *d_ngroups, const ldc_alloc *scratch,
+                           cudaStream_t stream);
+/* The rows (sel[j], or j) by group, stable: into rows (n entries), and
+ * offsets (ngroups + 1), from ids of groups that all have rows. */
+cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, int64_t n, int64_t ngroups,
+                           int64_t *rows, int64_t *offsets, const ldc_alloc *scratch,
+                           cudaStream_t stream);
 
 /* Per group, op of the program's valid values at its rows (rows/offsets of
  * ldc_group_rows) into out (ngroups values of out_width bytes) and
