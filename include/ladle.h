@@ -693,6 +693,23 @@ LADLE_API ladle_status ladle_engine_execute_host(ladle_engine *engine, const lad
                                                  ladle_error *err);
 /* LADLE_DEVICE_CPU or LADLE_DEVICE_CUDA, and the device's ordinal. */
 LADLE_API ladle_device_type ladle_engine_device(const ladle_engine *engine, int *device_id);
+/* A CUDA device this process can use. */
+typedef struct ladle_device_info {
+  int id;               /* the ordinal ladle_engine_opts.device_id takes */
+  char name[96];        /* "NVIDIA H200" */
+  int64_t memory_bytes; /* total */
+  int major, minor;     /* compute capability */
+} ladle_device_info;
+/* The CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies), up to
+ * cap of them into out, their number into *count. Loads ladle's CUDA
+ * library and initialises the CUDA driver on first use. LADLE_ENOTSUP when
+ * the library cannot be loaded and LADLE_EDEVICE when there is no usable
+ * driver or device, each with the reason (*count 0). */
+LADLE_API ladle_status ladle_cuda_devices(ladle_device_info *out, size_t cap, size_t *count,
+                                          ladle_error *err);
+/* Whether ladle has initialised the CUDA driver in this process (a GPU
+ * engine or ladle_cuda_devices): CUDA_VISIBLE_DEVICES no longer applies. */
+LADLE_API bool ladle_cuda_initialized(void);
 /* Whether the engine's queries run on the column kernels (a GPU engine's
  * always; a CPU engine's under LADLE_COLUMN_KERNELS=1, a testing switch):
  * then a query they cannot run fails with LADLE_ENOTSUP before it starts,

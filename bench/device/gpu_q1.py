@@ -41,7 +41,7 @@ def main() -> int:
     a = ap.parse_args()
     os.environ["POLARS_MAX_THREADS"] = str(a.threads)
     if a.trace:
-        os.environ["LADLE_TRACE"] = "1"
+        os.environ["LADLE_TRACE"] = "2"
     import polars as pl
     from polars.testing import assert_frame_equal
 

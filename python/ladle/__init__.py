@@ -21,6 +21,7 @@ from ._errors import (  # noqa: E402
     UnsupportedError,
     VersionError,
 )
+from .devices import Device, devices, use_gpu  # noqa: E402
 from .engine import Engine  # noqa: E402
 from .result import Column, Result  # noqa: E402
 
@@ -28,6 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Column",
+    "Device",
     "Engine",
     "FallbackWarning",
     "LadleComputeError",
@@ -37,4 +39,6 @@ __all__ = [
     "UnsupportedError",
     "VersionError",
     "__version__",
+    "devices",
+    "use_gpu",
 ]

@@ -1286,9 +1286,45 @@ static PyObject *py_view_only_columns(PyObject *self, PyObject *args) {
   return PyLong_FromUnsignedLongLong((unsigned long long)ladle_view_only_columns());
 }
 
+static PyObject *py_cuda_devices(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  ladle_device_info d[64];
+  size_t n = 0;
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_cuda_devices(d, 64, &n, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return Py_BuildValue("(Os)", Py_None, err.message);
+  PyObject *list = PyList_New(0);
+  for (size_t i = 0; list != NULL && i < n && i < 64; i++) {
+    PyObject *t = Py_BuildValue("(isLii)", d[i].id, d[i].name, (long long)d[i].memory_bytes,
+                                d[i].major, d[i].minor);
+    if (t == NULL || PyList_Append(list, t) != 0) {
+      Py_XDECREF(t);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(t);
+  }
+  if (list == NULL) return NULL;
+  PyObject *r = Py_BuildValue("(Os)", list, "");
+  Py_DECREF(list);
+  return r;
+}
+
+static PyObject *py_cuda_initialized(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  return PyBool_FromLong(ladle_cuda_initialized());
+}
+
 static PyMethodDef module_methods[] = {
     {"view_only_columns", py_view_only_columns, METH_NOARGS,
      "how many view-only string columns were made (gathered or decoded as views)"},
+    {"cuda_devices", py_cuda_devices, METH_NOARGS,
+     "([(id, name, memory_bytes, major, minor)] or None, why not)"},
+    {"cuda_initialized", py_cuda_initialized, METH_NOARGS,
+     "whether ladle has initialised the CUDA driver in this process"},
     {"col", py_col, METH_VARARGS, "col(name)"},
     {"lit", py_lit, METH_VARARGS, "lit(kind, value, dtype)"},
     {"lit_series", py_lit_series, METH_VARARGS, "lit_series([Expr])"},

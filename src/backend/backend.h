@@ -221,11 +221,16 @@ typedef struct ladle_program {
  * (what group_by(maintain_order=True) shows), whatever the kernel. */
 typedef struct ladle_dgroups {
   int64_t nrows, ngroups;
-  ladle_column ids;   /* UInt32 per row: its group */
-  ladle_column first; /* Int64 per group: its first row */
-  ladle_column rows;  /* Int64, every row by group, ascending within one */
-  ladle_column
-      offsets; /* Int64, ngroups + 1: group g's rows are rows[offsets[g], offsets[g + 1]) */
+  /* UInt32 per row grouped (in row order): its group */
+  ladle_column ids;
+  /* Int64 per group: its first row */
+  ladle_column first;
+  /* Int64, every row grouped, by group, ascending within one */
+  ladle_column rows;
+  /* Int64, ngroups + 1: group g's rows are rows[offsets[g], offsets[g + 1]) */
+  ladle_column offsets;
+  /* the rows grouped (group_keys' sel), or no buffers: every row */
+  ladle_column sel;
 } ladle_dgroups;
 
 static inline void ladle_dgroups_release(ladle_dgroups *g) {
@@ -233,6 +238,7 @@ static inline void ladle_dgroups_release(ladle_dgroups *g) {
   ladle_column_release(&g->first);
   ladle_column_release(&g->rows);
   ladle_column_release(&g->offsets);
+  ladle_column_release(&g->sel);
   memset(g, 0, sizeof *g);
 }
 
@@ -507,5 +513,10 @@ typedef ladle_status (*ladle_backend_open_fn)(int abi, size_t struct_size, int d
                                               const ladle_backend **out,
                                               const ladle_allocator **alloc, void **stream,
                                               ladle_error *err);
+
+/* ... and the devices it sees (ladle_cuda_devices). */
+#define LADLE_BACKEND_DEVICES_SYMBOL "ladle_backend_cuda_devices"
+typedef ladle_status (*ladle_backend_devices_fn)(int abi, ladle_device_info *out, size_t cap,
+                                                 size_t *count, ladle_error *err);
 
 #endif /* LADLE_BACKEND_H */

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "backend.h"
@@ -34,6 +35,39 @@ static void *try_open(const char *path, char *why, size_t cap) {
   return h;
 }
 
+/* libladle_cuda.so, opened once (NULL and the reason in why when it cannot be) */
+static void *cuda_lib(char *why, size_t cap) {
+  const char *lib = "libladle_cuda.so";
+  char path[4096];
+  pthread_mutex_lock(&open_mu);
+  void *h = cuda_handle;
+  if (h == NULL) {
+    const char *env = getenv("LADLE_CUDA_LIB");
+    if (env != NULL && *env != '\0') {
+      h = try_open(env, why, cap);
+    } else {
+      if (own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
+        strcat(path, lib);
+        h = try_open(path, why, cap);
+      }
+      if (h == NULL) h = try_open(lib, why, cap);
+    }
+    cuda_handle = h;
+  }
+  pthread_mutex_unlock(&open_mu);
+  return h;
+}
+
+static ladle_status no_lib(const char *why, ladle_error *err) {
+  return ladle_err_set(err, LADLE_ENOTSUP,
+                       "device 'cuda': ladle's CUDA backend could not be loaded (%s); it is "
+                       "built when nvcc is on PATH at build time (set LADLE_CUDA_LIB to its "
+                       "path to choose one)",
+                       why);
+}
+
+static _Atomic bool cuda_touched; /* the driver was asked for something */
+
 ladle_status ladle_backend_open(const char *name, int device_id, const ladle_backend **out,
                                 const ladle_allocator **alloc, void **stream, ladle_error *err) {
   if (name == NULL || strcmp(name, "cuda") != 0)
@@ -42,34 +76,31 @@ ladle_status ladle_backend_open(const char *name, int device_id, const ladle_bac
   if (device_id < 0)
     return ladle_err_set(err, LADLE_EINVAL, "device cuda:%d: the ordinal must be 0 or more",
                          device_id);
-  const char *lib = "libladle_cuda.so";
-  char why[512] = "", path[4096];
-  pthread_mutex_lock(&open_mu);
-  void *h = cuda_handle;
-  if (h == NULL) {
-    const char *env = getenv("LADLE_CUDA_LIB");
-    if (env != NULL && *env != '\0') {
-      h = try_open(env, why, sizeof why);
-    } else {
-      if (own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
-        strcat(path, lib);
-        h = try_open(path, why, sizeof why);
-      }
-      if (h == NULL) h = try_open(lib, why, sizeof why);
-    }
-    cuda_handle = h;
-  }
-  pthread_mutex_unlock(&open_mu);
-  if (h == NULL)
-    return ladle_err_set(err, LADLE_ENOTSUP,
-                         "device 'cuda': ladle's CUDA backend could not be loaded (%s); it is "
-                         "built when nvcc is on PATH at build time (set LADLE_CUDA_LIB to its "
-                         "path to choose one)",
-                         why);
+  char why[512] = "";
+  void *h = cuda_lib(why, sizeof why);
+  if (h == NULL) return no_lib(why, err);
   ladle_backend_open_fn fn;
   *(void **)&fn = dlsym(h, LADLE_BACKEND_OPEN_SYMBOL);
   if (fn == NULL)
-    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': %s has no %s", lib,
+    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': libladle_cuda.so has no %s",
                          LADLE_BACKEND_OPEN_SYMBOL);
+  cuda_touched = true;
   return fn(LADLE_BACKEND_ABI, sizeof(ladle_backend), device_id, out, alloc, stream, err);
 }
+
+ladle_status ladle_cuda_devices(ladle_device_info *out, size_t cap, size_t *count,
+                                ladle_error *err) {
+  *count = 0;
+  char why[512] = "";
+  void *h = cuda_lib(why, sizeof why);
+  if (h == NULL) return no_lib(why, err);
+  ladle_backend_devices_fn fn;
+  *(void **)&fn = dlsym(h, LADLE_BACKEND_DEVICES_SYMBOL);
+  if (fn == NULL)
+    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': libladle_cuda.so has no %s",
+                         LADLE_BACKEND_DEVICES_SYMBOL);
+  cuda_touched = true;
+  return fn(LADLE_BACKEND_ABI, out, cap, count, err);
+}
+
+bool ladle_cuda_initialized(void) { return cuda_touched; }

@@ -1137,6 +1137,7 @@ static ladle_status input_over_filter(exec_state *s, const ladle_pnode *pn, ladl
   if (f == NULL || s->be->select == NULL) return LADLE_OK;
   ladle_table *t;
   LADLE_RETURN_NOT_OK(ladle_exec_node(s, f->inputs[0], &t, NULL, err));
+  double t0 = LADLE_PHASE_START();
   ladle_status st =
       t->nchunks == 1
           ? LADLE_OK
@@ -1171,6 +1172,7 @@ static ladle_status input_over_filter(exec_state *s, const ladle_pnode *pn, ladl
     cur = next;
     ncur = nn;
   }
+  LADLE_PHASE_END("group_by over a filter: predicate and nodes between (device)", cur.length, t0);
   if (st != LADLE_OK) {
     if (cur.columns != NULL) ladle_release_columns(cur.columns, ncur);
     if (sel->owners[1] != NULL || sel->length > 0) ladle_column_release(sel);
@@ -1228,7 +1230,10 @@ static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladl
   }
   ladle_dgroups g;
   memset(&g, 0, sizeof g);
+  /* LADLE_TRACE=2: each step's time (every kernel call waits for the device) */
+  double t0 = LADLE_PHASE_START();
   if (st == LADLE_OK) st = s->be->group_keys(&s->k, keys, nk, sel, &g, err);
+  LADLE_PHASE_END("group_by group_keys (device)", g.nrows, t0);
   ladle_table *o = NULL;
   if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
   if (st == LADLE_OK) {
@@ -1236,8 +1241,11 @@ static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladl
     oc->length = g.ngroups;
     for (size_t i = 0; i < nk && st == LADLE_OK; i++)
       st = s->be->take(&s->k, &keys[i], &g.first, &oc->columns[i], err);
-    for (size_t i = 0; i < na && st == LADLE_OK; i++)
+    for (size_t i = 0; i < na && st == LADLE_OK; i++) {
+      t0 = LADLE_PHASE_START();
       st = grouped_of(s, p->exprs[i], chunk, &g, &oc->columns[nk + i], err);
+      LADLE_PHASE_END("group_by grouped_reduce (device)", g.ngroups, t0);
+    }
     ladle_table_seal(o);
   }
   ladle_dgroups_release(&g);

@@ -215,6 +215,16 @@ TEST(gpu_engine_equals_the_cpu_engine_or_says_why_not) {
   ladle_engine *e = NULL;
   ladle_status st = ladle_engine_create(&o, &e, &err_);
   const char *req = getenv("LADLE_REQUIRE_CUDA");
+  /* the devices a GPU engine can use: some exactly when one could be made */
+  ladle_device_info dev[8];
+  size_t ndev = 99;
+  ladle_error derr;
+  ladle_status dst = ladle_cuda_devices(dev, 8, &ndev, &derr);
+  CHECK((dst == LADLE_OK && ndev > 0) == (st == LADLE_OK));
+  if (dst != LADLE_OK) CHECK(ndev == 0 && strlen(derr.message) > 0);
+  for (size_t i = 0; dst == LADLE_OK && i < ndev && i < 8; i++)
+    CHECK(dev[i].id == (int)i && strlen(dev[i].name) > 0 && dev[i].memory_bytes > 0);
+  CHECK(ladle_cuda_initialized() || dst == LADLE_ENOTSUP);
   if (st != LADLE_OK) {
     CHECK(strstr(err_.message, "cuda") != NULL);
     printf("SKIP cuda: %s\n", err_.message);

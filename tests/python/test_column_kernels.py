@@ -380,3 +380,55 @@ def test_device_arguments_are_checked() -> None:
     for bad in ("gpu", "cuda:x", -1, 1.5, True):
         with pytest.raises(ValueError, match="device"):
             ladle.Engine(device=bad)  # type: ignore[arg-type]
+
+
+def test_devices_lists_what_a_gpu_engine_can_use() -> None:
+    found = ladle.devices()
+    if DEVICE == "cuda":
+        assert found, "make test-gpu runs where a GPU is"
+    if not found:
+        with pytest.raises(ladle.LadleError, match="cuda"):
+            ladle.Engine(device="cuda")
+        return
+    for d in found:
+        assert d.name and d.memory_bytes > 0 and d.compute_capability >= (7, 0)
+        e = ladle.Engine(device=f"cuda:{d.id}")
+        assert e.device == f"cuda:{d.id}"
+    with pytest.raises(ladle.LadleError, match=f"cuda:{len(found)}"):
+        ladle.Engine(device=f"cuda:{len(found)}")
+
+
+def run_python(code: str, env: dict[str, str] | None = None) -> str:
+    import subprocess
+    import sys
+
+    full = dict(os.environ)
+    full.pop("CUDA_VISIBLE_DEVICES", None)
+    full.update(env or {})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_use_gpu_restricts_the_process_before_the_driver_starts() -> None:
+    code = "import os, ladle; ladle.use_gpu({i}); print(os.environ['CUDA_VISIBLE_DEVICES'])"
+    assert run_python(code.format(i=0)) == "0"
+    assert run_python(code.format(i=1), {"CUDA_VISIBLE_DEVICES": "4,5"}) == "5"
+    out = run_python(
+        "import ladle\n"
+        "for bad in (2, -1, '0', True):\n"
+        "    try:\n"
+        "        ladle.use_gpu(bad)\n"
+        "    except (ladle.LadleError, ValueError) as e:\n"
+        "        print(type(bad).__name__, 'refused:', e)\n",
+        {"CUDA_VISIBLE_DEVICES": "4,5"},
+    )
+    assert out.count("refused") == 4 and "leaves 2 GPUs visible" in out
+    # once the driver is up, the variable no longer applies: a clear error
+    out = run_python(
+        "import ladle\nladle.devices()\ntry:\n    ladle.use_gpu(0)\nexcept ladle.LadleError as e:\n    print(e)\n"
+    )
+    assert "already initialised" in out
+    if DEVICE == "cuda":
+        n = run_python("import ladle; ladle.use_gpu(0); print(len(ladle.devices()))")
+        assert n == "1"

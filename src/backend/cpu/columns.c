@@ -459,6 +459,7 @@ static ladle_status group_keys_on(const ladle_kctx *ctx, const ladle_column *key
   if (st == LADLE_OK) st = column_of(i64, g.first, g.ngroups, &d.first, err);
   if (st == LADLE_OK) st = column_of(i64, g.rows, g.nrows, &d.rows, err);
   if (st == LADLE_OK) st = column_of(i64, g.offsets, g.ngroups + 1, &d.offsets, err);
+  if (st == LADLE_OK && sel != NULL) ladle_column_copy_ref(sel, &d.sel);
   ladle_groups_release(&g);
   if (st != LADLE_OK) {
     ladle_dgroups_release(&d);

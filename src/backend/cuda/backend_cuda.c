@@ -443,6 +443,25 @@ static ladle_status cuda_extreme(const ladle_kctx *ctx, bool is_max, const ladle
   return one_value(ctx, in->type, counts[1] > 0 ? val : NULL, out, err);
 }
 
+/* A sum's accumulator (ldc_sum, ldc_program_sum): a double for floats, a
+ * wrapping uint64 for integers. */
+typedef union sum_acc {
+  unsigned long long u;
+  double d;
+} sum_acc;
+
+/* The accumulator as a value of the sum's type ot into val: a float
+ * narrowed, an integer's wrapped sum cut to its width (little-endian: its
+ * low bytes). */
+static void sum_value(ladle_dtype ot, const sum_acc *acc, uint8_t val[8]) {
+  if (ot.id == LADLE_TYPE_FLOAT32) {
+    float f = (float)acc->d;
+    memcpy(val, &f, 4);
+  } else {
+    memcpy(val, acc, 8);
+  }
+}
+
 static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                                 ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -466,10 +485,7 @@ static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ot, 1, false, 0, &o, err));
   ladle_buffer *part = NULL;
-  union {
-    unsigned long long u;
-    double d;
-  } acc = {0};
+  sum_acc acc = {0};
   cudaStream_t s = stream_of(ctx);
   ladle_status st = ladle_buffer_alloc(alloc_of(ctx), (LDC_SUM_BLOCKS + 1) * 8, &part, err);
   if (st != LADLE_OK) goto done;
@@ -479,17 +495,8 @@ static ladle_status cuda_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const
     CU_GOTO(cudaMemcpyAsync(&acc, part->data, 8, cudaMemcpyDeviceToHost, s));
     CU_GOTO(cudaStreamSynchronize(s));
   }
-  /* the accumulator in the output's type: a float narrowed, an integer's
-   * wrapped sum cut to its width (little-endian: its low bytes) */
   uint8_t val[8];
-  if (ot.id == LADLE_TYPE_FLOAT32) {
-    float f = (float)acc.d;
-    memcpy(val, &f, 4);
-  } else if (ot.id == LADLE_TYPE_FLOAT64) {
-    memcpy(val, &acc.d, 8);
-  } else {
-    memcpy(val, &acc.u, 8);
-  }
+  sum_value(ot, &acc, val);
   CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), val, ladle_type_width(ot.id),
                           cudaMemcpyHostToDevice, s));
   CU_GOTO(cudaStreamSynchronize(s)); /* val is on this stack frame */
@@ -805,10 +812,7 @@ static ladle_status cuda_reduce_program(const ladle_kctx *ctx, ladle_reduce_op o
                          ladle_dtype_name(t, NULL, 0));
   ladle_buffer *part = NULL;
   LADLE_RETURN_NOT_OK(ladle_buffer_alloc(alloc_of(ctx), (LDC_SUM_BLOCKS + 2) * 8, &part, err));
-  union {
-    unsigned long long u;
-    double d;
-  } acc[2] = {{0}, {0}}; /* the sum, the count */
+  sum_acc acc[2] = {{0}, {0}}; /* the sum, the count */
   cudaStream_t s = stream_of(ctx);
   ladle_status st = LADLE_OK;
   ladle_column o;
@@ -831,12 +835,7 @@ static ladle_status cuda_reduce_program(const ladle_kctx *ctx, ladle_reduce_op o
     /* the accumulator in the sum's type, as cuda_reduce writes it */
     ladle_dtype ot = ladle_sum_type(t);
     uint8_t val[8];
-    if (ot.id == LADLE_TYPE_FLOAT32) {
-      float f = (float)acc[0].d;
-      memcpy(val, &f, 4);
-    } else {
-      memcpy(val, &acc[0], 8);
-    }
+    sum_value(ot, &acc[0], val);
     st = one_value(ctx, ot, val, &o, err);
   }
 done:
@@ -902,6 +901,7 @@ static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *k
   }
   d.ngroups = ng;
   d.first.length = ng; /* the buffer keeps its room for n */
+  if (sel != NULL) ladle_column_copy_ref(sel, &d.sel);
   st = ladle_column_alloc_with(a, i64, ng + 1, false, 0, &d.offsets, err);
   if (st != LADLE_OK) goto done;
   CU_GOTO(ldc_group_rows(LADLE_COL_MUT(&d.ids, uint32_t), sv, m, ng,
@@ -969,6 +969,7 @@ static ladle_status cuda_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op o
     cudaStream_t s = stream_of(ctx);
     CU_GOTO(ldc_grouped_reduce(p != NULL ? &gp : NULL, kind, p != NULL ? ops[op] : LDC_G_LEN,
                                (int)ladle_type_width(ot.id), g->rows.values, g->offsets.values,
+                               g->ids.values, g->sel.owners[1] != NULL ? g->sel.values : NULL,
                                g->nrows, ng, LADLE_COL_MUT(&o, uint8_t),
                                (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, &scratch, s));
     CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
@@ -1056,5 +1057,38 @@ LADLE_EXPORT ladle_status ladle_backend_cuda_open(int abi, size_t struct_size, i
   *out = &cuda_backend;
   *alloc = &d->alloc;
   *stream = d->stream;
+  return LADLE_OK;
+}
+
+LADLE_EXPORT ladle_status ladle_backend_cuda_devices(int abi, ladle_device_info *out, size_t cap,
+                                                     size_t *count, ladle_error *err) {
+  *count = 0;
+  if (abi != LADLE_BACKEND_ABI)
+    return ladle_err_set(err, LADLE_EDEVICE,
+                         "libladle_cuda.so was built for another version of ladle (kernel table "
+                         "%d, this ladle %d): rebuild it",
+                         LADLE_BACKEND_ABI, abi);
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return ladle_err_set(err, LADLE_EDEVICE, "no usable CUDA device (cudaGetDeviceCount: %s)",
+                         cudaGetErrorString(e));
+  }
+  for (int i = 0; i < n && (size_t)i < cap; i++) {
+    struct cudaDeviceProp p;
+    if ((e = cudaGetDeviceProperties(&p, i)) != cudaSuccess)
+      return cu_fail(e, "cudaGetDeviceProperties", err);
+    ladle_device_info *d = &out[i];
+    memset(d, 0, sizeof *d);
+    d->id = i;
+    size_t len = strnlen(p.name, sizeof p.name);
+    if (len >= sizeof d->name) len = sizeof d->name - 1;
+    memcpy(d->name, p.name, len);
+    d->memory_bytes = (int64_t)p.totalGlobalMem;
+    d->major = p.major;
+    d->minor = p.minor;
+  }
+  *count = (size_t)n;
   return LADLE_OK;
 }

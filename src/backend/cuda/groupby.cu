@@ -377,6 +377,46 @@ __global__ void len_kernel(const int64_t *offsets, int64_t ngroups, uint32_t *ou
   }
 }
 
+/* ---- few groups: each column read once, in row order ---- */
+
+constexpr int kFewThreads = 128;
+constexpr int kFewChunk = 4096; /* rows per block, at least */
+
+/* Block b folds positions [b * chunk, (b + 1) * chunk): thread t the
+ * positions t, t + 128, ... of it into its own accumulator of each group,
+ * then a tree over the threads per group; part[g * blocks + b]. */
+template <typename T, int OP>
+__global__ void few_kernel(const ldc_prog p, const uint32_t *ids, const int64_t *sel, int64_t m,
+                           int ngroups, int64_t chunk, GAcc *part) {
+  __shared__ ldc_ins ins[LDC_PROG_MAX];
+  __shared__ GAcc acc[LDC_FEW_GROUPS][kFewThreads];
+  int t = threadIdx.x;
+  for (int k = t; k < p.n; k += blockDim.x) ins[k] = p.ins[k];
+  for (int g = 0; g < ngroups; g++) acc[g][t] = g_zero<T, OP>();
+  __syncthreads();
+  int64_t start = (int64_t)blockIdx.x * chunk, end = min(start + chunk, m);
+  for (int64_t j = start + t; j < end; j += kFewThreads) {
+    uint64_t r;
+    bool valid;
+    eval_row(ins, p, row_at(sel, j), &r, &valid);
+    g_add<T, OP>(acc[ids[j]][t], g_lift<T, OP>(r, valid));
+  }
+  __syncthreads();
+  for (int w = kFewThreads / 2; w > 0; w /= 2) {
+    if (t < w)
+      for (int g = 0; g < ngroups; g++) g_add<T, OP>(acc[g][t], acc[g][t + w]);
+    __syncthreads();
+  }
+  if (t < ngroups) part[(int64_t)t * gridDim.x + blockIdx.x] = acc[t][0];
+}
+
+/* group g's partials are part[g * blocks, (g + 1) * blocks): final_kernel's tiles */
+__global__ void few_tiles_kernel(int64_t ngroups, int64_t blocks, int64_t *tile_off) {
+  for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g <= ngroups;
+       g += (int64_t)gridDim.x * blockDim.x)
+    tile_off[g] = g * blocks;
+}
+
 /* scratch from the engine's allocator, freed (stream-ordered) at scope end */
 struct Scratch {
   const ldc_alloc *a;
@@ -398,29 +438,40 @@ struct Scratch {
   }
 };
 
+/* the grouped reduction's plan: tiles of each group's rows (rows, offsets),
+ * or with few groups chunks of the rows in order (ids, sel) */
+struct GPlan {
+  const int64_t *rows, *offsets, *tile_off;
+  int64_t max_tiles, ngroups;
+  const uint32_t *ids;
+  const int64_t *sel;
+  int64_t m, few_blocks, few_chunk; /* few_blocks 0: tiles */
+};
+
 template <typename T, int OP>
-cudaError_t reduce_as(const ldc_prog *p, int out_width, const int64_t *rows, const int64_t *offsets,
-                      const int64_t *tile_off, int64_t max_tiles, int64_t ngroups, GAcc *part,
-                      void *out, uint32_t *out_valid, unsigned long long *nulls, cudaStream_t s) {
+cudaError_t reduce_as(const ldc_prog *p, int out_width, const GPlan &pl, GAcc *part, void *out,
+                      uint32_t *out_valid, unsigned long long *nulls, cudaStream_t s) {
   int64_t warps_per_block = kThreads / 32;
-  int64_t tb = (max_tiles + warps_per_block - 1) / warps_per_block;
-  int tblocks = (int)(tb < 1 ? 1 : tb > 65535 * 8 ? 65535 * 8 : tb);
-  tile_kernel<T, OP><<<tblocks, kThreads, 0, s>>>(*p, rows, offsets, tile_off, ngroups, part);
-  int64_t gb = (ngroups + warps_per_block - 1) / warps_per_block;
+  if (pl.few_blocks > 0) {
+    few_kernel<T, OP><<<(int)pl.few_blocks, kFewThreads, 0, s>>>(
+        *p, pl.ids, pl.sel, pl.m, (int)pl.ngroups, pl.few_chunk, part);
+  } else {
+    int64_t tb = (pl.max_tiles + warps_per_block - 1) / warps_per_block;
+    int tblocks = (int)(tb < 1 ? 1 : tb > 65535 * 8 ? 65535 * 8 : tb);
+    tile_kernel<T, OP>
+        <<<tblocks, kThreads, 0, s>>>(*p, pl.rows, pl.offsets, pl.tile_off, pl.ngroups, part);
+  }
+  int64_t gb = (pl.ngroups + warps_per_block - 1) / warps_per_block;
   int gblocks = (int)(gb < 1 ? 1 : gb > 65535 * 8 ? 65535 * 8 : gb);
-  final_kernel<T, OP>
-      <<<gblocks, kThreads, 0, s>>>(part, tile_off, ngroups, out_width, out, out_valid, nulls);
+  final_kernel<T, OP><<<gblocks, kThreads, 0, s>>>(part, pl.tile_off, pl.ngroups, out_width, out,
+                                                   out_valid, nulls);
   return cudaGetLastError();
 }
 
 template <int OP>
-cudaError_t reduce_kind(int kind, const ldc_prog *p, int out_width, const int64_t *rows,
-                        const int64_t *offsets, const int64_t *tile_off, int64_t max_tiles,
-                        int64_t ngroups, GAcc *part, void *out, uint32_t *out_valid,
-                        unsigned long long *nulls, cudaStream_t s) {
-#define LDC_RED(T)                                                                              \
-  return reduce_as<T, OP>(p, out_width, rows, offsets, tile_off, max_tiles, ngroups, part, out, \
-                          out_valid, nulls, s)
+cudaError_t reduce_kind(int kind, const ldc_prog *p, int out_width, const GPlan &pl, GAcc *part,
+                        void *out, uint32_t *out_valid, unsigned long long *nulls, cudaStream_t s) {
+#define LDC_RED(T) return reduce_as<T, OP>(p, out_width, pl, part, out, out_valid, nulls, s)
   switch (kind) {
     case LDC_U8:
       LDC_RED(uint8_t);
@@ -515,9 +566,10 @@ extern "C" cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, i
 
 extern "C" cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, int out_width,
                                           const int64_t *rows, const int64_t *offsets,
-                                          int64_t nrows, int64_t ngroups, void *out,
-                                          uint32_t *out_valid, unsigned long long *d_nulls,
-                                          const ldc_alloc *scratch, cudaStream_t stream) {
+                                          const uint32_t *ids, const int64_t *sel, int64_t nrows,
+                                          int64_t ngroups, void *out, uint32_t *out_valid,
+                                          unsigned long long *d_nulls, const ldc_alloc *scratch,
+                                          cudaStream_t stream) {
   cudaError_t e = cudaMemsetAsync(d_nulls, 0, sizeof *d_nulls, stream);
   if (e == cudaSuccess && ngroups > 0)
     e = cudaMemsetAsync(out_valid, 0, (size_t)(ngroups + 31) / 32 * 4, stream);
@@ -528,24 +580,39 @@ extern "C" cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, i
     return cudaGetLastError();
   }
   if (p == nullptr || p->n < 1 || p->n > LDC_PROG_MAX) return cudaErrorInvalidValue;
-  /* tiles per group, their offsets by a scan; at most nrows / kTile + ngroups */
-  int64_t max_tiles = nrows / kTile + ngroups + 1;
+  GPlan pl{rows, offsets, nullptr, 0, ngroups, ids, sel, nrows, 0, 0};
   Scratch sc(scratch);
-  int64_t *tiles = (int64_t *)sc.get((size_t)(ngroups + 1) * 8);
   int64_t *tile_off = (int64_t *)sc.get((size_t)(ngroups + 1) * 8);
-  GAcc *part = (GAcc *)sc.get((size_t)max_tiles * sizeof(GAcc));
-  if (tiles == nullptr || tile_off == nullptr || part == nullptr) return cudaErrorMemoryAllocation;
-  tiles_of_kernel<<<blocks_for(ngroups + 1), kThreads, 0, stream>>>(offsets, ngroups, tiles);
-  size_t bytes = 0;
-  e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, tiles, tile_off, ngroups + 1, stream);
-  if (e != cudaSuccess) return e;
-  void *tmp = sc.get(bytes);
-  if (tmp == nullptr) return cudaErrorMemoryAllocation;
-  e = cub::DeviceScan::ExclusiveSum(tmp, bytes, tiles, tile_off, ngroups + 1, stream);
-  if (e != cudaSuccess) return e;
-#define LDC_OP(OP)                                                                            \
-  reduce_kind<OP>(kind, p, out_width, rows, offsets, tile_off, max_tiles, ngroups, part, out, \
-                  out_valid, d_nulls, stream)
+  if (tile_off == nullptr) return cudaErrorMemoryAllocation;
+  GAcc *part;
+  if (ngroups <= LDC_FEW_GROUPS && ids != nullptr) {
+    /* fixed chunks of the rows: their number depends on the rows alone */
+    int64_t blocks = (nrows + kFewChunk - 1) / kFewChunk;
+    if (blocks > 2048) blocks = 2048;
+    if (blocks < 1) blocks = 1;
+    pl.few_blocks = blocks;
+    pl.few_chunk = (nrows + blocks - 1) / blocks;
+    pl.max_tiles = blocks * ngroups;
+    part = (GAcc *)sc.get((size_t)pl.max_tiles * sizeof(GAcc));
+    if (part == nullptr) return cudaErrorMemoryAllocation;
+    few_tiles_kernel<<<1, kThreads, 0, stream>>>(ngroups, blocks, tile_off);
+  } else {
+    /* tiles per group, their offsets by a scan; at most nrows / kTile + ngroups */
+    pl.max_tiles = nrows / kTile + ngroups + 1;
+    int64_t *tiles = (int64_t *)sc.get((size_t)(ngroups + 1) * 8);
+    part = (GAcc *)sc.get((size_t)pl.max_tiles * sizeof(GAcc));
+    if (tiles == nullptr || part == nullptr) return cudaErrorMemoryAllocation;
+    tiles_of_kernel<<<blocks_for(ngroups + 1), kThreads, 0, stream>>>(offsets, ngroups, tiles);
+    size_t bytes = 0;
+    e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, tiles, tile_off, ngroups + 1, stream);
+    if (e != cudaSuccess) return e;
+    void *tmp = sc.get(bytes);
+    if (tmp == nullptr) return cudaErrorMemoryAllocation;
+    e = cub::DeviceScan::ExclusiveSum(tmp, bytes, tiles, tile_off, ngroups + 1, stream);
+    if (e != cudaSuccess) return e;
+  }
+  pl.tile_off = tile_off;
+#define LDC_OP(OP) reduce_kind<OP>(kind, p, out_width, pl, part, out, out_valid, d_nulls, stream)
   switch (op) {
     case LDC_G_SUM:
       return LDC_OP(LDC_G_SUM);
@@ -554,8 +621,8 @@ extern "C" cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, i
     case LDC_G_MAX:
       return LDC_OP(LDC_G_MAX);
     case LDC_G_COUNT:
-      return reduce_as<uint8_t, LDC_G_COUNT>(p, out_width, rows, offsets, tile_off, max_tiles,
-                                             ngroups, part, out, out_valid, d_nulls, stream);
+      return reduce_as<uint8_t, LDC_G_COUNT>(p, out_width, pl, part, out, out_valid, d_nulls,
+                                             stream);
     case LDC_G_MEAN:
       return LDC_OP(LDC_G_MEAN);
   }

@@ -157,7 +157,6 @@ template <typename T, typename O>
 __global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, const T *b,
                               const uint8_t *bv, bool b1, int64_t n, O *out, uint32_t *out_valid,
                               unsigned long long *nulls) {
-  constexpr bool kFloat = std::is_floating_point<T>::value;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
   T x0 = a1 ? a[0] : T(0), y0 = b1 ? b[0] : T(0);
   bool xv0 = bit(av, 0), yv0 = bit(bv, 0);
@@ -167,46 +166,8 @@ __global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, co
     if (i < n) {
       T x = a1 ? x0 : a[i], y = b1 ? y0 : b[i];
       valid = (a1 ? xv0 : bit(av, i)) && (b1 ? yv0 : bit(bv, i));
-      O r;
-      switch (op) {
-        case LDC_EQ:
-          r = (O)feq(x, y);
-          break;
-        case LDC_NE:
-          r = (O)!feq(x, y);
-          break;
-        case LDC_LT:
-          r = (O)flt(x, y);
-          break;
-        case LDC_LE:
-          r = (O)!flt(y, x);
-          break;
-        case LDC_GT:
-          r = (O)flt(y, x);
-          break;
-        case LDC_GE:
-          r = (O)!flt(x, y);
-          break;
-        case LDC_ADD:
-          r = (O)(kFloat ? x + y : (T)((unsigned long long)x + (unsigned long long)y));
-          break;
-        case LDC_SUB:
-          r = (O)(kFloat ? x - y : (T)((unsigned long long)x - (unsigned long long)y));
-          break;
-        case LDC_NEG_SUB: /* one value minus many floats: -(y - x), as Polars */
-          r = (O)(-(y - x));
-          break;
-        case LDC_DIV:
-          r = (O)(x / y);
-          break;
-        case LDC_DIV_RECIP: /* many floats by one: times its reciprocal, as Polars */
-          r = (O)(x * (T(1) / y));
-          break;
-        default: /* LDC_MUL: integers wrap as in Polars */
-          r = (O)(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
-          break;
-      }
-      out[i] = r;
+      /* the operation's rules in one place: op_as (program.cuh) */
+      out[i] = from_slot<O>(op_as<T>(op, to_slot<T>(x), to_slot<T>(y)));
     }
     validity_word(valid, base, n, out_valid, nulls);
   }
@@ -223,16 +184,7 @@ __global__ void logic_kernel(bool is_and, const uint8_t *a, const uint8_t *av, b
     bool valid = false;
     if (i < n) {
       int64_t ia = a1 ? 0 : i, ib = b1 ? 0 : i;
-      bool xv = bit(av, ia), yv = bit(bv, ib), x = xv && a[ia] != 0, y = yv && b[ib] != 0;
-      bool r;
-      if (is_and) {
-        r = x && y;
-        valid = (xv && yv) || (xv && !x) || (yv && !y);
-      } else {
-        r = x || y;
-        valid = (xv && yv) || x || y;
-      }
-      out[i] = valid && r;
+      out[i] = kleene(is_and, bit(av, ia), a[ia] != 0, bit(bv, ib), b[ib] != 0, &valid);
     }
     validity_word(valid, base, n, out_valid, nulls);
   }

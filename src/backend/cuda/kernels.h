@@ -179,13 +179,18 @@ cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, int64_t n, i
  * MIN and MAX (NaN ignored unless nothing else), COUNT (UInt32), MEAN (in
  * double; out_width 4: Float32), LEN (p NULL: each group's rows, UInt32).
  * kind: the program's value's ldc_num. Floats are added in an order fixed
- * by the groups: tiles of a group's rows, then the tiles in order. */
+ * by the groups: tiles of a group's rows, then the tiles in order; with at
+ * most LDC_FEW_GROUPS groups, fixed chunks of the rows in row order (ids:
+ * each grouped row's group, sel: its row number, NULL: the row itself),
+ * each thread its own accumulator per group, then trees over the threads and
+ * the chunks: every column read once, in order. */
+#define LDC_FEW_GROUPS 8
 enum { LDC_G_SUM, LDC_G_MIN, LDC_G_MAX, LDC_G_COUNT, LDC_G_MEAN, LDC_G_LEN };
 cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, int out_width,
-                               const int64_t *rows, const int64_t *offsets, int64_t nrows,
-                               int64_t ngroups, void *out, uint32_t *out_valid,
-                               unsigned long long *d_nulls, const ldc_alloc *scratch,
-                               cudaStream_t stream);
+                               const int64_t *rows, const int64_t *offsets, const uint32_t *ids,
+                               const int64_t *sel, int64_t nrows, int64_t ngroups, void *out,
+                               uint32_t *out_valid, unsigned long long *d_nulls,
+                               const ldc_alloc *scratch, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

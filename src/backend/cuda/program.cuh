@@ -17,6 +17,23 @@ __device__ __forceinline__ bool bit(const uint8_t *bits, int64_t i) {
   return bits == nullptr || ((bits[i >> 3] >> (i & 7)) & 1);
 }
 
+/* Kleene's and/or of x and y (xv, yv: their validity): false and anything
+ * is false, true or anything is true, else null where a side is. The value
+ * (false where null), its validity in *valid. */
+__device__ __forceinline__ bool kleene(bool is_and, bool xv, bool x, bool yv, bool y, bool *valid) {
+  x = xv && x;
+  y = yv && y;
+  bool r;
+  if (is_and) {
+    r = x && y;
+    *valid = (xv && yv) || (xv && !x) || (yv && !y);
+  } else {
+    r = x || y;
+    *valid = (xv && yv) || x || y;
+  }
+  return *valid && r;
+}
+
 /* NaN as Polars orders it: equal to itself, above every number. */
 template <typename T>
 __device__ __forceinline__ bool feq(T x, T y) {
@@ -286,15 +303,7 @@ __device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, 
     } else {
       bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
       if (in.op == LDC_AND || in.op == LDC_OR) {
-        bool x = xv && v[in.a] != 0, y = yv && v[in.b] != 0;
-        if (in.op == LDC_AND) {
-          r = x && y;
-          rv = (xv && yv) || (xv && !x) || (yv && !y);
-        } else {
-          r = x || y;
-          rv = (xv && yv) || x || y;
-        }
-        r = rv && r;
+        r = kleene(in.op == LDC_AND, xv, v[in.a] != 0, yv, v[in.b] != 0, &rv);
       } else {
         r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
         rv = xv && yv;
