@@ -26,6 +26,9 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$
 cmake --build build-gpu -j "$JOBS" --target ladle ladle_cuda test_conformance test_columns_engine \
   > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 2; }
 export LADLE_CUDA_LIB=$ROOT/build-gpu/libladle_cuda.so LADLE_REQUIRE_CUDA=1
+# copies to the device in 1 MiB chunks through the pinned staging buffers, so that the
+# large cases take many (the default chunk is 32 MiB)
+export LADLE_CUDA_STAGING_BYTES=1048576
 step "conformance suite" build-gpu/test_conformance
 step "column-kernel engine against the CPU engine" build-gpu/test_columns_engine
 if [ "${LADLE_GPU_MEMCHECK:-1}" = 0 ]; then
@@ -40,6 +43,7 @@ else
   say "no compute-sanitizer on PATH: memcheck skipped"; rc=1
 fi
 
+unset LADLE_CUDA_STAGING_BYTES
 PY=${PYTHON:-python3}
 DEPS=${PYDEPS:-/tmp/pydeps}
 if [ ! -f "$DEPS/.unpacked" ] && [ -f "$ROOT/devcarry/polars.tar.xz" ]; then
