@@ -323,6 +323,14 @@ typedef struct ladle_backend {
   ladle_status (*grouped_reduce)(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_program *p,
                                  const ladle_column *inputs, size_t ninputs, const ladle_dgroups *g,
                                  ladle_column *out, ladle_error *err);
+  /* The stable permutation (an Int64 column on the device, one row per row)
+   * that sorts the rows by nkeys key columns of one length (fixed-width
+   * types), the first most significant: each descending or not, its nulls
+   * first or last, NaN above every number, -0.0 equal to 0.0; as the host
+   * kernel sort_indices orders them. */
+  ladle_status (*sort_perm)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                            const bool *descending, const bool *nulls_last, ladle_column *out,
+                            ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

@@ -294,8 +294,8 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       break;
     case LADLE_POP_FILTER: {
       if (pn->late != NULL || pn->defer) return refuse(c, pn, NULL, "a late or deferred filter");
+      /* one value (Polars' `& true` for a dynamic predicate): decided on the host */
       const char *why = rowwise(c->s, p->exprs[0], buf, sizeof buf);
-      if (why == NULL && p->exprs[0]->scalar) why = "a predicate of one value";
       if (why != NULL) return refuse(c, pn, p->exprs[0], why);
       break;
     }
@@ -335,6 +335,20 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       }
       break;
     }
+    case LADLE_POP_SORT:
+    case LADLE_POP_TOP_K: {
+      if (c->s->be->sort_perm == NULL || p->nexprs == 0 || pn->partial)
+        return refuse(c, pn, NULL, "this operator has no GPU path yet");
+      for (size_t i = 0; i < p->nexprs; i++) {
+        const ladle_bexpr *k = p->exprs[i];
+        const char *why = rowwise(c->s, k, buf, sizeof buf);
+        if (why == NULL && k->scalar) why = "a sort key of one value";
+        if (why == NULL && (ladle_type_is_varlen(k->type.id) || k->type.id == LADLE_TYPE_NULL))
+          why = "a sort by a String key";
+        if (why != NULL) return refuse(c, pn, k, why);
+      }
+      break;
+    }
     default:
       return refuse(c, pn, NULL, "this operator has no GPU path yet");
   }
@@ -346,6 +360,8 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
  * running on the device even when its parent runs on the host. */
 static bool reduces(const ladle_pnode *pn) {
   if (pn->op == LADLE_POP_GROUP_BY) return true;
+  if ((pn->op == LADLE_POP_SORT || pn->op == LADLE_POP_TOP_K) && pn->lp->limit >= 0)
+    return true; /* top-k */
   if (pn->op == LADLE_POP_PROJECTION && pn->lp->kind == LADLE_NODE_SELECT && pn->lp->nexprs > 0) {
     bool all = true;
     for (size_t i = 0; i < pn->lp->nexprs; i++) all = all && pn->lp->exprs[i]->scalar;
@@ -608,6 +624,19 @@ ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const lad
     ladle_column m;
     st = ladle_eval_chunk(s, pn->lp->exprs[0], c, &m, err);
     if (st != LADLE_OK) break;
+    if (pn->lp->exprs[0]->scalar) {
+      /* one value on the host: every row or none (columns cut to no rows) */
+      bool all = m.length == 1 && m.type.id == LADLE_TYPE_BOOL && ladle_column_valid(&m, 0) &&
+                 ((const uint8_t *)m.values)[0] != 0;
+      ladle_column_release(&m);
+      int64_t n = all ? c->length : 0;
+      for (size_t i = 0; i < in->schema.n; i++) {
+        ladle_column_copy_ref(&c->columns[i], &oc->columns[i]);
+        if (!all) oc->columns[i].length = oc->columns[i].null_count = 0;
+      }
+      oc->length = n;
+      continue;
+    }
     int64_t n = -1;
     for (size_t i = 0; i < in->schema.n && st == LADLE_OK; i++) {
       if (pn->need != NULL && !pn->need[i]) continue;
@@ -1251,6 +1280,57 @@ static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladl
   ladle_dgroups_release(&g);
   for (size_t i = 0; i < have; i++) ladle_column_release(&keys[i]);
   free(keys);
+  if (st != LADLE_OK) {
+    if (o != NULL) ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------ sort */
+
+ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                               ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  ladle_table *in;
+  LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->inputs[0], &in, NULL, err));
+  ladle_status st =
+      in->nchunks == 1
+          ? LADLE_OK
+          : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", in->nchunks);
+  size_t nk = p->nexprs, have = 0;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL && st == LADLE_OK) st = LADLE_OOM(err, "sort keys");
+  const ladle_chunk *c = st == LADLE_OK ? &in->chunks[0] : NULL;
+  for (; st == LADLE_OK && have < nk; have++) {
+    st = ladle_eval_chunk(s, p->exprs[have], c, &keys[have], err);
+    if (st != LADLE_OK) break;
+  }
+  ladle_column perm;
+  memset(&perm, 0, sizeof perm);
+  double t0 = LADLE_PHASE_START();
+  if (st == LADLE_OK)
+    st = s->be->sort_perm(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
+  LADLE_PHASE_END("sort permutation (device)", perm.length, t0);
+  for (size_t i = 0; i < have; i++) ladle_column_release(&keys[i]);
+  free(keys);
+  if (st == LADLE_OK && p->limit >= 0 && p->limit < perm.length) perm.length = p->limit;
+  ladle_table *o = NULL;
+  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
+  if (st == LADLE_OK) {
+    o->chunks[0].length = perm.length;
+    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
+      const ladle_column *src = &c->columns[i];
+      if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
+        exec_placeholder(&o->chunks[0].columns[i], perm.length); /* unread above */
+      else
+        st = s->be->take(&s->k, src, &perm, &o->chunks[0].columns[i], err);
+    }
+    ladle_table_seal(o);
+  }
+  ladle_column_release(&perm);
+  ladle_table_release(in);
   if (st != LADLE_OK) {
     if (o != NULL) ladle_table_release(o);
     return st;

@@ -248,6 +248,10 @@ ladle_status exec_columns_check(exec_state *s, ladle_pplan *pp, ladle_strbuf *no
  * of the filter's input and group_keys groups the rows the predicate keeps. */
 ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                    ladle_error *err);
+/* A SORT on the column kernels, its input run here: sort_perm over its keys
+ * (cut to the sort's limit), every column taken through it. */
+ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                               ladle_error *err);
 ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
                                ladle_error *err);
 ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,

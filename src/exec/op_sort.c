@@ -32,6 +32,7 @@ static ladle_status sort_table(exec_state *s, const ladle_pnode *pn, ladle_table
 static ladle_status sort_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
+  if (s->columns) return exec_columns_sort(s, pn, out, err);
   return exec_run_unary(s, pn, sort_table, out, err);
 }
 

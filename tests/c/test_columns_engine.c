@@ -3,7 +3,8 @@
  * the CPU's table under LADLE_COLUMN_KERNELS=1 always, and on the GPU where
  * one is (LADLE_REQUIRE_CUDA=1 makes its absence a failure). Filters,
  * projections, whole-column aggregations, group_by (and a sort of its
- * groups on the host: a plan partly on the device), a plan the path lacks (refused
+ * groups on the host: a plan partly on the device), sorts and top-k, a plan
+ * the path lacks (refused
  * with the node's name, then run on the host side), scanned columns kept for
  * the next query, and running out of memory. */
 #include <math.h>
@@ -114,6 +115,19 @@ static ladle_plan *plan_(ladle_table *t, int which) {
       CHECK_OK(ladle_plan_group_by(scan(t), 1, k, 6, a, true, &p, &err_));
       break;
     }
+    case 6: { /* a sort of every row: ties in i32 broken by fn, then the rows' order */
+      ladle_expr *by[] = {COL("i32"), COL("fn")};
+      bool desc[] = {true, false}, nl[] = {false, true};
+      CHECK_OK(ladle_plan_sort(scan(t), 2, by, desc, nl, true, -1, &p, &err_));
+      break;
+    }
+    case 7: { /* top-k over a filter, NaN among the keys */
+      CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("i32"), LIT(-500)), &f, &err_));
+      ladle_expr *by[] = {BIN(MUL, COL("f64"), LITF(-2.0))};
+      bool desc[] = {false}, nl[] = {false};
+      CHECK_OK(ladle_plan_sort(f, 1, by, desc, nl, true, 1000, &p, &err_));
+      break;
+    }
   }
   return p;
 }
@@ -160,7 +174,7 @@ static void conforms(ladle_engine *e, ladle_table *t) {
   ladle_engine *cpu;
   CHECK_OK(ladle_engine_create(&co, &cpu, &err_));
   CHECK(!ladle_engine_columns(cpu) && ladle_engine_columns(e));
-  for (int w = 0; w < 6; w++) {
+  for (int w = 0; w < 8; w++) {
     ladle_plan *p = plan_(t, w);
     ladle_result *a = NULL, *b = NULL;
     CHECK_OK(ladle_engine_execute(cpu, p, &a, &err_));
@@ -181,13 +195,13 @@ static void conforms(ladle_engine *e, ladle_table *t) {
   CHECK_EQ_I(s1.device_cache_hits - s0.device_cache_hits, 7);
   CHECK_EQ_I(s1.device_cache_misses, s0.device_cache_misses);
   CHECK(s1.device_cache_bytes > 0);
-  /* a sort has no column-kernel path: refused by name before it runs, then
-   * run on the engine's host side */
-  ladle_expr *by[] = {COL("i32")};
-  bool desc[] = {false}, nl[] = {false};
-  CHECK_OK(ladle_plan_sort(scan(t), 1, by, desc, nl, true, -1, &p, &err_));
+  /* a distinct has no column-kernel path: refused by name before it runs
+   * (the scan under it does not reduce its rows: nothing is left on the
+   * device), then run on the engine's host side */
+  const char *subset[] = {"i32"};
+  CHECK_OK(ladle_plan_distinct(scan(t), 1, subset, LADLE_KEEP_FIRST, true, &p, &err_));
   CHECK(ladle_engine_execute(e, p, &r, &err_) == LADLE_ENOTSUP);
-  CHECK(strstr(err_.message, "SORT") != NULL);
+  CHECK(strstr(err_.message, "DISTINCT") != NULL);
   ladle_result *a = NULL, *b = NULL;
   CHECK_OK(ladle_engine_execute(cpu, p, &a, &err_));
   CHECK_OK(ladle_engine_execute_host(e, p, NULL, &b, &err_));

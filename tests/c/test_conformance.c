@@ -1041,6 +1041,72 @@ static void check_groups(suite *s) {
     }
 }
 
+/* ---------------------------------------------------------------- sort */
+
+static void check_sort(suite *s) {
+  if (s->be->sort_perm == NULL) {
+    if (s->strict) {
+      fprintf(stderr, "  [%s] no sort_perm\n", s->be->name);
+      failures_++;
+    }
+    return;
+  }
+  const ladle_backend *cpu = ladle_backend_cpu();
+  ladle_kctx hk;
+  memset(&hk, 0, sizeof hk);
+  int64_t len[16], nl = lengths(s, len);
+  for (int64_t li = 0; li < nl; li++)
+    for (int set = 0; set < 5; set++) {
+      int64_t n = len[li];
+      ladle_column h[2];
+      size_t nk = 1;
+      bool desc[2] = {false, false}, last[2] = {false, false};
+      if (set == 0) { /* few values: ties kept in row order */
+        h[0] = few_keys(0, n, 7, true);
+        desc[0] = true;
+        last[0] = true;
+      }
+      if (set == 1) h[0] = random_column(LADLE_TYPE_FLOAT64, n, NULLS[li % 3]);
+      if (set == 2) {
+        h[0] = few_keys(3, n, 0, true);
+        h[1] = random_column(LADLE_TYPE_FLOAT32, n, 3);
+        nk = 2;
+        desc[0] = true;
+        last[1] = true;
+      }
+      if (set == 3) {
+        h[0] = random_column(LADLE_TYPE_UINT16, n, 3);
+        desc[0] = true;
+      }
+      if (set == 4) {
+        h[0] = random_column(LADLE_TYPE_DATE, n, 0);
+        h[1] = random_column(LADLE_TYPE_INT64, n, 3);
+        nk = 2;
+        last[0] = true;
+        desc[1] = true;
+      }
+      char what[96];
+      snprintf(what, sizeof what, "sort_perm set %d [%lld rows]", set, (long long)n);
+      ladle_column d[2];
+      size_t up_ok = 0;
+      while (up_ok < nk && up(s, &h[up_ok], &d[up_ok], what)) up_ok++;
+      ladle_column got, ref, hg;
+      if (up_ok == nk && ran(s, s->be->sort_perm(&s->ctx, d, nk, desc, last, &got, &err_), what)) {
+        if (ran(s, cpu->sort_perm(&hk, h, nk, desc, last, &ref, &err_), what)) {
+          /* stable: one permutation, bit for bit */
+          if (down(s, &got, &hg, what)) {
+            if (!same_column(what, &hg, &ref)) failures_++;
+            ladle_column_release(&hg);
+          }
+          ladle_column_release(&ref);
+        }
+        ladle_column_release(&got);
+      }
+      for (size_t k = 0; k < up_ok; k++) ladle_column_release(&d[k]);
+      for (size_t k = 0; k < nk; k++) ladle_column_release(&h[k]);
+    }
+}
+
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
                mask = random_column(LADLE_TYPE_BOOL, 9, 0);
@@ -1100,7 +1166,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
       "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
-      "group-by, "
+      "group-by, sort, "
       "errors, limits "
       "(large: "
       "%lld rows)\n",
@@ -1112,6 +1178,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_binary(s);
   check_program(s);
   check_groups(s);
+  check_sort(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

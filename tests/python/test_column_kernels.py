@@ -228,7 +228,8 @@ def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> No
         (DF.lazy().select(pl.col("f64").std()), "'std'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").median()), "GROUP_BY .*'median'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").sum() / pl.len()), "only plain aggregations"),
-        (DF.lazy().sort("i32"), "SORT"),
+        (DF.lazy().unique(subset=["i32"], keep="first", maintain_order=True), "DISTINCT"),
+        (DF.lazy().sort("s"), "a sort by a String key"),
         (DF.lazy().with_columns(pl.col("f64").sum().alias("t")), "spread over the rows"),
         (DF.lazy().select(pl.col("f64").round(2)), "round"),
         (DF.lazy().select(pl.col("f64").cast(pl.Int32, strict=False)), "cast"),  # one that can fail
@@ -332,7 +333,8 @@ def test_means_of_integers_do_not_wrap(engine: ladle.Engine) -> None:
 
 def test_a_sort_over_a_group_by_runs_on_the_host_after_the_device(engine: ladle.Engine) -> None:
     # TPC-H q1's shape: the device filters and groups; the four groups are sorted
-    # on the host, with no fallback
+    # (by a String key, which the device does not sort yet) on the host, with no
+    # fallback
     lf = (
         DF.lazy()
         .filter(pl.col("d") <= date(2000, 1, 1))
@@ -347,16 +349,47 @@ def test_a_sort_over_a_group_by_runs_on_the_host_after_the_device(engine: ladle.
     )
     check(engine, lf)
     text = engine.explain(lf)
-    assert "[host: ladle's CPU kernels]" in text and "SORT: this operator has no GPU path yet" in text
+    assert "[host: ladle's CPU kernels]" in text and "a sort by a String key" in text
     physical = text.split("physical plan")[1]
     group_by = [line for line in physical.splitlines() if "GROUP_BY" in line]
     assert len(group_by) == 1 and "[host" not in group_by[0]
 
 
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
+@pytest.mark.parametrize(
+    "by, descending, nulls_last",
+    [
+        (["i32"], False, False),
+        (["fn"], True, True),
+        (["b", "f64"], [True, False], [False, True]),
+        (["in", "d", "i8"], [False, True, False], True),
+        ([pl.col("f64") * pl.col("i32")], False, False),
+    ],
+    ids=["i32", "fn-desc-nulls-last", "b-f64", "in-d-i8", "expression"],
+)
+def test_sorts_on_the_device(engine: ladle.Engine, df: pl.DataFrame, by: list, descending, nulls_last) -> None:
+    # maintain_order: rows with equal keys keep their order, in Polars and here
+    lf = df.lazy().sort(by, descending=descending, nulls_last=nulls_last, maintain_order=True)
+    check(engine, lf)
+    check(engine, lf.head(17))
+    check(engine, df.lazy().filter(pl.col("i32") > 0).sort(by, descending=descending, maintain_order=True).head(5))
+
+
+def test_top_k_of_a_group_by(engine: ladle.Engine) -> None:
+    lf = (
+        DF.lazy()
+        .group_by("i8")
+        .agg(pl.col("f64").sum().alias("total"), pl.len())
+        .sort("total", descending=True, maintain_order=True)
+        .head(10)
+    )
+    check(engine, lf)
+
+
 def test_explain_says_where_the_query_runs(engine: ladle.Engine) -> None:
     assert "column kernels, one partition per table" in engine.explain(DF.lazy().filter(pl.col("b")))
-    text = engine.explain(DF.lazy().sort("i32"))
-    assert "not on the column kernels" in text and "SORT" in text
+    text = engine.explain(DF.lazy().unique(subset=["i32"], keep="first", maintain_order=True))
+    assert "not on the column kernels" in text and "DISTINCT" in text
 
 
 def test_runtime_errors_are_not_retried_on_the_cpu(engine: ladle.Engine) -> None:

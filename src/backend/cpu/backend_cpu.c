@@ -141,6 +141,7 @@ static const ladle_backend cpu_backend = {
     NULL, /* program_supports: every instruction */
     ladle_cpu_group_keys,
     ladle_cpu_grouped_reduce,
+    ladle_cpu_sort_perm,
     NULL, /* memory_info: the host's is not the engine's to ask */
     cpu_supports,
     ladle_cpu_binary,

@@ -561,3 +561,22 @@ ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
                                       ladle_error *err) {
   WITH_MR(ctx, grouped_reduce_on(ctx, op, p, inputs, ninputs, g, out, err));
 }
+
+/* ------------------------------------------------------------ sort */
+
+static ladle_status sort_perm_on(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                 const bool *descending, const bool *nulls_last, ladle_column *out,
+                                 ladle_error *err) {
+  int64_t *perm = NULL;
+  LADLE_RETURN_NOT_OK(ladle_cpu_sort_indices(ctx, keys, nkeys, descending, nulls_last, &perm, err));
+  int64_t n = nkeys > 0 ? keys[0].length : 0;
+  ladle_status st = column_of(ladle_dtype_make(LADLE_TYPE_INT64), perm, n, out, err);
+  free(perm);
+  return st;
+}
+
+ladle_status ladle_cpu_sort_perm(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                 const bool *descending, const bool *nulls_last, ladle_column *out,
+                                 ladle_error *err) {
+  WITH_MR(ctx, sort_perm_on(ctx, keys, nkeys, descending, nulls_last, out, err));
+}

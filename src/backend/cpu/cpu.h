@@ -241,6 +241,9 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
                                     ladle_error *err);
 ladle_status ladle_cpu_reduce(const ladle_kctx *ctx, ladle_reduce_op op, const ladle_column *in,
                               ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_sort_perm(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                 const bool *descending, const bool *nulls_last, ladle_column *out,
+                                 ladle_error *err);
 ladle_status ladle_cpu_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                   const ladle_column *sel, ladle_dgroups *out, ladle_error *err);
 ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,

@@ -1078,6 +1078,52 @@ done:
   return finish(st, &o, cnt, out);
 }
 
+/* ---------------------------------------------------------- sort */
+
+static ladle_status cuda_sort_perm(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                   const bool *descending, const bool *nulls_last,
+                                   ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  enum { MAX_KEYS = 32 };
+  if (nkeys == 0 || nkeys > MAX_KEYS)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a sort by %zu keys on the GPU (1 to %d)", nkeys,
+                         (int)MAX_KEYS);
+  int64_t n = keys[0].length;
+  if (n >= INT32_MAX)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a sort of %lld rows on the GPU (at most %d)",
+                         (long long)n, INT32_MAX - 1);
+  ldc_sort_key k[MAX_KEYS];
+  for (size_t i = 0; i < nkeys; i++) {
+    const ladle_column *c = &keys[i];
+    ldc_num kind;
+    if (!num_kind(c->type.id, &kind) || (!on_device(c) && c->length > 0))
+      return ladle_err_set(err, LADLE_ENOTSUP, "a sort key of type %s on the GPU",
+                           ladle_dtype_name(c->type, NULL, 0));
+    if (c->length != n)
+      return ladle_err_set(err, LADLE_EINVAL, "sort keys of %lld and %lld rows", (long long)n,
+                           (long long)c->length);
+    k[i] = (ldc_sort_key){(int)kind,
+                          c->values,
+                          c->validity,
+                          c->null_count > 0,
+                          descending != NULL && descending[i],
+                          nulls_last != NULL && nulls_last[i],
+                          64};
+  }
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_INT64), n,
+                                              false, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  if (n > 0) {
+    const ladle_allocator *a = alloc_of(ctx);
+    ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+    CU_GOTO(ldc_sort_perm(k, (int)nkeys, n, LADLE_COL_MUT(&o, int64_t), &scratch, stream_of(ctx)));
+    CU_GOTO(cudaStreamSynchronize(stream_of(ctx)));
+  }
+done:
+  return finish(st, &o, NULL, out);
+}
+
 static ladle_status cuda_memory_info(const ladle_kctx *ctx, int64_t *free_bytes,
                                      int64_t *total_bytes, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -1106,6 +1152,7 @@ static const ladle_backend cuda_backend = {
     .program_supports = cuda_program_supports,
     .group_keys = cuda_group_keys,
     .grouped_reduce = cuda_grouped_reduce,
+    .sort_perm = cuda_sort_perm,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */

@@ -192,6 +192,24 @@ cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, int out_widt
                                uint32_t *out_valid, unsigned long long *d_nulls,
                                const ldc_alloc *scratch, cudaStream_t stream);
 
+/* ---- sort (sort.cu) ---- */
+
+/* A sort key: its values (an ldc_num kind), validity, direction, where its
+ * nulls go, and the bits its normalised value needs (64; fewer only when the
+ * value fits: a radix pass per 8 bits). */
+typedef struct ldc_sort_key {
+  int kind;
+  const void *values;
+  const uint8_t *valid;
+  bool has_nulls, desc, nulls_last;
+  int bits;
+} ldc_sort_key;
+
+/* The stable permutation sorting rows [0, n) by the keys (the first most
+ * significant) into perm (n entries), as the CPU's sort_indices orders. */
+cudaError_t ldc_sort_perm(const ldc_sort_key *keys, int nkeys, int64_t n, int64_t *perm,
+                          const ldc_alloc *scratch, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
