@@ -61,7 +61,7 @@ __global__ void key_kernel(int kind, const void *v, const uint8_t *valid, bool d
     int64_t r = perm[i];
     bool ok = bit(valid, r);
     if (nulls_pass) {
-      keys[i] = ok != nulls_last ? 0 : 1;
+      keys[i] = ok == nulls_last ? 0 : 1;
     } else {
       uint64_t x = ok ? norm_key(kind, v, r) : 0;
       keys[i] = desc ? ~x : x;
