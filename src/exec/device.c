@@ -41,6 +41,7 @@ static ladle_status refuse(dev_check *c, const ladle_pnode *pn, const ladle_bexp
 }
 
 static const ladle_bexpr *unalias(const ladle_bexpr *e);
+static bool reduce_op_of(ladle_agg_op op, ladle_reduce_op *r);
 
 static const char *type_name(ladle_dtype t, char *buf, size_t cap) {
   return ladle_dtype_name(t, buf, cap);
@@ -223,29 +224,6 @@ static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *bu
   return buf;
 }
 
-/* The reduction computing aggregation op in a group_by (grouped_reduce),
- * or false. */
-static bool grouped_op_of(ladle_agg_op op, ladle_reduce_op *r) {
-  switch (op) {
-    case LADLE_AGG_SUM:
-      *r = LADLE_REDUCE_SUM;
-      return true;
-    case LADLE_AGG_MIN:
-      *r = LADLE_REDUCE_MIN;
-      return true;
-    case LADLE_AGG_MAX:
-      *r = LADLE_REDUCE_MAX;
-      return true;
-    case LADLE_AGG_COUNT:
-      *r = LADLE_REDUCE_COUNT;
-      return true;
-    case LADLE_AGG_MEAN:
-      *r = LADLE_REDUCE_MEAN;
-      return true;
-    default:
-      return false;
-  }
-}
 
 /* An aggregation of a group_by the column kernels compute (grouped_reduce):
  * len, or sum, min, max, count or mean of a row-wise expression of a fixed-
@@ -262,7 +240,7 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
   if (why != NULL) return why;
   if (a->scalar) return "an aggregation of a single value";
   ladle_reduce_op op;
-  if (!grouped_op_of((ladle_agg_op)e->op, &op)) {
+  if (!reduce_op_of((ladle_agg_op)e->op, &op)) {
     snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
     return buf;
   }
@@ -664,8 +642,9 @@ ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const lad
   return LADLE_OK;
 }
 
-/* The reduction computing aggregation op over a whole column (count also
- * len's, over the rows a program keeps valid), or false. */
+/* The reduction computing aggregation op (len: count, over the rows a
+ * program keeps valid; mean: grouped_reduce's, a whole column's is a sum
+ * and a count), or false. */
 static bool reduce_op_of(ladle_agg_op op, ladle_reduce_op *r) {
   switch (op) {
     case LADLE_AGG_SUM:
@@ -680,6 +659,9 @@ static bool reduce_op_of(ladle_agg_op op, ladle_reduce_op *r) {
     case LADLE_AGG_COUNT:
     case LADLE_AGG_LEN:
       *r = LADLE_REDUCE_COUNT;
+      return true;
+    case LADLE_AGG_MEAN:
+      *r = LADLE_REDUCE_MEAN;
       return true;
     default:
       return false;
@@ -1093,7 +1075,7 @@ static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_
     st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, g, out, err);
   } else {
     ladle_reduce_op op = LADLE_REDUCE_SUM;
-    grouped_op_of((ladle_agg_op)a->op, &op);
+    reduce_op_of((ladle_agg_op)a->op, &op);
     pcomp *c = calloc(1, sizeof *c);
     if (c == NULL) return LADLE_OOM(err, "row program");
     c->s = s;
