@@ -224,7 +224,6 @@ static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *bu
   return buf;
 }
 
-
 /* An aggregation of a group_by the column kernels compute (grouped_reduce):
  * len, or sum, min, max, count or mean of a row-wise expression of a fixed-
  * width type, under an alias or not, of the type Polars gives it. */
