@@ -70,7 +70,8 @@ static bool same_row(const ladle_column *a, int64_t i, const ladle_column *b, in
     return la == lb && memcmp(ladle_str_ptr(a, i), ladle_str_ptr(b, j), (size_t)la) == 0;
   }
   size_t w = ladle_type_width(a->type.id);
-  return memcmp((const char *)a->values + w * (size_t)i, (const char *)b->values + w * (size_t)j, w) == 0;
+  return memcmp((const char *)a->values + w * (size_t)i, (const char *)b->values + w * (size_t)j,
+                w) == 0;
 }
 
 static int64_t selections_checked;
@@ -89,7 +90,8 @@ static void check_selections(ladle_pq_file *f, size_t g, size_t c, const ladle_c
     for (int64_t r = 0; r < n; r++) {
       rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
       bool take = kind == 1 || (kind == 2 && r == n / 2) || (kind == 3 && r % 3 == 0) ||
-                  (kind == 4 && r >= n / 3 && r < n / 3 + 50) || (kind == 5 && (rng >> 33) % 97 == 0);
+                  (kind == 4 && r >= n / 3 && r < n / 3 + 50) ||
+                  (kind == 5 && (rng >> 33) % 97 == 0);
       if (take) sel[m++] = r;
     }
     for (int as_views = 0; as_views < 2; as_views++) {
@@ -191,7 +193,7 @@ TEST(reads_the_conformance_files) {
     }
   }
   CHECK(ok >= 20);
-  CHECK(strings_as_views >= 2); /* the files' UTF-8 columns went the view way too */
+  CHECK(strings_as_views >= 2);  /* the files' UTF-8 columns went the view way too */
   CHECK(strings_checked > 1000); /* and every String value is valid UTF-8 */
   CHECK(selections_checked > 100);
 }
@@ -382,8 +384,10 @@ TEST(fuzzer_regressions) {
     if (strstr(names[i], "/parquet-") == NULL) continue;
     seen++;
     for (int mode = 0; mode < 2; mode++) {
-      if (mode) setenv("LADLE_MMAP", "0", 1);
-      else unsetenv("LADLE_MMAP");
+      if (mode)
+        setenv("LADLE_MMAP", "0", 1);
+      else
+        unsetenv("LADLE_MMAP");
       ladle_error e;
       e.message[0] = 0;
       ladle_status st = read_all(names[i], NULL, &e);
@@ -404,17 +408,22 @@ TEST(fuzzer_regressions) {
 TEST(snappy_decoder_matches_libsnappy) {
   int checked = 0;
   for (int trial = 0; trial < 700; trial++) {
-    size_t n = trial < 300 ? (size_t)trial : (size_t)(test_rand() % (trial % 7 == 0 ? 300000 : 5000));
+    size_t n =
+        trial < 300 ? (size_t)trial : (size_t)(test_rand() % (trial % 7 == 0 ? 300000 : 5000));
     uint8_t *raw = malloc(n + 1);
     size_t i = 0;
     while (i < n) { /* runs of random bytes, repeats of a short period, copies from far back */
       int kind = (int)(test_rand() % 4);
       size_t run = 1 + (size_t)(test_rand() % (kind == 0 ? 200 : 90));
       for (size_t k = 0; k < run && i < n; k++, i++) {
-        if (kind == 0 || i < 80) raw[i] = (uint8_t)test_rand();
-        else if (kind == 1) raw[i] = raw[i - 1 - (size_t)(trial % 15)];
-        else if (kind == 2) raw[i] = raw[i - 70];
-        else raw[i] = raw[i > 70000 ? i - 70000 : i / 2];
+        if (kind == 0 || i < 80)
+          raw[i] = (uint8_t)test_rand();
+        else if (kind == 1)
+          raw[i] = raw[i - 1 - (size_t)(trial % 15)];
+        else if (kind == 2)
+          raw[i] = raw[i - 70];
+        else
+          raw[i] = raw[i > 70000 ? i - 70000 : i / 2];
       }
     }
     size_t cap = snappy_max_compressed_length(n), clen = cap;
@@ -425,7 +434,8 @@ TEST(snappy_decoder_matches_libsnappy) {
     CHECK(n == 0 || memcmp(out, raw, n) == 0);
     checked++;
     /* a wrong expected length, truncations and damage: never out of bounds */
-    if (n > 0) CHECK(!ladle_pq_snappy_decode((const uint8_t *)comp, (int64_t)clen, out, (int64_t)n - 1));
+    if (n > 0)
+      CHECK(!ladle_pq_snappy_decode((const uint8_t *)comp, (int64_t)clen, out, (int64_t)n - 1));
     for (size_t cut = 0; cut < clen; cut += 1 + clen / 40) {
       uint8_t *part = malloc(cut ? cut : 1);
       memcpy(part, comp, cut);

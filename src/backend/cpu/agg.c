@@ -299,48 +299,48 @@ static inline double sum_keep_double(double x, bool valid) {
  * Rows 8k..8k+7 are lanes 0..7, so a byte of V holds the eight lanes' bits. */
 /* one row i of SCAT_EXTREME_LANES_V outside whole bytes of the bitmap, in
  * its lane i & 7 (a null row skipped) */
-#define SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                                 \
-  if (ladle_bit_get(V, i)) {                                                   \
-    T x_ = X[i];                                                               \
-    s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7];   \
-    nn_[i & 7] += x_ == x_;                                                    \
-    vc_[i & 7]++;                                                              \
+#define SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                               \
+  if (ladle_bit_get(V, i)) {                                                 \
+    T x_ = X[i];                                                             \
+    s_[i & 7] = (is_max ? x_ > s_[i & 7] : x_ < s_[i & 7]) ? x_ : s_[i & 7]; \
+    nn_[i & 7] += x_ == x_;                                                  \
+    vc_[i & 7]++;                                                            \
   }
 
-#define SCAT_EXTREME_LANES_V(T, X, V, A, cnt, a, e, is_max)                    \
-  {                                                                            \
-    T s_[8];                                                                   \
-    int64_t nn_[8], vc_[8];                                                    \
-    bool was_nan_[8];                                                          \
-    double inf_ = is_max ? -INFINITY : INFINITY;                               \
-    for (int l = 0; l < 8; l++) {                                              \
-      s_[l] = A[l];                                                            \
-      nn_[l] = vc_[l] = 0;                                                     \
-      was_nan_[l] = IS_FLOAT_T(T) && s_[l] != s_[l];                           \
-      if (was_nan_[l]) s_[l] = (T)inf_;                                        \
-    }                                                                          \
-    int64_t i = a;                                                             \
-    for (; i < e && ((i & 7) != 0 || i + 8 > e); i++) {                        \
-      SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                                  \
-    }                                                                          \
-    for (; i + 8 <= e; i += 8) {                                               \
-      unsigned b_ = V[i >> 3];                                                 \
-      for (int l = 0; l < 8; l++) {                                            \
-        int v_ = (b_ & (1u << l)) != 0;                                        \
-        T x_ = v_ ? X[i + l] : s_[l];                                          \
-        s_[l] = (is_max ? x_ > s_[l] : x_ < s_[l]) ? x_ : s_[l];               \
-        if (IS_FLOAT_T(T)) nn_[l] += v_ & (x_ == x_);                          \
-        vc_[l] += v_;                                                          \
-      }                                                                        \
-    }                                                                          \
-    for (; i < e; i++) {                                                       \
-      SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                                  \
-    }                                                                          \
-    double nan_ = NAN;                                                         \
-    for (int l = 0; l < 8; l++) {                                              \
-      A[l] = was_nan_[l] && nn_[l] == 0 ? (T)nan_ : s_[l];                     \
-      cnt[l] += vc_[l];                                                        \
-    }                                                                          \
+#define SCAT_EXTREME_LANES_V(T, X, V, A, cnt, a, e, is_max)      \
+  {                                                              \
+    T s_[8];                                                     \
+    int64_t nn_[8], vc_[8];                                      \
+    bool was_nan_[8];                                            \
+    double inf_ = is_max ? -INFINITY : INFINITY;                 \
+    for (int l = 0; l < 8; l++) {                                \
+      s_[l] = A[l];                                              \
+      nn_[l] = vc_[l] = 0;                                       \
+      was_nan_[l] = IS_FLOAT_T(T) && s_[l] != s_[l];             \
+      if (was_nan_[l]) s_[l] = (T)inf_;                          \
+    }                                                            \
+    int64_t i = a;                                               \
+    for (; i < e && ((i & 7) != 0 || i + 8 > e); i++) {          \
+      SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                     \
+    }                                                            \
+    for (; i + 8 <= e; i += 8) {                                 \
+      unsigned b_ = V[i >> 3];                                   \
+      for (int l = 0; l < 8; l++) {                              \
+        int v_ = (b_ & (1u << l)) != 0;                          \
+        T x_ = v_ ? X[i + l] : s_[l];                            \
+        s_[l] = (is_max ? x_ > s_[l] : x_ < s_[l]) ? x_ : s_[l]; \
+        if (IS_FLOAT_T(T)) nn_[l] += v_ & (x_ == x_);            \
+        vc_[l] += v_;                                            \
+      }                                                          \
+    }                                                            \
+    for (; i < e; i++) {                                         \
+      SCAT_EXTREME_ROW_V(T, X, V, i, is_max)                     \
+    }                                                            \
+    double nan_ = NAN;                                           \
+    for (int l = 0; l < 8; l++) {                                \
+      A[l] = was_nan_[l] && nn_[l] == 0 ? (T)nan_ : s_[l];       \
+      cnt[l] += vc_[l];                                          \
+    }                                                            \
   }
 #define SCAT_EXTREME_ONE(T, j, in, acc, cnt, a, e)                                     \
   {                                                                                    \
