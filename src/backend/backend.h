@@ -169,6 +169,24 @@ static inline ladle_dtype ladle_sum_type(ladle_dtype t) {
   }
 }
 
+/* Whether op of a group_by takes values of type id: count any, min and max
+ * those `reduce` takes, sum and mean numbers and Booleans (a backend may
+ * take fewer types still: those its programs hold). */
+static inline bool ladle_grouped_takes(ladle_reduce_op op, ladle_type_id id) {
+  switch (op) {
+    case LADLE_REDUCE_COUNT:
+      return true;
+    case LADLE_REDUCE_MIN:
+    case LADLE_REDUCE_MAX:
+      return ladle_reduce_extreme_type(id);
+    case LADLE_REDUCE_SUM:
+    case LADLE_REDUCE_MEAN:
+      return ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL;
+    default:
+      return false;
+  }
+}
+
 /* The type grouped_reduce gives op over values of type t (Polars' type of
  * the aggregation in a group_by). */
 static inline ladle_dtype ladle_grouped_type(ladle_reduce_op op, ladle_dtype t) {

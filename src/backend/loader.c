@@ -58,15 +58,25 @@ static void *cuda_lib(char *why, size_t cap) {
   return h;
 }
 
-static ladle_status no_lib(const char *why, ladle_error *err) {
-  return ladle_err_set(err, LADLE_ENOTSUP,
-                       "device 'cuda': ladle's CUDA backend could not be loaded (%s); it is "
-                       "built when nvcc is on PATH at build time (set LADLE_CUDA_LIB to its "
-                       "path to choose one)",
-                       why);
-}
-
 static _Atomic bool cuda_touched; /* the driver was asked for something */
+
+/* Symbol sym of libladle_cuda.so (loaded on first use) into *fn, the
+ * driver then counted as touched; else the reason in err. */
+static ladle_status cuda_sym(const char *sym, void **fn, ladle_error *err) {
+  char why[512] = "";
+  void *h = cuda_lib(why, sizeof why);
+  if (h == NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "device 'cuda': ladle's CUDA backend could not be loaded (%s); it is "
+                         "built when nvcc is on PATH at build time (set LADLE_CUDA_LIB to its "
+                         "path to choose one)",
+                         why);
+  *fn = dlsym(h, sym);
+  if (*fn == NULL)
+    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': libladle_cuda.so has no %s", sym);
+  cuda_touched = true;
+  return LADLE_OK;
+}
 
 ladle_status ladle_backend_open(const char *name, int device_id, const ladle_backend **out,
                                 const ladle_allocator **alloc, void **stream, ladle_error *err) {
@@ -76,30 +86,16 @@ ladle_status ladle_backend_open(const char *name, int device_id, const ladle_bac
   if (device_id < 0)
     return ladle_err_set(err, LADLE_EINVAL, "device cuda:%d: the ordinal must be 0 or more",
                          device_id);
-  char why[512] = "";
-  void *h = cuda_lib(why, sizeof why);
-  if (h == NULL) return no_lib(why, err);
   ladle_backend_open_fn fn;
-  *(void **)&fn = dlsym(h, LADLE_BACKEND_OPEN_SYMBOL);
-  if (fn == NULL)
-    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': libladle_cuda.so has no %s",
-                         LADLE_BACKEND_OPEN_SYMBOL);
-  cuda_touched = true;
+  LADLE_RETURN_NOT_OK(cuda_sym(LADLE_BACKEND_OPEN_SYMBOL, (void **)&fn, err));
   return fn(LADLE_BACKEND_ABI, sizeof(ladle_backend), device_id, out, alloc, stream, err);
 }
 
 ladle_status ladle_cuda_devices(ladle_device_info *out, size_t cap, size_t *count,
                                 ladle_error *err) {
   *count = 0;
-  char why[512] = "";
-  void *h = cuda_lib(why, sizeof why);
-  if (h == NULL) return no_lib(why, err);
   ladle_backend_devices_fn fn;
-  *(void **)&fn = dlsym(h, LADLE_BACKEND_DEVICES_SYMBOL);
-  if (fn == NULL)
-    return ladle_err_set(err, LADLE_EDEVICE, "device 'cuda': libladle_cuda.so has no %s",
-                         LADLE_BACKEND_DEVICES_SYMBOL);
-  cuda_touched = true;
+  LADLE_RETURN_NOT_OK(cuda_sym(LADLE_BACKEND_DEVICES_SYMBOL, (void **)&fn, err));
   return fn(LADLE_BACKEND_ABI, out, cap, count, err);
 }
 

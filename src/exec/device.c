@@ -47,6 +47,26 @@ static const char *type_name(ladle_dtype t, char *buf, size_t cap) {
   return ladle_dtype_name(t, buf, cap);
 }
 
+/* A table on the device is one partition: an error naming the count else. */
+static ladle_status one_partition(const ladle_table *t, ladle_error *err) {
+  return t->nchunks == 1 ? LADLE_OK
+                         : ladle_err_set(err, LADLE_EINVAL,
+                                         "internal: %zu partitions on the device", t->nchunks);
+}
+
+/* An aggregation's result of the plan's type, else an internal error (the
+ * result released). */
+static ladle_status plan_typed(const char *what, ladle_column *res, ladle_dtype want,
+                               ladle_error *err) {
+  if (ladle_dtype_equal(res->type, want)) return LADLE_OK;
+  char x[48], y[48];
+  ladle_status st =
+      ladle_err_set(err, LADLE_EINVAL, "internal: %s gave %s where the plan has %s", what,
+                    type_name(res->type, x, sizeof x), type_name(want, y, sizeof y));
+  ladle_column_release(res);
+  return st;
+}
+
 /* whether the backend's binary kernel (and so a row program) takes op of a
  * and b into out */
 static bool takes_binary(const exec_state *s, int op, ladle_dtype a, ladle_dtype b,
@@ -243,12 +263,8 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
     snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
     return buf;
   }
-  bool num = ladle_type_is_numeric(a->type.id) || a->type.id == LADLE_TYPE_BOOL;
   bool ok = type_on_device(a->type.id) && !ladle_type_is_varlen(a->type.id) &&
-            (op == LADLE_REDUCE_COUNT ||
-             ((op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX) &&
-              ladle_reduce_extreme_type(a->type.id)) ||
-             ((op == LADLE_REDUCE_SUM || op == LADLE_REDUCE_MEAN) && num)) &&
+            ladle_grouped_takes(op, a->type.id) &&
             ladle_dtype_equal(ladle_grouped_type(op, a->type), e->type);
   if (ok) return NULL;
   snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
@@ -332,6 +348,13 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
   return LADLE_OK;
 }
 
+/* check_node with its reason into e, whatever c reports into */
+static ladle_status check_quiet(const dev_check *c, const ladle_pnode *pn, ladle_error *e) {
+  dev_check one = *c;
+  one.err = e;
+  return check_node(&one, pn);
+}
+
 /* Whether the subtree of pn ends in a node whose output is typically much
  * smaller than its input (a group_by, a select of aggregations): worth
  * running on the device even when its parent runs on the host. */
@@ -361,9 +384,7 @@ static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
   for (size_t i = 0; i < pn->ninputs; i++) ok = place(c, pn->inputs[i], refused) && ok;
   if (ok) {
     ladle_error e;
-    dev_check one = *c;
-    one.err = &e;
-    if (check_node(&one, pn) != LADLE_OK) {
+    if (check_quiet(c, pn, &e) != LADLE_OK) {
       ok = false;
       if (!*refused) *c->err = e; /* the first reason found */
       *refused = true;
@@ -388,12 +409,8 @@ static void note_boundary(dev_check *c, const ladle_pnode *pn, ladle_strbuf *not
   if (!pn->host) return;
   bool edge = false;
   for (size_t i = 0; i < pn->ninputs; i++) edge = edge || !pn->inputs[i]->host;
-  if (edge) {
-    ladle_error e;
-    dev_check one = *c;
-    one.err = &e;
-    if (check_node(&one, pn) != LADLE_OK) ladle_strbuf_printf(notes, "  %s\n", e.message);
-  }
+  ladle_error e;
+  if (edge && check_quiet(c, pn, &e) != LADLE_OK) ladle_strbuf_printf(notes, "  %s\n", e.message);
   for (size_t i = 0; i < pn->ninputs; i++) note_boundary(c, pn->inputs[i], notes);
 }
 
@@ -771,14 +788,7 @@ static ladle_status agg_of(exec_state *s, const ladle_bexpr *a, ladle_agg_op op,
                          ladle_agg_name(op));
   ladle_column res;
   LADLE_RETURN_NOT_OK(reduce_of(s, rop, r, &res, err));
-  if (!ladle_dtype_equal(res.type, a->type)) {
-    char x[48], y[48];
-    ladle_status st = ladle_err_set(
-        err, LADLE_EINVAL, "internal: '%s' gave %s where the plan has %s", ladle_agg_name(op),
-        type_name(res.type, x, sizeof x), type_name(a->type, y, sizeof y));
-    ladle_column_release(&res);
-    return st;
-  }
+  LADLE_RETURN_NOT_OK(plan_typed(ladle_agg_name(op), &res, a->type, err));
   *out = res;
   return LADLE_OK;
 }
@@ -889,20 +899,38 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   return -1;
 }
 
+/* A compiler of one row program over chunk's columns (pcomp_free ends it). */
+static pcomp *pcomp_new(exec_state *s, const ladle_chunk *chunk, ladle_error *err) {
+  pcomp *c = calloc(1, sizeof *c);
+  if (c != NULL) {
+    c->s = s;
+    c->chunk = chunk;
+    c->err = err;
+  }
+  return c;
+}
+
+/* the program's input columns, in its COL order, into cols */
+static void pcomp_inputs(const pcomp *c, const ladle_chunk *chunk, ladle_column *cols) {
+  for (size_t k = 0; k < c->ncols; k++) cols[k] = chunk->columns[c->col[k]];
+}
+
+static void pcomp_free(pcomp *c) {
+  for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
+  free(c);
+}
+
 ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                   ladle_column *out, bool *done, ladle_error *err) {
   *done = false;
   if (s->be->eval_program == NULL || chunk == NULL || e->scalar) return LADLE_OK;
-  pcomp *c = calloc(1, sizeof *c);
+  pcomp *c = pcomp_new(s, chunk, err);
   if (c == NULL) return LADLE_OOM(err, "row program");
-  c->s = s;
-  c->chunk = chunk;
-  c->err = err;
   int last = emit(c, e);
   ladle_status st = c->st;
   if (st == LADLE_OK && last >= 0 && c->ncols > 0) {
     ladle_column in[LADLE_PROG_INPUTS];
-    for (size_t k = 0; k < c->ncols; k++) in[k] = chunk->columns[c->col[k]];
+    pcomp_inputs(c, chunk, in);
     st = s->be->eval_program(&s->k, &c->p, in, c->ncols, out, err);
     *done = st == LADLE_OK;
   } else if (st == LADLE_OK && s->be->func == NULL) {
@@ -912,8 +940,7 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
                        "(one row program) has no GPU path yet",
                        s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
   }
-  for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
-  free(c);
+  pcomp_free(c);
   return st;
 }
 
@@ -947,11 +974,8 @@ static ladle_status agg_where(exec_state *s, const ladle_bexpr *e, const ladle_b
   const ladle_bexpr *a = unalias(e);
   bool len = a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN;
   ladle_agg_op op = len ? LADLE_AGG_COUNT : (ladle_agg_op)a->op;
-  pcomp *c = calloc(1, sizeof *c);
+  pcomp *c = pcomp_new(s, &t->chunks[0], err);
   if (c == NULL) return LADLE_OOM(err, "row program");
-  c->s = s;
-  c->chunk = &t->chunks[0];
-  c->err = err;
   ladle_status st = LADLE_OK;
   if (!emit_where(c, pred, len ? NULL : a->args[0], remap))
     st = c->st != LADLE_OK ? c->st
@@ -959,7 +983,7 @@ static ladle_status agg_where(exec_state *s, const ladle_bexpr *e, const ladle_b
                                            "internal: a filtered aggregation "
                                            "that fit a program no longer does");
   ladle_column cols[LADLE_PROG_INPUTS];
-  for (size_t k = 0; k < c->ncols; k++) cols[k] = t->chunks[0].columns[c->col[k]];
+  pcomp_inputs(c, &t->chunks[0], cols);
   /* sums and counts straight from the program, with no column at all */
   bool direct = s->be->reduce_program != NULL &&
                 (op == LADLE_AGG_SUM || op == LADLE_AGG_COUNT || op == LADLE_AGG_MEAN);
@@ -971,8 +995,7 @@ static ladle_status agg_where(exec_state *s, const ladle_bexpr *e, const ladle_b
   }
   if (st == LADLE_OK) st = agg_of(s, a, op, &r, out, err);
   if (r.col != NULL) ladle_column_release(&in);
-  for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
-  free(c);
+  pcomp_free(c);
   return st;
 }
 
@@ -1040,10 +1063,8 @@ ladle_status exec_columns_select_filter(exec_state *s, const ladle_pnode *pn, la
     return rst;
   }
   ladle_table *o = NULL;
-  ladle_status st =
-      in->nchunks == 1
-          ? ladle_table_create(&p->schema, 1, &o, err)
-          : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", in->nchunks);
+  ladle_status st = one_partition(in, err);
+  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
   if (st == LADLE_OK) {
     o->chunks[0].length = 1;
     for (size_t i = 0; i < p->nexprs && st == LADLE_OK; i++)
@@ -1075,11 +1096,8 @@ static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_
   } else {
     ladle_reduce_op op = LADLE_REDUCE_SUM;
     reduce_op_of((ladle_agg_op)a->op, &op);
-    pcomp *c = calloc(1, sizeof *c);
+    pcomp *c = pcomp_new(s, chunk, err);
     if (c == NULL) return LADLE_OOM(err, "row program");
-    c->s = s;
-    c->chunk = chunk;
-    c->err = err;
     int last = emit(c, a->args[0]);
     st = c->st;
     if (st == LADLE_OK && (last < 0 || c->ncols == 0))
@@ -1089,20 +1107,12 @@ static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_
                          s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
     if (st == LADLE_OK) {
       ladle_column cols[LADLE_PROG_INPUTS];
-      for (size_t k = 0; k < c->ncols; k++) cols[k] = chunk->columns[c->col[k]];
+      pcomp_inputs(c, chunk, cols);
       st = s->be->grouped_reduce(&s->k, op, &c->p, cols, c->ncols, g, out, err);
     }
-    for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
-    free(c);
+    pcomp_free(c);
   }
-  if (st == LADLE_OK && !ladle_dtype_equal(out->type, a->type)) {
-    char x[48], y[48];
-    st = ladle_err_set(err, LADLE_EINVAL,
-                       "internal: a grouped aggregation gave %s where the plan "
-                       "has %s",
-                       type_name(out->type, x, sizeof x), type_name(a->type, y, sizeof y));
-    ladle_column_release(out);
-  }
+  if (st == LADLE_OK) st = plan_typed("a grouped aggregation", out, a->type, err);
   return st;
 }
 
@@ -1148,10 +1158,7 @@ static ladle_status input_over_filter(exec_state *s, const ladle_pnode *pn, ladl
   ladle_table *t;
   LADLE_RETURN_NOT_OK(ladle_exec_node(s, f->inputs[0], &t, NULL, err));
   double t0 = LADLE_PHASE_START();
-  ladle_status st =
-      t->nchunks == 1
-          ? LADLE_OK
-          : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", t->nchunks);
+  ladle_status st = one_partition(t, err);
   ladle_column m;
   memset(&m, 0, sizeof m);
   if (st == LADLE_OK) st = ladle_eval_chunk(s, f->lp->exprs[0], &t->chunks[0], &m, err);
@@ -1185,9 +1192,7 @@ static ladle_status input_over_filter(exec_state *s, const ladle_pnode *pn, ladl
   LADLE_PHASE_END("group_by over a filter: predicate and nodes between (device)", cur.length, t0);
   if (st != LADLE_OK) {
     if (cur.columns != NULL) ladle_release_columns(cur.columns, ncur);
-    if (sel->owners[1] != NULL || sel->length > 0) ladle_column_release(sel);
-  }
-  if (st != LADLE_OK) {
+    ladle_column_release(sel); /* zeroed by the caller when select did not run */
     ladle_table_release(t);
     return st;
   }
@@ -1219,9 +1224,8 @@ ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_t
   }
   ladle_table *in;
   LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->inputs[0], &in, NULL, err));
-  st = in->nchunks == 1 ? group_chunk(s, pn, &in->chunks[0], NULL, out, err)
-                        : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device",
-                                        in->nchunks);
+  st = one_partition(in, err);
+  if (st == LADLE_OK) st = group_chunk(s, pn, &in->chunks[0], NULL, out, err);
   ladle_table_release(in);
   return st;
 }
@@ -1276,10 +1280,7 @@ ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table
   const ladle_plan *p = pn->lp;
   ladle_table *in;
   LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->inputs[0], &in, NULL, err));
-  ladle_status st =
-      in->nchunks == 1
-          ? LADLE_OK
-          : ladle_err_set(err, LADLE_EINVAL, "internal: %zu partitions on the device", in->nchunks);
+  ladle_status st = one_partition(in, err);
   size_t nk = p->nexprs, have = 0;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   if (keys == NULL && st == LADLE_OK) st = LADLE_OOM(err, "sort keys");

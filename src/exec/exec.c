@@ -319,15 +319,9 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   exec_state s;
   memset(&s, 0, sizeof s);
   s.eng = eng;
-  s.columns = eng->columns && !host;
-  s.be = s.columns ? eng->backend : eng->host_backend;
   s.k.pool = eng->pool;
   s.k.morsel_rows = eng->morsel_rows;
-  if (s.columns && eng->dev_mr != NULL) {
-    s.k.mr = eng->dev_mr;
-    s.k.stream = eng->stream;
-    s.k.device_id = eng->opts.device_id;
-  }
+  place_on(&s, eng->columns && !host);
   ladle_result *r = calloc(1, sizeof *r);
   if (r == NULL) return LADLE_OOM(err, "result");
   r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;

@@ -404,11 +404,6 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
 
 /* ------------------------------------------------------------ groups */
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* a column of n values of type t copied from host array v (width bytes each) */
 static ladle_status column_of(ladle_dtype t, const void *v, int64_t n, ladle_column *out,
                               ladle_error *err) {
@@ -498,8 +493,9 @@ static ladle_status grouped_reduce_on(const ladle_kctx *ctx, ladle_reduce_op op,
                                                          [LADLE_REDUCE_MEAN] = LADLE_AGG_MEAN};
   if ((int)op < 0 || op >= LADLE_REDUCE_COUNT_)
     return ladle_err_set(err, LADLE_EINVAL, "reduction %d: no such reduction", (int)op);
-  /* the program's value at every row, then at the grouped rows in their own
-   * order (sel): what the CPU's aggregation kernel reads with the ids */
+  /* the program's value at every row, then at the grouped rows (the
+   * selection's, in its order): what the CPU's aggregation kernel reads with
+   * the ids */
   ladle_column all, v;
   LADLE_RETURN_NOT_OK(ladle_cpu_eval_program(ctx, p, inputs, ninputs, &all, err));
   if (all.length < d->nrows) {
@@ -507,26 +503,11 @@ static ladle_status grouped_reduce_on(const ladle_kctx *ctx, ladle_reduce_op op,
     return ladle_err_set(err, LADLE_EINVAL, "grouped_reduce of %lld rows over groups of %lld",
                          (long long)all.length, (long long)d->nrows);
   }
-  if (all.length == d->nrows) {
+  if (d->sel.owners[1] == NULL) {
     v = all;
   } else {
-    /* rows by group are sel's rows reordered; rebuild sel's order from them */
-    int64_t *pos = malloc((size_t)LADLE_MAX(d->nrows, 1) * sizeof *pos);
-    if (pos == NULL) {
-      ladle_column_release(&all);
-      return LADLE_OOM(err, "grouped_reduce");
-    }
-    const int64_t *rows = d->rows.values;
-    for (int64_t j = 0; j < d->nrows; j++) pos[j] = rows[j];
-    /* ascending row numbers are sel in order */
-    qsort(pos, (size_t)d->nrows, sizeof *pos, cmp_i64);
-    ladle_column idx;
-    ladle_status st = column_of(ladle_dtype_make(LADLE_TYPE_INT64), pos, d->nrows, &idx, err);
-    free(pos);
-    if (st == LADLE_OK) {
-      st = take_on(ctx, &all, &idx, &v, err);
-      ladle_column_release(&idx);
-    }
+    /* ids follow the selection's order: the values at its rows */
+    ladle_status st = take_on(ctx, &all, &d->sel, &v, err);
     ladle_column_release(&all);
     if (st != LADLE_OK) return st;
   }

@@ -1039,19 +1039,9 @@ static ladle_status cuda_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op o
       return ladle_err_set(err, LADLE_EINVAL, "grouped_reduce of %lld rows over groups of %lld",
                            (long long)n, (long long)g->nrows);
     ladle_dtype t = p->ins[p->n - 1].type;
-    bool num = ladle_type_is_numeric(t.id) || t.id == LADLE_TYPE_BOOL;
-    bool ok =
-        num_kind(t.id, &kind) &&
-        (op == LADLE_REDUCE_COUNT ||
-         ((op == LADLE_REDUCE_MIN || op == LADLE_REDUCE_MAX) && ladle_reduce_extreme_type(t.id)) ||
-         ((op == LADLE_REDUCE_SUM || op == LADLE_REDUCE_MEAN) && num));
-    if (!ok)
-      return ladle_err_set(err, LADLE_ENOTSUP, "a grouped %s of %s on the GPU",
-                           op == LADLE_REDUCE_SUM    ? "sum"
-                           : op == LADLE_REDUCE_MIN  ? "min"
-                           : op == LADLE_REDUCE_MAX  ? "max"
-                           : op == LADLE_REDUCE_MEAN ? "mean"
-                                                     : "count",
+    static const char *const names[LADLE_REDUCE_COUNT_] = {"sum", "min", "max", "count", "mean"};
+    if (!num_kind(t.id, &kind) || !ladle_grouped_takes(op, t.id))
+      return ladle_err_set(err, LADLE_ENOTSUP, "a grouped %s of %s on the GPU", names[op],
                            ladle_dtype_name(t, NULL, 0));
     ot = ladle_grouped_type(op, t);
   }

@@ -29,13 +29,7 @@
 
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kTile = 256; /* rows of a group one warp folds */
-
-int blocks_for(int64_t n) {
-  int64_t g = (n + kThreads - 1) / kThreads;
-  return (int)(g < 1 ? 1 : (g > 65535 * 32 ? 65535 * 32 : g));
-}
 
 /* ---- keys ---- */
 
@@ -183,12 +177,6 @@ __global__ void ids_kernel(int64_t n, const int32_t *slot_of, const int32_t *gid
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n;
        r += (int64_t)gridDim.x * blockDim.x)
     ids[r] = (uint32_t)gid_of_slot[slot_of[r]];
-}
-
-__global__ void iota_kernel(int64_t *a, int64_t n) {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    a[i] = i;
 }
 
 /* offsets where the sorted ids change (every group has rows) */
@@ -451,7 +439,7 @@ struct GPlan {
 template <typename T, int OP>
 cudaError_t reduce_as(const ldc_prog *p, int out_width, const GPlan &pl, GAcc *part, void *out,
                       uint32_t *out_valid, unsigned long long *nulls, cudaStream_t s) {
-  int64_t warps_per_block = kThreads / 32;
+  int64_t warps_per_block = kBlock / 32;
   if (pl.few_blocks > 0) {
     few_kernel<T, OP><<<(int)pl.few_blocks, kFewThreads, 0, s>>>(
         *p, pl.ids, pl.sel, pl.m, (int)pl.ngroups, pl.few_chunk, part);
@@ -459,11 +447,11 @@ cudaError_t reduce_as(const ldc_prog *p, int out_width, const GPlan &pl, GAcc *p
     int64_t tb = (pl.max_tiles + warps_per_block - 1) / warps_per_block;
     int tblocks = (int)(tb < 1 ? 1 : tb > 65535 * 8 ? 65535 * 8 : tb);
     tile_kernel<T, OP>
-        <<<tblocks, kThreads, 0, s>>>(*p, pl.rows, pl.offsets, pl.tile_off, pl.ngroups, part);
+        <<<tblocks, kBlock, 0, s>>>(*p, pl.rows, pl.offsets, pl.tile_off, pl.ngroups, part);
   }
   int64_t gb = (pl.ngroups + warps_per_block - 1) / warps_per_block;
   int gblocks = (int)(gb < 1 ? 1 : gb > 65535 * 8 ? 65535 * 8 : gb);
-  final_kernel<T, OP><<<gblocks, kThreads, 0, s>>>(part, pl.tile_off, pl.ngroups, out_width, out,
+  final_kernel<T, OP><<<gblocks, kBlock, 0, s>>>(part, pl.tile_off, pl.ngroups, out_width, out,
                                                    out_valid, nulls);
   return cudaGetLastError();
 }
@@ -517,12 +505,12 @@ extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int
   if (hash == nullptr || slots == nullptr || slot_min == nullptr || slot_of == nullptr ||
       flag == nullptr || rank == nullptr)
     return cudaErrorMemoryAllocation;
-  int g = blocks_for(n), gc = blocks_for((int64_t)cap);
-  hash_kernel<<<g, kThreads, 0, stream>>>(*k, sel, n, hash);
-  fill_kernel<<<gc, kThreads, 0, stream>>>(slots, (int64_t)cap, -1);
-  fill_kernel<<<gc, kThreads, 0, stream>>>(slot_min, (int64_t)cap, INT32_MAX);
-  insert_kernel<<<g, kThreads, 0, stream>>>(*k, sel, n, hash, slots, cap - 1, slot_of, slot_min);
-  first_flag_kernel<<<g, kThreads, 0, stream>>>(n, slot_of, slot_min, flag);
+  int g = grid_for(n), gc = grid_for((int64_t)cap);
+  hash_kernel<<<g, kBlock, 0, stream>>>(*k, sel, n, hash);
+  fill_kernel<<<gc, kBlock, 0, stream>>>(slots, (int64_t)cap, -1);
+  fill_kernel<<<gc, kBlock, 0, stream>>>(slot_min, (int64_t)cap, INT32_MAX);
+  insert_kernel<<<g, kBlock, 0, stream>>>(*k, sel, n, hash, slots, cap - 1, slot_of, slot_min);
+  first_flag_kernel<<<g, kBlock, 0, stream>>>(n, slot_of, slot_min, flag);
   size_t bytes = 0;
   cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, flag, rank, (int)n, stream);
   if (e != cudaSuccess) return e;
@@ -531,9 +519,9 @@ extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int
   e = cub::DeviceScan::ExclusiveSum(tmp, bytes, flag, rank, (int)n, stream);
   if (e != cudaSuccess) return e;
   /* the slots' group numbers reuse the table's least rows */
-  number_kernel<<<g, kThreads, 0, stream>>>(sel, n, slot_of, flag, rank, slot_min, first,
+  number_kernel<<<g, kBlock, 0, stream>>>(sel, n, slot_of, flag, rank, slot_min, first,
                                             d_ngroups);
-  ids_kernel<<<g, kThreads, 0, stream>>>(n, slot_of, slot_min, ids);
+  ids_kernel<<<g, kBlock, 0, stream>>>(n, slot_of, slot_min, ids);
   return cudaGetLastError();
 }
 
@@ -548,8 +536,8 @@ extern "C" cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, i
   uint32_t *keys_out = (uint32_t *)sc.get((size_t)n * 4);
   int64_t *seq = sel != nullptr ? nullptr : (int64_t *)sc.get((size_t)n * 8);
   if (keys_out == nullptr || (sel == nullptr && seq == nullptr)) return cudaErrorMemoryAllocation;
-  int g = blocks_for(n);
-  if (sel == nullptr) iota_kernel<<<g, kThreads, 0, stream>>>(seq, n);
+  int g = grid_for(n);
+  if (sel == nullptr) iota_kernel<<<g, kBlock, 0, stream>>>(seq, n);
   const int64_t *vals = sel != nullptr ? sel : seq;
   size_t bytes = 0;
   cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, bytes, ids, keys_out, vals, rows, (int)n,
@@ -560,7 +548,7 @@ extern "C" cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, i
   e = cub::DeviceRadixSort::SortPairs(tmp, bytes, ids, keys_out, vals, rows, (int)n, 0, bits,
                                       stream);
   if (e != cudaSuccess) return e;
-  offsets_kernel<<<g, kThreads, 0, stream>>>(keys_out, n, ngroups, offsets);
+  offsets_kernel<<<g, kBlock, 0, stream>>>(keys_out, n, ngroups, offsets);
   return cudaGetLastError();
 }
 
@@ -575,7 +563,7 @@ extern "C" cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, i
     e = cudaMemsetAsync(out_valid, 0, (size_t)(ngroups + 31) / 32 * 4, stream);
   if (e != cudaSuccess || ngroups <= 0) return e;
   if (op == LDC_G_LEN) {
-    len_kernel<<<blocks_for(ngroups), kThreads, 0, stream>>>(offsets, ngroups, (uint32_t *)out,
+    len_kernel<<<grid_for(ngroups), kBlock, 0, stream>>>(offsets, ngroups, (uint32_t *)out,
                                                              out_valid);
     return cudaGetLastError();
   }
@@ -595,14 +583,14 @@ extern "C" cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, i
     pl.max_tiles = blocks * ngroups;
     part = (GAcc *)sc.get((size_t)pl.max_tiles * sizeof(GAcc));
     if (part == nullptr) return cudaErrorMemoryAllocation;
-    few_tiles_kernel<<<1, kThreads, 0, stream>>>(ngroups, blocks, tile_off);
+    few_tiles_kernel<<<1, kBlock, 0, stream>>>(ngroups, blocks, tile_off);
   } else {
     /* tiles per group, their offsets by a scan; at most nrows / kTile + ngroups */
     pl.max_tiles = nrows / kTile + ngroups + 1;
     int64_t *tiles = (int64_t *)sc.get((size_t)(ngroups + 1) * 8);
     part = (GAcc *)sc.get((size_t)pl.max_tiles * sizeof(GAcc));
     if (tiles == nullptr || part == nullptr) return cudaErrorMemoryAllocation;
-    tiles_of_kernel<<<blocks_for(ngroups + 1), kThreads, 0, stream>>>(offsets, ngroups, tiles);
+    tiles_of_kernel<<<grid_for(ngroups + 1), kBlock, 0, stream>>>(offsets, ngroups, tiles);
     size_t bytes = 0;
     e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, tiles, tile_off, ngroups + 1, stream);
     if (e != cudaSuccess) return e;

@@ -19,8 +19,6 @@
 
 namespace {
 
-constexpr int kBlock = 256;
-
 /* A row of a mask counts when its byte is nonzero and it is valid. */
 struct MaskTrue {
   const uint8_t *values;
@@ -29,11 +27,6 @@ struct MaskTrue {
     return values[i] != 0 && bit(validity, i);
   }
 };
-
-int grid_for(int64_t n) {
-  int64_t g = (n + kBlock - 1) / kBlock;
-  return (int)(g < 1 ? 1 : (g > 65535 * 32 ? 65535 * 32 : g));
-}
 
 /* Every thread of a warp, row base + threadIdx.x (its warp's 32 rows starting
  * at a multiple of 32): the warp's validity word into out_valid (when not

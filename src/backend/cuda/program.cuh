@@ -13,6 +13,22 @@
 
 namespace {
 
+constexpr int kBlock = 256; /* threads per block of a grid-stride kernel */
+
+/* blocks of a grid-stride kernel over n rows */
+inline int grid_for(int64_t n) {
+  int64_t g = (n + kBlock - 1) / kBlock;
+  return (int)(g < 1 ? 1 : (g > 65535 * 32 ? 65535 * 32 : g));
+}
+
+/* a[i] = i for i < n: row numbers */
+template <typename T>
+__global__ void iota_kernel(T *a, int64_t n) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    a[i] = (T)i;
+}
+
 __device__ __forceinline__ bool bit(const uint8_t *bits, int64_t i) {
   return bits == nullptr || ((bits[i >> 3] >> (i & 7)) & 1);
 }

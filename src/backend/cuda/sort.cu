@@ -15,12 +15,6 @@
 
 namespace {
 
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n) {
-  int64_t g = (n + kThreads - 1) / kThreads;
-  return (int)(g < 1 ? 1 : (g > 65535 * 32 ? 65535 * 32 : g));
-}
 
 __device__ __forceinline__ uint64_t norm_key(int kind, const void *v, int64_t i) {
   switch (kind) {
@@ -69,12 +63,6 @@ __global__ void key_kernel(int kind, const void *v, const uint8_t *valid, bool d
   }
 }
 
-__global__ void iota_kernel(int64_t *a, int64_t n) {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    a[i] = i;
-}
-
 }  // namespace
 
 extern "C" cudaError_t ldc_sort_perm(const ldc_sort_key *keys, int nkeys, int64_t n, int64_t *perm,
@@ -94,14 +82,14 @@ extern "C" cudaError_t ldc_sort_perm(const ldc_sort_key *keys, int nkeys, int64_
   if (k1 == nullptr || k2 == nullptr || p2 == nullptr || tmp == nullptr) {
     e = cudaErrorMemoryAllocation;
   } else {
-    int g = blocks_for(n);
-    iota_kernel<<<g, kThreads, 0, stream>>>(perm, n);
+    int g = grid_for(n);
+    iota_kernel<<<g, kBlock, 0, stream>>>(perm, n);
     for (int k = nkeys - 1; k >= 0 && e == cudaSuccess; k--) {
       const ldc_sort_key &key = keys[k];
       for (int pass = 0; pass < 2 && e == cudaSuccess; pass++) {
         bool nulls = pass == 1;
         if (nulls && !key.has_nulls) continue;
-        key_kernel<<<g, kThreads, 0, stream>>>(key.kind, key.values, key.valid, key.desc, nulls,
+        key_kernel<<<g, kBlock, 0, stream>>>(key.kind, key.values, key.valid, key.desc, nulls,
                                                key.nulls_last, perm, n, k1);
         int end = nulls ? 1 : key.bits;
         e = cub::DeviceRadixSort::SortPairs(tmp, bytes, k1, k2, perm, p2, (int)n, 0, end, stream);
