@@ -260,9 +260,37 @@ static inline void ladle_dgroups_release(ladle_dgroups *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* A String column's rows against one pattern (str_match). Comparisons order
+ * bytes as Polars orders strings (memcmp, then the shorter first). */
+typedef enum ladle_str_op {
+  LADLE_STR_EQ = 0,
+  LADLE_STR_NE,
+  LADLE_STR_LT,
+  LADLE_STR_LE,
+  LADLE_STR_GT,
+  LADLE_STR_GE,
+  LADLE_STR_STARTS_WITH,
+  LADLE_STR_ENDS_WITH,
+  LADLE_STR_CONTAINS /* a plain substring, not a regex */
+} ladle_str_op;
+
+/* The row pairs of a join on a backend's device (join_rows): n pairs, as
+ * Int64 columns of n rows without nulls, -1 for "no row" (the null side of
+ * an outer join's row); `right` has no buffers for SEMI and ANTI joins. */
+typedef struct ladle_djoin {
+  int64_t n;
+  ladle_column left, right;
+} ladle_djoin;
+
+static inline void ladle_djoin_release(ladle_djoin *j) {
+  ladle_column_release(&j->left);
+  ladle_column_release(&j->right);
+  memset(j, 0, sizeof *j);
+}
+
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 5
+#define LADLE_BACKEND_ABI 6
 
 typedef struct ladle_backend {
   const char *name;
@@ -349,6 +377,25 @@ typedef struct ladle_backend {
   ladle_status (*sort_perm)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                             const bool *descending, const bool *nulls_last, ladle_column *out,
                             ladle_error *err);
+  /* The pairs of rows a join of type `how` matches, in the host kernel
+   * join's order: by left row, each left row's matches by right row (a LEFT
+   * or FULL join's left row without a match paired with -1); a FULL join's
+   * right rows without a match after those, ascending; a RIGHT join the
+   * same with the sides swapped (by right row); SEMI and ANTI the left rows
+   * kept, ascending; CROSS every left row with every right row, left-major.
+   * lkeys and rkeys: nkeys key columns per side on the device, of equal
+   * types pairwise (types a row program reads, and strings), nl and nr rows
+   * (CROSS: nkeys 0, the sides' heights). Keys compare as group_by's do;
+   * null keys match each other only with nulls_equal. LADLE_ENOTSUP for
+   * other key types, or 2^31 - 1 rows or more on a side. */
+  ladle_status (*join_rows)(const ladle_kctx *ctx, const ladle_column *lkeys,
+                            const ladle_column *rkeys, size_t nkeys, int64_t nl, int64_t nr,
+                            ladle_join_type how, bool nulls_equal, ladle_djoin *out,
+                            ladle_error *err);
+  /* Per row of String column `in` (on the device), `row op pat` for the
+   * pat_len bytes at host pointer pat: a Bool column, null where in is. */
+  ladle_status (*str_match)(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
+                            const char *pat, size_t pat_len, ladle_column *out, ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

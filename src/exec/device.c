@@ -111,10 +111,97 @@ bool exec_host_scalar(const ladle_bexpr *e) {
   return e->scalar && !e->has_agg && !e->has_window && e->kind != LADLE_EX_LIT && !reads_columns(e);
 }
 
+/* A String predicate the backend's str_match computes as a column of its
+ * own (a row program then reads it as an input): a comparison of a String
+ * column with a String literal, or starts_with, ends_with or contains
+ * (a plain substring: no regex metacharacter) of a String column. Its
+ * column into *col, the operation and pattern into *op, *pat and *len. */
+static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexpr **col,
+                     ladle_str_op *op, const char **pat, size_t *len) {
+  if (s->be->str_match == NULL) return false;
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (e->kind == LADLE_EX_BINARY && e->nargs == 2) {
+    static const struct {
+      int op;
+      ladle_str_op as, mirrored;
+    } CMP[] = {
+        {LADLE_OP_EQ, LADLE_STR_EQ, LADLE_STR_EQ}, {LADLE_OP_NE, LADLE_STR_NE, LADLE_STR_NE},
+        {LADLE_OP_LT, LADLE_STR_LT, LADLE_STR_GT}, {LADLE_OP_LE, LADLE_STR_LE, LADLE_STR_GE},
+        {LADLE_OP_GT, LADLE_STR_GT, LADLE_STR_LT}, {LADLE_OP_GE, LADLE_STR_GE, LADLE_STR_LE}};
+    for (size_t k = 0; k < sizeof CMP / sizeof CMP[0]; k++) {
+      if (CMP[k].op != e->op) continue;
+      for (int side = 0; side < 2; side++) {
+        const ladle_bexpr *c = e->args[side], *l = e->args[1 - side];
+        while (c->kind == LADLE_EX_ALIAS) c = c->args[0];
+        if (c->kind != LADLE_EX_COL || c->type.id != LADLE_TYPE_STRING || c->scalar ||
+            l->kind != LADLE_EX_LIT || !l->scalar || l->lit.length != 1 ||
+            l->lit.type.id != LADLE_TYPE_STRING || !ladle_column_valid(&l->lit, 0))
+          continue;
+        *col = c;
+        *op = side == 0 ? CMP[k].as : CMP[k].mirrored;
+        *pat = ladle_str_ptr(&l->lit, 0);
+        *len = (size_t)ladle_str_len(&l->lit, 0);
+        return true;
+      }
+    }
+    return false;
+  }
+  if (e->kind != LADLE_EX_FUNC || e->nargs != 1 || e->fopts.str == NULL) return false;
+  const ladle_bexpr *c = e->args[0];
+  while (c->kind == LADLE_EX_ALIAS) c = c->args[0];
+  if (c->kind != LADLE_EX_COL || c->type.id != LADLE_TYPE_STRING || c->scalar) return false;
+  const char *p = e->fopts.str;
+  switch (e->op) {
+    case LADLE_FN_STR_STARTS_WITH:
+      *op = LADLE_STR_STARTS_WITH;
+      break;
+    case LADLE_FN_STR_ENDS_WITH:
+      *op = LADLE_STR_ENDS_WITH;
+      break;
+    case LADLE_FN_STR_CONTAINS:
+      if (!e->fopts.literal && strpbrk(p, "\\.^$|?*+()[]{}") != NULL) return false;
+      *op = LADLE_STR_CONTAINS;
+      break;
+    default:
+      return false;
+  }
+  *col = c;
+  *pat = p;
+  *len = strlen(p);
+  return true;
+}
+
+/* is_in of a literal list the column kernels compute as a disjunction of
+ * equalities (str_match's for a String column): its list, of 1 to 8 values
+ * of the input's type, not a float (is_in's NaN and -0.0 are not =='s). */
+static const ladle_column *is_in_list(const exec_state *s, const ladle_bexpr *e) {
+  if (e->kind != LADLE_EX_FUNC || e->op != LADLE_FN_IS_IN || e->nargs != 2) return NULL;
+  const ladle_bexpr *x = e->args[0], *l = e->args[1];
+  const ladle_column *v = &l->lit;
+  if (l->kind != LADLE_EX_LIT || v->length < 1 || v->length > 8 || v->null_count == v->length ||
+      !ladle_dtype_equal(v->type, x->type) || ladle_type_is_float(x->type.id) || x->scalar)
+    return NULL;
+  if (x->type.id == LADLE_TYPE_STRING) {
+    while (x->kind == LADLE_EX_ALIAS) x = x->args[0];
+    return x->kind == LADLE_EX_COL && s->be->str_match != NULL ? v : NULL;
+  }
+  ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL);
+  return takes_binary(s, LADLE_OP_EQ, x->type, x->type, b) && takes_binary(s, LADLE_OP_OR, b, b, b)
+             ? v
+             : NULL;
+}
+
 /* A row-wise expression the column kernels evaluate: NULL, else why not
  * (into buf). */
 static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
   char t1[48], t2[48];
+  const ladle_bexpr *sc;
+  ladle_str_op so;
+  const char *sp;
+  size_t sl;
+  if (str_pred(s, e, &sc, &so, &sp, &sl)) return NULL; /* a column of str_match */
+  if (is_in_list(s, e) != NULL)
+    return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise(s, e->args[0], buf, cap);
   if (exec_host_scalar(e)) {
     /* one value made of literals, on the host (eval_chunk) */
     if (!type_on_device(e->type.id) || ladle_type_is_varlen(e->type.id)) {
@@ -310,6 +397,7 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       break;
     }
     case LADLE_POP_PROJECT:
+    case LADLE_POP_CACHE: /* a shared subplan's table, kept for its other parents */
       break;
     case LADLE_POP_GROUP_BY: {
       if (p->nkeys == 0 || c->s->be->group_keys == NULL)
@@ -325,6 +413,47 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       for (size_t i = 0; i < p->nexprs; i++) {
         const char *why = grouped_agg(c->s, p->exprs[i], buf, sizeof buf);
         if (why != NULL) return refuse(c, pn, p->exprs[i], why);
+      }
+      break;
+    }
+    case LADLE_POP_JOIN: {
+      if (c->s->be->join_rows == NULL)
+        return refuse(c, pn, NULL, "this operator has no GPU path yet");
+      if (pn->defer_side[0] || pn->defer_side[1] || pn->feeds != NULL)
+        return refuse(c, pn, NULL, "a join rewritten for the CPU's pipelines");
+      if (exec_join_reorders(p) && c->s->be->sort_perm == NULL)
+        return refuse(c, pn, NULL, "a join's maintain_order");
+      for (size_t side = 0; side < 2; side++)
+        for (size_t i = 0; i < p->nkeys; i++) {
+          const ladle_bexpr *k = side == 0 ? p->keys[i] : p->rkeys[i];
+          const char *why = rowwise(c->s, k, buf, sizeof buf);
+          if (why == NULL && k->scalar) why = "a join key of one value";
+          if (why == NULL && ladle_type_is_varlen(k->type.id) && unalias(k)->kind != LADLE_EX_COL)
+            why = "a computed String key";
+          if (why == NULL && k->type.id == LADLE_TYPE_NULL) why = "a join key of type null";
+          if (why == NULL && side == 1 && !ladle_dtype_equal(p->keys[i]->type, k->type)) {
+            char t1[48], t2[48];
+            snprintf(buf, sizeof buf, "join keys of types %s and %s",
+                     type_name(p->keys[i]->type, t1, sizeof t1), type_name(k->type, t2, sizeof t2));
+            why = buf;
+          }
+          if (why != NULL) {
+            if (side == 0) return refuse(c, pn, k, why);
+            char b2[200];
+            snprintf(b2, sizeof b2, "right key %zu: %s", i, why);
+            return refuse(c, pn, NULL, b2);
+          }
+        }
+      for (size_t i = 0; i < p->schema.n; i++) {
+        ladle_dtype t = p->schema.types[i];
+        if (p->coalesce_rkey[i] >= 0 &&
+            (ladle_type_is_varlen(t.id) ||
+             !takes_instr(c->s, LADLE_P_FUNC, LADLE_FN_FILL_NULL, t, t, t))) {
+          char t1[48];
+          snprintf(buf, sizeof buf, "a coalesced key '%s' of type %s", p->schema.names[i],
+                   type_name(t, t1, sizeof t1));
+          return refuse(c, pn, NULL, buf);
+        }
       }
       break;
     }
@@ -397,6 +526,17 @@ static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
   return ok;
 }
 
+/* A node on the device whose input runs on the host: a shared subplan
+ * (CACHE) that one parent moved to the host, read by another on the device. */
+static const ladle_pnode *split_input(const ladle_pnode *pn) {
+  for (size_t i = 0; i < pn->ninputs; i++) {
+    if (!pn->host && pn->inputs[i]->host) return pn;
+    const ladle_pnode *f = split_input(pn->inputs[i]);
+    if (f != NULL) return f;
+  }
+  return NULL;
+}
+
 static bool any_on_device(const ladle_pnode *pn) {
   if (!pn->host) return true;
   for (size_t i = 0; i < pn->ninputs; i++)
@@ -427,6 +567,13 @@ ladle_status exec_columns_check(exec_state *s, ladle_pplan *pp, ladle_strbuf *no
   fc.err = &first;
   bool refused = false;
   place(&fc, pp->root, &refused);
+  const ladle_pnode *split = split_input(pp->root);
+  if (split != NULL) {
+    mark_host(pp->root);
+    return refuse(&c, split, NULL,
+                  "a shared subplan (cache) its parents read on the host and "
+                  "on the device");
+  }
   if (!pp->root->host) return LADLE_OK;
   if (!any_on_device(pp->root)) {
     *err = first;
@@ -822,8 +969,12 @@ typedef struct pcomp {
   ladle_program p;
   ladle_column consts[LADLE_PROG_MAX]; /* values computed on the host */
   size_t nconst;
-  int64_t col[LADLE_PROG_INPUTS]; /* the chunk's column of each input */
+  /* per input, the chunk's column, or -(j + 1): extra[j], a column computed
+   * for the program by another kernel (str_match) */
+  int64_t col[LADLE_PROG_INPUTS];
   size_t ncols;
+  ladle_column extra[LADLE_PROG_INPUTS];
+  size_t nextra;
   ladle_status st;
   ladle_error *err;
   bool dry; /* only whether it fits: functions of literals not computed */
@@ -861,6 +1012,25 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   }
   if (e->kind == LADLE_EX_LIT && e->scalar && e->lit.length == 1)
     return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, &e->lit);
+  const ladle_bexpr *sc;
+  ladle_str_op so;
+  const char *sp;
+  size_t sl;
+  if (str_pred(c->s, e, &sc, &so, &sp, &sl)) {
+    /* a Bool column of its own, an input of the program */
+    if (c->ncols == LADLE_PROG_INPUTS) return -1;
+    size_t j = c->nextra;
+    if (!c->dry) {
+      int64_t col = c->remap != NULL ? c->remap[sc->col] : sc->col;
+      c->st =
+          c->s->be->str_match(&c->s->k, so, &c->chunk->columns[col], sp, sl, &c->extra[j], c->err);
+      if (c->st != LADLE_OK) return -1;
+    }
+    c->nextra++;
+    c->col[c->ncols++] = -(int64_t)j - 1;
+    return emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, ladle_dtype_make(LADLE_TYPE_BOOL),
+                    NULL);
+  }
   if (exec_host_scalar(e)) {
     if (c->nconst == LADLE_PROG_MAX) return -1;
     if (c->dry) return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, NULL);
@@ -883,6 +1053,46 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     int a = emit(c, e->args[0]);
     int b = a < 0 || e->nargs < 2 ? a : emit(c, e->args[1]);
     return b < 0 ? -1 : emit_ins(c, LADLE_P_FUNC, e->op, a, b, e->type, NULL);
+  }
+  const ladle_column *list = is_in_list(c->s, e);
+  if (list != NULL) {
+    /* x == v0 | x == v1 | ...: null rows stay null, null values match nothing */
+    bool str = e->args[0]->type.id == LADLE_TYPE_STRING;
+    const ladle_bexpr *x = e->args[0];
+    while (x->kind == LADLE_EX_ALIAS) x = x->args[0];
+    int xi = str ? 0 : emit(c, x), acc = -1;
+    ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL);
+    for (int64_t k = 0; xi >= 0 && k < list->length; k++) {
+      if (!ladle_column_valid(list, k)) continue;
+      int eq;
+      if (str) {
+        if (c->ncols == LADLE_PROG_INPUTS) return -1;
+        size_t j = c->nextra;
+        if (!c->dry) {
+          int64_t col = c->remap != NULL ? c->remap[x->col] : x->col;
+          c->st = c->s->be->str_match(&c->s->k, LADLE_STR_EQ, &c->chunk->columns[col],
+                                      ladle_str_ptr(list, k), (size_t)ladle_str_len(list, k),
+                                      &c->extra[j], c->err);
+          if (c->st != LADLE_OK) return -1;
+        }
+        c->nextra++;
+        c->col[c->ncols++] = -(int64_t)j - 1;
+        eq = emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, b, NULL);
+      } else {
+        if (c->nconst == LADLE_PROG_MAX) return -1;
+        const ladle_column *v = NULL;
+        if (!c->dry) {
+          c->st = ladle_column_slice(list, k, 1, &c->consts[c->nconst], c->err);
+          if (c->st != LADLE_OK) return -1;
+          v = &c->consts[c->nconst++];
+        }
+        int vi = emit_ins(c, LADLE_P_CONST, 0, 0, 0, x->type, v);
+        eq = vi < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, LADLE_OP_EQ, xi, vi, b, NULL);
+      }
+      acc = eq < 0 ? -1 : acc < 0 ? eq : emit_ins(c, LADLE_P_BINARY, LADLE_OP_OR, acc, eq, b, NULL);
+      if (acc < 0) return -1;
+    }
+    return acc;
   }
   if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
     int lo, hi;
@@ -912,11 +1122,13 @@ static pcomp *pcomp_new(exec_state *s, const ladle_chunk *chunk, ladle_error *er
 
 /* the program's input columns, in its COL order, into cols */
 static void pcomp_inputs(const pcomp *c, const ladle_chunk *chunk, ladle_column *cols) {
-  for (size_t k = 0; k < c->ncols; k++) cols[k] = chunk->columns[c->col[k]];
+  for (size_t k = 0; k < c->ncols; k++)
+    cols[k] = c->col[k] >= 0 ? chunk->columns[c->col[k]] : c->extra[-c->col[k] - 1];
 }
 
 static void pcomp_free(pcomp *c) {
   for (size_t k = 0; k < c->nconst; k++) ladle_column_release(&c->consts[k]);
+  for (size_t k = 0; k < c->nextra; k++) ladle_column_release(&c->extra[k]);
   free(c);
 }
 
@@ -928,7 +1140,10 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
   if (c == NULL) return LADLE_OOM(err, "row program");
   int last = emit(c, e);
   ladle_status st = c->st;
-  if (st == LADLE_OK && last >= 0 && c->ncols > 0) {
+  if (st == LADLE_OK && last >= 0 && c->p.n == 1 && c->nextra == 1) {
+    ladle_column_copy_ref(&c->extra[0], out); /* the predicate alone: its column */
+    *done = true;
+  } else if (st == LADLE_OK && last >= 0 && c->ncols > 0) {
     ladle_column in[LADLE_PROG_INPUTS];
     pcomp_inputs(c, chunk, in);
     st = s->be->eval_program(&s->k, &c->p, in, c->ncols, out, err);
@@ -1313,6 +1528,129 @@ ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table
   }
   ladle_column_release(&perm);
   ladle_table_release(in);
+  if (st != LADLE_OK) {
+    if (o != NULL) ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------ join */
+
+/* j's pairs reordered by their `by_right` side's row, stably, pairs without
+ * one last (a join's maintain_order): the rows as UInt64 (-1 the largest). */
+static ladle_status join_pairs_order(exec_state *s, ladle_djoin *j, bool by_right,
+                                     ladle_error *err) {
+  ladle_column key, perm, l, r;
+  ladle_column_copy_ref(by_right ? &j->right : &j->left, &key);
+  key.type = ladle_dtype_make(LADLE_TYPE_UINT64);
+  bool desc = false, last = true;
+  ladle_status st = s->be->sort_perm(&s->k, &key, 1, &desc, &last, &perm, err);
+  ladle_column_release(&key);
+  if (st != LADLE_OK) return st;
+  st = s->be->take(&s->k, &j->left, &perm, &l, err);
+  if (st == LADLE_OK) {
+    st = s->be->take(&s->k, &j->right, &perm, &r, err);
+    if (st == LADLE_OK) {
+      ladle_column_release(&j->left);
+      ladle_column_release(&j->right);
+      j->left = l;
+      j->right = r;
+    } else {
+      ladle_column_release(&l);
+    }
+  }
+  ladle_column_release(&perm);
+  return st;
+}
+
+/* Output column i of join p: its side's column at the pairs' rows; a
+ * coalesced key takes the right key where the left row has none. */
+static ladle_status join_column(exec_state *s, const ladle_plan *p, size_t i,
+                                const ladle_chunk *const c[2], const ladle_djoin *j,
+                                ladle_column *out, ladle_error *err) {
+  int64_t m = p->out_map[i];
+  const ladle_column *src = m >= 0 ? &c[0]->columns[m] : &c[1]->columns[-m - 1];
+  if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL) {
+    exec_placeholder(out, j->n); /* unread above */
+    return LADLE_OK;
+  }
+  LADLE_RETURN_NOT_OK(s->be->take(&s->k, src, m >= 0 ? &j->left : &j->right, out, err));
+  int64_t ck = p->coalesce_rkey[i];
+  if (ck < 0) return LADLE_OK;
+  ladle_column in[2];
+  in[0] = *out;
+  ladle_status st = s->be->take(&s->k, &c[1]->columns[ck], &j->right, &in[1], err);
+  if (st == LADLE_OK) {
+    ladle_dtype t = out->type;
+    ladle_program pg;
+    memset(&pg, 0, sizeof pg);
+    pg.n = 3;
+    pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, t, NULL};
+    pg.ins[1] = (ladle_pinstr){LADLE_P_COL, 0, 1, 0, t, NULL};
+    pg.ins[2] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_FILL_NULL, 0, 1, t, NULL};
+    st = s->be->eval_program(&s->k, &pg, in, 2, out, err);
+    ladle_column_release(&in[1]);
+  }
+  ladle_column_release(&in[0]);
+  return st;
+}
+
+ladle_status exec_columns_join(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                               ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  ladle_table *in[2] = {NULL, NULL};
+  ladle_status st = LADLE_OK;
+  for (size_t k = 0; k < 2 && st == LADLE_OK; k++) {
+    st = ladle_exec_node(s, pn->inputs[k], &in[k], NULL, err);
+    if (st == LADLE_OK) st = one_partition(in[k], err);
+  }
+  bool cross = p->join.how == LADLE_JOIN_CROSS;
+  size_t nk = cross ? 0 : p->nkeys, have[2] = {0, 0};
+  ladle_column *keys[2] = {calloc(LADLE_MAX(nk, 1), sizeof(ladle_column)),
+                           calloc(LADLE_MAX(nk, 1), sizeof(ladle_column))};
+  if (st == LADLE_OK && (keys[0] == NULL || keys[1] == NULL)) st = LADLE_OOM(err, "join keys");
+  const ladle_chunk *c[2] = {NULL, NULL};
+  if (st == LADLE_OK) {
+    c[0] = &in[0]->chunks[0];
+    c[1] = &in[1]->chunks[0];
+  }
+  for (size_t k = 0; k < 2 && st == LADLE_OK; k++)
+    for (; have[k] < nk; have[k]++) {
+      st =
+          ladle_eval_chunk(s, (k == 0 ? p->keys : p->rkeys)[have[k]], c[k], &keys[k][have[k]], err);
+      if (st != LADLE_OK) break;
+    }
+  ladle_djoin j;
+  memset(&j, 0, sizeof j);
+  double t0 = LADLE_PHASE_START();
+  if (st == LADLE_OK)
+    st = s->be->join_rows(&s->k, keys[0], keys[1], nk, c[0]->length, c[1]->length, p->join.how,
+                          p->join.nulls_equal, &j, err);
+  LADLE_PHASE_END("join rows (device)", j.n, t0);
+  for (size_t k = 0; k < 2; k++) {
+    for (size_t i = 0; i < have[k]; i++) ladle_column_release(&keys[k][i]);
+    free(keys[k]);
+  }
+  if (st == LADLE_OK && j.n > 1 && exec_join_reorders(p)) {
+    ladle_join_order o = p->join.order;
+    st = join_pairs_order(s, &j, o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT,
+                          err);
+  }
+  ladle_table *o = NULL;
+  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
+  if (st == LADLE_OK) {
+    o->chunks[0].length = j.n;
+    t0 = LADLE_PHASE_START();
+    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++)
+      st = join_column(s, p, i, c, &j, &o->chunks[0].columns[i], err);
+    LADLE_PHASE_END("join gather (device)", j.n, t0);
+    ladle_table_seal(o);
+  }
+  ladle_djoin_release(&j);
+  ladle_table_release(in[0]);
+  ladle_table_release(in[1]);
   if (st != LADLE_OK) {
     if (o != NULL) ladle_table_release(o);
     return st;

@@ -248,6 +248,14 @@ ladle_status exec_columns_check(exec_state *s, ladle_pplan *pp, ladle_strbuf *no
  * of the filter's input and group_keys groups the rows the predicate keeps. */
 ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                    ladle_error *err);
+/* A JOIN on the column kernels: the sides' key columns to join_rows, the
+ * output columns taken at its pairs (exec_join_reorders: reordered by the
+ * other side's row first). */
+ladle_status exec_columns_join(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                               ladle_error *err);
+/* Whether join p's pairs are reordered for its maintain_order (the join
+ * kernels give them by left row, by right row for a right join). */
+bool exec_join_reorders(const ladle_plan *p);
 /* A SORT on the column kernels, its input run here: sort_perm over its keys
  * (cut to the sort's limit), every column taken through it. */
 ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,

@@ -28,7 +28,7 @@ static ladle_status defer_compose(exec_state *s, const join_defer *d, const int6
  * kernels give them left row first (right row first for RIGHT joins), each
  * side's rows in order; the other order is a stable counting sort by the
  * other side's row, rows without one last. */
-static bool join_reorders(const ladle_plan *p) {
+bool exec_join_reorders(const ladle_plan *p) {
   ladle_join_order o = p->join.order;
   bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
   bool by_left = o == LADLE_JOIN_ORDER_LEFT || o == LADLE_JOIN_ORDER_LEFT_RIGHT;
@@ -76,7 +76,7 @@ static ladle_status join_order(exec_state *s, const ladle_plan *p, ladle_join_pa
                                int64_t nl, int64_t nr, ladle_error *err) {
   ladle_join_order o = p->join.order;
   bool by_right = o == LADLE_JOIN_ORDER_RIGHT || o == LADLE_JOIN_ORDER_RIGHT_LEFT;
-  if (pairs->right == NULL || pairs->n < 2 || !join_reorders(p)) return LADLE_OK;
+  if (pairs->right == NULL || pairs->n < 2 || !exec_join_reorders(p)) return LADLE_OK;
   /* a stable counting sort by the other side's row, rows without one last */
   return s->be->join_pairs_sort(&s->k, pairs, by_right, by_right ? nr : nl, err);
 }
@@ -132,7 +132,7 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
   /* runs are gathered from partition by partition unless the output needs the
    * pairs whole */
   if (st == LADLE_OK && pairs.runs != NULL &&
-      (coalesce || jd[0].in != NULL || jd[1].in != NULL || join_reorders(p)))
+      (coalesce || jd[0].in != NULL || jd[1].in != NULL || exec_join_reorders(p)))
     st = pairs_materialize(s, &pairs, err);
   if (st == LADLE_OK) st = join_order(s, p, &pairs, lc->num_rows, rc->num_rows, err);
   /* a join whose left rows come out exactly once and in order (a lookup into a
@@ -241,6 +241,7 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
 static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *side_in,
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side_in);
+  if (s->columns) return exec_columns_join(s, pn, out, err);
   ladle_table *ins[2] = {NULL, NULL};
   join_defer jd[2];
   memset(jd, 0, sizeof jd);

@@ -266,8 +266,8 @@ static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col
 static bool join_defers(planner *P, const ladle_plan *p, size_t side, bool **need) {
   *need = NULL;
   const ladle_plan *f = p->inputs[side];
-  if (!P->o->can_defer || f->kind != LADLE_NODE_FILTER || ladle_join_coalesces(p) ||
-      p->join.how == LADLE_JOIN_CROSS)
+  if (!P->o->can_defer || P->o->columns || f->kind != LADLE_NODE_FILTER ||
+      ladle_join_coalesces(p) || p->join.how == LADLE_JOIN_CROSS)
     return false;
   bool *nd = calloc(LADLE_MAX(f->schema.n, 1), sizeof *nd);
   if (nd == NULL) {
@@ -536,7 +536,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   int64_t base = -1;
   pending transfer = {NULL, 0, NULL, false};
   /* a predicate transfer: right side first, its keys to the left side's */
-  if (how == LADLE_JOIN_INNER && nk == 1 && !p->join.nulls_equal &&
+  /* (the column kernels run each node whole: none of these rewrites) */
+  if (!P->o->columns && how == LADLE_JOIN_INNER && nk == 1 && !p->join.nulls_equal &&
       p->keys[0]->kind == LADLE_EX_COL && p->rkeys[0]->kind == LADLE_EX_COL &&
       (base = chain_base_rows(p->inputs[1])) >= 0) {
     pn->right_first = true;
@@ -569,7 +570,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   }
   /* a semi-join reduction: left side first (as always), its keys to a
    * group-by under the right side */
-  bool fits = !pn->right_first && nk > 0 && nk <= LADLE_SEMI_MAX_KEYS && !p->join.nulls_equal &&
+  bool fits = !P->o->columns && !pn->right_first && nk > 0 && nk <= LADLE_SEMI_MAX_KEYS &&
+              !p->join.nulls_equal &&
               (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                how == LADLE_JOIN_ANTI);
   int64_t cols[LADLE_SEMI_MAX_KEYS];

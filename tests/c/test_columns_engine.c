@@ -3,7 +3,8 @@
  * the CPU's table under LADLE_COLUMN_KERNELS=1 always, and on the GPU where
  * one is (LADLE_REQUIRE_CUDA=1 makes its absence a failure). Filters,
  * projections, whole-column aggregations, group_by (and a sort of its
- * groups on the host: a plan partly on the device), sorts and top-k, a plan
+ * groups on the host: a plan partly on the device), sorts and top-k, joins
+ * (left, and full with coalesced keys and maintain_order), a plan
  * the path lacks (refused
  * with the node's name, then run on the host side), scanned columns kept for
  * the next query, and running out of memory. */
@@ -128,6 +129,34 @@ static ladle_plan *plan_(ladle_table *t, int which) {
       CHECK_OK(ladle_plan_sort(f, 1, by, desc, nl, true, 1000, &p, &err_));
       break;
     }
+    case 8: { /* a left join of a filter to a group_by of the same table (a dimension) */
+      CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("fn"), LITF(20.0)), &f, &err_));
+      ladle_expr *k[] = {COL("i32")};
+      ladle_expr *a[] = {AS(AGG(SUM, COL("f64")), "tot"), AS(ladle_expr_len(), "cnt")};
+      ladle_plan *g;
+      CHECK_OK(ladle_plan_group_by(scan(t), 1, k, 2, a, true, &g, &err_));
+      ladle_plan *gf;
+      CHECK_OK(ladle_plan_filter(g, BIN(GT, COL("i32"), LIT(-900)), &gf, &err_));
+      ladle_expr *lo[] = {COL("i32")}, *ro[] = {COL("i32")};
+      ladle_join_opts jo = {LADLE_JOIN_LEFT, false, true, NULL, NULL, LADLE_JOIN_ORDER_NONE};
+      CHECK_OK(ladle_plan_join(f, gf, 1, lo, ro, &jo, &p, &err_));
+      break;
+    }
+    case 9: { /* a full join of two group_bys on (i32, s), coalesced, right rows kept in
+                 order of their left rows */
+      CHECK_OK(ladle_plan_filter(scan(t), BIN(LT, COL("i32"), LIT(500)), &f, &err_));
+      ladle_expr *k1[] = {COL("i32"), COL("b")}, *k2[] = {COL("i32"), COL("b")};
+      ladle_expr *a1[] = {AS(AGG(MAX, COL("d")), "dmax")};
+      ladle_expr *a2[] = {AS(AGG(MIN, COL("fn")), "fmin")};
+      ladle_plan *g1, *g2, *f2;
+      CHECK_OK(ladle_plan_group_by(f, 2, k1, 1, a1, true, &g1, &err_));
+      CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("f64"), LITF(0.0)), &f2, &err_));
+      CHECK_OK(ladle_plan_group_by(f2, 2, k2, 1, a2, true, &g2, &err_));
+      ladle_expr *lo[] = {COL("i32"), COL("b")}, *ro[] = {COL("i32"), COL("b")};
+      ladle_join_opts jo = {LADLE_JOIN_FULL, false, true, NULL, NULL, LADLE_JOIN_ORDER_RIGHT_LEFT};
+      CHECK_OK(ladle_plan_join(g1, g2, 2, lo, ro, &jo, &p, &err_));
+      break;
+    }
   }
   return p;
 }
@@ -174,7 +203,7 @@ static void conforms(ladle_engine *e, ladle_table *t) {
   ladle_engine *cpu;
   CHECK_OK(ladle_engine_create(&co, &cpu, &err_));
   CHECK(!ladle_engine_columns(cpu) && ladle_engine_columns(e));
-  for (int w = 0; w < 8; w++) {
+  for (int w = 0; w < 10; w++) {
     ladle_plan *p = plan_(t, w);
     ladle_result *a = NULL, *b = NULL;
     CHECK_OK(ladle_engine_execute(cpu, p, &a, &err_));

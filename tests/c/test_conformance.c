@@ -1107,6 +1107,111 @@ static void check_sort(suite *s) {
     }
 }
 
+/* ---------------------------------------------------------------- join */
+
+/* Keys of a join's side of n rows for key set `set` (both sides drawn alike,
+ * so that they share values): 0 Int32 among about `m` (nulls), 1 Float64
+ * specials (nulls), 2 String (nulls), 3 Int64 from a pool of `m` random
+ * values or not among them, 4 String + Int32 + Boolean. Returns the keys. */
+static size_t join_keys(int set, int64_t n, int64_t m, const int64_t *pool, ladle_column *h) {
+  if (set == 0) h[0] = few_keys(0, n, m, true);
+  if (set == 1) h[0] = few_keys(1, n, 0, true);
+  if (set == 2) h[0] = few_keys(2, n, 0, true);
+  if (set == 3) {
+    h[0] = random_column(LADLE_TYPE_INT64, n, 0);
+    for (int64_t i = 0; i < n; i++)
+      if (test_rand() % 4 != 0) LADLE_COL_MUT(&h[0], int64_t)[i] = pool[test_rand() % (uint64_t)m];
+  }
+  if (set == 4) {
+    h[0] = few_keys(2, n, 0, false);
+    h[1] = few_keys(0, n, 3, true);
+    h[2] = few_keys(3, n, 0, true);
+    return 3;
+  }
+  return 1;
+}
+
+static void check_join(suite *s) {
+  if (s->be->join_rows == NULL) {
+    if (s->strict) {
+      fprintf(stderr, "  [%s] no join_rows\n", s->be->name);
+      failures_++;
+    }
+    return;
+  }
+  static const ladle_join_type HOW[] = {LADLE_JOIN_INNER, LADLE_JOIN_LEFT, LADLE_JOIN_RIGHT,
+                                        LADLE_JOIN_FULL,  LADLE_JOIN_SEMI, LADLE_JOIN_ANTI,
+                                        LADLE_JOIN_CROSS};
+  const ladle_backend *cpu = ladle_backend_cpu();
+  ladle_kctx hk;
+  memset(&hk, 0, sizeof hk);
+  int64_t len[16], nlen = lengths(s, len);
+  for (int64_t li = 0; li < nlen; li++)
+    for (int set = 0; set < 5; set++) {
+      /* the left side n rows, the right about a third (one of the other lengths
+       * for the small ones); few distinct keys only where the output stays small */
+      int64_t nl = len[li], nr = nl > 1000 ? nl / 3 + 1 : len[(li + 3) % nlen] % 2000;
+      if ((set == 1 || set == 2 || set == 4) && nl > 4099) continue;
+      int64_t m = nl / 2 + 1;
+      int64_t *pool = malloc((size_t)m * sizeof *pool);
+      if (pool == NULL) {
+        failures_++;
+        return;
+      }
+      for (int64_t i = 0; i < m; i++) pool[i] = (int64_t)test_rand();
+      ladle_column hl[3], hr[3], dl[3], dr[3];
+      size_t nk = join_keys(set, nl, m, pool, hl);
+      join_keys(set, nr, m, pool, hr);
+      free(pool);
+      char what[96];
+      snprintf(what, sizeof what, "join_rows set %d [%lld x %lld rows]", set, (long long)nl,
+               (long long)nr);
+      size_t upl = 0, upr = 0;
+      while (upl < nk && up(s, &hl[upl], &dl[upl], what)) upl++;
+      while (upr < nk && up(s, &hr[upr], &dr[upr], what)) upr++;
+      for (size_t hw = 0; upl == nk && upr == nk && hw < sizeof HOW / sizeof HOW[0]; hw++) {
+        ladle_join_type how = HOW[hw];
+        if (how == LADLE_JOIN_CROSS && (set != 0 || nl > 1000)) continue;
+        for (int ne = 0; ne < 2; ne++) {
+          /* null keys (a third of the rows) all match each other: small sides only */
+          if ((how == LADLE_JOIN_CROSS || nl > 4099) && ne) continue;
+          size_t k = how == LADLE_JOIN_CROSS ? 0 : nk;
+          char w2[160];
+          snprintf(w2, sizeof w2, "%s how %d%s", what, (int)how, ne ? " nulls equal" : "");
+          ladle_djoin got, ref;
+          if (!ran(s, s->be->join_rows(&s->ctx, dl, dr, k, nl, nr, how, ne, &got, &err_), w2))
+            continue;
+          if (ran(s, cpu->join_rows(&hk, hl, hr, k, nl, nr, how, ne, &ref, &err_), w2)) {
+            /* pairs in one order (by left row, matches by right row): bit for bit */
+            CHECK_EQ_I(got.n, ref.n);
+            ladle_column hg;
+            if (got.n == ref.n && down(s, &got.left, &hg, w2)) {
+              if (!same_column(w2, &hg, &ref.left)) failures_++;
+              ladle_column_release(&hg);
+            }
+            bool two = how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI;
+            if (got.n == ref.n && two && down(s, &got.right, &hg, w2)) {
+              if (!same_column(w2, &hg, &ref.right)) failures_++;
+              ladle_column_release(&hg);
+            }
+            if (!two && got.right.owners[1] != NULL) {
+              fprintf(stderr, "  %s: a semi/anti join gave right rows\n", w2);
+              failures_++;
+            }
+            ladle_djoin_release(&ref);
+          }
+          ladle_djoin_release(&got);
+        }
+      }
+      for (size_t i = 0; i < upl; i++) ladle_column_release(&dl[i]);
+      for (size_t i = 0; i < upr; i++) ladle_column_release(&dr[i]);
+      for (size_t i = 0; i < nk; i++) {
+        ladle_column_release(&hl[i]);
+        ladle_column_release(&hr[i]);
+      }
+    }
+}
+
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
                mask = random_column(LADLE_TYPE_BOOL, 9, 0);
@@ -1166,7 +1271,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
       "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
-      "group-by, sort, "
+      "group-by, sort, join, "
       "errors, limits "
       "(large: "
       "%lld rows)\n",
@@ -1179,6 +1284,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_program(s);
   check_groups(s);
   check_sort(s);
+  check_join(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

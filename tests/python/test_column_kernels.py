@@ -387,6 +387,124 @@ def test_top_k_of_a_group_by(engine: ladle.Engine) -> None:
     check(engine, lf)
 
 
+# a join's right side: keys of DF's rows (with their nulls, NaN and duplicates) and
+# columns of its own, some of DF's names (suffixed in the output)
+RIGHT = DF.head(400).select(
+    "in", "s", "i8", "f64", "d", pl.col("i64").alias("r_i64"), pl.col("b").alias("r_b"), pl.col("i32")
+)
+DIM = pl.DataFrame(
+    {"in": pl.Series(list(range(0, 50, 2)) + [None], dtype=pl.Int64), "label": [f"l{i % 7}" for i in range(26)]}
+)
+
+
+def check_unordered(engine: ladle.Engine, lf: pl.LazyFrame) -> pl.DataFrame:
+    got, want = run(engine, lf), lf.collect()
+    assert_frame_equal(got, want, check_row_order=False)
+    return got
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti"])
+@pytest.mark.parametrize("on", [["in"], ["s"], ["i8", "s"], ["f64"], ["d", "in"]], ids=lambda k: "+".join(k))
+@pytest.mark.parametrize("nulls_equal", [False, True], ids=["nulls-differ", "nulls-equal"])
+def test_joins_on_the_device(engine: ladle.Engine, how: str, on: list[str], nulls_equal: bool) -> None:
+    check_unordered(engine, DF.lazy().join(RIGHT.lazy(), on=on, how=how, nulls_equal=nulls_equal))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "full", "semi", "anti"])
+def test_joins_of_partitioned_and_empty_sides(engine: ladle.Engine, how: str) -> None:
+    for left, right in ((PIECES, RIGHT), (DF.clear(), RIGHT), (DF, RIGHT.clear()), (DF.clear(), RIGHT.clear())):
+        check_unordered(engine, left.lazy().join(right.lazy(), on="in", how=how))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("order", ["left", "left_right", "right", "right_left"])
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full"])
+def test_join_maintain_order_is_kept_on_the_device(engine: ladle.Engine, order: str, how: str) -> None:
+    left, right = DF.with_row_index("li"), RIGHT.with_row_index("ri")
+    lf = left.lazy().join(right.lazy(), on="in", how=how, maintain_order=order)  # type: ignore[arg-type]
+    got, want = run(engine, lf), lf.collect()
+    if order in ("left_right", "right_left"):
+        assert_frame_equal(got, want)
+        return
+    assert_frame_equal(got, want, check_row_order=False)
+    # "left" and "right": rows by that side's row, rows without one last
+    side = got["li" if order == "left" else "ri"]
+    present = side.drop_nulls()
+    assert present.is_sorted() and side.tail(side.null_count()).null_count() == side.null_count()
+
+
+def test_full_join_coalesced_keys(engine: ladle.Engine) -> None:
+    for on in (["in"], ["in", "d"]):
+        check_unordered(engine, DF.lazy().join(RIGHT.lazy(), on=on, how="full", coalesce=True))
+    # a coalesced String key is not built on the device yet: named, and run on the CPU
+    lf = DF.lazy().join(RIGHT.lazy(), on="s", how="full", coalesce=True)
+    with pytest.warns(ladle.FallbackWarning, match="coalesced key 's'"):
+        got = engine.collect(lf)
+    assert_frame_equal(got, lf.collect(), check_row_order=False)
+
+
+def test_cross_join_on_the_device(engine: ladle.Engine) -> None:
+    check_unordered(engine, DF.head(60).lazy().join(RIGHT.head(25).lazy(), how="cross"))
+
+
+def test_a_star_join_then_a_group_by(engine: ladle.Engine) -> None:
+    # TPC-H's shape: a fact table filtered, joined to dimensions, grouped
+    lf = (
+        DF.lazy()
+        .filter(pl.col("d") >= date(1995, 1, 1))
+        .join(DIM.lazy(), on="in")
+        .join(RIGHT.lazy().select("s", "i8", pl.col("r_i64")).unique(subset=["s", "i8"], keep="first", maintain_order=True), on=["s", "i8"], how="left")
+        .group_by("label")
+        .agg(pl.col("f64").sum(), pl.col("r_i64").count().alias("found"), pl.len())
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ladle.FallbackWarning)  # the unique runs on the host
+        got = engine.collect(lf)
+    want = lf.collect()
+    assert_frame_equal(got.sort("label"), want.sort("label"), check_exact=False, rel_tol=1e-9)
+    lf2 = DF.lazy().join(DIM.lazy(), on="in").group_by("label").agg(pl.col("f64").sum(), pl.len())
+    got2 = run(engine, lf2)
+    assert_frame_equal(got2.sort("label"), lf2.collect().sort("label"), check_exact=False, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "pred",
+    [
+        pl.col("s") == "kiwi",
+        pl.col("s") != "",
+        pl.col("s") < "b",
+        pl.lit("kiwi") <= pl.col("s"),
+        pl.col("s") >= "apple",
+        pl.lit("b") > pl.col("s"),
+        pl.col("s").str.starts_with("a"),
+        pl.col("s").str.ends_with("ï"),
+        pl.col("s").str.contains("much", literal=True),
+        pl.col("s").str.contains("ng"),
+        pl.col("s").str.contains(""),
+        pl.col("s").is_in(["kiwi", "", "nope"]),
+        pl.col("in").is_in([3, 7, 49]),
+        pl.col("d").is_in([date(1995, 1, 1), date(2000, 3, 2)]),
+        pl.col("s").is_in(["apple", None]) | (pl.col("i8") > 90),
+        (pl.col("s") == "kiwi") & pl.col("i32").is_in([1, 2, 3, 4, 5, 6, 7, 8]).not_(),
+    ],
+    ids=lambda p: str(p)[:60],
+)
+def test_string_predicates_and_is_in_on_the_device(engine: ladle.Engine, pred: pl.Expr) -> None:
+    # str_match's columns, read by a row program: in filters, selects and aggregations
+    strings_with_nulls = DF.with_columns(pl.when(pl.col("b")).then(pl.col("s")).alias("s"))
+    for df in (DF, strings_with_nulls, PIECES):
+        check(engine, df.lazy().filter(pred))
+        check(engine, df.lazy().select(pred.alias("p"), "s"))
+        check(engine, df.lazy().filter(pred).select(pl.col("f64").sum(), pl.len()))
+        check_groups(engine, df.lazy().filter(pred).group_by("i8").agg(pl.col("i64").sum()))
+
+
+def test_regex_contains_is_refused_by_name(engine: ladle.Engine) -> None:
+    lf = DF.lazy().filter(pl.col("s").str.contains("a.*e"))
+    with pytest.warns(ladle.FallbackWarning, match="str.contains"):
+        got = engine.collect(lf)
+    assert_frame_equal(got, lf.collect())
+
+
 def test_explain_says_where_the_query_runs(engine: ladle.Engine) -> None:
     assert "column kernels, one partition per table" in engine.explain(DF.lazy().filter(pl.col("b")))
     text = engine.explain(DF.lazy().unique(subset=["i32"], keep="first", maintain_order=True))

@@ -142,6 +142,8 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_group_keys,
     ladle_cpu_grouped_reduce,
     ladle_cpu_sort_perm,
+    ladle_cpu_join_rows,
+    ladle_cpu_str_match,
     NULL, /* memory_info: the host's is not the engine's to ask */
     cpu_supports,
     ladle_cpu_binary,

@@ -543,6 +543,113 @@ ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
   WITH_MR(ctx, grouped_reduce_on(ctx, op, p, inputs, ninputs, g, out, err));
 }
 
+/* ------------------------------------------------------------ strings */
+
+/* The reference for a device's str_match: each row by memcmp. */
+static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const char *pat,
+                                 size_t plen, ladle_column *out, ladle_error *err) {
+  if (!ladle_type_is_varlen(in->type.id) || in->type.id == LADLE_TYPE_BINARY)
+    return ladle_err_set(err, LADLE_EINVAL, "str_match of a %s column, not String",
+                         ladle_dtype_name(in->type, NULL, 0));
+  int64_t n = in->length;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, in->null_count > 0, 0, &o, err));
+  for (int64_t i = 0; i < n; i++) {
+    bool valid = ladle_column_valid(in, i);
+    if (in->null_count > 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, valid);
+    const char *x = ladle_str_ptr(in, i);
+    size_t len = valid ? (size_t)ladle_str_len(in, i) : 0;
+    bool r = false;
+    if (!valid) {
+      r = false;
+    } else if (op == LADLE_STR_STARTS_WITH) {
+      r = len >= plen && memcmp(x, pat, plen) == 0;
+    } else if (op == LADLE_STR_ENDS_WITH) {
+      r = len >= plen && memcmp(x + len - plen, pat, plen) == 0;
+    } else if (op == LADLE_STR_CONTAINS) {
+      for (size_t k = 0; !r && k + plen <= len; k++) r = memcmp(x + k, pat, plen) == 0;
+    } else {
+      int c = memcmp(x, pat, LADLE_MIN(len, plen));
+      if (c == 0) c = len < plen ? -1 : len > plen ? 1 : 0;
+      r = op == LADLE_STR_EQ   ? c == 0
+          : op == LADLE_STR_NE ? c != 0
+          : op == LADLE_STR_LT ? c < 0
+          : op == LADLE_STR_LE ? c <= 0
+          : op == LADLE_STR_GT ? c > 0
+                               : c >= 0;
+    }
+    LADLE_COL_MUT(&o, uint8_t)[i] = r;
+  }
+  ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_str_match(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
+                                 const char *pat, size_t pat_len, ladle_column *out,
+                                 ladle_error *err) {
+  WITH_MR(ctx, str_match_on(op, in, pat, pat_len, out, err));
+}
+
+/* ------------------------------------------------------------ joins */
+
+/* The reference for a device's join_rows: the host join kernel's pairs (runs
+ * written out) as columns. */
+static ladle_status join_rows_on(const ladle_kctx *ctx, const ladle_column *lkeys,
+                                 const ladle_column *rkeys, size_t nkeys, int64_t nl, int64_t nr,
+                                 ladle_join_type how, bool nulls_equal, ladle_djoin *out,
+                                 ladle_error *err) {
+  if (how != LADLE_JOIN_CROSS && nkeys == 0)
+    return ladle_err_set(err, LADLE_EINVAL, "a keyed join of no key");
+  for (size_t i = 0; i < nkeys; i++)
+    if (lkeys[i].length != nl || rkeys[i].length != nr)
+      return ladle_err_set(err, LADLE_EINVAL,
+                           "join keys of %lld and %lld rows for sides of %lld "
+                           "and %lld",
+                           (long long)lkeys[i].length, (long long)rkeys[i].length, (long long)nl,
+                           (long long)nr);
+  ladle_column h[2]; /* a cross join's sides: their heights */
+  memset(h, 0, sizeof h);
+  h[0].length = nl;
+  h[1].length = nr;
+  bool cross = how == LADLE_JOIN_CROSS;
+  ladle_join_pairs pr;
+  memset(&pr, 0, sizeof pr);
+  LADLE_RETURN_NOT_OK(ladle_cpu_join(ctx, cross ? &h[0] : lkeys, cross ? &h[1] : rkeys,
+                                     cross ? 1 : nkeys, how, nulls_equal, &pr, err));
+  bool two = how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI;
+  ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+  ladle_djoin d;
+  memset(&d, 0, sizeof d);
+  d.n = pr.n;
+  ladle_status st = ladle_column_alloc(i64, pr.n, false, 0, &d.left, err);
+  if (st == LADLE_OK && two) st = ladle_column_alloc(i64, pr.n, false, 0, &d.right, err);
+  if (st == LADLE_OK && pr.runs != NULL)
+    st = ladle_cpu_join_pairs_fill(ctx, pr.runs, 0, pr.n, LADLE_COL_MUT(&d.left, int64_t),
+                                   two ? LADLE_COL_MUT(&d.right, int64_t) : NULL, err);
+  else if (st == LADLE_OK && pr.n > 0) {
+    memcpy(LADLE_COL_MUT(&d.left, int64_t), pr.left, (size_t)pr.n * sizeof *pr.left);
+    if (two) memcpy(LADLE_COL_MUT(&d.right, int64_t), pr.right, (size_t)pr.n * sizeof *pr.right);
+  }
+  ladle_scratch_free(pr.left);
+  ladle_scratch_free(pr.right);
+  if (pr.runs != NULL) ladle_cpu_join_runs_free(pr.runs);
+  if (st != LADLE_OK) {
+    ladle_djoin_release(&d);
+    return st;
+  }
+  *out = d;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_join_rows(const ladle_kctx *ctx, const ladle_column *lkeys,
+                                 const ladle_column *rkeys, size_t nkeys, int64_t nl, int64_t nr,
+                                 ladle_join_type how, bool nulls_equal, ladle_djoin *out,
+                                 ladle_error *err) {
+  WITH_MR(ctx, join_rows_on(ctx, lkeys, rkeys, nkeys, nl, nr, how, nulls_equal, out, err));
+}
+
 /* ------------------------------------------------------------ sort */
 
 static ladle_status sort_perm_on(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,

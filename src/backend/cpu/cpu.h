@@ -246,6 +246,13 @@ ladle_status ladle_cpu_sort_perm(const ladle_kctx *ctx, const ladle_column *keys
                                  ladle_error *err);
 ladle_status ladle_cpu_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                   const ladle_column *sel, ladle_dgroups *out, ladle_error *err);
+ladle_status ladle_cpu_str_match(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
+                                 const char *pat, size_t pat_len, ladle_column *out,
+                                 ladle_error *err);
+ladle_status ladle_cpu_join_rows(const ladle_kctx *ctx, const ladle_column *lkeys,
+                                 const ladle_column *rkeys, size_t nkeys, int64_t nl, int64_t nr,
+                                 ladle_join_type how, bool nulls_equal, ladle_djoin *out,
+                                 ladle_error *err);
 ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
                                       const ladle_program *p, const ladle_column *inputs,
                                       size_t ninputs, const ladle_dgroups *g, ladle_column *out,

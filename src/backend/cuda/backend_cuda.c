@@ -942,6 +942,31 @@ done:
 
 /* ---------------------------------------------------------- group-by */
 
+/* nkeys key columns of n rows on the device as the kernels' keys; `what`
+ * names the operation in errors ("group-by", "join"). */
+static ladle_status lower_keys(const ladle_column *keys, size_t nkeys, int64_t n, const char *what,
+                               ldc_keys *k, ladle_error *err) {
+  memset(k, 0, sizeof *k);
+  k->n = (int)nkeys;
+  for (size_t i = 0; i < nkeys; i++) {
+    const ladle_column *c = &keys[i];
+    ldc_num kind;
+    bool str = ladle_type_is_varlen(c->type.id);
+    if (c->length != n)
+      return ladle_err_set(err, LADLE_EINVAL, "%s keys of %lld and %lld rows", what, (long long)n,
+                           (long long)c->length);
+    if ((!str && !num_kind(c->type.id, &kind)) || (!on_device(c) && c->length > 0))
+      return ladle_err_set(err, LADLE_ENOTSUP, "a %s key of type %s on the GPU", what,
+                           ladle_dtype_name(c->type, NULL, 0));
+    k->width[i] = str ? 0 : (uint8_t)ladle_type_width(c->type.id);
+    k->flt[i] = ladle_type_is_float(c->type.id) ? k->width[i] : 0;
+    k->values[i] = c->values;
+    k->valid[i] = c->validity;
+    k->chars[i] = c->chars;
+  }
+  return LADLE_OK;
+}
+
 static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const ladle_column *sel, ladle_dgroups *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -958,24 +983,7 @@ static ladle_status cuda_group_keys(const ladle_kctx *ctx, const ladle_column *k
     return ladle_err_set(err, LADLE_ENOTSUP, "a group-by of %lld rows on the GPU (at most %d)",
                          (long long)m, INT32_MAX - 1);
   ldc_keys k;
-  memset(&k, 0, sizeof k);
-  k.n = (int)nkeys;
-  for (size_t i = 0; i < nkeys; i++) {
-    const ladle_column *c = &keys[i];
-    ldc_num kind;
-    bool str = ladle_type_is_varlen(c->type.id);
-    if (c->length != n)
-      return ladle_err_set(err, LADLE_EINVAL, "group-by keys of %lld and %lld rows", (long long)n,
-                           (long long)c->length);
-    if ((!str && !num_kind(c->type.id, &kind)) || (!on_device(c) && c->length > 0))
-      return ladle_err_set(err, LADLE_ENOTSUP, "a group-by key of type %s on the GPU",
-                           ladle_dtype_name(c->type, NULL, 0));
-    k.width[i] = str ? 0 : (uint8_t)ladle_type_width(c->type.id);
-    k.flt[i] = ladle_type_is_float(c->type.id) ? k.width[i] : 0;
-    k.values[i] = c->values;
-    k.valid[i] = c->validity;
-    k.chars[i] = c->chars;
-  }
+  LADLE_RETURN_NOT_OK(lower_keys(keys, nkeys, n, "group-by", &k, err));
   const ladle_allocator *a = alloc_of(ctx);
   ldc_alloc scratch = {a->alloc, a->free, a->ctx};
   cudaStream_t s = stream_of(ctx);
@@ -1068,6 +1076,150 @@ done:
   return finish(st, &o, cnt, out);
 }
 
+/* ---------------------------------------------------------- strings */
+
+_Static_assert((int)LADLE_STR_EQ == (int)LDC_STR_EQ && (int)LADLE_STR_GE == (int)LDC_STR_GE &&
+                   (int)LADLE_STR_STARTS_WITH == (int)LDC_STR_STARTS_WITH &&
+                   (int)LADLE_STR_CONTAINS == (int)LDC_STR_CONTAINS,
+               "ladle_str_op and the kernels' numbering");
+
+static ladle_status cuda_str_match(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
+                                   const char *pat, size_t pat_len, ladle_column *out,
+                                   ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (in->type.id != LADLE_TYPE_STRING || (!on_device(in) && in->length > 0))
+    return ladle_err_set(err, LADLE_ENOTSUP, "a string match of a %s column on the GPU",
+                         ladle_dtype_name(in->type, NULL, 0));
+  if ((int)op < (int)LADLE_STR_EQ || op > LADLE_STR_CONTAINS)
+    return ladle_err_set(err, LADLE_EINVAL, "string match %d: no such operation", (int)op);
+  int64_t n = in->length;
+  bool nulls = in->null_count > 0 && in->validity != NULL;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_BOOL), n,
+                                              nulls, 0, &o, err));
+  ladle_buffer *p = NULL;
+  ladle_status st = ladle_buffer_alloc(alloc_of(ctx), LADLE_MAX(pat_len, 1), &p, err);
+  if (st == LADLE_OK && n > 0) {
+    cudaStream_t s = stream_of(ctx);
+    if (pat_len > 0) CU_GOTO(cudaMemcpyAsync(p->data, pat, pat_len, cudaMemcpyHostToDevice, s));
+    if (nulls)
+      CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity,
+                              (size_t)ladle_bitmap_bytes(n), cudaMemcpyDeviceToDevice, s));
+    CU_GOTO(ldc_str_match((int)op, in->values, in->chars, n, p->data, (int64_t)pat_len,
+                          LADLE_COL_MUT(&o, uint8_t), s));
+    CU_GOTO(cudaStreamSynchronize(s));
+    o.null_count = nulls ? in->null_count : 0;
+  }
+done:
+  return finish(st, &o, p, out);
+}
+
+/* ---------------------------------------------------------- joins */
+
+static ladle_status cuda_join_rows(const ladle_kctx *ctx, const ladle_column *lkeys,
+                                   const ladle_column *rkeys, size_t nkeys, int64_t nl, int64_t nr,
+                                   ladle_join_type how, bool nulls_equal, ladle_djoin *out,
+                                   ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  const ladle_allocator *a = alloc_of(ctx);
+  cudaStream_t s = stream_of(ctx);
+  ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+  ladle_djoin d;
+  memset(&d, 0, sizeof d);
+  ladle_status st = LADLE_OK;
+  /* hash, slots, gid, bids, first, rows, offsets, pgroup, start, hit, brank, counts */
+  ladle_buffer *b[12] = {NULL};
+  if (nl < 0 || nr < 0) return ladle_err_set(err, LADLE_EINVAL, "a join of sides of no height");
+  if (how == LADLE_JOIN_CROSS) {
+    if (nr > 0 && nl > INT64_MAX / 16 / nr)
+      return ladle_err_set(err, LADLE_ENOMEM, "cross join of %lld x %lld rows is too large",
+                           (long long)nl, (long long)nr);
+    d.n = nl * nr;
+    st = ladle_column_alloc_with(a, i64, d.n, false, 0, &d.left, err);
+    if (st == LADLE_OK) st = ladle_column_alloc_with(a, i64, d.n, false, 0, &d.right, err);
+    if (st == LADLE_OK && d.n > 0) {
+      CU_GOTO(ldc_cross_pairs(nl, nr, LADLE_COL_MUT(&d.left, int64_t),
+                              LADLE_COL_MUT(&d.right, int64_t), s));
+      CU_GOTO(cudaStreamSynchronize(s));
+    }
+    goto done;
+  }
+  if (nkeys == 0 || nkeys > LDC_KEYS_MAX)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a join on %zu keys on the GPU (1 to %d)", nkeys,
+                         LDC_KEYS_MAX);
+  for (size_t i = 0; i < nkeys; i++)
+    if (!ladle_dtype_equal(lkeys[i].type, rkeys[i].type)) {
+      char t1[48], t2[48];
+      return ladle_err_set(err, LADLE_ENOTSUP, "a join of a %s key with a %s key on the GPU",
+                           ladle_dtype_name(lkeys[i].type, t1, sizeof t1),
+                           ladle_dtype_name(rkeys[i].type, t2, sizeof t2));
+    }
+  /* the build side is the right one (the left for a right join, whose
+   * pairs come out by right row) */
+  bool swap = how == LADLE_JOIN_RIGHT;
+  int64_t nb = swap ? nl : nr, np = swap ? nr : nl;
+  if (nb >= INT32_MAX || np >= INT32_MAX)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "a join of %lld and %lld rows on the GPU (at most %d "
+                         "a side)",
+                         (long long)nl, (long long)nr, INT32_MAX - 1);
+  ldc_keys bk, pk;
+  LADLE_RETURN_NOT_OK(lower_keys(swap ? lkeys : rkeys, nkeys, nb, "join", &bk, err));
+  LADLE_RETURN_NOT_OK(lower_keys(swap ? rkeys : lkeys, nkeys, np, "join", &pk, err));
+  int jh = how == LADLE_JOIN_INNER  ? LDC_J_INNER
+           : how == LADLE_JOIN_FULL ? LDC_J_FULL
+           : how == LADLE_JOIN_SEMI ? LDC_J_SEMI
+           : how == LADLE_JOIN_ANTI ? LDC_J_ANTI
+                                    : LDC_J_LEFT; /* LEFT, and RIGHT swapped */
+  bool full = jh == LDC_J_FULL, pairs = jh != LDC_J_SEMI && jh != LDC_J_ANTI;
+  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+  ldc_gtable t;
+  t.cap = ldc_gtable_cap(nb);
+  int64_t ng = 0, counts[2] = {0, 0};
+  size_t sizes[9] = {(size_t)nb * 8, t.cap * 4, t.cap * 4,      (size_t)nb * 4,      (size_t)nb * 8,
+                     (size_t)nb * 8, 0,         (size_t)np * 4, (size_t)(np + 1) * 8};
+  for (int i = 0; i < 9 && st == LADLE_OK; i++)
+    if (i != 6) st = ladle_buffer_alloc(a, LADLE_MAX(sizes[i], 8), &b[i], err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, 16, &b[11], err);
+  if (st != LADLE_OK) goto done;
+  t.hash = b[0]->data;
+  t.slots = b[1]->data;
+  t.gid = b[2]->data;
+  CU_GOTO(ldc_group_table(&bk, NULL, nb, &t, b[3]->data, b[4]->data, b[11]->data, &scratch, s));
+  CU_GOTO(cudaMemcpyAsync(&ng, b[11]->data, 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  st = ladle_buffer_alloc(a, (size_t)(ng + 1) * 8, &b[6], err);
+  if (st == LADLE_OK && full) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(ng, 1), &b[9], err);
+  if (st == LADLE_OK && full) st = ladle_buffer_alloc(a, (size_t)(nb + 1) * 8, &b[10], err);
+  if (st != LADLE_OK) goto done;
+  uint8_t *hit = full ? b[9]->data : NULL;
+  int64_t *brank = full ? b[10]->data : NULL;
+  CU_GOTO(ldc_group_rows(b[3]->data, NULL, nb, ng, b[5]->data, b[6]->data, &scratch, s));
+  CU_GOTO(ldc_join_probe(&bk, &t, b[6]->data, b[3]->data, nb, ng, &pk, np, jh, nulls_equal,
+                         b[7]->data, b[8]->data, hit, brank, &scratch, s));
+  CU_GOTO(cudaMemcpyAsync(&counts[0], (int64_t *)b[8]->data + np, 8, cudaMemcpyDeviceToHost, s));
+  if (full) CU_GOTO(cudaMemcpyAsync(&counts[1], brank + nb, 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  d.n = counts[0] + counts[1];
+  st = ladle_column_alloc_with(a, i64, d.n, false, 0, &d.left, err);
+  if (st == LADLE_OK && pairs) st = ladle_column_alloc_with(a, i64, d.n, false, 0, &d.right, err);
+  if (st != LADLE_OK) goto done;
+  int64_t *lo = LADLE_COL_MUT(&d.left, int64_t),
+          *ro = pairs ? LADLE_COL_MUT(&d.right, int64_t) : NULL;
+  CU_GOTO(ldc_join_emit(b[7]->data, b[8]->data, np, b[5]->data, b[6]->data, jh, hit, b[3]->data,
+                        brank, nb, swap ? ro : lo, swap ? lo : ro, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  goto done;
+done:
+  for (int i = 0; i < 12; i++) ladle_buffer_release(b[i]);
+  if (st != LADLE_OK) {
+    ladle_djoin_release(&d);
+    return st;
+  }
+  *out = d;
+  return LADLE_OK;
+}
+
 /* ---------------------------------------------------------- sort */
 
 static ladle_status cuda_sort_perm(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
@@ -1143,6 +1295,8 @@ static const ladle_backend cuda_backend = {
     .group_keys = cuda_group_keys,
     .grouped_reduce = cuda_grouped_reduce,
     .sort_perm = cuda_sort_perm,
+    .join_rows = cuda_join_rows,
+    .str_match = cuda_str_match,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */

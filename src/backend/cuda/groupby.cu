@@ -25,91 +25,12 @@
 #include <cub/device/device_scan.cuh>
 
 #include "kernels.h"
+#include "keys.cuh"
 #include "program.cuh"
 
 namespace {
 
 constexpr int kTile = 256; /* rows of a group one warp folds */
-
-/* ---- keys ---- */
-
-__device__ __forceinline__ uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
-/* Key c of row r as the bits equal keys share (a float's NaN and -0.0
- * made one value). */
-__device__ __forceinline__ uint64_t key_bits(const ldc_keys &k, int c, int64_t r) {
-  const void *v = k.values[c];
-  switch (k.width[c]) {
-    case 1:
-      return ((const uint8_t *)v)[r];
-    case 2:
-      return ((const uint16_t *)v)[r];
-    case 4: {
-      uint32_t b = ((const uint32_t *)v)[r];
-      if (k.flt[c]) {
-        float f = __uint_as_float(b);
-        if (f != f) return 0x7fc00000u;
-        if (f == 0.0f) return 0;
-      }
-      return b;
-    }
-    default: {
-      uint64_t b = ((const uint64_t *)v)[r];
-      if (k.flt[c]) {
-        double d = __longlong_as_double((long long)b);
-        if (d != d) return 0x7ff8000000000000ull;
-        if (d == 0.0) return 0;
-      }
-      return b;
-    }
-  }
-}
-
-__device__ uint64_t row_hash(const ldc_keys &k, int64_t r) {
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (int c = 0; c < k.n; c++) {
-    uint64_t x;
-    if (!bit(k.valid[c], r)) {
-      x = 0x5bd1e9955bd1e995ull; /* null */
-    } else if (k.width[c] != 0) {
-      x = key_bits(k, c, r);
-    } else {
-      const int64_t *off = (const int64_t *)k.values[c];
-      const unsigned char *s = (const unsigned char *)k.chars[c] + off[r];
-      int64_t len = off[r + 1] - off[r];
-      x = 0xcbf29ce484222325ull ^ (uint64_t)len; /* FNV-1a over the bytes */
-      for (int64_t i = 0; i < len; i++) x = (x ^ s[i]) * 0x100000001b3ull;
-    }
-    h = mix64(h ^ (x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
-  }
-  return h;
-}
-
-__device__ bool keys_equal(const ldc_keys &k, int64_t a, int64_t b) {
-  for (int c = 0; c < k.n; c++) {
-    bool va = bit(k.valid[c], a), vb = bit(k.valid[c], b);
-    if (va != vb) return false;
-    if (!va) continue;
-    if (k.width[c] != 0) {
-      if (key_bits(k, c, a) != key_bits(k, c, b)) return false;
-    } else {
-      const int64_t *off = (const int64_t *)k.values[c];
-      int64_t la = off[a + 1] - off[a], lb = off[b + 1] - off[b];
-      if (la != lb) return false;
-      const char *x = k.chars[c] + off[a], *y = k.chars[c] + off[b];
-      for (int64_t i = 0; i < la; i++)
-        if (x[i] != y[i]) return false;
-    }
-  }
-  return true;
-}
 
 /* the row of position j among the rows grouped (sel NULL: all rows) */
 __device__ __forceinline__ int64_t row_at(const int64_t *sel, int64_t j) {
@@ -120,12 +41,6 @@ __global__ void hash_kernel(const ldc_keys k, const int64_t *sel, int64_t n, uin
   for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
        j += (int64_t)gridDim.x * blockDim.x)
     hash[j] = row_hash(k, row_at(sel, j));
-}
-
-__global__ void fill_kernel(int32_t *a, int64_t n, int32_t v) {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    a[i] = v;
 }
 
 /* Each row into the table: the slot holding a row of equal keys, or an
@@ -143,7 +58,7 @@ __global__ void insert_kernel(const ldc_keys k, const int64_t *sel, int64_t n, c
         cur = atomicCAS(&slots[pos], -1, (int32_t)j);
         if (cur < 0) break; /* claimed */
       }
-      if (hash[cur] == h && keys_equal(k, row_at(sel, cur), row_at(sel, j))) break;
+      if (hash[cur] == h && keys_equal(k, row_at(sel, cur), k, row_at(sel, j))) break;
       pos = (pos + 1) & mask;
     }
     slot_of[j] = (int32_t)pos;
@@ -406,25 +321,6 @@ __global__ void few_tiles_kernel(int64_t ngroups, int64_t blocks, int64_t *tile_
 }
 
 /* scratch from the engine's allocator, freed (stream-ordered) at scope end */
-struct Scratch {
-  const ldc_alloc *a;
-  void *p[12];
-  size_t size[12];
-  int n = 0;
-  explicit Scratch(const ldc_alloc *al) : a(al) {}
-  void *get(size_t bytes) {
-    if (n == 12) return nullptr;
-    void *q = a->alloc(a->ctx, bytes < 1 ? 1 : bytes);
-    if (q != nullptr) {
-      p[n] = q;
-      size[n++] = bytes;
-    }
-    return q;
-  }
-  ~Scratch() {
-    for (int i = n - 1; i >= 0; i--) a->free(a->ctx, p[i], size[i]);
-  }
-};
 
 /* the grouped reduction's plan: tiles of each group's rows (rows, offsets),
  * or with few groups chunks of the rows in order (ids, sel) */
@@ -451,8 +347,8 @@ cudaError_t reduce_as(const ldc_prog *p, int out_width, const GPlan &pl, GAcc *p
   }
   int64_t gb = (pl.ngroups + warps_per_block - 1) / warps_per_block;
   int gblocks = (int)(gb < 1 ? 1 : gb > 65535 * 8 ? 65535 * 8 : gb);
-  final_kernel<T, OP><<<gblocks, kBlock, 0, s>>>(part, pl.tile_off, pl.ngroups, out_width, out,
-                                                   out_valid, nulls);
+  final_kernel<T, OP>
+      <<<gblocks, kBlock, 0, s>>>(part, pl.tile_off, pl.ngroups, out_width, out, out_valid, nulls);
   return cudaGetLastError();
 }
 
@@ -488,29 +384,36 @@ cudaError_t reduce_kind(int kind, const ldc_prog *p, int out_width, const GPlan 
 
 }  // namespace
 
-extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int64_t n,
-                                      uint32_t *ids, int64_t *first, int64_t *d_ngroups,
-                                      const ldc_alloc *scratch, cudaStream_t stream) {
-  if (n <= 0) return cudaMemsetAsync(d_ngroups, 0, sizeof *d_ngroups, stream);
-  if (n >= INT32_MAX || k->n < 1 || k->n > LDC_KEYS_MAX) return cudaErrorInvalidValue;
+extern "C" uint64_t ldc_gtable_cap(int64_t n) {
   uint64_t cap = 1024;
   while (cap < 2 * (uint64_t)n) cap *= 2;
+  return cap;
+}
+
+extern "C" cudaError_t ldc_group_table(const ldc_keys *k, const int64_t *sel, int64_t n,
+                                       const ldc_gtable *t, uint32_t *ids, int64_t *first,
+                                       int64_t *d_ngroups, const ldc_alloc *scratch,
+                                       cudaStream_t stream) {
+  uint64_t cap = t->cap;
+  if (n <= 0) { /* an empty table (a join's probe may still look into it) */
+    if (cap > 0) fill_i32_kernel<<<grid_for((int64_t)cap), kBlock, 0, stream>>>(t->slots, cap, -1);
+    cudaError_t e = cudaGetLastError();
+    return e != cudaSuccess ? e : cudaMemsetAsync(d_ngroups, 0, sizeof *d_ngroups, stream);
+  }
+  if (n >= INT32_MAX || k->n < 1 || k->n > LDC_KEYS_MAX || cap < 2 * (uint64_t)n ||
+      (cap & (cap - 1)) != 0)
+    return cudaErrorInvalidValue;
   Scratch sc(scratch);
-  uint64_t *hash = (uint64_t *)sc.get((size_t)n * 8);
-  int32_t *slots = (int32_t *)sc.get(cap * 4);
-  int32_t *slot_min = (int32_t *)sc.get(cap * 4);
   int32_t *slot_of = (int32_t *)sc.get((size_t)n * 4);
   int32_t *flag = (int32_t *)sc.get((size_t)n * 4);
   int32_t *rank = (int32_t *)sc.get((size_t)n * 4);
-  if (hash == nullptr || slots == nullptr || slot_min == nullptr || slot_of == nullptr ||
-      flag == nullptr || rank == nullptr)
-    return cudaErrorMemoryAllocation;
+  if (slot_of == nullptr || flag == nullptr || rank == nullptr) return cudaErrorMemoryAllocation;
   int g = grid_for(n), gc = grid_for((int64_t)cap);
-  hash_kernel<<<g, kBlock, 0, stream>>>(*k, sel, n, hash);
-  fill_kernel<<<gc, kBlock, 0, stream>>>(slots, (int64_t)cap, -1);
-  fill_kernel<<<gc, kBlock, 0, stream>>>(slot_min, (int64_t)cap, INT32_MAX);
-  insert_kernel<<<g, kBlock, 0, stream>>>(*k, sel, n, hash, slots, cap - 1, slot_of, slot_min);
-  first_flag_kernel<<<g, kBlock, 0, stream>>>(n, slot_of, slot_min, flag);
+  hash_kernel<<<g, kBlock, 0, stream>>>(*k, sel, n, t->hash);
+  fill_i32_kernel<<<gc, kBlock, 0, stream>>>(t->slots, (int64_t)cap, -1);
+  fill_i32_kernel<<<gc, kBlock, 0, stream>>>(t->gid, (int64_t)cap, INT32_MAX);
+  insert_kernel<<<g, kBlock, 0, stream>>>(*k, sel, n, t->hash, t->slots, cap - 1, slot_of, t->gid);
+  first_flag_kernel<<<g, kBlock, 0, stream>>>(n, slot_of, t->gid, flag);
   size_t bytes = 0;
   cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, flag, rank, (int)n, stream);
   if (e != cudaSuccess) return e;
@@ -518,11 +421,25 @@ extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int
   if (tmp == nullptr) return cudaErrorMemoryAllocation;
   e = cub::DeviceScan::ExclusiveSum(tmp, bytes, flag, rank, (int)n, stream);
   if (e != cudaSuccess) return e;
-  /* the slots' group numbers reuse the table's least rows */
-  number_kernel<<<g, kBlock, 0, stream>>>(sel, n, slot_of, flag, rank, slot_min, first,
-                                            d_ngroups);
-  ids_kernel<<<g, kBlock, 0, stream>>>(n, slot_of, slot_min, ids);
+  /* the slots' group numbers replace their least positions */
+  number_kernel<<<g, kBlock, 0, stream>>>(sel, n, slot_of, flag, rank, t->gid, first, d_ngroups);
+  ids_kernel<<<g, kBlock, 0, stream>>>(n, slot_of, t->gid, ids);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int64_t n,
+                                      uint32_t *ids, int64_t *first, int64_t *d_ngroups,
+                                      const ldc_alloc *scratch, cudaStream_t stream) {
+  if (n <= 0) return cudaMemsetAsync(d_ngroups, 0, sizeof *d_ngroups, stream);
+  if (n >= INT32_MAX) return cudaErrorInvalidValue;
+  ldc_gtable t;
+  t.cap = ldc_gtable_cap(n);
+  Scratch sc(scratch);
+  t.hash = (uint64_t *)sc.get((size_t)n * 8);
+  t.slots = (int32_t *)sc.get(t.cap * 4);
+  t.gid = (int32_t *)sc.get(t.cap * 4);
+  if (t.hash == nullptr || t.slots == nullptr || t.gid == nullptr) return cudaErrorMemoryAllocation;
+  return ldc_group_table(k, sel, n, &t, ids, first, d_ngroups, scratch, stream);
 }
 
 extern "C" cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, int64_t n,
@@ -564,7 +481,7 @@ extern "C" cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, i
   if (e != cudaSuccess || ngroups <= 0) return e;
   if (op == LDC_G_LEN) {
     len_kernel<<<grid_for(ngroups), kBlock, 0, stream>>>(offsets, ngroups, (uint32_t *)out,
-                                                             out_valid);
+                                                         out_valid);
     return cudaGetLastError();
   }
   if (p == nullptr || p->n < 1 || p->n > LDC_PROG_MAX) return cudaErrorInvalidValue;

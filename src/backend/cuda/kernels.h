@@ -166,6 +166,21 @@ typedef struct ldc_keys {
 cudaError_t ldc_group_keys(const ldc_keys *k, const int64_t *sel, int64_t n, uint32_t *ids,
                            int64_t *first, int64_t *d_ngroups, const ldc_alloc *scratch,
                            cudaStream_t stream);
+/* The hash table ldc_group_keys groups through, kept for a join's probe
+ * (ldc_join_probe): per grouped position its hash; `cap` slots (a power of
+ * two, ldc_gtable_cap), each -1 or the first position that claimed it, and
+ * its group number (gid). */
+typedef struct ldc_gtable {
+  uint64_t *hash; /* n */
+  int32_t *slots; /* cap */
+  int32_t *gid;   /* cap */
+  uint64_t cap;
+} ldc_gtable;
+uint64_t ldc_gtable_cap(int64_t n);
+/* ldc_group_keys into table t (memory the caller owns). */
+cudaError_t ldc_group_table(const ldc_keys *k, const int64_t *sel, int64_t n, const ldc_gtable *t,
+                            uint32_t *ids, int64_t *first, int64_t *d_ngroups,
+                            const ldc_alloc *scratch, cudaStream_t stream);
 /* The rows (sel[j], or j) by group, stable: into rows (n entries), and
  * offsets (ngroups + 1), from ids of groups that all have rows. */
 cudaError_t ldc_group_rows(const uint32_t *ids, const int64_t *sel, int64_t n, int64_t ngroups,
@@ -191,6 +206,56 @@ cudaError_t ldc_grouped_reduce(const ldc_prog *p, int kind, int op, int out_widt
                                const int64_t *sel, int64_t nrows, int64_t ngroups, void *out,
                                uint32_t *out_valid, unsigned long long *d_nulls,
                                const ldc_alloc *scratch, cudaStream_t stream);
+
+/* ---- join (join.cu) ---- */
+
+/* How a probe row's pairs are counted: INNER its matches; LEFT and FULL at
+ * least one (-1 for no match); SEMI one when it matches; ANTI one when not. */
+enum { LDC_J_INNER, LDC_J_LEFT, LDC_J_FULL, LDC_J_SEMI, LDC_J_ANTI };
+
+/* Probes the build side's groups (table t of ldc_group_table over the build
+ * keys `build`, nb rows, with sel NULL) with the np rows of keys `probe`
+ * (the same types): per probe row its group or -1 into pgroup (a row with
+ * a null key matches nothing unless nulls_equal), where its pairs start
+ * into start (np + 1 entries: start[np] is the number of pairs), and for
+ * FULL per group whether a probe row met it (hit, ngroups bytes), and per
+ * build row whose group none met its place among those into brank (nb + 1
+ * entries: brank[nb] is how many). offsets: ldc_group_rows'. */
+cudaError_t ldc_join_probe(const ldc_keys *build, const ldc_gtable *t, const int64_t *offsets,
+                           const uint32_t *bids, int64_t nb, int64_t ngroups, const ldc_keys *probe,
+                           int64_t np, int how, bool nulls_equal, int32_t *pgroup, int64_t *start,
+                           uint8_t *hit, int64_t *brank, const ldc_alloc *scratch,
+                           cudaStream_t stream);
+/* The pairs: per probe row in order, its row into pout and its matches'
+ * build rows (ldc_group_rows' rows, ascending) into bout (NULL for SEMI and
+ * ANTI), -1 for none; for FULL then the build rows no probe row met, with
+ * pout -1, from start[np] on. */
+cudaError_t ldc_join_emit(const int32_t *pgroup, const int64_t *start, int64_t np,
+                          const int64_t *rows, const int64_t *offsets, int how, const uint8_t *hit,
+                          const uint32_t *bids, const int64_t *brank, int64_t nb, int64_t *pout,
+                          int64_t *bout, cudaStream_t stream);
+/* A cross join's nl * nr pairs, left-major. */
+cudaError_t ldc_cross_pairs(int64_t nl, int64_t nr, int64_t *left, int64_t *right,
+                            cudaStream_t stream);
+
+/* ---- strings (strings.cu) ---- */
+
+/* ladle_str_op's values */
+enum {
+  LDC_STR_EQ,
+  LDC_STR_NE,
+  LDC_STR_LT,
+  LDC_STR_LE,
+  LDC_STR_GT,
+  LDC_STR_GE,
+  LDC_STR_STARTS_WITH,
+  LDC_STR_ENDS_WITH,
+  LDC_STR_CONTAINS
+};
+/* out[i] = row i (offsets off, bytes chars) `op` the plen bytes at device
+ * pointer pat, for i < n (0/1 bytes; validity is the caller's). */
+cudaError_t ldc_str_match(int op, const int64_t *off, const char *chars, int64_t n, const char *pat,
+                          int64_t plen, uint8_t *out, cudaStream_t stream);
 
 /* ---- sort (sort.cu) ---- */
 
