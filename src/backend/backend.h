@@ -209,7 +209,7 @@ static inline ladle_dtype ladle_grouped_type(ladle_reduce_op op, ladle_dtype t) 
  * its last instruction's. A BINARY instruction means what `binary` means on
  * the same operands (a CONST is the one-row side), so a backend answers for
  * it by binary_supports. */
-enum { LADLE_PROG_MAX = 32, LADLE_PROG_INPUTS = 16 };
+enum { LADLE_PROG_MAX = 64, LADLE_PROG_INPUTS = 32 };
 
 typedef enum ladle_pcode {
   LADLE_P_COL,    /* input column `a` */
@@ -396,6 +396,10 @@ typedef struct ladle_backend {
    * pat_len bytes at host pointer pat: a Bool column, null where in is. */
   ladle_status (*str_match)(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
                             const char *pat, size_t pat_len, ladle_column *out, ladle_error *err);
+  /* Per row, `a op b` of two String columns of one length on the device
+   * (op EQ to GE): a Bool column, null where either is. */
+  ladle_status (*str_compare)(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *a,
+                              const ladle_column *b, ladle_column *out, ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

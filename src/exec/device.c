@@ -101,6 +101,11 @@ static bool fusable_func(int op) {
     case LADLE_FN_IS_NAN:
     case LADLE_FN_IS_NOT_NAN:
     case LADLE_FN_FILL_NULL:
+    case LADLE_FN_DT_YEAR:
+    case LADLE_FN_DT_MONTH:
+    case LADLE_FN_DT_DAY:
+    case LADLE_FN_DT_WEEKDAY:
+    case LADLE_FN_DT_ORDINAL_DAY:
       return true;
     default:
       return false;
@@ -117,7 +122,8 @@ bool exec_host_scalar(const ladle_bexpr *e) {
  * (a plain substring: no regex metacharacter) of a String column. Its
  * column into *col, the operation and pattern into *op, *pat and *len. */
 static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexpr **col,
-                     ladle_str_op *op, const char **pat, size_t *len) {
+                     ladle_str_op *op, const char **pat, size_t *len, const ladle_bexpr **col2) {
+  *col2 = NULL;
   if (s->be->str_match == NULL) return false;
   while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
   if (e->kind == LADLE_EX_BINARY && e->nargs == 2) {
@@ -130,6 +136,19 @@ static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexp
         {LADLE_OP_GT, LADLE_STR_GT, LADLE_STR_LT}, {LADLE_OP_GE, LADLE_STR_GE, LADLE_STR_LE}};
     for (size_t k = 0; k < sizeof CMP / sizeof CMP[0]; k++) {
       if (CMP[k].op != e->op) continue;
+      const ladle_bexpr *a = e->args[0], *b = e->args[1];
+      while (a->kind == LADLE_EX_ALIAS) a = a->args[0];
+      while (b->kind == LADLE_EX_ALIAS) b = b->args[0];
+      if (a->kind == LADLE_EX_COL && b->kind == LADLE_EX_COL && !a->scalar && !b->scalar &&
+          a->type.id == LADLE_TYPE_STRING && b->type.id == LADLE_TYPE_STRING &&
+          s->be->str_compare != NULL) { /* two columns: str_compare's */
+        *col = a;
+        *col2 = b;
+        *op = CMP[k].as;
+        *pat = NULL;
+        *len = 0;
+        return true;
+      }
       for (int side = 0; side < 2; side++) {
         const ladle_bexpr *c = e->args[side], *l = e->args[1 - side];
         while (c->kind == LADLE_EX_ALIAS) c = c->args[0];
@@ -199,7 +218,8 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
   ladle_str_op so;
   const char *sp;
   size_t sl;
-  if (str_pred(s, e, &sc, &so, &sp, &sl)) return NULL; /* a column of str_match */
+  const ladle_bexpr *sc2;
+  if (str_pred(s, e, &sc, &so, &sp, &sl, &sc2)) return NULL; /* a column of str_match */
   if (is_in_list(s, e) != NULL)
     return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise(s, e->args[0], buf, cap);
   if (exec_host_scalar(e)) {
@@ -1016,14 +1036,21 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   ladle_str_op so;
   const char *sp;
   size_t sl;
-  if (str_pred(c->s, e, &sc, &so, &sp, &sl)) {
+  const ladle_bexpr *sc2;
+  if (str_pred(c->s, e, &sc, &so, &sp, &sl, &sc2)) {
     /* a Bool column of its own, an input of the program */
     if (c->ncols == LADLE_PROG_INPUTS) return -1;
     size_t j = c->nextra;
     if (!c->dry) {
       int64_t col = c->remap != NULL ? c->remap[sc->col] : sc->col;
-      c->st =
-          c->s->be->str_match(&c->s->k, so, &c->chunk->columns[col], sp, sl, &c->extra[j], c->err);
+      if (sc2 != NULL) {
+        int64_t col2 = c->remap != NULL ? c->remap[sc2->col] : sc2->col;
+        c->st = c->s->be->str_compare(&c->s->k, so, &c->chunk->columns[col],
+                                      &c->chunk->columns[col2], &c->extra[j], c->err);
+      } else {
+        c->st = c->s->be->str_match(&c->s->k, so, &c->chunk->columns[col], sp, sl, &c->extra[j],
+                                    c->err);
+      }
       if (c->st != LADLE_OK) return -1;
     }
     c->nextra++;

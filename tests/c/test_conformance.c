@@ -708,8 +708,9 @@ static void check_program(suite *s) {
       snprintf(what, sizeof what, "program over %s[%lld]", tname(id), (long long)n);
       int up_ok = 0;
       for (int k = 0; k < 3; k++) up_ok += up(s, &h[k], &d[k], what);
-      for (int prog = 0; up_ok == 3 && prog < 7; prog++) {
+      for (int prog = 0; up_ok == 3 && prog < 12; prog++) {
         if ((prog == 1 || prog == 3) && !num) continue;
+        if (prog >= 7 && id != LADLE_TYPE_DATE) continue; /* a Date's fields */
         if (prog == 5 && !ladle_type_is_float(id)) continue;
         if (prog == 6 && id == LADLE_TYPE_DATETIME) continue; /* one temporal type is enough */
         ladle_program p;
@@ -757,6 +758,18 @@ static void check_program(suite *s) {
           p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 2, 2, bt, NULL};
           INS(BINARY, AND, 5, 6, bt, NULL);
           INS(BINARY, OR, 4, 7, bt, NULL);
+        } else if (prog >= 7) { /* a calendar field of x (random days: some out of range) */
+          static const struct {
+            ladle_func f;
+            ladle_type_id t;
+          } F[] = {{LADLE_FN_DT_YEAR, LADLE_TYPE_INT32},
+                   {LADLE_FN_DT_MONTH, LADLE_TYPE_INT8},
+                   {LADLE_FN_DT_DAY, LADLE_TYPE_INT8},
+                   {LADLE_FN_DT_WEEKDAY, LADLE_TYPE_INT8},
+                   {LADLE_FN_DT_ORDINAL_DAY, LADLE_TYPE_INT16}};
+          INS(COL, ADD, 0, 0, dt, NULL);
+          p.ins[p.n++] =
+              (ladle_pinstr){LADLE_P_FUNC, F[prog - 7].f, 0, 0, dtype_of(F[prog - 7].t), NULL};
         } else if (prog == 6) { /* y where x > c and b, else null */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
@@ -1107,6 +1120,79 @@ static void check_sort(suite *s) {
     }
 }
 
+/* ------------------------------------------------------------- strings */
+
+static void check_strings(suite *s) {
+  if (s->be->str_match == NULL || s->be->str_compare == NULL) {
+    if (s->strict) {
+      fprintf(stderr, "  [%s] no str_match/str_compare\n", s->be->name);
+      failures_++;
+    }
+    return;
+  }
+  const ladle_backend *cpu = ladle_backend_cpu();
+  ladle_kctx hk;
+  memset(&hk, 0, sizeof hk);
+  /* patterns: empty, one letter, a two-byte letter, a prefix of many rows,
+   * longer than every row */
+  static const char *PATS[] = {"", "a", "\xc3\xa9", "ab", "abcdefghijklmnopqrstuvwxyz"};
+  int64_t len[16], nl = lengths(s, len);
+  for (int64_t li = 0; li < nl; li++) {
+    int64_t n = len[li];
+    ladle_column ha = random_column(LADLE_TYPE_STRING, n, NULLS[li % 3]);
+    ladle_column hb = random_column(LADLE_TYPE_STRING, n, NULLS[(li + 1) % 3]);
+    /* a third of b's rows a's, so that equal rows occur */
+    ladle_column da, db;
+    char what[96];
+    snprintf(what, sizeof what, "strings [%lld rows]", (long long)n);
+    bool ok_a = up(s, &ha, &da, what), ok_b = ok_a && up(s, &hb, &db, what);
+    for (int op = LADLE_STR_EQ; ok_b && op <= LADLE_STR_CONTAINS; op++) {
+      for (size_t k = 0; k < sizeof PATS / sizeof PATS[0]; k++) {
+        char w2[160];
+        snprintf(w2, sizeof w2, "%s str_match %d '%s'", what, op, PATS[k]);
+        ladle_column got, ref, hg;
+        if (!ran(s, s->be->str_match(&s->ctx, (ladle_str_op)op, &da, PATS[k], strlen(PATS[k]),
+                                     &got, &err_),
+                 w2))
+          continue;
+        if (ran(s, cpu->str_match(&hk, (ladle_str_op)op, &ha, PATS[k], strlen(PATS[k]), &ref,
+                                  &err_),
+                w2)) {
+          if (down(s, &got, &hg, w2)) {
+            if (!same_column(w2, &hg, &ref)) failures_++;
+            ladle_column_release(&hg);
+          }
+          ladle_column_release(&ref);
+        }
+        ladle_column_release(&got);
+      }
+      if (op > LADLE_STR_GE) continue;
+      for (int self = 0; self < 2; self++) { /* a with b, and a with itself */
+        char w2[160];
+        snprintf(w2, sizeof w2, "%s str_compare %d%s", what, op, self ? " (itself)" : "");
+        ladle_column got, ref, hg;
+        if (!ran(s, s->be->str_compare(&s->ctx, (ladle_str_op)op, &da, self ? &da : &db, &got,
+                                       &err_),
+                 w2))
+          continue;
+        if (ran(s, cpu->str_compare(&hk, (ladle_str_op)op, &ha, self ? &ha : &hb, &ref, &err_),
+                w2)) {
+          if (down(s, &got, &hg, w2)) {
+            if (!same_column(w2, &hg, &ref)) failures_++;
+            ladle_column_release(&hg);
+          }
+          ladle_column_release(&ref);
+        }
+        ladle_column_release(&got);
+      }
+    }
+    if (ok_b) ladle_column_release(&db);
+    if (ok_a) ladle_column_release(&da);
+    ladle_column_release(&ha);
+    ladle_column_release(&hb);
+  }
+}
+
 /* ---------------------------------------------------------------- join */
 
 /* Keys of a join's side of n rows for key set `set` (both sides drawn alike,
@@ -1271,7 +1357,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
       "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
-      "group-by, sort, join, "
+      "group-by, sort, join, strings, "
       "errors, limits "
       "(large: "
       "%lld rows)\n",
@@ -1285,6 +1371,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_groups(s);
   check_sort(s);
   check_join(s);
+  check_strings(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

@@ -144,6 +144,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_sort_perm,
     ladle_cpu_join_rows,
     ladle_cpu_str_match,
+    ladle_cpu_str_compare,
     NULL, /* memory_info: the host's is not the engine's to ask */
     cpu_supports,
     ladle_cpu_binary,

@@ -547,19 +547,34 @@ ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
 
 /* The reference for a device's str_match: each row by memcmp. */
 static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const char *pat,
-                                 size_t plen, ladle_column *out, ladle_error *err) {
-  if (!ladle_type_is_varlen(in->type.id) || in->type.id == LADLE_TYPE_BINARY)
-    return ladle_err_set(err, LADLE_EINVAL, "str_match of a %s column, not String",
-                         ladle_dtype_name(in->type, NULL, 0));
+                                 size_t plen, const ladle_column *b, ladle_column *out,
+                                 ladle_error *err) {
+  for (int k = 0; k < (b != NULL ? 2 : 1); k++) {
+    const ladle_column *c = k == 0 ? in : b;
+    if (c->type.id != LADLE_TYPE_STRING)
+      return ladle_err_set(err, LADLE_EINVAL, "a string match of a %s column, not String",
+                           ladle_dtype_name(c->type, NULL, 0));
+  }
+  if (b != NULL && (b->length != in->length || op > LADLE_STR_GE))
+    return ladle_err_set(err, LADLE_EINVAL, "str_compare %d of %lld and %lld rows", (int)op,
+                         (long long)in->length, (long long)b->length);
   int64_t n = in->length;
+  bool nulls = in->null_count > 0 || (b != NULL && b->null_count > 0);
   ladle_column o;
-  LADLE_RETURN_NOT_OK(
-      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, in->null_count > 0, 0, &o, err));
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, nulls, 0, &o, err));
   for (int64_t i = 0; i < n; i++) {
     bool valid = ladle_column_valid(in, i);
-    if (in->null_count > 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, valid);
+    if (nulls) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, valid);
     const char *x = ladle_str_ptr(in, i);
     size_t len = valid ? (size_t)ladle_str_len(in, i) : 0;
+    if (b != NULL) { /* str_compare: the other column's row */
+      pat = ladle_str_ptr(b, i);
+      plen = ladle_column_valid(b, i) ? (size_t)ladle_str_len(b, i) : 0;
+      if (!ladle_column_valid(b, i)) {
+        valid = false;
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, false);
+      }
+    }
     bool r = false;
     if (!valid) {
       r = false;
@@ -589,7 +604,12 @@ static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const 
 ladle_status ladle_cpu_str_match(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
                                  const char *pat, size_t pat_len, ladle_column *out,
                                  ladle_error *err) {
-  WITH_MR(ctx, str_match_on(op, in, pat, pat_len, out, err));
+  WITH_MR(ctx, str_match_on(op, in, pat, pat_len, NULL, out, err));
+}
+
+ladle_status ladle_cpu_str_compare(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *a,
+                                   const ladle_column *b, ladle_column *out, ladle_error *err) {
+  WITH_MR(ctx, str_match_on(op, a, NULL, 0, b, out, err));
 }
 
 /* ------------------------------------------------------------ joins */

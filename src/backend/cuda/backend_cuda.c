@@ -670,6 +670,16 @@ static int ldc_func_of(int f) {
       return LDC_F_IS_NOT_NAN;
     case LADLE_FN_FILL_NULL:
       return LDC_F_FILL_NULL;
+    case LADLE_FN_DT_YEAR:
+      return LDC_F_YEAR;
+    case LADLE_FN_DT_MONTH:
+      return LDC_F_MONTH;
+    case LADLE_FN_DT_DAY:
+      return LDC_F_DAY;
+    case LADLE_FN_DT_WEEKDAY:
+      return LDC_F_WEEKDAY;
+    case LADLE_FN_DT_ORDINAL_DAY:
+      return LDC_F_ORDINAL_DAY;
     default:
       return -1;
   }
@@ -701,6 +711,14 @@ static bool cuda_program_supports(ladle_pcode code, int op, ladle_dtype a, ladle
           return ladle_type_is_float(a.id) && out.id == LADLE_TYPE_BOOL;
         case LDC_F_FILL_NULL:
           return ladle_dtype_equal(a, b) && ladle_dtype_equal(a, out);
+        case LDC_F_YEAR:
+          return a.id == LADLE_TYPE_DATE && out.id == LADLE_TYPE_INT32;
+        case LDC_F_MONTH:
+        case LDC_F_DAY:
+        case LDC_F_WEEKDAY:
+          return a.id == LADLE_TYPE_DATE && out.id == LADLE_TYPE_INT8;
+        case LDC_F_ORDINAL_DAY:
+          return a.id == LADLE_TYPE_DATE && out.id == LADLE_TYPE_INT16;
         default:
           return false;
       }
@@ -1114,6 +1132,39 @@ done:
   return finish(st, &o, p, out);
 }
 
+static ladle_status cuda_str_compare(const ladle_kctx *ctx, ladle_str_op op,
+                                     const ladle_column *a, const ladle_column *b,
+                                     ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  for (int k = 0; k < 2; k++) {
+    const ladle_column *c = k == 0 ? a : b;
+    if (c->type.id != LADLE_TYPE_STRING || (!on_device(c) && c->length > 0))
+      return ladle_err_set(err, LADLE_ENOTSUP, "a string comparison of a %s column on the GPU",
+                           ladle_dtype_name(c->type, NULL, 0));
+  }
+  if (a->length != b->length || (int)op < (int)LADLE_STR_EQ || op > LADLE_STR_GE)
+    return ladle_err_set(err, LADLE_EINVAL, "string comparison %d of %lld and %lld rows", (int)op,
+                         (long long)a->length, (long long)b->length);
+  int64_t n = a->length;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_BOOL), n,
+                                              true, 0, &o, err));
+  ladle_buffer *cnt = NULL;
+  unsigned long long nulls = 0;
+  ladle_status st = scalar_scratch(ctx, &cnt, err);
+  if (st == LADLE_OK && n > 0) {
+    cudaStream_t s = stream_of(ctx);
+    CU_GOTO(ldc_str_compare((int)op, a->values, a->chars, a->validity, b->values, b->chars,
+                            b->validity, n, LADLE_COL_MUT(&o, uint8_t),
+                            (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, s));
+    CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+  if (st == LADLE_OK) set_nulls(&o, nulls);
+done:
+  return finish(st, &o, cnt, out);
+}
+
 /* ---------------------------------------------------------- joins */
 
 static ladle_status cuda_join_rows(const ladle_kctx *ctx, const ladle_column *lkeys,
@@ -1297,6 +1348,7 @@ static const ladle_backend cuda_backend = {
     .sort_perm = cuda_sort_perm,
     .join_rows = cuda_join_rows,
     .str_match = cuda_str_match,
+    .str_compare = cuda_str_compare,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */

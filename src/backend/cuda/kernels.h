@@ -93,8 +93,8 @@ cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, b
  * value i from a column (`col[a]`, `colv[a]` its validity), a constant or an
  * operation of two earlier values; all values are held as 64-bit slots of
  * their kind's bits (a Boolean as LDC_U8 0/1). */
-#define LDC_PROG_MAX 32
-#define LDC_PROG_INPUTS 16
+#define LDC_PROG_MAX 64
+#define LDC_PROG_INPUTS 32
 enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST, LDC_I_WHERE };
 /* LDC_I_FUNC's functions of value a (fill_null: and b) */
 enum {
@@ -105,7 +105,13 @@ enum {
   LDC_F_IS_NOT_NULL,
   LDC_F_IS_NAN,
   LDC_F_IS_NOT_NAN,
-  LDC_F_FILL_NULL
+  LDC_F_FILL_NULL,
+  /* of a Date (days): its calendar fields (null outside Polars' calendar) */
+  LDC_F_YEAR,   /* Int32 */
+  LDC_F_MONTH,  /* Int8 */
+  LDC_F_DAY,    /* Int8 */
+  LDC_F_WEEKDAY, /* Int8, ISO: Monday 1 */
+  LDC_F_ORDINAL_DAY /* Int16 */
 };
 typedef struct ldc_ins {
   uint8_t code; /* LDC_I_* */
@@ -256,6 +262,14 @@ enum {
  * pointer pat, for i < n (0/1 bytes; validity is the caller's). */
 cudaError_t ldc_str_match(int op, const int64_t *off, const char *chars, int64_t n, const char *pat,
                           int64_t plen, uint8_t *out, cudaStream_t stream);
+
+/* out[i] = row i of a `op` row i of b (op EQ to GE), for i < n; their
+ * validity (both valid) into out_valid (whole 32-bit words), the nulls
+ * counted into *d_nulls. */
+cudaError_t ldc_str_compare(int op, const int64_t *aoff, const char *achars, const uint8_t *av,
+                            const int64_t *boff, const char *bchars, const uint8_t *bv, int64_t n,
+                            uint8_t *out, uint32_t *out_valid, unsigned long long *d_nulls,
+                            cudaStream_t stream);
 
 /* ---- sort (sort.cu) ---- */
 

@@ -169,6 +169,44 @@ __device__ __forceinline__ void store_kind(int kind, void *out, int64_t i, uint6
   }
 }
 
+/* A Date's calendar field f (LDC_F_YEAR ...) of day count v: as the CPU's
+ * dt functions (Polars' calendar: null outside chrono's range; the weekday
+ * from Polars' 32-bit (v - 4)) */
+__device__ __forceinline__ void date_field(int f, int32_t v, uint64_t *r, bool *rv) {
+  int64_t days = v;
+  if (f == LDC_F_WEEKDAY) {
+    days = (int64_t)(int32_t)((uint32_t)v - 4u) + 4;
+    *r = to_slot<int8_t>((int8_t)(((days % 7) + 7 + 3) % 7 + 1));
+    return;
+  }
+  if (days < -96465292 || days > 95026236) { /* chrono's first and last days */
+    *rv = false;
+    *r = 0;
+    return;
+  }
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  unsigned d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+  int64_t y = (int64_t)yoe + era * 400 + (m <= 2);
+  if (f == LDC_F_YEAR) {
+    *r = to_slot<int32_t>((int32_t)y);
+  } else if (f == LDC_F_MONTH) {
+    *r = to_slot<int8_t>((int8_t)m);
+  } else if (f == LDC_F_DAY) {
+    *r = to_slot<int8_t>((int8_t)d);
+  } else { /* the day of the year: days since January 1st, from 1 */
+    int64_t y1 = y - 1, era1 = (y1 >= 0 ? y1 : y1 - 399) / 400;
+    unsigned yoe1 = (unsigned)(y1 - era1 * 400);
+    unsigned doe1 = yoe1 * 365 + yoe1 / 4 - yoe1 / 100 + 306; /* March 1st of y - 1 + 306 */
+    int64_t jan1 = era1 * 146097 + (int64_t)doe1 - 719468;
+    *r = to_slot<int16_t>((int16_t)(days - jan1 + 1));
+  }
+}
+
 /* f of x (a value of type T; y: fill_null's value), into *r and *rv */
 template <typename T>
 __device__ __forceinline__ void func_as(int f, uint64_t xs, bool xv, uint64_t ys, bool yv,
@@ -205,9 +243,13 @@ __device__ __forceinline__ void func_as(int f, uint64_t xs, bool xv, uint64_t ys
     case LDC_F_IS_NOT_NAN:
       *r = x == x;
       break;
-    default: /* LDC_F_FILL_NULL */
+    case LDC_F_FILL_NULL:
       *r = xv ? xs : ys;
       *rv = xv || yv;
+      break;
+    default: /* a Date's fields: T is its int32 */
+      *r = 0;
+      if (xv) date_field(f, (int32_t)x, r, rv);
   }
 }
 
@@ -293,10 +335,12 @@ __device__ __forceinline__ uint64_t cast_kind(int from, int to, uint64_t x) {
 /* Row i of program p (its instructions in `ins`, a block's shared copy):
  * the last instruction's value bits and validity. Each value lives in a
  * thread's local array; the first instructions are loads. */
+static_assert(LDC_PROG_MAX <= 64, "eval_row keeps the values' validity in 64 bits");
+
 __device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, int64_t i,
                                          uint64_t *out, bool *out_valid) {
   uint64_t v[LDC_PROG_MAX];
-  uint32_t ok = 0; /* bit k: value k is valid */
+  uint64_t ok = 0; /* bit k: value k is valid */
   for (int k = 0; k < p.n; k++) {
     const ldc_ins in = ins[k];
     uint64_t r;
@@ -326,7 +370,7 @@ __device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, 
       }
     }
     v[k] = r;
-    ok |= (uint32_t)rv << k;
+    ok |= (uint64_t)rv << k;
   }
   *out = v[p.n - 1];
   *out_valid = (ok >> (p.n - 1)) & 1;

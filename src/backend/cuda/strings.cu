@@ -51,7 +51,56 @@ __global__ void str_match_kernel(int op, const int64_t *off, const char *chars, 
   }
 }
 
+/* a op b for rows of two String columns; validity: both valid, as 32-bit
+ * words by warp ballots (threads of a warp take 32 consecutive rows), the
+ * nulls counted into *d_nulls */
+__global__ void str_compare_kernel(int op, const int64_t *aoff, const char *achars,
+                                   const uint8_t *av, const int64_t *boff, const char *bchars,
+                                   const uint8_t *bv, int64_t n, uint8_t *out, uint32_t *out_valid,
+                                   unsigned long long *d_nulls) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i - (threadIdx.x & 31) < n;
+       i += stride) {
+    bool in = i < n, valid = in && bit(av, i) && bit(bv, i);
+    if (in) {
+      const char *x = achars + aoff[i], *y = bchars + boff[i];
+      int64_t lx = aoff[i + 1] - aoff[i], ly = boff[i + 1] - boff[i], m = lx < ly ? lx : ly;
+      int c = 0;
+      for (int64_t k = 0; c == 0 && k < m; k++) {
+        unsigned char p = (unsigned char)x[k], q = (unsigned char)y[k];
+        c = p < q ? -1 : p > q ? 1 : 0;
+      }
+      if (c == 0) c = lx < ly ? -1 : lx > ly ? 1 : 0;
+      out[i] = op == LDC_STR_EQ   ? c == 0
+               : op == LDC_STR_NE ? c != 0
+               : op == LDC_STR_LT ? c < 0
+               : op == LDC_STR_LE ? c <= 0
+               : op == LDC_STR_GT ? c > 0
+                                  : c >= 0;
+    }
+    unsigned ok = __ballot_sync(0xffffffffu, valid), rows = __ballot_sync(0xffffffffu, in);
+    if ((threadIdx.x & 31) == 0) {
+      out_valid[i >> 5] = ok;
+      int nulls = __popc(rows & ~ok);
+      if (nulls > 0) atomicAdd(d_nulls, (unsigned long long)nulls);
+    }
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t ldc_str_compare(int op, const int64_t *aoff, const char *achars,
+                                       const uint8_t *av, const int64_t *boff, const char *bchars,
+                                       const uint8_t *bv, int64_t n, uint8_t *out,
+                                       uint32_t *out_valid, unsigned long long *d_nulls,
+                                       cudaStream_t stream) {
+  if (op < LDC_STR_EQ || op > LDC_STR_GE) return cudaErrorInvalidValue;
+  cudaError_t e = cudaMemsetAsync(d_nulls, 0, sizeof *d_nulls, stream);
+  if (e != cudaSuccess || n <= 0) return e;
+  str_compare_kernel<<<grid_for(n), kBlock, 0, stream>>>(op, aoff, achars, av, boff, bchars, bv, n,
+                                                         out, out_valid, d_nulls);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t ldc_str_match(int op, const int64_t *off, const char *chars, int64_t n,
                                      const char *pat, int64_t plen, uint8_t *out,
