@@ -217,8 +217,10 @@ typedef enum ladle_pcode {
   LADLE_P_BINARY, /* `op` (a ladle_binary_op) of values a and b */
   LADLE_P_FUNC,   /* `op` (a ladle_func) of value a (and b: fill_null's value) */
   LADLE_P_CAST,   /* value a as `type` (a cast no value can fail) */
-  LADLE_P_WHERE   /* value b where Boolean value a is true, else null (a filter
+  LADLE_P_WHERE,  /* value b where Boolean value a is true, else null (a filter
                      folded into what reads its rows: an aggregation) */
+  LADLE_P_IF      /* value b where Boolean value a is true (and valid), else value
+                     c: a when/then/otherwise branch */
 } ladle_pcode;
 
 typedef struct ladle_pinstr {
@@ -227,6 +229,7 @@ typedef struct ladle_pinstr {
   int a, b;
   ladle_dtype type; /* the value's type */
   const ladle_column *value;
+  int c; /* IF: the value where a is not true */
 } ladle_pinstr;
 
 typedef struct ladle_program {

@@ -304,8 +304,23 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
                type_name(e->type, t1, sizeof t1));
       return buf;
     }
-    case LADLE_EX_WHEN:
-      return "when/then/otherwise";
+    case LADLE_EX_WHEN: {
+      /* IF instructions: conditions Boolean, branches of the output type */
+      for (size_t i = 0; i < e->nargs; i++) {
+        const char *why = rowwise(s, e->args[i], buf, cap);
+        if (why != NULL) return why;
+        bool cond = i + 1 < e->nargs && i % 2 == 0;
+        if (!cond && !ladle_dtype_equal(e->args[i]->type, e->type) &&
+            e->args[i]->type.id != LADLE_TYPE_NULL)
+          return "when/then/otherwise of branches of different types";
+      }
+      if (e->nargs < 3 || e->nargs % 2 == 0 ||
+          !takes_instr(s, LADLE_P_IF, 0, ladle_dtype_make(LADLE_TYPE_BOOL), e->type, e->type)) {
+        snprintf(buf, cap, "when/then/otherwise of %s", type_name(e->type, t1, sizeof t1));
+        return buf;
+      }
+      return NULL;
+    }
     case LADLE_EX_AGG:
     case LADLE_EX_LEN:
       return "an aggregation inside a row-wise expression";
@@ -379,6 +394,49 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
   return buf;
 }
 
+/* An expression over aggregations (`0.2 * mean(x)`, `sum(a) / sum(b)`): NULL
+ * when each aggregation in it is one `leaf` computes and the nodes between
+ * are row-wise operations a row program holds (grouped: over the groups'
+ * columns) or, whole, binary operations of one-row columns. */
+static const char *agg_expr(const exec_state *s, const ladle_bexpr *e, bool grouped, char *buf,
+                            size_t cap) {
+  char t1[48], t2[48];
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN)
+    return grouped ? grouped_agg(s, e, buf, cap) : whole_agg(s, e, buf, cap);
+  if (!e->has_agg) {
+    if (e->kind == LADLE_EX_LIT && e->scalar && e->lit.length == 1 &&
+        !ladle_type_is_varlen(e->type.id) && type_on_device(e->type.id))
+      return NULL;
+    return "a column outside the aggregations of an expression of aggregations";
+  }
+  switch (e->kind) {
+    case LADLE_EX_BINARY:
+      for (size_t i = 0; i < 2; i++) {
+        const char *why = agg_expr(s, e->args[i], grouped, buf, cap);
+        if (why != NULL) return why;
+      }
+      if (takes_binary(s, e->op, e->args[0]->type, e->args[1]->type, e->type) &&
+          (grouped || s->be->binary_supports == NULL ||
+           s->be->binary_supports(e->op, e->args[0]->type, e->args[1]->type, e->type)))
+        return NULL;
+      snprintf(buf, cap, "binary operation '%s' of %s and %s", ladle_binop_name(e->op),
+               type_name(e->args[0]->type, t1, sizeof t1),
+               type_name(e->args[1]->type, t2, sizeof t2));
+      return buf;
+    case LADLE_EX_CAST:
+      if (!grouped) break;
+      if (ladle_cast_lossless(e->args[0]->type, e->type) &&
+          takes_instr(s, LADLE_P_CAST, 0, e->args[0]->type, e->args[0]->type, e->type))
+        return agg_expr(s, e->args[0], grouped, buf, cap);
+      break;
+    default:
+      break;
+  }
+  return grouped ? "an expression of aggregations with more than arithmetic and casts between"
+                 : "an expression of aggregations with more than arithmetic between";
+}
+
 static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
   char buf[160];
   const ladle_plan *p = pn->lp;
@@ -409,7 +467,7 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
         if (e->scalar && (!sel || nscalar != p->nexprs))
           why = "a single value spread over the rows";
         else if (e->scalar)
-          why = whole_agg(c->s, e, buf, sizeof buf);
+          why = agg_expr(c->s, e, false, buf, sizeof buf);
         else
           why = rowwise(c->s, e, buf, sizeof buf);
         if (why != NULL) return refuse(c, pn, e, why);
@@ -431,7 +489,7 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
         if (why != NULL) return refuse(c, pn, k, why);
       }
       for (size_t i = 0; i < p->nexprs; i++) {
-        const char *why = grouped_agg(c->s, p->exprs[i], buf, sizeof buf);
+        const char *why = agg_expr(c->s, p->exprs[i], true, buf, sizeof buf);
         if (why != NULL) return refuse(c, pn, p->exprs[i], why);
       }
       break;
@@ -917,7 +975,7 @@ static ladle_status agg_of(exec_state *s, const ladle_bexpr *a, ladle_agg_op op,
     size_t nin = r->col != NULL ? 1 : r->ncols;
     if (r->col != NULL) {
       q.n = 1;
-      q.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, vt, NULL};
+      q.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, vt, NULL, 0};
     } else {
       q = *r->p;
     }
@@ -926,7 +984,7 @@ static ladle_status agg_of(exec_state *s, const ladle_bexpr *a, ladle_agg_op op,
                            LADLE_PROG_MAX);
     int last = (int)q.n - 1;
     q.ins[q.n++] =
-        (ladle_pinstr){LADLE_P_CAST, 0, last, last, ladle_dtype_make(LADLE_TYPE_FLOAT64), NULL};
+        (ladle_pinstr){LADLE_P_CAST, 0, last, last, ladle_dtype_make(LADLE_TYPE_FLOAT64), NULL, 0};
     if (s->be->reduce_program != NULL) {
       reducible rq = {NULL, &q, in, nin};
       return agg_of(s, a, op, &rq, out, err);
@@ -1001,7 +1059,14 @@ typedef struct pcomp {
   /* column picks between an aggregation and the filter under it: the
    * aggregation's column i is the filter input's remap[i] (NULL: none) */
   const int64_t *remap;
+  /* an expression of a group_by's aggregations: each aggregation a column
+   * of its own (grouped_of over agg_chunk's rows), the program over them */
+  const ladle_dgroups *groups;
+  const ladle_chunk *agg_chunk;
 } pcomp;
+
+static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               const ladle_dgroups *g, ladle_column *out, ladle_error *err);
 
 static int emit_ins(pcomp *c, ladle_pcode code, int op, int a, int b, ladle_dtype t,
                     const ladle_column *v) {
@@ -1014,6 +1079,24 @@ static int emit_ins(pcomp *c, ladle_pcode code, int op, int a, int b, ladle_dtyp
   in->type = t;
   in->value = v;
   return (int)c->p.n++;
+}
+
+static int emit(pcomp *c, const ladle_bexpr *e);
+
+/* emit, with an untyped null (a when without otherwise) as a null of type t */
+static int emit_typed(pcomp *c, const ladle_bexpr *e, ladle_dtype t) {
+  if (e->type.id != LADLE_TYPE_NULL || ladle_dtype_equal(t, e->type)) return emit(c, e);
+  if (c->nconst == LADLE_PROG_MAX) return -1;
+  const ladle_column *v = NULL;
+  if (!c->dry) {
+    ladle_column *n = &c->consts[c->nconst];
+    c->st = ladle_column_alloc(t, 1, true, 0, n, c->err);
+    if (c->st != LADLE_OK) return -1;
+    ladle_bit_set(LADLE_COL_VALIDITY_MUT(n), 0, false);
+    ladle_column_finish_nulls(n);
+    v = &c->consts[c->nconst++];
+  }
+  return emit_ins(c, LADLE_P_CONST, 0, 0, 0, t, v);
 }
 
 /* e into instructions; its value's instruction, or -1 (too big, or not a
@@ -1032,6 +1115,16 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   }
   if (e->kind == LADLE_EX_LIT && e->scalar && e->lit.length == 1)
     return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, &e->lit);
+  if (c->groups != NULL && (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN)) {
+    /* an aggregation: its column per group, an input */
+    if (c->ncols == LADLE_PROG_INPUTS) return -1;
+    size_t j = c->nextra;
+    c->st = grouped_of(c->s, e, c->agg_chunk, c->groups, &c->extra[j], c->err);
+    if (c->st != LADLE_OK) return -1;
+    c->nextra++;
+    c->col[c->ncols++] = -(int64_t)j - 1;
+    return emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, e->type, NULL);
+  }
   const ladle_bexpr *sc;
   ladle_str_op so;
   const char *sp;
@@ -1080,6 +1173,20 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     int a = emit(c, e->args[0]);
     int b = a < 0 || e->nargs < 2 ? a : emit(c, e->args[1]);
     return b < 0 ? -1 : emit_ins(c, LADLE_P_FUNC, e->op, a, b, e->type, NULL);
+  }
+  if (e->kind == LADLE_EX_WHEN && e->nargs >= 3 && e->nargs % 2 == 1) {
+    /* when(c0).then(x0).when(c1).then(x1).otherwise(y): IF(c0, x0, IF(c1, x1, y)) */
+    size_t nb = (e->nargs - 1) / 2;
+    int acc = emit_typed(c, e->args[e->nargs - 1], e->type);
+    for (size_t k = nb; acc >= 0 && k-- > 0;) {
+      int cond = emit(c, e->args[2 * k]);
+      int then = cond < 0 ? -1 : emit_typed(c, e->args[2 * k + 1], e->type);
+      if (then < 0) return -1;
+      int otherwise = acc;
+      acc = emit_ins(c, LADLE_P_IF, 0, cond, then, e->type, NULL);
+      if (acc >= 0) c->p.ins[acc].c = otherwise;
+    }
+    return acc;
   }
   const ladle_column *list = is_in_list(c->s, e);
   if (list != NULL) {
@@ -1444,6 +1551,31 @@ static ladle_status input_over_filter(exec_state *s, const ladle_pnode *pn, ladl
   return LADLE_OK;
 }
 
+/* An expression of aggregations per group: a row program over the
+ * aggregations' columns (grouped_of each). */
+static ladle_status grouped_expr(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                                 const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
+  pcomp *c = pcomp_new(s, NULL, err);
+  if (c == NULL) return LADLE_OOM(err, "row program");
+  c->groups = g;
+  c->agg_chunk = chunk;
+  int last = emit(c, e);
+  ladle_status st = c->st;
+  if (st == LADLE_OK && (last < 0 || c->nextra == 0))
+    st = ladle_err_set(err, LADLE_ENOTSUP,
+                       "device '%s:%d': an expression of aggregations of more than %d operations "
+                       "or %d aggregations (one row program) has no GPU path yet",
+                       s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
+  if (st == LADLE_OK) {
+    ladle_column cols[LADLE_PROG_INPUTS];
+    pcomp_inputs(c, NULL, cols);
+    st = s->be->eval_program(&s->k, &c->p, cols, c->ncols, out, err);
+  }
+  pcomp_free(c);
+  if (st == LADLE_OK) st = plan_typed("an expression of aggregations", out, e->type, err);
+  return st;
+}
+
 /* the group_by of chunk's rows (sel NULL: all; else those rows) */
 static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladle_chunk *chunk,
                                 const ladle_column *sel, ladle_table **out, ladle_error *err);
@@ -1499,7 +1631,11 @@ static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladl
       st = s->be->take(&s->k, &keys[i], &g.first, &oc->columns[i], err);
     for (size_t i = 0; i < na && st == LADLE_OK; i++) {
       t0 = LADLE_PHASE_START();
-      st = grouped_of(s, p->exprs[i], chunk, &g, &oc->columns[nk + i], err);
+      const ladle_bexpr *a = unalias(p->exprs[i]);
+      if (a->kind == LADLE_EX_AGG || a->kind == LADLE_EX_LEN)
+        st = grouped_of(s, p->exprs[i], chunk, &g, &oc->columns[nk + i], err);
+      else
+        st = grouped_expr(s, p->exprs[i], chunk, &g, &oc->columns[nk + i], err);
       LADLE_PHASE_END("group_by grouped_reduce (device)", g.ngroups, t0);
     }
     ladle_table_seal(o);
@@ -1614,9 +1750,9 @@ static ladle_status join_column(exec_state *s, const ladle_plan *p, size_t i,
     ladle_program pg;
     memset(&pg, 0, sizeof pg);
     pg.n = 3;
-    pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, t, NULL};
-    pg.ins[1] = (ladle_pinstr){LADLE_P_COL, 0, 1, 0, t, NULL};
-    pg.ins[2] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_FILL_NULL, 0, 1, t, NULL};
+    pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, t, NULL, 0};
+    pg.ins[1] = (ladle_pinstr){LADLE_P_COL, 0, 1, 0, t, NULL, 0};
+    pg.ins[2] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_FILL_NULL, 0, 1, t, NULL, 0};
     st = s->be->eval_program(&s->k, &pg, in, 2, out, err);
     ladle_column_release(&in[1]);
   }

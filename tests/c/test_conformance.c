@@ -708,15 +708,15 @@ static void check_program(suite *s) {
       snprintf(what, sizeof what, "program over %s[%lld]", tname(id), (long long)n);
       int up_ok = 0;
       for (int k = 0; k < 3; k++) up_ok += up(s, &h[k], &d[k], what);
-      for (int prog = 0; up_ok == 3 && prog < 12; prog++) {
+      for (int prog = 0; up_ok == 3 && prog < 13; prog++) {
         if ((prog == 1 || prog == 3) && !num) continue;
-        if (prog >= 7 && id != LADLE_TYPE_DATE) continue; /* a Date's fields */
+        if (prog >= 7 && prog < 12 && id != LADLE_TYPE_DATE) continue; /* a Date's fields */
         if (prog == 5 && !ladle_type_is_float(id)) continue;
         if (prog == 6 && id == LADLE_TYPE_DATETIME) continue; /* one temporal type is enough */
         ladle_program p;
         memset(&p, 0, sizeof p);
 #define INS(code_, op_, a_, b_, t_, v_) \
-  p.ins[p.n++] = (ladle_pinstr) { LADLE_P_##code_, LADLE_OP_##op_, a_, b_, t_, v_ }
+  p.ins[p.n++] = (ladle_pinstr) { LADLE_P_##code_, LADLE_OP_##op_, a_, b_, t_, v_, 0 }
         if (prog == 0) { /* (x > c & x <= y) | b */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
@@ -743,21 +743,30 @@ static void check_program(suite *s) {
         } else if (prog == 3) { /* abs(-fill_null(x, y)) as Float64 */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_FILL_NULL, 0, 1, dt, NULL};
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NEG, 2, 2, dt, NULL};
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_ABS, 3, 3, dt, NULL};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_FILL_NULL, 0, 1, dt, NULL, 0};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NEG, 2, 2, dt, NULL, 0};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_ABS, 3, 3, dt, NULL, 0};
           p.ins[p.n++] =
-              (ladle_pinstr){LADLE_P_CAST, 0, 4, 4, ladle_dtype_make(LADLE_TYPE_FLOAT64), NULL};
+              (ladle_pinstr){LADLE_P_CAST, 0, 4, 4, ladle_dtype_make(LADLE_TYPE_FLOAT64), NULL, 0};
         } else if (prog == 4) { /* !is_null(x) | (is_not_null(y) & !b) */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
           INS(COL, ADD, 2, 0, bt, NULL);
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_IS_NULL, 0, 0, bt, NULL};
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 3, 3, bt, NULL};
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_IS_NOT_NULL, 1, 1, bt, NULL};
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 2, 2, bt, NULL};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_IS_NULL, 0, 0, bt, NULL, 0};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 3, 3, bt, NULL, 0};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_IS_NOT_NULL, 1, 1, bt, NULL, 0};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 2, 2, bt, NULL, 0};
           INS(BINARY, AND, 5, 6, bt, NULL);
           INS(BINARY, OR, 4, 7, bt, NULL);
+        } else if (prog == 12) { /* when(x > c).then(x).when(b).then(y).otherwise(null) */
+          INS(COL, ADD, 0, 0, dt, NULL);
+          INS(COL, ADD, 1, 0, dt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &c);
+          INS(BINARY, GT, 0, 2, bt, NULL);
+          INS(COL, ADD, 2, 0, bt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &cnull);
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_IF, 0, 4, 1, dt, NULL, 5};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_IF, 0, 3, 0, dt, NULL, 6};
         } else if (prog >= 7) { /* a calendar field of x (random days: some out of range) */
           static const struct {
             ladle_func f;
@@ -769,7 +778,7 @@ static void check_program(suite *s) {
                    {LADLE_FN_DT_ORDINAL_DAY, LADLE_TYPE_INT16}};
           INS(COL, ADD, 0, 0, dt, NULL);
           p.ins[p.n++] =
-              (ladle_pinstr){LADLE_P_FUNC, F[prog - 7].f, 0, 0, dtype_of(F[prog - 7].t), NULL};
+              (ladle_pinstr){LADLE_P_FUNC, F[prog - 7].f, 0, 0, dtype_of(F[prog - 7].t), NULL, 0};
         } else if (prog == 6) { /* y where x > c and b, else null */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
@@ -777,14 +786,14 @@ static void check_program(suite *s) {
           INS(BINARY, GT, 0, 2, bt, NULL);
           INS(COL, ADD, 2, 0, bt, NULL);
           INS(BINARY, AND, 3, 4, bt, NULL);
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_WHERE, 0, 5, 1, dt, NULL};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_WHERE, 0, 5, 1, dt, NULL, 0};
         } else { /* is_nan(x / c) | (x / y > c) with floats: a division by one value
                     through its reciprocal */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);
           INS(CONST, ADD, 0, 0, dt, &c);
           INS(BINARY, TRUE_DIV, 0, 2, dt, NULL);
-          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_IS_NAN, 3, 3, bt, NULL};
+          p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_IS_NAN, 3, 3, bt, NULL, 0};
           INS(BINARY, TRUE_DIV, 0, 1, dt, NULL);
           INS(BINARY, GT, 5, 2, bt, NULL);
           INS(BINARY, OR, 4, 6, bt, NULL);
@@ -842,8 +851,8 @@ static void check_program(suite *s) {
     ladle_program p;
     memset(&p, 0, sizeof p);
     ladle_dtype it = ladle_dtype_make(LADLE_TYPE_INT64);
-    p.ins[p.n++] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, it, NULL};
-    p.ins[p.n++] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_ADD, 0, 1, it, NULL};
+    p.ins[p.n++] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, it, NULL, 0};
+    p.ins[p.n++] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_ADD, 0, 1, it, NULL, 0};
     ladle_column out;
     CHECK(s->be->eval_program(&s->ctx, &p, &d, 1, &out, &err_) == LADLE_EINVAL);
     p.ins[1].a = 5;
@@ -1005,7 +1014,7 @@ static void check_groups(suite *s) {
         ladle_program p;
         memset(&p, 0, sizeof p);
         p.n = 1;
-        p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, dtype_of(id), NULL};
+        p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, dtype_of(id), NULL, 0};
         bool num = ladle_type_is_numeric(id) || id == LADLE_TYPE_BOOL;
         for (int op = -1; op < (int)LADLE_REDUCE_COUNT_; op++) {
           if ((op == LADLE_REDUCE_SUM || op == LADLE_REDUCE_MEAN) && !num) continue;
@@ -1151,12 +1160,13 @@ static void check_strings(suite *s) {
         char w2[160];
         snprintf(w2, sizeof w2, "%s str_match %d '%s'", what, op, PATS[k]);
         ladle_column got, ref, hg;
-        if (!ran(s, s->be->str_match(&s->ctx, (ladle_str_op)op, &da, PATS[k], strlen(PATS[k]),
-                                     &got, &err_),
+        if (!ran(s,
+                 s->be->str_match(&s->ctx, (ladle_str_op)op, &da, PATS[k], strlen(PATS[k]), &got,
+                                  &err_),
                  w2))
           continue;
-        if (ran(s, cpu->str_match(&hk, (ladle_str_op)op, &ha, PATS[k], strlen(PATS[k]), &ref,
-                                  &err_),
+        if (ran(s,
+                cpu->str_match(&hk, (ladle_str_op)op, &ha, PATS[k], strlen(PATS[k]), &ref, &err_),
                 w2)) {
           if (down(s, &got, &hg, w2)) {
             if (!same_column(w2, &hg, &ref)) failures_++;
@@ -1171,8 +1181,8 @@ static void check_strings(suite *s) {
         char w2[160];
         snprintf(w2, sizeof w2, "%s str_compare %d%s", what, op, self ? " (itself)" : "");
         ladle_column got, ref, hg;
-        if (!ran(s, s->be->str_compare(&s->ctx, (ladle_str_op)op, &da, self ? &da : &db, &got,
-                                       &err_),
+        if (!ran(s,
+                 s->be->str_compare(&s->ctx, (ladle_str_op)op, &da, self ? &da : &db, &got, &err_),
                  w2))
           continue;
         if (ran(s, cpu->str_compare(&hk, (ladle_str_op)op, &ha, self ? &ha : &hb, &ref, &err_),

@@ -227,7 +227,7 @@ def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> No
         (DF.lazy().filter(pl.col("s").str.contains("k.*i")), "FILTER .*str.contains"),
         (DF.lazy().select(pl.col("f64").std()), "'std'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").median()), "GROUP_BY .*'median'"),
-        (DF.lazy().group_by("i8").agg(pl.col("f64").sum() / pl.len()), "only plain aggregations"),
+        (DF.lazy().group_by("i8").agg(pl.col("f64").sum().round(2)), "expression of aggregations with more"),
         (DF.lazy().unique(subset=["i32"], keep="first", maintain_order=True), "DISTINCT"),
         (DF.lazy().sort("s"), "a sort by a String key"),
         (DF.lazy().with_columns(pl.col("f64").sum().alias("t")), "spread over the rows"),
@@ -524,6 +524,33 @@ def test_date_fields_in_row_programs(engine: ladle.Engine) -> None:
     extremes = pl.DataFrame({"d": pl.Series([-(2**31), -96465293, -96465292, -1, 0, 59, 95026236, 95026237, 2**31 - 1, None], dtype=pl.Int32).cast(pl.Date)})
     check(engine, extremes.lazy().select(d.dt.year(), d.dt.month().alias("m"), d.dt.weekday().alias("w"), d.dt.ordinal_day().alias("o")))
     check_groups(engine, DF.lazy().group_by(d.dt.year().alias("y")).agg(pl.col("f64").sum()))
+
+
+def test_expressions_of_aggregations(engine: ladle.Engine) -> None:
+    # TPC-H q8, q14, q17, q20's shapes: arithmetic over a group's aggregations, and
+    # over a whole column's
+    lf = DF.lazy().group_by("i8").agg(
+        (pl.col("f64").sum() / pl.len()).alias("per_row"),
+        (0.2 * pl.col("fn").mean()).alias("fifth"),
+        (pl.when(pl.col("s") == "kiwi").then(pl.col("f64")).otherwise(0.0).sum() / pl.col("f64").sum()).alias("share"),
+        (pl.col("i32").max() - pl.col("i32").min()).alias("range"),
+        (pl.col("i64").sum() + 1).alias("plus"),
+    )
+    check_groups(engine, lf)
+    check(engine, DF.lazy().select((100.0 * pl.col("f64").sum() / pl.col("fn").sum()).alias("ratio"), (pl.col("i32").max() - pl.col("i32").min()).alias("r")))
+    check(engine, DF.lazy().join(DIM.lazy(), on="in").select((pl.col("f64").sum() * 2.5).alias("x")))
+
+
+def test_when_then_otherwise_in_row_programs(engine: ladle.Engine) -> None:
+    big = pl.col("f64") > 0.5
+    lf = DF.lazy().select(
+        pl.when(big).then(pl.col("f64")).otherwise(pl.col("fn")).alias("a"),
+        pl.when(pl.col("b")).then(1).when(pl.col("i8") > 0).then(2).otherwise(None).alias("c"),
+        pl.when(pl.col("fn").is_null()).then(-1.0).otherwise(pl.col("fn") * 2).alias("d"),
+        pl.when(pl.col("s").is_in(["kiwi", "apple"])).then(pl.col("i32")).alias("e"),
+    )
+    check(engine, lf)
+    check_groups(engine, DF.lazy().group_by("s").agg(pl.when(big).then(1).otherwise(0).sum().alias("n_big")))
 
 
 def test_regex_contains_is_refused_by_name(engine: ladle.Engine) -> None:

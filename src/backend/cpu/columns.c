@@ -336,6 +336,34 @@ ladle_status ladle_cpu_eval_program(const ladle_kctx *ctx, const ladle_program *
         st = ladle_cpu_cast(ctx, &v[in->a], in->type, LADLE_CAST_NON_STRICT, "program", &v[done],
                             err);
         break;
+      case LADLE_P_IF: {
+        if (in->a < 0 || in->b < 0 || in->c < 0 || (size_t)in->a >= done || (size_t)in->b >= done ||
+            (size_t)in->c >= done || v[in->a].type.id != LADLE_TYPE_BOOL ||
+            !ladle_dtype_equal(v[in->b].type, v[in->c].type) ||
+            ladle_type_is_varlen(v[in->b].type.id)) {
+          st = ladle_err_set(err, LADLE_EINVAL, "a row program's if is not over earlier values");
+          break;
+        }
+        /* per row, b's value and validity where a is true and valid, else c's */
+        const ladle_column *c = &v[in->a], *x = &v[in->b], *y = &v[in->c];
+        int64_t n = LADLE_MAX(c->length, LADLE_MAX(x->length, y->length));
+        ladle_column o;
+        st = ladle_column_alloc(x->type, n, true, 0, &o, err);
+        if (st != LADLE_OK) break;
+        size_t w = ladle_type_width(x->type.id);
+        for (int64_t r = 0; r < n; r++) {
+          int64_t ic = c->length == 1 ? 0 : r;
+          bool take = ladle_column_valid(c, ic) && ((const uint8_t *)c->values)[ic];
+          const ladle_column *z = take ? x : y;
+          int64_t iz = z->length == 1 ? 0 : r;
+          memcpy(LADLE_COL_MUT(&o, uint8_t) + (size_t)r * w,
+                 (const uint8_t *)z->values + (size_t)iz * w, w);
+          ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), r, ladle_column_valid(z, iz));
+        }
+        ladle_column_finish_nulls(&o);
+        v[done] = o;
+        break;
+      }
       case LADLE_P_WHERE: {
         if (in->a < 0 || in->b < 0 || (size_t)in->a >= done || (size_t)in->b >= done ||
             v[in->a].type.id != LADLE_TYPE_BOOL) {

@@ -694,6 +694,7 @@ static bool cuda_program_supports(ladle_pcode code, int op, ladle_dtype a, ladle
     case LADLE_P_CAST:
       return num_kind(a.id, &ka) && num_kind(out.id, &ko) && ladle_cast_lossless(a, out);
     case LADLE_P_WHERE:
+    case LADLE_P_IF: /* b: the then value's type; the else value's is out's */
       return a.id == LADLE_TYPE_BOOL && num_kind(b.id, &ka) && ladle_dtype_equal(b, out);
     case LADLE_P_FUNC:
       if (!num_kind(a.id, &ka) || !num_kind(out.id, &ko)) return false;
@@ -818,6 +819,17 @@ static ladle_status lower_program(const ladle_program *p, const ladle_column *in
         o->cvalid = ladle_column_valid(in->value, 0);
         memcpy(&o->cbits, in->value->values, ladle_type_width(in->value->type.id));
         break;
+      case LADLE_P_IF: {
+        if (in->a < 0 || in->b < 0 || in->c < 0 || (size_t)in->a >= k || (size_t)in->b >= k ||
+            (size_t)in->c >= k || !ladle_dtype_equal(p->ins[in->c].type, in->type) ||
+            !cuda_program_supports(LADLE_P_IF, 0, p->ins[in->a].type, p->ins[in->b].type, in->type))
+          return ladle_err_set(err, LADLE_EINVAL, "a row program's if is not over earlier values");
+        o->code = LDC_I_IF;
+        o->a = (uint8_t)in->a;
+        o->b = (uint8_t)in->b;
+        o->c = (uint8_t)in->c;
+        break;
+      }
       case LADLE_P_WHERE: {
         if (in->a < 0 || in->b < 0 || (size_t)in->a >= k || (size_t)in->b >= k ||
             !cuda_program_supports(LADLE_P_WHERE, 0, p->ins[in->a].type, p->ins[in->b].type,
@@ -1132,9 +1144,8 @@ done:
   return finish(st, &o, p, out);
 }
 
-static ladle_status cuda_str_compare(const ladle_kctx *ctx, ladle_str_op op,
-                                     const ladle_column *a, const ladle_column *b,
-                                     ladle_column *out, ladle_error *err) {
+static ladle_status cuda_str_compare(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *a,
+                                     const ladle_column *b, ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
   for (int k = 0; k < 2; k++) {
     const ladle_column *c = k == 0 ? a : b;

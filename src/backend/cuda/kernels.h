@@ -95,7 +95,7 @@ cudaError_t ldc_binary(ldc_num kind, int op, const void *a, const uint8_t *av, b
  * their kind's bits (a Boolean as LDC_U8 0/1). */
 #define LDC_PROG_MAX 64
 #define LDC_PROG_INPUTS 32
-enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST, LDC_I_WHERE };
+enum { LDC_I_COL, LDC_I_CONST, LDC_I_OP, LDC_I_FUNC, LDC_I_CAST, LDC_I_WHERE, LDC_I_IF };
 /* LDC_I_FUNC's functions of value a (fill_null: and b) */
 enum {
   LDC_F_NOT,
@@ -107,10 +107,10 @@ enum {
   LDC_F_IS_NOT_NAN,
   LDC_F_FILL_NULL,
   /* of a Date (days): its calendar fields (null outside Polars' calendar) */
-  LDC_F_YEAR,   /* Int32 */
-  LDC_F_MONTH,  /* Int8 */
-  LDC_F_DAY,    /* Int8 */
-  LDC_F_WEEKDAY, /* Int8, ISO: Monday 1 */
+  LDC_F_YEAR,       /* Int32 */
+  LDC_F_MONTH,      /* Int8 */
+  LDC_F_DAY,        /* Int8 */
+  LDC_F_WEEKDAY,    /* Int8, ISO: Monday 1 */
   LDC_F_ORDINAL_DAY /* Int16 */
 };
 typedef struct ldc_ins {
@@ -119,6 +119,7 @@ typedef struct ldc_ins {
   uint8_t op;   /* OP: an ldc_op (LDC_AND/LDC_OR over Boolean values); FUNC: an
                    LDC_F_*; CAST: the ldc_num cast to */
   uint8_t a, b; /* OP: operand values; COL: the input */
+  uint8_t c;    /* IF: the value where a is not true (b where it is) */
   uint8_t cvalid;
   uint64_t cbits; /* CONST */
 } ldc_ins;

@@ -354,6 +354,11 @@ __device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, 
     } else if (in.code == LDC_I_FUNC) {
       bool xv = (ok >> in.a) & 1, yv = (ok >> in.b) & 1;
       func_kind(in.kind, in.op, v[in.a], xv, v[in.b], yv, &r, &rv);
+    } else if (in.code == LDC_I_IF) {
+      bool take = ((ok >> in.a) & 1) && v[in.a] != 0;
+      int from = take ? in.b : in.c;
+      r = v[from];
+      rv = (ok >> from) & 1;
     } else if (in.code == LDC_I_WHERE) {
       r = v[in.b];
       rv = ((ok >> in.a) & 1) && v[in.a] != 0 && ((ok >> in.b) & 1);
