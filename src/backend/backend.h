@@ -575,6 +575,9 @@ typedef struct ladle_backend {
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);
+/* The CPU's column kernels with its other host kernels left out, as a GPU's
+ * table has them (LADLE_COLUMN_KERNELS=1 runs on it). */
+const ladle_backend *ladle_backend_cpu_columns(void);
 
 /* A backend built as its own shared object (today "cuda": libladle_cuda.so),
  * opened on first use with dlopen, for device `device_id`. It is looked for

@@ -1063,14 +1063,22 @@ typedef struct pcomp {
    * of its own (grouped_of over agg_chunk's rows), the program over them */
   const ladle_dgroups *groups;
   const ladle_chunk *agg_chunk;
+  bool full; /* an emit failed for the program's size */
 } pcomp;
 
 static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                const ladle_dgroups *g, ladle_column *out, ladle_error *err);
 
+/* -1 for an expression too big for one program (c->full: its operands may
+ * still each fit one) */
+static int full(pcomp *c) {
+  c->full = true;
+  return -1;
+}
+
 static int emit_ins(pcomp *c, ladle_pcode code, int op, int a, int b, ladle_dtype t,
                     const ladle_column *v) {
-  if (c->p.n == LADLE_PROG_MAX) return -1;
+  if (c->p.n == LADLE_PROG_MAX) return full(c);
   ladle_pinstr *in = &c->p.ins[c->p.n];
   in->code = code;
   in->op = op;
@@ -1086,7 +1094,7 @@ static int emit(pcomp *c, const ladle_bexpr *e);
 /* emit, with an untyped null (a when without otherwise) as a null of type t */
 static int emit_typed(pcomp *c, const ladle_bexpr *e, ladle_dtype t) {
   if (e->type.id != LADLE_TYPE_NULL || ladle_dtype_equal(t, e->type)) return emit(c, e);
-  if (c->nconst == LADLE_PROG_MAX) return -1;
+  if (c->nconst == LADLE_PROG_MAX) return full(c);
   const ladle_column *v = NULL;
   if (!c->dry) {
     ladle_column *n = &c->consts[c->nconst];
@@ -1108,7 +1116,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     size_t k = 0;
     while (k < c->ncols && c->col[k] != col) k++;
     if (k == c->ncols) {
-      if (k == LADLE_PROG_INPUTS) return -1;
+      if (k == LADLE_PROG_INPUTS) return full(c);
       c->col[c->ncols++] = col;
     }
     return emit_ins(c, LADLE_P_COL, 0, (int)k, 0, e->type, NULL);
@@ -1117,7 +1125,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, &e->lit);
   if (c->groups != NULL && (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN)) {
     /* an aggregation: its column per group, an input */
-    if (c->ncols == LADLE_PROG_INPUTS) return -1;
+    if (c->ncols == LADLE_PROG_INPUTS) return full(c);
     size_t j = c->nextra;
     c->st = grouped_of(c->s, e, c->agg_chunk, c->groups, &c->extra[j], c->err);
     if (c->st != LADLE_OK) return -1;
@@ -1132,7 +1140,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   const ladle_bexpr *sc2;
   if (str_pred(c->s, e, &sc, &so, &sp, &sl, &sc2)) {
     /* a Bool column of its own, an input of the program */
-    if (c->ncols == LADLE_PROG_INPUTS) return -1;
+    if (c->ncols == LADLE_PROG_INPUTS) return full(c);
     size_t j = c->nextra;
     if (!c->dry) {
       int64_t col = c->remap != NULL ? c->remap[sc->col] : sc->col;
@@ -1152,7 +1160,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
                     NULL);
   }
   if (exec_host_scalar(e)) {
-    if (c->nconst == LADLE_PROG_MAX) return -1;
+    if (c->nconst == LADLE_PROG_MAX) return full(c);
     if (c->dry) return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, NULL);
     c->st = ladle_eval_chunk(c->s, e, NULL, &c->consts[c->nconst], c->err);
     if (c->st != LADLE_OK) return -1;
@@ -1200,7 +1208,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
       if (!ladle_column_valid(list, k)) continue;
       int eq;
       if (str) {
-        if (c->ncols == LADLE_PROG_INPUTS) return -1;
+        if (c->ncols == LADLE_PROG_INPUTS) return full(c);
         size_t j = c->nextra;
         if (!c->dry) {
           int64_t col = c->remap != NULL ? c->remap[x->col] : x->col;
@@ -1213,7 +1221,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
         c->col[c->ncols++] = -(int64_t)j - 1;
         eq = emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, b, NULL);
       } else {
-        if (c->nconst == LADLE_PROG_MAX) return -1;
+        if (c->nconst == LADLE_PROG_MAX) return full(c);
         const ladle_column *v = NULL;
         if (!c->dry) {
           c->st = ladle_column_slice(list, k, 1, &c->consts[c->nconst], c->err);
@@ -1281,6 +1289,21 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
     ladle_column in[LADLE_PROG_INPUTS];
     pcomp_inputs(c, chunk, in);
     st = s->be->eval_program(&s->k, &c->p, in, c->ncols, out, err);
+    *done = st == LADLE_OK;
+  } else if (st == LADLE_OK && c->full && e->kind == LADLE_EX_BINARY &&
+             takes_binary(s, e->op, e->args[0]->type, e->args[1]->type, e->type)) {
+    /* too big for one program (TPC-H q19's predicate): each operand its own
+     * program, then the operation over their columns */
+    ladle_column a, b;
+    st = ladle_eval_chunk(s, e->args[0], chunk, &a, err);
+    if (st == LADLE_OK) {
+      st = ladle_eval_chunk(s, e->args[1], chunk, &b, err);
+      if (st == LADLE_OK) {
+        st = s->be->binary(&s->k, e->op, &a, &b, e->type, out, err);
+        ladle_column_release(&b);
+      }
+      ladle_column_release(&a);
+    }
     *done = st == LADLE_OK;
   } else if (st == LADLE_OK && s->be->func == NULL) {
     /* node by node would need the kernels a GPU has only inside programs */

@@ -71,6 +71,16 @@ static int64_t chunk_rows(const ladle_chunk *chunk) {
 static ladle_status apply_node(exec_state *s, const ladle_bexpr *e, ladle_column *args,
                                int64_t rows, ladle_column *out, ladle_error *err) {
   const ladle_backend *be = s->be;
+  /* a GPU table has some operations only inside row programs */
+  bool lacks = (e->kind == LADLE_EX_BINARY && be->binary == NULL) ||
+               (e->kind == LADLE_EX_FUNC && be->func == NULL) ||
+               (e->kind == LADLE_EX_CAST && be->cast == NULL) ||
+               (e->kind == LADLE_EX_WHEN && be->when == NULL);
+  if (lacks)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "device '%s:%d': expression `%s` node by node (outside a row program) "
+                         "has no GPU path yet",
+                         be->name, s->k.device_id, e->name != NULL ? e->name : "?");
   switch (e->kind) {
     case LADLE_EX_ALIAS:
       ladle_column_copy_ref(&args[0], out);
@@ -312,8 +322,8 @@ static ladle_status eval_chunk(exec_state *s, const ladle_bexpr *e, const ladle_
     on_host.k.device_id = 0;
     return eval_chunk(&on_host, e, NULL, out, err);
   }
-  if (s->columns &&
-      (e->kind == LADLE_EX_BINARY || e->kind == LADLE_EX_FUNC || e->kind == LADLE_EX_CAST)) {
+  if (s->columns && (e->kind == LADLE_EX_BINARY || e->kind == LADLE_EX_FUNC ||
+                     e->kind == LADLE_EX_CAST || e->kind == LADLE_EX_WHEN)) {
     /* one pass over the rows for the whole tree */
     bool done = false;
     LADLE_RETURN_NOT_OK(exec_columns_program(s, e, chunk, out, &done, err));

@@ -174,6 +174,7 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
   e->morsel_rows = o.morsel_rows > 0 ? o.morsel_rows : 65536;
   e->backend = e->host_backend = ladle_backend_cpu();
   e->columns = columns_switch();
+  if (e->columns) e->backend = ladle_backend_cpu_columns(); /* the host side keeps the CPU's */
   ladle_status st = LADLE_OK;
   if (o.device == LADLE_DEVICE_CUDA) {
     /* the device's table, memory and stream; the limit is the device's */

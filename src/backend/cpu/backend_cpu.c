@@ -1,5 +1,7 @@
 /* backend_cpu.c — the CPU kernel table, and the helpers every CPU kernel shares:
  * morsel-parallel loops, selection and gathering. */
+#include <pthread.h>
+
 #include "cpu.h"
 
 typedef struct range_job {
@@ -179,5 +181,53 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_rank_of_singletons,
     ladle_cpu_mask_or,
 };
+
+/* The CPU table as a GPU engine's executor sees a GPU's: the column kernels
+ * and binary, every other host kernel NULL (LADLE_COLUMN_KERNELS=1 tests the
+ * GPU's paths on it, so that a path that would call a kernel a GPU lacks
+ * fails here too). */
+static ladle_backend cpu_columns_backend;
+static pthread_once_t columns_once = PTHREAD_ONCE_INIT;
+
+static void columns_init(void) {
+  ladle_backend b = cpu_backend;
+  b.supports = NULL;
+  b.func = NULL;
+  b.cast = NULL;
+  b.when = NULL;
+  b.mask_to_indices = NULL;
+  b.gather = NULL;
+  b.gather_pieces = NULL;
+  b.compact = NULL;
+  b.compare_into = NULL;
+  b.mask_and = NULL;
+  b.keep_to_indices = NULL;
+  b.selection_positions = NULL;
+  b.mask_take = NULL;
+  b.index_compose = NULL;
+  b.index_is_identity = NULL;
+  b.group_ids = NULL;
+  b.aggregate = NULL;
+  b.aggregate_chunks = NULL;
+  b.moments = NULL;
+  b.group_rows = NULL;
+  b.distinct_rows = NULL;
+  b.join = NULL;
+  b.join_pairs_fill = NULL;
+  b.join_runs_free = NULL;
+  b.join_pairs_sort = NULL;
+  b.join_pairs_coalesce = NULL;
+  b.sort_indices = NULL;
+  b.top_k_indices = NULL;
+  b.rank = NULL;
+  b.rank_of_singletons = NULL;
+  b.mask_or = NULL;
+  cpu_columns_backend = b;
+}
+
+const ladle_backend *ladle_backend_cpu_columns(void) {
+  pthread_once(&columns_once, columns_init);
+  return &cpu_columns_backend;
+}
 
 const ladle_backend *ladle_backend_cpu(void) { return &cpu_backend; }
