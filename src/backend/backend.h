@@ -274,7 +274,10 @@ typedef enum ladle_str_op {
   LADLE_STR_GE,
   LADLE_STR_STARTS_WITH,
   LADLE_STR_ENDS_WITH,
-  LADLE_STR_CONTAINS /* a plain substring, not a regex */
+  LADLE_STR_CONTAINS, /* a plain substring, not a regex */
+  /* the pattern's pieces (split at NUL bytes; empty ones skipped) one after
+   * the other within one line: the regex "p1.*p2" ('.' skips newlines) */
+  LADLE_STR_CONTAINS_SEQ
 } ladle_str_op;
 
 /* The row pairs of a join on a backend's device (join_rows): n pairs, as

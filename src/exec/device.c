@@ -121,8 +121,11 @@ bool exec_host_scalar(const ladle_bexpr *e) {
  * column with a String literal, or starts_with, ends_with or contains
  * (a plain substring: no regex metacharacter) of a String column. Its
  * column into *col, the operation and pattern into *op, *pat and *len. */
+enum { STR_PAT_MAX = 256 };
+
 static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexpr **col,
-                     ladle_str_op *op, const char **pat, size_t *len, const ladle_bexpr **col2) {
+                     ladle_str_op *op, const char **pat, size_t *len, const ladle_bexpr **col2,
+                     char *pbuf) {
   *col2 = NULL;
   if (s->be->str_match == NULL) return false;
   while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
@@ -177,10 +180,30 @@ static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexp
     case LADLE_FN_STR_ENDS_WITH:
       *op = LADLE_STR_ENDS_WITH;
       break;
-    case LADLE_FN_STR_CONTAINS:
-      if (!e->fopts.literal && strpbrk(p, "\\.^$|?*+()[]{}") != NULL) return false;
+    case LADLE_FN_STR_CONTAINS: {
       *op = LADLE_STR_CONTAINS;
-      break;
+      if (e->fopts.literal || strpbrk(p, "\\.^$|?*+()[]{}") == NULL) break;
+      /* plain pieces joined by ".*" ("special.*requests"): the pieces in order
+       * within a line, NUL-separated in pbuf */
+      size_t n = 0, pieces = 0;
+      for (const char *q = p;; pieces++) {
+        const char *dot = strstr(q, ".*");
+        size_t l = dot != NULL ? (size_t)(dot - q) : strlen(q);
+        for (size_t k = 0; k < l; k++)
+          if (strchr("\\.^$|?*+()[]{}\n", q[k]) != NULL) return false;
+        if (pieces == 8 || n + l + 1 > STR_PAT_MAX) return false;
+        memcpy(pbuf + n, q, l);
+        n += l;
+        if (dot == NULL) break;
+        pbuf[n++] = '\0';
+        q = dot + 2;
+      }
+      *col = c;
+      *op = LADLE_STR_CONTAINS_SEQ;
+      *pat = pbuf;
+      *len = n;
+      return true;
+    }
     default:
       return false;
   }
@@ -219,7 +242,8 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
   const char *sp;
   size_t sl;
   const ladle_bexpr *sc2;
-  if (str_pred(s, e, &sc, &so, &sp, &sl, &sc2)) return NULL; /* a column of str_match */
+  char pbuf[STR_PAT_MAX];
+  if (str_pred(s, e, &sc, &so, &sp, &sl, &sc2, pbuf)) return NULL; /* a column of str_match */
   if (is_in_list(s, e) != NULL)
     return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise(s, e->args[0], buf, cap);
   if (exec_host_scalar(e)) {
@@ -380,6 +404,14 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
   const char *why = rowwise(s, a, buf, cap);
   if (why != NULL) return why;
   if (a->scalar) return "an aggregation of a single value";
+  if (e->op == LADLE_AGG_N_UNIQUE) { /* group_keys over (group, value) pairs */
+    if (s->be->group_keys != NULL && e->type.id == LADLE_TYPE_UINT32 &&
+        type_on_device(a->type.id) &&
+        (!ladle_type_is_varlen(a->type.id) || unalias(a)->kind == LADLE_EX_COL))
+      return NULL;
+    snprintf(buf, cap, "aggregation 'n_unique' of %s", type_name(a->type, t1, sizeof t1));
+    return buf;
+  }
   ladle_reduce_op op;
   if (!reduce_op_of((ladle_agg_op)e->op, &op)) {
     snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
@@ -1138,7 +1170,8 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   const char *sp;
   size_t sl;
   const ladle_bexpr *sc2;
-  if (str_pred(c->s, e, &sc, &so, &sp, &sl, &sc2)) {
+  char pbuf[STR_PAT_MAX];
+  if (str_pred(c->s, e, &sc, &so, &sp, &sl, &sc2, pbuf)) {
     /* a Bool column of its own, an input of the program */
     if (c->ncols == LADLE_PROG_INPUTS) return full(c);
     size_t j = c->nextra;
@@ -1459,11 +1492,50 @@ ladle_status exec_columns_select_filter(exec_state *s, const ladle_pnode *pn, la
 /* One aggregation of a group_by (grouped_agg said which) over the groups:
  * its argument compiled into a row program that grouped_reduce evaluates
  * at each group's rows (no column of it is written). */
+/* n_unique per group of g: the (group, value) pairs grouped, each pair
+ * group's group taken at its first row, and those grouped again: groups are
+ * numbered by first row, and a group's first pair holds its first row, so
+ * the second grouping numbers them as g does; its lengths are the counts.
+ * A null is one value, as in Polars. */
+static ladle_status grouped_n_unique(exec_state *s, const ladle_bexpr *x, const ladle_chunk *chunk,
+                                     const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
+  ladle_column v, keys[2], gp;
+  ladle_dgroups pairs, again;
+  memset(&pairs, 0, sizeof pairs);
+  memset(&again, 0, sizeof again);
+  LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, x, chunk, &v, err));
+  ladle_status st = LADLE_OK;
+  keys[0] = g->ids;
+  if (g->sel.owners[1] != NULL) { /* the grouped rows' values, in the selection's order */
+    st = s->be->take(&s->k, &v, &g->sel, &keys[1], err);
+    ladle_column_release(&v);
+  } else {
+    keys[1] = v;
+  }
+  if (st != LADLE_OK) return st;
+  st = s->be->group_keys(&s->k, keys, 2, NULL, &pairs, err);
+  ladle_column_release(&keys[1]);
+  if (st == LADLE_OK) st = s->be->take(&s->k, &g->ids, &pairs.first, &gp, err);
+  ladle_dgroups_release(&pairs);
+  if (st != LADLE_OK) return st;
+  st = s->be->group_keys(&s->k, &gp, 1, NULL, &again, err);
+  ladle_column_release(&gp);
+  if (st == LADLE_OK && again.ngroups != g->ngroups)
+    st = ladle_err_set(err, LADLE_EINVAL, "internal: n_unique regrouped %lld groups into %lld",
+                       (long long)g->ngroups, (long long)again.ngroups);
+  if (st == LADLE_OK)
+    st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, &again, out, err);
+  ladle_dgroups_release(&again);
+  return st;
+}
+
 static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
   const ladle_bexpr *a = unalias(e);
   ladle_status st;
-  if (a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN) {
+  if (a->kind == LADLE_EX_AGG && a->op == LADLE_AGG_N_UNIQUE) {
+    st = grouped_n_unique(s, a->args[0], chunk, g, out, err);
+  } else if (a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN) {
     st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, g, out, err);
   } else {
     ladle_reduce_op op = LADLE_REDUCE_SUM;

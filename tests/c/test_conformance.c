@@ -1176,6 +1176,32 @@ static void check_strings(suite *s) {
         }
         ladle_column_release(&got);
       }
+      if (op == LADLE_STR_CONTAINS) { /* pieces in order: "a.*b" and the like */
+        static const struct {
+          const char *p;
+          size_t n;
+        } SEQ[] = {{"a\0b", 3}, {"ab\0\0c", 5}, {"\xc3\xa9\0a\0z", 6}, {"\0q", 2}};
+        for (size_t k = 0; k < sizeof SEQ / sizeof SEQ[0]; k++) {
+          char w2[160];
+          snprintf(w2, sizeof w2, "%s contains_seq %zu", what, k);
+          ladle_column got, ref, hg;
+          if (!ran(s,
+                   s->be->str_match(&s->ctx, LADLE_STR_CONTAINS_SEQ, &da, SEQ[k].p, SEQ[k].n, &got,
+                                    &err_),
+                   w2))
+            continue;
+          if (ran(s,
+                  cpu->str_match(&hk, LADLE_STR_CONTAINS_SEQ, &ha, SEQ[k].p, SEQ[k].n, &ref, &err_),
+                  w2)) {
+            if (down(s, &got, &hg, w2)) {
+              if (!same_column(w2, &hg, &ref)) failures_++;
+              ladle_column_release(&hg);
+            }
+            ladle_column_release(&ref);
+          }
+          ladle_column_release(&got);
+        }
+      }
       if (op > LADLE_STR_GE) continue;
       for (int self = 0; self < 2; self++) { /* a with b, and a with itself */
         char w2[160];

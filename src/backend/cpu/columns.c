@@ -573,6 +573,38 @@ ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
 
 /* ------------------------------------------------------------ strings */
 
+/* Whether the bytes s[0..n) hold p[0..m) at or after `from`: its offset, or -1. */
+static int64_t find_from(const char *s, size_t n, size_t from, const char *p, size_t m) {
+  for (size_t k = from; k + m <= n; k++)
+    if (memcmp(s + k, p, m) == 0) return (int64_t)k;
+  return -1;
+}
+
+/* LADLE_STR_CONTAINS_SEQ: the NUL-separated pieces of pat, in order, within
+ * one line of x (each piece found at its earliest place after the last). */
+static bool seq_in_lines(const char *x, size_t len, const char *pat, size_t plen) {
+  size_t line = 0;
+  for (;;) {
+    size_t end = line;
+    while (end < len && x[end] != '\n') end++;
+    size_t at = line;
+    bool ok = true;
+    for (size_t a = 0; ok && a <= plen;) {
+      size_t b = a;
+      while (b < plen && pat[b] != '\0') b++;
+      if (b > a) {
+        int64_t f = find_from(x, end, at, pat + a, b - a);
+        ok = f >= 0;
+        if (ok) at = (size_t)f + (b - a);
+      }
+      a = b + 1;
+    }
+    if (ok) return true;
+    if (end >= len) return false;
+    line = end + 1;
+  }
+}
+
 /* The reference for a device's str_match: each row by memcmp. */
 static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const char *pat,
                                  size_t plen, const ladle_column *b, ladle_column *out,
@@ -610,6 +642,8 @@ static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const 
       r = len >= plen && memcmp(x, pat, plen) == 0;
     } else if (op == LADLE_STR_ENDS_WITH) {
       r = len >= plen && memcmp(x + len - plen, pat, plen) == 0;
+    } else if (op == LADLE_STR_CONTAINS_SEQ) {
+      r = seq_in_lines(x, len, pat, plen);
     } else if (op == LADLE_STR_CONTAINS) {
       for (size_t k = 0; !r && k + plen <= len; k++) r = memcmp(x + k, pat, plen) == 0;
     } else {

@@ -1110,7 +1110,8 @@ done:
 
 _Static_assert((int)LADLE_STR_EQ == (int)LDC_STR_EQ && (int)LADLE_STR_GE == (int)LDC_STR_GE &&
                    (int)LADLE_STR_STARTS_WITH == (int)LDC_STR_STARTS_WITH &&
-                   (int)LADLE_STR_CONTAINS == (int)LDC_STR_CONTAINS,
+                   (int)LADLE_STR_CONTAINS == (int)LDC_STR_CONTAINS &&
+                   (int)LADLE_STR_CONTAINS_SEQ == (int)LDC_STR_CONTAINS_SEQ,
                "ladle_str_op and the kernels' numbering");
 
 static ladle_status cuda_str_match(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
@@ -1120,7 +1121,7 @@ static ladle_status cuda_str_match(const ladle_kctx *ctx, ladle_str_op op, const
   if (in->type.id != LADLE_TYPE_STRING || (!on_device(in) && in->length > 0))
     return ladle_err_set(err, LADLE_ENOTSUP, "a string match of a %s column on the GPU",
                          ladle_dtype_name(in->type, NULL, 0));
-  if ((int)op < (int)LADLE_STR_EQ || op > LADLE_STR_CONTAINS)
+  if ((int)op < (int)LADLE_STR_EQ || op > LADLE_STR_CONTAINS_SEQ)
     return ladle_err_set(err, LADLE_EINVAL, "string match %d: no such operation", (int)op);
   int64_t n = in->length;
   bool nulls = in->null_count > 0 && in->validity != NULL;

@@ -257,7 +257,8 @@ enum {
   LDC_STR_GE,
   LDC_STR_STARTS_WITH,
   LDC_STR_ENDS_WITH,
-  LDC_STR_CONTAINS
+  LDC_STR_CONTAINS,
+  LDC_STR_CONTAINS_SEQ
 };
 /* out[i] = row i (offsets off, bytes chars) `op` the plen bytes at device
  * pointer pat, for i < n (0/1 bytes; validity is the caller's). */

@@ -14,6 +14,32 @@ __device__ __forceinline__ bool same(const char *x, const char *p, int64_t len) 
   return true;
 }
 
+/* the pieces of pat (NUL-separated) in order within one line of x */
+__device__ bool seq_in_lines(const char *x, int64_t len, const char *pat, int64_t plen) {
+  int64_t line = 0;
+  for (;;) {
+    int64_t end = line;
+    while (end < len && x[end] != '\n') end++;
+    int64_t at = line;
+    bool ok = true;
+    for (int64_t a = 0; ok && a <= plen;) {
+      int64_t b = a;
+      while (b < plen && pat[b] != '\0') b++;
+      if (b > a) {
+        int64_t m = b - a, f = -1;
+        for (int64_t k = at; f < 0 && k + m <= end; k++)
+          if (same(x + k, pat + a, m)) f = k;
+        ok = f >= 0;
+        if (ok) at = f + m;
+      }
+      a = b + 1;
+    }
+    if (ok) return true;
+    if (end >= len) return false;
+    line = end + 1;
+  }
+}
+
 __global__ void str_match_kernel(int op, const int64_t *off, const char *chars, int64_t n,
                                  const char *pat, int64_t plen, uint8_t *out) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -30,6 +56,9 @@ __global__ void str_match_kernel(int op, const int64_t *off, const char *chars, 
         break;
       case LDC_STR_CONTAINS:
         for (int64_t k = 0; !r && k + plen <= len; k++) r = same(x + k, pat, plen);
+        break;
+      case LDC_STR_CONTAINS_SEQ:
+        r = seq_in_lines(x, len, pat, plen);
         break;
       default: {
         int c = 0;
@@ -105,7 +134,7 @@ extern "C" cudaError_t ldc_str_compare(int op, const int64_t *aoff, const char *
 extern "C" cudaError_t ldc_str_match(int op, const int64_t *off, const char *chars, int64_t n,
                                      const char *pat, int64_t plen, uint8_t *out,
                                      cudaStream_t stream) {
-  if (op < LDC_STR_EQ || op > LDC_STR_CONTAINS || plen < 0) return cudaErrorInvalidValue;
+  if (op < LDC_STR_EQ || op > LDC_STR_CONTAINS_SEQ || plen < 0) return cudaErrorInvalidValue;
   if (n <= 0) return cudaSuccess;
   str_match_kernel<<<grid_for(n), kBlock, 0, stream>>>(op, off, chars, n, pat, plen, out);
   return cudaGetLastError();
