@@ -1101,6 +1101,16 @@ typedef struct pcomp {
 static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                const ladle_dgroups *g, ladle_column *out, ladle_error *err);
 
+/* LADLE_ENOTSUP: `what` does not fit one row program */
+static ladle_status too_big(const exec_state *s, const char *what, const char *inputs,
+                            ladle_error *err) {
+  return ladle_err_set(err, LADLE_ENOTSUP,
+                       "device '%s:%d': %s of more than %d operations or %d %s (one row "
+                       "program) has no GPU path yet",
+                       s->be->name, s->k.device_id, what, LADLE_PROG_MAX, LADLE_PROG_INPUTS,
+                       inputs);
+}
+
 /* -1 for an expression too big for one program (c->full: its operands may
  * still each fit one) */
 static int full(pcomp *c) {
@@ -1340,10 +1350,7 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
     *done = st == LADLE_OK;
   } else if (st == LADLE_OK && s->be->func == NULL) {
     /* node by node would need the kernels a GPU has only inside programs */
-    st = ladle_err_set(err, LADLE_ENOTSUP,
-                       "device '%s:%d': an expression of more than %d operations or %d columns "
-                       "(one row program) has no GPU path yet",
-                       s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
+    st = too_big(s, "an expression", "columns", err);
   }
   pcomp_free(c);
   return st;
@@ -1545,10 +1552,7 @@ static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_
     int last = emit(c, a->args[0]);
     st = c->st;
     if (st == LADLE_OK && (last < 0 || c->ncols == 0))
-      st = ladle_err_set(err, LADLE_ENOTSUP,
-                         "device '%s:%d': an aggregation's argument of more than %d operations "
-                         "or %d columns (one row program) has no GPU path yet",
-                         s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
+      st = too_big(s, "an aggregation's argument", "columns", err);
     if (st == LADLE_OK) {
       ladle_column cols[LADLE_PROG_INPUTS];
       pcomp_inputs(c, chunk, cols);
@@ -1657,10 +1661,7 @@ static ladle_status grouped_expr(exec_state *s, const ladle_bexpr *e, const ladl
   int last = emit(c, e);
   ladle_status st = c->st;
   if (st == LADLE_OK && (last < 0 || c->nextra == 0))
-    st = ladle_err_set(err, LADLE_ENOTSUP,
-                       "device '%s:%d': an expression of aggregations of more than %d operations "
-                       "or %d aggregations (one row program) has no GPU path yet",
-                       s->be->name, s->k.device_id, LADLE_PROG_MAX, LADLE_PROG_INPUTS);
+    st = too_big(s, "an expression of aggregations", "aggregations", err);
   if (st == LADLE_OK) {
     ladle_column cols[LADLE_PROG_INPUTS];
     pcomp_inputs(c, NULL, cols);
