@@ -116,17 +116,23 @@ bool exec_host_scalar(const ladle_bexpr *e) {
   return e->scalar && !e->has_agg && !e->has_window && e->kind != LADLE_EX_LIT && !reads_columns(e);
 }
 
-/* A String predicate the backend's str_match computes as a column of its
- * own (a row program then reads it as an input): a comparison of a String
- * column with a String literal, or starts_with, ends_with or contains
- * (a plain substring: no regex metacharacter) of a String column. Its
- * column into *col, the operation and pattern into *op, *pat and *len. */
+/* A String predicate the backend computes as a column of its own (a row
+ * program then reads it as an input): a comparison of a String column with
+ * a String literal (str_match) or with another String column (str_compare),
+ * or starts_with, ends_with or contains (a plain substring, or plain pieces
+ * joined by ".*") of a String column. */
 enum { STR_PAT_MAX = 256 };
 
-static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexpr **col,
-                     ladle_str_op *op, const char **pat, size_t *len, const ladle_bexpr **col2,
-                     char *pbuf) {
-  *col2 = NULL;
+typedef struct str_test {
+  const ladle_bexpr *col, *col2; /* col2: str_compare's other column, or NULL */
+  ladle_str_op op;
+  const char *pat; /* str_match's pattern: pat_len bytes */
+  size_t pat_len;
+  char buf[STR_PAT_MAX]; /* CONTAINS_SEQ's pieces, NUL-separated */
+} str_test;
+
+static bool str_pred(const exec_state *s, const ladle_bexpr *e, str_test *t) {
+  t->col2 = NULL;
   if (s->be->str_match == NULL) return false;
   while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
   if (e->kind == LADLE_EX_BINARY && e->nargs == 2) {
@@ -145,11 +151,11 @@ static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexp
       if (a->kind == LADLE_EX_COL && b->kind == LADLE_EX_COL && !a->scalar && !b->scalar &&
           a->type.id == LADLE_TYPE_STRING && b->type.id == LADLE_TYPE_STRING &&
           s->be->str_compare != NULL) { /* two columns: str_compare's */
-        *col = a;
-        *col2 = b;
-        *op = CMP[k].as;
-        *pat = NULL;
-        *len = 0;
+        t->col = a;
+        t->col2 = b;
+        t->op = CMP[k].as;
+        t->pat = NULL;
+        t->pat_len = 0;
         return true;
       }
       for (int side = 0; side < 2; side++) {
@@ -159,10 +165,10 @@ static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexp
             l->kind != LADLE_EX_LIT || !l->scalar || l->lit.length != 1 ||
             l->lit.type.id != LADLE_TYPE_STRING || !ladle_column_valid(&l->lit, 0))
           continue;
-        *col = c;
-        *op = side == 0 ? CMP[k].as : CMP[k].mirrored;
-        *pat = ladle_str_ptr(&l->lit, 0);
-        *len = (size_t)ladle_str_len(&l->lit, 0);
+        t->col = c;
+        t->op = side == 0 ? CMP[k].as : CMP[k].mirrored;
+        t->pat = ladle_str_ptr(&l->lit, 0);
+        t->pat_len = (size_t)ladle_str_len(&l->lit, 0);
         return true;
       }
     }
@@ -175,16 +181,16 @@ static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexp
   const char *p = e->fopts.str;
   switch (e->op) {
     case LADLE_FN_STR_STARTS_WITH:
-      *op = LADLE_STR_STARTS_WITH;
+      t->op = LADLE_STR_STARTS_WITH;
       break;
     case LADLE_FN_STR_ENDS_WITH:
-      *op = LADLE_STR_ENDS_WITH;
+      t->op = LADLE_STR_ENDS_WITH;
       break;
     case LADLE_FN_STR_CONTAINS: {
-      *op = LADLE_STR_CONTAINS;
+      t->op = LADLE_STR_CONTAINS;
       if (e->fopts.literal || strpbrk(p, "\\.^$|?*+()[]{}") == NULL) break;
       /* plain pieces joined by ".*" ("special.*requests"): the pieces in order
-       * within a line, NUL-separated in pbuf */
+       * within a line, NUL-separated in t->buf */
       size_t n = 0, pieces = 0;
       for (const char *q = p;; pieces++) {
         const char *dot = strstr(q, ".*");
@@ -192,24 +198,24 @@ static bool str_pred(const exec_state *s, const ladle_bexpr *e, const ladle_bexp
         for (size_t k = 0; k < l; k++)
           if (strchr("\\.^$|?*+()[]{}\n", q[k]) != NULL) return false;
         if (pieces == 8 || n + l + 1 > STR_PAT_MAX) return false;
-        memcpy(pbuf + n, q, l);
+        memcpy(t->buf + n, q, l);
         n += l;
         if (dot == NULL) break;
-        pbuf[n++] = '\0';
+        t->buf[n++] = '\0';
         q = dot + 2;
       }
-      *col = c;
-      *op = LADLE_STR_CONTAINS_SEQ;
-      *pat = pbuf;
-      *len = n;
+      t->col = c;
+      t->op = LADLE_STR_CONTAINS_SEQ;
+      t->pat = t->buf;
+      t->pat_len = n;
       return true;
     }
     default:
       return false;
   }
-  *col = c;
-  *pat = p;
-  *len = strlen(p);
+  t->col = c;
+  t->pat = p;
+  t->pat_len = strlen(p);
   return true;
 }
 
@@ -237,13 +243,8 @@ static const ladle_column *is_in_list(const exec_state *s, const ladle_bexpr *e)
  * (into buf). */
 static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
   char t1[48], t2[48];
-  const ladle_bexpr *sc;
-  ladle_str_op so;
-  const char *sp;
-  size_t sl;
-  const ladle_bexpr *sc2;
-  char pbuf[STR_PAT_MAX];
-  if (str_pred(s, e, &sc, &so, &sp, &sl, &sc2, pbuf)) return NULL; /* a column of str_match */
+  str_test st;
+  if (str_pred(s, e, &st)) return NULL; /* a column of its own */
   if (is_in_list(s, e) != NULL)
     return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise(s, e->args[0], buf, cap);
   if (exec_host_scalar(e)) {
@@ -1149,6 +1150,32 @@ static int emit_typed(pcomp *c, const ladle_bexpr *e, ladle_dtype t) {
   return emit_ins(c, LADLE_P_CONST, 0, 0, 0, t, v);
 }
 
+/* The program's next input: extra[nextra], which the caller has just
+ * computed (dry: not), a value of type t; its COL instruction. */
+static int extra_input(pcomp *c, ladle_dtype t) {
+  size_t j = c->nextra++;
+  c->col[c->ncols++] = -(int64_t)j - 1;
+  return emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, t, NULL);
+}
+
+/* A column expression's column in the chunk the program reads. */
+static const ladle_column *chunk_column(const pcomp *c, const ladle_bexpr *col) {
+  return &c->chunk->columns[c->remap != NULL ? c->remap[col->col] : col->col];
+}
+
+/* A String test's Bool column (str_match or str_compare), an input. */
+static int emit_str_test(pcomp *c, const str_test *t) {
+  if (c->ncols == LADLE_PROG_INPUTS) return full(c);
+  ladle_column *o = &c->extra[c->nextra];
+  if (!c->dry && t->col2 != NULL)
+    c->st = c->s->be->str_compare(&c->s->k, t->op, chunk_column(c, t->col),
+                                  chunk_column(c, t->col2), o, c->err);
+  else if (!c->dry)
+    c->st = c->s->be->str_match(&c->s->k, t->op, chunk_column(c, t->col), t->pat, t->pat_len, o,
+                                c->err);
+  return c->st != LADLE_OK ? -1 : extra_input(c, ladle_dtype_make(LADLE_TYPE_BOOL));
+}
+
 /* e into instructions; its value's instruction, or -1 (too big, or not a
  * node a program holds; c->st set on an error) */
 static int emit(pcomp *c, const ladle_bexpr *e) {
@@ -1168,40 +1195,11 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   if (c->groups != NULL && (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN)) {
     /* an aggregation: its column per group, an input */
     if (c->ncols == LADLE_PROG_INPUTS) return full(c);
-    size_t j = c->nextra;
-    c->st = grouped_of(c->s, e, c->agg_chunk, c->groups, &c->extra[j], c->err);
-    if (c->st != LADLE_OK) return -1;
-    c->nextra++;
-    c->col[c->ncols++] = -(int64_t)j - 1;
-    return emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, e->type, NULL);
+    c->st = grouped_of(c->s, e, c->agg_chunk, c->groups, &c->extra[c->nextra], c->err);
+    return c->st != LADLE_OK ? -1 : extra_input(c, e->type);
   }
-  const ladle_bexpr *sc;
-  ladle_str_op so;
-  const char *sp;
-  size_t sl;
-  const ladle_bexpr *sc2;
-  char pbuf[STR_PAT_MAX];
-  if (str_pred(c->s, e, &sc, &so, &sp, &sl, &sc2, pbuf)) {
-    /* a Bool column of its own, an input of the program */
-    if (c->ncols == LADLE_PROG_INPUTS) return full(c);
-    size_t j = c->nextra;
-    if (!c->dry) {
-      int64_t col = c->remap != NULL ? c->remap[sc->col] : sc->col;
-      if (sc2 != NULL) {
-        int64_t col2 = c->remap != NULL ? c->remap[sc2->col] : sc2->col;
-        c->st = c->s->be->str_compare(&c->s->k, so, &c->chunk->columns[col],
-                                      &c->chunk->columns[col2], &c->extra[j], c->err);
-      } else {
-        c->st = c->s->be->str_match(&c->s->k, so, &c->chunk->columns[col], sp, sl, &c->extra[j],
-                                    c->err);
-      }
-      if (c->st != LADLE_OK) return -1;
-    }
-    c->nextra++;
-    c->col[c->ncols++] = -(int64_t)j - 1;
-    return emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, ladle_dtype_make(LADLE_TYPE_BOOL),
-                    NULL);
-  }
+  str_test st;
+  if (str_pred(c->s, e, &st)) return emit_str_test(c, &st);
   if (exec_host_scalar(e)) {
     if (c->nconst == LADLE_PROG_MAX) return full(c);
     if (c->dry) return emit_ins(c, LADLE_P_CONST, 0, 0, 0, e->type, NULL);
@@ -1251,18 +1249,9 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
       if (!ladle_column_valid(list, k)) continue;
       int eq;
       if (str) {
-        if (c->ncols == LADLE_PROG_INPUTS) return full(c);
-        size_t j = c->nextra;
-        if (!c->dry) {
-          int64_t col = c->remap != NULL ? c->remap[x->col] : x->col;
-          c->st = c->s->be->str_match(&c->s->k, LADLE_STR_EQ, &c->chunk->columns[col],
-                                      ladle_str_ptr(list, k), (size_t)ladle_str_len(list, k),
-                                      &c->extra[j], c->err);
-          if (c->st != LADLE_OK) return -1;
-        }
-        c->nextra++;
-        c->col[c->ncols++] = -(int64_t)j - 1;
-        eq = emit_ins(c, LADLE_P_COL, 0, (int)c->ncols - 1, 0, b, NULL);
+        str_test eqs = {
+            x, NULL, LADLE_STR_EQ, ladle_str_ptr(list, k), (size_t)ladle_str_len(list, k), {0}};
+        eq = emit_str_test(c, &eqs);
       } else {
         if (c->nconst == LADLE_PROG_MAX) return full(c);
         const ladle_column *v = NULL;

@@ -266,8 +266,8 @@ static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col
 static bool join_defers(planner *P, const ladle_plan *p, size_t side, bool **need) {
   *need = NULL;
   const ladle_plan *f = p->inputs[side];
-  if (!P->o->can_defer || P->o->columns || f->kind != LADLE_NODE_FILTER ||
-      ladle_join_coalesces(p) || p->join.how == LADLE_JOIN_CROSS)
+  if (!P->o->can_defer || f->kind != LADLE_NODE_FILTER || ladle_join_coalesces(p) ||
+      p->join.how == LADLE_JOIN_CROSS)
     return false;
   bool *nd = calloc(LADLE_MAX(f->schema.n, 1), sizeof *nd);
   if (nd == NULL) {

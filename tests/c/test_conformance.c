@@ -246,6 +246,15 @@ static bool down(suite *s, const ladle_column *d, ladle_column *h, const char *w
   return ran(s, s->be->to_host(&s->ctx, d, h, &err_), what);
 }
 
+/* A kernel's output d brought down and compared with the reference ref (a
+ * failure counted when they differ). */
+static void same_down(suite *s, const ladle_column *d, const ladle_column *ref, const char *what) {
+  ladle_column h;
+  if (!down(s, d, &h, what)) return;
+  if (!same_column(what, &h, ref)) failures_++;
+  ladle_column_release(&h);
+}
+
 static int64_t lengths(const suite *s, int64_t *out) {
   int64_t v[] = {0, 1, 2, 31, 32, 33, 1000, 4099, s->large};
   int64_t n = (int64_t)(sizeof v / sizeof v[0]);
@@ -1112,14 +1121,11 @@ static void check_sort(suite *s) {
       ladle_column d[2];
       size_t up_ok = 0;
       while (up_ok < nk && up(s, &h[up_ok], &d[up_ok], what)) up_ok++;
-      ladle_column got, ref, hg;
+      ladle_column got, ref;
       if (up_ok == nk && ran(s, s->be->sort_perm(&s->ctx, d, nk, desc, last, &got, &err_), what)) {
         if (ran(s, cpu->sort_perm(&hk, h, nk, desc, last, &ref, &err_), what)) {
           /* stable: one permutation, bit for bit */
-          if (down(s, &got, &hg, what)) {
-            if (!same_column(what, &hg, &ref)) failures_++;
-            ladle_column_release(&hg);
-          }
+          same_down(s, &got, &ref, what);
           ladle_column_release(&ref);
         }
         ladle_column_release(&got);
@@ -1159,7 +1165,7 @@ static void check_strings(suite *s) {
       for (size_t k = 0; k < sizeof PATS / sizeof PATS[0]; k++) {
         char w2[160];
         snprintf(w2, sizeof w2, "%s str_match %d '%s'", what, op, PATS[k]);
-        ladle_column got, ref, hg;
+        ladle_column got, ref;
         if (!ran(s,
                  s->be->str_match(&s->ctx, (ladle_str_op)op, &da, PATS[k], strlen(PATS[k]), &got,
                                   &err_),
@@ -1168,10 +1174,7 @@ static void check_strings(suite *s) {
         if (ran(s,
                 cpu->str_match(&hk, (ladle_str_op)op, &ha, PATS[k], strlen(PATS[k]), &ref, &err_),
                 w2)) {
-          if (down(s, &got, &hg, w2)) {
-            if (!same_column(w2, &hg, &ref)) failures_++;
-            ladle_column_release(&hg);
-          }
+          same_down(s, &got, &ref, w2);
           ladle_column_release(&ref);
         }
         ladle_column_release(&got);
@@ -1184,7 +1187,7 @@ static void check_strings(suite *s) {
         for (size_t k = 0; k < sizeof SEQ / sizeof SEQ[0]; k++) {
           char w2[160];
           snprintf(w2, sizeof w2, "%s contains_seq %zu", what, k);
-          ladle_column got, ref, hg;
+          ladle_column got, ref;
           if (!ran(s,
                    s->be->str_match(&s->ctx, LADLE_STR_CONTAINS_SEQ, &da, SEQ[k].p, SEQ[k].n, &got,
                                     &err_),
@@ -1193,10 +1196,7 @@ static void check_strings(suite *s) {
           if (ran(s,
                   cpu->str_match(&hk, LADLE_STR_CONTAINS_SEQ, &ha, SEQ[k].p, SEQ[k].n, &ref, &err_),
                   w2)) {
-            if (down(s, &got, &hg, w2)) {
-              if (!same_column(w2, &hg, &ref)) failures_++;
-              ladle_column_release(&hg);
-            }
+            same_down(s, &got, &ref, w2);
             ladle_column_release(&ref);
           }
           ladle_column_release(&got);
@@ -1206,17 +1206,14 @@ static void check_strings(suite *s) {
       for (int self = 0; self < 2; self++) { /* a with b, and a with itself */
         char w2[160];
         snprintf(w2, sizeof w2, "%s str_compare %d%s", what, op, self ? " (itself)" : "");
-        ladle_column got, ref, hg;
+        ladle_column got, ref;
         if (!ran(s,
                  s->be->str_compare(&s->ctx, (ladle_str_op)op, &da, self ? &da : &db, &got, &err_),
                  w2))
           continue;
         if (ran(s, cpu->str_compare(&hk, (ladle_str_op)op, &ha, self ? &ha : &hb, &ref, &err_),
                 w2)) {
-          if (down(s, &got, &hg, w2)) {
-            if (!same_column(w2, &hg, &ref)) failures_++;
-            ladle_column_release(&hg);
-          }
+          same_down(s, &got, &ref, w2);
           ladle_column_release(&ref);
         }
         ladle_column_release(&got);
@@ -1306,16 +1303,9 @@ static void check_join(suite *s) {
           if (ran(s, cpu->join_rows(&hk, hl, hr, k, nl, nr, how, ne, &ref, &err_), w2)) {
             /* pairs in one order (by left row, matches by right row): bit for bit */
             CHECK_EQ_I(got.n, ref.n);
-            ladle_column hg;
-            if (got.n == ref.n && down(s, &got.left, &hg, w2)) {
-              if (!same_column(w2, &hg, &ref.left)) failures_++;
-              ladle_column_release(&hg);
-            }
             bool two = how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI;
-            if (got.n == ref.n && two && down(s, &got.right, &hg, w2)) {
-              if (!same_column(w2, &hg, &ref.right)) failures_++;
-              ladle_column_release(&hg);
-            }
+            if (got.n == ref.n) same_down(s, &got.left, &ref.left, w2);
+            if (got.n == ref.n && two) same_down(s, &got.right, &ref.right, w2);
             if (!two && got.right.owners[1] != NULL) {
               fprintf(stderr, "  %s: a semi/anti join gave right rows\n", w2);
               failures_++;

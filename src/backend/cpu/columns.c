@@ -605,6 +605,31 @@ static bool seq_in_lines(const char *x, size_t len, const char *pat, size_t plen
   }
 }
 
+/* `x op pat` for one row's bytes x[0..len) */
+static bool str_row_matches(ladle_str_op op, const char *x, size_t len, const char *pat,
+                            size_t plen) {
+  switch (op) {
+    case LADLE_STR_STARTS_WITH:
+      return len >= plen && memcmp(x, pat, plen) == 0;
+    case LADLE_STR_ENDS_WITH:
+      return len >= plen && memcmp(x + len - plen, pat, plen) == 0;
+    case LADLE_STR_CONTAINS:
+      return find_from(x, len, 0, pat, plen) >= 0;
+    case LADLE_STR_CONTAINS_SEQ:
+      return seq_in_lines(x, len, pat, plen);
+    default: {
+      int c = memcmp(x, pat, LADLE_MIN(len, plen));
+      if (c == 0) c = len < plen ? -1 : len > plen ? 1 : 0;
+      return op == LADLE_STR_EQ   ? c == 0
+             : op == LADLE_STR_NE ? c != 0
+             : op == LADLE_STR_LT ? c < 0
+             : op == LADLE_STR_LE ? c <= 0
+             : op == LADLE_STR_GT ? c > 0
+                                  : c >= 0;
+    }
+  }
+}
+
 /* The reference for a device's str_match: each row by memcmp. */
 static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const char *pat,
                                  size_t plen, const ladle_column *b, ladle_column *out,
@@ -623,40 +648,12 @@ static ladle_status str_match_on(ladle_str_op op, const ladle_column *in, const 
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, nulls, 0, &o, err));
   for (int64_t i = 0; i < n; i++) {
-    bool valid = ladle_column_valid(in, i);
+    bool valid = ladle_column_valid(in, i) && (b == NULL || ladle_column_valid(b, i));
     if (nulls) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, valid);
-    const char *x = ladle_str_ptr(in, i);
-    size_t len = valid ? (size_t)ladle_str_len(in, i) : 0;
-    if (b != NULL) { /* str_compare: the other column's row */
-      pat = ladle_str_ptr(b, i);
-      plen = ladle_column_valid(b, i) ? (size_t)ladle_str_len(b, i) : 0;
-      if (!ladle_column_valid(b, i)) {
-        valid = false;
-        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, false);
-      }
-    }
-    bool r = false;
-    if (!valid) {
-      r = false;
-    } else if (op == LADLE_STR_STARTS_WITH) {
-      r = len >= plen && memcmp(x, pat, plen) == 0;
-    } else if (op == LADLE_STR_ENDS_WITH) {
-      r = len >= plen && memcmp(x + len - plen, pat, plen) == 0;
-    } else if (op == LADLE_STR_CONTAINS_SEQ) {
-      r = seq_in_lines(x, len, pat, plen);
-    } else if (op == LADLE_STR_CONTAINS) {
-      for (size_t k = 0; !r && k + plen <= len; k++) r = memcmp(x + k, pat, plen) == 0;
-    } else {
-      int c = memcmp(x, pat, LADLE_MIN(len, plen));
-      if (c == 0) c = len < plen ? -1 : len > plen ? 1 : 0;
-      r = op == LADLE_STR_EQ   ? c == 0
-          : op == LADLE_STR_NE ? c != 0
-          : op == LADLE_STR_LT ? c < 0
-          : op == LADLE_STR_LE ? c <= 0
-          : op == LADLE_STR_GT ? c > 0
-                               : c >= 0;
-    }
-    LADLE_COL_MUT(&o, uint8_t)[i] = r;
+    const char *p = b != NULL && valid ? ladle_str_ptr(b, i) : pat; /* str_compare: b's row */
+    size_t pl = b != NULL && valid ? (size_t)ladle_str_len(b, i) : plen;
+    LADLE_COL_MUT(&o, uint8_t)
+    [i] = valid && str_row_matches(op, ladle_str_ptr(in, i), (size_t)ladle_str_len(in, i), p, pl);
   }
   ladle_column_finish_nulls(&o);
   *out = o;

@@ -1190,8 +1190,12 @@ static ladle_status cuda_join_rows(const ladle_kctx *ctx, const ladle_column *lk
   ladle_djoin d;
   memset(&d, 0, sizeof d);
   ladle_status st = LADLE_OK;
-  /* hash, slots, gid, bids, first, rows, offsets, pgroup, start, hit, brank, counts */
-  ladle_buffer *b[12] = {NULL};
+  /* the device buffers between the launchers: the build side's table
+   * (hash, slots, gid), its group per row and first rows, its rows by group
+   * and their offsets; per probe row its group and where its pairs start;
+   * a full join's groups met and unmatched build rows' places; two counts */
+  enum { HASH, SLOTS, GID, BIDS, FIRST, ROWS, OFFSETS, PGROUP, START, HIT, BRANK, COUNT, NBUF };
+  ladle_buffer *b[NBUF] = {NULL};
   if (nl < 0 || nr < 0) return ladle_err_set(err, LADLE_EINVAL, "a join of sides of no height");
   if (how == LADLE_JOIN_CROSS) {
     if (nr > 0 && nl > INT64_MAX / 16 / nr)
@@ -1239,28 +1243,38 @@ static ladle_status cuda_join_rows(const ladle_kctx *ctx, const ladle_column *lk
   ldc_gtable t;
   t.cap = ldc_gtable_cap(nb);
   int64_t ng = 0, counts[2] = {0, 0};
-  size_t sizes[9] = {(size_t)nb * 8, t.cap * 4, t.cap * 4,      (size_t)nb * 4,      (size_t)nb * 8,
-                     (size_t)nb * 8, 0,         (size_t)np * 4, (size_t)(np + 1) * 8};
-  for (int i = 0; i < 9 && st == LADLE_OK; i++)
-    if (i != 6) st = ladle_buffer_alloc(a, LADLE_MAX(sizes[i], 8), &b[i], err);
-  if (st == LADLE_OK) st = ladle_buffer_alloc(a, 16, &b[11], err);
+  /* sizes known before the build side is grouped (the rest after) */
+  size_t sizes[NBUF] = {[HASH] = (size_t)nb * 8,
+                        [SLOTS] = t.cap * 4,
+                        [GID] = t.cap * 4,
+                        [BIDS] = (size_t)nb * 4,
+                        [FIRST] = (size_t)nb * 8,
+                        [ROWS] = (size_t)nb * 8,
+                        [PGROUP] = (size_t)np * 4,
+                        [START] = (size_t)(np + 1) * 8,
+                        [COUNT] = 16};
+  for (int i = 0; i < NBUF && st == LADLE_OK; i++)
+    if (sizes[i] > 0) st = ladle_buffer_alloc(a, LADLE_MAX(sizes[i], 8), &b[i], err);
   if (st != LADLE_OK) goto done;
-  t.hash = b[0]->data;
-  t.slots = b[1]->data;
-  t.gid = b[2]->data;
-  CU_GOTO(ldc_group_table(&bk, NULL, nb, &t, b[3]->data, b[4]->data, b[11]->data, &scratch, s));
-  CU_GOTO(cudaMemcpyAsync(&ng, b[11]->data, 8, cudaMemcpyDeviceToHost, s));
+  t.hash = b[HASH]->data;
+  t.slots = b[SLOTS]->data;
+  t.gid = b[GID]->data;
+  CU_GOTO(ldc_group_table(&bk, NULL, nb, &t, b[BIDS]->data, b[FIRST]->data, b[COUNT]->data,
+                          &scratch, s));
+  CU_GOTO(cudaMemcpyAsync(&ng, b[COUNT]->data, 8, cudaMemcpyDeviceToHost, s));
   CU_GOTO(cudaStreamSynchronize(s));
-  st = ladle_buffer_alloc(a, (size_t)(ng + 1) * 8, &b[6], err);
-  if (st == LADLE_OK && full) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(ng, 1), &b[9], err);
-  if (st == LADLE_OK && full) st = ladle_buffer_alloc(a, (size_t)(nb + 1) * 8, &b[10], err);
+  st = ladle_buffer_alloc(a, (size_t)(ng + 1) * 8, &b[OFFSETS], err);
+  if (st == LADLE_OK && full) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(ng, 1), &b[HIT], err);
+  if (st == LADLE_OK && full) st = ladle_buffer_alloc(a, (size_t)(nb + 1) * 8, &b[BRANK], err);
   if (st != LADLE_OK) goto done;
-  uint8_t *hit = full ? b[9]->data : NULL;
-  int64_t *brank = full ? b[10]->data : NULL;
-  CU_GOTO(ldc_group_rows(b[3]->data, NULL, nb, ng, b[5]->data, b[6]->data, &scratch, s));
-  CU_GOTO(ldc_join_probe(&bk, &t, b[6]->data, b[3]->data, nb, ng, &pk, np, jh, nulls_equal,
-                         b[7]->data, b[8]->data, hit, brank, &scratch, s));
-  CU_GOTO(cudaMemcpyAsync(&counts[0], (int64_t *)b[8]->data + np, 8, cudaMemcpyDeviceToHost, s));
+  uint8_t *hit = full ? b[HIT]->data : NULL;
+  int64_t *brank = full ? b[BRANK]->data : NULL;
+  CU_GOTO(
+      ldc_group_rows(b[BIDS]->data, NULL, nb, ng, b[ROWS]->data, b[OFFSETS]->data, &scratch, s));
+  CU_GOTO(ldc_join_probe(&bk, &t, b[OFFSETS]->data, b[BIDS]->data, nb, ng, &pk, np, jh, nulls_equal,
+                         b[PGROUP]->data, b[START]->data, hit, brank, &scratch, s));
+  CU_GOTO(
+      cudaMemcpyAsync(&counts[0], (int64_t *)b[START]->data + np, 8, cudaMemcpyDeviceToHost, s));
   if (full) CU_GOTO(cudaMemcpyAsync(&counts[1], brank + nb, 8, cudaMemcpyDeviceToHost, s));
   CU_GOTO(cudaStreamSynchronize(s));
   d.n = counts[0] + counts[1];
@@ -1269,12 +1283,11 @@ static ladle_status cuda_join_rows(const ladle_kctx *ctx, const ladle_column *lk
   if (st != LADLE_OK) goto done;
   int64_t *lo = LADLE_COL_MUT(&d.left, int64_t),
           *ro = pairs ? LADLE_COL_MUT(&d.right, int64_t) : NULL;
-  CU_GOTO(ldc_join_emit(b[7]->data, b[8]->data, np, b[5]->data, b[6]->data, jh, hit, b[3]->data,
-                        brank, nb, swap ? ro : lo, swap ? lo : ro, s));
+  CU_GOTO(ldc_join_emit(b[PGROUP]->data, b[START]->data, np, b[ROWS]->data, b[OFFSETS]->data, jh,
+                        hit, b[BIDS]->data, brank, nb, swap ? ro : lo, swap ? lo : ro, s));
   CU_GOTO(cudaStreamSynchronize(s));
-  goto done;
 done:
-  for (int i = 0; i < 12; i++) ladle_buffer_release(b[i]);
+  for (int i = 0; i < NBUF; i++) ladle_buffer_release(b[i]);
   if (st != LADLE_OK) {
     ladle_djoin_release(&d);
     return st;

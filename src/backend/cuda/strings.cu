@@ -14,6 +14,25 @@ __device__ __forceinline__ bool same(const char *x, const char *p, int64_t len) 
   return true;
 }
 
+/* bytes x[0..lx) op y[0..ly) in byte order, the shorter first on a tie
+ * (op LDC_STR_EQ to LDC_STR_GE) */
+__device__ __forceinline__ bool compare(int op, const char *x, int64_t lx, const char *y,
+                                        int64_t ly) {
+  int c = 0;
+  int64_t m = lx < ly ? lx : ly;
+  for (int64_t k = 0; c == 0 && k < m; k++) {
+    unsigned char p = (unsigned char)x[k], q = (unsigned char)y[k];
+    c = p < q ? -1 : p > q ? 1 : 0;
+  }
+  if (c == 0) c = lx < ly ? -1 : lx > ly ? 1 : 0;
+  return op == LDC_STR_EQ   ? c == 0
+         : op == LDC_STR_NE ? c != 0
+         : op == LDC_STR_LT ? c < 0
+         : op == LDC_STR_LE ? c <= 0
+         : op == LDC_STR_GT ? c > 0
+                            : c >= 0;
+}
+
 /* the pieces of pat (NUL-separated) in order within one line of x */
 __device__ bool seq_in_lines(const char *x, int64_t len, const char *pat, int64_t plen) {
   int64_t line = 0;
@@ -60,21 +79,8 @@ __global__ void str_match_kernel(int op, const int64_t *off, const char *chars, 
       case LDC_STR_CONTAINS_SEQ:
         r = seq_in_lines(x, len, pat, plen);
         break;
-      default: {
-        int c = 0;
-        int64_t m = len < plen ? len : plen;
-        for (int64_t k = 0; c == 0 && k < m; k++) {
-          unsigned char a = (unsigned char)x[k], b = (unsigned char)pat[k];
-          c = a < b ? -1 : a > b ? 1 : 0;
-        }
-        if (c == 0) c = len < plen ? -1 : len > plen ? 1 : 0;
-        r = op == LDC_STR_EQ   ? c == 0
-            : op == LDC_STR_NE ? c != 0
-            : op == LDC_STR_LT ? c < 0
-            : op == LDC_STR_LE ? c <= 0
-            : op == LDC_STR_GT ? c > 0
-                               : c >= 0;
-      }
+      default:
+        r = compare(op, x, len, pat, plen);
     }
     out[i] = r;
   }
@@ -91,22 +97,9 @@ __global__ void str_compare_kernel(int op, const int64_t *aoff, const char *acha
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i - (threadIdx.x & 31) < n;
        i += stride) {
     bool in = i < n, valid = in && bit(av, i) && bit(bv, i);
-    if (in) {
-      const char *x = achars + aoff[i], *y = bchars + boff[i];
-      int64_t lx = aoff[i + 1] - aoff[i], ly = boff[i + 1] - boff[i], m = lx < ly ? lx : ly;
-      int c = 0;
-      for (int64_t k = 0; c == 0 && k < m; k++) {
-        unsigned char p = (unsigned char)x[k], q = (unsigned char)y[k];
-        c = p < q ? -1 : p > q ? 1 : 0;
-      }
-      if (c == 0) c = lx < ly ? -1 : lx > ly ? 1 : 0;
-      out[i] = op == LDC_STR_EQ   ? c == 0
-               : op == LDC_STR_NE ? c != 0
-               : op == LDC_STR_LT ? c < 0
-               : op == LDC_STR_LE ? c <= 0
-               : op == LDC_STR_GT ? c > 0
-                                  : c >= 0;
-    }
+    if (in)
+      out[i] = compare(op, achars + aoff[i], aoff[i + 1] - aoff[i], bchars + boff[i],
+                       boff[i + 1] - boff[i]);
     unsigned ok = __ballot_sync(0xffffffffu, valid), rows = __ballot_sync(0xffffffffu, in);
     if ((threadIdx.x & 31) == 0) {
       out_valid[i >> 5] = ok;
