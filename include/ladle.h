@@ -745,6 +745,28 @@ LADLE_API ladle_status ladle_result_export_stream_views(const ladle_result *r,
  * (*out)->deleter(*out) when done (a DLPack consumer does this). */
 LADLE_API ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column,
                                                   DLManagedTensor **out, ladle_error *err);
+/* Where the result lives: a GPU engine's result on its device (LADLE_DEVICE_CUDA
+ * and *device_id), any other on the host. Asking for it on the host (a table,
+ * an Arrow stream, a Parquet file) copies it down once. */
+LADLE_API ladle_device_type ladle_result_device(const ladle_result *r, int *device_id);
+/* A scan of a result of ladle's (res.lazy() chained into another query): on
+ * the result's device, without copies, for an engine of that device; the
+ * result's host copy (made once) for any other. The plan keeps its own
+ * references: the result may be destroyed before it runs. */
+LADLE_API ladle_status ladle_plan_scan_result(const ladle_result *r, ladle_engine *eng,
+                                              ladle_plan **out, ladle_error *err);
+/* ladle_result_export_dlpack for a consumer running on `stream` of the
+ * result's device (for CUDA a cudaStream_t; DLPack's 1 and 2 are the legacy
+ * and the per-thread default streams): with sync, the consumer's stream
+ * waits for the kernels that made the result, and the tensor's buffer is
+ * freed, when the consumer calls the deleter, after what that stream has
+ * queued by then. A device result's column comes as a device tensor; when
+ * the engine still shares its buffer (a column kept from a scan), the tensor
+ * gets a copy on the device. ladle_result_export_dlpack is this with the
+ * legacy default stream. */
+LADLE_API ladle_status ladle_result_export_dlpack_on(const ladle_result *r, size_t column,
+                                                     void *stream, bool sync,
+                                                     DLManagedTensor **out, ladle_error *err);
 LADLE_API void ladle_result_destroy(ladle_result *r);
 
 typedef struct ladle_parquet_write_opts {

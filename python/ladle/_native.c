@@ -268,10 +268,13 @@ static void dlpack_capsule_destructor(PyObject *cap) {
 
 static PyObject *result_dlpack(ResultObject *self, PyObject *args) {
   Py_ssize_t i;
-  if (!PyArg_ParseTuple(args, "n", &i)) return NULL;
+  long long stream = 1; /* DLPack: the legacy default stream */
+  int sync = 1;
+  if (!PyArg_ParseTuple(args, "n|Lp", &i, &stream, &sync)) return NULL;
   DLManagedTensor *m = NULL;
   ladle_error err;
-  ladle_status st = ladle_result_export_dlpack(self->r, (size_t)i, &m, &err);
+  ladle_status st = ladle_result_export_dlpack_on(self->r, (size_t)i, (void *)(intptr_t)stream,
+                                                  sync, &m, &err);
   if (st != LADLE_OK) return raise_err(st, &err);
   PyObject *cap = PyCapsule_New(m, "dltensor", dlpack_capsule_destructor);
   if (cap == NULL) m->deleter(m);
@@ -290,6 +293,13 @@ static PyObject *result_write_parquet(ResultObject *self, PyObject *args) {
   Py_BEGIN_ALLOW_THREADS st = ladle_result_write_parquet(self->r, path, &o, &err);
   Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
   Py_RETURN_NONE;
+}
+
+static PyObject *result_device(ResultObject *self, PyObject *unused) {
+  (void)unused;
+  int id = 0;
+  ladle_device_type d = ladle_result_device(self->r, &id);
+  return Py_BuildValue("(ii)", (int)d, id);
 }
 
 static PyObject *result_num_rows(ResultObject *self, PyObject *unused) {
@@ -318,7 +328,10 @@ static PyMethodDef result_methods[] = {
     {"arrow_stream", (PyCFunction)result_arrow_stream, METH_VARARGS,
      "a PyCapsule 'arrow_array_stream' over the result"},
     {"dlpack", (PyCFunction)result_dlpack, METH_VARARGS,
-     "dlpack(i): a PyCapsule 'dltensor' of column i"},
+     "dlpack(i, stream=1, sync=True): a PyCapsule 'dltensor' of column i for a consumer on "
+     "`stream` (DLPack's stream numbers)"},
+    {"device", (PyCFunction)result_device, METH_NOARGS,
+     "(DLPack device type, device id) of where the result lives"},
     {"num_rows", (PyCFunction)result_num_rows, METH_NOARGS, "rows"},
     {"write_parquet", (PyCFunction)result_write_parquet, METH_VARARGS,
      "write_parquet(path, codec, level, row_group_size, dictionary, statistics)"},
@@ -832,6 +845,22 @@ static PyObject *py_scan_arrow(PyObject *m, PyObject *args) {
   return wrap_plan(out);
 }
 
+static PyObject *py_scan_result(PyObject *m, PyObject *args) {
+  PyObject *res, *engine = Py_None;
+  if (!PyArg_ParseTuple(args, "O!|O", &ResultType, &res, &engine)) return NULL;
+  if (engine != Py_None && !PyObject_TypeCheck(engine, &EngineType)) {
+    PyErr_SetString(PyExc_TypeError, "scan_result: engine must be a ladle._native.Engine or None");
+    return NULL;
+  }
+  ladle_engine *eng = engine != Py_None ? ((EngineObject *)engine)->eng : NULL;
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_plan_scan_result(((ResultObject *)res)->r, eng, &out, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
 static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
   PyObject *paths_obj, *cols_obj, *filt_obj = Py_None;
   long long n_rows = -1;
@@ -1340,6 +1369,9 @@ static PyMethodDef module_methods[] = {
     {"scan_columns", py_scan_columns, METH_VARARGS,
      "scan_columns([objects with __arrow_c_stream__], [names], engine=None): one column each, "
      "chunks kept"},
+    {"scan_result", py_scan_result, METH_VARARGS,
+     "scan_result(result, engine=None): a plan scanning a ladle result (on its GPU for an engine "
+     "of that GPU)"},
     {"scan_arrow", py_scan_arrow, METH_VARARGS,
      "scan_arrow(obj with __arrow_c_stream__, threads=1, engine=None): with an engine, on its "
      "threads and with its cache of string-view conversions"},

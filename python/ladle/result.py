@@ -27,14 +27,26 @@ class Column:
         self.name = name
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, **kwargs: Any) -> Any:
+        """A DLPack capsule of the column on the result's device (zero-copy; a copy on the
+        device when the engine still shares the buffer). For a CUDA result, `stream` is the
+        consumer's (DLPack's numbers: None or 1 the legacy default stream, 2 the per-thread
+        one, -1 no ordering): it waits for the kernels that made the result, and ladle frees
+        the buffer after what that stream queued before the tensor was released."""
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+            raise TypeError(f"__dlpack__(stream={stream!r}): an int, or None")
+        on_device = self._result._native.device()[0] != 1
+        sync = not (on_device and stream == -1)
+        s = 1 if stream is None or stream == -1 or not on_device else stream
         try:
-            return self._result._native.dlpack(self._index)
+            return self._result._native.dlpack(self._index, s, sync)
         except N.LadleError as e:
             code, message = e.args
             raise TypeError(message) from None
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)  # kDLCPU
+        """(kDLCPU, 0) or (kDLCUDA, N): where the result lives."""
+        kind, ordinal = self._result._native.device()
+        return (int(kind), int(ordinal))
 
     def __repr__(self) -> str:
         return f"ladle.Column({self.name!r})"
@@ -56,6 +68,14 @@ class Result:
         except N.LadleError as e:
             code, message = e.args
             raise ladle_error(code, message) from None
+
+    @property
+    def device(self) -> str:
+        """Where the result lives: "cpu", or "cuda:N" for a GPU engine's result, which
+        stays on that GPU (``column(name)`` gives a device tensor through DLPack;
+        ``to_polars()`` and the Arrow exports copy it to the host once)."""
+        kind, ordinal = self._native.device()
+        return "cpu" if kind == N.LADLE_DEVICE_CPU else f"cuda:{ordinal}"
 
     @property
     def num_rows(self) -> int:
@@ -86,7 +106,26 @@ class Result:
         return pa.table(self)
 
     def lazy(self) -> pl.LazyFrame:
-        return self.to_polars().lazy()
+        """The result as a LazyFrame to chain into another query. On a ladle engine the
+        next query scans the result where it lives (on its GPU, for an engine of that
+        GPU: nothing goes through the host); Polars, or an engine that falls back to
+        it, reads it through ``to_polars()``."""
+        from polars.io.plugins import register_io_source
+
+        def source(
+            with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
+        ) -> Any:
+            df = self.to_polars()
+            if with_columns is not None:
+                df = df.select(with_columns)
+            if predicate is not None:
+                df = df.filter(predicate)
+            if n_rows is not None:
+                df = df.head(n_rows)
+            yield df
+
+        source._ladle_result = self  # type: ignore[attr-defined]
+        return register_io_source(source, schema=self.schema)
 
     def column(self, name: str) -> Column:
         names = self.columns

@@ -433,6 +433,22 @@ class Translator:
             plan = N.filter(plan, self.expr(ir.selection.node))
         return plan
 
+    def _node_PythonScan(self, ir: Any) -> N.Plan:
+        """A ladle Result chained with ``res.lazy()``: scanned where it lives. Any other
+        Python source is Polars' to run."""
+        fn, with_columns, _kind, predicate, n_rows = ir.options
+        result = getattr(getattr(fn, "io_source", None), "_ladle_result", None)
+        if result is None:
+            raise Unsupported("plan node PythonScan", "a Python source that is not a ladle Result")
+        plan = N.scan_result(result._native, self.engine)
+        if with_columns is not None:
+            plan = N.select(plan, [N.col(c) for c in with_columns])
+        if predicate is not None:
+            plan = N.filter(plan, self.expr(predicate[1] if isinstance(predicate, tuple) else predicate.node))
+        if n_rows is not None:
+            plan = N.slice(plan, 0, int(n_rows))
+        return plan
+
     def _node_Scan(self, ir: Any) -> N.Plan:
         kind = ir.scan_type[0]
         if kind == "csv":

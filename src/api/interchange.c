@@ -90,6 +90,7 @@ ladle_status ladle_result_export_stream(const ladle_result *r, struct ArrowArray
  * as views without being turned into offsets first. */
 ladle_status ladle_result_export_stream_views(const ladle_result *r, struct ArrowArrayStream *out,
                                               ladle_error *err) {
+  LADLE_RETURN_NOT_OK(ladle_result_host(r, err));
   ladle_table *t = ladle_table_ref(r->table);
   ladle_mr *was = ladle_mr_set(r->mr);
   ladle_status st = ladle_table_export_stream(t, true, r->threads, out, err);
@@ -100,7 +101,83 @@ ladle_status ladle_result_export_stream_views(const ladle_result *r, struct Arro
 
 ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column, DLManagedTensor **out,
                                         ladle_error *err) {
+  return ladle_result_export_dlpack_on(r, column, (void *)(uintptr_t)1, true, out, err);
+}
+
+/* What a device tensor's deleter needs: its buffers are freed on ladle's
+ * stream once the consumer's stream has done with them. */
+typedef struct dl_fence {
+  const ladle_backend *be;
+  ladle_kctx k; /* device and stream only */
+  void *stream;
+  bool sync;
+} dl_fence;
+
+static void dl_fence_release(void *arg) {
+  dl_fence *f = arg;
+  ladle_error e;
+  /* the consumer's kernels queued before the tensor went may still read
+   * it: frees queued on ladle's stream wait for them */
+  if (f->sync && f->be->stream_wait != NULL) f->be->stream_wait(&f->k, f->stream, true, &e);
+  free(f);
+}
+
+ladle_status ladle_result_export_dlpack_on(const ladle_result *r, size_t column, void *stream,
+                                           bool sync, DLManagedTensor **out, ladle_error *err) {
   /* numbers and booleans only: never a view-only column, so the result's
    * strings need not be turned back into offsets (ladle_result_plain) */
-  return ladle_table_export_dlpack(r->table, column, out, err);
+  if (r->dev == NULL) return ladle_table_export_dlpack(r->table, column, out, err);
+  const ladle_table *t = r->dev;
+  if (column >= t->schema.n)
+    return ladle_err_set(err, LADLE_EINVAL, "dlpack: column %zu out of %zu", column, t->schema.n);
+  const ladle_column *c = &t->chunks[0].columns[column]; /* one partition: exec.c */
+  DLDataType dt;
+  LADLE_RETURN_NOT_OK(
+      ladle_dlpack_dtype(t->schema.names[column], t->schema.types[column], c->null_count, &dt, err));
+  /* the buffer is the result's alone, or the tensor gets a copy: the engine
+   * keeps scanned columns on the device for later queries, and a consumer
+   * may write through the tensor */
+  const ladle_buffer *b = c->owners[1];
+  bool alone = b != NULL && atomic_load(&((ladle_buffer *)(uintptr_t)b)->refcount) == 1;
+  ladle_column col;
+  if (alone) {
+    ladle_column_copy_ref(c, &col);
+  } else if (r->be->copy == NULL) {
+    return ladle_err_set(err, LADLE_ENOTSUP, "dlpack: %s cannot copy column '%s'", r->be->name,
+                         t->schema.names[column]);
+  } else {
+    LADLE_RETURN_NOT_OK(r->be->copy(&r->k, c, &col, err));
+  }
+  dl_fence *f = calloc(1, sizeof *f);
+  ladle_status st = f != NULL ? LADLE_OK : LADLE_OOM(err, "dlpack tensor");
+  if (st == LADLE_OK) {
+    f->be = r->be;
+    f->k.device_id = r->k.device_id;
+    f->k.stream = r->k.stream;
+    f->stream = stream;
+    f->sync = sync;
+    /* the consumer's stream waits for the kernels that wrote the result */
+    if (sync && r->be->stream_wait != NULL)
+      st = r->be->stream_wait(&r->k, stream, false, err);
+  }
+  if (st == LADLE_OK)
+    st = ladle_dlpack_wrap(&col, dt, r->be->device, r->k.device_id, dl_fence_release, f, out, err);
+  if (st != LADLE_OK) {
+    free(f);
+    ladle_column_release(&col);
+  }
+  return st;
+}
+
+ladle_status ladle_plan_scan_result(const ladle_result *r, ladle_engine *eng, ladle_plan **out,
+                                    ladle_error *err) {
+  if (r == NULL) return ladle_err_set(err, LADLE_EINVAL, "scan_result: no result");
+  int rid = 0, eid = 0;
+  ladle_device_type rd = ladle_result_device(r, &rid);
+  bool same = rd != LADLE_DEVICE_CPU && eng != NULL && ladle_engine_columns(eng) &&
+              ladle_engine_device(eng, &eid) == rd && eid == rid;
+  if (same) return ladle_plan_scan_table(r->dev, out, err);
+  /* another engine, or a CPU one: the result's host copy (made once) */
+  LADLE_RETURN_NOT_OK(ladle_result_plain(r, err));
+  return ladle_plan_scan_table(r->table, out, err);
 }

@@ -296,7 +296,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 6
+#define LADLE_BACKEND_ABI 7
 
 typedef struct ladle_backend {
   const char *name;
@@ -406,6 +406,20 @@ typedef struct ladle_backend {
    * (op EQ to GE): a Bool column, null where either is. */
   ladle_status (*str_compare)(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *a,
                               const ladle_column *b, ladle_column *out, ladle_error *err);
+  /* A copy of `in` in buffers of its own on this backend's device (a
+   * result column handed to a consumer that may write into it, such as
+   * torch through DLPack, while the engine still shares its buffers). */
+  ladle_status (*copy)(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                       ladle_error *err);
+  /* Orders ctx's stream against another stream of the same device (for CUDA
+   * a cudaStream_t, with DLPack's 1 and 2 the legacy and per-thread default
+   * streams): ours_waits, work on ctx's stream queued after this waits for
+   * what `other` has queued so far (a consumer's kernels still reading a
+   * buffer before ladle frees it); else the other waits for ours (a consumer
+   * reads a result ladle wrote). Returns without blocking. NULL on the host,
+   * which has no streams. */
+  ladle_status (*stream_wait)(const ladle_kctx *ctx, void *other, bool ours_waits,
+                              ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */
   ladle_status (*memory_info)(const ladle_kctx *ctx, int64_t *free_bytes, int64_t *total_bytes,
                               ladle_error *err);

@@ -843,6 +843,16 @@ ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table 
   exec_dev_cache *dc = s->eng->dcache;
   for (size_t i = 0; i < t->schema.n && st == LADLE_OK; i++) {
     ladle_column *dst = &o->chunks[0].columns[i];
+    const ladle_buffer *vb = t->nchunks == 1 ? t->chunks[0].columns[i].owners[1] : NULL;
+    if (vb != NULL && vb->device == s->be->device && vb->device != LADLE_DEVICE_CPU) {
+      /* a result of this engine's device scanned again: already there */
+      if (vb->device_id != s->k.device_id)
+        st = ladle_err_set(err, LADLE_ENOTSUP, "a scan of a result on another GPU (cuda:%d)",
+                           vb->device_id);
+      else
+        ladle_column_copy_ref(&t->chunks[0].columns[i], dst);
+      continue;
+    }
     if (dc != NULL && cache_find(dc, t, i, dst)) continue;
     ladle_column host;
     if (t->nchunks == 1)

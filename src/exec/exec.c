@@ -290,21 +290,21 @@ ladle_status ladle_engine_execute_host(ladle_engine *eng, const ladle_plan *plan
   return execute_on(eng, plan, true, cancel, out, err);
 }
 
-/* A result's columns on the host: a column-kernel run leaves them on the
- * backend's device (literals and one-row answers finished on the host are
- * there already). On failure *t is left as it was. */
-static ladle_status result_to_host(exec_state *s, ladle_table **t, ladle_error *err) {
-  ladle_table *in = *t, *o;
+/* A table's columns on the host, through backend `be` on context k for those
+ * on its device (the others are references). *out is one new table. */
+static ladle_status table_down(const ladle_backend *be, const ladle_kctx *k, const ladle_table *in,
+                               ladle_table **out, ladle_error *err) {
+  ladle_table *o;
   LADLE_RETURN_NOT_OK(ladle_table_create(&in->schema, in->nchunks, &o, err));
   ladle_status st = LADLE_OK;
-  for (size_t k = 0; k < in->nchunks && st == LADLE_OK; k++) {
-    o->chunks[k].length = in->chunks[k].length;
+  for (size_t c = 0; c < in->nchunks && st == LADLE_OK; c++) {
+    o->chunks[c].length = in->chunks[c].length;
     for (size_t i = 0; i < in->schema.n && st == LADLE_OK; i++) {
-      const ladle_column *c = &in->chunks[k].columns[i];
-      if (c->owners[1] != NULL && c->owners[1]->device != LADLE_DEVICE_CPU)
-        st = s->be->to_host(&s->k, c, &o->chunks[k].columns[i], err);
+      const ladle_column *col = &in->chunks[c].columns[i];
+      if (col->owners[1] != NULL && col->owners[1]->device != LADLE_DEVICE_CPU)
+        st = be->to_host(k, col, &o->chunks[c].columns[i], err);
       else
-        ladle_column_copy_ref(c, &o->chunks[k].columns[i]);
+        ladle_column_copy_ref(col, &o->chunks[c].columns[i]);
     }
   }
   ladle_table_seal(o);
@@ -312,8 +312,99 @@ static ladle_status result_to_host(exec_state *s, ladle_table **t, ladle_error *
     ladle_table_release(o);
     return st;
   }
-  ladle_table_release(in);
+  *out = o;
+  return LADLE_OK;
+}
+
+/* A result's columns on the host: a column-kernel run leaves them on the
+ * backend's device (literals and one-row answers finished on the host are
+ * there already). On failure *t is left as it was. */
+static ladle_status result_to_host(exec_state *s, ladle_table **t, ladle_error *err) {
+  ladle_table *o;
+  LADLE_RETURN_NOT_OK(table_down(s->be, &s->k, *t, &o, err));
+  ladle_table_release(*t);
   *t = o;
+  return LADLE_OK;
+}
+
+ladle_status exec_table_to_host(exec_state *s, const ladle_table *t, ladle_table **out,
+                                ladle_error *err) {
+  ladle_kctx k = s->k;
+  k.device_id = s->eng->opts.device_id;
+  k.stream = s->eng->stream;
+  k.mr = s->eng->dev_mr;
+  return table_down(s->eng->backend, &k, t, out, err);
+}
+
+static bool on_host(const ladle_column *c) {
+  for (int i = 0; i < 3; i++)
+    if (c->owners[i] != NULL && c->owners[i]->device != LADLE_DEVICE_CPU) return false;
+  return true;
+}
+
+bool exec_table_on_device(const ladle_table *t) {
+  for (size_t c = 0; c < t->nchunks; c++)
+    for (size_t i = 0; i < t->schema.n; i++)
+      if (!on_host(&t->chunks[c].columns[i])) return true;
+  return false;
+}
+
+/* A GPU engine's result, all of it on the device in one partition: columns
+ * the plan finished on the host (literals, one-row answers, a last sort
+ * placed on the host) are copied up. The result keeps the device's table
+ * and a context for the copies and exports to come. */
+static ladle_status result_on_device(exec_state *s, ladle_result *r, ladle_error *err) {
+  ladle_table *in = r->table, *o;
+  LADLE_RETURN_NOT_OK(ladle_table_create(&in->schema, 1, &o, err));
+  o->chunks[0].length = in->num_rows;
+  ladle_status st = LADLE_OK;
+  for (size_t i = 0; i < in->schema.n && st == LADLE_OK; i++) {
+    ladle_column *dst = &o->chunks[0].columns[i];
+    if (in->nchunks == 1 && !on_host(&in->chunks[0].columns[i])) {
+      ladle_column_copy_ref(&in->chunks[0].columns[i], dst);
+      continue;
+    }
+    /* on the host in one piece first (a device piece among host ones comes
+     * down: a plan's device output is one partition, so this is rare) */
+    ladle_column *parts = calloc(LADLE_MAX(in->nchunks, 1), sizeof *parts);
+    if (parts == NULL) {
+      st = LADLE_OOM(err, "result columns");
+      break;
+    }
+    size_t made = 0;
+    for (; made < in->nchunks && st == LADLE_OK; made++) {
+      const ladle_column *c = &in->chunks[made].columns[i];
+      if (on_host(c))
+        ladle_column_copy_ref(c, &parts[made]);
+      else
+        st = s->be->to_host(&s->k, c, &parts[made], err);
+      if (st != LADLE_OK) break;
+    }
+    ladle_column host;
+    if (st == LADLE_OK) {
+      if (in->nchunks == 0)
+        st = ladle_column_alloc(in->schema.types[i], 0, false, 0, &host, err);
+      else
+        st = ladle_column_concat(parts, in->nchunks, &host, err);
+    }
+    for (size_t k = 0; k < made; k++) ladle_column_release(&parts[k]);
+    free(parts);
+    if (st != LADLE_OK) break;
+    st = s->be->to_device(&s->k, &host, dst, err);
+    ladle_column_release(&host);
+  }
+  ladle_table_seal(o);
+  if (st != LADLE_OK) {
+    ladle_table_release(o);
+    return st;
+  }
+  ladle_table_release(r->table);
+  r->table = NULL;
+  r->dev = o;
+  r->be = s->be;
+  r->k = s->k;
+  r->k.pool = NULL;
+  r->k.mr = ladle_mr_ref(s->k.mr);
   return LADLE_OK;
 }
 
@@ -358,7 +449,12 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   ladle_pplan_destroy(pp);
   ladle_exec_unhoist(&s, 0);
   free(s.hoist);
-  if (st == LADLE_OK && s.columns) st = result_to_host(&s, &r->table, err);
+  if (st == LADLE_OK && eng->columns && !host && eng->backend->device != LADLE_DEVICE_CPU) {
+    place_on(&s, true);
+    st = result_on_device(&s, r, err);
+  } else if (st == LADLE_OK && s.columns) {
+    st = result_to_host(&s, &r->table, err);
+  }
   if (st != LADLE_OK) {
     ladle_result_destroy(r);
     return st;
@@ -367,24 +463,54 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   return LADLE_OK;
 }
 
-int64_t ladle_result_num_rows(const ladle_result *r) { return r->table->num_rows; }
-size_t ladle_result_num_columns(const ladle_result *r) { return r->table->schema.n; }
+/* the result's table wherever it is (for its shape: the same on both) */
+static const ladle_table *rtab(const ladle_result *r) {
+  return r->table != NULL ? r->table : r->dev;
+}
+int64_t ladle_result_num_rows(const ladle_result *r) { return rtab(r)->num_rows; }
+size_t ladle_result_num_columns(const ladle_result *r) { return rtab(r)->schema.n; }
 const char *ladle_result_column_name(const ladle_result *r, size_t i) {
-  return i < r->table->schema.n ? r->table->schema.names[i] : NULL;
+  return i < rtab(r)->schema.n ? rtab(r)->schema.names[i] : NULL;
 }
 ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i) {
-  return i < r->table->schema.n ? r->table->schema.types[i] : ladle_dtype_make(LADLE_TYPE_NULL);
+  return i < rtab(r)->schema.n ? rtab(r)->schema.types[i] : ladle_dtype_make(LADLE_TYPE_NULL);
+}
+ladle_device_type ladle_result_device(const ladle_result *r, int *device_id) {
+  if (device_id != NULL) *device_id = r->dev != NULL ? r->k.device_id : 0;
+  return r->dev != NULL ? r->be->device : LADLE_DEVICE_CPU;
 }
 /* A result's view-only columns (a join's pass-through strings on their way to
  * an export as views) become offsets and bytes the first time anything else
  * asks for the table. */
 static pthread_mutex_t result_mu = PTHREAD_MUTEX_INITIALIZER;
 
-ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
+/* A device result's host copy, made once (the caller holds result_mu and
+ * has made r->mr current). */
+static ladle_status host_copy(ladle_result *m, ladle_error *err) {
+  if (m->table != NULL) return LADLE_OK;
+  return table_down(m->be, &m->k, m->dev, &m->table, err);
+}
+
+ladle_status ladle_result_host(const ladle_result *r, ladle_error *err) {
   ladle_result *m = (ladle_result *)(uintptr_t)r;
-  ladle_status st = LADLE_OK;
   pthread_mutex_lock(&result_mu);
   ladle_mr *was = ladle_mr_set(r->mr);
+  ladle_status st = host_copy(m, err);
+  ladle_mr_set(was);
+  pthread_mutex_unlock(&result_mu);
+  return st;
+}
+
+ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
+  ladle_result *m = (ladle_result *)(uintptr_t)r;
+  pthread_mutex_lock(&result_mu);
+  ladle_mr *was = ladle_mr_set(r->mr);
+  ladle_status st = host_copy(m, err);
+  if (st != LADLE_OK) {
+    ladle_mr_set(was);
+    pthread_mutex_unlock(&result_mu);
+    return st;
+  }
   const ladle_table *t = m->table;
   bool any = false;
   for (size_t k = 0; k < t->nchunks && !any; k++)
@@ -422,6 +548,8 @@ ladle_table *ladle_result_table(const ladle_result *r) {
 void ladle_result_destroy(ladle_result *r) {
   if (r == NULL) return;
   ladle_table_release(r->table);
+  ladle_table_release(r->dev);
+  ladle_mr_unref(r->k.mr);
   ladle_mr_unref(r->mr);
   free(r);
 }

@@ -34,11 +34,22 @@ struct ladle_result {
   ladle_table *table; /* may hold view-only columns: see ladle_result_plain */
   int threads;        /* the engine's, for work on the result (its export) */
   ladle_mr *mr;       /* the engine's resource (a reference): exports allocate from it */
+  /* A GPU engine's result stays on its device: `dev` holds it there (every
+   * column), `table` is NULL until something asks for it on the host
+   * (ladle_result_plain copies it down once and keeps both). `be` and `k`
+   * are the device's table and a context on its stream for those copies
+   * and for exports (k.mr a reference, k.pool NULL). */
+  ladle_table *dev;
+  const ladle_backend *be;
+  ladle_kctx k;
 };
 
 /* Turns the result's view-only columns (ladle_column.views) into offsets and
  * bytes, once; everything but an export as string views calls it first. */
 ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err);
+/* A device result's copy on the host, made the first time it is asked for
+ * (r->table set; view-only columns left as they are). */
+ladle_status ladle_result_host(const ladle_result *r, ladle_error *err);
 
 typedef struct exec_cache_entry {
   const ladle_pnode *node;
@@ -260,6 +271,12 @@ bool exec_join_reorders(const ladle_plan *p);
  * (cut to the sort's limit), every column taken through it. */
 ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                ladle_error *err);
+/* Does any column of t lie on a device? */
+bool exec_table_on_device(const ladle_table *t);
+/* A table's device columns (a GPU result scanned again) copied to the host
+ * through the engine's device table; host columns are references. */
+ladle_status exec_table_to_host(exec_state *s, const ladle_table *t, ladle_table **out,
+                                ladle_error *err);
 ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
                                ladle_error *err);
 ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,

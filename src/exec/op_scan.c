@@ -9,6 +9,14 @@ static ladle_status scan_run(exec_state *s, const ladle_pnode *pn, exec_side *si
   LADLE_UNUSED(side);
   const ladle_table *t = pn->lp->table;
   if (s->columns) return exec_columns_scan(s, t, out, err);
+  if (exec_table_on_device(t)) {
+    /* a GPU result scanned again, by its engine's host fallback: down once */
+    ladle_table *h;
+    LADLE_RETURN_NOT_OK(exec_table_to_host(s, t, &h, err));
+    ladle_status st = ladle_table_rechunk(h, s->k.morsel_rows, out, err);
+    ladle_table_release(h);
+    return st;
+  }
   int64_t want = exec_split_rows(s, t);
   if (want > 0) return ladle_table_split(t, want, out, err);
   if (t->nchunks == 1 && t->num_rows > s->k.morsel_rows)

@@ -51,4 +51,15 @@ ladle_status ladle_table_export_stream(ladle_table *t, bool string_views, int th
 ladle_status ladle_table_export_dlpack(const ladle_table *t, size_t column, DLManagedTensor **out,
                                        ladle_error *err);
 
+/* The DLPack type of a column named `name` of type ty with `nulls` nulls,
+ * or LADLE_ETYPE naming the column (not numeric or boolean; nulls). */
+ladle_status ladle_dlpack_dtype(const char *name, ladle_dtype ty, int64_t nulls, DLDataType *out,
+                                ladle_error *err);
+/* A tensor over column *col (its references move into the tensor: *col is
+ * zeroed on success) on `device`; before_release(arg), when given, runs in
+ * the deleter before the references go (a device's stream ordering). */
+ladle_status ladle_dlpack_wrap(ladle_column *col, DLDataType dt, ladle_device_type device,
+                               int device_id, void (*before_release)(void *arg), void *arg,
+                               DLManagedTensor **out, ladle_error *err);
+
 #endif

@@ -282,10 +282,65 @@ static void check_copies(suite *s) {
             if (!same_column(what, &back, &h)) failures_++;
             ladle_column_release(&back);
           }
+          /* a copy on the device in buffers of its own, of the whole column
+           * and of a slice past its first 8 rows (String offsets not from 0) */
+          for (int sl = 0; sl < 2 && s->be->copy != NULL; sl++) {
+            int64_t at = sl && d.length >= 8 ? 8 : 0; /* on a byte: device validity */
+            ladle_column part, c, want;
+            if (ladle_column_slice(&h, at, h.length - at, &want, &err_) != LADLE_OK) {
+              fprintf(stderr, "  %s: slice failed: %s\n", what, err_.message);
+              failures_++;
+              break;
+            }
+            /* the device column's slice by hand: ladle_column_slice counts
+             * the nulls in the bitmap, which the host cannot read there */
+            ladle_column_copy_ref(&d, &part);
+            part.length = want.length;
+            part.null_count = want.null_count;
+            if (part.validity != NULL) part.validity += at / 8;
+            if (ladle_type_is_varlen(d.type.id))
+              part.values = (const int64_t *)d.values + at;
+            else if (d.values != NULL)
+              part.values = (const char *)d.values + at * (int64_t)ladle_type_width(d.type.id);
+            if (ran(s, s->be->copy(&s->ctx, &part, &c, &err_), what)) {
+              bool own = c.length == 0 || (c.owners[1] != part.owners[1] &&
+                                           (c.owners[1] == NULL ||
+                                            c.owners[1]->device == s->be->device));
+              if (!own) {
+                fprintf(stderr, "  [%s] %s: the copy shares the input's buffer\n", s->be->name,
+                        what);
+                failures_++;
+              }
+              same_down(s, &c, &want, what);
+              ladle_column_release(&c);
+            }
+            ladle_column_release(&part);
+            ladle_column_release(&want);
+          }
           ladle_column_release(&d);
         }
         ladle_column_release(&h);
       }
+}
+
+/* stream ordering against the legacy default stream (1) and the per-thread
+ * one (2), both ways, and against its own stream: returns, and the next
+ * kernels still run */
+static void check_stream_wait(suite *s) {
+  if (s->be->stream_wait == NULL) return;
+  void *others[] = {(void *)(uintptr_t)1, (void *)(uintptr_t)2, s->ctx.stream};
+  for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+    for (int w = 0; w < 2; w++) {
+      char what[64];
+      snprintf(what, sizeof what, "stream_wait %zu ours_waits=%d", i, w);
+      ran(s, s->be->stream_wait(&s->ctx, others[i], w, &err_), what);
+    }
+  ladle_column h = random_column(LADLE_TYPE_INT64, 1000, 3), d;
+  if (up(s, &h, &d, "a copy after stream_wait")) {
+    same_down(s, &d, &h, "a copy after stream_wait");
+    ladle_column_release(&d);
+  }
+  ladle_column_release(&h);
 }
 
 static void check_select_take_filter(suite *s) {
@@ -1389,6 +1444,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
       "%lld rows)\n",
       s->be->name, (long long)s->large);
   check_copies(s);
+  check_stream_wait(s);
   check_select_take_filter(s);
   check_sum(s);
   check_min_max_count(s);

@@ -662,3 +662,96 @@ def test_use_gpu_restricts_the_process_before_the_driver_starts() -> None:
     if DEVICE == "cuda":
         n = run_python("import ladle; ladle.use_gpu(0); print(len(ladle.devices()))")
         assert n == "1"
+
+
+# ---------------------------------------------------------------- results where they live
+
+
+def test_a_result_lives_on_its_engine_device(engine: ladle.Engine) -> None:
+    lf = DF.lazy().filter(pl.col("i32") > 0).select("i64", "f64", "s", "fn", (pl.col("i32") * 2).alias("j"))
+    res = engine.execute(lf)
+    assert engine.last_run == "ladle"
+    assert res.device == (engine.device if DEVICE == "cuda" else "cpu")
+    assert res.num_rows == lf.collect().height and res.columns == ["i64", "f64", "s", "fn", "j"]
+    want = lf.collect()
+    assert_frame_equal(res.to_polars(), want)
+    assert_frame_equal(res.to_polars(), want)  # the host copy is made once and kept
+    assert_frame_equal(pl.DataFrame(res.to_arrow()), want)
+
+
+def test_dlpack_of_a_result_is_on_its_device_and_outlives_it(engine: ladle.Engine) -> None:
+    import torch
+
+    lf = DF.lazy().filter(pl.col("i32") > 0).select((pl.col("i64") - 5).alias("k"), pl.col("f64") * 2, "b")
+    want = lf.collect()
+    res = engine.execute(lf)
+    assert engine.last_run == "ladle"
+    k, f, b = (torch.from_dlpack(res.column(c)) for c in ("k", "f64", "b"))
+    kind = "cuda" if DEVICE == "cuda" else "cpu"
+    assert k.device.type == kind and f.device.type == kind and b.device.type == kind
+    assert res.column("k").__dlpack_device__() == ((2, int(engine.device[5:])) if kind == "cuda" else (1, 0))
+    assert k.dtype == torch.int64 and f.dtype == torch.float64 and b.dtype == torch.bool
+    del res, engine
+    import gc
+
+    gc.collect()
+    # the tensors hold the buffers: the result and the engine are gone
+    assert k.cpu().tolist() == want["k"].to_list()
+    np.testing.assert_array_equal(f.cpu().numpy(), want["f64"].to_numpy())
+    assert b.cpu().tolist() == want["b"].to_list()
+
+
+def test_dlpack_of_a_column_the_engine_keeps_is_a_copy(engine: ladle.Engine) -> None:
+    import torch
+
+    lf = DF.lazy().select("i64", "f64")
+    t = torch.from_dlpack(engine.execute(lf).column("i64"))  # the scanned column itself
+    t.zero_()  # a consumer writing into its tensor
+    assert_frame_equal(run(engine, lf), lf.collect())  # the next query's scan is untouched
+    u = torch.from_dlpack(engine.execute(lf).column("f64"))
+    assert u.data_ptr() != t.data_ptr()
+
+
+def test_dlpack_of_nulls_or_strings_names_the_column(engine: ladle.Engine) -> None:
+    res = engine.execute(DF.lazy().select("fn", "s"))
+    with pytest.raises(TypeError, match="'fn' has .* nulls"):
+        res.column("fn").__dlpack__()
+    with pytest.raises(TypeError, match="'s' is str"):
+        res.column("s").__dlpack__()
+    with pytest.raises(TypeError, match="stream"):
+        res.column("fn").__dlpack__(stream="x")
+
+
+def test_a_result_chains_into_the_next_query_where_it_lives(engine: ladle.Engine) -> None:
+    first = DF.lazy().filter(pl.col("i32") > -500).with_columns((pl.col("f64") * 3).alias("g"))
+    res = engine.execute(first)
+    before = engine.stats()
+
+    def ops(lf: pl.LazyFrame) -> pl.LazyFrame:
+        return lf.filter(pl.col("i8") > 0).group_by("in").agg(pl.col("g").sum(), pl.len(), pl.col("s").n_unique()).sort("in")
+
+    q = ops(res.lazy())
+    check(engine, q)
+    assert_frame_equal(q.collect(), ops(first).collect())  # Polars reads it through to_polars
+    after = engine.stats()
+    if DEVICE == "cuda":
+        # the scan read the result where it was on the GPU: nothing uploaded, nothing
+        # from the cache of scanned columns
+        assert after["device_cache_misses"] == before["device_cache_misses"]
+        assert after["device_cache_hits"] == before["device_cache_hits"]
+    # a projection and a filter pushed into the scan
+    lf = res.lazy().select("s", "g").filter(pl.col("g") > 1)
+    assert_frame_equal(run(engine, lf), first.select("s", "g").filter(pl.col("g") > 1).collect())
+    # a CPU engine reads the result's host copy
+    cpu = ladle.Engine(raise_on_fail=True)
+    assert_frame_equal(cpu.collect(q), q.collect(), check_exact=False, rel_tol=1e-9)
+
+
+def test_a_chained_result_the_path_cannot_run_falls_back_with_it(engine: ladle.Engine) -> None:
+    res = engine.execute(DF.lazy().filter(pl.col("i32") > 0))
+    lf = res.lazy().group_by("i8").agg(pl.col("f64").median()).sort("i8")
+    with pytest.warns(ladle.FallbackWarning, match="median"):
+        got = engine.collect(lf)
+    assert engine.last_run == "ladle-cpu"
+    want = DF.lazy().filter(pl.col("i32") > 0).group_by("i8").agg(pl.col("f64").median()).sort("i8").collect()
+    assert_frame_equal(got, want)

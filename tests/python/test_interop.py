@@ -4,6 +4,7 @@ columns to torch and numpy through DLPack without copies."""
 from __future__ import annotations
 
 import gc
+import warnings
 
 import numpy as np
 import polars as pl
@@ -165,3 +166,33 @@ def test_bool_results_export_bit_packed(n: int) -> None:
     res = e.execute(q)
     assert_frame_equal(res.to_polars(), expected)
     assert_frame_equal(pl.from_arrow(res.to_arrow()), expected)  # type: ignore[arg-type]
+
+
+def test_a_cpu_result_chains_with_lazy(engine: ladle.Engine, result: ladle.Result) -> None:
+    assert result.device == "cpu" and result.column("i2").__dlpack_device__() == (1, 0)
+    expected = DF.with_columns((pl.col("i") * 2).alias("i2"))
+    q = result.lazy().filter(pl.col("n").is_not_null()).select(pl.col("i2").sum(), pl.col("s").count())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ladle.FallbackWarning)
+        got = engine.collect(q)
+    assert engine.last_run == "ladle"
+    want = expected.lazy().filter(pl.col("n").is_not_null()).select(pl.col("i2").sum(), pl.col("s").count())
+    assert_frame_equal(got, want.collect())
+    assert_frame_equal(q.collect(), want.collect())  # Polars itself reads it through to_polars
+    del result
+    gc.collect()
+    assert_frame_equal(engine.collect(q), want.collect())  # the LazyFrame keeps the result
+
+
+def test_a_python_source_of_another_kind_falls_back_naming_it(engine: ladle.Engine) -> None:
+    from polars.io.plugins import register_io_source
+
+    def source(with_columns, predicate, n_rows, batch_size):  # type: ignore[no-untyped-def]
+        yield DF
+
+    lf = register_io_source(source, schema=DF.schema).select(pl.col("i").sum())
+    with pytest.raises(ladle.UnsupportedError, match="PythonScan.*not a ladle Result"):
+        ladle.Engine(raise_on_fail=True).collect(lf)
+    with pytest.warns(ladle.FallbackWarning, match="PythonScan.*not a ladle Result"):
+        got = ladle.Engine(raise_on_fail=False).collect(lf)
+    assert_frame_equal(got, DF.select(pl.col("i").sum()))

@@ -671,6 +671,36 @@ ladle_status ladle_cpu_str_compare(const ladle_kctx *ctx, ladle_str_op op, const
   WITH_MR(ctx, str_match_on(op, a, NULL, 0, b, out, err));
 }
 
+/* ------------------------------------------------------------ copies */
+
+static ladle_status copy_on(const ladle_column *in, ladle_column *out, ladle_error *err) {
+  if (in->type.id == LADLE_TYPE_LIST || ladle_column_view_only(in))
+    return ladle_err_set(err, LADLE_ENOTSUP, "a copy of a %s column",
+                         in->type.id == LADLE_TYPE_LIST ? "List" : "view-only");
+  int64_t n = in->length;
+  bool var = ladle_type_is_varlen(in->type.id);
+  const int64_t *off = var ? (const int64_t *)in->values : NULL;
+  int64_t c0 = var ? off[0] : 0, c1 = var ? off[n] : 0;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(in->type, n, in->validity != NULL, c1 - c0, &o, err));
+  if (in->validity != NULL)
+    memcpy(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n));
+  if (var) {
+    for (int64_t i = 0; i <= n; i++) LADLE_COL_MUT(&o, int64_t)[i] = off[i] - c0;
+    if (c1 > c0) memcpy(LADLE_COL_CHARS_MUT(&o), in->chars + c0, (size_t)(c1 - c0));
+  } else if (n > 0) {
+    memcpy(LADLE_COL_MUT(&o, uint8_t), in->values, (size_t)n * ladle_type_width(in->type.id));
+  }
+  o.null_count = in->null_count;
+  *out = o;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_copy(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                            ladle_error *err) {
+  WITH_MR(ctx, copy_on(in, out, err));
+}
+
 /* ------------------------------------------------------------ joins */
 
 /* The reference for a device's join_rows: the host join kernel's pairs (runs

@@ -1254,7 +1254,8 @@ static ladle_status cuda_join_rows(const ladle_kctx *ctx, const ladle_column *lk
                         [START] = (size_t)(np + 1) * 8,
                         [COUNT] = 16};
   for (int i = 0; i < NBUF && st == LADLE_OK; i++)
-    if (sizes[i] > 0) st = ladle_buffer_alloc(a, LADLE_MAX(sizes[i], 8), &b[i], err);
+    if (i != OFFSETS && i != HIT && i != BRANK) /* an empty side's too: 8 bytes */
+      st = ladle_buffer_alloc(a, LADLE_MAX(sizes[i], 8), &b[i], err);
   if (st != LADLE_OK) goto done;
   t.hash = b[HASH]->data;
   t.slots = b[SLOTS]->data;
@@ -1342,6 +1343,65 @@ done:
   return finish(st, &o, NULL, out);
 }
 
+/* A device-to-device copy; a String column keeps its offsets as they are
+ * (the bytes from the buffer's start to the last row's end come along). */
+static ladle_status cuda_copy(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                              ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_column("a copy", in, true, err));
+  if (!on_device(in))
+    return ladle_err_set(err, LADLE_EINVAL, "a copy on the GPU of a column not on the GPU");
+  int64_t n = in->length, c1 = 0;
+  bool var = ladle_type_is_varlen(in->type.id);
+  cudaStream_t s = stream_of(ctx);
+  if (var) {
+    CU(cudaMemcpyAsync(&c1, (const int64_t *)in->values + n, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+  }
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(alloc_of(ctx), in->type, n, in->validity != NULL, c1, &o, err));
+  ladle_status st = LADLE_OK;
+  if (in->validity != NULL)
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n),
+                            cudaMemcpyDeviceToDevice, s));
+  if (var) {
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8,
+                            cudaMemcpyDeviceToDevice, s));
+    if (c1 > 0)
+      CU_GOTO(cudaMemcpyAsync(LADLE_COL_CHARS_MUT(&o), in->chars, (size_t)c1,
+                              cudaMemcpyDeviceToDevice, s));
+  } else if (n > 0) {
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), in->values,
+                            (size_t)n * ladle_type_width(in->type.id), cudaMemcpyDeviceToDevice,
+                            s));
+  }
+  o.null_count = in->null_count;
+done:
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* An event recorded on one stream and waited for on the other: neither the
+ * host nor the other stream's queued work blocks. */
+static ladle_status cuda_stream_wait(const ladle_kctx *ctx, void *other, bool ours_waits,
+                                     ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  cudaStream_t mine = stream_of(ctx), theirs = (cudaStream_t)other;
+  if (theirs == mine) return LADLE_OK;
+  cudaEvent_t ev;
+  CU(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  cudaError_t e = cudaEventRecord(ev, ours_waits ? theirs : mine);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(ours_waits ? mine : theirs, ev, 0);
+  cudaEventDestroy(ev); /* released once the wait is done with it */
+  if (e != cudaSuccess) return cu_fail(e, "ordering ladle's stream against another", err);
+  return LADLE_OK;
+}
+
 static ladle_status cuda_memory_info(const ladle_kctx *ctx, int64_t *free_bytes,
                                      int64_t *total_bytes, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -1374,6 +1434,8 @@ static const ladle_backend cuda_backend = {
     .join_rows = cuda_join_rows,
     .str_match = cuda_str_match,
     .str_compare = cuda_str_compare,
+    .copy = cuda_copy,
+    .stream_wait = cuda_stream_wait,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */
