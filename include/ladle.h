@@ -169,6 +169,21 @@ struct ArrowArrayStream {
 };
 #endif
 
+/* The Arrow C Device Data Interface: an array whose buffers lie on a device. */
+#ifndef ARROW_C_DEVICE_DATA_INTERFACE
+#define ARROW_C_DEVICE_DATA_INTERFACE
+typedef int32_t ArrowDeviceType;
+#define ARROW_DEVICE_CPU 1
+#define ARROW_DEVICE_CUDA 2
+struct ArrowDeviceArray {
+  struct ArrowArray array;
+  int64_t device_id;
+  ArrowDeviceType device_type;
+  void *sync_event; /* NULL: the data is ready */
+  int64_t reserved[3];
+};
+#endif
+
 /* ------------------------------------------------------------------ DLPack */
 
 #ifndef DLPACK_VERSION
@@ -749,6 +764,15 @@ LADLE_API ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t 
  * and *device_id), any other on the host. Asking for it on the host (a table,
  * an Arrow stream, a Parquet file) copies it down once. */
 LADLE_API ladle_device_type ladle_result_device(const ladle_result *r, int *device_id);
+/* The result as one Arrow struct array (a field per column) on the result's
+ * device, through the Arrow C Device Data Interface: buffers shared, not
+ * copied, except Booleans (packed to bits on the device) and a host
+ * result's partitions (concatenated). sync_event is NULL: the data is ready
+ * when this returns. The array holds its own references. */
+LADLE_API ladle_status ladle_result_export_device_array(const ladle_result *r,
+                                                        struct ArrowSchema *schema,
+                                                        struct ArrowDeviceArray *out,
+                                                        ladle_error *err);
 /* A scan of a result of ladle's (res.lazy() chained into another query): on
  * the result's device, without copies, for an engine of that device; the
  * result's host copy (made once) for any other. The plan keeps its own
@@ -765,8 +789,8 @@ LADLE_API ladle_status ladle_plan_scan_result(const ladle_result *r, ladle_engin
  * gets a copy on the device. ladle_result_export_dlpack is this with the
  * legacy default stream. */
 LADLE_API ladle_status ladle_result_export_dlpack_on(const ladle_result *r, size_t column,
-                                                     void *stream, bool sync,
-                                                     DLManagedTensor **out, ladle_error *err);
+                                                     void *stream, bool sync, DLManagedTensor **out,
+                                                     ladle_error *err);
 LADLE_API void ladle_result_destroy(ladle_result *r);
 
 typedef struct ladle_parquet_write_opts {

@@ -259,6 +259,61 @@ static PyObject *result_arrow_stream(ResultObject *self, PyObject *args) {
   return cap;
 }
 
+static void schema_capsule_destructor(PyObject *cap) {
+  struct ArrowSchema *sch = PyCapsule_GetPointer(cap, "arrow_schema");
+  if (sch == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  if (sch->release != NULL) sch->release(sch);
+  free(sch);
+}
+
+static void device_array_capsule_destructor(PyObject *cap) {
+  struct ArrowDeviceArray *a = PyCapsule_GetPointer(cap, "arrow_device_array");
+  if (a == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  if (a->array.release != NULL) a->array.release(&a->array);
+  free(a);
+}
+
+static PyObject *result_device_array(ResultObject *self, PyObject *unused) {
+  (void)unused;
+  struct ArrowSchema *sch = calloc(1, sizeof *sch);
+  struct ArrowDeviceArray *a = calloc(1, sizeof *a);
+  if (sch == NULL || a == NULL) {
+    free(sch);
+    free(a);
+    return PyErr_NoMemory();
+  }
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_result_export_device_array(self->r, sch, a, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) {
+    free(sch);
+    free(a);
+    return raise_err(st, &err);
+  }
+  PyObject *c1 = PyCapsule_New(sch, "arrow_schema", schema_capsule_destructor);
+  if (c1 == NULL) {
+    sch->release(sch);
+    free(sch);
+    a->array.release(&a->array);
+    free(a);
+    return NULL;
+  }
+  PyObject *c2 = PyCapsule_New(a, "arrow_device_array", device_array_capsule_destructor);
+  if (c2 == NULL) {
+    Py_DECREF(c1);
+    a->array.release(&a->array);
+    free(a);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", c1, c2);
+}
+
 static void dlpack_capsule_destructor(PyObject *cap) {
   /* a consumer renames the capsule to "used_dltensor" and owns the tensor */
   if (!PyCapsule_IsValid(cap, "dltensor")) return;
@@ -273,8 +328,8 @@ static PyObject *result_dlpack(ResultObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "n|Lp", &i, &stream, &sync)) return NULL;
   DLManagedTensor *m = NULL;
   ladle_error err;
-  ladle_status st = ladle_result_export_dlpack_on(self->r, (size_t)i, (void *)(intptr_t)stream,
-                                                  sync, &m, &err);
+  ladle_status st =
+      ladle_result_export_dlpack_on(self->r, (size_t)i, (void *)(intptr_t)stream, sync, &m, &err);
   if (st != LADLE_OK) return raise_err(st, &err);
   PyObject *cap = PyCapsule_New(m, "dltensor", dlpack_capsule_destructor);
   if (cap == NULL) m->deleter(m);
@@ -330,6 +385,9 @@ static PyMethodDef result_methods[] = {
     {"dlpack", (PyCFunction)result_dlpack, METH_VARARGS,
      "dlpack(i, stream=1, sync=True): a PyCapsule 'dltensor' of column i for a consumer on "
      "`stream` (DLPack's stream numbers)"},
+    {"device_array", (PyCFunction)result_device_array, METH_NOARGS,
+     "(PyCapsule 'arrow_schema', PyCapsule 'arrow_device_array'): the result as one struct "
+     "array where it lives"},
     {"device", (PyCFunction)result_device, METH_NOARGS,
      "(DLPack device type, device id) of where the result lives"},
     {"num_rows", (PyCFunction)result_num_rows, METH_NOARGS, "rows"},

@@ -95,6 +95,18 @@ class Result:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self._native.arrow_stream()
 
+    def __arrow_c_device_array__(self, requested_schema: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+        """The Arrow C Device Data Interface: the result as one struct array on its
+        device (a GPU result's buffers stay there, shared; Booleans packed to bits on
+        the device), ready when returned (no sync event)."""
+        if requested_schema is not None:
+            raise NotImplementedError("ladle.Result.__arrow_c_device_array__: requested_schema is not supported")
+        try:
+            return self._native.device_array()
+        except N.LadleError as e:
+            code, message = e.args
+            raise ladle_error(code, message) from None
+
     def to_polars(self) -> pl.DataFrame:
         # strings go out as Arrow string views over ladle's bytes: what Polars
         # holds, so it takes them without converting every value

@@ -132,8 +132,8 @@ ladle_status ladle_result_export_dlpack_on(const ladle_result *r, size_t column,
     return ladle_err_set(err, LADLE_EINVAL, "dlpack: column %zu out of %zu", column, t->schema.n);
   const ladle_column *c = &t->chunks[0].columns[column]; /* one partition: exec.c */
   DLDataType dt;
-  LADLE_RETURN_NOT_OK(
-      ladle_dlpack_dtype(t->schema.names[column], t->schema.types[column], c->null_count, &dt, err));
+  LADLE_RETURN_NOT_OK(ladle_dlpack_dtype(t->schema.names[column], t->schema.types[column],
+                                         c->null_count, &dt, err));
   /* the buffer is the result's alone, or the tensor gets a copy: the engine
    * keeps scanned columns on the device for later queries, and a consumer
    * may write through the tensor */
@@ -157,8 +157,7 @@ ladle_status ladle_result_export_dlpack_on(const ladle_result *r, size_t column,
     f->stream = stream;
     f->sync = sync;
     /* the consumer's stream waits for the kernels that wrote the result */
-    if (sync && r->be->stream_wait != NULL)
-      st = r->be->stream_wait(&r->k, stream, false, err);
+    if (sync && r->be->stream_wait != NULL) st = r->be->stream_wait(&r->k, stream, false, err);
   }
   if (st == LADLE_OK)
     st = ladle_dlpack_wrap(&col, dt, r->be->device, r->k.device_id, dl_fence_release, f, out, err);
@@ -180,4 +179,58 @@ ladle_status ladle_plan_scan_result(const ladle_result *r, ladle_engine *eng, la
   /* another engine, or a CPU one: the result's host copy (made once) */
   LADLE_RETURN_NOT_OK(ladle_result_plain(r, err));
   return ladle_plan_scan_table(r->table, out, err);
+}
+
+ladle_status ladle_result_export_device_array(const ladle_result *r, struct ArrowSchema *schema,
+                                              struct ArrowDeviceArray *out, ladle_error *err) {
+  if (r->dev == NULL) {
+    /* on the host: one partition (a result of several is concatenated) */
+    ladle_table *t = ladle_result_table(r);
+    if (t == NULL) return LADLE_OOM(err, "result table");
+    ladle_table *one = t;
+    ladle_status st = LADLE_OK;
+    ladle_mr *was = ladle_mr_set(r->mr);
+    if (t->nchunks > 1) {
+      st = ladle_table_create(&t->schema, 1, &one, err);
+      if (st == LADLE_OK) {
+        one->chunks[0].length = t->num_rows;
+        for (size_t i = 0; st == LADLE_OK && i < t->schema.n; i++)
+          st = ladle_table_concat_column(t, i, &one->chunks[0].columns[i], err);
+        ladle_table_seal(one);
+      }
+    }
+    if (st == LADLE_OK)
+      st = ladle_table_export_device_array(one, NULL, LADLE_DEVICE_CPU, 0, schema, out, err);
+    ladle_mr_set(was);
+    if (one != t && one != NULL) ladle_table_release(one);
+    ladle_table_release(t);
+    return st;
+  }
+  /* on the device: Booleans packed there, then the stream done */
+  const ladle_table *t = r->dev;
+  size_t n = t->schema.n;
+  ladle_buffer **bits = calloc(LADLE_MAX(n, 1), sizeof *bits);
+  if (bits == NULL) return LADLE_OOM(err, "device array");
+  ladle_status st = LADLE_OK;
+  for (size_t i = 0; st == LADLE_OK && i < n && t->nchunks == 1; i++) {
+    if (t->schema.types[i].id != LADLE_TYPE_BOOL) continue;
+    if (r->be->pack_bits == NULL) {
+      st = ladle_err_set(err, LADLE_ENOTSUP, "Arrow device export: %s cannot pack Booleans",
+                         r->be->name);
+      break;
+    }
+    ladle_column packed;
+    st = r->be->pack_bits(&r->k, &t->chunks[0].columns[i], &packed, err);
+    if (st == LADLE_OK) {
+      bits[i] = ladle_buffer_ref(packed.owners[1]);
+      ladle_column_release(&packed);
+    }
+  }
+  if (st == LADLE_OK && r->be->stream_wait != NULL)
+    st = r->be->stream_wait(&r->k, NULL, false, err);
+  if (st == LADLE_OK)
+    st = ladle_table_export_device_array(t, bits, r->be->device, r->k.device_id, schema, out, err);
+  for (size_t i = 0; i < n; i++) ladle_buffer_release(bits[i]); /* those not taken over */
+  free(bits);
+  return st;
 }

@@ -411,13 +411,19 @@ typedef struct ladle_backend {
    * torch through DLPack, while the engine still shares its buffers). */
   ladle_status (*copy)(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                        ladle_error *err);
+  /* The values of BOOL column `in` (one byte each) as Arrow's bits, LSB
+   * first: a UINT8 column of (length + 7) / 8 bytes, the last byte's unused
+   * bits zero, without nulls (in's validity is not looked at). */
+  ladle_status (*pack_bits)(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                            ladle_error *err);
   /* Orders ctx's stream against another stream of the same device (for CUDA
    * a cudaStream_t, with DLPack's 1 and 2 the legacy and per-thread default
    * streams): ours_waits, work on ctx's stream queued after this waits for
    * what `other` has queued so far (a consumer's kernels still reading a
    * buffer before ladle frees it); else the other waits for ours (a consumer
-   * reads a result ladle wrote). Returns without blocking. NULL on the host,
-   * which has no streams. */
+   * reads a result ladle wrote). Returns without blocking; with `other`
+   * NULL, the calling thread waits for ctx's stream instead. NULL on the
+   * host, which has no streams. */
   ladle_status (*stream_wait)(const ladle_kctx *ctx, void *other, bool ours_waits,
                               ladle_error *err);
   /* The device's free and total memory in bytes (NULL on the host). */

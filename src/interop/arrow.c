@@ -1237,7 +1237,11 @@ static ladle_status export_column(const ladle_column *c, bool views, ladle_buffe
     return LADLE_OK;
   }
   p->buffers[0] = c->validity;
-  if (c->type.id == LADLE_TYPE_BOOL) {
+  if (c->type.id == LADLE_TYPE_BOOL && prebuilt != NULL) {
+    p->bits = prebuilt; /* packed already, on the column's device */
+    p->buffers[1] = prebuilt->data;
+    out->n_buffers = 2;
+  } else if (c->type.id == LADLE_TYPE_BOOL) {
     ladle_status st =
         ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(c->length), &p->bits, err);
     if (st != LADLE_OK) {
@@ -1428,5 +1432,38 @@ ladle_status ladle_table_export_stream(ladle_table *t, bool string_views, int th
   out->get_last_error = stream_last_error;
   out->release = stream_release;
   out->private_data = p;
+  return LADLE_OK;
+}
+
+ladle_status ladle_table_export_device_array(const ladle_table *t, ladle_buffer **bits,
+                                             ladle_device_type device, int device_id,
+                                             struct ArrowSchema *schema,
+                                             struct ArrowDeviceArray *out, ladle_error *err) {
+  if (t->nchunks > 1)
+    return ladle_err_set(err, LADLE_EINVAL, "a device array of %zu partitions", t->nchunks);
+  memset(out, 0, sizeof *out);
+  LADLE_RETURN_NOT_OK(export_schema(&t->schema, NULL, schema, err));
+  ladle_status st;
+  if (t->nchunks == 1) {
+    st = export_chunk(t, 0, NULL, bits, &out->array, err);
+  } else {
+    /* no partition: a struct array of no rows over empty columns */
+    ladle_table *e = NULL;
+    st = ladle_table_create(&t->schema, 1, &e, err);
+    for (size_t i = 0; st == LADLE_OK && i < t->schema.n; i++)
+      st = ladle_column_alloc(t->schema.types[i], 0, false, 0, &e->chunks[0].columns[i], err);
+    if (st == LADLE_OK) {
+      ladle_table_seal(e);
+      st = export_chunk(e, 0, NULL, NULL, &out->array, err);
+    }
+    if (e != NULL) ladle_table_release(e);
+  }
+  if (st != LADLE_OK) {
+    schema->release(schema);
+    return st;
+  }
+  out->device_id = device_id;
+  out->device_type = (ArrowDeviceType)device;
+  out->sync_event = NULL;
   return LADLE_OK;
 }

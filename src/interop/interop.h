@@ -51,6 +51,15 @@ ladle_status ladle_table_export_stream(ladle_table *t, bool string_views, int th
 ladle_status ladle_table_export_dlpack(const ladle_table *t, size_t column, DLManagedTensor **out,
                                        ladle_error *err);
 
+/* Partition 0 of t (of one partition at most) as an Arrow struct array on
+ * `device` and its schema: buffers shared; a BOOL column's bits are
+ * bits[i] when given (taken over: the device's, packed there), else
+ * packed on the host. sync_event NULL. */
+ladle_status ladle_table_export_device_array(const ladle_table *t, ladle_buffer **bits,
+                                             ladle_device_type device, int device_id,
+                                             struct ArrowSchema *schema,
+                                             struct ArrowDeviceArray *out, ladle_error *err);
+
 /* The DLPack type of a column named `name` of type ty with `nulls` nulls,
  * or LADLE_ETYPE naming the column (not numeric or boolean; nulls). */
 ladle_status ladle_dlpack_dtype(const char *name, ladle_dtype ty, int64_t nulls, DLDataType *out,

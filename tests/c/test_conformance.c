@@ -303,9 +303,9 @@ static void check_copies(suite *s) {
             else if (d.values != NULL)
               part.values = (const char *)d.values + at * (int64_t)ladle_type_width(d.type.id);
             if (ran(s, s->be->copy(&s->ctx, &part, &c, &err_), what)) {
-              bool own = c.length == 0 || (c.owners[1] != part.owners[1] &&
-                                           (c.owners[1] == NULL ||
-                                            c.owners[1]->device == s->be->device));
+              bool own =
+                  c.length == 0 || (c.owners[1] != part.owners[1] &&
+                                    (c.owners[1] == NULL || c.owners[1]->device == s->be->device));
               if (!own) {
                 fprintf(stderr, "  [%s] %s: the copy shares the input's buffer\n", s->be->name,
                         what);
@@ -328,7 +328,7 @@ static void check_copies(suite *s) {
  * kernels still run */
 static void check_stream_wait(suite *s) {
   if (s->be->stream_wait == NULL) return;
-  void *others[] = {(void *)(uintptr_t)1, (void *)(uintptr_t)2, s->ctx.stream};
+  void *others[] = {(void *)(uintptr_t)1, (void *)(uintptr_t)2, s->ctx.stream, NULL};
   for (size_t i = 0; i < sizeof others / sizeof *others; i++)
     for (int w = 0; w < 2; w++) {
       char what[64];
@@ -341,6 +341,37 @@ static void check_stream_wait(suite *s) {
     ladle_column_release(&d);
   }
   ladle_column_release(&h);
+}
+
+/* Boolean bytes to Arrow's bits, against the bits computed here */
+static void check_pack_bits(suite *s) {
+  int64_t len[16], nl = lengths(s, len);
+  for (int64_t li = 0; li < nl && s->be->pack_bits != NULL; li++) {
+    ladle_column h = random_column(LADLE_TYPE_BOOL, len[li], 3), d, bits;
+    char what[64];
+    snprintf(what, sizeof what, "pack_bits of bool[%lld]", (long long)len[li]);
+    int64_t nb = ladle_bitmap_bytes(h.length);
+    ladle_column want;
+    if (ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT8), nb, false, 0, &want, &err_) !=
+        LADLE_OK) {
+      failures_++;
+      ladle_column_release(&h);
+      return;
+    }
+    uint8_t *w = LADLE_COL_MUT(&want, uint8_t);
+    if (nb > 0) memset(w, 0, (size_t)nb);
+    for (int64_t i = 0; i < h.length; i++)
+      if (((const uint8_t *)h.values)[i] != 0) w[i / 8] |= (uint8_t)(1u << (i % 8));
+    if (up(s, &h, &d, what)) {
+      if (ran(s, s->be->pack_bits(&s->ctx, &d, &bits, &err_), what)) {
+        same_down(s, &bits, &want, what);
+        ladle_column_release(&bits);
+      }
+      ladle_column_release(&d);
+    }
+    ladle_column_release(&want);
+    ladle_column_release(&h);
+  }
 }
 
 static void check_select_take_filter(suite *s) {
@@ -1445,6 +1476,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
       s->be->name, (long long)s->large);
   check_copies(s);
   check_stream_wait(s);
+  check_pack_bits(s);
   check_select_take_filter(s);
   check_sum(s);
   check_min_max_count(s);

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import warnings
 from datetime import date, datetime
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
+from polars.testing import assert_frame_equal, assert_series_equal
 
 import ladle
 
@@ -755,3 +755,99 @@ def test_a_chained_result_the_path_cannot_run_falls_back_with_it(engine: ladle.E
     assert engine.last_run == "ladle-cpu"
     want = DF.lazy().filter(pl.col("i32") > 0).group_by("i8").agg(pl.col("f64").median()).sort("i8").collect()
     assert_frame_equal(got, want)
+
+
+# ------------------------------------------------ the Arrow C Device Data Interface
+
+
+def _device_array_columns(res: ladle.Result) -> tuple[int, int, list[Any]]:
+    """Reads res.__arrow_c_device_array__() by hand (ctypes): its device, and each
+    field's buffers copied to the host (through torch for CUDA memory), rebuilt as
+    pyarrow arrays."""
+    import ctypes as C
+
+    import pyarrow as pa
+
+    class ArrowArray(C.Structure):
+        pass
+
+    ArrowArray._fields_ = [
+        ("length", C.c_int64), ("null_count", C.c_int64), ("offset", C.c_int64), ("n_buffers", C.c_int64),
+        ("n_children", C.c_int64), ("buffers", C.POINTER(C.c_void_p)),
+        ("children", C.POINTER(C.POINTER(ArrowArray))), ("dictionary", C.c_void_p),
+        ("release", C.c_void_p), ("private_data", C.c_void_p),
+    ]
+
+    class DeviceArray(C.Structure):
+        _fields_ = [("array", ArrowArray), ("device_id", C.c_int64), ("device_type", C.c_int32),
+                    ("sync_event", C.c_void_p), ("reserved", C.c_int64 * 3)]
+
+    class DLTensor(C.Structure):
+        _fields_ = [("data", C.c_void_p), ("device_type", C.c_int32), ("device_id", C.c_int32),
+                    ("ndim", C.c_int32), ("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16),
+                    ("shape", C.POINTER(C.c_int64)), ("strides", C.c_void_p), ("byte_offset", C.c_uint64)]
+
+    class DLManaged(C.Structure):
+        _fields_ = [("t", DLTensor), ("ctx", C.c_void_p), ("deleter", C.c_void_p)]
+
+    get = C.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = C.c_void_p, [C.py_object, C.c_char_p]
+    new = C.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = C.py_object, [C.c_void_p, C.c_char_p, C.c_void_p]
+
+    schema_cap, array_cap = res.__arrow_c_device_array__()
+    schema = pa.Schema._import_from_c_capsule(schema_cap)
+    dev = DeviceArray.from_address(get(array_cap, b"arrow_device_array"))
+    kind, ordinal = int(dev.device_type), int(dev.device_id)
+    assert dev.sync_event is None
+
+    def fetch(ptr: int | None, n: int) -> bytes:
+        if n == 0 or ptr is None:
+            return b""
+        if kind == 1:
+            return C.string_at(ptr, n)
+        import torch
+
+        shape = (C.c_int64 * 1)(n)
+        m = DLManaged(DLTensor(ptr, kind, ordinal, 1, 1, 8, 1, shape, None, 0), None, None)
+        t = torch.utils.dlpack.from_dlpack(new(C.addressof(m), b"dltensor", None))
+        out = t.cpu().numpy().tobytes()
+        del t
+        return out
+
+    top = dev.array
+    assert top.length == res.num_rows and top.n_children == len(res.columns)
+    cols = []
+    for i in range(top.n_children):
+        c = top.children[i].contents
+        typ = schema.field(i).type
+        n, b = c.length, [c.buffers[k] for k in range(c.n_buffers)]
+        valid = pa.py_buffer(fetch(b[0], (n + 7) // 8)) if b[0] else None
+        if pa.types.is_large_string(typ):
+            offs = fetch(b[1], 8 * (n + 1))
+            end = int(np.frombuffer(offs, dtype=np.int64)[-1]) if n >= 0 else 0
+            bufs = [valid, pa.py_buffer(offs), pa.py_buffer(fetch(b[2], end))]
+        elif pa.types.is_boolean(typ):
+            bufs = [valid, pa.py_buffer(fetch(b[1], (n + 7) // 8))]
+        else:
+            bufs = [valid, pa.py_buffer(fetch(b[1], n * typ.bit_width // 8))]
+        cols.append(pa.Array.from_buffers(typ, n, bufs, null_count=c.null_count))
+    return kind, ordinal, cols
+
+
+@pytest.mark.parametrize("n", [0, 1, 5000])
+def test_the_arrow_device_array_of_a_result(engine: ladle.Engine, n: int) -> None:
+    lf = (
+        DF.head(n).lazy()
+        .filter(pl.col("i32") > -900)
+        .select("i8", "i64", "u16", "f32", "fn", "b", (pl.col("i32") > 0).alias("pos"), "s", "d", "ts")
+    )
+    res = engine.execute(lf)
+    assert engine.last_run == "ladle"
+    kind, ordinal, cols = _device_array_columns(res)
+    assert (kind, ordinal) == ((2, int(engine.device[5:])) if DEVICE == "cuda" else (1, 0))
+    want = res.to_arrow()
+    assert [c.type for c in cols] == [f.type for f in want.schema]
+    for got, name in zip(cols, want.column_names):
+        # NaN equals NaN here (pyarrow's equals says no)
+        assert_series_equal(pl.Series(name, got), pl.Series(name, want.column(name).combine_chunks()))

@@ -196,3 +196,12 @@ def test_a_python_source_of_another_kind_falls_back_naming_it(engine: ladle.Engi
     with pytest.warns(ladle.FallbackWarning, match="PythonScan.*not a ladle Result"):
         got = ladle.Engine(raise_on_fail=False).collect(lf)
     assert_frame_equal(got, DF.select(pl.col("i").sum()))
+
+
+def test_the_arrow_device_array_of_a_cpu_result_of_many_partitions(engine: ladle.Engine) -> None:
+    big = pl.DataFrame({"x": np.arange(300_000), "s": [f"v{i % 13}" for i in range(300_000)]})
+    res = engine.execute(big.lazy().filter(pl.col("x") % 3 != 0).with_columns((pl.col("x") > 7).alias("b")))
+    batch = pa.RecordBatch._import_from_c_device_capsule(*res.__arrow_c_device_array__())
+    assert batch.device_type == pa.DeviceAllocationType.CPU
+    assert_frame_equal(pl.from_arrow(batch), res.to_polars())
+    assert pa.record_batch(res).num_rows == res.num_rows

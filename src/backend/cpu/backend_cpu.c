@@ -148,6 +148,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_str_match,
     ladle_cpu_str_compare,
     ladle_cpu_copy,
+    ladle_cpu_pack_bits,
     NULL, /* stream_wait: the host has no streams */
     NULL, /* memory_info: the host's is not the engine's to ask */
     cpu_supports,

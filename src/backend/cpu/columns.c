@@ -701,6 +701,28 @@ ladle_status ladle_cpu_copy(const ladle_kctx *ctx, const ladle_column *in, ladle
   WITH_MR(ctx, copy_on(in, out, err));
 }
 
+static ladle_status pack_bits_on(const ladle_column *in, ladle_column *out, ladle_error *err) {
+  if (in->type.id != LADLE_TYPE_BOOL)
+    return ladle_err_set(err, LADLE_EINVAL, "pack_bits of a %s column, not Boolean",
+                         ladle_dtype_name(in->type, NULL, 0));
+  int64_t nb = ladle_bitmap_bytes(in->length);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_UINT8), nb, false, 0, &o, err));
+  uint8_t *bits = LADLE_COL_MUT(&o, uint8_t);
+  const uint8_t *v = in->values;
+  if (nb > 0) memset(bits, 0, (size_t)nb);
+  for (int64_t i = 0; i < in->length; i++)
+    if (v[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  *out = o;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_pack_bits(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err) {
+  WITH_MR(ctx, pack_bits_on(in, out, err));
+}
+
 /* ------------------------------------------------------------ joins */
 
 /* The reference for a device's join_rows: the host join kernel's pairs (runs

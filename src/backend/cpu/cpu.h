@@ -249,6 +249,8 @@ ladle_status ladle_cpu_group_keys(const ladle_kctx *ctx, const ladle_column *key
 ladle_status ladle_cpu_str_match(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *in,
                                  const char *pat, size_t pat_len, ladle_column *out,
                                  ladle_error *err);
+ladle_status ladle_cpu_pack_bits(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err);
 ladle_status ladle_cpu_copy(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                             ladle_error *err);
 ladle_status ladle_cpu_str_compare(const ladle_kctx *ctx, ladle_str_op op, const ladle_column *a,

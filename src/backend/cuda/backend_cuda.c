@@ -1386,12 +1386,37 @@ done:
   return LADLE_OK;
 }
 
+static ladle_status cuda_pack_bits(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                   ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(check_column("pack_bits", in, true, err));
+  if (in->type.id != LADLE_TYPE_BOOL || !on_device(in))
+    return ladle_err_set(err, LADLE_EINVAL, "pack_bits of a column that is not Boolean on the GPU");
+  int64_t nb = ladle_bitmap_bytes(in->length);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_UINT8), nb,
+                                              false, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  CU_GOTO(ldc_pack_bits(in->values, in->length, LADLE_COL_MUT(&o, uint8_t), stream_of(ctx)));
+done:
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
 /* An event recorded on one stream and waited for on the other: neither the
  * host nor the other stream's queued work blocks. */
 static ladle_status cuda_stream_wait(const ladle_kctx *ctx, void *other, bool ours_waits,
                                      ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
   cudaStream_t mine = stream_of(ctx), theirs = (cudaStream_t)other;
+  if (other == NULL) {
+    CU(cudaStreamSynchronize(mine));
+    return LADLE_OK;
+  }
   if (theirs == mine) return LADLE_OK;
   cudaEvent_t ev;
   CU(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
@@ -1435,6 +1460,7 @@ static const ladle_backend cuda_backend = {
     .str_match = cuda_str_match,
     .str_compare = cuda_str_compare,
     .copy = cuda_copy,
+    .pack_bits = cuda_pack_bits,
     .stream_wait = cuda_stream_wait,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets

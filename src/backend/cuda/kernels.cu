@@ -525,3 +525,22 @@ extern "C" cudaError_t ldc_program_sum(const ldc_prog *p, int kind, int64_t n, v
   }
   return cudaErrorInvalidValue;
 }
+
+/* one output byte per thread: eight Boolean bytes to their bits, LSB first */
+__global__ void pack_bits_kernel(const uint8_t *v, int64_t n, uint8_t *bits) {
+  int64_t nb = (n + 7) / 8;
+  for (int64_t b = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; b < nb;
+       b += (int64_t)gridDim.x * blockDim.x) {
+    uint8_t o = 0;
+    int64_t base = b * 8;
+    for (int k = 0; k < 8 && base + k < n; k++) o |= (uint8_t)((v[base + k] != 0) << k);
+    bits[b] = o;
+  }
+}
+
+extern "C" cudaError_t ldc_pack_bits(const uint8_t *v, int64_t n, uint8_t *bits,
+                                     cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  pack_bits_kernel<<<grid_for((n + 7) / 8), kBlock, 0, stream>>>(v, n, bits);
+  return cudaGetLastError();
+}

@@ -47,6 +47,9 @@ cudaError_t ldc_select(const uint8_t *mask, const uint8_t *validity, int64_t n, 
 cudaError_t ldc_take(int width, const void *src, const uint8_t *src_valid, const int64_t *idx,
                      const uint8_t *idx_valid, int64_t n, void *out, uint32_t *out_valid,
                      unsigned long long *d_nulls, cudaStream_t stream);
+/* Boolean bytes v[0..n) as Arrow's bits, LSB first, into bits (whole bytes:
+ * (n + 7) / 8 of them, the last one's high bits zero). */
+cudaError_t ldc_pack_bits(const uint8_t *v, int64_t n, uint8_t *bits, cudaStream_t stream);
 /* Strings, by two launchers with an allocation between them: the offsets of
  * the rows src[idx[i]] into out_off (n + 1 entries, from 0; out_off[n] is
  * the bytes they need), their validity and null count as ldc_take; then
