@@ -761,7 +761,9 @@ LADLE_API ladle_status ladle_result_export_stream_views(const ladle_result *r,
 LADLE_API ladle_status ladle_result_export_dlpack(const ladle_result *r, size_t column,
                                                   DLManagedTensor **out, ladle_error *err);
 /* Where the result lives: a GPU engine's result on its device (LADLE_DEVICE_CUDA
- * and *device_id), any other on the host. Asking for it on the host (a table,
+ * and *device_id) when its columns were made there, on the host when the
+ * plan finished there (a last sort placed on the host, one-row answers, a
+ * run on the CPU backend); any other engine's on the host. Asking for it on the host (a table,
  * an Arrow stream, a Parquet file) copies it down once. */
 LADLE_API ladle_device_type ladle_result_device(const ladle_result *r, int *device_id);
 /* The result as one Arrow struct array (a field per column) on the result's

@@ -71,9 +71,11 @@ class Result:
 
     @property
     def device(self) -> str:
-        """Where the result lives: "cpu", or "cuda:N" for a GPU engine's result, which
-        stays on that GPU (``column(name)`` gives a device tensor through DLPack;
-        ``to_polars()`` and the Arrow exports copy it to the host once)."""
+        """Where the result lives: "cpu", or "cuda:N" for a GPU engine's result made on
+        that GPU, which stays there (``column(name)`` gives a device tensor through
+        DLPack; ``to_polars()`` and the host Arrow exports copy it down once). A GPU
+        engine's query that finished on the host (its last small sort placed there, a
+        one-row answer, a fallback) gives a "cpu" result."""
         kind, ordinal = self._native.device()
         return "cpu" if kind == N.LADLE_DEVICE_CPU else f"cuda:{ordinal}"
 
