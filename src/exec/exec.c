@@ -290,6 +290,12 @@ ladle_status ladle_engine_execute_host(ladle_engine *eng, const ladle_plan *plan
   return execute_on(eng, plan, true, cancel, out, err);
 }
 
+static bool on_host(const ladle_column *c) {
+  for (int i = 0; i < 3; i++)
+    if (c->owners[i] != NULL && c->owners[i]->device != LADLE_DEVICE_CPU) return false;
+  return true;
+}
+
 /* A table's columns on the host, through backend `be` on context k for those
  * on its device (the others are references). *out is one new table. */
 static ladle_status table_down(const ladle_backend *be, const ladle_kctx *k, const ladle_table *in,
@@ -301,7 +307,7 @@ static ladle_status table_down(const ladle_backend *be, const ladle_kctx *k, con
     o->chunks[c].length = in->chunks[c].length;
     for (size_t i = 0; i < in->schema.n && st == LADLE_OK; i++) {
       const ladle_column *col = &in->chunks[c].columns[i];
-      if (col->owners[1] != NULL && col->owners[1]->device != LADLE_DEVICE_CPU)
+      if (!on_host(col))
         st = be->to_host(k, col, &o->chunks[c].columns[i], err);
       else
         ladle_column_copy_ref(col, &o->chunks[c].columns[i]);
@@ -336,16 +342,12 @@ ladle_status exec_table_to_host(exec_state *s, const ladle_table *t, ladle_table
   return table_down(s->eng->backend, &k, t, out, err);
 }
 
-static bool on_host(const ladle_column *c) {
-  for (int i = 0; i < 3; i++)
-    if (c->owners[i] != NULL && c->owners[i]->device != LADLE_DEVICE_CPU) return false;
-  return true;
-}
-
+/* A table on a device is one partition (the device's operators make one),
+ * so a table of several is on the host without looking at its columns: every
+ * host scan asks. */
 bool exec_table_on_device(const ladle_table *t) {
-  for (size_t c = 0; c < t->nchunks; c++)
-    for (size_t i = 0; i < t->schema.n; i++)
-      if (!on_host(&t->chunks[c].columns[i])) return true;
+  for (size_t i = 0; t->nchunks == 1 && i < t->schema.n; i++)
+    if (!on_host(&t->chunks[0].columns[i])) return true;
   return false;
 }
 

@@ -271,7 +271,7 @@ bool exec_join_reorders(const ladle_plan *p);
  * (cut to the sort's limit), every column taken through it. */
 ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                ladle_error *err);
-/* Does any column of t lie on a device? */
+/* Does any column of t lie on a device? (Only a table of one partition can.) */
 bool exec_table_on_device(const ladle_table *t);
 /* A table's device columns (a GPU result scanned again) copied to the host
  * through the engine's device table; host columns are references. */
