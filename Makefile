@@ -51,6 +51,7 @@ deps:
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$$need python3-venv"; \
 	python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
 	  >/dev/null 2>&1 || need="$$need python3-dev"; \
+	command -v mpicc >/dev/null 2>&1 || need="$$need openmpi-bin libopenmpi-dev"; \
 	for hdr in zlib.h:zlib1g-dev zstd.h:libzstd-dev snappy-c.h:libsnappy-dev lz4.h:liblz4-dev \
 	           brotli/decode.h:libbrotli-dev libdeflate.h:libdeflate-dev; do \
 	  test -e /usr/include/$${hdr%%:*} || need="$$need $${hdr##*:}"; \
@@ -78,9 +79,11 @@ $(VENV)/.ladle-ext: $(VENV)/.deps $(EXT_SOURCES)
 	$(PY) -c 'import ladle'
 	touch $@
 
-# the CUDA backend, when CMake built it, beside the module that loads it
+# the CUDA backend and the MPI shim, when CMake built them, beside the module
+# that loads them
 python: $(VENV)/.ladle-ext
 	@if [ -f build/libladle_cuda.so ]; then cmp -s build/libladle_cuda.so python/ladle/libladle_cuda.so || cp build/libladle_cuda.so python/ladle/; fi
+	@if [ -f build/libladle_mpi.so ]; then cmp -s build/libladle_mpi.so python/ladle/libladle_mpi.so || cp build/libladle_mpi.so python/ladle/; fi
 
 build-asan/CMakeCache.txt: | deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLADLE_SANITIZE=ON
@@ -128,6 +131,15 @@ test: test-c test-asan test-python fuzz
 bench: python
 	$(PY) bench/bench.py $(BENCH_ARGS)
 
+# SPMD weak scaling under mpirun: TPC-H and a shuffle-heavy group-by and join at a
+# fixed size per rank on 1, 2, 4 ranks, against 1 rank x every core and Polars, and
+# the exchanges against the raw alltoall (bench/spmd_bench.py --help; e.g.
+# BENCH_ARGS="--sf-per-rank 0.1 --rows-per-rank 1e6 --budget-s 600")
+.PHONY: bench-spmd
+bench-spmd: build python
+	@if [ -f build/libladle_mpi.so ]; then cmp -s build/libladle_mpi.so python/ladle/libladle_mpi.so || cp build/libladle_mpi.so python/ladle/; fi
+	$(PY) bench/spmd_bench.py drive $(BENCH_ARGS)
+
 bench-quick: python
 	$(PY) bench/bench.py --quick $(BENCH_ARGS)
 
@@ -142,7 +154,7 @@ demo-c: build
 	./build/ladle_demo $(DEMO_ARGS)
 
 format:
-	clang-format -i include/*.h src/*/*.[ch] src/backend/cpu/*.[ch] tests/c/*.[ch] examples/*.c python/ladle/_native.c
+	clang-format -i include/*.h src/*/*.[ch] src/backend/cpu/*.[ch] src/dist/mpi/*.[ch] tests/c/*.[ch] examples/*.c python/ladle/_native.c
 
 clean:
 	rm -rf build build-asan build-fuzz python/ladle/*.so $(VENV)/.ladle-ext

@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
   printf("generated %lld ratings (%lld users, %lld movies) in %.3f s\n", (long long)rows,
          (long long)nusers, (long long)nmovies, t1 - t0);
 
-  ladle_engine_opts opts = {LADLE_DEVICE_CPU, 0, threads, 0, 0};
+  ladle_engine_opts opts = {LADLE_DEVICE_CPU, 0, threads, 0, 0, NULL};
   ladle_engine *eng;
   TRY("engine", ladle_engine_create(&opts, &eng, &err));
   printf("engine: cpu, %d threads\n\n", ladle_engine_threads(eng));

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ladle_error err;
   ladle_plan *p = NULL;
   if (ladle_plan_scan_csv(1, paths, &o, &p, &err) == LADLE_OK) {
-    ladle_engine_opts eo = {LADLE_DEVICE_CPU, 0, 1, 7, 0};
+    ladle_engine_opts eo = {LADLE_DEVICE_CPU, 0, 1, 7, 0, NULL};
     ladle_engine *e;
     if (ladle_engine_create(&eo, &e, &err) == LADLE_OK) {
       ladle_result *r = NULL;

@@ -642,6 +642,70 @@ typedef enum ladle_device_type {
   LADLE_DEVICE_CUDA = 2
 } ladle_device_type;
 
+/* ------------------------------------------------------------ communicators */
+
+/* A communicator: the ranks of an SPMD job, every one running the same
+ * queries in the same order (src/dist/comm.h is its table). An engine
+ * created with one (ladle_engine_opts.comm) deals its scans out across the
+ * ranks and exchanges rows for group-by, join, sort and distinct. */
+typedef struct ladle_comm ladle_comm;
+
+/* One rank: a process that is a job by itself. */
+LADLE_API ladle_status ladle_comm_create_self(ladle_comm **out_comm, ladle_error *err);
+/* MPI's world: loads ladle's MPI library (libladle_mpi.so, beside libladle or
+ * the Python module, or LADLE_MPI_LIB) and through it the MPI library it was
+ * built against, then initialises MPI (MPI_Init_thread) unless the caller
+ * already has. A collective that does not complete within timeout_s seconds
+ * (0: 600) fails on this rank with LADLE_ECOMM naming the operation, and the
+ * communicator refuses everything after it (a rank died, or ranks ran
+ * different queries). LADLE_ENOTSUP when the library or MPI cannot be
+ * loaded, with the reason. MPI is finalised at process exit, not here. */
+LADLE_API ladle_status ladle_comm_create_mpi(double timeout_s, ladle_comm **out_comm,
+                                             ladle_error *err);
+
+/* Collectives a caller supplies (the Python module's over torch.distributed,
+ * or any transport an embedder has), for ladle_comm_create_callbacks. Buffers
+ * are on the host; counts and displacements are in bytes, one per rank; every
+ * rank calls every collective in the same order with matching sizes. Each
+ * callback returns 0 when done, or nonzero after writing a NUL-terminated
+ * message of at most cap bytes into msg. Callbacks are called from whatever
+ * thread runs the query, one at a time per communicator. */
+typedef struct ladle_comm_callbacks {
+  void *user; /* passed to every callback; release(user) on ladle_comm_destroy */
+  /* rank r's in (counts[r] bytes) into out at displs[r], on every rank */
+  int (*allgatherv)(void *user, const void *in, const size_t *counts, const size_t *displs,
+                    void *out, char *msg, size_t cap);
+  /* send_counts[r] bytes of in at send_displs[r] to rank r; recv_counts[r]
+   * bytes from rank r into out at recv_displs[r] */
+  int (*alltoallv)(void *user, const void *in, const size_t *send_counts, const size_t *send_displs,
+                   void *out, const size_t *recv_counts, const size_t *recv_displs, char *msg,
+                   size_t cap);
+  /* root's `bytes` bytes of buf into every rank's buf */
+  int (*bcast)(void *user, void *buf, size_t bytes, int root, char *msg, size_t cap);
+  /* out[i] = op over the ranks of in[i], i < n (in == out allowed); type: 0
+   * int64, 1 uint64, 2 float64; op: 0 sum, 1 min, 2 max */
+  int (*allreduce)(void *user, const void *in, void *out, size_t n, int type, int op, char *msg,
+                   size_t cap);
+  int (*barrier)(void *user, char *msg, size_t cap);
+  void (*release)(void *user); /* NULL: nothing to release */
+  const char *name; /* what ladle_comm_name answers (copied; < 32 bytes); NULL: "callbacks" */
+} ladle_comm_callbacks;
+
+/* A communicator of `size` ranks, this one `rank`, whose collectives are cb's
+ * (copied; allgather is made of allgatherv). A callback's failure fails the
+ * collective with LADLE_ECOMM "rank R of N: <name> <operation>: <message>"
+ * and the communicator refuses everything after it. There is no timeout but
+ * the callbacks' own. LADLE_EINVAL for a missing callback or a rank outside
+ * 0 .. size - 1; on any failure *out_comm is NULL and release is not called. */
+LADLE_API ladle_status ladle_comm_create_callbacks(const ladle_comm_callbacks *cb, int rank,
+                                                   int size, ladle_comm **out_comm,
+                                                   ladle_error *err);
+LADLE_API int ladle_comm_rank(const ladle_comm *comm);
+LADLE_API int ladle_comm_size(const ladle_comm *comm);
+/* "self", "mpi", or a callbacks communicator's name */
+LADLE_API const char *ladle_comm_name(const ladle_comm *comm);
+LADLE_API void ladle_comm_destroy(ladle_comm *comm);
+
 typedef struct ladle_engine_opts {
   ladle_device_type device; /* 0 means CPU */
   int device_id;
@@ -652,6 +716,7 @@ typedef struct ladle_engine_opts {
                            it handed out and still alive included; past it an allocation
                            fails with LADLE_ENOMEM naming the sizes; 0: no limit. A CUDA
                            engine: bytes of device memory (its host side has none) */
+  ladle_comm *comm;     /* the job's ranks (borrowed: it outlives the engine); NULL: one */
 } ladle_engine_opts;
 
 LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out_engine,
@@ -670,6 +735,11 @@ typedef struct ladle_engine_stats {
    * found its column there or copied it */
   int64_t device_memory_bytes, device_memory_peak;
   int64_t device_cache_bytes, device_cache_hits, device_cache_misses;
+  /* with several ranks: bytes this rank sent to the others in exchanges, and
+   * the milliseconds its exchanges took (moving and waiting), through the
+   * engine's communicator (every engine sharing it counts together) */
+  int64_t exchange_bytes;
+  double exchange_ms;
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */
@@ -734,6 +804,22 @@ LADLE_API bool ladle_engine_columns(const ladle_engine *engine);
 /* ------------------------------------------------------------------ result */
 
 LADLE_API int64_t ladle_result_num_rows(const ladle_result *r);
+/* Whether r is this rank's part of a result sharded over the ranks of an
+ * SPMD job (each rank different rows); false when every rank holds the whole
+ * result (replicated) or the job has one rank. */
+LADLE_API bool ladle_result_sharded(const ladle_result *r);
+/* The whole of a sharded result on every rank: every rank's rows in rank
+ * order (rank 0's first). A collective: every rank of the engine's
+ * communicator calls it for its part of the same result. A replicated result
+ * or a one-rank job gives the same rows. *out_result is new (destroy it with
+ * ladle_result_destroy); r is not consumed. */
+LADLE_API ladle_status ladle_engine_allgather(ladle_engine *engine, const ladle_result *r,
+                                              ladle_result **out_result, ladle_error *err);
+/* The engine's communicator alone, for benchmarks: `iters` alltoallv calls in
+ * which every rank sends `bytes` host bytes to every other rank (and to
+ * itself); *out_ms the median milliseconds of one. A collective. */
+LADLE_API ladle_status ladle_engine_bench_alltoall(ladle_engine *engine, size_t bytes, int iters,
+                                                   double *out_ms, ladle_error *err);
 LADLE_API size_t ladle_result_num_columns(const ladle_result *r);
 LADLE_API const char *ladle_result_column_name(const ladle_result *r, size_t i);
 LADLE_API ladle_dtype ladle_result_column_type(const ladle_result *r, size_t i);

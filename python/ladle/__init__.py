@@ -15,6 +15,7 @@ _version.check()
 
 from ._errors import (  # noqa: E402
     FallbackWarning,
+    LadleCommError,
     LadleComputeError,
     LadleError,
     LadleMemoryError,
@@ -24,6 +25,7 @@ from ._errors import (  # noqa: E402
 from .devices import Device, devices, use_gpu  # noqa: E402
 from .engine import Engine  # noqa: E402
 from .result import Column, Result  # noqa: E402
+from .spmd import SPMDEngine  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -32,10 +34,12 @@ __all__ = [
     "Device",
     "Engine",
     "FallbackWarning",
+    "LadleCommError",
     "LadleComputeError",
     "LadleError",
     "LadleMemoryError",
     "Result",
+    "SPMDEngine",
     "UnsupportedError",
     "VersionError",
     "__version__",

@@ -33,7 +33,15 @@ def ladle_error(code: int, message: str) -> LadleError:
         return UnsupportedError(message, code)
     if code == 6:  # LADLE_ECOMPUTE
         return LadleComputeError(code, message)
+    if code == 10:  # LADLE_ECOMM
+        return LadleCommError(code, message)
     return LadleError(code, message)
+
+
+class LadleCommError(LadleError):
+    """The ranks of an SPMD job could not go on together: a rank ran another query,
+    one did not answer within the timeout (it died, or is stuck), or the
+    communicator failed. The message names the ranks it knows of."""
 
 
 class UnsupportedError(LadleError):

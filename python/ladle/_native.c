@@ -39,7 +39,11 @@ typedef struct {
 } PlanObject;
 typedef struct {
   PyObject_HEAD ladle_engine *eng;
+  PyObject *comm; /* the CommObject the engine borrows, kept alive while it lives */
 } EngineObject;
+typedef struct {
+  PyObject_HEAD ladle_comm *c;
+} CommObject;
 typedef struct {
   PyObject_HEAD ladle_result *r;
 } ResultObject;
@@ -53,7 +57,12 @@ static void plan_dealloc(PlanObject *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 static void engine_dealloc(EngineObject *self) {
-  ladle_engine_destroy(self->eng);
+  ladle_engine_destroy(self->eng); /* before the communicator it borrows */
+  Py_XDECREF(self->comm);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+static void comm_dealloc(CommObject *self) {
+  ladle_comm_destroy(self->c);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 static void result_dealloc(ResultObject *self) {
@@ -357,6 +366,11 @@ static PyObject *result_device(ResultObject *self, PyObject *unused) {
   return Py_BuildValue("(ii)", (int)d, id);
 }
 
+static PyObject *result_sharded(ResultObject *self, PyObject *unused) {
+  (void)unused;
+  return PyBool_FromLong(ladle_result_sharded(self->r));
+}
+
 static PyObject *result_num_rows(ResultObject *self, PyObject *unused) {
   (void)unused;
   return PyLong_FromLongLong(ladle_result_num_rows(self->r));
@@ -394,6 +408,7 @@ static PyMethodDef result_methods[] = {
     {"write_parquet", (PyCFunction)result_write_parquet, METH_VARARGS,
      "write_parquet(path, codec, level, row_group_size, dictionary, statistics)"},
     {"schema", (PyCFunction)result_schema, METH_NOARGS, "[(name, dtype)]"},
+    {"sharded", (PyCFunction)result_sharded, METH_NOARGS, "this rank's part of a sharded result"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ResultType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Result",
@@ -403,20 +418,322 @@ static PyTypeObject ResultType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladl
                                   .tp_methods = result_methods,
                                   .tp_doc = "A ladle result (opaque)."};
 
+/* ----------------------------------------------------------- communicator */
+
+/* The "callbacks" communicator's trampolines: each collective calls a method
+ * of a Python object (ops) with memoryviews over ladle's buffers (no copies;
+ * inputs read-only) and lists of byte counts. The query runs on a thread of
+ * its own while the caller waits with the GIL released (execute_interruptible),
+ * so each takes the GIL itself. A Python exception becomes the collective's
+ * message ("Type: text"). The views are released when the method returns:
+ * one kept past the call raises ValueError instead of reading freed memory. */
+typedef struct py_comm_ops {
+  PyObject *ops; /* owned; dropped by py_cb_release with the GIL held */
+  int rank, size;
+} py_comm_ops;
+
+/* The pending exception as "Type: text" into msg (cleared); returns 1. */
+static int py_cb_fail(char *msg, size_t cap) {
+  PyObject *type = NULL, *value = NULL, *tb = NULL;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  const char *tn = type != NULL ? ((PyTypeObject *)type)->tp_name : "error";
+  const char *dot = strrchr(tn, '.');
+  if (dot != NULL) tn = dot + 1;
+  PyObject *str = value != NULL ? PyObject_Str(value) : NULL;
+  const char *text = str != NULL ? PyUnicode_AsUTF8(str) : NULL;
+  if (text == NULL) PyErr_Clear();
+  snprintf(msg, cap, "%s: %s", tn, text != NULL && *text != '\0' ? text : "(no message)");
+  Py_XDECREF(str);
+  Py_XDECREF(type);
+  Py_XDECREF(value); /* before the views are released: its traceback holds the method's frames */
+  Py_XDECREF(tb);
+  return 1;
+}
+
+/* A memoryview over bytes bytes at p (PyBUF_READ or PyBUF_WRITE). */
+static PyObject *py_cb_view(const void *p, size_t bytes, int flags) {
+  static char empty[1];
+  return PyMemoryView_FromMemory(p != NULL ? (char *)p : empty, (Py_ssize_t)bytes, flags);
+}
+
+/* The bytes a buffer spans: the end of its furthest part. */
+static size_t py_cb_span(const size_t *counts, const size_t *displs, int n) {
+  size_t end = 0;
+  for (int r = 0; r < n; r++)
+    if (counts[r] > 0 && displs[r] + counts[r] > end) end = displs[r] + counts[r];
+  return end;
+}
+
+/* n sizes as a Python list of ints. */
+static PyObject *py_cb_list(const size_t *v, int n) {
+  PyObject *l = PyList_New(n);
+  if (l == NULL) return NULL;
+  for (int i = 0; i < n; i++) {
+    PyObject *x = PyLong_FromSize_t(v[i]);
+    if (x == NULL) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, i, x);
+  }
+  return l;
+}
+
+/* Calls ops.<method>(*args) (args: a new tuple, or NULL when building it
+ * failed), releases the memoryviews views[0..nviews-1] and drops every
+ * reference; 0, or 1 with the message. Runs with the GIL held. */
+static int py_cb_call(py_comm_ops *o, const char *method, PyObject *args, PyObject **views,
+                      int nviews, char *msg, size_t cap) {
+  int rc = 0;
+  PyObject *res = NULL;
+  if (args != NULL) {
+    PyObject *fn = PyObject_GetAttrString(o->ops, method);
+    if (fn != NULL) {
+      res = PyObject_Call(fn, args, NULL);
+      Py_DECREF(fn);
+    }
+  }
+  if (res == NULL) rc = py_cb_fail(msg, cap);
+  Py_XDECREF(res);
+  Py_XDECREF(args); /* the tuple's references to the views go first */
+  for (int i = 0; i < nviews; i++) {
+    if (views[i] == NULL) continue;
+    PyObject *r = PyObject_CallMethod(views[i], "release", NULL);
+    if (r == NULL) PyErr_Clear(); /* still exported by what the method kept: left to it */
+    Py_XDECREF(r);
+    Py_DECREF(views[i]);
+  }
+  return rc;
+}
+
+static int py_cb_allgatherv(void *user, const void *in, const size_t *counts, const size_t *displs,
+                            void *out, char *msg, size_t cap) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *v[2] = {py_cb_view(in, counts[o->rank], PyBUF_READ),
+                    py_cb_view(out, py_cb_span(counts, displs, o->size), PyBUF_WRITE)};
+  PyObject *args = v[0] != NULL && v[1] != NULL
+                       ? Py_BuildValue("(ONNO)", v[0], py_cb_list(counts, o->size),
+                                       py_cb_list(displs, o->size), v[1])
+                       : NULL;
+  int rc = py_cb_call(o, "allgatherv", args, v, 2, msg, cap);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static int py_cb_alltoallv(void *user, const void *in, const size_t *sc, const size_t *sd,
+                           void *out, const size_t *rc_, const size_t *rd, char *msg, size_t cap) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *v[2] = {py_cb_view(in, py_cb_span(sc, sd, o->size), PyBUF_READ),
+                    py_cb_view(out, py_cb_span(rc_, rd, o->size), PyBUF_WRITE)};
+  PyObject *args =
+      v[0] != NULL && v[1] != NULL
+          ? Py_BuildValue("(ONNONN)", v[0], py_cb_list(sc, o->size), py_cb_list(sd, o->size), v[1],
+                          py_cb_list(rc_, o->size), py_cb_list(rd, o->size))
+          : NULL;
+  int rc = py_cb_call(o, "alltoallv", args, v, 2, msg, cap);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static int py_cb_bcast(void *user, void *buf, size_t bytes, int root, char *msg, size_t cap) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *v[1] = {py_cb_view(buf, bytes, PyBUF_WRITE)};
+  PyObject *args = v[0] != NULL ? Py_BuildValue("(Oi)", v[0], root) : NULL;
+  int rc = py_cb_call(o, "bcast", args, v, 1, msg, cap);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static int py_cb_allreduce(void *user, const void *in, void *out, size_t n, int type, int op,
+                           char *msg, size_t cap) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *v[2] = {py_cb_view(in, n * 8, PyBUF_READ), py_cb_view(out, n * 8, PyBUF_WRITE)};
+  PyObject *args = v[0] != NULL && v[1] != NULL
+                       ? Py_BuildValue("(OOnii)", v[0], v[1], (Py_ssize_t)n, type, op)
+                       : NULL;
+  int rc = py_cb_call(o, "allreduce", args, v, 2, msg, cap);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static int py_cb_barrier(void *user, char *msg, size_t cap) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = py_cb_call(o, "barrier", PyTuple_New(0), NULL, 0, msg, cap);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static void py_cb_release(void *user) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_DECREF(o->ops);
+  PyGILState_Release(g);
+  free(o);
+}
+
+/* An int attribute of ops into *out; 0 with a TypeError naming it otherwise. */
+static int py_cb_int_attr(PyObject *ops, const char *name, int *out) {
+  PyObject *a = PyObject_GetAttrString(ops, name);
+  if (a == NULL) return 0;
+  long v = PyLong_Check(a) ? PyLong_AsLong(a) : -1;
+  int ok = PyLong_Check(a) && !(v == -1 && PyErr_Occurred()) && v >= INT_MIN && v <= INT_MAX;
+  Py_DECREF(a);
+  if (!ok) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "Comm('callbacks'): ops.%s: an int", name);
+    return 0;
+  }
+  *out = (int)v;
+  return 1;
+}
+
+/* The "callbacks" communicator over ops (see py_comm_ops): ops.rank and
+ * ops.size, ops.name (optional, a str) as its name. */
+static ladle_status comm_create_py(PyObject *ops, ladle_comm **out, ladle_error *err, int *pyerr) {
+  int rank = 0, size = 0;
+  *pyerr = 1;
+  if (!py_cb_int_attr(ops, "rank", &rank) || !py_cb_int_attr(ops, "size", &size))
+    return LADLE_EINVAL;
+  PyObject *name_obj = PyObject_GetAttrString(ops, "name");
+  const char *name = NULL;
+  if (name_obj == NULL) {
+    PyErr_Clear();
+  } else if (PyUnicode_Check(name_obj)) {
+    name = PyUnicode_AsUTF8(name_obj);
+    if (name == NULL) {
+      Py_DECREF(name_obj);
+      return LADLE_EINVAL;
+    }
+  }
+  py_comm_ops *o = malloc(sizeof *o);
+  if (o == NULL) {
+    Py_XDECREF(name_obj);
+    PyErr_NoMemory();
+    return LADLE_ENOMEM;
+  }
+  Py_INCREF(ops);
+  o->ops = ops;
+  o->rank = rank;
+  o->size = size;
+  ladle_comm_callbacks cb = {.user = o,
+                             .allgatherv = py_cb_allgatherv,
+                             .alltoallv = py_cb_alltoallv,
+                             .bcast = py_cb_bcast,
+                             .allreduce = py_cb_allreduce,
+                             .barrier = py_cb_barrier,
+                             .release = py_cb_release,
+                             .name = name};
+  *pyerr = 0;
+  ladle_status st = ladle_comm_create_callbacks(&cb, rank, size, out, err);
+  Py_XDECREF(name_obj); /* the name was copied */
+  if (st != LADLE_OK) {
+    Py_DECREF(ops);
+    free(o);
+  }
+  return st;
+}
+
+/* Comm(kind, timeout, ops=None): "self" (one rank), "mpi" (MPI's world; MPI
+ * is initialised here unless the process has already) or "callbacks" (the
+ * collectives of the Python object ops, above; timeout unused: ops's own) */
+static int comm_init(CommObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"kind", "timeout", "ops", NULL};
+  const char *kind = "self";
+  double timeout = 0;
+  PyObject *ops = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|sdO", kwlist, &kind, &timeout, &ops)) return -1;
+  if ((strcmp(kind, "callbacks") == 0) != (ops != Py_None)) {
+    PyErr_Format(PyExc_ValueError, "communicator kind '%s': ops= %s", kind,
+                 ops == Py_None ? "is required" : "is for kind 'callbacks' only");
+    return -1;
+  }
+  ladle_comm_destroy(self->c);
+  self->c = NULL;
+  ladle_error err;
+  ladle_status st;
+  if (strcmp(kind, "self") == 0) {
+    st = ladle_comm_create_self(&self->c, &err);
+  } else if (strcmp(kind, "mpi") == 0) {
+    Py_BEGIN_ALLOW_THREADS st = ladle_comm_create_mpi(timeout, &self->c, &err);
+    Py_END_ALLOW_THREADS
+  } else if (strcmp(kind, "callbacks") == 0) {
+    int pyerr = 0;
+    st = comm_create_py(ops, &self->c, &err, &pyerr);
+    if (pyerr) return -1;
+  } else {
+    PyErr_Format(PyExc_ValueError, "communicator kind '%s': 'self', 'mpi' or 'callbacks'", kind);
+    return -1;
+  }
+  if (st != LADLE_OK) {
+    raise_err(st, &err);
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *comm_rank(CommObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLong(self->c ? ladle_comm_rank(self->c) : 0);
+}
+static PyObject *comm_size(CommObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLong(self->c ? ladle_comm_size(self->c) : 1);
+}
+static PyObject *comm_name(CommObject *self, PyObject *unused) {
+  (void)unused;
+  return PyUnicode_FromString(self->c ? ladle_comm_name(self->c) : "none");
+}
+
+static PyMethodDef comm_methods[] = {
+    {"rank", (PyCFunction)comm_rank, METH_NOARGS, "this process's rank"},
+    {"size", (PyCFunction)comm_size, METH_NOARGS, "the job's ranks"},
+    {"name", (PyCFunction)comm_name, METH_NOARGS, "'self', 'mpi' or the callbacks' name"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject CommType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ladle._native.Comm",
+                                .tp_basicsize = sizeof(CommObject),
+                                .tp_dealloc = (destructor)comm_dealloc,
+                                .tp_flags = Py_TPFLAGS_DEFAULT,
+                                .tp_methods = comm_methods,
+                                .tp_init = (initproc)comm_init,
+                                .tp_new = PyType_GenericNew,
+                                .tp_doc = "The ranks of an SPMD job (ladle_comm)."};
+
 /* ------------------------------------------------------------------ engine */
 
 static int engine_init(EngineObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"threads", "morsel_rows", "memory_limit", "device", "device_id", NULL};
+  static char *kwlist[] = {"threads", "morsel_rows", "memory_limit", "device", "device_id",
+                           "comm",    NULL};
   int threads = 0, device = LADLE_DEVICE_CPU, device_id = 0;
   long long morsel = 0, limit = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iLLii", kwlist, &threads, &morsel, &limit, &device,
-                                   &device_id))
+  PyObject *comm = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iLLiiO", kwlist, &threads, &morsel, &limit, &device,
+                                   &device_id, &comm))
     return -1;
-  ladle_engine_opts o = {(ladle_device_type)device, device_id, threads, morsel, limit};
+  if (comm != Py_None && !PyObject_TypeCheck(comm, &CommType)) {
+    PyErr_Format(PyExc_TypeError, "comm: expected a ladle Comm, got %s", Py_TYPE(comm)->tp_name);
+    return -1;
+  }
+  ladle_engine_opts o = {(ladle_device_type)device,
+                         device_id,
+                         threads,
+                         morsel,
+                         limit,
+                         comm != Py_None ? ((CommObject *)comm)->c : NULL};
   ladle_error err;
   ladle_engine_destroy(self->eng);
   self->eng = NULL;
+  Py_CLEAR(self->comm);
   ladle_status st = ladle_engine_create(&o, &self->eng, &err);
+  if (st == LADLE_OK && comm != Py_None) {
+    Py_INCREF(comm);
+    self->comm = comm;
+  }
   if (st != LADLE_OK) {
     raise_err(st, &err);
     return -1;
@@ -546,17 +863,54 @@ static PyObject *engine_execute(EngineObject *self, PyObject *args) {
   return (PyObject *)o;
 }
 
+/* allgather(result) -> Result: every rank's rows of a sharded result */
+static PyObject *engine_allgather(EngineObject *self, PyObject *args) {
+  PyObject *res;
+  if (!PyArg_ParseTuple(args, "O!", &ResultType, &res)) return NULL;
+  ladle_result *r = NULL;
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_engine_allgather(self->eng, ((ResultObject *)res)->r, &r, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  ResultObject *o = PyObject_New(ResultObject, &ResultType);
+  if (o == NULL) {
+    ladle_result_destroy(r);
+    return NULL;
+  }
+  o->r = r;
+  return (PyObject *)o;
+}
+
+/* bench_alltoall(bytes, iters) -> median ms of one alltoallv (a collective) */
+static PyObject *engine_bench_alltoall(EngineObject *self, PyObject *args) {
+  long long bytes;
+  int iters;
+  if (!PyArg_ParseTuple(args, "Li", &bytes, &iters)) return NULL;
+  if (bytes < 0) {
+    PyErr_SetString(PyExc_ValueError, "bench_alltoall: bytes must be >= 0");
+    return NULL;
+  }
+  double ms = 0;
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st =
+      ladle_engine_bench_alltoall(self->eng, (size_t)bytes, iters, &ms, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  return PyFloat_FromDouble(ms);
+}
+
 static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsLsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
+      "{sLsLsLsLsLsLsLsLsLsLsLsd}", "row_groups_read", (long long)s.row_groups_read,
       "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
       (long long)s.rows_transferred, "memory_bytes", (long long)s.memory_bytes, "memory_peak",
       (long long)s.memory_peak, "device_memory_bytes", (long long)s.device_memory_bytes,
       "device_memory_peak", (long long)s.device_memory_peak, "device_cache_bytes",
       (long long)s.device_cache_bytes, "device_cache_hits", (long long)s.device_cache_hits,
-      "device_cache_misses", (long long)s.device_cache_misses);
+      "device_cache_misses", (long long)s.device_cache_misses, "exchange_bytes",
+      (long long)s.exchange_bytes, "exchange_ms", s.exchange_ms);
 }
 
 static PyObject *engine_device(EngineObject *self, PyObject *unused) {
@@ -599,6 +953,10 @@ static PyObject *engine_view_cache_stats(EngineObject *self, PyObject *unused) {
 }
 
 static PyMethodDef engine_methods[] = {
+    {"bench_alltoall", (PyCFunction)engine_bench_alltoall, METH_VARARGS,
+     "bench_alltoall(bytes, iters) -> median ms of one alltoallv (a collective)"},
+    {"allgather", (PyCFunction)engine_allgather, METH_VARARGS,
+     "allgather(result) -> Result: every rank's rows (a collective)"},
     {"view_cache_stats", (PyCFunction)engine_view_cache_stats, METH_NOARGS,
      "(entries, bytes, hits) of the string-view conversions this engine keeps across scans"},
     {"view_cache_clear", (PyCFunction)engine_view_cache_clear, METH_NOARGS,
@@ -1462,7 +1820,7 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__native(void) {
   if (PyType_Ready(&ExprType) < 0 || PyType_Ready(&PlanType) < 0 || PyType_Ready(&EngineType) < 0 ||
-      PyType_Ready(&ResultType) < 0)
+      PyType_Ready(&ResultType) < 0 || PyType_Ready(&CommType) < 0)
     return NULL;
   PyObject *m = PyModule_Create(&moduledef);
   if (m == NULL) return NULL;
@@ -1507,14 +1865,17 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_INTERP_LINEAR) || C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) ||
       C(LADLE_CLOSED_LEFT) || C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) ||
       C(LADLE_ETYPE) || C(LADLE_ENOCOL) || C(LADLE_EINVAL) || C(LADLE_ECOMPUTE) ||
-      C(LADLE_ENOMEM) || C(LADLE_EDEVICE) || C(LADLE_DEVICE_CPU) || C(LADLE_DEVICE_CUDA)) {
+      C(LADLE_ENOMEM) || C(LADLE_EDEVICE) || C(LADLE_ECOMM) || C(LADLE_DEVICE_CPU) ||
+      C(LADLE_DEVICE_CUDA)) {
     Py_DECREF(m);
     return NULL;
   }
 #undef C
   Py_INCREF(&EngineType);
+  Py_INCREF(&CommType);
   if (PyModule_AddObject(m, "LadleError", LadleError) < 0 ||
       PyModule_AddObject(m, "Engine", (PyObject *)&EngineType) < 0 ||
+      PyModule_AddObject(m, "Comm", (PyObject *)&CommType) < 0 ||
       PyModule_AddStringConstant(m, "VERSION", LADLE_VERSION) < 0) {
     Py_DECREF(m);
     return NULL;

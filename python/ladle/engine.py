@@ -78,6 +78,8 @@ class Engine(_PolarsEngine):
         raise_on_fail: bool | None = None,
         morsel_rows: int | None = None,
         memory_limit: int | None = None,
+        *,
+        _comm: Any = None,
     ) -> None:
         kind, ordinal = _parse_device(device)
         for name, v in (("threads", threads), ("morsel_rows", morsel_rows), ("memory_limit", memory_limit)):
@@ -86,7 +88,7 @@ class Engine(_PolarsEngine):
         self.device = "cpu" if kind == N.LADLE_DEVICE_CPU else f"cuda:{ordinal}"
         self.raise_on_fail = _raise_on_fail_default() if raise_on_fail is None else raise_on_fail
         try:
-            self._engine = N.Engine(threads or 0, morsel_rows or 0, memory_limit or 0, kind, ordinal)
+            self._engine = N.Engine(threads or 0, morsel_rows or 0, memory_limit or 0, kind, ordinal, _comm)
         except N.LadleError as e:
             raise _native_error(e) from None
         self.threads = self._engine.threads()

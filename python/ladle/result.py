@@ -80,6 +80,13 @@ class Result:
         return "cpu" if kind == N.LADLE_DEVICE_CPU else f"cuda:{ordinal}"
 
     @property
+    def sharded(self) -> bool:
+        """With several ranks (ladle.SPMDEngine): whether this is this rank's part of a
+        result whose rows are spread over the ranks (False: every rank holds the whole
+        result, or the job has one rank). ``engine.allgather(result)`` gives the whole."""
+        return bool(self._native.sharded())
+
+    @property
     def num_rows(self) -> int:
         return int(self._native.num_rows())
 

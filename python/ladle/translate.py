@@ -301,6 +301,9 @@ class Translator:
         self.inlined: dict[str, int] = {}
         # inside first() (0) or last() (-1): the slice offset that is a no-op there
         self._sliced_by: int | None = None
+        # a Slice's offset + length handed to the node right under it
+        self._limit_next: int | None = None
+        self._limit_here: int | None = None
         # translating a group_by's aggregations or an over()'s expression
         self._grouped = False
         self._windows = 0  # depth of over() being translated
@@ -357,6 +360,9 @@ class Translator:
                 what = f"plan node Scan ({e})" if "scan" in str(e).lower() else f"plan node ({e})"
                 raise Unsupported(what, "Polars' plan visitor does not expose it") from None
             kind = type(ir).__name__
+            # a slice's first rows, for the node right under it (a sort takes them
+            # as its top-k); nothing deeper sees them
+            self._limit_here, self._limit_next = self._limit_next, None
             handler: Callable[[Any], N.Plan] | None = getattr(self, "_node_" + kind, None)
             if handler is None:
                 raise Unsupported(f"plan node {kind}", "not supported by ladle yet")
@@ -934,10 +940,15 @@ class Translator:
     def _node_Sort(self, ir: Any) -> N.Plan:
         # (maintain_order, nulls_last per key, descending per key) in this Polars
         maintain_order, nulls_last, descending = ir.sort_options
+        above = self._limit_here  # the first rows a slice right above takes
         inp = self.node(ir.input)
         by = [self.expr(e.node) for e in ir.by_column]
         limit = -1
         sl = ir.slice
+        if sl is None and above is not None:
+            # (Polars fuses them itself when its slice pushdown runs; an SPMD
+            # engine turns that off)
+            limit = above
         if sl is not None and sl[0] == 0 and sl[1] is not None:
             limit = int(sl[1])
             sl = None
@@ -945,7 +956,14 @@ class Translator:
         return self._apply_slice(plan, sl)
 
     def _node_Slice(self, ir: Any) -> N.Plan:
-        return N.slice(self.node(ir.input), int(ir.offset), int(ir.len))
+        offset, length = int(ir.offset), int(ir.len)
+        if offset >= 0 and length >= 0:
+            self._limit_next = offset + length
+        try:
+            inp = self.node(ir.input)
+        finally:
+            self._limit_next = None
+        return N.slice(inp, offset, length)
 
     def _node_Distinct(self, ir: Any) -> N.Plan:
         keep, subset, maintain_order, sl = ir.options

@@ -296,7 +296,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 7
+#define LADLE_BACKEND_ABI 8
 
 typedef struct ladle_backend {
   const char *name;
@@ -595,6 +595,39 @@ typedef struct ladle_backend {
    * partition's task. */
   ladle_status (*mask_or)(const ladle_kctx *ctx, const uint8_t *src, int64_t n, uint8_t *keep,
                           ladle_error *err);
+
+  /* ---- Column kernels of ABI 8 (device-neutral, as those above): the rows
+   * of an exchange between ranks split into parts. ---- */
+
+  /* Rows to nparts parts by a hash of their keys (nkeys columns of one
+   * length), the same on every rank, process and device for equal values:
+   * integers of any width and signedness, DATE, DATETIME, DURATION and TIME
+   * hash as their value widened to 64 bits (so an Int32 5 and an Int64 5 go
+   * to the same part; unsigned values above INT64_MAX as their bit pattern);
+   * BOOL as 0/1; FLOAT32/FLOAT64 as doubles with -0.0 as 0.0 and every NaN as
+   * one NaN; STRING and BINARY by their bytes; DECIMAL/INT128/UINT128 by their
+   * 16 bytes; a null as one fixed value per key position (the definition, bit
+   * for bit: ladle_part_step in core.h). *perm: an INT64 column (no nulls) of
+   * the rows' indices part by part, each part's rows in input order (a stable
+   * counting sort); counts[p] (nparts host slots) the rows of part p.
+   * LADLE_ENOTSUP naming the type for other key types (LIST, CATEGORICAL);
+   * LADLE_EINVAL for nparts < 1, nkeys 0 or keys of different lengths. */
+  ladle_status (*hash_partition)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                 int nparts, ladle_column *perm, int64_t *counts, ladle_error *err);
+  /* Rows to nparts parts by their order against nparts - 1 splitter rows
+   * (splitters: nkeys columns of nparts - 1 rows, themselves in order, each
+   * of its key's type), the order being sort_indices' (each key descending or
+   * not, its nulls first or last, NaN above every number, -0.0 equal to 0.0):
+   * part p takes the rows r with splitter[p - 1] <= r < splitter[p] (part 0:
+   * r < splitter[0]; the last: splitter[nparts - 2] <= r), so a row equal to
+   * a splitter goes to the higher part. perm and counts as hash_partition's.
+   * LADLE_ENOTSUP naming the type for a key type sort_indices does not order
+   * (LIST, CATEGORICAL, BINARY, TIME, DECIMAL, INT128, UINT128); LADLE_EINVAL
+   * for splitters of another type or length, or out of order. */
+  ladle_status (*range_partition)(const ladle_kctx *ctx, const ladle_column *keys,
+                                  const ladle_column *splitters, size_t nkeys,
+                                  const bool *descending, const bool *nulls_last, int nparts,
+                                  ladle_column *perm, int64_t *counts, ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

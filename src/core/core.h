@@ -489,6 +489,46 @@ static inline uint64_t ladle_hash_combine(uint64_t h, uint64_t v) {
 }
 uint64_t ladle_hash_bytes(const void *data, size_t len, uint64_t seed);
 
+/* The partition hash: which of nparts parts a row goes to in an exchange
+ * between ranks (the kernel table's hash_partition). It must be the same on
+ * every rank, process and device, so every backend computes it bit for bit
+ * as written here (a CUDA kernel copies these lines and ladle_hash_bytes):
+ *
+ *   h = LADLE_PART_SEED
+ *   for each key column k, first to last: h = ladle_part_step(h, v_k)
+ *   part = ladle_part_of(h, nparts)
+ *
+ * where v_k, the row's 64-bit key value in column k, is
+ *  - a null (any type, and every row of a NULL column): LADLE_PART_NULL;
+ *  - an integer of any width and signedness, DATE, DATETIME, DURATION, TIME:
+ *    its value widened to 64 bits, two's complement (Int32 5 and Int64 5 are
+ *    both 5; a UInt64 above INT64_MAX is its bit pattern); BOOL 0 or 1;
+ *  - FLOAT32 and FLOAT64: ladle_part_key_double of the value as a double
+ *    (-0.0 as 0.0, every NaN as one NaN);
+ *  - STRING and BINARY: ladle_part_key_bytes of its bytes;
+ *  - DECIMAL, INT128, UINT128: ladle_part_key_bytes of its 16 bytes
+ *    (little-endian, as stored).
+ * The part is a multiply-shift of the high 32 bits of h, not h % nparts. */
+#define LADLE_PART_SEED 0x243f6a8885a308d3ULL /* pi's first hex digits */
+#define LADLE_PART_NULL 0x13198a2e03707344ULL /* the next ones */
+static inline uint64_t ladle_part_step(uint64_t h, uint64_t v) {
+  return ladle_hash_mix((h * 0x9e3779b97f4a7c15ULL) ^ v);
+}
+static inline uint64_t ladle_part_key_double(double d) {
+  if (d != d) return 0x7ff8000000000000ULL; /* the one NaN */
+  if (d == 0) return 0;                     /* -0.0 as 0.0 */
+  uint64_t b;
+  memcpy(&b, &d, 8);
+  return b;
+}
+static inline uint64_t ladle_part_key_bytes(const void *p, size_t len) {
+  return ladle_hash_bytes(p, len, LADLE_PART_SEED);
+}
+/* In [0, nparts) for nparts >= 1: ((h >> 32) * nparts) >> 32. */
+static inline int ladle_part_of(uint64_t h, int nparts) {
+  return (int)(((h >> 32) * (uint64_t)nparts) >> 32);
+}
+
 /* -------------------------------------------------------------------- UTF-8 */
 
 /* The number of leading bytes of s[0..n) below 0x80 (n when all are ASCII);

@@ -1,9 +1,11 @@
 /* comm.h — the communicator table: the collectives an exchange needs, over
  * buffers on the host or on a device, ordered on a stream (NULL on the host),
  * as MPI's and NCCL's are. Implementations: self (one rank, comm_self.c),
- * then MPI, NCCL and host callbacks (torch.distributed) with the distributed
- * issue. The executor talks only to this table; with one rank its exchanges
- * are identities and never call it for data.
+ * MPI (comm_mpi.c over libladle_mpi.so, built from mpi/shim.c), threads of
+ * one process for tests (comm_local.c), the caller's host callbacks
+ * (comm_callbacks.c: torch.distributed); NCCL to come. The executor talks
+ * only to this table; with one rank its exchanges are identities and never
+ * call it for data.
  *
  * Counts and displacements are in bytes. Every rank calls every collective in
  * the same order with matching sizes; a rank that cannot go on returns an
@@ -74,6 +76,16 @@ struct ladle_comm {
   int size;
   ladle_comm_copy_fn device_copy; /* NULL: host buffers only */
   void *impl;
+  /* rows moved by exchanges through it (exchange.c): bytes this rank sent to
+   * the others (not to itself) and the milliseconds the moves took */
+  int64_t moved_bytes;
+  double moved_ms;
+  /* This rank gives up on the job's current work (its query failed): tells
+   * the other ranks, whose pending and later collectives then fail with
+   * LADLE_ECOMM saying "rank R failed: <why>", and breaks this communicator
+   * (its later collectives fail, saying so). Never blocks past the
+   * communicator's timeout; best effort. NULL: nothing to tell (one rank). */
+  void (*fail)(ladle_comm *c, const char *why);
 };
 
 /* The one-rank communicator: collectives are copies (device buffers through
@@ -81,5 +93,14 @@ struct ladle_comm {
 ladle_status ladle_comm_self_create(ladle_comm_copy_fn device_copy, ladle_comm **out,
                                     ladle_error *err);
 void ladle_comm_destroy(ladle_comm *c);
+
+/* For tests: `size` communicators (out[0..size-1], rank r in out[r]) of one
+ * job whose ranks are threads of this process, each used by its own thread.
+ * Host buffers only; a collective not complete within timeout_s (0: 600)
+ * fails with LADLE_ECOMM naming it, as does one whose ranks disagree, and the
+ * rank's communicator refuses everything after. Destroy each with
+ * ladle_comm_destroy (the last frees what they share). comm_local.c. */
+ladle_status ladle_comm_local_create(int size, double timeout_s, ladle_comm **out,
+                                     ladle_error *err);
 
 #endif

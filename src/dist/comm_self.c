@@ -84,7 +84,3 @@ ladle_status ladle_comm_self_create(ladle_comm_copy_fn device_copy, ladle_comm *
   *out = c;
   return LADLE_OK;
 }
-
-void ladle_comm_destroy(ladle_comm *c) {
-  if (c != NULL) c->vt->destroy(c);
-}

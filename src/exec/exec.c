@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../dist/exchange.h"
 #include "../interop/interop.h"
 #include "operator.h"
 #if defined(__GLIBC__)
@@ -154,7 +155,7 @@ static bool columns_switch(void) {
 
 ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out,
                                  ladle_error *err) {
-  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 0, 0, 0};
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 0, 0, 0, NULL};
   if (opts != NULL) o = *opts;
   pthread_once(&tune_once, tune_malloc);
   if (o.device == 0) o.device = LADLE_DEVICE_CPU;
@@ -184,7 +185,10 @@ ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **o
     e->columns = true;
   }
   if (st == LADLE_OK) st = ladle_pool_create(o.threads, &e->pool, err);
-  if (st == LADLE_OK) st = ladle_comm_self_create(NULL, &e->comm, err);
+  if (st == LADLE_OK && o.comm != NULL)
+    e->comm = o.comm; /* the caller's, borrowed */
+  else if (st == LADLE_OK && (st = ladle_comm_self_create(NULL, &e->comm, err)) == LADLE_OK)
+    e->own_comm = true;
   if (st == LADLE_OK)
     st = ladle_mr_create(ladle_allocator_host(), o.device == LADLE_DEVICE_CUDA ? 0 : o.memory_limit,
                          &e->mr, err);
@@ -218,7 +222,7 @@ void ladle_engine_destroy(ladle_engine *e) {
   if (e == NULL) return;
   ladle_view_cache_destroy(e->views); /* its references to callers' frames go too */
   ladle_pool_destroy(e->pool);
-  ladle_comm_destroy(e->comm);
+  if (e->own_comm) ladle_comm_destroy(e->comm);
   exec_dev_cache_destroy(e->dcache); /* before the device's resource */
   ladle_mr_release(e->mr);
   ladle_mr_release(e->dev_mr);
@@ -244,7 +248,9 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
                           0,
                           0,
                           0,
-                          0};
+                          0,
+                          e->comm->moved_bytes,
+                          e->comm->moved_ms};
   if (e->dev_mr != NULL) {
     s.device_memory_bytes = ladle_mr_bytes(e->dev_mr);
     s.device_memory_peak = ladle_mr_peak(e->dev_mr);
@@ -266,7 +272,7 @@ static ladle_status execute_on(ladle_engine *eng, const ladle_plan *plan, bool h
   ladle_status st = engine_execute(eng, plan, host, out, err);
   /* out of device memory with columns kept from earlier queries: once more
    * without them */
-  if (st == LADLE_ENOMEM && !host && eng != NULL && eng->columns &&
+  if (st == LADLE_ENOMEM && !host && eng != NULL && eng->columns && eng->comm->size == 1 &&
       exec_dev_cache_clear(eng->dcache) > 0)
     st = engine_execute(eng, plan, host, out, err);
   /* the blocks this query did not reuse go back to the system; not after a
@@ -410,10 +416,85 @@ static ladle_status result_on_device(exec_state *s, ladle_result *r, ladle_error
   return LADLE_OK;
 }
 
+/* The plan's shape as text for its fingerprint: every node's line and
+ * output schema, an in-memory scan without its rows (each rank has its own). */
+typedef struct shape_seen {
+  const ladle_plan *nodes[64]; /* CACHE nodes by first visit (their text is an address) */
+  size_t n;
+} shape_seen;
+
+static void shape_text(const ladle_plan *p, ladle_strbuf *b, shape_seen *seen) {
+  if (p->kind == LADLE_NODE_SCAN) {
+    ladle_strbuf_printf(b, "SCAN memory");
+  } else if (p->kind == LADLE_NODE_CACHE) {
+    size_t i = 0;
+    while (i < seen->n && seen->nodes[i] != p) i++;
+    bool first = i == seen->n;
+    if (first && seen->n < sizeof seen->nodes / sizeof seen->nodes[0]) seen->nodes[seen->n++] = p;
+    ladle_strbuf_printf(b, "CACHE #%zu", i);
+    if (!first) return; /* its input was written at its first visit */
+  } else {
+    ladle_plan_node_text(p, b);
+  }
+  char buf[128];
+  for (size_t i = 0; i < p->schema.n; i++)
+    ladle_strbuf_printf(b, "|%s:%s", p->schema.names[i],
+                        ladle_dtype_name(p->schema.types[i], buf, sizeof buf));
+  ladle_strbuf_printf(b, "(");
+  for (size_t i = 0; i < p->ninputs; i++) shape_text(p->inputs[i], b, seen);
+  ladle_strbuf_printf(b, ")");
+}
+
+/* With several ranks: every rank's plan fingerprint gathered and compared,
+ * so that a rank that runs another query (or none) is named on every rank
+ * instead of the ranks waiting on each other's exchanges. */
+static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, ladle_error *err) {
+  ladle_comm *c = eng->comm;
+  if (c->size <= 1) return LADLE_OK;
+  ladle_strbuf b = {NULL, 0, 0, false};
+  shape_seen seen = {{NULL}, 0};
+  shape_text(plan, &b, &seen);
+  if (b.failed || b.data == NULL) {
+    free(b.data);
+    return LADLE_OOM(err, "plan fingerprint");
+  }
+  int64_t mine[2] = {(int64_t)ladle_hash_bytes(b.data, b.len, 0x6c61646c65ULL), eng->queries++};
+  free(b.data);
+  int64_t *all = calloc((size_t)c->size * 2, sizeof *all);
+  if (all == NULL) return LADLE_OOM(err, "plan fingerprint");
+  ladle_comm_place host = {LADLE_DEVICE_CPU, 0, NULL};
+  ladle_status st = c->vt->allgather(c, mine, sizeof mine, all, host, err);
+  if (st == LADLE_OK) {
+    char ranks[256] = "";
+    size_t len = 0;
+    int ndiff = 0;
+    for (int r = 1; r < c->size; r++)
+      if (all[2 * r] != all[0] || all[2 * r + 1] != all[1]) {
+        if (len < sizeof ranks - 16)
+          len += (size_t)snprintf(ranks + len, sizeof ranks - len, "%s%d", ndiff ? ", " : "", r);
+        ndiff++;
+      }
+    if (ndiff > 0)
+      st = ladle_err_set(err, LADLE_ECOMM,
+                         "the ranks ran different queries: rank%s %s ran another query (or "
+                         "another number of queries) than rank 0 (plan fingerprints differ; "
+                         "every rank of an SPMD job must run the same queries in the same order)",
+                         ndiff > 1 ? "s" : "", ranks);
+  }
+  free(all);
+  return st;
+}
+
 static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bool host,
                                    ladle_result **out, ladle_error *err) {
   if (eng == NULL || plan == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
+  LADLE_RETURN_NOT_OK(check_symmetry(eng, plan, err));
+  if (eng->comm->size > 1 && eng->columns && !host)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "a query across %d ranks on the column kernels (a GPU engine): "
+                         "multi-rank execution runs on ladle's CPU kernels for now",
+                         eng->comm->size);
   exec_state s;
   memset(&s, 0, sizeof s);
   s.eng = eng;
@@ -445,9 +526,15 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   s.fed = calloc(LADLE_MAX(pp->n, 1), sizeof *s.fed);
   st = s.fed != NULL ? ladle_exec_node(&s, pp->root, &r->table, NULL, err)
                      : LADLE_OOM(err, "execute");
+  /* a query that failed here midway, not through the communicator: the
+   * other ranks may wait in an exchange for this one; tell them (they fail
+   * naming this rank and why, and the job's communicator is done) */
+  if (st != LADLE_OK && st != LADLE_ECOMM && eng->comm->size > 1 && eng->comm->fail != NULL)
+    eng->comm->fail(eng->comm, err != NULL ? err->message : ladle_status_name(st));
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
   free(s.fed);
+  r->sharded = eng->comm->size > 1 && pp->root->dist != LADLE_DIST_REPLICATED;
   ladle_pplan_destroy(pp);
   ladle_exec_unhoist(&s, 0);
   free(s.hoist);
@@ -553,6 +640,101 @@ ladle_table *ladle_result_table(const ladle_result *r) {
   if (ladle_result_plain(r, &err) != LADLE_OK) return NULL;
   return ladle_table_ref(r->table);
 }
+bool ladle_result_sharded(const ladle_result *r) { return r->sharded; }
+
+ladle_status ladle_engine_allgather(ladle_engine *eng, const ladle_result *r, ladle_result **out,
+                                    ladle_error *err) {
+  if (eng == NULL || r == NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "allgather: NULL engine or result");
+  ladle_mr *was = ladle_mr_set(eng->mr);
+  ladle_status st = ladle_result_host(r, err);
+  if (st == LADLE_OK) st = ladle_result_plain(r, err);
+  ladle_result *o = st == LADLE_OK ? calloc(1, sizeof *o) : NULL;
+  if (st == LADLE_OK && o == NULL) st = LADLE_OOM(err, "result");
+  ladle_table *one = NULL, *t = NULL;
+  ladle_column *moved = NULL;
+  size_t ncols = r->table != NULL ? r->table->schema.n : 0;
+  if (st == LADLE_OK) {
+    o->threads = r->threads;
+    o->mr = ladle_mr_ref(eng->mr);
+    if (!r->sharded || eng->comm->size == 1) { /* the same rows */
+      o->table = ladle_table_ref(r->table);
+      goto done;
+    }
+    st = ladle_table_combine(r->table, &one, err);
+  }
+  if (st == LADLE_OK && one->nchunks == 0) {
+    ladle_table_release(one);
+    one = NULL;
+    st = exec_empty_chunk(&r->table->schema, &one, err);
+  }
+  if (st == LADLE_OK && (moved = calloc(LADLE_MAX(ncols, 1), sizeof *moved)) == NULL)
+    st = LADLE_OOM(err, "allgather");
+  int64_t got = 0;
+  if (st == LADLE_OK)
+    st = ladle_dist_allgather_columns(eng->comm, one->nchunks ? one->chunks[0].columns : NULL,
+                                      ncols, one->num_rows, moved, &got, err);
+  if (st == LADLE_OK) {
+    st = ladle_table_create(&r->table->schema, 1, &t, err);
+    if (st != LADLE_OK) /* moved holds columns only when the allgather succeeded */
+      for (size_t i = 0; i < ncols; i++) ladle_column_release(&moved[i]);
+  }
+  if (st == LADLE_OK) {
+    t->chunks[0].length = got;
+    for (size_t i = 0; i < ncols; i++) t->chunks[0].columns[i] = moved[i];
+    ladle_table_seal(t);
+    o->table = t;
+  }
+done:
+  ladle_table_release(one);
+  free(moved);
+  ladle_mr_set(was);
+  if (st != LADLE_OK) {
+    ladle_result_destroy(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+ladle_status ladle_engine_bench_alltoall(ladle_engine *eng, size_t bytes, int iters, double *out_ms,
+                                         ladle_error *err) {
+  ladle_comm *c = eng->comm;
+  size_t n = (size_t)c->size;
+  if (iters < 1) return ladle_err_set(err, LADLE_EINVAL, "bench_alltoall: %d iterations", iters);
+  char *in = malloc(LADLE_MAX(bytes * n, 1)), *out = malloc(LADLE_MAX(bytes * n, 1));
+  size_t *z = calloc(n * 4, sizeof *z);
+  double *ms = calloc((size_t)iters, sizeof *ms);
+  ladle_status st = in && out && z && ms ? LADLE_OK : LADLE_OOM(err, "bench_alltoall");
+  if (st == LADLE_OK) {
+    memset(in, c->rank, bytes * n);
+    for (size_t r = 0; r < n; r++) {
+      z[r] = z[2 * n + r] = bytes;
+      z[n + r] = z[3 * n + r] = r * bytes;
+    }
+  }
+  ladle_comm_place host = {LADLE_DEVICE_CPU, 0, NULL};
+  for (int i = 0; i < iters && st == LADLE_OK; i++) {
+    double t0 = ladle_clock_ms();
+    st = c->vt->alltoallv(c, in, z, z + n, out, z + 2 * n, z + 3 * n, host, err);
+    ms[i] = ladle_clock_ms() - t0;
+  }
+  if (st == LADLE_OK) {
+    qsort(ms, (size_t)iters, sizeof *ms, cmp_double);
+    *out_ms = ms[iters / 2];
+  }
+  free(in);
+  free(out);
+  free(z);
+  free(ms);
+  return st;
+}
+
 void ladle_result_destroy(ladle_result *r) {
   if (r == NULL) return;
   ladle_table_release(r->table);

@@ -12,7 +12,8 @@ struct ladle_engine {
   ladle_engine_opts opts;
   ladle_pool *pool;
   const ladle_backend *backend;
-  ladle_comm *comm; /* single rank ("self") until the distributed layer lands */
+  ladle_comm *comm; /* the job's ranks: the caller's (opts.comm) or a one-rank one */
+  bool own_comm;    /* created here ("self"), destroyed with the engine */
   ladle_mr *mr;     /* where a query's buffers and scratch come from */
   /* A GPU engine: `backend` is the device's table, and its queries run on
    * the column kernels (exec_state.columns) with buffers from dev_mr on
@@ -27,6 +28,7 @@ struct ladle_engine {
   bool columns;
   struct ladle_view_cache *views; /* string-view conversions kept across scans */
   int64_t morsel_rows;
+  int64_t queries; /* with several ranks: executions so far (their fingerprints' order) */
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
 };
 
@@ -42,6 +44,7 @@ struct ladle_result {
   ladle_table *dev;
   const ladle_backend *be;
   ladle_kctx k;
+  bool sharded; /* this rank's part of a result sharded over several ranks */
 };
 
 /* Turns the result's view-only columns (ladle_column.views) into offsets and
@@ -320,6 +323,11 @@ void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n);
  * one rank. */
 ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
                                  size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err);
+/* With several ranks: the rows of the ranks before this one and of all of
+ * them, from every rank's `rows` (an allgather; every rank calls it at the
+ * same point). One rank: 0 and rows. */
+ladle_status exec_rank_rows(exec_state *s, int64_t rows, int64_t *before, int64_t *total,
+                            ladle_error *err);
 /* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
 bool ladle_join_coalesces(const ladle_plan *p);
 /* Whether group_by p's aggregations split into partial and final steps

@@ -257,7 +257,9 @@ ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const lad
 
 static ladle_status group_by_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                                    ladle_table **out, ladle_error *err) {
-  return exec_group_by_table(s, pn, pn->inputs[0], in, true, out, err);
+  /* with several ranks its input was exchanged by the keys already: the
+   * partial step (which exchanges) is not tried */
+  return exec_group_by_table(s, pn, pn->inputs[0], in, s->eng->comm->size == 1, out, err);
 }
 
 static ladle_status group_by_run(exec_state *s, const ladle_pnode *pn, exec_side *side,

@@ -19,6 +19,11 @@ static ladle_status final_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   ladle_table *src, *got;
   bool declined = false;
   LADLE_RETURN_NOT_OK(ladle_exec_node(s, source, &src, NULL, err));
+  bool ranks = s->eng->comm->size > 1;
+  if (ranks && src->nchunks == 0) { /* every rank runs the partial step */
+    ladle_table_release(src);
+    LADLE_RETURN_NOT_OK(exec_empty_chunk(source->schema, &src, err));
+  }
   double t0 = LADLE_PHASE_START();
   ladle_status st = exec_pipeline_run(s, top, source, src, exec_op_group_by_partial.sink, pn, &got,
                                       &declined, err);
@@ -29,7 +34,15 @@ static ladle_status final_run(exec_state *s, const ladle_pnode *pn, exec_side *s
     if (st == LADLE_OK) *out = got;
     return st;
   }
-  /* turned down: the whole group_by over the pipeline's output */
+  /* turned down: the whole group_by over the pipeline's output (never with
+   * several ranks: the partial step holds the exchange) */
+  if (ranks) {
+    ladle_table_release(got);
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "a group_by across %d ranks whose aggregations do not split into "
+                         "partial and final steps",
+                         s->eng->comm->size);
+  }
   st = exec_group_by_table(s, pn, top, got, false, out, err);
   ladle_table_release(got);
   return st;

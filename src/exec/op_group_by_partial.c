@@ -132,6 +132,9 @@ typedef struct pa_sink {
   bool *done;
   int mode;
   int64_t first_len; /* the source's first morsel's rows */
+  int ranks;         /* the job's */
+  bool exchange;     /* an EXCHANGE between the partial and final steps (several
+                        ranks, rows not on every rank already) */
 } pa_sink;
 
 /* The partial rows of chunk k, from its rows c. */
@@ -301,19 +304,26 @@ static void pa_close(void *state) {
 
 static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const ladle_table *src,
                             const ladle_schema *in, bool *need, void **state, ladle_error *err) {
-  LADLE_UNUSED(s);
   *state = NULL;
   const ladle_plan *p = pn->lp;
   int mode = partial_mode();
+  /* with several ranks the exchange sits inside this path: every rank takes
+   * it, whatever its own rows (GROUP_BY_FINAL hands over one empty
+   * partition where a rank has none) */
+  bool ranks = s->eng->comm->size > 1;
+  if (ranks && mode == 0) mode = 1;
   if (mode == 0 || src->nchunks == 0) return LADLE_OK;
   /* by default: enough rows, and morsels enough that the probe (the first
    * morsel, alone) is a small part of them */
-  if (mode < 0 && (src->nchunks < 4 || src->num_rows < PARTIAL_MIN_ROWS ||
-                   src->chunks[0].length > src->num_rows / 4))
+  if (mode < 0 && !ranks &&
+      (src->nchunks < 4 || src->num_rows < PARTIAL_MIN_ROWS ||
+       src->chunks[0].length > src->num_rows / 4))
     return LADLE_OK;
   pa_sink *j = calloc(1, sizeof *j);
   if (j == NULL) return LADLE_OOM(err, "group_by");
   j->p = p;
+  j->ranks = s->eng->comm->size;
+  j->exchange = pn->ninputs > 0 && pn->inputs[0]->op == LADLE_POP_EXCHANGE;
   j->mode = mode;
   j->nch = src->nchunks;
   j->first_len = src->chunks[0].length;
@@ -344,6 +354,9 @@ static ladle_status pa_consume(exec_state *s, void *state, size_t k, ladle_chunk
 /* many groups per row in the first morsel turn the path down */
 static bool pa_accepts(const void *state) {
   const pa_sink *j = state;
+  /* with several ranks every rank must take the same path (the exchange
+   * sits inside the partial one): never turned down there */
+  if (j->ranks > 1) return true;
   return !(j->mode < 0 && j->p->nkeys > 0 && j->rows[0] > j->first_len / 8);
 }
 
@@ -374,9 +387,9 @@ static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, lad
     ncat--;
     goto done;
   }
-  {
+  if (j->exchange) {
     /* EXCHANGE: the partial rows to the rank that owns their keys (a
-     * reduction's to one rank); with one rank they stay as they are */
+     * reduction's to every rank); with one rank they stay as they are */
     ladle_column *moved = calloc(ncols, sizeof *moved);
     if (moved == NULL) {
       st = LADLE_OOM(err, "group_by");

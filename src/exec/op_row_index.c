@@ -7,12 +7,16 @@
 static ladle_status row_index_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                                     ladle_table **out, ladle_error *err) {
   const ladle_plan *p = pn->lp;
-  if (in->num_rows + p->offset > (int64_t)UINT32_MAX + 1)
+  /* sharded over ranks: numbered in the job's row order (rank order) */
+  int64_t before = 0, total = in->num_rows;
+  if (pn->dist != LADLE_DIST_REPLICATED)
+    LADLE_RETURN_NOT_OK(exec_rank_rows(s, in->num_rows, &before, &total, err));
+  if (total + p->offset > (int64_t)UINT32_MAX + 1)
     return ladle_err_set(err, LADLE_ECOMPUTE, "with_row_index: %lld rows overflow UInt32",
-                         (long long)in->num_rows);
+                         (long long)total);
   ladle_table *t;
   LADLE_RETURN_NOT_OK(ladle_table_create(&p->schema, in->nchunks, &t, err));
-  int64_t pos = p->offset;
+  int64_t pos = p->offset + before;
   for (size_t k = 0; k < in->nchunks; k++) {
     int64_t len = in->chunks[k].length;
     t->chunks[k].length = len;

@@ -1,6 +1,8 @@
 /* op_scan_csv.c — SCAN_CSV: the CSV scan node: its builder (loads each file, finds records,
  * infers or takes the column types) and its execution (records parsed in parallel,
- * one partition per range of records). */
+ * one partition per range of records). With several ranks each parses its share: whole
+ * files when there are as many files as ranks, else a range of the global records; the
+ * ranks' rows in rank order are the one-rank scan's (rank_ranges says how). */
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -217,19 +219,15 @@ static ladle_status csv_task(void *vctx, size_t u, ladle_error *err) {
   return st;
 }
 
-/* Parses the files' records in units of a morsel, in parallel, into *out. */
+/* Parses records [lo[f], hi[f]) of each file f in units of a morsel, in
+ * parallel, into *out. */
 static ladle_status run_units(exec_state *st, const ladle_plan *p, ladle_csv_file *const *files,
-                              ladle_table **out, ladle_error *err) {
+                              const int64_t *lo, const int64_t *hi, ladle_table **out,
+                              ladle_error *err) {
   const csv_source *s = p->source;
-  int64_t morsel = st->k.morsel_rows,
-          limit = s->o.n_rows_set ? LADLE_MAX(s->o.n_rows, 0) : INT64_MAX;
+  int64_t morsel = st->k.morsel_rows;
   size_t nunits = 0;
-  int64_t rows = 0;
-  for (size_t f = 0; f < s->nfiles; f++) {
-    int64_t n = LADLE_MIN(files[f]->nrecords, limit - rows);
-    nunits += (size_t)((n + morsel - 1) / morsel);
-    rows += n;
-  }
+  for (size_t f = 0; f < s->nfiles; f++) nunits += (size_t)((hi[f] - lo[f] + morsel - 1) / morsel);
   size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf);
   int64_t *ub = malloc(LADLE_MAX(nunits, 1) * sizeof *ub),
           *ue = malloc(LADLE_MAX(nunits, 1) * sizeof *ue);
@@ -238,17 +236,13 @@ static ladle_status run_units(exec_state *st, const ladle_plan *p, ladle_csv_fil
                                    : LADLE_OOM(err, "csv units");
   if (rc == LADLE_OK) {
     size_t u = 0;
-    rows = 0;
-    for (size_t f = 0; f < s->nfiles; f++) {
-      int64_t n = LADLE_MIN(files[f]->nrecords, limit - rows);
-      for (int64_t a = 0; a < n; a += morsel, u++) {
+    for (size_t f = 0; f < s->nfiles; f++)
+      for (int64_t a = lo[f]; a < hi[f]; a += morsel, u++) {
         uf[u] = f;
         ub[u] = a;
-        ue[u] = LADLE_MIN(a + morsel, n);
+        ue[u] = LADLE_MIN(a + morsel, hi[f]);
         t->chunks[u].length = ue[u] - ub[u];
       }
-      rows += n;
-    }
     csv_job j = {s, files, uf, ub, ue, t};
     rc = ladle_pool_run(st->k.pool, nunits, csv_task, &j, err);
     ladle_table_seal(t);
@@ -264,32 +258,142 @@ static ladle_status run_units(exec_state *st, const ladle_plan *p, ladle_csv_fil
   return LADLE_OK;
 }
 
+int64_t exec_rank_bound(int64_t total, int rank, int size); /* op_scan_parquet.c */
+
+/* Which records of each file f this rank parses: [lo[f], hi[f]). The global
+ * record sequence is every file's records in file order, cut at n_rows; with
+ * `size` ranks rank r's share of it is [r * total / size, (r + 1) * total / size)
+ * (exec_rank_bound), which every rank computes alike from the record counts the
+ * builder found. With at least as many files as ranks the share is dealt in
+ * whole files: the files whose first record falls in it. With fewer, it is the
+ * records themselves, cut across files. Either way the builder has already
+ * loaded every file and found its records on every rank (what the plan costs
+ * each rank); this rank parses only its share. */
+static void rank_ranges(const csv_source *s, ladle_csv_file *const *files, int rank, int size,
+                        int64_t *lo, int64_t *hi) {
+  int64_t limit = s->o.n_rows_set ? LADLE_MAX(s->o.n_rows, 0) : INT64_MAX, total = 0;
+  for (size_t f = 0; f < s->nfiles; f++) total += LADLE_MIN(files[f]->nrecords, limit - total);
+  int64_t a = exec_rank_bound(total, rank, size), b = exec_rank_bound(total, rank + 1, size);
+  bool whole = s->nfiles >= (size_t)size;
+  int64_t at = 0; /* the file's first record in the global sequence */
+  for (size_t f = 0; f < s->nfiles; f++) {
+    int64_t n = LADLE_MIN(files[f]->nrecords, limit - at);
+    if (size <= 1 || whole) {
+      lo[f] = 0;
+      hi[f] = size <= 1 || (at >= a && at < b) ? n : 0;
+    } else {
+      lo[f] = LADLE_MIN(LADLE_MAX(a - at, 0), n);
+      hi[f] = LADLE_MAX(LADLE_MIN(b - at, n), lo[f]);
+    }
+    at += n;
+  }
+}
+
+/* Rows [a, b) of t (slices of its partitions: nothing is copied). */
+static ladle_status keep_rows(const ladle_table *t, int64_t a, int64_t b, ladle_table **out,
+                              ladle_error *err) {
+  size_t nchunks = 0;
+  int64_t pos = 0;
+  for (size_t k = 0; k < t->nchunks; pos += t->chunks[k++].length)
+    if (pos + t->chunks[k].length > a && pos < b) nchunks++;
+  ladle_table *r;
+  LADLE_RETURN_NOT_OK(ladle_table_create(&t->schema, nchunks, &r, err));
+  ladle_status st = LADLE_OK;
+  size_t j = 0;
+  pos = 0;
+  for (size_t k = 0; st == LADLE_OK && k < t->nchunks; pos += t->chunks[k++].length) {
+    const ladle_chunk *c = &t->chunks[k];
+    if (!(pos + c->length > a && pos < b)) continue;
+    int64_t s0 = LADLE_MAX(a, pos) - pos, e0 = LADLE_MIN(b, pos + c->length) - pos;
+    r->chunks[j].length = e0 - s0;
+    for (size_t i = 0; st == LADLE_OK && i < t->schema.n; i++)
+      st = ladle_column_slice(&c->columns[i], s0, e0 - s0, &r->chunks[j].columns[i], err);
+    j++;
+  }
+  ladle_table_seal(r);
+  if (st != LADLE_OK) {
+    ladle_table_release(r);
+    return st;
+  }
+  *out = r;
+  return LADLE_OK;
+}
+
+/* Every file's records up to n_rows, as one rank reads them. */
+static ladle_status scan_all(exec_state *st, const ladle_plan *p, ladle_table **out,
+                             ladle_error *err) {
+  const csv_source *s = p->source;
+  int64_t *lo = malloc(LADLE_MAX(s->nfiles, 1) * sizeof *lo),
+          *hi = malloc(LADLE_MAX(s->nfiles, 1) * sizeof *hi);
+  ladle_csv_file **copies = NULL;
+  ladle_status rc = lo && hi ? LADLE_OK : LADLE_OOM(err, "csv units");
+  if (rc == LADLE_OK) {
+    rank_ranges(s, s->files, 0, 1, lo, hi);
+    rc = run_units(st, p, s->files, lo, hi, out, err);
+  }
+  if (rc == LADLE_CSV_REREAD) {
+    /* with ignore_errors, a file where quote parity and Polars' parser find
+     * other records: every file read again with the parser's records (up to
+     * the last column read, as Polars reads them); found while parsing, so a
+     * well-formed file pays nothing */
+    copies = calloc(s->nfiles, sizeof *copies);
+    rc = copies != NULL ? LADLE_OK : LADLE_OOM(err, "csv records");
+    for (size_t f = 0; rc == LADLE_OK && f < s->nfiles; f++) {
+      size_t last = SIZE_MAX;
+      for (size_t k = 0; k < s->ncols; k++) {
+        size_t c = s->which[f * s->ncols + k];
+        if (c < s->files[f]->ncols && (last == SIZE_MAX || c > last)) last = c;
+      }
+      rc = ladle_csv_parser_records(s->files[f], &s->o, last, &copies[f], err);
+    }
+    if (rc == LADLE_OK) {
+      rank_ranges(s, copies, 0, 1, lo, hi);
+      rc = run_units(st, p, copies, lo, hi, out, err);
+    }
+    if (rc == LADLE_CSV_REREAD)
+      rc = ladle_err_context(err, LADLE_ECORRUPT, "malformed quoting"); /* cannot happen twice */
+  }
+  for (size_t f = 0; copies != NULL && f < s->nfiles; f++) ladle_csv_close(copies[f]);
+  free(copies);
+  free(lo);
+  free(hi);
+  return rc;
+}
+
 ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
                                  ladle_error *err);
 ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
                                  ladle_error *err) {
   const csv_source *s = p->source;
-  ladle_status rc = run_units(st, p, s->files, out, err);
-  if (rc != LADLE_CSV_REREAD) return rc;
-  /* with ignore_errors, a file where quote parity and Polars' parser find
-   * other records: every file read again with the parser's records (up to
-   * the last column read, as Polars reads them); found while parsing, so a
-   * well-formed file pays nothing */
-  ladle_csv_file **copies = calloc(s->nfiles, sizeof *copies);
-  rc = copies != NULL ? LADLE_OK : LADLE_OOM(err, "csv records");
-  for (size_t f = 0; rc == LADLE_OK && f < s->nfiles; f++) {
-    size_t last = SIZE_MAX;
-    for (size_t k = 0; k < s->ncols; k++) {
-      size_t c = s->which[f * s->ncols + k];
-      if (c < s->files[f]->ncols && (last == SIZE_MAX || c > last)) last = c;
-    }
-    rc = ladle_csv_parser_records(s->files[f], &s->o, last, &copies[f], err);
+  const ladle_comm *comm = st->eng->comm;
+  if (comm == NULL || comm->size <= 1) return scan_all(st, p, out, err);
+  if (s->o.ignore_errors) {
+    /* the records a malformed file yields with ignore_errors are known only
+     * after parsing it (the reread above), and which records are global rows
+     * depends on every file's: each rank parses every file, as one rank does,
+     * and keeps its share of the rows. That costs every rank the whole scan;
+     * only ignore_errors pays it */
+    ladle_table *all;
+    LADLE_RETURN_NOT_OK(scan_all(st, p, &all, err));
+    int64_t total = all->num_rows;
+    ladle_status rc = keep_rows(all, exec_rank_bound(total, comm->rank, comm->size),
+                                exec_rank_bound(total, comm->rank + 1, comm->size), out, err);
+    ladle_table_release(all);
+    return rc;
   }
-  if (rc == LADLE_OK) rc = run_units(st, p, copies, out, err);
-  if (rc == LADLE_CSV_REREAD)
-    rc = ladle_err_context(err, LADLE_ECORRUPT, "malformed quoting"); /* cannot happen twice */
-  for (size_t f = 0; copies != NULL && f < s->nfiles; f++) ladle_csv_close(copies[f]);
-  free(copies);
+  /* without ignore_errors the builder's records are the rows (a malformed
+   * record is an error, raised by the rank whose share holds it) */
+  int64_t *lo = malloc(LADLE_MAX(s->nfiles, 1) * sizeof *lo),
+          *hi = malloc(LADLE_MAX(s->nfiles, 1) * sizeof *hi);
+  ladle_status rc = lo && hi ? LADLE_OK : LADLE_OOM(err, "csv units");
+  if (rc == LADLE_OK) {
+    rank_ranges(s, s->files, comm->rank, comm->size, lo, hi);
+    rc = run_units(st, p, s->files, lo, hi, out, err);
+  }
+  if (rc == LADLE_CSV_REREAD) /* (only with ignore_errors) */
+    rc = ladle_err_context(err, LADLE_ECORRUPT, "malformed quoting");
+  free(lo);
+  free(hi);
   return rc;
 }
 

@@ -1,7 +1,10 @@
 /* op_scan_parquet.c — SCAN_PARQUET: the Parquet scan node: its builder (reads and checks every
  * footer) and its execution (one partition per (file, row group); pages decoded in
- * parallel over row groups and columns). The (file, row-group) units are what the
- * distributed layer will deal out to ranks. */
+ * parallel over row groups and columns). With several ranks each reads a contiguous
+ * share of the (file, row group) units, balanced by rows and computed from the footers
+ * alone, so that every rank finds the same split and the ranks' rows in rank order are
+ * the one-rank scan's. */
+#include <assert.h>
 #include <stdio.h>
 
 #include "../io/parquet/parquet.h"
@@ -296,13 +299,38 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
       j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
 }
 
+/* The first global row of rank `rank`'s share when `total` rows are dealt to
+ * `size` ranks: rank * total / size, exactly and without overflow (with
+ * total = q * size + m it is rank * q + rank * m / size, and rank * m < size^2).
+ * Rank r's share is [exec_rank_bound(total, r, size), exec_rank_bound(total,
+ * r + 1, size)); the CSV scan deals its rows by the same bounds. */
+int64_t exec_rank_bound(int64_t total, int rank, int size);
+int64_t exec_rank_bound(int64_t total, int rank, int size) {
+  assert(total >= 0 && size > 0 && rank >= 0 && rank <= size);
+  int64_t q = total / size, m = total % size;
+  return (int64_t)rank * q + (int64_t)rank * m / size;
+}
+
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
                                      exec_units *units, ladle_error *err) {
   const ladle_plan *p = pn->lp;
   const pq_source *s = p->source;
-  /* the units to read: every (file, row group), stopping at n_rows */
+  /* this rank's share: the units whose first row's global position (rows in
+   * every unit before it, all files in order, before any skipping) is in
+   * [lo, hi); one rank: all of them */
   size_t nunits = 0;
-  for (size_t f = 0; f < s->nfiles; f++) nunits += s->files[f]->nrow_groups;
+  int64_t total = 0;
+  for (size_t f = 0; f < s->nfiles; f++) {
+    nunits += s->files[f]->nrow_groups;
+    for (size_t g = 0; g < s->files[f]->nrow_groups; g++)
+      total += s->files[f]->row_groups[g].num_rows;
+  }
+  const ladle_comm *comm = st->eng->comm;
+  int64_t lo = 0, hi = INT64_MAX;
+  if (comm != NULL && comm->size > 1) {
+    lo = exec_rank_bound(total, comm->rank, comm->size);
+    hi = exec_rank_bound(total, comm->rank + 1, comm->size);
+  }
   size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf),
          *ur = malloc(LADLE_MAX(nunits, 1) * sizeof *ur);
   if (uf == NULL || ur == NULL) {
@@ -310,11 +338,16 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
     free(ur);
     return LADLE_OOM(err, "parquet units");
   }
+  /* the units to read: this rank's, stopping at the global n_rows, less those
+   * the statistics rule out */
   size_t n = 0;
-  int64_t rows = 0;
+  int64_t at = 0, first = -1; /* the unit's global first row; the first read's */
   for (size_t f = 0; f < s->nfiles; f++)
     for (size_t g = 0; g < s->files[f]->nrow_groups; g++) {
-      if (s->n_rows >= 0 && rows >= s->n_rows) break;
+      int64_t start = at;
+      at += s->files[f]->row_groups[g].num_rows;
+      if (start < lo || start >= hi) continue; /* another rank's */
+      if (s->n_rows >= 0 && start >= s->n_rows) continue;
       if (s->files[f]->row_groups[g].num_rows == 0) continue;
       bool keep = true;
       /* skipping changes which rows n_rows keeps, so only without n_rows */
@@ -325,10 +358,13 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
         continue;
       }
       atomic_fetch_add(&st->eng->row_groups_read, 1);
+      if (first < 0) first = start;
       uf[n] = f;
       ur[n++] = g;
-      rows += s->files[f]->row_groups[g].num_rows;
     }
+  /* of the global first n_rows, those in this rank's units: a prefix of them
+   * (without skipping, the units read follow each other from `first`) */
+  int64_t limit = s->n_rows >= 0 && first >= 0 ? s->n_rows - first : -1;
   ladle_table *t;
   ladle_status rc = ladle_table_create(&p->schema, n, &t, err);
   if (rc == LADLE_OK) {
@@ -366,9 +402,9 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
     ladle_table_release(t);
     return rc;
   }
-  if (s->n_rows >= 0 && t->num_rows > s->n_rows) {
+  if (limit >= 0 && t->num_rows > limit) {
     /* trim the last partition to n_rows */
-    int64_t keep = s->n_rows;
+    int64_t keep = limit;
     for (size_t k = 0; k < t->nchunks; k++) {
       ladle_chunk *c = &t->chunks[k];
       int64_t len = LADLE_MIN(c->length, keep);

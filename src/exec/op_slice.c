@@ -6,15 +6,24 @@
 
 static ladle_status slice_table(exec_state *s, const ladle_pnode *pn, ladle_table *in,
                                 ladle_table **out, ladle_error *err) {
-  LADLE_UNUSED(s);
   const ladle_plan *p = pn->lp;
-  int64_t n = in->num_rows, off = p->offset;
+  /* sharded over ranks: the window of the job's rows in rank order, each
+   * rank keeping its part of it */
+  int64_t mine = in->num_rows, before = 0, n = mine;
+  if (pn->dist != LADLE_DIST_REPLICATED)
+    LADLE_RETURN_NOT_OK(exec_rank_rows(s, mine, &before, &n, err));
+  int64_t off = p->offset;
   if (off < 0) off = LADLE_MAX(n + off, 0);
   off = LADLE_MIN(off, n);
   int64_t len = p->length < 0 ? n - off : LADLE_MIN(p->length, n - off);
   if (p->offset < 0 && p->length >= 0 && n + p->offset < 0) {
     /* a window that starts before the first row keeps only its overlap */
     len = LADLE_MAX(0, LADLE_MIN(p->length + (n + p->offset), n));
+  }
+  if (n != mine || before != 0) { /* this rank's rows [before, before + mine) */
+    int64_t lo = LADLE_MAX(off, before), hi = LADLE_MIN(off + len, before + mine);
+    off = hi > lo ? lo - before : 0;
+    len = LADLE_MAX(hi - lo, 0);
   }
   size_t nchunks = 0;
   int64_t pos = 0;

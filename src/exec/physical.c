@@ -115,11 +115,13 @@ static bool *bools_copy(planner *P, const bool *v, size_t n) {
 
 /* Whether a FILTER, SELECT or WITH_COLUMNS node works row by row (no
  * aggregation or window in its expressions). */
-static bool row_wise(const ladle_plan *r) {
-  for (size_t i = 0; i < r->nexprs; i++)
-    if (r->exprs[i]->has_agg || r->exprs[i]->has_window) return false;
+static bool exprs_row_wise(ladle_bexpr *const *e, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (e[i]->has_agg || e[i]->has_window) return false;
   return true;
 }
+
+static bool row_wise(const ladle_plan *r) { return exprs_row_wise(r->exprs, r->nexprs); }
 
 /* Output column *c of a FILTER, SELECT, WITH_COLUMNS or PROJECT node as the
  * input column it is; false when it is computed. */
@@ -266,8 +268,9 @@ static bool transfer_path(const ladle_plan **parent, size_t *input, int64_t *col
 static bool join_defers(planner *P, const ladle_plan *p, size_t side, bool **need) {
   *need = NULL;
   const ladle_plan *f = p->inputs[side];
-  if (!P->o->can_defer || f->kind != LADLE_NODE_FILTER || ladle_join_coalesces(p) ||
-      p->join.how == LADLE_JOIN_CROSS)
+  /* (with several ranks an exchange sits between a join and its inputs) */
+  if (!P->o->can_defer || P->o->ranks > 1 || f->kind != LADLE_NODE_FILTER ||
+      ladle_join_coalesces(p) || p->join.how == LADLE_JOIN_CROSS)
     return false;
   bool *nd = calloc(LADLE_MAX(f->schema.n, 1), sizeof *nd);
   if (nd == NULL) {
@@ -470,9 +473,12 @@ static ladle_pnode *exchange_for(planner *P, ladle_pnode *in, ladle_exchange_kin
 
 static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w) {
   bool reduced = pending_at(P, p, 0); /* a semi-join reduction cuts its input */
+  /* keys computed over every row (an aggregation or window in them): with
+   * several ranks every rank takes all rows, and groups them all */
+  bool keys_whole = P->o->ranks > 1 && !exprs_row_wise(p->keys, p->nkeys);
   /* the column kernels group a whole partition at once */
   bool splits = !P->o->columns && ladle_exec_group_by_splits(p);
-  const ladle_plan *src = splits && !reduced ? group_by_source(p) : NULL;
+  const ladle_plan *src = splits && !reduced && !keys_whole ? group_by_source(p) : NULL;
   /* no rewrite may sit inside the pipeline (it would not run there) */
   for (const ladle_plan *r = p; src != NULL && r != src; r = r->inputs[0])
     if (pending_at(P, r, 0) || (r != p && r->kind == LADLE_NODE_CACHE)) src = NULL;
@@ -507,6 +513,7 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
     in = chain_top;
   } else {
     in = plan_input(P, p, 0, &none);
+    if (keys_whole) in = exchange_for(P, in, LADLE_EXCHANGE_BROADCAST, NULL, 0);
   }
   if (in == NULL) return NULL;
   ladle_exchange_kind xk = p->nkeys > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_BROADCAST;
@@ -537,9 +544,11 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   pending transfer = {NULL, 0, NULL, false};
   /* a predicate transfer: right side first, its keys to the left side's */
   /* (the column kernels run each node whole: none of these rewrites) */
-  if (!P->o->columns && how == LADLE_JOIN_INNER && nk == 1 && !p->join.nulls_equal &&
-      p->keys[0]->kind == LADLE_EX_COL && p->rkeys[0]->kind == LADLE_EX_COL &&
-      (base = chain_base_rows(p->inputs[1])) >= 0) {
+  /* (not with several ranks: whether it applies is each rank's own finding,
+   * and the keys would have to reach every rank) */
+  if (!P->o->columns && P->o->ranks <= 1 && how == LADLE_JOIN_INNER && nk == 1 &&
+      !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
+      p->rkeys[0]->kind == LADLE_EX_COL && (base = chain_base_rows(p->inputs[1])) >= 0) {
     pn->right_first = true;
     const ladle_plan *parent = p;
     size_t input = 0;
@@ -570,8 +579,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   }
   /* a semi-join reduction: left side first (as always), its keys to a
    * group-by under the right side */
-  bool fits = !P->o->columns && !pn->right_first && nk > 0 && nk <= LADLE_SEMI_MAX_KEYS &&
-              !p->join.nulls_equal &&
+  bool fits = !P->o->columns && P->o->ranks <= 1 && !pn->right_first && nk > 0 &&
+              nk <= LADLE_SEMI_MAX_KEYS && !p->join.nulls_equal &&
               (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                how == LADLE_JOIN_ANTI);
   int64_t cols[LADLE_SEMI_MAX_KEYS];
@@ -613,6 +622,12 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   if (pn->inputs[0] == NULL || pn->inputs[1] == NULL) return NULL;
   /* with several ranks: the sides exchanged by their keys, or the small
    * right side broadcast (at run time, by its size) */
+  if (!exprs_row_wise(p->keys, nk) || !exprs_row_wise(p->rkeys, nk)) {
+    /* keys over every row of a side: every rank takes both sides whole */
+    for (size_t s = 0; s < 2; s++)
+      pn->inputs[s] = exchange_for(P, pn->inputs[s], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+    if (pn->inputs[0] == NULL || pn->inputs[1] == NULL) return NULL;
+  }
   ladle_distribution dl = pn->inputs[0]->dist, dr = pn->inputs[1]->dist;
   bool rbcast = how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                 how == LADLE_JOIN_ANTI || how == LADLE_JOIN_CROSS;
@@ -647,6 +662,8 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
                                                        : LADLE_POP_SCAN_CSV,
                   p, 0);
       if (pn != NULL) pn->views = w->views;
+      /* with several ranks each holds its own rows of a scan */
+      if (pn != NULL && P->o->ranks > 1) pn->dist = LADLE_DIST_SHARDED;
       return pn;
     case LADLE_NODE_FILTER: {
       pn = pn_new(P, LADLE_POP_FILTER, p, 1);
@@ -676,6 +693,12 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       }
       pn->inputs[0] = plan_input(P, p, 0, &none);
       if (pn->inputs[0] == NULL) return NULL;
+      /* a predicate over every row (an aggregation, a window): every rank
+       * needs them all */
+      if (!row_wise(p)) {
+        pn->inputs[0] = exchange_for(P, pn->inputs[0], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+        if (pn->inputs[0] == NULL) return NULL;
+      }
       if (pn->late != NULL && pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET)
         pn->inputs[0]->late = pn->late; /* the scan, nothing between */
       else if (pn->late != NULL) {
@@ -735,6 +758,9 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       pn->views = w->views;
       ladle_pnode *in = plan_input(P, p, 0, &none);
       if (in == NULL) return NULL;
+      if (!exprs_row_wise(p->exprs, p->nexprs)) /* keys over every row: all on every rank */
+        in = exchange_for(P, in, LADLE_EXCHANGE_BROADCAST, NULL, 0);
+      if (in == NULL) return NULL;
       if (P->o->ranks > 1 && in->dist != LADLE_DIST_REPLICATED) {
         if (topk) { /* each rank's top k, every rank's gathered, the top k of them */
           ladle_pnode *local = pn_new(P, LADLE_POP_TOP_K, p, 1);
@@ -744,6 +770,7 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
           in = exchange(P, local, LADLE_EXCHANGE_BROADCAST, NULL, 0);
         } else { /* a sample sort: ranges by sampled splitters, then each sorted */
           in = exchange(P, in, LADLE_EXCHANGE_RANGE, p->exprs, p->nexprs);
+          if (in != NULL) in->xfor = p;
         }
         if (in == NULL) return NULL;
       }
@@ -768,6 +795,7 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
         }
         in = exchange(P, in, LADLE_EXCHANGE_HASH, NULL, 0); /* by the subset's columns */
         if (in == NULL) return NULL;
+        in->xfor = p;
       }
       pn->inputs[0] = in;
       pn->dist = in->dist;
@@ -781,7 +809,7 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       pn->inputs[0] = plan_input(P, p, 0, &none);
       if (pn->inputs[0] == NULL) return NULL;
       /* a slice of a union runs the union's inputs until it has its rows */
-      if (p->kind == LADLE_NODE_SLICE && p->offset >= 0 && p->length >= 0 &&
+      if (p->kind == LADLE_NODE_SLICE && P->o->ranks <= 1 && p->offset >= 0 && p->length >= 0 &&
           pn->inputs[0]->op == LADLE_POP_UNION && pn->inputs[0]->lp == p->inputs[0])
         pn->inputs[0]->limit = p->offset + p->length;
       pn->dist = pn->inputs[0]->dist;
@@ -957,7 +985,6 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
                             "at run time, when that side kept at most 1/8 of its %lld rows)",
                             in->names[pn->key_col], pn->from->id, (long long)pn->base_rows);
       }
-      if (pp->ranks > 1) ladle_strbuf_printf(b, " [keys allgathered]");
       break;
     case LADLE_POP_EXCHANGE:
       ladle_strbuf_printf(b, "EXCHANGE %s", ladle_exchange_name(pn->xkind));
@@ -969,9 +996,8 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       }
       if (pn->xkind == LADLE_EXCHANGE_JOIN)
         ladle_strbuf_printf(b,
-                            " (hashed by the keys, unless the right side is under the "
-                            "broadcast limit at run time: then it is broadcast and the "
-                            "left side stays)");
+                            " (hashed by the keys; broadcasting a small right side is "
+                            "not built yet)");
       if (pn->xkind == LADLE_EXCHANGE_RANGE)
         ladle_strbuf_printf(b,
                             " (splitters sampled from every rank: rank 0 gets the first "
@@ -983,10 +1009,15 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       break;
     case LADLE_POP_GROUP_BY_FINAL:
       ladle_plan_node_text(p, b);
-      ladle_strbuf_printf(b,
-                          ", final step (at run time the partial step is turned down when the "
-                          "input is under 100,000 rows or four chunks, or has more than "
-                          "one group per 8 rows: then the whole group-by)");
+      if (pp->ranks > 1)
+        ladle_strbuf_printf(b,
+                            ", final step (every rank runs the partial step: the "
+                            "exchange is inside it)");
+      else
+        ladle_strbuf_printf(b,
+                            ", final step (at run time the partial step is turned down when the "
+                            "input is under 100,000 rows or four chunks, or has more than "
+                            "one group per 8 rows: then the whole group-by)");
       break;
     case LADLE_POP_TOP_K:
       ladle_strbuf_printf(b, "TOP_K%s k=%lld ", pn->partial ? " (each rank's)" : "",
@@ -1027,7 +1058,7 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
   if (pn->op == LADLE_POP_UNION && pn->limit >= 0)
     ladle_strbuf_printf(b, " (inputs in order until %lld rows)", (long long)pn->limit);
   if (pp->ranks > 1 && (pn->op == LADLE_POP_SLICE || pn->op == LADLE_POP_ROW_INDEX) &&
-      pn->dist == LADLE_DIST_SHARDED)
+      pn->dist != LADLE_DIST_REPLICATED)
     ladle_strbuf_printf(b, " [global: offsets from an allgather of each rank's row count]");
   if (pp->ranks > 1 && (pn->op == LADLE_POP_SCAN_PARQUET || pn->op == LADLE_POP_SCAN_CSV))
     ladle_strbuf_printf(b, " [this rank's share of the row groups]");

@@ -120,6 +120,8 @@ struct ladle_pnode {
   ladle_exchange_kind xkind;
   size_t xnkeys;
   ladle_bexpr *const *xkeys; /* HASH, RANGE, JOIN: over the input */
+  const ladle_plan *xfor;    /* the SORT (RANGE: its options) or DISTINCT (HASH without
+                                xkeys: its subset) the exchange is for, or NULL */
 };
 
 enum { LADLE_SEMI_MAX_KEYS = 8 };

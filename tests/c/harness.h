@@ -135,7 +135,7 @@ static inline ladle_plan *scan(ladle_table *t) {
 
 /* Runs a plan on a fresh engine (threads, morsel) and returns the result. */
 static inline ladle_result *run_plan(ladle_plan *p, int threads, int64_t morsel) {
-  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, threads, morsel, 0};
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, threads, morsel, 0, NULL};
   ladle_engine *e;
   if (ladle_engine_create(&o, &e, &err_) != LADLE_OK) return NULL;
   ladle_result *r = NULL;

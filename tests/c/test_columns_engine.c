@@ -199,7 +199,7 @@ static void same_results(ladle_result *a, ladle_result *b, int which) {
 
 /* The plans on engine e (the column kernels) against the CPU engine. */
 static void conforms(ladle_engine *e, ladle_table *t) {
-  ladle_engine_opts co = {LADLE_DEVICE_CPU, 0, 2, 0, 0};
+  ladle_engine_opts co = {LADLE_DEVICE_CPU, 0, 2, 0, 0, NULL};
   ladle_engine *cpu;
   CHECK_OK(ladle_engine_create(&co, &cpu, &err_));
   CHECK(!ladle_engine_columns(cpu) && ladle_engine_columns(e));
@@ -244,7 +244,7 @@ static void conforms(ladle_engine *e, ladle_table *t) {
 TEST(column_kernels_on_the_cpu_table_equal_the_cpu_engine) {
   ladle_table *t = table_();
   setenv("LADLE_COLUMN_KERNELS", "1", 1);
-  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 2, 0, 0};
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 2, 0, 0, NULL};
   ladle_engine *e;
   CHECK_OK(ladle_engine_create(&o, &e, &err_));
   unsetenv("LADLE_COLUMN_KERNELS");
@@ -254,7 +254,7 @@ TEST(column_kernels_on_the_cpu_table_equal_the_cpu_engine) {
 }
 
 TEST(gpu_engine_equals_the_cpu_engine_or_says_why_not) {
-  ladle_engine_opts o = {LADLE_DEVICE_CUDA, 0, 2, 0, 0};
+  ladle_engine_opts o = {LADLE_DEVICE_CUDA, 0, 2, 0, 0, NULL};
   ladle_engine *e = NULL;
   ladle_status st = ladle_engine_create(&o, &e, &err_);
   const char *req = getenv("LADLE_REQUIRE_CUDA");
@@ -277,7 +277,7 @@ TEST(gpu_engine_equals_the_cpu_engine_or_says_why_not) {
   ladle_table *t = table_();
   conforms(e, t);
   /* out of device memory: a clean error naming the sizes; the engine stays usable */
-  ladle_engine_opts small = {LADLE_DEVICE_CUDA, 0, 2, 0, 1 << 20};
+  ladle_engine_opts small = {LADLE_DEVICE_CUDA, 0, 2, 0, 1 << 20, NULL};
   ladle_engine *e2;
   CHECK_OK(ladle_engine_create(&small, &e2, &err_));
   ladle_plan *p = plan_(t, 1);

@@ -1410,6 +1410,828 @@ static void check_join(suite *s) {
     }
 }
 
+/* ---------------------------------------------------------- partitions */
+
+static const int NPARTS[] = {1, 2, 3, 7};
+
+/* Row i's 64-bit key value under the partition hash, as core.h defines it,
+ * written out here again (with its constants) so that a backend, or a change
+ * to core.h, that hashes differently fails: ranks must agree bit for bit. */
+static uint64_t ref_part_value(const ladle_column *c, int64_t i) {
+  if (c->type.id == LADLE_TYPE_NULL || !valid_at(c, i)) return 0x13198a2e03707344ULL;
+  const void *v = c->values;
+  switch (c->type.id) {
+    case LADLE_TYPE_BOOL:
+      return ((const uint8_t *)v)[i] != 0;
+    case LADLE_TYPE_INT8:
+      return (uint64_t)(int64_t)((const int8_t *)v)[i];
+    case LADLE_TYPE_INT16:
+      return (uint64_t)(int64_t)((const int16_t *)v)[i];
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE:
+      return (uint64_t)(int64_t)((const int32_t *)v)[i];
+    case LADLE_TYPE_INT64:
+    case LADLE_TYPE_DATETIME:
+    case LADLE_TYPE_DURATION:
+    case LADLE_TYPE_TIME:
+      return (uint64_t)((const int64_t *)v)[i];
+    case LADLE_TYPE_UINT8:
+      return ((const uint8_t *)v)[i];
+    case LADLE_TYPE_UINT16:
+      return ((const uint16_t *)v)[i];
+    case LADLE_TYPE_UINT32:
+      return ((const uint32_t *)v)[i];
+    case LADLE_TYPE_UINT64:
+      return ((const uint64_t *)v)[i];
+    case LADLE_TYPE_FLOAT32:
+    case LADLE_TYPE_FLOAT64: {
+      double d =
+          c->type.id == LADLE_TYPE_FLOAT32 ? (double)((const float *)v)[i] : ((const double *)v)[i];
+      if (isnan(d)) return 0x7ff8000000000000ULL;
+      if (d == 0) return 0;
+      uint64_t b;
+      memcpy(&b, &d, 8);
+      return b;
+    }
+    case LADLE_TYPE_STRING:
+    case LADLE_TYPE_BINARY:
+      return ladle_hash_bytes(ladle_str_ptr(c, i), (size_t)ladle_str_len(c, i),
+                              0x243f6a8885a308d3ULL);
+    default: /* DECIMAL, INT128, UINT128 */
+      return ladle_hash_bytes((const uint8_t *)v + 16 * i, 16, 0x243f6a8885a308d3ULL);
+  }
+}
+
+static int ref_hash_part(const ladle_column *keys, size_t nk, int64_t i, int nparts) {
+  uint64_t h = 0x243f6a8885a308d3ULL;
+  for (size_t k = 0; k < nk; k++)
+    h = ladle_hash_mix((h * 0x9e3779b97f4a7c15ULL) ^ ref_part_value(&keys[k], i));
+  return (int)(((h >> 32) * (uint64_t)nparts) >> 32);
+}
+
+/* The order of valid values a[i] and b[j] (one type): integers by value,
+ * floats with -0.0 equal to 0.0 and NaN equal to NaN, above everything,
+ * strings bytewise; the values of other types by their bytes. */
+static int ref_value_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j) {
+  ladle_type_id t = a->type.id;
+  if (ladle_type_is_varlen(t)) {
+    int r = ladle_str_cmp(a, i, b, j);
+    return (r > 0) - (r < 0);
+  }
+  if (ladle_type_is_float(t)) {
+    double x = ladle_column_value_f64(a, i), y = ladle_column_value_f64(b, j);
+    if (isnan(x) || isnan(y)) return (int)isnan(x) - (int)isnan(y);
+    return (x > y) - (x < y);
+  }
+  if (t == LADLE_TYPE_BOOL) {
+    int x = ((const uint8_t *)a->values)[i] != 0, y = ((const uint8_t *)b->values)[j] != 0;
+    return x - y;
+  }
+  if (t == LADLE_TYPE_UINT64) {
+    uint64_t x = ((const uint64_t *)a->values)[i], y = ((const uint64_t *)b->values)[j];
+    return (x > y) - (x < y);
+  }
+  if (ladle_type_is_integer(t) || ladle_type_is_temporal(t)) {
+    int64_t x = (int64_t)ladle_column_value_f64(a, i), y = (int64_t)ladle_column_value_f64(b, j);
+    if (ladle_type_width(t) == 8) { /* exact, not through a double */
+      x = ((const int64_t *)a->values)[i];
+      y = ((const int64_t *)b->values)[j];
+    }
+    return (x > y) - (x < y);
+  }
+  size_t w = ladle_type_width(t);
+  int r = memcmp((const uint8_t *)a->values + (int64_t)w * i,
+                 (const uint8_t *)b->values + (int64_t)w * j, w);
+  return (r > 0) - (r < 0);
+}
+
+/* Rows a[i] and b[j] of nk keys in sort order: key by key, nulls first or
+ * last (either NULL: all false), values descending or not. */
+static int ref_row_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j,
+                       size_t nk, const bool *desc, const bool *last) {
+  for (size_t k = 0; k < nk; k++) {
+    if (a[k].type.id == LADLE_TYPE_NULL) continue;
+    bool va = valid_at(&a[k], i), vb = valid_at(&b[k], j);
+    bool nl = last ? last[k] : false;
+    if (va != vb) return va == nl ? -1 : 1;
+    if (!va) continue;
+    int r = ref_value_cmp(&a[k], i, &b[k], j);
+    if (desc && desc[k]) r = -r;
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+/* qsort's view of rows of keys: by value (ascending, nulls first), then by row */
+static const ladle_column *qkeys_;
+static size_t qnk_;
+static int q_row_cmp(const void *x, const void *y) {
+  int64_t i = *(const int64_t *)x, j = *(const int64_t *)y;
+  int r = ref_row_cmp(qkeys_, i, qkeys_, j, qnk_, NULL, NULL);
+  return r != 0 ? r : (i > j) - (i < j);
+}
+
+/* A partition's output checked for its shape: perm an INT64 column of n
+ * rows without nulls, a permutation of 0..n-1, each part's rows ascending,
+ * counts >= 0 adding up to n. Returns each row's part (malloc; n entries),
+ * or NULL with a failure counted. */
+static int *part_shape(suite *s, const char *what, const ladle_column *dperm, int64_t n,
+                       const int64_t *counts, int nparts) {
+  ladle_column h;
+  if (!down(s, dperm, &h, what)) return NULL;
+  int *part = malloc((size_t)LADLE_MAX(n, 1) * sizeof *part);
+  bool ok = part != NULL;
+  if (ok && (h.type.id != LADLE_TYPE_INT64 || h.length != n || h.null_count != 0)) {
+    fprintf(stderr, "  %s: perm %s[%lld] with %lld nulls, expected i64[%lld] without\n", what,
+            ladle_dtype_name(h.type, NULL, 0), (long long)h.length, (long long)h.null_count,
+            (long long)n);
+    ok = false;
+  }
+  int64_t total = 0;
+  for (int p = 0; ok && p < nparts; p++) {
+    if (counts[p] < 0) ok = false;
+    total += counts[p];
+  }
+  if (ok && total != n) {
+    fprintf(stderr, "  %s: counts add up to %lld for %lld rows\n", what, (long long)total,
+            (long long)n);
+    ok = false;
+  }
+  for (int64_t i = 0; ok && i < n; i++) part[i] = -1;
+  const int64_t *pv = h.values;
+  int64_t at = 0;
+  for (int p = 0; ok && p < nparts; at += counts[p++])
+    for (int64_t k = at; ok && k < at + counts[p]; k++) {
+      int64_t r = pv[k];
+      if (r < 0 || r >= n || part[r] != -1) {
+        fprintf(stderr, "  %s: perm[%lld] = %lld, not a row or twice\n", what, (long long)k,
+                (long long)r);
+        ok = false;
+      } else if (k > at && pv[k - 1] >= r) {
+        fprintf(stderr, "  %s: part %d's rows not ascending at %lld\n", what, p, (long long)k);
+        ok = false;
+      } else {
+        part[r] = p;
+      }
+    }
+  ladle_column_release(&h);
+  if (!ok) {
+    failures_++;
+    free(part);
+    return NULL;
+  }
+  return part;
+}
+
+/* hash_partition of host keys h (nk columns) on the backend into nparts:
+ * each row's part (malloc) after part_shape's checks, or NULL (skipped or
+ * failed). */
+static int *run_hash(suite *s, const ladle_kctx *ctx, const ladle_column *h, size_t nk, int nparts,
+                     const char *what) {
+  ladle_column d[4], perm;
+  size_t up_ok = 0;
+  int *part = NULL;
+  int64_t counts[8];
+  while (up_ok < nk && up(s, &h[up_ok], &d[up_ok], what)) up_ok++;
+  if (up_ok == nk &&
+      ran(s, s->be->hash_partition(ctx, d, nk, nparts, &perm, counts, &err_), what)) {
+    part = part_shape(s, what, &perm, h[0].length, counts, nparts);
+    ladle_column_release(&perm);
+  }
+  for (size_t k = 0; k < up_ok; k++) ladle_column_release(&d[k]);
+  return part;
+}
+
+/* The parts of hash_partition against the hash written out above, and rows
+ * of equal keys in one part (found by sorting the rows by value). */
+static void hash_parts_check(const char *what, const ladle_column *h, size_t nk, int nparts,
+                             const int *part) {
+  int64_t n = h[0].length;
+  for (int64_t i = 0; i < n; i++) {
+    int want = ref_hash_part(h, nk, i, nparts);
+    if (part[i] != want) {
+      fprintf(stderr, "  %s: row %lld in part %d, the partition hash says %d\n", what, (long long)i,
+              part[i], want);
+      failures_++;
+      break;
+    }
+  }
+  if (n > 100000) return; /* the sort below for the smaller inputs only */
+  int64_t *ord = malloc((size_t)LADLE_MAX(n, 1) * sizeof *ord);
+  if (ord == NULL) {
+    failures_++;
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) ord[i] = i;
+  qkeys_ = h;
+  qnk_ = nk;
+  qsort(ord, (size_t)n, sizeof *ord, q_row_cmp);
+  for (int64_t k = 1; k < n; k++)
+    if (ref_row_cmp(h, ord[k - 1], h, ord[k], nk, NULL, NULL) == 0 &&
+        part[ord[k - 1]] != part[ord[k]]) {
+      fprintf(stderr, "  %s: rows %lld and %lld have equal keys but parts %d and %d\n", what,
+              (long long)ord[k - 1], (long long)ord[k], part[ord[k - 1]], part[ord[k]]);
+      failures_++;
+      break;
+    }
+  free(ord);
+}
+
+/* Whether two runs put every row in the same part. */
+static void same_parts(const char *what, const int *a, const int *b, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (a[i] != b[i]) {
+      fprintf(stderr, "  %s: row %lld in part %d, expected %d\n", what, (long long)i, a[i], b[i]);
+      failures_++;
+      return;
+    }
+}
+
+/* A column of type id holding the values of Int64 column src (cast by C). */
+static ladle_column cast_ints(const ladle_column *src, ladle_type_id id) {
+  ladle_column c;
+  memset(&c, 0, sizeof c);
+  if (ladle_column_alloc(dtype_of(id), src->length, src->validity != NULL, 0, &c, &err_) !=
+      LADLE_OK) {
+    failures_++;
+    return c;
+  }
+  const int64_t *v = src->values;
+  for (int64_t i = 0; i < src->length; i++) {
+    switch (id) {
+#define SET_INT(ID, T)                 \
+  case ID:                             \
+    LADLE_COL_MUT(&c, T)[i] = (T)v[i]; \
+    break;
+      SET_INT(LADLE_TYPE_INT8, int8_t)
+      SET_INT(LADLE_TYPE_INT16, int16_t)
+      SET_INT(LADLE_TYPE_INT32, int32_t)
+      SET_INT(LADLE_TYPE_DATE, int32_t)
+      SET_INT(LADLE_TYPE_INT64, int64_t)
+      SET_INT(LADLE_TYPE_DATETIME, int64_t)
+      SET_INT(LADLE_TYPE_DURATION, int64_t)
+      SET_INT(LADLE_TYPE_UINT8, uint8_t)
+      SET_INT(LADLE_TYPE_UINT16, uint16_t)
+      SET_INT(LADLE_TYPE_UINT32, uint32_t)
+      SET_INT(LADLE_TYPE_UINT64, uint64_t)
+      SET_INT(LADLE_TYPE_FLOAT32, float)
+      SET_INT(LADLE_TYPE_FLOAT64, double)
+#undef SET_INT
+      default:
+        break;
+    }
+  }
+  if (src->validity != NULL) {
+    memcpy(LADLE_COL_VALIDITY_MUT(&c), src->validity, (size_t)ladle_bitmap_bytes(src->length));
+    ladle_column_finish_nulls(&c);
+  }
+  return c;
+}
+
+/* Columns of the types the suite's TYPES leave out, as hash_partition takes
+ * them: Binary (a String's layout), Time, Decimal, Int128, UInt128. */
+static ladle_column carried_column(ladle_type_id id, int64_t n) {
+  ladle_column c;
+  if (id == LADLE_TYPE_BINARY) {
+    c = random_column(LADLE_TYPE_STRING, n, 4);
+    c.type = ladle_dtype_make(LADLE_TYPE_BINARY);
+    return c;
+  }
+  ladle_dtype t = id == LADLE_TYPE_DECIMAL ? ladle_dtype_decimal(20, 2) : ladle_dtype_make(id);
+  memset(&c, 0, sizeof c);
+  if (ladle_column_alloc(t, n, true, 0, &c, &err_) != LADLE_OK) {
+    failures_++;
+    return c;
+  }
+  size_t w = ladle_type_width(id);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = test_rand() % 50; /* few values: ties */
+    memset(LADLE_COL_MUT(&c, uint8_t) + (int64_t)w * i, 0, w);
+    memcpy(LADLE_COL_MUT(&c, uint8_t) + (int64_t)w * i, &r, 8);
+    if (test_rand() % 4 == 0) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, false);
+  }
+  ladle_column_finish_nulls(&c);
+  return c;
+}
+
+static void check_hash_partition(suite *s) {
+  if (s->be->hash_partition == NULL) {
+    printf("  [%s] hash_partition: not in the table, skipped\n", s->be->name);
+    return;
+  }
+  ladle_pool *pool = NULL;
+  CHECK_OK(ladle_pool_create(4, &pool, &err_));
+  ladle_kctx pk = s->ctx; /* the same on 4 threads, in small blocks */
+  pk.pool = pool;
+  pk.morsel_rows = 4096;
+  int64_t len[16], nl = lengths(s, len);
+  char what[160];
+  /* every type, with nulls, every length, into 1, 2, 3 and 7 parts (the large
+   * ones for a few types, on one thread and on four) */
+  for (int t = 0; t < NTYPES; t++)
+    for (int64_t li = 0; li < nl; li++)
+      for (int ni = 0; ni < 3; ni++)
+        for (int pi = 0; pi < 4; pi++) {
+          int64_t n = len[li];
+          ladle_type_id id = TYPES[t];
+          bool large = n == s->large;
+          if (large &&
+              (pi != 3 || ni == 2 ||
+               (id != LADLE_TYPE_INT64 && id != LADLE_TYPE_STRING && id != LADLE_TYPE_FLOAT64)))
+            continue;
+          ladle_column h = random_column(id, n, NULLS[ni]);
+          snprintf(what, sizeof what, "hash_partition %s[%lld] nulls=%d into %d", tname(id),
+                   (long long)n, NULLS[ni], NPARTS[pi]);
+          for (int run = 0; run < (large ? 2 : 1); run++) {
+            int *part = run_hash(s, run ? &pk : &s->ctx, &h, 1, NPARTS[pi], what);
+            if (part != NULL) hash_parts_check(what, &h, 1, NPARTS[pi], part);
+            free(part);
+          }
+          ladle_column_release(&h);
+        }
+  /* several keys, few distinct values: equal rows together */
+  for (int set = 0; set < 3; set++)
+    for (int64_t li = 0; li < nl; li++)
+      for (int pi = 0; pi < 4; pi++) {
+        int64_t n = len[li];
+        if (n == s->large && pi != 3) continue;
+        ladle_column h[3];
+        size_t nk = set == 0 ? 2 : 3;
+        if (set == 0) {
+          h[0] = few_keys(0, n, 5, true);
+          h[1] = few_keys(2, n, 0, true);
+        } else if (set == 1) {
+          h[0] = few_keys(1, n, 0, true);
+          h[1] = few_keys(3, n, 0, true);
+          h[2] = few_keys(0, n, 3, false);
+        } else {
+          h[0] = random_column(LADLE_TYPE_DATE, n, 5);
+          h[1] = few_keys(2, n, 0, false);
+          h[2] = random_column(LADLE_TYPE_UINT16, n, 0);
+        }
+        snprintf(what, sizeof what, "hash_partition keys set %d [%lld] into %d", set, (long long)n,
+                 NPARTS[pi]);
+        int *part = run_hash(s, n == s->large ? &pk : &s->ctx, h, nk, NPARTS[pi], what);
+        if (part != NULL) hash_parts_check(what, h, nk, NPARTS[pi], part);
+        free(part);
+        for (size_t k = 0; k < nk; k++) ladle_column_release(&h[k]);
+      }
+  /* an integer's part is its value's, whatever its width and signedness (and a
+   * Date's, a Datetime's, a Duration's); a float's its value's as a double */
+  static const ladle_type_id WIDE[] = {LADLE_TYPE_INT8,     LADLE_TYPE_INT16,   LADLE_TYPE_INT32,
+                                       LADLE_TYPE_UINT8,    LADLE_TYPE_UINT16,  LADLE_TYPE_UINT32,
+                                       LADLE_TYPE_UINT64,   LADLE_TYPE_DATE,    LADLE_TYPE_DATETIME,
+                                       LADLE_TYPE_DURATION, LADLE_TYPE_FLOAT32, LADLE_TYPE_FLOAT64};
+  for (int pi = 1; pi < 4; pi++) {
+    int64_t n = 3001;
+    ladle_column base = random_column(LADLE_TYPE_INT64, n, 4);
+    for (int64_t i = 0; i < n; i++) LADLE_COL_MUT(&base, int64_t)[i] = (int64_t)(test_rand() % 120);
+    snprintf(what, sizeof what, "hash_partition i64 in [0, 120) into %d", NPARTS[pi]);
+    int *want = run_hash(s, &s->ctx, &base, 1, NPARTS[pi], what);
+    ladle_column f64 = cast_ints(&base, LADLE_TYPE_FLOAT64);
+    int *fwant = run_hash(s, &s->ctx, &f64, 1, NPARTS[pi], what);
+    for (size_t w = 0; want != NULL && fwant != NULL && w < sizeof WIDE / sizeof WIDE[0]; w++) {
+      ladle_column c = cast_ints(&base, WIDE[w]);
+      snprintf(what, sizeof what, "hash_partition %s as i64 into %d", tname(WIDE[w]), NPARTS[pi]);
+      int *part = run_hash(s, &s->ctx, &c, 1, NPARTS[pi], what);
+      if (part != NULL) same_parts(what, part, ladle_type_is_float(WIDE[w]) ? fwant : want, n);
+      free(part);
+      ladle_column_release(&c);
+    }
+    /* a UInt64 above INT64_MAX goes where its bit pattern as an Int64 goes */
+    ladle_column u = random_column(LADLE_TYPE_UINT64, n, 4), i64 = u;
+    i64.type = ladle_dtype_make(LADLE_TYPE_INT64);
+    snprintf(what, sizeof what, "hash_partition u64 as its bits into %d", NPARTS[pi]);
+    int *pu = run_hash(s, &s->ctx, &u, 1, NPARTS[pi], what);
+    int *pi64 = run_hash(s, &s->ctx, &i64, 1, NPARTS[pi], what);
+    if (pu != NULL && pi64 != NULL) same_parts(what, pu, pi64, n);
+    free(pu);
+    free(pi64);
+    ladle_column_release(&u);
+    free(want);
+    free(fwant);
+    ladle_column_release(&f64);
+    ladle_column_release(&base);
+  }
+  /* -0.0 with 0.0, every NaN (any sign or payload) with every other, in
+   * Float64 and Float32 */
+  {
+    static const uint64_t F64[] = {0,
+                                   0x8000000000000000ULL,
+                                   0x7ff8000000000000ULL,
+                                   0xfff8000000000000ULL,
+                                   0x7ff0000000000001ULL,
+                                   0x7ff8dead0000beefULL,
+                                   0x3ff8000000000000ULL};
+    static const uint32_t F32[] = {0,           0x80000000u, 0x7fc00000u, 0xffc00000u,
+                                   0x7f800001u, 0x7fc0beefu, 0x3fc00000u};
+    int64_t n = 700;
+    ladle_column c[2];
+    CHECK_OK(ladle_column_alloc(dtype_of(LADLE_TYPE_FLOAT64), n, false, 0, &c[0], &err_));
+    CHECK_OK(ladle_column_alloc(dtype_of(LADLE_TYPE_FLOAT32), n, false, 0, &c[1], &err_));
+    for (int64_t i = 0; i < n; i++) {
+      memcpy(LADLE_COL_MUT(&c[0], uint64_t) + i, &F64[i % 7], 8);
+      memcpy(LADLE_COL_MUT(&c[1], uint32_t) + i, &F32[i % 7], 4);
+    }
+    for (int k = 0; k < 2; k++)
+      for (int pi = 1; pi < 4; pi++) {
+        snprintf(what, sizeof what, "hash_partition %s zeros and NaNs into %d", k ? "f32" : "f64",
+                 NPARTS[pi]);
+        int *part = run_hash(s, &s->ctx, &c[k], 1, NPARTS[pi], what);
+        for (int64_t i = 7; part != NULL && i < n; i++) {
+          int64_t like = i % 7 == 1 ? 0 : i % 7 >= 3 && i % 7 <= 5 ? 2 : i % 7;
+          if (part[i] != part[like]) {
+            fprintf(stderr, "  %s: row %lld in part %d, row %lld (its equal) in %d\n", what,
+                    (long long)i, part[i], (long long)like, part[like]);
+            failures_++;
+            break;
+          }
+        }
+        if (part != NULL) hash_parts_check(what, &c[k], 1, NPARTS[pi], part);
+        free(part);
+      }
+    ladle_column_release(&c[0]);
+    ladle_column_release(&c[1]);
+  }
+  /* a value's part is the value's alone: a shuffled copy, and a slice whose
+   * String offsets do not start at 0, put each value where the column did */
+  for (int ty = 0; ty < 3; ty++)
+    for (int pi = 1; pi < 4; pi++) {
+      int64_t n = 5000;
+      ladle_column h = ty == 0   ? random_column(LADLE_TYPE_STRING, n, 3)
+                       : ty == 1 ? few_keys(2, n, 0, true)
+                                 : random_column(LADLE_TYPE_FLOAT64, n, 3);
+      snprintf(what, sizeof what, "hash_partition %s set %d into %d", tname(h.type.id), ty,
+               NPARTS[pi]);
+      int *part = run_hash(s, &s->ctx, &h, 1, NPARTS[pi], what);
+      int64_t *shuf = malloc((size_t)n * sizeof *shuf);
+      for (int64_t i = 0; shuf != NULL && i < n; i++) shuf[i] = i;
+      for (int64_t i = n - 1; shuf != NULL && i > 0; i--) {
+        int64_t j = (int64_t)(test_rand() % (uint64_t)(i + 1)), x = shuf[i];
+        shuf[i] = shuf[j];
+        shuf[j] = x;
+      }
+      ladle_column sh, sl;
+      if (part != NULL && shuf != NULL &&
+          ladle_column_gather(&h, shuf, n, &sh, &err_) == LADLE_OK) {
+        char w2[200];
+        snprintf(w2, sizeof w2, "%s shuffled", what);
+        int *ps = run_hash(s, &pk, &sh, 1, NPARTS[pi], w2);
+        for (int64_t i = 0; ps != NULL && i < n; i++)
+          if (ps[i] != part[shuf[i]]) {
+            fprintf(stderr, "  %s: row %lld in part %d, its value's row %lld in %d\n", w2,
+                    (long long)i, ps[i], (long long)shuf[i], part[shuf[i]]);
+            failures_++;
+            break;
+          }
+        free(ps);
+        ladle_column_release(&sh);
+        int64_t at = 13;
+        if (ladle_column_slice(&h, at, n - at - 5, &sl, &err_) == LADLE_OK) {
+          snprintf(w2, sizeof w2, "%s sliced at %lld", what, (long long)at);
+          int *pl = run_hash(s, &s->ctx, &sl, 1, NPARTS[pi], w2);
+          if (pl != NULL) same_parts(w2, pl, part + at, sl.length);
+          free(pl);
+          ladle_column_release(&sl);
+        } else {
+          failures_++;
+        }
+      }
+      free(shuf);
+      free(part);
+      ladle_column_release(&h);
+    }
+  /* Binary, Time, Decimal, Int128, UInt128 keys, alone and with another,
+   * where the backend's device takes such columns at all */
+  static const ladle_type_id CARRIED[] = {LADLE_TYPE_BINARY, LADLE_TYPE_TIME, LADLE_TYPE_DECIMAL,
+                                          LADLE_TYPE_INT128, LADLE_TYPE_UINT128};
+  for (size_t t = 0; t < sizeof CARRIED / sizeof CARRIED[0]; t++)
+    for (int pi = 1; pi < 4; pi++) {
+      ladle_column h[2];
+      h[0] = carried_column(CARRIED[t], 2000);
+      h[1] = few_keys(0, 2000, 4, true);
+      ladle_column d;
+      if (s->be->to_device(&s->ctx, &h[0], &d, &err_) != LADLE_OK) {
+        if (pi == 1)
+          printf("  [%s] hash_partition of %s keys skipped: %s\n", s->be->name,
+                 ladle_dtype_name(h[0].type, NULL, 0), err_.message);
+      } else {
+        ladle_column_release(&d);
+        for (size_t nk = 1; nk <= 2; nk++) {
+          snprintf(what, sizeof what, "hash_partition %s (%zu keys) into %d",
+                   ladle_dtype_name(h[0].type, NULL, 0), nk, NPARTS[pi]);
+          int *part = run_hash(s, &s->ctx, h, nk, NPARTS[pi], what);
+          if (part != NULL) hash_parts_check(what, h, nk, NPARTS[pi], part);
+          free(part);
+        }
+      }
+      ladle_column_release(&h[0]);
+      ladle_column_release(&h[1]);
+    }
+  ladle_pool_destroy(pool);
+}
+
+/* range_partition of host keys h (nk columns) against host splitters spl
+ * (nparts - 1 rows) on the backend: each row's part after part_shape's
+ * checks, or NULL. */
+static int *run_range(suite *s, const ladle_kctx *ctx, const ladle_column *h,
+                      const ladle_column *spl, size_t nk, const bool *desc, const bool *last,
+                      int nparts, const char *what) {
+  ladle_column d[6], perm;
+  size_t up_ok = 0;
+  int *part = NULL;
+  int64_t counts[8];
+  while (up_ok < nk && up(s, &h[up_ok], &d[up_ok], what)) up_ok++;
+  while (up_ok >= nk && up_ok < 2 * nk && up(s, &spl[up_ok - nk], &d[up_ok], what)) up_ok++;
+  if (up_ok == 2 * nk &&
+      ran(s, s->be->range_partition(ctx, d, d + nk, nk, desc, last, nparts, &perm, counts, &err_),
+          what)) {
+    part = part_shape(s, what, &perm, h[0].length, counts, nparts);
+    ladle_column_release(&perm);
+  }
+  for (size_t k = 0; k < up_ok; k++) ladle_column_release(&d[k]);
+  return part;
+}
+
+/* Each row's part against the reference: how many splitters are at or
+ * below it in the order of ref_row_cmp. */
+static void range_parts_check(const char *what, const ladle_column *h, const ladle_column *spl,
+                              size_t nk, const bool *desc, const bool *last, int nparts,
+                              const int *part) {
+  for (int64_t i = 0; i < h[0].length; i++) {
+    int want = 0;
+    for (int p = 0; p + 1 < nparts; p++) want += ref_row_cmp(spl, p, h, i, nk, desc, last) <= 0;
+    if (part[i] != want) {
+      fprintf(stderr, "  %s: row %lld in part %d, expected %d\n", what, (long long)i, part[i],
+              want);
+      failures_++;
+      return;
+    }
+  }
+}
+
+/* nparts - 1 splitters for keys h: a random sample of its rows (of `from`
+ * when h has none) sorted by the CPU's sort_perm and taken at even steps.
+ * The sample's sorted order is checked against ref_row_cmp, so that the
+ * reference orders rows as sort_indices does. */
+static bool make_splitters(const char *what, const ladle_column *h, const ladle_column *from,
+                           size_t nk, const bool *desc, const bool *last, int nparts,
+                           ladle_column *spl) {
+  const ladle_column *src = h[0].length > 0 ? h : from;
+  int64_t m = 40, n = src[0].length;
+  int64_t *idx = malloc((size_t)m * sizeof *idx), pick[8];
+  if (idx == NULL) return false;
+  for (int64_t i = 0; i < m; i++) idx[i] = (int64_t)(test_rand() % (uint64_t)n);
+  ladle_column sample[3], sperm;
+  ladle_kctx hk;
+  memset(&hk, 0, sizeof hk);
+  bool ok = true;
+  size_t made = 0;
+  for (; made < nk && ok; made++)
+    ok = ladle_column_gather(&src[made], idx, m, &sample[made], &err_) == LADLE_OK;
+  if (!ok) made--;
+  free(idx);
+  if (ok)
+    ok = ladle_backend_cpu()->sort_perm(&hk, sample, nk, desc, last, &sperm, &err_) == LADLE_OK;
+  if (ok) {
+    const int64_t *o = sperm.values;
+    for (int64_t k = 1; k < m; k++)
+      if (ref_row_cmp(sample, o[k - 1], sample, o[k], nk, desc, last) > 0) {
+        fprintf(stderr, "  %s: the reference orders sample rows %lld and %lld unlike sort_perm\n",
+                what, (long long)o[k - 1], (long long)o[k]);
+        failures_++;
+        break;
+      }
+    for (int p = 0; p + 1 < nparts; p++) pick[p] = o[(int64_t)(p + 1) * m / nparts];
+    for (size_t k = 0; k < nk && ok; k++)
+      if (ladle_column_gather(&sample[k], pick, nparts - 1, &spl[k], &err_) != LADLE_OK) {
+        for (size_t j = 0; j < k; j++) ladle_column_release(&spl[j]);
+        ok = false;
+      }
+    ladle_column_release(&sperm);
+  }
+  for (size_t k = 0; k < made; k++) ladle_column_release(&sample[k]);
+  if (!ok) {
+    fprintf(stderr, "  %s: splitters not made: %s\n", what, err_.message);
+    failures_++;
+  }
+  return ok;
+}
+
+static void check_range_partition(suite *s) {
+  if (s->be->range_partition == NULL) {
+    printf("  [%s] range_partition: not in the table, skipped\n", s->be->name);
+    return;
+  }
+  ladle_pool *pool = NULL;
+  CHECK_OK(ladle_pool_create(4, &pool, &err_));
+  ladle_kctx pk = s->ctx;
+  pk.pool = pool;
+  pk.morsel_rows = 4096;
+  int64_t len[16], nl = lengths(s, len);
+  char what[160];
+  /* one key of every type, ascending and descending, nulls first and last */
+  for (int t = 0; t < NTYPES; t++)
+    for (int64_t li = 0; li < nl; li++)
+      for (int ni = 0; ni < 3; ni++)
+        for (int pi = 0; pi < 4; pi++) {
+          int64_t n = len[li];
+          ladle_type_id id = TYPES[t];
+          bool large = n == s->large;
+          if (large &&
+              (pi != 3 || ni == 2 ||
+               (id != LADLE_TYPE_INT32 && id != LADLE_TYPE_STRING && id != LADLE_TYPE_FLOAT32)))
+            continue;
+          bool desc = (t + li + pi) % 2, last = (t + ni + pi / 2) % 2;
+          ladle_column h = random_column(id, n, NULLS[ni]), from = random_column(id, 50, 3), spl;
+          snprintf(what, sizeof what, "range_partition %s[%lld] nulls=%d%s%s into %d", tname(id),
+                   (long long)n, NULLS[ni], desc ? " desc" : "", last ? " nulls last" : "",
+                   NPARTS[pi]);
+          if (make_splitters(what, &h, &from, 1, &desc, &last, NPARTS[pi], &spl)) {
+            for (int run = 0; run < (large ? 2 : 1); run++) {
+              int *part =
+                  run_range(s, run ? &pk : &s->ctx, &h, &spl, 1, &desc, &last, NPARTS[pi], what);
+              if (part != NULL)
+                range_parts_check(what, &h, &spl, 1, &desc, &last, NPARTS[pi], part);
+              free(part);
+            }
+            ladle_column_release(&spl);
+          }
+          ladle_column_release(&h);
+          ladle_column_release(&from);
+        }
+  /* several keys, few values (many rows equal to a splitter), mixed orders */
+  for (int set = 0; set < 3; set++)
+    for (int64_t li = 0; li < nl; li++)
+      for (int pi = 0; pi < 4; pi++) {
+        int64_t n = len[li];
+        if (n == s->large && pi != 3) continue;
+        ladle_column h[3], from[3], spl[3];
+        size_t nk = set == 2 ? 3 : 2;
+        bool desc[3] = {false, false, false}, last[3] = {false, false, false};
+        for (int side = 0; side < 2; side++) {
+          ladle_column *c = side ? from : h;
+          int64_t m = side ? 50 : n;
+          if (set == 0) {
+            c[0] = few_keys(3, m, 0, true);
+            c[1] = random_column(LADLE_TYPE_FLOAT32, m, 3);
+          } else if (set == 1) {
+            c[0] = few_keys(0, m, 4, true);
+            c[1] = random_column(LADLE_TYPE_INT64, m, 3);
+          } else {
+            c[0] = few_keys(2, m, 0, true);
+            c[1] = few_keys(0, m, 3, true);
+            c[2] = few_keys(1, m, 0, true);
+          }
+        }
+        if (set == 0) {
+          desc[0] = true;
+          last[0] = true;
+          last[1] = pi % 2;
+        } else if (set == 1) {
+          last[0] = true;
+          desc[1] = true;
+        } else {
+          desc[1] = true;
+          last[1] = true;
+          desc[2] = pi % 2;
+        }
+        snprintf(what, sizeof what, "range_partition keys set %d [%lld] into %d", set, (long long)n,
+                 NPARTS[pi]);
+        if (make_splitters(what, h, from, nk, desc, last, NPARTS[pi], spl)) {
+          int *part =
+              run_range(s, n == s->large ? &pk : &s->ctx, h, spl, nk, desc, last, NPARTS[pi], what);
+          if (part != NULL) range_parts_check(what, h, spl, nk, desc, last, NPARTS[pi], part);
+          free(part);
+          for (size_t k = 0; k < nk; k++) ladle_column_release(&spl[k]);
+        }
+        for (size_t k = 0; k < nk; k++) {
+          ladle_column_release(&h[k]);
+          ladle_column_release(&from[k]);
+        }
+      }
+  /* by hand: a row equal to a splitter goes to the part above it */
+  {
+    static const int32_t V[] = {5, 1, 5, 3, 5, 7};
+    static const int64_t WANT[2][6] = {{1, 3, 0, 2, 4, 5}, {5, 0, 1, 2, 3, 4}};
+    static const int64_t WANT_COUNTS[2][2] = {{2, 4}, {1, 5}};
+    ladle_column h, spl, dh, ds, perm, hp;
+    CHECK_OK(ladle_column_alloc(dtype_of(LADLE_TYPE_INT32), 6, false, 0, &h, &err_));
+    CHECK_OK(ladle_column_alloc(dtype_of(LADLE_TYPE_INT32), 1, false, 0, &spl, &err_));
+    memcpy(LADLE_COL_MUT(&h, int32_t), V, sizeof V);
+    LADLE_COL_MUT(&spl, int32_t)[0] = 5;
+    if (up(s, &h, &dh, "range ties") && up(s, &spl, &ds, "range ties")) {
+      for (int dsc = 0; dsc < 2; dsc++) {
+        bool desc = dsc, last = false;
+        int64_t counts[2];
+        if (!ran(
+                s,
+                s->be->range_partition(&s->ctx, &dh, &ds, 1, &desc, &last, 2, &perm, counts, &err_),
+                "range ties"))
+          continue;
+        if (down(s, &perm, &hp, "range ties")) {
+          CHECK(hp.length == 6 && memcmp(hp.values, WANT[dsc], sizeof WANT[dsc]) == 0);
+          CHECK(counts[0] == WANT_COUNTS[dsc][0] && counts[1] == WANT_COUNTS[dsc][1]);
+          ladle_column_release(&hp);
+        }
+        ladle_column_release(&perm);
+      }
+      /* bad splitters: too few rows, another type, out of order */
+      bool f = false;
+      int64_t counts[3];
+      CHECK(s->be->range_partition(&s->ctx, &dh, &ds, 1, &f, &f, 3, &perm, counts, &err_) ==
+            LADLE_EINVAL);
+      CHECK(s->be->range_partition(&s->ctx, &dh, &dh, 1, &f, &f, 0, &perm, counts, &err_) ==
+            LADLE_EINVAL);
+      ladle_column_release(&ds);
+      ladle_column_release(&dh);
+    }
+    ladle_column_release(&h);
+    ladle_column_release(&spl);
+    ladle_column wrong = random_column(LADLE_TYPE_INT64, 1, 0),
+                 keys = random_column(LADLE_TYPE_INT32, 9, 0);
+    ladle_column two = random_column(LADLE_TYPE_INT32, 2, 0), dw, dk, dt;
+    LADLE_COL_MUT(&two, int32_t)[0] = 9;
+    LADLE_COL_MUT(&two, int32_t)[1] = 2;
+    if (up(s, &wrong, &dw, "range errors")) {
+      if (up(s, &keys, &dk, "range errors")) {
+        bool f = false;
+        int64_t counts[3];
+        CHECK(s->be->range_partition(&s->ctx, &dk, &dw, 1, &f, &f, 2, &perm, counts, &err_) ==
+              LADLE_EINVAL);
+        CHECK(strstr(err_.message, "type") != NULL);
+        if (up(s, &two, &dt, "range errors")) {
+          CHECK(s->be->range_partition(&s->ctx, &dk, &dt, 1, &f, &f, 3, &perm, counts, &err_) ==
+                LADLE_EINVAL);
+          CHECK(strstr(err_.message, "order") != NULL);
+          ladle_column_release(&dt);
+        }
+        ladle_column_release(&dk);
+      }
+      ladle_column_release(&dw);
+    }
+    ladle_column_release(&wrong);
+    ladle_column_release(&keys);
+    ladle_column_release(&two);
+  }
+  ladle_pool_destroy(pool);
+}
+
+/* Keys the kernels refuse: a clean LADLE_ENOTSUP naming the type; bad
+ * arguments LADLE_EINVAL. */
+static void check_partition_errors(suite *s) {
+  if (s->be->hash_partition == NULL && s->be->range_partition == NULL) return;
+  static const int64_t OFF[4] = {0, 0, 0, 0};
+  static const uint32_t CODES[3] = {0, 1, 0};
+  ladle_column child = random_column(LADLE_TYPE_INT32, 0, 0), lists, cats;
+  memset(&lists, 0, sizeof lists);
+  lists.type = ladle_dtype_list(LADLE_TYPE_INT32);
+  lists.length = 3;
+  lists.values = OFF;
+  lists.child = &child;
+  memset(&cats, 0, sizeof cats);
+  cats.type = ladle_dtype_make(LADLE_TYPE_CATEGORICAL);
+  cats.length = 3;
+  cats.values = CODES;
+  ladle_column perm;
+  int64_t counts[2];
+  bool f = false;
+  const ladle_column *bad[2] = {&lists, &cats};
+  const char *names[2] = {"list", "cat"};
+  for (int b = 0; b < 2; b++) {
+    ladle_column d;
+    if (s->be->to_device(&s->ctx, bad[b], &d, &err_) != LADLE_OK) continue;
+    if (s->be->hash_partition != NULL) {
+      CHECK(s->be->hash_partition(&s->ctx, &d, 1, 2, &perm, counts, &err_) == LADLE_ENOTSUP);
+      CHECK(strstr(err_.message, names[b]) != NULL);
+    }
+    if (s->be->range_partition != NULL) {
+      CHECK(s->be->range_partition(&s->ctx, &d, &d, 1, &f, &f, 1, &perm, counts, &err_) ==
+            LADLE_ENOTSUP);
+      CHECK(strstr(err_.message, names[b]) != NULL);
+    }
+    ladle_column_release(&d);
+  }
+  ladle_column_release(&child);
+  ladle_column h = random_column(LADLE_TYPE_INT64, 10, 0),
+               h9 = random_column(LADLE_TYPE_INT64, 9, 0);
+  ladle_column d[2];
+  if (up(s, &h, &d[0], "partition errors")) {
+    if (up(s, &h9, &d[1], "partition errors")) {
+      if (s->be->hash_partition != NULL) {
+        CHECK(s->be->hash_partition(&s->ctx, d, 1, 0, &perm, counts, &err_) == LADLE_EINVAL);
+        CHECK(s->be->hash_partition(&s->ctx, d, 0, 2, &perm, counts, &err_) == LADLE_EINVAL);
+        CHECK(s->be->hash_partition(&s->ctx, d, 2, 2, &perm, counts, &err_) == LADLE_EINVAL);
+        CHECK(strstr(err_.message, "rows") != NULL);
+      }
+      ladle_column_release(&d[1]);
+    }
+    ladle_column_release(&d[0]);
+  }
+  ladle_column_release(&h);
+  ladle_column_release(&h9);
+}
+
 static void check_errors(suite *s) {
   ladle_column h = random_column(LADLE_TYPE_INT32, 10, 0),
                mask = random_column(LADLE_TYPE_BOOL, 9, 0);
@@ -1469,7 +2291,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
       "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
-      "group-by, sort, join, strings, "
+      "group-by, sort, join, strings, hash and range partitions, "
       "errors, limits "
       "(large: "
       "%lld rows)\n",
@@ -1486,6 +2308,9 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_sort(s);
   check_join(s);
   check_strings(s);
+  check_hash_partition(s);
+  check_range_partition(s);
+  check_partition_errors(s);
   check_errors(s);
   check_limit(s, parent);
   int64_t left = ladle_mr_bytes(s->mr);

@@ -21,7 +21,7 @@ static ladle_result *scan_csv_file(const ladle_csv_opts *o, ladle_status *st) {
   ladle_plan *p = NULL;
   *st = ladle_plan_scan_csv(1, paths, o, &p, &err_);
   if (*st != LADLE_OK) return NULL;
-  ladle_engine_opts eo = {LADLE_DEVICE_CPU, 0, 2, 3, 0}; /* 3-row partitions */
+  ladle_engine_opts eo = {LADLE_DEVICE_CPU, 0, 2, 3, 0, NULL}; /* 3-row partitions */
   ladle_engine *e;
   ladle_result *r = NULL;
   *st = ladle_engine_create(&eo, &e, &err_);

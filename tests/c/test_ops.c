@@ -682,7 +682,7 @@ TEST(invalid_plans_are_rejected_with_names) {
   ladle_expr *e4[] = {fn1(LADLE_FN_STR_TO_UPPER, COL("v"))};
   st = ladle_plan_select(scan(t), 1, e4, &p, &err_);
   CHECK(st == LADLE_ETYPE && strstr(err_.message, "str.to_uppercase"));
-  ladle_engine_opts o = {LADLE_DEVICE_CUDA, 0, 1, 0, 0};
+  ladle_engine_opts o = {LADLE_DEVICE_CUDA, 0, 1, 0, 0, NULL};
   ladle_engine *eng = NULL;
   st = ladle_engine_create(&o, &eng, &err_);
   if (st == LADLE_OK) {

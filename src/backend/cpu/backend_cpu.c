@@ -183,12 +183,14 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_rank,
     ladle_cpu_rank_of_singletons,
     ladle_cpu_mask_or,
+    ladle_cpu_hash_partition,
+    ladle_cpu_range_partition,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels
- * and binary, every other host kernel NULL (LADLE_COLUMN_KERNELS=1 tests the
- * GPU's paths on it, so that a path that would call a kernel a GPU lacks
- * fails here too). */
+ * (hash_partition and range_partition among them) and binary, every other
+ * host kernel NULL (LADLE_COLUMN_KERNELS=1 tests the GPU's paths on it, so
+ * that a path that would call a kernel a GPU lacks fails here too). */
 static ladle_backend cpu_columns_backend;
 static pthread_once_t columns_once = PTHREAD_ONCE_INIT;
 

@@ -265,6 +265,14 @@ ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
                                       ladle_error *err);
 ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
                                 ladle_column *out, ladle_error *err);
+/* partition.c: the exchange's row partitions (backend.h). */
+ladle_status ladle_cpu_hash_partition(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                      int nparts, ladle_column *perm, int64_t *counts,
+                                      ladle_error *err);
+ladle_status ladle_cpu_range_partition(const ladle_kctx *ctx, const ladle_column *keys,
+                                       const ladle_column *splitters, size_t nkeys,
+                                       const bool *descending, const bool *nulls_last, int nparts,
+                                       ladle_column *perm, int64_t *counts, ladle_error *err);
 /* The host kernels over row indices (rows.c). */
 ladle_status ladle_cpu_mask_or(const ladle_kctx *ctx, const uint8_t *src, int64_t n, uint8_t *keep,
                                ladle_error *err);
@@ -365,6 +373,22 @@ void ladle_cpu_join_runs_free(ladle_join_runs *runs);
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const bool *descending, const bool *nulls_last,
                                     int64_t **out_perm, ladle_error *err);
+/* sort.c: row i of keys a against row j of keys b (nkeys columns each, of
+ * one type pairwise) in sort_indices' order, without its tie-break by row:
+ * < 0, 0 or > 0. Nulls first or last by nulls_last (either NULL: all false),
+ * whatever descending says; values descending or not, NaN above every
+ * number, -0.0 equal to 0.0, strings bytewise. */
+int ladle_cpu_sort_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j,
+                       size_t nkeys, const bool *descending, const bool *nulls_last);
+/* Whether sort_indices orders keys of type id by their values (numbers,
+ * Booleans, Date, Datetime, Duration, strings; a NULL column's rows are all
+ * equal); it takes rows of other types as equal. */
+bool ladle_cpu_sort_orders(ladle_type_id id);
+/* The same order as codes: out[i - a], for rows [a, e) of a column of
+ * numbers, Booleans, Dates, Datetimes or Durations, is a 64-bit value whose
+ * unsigned order is sort_indices' ascending order of the values (NaN above
+ * every number, -0.0 equal to 0.0); validity is not looked at. */
+void ladle_cpu_sort_codes(const ladle_column *c, int64_t a, int64_t e, uint64_t *out);
 ladle_status ladle_cpu_top_k_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                      const bool *descending, const bool *nulls_last, int64_t k,
                                      int64_t **out_idx, ladle_error *err);

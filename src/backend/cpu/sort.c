@@ -339,27 +339,42 @@ typedef struct topk_job {
   int64_t *ncand;
 } topk_job;
 
-static int topk_cmp(const void *ctx, int64_t a, int64_t b) {
-  const topk_job *t = ctx;
-  for (size_t kk = 0; kk < t->nkeys; kk++) {
-    const ladle_column *c = &t->keys[kk];
+void ladle_cpu_sort_codes(const ladle_column *c, int64_t a, int64_t e, uint64_t *out) {
+  for (int64_t i = a; i < e; i++) out[i - a] = norm_key(c, i);
+}
+
+bool ladle_cpu_sort_orders(ladle_type_id id) {
+  return id == LADLE_TYPE_NULL || id == LADLE_TYPE_STRING || id == LADLE_TYPE_BOOL ||
+         ladle_type_is_numeric(id) || ladle_type_is_temporal(id);
+}
+
+int ladle_cpu_sort_cmp(const ladle_column *a, int64_t i, const ladle_column *b, int64_t j,
+                       size_t nkeys, const bool *descending, const bool *nulls_last) {
+  for (size_t kk = 0; kk < nkeys; kk++) {
+    const ladle_column *c = &a[kk], *d = &b[kk];
     if (c->type.id == LADLE_TYPE_NULL) continue;
-    bool va = ladle_column_valid(c, a), vb = ladle_column_valid(c, b);
-    bool nl = t->nulls_last ? t->nulls_last[kk] : false;
+    bool va = ladle_column_valid(c, i), vb = ladle_column_valid(d, j);
+    bool nl = nulls_last ? nulls_last[kk] : false;
     if (va != vb) return va ? (nl ? -1 : 1) : (nl ? 1 : -1);
     if (!va) continue;
     int r;
     if (c->type.id == LADLE_TYPE_STRING) {
-      r = ladle_str_cmp(c, a, c, b);
+      r = ladle_str_cmp(c, i, d, j);
       r = (r > 0) - (r < 0);
     } else {
-      uint64_t x = norm_key(c, a), y = norm_key(c, b);
+      uint64_t x = norm_key(c, i), y = norm_key(d, j);
       r = (x > y) - (x < y);
     }
-    if (t->desc && t->desc[kk]) r = -r;
+    if (descending && descending[kk]) r = -r;
     if (r != 0) return r;
   }
-  return (a > b) - (a < b);
+  return 0;
+}
+
+static int topk_cmp(const void *ctx, int64_t a, int64_t b) {
+  const topk_job *t = ctx;
+  int r = ladle_cpu_sort_cmp(t->keys, a, t->keys, b, t->nkeys, t->desc, t->nulls_last);
+  return r != 0 ? r : (a > b) - (a < b);
 }
 
 static void topk_sift_down(const topk_job *t, int64_t *h, int64_t n, int64_t i) {

@@ -1464,7 +1464,8 @@ static const ladle_backend cuda_backend = {
     .stream_wait = cuda_stream_wait,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
-     * only column kernels (binary's signature is one) */
+     * only column kernels (binary's signature is one); so do hash_partition
+     * and range_partition (ABI 8) until it has kernels for them */
 };
 
 /* The staging buffers go back before the CUDA runtime's own teardown (its

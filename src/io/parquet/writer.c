@@ -74,7 +74,7 @@ static void tw_field(tw *t, int16_t id, int type) {
 }
 static void tw_i64(tw *t, int16_t id, int type, int64_t v) {
   tw_field(t, id, type);
-  bb_uvarint(t->b, (uint64_t)((v << 1) ^ (v >> 63)));
+  bb_uvarint(t->b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); /* zigzag; no signed shift */
 }
 static void tw_i32(tw *t, int16_t id, int64_t v) { tw_i64(t, id, LADLE_TT_I32, v); }
 static void tw_bin(tw *t, int16_t id, const void *p, int64_t n) {

@@ -1,0 +1,241 @@
+"""One rank of the multi-rank tests (test_spmd.py runs it under mpirun,
+test_spmd_torch.py under torchrun with LADLE_SPMD_TORCH set).
+
+Every rank runs the same queries on a ladle.SPMDEngine, gathers each result with
+engine.allgather and compares it with Polars' CPU engine over the whole data (Polars
+reads every file; for in-memory frames, every rank's frame concatenated). Each rank
+writes what it found to <out>/rank<r>.json: {case: {"ok": bool, "why": str, ...}}.
+
+    mpirun -np 3 python spmd_worker.py {tpch|diff|asym|kill} <data dir> <out dir>
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+from polars.testing import assert_frame_equal
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ladle  # noqa: E402
+
+
+def compare(got: pl.DataFrame, expected: pl.DataFrame, ordered: bool) -> str:
+    """'' when equal (in order when ordered), else why not."""
+    try:
+        assert_frame_equal(got, expected, check_row_order=ordered, rel_tol=1e-9)
+        return ""
+    except AssertionError as e:
+        return str(e)[:2000]
+
+
+def run_case(engine: ladle.SPMDEngine, name: str, lf: pl.LazyFrame, expected: pl.DataFrame,
+             ordered: bool, sharded: bool | None, found: dict[str, Any]) -> None:
+    t0 = time.perf_counter()
+    try:
+        res = engine.execute(lf)
+        whole = engine.allgather(res).to_polars()
+        why = compare(whole, expected, ordered)
+        if not why and sharded is not None and engine.nranks > 1 and res.sharded != sharded:
+            why = f"result sharded={res.sharded}, expected {sharded}"
+        part = lf.collect(engine=engine)  # this rank's fragment, through collect()
+        if not why and part.height != res.num_rows:
+            why = f"collect() gave {part.height} rows, execute() {res.num_rows}"
+        found[name] = {"ok": not why, "why": why, "rows": whole.height, "mine": res.num_rows,
+                       "sharded": res.sharded, "s": round(time.perf_counter() - t0, 3)}
+    except Exception as e:  # recorded: the test reports every failing case at once
+        found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"}
+
+
+def tpch(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
+    from tpch_queries import COLUMNS, QUERIES
+
+    t = {name: pl.scan_parquet(sorted(str(p) for p in (data / name).glob("*.parquet"))) for name in COLUMNS}
+    for q in sorted(QUERIES):
+        lf = QUERIES[q](t)
+        expected = lf.collect(engine="in-memory")
+        run_case(engine, f"q{q}", lf, expected, ordered=True, sharded=None, found=found)
+
+
+def frames(rank: int, nranks: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """This rank's frames and the whole job's (every rank's, rank order)."""
+
+    def make(r: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+        g = np.random.default_rng(1000 + r)
+        n = 3000 + 500 * r
+        k = g.integers(0, 50, n)
+        first = sum(3000 + 500 * q for q in range(r))
+        a = pl.DataFrame({
+            "id": pl.Series(range(first, first + n), dtype=pl.Int64),
+            "k": pl.Series(k, dtype=pl.Int64),
+            "k2": pl.Series(g.integers(0, 3, n), dtype=pl.Int32),
+            "x": pl.Series(g.normal(size=n)),
+            "i": pl.Series(g.integers(-1000, 1000, n), dtype=pl.Int64),
+            "s": pl.Series([f"s{v % 37}" if v % 11 else None for v in g.integers(0, 10_000, n)]),
+            "b": pl.Series(g.integers(0, 2, n) == 1),
+        }).with_columns(pl.when(pl.col("i") % 7 == 0).then(None).otherwise(pl.col("x")).alias("x"))
+        m = 40 + 3 * r
+        b = pl.DataFrame({
+            "k": pl.Series(g.integers(0, 60, m), dtype=pl.Int64),
+            "name": [f"n{r}_{j}" for j in range(m)],
+            "w": pl.Series(g.integers(0, 100, m), dtype=pl.Int32),
+        })
+        return a, b
+
+    mine = make(rank)
+    parts = [make(r) for r in range(nranks)]
+    return mine[0], mine[1], pl.concat([p[0] for p in parts]), pl.concat([p[1] for p in parts])
+
+
+QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], bool, bool | None]] = {
+    # name: (query over (a, b), ordered comparison, sharded result with several ranks)
+    "scan": (lambda a, b: a, True, True),
+    "filter_project": (lambda a, b: a.filter(pl.col("i") > 0).select("k", (pl.col("x") * 2).alias("y")), True, True),
+    "group_by_sum": (lambda a, b: a.group_by("k").agg(pl.col("x").sum(), pl.len()), False, True),
+    "group_by_many_aggs": (lambda a, b: a.group_by("k", "k2").agg(
+        pl.col("x").mean().alias("mean"), pl.col("i").min().alias("mn"), pl.col("i").max().alias("mx"),
+        pl.col("x").count().alias("cnt"), pl.col("s").n_unique().alias("nu"), pl.col("x").std().alias("sd"),
+    ), False, True),
+    "group_by_string_key": (lambda a, b: a.group_by("s").agg(pl.col("i").sum()), False, True),
+    "group_by_median": (lambda a, b: a.group_by("k2").agg(pl.col("x").median(), pl.col("i").first()), False, None),
+    "global_agg": (lambda a, b: a.select(pl.col("x").sum(), pl.col("i").mean(), pl.len()), True, False),
+    "global_std": (lambda a, b: a.select(pl.col("x").std().alias("sd"), pl.col("x").var().alias("v")), True, False),
+    "group_by_no_keys": (lambda a, b: a.group_by(pl.lit(1).alias("one")).agg(pl.col("x").sum()), True, None),
+    "join_inner": (lambda a, b: a.join(b, on="k"), False, True),
+    "join_left": (lambda a, b: a.join(b, on="k", how="left"), False, True),
+    "join_right": (lambda a, b: a.join(b, on="k", how="right"), False, True),
+    "join_full": (lambda a, b: a.join(b, on="k", how="full", coalesce=True), False, True),
+    "join_semi": (lambda a, b: a.join(b, on="k", how="semi"), False, True),
+    "join_anti": (lambda a, b: a.join(b, on="k", how="anti"), False, True),
+    "join_cross": (lambda a, b: a.head(20).join(b.head(5), how="cross"), False, None),
+    "join_two_keys": (lambda a, b: a.join(b.rename({"w": "k2"}).with_columns(pl.col("k2") % 3),
+                                           on=["k", "k2"]), False, True),
+    "join_then_group": (lambda a, b: a.join(b, on="k").group_by("name").agg(pl.col("x").sum()), False, True),
+    "unique": (lambda a, b: a.select("k", "k2").unique(), False, True),
+    "unique_first": (lambda a, b: a.unique(subset=["k"], keep="first").select("k", "i"), False, True),
+    "unique_last": (lambda a, b: a.unique(subset=["k"], keep="last").select("k", "i"), False, True),
+    "unique_none": (lambda a, b: a.unique(subset=["i"], keep="none").select("i"), False, True),
+    "sort": (lambda a, b: a.sort("i", "k", "id"), True, True),
+    "sort_desc_nulls": (lambda a, b: a.sort(["x", "i", "id"], descending=[True, False, True], nulls_last=True), True, True),
+    "sort_string": (lambda a, b: a.sort("s", "id"), True, True),
+    "top_k": (lambda a, b: a.sort("i", "id").head(25), True, False),
+    "sort_slice": (lambda a, b: a.sort("k", "id", descending=True).slice(100, 50), True, None),
+    "head": (lambda a, b: a.head(4000), True, True),
+    "slice": (lambda a, b: a.slice(2900, 700), True, True),
+    "tail": (lambda a, b: a.tail(100), True, True),
+    "row_index": (lambda a, b: a.with_row_index("r").filter(pl.col("k") == 3), True, True),
+    "window": (lambda a, b: a.select("k", "i", pl.col("x").sum().over("k").alias("w")), False, None),
+    "union": (lambda a, b: pl.concat([a.select("k"), b.select("k")]), False, True),
+    "sort_after_group": (lambda a, b: a.group_by("k").agg(pl.col("i").sum()).sort("k"), True, True),
+    "filter_by_mean": (lambda a, b: a.filter(pl.col("i") > pl.col("i").mean()).select("id", "i"), False, False),
+    "sort_by_deviation": (lambda a, b: a.sort((pl.col("i") - pl.col("i").mean()).abs(), "id").head(30), True, False),
+    "group_by_agg_key": (lambda a, b: a.with_columns((pl.col("i") > pl.col("i").median()).alias("big"))
+                         .group_by("big").agg(pl.len()), False, False),
+    "empty_filter": (lambda a, b: a.filter(pl.col("i") > 10_000).group_by("k").agg(pl.len()), False, True),
+}
+
+
+def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
+    a, b, wa, wb = frames(engine.rank, engine.nranks)
+    for name, (q, ordered, sharded) in QUERIES.items():
+        expected = q(wa.lazy(), wb.lazy()).collect(engine="in-memory")
+        run_case(engine, name, q(a.lazy(), b.lazy()), expected, ordered, sharded, found)
+    # allgather of a polars frame: every rank's rows in rank order
+    try:
+        got = engine.allgather(a)
+        found["allgather_frame"] = {"ok": got.equals(wa), "why": "" if got.equals(wa) else f"{got.shape} vs {wa.shape}"}
+    except Exception as e:
+        found["allgather_frame"] = {"ok": False, "why": repr(e)}
+    # explain names the exchanges
+    text = engine.explain(a.lazy().group_by("k").agg(pl.col("x").sum()))
+    ok = ("EXCHANGE hash" in text) == (engine.nranks > 1)
+    found["explain"] = {"ok": ok, "why": "" if ok else text}
+
+
+def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
+    """Rank 1 runs another query: every rank raises LadleCommError naming it, and
+    the engine goes on with the next (symmetric) query."""
+    a, b, wa, wb = frames(engine.rank, engine.nranks)
+    lf = a.lazy().group_by("k").agg(pl.col("x").sum())
+    if engine.rank == 1:
+        lf = a.lazy().group_by("k2").agg(pl.col("i").max())
+    try:
+        engine.execute(lf)
+        found["asym"] = {"ok": False, "why": "no error"}
+    except ladle.LadleCommError as e:
+        ok = "rank 1" in str(e) and "different queries" in str(e)
+        found["asym"] = {"ok": ok, "why": str(e)}
+    except Exception as e:
+        found["asym"] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+    q = QUERIES["group_by_sum"]
+    expected = q[0](wa.lazy(), wb.lazy()).collect(engine="in-memory")
+    run_case(engine, "after_asym", q[0](a.lazy(), b.lazy()), expected, False, True, found)
+
+
+def kill(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any], out: Path) -> None:
+    """Rank 1 dies before a query; the others must fail within the timeout."""
+    a, b, _, _ = frames(engine.rank, engine.nranks)
+    if engine.rank == 1:
+        os._exit(3)
+    t0 = time.perf_counter()
+    try:
+        engine.execute(a.lazy().group_by("k").agg(pl.col("x").sum()))
+        found["kill"] = {"ok": False, "why": "no error"}
+    except ladle.LadleError as e:
+        found["kill"] = {"ok": True, "why": str(e), "s": time.perf_counter() - t0}
+    write(out, engine.rank, found)
+    os._exit(0)  # MPI cannot finalise with a dead rank
+
+
+def write(out: Path, rank: int, found: dict[str, Any]) -> None:
+    (out / f"rank{rank}.json").write_text(json.dumps(found, indent=1))
+
+
+def make_engine(timeout: float) -> ladle.SPMDEngine:
+    """MPI's ranks (or one), or under torchrun with LADLE_SPMD_TORCH=1 the ranks of
+    a gloo process group (=2: ladle's own gloo group, made with the timeout)."""
+    torch_mode = os.environ.get("LADLE_SPMD_TORCH", "")
+    if not torch_mode:
+        return ladle.SPMDEngine(threads=1, timeout=timeout)
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", timeout=timedelta(seconds=timeout))
+    own = torch_mode == "2"
+    return ladle.SPMDEngine.from_torch_distributed(threads=1, timeout=timeout if own else None)
+
+
+def main() -> None:
+    case, data, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    timeout = float(os.environ.get("LADLE_SPMD_TIMEOUT", "120"))
+    found: dict[str, Any] = {}
+    with make_engine(timeout) as engine:
+        found["_"] = {"ok": True, "why": "", "rank": engine.rank, "nranks": engine.nranks, "comm": engine.comm}
+        if case == "tpch":
+            tpch(engine, data, found)
+        elif case == "diff":
+            diff(engine, data, found)
+        elif case == "asym":
+            asym(engine, data, found)
+        elif case == "kill":
+            kill(engine, data, found, out)
+        else:
+            raise SystemExit(f"unknown case {case}")
+        write(out, engine.rank, found)
+    if os.environ.get("LADLE_SPMD_TORCH", ""):
+        import torch.distributed as dist
+
+        dist.destroy_process_group()  # without it, gloo's threads can abort the process at exit
+
+
+if __name__ == "__main__":
+    main()
