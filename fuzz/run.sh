@@ -19,7 +19,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 TARGETS=${FUZZ_TARGETS:-"parquet parquet_pages csv csv_gen diff_pyarrow"}
 OUT=${FUZZ_OUT:-build-fuzz}
 mkdir -p "$OUT" fuzz/crashes
-SRC=$(find src -name '*.c' -not -path 'src/backend/cuda/*' | sort) # the CUDA backend is a library of its own
+SRC=$(find src -name '*.c' -not -path 'src/backend/cuda/*' -not -path 'src/dist/mpi/*' | sort) # the CUDA backend and the MPI shim are libraries of their own
 DEFS="-DLADLE_HAVE_ZLIB -DLADLE_HAVE_ZSTD -DLADLE_HAVE_SNAPPY -DLADLE_HAVE_LZ4 -DLADLE_HAVE_BROTLI -DLADLE_HAVE_LIBDEFLATE"
 LIBS="-lz -lzstd -lsnappy -llz4 -lbrotlidec -ldeflate -lm -lpthread"
 FLAGS="-std=gnu11 -g -O1 -ffp-contract=off -fno-sanitize-recover=undefined -Iinclude -Isrc -Itests/c $DEFS"
