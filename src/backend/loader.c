@@ -12,20 +12,6 @@
 static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *cuda_handle; /* kept open for the life of the process */
 
-/* The directory of the object holding this function (libladle.so or the
- * Python module), with a trailing '/', into buf. */
-static bool own_dir(char *buf, size_t cap) {
-  Dl_info info;
-  if (dladdr((void *)(uintptr_t)&own_dir, &info) == 0 || info.dli_fname == NULL) return false;
-  const char *slash = strrchr(info.dli_fname, '/');
-  if (slash == NULL) return false;
-  size_t n = (size_t)(slash - info.dli_fname) + 1;
-  if (n >= cap) return false;
-  memcpy(buf, info.dli_fname, n);
-  buf[n] = '\0';
-  return true;
-}
-
 static void *try_open(const char *path, char *why, size_t cap) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
@@ -46,7 +32,7 @@ static void *cuda_lib(char *why, size_t cap) {
     if (env != NULL && *env != '\0') {
       h = try_open(env, why, cap);
     } else {
-      if (own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
+      if (ladle_own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
         strcat(path, lib);
         h = try_open(path, why, cap);
       }

@@ -59,6 +59,11 @@ typedef struct ladle_allocator {
 /* The host allocator (immutable, stateless). */
 const ladle_allocator *ladle_allocator_host(void);
 
+/* The directory of the object holding ladle's code (libladle.so or the
+ * Python module), with a trailing '/', into buf; false when unknown. The
+ * separately built CUDA backend and MPI shim are looked for there. */
+bool ladle_own_dir(char *buf, size_t cap);
+
 /* ------------------------------------------------------- memory resources */
 
 /* A memory resource: an allocator over a parent (the host allocator today; a

@@ -35,20 +35,6 @@ typedef struct mpi_comm {
   ladle_mpi_handle *h; /* owned: free_handle on destroy */
 } mpi_comm;
 
-/* The directory of the object holding this function (libladle.so or the
- * Python module), with a trailing '/', into buf (as backend/loader.c). */
-static bool own_dir(char *buf, size_t cap) {
-  Dl_info info;
-  if (dladdr((void *)(uintptr_t)&own_dir, &info) == 0 || info.dli_fname == NULL) return false;
-  const char *slash = strrchr(info.dli_fname, '/');
-  if (slash == NULL) return false;
-  size_t n = (size_t)(slash - info.dli_fname) + 1;
-  if (n >= cap) return false;
-  memcpy(buf, info.dli_fname, n);
-  buf[n] = '\0';
-  return true;
-}
-
 /* dlopen(path) with RTLD_GLOBAL; the reason into why (appended) when it fails. */
 static void *try_open(const char *path, char *why, size_t cap) {
   void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
@@ -78,7 +64,7 @@ static ladle_status mpi_shim_load(const ladle_mpi_shim **out, ladle_error *err) 
   if (env != NULL && *env != '\0') {
     h = try_open(env, why, sizeof why);
   } else {
-    if (own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
+    if (ladle_own_dir(path, sizeof path) && strlen(path) + strlen(lib) < sizeof path) {
       strcat(path, lib);
       h = try_open(path, why, sizeof why);
     }
