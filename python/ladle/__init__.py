@@ -29,6 +29,25 @@ from .spmd import SPMDEngine  # noqa: E402
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # the torch side (issue 20) imports torch, which takes a second or two: only
+    # when asked for
+    if name == "persisted_to_torch":
+        from .torch_interop import persisted_to_torch
+
+        return persisted_to_torch
+    if name == "Loader":
+        from .loader import Loader
+
+        return Loader
+    if name == "workflow":
+        import importlib
+
+        return importlib.import_module(".workflow", __name__)
+    raise AttributeError(f"module 'ladle' has no attribute {name!r}")
+
+
 __all__ = [
     "Column",
     "Device",
@@ -38,11 +57,14 @@ __all__ = [
     "LadleComputeError",
     "LadleError",
     "LadleMemoryError",
+    "Loader",
     "Result",
     "SPMDEngine",
     "UnsupportedError",
     "VersionError",
     "__version__",
     "devices",
+    "persisted_to_torch",
     "use_gpu",
+    "workflow",
 ]

@@ -181,6 +181,8 @@ class Result:
         return self._plan.explain() if self._plan is not None else "(no plan)"
 
     def __repr__(self) -> str:
+        if type(self._native).__name__ == "_Consumed":
+            return "ladle.Result(consumed by ladle.persisted_to_torch)"
         return f"ladle.Result({self.num_rows} rows, {dict(self.schema)})"
 
 

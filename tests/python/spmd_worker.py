@@ -154,6 +154,28 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
         found["allgather_frame"] = {"ok": got.equals(wa), "why": "" if got.equals(wa) else f"{got.shape} vs {wa.shape}"}
     except Exception as e:
         found["allgather_frame"] = {"ok": False, "why": repr(e)}
+    # persisted_to_torch: a sharded result is this rank's rows, unchanged; a replicated
+    # one (a top-k) is cut down to this rank's torch.chunk share of it
+    try:
+        import torch
+
+        res = engine.execute(a.lazy().select("id", "k"))
+        t = ladle.persisted_to_torch(res, engine=engine, ensure_sharded=True)
+        ok = torch.equal(t["id"], torch.from_numpy(a["id"].to_numpy().copy()))
+        why = "" if ok else f"sharded result: ids {t['id'][:5].tolist()}.. vs {a['id'][:5].to_list()}.."
+        if ok:
+            top = QUERIES["top_k"][0]
+            res = engine.execute(top(a.lazy(), b.lazy()))
+            whole = torch.from_numpy(top(wa.lazy(), wb.lazy()).collect()["id"].to_numpy().copy())
+            replicated = not res.sharded
+            t = ladle.persisted_to_torch(res, engine=engine, columns=["id"], ensure_sharded=True)
+            parts = torch.chunk(whole, engine.nranks)
+            want = parts[engine.rank] if engine.rank < len(parts) else whole[:0]
+            ok = replicated and torch.equal(t["id"], want)
+            why = "" if ok else f"replicated={replicated}: {t['id'].tolist()} vs {want.tolist()}"
+        found["persisted_to_torch"] = {"ok": ok, "why": why}
+    except Exception as e:
+        found["persisted_to_torch"] = {"ok": False, "why": repr(e)}
     # explain names the exchanges
     text = engine.explain(a.lazy().group_by("k").agg(pl.col("x").sum()))
     ok = ("EXCHANGE hash" in text) == (engine.nranks > 1)

@@ -115,6 +115,7 @@ def test_mpi_differential(n: int, tmp_path: Path) -> None:
     found = results(tmp_path / "out", n, p)
     assert p.returncode == 0, p.stderr[-3000:]
     check_all(found, n)
+    assert all("persisted_to_torch" in f for f in found)
     if n > 1:  # the rows really were spread: every rank held part of a scan
         assert all(0 < f["scan"]["mine"] < f["scan"]["rows"] for f in found)
 
