@@ -33,10 +33,10 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     # the torch side (issue 20) imports torch, which takes a second or two: only
     # when asked for
-    if name == "persisted_to_torch":
-        from .torch_interop import persisted_to_torch
+    if name in ("persisted_to_torch", "torch_allocator", "torch_allocator_bytes"):
+        from . import torch_interop
 
-        return persisted_to_torch
+        return getattr(torch_interop, name)
     if name == "Loader":
         from .loader import Loader
 
@@ -65,6 +65,8 @@ __all__ = [
     "__version__",
     "devices",
     "persisted_to_torch",
+    "torch_allocator",
+    "torch_allocator_bytes",
     "use_gpu",
     "workflow",
 ]

@@ -126,3 +126,46 @@ def persisted_to_torch(
                 parts = torch.chunk(t, nranks)
                 out[c] = parts[rank] if rank < len(parts) else t[:0]
     return out
+
+
+def _cuda_library() -> str:
+    """The path of ladle's CUDA library, as the engine finds it: $LADLE_CUDA_LIB, else
+    beside this package's extension."""
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("LADLE_CUDA_LIB")
+    path = Path(env) if env else Path(__file__).resolve().parent / "libladle_cuda.so"
+    if not path.is_file():
+        raise LadleError(
+            N.LADLE_EDEVICE,
+            f"ladle.torch_allocator: no CUDA library at {path} (ladle builds libladle_cuda.so "
+            "when nvcc is on PATH at build time; LADLE_CUDA_LIB names another)",
+        )
+    return str(path)
+
+
+def torch_allocator() -> Any:
+    """A torch CUDA allocator over ladle's device memory pool:
+
+        torch.cuda.memory.change_current_allocator(ladle.torch_allocator())
+
+    before torch allocates anything on the GPU. torch's tensors then come from the
+    device's default stream-ordered pool (cudaMallocAsync), the pool ladle's GPU
+    engines allocate from, so one process keeps one pool instead of torch's caching
+    allocator and ladle's each holding memory the other cannot use. torch's memory
+    statistics (memory_allocated and the like) are not kept for a pluggable
+    allocator; ``ladle.torch_allocator_bytes()`` gives (bytes held now, peak)."""
+    import torch
+
+    return torch.cuda.memory.CUDAPluggableAllocator(_cuda_library(), "ladle_torch_malloc", "ladle_torch_free")
+
+
+def torch_allocator_bytes() -> tuple[int, int]:
+    """(bytes torch holds through ladle.torch_allocator() now, the most it held)."""
+    import ctypes
+
+    lib = ctypes.CDLL(_cuda_library())
+    cur, peak = ctypes.c_int64(), ctypes.c_int64()
+    lib.ladle_torch_bytes(ctypes.byref(cur), ctypes.byref(peak))
+    return int(cur.value), int(peak.value)

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../backend.h"
 #include "kernels.h"
@@ -1569,4 +1570,56 @@ LADLE_EXPORT ladle_status ladle_backend_cuda_devices(int abi, ladle_device_info 
   }
   *count = (size_t)n;
   return LADLE_OK;
+}
+
+/* ---- torch's allocator over ladle's pool ------------------------------------
+ * torch.cuda.memory.CUDAPluggableAllocator(<this library>, "ladle_torch_malloc",
+ * "ladle_torch_free") (ladle.torch_allocator() in Python): torch's tensors come from
+ * the device's default memory pool, the one ladle's engines allocate from with the
+ * same release threshold, so one process holds one pool: what a query frees, a
+ * tensor reuses, and the other way round, with no second cache holding memory back.
+ * Allocation and free are ordered on the stream torch gives. */
+static _Atomic int64_t torch_bytes, torch_peak;
+static _Atomic unsigned char torch_pool_set[MAX_DEVICES];
+
+LADLE_EXPORT void *ladle_torch_malloc(ssize_t size, int device, cudaStream_t stream) {
+  if (size < 0 || device < 0 || device >= MAX_DEVICES) return NULL;
+  int cur = -1;
+  if (cudaGetDevice(&cur) != cudaSuccess || (cur != device && cudaSetDevice(device) != cudaSuccess)) {
+    cudaGetLastError();
+    return NULL;
+  }
+  if (!atomic_load(&torch_pool_set[device])) {
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    cudaGetLastError();
+    atomic_store(&torch_pool_set[device], 1);
+  }
+  void *p = NULL;
+  if (cudaMallocAsync(&p, size > 0 ? (size_t)size : 1, stream) != cudaSuccess) {
+    cudaGetLastError(); /* torch reports the out-of-memory itself */
+    p = NULL;
+  } else {
+    int64_t now = atomic_fetch_add(&torch_bytes, (int64_t)size) + (int64_t)size;
+    int64_t peak = atomic_load(&torch_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&torch_peak, &peak, now)) {
+    }
+  }
+  if (cur != device) cudaSetDevice(cur);
+  return p;
+}
+
+LADLE_EXPORT void ladle_torch_free(void *ptr, ssize_t size, int device, cudaStream_t stream) {
+  (void)device;
+  if (ptr == NULL) return;
+  if (cudaFreeAsync(ptr, stream) != cudaSuccess) cudaGetLastError();
+  atomic_fetch_sub(&torch_bytes, (int64_t)size);
+}
+
+/* Bytes torch holds through ladle_torch_malloc now, and the most it held. */
+LADLE_EXPORT void ladle_torch_bytes(int64_t *current, int64_t *peak) {
+  *current = atomic_load(&torch_bytes);
+  *peak = atomic_load(&torch_peak);
 }
