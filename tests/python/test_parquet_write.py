@@ -112,3 +112,37 @@ def test_empty_result_and_unsupported_types(tmp_path: Path, engine) -> None:
     with pytest.raises(ladle.UnsupportedError, match="'n'"):
         res.write_parquet(tmp_path / "null.parquet")
     assert not (tmp_path / "null.parquet").exists()
+
+
+@pytest.mark.parametrize("compression", ["zstd", "uncompressed"])
+def test_large_write_in_parallel(compression: str, tmp_path: Path) -> None:
+    # past 65536 rows the chunks are encoded on the engine's threads, several windows
+    # of them; dictionaries of 4- and 8-byte values (hashed as integers: -0.0 and 0.0
+    # stay apart), one given up on after its first 65536 rows, nulls, lists
+    n = 300_007
+    rng = np.random.default_rng(5)
+    nulls = rng.random(n) < 0.1
+    few = rng.integers(0, 300, n)
+    df = pl.DataFrame({
+        "i32_few": pl.Series(np.where(nulls, None, few).tolist(), dtype=pl.Int32),
+        "i64_few": pl.Series((few * 2**40).tolist(), dtype=pl.Int64),
+        "f32_zero": pl.Series(np.where(few % 2 == 0, 0.0, -0.0).astype(np.float32)),
+        "f64_few": pl.Series((few / 7.0).tolist()),
+        "u16_few": pl.Series(few.astype(np.uint16)),
+        "unique_first": pl.Series(np.where(np.arange(n) < 70_000, np.arange(n), few), dtype=pl.Int64),
+        "s": pl.Series([None if m else f"v{k}" for m, k in zip(nulls, few)]),
+        "ids": pl.Series([list(range(k % 4)) for k in few], dtype=pl.List(pl.Int32)),
+    })
+    engine = ladle.Engine(threads=2)
+    path = tmp_path / "big.parquet"
+    engine.execute(df.lazy()).write_parquet(path, compression=compression, row_group_size=40_000)
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups == 8
+    assert_frame_equal(pl.from_arrow(pq.read_table(path)), df)  # type: ignore[arg-type]
+    assert_frame_equal(pl.scan_parquet(path).collect(engine=engine), df)
+    # -0.0 and 0.0 both survive (a dictionary that merged them would lose a sign)
+    signs = np.signbit(pq.read_table(path).column("f32_zero").to_numpy())
+    assert signs.tolist() == (few % 2 == 1).tolist()
+    enc = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).has_dictionary_page
+           for i in range(meta.num_columns)}
+    assert enc["i32_few"] and enc["i64_few"] and enc["f64_few"]

@@ -1585,7 +1585,8 @@ static _Atomic unsigned char torch_pool_set[MAX_DEVICES];
 LADLE_EXPORT void *ladle_torch_malloc(ssize_t size, int device, cudaStream_t stream) {
   if (size < 0 || device < 0 || device >= MAX_DEVICES) return NULL;
   int cur = -1;
-  if (cudaGetDevice(&cur) != cudaSuccess || (cur != device && cudaSetDevice(device) != cudaSuccess)) {
+  if (cudaGetDevice(&cur) != cudaSuccess ||
+      (cur != device && cudaSetDevice(device) != cudaSuccess)) {
     cudaGetLastError();
     return NULL;
   }

@@ -135,9 +135,11 @@ ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t
 ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t col, const int64_t *sel,
                                      int64_t nsel, bool as_views, ladle_column *out, ladle_error *err);
 
-/* Writes nrows rows of `columns` (one whole column per schema entry). */
+/* Writes nrows rows of `columns` (one whole column per schema entry). The
+ * column chunks are encoded and compressed on `pool`'s threads (NULL: on the
+ * calling thread), a window of them at a time, and written in file order. */
 ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
-                            const char *path, const ladle_parquet_write_opts *opts,
+                            const char *path, const ladle_parquet_write_opts *opts, ladle_pool *pool,
                             ladle_error *err);
 
 /* ------------------------------------------------------------------ codecs */

@@ -82,7 +82,9 @@ static void tw_bin(tw *t, int16_t id, const void *p, int64_t n) {
   bb_uvarint(t->b, (uint64_t)n);
   bb_put(t->b, p, n);
 }
-static void tw_bool(tw *t, int16_t id, bool v) { tw_field(t, id, v ? LADLE_TT_TRUE : LADLE_TT_FALSE); }
+static void tw_bool(tw *t, int16_t id, bool v) {
+  tw_field(t, id, v ? LADLE_TT_TRUE : LADLE_TT_FALSE);
+}
 static void tw_begin(tw *t, int16_t id) {
   tw_field(t, id, LADLE_TT_STRUCT);
   t->last[++t->depth] = 0;
@@ -107,12 +109,12 @@ static void tw_elem_begin(tw *t) { t->last[++t->depth] = 0; }
 
 typedef struct colspec {
   int physical;
-  int converted;   /* -1 none */
-  int logical;     /* LogicalType union id, 0 none */
+  int converted; /* -1 none */
+  int logical;   /* LogicalType union id, 0 none */
   int int_bits;
   bool int_signed;
   bool ts_utc;
-  int ts_unit;     /* 1 millis 2 micros 3 nanos */
+  int ts_unit; /* 1 millis 2 micros 3 nanos */
   bool unsigned_order;
   int type_length; /* FIXED_LEN_BYTE_ARRAY */
   int precision, scale;
@@ -123,7 +125,9 @@ static bool spec_of(ladle_dtype t, colspec *c) {
   memset(c, 0, sizeof *c);
   c->converted = -1;
   switch (t.id) {
-    case LADLE_TYPE_BOOL: c->physical = LADLE_PQ_BOOLEAN; return true;
+    case LADLE_TYPE_BOOL:
+      c->physical = LADLE_PQ_BOOLEAN;
+      return true;
     case LADLE_TYPE_INT8:
     case LADLE_TYPE_INT16:
     case LADLE_TYPE_INT32:
@@ -139,14 +143,25 @@ static bool spec_of(ladle_dtype t, colspec *c) {
       c->int_bits = bits;
       c->int_signed = sign;
       c->unsigned_order = !sign;
-      if (bits != 32 || !sign) c->converted = sign ? (bits == 8 ? 15 : bits == 16 ? 16 : bits == 32 ? 17 : 18)
-                                                   : (bits == 8 ? 11 : bits == 16 ? 12 : bits == 32 ? 13 : 14);
+      if (bits != 32 || !sign)
+        c->converted = sign ? (bits == 8    ? 15
+                               : bits == 16 ? 16
+                               : bits == 32 ? 17
+                                            : 18)
+                            : (bits == 8    ? 11
+                               : bits == 16 ? 12
+                               : bits == 32 ? 13
+                                            : 14);
       if (bits == 64 && sign) c->logical = 0, c->converted = -1;
       if (bits == 32 && sign) c->logical = 0;
       return true;
     }
-    case LADLE_TYPE_FLOAT32: c->physical = LADLE_PQ_FLOAT; return true;
-    case LADLE_TYPE_FLOAT64: c->physical = LADLE_PQ_DOUBLE; return true;
+    case LADLE_TYPE_FLOAT32:
+      c->physical = LADLE_PQ_FLOAT;
+      return true;
+    case LADLE_TYPE_FLOAT64:
+      c->physical = LADLE_PQ_DOUBLE;
+      return true;
     case LADLE_TYPE_STRING:
       c->physical = LADLE_PQ_BYTE_ARRAY;
       c->logical = 1;
@@ -166,7 +181,9 @@ static bool spec_of(ladle_dtype t, colspec *c) {
       if (t.unit != LADLE_TIME_NS) c->converted = t.unit == LADLE_TIME_MS ? 9 : 10;
       if (!c->ts_utc) c->converted = -1; /* converted types imply UTC */
       return true;
-    case LADLE_TYPE_DURATION: c->physical = LADLE_PQ_INT64; return true;
+    case LADLE_TYPE_DURATION:
+      c->physical = LADLE_PQ_INT64;
+      return true;
     case LADLE_TYPE_TIME:
       c->physical = LADLE_PQ_INT64;
       c->logical = 7;
@@ -189,7 +206,8 @@ static bool spec_of(ladle_dtype t, colspec *c) {
       if (t.child == NULL || !spec_of(*t.child, c)) return false;
       c->list = true;
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -255,10 +273,15 @@ static void write_schema_elem(tw *t, const char *name, const colspec *c) {
 
 /* ------------------------------------------------------------ compression */
 
-static ladle_status compress_page(int codec, int level, const bbuf *in, bbuf *out, ladle_error *err) {
+/* *zctx: the chunk's zstd context, made on its first page and reused (making one
+ * per page cost more than compressing a small page); freed by free_zctx. */
+static ladle_status compress_page(int codec, int level, const bbuf *in, bbuf *out, void **zctx,
+                                  ladle_error *err) {
   out->len = 0;
   switch (codec) {
-    case 0: bb_put(out, in->p, in->len); break;
+    case 0:
+      bb_put(out, in->p, in->len);
+      break;
 #ifdef LADLE_HAVE_SNAPPY
     case 1: {
       size_t cap = snappy_max_compressed_length((size_t)in->len);
@@ -285,8 +308,12 @@ static ladle_status compress_page(int codec, int level, const bbuf *in, bbuf *ou
         out->p = p;
         out->cap = (int64_t)cap;
       }
-      size_t n = ZSTD_compress(out->p, cap, in->p, (size_t)in->len, level > 0 ? level : 3);
-      if (ZSTD_isError(n)) return ladle_err_set(err, LADLE_ECOMPUTE, "ZSTD_compress: %s", ZSTD_getErrorName(n));
+      if (*zctx == NULL && (*zctx = ZSTD_createCCtx()) == NULL)
+        return LADLE_OOM(err, "zstd context");
+      size_t n =
+          ZSTD_compressCCtx(*zctx, out->p, cap, in->p, (size_t)in->len, level > 0 ? level : 3);
+      if (ZSTD_isError(n))
+        return ladle_err_set(err, LADLE_ECOMPUTE, "ZSTD_compress: %s", ZSTD_getErrorName(n));
       out->len = (int64_t)n;
       break;
     }
@@ -302,7 +329,8 @@ static ladle_status compress_page(int codec, int level, const bbuf *in, bbuf *ou
       }
       z_stream z;
       memset(&z, 0, sizeof z);
-      if (deflateInit2(&z, level > 0 ? level : 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      if (deflateInit2(&z, level > 0 ? level : 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+          Z_OK)
         return ladle_err_set(err, LADLE_ECOMPUTE, "deflateInit2 failed");
       z.next_in = in->p;
       z.avail_in = (uInt)in->len;
@@ -330,18 +358,32 @@ static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec
     case LADLE_PQ_INT32: {
       int32_t v = 0;
       switch (c->type.id) {
-        case LADLE_TYPE_INT8: v = ((const int8_t *)c->values)[i]; break;
-        case LADLE_TYPE_INT16: v = ((const int16_t *)c->values)[i]; break;
-        case LADLE_TYPE_UINT8: v = ((const uint8_t *)c->values)[i]; break;
-        case LADLE_TYPE_UINT16: v = ((const uint16_t *)c->values)[i]; break;
-        default: memcpy(&v, (const char *)c->values + 4 * i, 4); break;
+        case LADLE_TYPE_INT8:
+          v = ((const int8_t *)c->values)[i];
+          break;
+        case LADLE_TYPE_INT16:
+          v = ((const int16_t *)c->values)[i];
+          break;
+        case LADLE_TYPE_UINT8:
+          v = ((const uint8_t *)c->values)[i];
+          break;
+        case LADLE_TYPE_UINT16:
+          v = ((const uint16_t *)c->values)[i];
+          break;
+        default:
+          memcpy(&v, (const char *)c->values + 4 * i, 4);
+          break;
       }
       bb_put(b, &v, 4);
       break;
     }
     case LADLE_PQ_INT64:
-    case LADLE_PQ_DOUBLE: bb_put(b, (const char *)c->values + 8 * i, 8); break;
-    case LADLE_PQ_FLOAT: bb_put(b, (const char *)c->values + 4 * i, 4); break;
+    case LADLE_PQ_DOUBLE:
+      bb_put(b, (const char *)c->values + 8 * i, 8);
+      break;
+    case LADLE_PQ_FLOAT:
+      bb_put(b, (const char *)c->values + 4 * i, 4);
+      break;
     case LADLE_PQ_FIXED_LEN_BYTE_ARRAY: { /* DECIMAL: little-endian int128 to big-endian */
       const uint8_t *v = (const uint8_t *)c->values + 16 * i;
       uint8_t be[16];
@@ -355,7 +397,24 @@ static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec
       bb_put(b, ladle_str_ptr(c, i), len);
       break;
     }
-    default: break;
+    default:
+      break;
+  }
+}
+
+/* Whether plain_value writes a value's bytes as they lie in memory. */
+static bool plain_is_memory(const ladle_column *c, const colspec *s) {
+  if (ladle_type_is_varlen(c->type.id) || c->type.id == LADLE_TYPE_BOOL) return false;
+  size_t w = ladle_type_width(c->type.id);
+  switch (s->physical) {
+    case LADLE_PQ_INT32:
+    case LADLE_PQ_FLOAT:
+      return w == 4;
+    case LADLE_PQ_INT64:
+    case LADLE_PQ_DOUBLE:
+      return w == 8;
+    default:
+      return false;
   }
 }
 
@@ -363,37 +422,50 @@ static void plain_value(bbuf *b, const ladle_column *c, int64_t i, const colspec
 static int cmp_values(const ladle_column *c, int64_t i, int64_t j) {
   switch (c->type.id) {
     case LADLE_TYPE_STRING:
-    case LADLE_TYPE_BINARY: return ladle_str_cmp(c, i, c, j);
+    case LADLE_TYPE_BINARY:
+      return ladle_str_cmp(c, i, c, j);
     case LADLE_TYPE_DECIMAL: {
       __int128 a, b;
       memcpy(&a, (const char *)c->values + 16 * i, 16);
       memcpy(&b, (const char *)c->values + 16 * j, 16);
       return a < b ? -1 : a > b;
     }
-#define CMP(T)                                              \
-  {                                                         \
+#define CMP(T)                                                      \
+  {                                                                 \
     T a = ((const T *)c->values)[i], b = ((const T *)c->values)[j]; \
-    return a < b ? -1 : a > b;                              \
+    return a < b ? -1 : a > b;                                      \
   }
     case LADLE_TYPE_BOOL:
-    case LADLE_TYPE_UINT8: CMP(uint8_t)
-    case LADLE_TYPE_INT8: CMP(int8_t)
-    case LADLE_TYPE_INT16: CMP(int16_t)
-    case LADLE_TYPE_UINT16: CMP(uint16_t)
+    case LADLE_TYPE_UINT8:
+      CMP(uint8_t)
+    case LADLE_TYPE_INT8:
+      CMP(int8_t)
+    case LADLE_TYPE_INT16:
+      CMP(int16_t)
+    case LADLE_TYPE_UINT16:
+      CMP(uint16_t)
     case LADLE_TYPE_INT32:
-    case LADLE_TYPE_DATE: CMP(int32_t)
-    case LADLE_TYPE_UINT32: CMP(uint32_t)
-    case LADLE_TYPE_UINT64: CMP(uint64_t)
-    case LADLE_TYPE_FLOAT32: CMP(float)
-    case LADLE_TYPE_FLOAT64: CMP(double)
-    default: CMP(int64_t)
+    case LADLE_TYPE_DATE:
+      CMP(int32_t)
+    case LADLE_TYPE_UINT32:
+      CMP(uint32_t)
+    case LADLE_TYPE_UINT64:
+      CMP(uint64_t)
+    case LADLE_TYPE_FLOAT32:
+      CMP(float)
+    case LADLE_TYPE_FLOAT64:
+      CMP(double)
+    default:
+      CMP(int64_t)
 #undef CMP
   }
 }
 
 static bool is_nan(const ladle_column *c, int64_t i) {
-  if (c->type.id == LADLE_TYPE_FLOAT32) return ((const float *)c->values)[i] != ((const float *)c->values)[i];
-  if (c->type.id == LADLE_TYPE_FLOAT64) return ((const double *)c->values)[i] != ((const double *)c->values)[i];
+  if (c->type.id == LADLE_TYPE_FLOAT32)
+    return ((const float *)c->values)[i] != ((const float *)c->values)[i];
+  if (c->type.id == LADLE_TYPE_FLOAT64)
+    return ((const double *)c->values)[i] != ((const double *)c->values)[i];
   return false;
 }
 
@@ -414,7 +486,8 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
                        int64_t *nentries, ladle_error *err, ladle_status *st) {
   int64_t n = c->length, cap = 16;
   while (cap < max_entries * 2) cap <<= 1;
-  int64_t *slots = malloc((size_t)cap * sizeof *slots), *fr = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *fr);
+  int64_t *slots = malloc((size_t)cap * sizeof *slots),
+          *fr = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *fr);
   if (slots == NULL || fr == NULL) {
     free(slots);
     free(fr);
@@ -424,7 +497,71 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
   for (int64_t k = 0; k < cap; k++) slots[k] = -1;
   int64_t ne = 0;
   bool ok = true;
+  size_t w = ladle_type_is_varlen(c->type.id) ? 0 : ladle_type_width(c->type.id);
+  if (w == 4 || w == 8) {
+    /* fixed 4- and 8-byte values: hashed and compared as integers (their bits:
+     * -0.0 and 0.0 stay two entries, as the byte comparison below keeps them) */
+    uint64_t *keys = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *keys);
+    if (keys == NULL) {
+      free(slots);
+      free(fr);
+      *st = LADLE_OOM(err, "dictionary");
+      return false;
+    }
+    int shift = 64;
+    for (int64_t k = cap; k > 1; k >>= 1) shift--;
+    for (int64_t i = 0; i < n; i++) {
+      if ((i & 65535) == 65535 && ne * 2 > i) {
+        ok = false;
+        break;
+      }
+      if (!ladle_column_valid(c, i)) continue;
+      uint64_t v;
+      if (w == 4) {
+        uint32_t u;
+        memcpy(&u, (const char *)c->values + 4 * i, 4);
+        v = u;
+      } else {
+        memcpy(&v, (const char *)c->values + 8 * i, 8);
+      }
+      uint64_t sl = shift >= 64 ? 0 : (v * 0x9E3779B97F4A7C15ull) >> shift;
+      for (;; sl = (sl + 1) & (uint64_t)(cap - 1)) {
+        int64_t e = slots[sl];
+        if (e < 0) {
+          if (ne == max_entries) {
+            ok = false;
+            break;
+          }
+          slots[sl] = ne;
+          keys[ne] = v;
+          fr[ne] = i;
+          ids[i] = (uint32_t)ne++;
+          break;
+        }
+        if (keys[e] == v) {
+          ids[i] = (uint32_t)e;
+          break;
+        }
+      }
+      if (!ok) break;
+    }
+    free(keys);
+    free(slots);
+    if (!ok) {
+      free(fr);
+      return false;
+    }
+    *first = fr;
+    *nentries = ne;
+    return true;
+  }
   for (int64_t i = 0; i < n && ok; i++) {
+    /* a column whose first rows are mostly distinct values is written plain: the
+     * check every 65536 rows spares hashing half of it before giving up */
+    if ((i & 65535) == 65535 && ne * 2 > i) {
+      ok = false;
+      break;
+    }
     if (!ladle_column_valid(c, i)) continue;
     int64_t len;
     const uint8_t *key = key_of(c, i, &len);
@@ -468,9 +605,18 @@ typedef struct chunk_out {
 } chunk_out;
 
 /* Appends a page (header + compressed body) to the file buffer. */
-static ladle_status put_page(bbuf *file, int type, const bbuf *body, int codec, int level, int64_t num_values,
-                             int encoding, bbuf *scratch, chunk_out *co, ladle_error *err) {
-  LADLE_RETURN_NOT_OK(compress_page(codec, level, body, scratch, err));
+static void free_zctx(void *zctx) {
+#ifdef LADLE_HAVE_ZSTD
+  if (zctx != NULL) ZSTD_freeCCtx(zctx);
+#else
+  (void)zctx;
+#endif
+}
+
+static ladle_status put_page(bbuf *file, int type, const bbuf *body, int codec, int level,
+                             int64_t num_values, int encoding, bbuf *scratch, void **zctx,
+                             chunk_out *co, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(compress_page(codec, level, body, scratch, zctx, err));
   bbuf hdr = {0};
   tw t = {&hdr, {0}, 0};
   tw_i32(&t, 1, type);
@@ -543,8 +689,8 @@ static void put_level_array(bbuf *b, const uint8_t *levels, int64_t a, int64_t n
 /* The list rows of c as slots (one per element, and one for each null or
  * empty list) with their levels: rep 0 starts a row; def 0 null list, 1 empty
  * list, 2 null element, 3 element. */
-static ladle_status list_slots(const ladle_column *c, ladle_column *slots, uint8_t **reps, uint8_t **defs,
-                               ladle_error *err) {
+static ladle_status list_slots(const ladle_column *c, ladle_column *slots, uint8_t **reps,
+                               uint8_t **defs, ladle_error *err) {
   const int64_t *off = c->values;
   int64_t n = 0;
   for (int64_t r = 0; r < c->length; r++) n += LADLE_MAX(off[r + 1] - off[r], 1);
@@ -586,7 +732,8 @@ static ladle_status list_slots(const ladle_column *c, ladle_column *slots, uint8
 /* A column chunk; for a list, c holds its slots and reps/defs their levels. */
 static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c, const colspec *s,
                                 const uint8_t *reps, const uint8_t *defs,
-                                const ladle_parquet_write_opts *o, chunk_out *co, ladle_error *err) {
+                                const ladle_parquet_write_opts *o, chunk_out *co,
+                                ladle_error *err) {
   int64_t n = c->length;
   co->num_values = n;
   co->dict_offset = -1;
@@ -635,11 +782,13 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
     }
   }
   bbuf body = {0}, scratch = {0};
+  void *zctx = NULL;
   if (ids != NULL) {
     co->dict = true;
     co->dict_offset = base + file->len;
     for (int64_t k = 0; k < nentries; k++) plain_value(&body, c, first[k], s);
-    st = put_page(file, 2, &body, o->codec, o->compression_level, nentries, 0, &scratch, co, err);
+    st = put_page(file, 2, &body, o->codec, o->compression_level, nentries, 0, &scratch, &zctx, co,
+                  err);
   }
   co->data_offset = base + file->len;
   int bw = 0;
@@ -664,14 +813,22 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
       bb_uvarint(&body, (uint64_t)groups << 1 | 1);
       int64_t bytes = groups * bw, start = body.len;
       for (int64_t k = 0; k < bytes; k++) bb_byte(&body, 0);
-      int64_t k = 0;
-      for (int64_t i = 0; i < m && !body.oom; i++) {
-        if (!ladle_column_valid(c, a + i)) continue;
-        uint32_t v = ids[a + i];
-        for (int bit = 0; bit < bw; bit++, v >>= 1)
-          if (v & 1) body.p[start + (k * bw + bit) / 8] |= (uint8_t)(1u << ((k * bw + bit) % 8));
-        k++;
+      /* little-endian bit packing through a 64-bit accumulator */
+      uint64_t acc = 0;
+      int have = 0;
+      uint8_t *dst = body.oom ? NULL : body.p + start;
+      const bool dense = c->null_count == 0;
+      for (int64_t i = 0; i < m && dst != NULL; i++) {
+        if (!dense && !ladle_column_valid(c, a + i)) continue;
+        acc |= (uint64_t)ids[a + i] << have;
+        have += bw;
+        while (have >= 8) {
+          *dst++ = (uint8_t)acc;
+          acc >>= 8;
+          have -= 8;
+        }
       }
+      if (dst != NULL && have > 0) *dst = (uint8_t)acc;
     } else if (c->type.id == LADLE_TYPE_BOOL) {
       uint8_t byte = 0;
       int bits = 0;
@@ -685,23 +842,67 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
         }
       }
       if (bits) bb_byte(&body, byte);
+    } else if (c->null_count == 0 && plain_is_memory(c, s)) {
+      int64_t w = (int64_t)ladle_type_width(c->type.id); /* the values as they lie */
+      bb_put(&body, (const char *)c->values + w * a, w * m);
     } else {
       for (int64_t i = 0; i < m; i++)
         if (ladle_column_valid(c, a + i)) plain_value(&body, c, a + i, s);
     }
     if (body.oom) st = LADLE_OOM(err, "parquet page");
-    if (st == LADLE_OK) st = put_page(file, 0, &body, o->codec, o->compression_level, m, ids ? 8 : 0, &scratch, co, err);
+    if (st == LADLE_OK)
+      st = put_page(file, 0, &body, o->codec, o->compression_level, m, ids ? 8 : 0, &scratch, &zctx,
+                    co, err);
     if (n == 0) break;
   }
   free(body.p);
   free(scratch.p);
+  free_zctx(zctx);
   free(ids);
   free(first);
   return st;
 }
 
+/* One column chunk of the file, encoded on its own (offsets relative to the
+ * chunk's start until it is placed). */
+typedef struct chunk_job {
+  const ladle_schema *schema;
+  const ladle_column *columns;
+  const colspec *specs;
+  const ladle_parquet_write_opts *o;
+  chunk_out *outs; /* every chunk's metadata, [group * ncols + col] */
+  bbuf *bufs;      /* the window's encoded chunks */
+  int64_t first;   /* the window's first chunk */
+  int64_t nrows;
+} chunk_job;
+
+static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
+  chunk_job *j = ctx;
+  int64_t idx = j->first + (int64_t)k, ncols = (int64_t)j->schema->n;
+  int64_t g = idx / ncols, i = idx % ncols;
+  int64_t a = g * j->o->row_group_size, m = LADLE_MIN(j->o->row_group_size, j->nrows - a);
+  ladle_column part;
+  LADLE_RETURN_NOT_OK(ladle_column_slice(&j->columns[i], a, m, &part, err));
+  ladle_status st = LADLE_OK;
+  uint8_t *reps = NULL, *defs = NULL;
+  if (j->specs[i].list) {
+    ladle_column slots;
+    st = list_slots(&part, &slots, &reps, &defs, err);
+    ladle_column_release(&part);
+    part = slots;
+    if (st != LADLE_OK) memset(&part, 0, sizeof part);
+  }
+  if (st == LADLE_OK)
+    st = write_chunk(&j->bufs[k], 0, &part, &j->specs[i], reps, defs, j->o, &j->outs[idx], err);
+  free(reps);
+  free(defs);
+  ladle_column_release(&part);
+  return st;
+}
+
 ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
-                            const char *path, const ladle_parquet_write_opts *opts, ladle_error *err) {
+                            const char *path, const ladle_parquet_write_opts *opts,
+                            ladle_pool *pool, ladle_error *err) {
   ladle_parquet_write_opts o = *opts;
   if (o.row_group_size <= 0) o.row_group_size = 512 * 512;
   colspec *specs = calloc(LADLE_MAX(schema->n, 1), sizeof *specs);
@@ -710,7 +911,8 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
     if (!spec_of(schema->types[i], &specs[i])) {
       char b1[64];
       free(specs);
-      return ladle_err_set(err, LADLE_ENOTSUP, "write_parquet: column '%s' of type %s cannot be written yet",
+      return ladle_err_set(err, LADLE_ENOTSUP,
+                           "write_parquet: column '%s' of type %s cannot be written yet",
                            schema->names[i], ladle_dtype_name(schema->types[i], b1, sizeof b1));
     }
   }
@@ -721,37 +923,44 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
   }
   ladle_status st = LADLE_OK;
   int64_t pos = 4, ngroups = nrows == 0 ? 1 : (nrows + o.row_group_size - 1) / o.row_group_size;
-  chunk_out *outs = calloc((size_t)LADLE_MAX(ngroups * (int64_t)schema->n, 1), sizeof *outs);
+  int64_t ncols = (int64_t)schema->n, nchunks = ngroups * ncols;
+  chunk_out *outs = calloc((size_t)LADLE_MAX(nchunks, 1), sizeof *outs);
   int64_t *rg_rows = calloc((size_t)ngroups, sizeof *rg_rows);
-  if (outs == NULL || rg_rows == NULL) st = LADLE_OOM(err, "parquet writer");
-  if (st == LADLE_OK && fwrite("PAR1", 1, 4, fp) != 4) st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
-  for (int64_t g = 0; st == LADLE_OK && g < ngroups; g++) {
-    int64_t a = g * o.row_group_size, m = LADLE_MIN(o.row_group_size, nrows - a);
-    rg_rows[g] = m;
-    for (size_t i = 0; st == LADLE_OK && i < schema->n; i++) {
-      ladle_column part;
-      st = ladle_column_slice(&columns[i], a, m, &part, err);
-      if (st != LADLE_OK) break;
-      bbuf file = {0};
-      chunk_out *co = &outs[g * (int64_t)schema->n + (int64_t)i];
-      uint8_t *reps = NULL, *defs = NULL;
-      if (specs[i].list) {
-        ladle_column slots;
-        st = list_slots(&part, &slots, &reps, &defs, err);
-        ladle_column_release(&part);
-        part = slots;
-        if (st != LADLE_OK) memset(&part, 0, sizeof part);
+  /* chunks are encoded (statistics, dictionary, pages, compression) in parallel,
+   * a window of them at a time so that what waits to be written stays bounded, and
+   * written in file order */
+  int threads = pool != NULL ? ladle_pool_threads(pool) : 1;
+  int64_t window = LADLE_MAX(LADLE_MIN(nchunks, (int64_t)threads * 4), 1);
+  bbuf *bufs = calloc((size_t)window, sizeof *bufs);
+  if (outs == NULL || rg_rows == NULL || bufs == NULL) st = LADLE_OOM(err, "parquet writer");
+  for (int64_t g = 0; st == LADLE_OK && g < ngroups; g++)
+    rg_rows[g] = LADLE_MIN(o.row_group_size, nrows - g * o.row_group_size);
+  if (st == LADLE_OK && fwrite("PAR1", 1, 4, fp) != 4)
+    st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
+  chunk_job job = {schema, columns, specs, &o, outs, bufs, 0, nrows};
+  for (int64_t first = 0; st == LADLE_OK && first < nchunks; first += window) {
+    int64_t n = LADLE_MIN(window, nchunks - first);
+    job.first = first;
+    if (pool != NULL && n > 1) {
+      st = ladle_pool_run(pool, (size_t)n, encode_chunk, &job, err);
+    } else {
+      for (int64_t k = 0; st == LADLE_OK && k < n; k++) st = encode_chunk(&job, (size_t)k, err);
+    }
+    for (int64_t k = 0; k < n; k++) {
+      bbuf *b = &bufs[k];
+      chunk_out *co = &outs[first + k];
+      if (st == LADLE_OK) {
+        if (co->dict) co->dict_offset += pos;
+        co->data_offset += pos;
+        if (b->len > 0 && fwrite(b->p, 1, (size_t)b->len, fp) != (size_t)b->len)
+          st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
+        pos += b->len;
       }
-      if (st == LADLE_OK) st = write_chunk(&file, pos, &part, &specs[i], reps, defs, &o, co, err);
-      free(reps);
-      free(defs);
-      if (st == LADLE_OK && file.len > 0 && fwrite(file.p, 1, (size_t)file.len, fp) != (size_t)file.len)
-        st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
-      pos += file.len;
-      free(file.p);
-      ladle_column_release(&part);
+      free(b->p);
+      memset(b, 0, sizeof *b);
     }
   }
+  free(bufs);
   /* the footer */
   bbuf foot = {0};
   if (st == LADLE_OK) {
@@ -779,8 +988,8 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
         tw_begin(&t, 3);
         tw_i32(&t, 1, specs[i].physical);
         tw_list(&t, 2, LADLE_TT_I32, co->dict ? 3 : 2);
-        bb_uvarint(&foot, (uint64_t)(0 << 1)); /* PLAIN */
-        bb_uvarint(&foot, (uint64_t)(3 << 1)); /* RLE */
+        bb_uvarint(&foot, (uint64_t)(0 << 1));               /* PLAIN */
+        bb_uvarint(&foot, (uint64_t)(3 << 1));               /* RLE */
         if (co->dict) bb_uvarint(&foot, (uint64_t)(8 << 1)); /* RLE_DICTIONARY */
         tw_list(&t, 3, LADLE_TT_BINARY, specs[i].list ? 3 : 1);
         bb_uvarint(&foot, strlen(schema->names[i]));
@@ -826,13 +1035,20 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
     if (foot.oom) st = LADLE_OOM(err, "parquet footer");
   }
   if (st == LADLE_OK) {
-    uint8_t tail[8] = {(uint8_t)foot.len, (uint8_t)(foot.len >> 8), (uint8_t)(foot.len >> 16),
-                       (uint8_t)(foot.len >> 24), 'P', 'A', 'R', '1'};
+    uint8_t tail[8] = {(uint8_t)foot.len,
+                       (uint8_t)(foot.len >> 8),
+                       (uint8_t)(foot.len >> 16),
+                       (uint8_t)(foot.len >> 24),
+                       'P',
+                       'A',
+                       'R',
+                       '1'};
     if (fwrite(foot.p, 1, (size_t)foot.len, fp) != (size_t)foot.len || fwrite(tail, 1, 8, fp) != 8)
       st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
   }
-  if (fclose(fp) != 0 && st == LADLE_OK) st = ladle_err_set(err, LADLE_EIO, "%s: close failed", path);
-  for (int64_t k = 0; outs && k < ngroups * (int64_t)schema->n; k++) {
+  if (fclose(fp) != 0 && st == LADLE_OK)
+    st = ladle_err_set(err, LADLE_EIO, "%s: close failed", path);
+  for (int64_t k = 0; outs && k < nchunks; k++) {
     free(outs[k].min.p);
     free(outs[k].max.p);
   }
