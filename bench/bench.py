@@ -188,7 +188,7 @@ def run_join(b: Bench) -> None:
 
 def run_etl(b: Bench) -> None:
     import etl
-    from demo import generate
+    from demo import frames as generate
 
     t = time.perf_counter()
     ratings, movies = generate(b.args.etl_rows)

@@ -1,4 +1,4 @@
-"""The training-data ETL of `make demo` (examples/demo.py) as benchmark steps:
+"""The feature-engineering ETL the first `make demo` ran (examples/demo.py now runs the
 per-user features, a per-movie target encoding, both joined back with the movie
 genres, a hash-seeded global shuffle, normalization with global mean/std and a
 clip, and the handoff of the normalized columns to torch tensors.

@@ -245,6 +245,7 @@ def main() -> int:
     ap.add_argument("--max-steps", type=int, default=0, help="steps per epoch at most (0: all)")
     ap.add_argument("--files-per-rank", type=int, default=2)
     ap.add_argument("--no-baseline", action="store_true", help="skip the Polars + DataLoader baseline")
+    ap.add_argument("--etl-only", action="store_true", help="stop after the ETL (no training)")
     args = ap.parse_args()
     os.environ["POLARS_MAX_THREADS"] = str(args.threads)  # before polars is imported
 
@@ -314,6 +315,9 @@ def main() -> int:
         print(f"{'ETL total':34s} {total_l:8.2f}s {total_b:8.2f}s {total_l / total_b:7.2f} {rows / total_l:14,.0f}")
     print()
 
+    if args.etl_only:
+        (out / "demo.json").write_text(json.dumps(report, indent=1, default=str))
+        return 0
     runs = {"ladle.Loader": train(out / "ladle", "ladle", ranks, args.epochs, args.gpus, args.batch_size,
                                   args.max_steps)}
     if not args.no_baseline:

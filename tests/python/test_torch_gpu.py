@@ -46,10 +46,15 @@ def test_persisted_to_torch_on_the_gpu(gpu: ladle.Engine) -> None:
     lf = df.lazy().select((pl.col("x") * 2).alias("y"), (pl.col("k") + 1).alias("j"), (pl.col("f") > 0).alias("b"))
     res = gpu.execute(lf)
     assert res.device == "cuda:0"
-    # the same buffer twice: a computed column is handed out as it lies
+    # a computed column is handed out as it lies: a DLPack export of it, dropped, then
+    # persisted_to_torch give the same address (an export while another tensor still
+    # shares the buffer copies it, so that the two cannot write into each other)
     first = torch.from_dlpack(res.column("y"))
+    where = first.data_ptr()
+    del first
+    torch.cuda.synchronize()
     got = ladle.persisted_to_torch(res)
-    assert got["y"].device.type == "cuda" and got["y"].data_ptr() == first.data_ptr()
+    assert got["y"].device.type == "cuda" and got["y"].data_ptr() == where
     want = lf.collect()
     for c in want.columns:
         assert torch.equal(got[c].cpu(), torch.from_numpy(want[c].to_numpy().copy())), c
