@@ -183,6 +183,9 @@ def main() -> int:
         t0 = time.perf_counter()
         total, steps, rows = 0.0, 0, 0
         wait = 0.0
+        # a progress line on rank 0 when stderr is a terminal
+        tty = rank == 0 and sys.stderr.isatty()
+        planned = len(loader) if not args.max_steps else min(len(loader), args.max_steps)
         it = iter(loader)
         while True:
             tw = time.perf_counter()
@@ -199,11 +202,17 @@ def main() -> int:
             total += float(loss.detach())
             steps += 1
             rows += y.numel()
+            if tty and steps % 10 == 0:
+                sys.stderr.write(f"\r  [train {args.loader}] epoch {epoch}: step {steps}/{planned} "
+                                 f"loss {total / steps:.4f} {time.perf_counter() - t0:6.1f} s")
+                sys.stderr.flush()
             if args.max_steps and steps >= args.max_steps:
                 break
         if gpu:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
+        if tty:
+            sys.stderr.write("\r" + " " * 100 + "\r")
         counts = torch.tensor([steps, rows], dtype=torch.int64, device=device)
         dist.all_reduce(counts)
         rec: dict[str, Any] = {"epoch": epoch, "seconds": seconds, "steps": steps, "waited": wait,
