@@ -24,7 +24,10 @@ static ladle_table *rank_table(int r, int ranks, int64_t morsel) {
   int64_t *k = malloc((size_t)n * 8), *x = malloc((size_t)n * 8);
   uint8_t *kv = malloc((size_t)n);
   const char **s = malloc((size_t)n * sizeof *s);
-  static char names[37][8];
+  /* each call its own names (make_table copies the bytes): the ranks build their
+   * tables at once, and a shared static buffer being written by one while another
+   * read it gave a rank empty strings now and then */
+  char names[37][8];
   for (int i = 0; i < 37; i++) snprintf(names[i], sizeof names[i], "s%02d", i);
   for (int64_t i = 0; i < n; i++) {
     int64_t g = from + i; /* the row's number in the job */
