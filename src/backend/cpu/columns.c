@@ -4,15 +4,6 @@
  * thread's current resource while it runs (what every host allocation reads). */
 #include "cpu.h"
 
-/* Runs `call` with ctx->mr as the thread's resource (when it has one). */
-#define WITH_MR(ctx, call)                                                      \
-  do {                                                                          \
-    ladle_mr *was__ = ladle_mr_set((ctx)->mr ? (ctx)->mr : ladle_mr_current()); \
-    ladle_status st__ = (call);                                                 \
-    ladle_mr_set(was__);                                                        \
-    return st__;                                                                \
-  } while (0)
-
 ladle_status ladle_cpu_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                                  ladle_error *err) {
   LADLE_UNUSED(ctx);

@@ -7,6 +7,17 @@
 
 #include "../backend.h"
 
+/* Runs `call` with ctx->mr as the thread's resource (when it has one) and
+ * returns its status: what a kernel table entry does around its work, so that
+ * every host allocation inside it reads the engine's resource. */
+#define WITH_MR(ctx, call)                                                      \
+  do {                                                                          \
+    ladle_mr *was__ = ladle_mr_set((ctx)->mr ? (ctx)->mr : ladle_mr_current()); \
+    ladle_status st__ = (call);                                                 \
+    ladle_mr_set(was__);                                                        \
+    return st__;                                                                \
+  } while (0)
+
 /* Calls M(T, ...) with the C type of a physical class. BOOL is uint8_t. */
 #define LADLE_DISPATCH_NUM(phys, M, ...) \
   switch (phys) {                        \

@@ -11,16 +11,6 @@
  * output and scratch come from ctx->mr (made the thread's resource). */
 #include "cpu.h"
 
-/* Runs `call` with ctx->mr as the thread's resource (when it has one); as
- * columns.c's entries do. */
-#define WITH_MR(ctx, call)                                                      \
-  do {                                                                          \
-    ladle_mr *was__ = ladle_mr_set((ctx)->mr ? (ctx)->mr : ladle_mr_current()); \
-    ladle_status st__ = (call);                                                 \
-    ladle_mr_set(was__);                                                        \
-    return st__;                                                                \
-  } while (0)
-
 typedef unsigned __int128 ladle_u128;
 
 /* Rows hashed a chunk at a time, key by key, in a block's local array. */

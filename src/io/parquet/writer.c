@@ -480,6 +480,14 @@ static const uint8_t *key_of(const ladle_column *c, int64_t i, int64_t *len) {
   return (const uint8_t *)c->values + (int64_t)w * i;
 }
 
+/* Whether a dictionary built over the first i rows, with ne entries so far,
+ * is given up on: checked every 65536 rows, a column whose values so far are
+ * mostly distinct is written plain (it would spare little, and hashing half of
+ * it first costs). */
+static inline bool dict_gives_up(int64_t i, int64_t ne) {
+  return (i & 65535) == 65535 && ne * 2 > i;
+}
+
 /* Dictionary of the non-null values: ids[i] for each row, first row of each entry.
  * Gives up (returns false) past max_entries. */
 static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids, int64_t **first,
@@ -511,7 +519,7 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
     int shift = 64;
     for (int64_t k = cap; k > 1; k >>= 1) shift--;
     for (int64_t i = 0; i < n; i++) {
-      if ((i & 65535) == 65535 && ne * 2 > i) {
+      if (dict_gives_up(i, ne)) {
         ok = false;
         break;
       }
@@ -556,9 +564,7 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
     return true;
   }
   for (int64_t i = 0; i < n && ok; i++) {
-    /* a column whose first rows are mostly distinct values is written plain: the
-     * check every 65536 rows spares hashing half of it before giving up */
-    if ((i & 65535) == 65535 && ne * 2 > i) {
+    if (dict_gives_up(i, ne)) {
       ok = false;
       break;
     }
