@@ -283,6 +283,10 @@ typedef enum ladle_func {
   LADLE_FN_DT_ORDINAL_DAY, /* 1 .. 366 */
   LADLE_FN_DT_TRUNCATE,    /* 1; opts.str = "1d" or "1mo" */
   LADLE_FN_LOG1P,          /* 1: ln(1 + x), exact near 0 */
+  LADLE_FN_STR_SPLIT,      /* 1; opts.str = separator ("": into characters): a LIST of STRING */
+  LADLE_FN_LIST_LEN,       /* 1: a LIST's element count, UInt32 */
+  LADLE_FN_LIST_SLICE,     /* 1; opts.i64 = offset (< 0: from the end), opts.i64b = length
+                              (< 0: to the end), Polars' slice window per list */
   LADLE_FN_COUNT_
 } ladle_func;
 
@@ -322,6 +326,7 @@ typedef enum ladle_agg_op {
   LADLE_AGG_ARG_MAX,
   LADLE_AGG_ANY,
   LADLE_AGG_ALL,
+  LADLE_AGG_IMPLODE, /* the group's values as one LIST, in row order (a flat type) */
   LADLE_AGG_COUNT_
 } ladle_agg_op;
 
@@ -620,6 +625,15 @@ LADLE_API ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *
 /* Prepends a UInt32 row index column counting from `offset`. */
 LADLE_API ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t offset,
                                             ladle_plan **out_plan, ladle_error *err);
+
+/* Unnests the LIST columns `names` (ncols >= 1, whose lists hold as many
+ * elements row by row): a row per element, the other columns repeated.
+ * A null list gives one row of nulls when keep_nulls, else none; an empty list
+ * one row of nulls when empty_as_null, else none (Polars' explode). Lists of
+ * different lengths on one row fail at execution with LADLE_ECOMPUTE. */
+LADLE_API ladle_status ladle_plan_explode(ladle_plan *input, size_t ncols, const char *const *names,
+                                          bool empty_as_null, bool keep_nulls,
+                                          ladle_plan **out_plan, ladle_error *err);
 
 /* The output schema of a plan node. Names stay valid while the plan lives. */
 LADLE_API size_t ladle_plan_num_columns(const ladle_plan *plan);

@@ -1725,6 +1725,26 @@ static PyObject *py_row_index(PyObject *m, PyObject *args) {
   FINISH_PLAN(ladle_plan_row_index(p, name, off, &out, &err));
 }
 
+static PyObject *py_explode(PyObject *m, PyObject *args) {
+  PyObject *po, *no;
+  int empty_as_null, keep_nulls;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OOpp", &po, &no, &empty_as_null, &keep_nulls) || !get_plan(po, &p))
+    return NULL;
+  Py_ssize_t n;
+  const char **names = str_list(no, &n);
+  if (names == NULL) {
+    ladle_plan_destroy(p);
+    return NULL;
+  }
+  ladle_error err;
+  ladle_plan *out = NULL;
+  ladle_status st = ladle_plan_explode(p, (size_t)n, names, empty_as_null, keep_nulls, &out, &err);
+  free(names);
+  if (st != LADLE_OK) return raise_err(st, &err);
+  return wrap_plan(out);
+}
+
 static PyObject *py_view_only_columns(PyObject *self, PyObject *args) {
   (void)self;
   (void)args;
@@ -1813,6 +1833,7 @@ static PyMethodDef module_methods[] = {
     {"rename", py_rename, METH_VARARGS, "rename(plan, [old], [new])"},
     {"drop", py_drop, METH_VARARGS, "drop(plan, [names])"},
     {"row_index", py_row_index, METH_VARARGS, "row_index(plan, name, offset)"},
+    {"explode", py_explode, METH_VARARGS, "explode(plan, [names], empty_as_null, keep_nulls)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {
@@ -1850,10 +1871,11 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_FN_DT_YEAR) || C(LADLE_FN_DT_MONTH) || C(LADLE_FN_DT_DAY) || C(LADLE_FN_DT_HOUR) ||
       C(LADLE_FN_DT_MINUTE) || C(LADLE_FN_DT_SECOND) || C(LADLE_FN_DT_WEEKDAY) ||
       C(LADLE_FN_DT_ORDINAL_DAY) || C(LADLE_FN_DT_TRUNCATE) || C(LADLE_FN_LOG1P) ||
-      C(LADLE_AGG_SUM) || C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) || C(LADLE_AGG_MAX) ||
-      C(LADLE_AGG_COUNT) || C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) || C(LADLE_AGG_N_UNIQUE) ||
-      C(LADLE_AGG_FIRST) || C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) || C(LADLE_AGG_VAR) ||
-      C(LADLE_AGG_MEDIAN) || C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) ||
+      C(LADLE_FN_STR_SPLIT) || C(LADLE_FN_LIST_LEN) || C(LADLE_FN_LIST_SLICE) ||
+      C(LADLE_AGG_IMPLODE) || C(LADLE_AGG_SUM) || C(LADLE_AGG_MEAN) || C(LADLE_AGG_MIN) ||
+      C(LADLE_AGG_MAX) || C(LADLE_AGG_COUNT) || C(LADLE_AGG_NULL_COUNT) || C(LADLE_AGG_LEN) ||
+      C(LADLE_AGG_N_UNIQUE) || C(LADLE_AGG_FIRST) || C(LADLE_AGG_LAST) || C(LADLE_AGG_STD) ||
+      C(LADLE_AGG_VAR) || C(LADLE_AGG_MEDIAN) || C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) ||
       C(LADLE_AGG_ARG_MAX) || C(LADLE_AGG_ANY) || C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) ||
       C(LADLE_RANK_MIN) || C(LADLE_RANK_MAX) || C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) ||
       C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) || C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) ||

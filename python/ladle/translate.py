@@ -74,6 +74,7 @@ _AGGS = {
     "last": N.LADLE_AGG_LAST,
     "std": N.LADLE_AGG_STD,
     "var": N.LADLE_AGG_VAR,
+    "implode": N.LADLE_AGG_IMPLODE,
 }
 
 _UNARY_FUNCS = {
@@ -698,7 +699,23 @@ class Translator:
         return plan
 
     def _node_Select(self, ir: Any) -> N.Plan:
+        views = [self._view(e.node) for e in ir.expr]
+        if any(type(v).__name__ == "Explode" for v in views):
+            return self._explode_select(ir, views)
         return self._projection(ir.input, ir.expr, N.select)
+
+    def _explode_select(self, ir: Any, views: list[Any]) -> N.Plan:
+        """select(x.explode(), ...): the lists selected, then unnested together
+        (the plan's explode). Every expression must be an explode with the same
+        options: one beside a row-wise or scalar expression is not supported."""
+        if not all(type(v).__name__ == "Explode" for v in views):
+            raise Unsupported("explode() beside other expressions in a select", "not supported by ladle yet")
+        opts = {tuple(bool(o) for o in v.options) for v in views}
+        if len(opts) != 1:
+            raise Unsupported("explode()s with different options in one select", "not supported by ladle yet")
+        empty_as_null, keep_nulls = opts.pop()
+        plan = N.select(self.node(ir.input), [N.alias(self.expr(v.expr), e.output_name) for v, e in zip(views, ir.expr)])
+        return N.explode(plan, [e.output_name for e in ir.expr], empty_as_null, keep_nulls)
 
     def _node_HStack(self, ir: Any) -> N.Plan:
         # a with_columns over Polars' common-subexpression columns: those that are one
@@ -995,6 +1012,9 @@ class Translator:
             return N.row_index(self.node(ir.input), fn[1], int(fn[2]))
         if name == "rename":
             return N.rename(self.node(ir.input), list(fn[1]), list(fn[2]))
+        if name == "explode":
+            # ('explode', columns, empty_as_null, keep_nulls)
+            return N.explode(self.node(ir.input), list(fn[1]), bool(fn[2]), bool(fn[3]))
         raise Unsupported(f"plan node MapFunction({name})", "not supported by ladle yet")
 
     # ------------------------------------------------------------ expressions
@@ -1375,6 +1395,12 @@ class Translator:
             return N.agg(_UNARY_AGG_FUNCS[name], self.expr(args[0]))
         if name == "fill_null":
             return N.func(N.LADLE_FN_FILL_NULL, [self.expr(args[0]), self.expr(args[1])])
+        if name == "coalesce":
+            # the first non-null of its arguments: fill_null, left to right
+            out = self.expr(args[0])
+            for a in args[1:]:
+                out = N.func(N.LADLE_FN_FILL_NULL, [out, self.expr(a)])
+            return out
         if name == "BooleanFunction.IsIn":
             x = self.expr(args[0])
             isin = N.func(N.LADLE_FN_IS_IN, [x, self.expr(args[1])])
@@ -1488,6 +1514,22 @@ class Translator:
                 # a length of 2^63 or more (Polars takes a UInt64) reaches the end from any offset
                 _opts(i64=int(off), i64b=-1 if length is None or length >= 2**63 else int(length)),
             )
+        if name == "StringFunction.Split":
+            if data[1]:
+                raise Unsupported("str.split(inclusive=True)", "not supported by ladle yet")
+            sep = self._literal_arg(args[1], "str.split separator")
+            if not isinstance(sep, str):
+                raise Unsupported("str.split by a column or a null", "not supported by ladle yet")
+            return N.func(N.LADLE_FN_STR_SPLIT, [self.expr(args[0])], _opts(s=sep))
+        if name == "ListFunction.Length":
+            return N.func(N.LADLE_FN_LIST_LEN, [self.expr(args[0])])
+        if name == "ListFunction.Slice":
+            off = self._literal_arg(args[1], "list.slice offset")
+            length = self._literal_arg(args[2], "list.slice length") if len(args) > 2 else None
+            if off is None or (length is not None and length < 0):
+                raise Unsupported(f"list.slice({off}, {length})", "not supported by ladle yet")
+            return N.func(N.LADLE_FN_LIST_SLICE, [self.expr(args[0])],
+                          _opts(i64=int(off), i64b=-1 if length is None or length >= 2**63 else int(length)))
         if name == "StringFunction.StripChars":
             chars = self._literal_arg(args[1], "str.strip_chars")
             return N.func(N.LADLE_FN_STR_STRIP_CHARS, [self.expr(args[0])], _opts(s=chars))

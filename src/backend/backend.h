@@ -296,7 +296,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 8
+#define LADLE_BACKEND_ABI 9
 
 typedef struct ladle_backend {
   const char *name;
@@ -628,6 +628,20 @@ typedef struct ladle_backend {
                                   const ladle_column *splitters, size_t nkeys,
                                   const bool *descending, const bool *nulls_last, int nparts,
                                   ladle_column *perm, int64_t *counts, ladle_error *err);
+
+  /* ---- lists ---- */
+
+  /* Unnests nlists LIST columns of one length (Polars' explode; names[j]
+   * names lists[j] in messages): per output row, *rows (an INT64 column, no
+   * nulls) holds the input row it comes from and outs[j] (of lists[j]'s
+   * element type) its element. A row gives its lists' element count; a null
+   * list one row of nulls when keep_nulls, else none; an empty list one row
+   * of nulls when empty_as_null, else none. Rows whose lists give different
+   * counts: LADLE_ECOMPUTE naming the columns and the row. NULL: the device
+   * has no list columns (a query with one fails naming it). */
+  ladle_status (*explode)(const ladle_kctx *ctx, const ladle_column *lists, size_t nlists,
+                          bool empty_as_null, bool keep_nulls, const char *const *names,
+                          ladle_column *rows, ladle_column *outs, ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

@@ -310,13 +310,17 @@ const char *ladle_func_name(ladle_func f) {
                                                "dt.weekday",
                                                "dt.ordinal_day",
                                                "dt.truncate",
-                                               "log1p"};
+                                               "log1p",
+                                               "str.split",
+                                               "list.len",
+                                               "list.slice"};
   return (int)f >= 0 && f < LADLE_FN_COUNT_ ? names[f] : "?";
 }
 
 const char *ladle_agg_name(ladle_agg_op a) {
   static const char *names[LADLE_AGG_COUNT_] = {
-      "sum",  "mean", "min", "max",    "count",    "null_count", "len",     "n_unique", "first",
-      "last", "std",  "var", "median", "quantile", "arg_min",    "arg_max", "any",      "all"};
+      "sum",      "mean",    "min",  "max", "count",  "null_count", "len",
+      "n_unique", "first",   "last", "std", "var",    "median",     "quantile",
+      "arg_min",  "arg_max", "any",  "all", "implode"};
   return (int)a >= 0 && a < LADLE_AGG_COUNT_ ? names[a] : "?";
 }

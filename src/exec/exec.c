@@ -64,6 +64,7 @@ const exec_operator *exec_operator_of(ladle_pop op) {
       [LADLE_POP_ROW_INDEX] = &exec_op_row_index,
       [LADLE_POP_SEMI_FILTER] = &exec_op_semi_filter,
       [LADLE_POP_EXCHANGE] = &exec_op_exchange,
+      [LADLE_POP_EXPLODE] = &exec_op_explode,
   };
   return (size_t)op < sizeof ops / sizeof *ops ? ops[op] : NULL;
 }

@@ -74,7 +74,7 @@ extern const exec_operator exec_op_scan, exec_op_scan_parquet, exec_op_scan_csv,
     exec_op_projection, exec_op_project, exec_op_group_by, exec_op_group_by_partial,
     exec_op_group_by_final, exec_op_join, exec_op_sort, exec_op_top_k, exec_op_slice,
     exec_op_distinct, exec_op_union, exec_op_hconcat, exec_op_cache, exec_op_row_index,
-    exec_op_semi_filter, exec_op_exchange;
+    exec_op_semi_filter, exec_op_exchange, exec_op_explode;
 
 /* The operator of a physical node kind. */
 const exec_operator *exec_operator_of(ladle_pop op);

@@ -49,7 +49,7 @@ const char *ladle_pop_name(ladle_pop op) {
       "SCAN",        "SCAN_PARQUET",     "SCAN_CSV",       "FILTER",  "PROJECTION", "PROJECT",
       "GROUP_BY",    "GROUP_BY_PARTIAL", "GROUP_BY_FINAL", "JOIN",    "SORT",       "TOP_K",
       "SLICE",       "DISTINCT",         "UNION",          "HCONCAT", "CACHE",      "ROW_INDEX",
-      "SEMI_FILTER", "EXCHANGE"};
+      "SEMI_FILTER", "EXCHANGE",         "EXPLODE"};
   return (size_t)op < sizeof names / sizeof *names ? names[op] : "?";
 }
 
@@ -799,6 +799,15 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       }
       pn->inputs[0] = in;
       pn->dist = in->dist;
+      return pn;
+    }
+    case LADLE_NODE_EXPLODE: {
+      /* row by row: each rank unnests its own rows */
+      pn = pn_new(P, LADLE_POP_EXPLODE, p, 1);
+      if (pn == NULL) return NULL;
+      pn->inputs[0] = plan_input(P, p, 0, &none);
+      if (pn->inputs[0] == NULL) return NULL;
+      pn->dist = pn->inputs[0]->dist;
       return pn;
     }
     case LADLE_NODE_SLICE:

@@ -39,7 +39,8 @@ typedef enum ladle_pop {
   LADLE_POP_CACHE, /* one node, several parents: run once */
   LADLE_POP_ROW_INDEX,
   LADLE_POP_SEMI_FILTER, /* rows whose keys a join's other side has */
-  LADLE_POP_EXCHANGE
+  LADLE_POP_EXCHANGE,
+  LADLE_POP_EXPLODE /* list columns unnested, row by row */
 } ladle_pop;
 
 /* What a SEMI_FILTER is for. */

@@ -49,6 +49,11 @@ bool ladle_cast_supported(ladle_dtype from, ladle_dtype to) {
   if (ladle_dtype_equal(from, to) || f == LADLE_TYPE_NULL) return true;
   if (f == LADLE_TYPE_DECIMAL) return ladle_type_is_float(t);
   if (f == LADLE_TYPE_TIME) return t == LADLE_TYPE_INT64;
+  /* a list's elements, cast as a column of them */
+  if (f == LADLE_TYPE_LIST && t == LADLE_TYPE_LIST)
+    return from.child != NULL && to.child != NULL &&
+           (ladle_cast_supported(*from.child, *to.child) ||
+            ladle_cast_refused(*from.child, *to.child));
   /* INT128 and UINT128: to and from integers, booleans, floats and text */
   if (f == LADLE_TYPE_INT128 || f == LADLE_TYPE_UINT128 || t == LADLE_TYPE_INT128 ||
       t == LADLE_TYPE_UINT128) {
@@ -333,9 +338,9 @@ static ladle_status need(bool ok, bind_state *s, ladle_bexpr *b, const char *wha
 static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b) {
   ladle_error *err = s->err;
   ladle_func f = (ladle_func)e->op;
-  static const int8_t nargs[LADLE_FN_COUNT_] = {1, 1,  1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 1, 1,
-                                                1, 1,  1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const int8_t nargs[LADLE_FN_COUNT_] = {1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 1, 1, 1,
+                                                1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1,
+                                                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   if ((int)f < 0 || f >= LADLE_FN_COUNT_)
     return ladle_err_set(err, LADLE_EINVAL, "unknown function %d", (int)f);
   if ((nargs[f] >= 0 && (size_t)nargs[f] != e->nargs) || e->nargs == 0)
@@ -501,6 +506,21 @@ static ladle_status bind_func(const ladle_expr *e, bind_state *s, ladle_bexpr *b
       LADLE_RETURN_NOT_OK(need(id == LADLE_TYPE_DATETIME, s, b, "datetime"));
       b->type = ladle_dtype_make(LADLE_TYPE_INT8);
       break;
+    case LADLE_FN_STR_SPLIT:
+      LADLE_RETURN_NOT_OK(need(id == LADLE_TYPE_STRING, s, b, "str"));
+      if (e->fopts.str == NULL)
+        return ladle_err_set(err, LADLE_EINVAL, "str.split on '%s' needs a separator",
+                             b->args[0]->name);
+      b->type = ladle_dtype_list(LADLE_TYPE_STRING);
+      break;
+    case LADLE_FN_LIST_LEN:
+      LADLE_RETURN_NOT_OK(need(id == LADLE_TYPE_LIST, s, b, "list"));
+      b->type = ladle_dtype_make(LADLE_TYPE_UINT32);
+      break;
+    case LADLE_FN_LIST_SLICE:
+      LADLE_RETURN_NOT_OK(need(id == LADLE_TYPE_LIST, s, b, "list"));
+      b->type = t;
+      break;
     default:
       return ladle_err_set(err, LADLE_ENOTSUP, "function %s", ladle_func_name(f));
   }
@@ -567,6 +587,11 @@ static ladle_status bind_agg(const ladle_expr *e, bind_state *s, ladle_bexpr *b)
       ok = id == LADLE_TYPE_BOOL;
       b->type = t;
       break;
+    case LADLE_AGG_IMPLODE:
+      /* a list of one level of a flat type (ladle_dtype_list gives Null else) */
+      b->type = ladle_dtype_list(id);
+      ok = b->type.id == LADLE_TYPE_LIST;
+      break;
     default:
       break;
   }
@@ -588,7 +613,7 @@ static bool carries(const ladle_expr *e) {
       return e->op == LADLE_FN_IS_NULL || e->op == LADLE_FN_IS_NOT_NULL;
     case LADLE_EX_AGG:
       return e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST || e->op == LADLE_AGG_COUNT ||
-             e->op == LADLE_AGG_NULL_COUNT || e->op == LADLE_AGG_LEN;
+             e->op == LADLE_AGG_NULL_COUNT || e->op == LADLE_AGG_LEN || e->op == LADLE_AGG_IMPLODE;
     default:
       return false;
   }
@@ -617,6 +642,24 @@ static bool int128_computes(const ladle_expr *e, const ladle_bexpr *b) {
   }
   return wide;
 }
+/* Whether e, with bound arguments b, computes on LIST where ladle can: the
+ * list functions on their list, when/then/otherwise and fill_null moving
+ * whole lists (every argument but the conditions a LIST or a null). */
+static bool list_computes(const ladle_expr *e, const ladle_bexpr *b) {
+  if (e->kind == LADLE_EX_FUNC && (e->op == LADLE_FN_LIST_LEN || e->op == LADLE_FN_LIST_SLICE))
+    return e->nargs == 1 && b->args[0]->type.id == LADLE_TYPE_LIST;
+  bool when = e->kind == LADLE_EX_WHEN;
+  if (!when && !(e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_FILL_NULL)) return false;
+  bool list = false;
+  for (size_t i = 0; i < e->nargs; i++) {
+    ladle_type_id t = b->args[i]->type.id;
+    if (when && i % 2 == 0 && i + 1 < e->nargs) continue; /* a condition */
+    if (t != LADLE_TYPE_LIST && t != LADLE_TYPE_NULL) return false;
+    list |= t == LADLE_TYPE_LIST;
+  }
+  return list;
+}
+
 static const char *expr_kind_name(const ladle_expr *e) {
   switch (e->kind) {
     case LADLE_EX_BINARY:
@@ -680,7 +723,7 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   s->in_agg = was_agg;
   s->in_over = was_over;
   if (st != LADLE_OK) goto done;
-  if (!carries(e) && !int128_computes(e, b)) {
+  if (!carries(e) && !int128_computes(e, b) && !list_computes(e, b)) {
     for (size_t i = 0; i < e->nargs; i++)
       if (b->args[i] != NULL && ladle_type_is_carried(b->args[i]->type.id)) {
         st = ladle_err_set(err, LADLE_ENOTSUP,

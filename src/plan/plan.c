@@ -661,6 +661,46 @@ ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t o
   return finish(p, st, out);
 }
 
+ladle_status ladle_plan_explode(ladle_plan *input, size_t ncols, const char *const *names,
+                                bool empty_as_null, bool keep_nulls, ladle_plan **out,
+                                ladle_error *err) {
+  ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_EXPLODE, 1) : NULL;
+  if (p == NULL) {
+    ladle_plan_destroy(input);
+    return LADLE_OOM(err, "plan node");
+  }
+  p->inputs[0] = input;
+  p->empty_as_null = empty_as_null;
+  p->keep_nulls = keep_nulls;
+  ladle_status st = LADLE_OK;
+  char b1[64];
+  if (ncols == 0) st = ladle_err_set(err, LADLE_EINVAL, "explode of no column");
+  if (st == LADLE_OK && (p->subset = calloc(ncols, sizeof *p->subset)) == NULL)
+    st = LADLE_OOM(err, "explode");
+  if (st == LADLE_OK) st = ladle_schema_init(&p->schema, input->schema.n, err);
+  for (size_t i = 0; st == LADLE_OK && i < input->schema.n; i++)
+    st = ladle_schema_set(&p->schema, i, input->schema.names[i], input->schema.types[i], err);
+  for (size_t j = 0; st == LADLE_OK && j < ncols; j++) {
+    int64_t c = ladle_schema_find(&input->schema, names[j]);
+    if (c < 0) {
+      st = ladle_err_set(err, LADLE_ENOCOL, "explode: column '%s' not found", names[j]);
+      break;
+    }
+    for (size_t k = 0; k < j && st == LADLE_OK; k++)
+      if (p->subset[k] == c)
+        st = ladle_err_set(err, LADLE_EINVAL, "explode: column '%s' named twice", names[j]);
+    ladle_dtype t = input->schema.types[c];
+    if (st == LADLE_OK && t.id != LADLE_TYPE_LIST)
+      st = ladle_err_set(err, LADLE_ETYPE, "explode: column '%s' is %s, not a list", names[j],
+                         ladle_dtype_name(t, b1, sizeof b1));
+    if (st != LADLE_OK) break;
+    p->subset[j] = c;
+    p->nsubset = j + 1;
+    p->schema.types[c] = *t.child; /* the element type */
+  }
+  return finish(p, st, out);
+}
+
 /* ----------------------------------------------------------------- explain */
 
 static void explain_exprs(ladle_strbuf *b, const char *label, size_t n, ladle_bexpr **e,
@@ -737,6 +777,13 @@ void ladle_plan_node_text(const ladle_plan *p, ladle_strbuf *b) {
     case LADLE_NODE_ROW_INDEX:
       ladle_strbuf_printf(b, "ROW_INDEX \"%s\" offset=%lld", p->schema.names[0],
                           (long long)p->offset);
+      break;
+    case LADLE_NODE_EXPLODE:
+      ladle_strbuf_printf(b, "EXPLODE [");
+      for (size_t i = 0; i < p->nsubset; i++)
+        ladle_strbuf_printf(b, "%s\"%s\"", i ? ", " : "", p->schema.names[p->subset[i]]);
+      ladle_strbuf_printf(b, "]%s%s", p->empty_as_null ? " empty_as_null" : "",
+                          p->keep_nulls ? " keep_nulls" : "");
       break;
     case LADLE_NODE_SCAN_PARQUET:
     case LADLE_NODE_SCAN_CSV:

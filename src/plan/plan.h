@@ -105,7 +105,8 @@ typedef enum ladle_node_kind {
   LADLE_NODE_PROJECT, /* rename and drop: pick input columns by index */
   LADLE_NODE_ROW_INDEX,
   LADLE_NODE_SCAN_PARQUET, /* `source` is the executor's (src/exec/op_scan_parquet.c) */
-  LADLE_NODE_SCAN_CSV      /* `source` is the executor's (src/exec/op_scan_csv.c) */
+  LADLE_NODE_SCAN_CSV,     /* `source` is the executor's (src/exec/op_scan_csv.c) */
+  LADLE_NODE_EXPLODE       /* subset: the LIST columns unnested (ladle_plan_explode) */
 } ladle_node_kind;
 
 struct ladle_plan {
@@ -137,6 +138,7 @@ struct ladle_plan {
   ladle_keep keep; /* DISTINCT */
   bool reduce;     /* GROUP_BY with no keys: one row */
   bool strict;     /* HCONCAT: inputs of different heights are an error */
+  bool empty_as_null, keep_nulls; /* EXPLODE */
   void *source;    /* file scans: the reader's state */
   void (*source_free)(void *source);
 };

@@ -694,3 +694,204 @@ TEST(rank_of_singletons_is_one_where_valid) {
         LADLE_ENOTSUP);
   ladle_column_release(&in);
 }
+
+/* A LIST of INT64 of n rows over a random child: lengths 0-4, about one list in
+ * six null, one element in five null; a slice of it (offsets not from 0) when
+ * `sliced`. */
+static ladle_column random_lists(int64_t n, bool sliced) {
+  int64_t m = n + (sliced ? 3 : 0);
+  int64_t *len = malloc((size_t)(m + 1) * sizeof *len), total = 0;
+  for (int64_t i = 0; i < m; i++) total += len[i] = (int64_t)(test_rand() % 5);
+  ladle_column child = random_column(LADLE_TYPE_INT64, total, 1000, 5), c;
+  CHECK(ladle_column_alloc(ladle_dtype_list(LADLE_TYPE_INT64), m, true, 0, &c, &err_) == LADLE_OK);
+  int64_t *o = LADLE_COL_MUT(&c, int64_t);
+  o[0] = 0;
+  for (int64_t i = 0; i < m; i++) {
+    o[i + 1] = o[i] + len[i];
+    ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, test_rand() % 6 != 0);
+  }
+  CHECK(ladle_column_set_child(&c, &child, &err_) == LADLE_OK);
+  ladle_column_finish_nulls(&c);
+  free(len);
+  if (!sliced) return c;
+  ladle_column s;
+  CHECK(ladle_column_slice(&c, 2, n, &s, &err_) == LADLE_OK);
+  ladle_column_release(&c);
+  return s;
+}
+
+static int64_t elem(const ladle_column *c, int64_t e, bool *valid) {
+  *valid = ladle_column_valid(c, e);
+  return ((const int64_t *)c->values)[e];
+}
+
+TEST(explode_equals_a_loop_over_the_lists) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 7, 5000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (int flags = 0; flags < 8; flags++) {
+      bool ean = flags & 1, keep = flags & 2, sliced = flags & 4;
+      int64_t n = sizes[si];
+      ladle_column l = random_lists(n, sliced), rows, out;
+      const char *names[] = {"l"};
+      CHECK(be->explode(&ctx, &l, 1, ean, keep, names, &rows, &out, &err_) == LADLE_OK);
+      const int64_t *off = l.values, *R = rows.values;
+      int64_t e = 0, bad = 0;
+      for (int64_t i = 0; i < n; i++) {
+        bool v = ladle_column_valid(&l, i);
+        int64_t k = off[i + 1] - off[i];
+        if (!v || k == 0) {
+          if (v ? ean : keep) {
+            bad += e >= rows.length || R[e] != i || ladle_column_valid(&out, e);
+            e++;
+          }
+          continue;
+        }
+        for (int64_t q = 0; q < k; q++, e++) {
+          bool va, vb = false;
+          int64_t a = elem(l.child, off[i] + q, &va), b = e < out.length ? elem(&out, e, &vb) : 0;
+          bad += e >= rows.length || R[e] != i || va != vb || (va && a != b);
+        }
+      }
+      CHECK_EQ_I(bad, 0);
+      CHECK_EQ_I(rows.length, e);
+      CHECK_EQ_I(out.length, e);
+      /* two lists of one shape explode together; a different shape is refused */
+      if (n > 0) {
+        ladle_column two[2] = {l, l}, outs[2], other = random_lists(n, !sliced), rows2;
+        CHECK(be->explode(&ctx, two, 2, ean, keep, (const char *[]){"a", "b"}, &rows2, outs,
+                          &err_) == LADLE_OK);
+        CHECK_EQ_I(rows2.length, e);
+        ladle_column_release(&rows2);
+        ladle_column_release(&outs[0]);
+        ladle_column_release(&outs[1]);
+        two[1] = other;
+        ladle_status st =
+            be->explode(&ctx, two, 2, ean, keep, (const char *[]){"a", "b"}, &rows2, outs, &err_);
+        if (n == 5000) CHECK(st == LADLE_ECOMPUTE && strstr(err_.message, "'a' and 'b'") != NULL);
+        if (st == LADLE_OK) {
+          ladle_column_release(&rows2);
+          ladle_column_release(&outs[0]);
+          ladle_column_release(&outs[1]);
+        }
+        ladle_column_release(&other);
+      }
+      ladle_column_release(&rows);
+      ladle_column_release(&out);
+      ladle_column_release(&l);
+    }
+}
+
+TEST(list_functions_and_implode_equal_loops) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  /* str.split by "|" and by "" */
+  const char *text[] = {"a|b", "", "||", "é|", NULL, "xyz"};
+  int64_t n = 6, chars = 0;
+  for (int64_t i = 0; i < n; i++) chars += text[i] ? (int64_t)strlen(text[i]) : 0;
+  ladle_column s;
+  CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), n, true, chars, &s, &err_) ==
+        LADLE_OK);
+  int64_t *so = LADLE_COL_MUT(&s, int64_t);
+  so[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t len = text[i] ? (int64_t)strlen(text[i]) : 0;
+    memcpy(LADLE_COL_CHARS_MUT(&s) + so[i], text[i] ? text[i] : "", (size_t)len);
+    so[i + 1] = so[i] + len;
+    ladle_bit_set(LADLE_COL_VALIDITY_MUT(&s), i, text[i] != NULL);
+  }
+  ladle_column_finish_nulls(&s);
+  const char *want_bar[] = {"a", "b", "", "", "", "", "é", "", "xyz"};
+  const int64_t rows_bar[] = {2, 1, 3, 2, 0, 1};
+  const char *want_chars[] = {"a", "|", "b", "|", "|", "é", "|", "x", "y", "z"};
+  const int64_t rows_chars[] = {3, 0, 2, 2, 0, 3};
+  for (int by = 0; by < 2; by++) {
+    ladle_kexpr k;
+    memset(&k, 0, sizeof k);
+    k.kind = LADLE_KEX_FUNC;
+    k.op = LADLE_FN_STR_SPLIT;
+    k.nargs = 1;
+    k.fopts.str = by == 0 ? "|" : "";
+    k.type = ladle_dtype_list(LADLE_TYPE_STRING);
+    ladle_column out;
+    CHECK(be->func(&ctx, &k, &s, 1, &out, &err_) == LADLE_OK);
+    const char **want = by == 0 ? want_bar : want_chars;
+    const int64_t *rows = by == 0 ? rows_bar : rows_chars, *o = out.values;
+    int64_t e = 0, bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      bad += ladle_column_valid(&out, i) != (text[i] != NULL) || o[i + 1] - o[i] != rows[i];
+      for (int64_t q = o[i]; q < o[i + 1]; q++, e++)
+        bad += ladle_str_len(out.child, q) != (int64_t)strlen(want[e]) ||
+               memcmp(ladle_str_ptr(out.child, q), want[e], strlen(want[e])) != 0;
+    }
+    CHECK_EQ_I(bad, 0);
+    ladle_column_release(&out);
+  }
+  ladle_column_release(&s);
+  /* list.slice windows and list.len on a sliced list column */
+  ladle_column l = random_lists(300, true);
+  const int64_t *lo = l.values;
+  const int64_t win[][2] = {{0, 0}, {1, 2}, {-2, -1}, {-6, 3}, {7, 1}};
+  for (size_t w = 0; w < sizeof win / sizeof *win; w++) {
+    ladle_kexpr k;
+    memset(&k, 0, sizeof k);
+    k.kind = LADLE_KEX_FUNC;
+    k.op = LADLE_FN_LIST_SLICE;
+    k.nargs = 1;
+    k.fopts.i64 = win[w][0];
+    k.fopts.i64b = win[w][1];
+    k.type = l.type;
+    ladle_column out;
+    CHECK(be->func(&ctx, &k, &l, 1, &out, &err_) == LADLE_OK);
+    const int64_t *o = out.values;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < l.length; i++) {
+      int64_t len = lo[i + 1] - lo[i], off = win[w][0], cnt = win[w][1];
+      int64_t a = off >= 0 ? off : len + off, b = cnt < 0 ? len : a + cnt;
+      a = a < 0 ? 0 : a > len ? len : a;
+      b = b < a ? a : b > len ? len : b;
+      bad += o[i + 1] - o[i] != b - a || ladle_column_valid(&out, i) != ladle_column_valid(&l, i);
+      for (int64_t q = 0; q < b - a && o[i + 1] - o[i] == b - a; q++) {
+        bool va, vb;
+        bad += elem(l.child, lo[i] + a + q, &va) != elem(out.child, o[i] + q, &vb) || va != vb;
+      }
+    }
+    CHECK_EQ_I(bad, 0);
+    ladle_column_release(&out);
+  }
+  ladle_column_release(&l);
+  /* implode: groups' values in row order */
+  ladle_column v = random_column(LADLE_TYPE_INT64, 2000, 100, 4), out;
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  g.nrows = v.length;
+  g.ngroups = 7;
+  g.ids = ladle_scratch_alloc((size_t)v.length * sizeof *g.ids, false);
+  g.first = ladle_scratch_alloc(7 * sizeof *g.first, false);
+  for (int64_t i = 0; i < v.length; i++)
+    g.ids[i] = (uint32_t)(i < 7 ? (uint64_t)i : test_rand() % 7);
+  for (int64_t k = 0; k < 7; k++) g.first[k] = k;
+  ladle_kexpr agg;
+  memset(&agg, 0, sizeof agg);
+  agg.kind = LADLE_KEX_AGG;
+  agg.op = LADLE_AGG_IMPLODE;
+  agg.nargs = 1;
+  agg.type = ladle_dtype_list(LADLE_TYPE_INT64);
+  CHECK(be->aggregate(&ctx, &agg, &v, &g, &out, &err_) == LADLE_OK);
+  CHECK_EQ_I(out.length, 7);
+  int64_t bad = 0, *pos = calloc(7, sizeof *pos);
+  const int64_t *o = out.values;
+  for (int64_t i = 0; i < v.length; i++) {
+    uint32_t k = g.ids[i];
+    int64_t e = o[k] + pos[k]++;
+    bool va, vb;
+    bad += e >= o[k + 1] || elem(&v, i, &va) != elem(out.child, e, &vb) || va != vb;
+  }
+  for (int64_t k = 0; k < 7; k++) bad += o[k] + pos[k] != o[k + 1];
+  CHECK_EQ_I(bad, 0);
+  free(pos);
+  ladle_groups_release(&g);
+  ladle_column_release(&out);
+  ladle_column_release(&v);
+}

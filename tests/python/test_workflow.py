@@ -251,10 +251,11 @@ def test_categorify_dict_params_and_int_coercion(eng: ladle.Engine) -> None:
                  "i32": ref_categorify(vals(TRAIN, "i32"), vals(data, "i32"), max_size=4)[0]})
 
 
-def test_categorify_multi_hot_lists_polars(eng: ladle.Engine) -> None:
-    """List columns are multi-hot: each element is encoded. ladle runs no list
-    expression (explode, list.eval), so this runs on Polars; ladle with
-    raise_on_fail says what it lacks."""
+def test_categorify_multi_hot_lists(eng: ladle.Engine) -> None:
+    """List columns are multi-hot: each element is encoded (a null element to the
+    null index), an empty list stays empty, a null list null. Fit and transform
+    run on ladle (explode, a join, implode) and equal both the reference and
+    Polars, with and without hashed buckets, strings unseen at fit included."""
     g = np.random.default_rng(5)
     words = ["a", "b", "c", "d", "e"]
 
@@ -269,19 +270,30 @@ def test_categorify_multi_hot_lists_polars(eng: ladle.Engine) -> None:
                             schema={"L": pl.List(pl.String), "Li": pl.List(pl.Int64)})
 
     fit, data = lists(300, []), lists(100, ["zz"])
+    assert any(xs == [] for xs in vals(data, "L")) and any(xs is None for xs in vals(data, "L"))
     for nb in (None, 4):
-        wf = Workflow(["L", "Li"] >> Categorify(num_buckets=nb, freq_threshold=2)).fit(fit)
-        got = wf.transform(data).collect()
-        for c in ("L", "Li"):
-            flat_fit = [v for xs in vals(fit, c) if xs is not None for v in xs]
-            want = []
-            for xs in vals(data, c):
-                want.append(None if xs is None else ref_categorify(flat_fit, xs, thr=2, nb=nb)[0])
-            assert got[c].to_list() == want
-        with pytest.raises(ladle.UnsupportedError, match="Explode|list.eval"):
-            Workflow(["L", "Li"] >> Categorify(num_buckets=nb)).fit(fit, engine=eng)
-        with pytest.raises(ladle.UnsupportedError, match="Explode|list.eval"):
-            wf.transform(data).collect(engine=eng)
+        for start in (0, 1):
+            wf = Workflow(["L", "Li"] >> Categorify(num_buckets=nb, freq_threshold=2, start_index=start))
+            wf.fit(fit, engine=eng)
+            on_ladle = transform_all(wf, data, eng)
+            on_polars = wf.transform(data).collect()
+            assert on_ladle.equals(on_polars)
+            for c in ("L", "Li"):
+                flat_fit = [v for xs in vals(fit, c) if xs is not None for v in xs]
+                want = []
+                for xs in vals(data, c):
+                    want.append(None if xs is None else
+                                ref_categorify(flat_fit, xs, thr=2, nb=nb, start=start)[0])
+                assert on_ladle[c].to_list() == want
+            # the same vocabulary fitted on Polars
+            wp = Workflow(["L", "Li"] >> Categorify(num_buckets=nb, freq_threshold=2, start_index=start)).fit(fit)
+            assert wp.transform(data).collect().equals(on_ladle)
+    # an empty input and one of only empty and null lists
+    wf = Workflow(["L"] >> Categorify()).fit(fit, engine=eng)
+    odd = pl.DataFrame({"L": [[], None, []]}, schema={"L": pl.List(pl.String)})
+    for d in (odd, odd.clear()):
+        assert transform_all(wf, d, eng).equals(wf.transform(d).collect())
+        assert transform_all(wf, d, eng)["L"].to_list() == [[], None, []][: d.height]
 
 
 # ---------------------------------------------------------------------------

@@ -497,8 +497,8 @@ class Categorify(Operator):
     the fit data, among the ``max_size`` most frequent such values (None: no cap).
     freq_threshold, max_size and num_buckets may be dicts by column. A List column
     (List[String], List[int]) is multi-hot: each element is encoded, a null element
-    to the null index, a null list stays null (Polars only: ladle runs no list
-    expression; docs/workflow.md).
+    to the null index, an empty list stays empty and a null list null (on ladle
+    through explode, a join and implode; docs/workflow.md).
     """
 
     stateful = True
@@ -563,6 +563,29 @@ class Categorify(Operator):
         _, _, b, s = self.layout(name)
         return s + 1 + b + self.vocabulary_size(state, name)
 
+    def _encode_lists(self, lf: pl.LazyFrame, fc: str, t: str, inner: pl.DataType, table: pl.DataFrame,
+                      s: int, b: int, strings_hashed: bool, ctx: Context) -> pl.LazyFrame:
+        """Multi-hot: column t = list column fc with each element encoded, as
+        queries ladle runs (no list.eval, which Polars' plan visitor cannot show):
+        the lists' elements unnested with their row number, joined against the
+        vocabulary, gathered back into one list per row (group_by + implode, row
+        order kept), joined back on the row number. Rows whose list is empty or
+        null have no element: they get fc's list cut to nothing (an empty list, or
+        null) cast to the output's list type."""
+        r, v, k, i = ctx.tmp(), ctx.tmp(), ctx.tmp(), ctx.tmp()
+        base = lf.with_row_index(r)
+        ex = base.select(r, pl.col(fc).alias(v)).explode(v, empty_as_null=False, keep_nulls=False)
+        ex = ex.join(ctx.table(table.rename({"value": k, "index": i})), left_on=v, right_on=k, how="left",
+                     maintain_order="left")
+        oov = (pl.lit(s + 1, dtype=pl.Int64) + _hash.bucket_expr(pl.col(v), inner, self.hash_seed, b)
+               if b > 1 and not strings_hashed else pl.lit(s + 1, dtype=pl.Int64))
+        code = (pl.when(pl.col(v).is_null()).then(pl.lit(s, dtype=pl.Int64))
+                .when(pl.col(i).is_not_null()).then(pl.col(i)).otherwise(oov).cast(self.dtype))
+        lists = ex.group_by(r, maintain_order=True).agg(code.alias(t))
+        out = base.join(lists, on=r, how="left", maintain_order="left")
+        empty = pl.col(fc).list.slice(0, 0).cast(pl.List(self.dtype))
+        return out.with_columns(pl.coalesce(pl.col(t), empty).alias(t)).drop(r)
+
     def transform(self, lf: pl.LazyFrame, groups: list[Group], state: State | None,
                   ctx: Context) -> tuple[pl.LazyFrame, list[Col]]:
         assert state is not None
@@ -584,12 +607,7 @@ class Categorify(Operator):
                     table = pl.concat([table, extra])
             t = ctx.tmp()
             if is_list:
-                el = pl.element()
-                default = (pl.lit(s + 1, dtype=pl.Int64) + _hash.bucket_expr(el, inner, self.hash_seed, b)
-                           if b > 1 and not strings_hashed else pl.lit(s + 1, dtype=pl.Int64))
-                mapped = pl.when(el.is_null()).then(pl.lit(s, dtype=pl.Int64)).otherwise(
-                    el.replace_strict(table["value"], table["index"], default=default, return_dtype=pl.Int64))
-                lf = lf.with_columns(pl.col(fc).list.eval(mapped).cast(pl.List(self.dtype)).alias(t))
+                lf = self._encode_lists(lf, fc, t, inner, table, s, b, strings_hashed, ctx)
             else:
                 k, i = ctx.tmp(), ctx.tmp()
                 lf = lf.join(ctx.table(table.rename({"value": k, "index": i})), left_on=fc, right_on=k,

@@ -1230,6 +1230,7 @@ static ladle_status aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg, con
   bool counts = op == LADLE_AGG_LEN || op == LADLE_AGG_COUNT || op == LADLE_AGG_NULL_COUNT;
   if (!(ng == 1 && (counts || (in != NULL && scatters(op, in->type.id)))))
     LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
+  if (op == LADLE_AGG_IMPLODE) return ladle_cpu_implode(ctx, in, g, out, err);
   if (op == LADLE_AGG_FIRST || op == LADLE_AGG_LAST) {
     int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
     if (rows == NULL) return LADLE_OOM(err, "first/last");

@@ -125,6 +125,13 @@ static bool cpu_supports(const ladle_kexpr *e, ladle_error *err) {
   return true; /* the CPU table is complete: every bound expression runs */
 }
 
+static ladle_status cpu_explode(const ladle_kctx *ctx, const ladle_column *lists, size_t nlists,
+                                bool empty_as_null, bool keep_nulls, const char *const *names,
+                                ladle_column *rows, ladle_column *outs, ladle_error *err) {
+  WITH_MR(ctx,
+          ladle_cpu_explode(ctx, lists, nlists, empty_as_null, keep_nulls, names, rows, outs, err));
+}
+
 static const ladle_backend cpu_backend = {
     "cpu",
     LADLE_DEVICE_CPU,
@@ -185,6 +192,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_mask_or,
     ladle_cpu_hash_partition,
     ladle_cpu_range_partition,
+    cpu_explode,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels
@@ -198,6 +206,7 @@ static void columns_init(void) {
   ladle_backend b = cpu_backend;
   b.supports = NULL;
   b.func = NULL;
+  b.explode = NULL; /* as a GPU's: no list columns */
   b.cast = NULL;
   b.when = NULL;
   b.mask_to_indices = NULL;

@@ -629,6 +629,8 @@ ladle_status ladle_cpu_cast(const ladle_kctx *ctx, const ladle_column *in, ladle
   int64_t n = in->length;
   if (in->type.id == LADLE_TYPE_NULL) return ladle_column_nulls(to, n, out, err);
   ladle_type_id from = in->type.id;
+  if (from == LADLE_TYPE_LIST && to.id == LADLE_TYPE_LIST)
+    return ladle_cpu_list_cast(ctx, in, to, mode, name, out, err);
   if (ladle_cast_refused(in->type, to)) {
     if (in->null_count == n) return ladle_column_nulls(to, n, out, err);
     return ladle_err_set(err, LADLE_ECOMPUTE, "casting from %s to %s not supported (column '%s')",

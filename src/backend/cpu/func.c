@@ -438,6 +438,8 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_kexpr *e, const l
     return ladle_cpu_str_func(ctx, e, args, nargs, out, err);
   if (f >= LADLE_FN_DT_YEAR && f <= LADLE_FN_DT_TRUNCATE)
     return ladle_cpu_dt_func(ctx, e, x, out, err);
+  if (f == LADLE_FN_STR_SPLIT || f == LADLE_FN_LIST_LEN || f == LADLE_FN_LIST_SLICE)
+    return ladle_cpu_list_func(ctx, e, args, nargs, out, err);
   ladle_phys ph = ladle_type_phys(x->type.id);
   switch (f) {
     case LADLE_FN_NOT:
@@ -469,6 +471,7 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_kexpr *e, const l
       }
       break;
     case LADLE_FN_FILL_NULL:
+      if (x->type.id == LADLE_TYPE_LIST) return ladle_cpu_list_fill_null(x, &args[1], out, err);
       return fill_null(x, &args[1], out, err);
     case LADLE_FN_FILL_NAN:
       return fill_nan(x, &args[1], out, err);
