@@ -633,6 +633,19 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
                 how == LADLE_JOIN_ANTI || how == LADLE_JOIN_CROSS;
   pn->dist = dl == LADLE_DIST_REPLICATED && dr == LADLE_DIST_REPLICATED ? LADLE_DIST_REPLICATED
                                                                         : LADLE_DIST_SHARDED;
+  /* a join that promises the left side's order (maintain_order="left" or
+   * "left_right") keeps the left rows where they are, in their order, and
+   * takes the right side whole on every rank: the job's order (rank order)
+   * is then the left side's. A hash exchange would interleave the ranks'
+   * rows (the workflow's multi-hot Categorify implodes in that order). */
+  ladle_join_order jo = p->join.order;
+  if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED && rbcast && how != LADLE_JOIN_CROSS &&
+      dl == LADLE_DIST_SHARDED && dr == LADLE_DIST_SHARDED &&
+      (jo == LADLE_JOIN_ORDER_LEFT || jo == LADLE_JOIN_ORDER_LEFT_RIGHT)) {
+    pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+    if (pn->inputs[1] == NULL) return NULL;
+    return pn;
+  }
   if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED &&
       !(dr == LADLE_DIST_REPLICATED && rbcast) &&
       !(dl == LADLE_DIST_REPLICATED &&

@@ -521,6 +521,15 @@ def full_graph() -> Any:
             + ["y", "rid"])
 
 
+def spmd_frame(n: int, seed: int) -> pl.DataFrame:
+    """frame() with a multi-hot List[String] column "L" (each string's characters)."""
+    return frame(n, seed).with_columns(pl.col("s").str.split("").alias("L"))
+
+
+def spmd_graph() -> Any:
+    return full_graph() + (["L"] >> Categorify(num_buckets=3, freq_threshold=2))
+
+
 def test_chained_ops_fit_on_transformed_output(eng: ladle.Engine) -> None:
     wf = fit_both(full_graph, TRAIN, eng)
     # FillMedian >> Clip >> LogOp >> Normalize: Normalize's statistics are those of
@@ -628,7 +637,7 @@ import json, sys, traceback
 import numpy as np, polars as pl, ladle
 from polars.testing import assert_frame_equal
 sys.path.insert(0, sys.argv[2])
-from test_workflow import frame, full_graph
+from test_workflow import spmd_frame as frame, spmd_graph as full_graph
 from ladle.workflow import Workflow, write_shuffled
 
 out = sys.argv[1]
@@ -659,7 +668,8 @@ with ladle.SPMDEngine(threads=1) as eng:
 
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is missing (make deps installs openmpi-bin)")
 def test_spmd_two_ranks(tmp_path: Path) -> None:
-    """fit on 2 MPI ranks (each its own rows) gives the statistics of the whole data;
+    """fit on 2 MPI ranks (each its own rows; a multi-hot list column among them)
+    gives the statistics of the whole data;
     each rank's transform, gathered, is the whole data's transform; write_shuffled
     writes each rank's files, together every row once."""
     import os
@@ -680,10 +690,10 @@ def test_spmd_two_ranks(tmp_path: Path) -> None:
     names = sorted(Path(f).name for x in found for f in x["files"])
     assert names == ["part-r0000-00000.parquet", "part-r0000-00001.parquet",
                      "part-r0001-00000.parquet", "part-r0001-00001.parquet"]
-    parts = [frame(400 + 150 * q, 10 + q).with_columns(pl.col("rid") + 10000 * q) for q in range(2)]
+    parts = [spmd_frame(400 + 150 * q, 10 + q).with_columns(pl.col("rid") + 10000 * q) for q in range(2)]
     whole = pl.concat(parts)
     written = pl.concat([pl.read_parquet(tmp_path / nm) for nm in names])
-    want = Workflow(full_graph()).fit(whole).transform(whole).collect()
+    want = Workflow(spmd_graph()).fit(whole).transform(whole).collect()
     assert_frame_equal(written.sort("rid"), want.sort("rid"), rel_tol=1e-9, abs_tol=1e-12)
 
 

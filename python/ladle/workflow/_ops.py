@@ -568,13 +568,15 @@ class Categorify(Operator):
         """Multi-hot: column t = list column fc with each element encoded, as
         queries ladle runs (no list.eval, which Polars' plan visitor cannot show):
         the lists' elements unnested with their row number, joined against the
-        vocabulary, gathered back into one list per row (group_by + implode, row
-        order kept), joined back on the row number. Rows whose list is empty or
+        vocabulary (left order kept), gathered back into one list per row
+        (group_by + implode, row order kept), joined back on the row number. Rows whose list is empty or
         null have no element: they get fc's list cut to nothing (an empty list, or
         null) cast to the output's list type."""
         r, v, k, i = ctx.tmp(), ctx.tmp(), ctx.tmp(), ctx.tmp()
         base = lf.with_row_index(r)
         ex = base.select(r, pl.col(fc).alias(v)).explode(v, empty_as_null=False, keep_nulls=False)
+        # maintain_order="left": the elements stay in their lists' order (under
+        # SPMD each rank keeps its rows and takes the vocabulary whole)
         ex = ex.join(ctx.table(table.rename({"value": k, "index": i})), left_on=v, right_on=k, how="left",
                      maintain_order="left")
         oov = (pl.lit(s + 1, dtype=pl.Int64) + _hash.bucket_expr(pl.col(v), inner, self.hash_seed, b)
