@@ -331,8 +331,10 @@ ladle_status exec_rank_rows(exec_state *s, int64_t rows, int64_t *before, int64_
 /* Whether a FULL join coalesces a key (its sides' key columns merged whole). */
 bool ladle_join_coalesces(const ladle_plan *p);
 /* Whether group_by p's aggregations split into partial and final steps
- * (op_group_by_partial.c). */
-bool ladle_exec_group_by_splits(const ladle_plan *p);
+ * (op_group_by_partial.c); with several ranks also a select whose every
+ * expression is such an aggregation (one group of all rows: each rank's
+ * partial row broadcast, then the final step, instead of every row). */
+bool ladle_exec_group_by_splits(const ladle_plan *p, int ranks);
 /* The group_by of node pn over `in`, the output of node in_pn: the partial
  * step first when try_partial, the whole group_by where it does not apply
  * (op_group_by.c). */

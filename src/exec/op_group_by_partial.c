@@ -34,7 +34,7 @@ typedef struct pa_expr {
   const ladle_bexpr *arg; /* NULL: len() */
   ladle_agg_op op;
   size_t first;  /* index of its first partial column (after the keys) */
-  size_t nparts; /* 1, or 2 for mean (sum, count) */
+  size_t nparts; /* 1, 2 for mean (sum, count), 3 for var/std (count, mean, m2) */
 } pa_expr;
 
 /* Releases cols[0..n) (the array stays). */
@@ -42,8 +42,14 @@ static void release_n(ladle_column *cols, size_t n) {
   for (size_t i = 0; cols != NULL && i < n; i++) ladle_column_release(&cols[i]);
 }
 
-/* What the partial path can run; fills x (p->nexprs of them) and *ncols. */
-static bool pa_eligible(const ladle_plan *p, pa_expr *x, size_t *ncols) {
+/* What the partial path can run; fills x (p->nexprs of them) and *ncols. p
+ * is a GROUP_BY, or a SELECT whose every expression is an aggregation (one
+ * group of every row, as a GROUP_BY without keys). With several ranks a sum
+ * or mean of floats over all rows is taken in partials too: the whole data
+ * is on no rank to add in Polars' order, so it equals Polars' to rounding. */
+static bool pa_eligible(const ladle_plan *p, int ranks, pa_expr *x, size_t *ncols) {
+  if (p->kind != LADLE_NODE_GROUP_BY && p->kind != LADLE_NODE_SELECT) return false;
+  bool exact = ranks <= 1;
   size_t c = p->nkeys;
   for (size_t i = 0; i < p->nkeys; i++)
     if (!exec_row_wise(p->keys[i]) || p->keys[i]->type.id == LADLE_TYPE_LIST) return false;
@@ -74,13 +80,23 @@ static bool pa_eligible(const ladle_plan *p, pa_expr *x, size_t *ncols) {
           return false;
         /* over all rows (no keys) a float sum is Polars' pairwise one, bit
          * for bit, which per-chunk partials would not keep */
-        if (p->nkeys == 0 && ladle_type_is_float(t)) return false;
+        if (p->nkeys == 0 && ladle_type_is_float(t) && exact) return false;
         break;
       case LADLE_AGG_MEAN:
-        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) || e->aopts.polars_order ||
-            p->nkeys == 0)
+        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) ||
+            (exact && (e->aopts.polars_order || p->nkeys == 0)))
           return false;
         q->nparts = 2;
+        break;
+      case LADLE_AGG_VAR:
+      case LADLE_AGG_STD:
+        /* over all rows across ranks: each partial's count, mean and sum of
+         * squared deviations, combined pairwise (Chan et al.) by the final
+         * step, which has one group then (a group's mean broadcast, no
+         * gather by group) */
+        if (!(ladle_type_is_numeric(t) || t == LADLE_TYPE_BOOL) || exact || p->nkeys != 0)
+          return false;
+        q->nparts = 3;
         break;
       case LADLE_AGG_MIN:
       case LADLE_AGG_MAX:
@@ -121,6 +137,112 @@ static ladle_status groups_of(exec_state *s, const ladle_plan *p, const ladle_co
   return st;
 }
 
+/* var/std's partial columns of one morsel over `arg` grouped by g: the valid
+ * values' count (UInt32), their mean and the sum of their squared deviations
+ * from it (m2 = population variance * count), Float64, null without values. */
+static ladle_status pa_moments(exec_state *s, const pa_expr *q, const ladle_column *arg,
+                               ladle_groups *g, ladle_column *out, ladle_error *err) {
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64), u32 = ladle_dtype_make(LADLE_TYPE_UINT32);
+  ladle_column f, var, nf;
+  LADLE_RETURN_NOT_OK(s->be->cast(&s->k, arg, f64, LADLE_CAST_NON_STRICT, q->arg->name, &f, err));
+  ladle_kexpr kc = kagg(LADLE_AGG_COUNT, u32, q->e), km = kagg(LADLE_AGG_MEAN, f64, q->e),
+              kv = kagg(LADLE_AGG_VAR, f64, q->e);
+  km.aopts.polars_order = false;
+  kv.aopts.ddof = 0;
+  size_t made = 0;
+  ladle_status st = s->be->aggregate(&s->k, &kc, &f, g, &out[0], err);
+  if (st == LADLE_OK && ++made) st = s->be->aggregate(&s->k, &km, &f, g, &out[1], err);
+  if (st == LADLE_OK && ++made) st = s->be->aggregate(&s->k, &kv, &f, g, &var, err);
+  ladle_column_release(&f);
+  if (st == LADLE_OK) {
+    st = s->be->cast(&s->k, &out[0], f64, LADLE_CAST_NON_STRICT, "count", &nf, err);
+    if (st == LADLE_OK) {
+      st = s->be->binary(&s->k, LADLE_OP_MUL, &var, &nf, f64, &out[2], err);
+      ladle_column_release(&nf);
+    }
+    ladle_column_release(&var);
+  }
+  if (st != LADLE_OK) release_n(out, made);
+  return st;
+}
+
+/* var/std over all rows from the partial rows' (count, mean, m2) in
+ * part[0..3), one group: N = sum(n); mean = sum(n * mean_i) / N;
+ * M2 = sum(m2_i + n_i * (mean_i - mean)^2); var = M2 / (N - ddof), null
+ * where N - ddof <= 0 (as Polars); std its square root. */
+static ladle_status pa_moments_final(exec_state *s, const pa_expr *q, const ladle_column *part,
+                                     ladle_groups *g, ladle_column *out, ladle_error *err) {
+  const ladle_backend *be = s->be;
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64), u32 = ladle_dtype_make(LADLE_TYPE_UINT32),
+              b8 = ladle_dtype_make(LADLE_TYPE_BOOL);
+  ladle_kctx k = s->k;
+  k.many_rows = false; /* plain divisions */
+  ladle_kexpr ks = kagg(LADLE_AGG_SUM, f64, q->e), kn = kagg(LADLE_AGG_SUM, u32, q->e);
+  enum { N, NF, NM, S, MEAN, D, D2, ND2, T, M2, DDOF, DEN, VAR, NUL, LE0, RES, NTMP };
+  ladle_column c[NTMP];
+  memset(c, 0, sizeof c);
+  ladle_status st = be->aggregate(&s->k, &kn, &part[0], g, &c[N], err);
+  if (st == LADLE_OK) st = be->cast(&k, &part[0], f64, LADLE_CAST_NON_STRICT, "n", &c[NF], err);
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_MUL, &c[NF], &part[1], f64, &c[NM], err);
+  if (st == LADLE_OK) st = be->aggregate(&s->k, &ks, &c[NM], g, &c[S], err);
+  ladle_column nsum;
+  memset(&nsum, 0, sizeof nsum);
+  if (st == LADLE_OK) st = be->cast(&k, &c[N], f64, LADLE_CAST_NON_STRICT, "n", &nsum, err);
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_TRUE_DIV, &c[S], &nsum, f64, &c[MEAN], err);
+  /* the deviations of the partial means from the mean (one value: broadcast) */
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_SUB, &part[1], &c[MEAN], f64, &c[D], err);
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_MUL, &c[D], &c[D], f64, &c[D2], err);
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_MUL, &c[NF], &c[D2], f64, &c[ND2], err);
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_ADD, &part[2], &c[ND2], f64, &c[T], err);
+  if (st == LADLE_OK) st = be->aggregate(&s->k, &ks, &c[T], g, &c[M2], err);
+  if (st == LADLE_OK) st = ladle_column_alloc(f64, 1, false, 0, &c[DDOF], err);
+  if (st == LADLE_OK) {
+    LADLE_COL_MUT(&c[DDOF], double)[0] = (double)q->e->aopts.ddof;
+    st = be->binary(&k, LADLE_OP_SUB, &nsum, &c[DDOF], f64, &c[DEN], err);
+  }
+  if (st == LADLE_OK) st = be->binary(&k, LADLE_OP_TRUE_DIV, &c[M2], &c[DEN], f64, &c[VAR], err);
+  if (st == LADLE_OK && q->op == LADLE_AGG_STD) {
+    ladle_kexpr sq;
+    memset(&sq, 0, sizeof sq);
+    sq.kind = LADLE_KEX_FUNC;
+    sq.op = LADLE_FN_SQRT;
+    sq.type = f64;
+    sq.nargs = 1;
+    sq.arg_name = q->arg->name != NULL ? q->arg->name : "";
+    ladle_column r;
+    st = be->func(&k, &sq, &c[VAR], 1, &r, err);
+    if (st == LADLE_OK) {
+      ladle_column_release(&c[VAR]);
+      c[VAR] = r;
+    }
+  }
+  /* null where N - ddof <= 0 (also no value at all) */
+  ladle_column zero;
+  memset(&zero, 0, sizeof zero);
+  if (st == LADLE_OK) st = ladle_column_alloc(f64, 1, false, 0, &zero, err);
+  if (st == LADLE_OK) {
+    LADLE_COL_MUT(&zero, double)[0] = 0.0;
+    st = be->binary(&k, LADLE_OP_LE, &c[DEN], &zero, b8, &c[LE0], err);
+  }
+  if (st == LADLE_OK) st = ladle_column_nulls(f64, 1, &c[NUL], err);
+  if (st == LADLE_OK) {
+    ladle_column args[3] = {c[LE0], c[NUL], c[VAR]};
+    st = be->when(&k, args, 3, c[VAR].length, &c[RES], err);
+  }
+  if (st == LADLE_OK) {
+    if (q->e->type.id == LADLE_TYPE_FLOAT64) {
+      *out = c[RES];
+      memset(&c[RES], 0, sizeof c[RES]);
+    } else {
+      st = be->cast(&k, &c[RES], q->e->type, LADLE_CAST_NON_STRICT, q->e->name, out, err);
+    }
+  }
+  ladle_column_release(&zero);
+  ladle_column_release(&nsum);
+  for (int i = 0; i < NTMP; i++) ladle_column_release(&c[i]);
+  return st;
+}
+
 /* The sink's state: per morsel (its local state), the partial rows. */
 typedef struct pa_sink {
   const ladle_plan *p;
@@ -153,7 +275,12 @@ static ladle_status pa_rows(exec_state *s, pa_sink *j, size_t k, const ladle_chu
   ladle_groups g;
   memset(&g, 0, sizeof g);
   bool have_g = false;
-  if (st == LADLE_OK) {
+  if (st == LADLE_OK && nk == 0 && c->length == 0) {
+    /* no rows, no partial row: an empty morsel (a rank without rows) must
+     * not give a null first()/last() ahead of the others */
+    memset(&g, 0, sizeof g);
+    have_g = true;
+  } else if (st == LADLE_OK) {
     st = groups_of(s, p, keys, c->length, &g, err);
     have_g = st == LADLE_OK;
   }
@@ -169,7 +296,10 @@ static ladle_status pa_rows(exec_state *s, pa_sink *j, size_t k, const ladle_chu
       st = ladle_eval_chunk(s, q->arg, c, &arg, err);
       if (st != LADLE_OK) break;
     }
-    if (q->op == LADLE_AGG_MEAN) {
+    if (q->op == LADLE_AGG_VAR || q->op == LADLE_AGG_STD) {
+      st = pa_moments(s, q, &arg, &g, &out[q->first], err);
+      if (st == LADLE_OK) made += 3;
+    } else if (q->op == LADLE_AGG_MEAN) {
       /* a Float64 sum and a count */
       ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64);
       ladle_column f;
@@ -221,6 +351,9 @@ static ladle_status pa_final(exec_state *s, const pa_expr *q, const ladle_column
     }
     case LADLE_AGG_MEAN:
       break;
+    case LADLE_AGG_VAR:
+    case LADLE_AGG_STD:
+      return pa_moments_final(s, q, part, g, out, err);
     default: {
       ladle_kexpr k = kagg(q->op, q->e->type, q->e);
       return s->be->aggregate(&s->k, &k, part, g, out, err);
@@ -281,11 +414,13 @@ static int partial_mode(void) {
   return -1; /* by size */
 }
 
-bool ladle_exec_group_by_splits(const ladle_plan *p) {
-  if (p->kind != LADLE_NODE_GROUP_BY || partial_mode() == 0) return false;
+bool ladle_exec_group_by_splits(const ladle_plan *p, int ranks) {
+  if (p->kind == LADLE_NODE_SELECT ? ranks <= 1 || p->nexprs == 0
+                                   : p->kind != LADLE_NODE_GROUP_BY || partial_mode() == 0)
+    return false;
   pa_expr *x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *x);
   size_t ncols = 0;
-  bool ok = x != NULL && pa_eligible(p, x, &ncols);
+  bool ok = x != NULL && pa_eligible(p, ranks, x, &ncols);
   free(x);
   return ok;
 }
@@ -328,7 +463,7 @@ static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const ladle_ta
   j->nch = src->nchunks;
   j->first_len = src->chunks[0].length;
   j->x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *j->x);
-  if (j->x == NULL || !pa_eligible(p, j->x, &j->ncols)) {
+  if (j->x == NULL || !pa_eligible(p, j->ranks, j->x, &j->ncols)) {
     bool oom = j->x == NULL;
     pa_close(j);
     return oom ? LADLE_OOM(err, "group_by") : LADLE_OK;

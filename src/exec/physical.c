@@ -477,7 +477,7 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
    * several ranks every rank takes all rows, and groups them all */
   bool keys_whole = P->o->ranks > 1 && !exprs_row_wise(p->keys, p->nkeys);
   /* the column kernels group a whole partition at once */
-  bool splits = !P->o->columns && ladle_exec_group_by_splits(p);
+  bool splits = !P->o->columns && ladle_exec_group_by_splits(p, P->o->ranks);
   const ladle_plan *src = splits && !reduced && !keys_whole ? group_by_source(p) : NULL;
   /* no rewrite may sit inside the pipeline (it would not run there) */
   for (const ladle_plan *r = p; src != NULL && r != src; r = r->inputs[0])
@@ -724,6 +724,11 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
     case LADLE_NODE_SELECT:
     case LADLE_NODE_WITH_COLUMNS:
     case LADLE_NODE_PROJECT: {
+      /* with several ranks a select of aggregations that split runs as a
+       * group_by without keys: each rank's partial row broadcast, not its rows */
+      if (p->kind == LADLE_NODE_SELECT && P->o->ranks > 1 && !P->o->columns &&
+          ladle_exec_group_by_splits(p, P->o->ranks))
+        return plan_group_by(P, p, w);
       bool pick = p->kind == LADLE_NODE_PROJECT;
       pn = pn_new(P, pick ? LADLE_POP_PROJECT : LADLE_POP_PROJECTION, p, 1);
       if (pn == NULL) return NULL;

@@ -108,6 +108,21 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "group_by_median": (lambda a, b: a.group_by("k2").agg(pl.col("x").median(), pl.col("i").first()), False, None),
     "global_agg": (lambda a, b: a.select(pl.col("x").sum(), pl.col("i").mean(), pl.len()), True, False),
     "global_std": (lambda a, b: a.select(pl.col("x").std().alias("sd"), pl.col("x").var().alias("v")), True, False),
+    # aggregations that split: each rank's partial row broadcast, then the final step
+    "global_partials": (lambda a, b: a.select(
+        pl.col("x").min().alias("mn"), pl.col("i").max().alias("mx"), pl.col("s").first().alias("f"),
+        pl.col("x").last().alias("l"), pl.col("x").count().alias("c"), pl.col("x").null_count().alias("nc"),
+        pl.col("x").mean().alias("m"), pl.col("b").sum().alias("bs")), True, False),
+    # var/std combined from each rank's (count, mean, m2), rank 0 without rows,
+    # values far from 0 (a naive sum of squares would lose them)
+    "global_std_partials": (lambda a, b: a.filter(pl.col("id") >= 3000).select(
+        pl.col("x").std().alias("sd"), pl.col("i").var(ddof=0).alias("v0"),
+        (pl.col("x") + 1e8).std().alias("shifted")), True, False),
+    "global_std_one_row": (lambda a, b: a.filter(pl.col("id") == 3001).select(
+        pl.col("i").std().alias("null"), pl.col("i").var(ddof=0).alias("zero")), True, False),
+    # rank 0 holds no row after the filter: its (empty) partial must not lead first()
+    "global_first_not_on_rank0": (lambda a, b: a.filter(pl.col("id") >= 3000).select(
+        pl.col("i").first(), pl.col("s").first().alias("s1"), pl.col("x").sum(), pl.len()), True, False),
     "group_by_no_keys": (lambda a, b: a.group_by(pl.lit(1).alias("one")).agg(pl.col("x").sum()), True, None),
     "join_inner": (lambda a, b: a.join(b, on="k"), False, True),
     "join_left": (lambda a, b: a.join(b, on="k", how="left"), False, True),
@@ -180,6 +195,10 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     text = engine.explain(a.lazy().group_by("k").agg(pl.col("x").sum()))
     ok = ("EXCHANGE hash" in text) == (engine.nranks > 1)
     found["explain"] = {"ok": ok, "why": "" if ok else text}
+    # a select of aggregations that split moves partial rows, not every row
+    text = engine.explain(a.lazy().select(pl.col("x").sum(), pl.col("i").mean(), pl.len()))
+    ok = engine.nranks == 1 or ("GROUP_BY_PARTIAL" in text and "EXCHANGE broadcast" in text)
+    found["explain_global_partials"] = {"ok": ok, "why": "" if ok else text}
 
 
 def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
