@@ -471,6 +471,35 @@ static ladle_pnode *exchange_for(planner *P, ladle_pnode *in, ladle_exchange_kin
   return exchange(P, in, kind, keys, nkeys);
 }
 
+/* Whether e needs rows other than its own only through windows (over)
+ * partitioned by the same plain columns: the first window's keys in *keys
+ * (*nk of them), every later one compared. False for an aggregation, len or
+ * rank outside a window, is_in against a column, or windows by other keys. */
+static bool window_keys(const ladle_bexpr *e, ladle_bexpr *const **keys, size_t *nk) {
+  if (!e->has_agg && !e->has_window) return true; /* row-wise below here */
+  if (e->kind == LADLE_EX_OVER) {
+    size_t k = e->nargs - 1;
+    if (k == 0) return false;
+    for (size_t i = 1; i < e->nargs; i++)
+      if (e->args[i]->kind != LADLE_EX_COL) return false;
+    if (*keys == NULL) {
+      *keys = e->args + 1;
+      *nk = k;
+      return true;
+    }
+    if (*nk != k) return false;
+    for (size_t i = 0; i < k; i++)
+      if ((*keys)[i]->col != e->args[i + 1]->col) return false;
+    return true;
+  }
+  if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN || e->kind == LADLE_EX_RANK ||
+      (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_IN))
+    return false;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (!window_keys(e->args[i], keys, nk)) return false;
+  return true;
+}
+
 static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w) {
   bool reduced = pending_at(P, p, 0); /* a semi-join reduction cuts its input */
   /* keys computed over every row (an aggregation or window in them): with
@@ -759,6 +788,21 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       free(need);
       if (pn->inputs[0] == NULL) return NULL;
       pn->dist = pn->inputs[0]->dist;
+      /* windows by one set of key columns and nothing else over other rows:
+       * the rows hashed by those keys (every partition on one rank, its rows
+       * in the job's order), the windows computed there, the result sharded */
+      ladle_bexpr *const *wk = NULL;
+      size_t wnk = 0;
+      bool by_keys =
+          !pick && !row_wise(p) && P->o->ranks > 1 && pn->inputs[0]->dist == LADLE_DIST_SHARDED;
+      for (size_t i = 0; by_keys && i < p->nexprs; i++)
+        by_keys = window_keys(p->exprs[i], &wk, &wnk);
+      if (by_keys && wk != NULL) {
+        pn->inputs[0] = exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, wk, wnk);
+        if (pn->inputs[0] == NULL) return NULL;
+        pn->dist = LADLE_DIST_SHARDED;
+        return pn;
+      }
       if (!pick && !row_wise(p)) /* windows, aggregations: over every row */
         pn->inputs[0] = exchange_for(P, pn->inputs[0], LADLE_EXCHANGE_BROADCAST, NULL, 0);
       if (pn->inputs[0] == NULL) return NULL;

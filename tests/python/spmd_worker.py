@@ -148,6 +148,17 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "tail": (lambda a, b: a.tail(100), True, True),
     "row_index": (lambda a, b: a.with_row_index("r").filter(pl.col("k") == 3), True, True),
     "window": (lambda a, b: a.select("k", "i", pl.col("x").sum().over("k").alias("w")), False, None),
+    # windows by one set of key columns: the rows hashed by them (sharded result);
+    # row order inside a partition is the job's (first(), rank())
+    "window_by_keys": (lambda a, b: a.with_columns(
+        (pl.col("x") - pl.col("x").mean().over("k", "k2")).alias("dx"),
+        pl.col("i").first().over("k", "k2").alias("f"), pl.len().over("k", "k2").alias("n"),
+        pl.col("i").rank("ordinal").over("k", "k2").alias("r")), False, True),
+    # windows by different keys (or beside a global aggregation): every row on every rank
+    "window_two_keys": (lambda a, b: a.select("id", pl.col("x").sum().over("k").alias("a"),
+                                              pl.col("x").sum().over("k2").alias("b")), False, False),
+    "window_and_global": (lambda a, b: a.select("id", (pl.col("i").sum().over("k") / pl.col("i").sum()).alias("share")),
+                          False, False),
     "union": (lambda a, b: pl.concat([a.select("k"), b.select("k")]), False, True),
     "sort_after_group": (lambda a, b: a.group_by("k").agg(pl.col("i").sum()).sort("k"), True, True),
     "filter_by_mean": (lambda a, b: a.filter(pl.col("i") > pl.col("i").mean()).select("id", "i"), False, False),
@@ -195,6 +206,10 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     text = engine.explain(a.lazy().group_by("k").agg(pl.col("x").sum()))
     ok = ("EXCHANGE hash" in text) == (engine.nranks > 1)
     found["explain"] = {"ok": ok, "why": "" if ok else text}
+    # windows by one key set hash the rows by it
+    text = engine.explain(a.lazy().with_columns(pl.col("x").mean().over("k").alias("m")))
+    ok = engine.nranks == 1 or ("EXCHANGE hash" in text and "broadcast" not in text)
+    found["explain_window_hash"] = {"ok": ok, "why": "" if ok else text}
     # a select of aggregations that split moves partial rows, not every row
     text = engine.explain(a.lazy().select(pl.col("x").sum(), pl.col("i").mean(), pl.len()))
     ok = engine.nranks == 1 or ("GROUP_BY_PARTIAL" in text and "EXCHANGE broadcast" in text)
