@@ -321,6 +321,10 @@ void ladle_exec_mark_columns(const ladle_bexpr *e, bool *need, size_t n);
  * exchange) moved between ranks through the engine's communicator; out
  * (ncols columns, owned) holds this rank's rows after it. The identity with
  * one rank. */
+/* Exchange node pn's move of `in` (consumed) as `kind` (pn's own, or a JOIN
+ * exchange's runtime choice: BROADCAST), into *out. */
+ladle_status exec_exchange_table(exec_state *s, const ladle_pnode *pn, ladle_exchange_kind kind,
+                                 ladle_table *in, ladle_table **out, ladle_error *err);
 ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
                                  size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err);
 /* With several ranks: the rows of the ranks before this one and of all of

@@ -217,16 +217,10 @@ ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const 
   return exchange_columns(s, kind, cols, ncols, rows, cols, nkeys, NULL, NULL, out, &got, err);
 }
 
-/* The EXCHANGE node: its input's rows moved (the identity with one rank). */
-static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
-                                 ladle_table **out, ladle_error *err) {
-  LADLE_UNUSED(side);
-  ladle_comm *c = s->eng->comm;
-  if (c->size == 1) return exec_input(s, pn, out, NULL, err);
-  LADLE_RETURN_NOT_OK(refuse_device(s, err));
+ladle_status exec_exchange_table(exec_state *s, const ladle_pnode *pn, ladle_exchange_kind kind,
+                                 ladle_table *in, ladle_table **out, ladle_error *err) {
   const ladle_schema *sch = pn->schema;
-  ladle_table *in = NULL, *one = NULL;
-  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
+  ladle_table *one = NULL;
   size_t ncols = sch->n, nk = 0;
   ladle_column *keys = NULL, *moved = calloc(LADLE_MAX(ncols, 1), sizeof *moved);
   bool own_keys = false;
@@ -248,7 +242,7 @@ static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side
     goto done;
   }
   const ladle_plan *f = pn->xfor;
-  if (pn->xkind == LADLE_EXCHANGE_HASH && pn->xnkeys == 0 && f != NULL &&
+  if (kind == LADLE_EXCHANGE_HASH && pn->xnkeys == 0 && f != NULL &&
       f->kind == LADLE_NODE_DISTINCT) {
     /* a distinct's rows hashed by its subset's columns */
     nk = f->nsubset;
@@ -259,8 +253,8 @@ static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side
     }
     for (size_t i = 0; i < nk; i++) ladle_column_copy_ref(&cols[f->subset[i]], &keys[i]);
     own_keys = true;
-  } else if (pn->xkind == LADLE_EXCHANGE_HASH || pn->xkind == LADLE_EXCHANGE_JOIN ||
-             pn->xkind == LADLE_EXCHANGE_RANGE) {
+  } else if (kind == LADLE_EXCHANGE_HASH || kind == LADLE_EXCHANGE_JOIN ||
+             kind == LADLE_EXCHANGE_RANGE) {
     nk = pn->xnkeys;
     keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
     if (keys == NULL) {
@@ -270,7 +264,7 @@ static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side
     st = exec_eval_whole(s, pn->xkeys, nk, one, keys, err);
     if (st != LADLE_OK) goto done;
     own_keys = true;
-    if (pn->xkind == LADLE_EXCHANGE_RANGE) {
+    if (kind == LADLE_EXCHANGE_RANGE) {
       if (f == NULL || f->kind != LADLE_NODE_SORT) {
         st = ladle_err_set(err, LADLE_EINVAL, "internal: a range exchange without its sort");
         goto done;
@@ -279,13 +273,13 @@ static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side
       nl = f->nulls_last;
     }
   }
-  if (nk == 0 && (pn->xkind == LADLE_EXCHANGE_HASH || pn->xkind == LADLE_EXCHANGE_JOIN ||
-                  pn->xkind == LADLE_EXCHANGE_RANGE)) {
+  if (nk == 0 && (kind == LADLE_EXCHANGE_HASH || kind == LADLE_EXCHANGE_JOIN ||
+                  kind == LADLE_EXCHANGE_RANGE)) {
     st = ladle_err_set(err, LADLE_EINVAL, "internal: a %s exchange without keys",
-                       ladle_exchange_name(pn->xkind));
+                       ladle_exchange_name(kind));
     goto done;
   }
-  st = exchange_columns(s, pn->xkind, cols, ncols, rows, keys, nk, desc, nl, moved, &got, err);
+  st = exchange_columns(s, kind, cols, ncols, rows, keys, nk, desc, nl, moved, &got, err);
   if (st == LADLE_OK) st = exec_table_from_columns(s, sch, moved, got, out, err);
 done:
   if (own_keys) release_n(keys, nk);
@@ -293,6 +287,18 @@ done:
   free(moved);
   ladle_table_release(one);
   return st;
+}
+
+/* The EXCHANGE node: its input's rows moved (the identity with one rank). */
+static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
+                                 ladle_table **out, ladle_error *err) {
+  LADLE_UNUSED(side);
+  ladle_comm *c = s->eng->comm;
+  if (c->size == 1) return exec_input(s, pn, out, NULL, err);
+  LADLE_RETURN_NOT_OK(refuse_device(s, err));
+  ladle_table *in = NULL;
+  LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));
+  return exec_exchange_table(s, pn, pn->xkind, in, out, err);
 }
 
 const exec_operator exec_op_exchange = {LADLE_POP_EXCHANGE, exchange_run, NULL, NULL};

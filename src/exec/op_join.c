@@ -238,6 +238,64 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
   return st;
 }
 
+/* The most rows a join's right side may have to be broadcast at run time
+ * (LADLE_JOIN_BROADCAST_ROWS; 0 turns it off). */
+static int64_t broadcast_cap(void) {
+  const char *v = getenv("LADLE_JOIN_BROADCAST_ROWS");
+  return v != NULL ? strtoll(v, NULL, 10) : (int64_t)1 << 22;
+}
+
+/* With several ranks, a join whose sides both sit on JOIN exchanges: both
+ * sides' rows first, then one choice that every rank makes alike from the
+ * allgathered row counts: the right side broadcast when it is small against
+ * the left (R * (ranks - 1) < L: fewer rows move than by hashing both, and
+ * the left rows stay where they are), else both sides hashed by the keys. */
+static bool decides_exchange(const exec_state *s, const ladle_pnode *pn) {
+  if (s->eng->comm->size < 2 || pn->feeds != NULL || pn->defer_side[0] || pn->defer_side[1])
+    return false;
+  for (int k = 0; k < 2; k++)
+    if (pn->inputs[k]->op != LADLE_POP_EXCHANGE || pn->inputs[k]->xkind != LADLE_EXCHANGE_JOIN)
+      return false;
+  return true;
+}
+
+static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, ladle_table **ins,
+                                          ladle_error *err) {
+  ladle_table *raw[2] = {NULL, NULL};
+  ladle_status st = LADLE_OK;
+  for (size_t i = 0; i < 2 && st == LADLE_OK; i++) {
+    size_t k = pn->right_first ? 1 - i : i;
+    st = ladle_exec_node(s, pn->inputs[k]->inputs[0], &raw[k], NULL, err);
+  }
+  int64_t before, rows[2] = {0, 0};
+  for (int k = 0; k < 2 && st == LADLE_OK; k++)
+    st = exec_rank_rows(s, raw[k]->num_rows, &before, &rows[k], err);
+  if (st != LADLE_OK) {
+    ladle_table_release(raw[0]);
+    ladle_table_release(raw[1]);
+    return st;
+  }
+  int64_t cap = broadcast_cap(), ranks = s->eng->comm->size;
+  bool bcast = rows[1] <= cap && rows[1] * (ranks - 1) < rows[0];
+  LADLE_PHASE_END(bcast ? "join exchange: right side broadcast (its rows)"
+                        : "join exchange: both sides hashed (the right rows)",
+                  rows[1], LADLE_PHASE_START());
+  if (bcast) {
+    ins[0] = raw[0];
+    raw[0] = NULL;
+    st = exec_exchange_table(s, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, raw[1], &ins[1], err);
+  } else {
+    st = exec_exchange_table(s, pn->inputs[0], LADLE_EXCHANGE_JOIN, raw[0], &ins[0], err);
+    raw[0] = NULL;
+    if (st == LADLE_OK)
+      st = exec_exchange_table(s, pn->inputs[1], LADLE_EXCHANGE_JOIN, raw[1], &ins[1], err);
+    else
+      ladle_table_release(raw[1]);
+  }
+  ladle_table_release(raw[0]);
+  return st;
+}
+
 static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *side_in,
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side_in);
@@ -247,6 +305,13 @@ static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *si
   memset(jd, 0, sizeof jd);
   ladle_status st = LADLE_OK;
   const ladle_pnode *f = pn->feeds;
+  if (decides_exchange(s, pn)) {
+    st = join_exchanged_inputs(s, pn, ins, err);
+    if (st == LADLE_OK) st = join_table(s, pn, ins[0], ins[1], jd, out, err);
+    ladle_table_release(ins[0]);
+    ladle_table_release(ins[1]);
+    return st;
+  }
   for (size_t i = 0; i < 2 && st == LADLE_OK; i++) {
     size_t k = pn->right_first ? 1 - i : i;
     exec_side side = {pn->defer_side[k] ? &jd[k] : NULL, NULL};

@@ -1067,8 +1067,9 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       }
       if (pn->xkind == LADLE_EXCHANGE_JOIN)
         ladle_strbuf_printf(b,
-                            " (hashed by the keys; broadcasting a small right side is "
-                            "not built yet)");
+                            " (at run time: the right side broadcast when its rows times "
+                            "ranks - 1 are fewer than the left's, else both sides hashed by "
+                            "the keys)");
       if (pn->xkind == LADLE_EXCHANGE_RANGE)
         ladle_strbuf_printf(b,
                             " (splitters sampled from every rank: rank 0 gets the first "

@@ -133,6 +133,8 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "join_cross": (lambda a, b: a.head(20).join(b.head(5), how="cross"), False, None),
     "join_two_keys": (lambda a, b: a.join(b.rename({"w": "k2"}).with_columns(pl.col("k2") % 3),
                                            on=["k", "k2"]), False, True),
+    # both sides large: hashed by the keys (a small right side is broadcast at run time)
+    "join_large_sides": (lambda a, b: a.join(a.select("id", (pl.col("i") * 2).alias("i2")), on="id"), False, True),
     "join_then_group": (lambda a, b: a.join(b, on="k").group_by("name").agg(pl.col("x").sum()), False, True),
     "unique": (lambda a, b: a.select("k", "k2").unique(), False, True),
     "unique_first": (lambda a, b: a.unique(subset=["k"], keep="first").select("k", "i"), False, True),
