@@ -211,6 +211,163 @@ done:
   return LADLE_OK;
 }
 
+/* Bytes of column col's segment for `rows` rows: validity (when has_validity),
+ * values (fixed width, or string/list start offsets), string bytes (`extra`). */
+static size_t seg_bytes(const ladle_column *col, bool has_validity, int64_t rows, int64_t extra) {
+  ladle_type_id id = col->type.id;
+  bool varlen = ladle_type_is_varlen(id);
+  size_t w = varlen ? 8 : ladle_type_width(id);
+  size_t b = has_validity ? (size_t)ladle_bitmap_bytes(rows) : 0;
+  if (w > 0 && col->values != NULL) b += (size_t)rows * w;
+  if (varlen) b += (size_t)extra;
+  return b;
+}
+
+/* Every column but lists in one alltoallv: per destination one block, the
+ * columns' segments back to back (seg_bytes), unpacked into out[i] (columns
+ * the caller marks `skip` are left for move_one). One round instead of two
+ * or three per column: small exchanges paid a latency per column and part. */
+static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
+                                const bool *skip, const int64_t *start, const int64_t *rows,
+                                const int64_t *rin, const header *hin, int64_t total,
+                                ladle_column *out, ladle_error *err) {
+  int n = c->size;
+  sizes z = {0};
+  LADLE_RETURN_NOT_OK(sizes_init(&z, n, err));
+  uint8_t *send = NULL, *recv = NULL;
+  size_t made = 0;
+  ladle_status st = LADLE_OK;
+  size_t at = 0;
+  for (int r = 0; r < n; r++) {
+    z.sd[r] = at;
+    for (size_t i = 0; i < ncols; i++) {
+      if (skip[i]) continue;
+      const ladle_column *col = &cols[i];
+      const int64_t *of = col->values;
+      int64_t ex = ladle_type_is_varlen(col->type.id) && rows[r] > 0
+                       ? of[start[r] + rows[r]] - of[start[r]]
+                       : 0;
+      z.sc[r] += seg_bytes(col, col->validity != NULL, rows[r], ex);
+      const header *h = &hin[i * (size_t)n + (size_t)r];
+      z.rc[r] += seg_bytes(col, h->has_validity != 0, rin[r], h->extra);
+    }
+    at += z.sc[r];
+  }
+  size_t got = recv_packed(&z, n);
+  send = malloc(LADLE_MAX(at, 1));
+  recv = malloc(LADLE_MAX(got, 1));
+  if (send == NULL || recv == NULL) {
+    st = LADLE_OOM(err, "exchange buffers");
+    goto done;
+  }
+  for (int r = 0; r < n; r++) { /* pack */
+    uint8_t *p = send + z.sd[r];
+    for (size_t i = 0; i < ncols; i++) {
+      if (skip[i]) continue;
+      const ladle_column *col = &cols[i];
+      bool varlen = ladle_type_is_varlen(col->type.id);
+      size_t w = varlen ? 8 : ladle_type_width(col->type.id);
+      if (col->validity != NULL) {
+        memset(p, 0, (size_t)ladle_bitmap_bytes(rows[r]));
+        bits_copy(p, 0, col->validity, start[r], rows[r]);
+        p += ladle_bitmap_bytes(rows[r]);
+      }
+      if (w > 0 && col->values != NULL && rows[r] > 0) {
+        memcpy(p, (const uint8_t *)col->values + (size_t)start[r] * w, (size_t)rows[r] * w);
+        p += (size_t)rows[r] * w;
+      }
+      if (varlen && rows[r] > 0) {
+        const int64_t *of = col->values;
+        size_t nb = (size_t)(of[start[r] + rows[r]] - of[start[r]]);
+        if (nb > 0) memcpy(p, col->chars + of[start[r]], nb);
+        p += nb;
+      }
+    }
+  }
+  st = a2a(c, send, &z, recv, err);
+  free(send);
+  send = NULL;
+  if (st != LADLE_OK) goto done;
+  for (; made < ncols && st == LADLE_OK; made++) { /* the output columns */
+    if (skip[made]) continue;
+    const ladle_column *col = &cols[made];
+    ladle_type_id id = col->type.id;
+    bool any_validity = id == LADLE_TYPE_NULL;
+    int64_t extra_total = 0;
+    for (int q = 0; q < n; q++) {
+      any_validity |= hin[made * (size_t)n + (size_t)q].has_validity != 0;
+      extra_total += hin[made * (size_t)n + (size_t)q].extra;
+    }
+    st = ladle_column_alloc(col->type, total, any_validity,
+                            ladle_type_is_varlen(id) ? extra_total : 0, &out[made], err);
+  }
+  if (st != LADLE_OK) {
+    made--;
+    goto done;
+  }
+  int64_t row = 0;
+  int64_t *base = calloc(LADLE_MAX(ncols, 1), sizeof *base); /* string bytes so far */
+  if (base == NULL) {
+    st = LADLE_OOM(err, "exchange");
+    goto done;
+  }
+  for (int q = 0; q < n; q++) { /* unpack sender q's block */
+    const uint8_t *p = recv + z.rd[q];
+    for (size_t i = 0; i < ncols; i++) {
+      if (skip[i]) continue;
+      const ladle_column *col = &cols[i];
+      ladle_column *o = &out[i];
+      const header *h = &hin[i * (size_t)n + (size_t)q];
+      ladle_type_id id = col->type.id;
+      bool varlen = ladle_type_is_varlen(id);
+      size_t w = varlen ? 8 : ladle_type_width(id);
+      if (h->has_validity) {
+        if (id != LADLE_TYPE_NULL) bits_copy((uint8_t *)o->validity, row, p, 0, rin[q]);
+        p += ladle_bitmap_bytes(rin[q]);
+      } else if (o->validity != NULL && id != LADLE_TYPE_NULL) {
+        bits_fill((uint8_t *)o->validity, row, rin[q]);
+      }
+      if (w > 0 && col->values != NULL && rin[q] > 0) {
+        if (varlen) { /* start offsets rebased on the bytes before this sender's */
+          int64_t *oo = (int64_t *)o->values, first;
+          memcpy(&first, p, 8);
+          for (int64_t k = 0; k < rin[q]; k++) {
+            int64_t v;
+            memcpy(&v, p + (size_t)k * 8, 8);
+            oo[row + k] = v - first + base[i];
+          }
+        } else {
+          memcpy((uint8_t *)o->values + (size_t)row * w, p, (size_t)rin[q] * w);
+        }
+        p += (size_t)rin[q] * w;
+      }
+      if (varlen) {
+        if (h->extra > 0) memcpy((char *)o->chars + base[i], p, (size_t)h->extra);
+        p += h->extra;
+        base[i] += h->extra;
+      }
+    }
+    row += rin[q];
+  }
+  for (size_t i = 0; i < ncols; i++) {
+    if (skip[i]) continue;
+    ladle_column *o = &out[i];
+    if (ladle_type_is_varlen(o->type.id)) ((int64_t *)o->values)[total] = base[i];
+    o->null_count = o->type.id == LADLE_TYPE_NULL ? total
+                    : o->validity != NULL         ? ladle_bitmap_count_unset(o->validity, total)
+                                                  : 0;
+  }
+  free(base);
+done:
+  if (st != LADLE_OK)
+    for (size_t i = 0; i < made; i++)
+      if (!skip[i]) ladle_column_release(&out[i]);
+  free(send);
+  free(recv);
+  free(z.sc);
+  return st;
+}
+
 static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t ncols, int64_t nrows,
                               const int64_t *start, const int64_t *rows, ladle_column *out,
                               int64_t *out_rows, ladle_error *err) {
@@ -228,6 +385,7 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
   ladle_column *plain = calloc(LADLE_MAX(ncols, 1), sizeof *plain);
   sizes z = {0};
   size_t made = 0, nplain = 0;
+  bool *skip = NULL, packed_done = false;
   ladle_status st = hout == NULL || hin == NULL || rin == NULL || plain == NULL
                         ? LADLE_OOM(err, "exchange header")
                         : sizes_init(&z, n, err);
@@ -269,18 +427,32 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
     for (size_t i = 0; i < ncols; i++)
       hin[i * (size_t)n + (size_t)s] = (header){h[1 + 2 * i], h[2 + 2 * i]};
   }
+  /* every column but lists in one round; each list column on its own (its
+   * elements move as a column of their own) */
+  skip = calloc(LADLE_MAX(ncols, 1), sizeof *skip);
+  if (skip == NULL) {
+    st = LADLE_OOM(err, "exchange");
+    goto done;
+  }
+  for (size_t i = 0; i < ncols; i++) skip[i] = plain[i].type.id == LADLE_TYPE_LIST;
+  st = move_packed(c, plain, ncols, skip, start, rows, rin, hin, total, out, err);
+  if (st != LADLE_OK) goto done;
+  packed_done = true;
   for (; made < ncols && st == LADLE_OK; made++)
-    st =
-        move_one(c, &plain[made], start, rows, rin, hin + made * (size_t)n, total, &out[made], err);
+    if (skip[made])
+      st = move_one(c, &plain[made], start, rows, rin, hin + made * (size_t)n, total, &out[made],
+                    err);
   if (st != LADLE_OK) {
     made--;
     goto done;
   }
   *out_rows = total;
 done:
-  if (st != LADLE_OK)
-    for (size_t i = 0; i < made; i++) ladle_column_release(&out[i]);
+  if (st != LADLE_OK && packed_done)
+    for (size_t i = 0; i < ncols; i++)
+      if (!skip[i] || i < made) ladle_column_release(&out[i]);
   for (size_t i = 0; plain != NULL && i < nplain; i++) ladle_column_release(&plain[i]);
+  free(skip);
   free(plain);
   free(hout);
   free(hin);
