@@ -155,7 +155,7 @@ class Op:
     """One operator of a query's chain.
 
     kind: filter, select, with_columns, group_by, join, join_where, sort, unique,
-    slice, concat, with_row_index, rename, drop. The source is `head`, then the items
+    slice, concat, with_row_index, rename, drop, explode. The source is `head`, then the items
     joined by ", ", then `tail`; `{sub}` in head or tail stands for the other
     query's source (joins, concat). For concat, `head` is a format with {cur} and
     {sub}. `info` holds what the order analysis needs; `names` the output name of
@@ -483,6 +483,10 @@ def step(st: State, op: Op, names: list[str], ns: dict[str, Any], cur: str) -> S
             new.prefix = []
             new.taint = st.taint | rst.taint
             new.fstr = st.fstr | rst.fstr
+    elif k == "explode":
+        # rows repeated in their order: the order state stands (a prefix's
+        # columns are the same values on the repeated rows)
+        new.prefix = [c for c in st.prefix if c in names]
     elif k == "with_row_index":
         if not full:
             new.undet(f"with_row_index over an input of order {st.order}")

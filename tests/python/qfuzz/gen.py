@@ -74,7 +74,7 @@ class QueryGen:
     MAIN: list[tuple[int, str]] = [
         (14, "filter"), (14, "with_columns"), (11, "select"), (6, "select_scalar"), (14, "group_by"), (14, "join"),
         (3, "join_where"), (8, "sort"), (6, "unique"), (7, "slice"), (4, "concat"), (2, "with_row_index"),
-        (2, "rename"), (2, "drop"),
+        (2, "rename"), (2, "drop"), (3, "split_explode"), (3, "implode_explode"),
     ]
     SUB: list[tuple[int, str]] = [(4, "filter"), (3, "with_columns"), (2, "select"), (2, "unique"), (3, "group_by")]
 
@@ -376,6 +376,48 @@ class QueryGen:
                 info={"how": "horizontal", "tag": "concat:horizontal"})
         return self.ordered(st, op)
 
+    def op_split_explode(self, q: Query, st: State) -> list[Op] | None:
+        """A String column split into a list (its length beside it now and then),
+        then the list exploded with random flags: lists live only between the two."""
+        rng = self.rng
+        sch = self.lf(q).collect_schema()
+        cands = [n for n in st.names if sch[n] == pl.String and n not in st.taint and n not in st.fstr]
+        if not cands:
+            return None
+        c = rng.choice(cands)
+        x = self.name()
+        sep = rng.choice(["a", "e", "", " ", "-", "ab", "1", "|", "é"])
+        items = [E(esc(f"pl.col({c!r}).str.split({sep!r}).alias({x!r})"), tag="str.split")]
+        names = [x]
+        if rng.random() < 0.4:
+            n = self.name()
+            items.append(E(esc(f"pl.col({c!r}).str.split({sep!r}).list.len().alias({n!r})"), tag="list.len"))
+            names.append(n)
+        ean, keep = rng.random() < 0.5, rng.random() < 0.7
+        return [Op("with_columns", ".with_columns(", items, ")", names=names, info={"tag": "str.split"}),
+                Op("explode", f".explode({x!r}, empty_as_null={ean}, keep_nulls={keep})",
+                   info={"tag": f"explode(ean={ean},keep={keep})"})]
+
+    def op_implode_explode(self, q: Query, st: State) -> list[Op] | None:
+        """Columns gathered into lists per group (implode), then exploded back."""
+        rng = self.rng
+        sch = self.lf(q).collect_schema()
+        flat = (pl.Boolean, pl.String, pl.Date, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
+                pl.UInt32, pl.UInt64, pl.Float32, pl.Float64)
+        cands = [n for n in st.names if n not in st.taint]
+        vals = [n for n in cands if sch[n] in flat]
+        if len(cands) < 2 or not vals:
+            return None
+        key = rng.choice(cands)
+        picked = [v for v in rng.sample(vals, min(len(vals), rng.randint(1, 2))) if v != key]
+        if not picked:
+            return None
+        mo = rng.random() < 0.5
+        items = [E(esc(f"pl.col({v!r})"), col=v, tag="implode") for v in picked]
+        gb = Op("group_by", f".group_by([{key!r}], maintain_order={mo}).agg(", items, ")", names=picked,
+                info={"keys": [key], "maintain_order": mo, "tag": f"implode(mo={mo})"})
+        return [gb, Op("explode", f".explode({picked!r})", info={"tag": "explode"})]
+
     def op_with_row_index(self, q: Query, st: State) -> list[Op] | None:
         off = self.rng.choice([0, 0, 1, 10])
         op = Op("with_row_index", f".with_row_index('idx', offset={off})", info={"tag": "with_row_index"})
@@ -403,11 +445,11 @@ def analyze_from(q: Query, st: State, ops: list[Op], ns: dict[str, Any]) -> Stat
     """The state after appending ops to q whose state is st (raises when Polars
     rejects the plan)."""
     cur = q.code()
-    for op in ops:
+    for i, op in enumerate(ops):
         nxt = op.apply(cur)
         schema = lazy(nxt, ns).collect_schema()
         nested = [n for n, t in schema.items() if kind(t) == "other"]
-        if nested:
+        if nested and i == len(ops) - 1:  # lists between the ops of one draw (split, explode) only
             raise ValueError(f"{op.kind} gives nested columns {nested}")  # an unaggregated column in agg()
         st = step(st, op, list(schema.names()), ns, cur)
         cur = nxt
