@@ -7,8 +7,10 @@
  * What runs today: in-memory scans (their columns copied to the device as
  * one partition), filters and projections of row-wise expressions built of
  * columns, literals, aliases and the binary operations the backend takes
- * (binary_supports), column picks and renames, and selects of whole-column
- * sum, min, max, count and len. Everything else is named as not built yet. */
+ * (binary_supports), column picks and renames, selects of whole-column
+ * aggregations, group_by, joins, sorts, slices (a row sequence taken) and
+ * unique (group_keys; the kept rows sorted into order of appearance).
+ * Everything else is named as not built yet. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +581,26 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
         if (why == NULL && (ladle_type_is_varlen(k->type.id) || k->type.id == LADLE_TYPE_NULL))
           why = "a sort by a String key";
         if (why != NULL) return refuse(c, pn, k, why);
+      }
+      break;
+    }
+    case LADLE_POP_SLICE:
+      if (c->s->be->sequence == NULL || c->s->be->take == NULL)
+        return refuse(c, pn, NULL, "this operator has no GPU path yet");
+      break;
+    case LADLE_POP_DISTINCT: {
+      const ladle_backend *be = c->s->be;
+      if (pn->partial || be->group_keys == NULL || be->sort_perm == NULL || be->take == NULL ||
+          be->grouped_reduce == NULL || be->filter == NULL || p->nsubset == 0)
+        return refuse(c, pn, NULL, "this operator has no GPU path yet");
+      for (size_t i = 0; i < p->nsubset; i++) {
+        ladle_dtype t = p->inputs[0]->schema.types[p->subset[i]];
+        if (!type_on_device(t.id) || t.id == LADLE_TYPE_TIME) {
+          char t1[48];
+          snprintf(buf, sizeof buf, "a unique key '%s' of type %s",
+                   p->inputs[0]->schema.names[p->subset[i]], type_name(t, t1, sizeof t1));
+          return refuse(c, pn, NULL, buf);
+        }
       }
       break;
     }
@@ -1909,6 +1931,136 @@ ladle_status exec_columns_join(exec_state *s, const ladle_pnode *pn, ladle_table
   ladle_djoin_release(&j);
   ladle_table_release(in[0]);
   ladle_table_release(in[1]);
+  if (st != LADLE_OK) {
+    if (o != NULL) ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------ slice */
+
+/* Rows [off, off + len) of the one partition on the device: a sequence of
+ * row numbers, then each column taken at them (a slice of device buffers
+ * would cut validity bits on the host). */
+ladle_status exec_columns_slice(exec_state *s, const ladle_pnode *pn, ladle_table *in, int64_t off,
+                                int64_t len, ladle_table **out, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  if (in->nchunks == 0) { /* no partition, no row */
+    LADLE_RETURN_NOT_OK(ladle_table_create(&p->schema, 0, out, err));
+    ladle_table_seal(*out);
+    return LADLE_OK;
+  }
+  ladle_status st = one_partition(in, err);
+  ladle_column idx;
+  memset(&idx, 0, sizeof idx);
+  if (st == LADLE_OK)
+    st = s->be->sequence(&s->k, off, len, ladle_dtype_make(LADLE_TYPE_INT64), &idx, err);
+  ladle_table *o = NULL;
+  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
+  if (st == LADLE_OK) {
+    o->chunks[0].length = len;
+    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
+      const ladle_column *src = &in->chunks[0].columns[i];
+      if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
+        exec_placeholder(&o->chunks[0].columns[i], len); /* unread above */
+      else
+        st = s->be->take(&s->k, src, &idx, &o->chunks[0].columns[i], err);
+    }
+    ladle_table_seal(o);
+  }
+  ladle_column_release(&idx);
+  if (st != LADLE_OK) {
+    if (o != NULL) ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* ------------------------------------------------------------ distinct */
+
+/* unique(subset, keep): the rows grouped by the subset's columns
+ * (group_keys), one row kept per group (first/any: its first row; last: the
+ * largest row number, a grouped MAX over the row numbers; none: the first
+ * row of the groups of one row), in order of appearance (the kept rows
+ * sorted), every column taken at them. */
+ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  const ladle_backend *be = s->be;
+  ladle_table *in;
+  LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->inputs[0], &in, NULL, err));
+  if (in->nchunks == 0) { /* no partition, no row */
+    ladle_table_release(in);
+    LADLE_RETURN_NOT_OK(ladle_table_create(&p->schema, 0, out, err));
+    ladle_table_seal(*out);
+    return LADLE_OK;
+  }
+  ladle_status st = one_partition(in, err);
+  const ladle_chunk *c = st == LADLE_OK ? &in->chunks[0] : NULL;
+  size_t nk = p->nsubset;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL && st == LADLE_OK) st = LADLE_OOM(err, "unique keys");
+  for (size_t i = 0; st == LADLE_OK && i < nk; i++) keys[i] = c->columns[p->subset[i]];
+  ladle_dgroups g;
+  memset(&g, 0, sizeof g);
+  enum { KEPT, SEQ, LEN, ONE, MASK, PERM, ROWS, NTMP };
+  ladle_column t[NTMP];
+  memset(t, 0, sizeof t);
+  ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64), u32 = ladle_dtype_make(LADLE_TYPE_UINT32);
+  if (st == LADLE_OK) st = be->group_keys(&s->k, keys, nk, NULL, &g, err);
+  free(keys);
+  if (st == LADLE_OK && p->keep == LADLE_KEEP_LAST) {
+    st = be->sequence(&s->k, 0, c->length, i64, &t[SEQ], err);
+    if (st == LADLE_OK) {
+      ladle_program pg;
+      memset(&pg, 0, sizeof pg);
+      pg.n = 1;
+      pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, i64, NULL, 0};
+      st = be->grouped_reduce(&s->k, LADLE_REDUCE_MAX, &pg, &t[SEQ], 1, &g, &t[KEPT], err);
+    }
+  } else if (st == LADLE_OK && p->keep == LADLE_KEEP_NONE) {
+    /* the groups of one row: their rows counted, compared with a constant 1 */
+    st = be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, &g, &t[LEN], err);
+    if (st == LADLE_OK) st = ladle_column_alloc(u32, 1, false, 0, &t[ONE], err);
+    if (st == LADLE_OK) {
+      LADLE_COL_MUT(&t[ONE], uint32_t)[0] = 1;
+      ladle_program pg;
+      memset(&pg, 0, sizeof pg);
+      pg.n = 3;
+      pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, u32, NULL, 0};
+      pg.ins[1] = (ladle_pinstr){LADLE_P_CONST, 0, 0, 0, u32, &t[ONE], 0};
+      pg.ins[2] = (ladle_pinstr){
+          LADLE_P_BINARY, LADLE_OP_EQ, 0, 1, ladle_dtype_make(LADLE_TYPE_BOOL), NULL, 0};
+      st = be->eval_program(&s->k, &pg, &t[LEN], 1, &t[MASK], err);
+    }
+    if (st == LADLE_OK) st = be->filter(&s->k, &g.first, &t[MASK], &t[KEPT], err);
+  } else if (st == LADLE_OK) {
+    ladle_column_copy_ref(&g.first, &t[KEPT]);
+  }
+  if (st == LADLE_OK) {
+    bool desc = false, last = true;
+    st = be->sort_perm(&s->k, &t[KEPT], 1, &desc, &last, &t[PERM], err);
+  }
+  if (st == LADLE_OK) st = be->take(&s->k, &t[KEPT], &t[PERM], &t[ROWS], err);
+  ladle_table *o = NULL;
+  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
+  if (st == LADLE_OK) {
+    o->chunks[0].length = t[ROWS].length;
+    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
+      const ladle_column *src = &c->columns[i];
+      if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
+        exec_placeholder(&o->chunks[0].columns[i], t[ROWS].length); /* unread above */
+      else
+        st = be->take(&s->k, src, &t[ROWS], &o->chunks[0].columns[i], err);
+    }
+    ladle_table_seal(o);
+  }
+  for (int i = 0; i < NTMP; i++) ladle_column_release(&t[i]);
+  ladle_dgroups_release(&g);
+  ladle_table_release(in);
   if (st != LADLE_OK) {
     if (o != NULL) ladle_table_release(o);
     return st;

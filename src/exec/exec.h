@@ -272,6 +272,12 @@ ladle_status exec_columns_join(exec_state *s, const ladle_pnode *pn, ladle_table
 bool exec_join_reorders(const ladle_plan *p);
 /* A SORT on the column kernels, its input run here: sort_perm over its keys
  * (cut to the sort's limit), every column taken through it. */
+/* SLICE's rows [off, off + len) of `in` on the column kernels (in borrowed). */
+ladle_status exec_columns_slice(exec_state *s, const ladle_pnode *pn, ladle_table *in, int64_t off,
+                                int64_t len, ladle_table **out, ladle_error *err);
+/* DISTINCT on the column kernels. */
+ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err);
 ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                ladle_error *err);
 /* Does any column of t lie on a device? (Only a table of one partition can.) */

@@ -35,6 +35,7 @@ static ladle_status distinct_table(exec_state *s, const ladle_pnode *pn, ladle_t
 static ladle_status distinct_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                  ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
+  if (s->columns) return exec_columns_distinct(s, pn, out, err);
   return exec_run_unary(s, pn, distinct_table, out, err);
 }
 

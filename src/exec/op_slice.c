@@ -25,6 +25,7 @@ static ladle_status slice_table(exec_state *s, const ladle_pnode *pn, ladle_tabl
     off = hi > lo ? lo - before : 0;
     len = LADLE_MAX(hi - lo, 0);
   }
+  if (s->columns) return exec_columns_slice(s, pn, in, off, len, out, err);
   size_t nchunks = 0;
   int64_t pos = 0;
   for (size_t k = 0; k < in->nchunks; k++) {

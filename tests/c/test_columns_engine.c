@@ -224,14 +224,25 @@ static void conforms(ladle_engine *e, ladle_table *t) {
   CHECK_EQ_I(s1.device_cache_hits - s0.device_cache_hits, 7);
   CHECK_EQ_I(s1.device_cache_misses, s0.device_cache_misses);
   CHECK(s1.device_cache_bytes > 0);
-  /* a distinct has no column-kernel path: refused by name before it runs
-   * (the scan under it does not reduce its rows: nothing is left on the
-   * device), then run on the engine's host side */
+  /* a distinct runs on the column kernels (group_keys, first rows in order) */
   const char *subset[] = {"i32"};
-  CHECK_OK(ladle_plan_distinct(scan(t), 1, subset, LADLE_KEEP_FIRST, true, &p, &err_));
-  CHECK(ladle_engine_execute(e, p, &r, &err_) == LADLE_ENOTSUP);
-  CHECK(strstr(err_.message, "DISTINCT") != NULL);
   ladle_result *a = NULL, *b = NULL;
+  for (int keep = LADLE_KEEP_ANY; keep <= LADLE_KEEP_NONE; keep++) {
+    CHECK_OK(ladle_plan_distinct(scan(t), 1, subset, (ladle_keep)keep, true, &p, &err_));
+    CHECK_OK(ladle_engine_execute(cpu, p, &a, &err_));
+    CHECK_OK(ladle_engine_execute(e, p, &b, &err_));
+    same_results(a, b, 9);
+    ladle_result_destroy(a);
+    ladle_result_destroy(b);
+    ladle_plan_destroy(p);
+  }
+  /* a union has no column-kernel path: refused by name before it runs
+   * (the scans under it do not reduce their rows: nothing is left on the
+   * device), then run on the engine's host side */
+  ladle_plan *two[2] = {scan(t), scan(t)};
+  CHECK_OK(ladle_plan_union(2, two, &p, &err_));
+  CHECK(ladle_engine_execute(e, p, &r, &err_) == LADLE_ENOTSUP);
+  CHECK(strstr(err_.message, "UNION") != NULL);
   CHECK_OK(ladle_engine_execute(cpu, p, &a, &err_));
   CHECK_OK(ladle_engine_execute_host(e, p, NULL, &b, &err_));
   same_results(a, b, 9);

@@ -228,7 +228,7 @@ def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> No
         (DF.lazy().select(pl.col("f64").std()), "'std'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").median()), "GROUP_BY .*'median'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").sum().round(2)), "expression of aggregations with more"),
-        (DF.lazy().unique(subset=["i32"], keep="first", maintain_order=True), "DISTINCT"),
+        (pl.concat([DF.lazy(), DF.lazy()]), "UNION"),
         (DF.lazy().sort("s"), "a sort by a String key"),
         (DF.lazy().with_columns(pl.col("f64").sum().alias("t")), "spread over the rows"),
         (DF.lazy().select(pl.col("f64").round(2)), "round"),
@@ -457,7 +457,7 @@ def test_a_star_join_then_a_group_by(engine: ladle.Engine) -> None:
         .agg(pl.col("f64").sum(), pl.col("r_i64").count().alias("found"), pl.len())
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ladle.FallbackWarning)  # the unique runs on the host
+        warnings.simplefilter("ignore", ladle.FallbackWarning)  # the coalesced String key runs on the host
         got = engine.collect(lf)
     want = lf.collect()
     assert_frame_equal(got.sort("label"), want.sort("label"), check_exact=False, rel_tol=1e-9)
@@ -585,8 +585,8 @@ def test_regex_contains_is_refused_by_name(engine: ladle.Engine) -> None:
 
 def test_explain_says_where_the_query_runs(engine: ladle.Engine) -> None:
     assert "column kernels, one partition per table" in engine.explain(DF.lazy().filter(pl.col("b")))
-    text = engine.explain(DF.lazy().unique(subset=["i32"], keep="first", maintain_order=True))
-    assert "not on the column kernels" in text and "DISTINCT" in text
+    text = engine.explain(pl.concat([DF.lazy(), DF.lazy()]))
+    assert "not on the column kernels" in text and "UNION" in text
 
 
 def test_runtime_errors_are_not_retried_on_the_cpu(engine: ladle.Engine) -> None:
@@ -878,3 +878,24 @@ def test_a_result_lives_where_its_plan_finished(engine: ladle.Engine, lf: pl.Laz
     else:
         assert res.device == engine.device
     assert_frame_equal(res.to_polars(), lf.collect(), check_exact=False, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("keep", ["first", "last", "any", "none"])
+def test_unique_on_the_column_kernels(engine: ladle.Engine, keep: str) -> None:
+    """unique(subset, keep) by group_keys (first rows, a grouped MAX over row
+    numbers for last, the groups of one row for none), in order of appearance."""
+    for subset in (["i8"], ["s", "b"], ["in", "d"], None):
+        lf = DF.lazy().select("i8", "s", "b", "in", "d").unique(subset=subset, keep=keep, maintain_order=True)
+        if keep == "any":
+            check_unordered(engine, lf.select(subset or pl.all()))
+        else:
+            check(engine, lf)
+    check(engine, DF.lazy().filter(pl.col("i8") > 200).unique(subset=["i8"], keep=keep, maintain_order=True))
+
+
+def test_slices_on_the_column_kernels(engine: ladle.Engine) -> None:
+    """head, tail and slice windows (negative offsets, past the end) as a row
+    sequence taken from every column (validity bits stay on the device)."""
+    for lf in (DF.lazy().head(17), DF.lazy().tail(9), DF.lazy().slice(1003, 77), DF.lazy().slice(-30, 12),
+               DF.lazy().slice(-9000, 4000), DF.lazy().slice(6000, 5), DF.lazy().filter(pl.col("b")).slice(5, 300)):
+        check(engine, lf)
