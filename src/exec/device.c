@@ -590,8 +590,13 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       break;
     case LADLE_POP_DISTINCT: {
       const ladle_backend *be = c->s->be;
+      ladle_dtype u32 = ladle_dtype_make(LADLE_TYPE_UINT32);
       if (pn->partial || be->group_keys == NULL || be->sort_perm == NULL || be->take == NULL ||
-          be->grouped_reduce == NULL || be->filter == NULL || p->nsubset == 0)
+          be->grouped_reduce == NULL || be->filter == NULL || be->sequence == NULL ||
+          p->nsubset == 0 ||
+          (p->keep == LADLE_KEEP_NONE && (!takes_instr(c->s, LADLE_P_CONST, 0, u32, u32, u32) ||
+                                          !takes_instr(c->s, LADLE_P_BINARY, LADLE_OP_EQ, u32, u32,
+                                                       ladle_dtype_make(LADLE_TYPE_BOOL)))))
         return refuse(c, pn, NULL, "this operator has no GPU path yet");
       for (size_t i = 0; i < p->nsubset; i++) {
         ladle_dtype t = p->inputs[0]->schema.types[p->subset[i]];
