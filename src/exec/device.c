@@ -1775,6 +1775,30 @@ static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladl
 
 /* ------------------------------------------------------------ sort */
 
+/* A one-partition table of `schema` whose every column is c's taken at the
+ * Int64 rows `idx` (columns no node above reads stay placeholders). */
+static ladle_status take_rows(exec_state *s, const ladle_schema *schema, const ladle_chunk *c,
+                              const ladle_column *idx, ladle_table **out, ladle_error *err) {
+  ladle_table *o = NULL;
+  LADLE_RETURN_NOT_OK(ladle_table_create(schema, 1, &o, err));
+  ladle_status st = LADLE_OK;
+  o->chunks[0].length = idx->length;
+  for (size_t i = 0; i < schema->n && st == LADLE_OK; i++) {
+    const ladle_column *src = &c->columns[i];
+    if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
+      exec_placeholder(&o->chunks[0].columns[i], idx->length); /* unread above */
+    else
+      st = s->be->take(&s->k, src, idx, &o->chunks[0].columns[i], err);
+  }
+  ladle_table_seal(o);
+  if (st != LADLE_OK) {
+    ladle_table_release(o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
 ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                ladle_error *err) {
   const ladle_plan *p = pn->lp;
@@ -1798,27 +1822,10 @@ ladle_status exec_columns_sort(exec_state *s, const ladle_pnode *pn, ladle_table
   for (size_t i = 0; i < have; i++) ladle_column_release(&keys[i]);
   free(keys);
   if (st == LADLE_OK && p->limit >= 0 && p->limit < perm.length) perm.length = p->limit;
-  ladle_table *o = NULL;
-  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
-  if (st == LADLE_OK) {
-    o->chunks[0].length = perm.length;
-    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
-      const ladle_column *src = &c->columns[i];
-      if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
-        exec_placeholder(&o->chunks[0].columns[i], perm.length); /* unread above */
-      else
-        st = s->be->take(&s->k, src, &perm, &o->chunks[0].columns[i], err);
-    }
-    ladle_table_seal(o);
-  }
+  if (st == LADLE_OK) st = take_rows(s, &p->schema, c, &perm, out, err);
   ladle_column_release(&perm);
   ladle_table_release(in);
-  if (st != LADLE_OK) {
-    if (o != NULL) ladle_table_release(o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return st;
 }
 
 /* ------------------------------------------------------------ join */
@@ -1962,26 +1969,9 @@ ladle_status exec_columns_slice(exec_state *s, const ladle_pnode *pn, ladle_tabl
   memset(&idx, 0, sizeof idx);
   if (st == LADLE_OK)
     st = s->be->sequence(&s->k, off, len, ladle_dtype_make(LADLE_TYPE_INT64), &idx, err);
-  ladle_table *o = NULL;
-  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
-  if (st == LADLE_OK) {
-    o->chunks[0].length = len;
-    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
-      const ladle_column *src = &in->chunks[0].columns[i];
-      if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
-        exec_placeholder(&o->chunks[0].columns[i], len); /* unread above */
-      else
-        st = s->be->take(&s->k, src, &idx, &o->chunks[0].columns[i], err);
-    }
-    ladle_table_seal(o);
-  }
+  if (st == LADLE_OK) st = take_rows(s, &p->schema, &in->chunks[0], &idx, out, err);
   ladle_column_release(&idx);
-  if (st != LADLE_OK) {
-    if (o != NULL) ladle_table_release(o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return st;
 }
 
 /* ------------------------------------------------------------ distinct */
@@ -2050,26 +2040,9 @@ ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_t
     st = be->sort_perm(&s->k, &t[KEPT], 1, &desc, &last, &t[PERM], err);
   }
   if (st == LADLE_OK) st = be->take(&s->k, &t[KEPT], &t[PERM], &t[ROWS], err);
-  ladle_table *o = NULL;
-  if (st == LADLE_OK) st = ladle_table_create(&p->schema, 1, &o, err);
-  if (st == LADLE_OK) {
-    o->chunks[0].length = t[ROWS].length;
-    for (size_t i = 0; i < p->schema.n && st == LADLE_OK; i++) {
-      const ladle_column *src = &c->columns[i];
-      if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
-        exec_placeholder(&o->chunks[0].columns[i], t[ROWS].length); /* unread above */
-      else
-        st = be->take(&s->k, src, &t[ROWS], &o->chunks[0].columns[i], err);
-    }
-    ladle_table_seal(o);
-  }
+  if (st == LADLE_OK) st = take_rows(s, &p->schema, c, &t[ROWS], out, err);
   for (int i = 0; i < NTMP; i++) ladle_column_release(&t[i]);
   ladle_dgroups_release(&g);
   ladle_table_release(in);
-  if (st != LADLE_OK) {
-    if (o != NULL) ladle_table_release(o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+  return st;
 }
