@@ -8,8 +8,9 @@
  * one partition), filters and projections of row-wise expressions built of
  * columns, literals, aliases and the binary operations the backend takes
  * (binary_supports), column picks and renames, selects of whole-column
- * aggregations, group_by, joins, sorts, slices (a row sequence taken) and
- * unique (group_keys; the kept rows sorted into order of appearance).
+ * aggregations, group_by, joins, sorts, slices (a row sequence taken),
+ * unique (group_keys; the kept rows sorted into order of appearance) and
+ * windows of one aggregation (agg(x).over(keys)).
  * Everything else is named as not built yet. */
 #include <pthread.h>
 #include <stdio.h>
@@ -472,6 +473,33 @@ static const char *agg_expr(const exec_state *s, const ladle_bexpr *e, bool grou
                  : "an expression of aggregations with more than arithmetic between";
 }
 
+/* Why window w (an OVER) has no column-kernel path, or NULL: one aggregation
+ * a group_by computes there (grouped_agg) of a row-wise argument, over
+ * row-wise keys (String keys plain columns). */
+static const char *window_why(const exec_state *s, const ladle_bexpr *w, char *buf, size_t cap) {
+  const ladle_bexpr *a = unalias(w->args[0]);
+  if (s->be->group_keys == NULL || s->be->take == NULL || s->be->eval_program == NULL)
+    return "a window (no group_keys)";
+  if (a->kind != LADLE_EX_AGG && a->kind != LADLE_EX_LEN)
+    return "a window of another expression than one aggregation";
+  if (a->kind == LADLE_EX_AGG &&
+      (a->args[0]->scalar || a->args[0]->has_agg || a->args[0]->has_window))
+    return "a window of an aggregation of single values";
+  const char *why = grouped_agg(s, a, buf, cap);
+  if (why != NULL) return why;
+  if (a->kind == LADLE_EX_AGG && (why = rowwise(s, a->args[0], buf, cap)) != NULL) return why;
+  ladle_dtype u32 = ladle_dtype_make(LADLE_TYPE_UINT32), i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+  if (!takes_instr(s, LADLE_P_CAST, 0, u32, u32, i64)) return "a window (no UInt32 to Int64 cast)";
+  for (size_t i = 1; i < w->nargs; i++) {
+    const ladle_bexpr *k = w->args[i];
+    if ((why = rowwise(s, k, buf, cap)) != NULL) return why;
+    if (k->scalar) return "a window key of one value";
+    if (ladle_type_is_varlen(k->type.id) && unalias(k)->kind != LADLE_EX_COL)
+      return "a computed String window key";
+  }
+  return NULL;
+}
+
 static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
   char buf[160];
   const ladle_plan *p = pn->lp;
@@ -499,7 +527,9 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       for (size_t i = 0; i < p->nexprs; i++) {
         const ladle_bexpr *e = p->exprs[i];
         const char *why;
-        if (e->scalar && (!sel || nscalar != p->nexprs))
+        if (unalias(e)->kind == LADLE_EX_OVER)
+          why = window_why(c->s, unalias(e), buf, sizeof buf);
+        else if (e->scalar && (!sel || nscalar != p->nexprs))
           why = "a single value spread over the rows";
         else if (e->scalar)
           why = agg_expr(c->s, e, false, buf, sizeof buf);
@@ -2044,5 +2074,49 @@ ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_t
   for (int i = 0; i < NTMP; i++) ladle_column_release(&t[i]);
   ladle_dgroups_release(&g);
   ladle_table_release(in);
+  return st;
+}
+
+/* ------------------------------------------------------------ windows */
+
+/* agg(x).over(keys) on the column kernels (window_why said it fits): the rows
+ * grouped by the keys (group_keys), the aggregation per group (as a
+ * group_by's), each row given its group's value (take by the group ids,
+ * widened to Int64). */
+ladle_status exec_columns_window(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                 ladle_column *out, ladle_error *err) {
+  const ladle_bexpr *w = unalias(e);
+  LADLE_RETURN_NOT_OK(one_partition(t, err));
+  const ladle_chunk *c = &t->chunks[0];
+  size_t nk = w->nargs - 1, have = 0;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL) return LADLE_OOM(err, "window keys");
+  ladle_status st = LADLE_OK;
+  for (; have < nk && st == LADLE_OK; have++) {
+    st = ladle_eval_chunk(s, w->args[have + 1], c, &keys[have], err);
+    if (st != LADLE_OK) break;
+  }
+  ladle_dgroups g;
+  memset(&g, 0, sizeof g);
+  ladle_column vals, ids;
+  memset(&vals, 0, sizeof vals);
+  memset(&ids, 0, sizeof ids);
+  if (st == LADLE_OK) st = s->be->group_keys(&s->k, keys, nk, NULL, &g, err);
+  for (size_t i = 0; i < have; i++) ladle_column_release(&keys[i]);
+  free(keys);
+  if (st == LADLE_OK) st = grouped_of(s, w->args[0], c, &g, &vals, err);
+  if (st == LADLE_OK) {
+    ladle_dtype u32 = ladle_dtype_make(LADLE_TYPE_UINT32), i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+    ladle_program pg;
+    memset(&pg, 0, sizeof pg);
+    pg.n = 2;
+    pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, u32, NULL, 0};
+    pg.ins[1] = (ladle_pinstr){LADLE_P_CAST, 0, 0, 0, i64, NULL, 0};
+    st = s->be->eval_program(&s->k, &pg, &g.ids, 1, &ids, err);
+  }
+  if (st == LADLE_OK) st = s->be->take(&s->k, &vals, &ids, out, err);
+  ladle_column_release(&vals);
+  ladle_column_release(&ids);
+  ladle_dgroups_release(&g);
   return st;
 }

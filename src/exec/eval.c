@@ -752,6 +752,7 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       /* as Polars, a window over no rows computes nothing (so nothing in
        * it fails): it is an empty column */
       if (t->num_rows == 0) return ladle_column_alloc(e->type, 0, false, 0, out, err);
+      if (s->columns) return exec_columns_window(s, e, t, out, err);
       size_t nk = e->nargs - 1;
       ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
       if (keys == NULL) return LADLE_OOM(err, "window keys");

@@ -275,6 +275,9 @@ bool exec_join_reorders(const ladle_plan *p);
 /* SLICE's rows [off, off + len) of `in` on the column kernels (in borrowed). */
 ladle_status exec_columns_slice(exec_state *s, const ladle_pnode *pn, ladle_table *in, int64_t off,
                                 int64_t len, ladle_table **out, ladle_error *err);
+/* A window agg(x).over(keys) over table t on the column kernels. */
+ladle_status exec_columns_window(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
+                                 ladle_column *out, ladle_error *err);
 /* DISTINCT on the column kernels. */
 ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                    ladle_error *err);

@@ -899,3 +899,19 @@ def test_slices_on_the_column_kernels(engine: ladle.Engine) -> None:
     for lf in (DF.lazy().head(17), DF.lazy().tail(9), DF.lazy().slice(1003, 77), DF.lazy().slice(-30, 12),
                DF.lazy().slice(-9000, 4000), DF.lazy().slice(6000, 5), DF.lazy().filter(pl.col("b")).slice(5, 300)):
         check(engine, lf)
+
+
+def test_windows_on_the_column_kernels(engine: ladle.Engine) -> None:
+    """agg(x).over(keys): the rows grouped by the keys, the aggregation per group
+    as a group_by's, each row given its group's value; a window inside a larger
+    expression runs on the CPU with the reason named."""
+    lf = DF.lazy()
+    check(engine, lf.with_columns(pl.col("f64").sum().over("i8").alias("w")))
+    check(engine, lf.select("in", pl.col("fn").mean().over("s", "b").alias("m"), pl.len().over("in").alias("n"),
+                            (pl.col("i32") * 2).max().over("d").alias("mx"), pl.col("in").count().over("s").alias("c")))
+    check(engine, lf.filter(pl.col("b")).with_columns(pl.col("i64").min().over("in").alias("mn")))
+    check(engine, lf.filter(pl.col("i8") > 200).with_columns(pl.col("f64").sum().over("i8").alias("w")))
+    nested = lf.with_columns((pl.col("f64") - pl.col("f64").mean().over("i8")).alias("d"))
+    with pytest.warns(ladle.FallbackWarning, match="over"):
+        got = engine.collect(nested)
+    assert_frame_equal(got, nested.collect(), check_exact=False, rel_tol=1e-9)
