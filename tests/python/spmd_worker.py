@@ -204,6 +204,23 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
         found["persisted_to_torch"] = {"ok": ok, "why": why}
     except Exception as e:
         found["persisted_to_torch"] = {"ok": False, "why": repr(e)}
+    # every carried type through the packed exchange (a range exchange moves
+    # every column): validity, fixed widths, strings, binaries, lists
+    def typed(x: pl.DataFrame) -> pl.DataFrame:
+        return x.select(
+            "id", "k", "s", "b",
+            pl.col("i").cast(pl.Date).alias("d"),
+            pl.col("i").cast(pl.Decimal(12, 2)).alias("dec"),
+            pl.col("s").cast(pl.Binary).alias("bin"),
+            pl.when(pl.col("i") % 5 == 0).then(None).otherwise(pl.col("i").cast(pl.Int16)).alias("i16"),
+            pl.col("s").str.split("1").alias("lst"),
+        )
+
+    ta, twa = typed(a), typed(wa)
+    for name, q in {"exchange_types_sort": lambda x: x.sort("k", "id"),
+                    "exchange_types_group": lambda x: x.group_by("k").agg(pl.col("dec").first(), pl.col("bin").last(),
+                                                                         pl.col("lst").first(), pl.len())}.items():
+        run_case(engine, name, q(ta.lazy()), q(twa.lazy()).collect(), name.endswith("sort"), True, found)
     # explain names the exchanges
     text = engine.explain(a.lazy().group_by("k").agg(pl.col("x").sum()))
     ok = ("EXCHANGE hash" in text) == (engine.nranks > 1)
