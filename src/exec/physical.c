@@ -481,7 +481,9 @@ static bool window_keys(const ladle_bexpr *e, ladle_bexpr *const **keys, size_t 
     size_t k = e->nargs - 1;
     if (k == 0) return false;
     for (size_t i = 1; i < e->nargs; i++)
-      if (e->args[i]->kind != LADLE_EX_COL) return false;
+      if (e->args[i]->kind != LADLE_EX_COL || e->args[i]->type.id == LADLE_TYPE_LIST ||
+          e->args[i]->type.id == LADLE_TYPE_CATEGORICAL)
+        return false; /* hash_partition takes neither */
     if (*keys == NULL) {
       *keys = e->args + 1;
       *nk = k;
