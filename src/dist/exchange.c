@@ -77,177 +77,53 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
                               const int64_t *start, const int64_t *rows, ladle_column *out,
                               int64_t *out_rows, ladle_error *err);
 
-/* One column (its header fields from every sender in hin[s]) into *out of
- * total rows, rin[s] rows from sender s. */
-static ladle_status move_one(ladle_comm *c, const ladle_column *col, const int64_t *start,
-                             const int64_t *rows, const int64_t *rin, const header *hin,
-                             int64_t total, ladle_column *out, ladle_error *err) {
-  int n = c->size;
-  ladle_type_id id = col->type.id;
-  bool varlen = ladle_type_is_varlen(id), list = id == LADLE_TYPE_LIST;
-  size_t w = varlen || list ? 8 : ladle_type_width(id);
-  bool any_validity = id == LADLE_TYPE_NULL;
-  int64_t extra_total = 0;
-  for (int s = 0; s < n; s++) {
-    any_validity |= hin[s].has_validity != 0;
-    extra_total += hin[s].extra;
-  }
-  sizes z = {0};
-  LADLE_RETURN_NOT_OK(sizes_init(&z, n, err));
-  ladle_column o;
-  memset(&o, 0, sizeof o);
-  uint8_t *packed = NULL, *vin = NULL;
-  int64_t *offs_in = NULL;
-  ladle_status st =
-      ladle_column_alloc(col->type, total, any_validity, varlen ? extra_total : 0, &o, err);
-  if (st != LADLE_OK) goto done;
-  /* validity: each destination's rows repacked from a byte boundary */
-  {
-    size_t at = 0;
-    for (int r = 0; r < n; r++) {
-      z.sc[r] = col->validity != NULL ? (size_t)ladle_bitmap_bytes(rows[r]) : 0;
-      z.sd[r] = at;
-      at += z.sc[r];
-      z.rc[r] = hin[r].has_validity ? (size_t)ladle_bitmap_bytes(rin[r]) : 0;
-    }
-    size_t got = recv_packed(&z, n);
-    packed = malloc(LADLE_MAX(at, 1));
-    vin = malloc(LADLE_MAX(got, 1));
-    if (packed == NULL || vin == NULL) {
-      st = LADLE_OOM(err, "exchange validity");
-      goto done;
-    }
-    if (col->validity != NULL)
-      for (int r = 0; r < n; r++) bits_copy(packed + z.sd[r], 0, col->validity, start[r], rows[r]);
-    st = a2a(c, packed, &z, vin, err);
-    if (st != LADLE_OK) goto done;
-    if (any_validity && id != LADLE_TYPE_NULL) {
-      uint8_t *bits = (uint8_t *)o.validity;
-      int64_t row = 0;
-      for (int s = 0; s < n; s++) {
-        if (hin[s].has_validity)
-          bits_copy(bits, row, vin + z.rd[s], 0, rin[s]);
-        else
-          bits_fill(bits, row, rin[s]);
-        row += rin[s];
-      }
-    }
-  }
-  /* values: fixed width straight from the column; strings and lists send
-   * each row's start offset */
-  if (w > 0 && col->values != NULL) {
-    for (int r = 0; r < n; r++) {
-      z.sc[r] = (size_t)rows[r] * w;
-      z.sd[r] = (size_t)start[r] * w;
-      z.rc[r] = (size_t)rin[r] * w;
-    }
-    recv_packed(&z, n);
-    void *dst = (void *)o.values;
-    if (varlen || list) {
-      offs_in = malloc((size_t)LADLE_MAX(total, 1) * 8);
-      if (offs_in == NULL) {
-        st = LADLE_OOM(err, "exchange offsets");
-        goto done;
-      }
-      dst = offs_in;
-    }
-    st = a2a(c, col->values, &z, dst, err);
-    if (st != LADLE_OK) goto done;
-    if (varlen || list) { /* rebased: each sender's block starts at the bytes before it */
-      int64_t *oo = (int64_t *)o.values, row = 0, base = 0;
-      for (int s = 0; s < n; s++) {
-        int64_t first = rin[s] > 0 ? offs_in[row] : 0;
-        for (int64_t i = 0; i < rin[s]; i++) oo[row + i] = offs_in[row + i] - first + base;
-        row += rin[s];
-        base += hin[s].extra;
-      }
-      oo[total] = base;
-    }
-  }
-  if (varlen) { /* the bytes of each destination's rows */
-    const int64_t *of = col->values;
-    for (int r = 0; r < n; r++) {
-      z.sc[r] = rows[r] > 0 ? (size_t)(of[start[r] + rows[r]] - of[start[r]]) : 0;
-      z.sd[r] = rows[r] > 0 ? (size_t)of[start[r]] : 0;
-      z.rc[r] = (size_t)hin[r].extra;
-    }
-    recv_packed(&z, n);
-    st = a2a(c, col->chars, &z, (void *)o.chars, err);
-    if (st != LADLE_OK) goto done;
-  }
-  if (list) { /* the elements of each destination's rows, moved the same way */
-    const int64_t *of = col->values;
-    int64_t *cst = calloc((size_t)n * 2, sizeof *cst);
-    if (cst == NULL) {
-      st = LADLE_OOM(err, "exchange list elements");
-      goto done;
-    }
-    for (int r = 0; r < n; r++) {
-      cst[r] = rows[r] > 0 ? of[start[r]] : 0;
-      cst[n + r] = rows[r] > 0 ? of[start[r] + rows[r]] - of[start[r]] : 0;
-    }
-    ladle_column child;
-    int64_t got = 0;
-    st = move_many(c, col->child, 1, col->child->length, cst, cst + n, &child, &got, err);
-    free(cst);
-    if (st == LADLE_OK && got != extra_total)
-      st = ladle_err_set(err, LADLE_ECOMM, "exchange: %lld list elements arrived, %lld expected",
-                         (long long)got, (long long)extra_total);
-    if (st == LADLE_OK) st = ladle_column_set_child(&o, &child, err);
-    if (st != LADLE_OK) goto done;
-  }
-  o.null_count = any_validity ? ladle_bitmap_count_unset(o.validity, total) : 0;
-  if (id == LADLE_TYPE_NULL) o.null_count = total;
-done:
-  free(z.sc);
-  free(packed);
-  free(vin);
-  free(offs_in);
-  if (st != LADLE_OK) {
-    ladle_column_release(&o);
-    return st;
-  }
-  *out = o;
-  return LADLE_OK;
+/* Whether a column sends each row's start offset (strings, lists). */
+static bool has_offsets(ladle_type_id id) {
+  return ladle_type_is_varlen(id) || id == LADLE_TYPE_LIST;
+}
+
+/* The range of elements (string bytes, list elements) of rows [start, +rows);
+ * none for a column without offsets. */
+static int64_t first_elem(const ladle_column *col, int64_t start, int64_t rows) {
+  return rows > 0 && has_offsets(col->type.id) ? ((const int64_t *)col->values)[start] : 0;
+}
+static int64_t elems(const ladle_column *col, int64_t start, int64_t rows) {
+  const int64_t *of = col->values;
+  return rows > 0 && has_offsets(col->type.id) ? of[start + rows] - of[start] : 0;
 }
 
 /* Bytes of column col's segment for `rows` rows: validity (when has_validity),
  * values (fixed width, or string/list start offsets), string bytes (`extra`). */
 static size_t seg_bytes(const ladle_column *col, bool has_validity, int64_t rows, int64_t extra) {
   ladle_type_id id = col->type.id;
-  bool varlen = ladle_type_is_varlen(id);
-  size_t w = varlen ? 8 : ladle_type_width(id);
+  size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
   size_t b = has_validity ? (size_t)ladle_bitmap_bytes(rows) : 0;
   if (w > 0 && col->values != NULL) b += (size_t)rows * w;
-  if (varlen) b += (size_t)extra;
+  if (ladle_type_is_varlen(id)) b += (size_t)extra;
   return b;
 }
 
-/* Every column but lists in one alltoallv: per destination one block, the
- * columns' segments back to back (seg_bytes), unpacked into out[i] (columns
- * the caller marks `skip` are left for move_one). One round instead of two
+/* Every column in one alltoallv: per destination one block, the columns'
+ * segments back to back (seg_bytes), unpacked into out[i]; a list's elements
+ * then move as a column of their own (move_many). One round instead of two
  * or three per column: small exchanges paid a latency per column and part. */
 static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
-                                const bool *skip, const int64_t *start, const int64_t *rows,
-                                const int64_t *rin, const header *hin, int64_t total,
-                                ladle_column *out, ladle_error *err) {
+                                const int64_t *start, const int64_t *rows, const int64_t *rin,
+                                const header *hin, int64_t total, ladle_column *out,
+                                ladle_error *err) {
   int n = c->size;
   sizes z = {0};
   LADLE_RETURN_NOT_OK(sizes_init(&z, n, err));
   uint8_t *send = NULL, *recv = NULL;
+  int64_t *base = NULL; /* per column: string bytes or list elements so far */
   size_t made = 0;
   ladle_status st = LADLE_OK;
   size_t at = 0;
   for (int r = 0; r < n; r++) {
     z.sd[r] = at;
     for (size_t i = 0; i < ncols; i++) {
-      if (skip[i]) continue;
       const ladle_column *col = &cols[i];
-      const int64_t *of = col->values;
-      int64_t ex = ladle_type_is_varlen(col->type.id) && rows[r] > 0
-                       ? of[start[r] + rows[r]] - of[start[r]]
-                       : 0;
-      z.sc[r] += seg_bytes(col, col->validity != NULL, rows[r], ex);
+      z.sc[r] += seg_bytes(col, col->validity != NULL, rows[r], elems(col, start[r], rows[r]));
       const header *h = &hin[i * (size_t)n + (size_t)r];
       z.rc[r] += seg_bytes(col, h->has_validity != 0, rin[r], h->extra);
     }
@@ -256,17 +132,16 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
   size_t got = recv_packed(&z, n);
   send = malloc(LADLE_MAX(at, 1));
   recv = malloc(LADLE_MAX(got, 1));
-  if (send == NULL || recv == NULL) {
+  base = calloc(LADLE_MAX(ncols, 1), sizeof *base);
+  if (send == NULL || recv == NULL || base == NULL) {
     st = LADLE_OOM(err, "exchange buffers");
     goto done;
   }
   for (int r = 0; r < n; r++) { /* pack */
     uint8_t *p = send + z.sd[r];
     for (size_t i = 0; i < ncols; i++) {
-      if (skip[i]) continue;
       const ladle_column *col = &cols[i];
-      bool varlen = ladle_type_is_varlen(col->type.id);
-      size_t w = varlen ? 8 : ladle_type_width(col->type.id);
+      size_t w = has_offsets(col->type.id) ? 8 : ladle_type_width(col->type.id);
       if (col->validity != NULL) {
         memset(p, 0, (size_t)ladle_bitmap_bytes(rows[r]));
         bits_copy(p, 0, col->validity, start[r], rows[r]);
@@ -276,29 +151,24 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
         memcpy(p, (const uint8_t *)col->values + (size_t)start[r] * w, (size_t)rows[r] * w);
         p += (size_t)rows[r] * w;
       }
-      if (varlen && rows[r] > 0) {
-        const int64_t *of = col->values;
-        size_t nb = (size_t)(of[start[r] + rows[r]] - of[start[r]]);
-        if (nb > 0) memcpy(p, col->chars + of[start[r]], nb);
+      if (ladle_type_is_varlen(col->type.id)) {
+        size_t nb = (size_t)elems(col, start[r], rows[r]);
+        if (nb > 0) memcpy(p, col->chars + first_elem(col, start[r], rows[r]), nb);
         p += nb;
       }
     }
   }
   st = a2a(c, send, &z, recv, err);
-  free(send);
-  send = NULL;
   if (st != LADLE_OK) goto done;
   for (; made < ncols && st == LADLE_OK; made++) { /* the output columns */
-    if (skip[made]) continue;
-    const ladle_column *col = &cols[made];
-    ladle_type_id id = col->type.id;
+    ladle_type_id id = cols[made].type.id;
     bool any_validity = id == LADLE_TYPE_NULL;
     int64_t extra_total = 0;
     for (int q = 0; q < n; q++) {
       any_validity |= hin[made * (size_t)n + (size_t)q].has_validity != 0;
       extra_total += hin[made * (size_t)n + (size_t)q].extra;
     }
-    st = ladle_column_alloc(col->type, total, any_validity,
+    st = ladle_column_alloc(cols[made].type, total, any_validity,
                             ladle_type_is_varlen(id) ? extra_total : 0, &out[made], err);
   }
   if (st != LADLE_OK) {
@@ -306,21 +176,14 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
     goto done;
   }
   int64_t row = 0;
-  int64_t *base = calloc(LADLE_MAX(ncols, 1), sizeof *base); /* string bytes so far */
-  if (base == NULL) {
-    st = LADLE_OOM(err, "exchange");
-    goto done;
-  }
   for (int q = 0; q < n; q++) { /* unpack sender q's block */
     const uint8_t *p = recv + z.rd[q];
     for (size_t i = 0; i < ncols; i++) {
-      if (skip[i]) continue;
       const ladle_column *col = &cols[i];
       ladle_column *o = &out[i];
       const header *h = &hin[i * (size_t)n + (size_t)q];
       ladle_type_id id = col->type.id;
-      bool varlen = ladle_type_is_varlen(id);
-      size_t w = varlen ? 8 : ladle_type_width(id);
+      size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
       if (h->has_validity) {
         if (id != LADLE_TYPE_NULL) bits_copy((uint8_t *)o->validity, row, p, 0, rin[q]);
         p += ladle_bitmap_bytes(rin[q]);
@@ -328,7 +191,7 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
         bits_fill((uint8_t *)o->validity, row, rin[q]);
       }
       if (w > 0 && col->values != NULL && rin[q] > 0) {
-        if (varlen) { /* start offsets rebased on the bytes before this sender's */
+        if (has_offsets(id)) { /* start offsets rebased on the elements before this sender's */
           int64_t *oo = (int64_t *)o->values, first;
           memcpy(&first, p, 8);
           for (int64_t k = 0; k < rin[q]; k++) {
@@ -341,29 +204,49 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
         }
         p += (size_t)rin[q] * w;
       }
-      if (varlen) {
-        if (h->extra > 0) memcpy((char *)o->chars + base[i], p, (size_t)h->extra);
+      if (ladle_type_is_varlen(id) && h->extra > 0) {
+        memcpy((char *)o->chars + base[i], p, (size_t)h->extra);
         p += h->extra;
-        base[i] += h->extra;
       }
+      base[i] += h->extra;
     }
     row += rin[q];
   }
-  for (size_t i = 0; i < ncols; i++) {
-    if (skip[i]) continue;
+  for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     ladle_column *o = &out[i];
-    if (ladle_type_is_varlen(o->type.id)) ((int64_t *)o->values)[total] = base[i];
+    if (has_offsets(o->type.id)) ((int64_t *)o->values)[total] = base[i];
     o->null_count = o->type.id == LADLE_TYPE_NULL ? total
                     : o->validity != NULL         ? ladle_bitmap_count_unset(o->validity, total)
                                                   : 0;
+    if (o->type.id != LADLE_TYPE_LIST) continue;
+    /* the elements of each destination's rows, moved as a column */
+    const ladle_column *col = &cols[i];
+    int64_t *cst = calloc((size_t)n * 2, sizeof *cst);
+    if (cst == NULL) {
+      st = LADLE_OOM(err, "exchange list elements");
+      break;
+    }
+    for (int r = 0; r < n; r++) {
+      cst[r] = first_elem(col, start[r], rows[r]);
+      cst[n + r] = elems(col, start[r], rows[r]);
+    }
+    ladle_column child;
+    int64_t moved = 0;
+    st = move_many(c, col->child, 1, col->child->length, cst, cst + n, &child, &moved, err);
+    free(cst);
+    if (st == LADLE_OK && moved != base[i]) {
+      ladle_column_release(&child);
+      st = ladle_err_set(err, LADLE_ECOMM, "exchange: %lld list elements arrived, %lld expected",
+                         (long long)moved, (long long)base[i]);
+    }
+    if (st == LADLE_OK) st = ladle_column_set_child(o, &child, err);
   }
-  free(base);
 done:
   if (st != LADLE_OK)
-    for (size_t i = 0; i < made; i++)
-      if (!skip[i]) ladle_column_release(&out[i]);
+    for (size_t i = 0; i < made; i++) ladle_column_release(&out[i]);
   free(send);
   free(recv);
+  free(base);
   free(z.sc);
   return st;
 }
@@ -384,8 +267,7 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
   int64_t *rin = calloc((size_t)n, sizeof *rin);
   ladle_column *plain = calloc(LADLE_MAX(ncols, 1), sizeof *plain);
   sizes z = {0};
-  size_t made = 0, nplain = 0;
-  bool *skip = NULL, packed_done = false;
+  size_t nplain = 0;
   ladle_status st = hout == NULL || hin == NULL || rin == NULL || plain == NULL
                         ? LADLE_OOM(err, "exchange header")
                         : sizes_init(&z, n, err);
@@ -408,10 +290,8 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
     h[0] = rows[r];
     for (size_t i = 0; i < ncols; i++) {
       const ladle_column *col = &plain[i];
-      const int64_t *of = col->values;
       h[1 + 2 * i] = col->validity != NULL;
-      bool off = ladle_type_is_varlen(col->type.id) || col->type.id == LADLE_TYPE_LIST;
-      h[2 + 2 * i] = off && rows[r] > 0 ? of[start[r] + rows[r]] - of[start[r]] : 0;
+      h[2 + 2 * i] = elems(col, start[r], rows[r]);
     }
     z.sc[r] = z.rc[r] = hn * 8;
     z.sd[r] = z.rd[r] = (size_t)r * hn * 8;
@@ -427,32 +307,10 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
     for (size_t i = 0; i < ncols; i++)
       hin[i * (size_t)n + (size_t)s] = (header){h[1 + 2 * i], h[2 + 2 * i]};
   }
-  /* every column but lists in one round; each list column on its own (its
-   * elements move as a column of their own) */
-  skip = calloc(LADLE_MAX(ncols, 1), sizeof *skip);
-  if (skip == NULL) {
-    st = LADLE_OOM(err, "exchange");
-    goto done;
-  }
-  for (size_t i = 0; i < ncols; i++) skip[i] = plain[i].type.id == LADLE_TYPE_LIST;
-  st = move_packed(c, plain, ncols, skip, start, rows, rin, hin, total, out, err);
-  if (st != LADLE_OK) goto done;
-  packed_done = true;
-  for (; made < ncols && st == LADLE_OK; made++)
-    if (skip[made])
-      st = move_one(c, &plain[made], start, rows, rin, hin + made * (size_t)n, total, &out[made],
-                    err);
-  if (st != LADLE_OK) {
-    made--;
-    goto done;
-  }
-  *out_rows = total;
+  st = move_packed(c, plain, ncols, start, rows, rin, hin, total, out, err);
+  if (st == LADLE_OK) *out_rows = total;
 done:
-  if (st != LADLE_OK && packed_done)
-    for (size_t i = 0; i < ncols; i++)
-      if (!skip[i] || i < made) ladle_column_release(&out[i]);
   for (size_t i = 0; plain != NULL && i < nplain; i++) ladle_column_release(&plain[i]);
-  free(skip);
   free(plain);
   free(hout);
   free(hin);

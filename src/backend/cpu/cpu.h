@@ -178,15 +178,13 @@ ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const u
 ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_error *err);
 
 /* lists.c: str.split, list.len and list.slice; a cast of a list's elements;
- * fill_null of a list column; implode; explode (backend.h). */
+ * implode; explode (backend.h). */
 ladle_status ladle_cpu_list_func(const ladle_kctx *ctx, const ladle_kexpr *e,
                                  const ladle_column *args, size_t nargs, ladle_column *out,
                                  ladle_error *err);
 ladle_status ladle_cpu_list_cast(const ladle_kctx *ctx, const ladle_column *in, ladle_dtype to,
                                  ladle_cast_mode mode, const char *name, ladle_column *out,
                                  ladle_error *err);
-ladle_status ladle_cpu_list_fill_null(const ladle_column *x, const ladle_column *v,
-                                      ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_implode(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
                                ladle_column *out, ladle_error *err);
 ladle_status ladle_cpu_explode(const ladle_kctx *ctx, const ladle_column *lists, size_t nlists,

@@ -471,7 +471,6 @@ ladle_status ladle_cpu_func(const ladle_kctx *ctx, const ladle_kexpr *e, const l
       }
       break;
     case LADLE_FN_FILL_NULL:
-      if (x->type.id == LADLE_TYPE_LIST) return ladle_cpu_list_fill_null(x, &args[1], out, err);
       return fill_null(x, &args[1], out, err);
     case LADLE_FN_FILL_NAN:
       return fill_nan(x, &args[1], out, err);

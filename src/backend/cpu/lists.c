@@ -1,6 +1,7 @@
 /* lists.c — computing on LIST columns: str.split into lists, list.len,
- * list.slice, casts of a list's elements, fill_null with lists, implode (a
- * group's values as one list) and explode (lists unnested into rows).
+ * list.slice, casts of a list's elements, implode (a group's values as one
+ * list) and explode (lists unnested into rows). fill_null and when choose
+ * whole lists through func.c's and ladle_cpu_when's concat + gather.
  *
  * A LIST column is int64 offsets[length + 1] into its child column of
  * elements (core.h); offsets[0] need not be 0 after a slice, so every
@@ -219,30 +220,6 @@ ladle_status ladle_cpu_list_cast(const ladle_kctx *ctx, const ladle_column *in, 
   for (int64_t i = 0; i <= n; i++) o[i] = list_start(in, i) - a;
   st = make_list(to, n, o, in, &child, out, err);
   free(o);
-  return st;
-}
-
-/* -------------------------------------------------------------- fill_null */
-
-ladle_status ladle_cpu_list_fill_null(const ladle_column *x, const ladle_column *v,
-                                      ladle_column *out, ladle_error *err) {
-  /* the rows picked from x, or from v where x is null, out of their concat */
-  int64_t n = x->length;
-  if (x->validity == NULL || v->type.id == LADLE_TYPE_NULL) {
-    ladle_column_copy_ref(x, out);
-    return LADLE_OK;
-  }
-  int64_t *idx = malloc((size_t)LADLE_MAX(n, 1) * sizeof *idx);
-  if (idx == NULL) return LADLE_OOM(err, "fill_null");
-  for (int64_t i = 0; i < n; i++)
-    idx[i] = ladle_column_valid(x, i) ? i : n + (v->length == 1 ? 0 : i);
-  ladle_column parts[2] = {*x, *v}, all;
-  ladle_status st = ladle_column_concat(parts, 2, &all, err);
-  if (st == LADLE_OK) {
-    st = ladle_column_gather(&all, idx, n, out, err);
-    ladle_column_release(&all);
-  }
-  free(idx);
   return st;
 }
 
