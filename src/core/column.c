@@ -563,11 +563,9 @@ static ladle_status views_like(const ladle_column *src, int64_t n, bool nullable
   memset(c, 0, sizeof *c);
   c->type = src->type;
   c->length = n;
-  ladle_status st =
-      ladle_buffer_alloc(ladle_allocator_host(), (size_t)LADLE_MAX(n, 1) * 16, &c->vowners[0], err);
+  ladle_status st = ladle_buffer_alloc(NULL, (size_t)LADLE_MAX(n, 1) * 16, &c->vowners[0], err);
   if (st == LADLE_OK && nullable)
-    st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c->owners[0],
-                            err);
+    st = ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(n), &c->owners[0], err);
   if (st != LADLE_OK) {
     ladle_column_release(c);
     return st;
@@ -598,8 +596,7 @@ ladle_status ladle_column_gather_views(const ladle_column *src, const int64_t *i
       memset(v + 16 * i, 0, 16);
   }
   if ((any >> 63) || src->validity != NULL) {
-    st = ladle_buffer_alloc(ladle_allocator_host(), (size_t)ladle_bitmap_bytes(n), &c.owners[0],
-                            err);
+    st = ladle_buffer_alloc(NULL, (size_t)ladle_bitmap_bytes(n), &c.owners[0], err);
     if (st != LADLE_OK) {
       ladle_column_release(&c);
       return st;
