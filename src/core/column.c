@@ -550,6 +550,38 @@ ladle_status ladle_column_gather(const ladle_column *src, const int64_t *idx, in
   return LADLE_OK;
 }
 
+ladle_status ladle_sequence_check(int64_t start, int64_t n, ladle_dtype type, ladle_error *err) {
+  int64_t lo, hi; /* the type's range, clipped to int64 */
+  switch (type.id) {
+    case LADLE_TYPE_INT32:
+      lo = INT32_MIN;
+      hi = INT32_MAX;
+      break;
+    case LADLE_TYPE_UINT32:
+      lo = 0;
+      hi = UINT32_MAX;
+      break;
+    case LADLE_TYPE_INT64:
+      lo = INT64_MIN;
+      hi = INT64_MAX;
+      break;
+    case LADLE_TYPE_UINT64:
+      lo = 0;
+      hi = INT64_MAX;
+      break;
+    default:
+      return ladle_err_set(err, LADLE_ENOTSUP, "sequence of type %s",
+                           ladle_dtype_name(type, NULL, 0));
+  }
+  /* the last value, start + n - 1, fits (hi - start counted unsigned: it
+   * may pass INT64_MAX) */
+  if (n < 0 ||
+      (n > 0 && (start < lo || start > hi || (uint64_t)(n - 1) > (uint64_t)hi - (uint64_t)start)))
+    return ladle_err_set(err, LADLE_EINVAL, "sequence of %lld values from %lld overflows %s",
+                         (long long)n, (long long)start, ladle_dtype_name(type, NULL, 0));
+  return LADLE_OK;
+}
+
 static _Atomic uint64_t view_only_made;
 uint64_t ladle_view_only_columns(void) { return atomic_load(&view_only_made); }
 void ladle_view_only_made(void) {
@@ -967,11 +999,75 @@ static inline size_t piece_of(const ladle_pieces *px, int64_t j, int64_t *local)
   return c;
 }
 
+/* A list gather over pieces: each row's offsets from its piece, its
+ * elements gathered over the pieces' children as pieces in turn (nested
+ * lists recurse), never the whole column put together (a sort's parallel
+ * gather did that once per output partition: quadratic in the morsels). */
+static ladle_status gather_list_pieces(const ladle_column *src, const ladle_pieces *px,
+                                       const int64_t *idx, int64_t n, ladle_column *out,
+                                       ladle_error *err) {
+  bool nullable = false;
+  ladle_column *kids = malloc(px->n * sizeof *kids);
+  if (kids == NULL) return LADLE_OOM(err, "list gather");
+  for (size_t k = 0; k < px->n; k++) {
+    kids[k] = *src[k].child; /* borrowed: the pieces' children as they are */
+    nullable |= src[k].validity != NULL;
+  }
+  ladle_pieces cpx;
+  ladle_status st = ladle_pieces_index(kids, px->n, &cpx, err);
+  if (st != LADLE_OK) {
+    free(kids);
+    return st;
+  }
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t l;
+    if (idx[i] < 0) {
+      nullable = true;
+      continue;
+    }
+    const int64_t *so = src[piece_of(px, idx[i], &l)].values;
+    total += so[l + 1] - so[l];
+  }
+  int64_t *eidx = malloc((size_t)LADLE_MAX(total, 1) * sizeof *eidx);
+  ladle_column c, child;
+  st = eidx == NULL ? LADLE_OOM(err, "list gather")
+                    : ladle_column_alloc(src[0].type, n, nullable, 0, &c, err);
+  if (st != LADLE_OK) {
+    free(eidx);
+    free(kids);
+    ladle_pieces_release(&cpx);
+    return st;
+  }
+  int64_t *o = LADLE_COL_MUT(&c, int64_t), pos = 0;
+  o[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    bool valid = false;
+    if (idx[i] >= 0) {
+      int64_t l;
+      size_t k = piece_of(px, idx[i], &l);
+      const int64_t *so = src[k].values;
+      for (int64_t e = so[l]; e < so[l + 1]; e++) eidx[pos++] = cpx.starts[k] + e;
+      valid = ladle_column_valid(&src[k], l);
+    }
+    o[i + 1] = pos;
+    if (nullable) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, valid);
+  }
+  st = ladle_column_gather_pieces(kids, &cpx, eidx, total, &child, err);
+  free(eidx);
+  free(kids);
+  ladle_pieces_release(&cpx);
+  return finish_list(&c, &child, st, out, err);
+}
+
 ladle_status ladle_column_gather_pieces(const ladle_column *src, const ladle_pieces *px,
                                         const int64_t *idx, int64_t n, ladle_column *out,
                                         ladle_error *err) {
   if (px->n == 1) return ladle_column_gather(&src[0], idx, n, out, err);
   ladle_type_id t = px->n > 0 ? src[0].type.id : LADLE_TYPE_NULL;
+  bool kids = t == LADLE_TYPE_LIST;
+  for (size_t k = 0; kids && k < px->n; k++) kids = src[k].child != NULL;
+  if (kids) return gather_list_pieces(src, px, idx, n, out, err);
   if (px->n == 0 || t == LADLE_TYPE_LIST || t == LADLE_TYPE_NULL) {
     /* rare here: the pieces put together first */
     ladle_column whole;

@@ -273,6 +273,20 @@ TEST(list_columns_slice_concat_gather) {
   const char *want2[] = {"3,4,5", "null", "null", "0,1", "0,1"};
   for (int r = 0; r < 5; r++) CHECK(strcmp(list_row(&g, r, b), want2[r]) == 0);
   CHECK_EQ_I(g.null_count, 2);
+  /* the same rows from the two pieces, without putting them together (a
+   * slice's offsets start past 0 in a child both pieces share) */
+  ladle_pieces px;
+  CHECK_OK(ladle_pieces_index(parts, 2, &px, &err_));
+  const int64_t idx2[] = {6, -1, 3, 2, 2, 0, 1, 4, 5};
+  ladle_column gp;
+  CHECK_OK(ladle_column_gather_pieces(parts, &px, idx2, 9, &gp, &err_));
+  const char *want3[] = {"3,4,5", "null", "null", "0,1", "0,1", "2", "3,4,5", "", "2"};
+  CHECK_EQ_I(gp.length, 9);
+  for (int r = 0; r < 9; r++) CHECK(strcmp(list_row(&gp, r, b), want3[r]) == 0);
+  CHECK_EQ_I(gp.null_count, 2);
+  CHECK_EQ_I(gp.child->length, 12);
+  ladle_column_release(&gp);
+  ladle_pieces_release(&px);
   ladle_column_release(&l); /* the others keep their elements alive */
   CHECK(strcmp(list_row(&g, 0, b), "3,4,5") == 0);
   ladle_column nulls;

@@ -127,3 +127,18 @@ def test_what_ladle_does_not_run(eng: ladle.Engine) -> None:
         with pytest.warns(ladle.FallbackWarning):
             got = q.collect(engine=ladle.Engine(threads=2))
         assert_frame_equal(got, q.collect(), check_row_order=False)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_sort_of_list_columns_over_many_pieces(threads: int) -> None:
+    # a frame of many chunks: a sort gathers each output partition's rows from
+    # every input piece, lists (their elements: ints, strings with nulls) taken
+    # piece by piece, nulls and empty lists kept
+    df = pl.concat([frame(5000, 10 + i) for i in range(9)], rechunk=False)
+    assert df.n_chunks() > 1
+    g = np.random.default_rng(5)
+    lf = df.with_columns(pl.Series("r", g.permutation(df.height))).lazy()
+    eng = ladle.Engine(threads=threads, raise_on_fail=True)
+    for q in (lf.sort("r"), lf.sort("k", "r", descending=[True, False]), lf.sort("r").head(777),
+              lf.filter(pl.col("k") > 3).sort("r").select("ls", "li")):
+        assert_frame_equal(q.collect(engine=eng), q.collect())
