@@ -316,6 +316,11 @@ static inline double ladle_column_value_f64(const ladle_column *c, int64_t i) {
  * when `nullable` (all bits set valid) and, for STRING, `chars_size` bytes. */
 ladle_status ladle_column_alloc(ladle_dtype type, int64_t length, bool nullable, int64_t chars_size,
                                 ladle_column *out, ladle_error *err);
+/* Whether the kernel table's `sequence` takes (start, n, type): LADLE_ENOTSUP
+ * for a type other than INT32, INT64, UINT32 or UINT64, LADLE_EINVAL naming
+ * the type when n < 0 or start + n - 1 does not fit it (one check for every
+ * backend). */
+ladle_status ladle_sequence_check(int64_t start, int64_t n, ladle_dtype type, ladle_error *err);
 /* The same from allocator `a` (NULL: the thread's current memory resource,
  * else the host's). On a device (a->device is not the CPU) nothing is
  * written: the validity bitmap, when asked for, is padded to whole 32-bit

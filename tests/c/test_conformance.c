@@ -2287,10 +2287,75 @@ static void check_limit(suite *s, const ladle_allocator *parent) {
   ladle_mr_release(small);
 }
 
+/* sequence: start, start + 1, ... in each integer type, against a loop; a
+ * last value past the type and a type it does not take are errors */
+static void check_sequence(suite *s) {
+  if (s->be->sequence == NULL) return;
+  static const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_UINT32, LADLE_TYPE_INT64,
+                                        LADLE_TYPE_UINT64};
+  int64_t len[16], nl = lengths(s, len);
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    ladle_dtype t = ladle_dtype_make(types[ti]);
+    bool is_signed = ladle_type_is_signed(types[ti]);
+    size_t w = ladle_type_width(types[ti]);
+    for (int64_t li = 0; li < nl; li++) {
+      int64_t n = len[li];
+      /* from 0, from below zero where signed, and ending at the type's last value */
+      int64_t top = w == 4 ? (is_signed ? INT32_MAX : (int64_t)UINT32_MAX) : INT64_MAX;
+      int64_t starts[] = {0, is_signed ? -7 : 7, n > 0 ? top - (n - 1) : top};
+      for (size_t si = 0; si < 3; si++) {
+        char what[96];
+        snprintf(what, sizeof what, "sequence %s[%lld] from %lld", ladle_dtype_name(t, NULL, 0),
+                 (long long)n, (long long)starts[si]);
+        ladle_column want, d;
+        if (ladle_column_alloc(t, n, false, 0, &want, &err_) != LADLE_OK) {
+          failures_++;
+          return;
+        }
+        for (int64_t i = 0; i < n; i++) {
+          int64_t v = starts[si] + i;
+          if (w == 4) {
+            uint32_t u = (uint32_t)v;
+            memcpy(LADLE_COL_MUT(&want, uint8_t) + 4 * i, &u, 4);
+          } else {
+            memcpy(LADLE_COL_MUT(&want, uint8_t) + 8 * i, &v, 8);
+          }
+        }
+        if (ran(s, s->be->sequence(&s->ctx, starts[si], n, t, &d, &err_), what)) {
+          same_down(s, &d, &want, what);
+          ladle_column_release(&d);
+        }
+        ladle_column_release(&want);
+      }
+      if (n > 0) {
+        int64_t past = w == 4 ? (is_signed ? INT32_MAX : (int64_t)UINT32_MAX) : INT64_MAX;
+        ladle_column bad;
+        ladle_status st = s->be->sequence(&s->ctx, past, n + 1, t, &bad, &err_);
+        if (st != LADLE_EINVAL || strstr(err_.message, "overflows") == NULL) {
+          fprintf(stderr, "  [%s] sequence of %lld past the end of %s: %s (%s)\n", s->be->name,
+                  (long long)n + 1, ladle_dtype_name(t, NULL, 0), ladle_status_name(st),
+                  err_.message);
+          failures_++;
+          if (st == LADLE_OK) ladle_column_release(&bad);
+        }
+      }
+    }
+  }
+  ladle_column d;
+  ladle_status st = s->be->sequence(&s->ctx, 0, 4, ladle_dtype_make(LADLE_TYPE_FLOAT64), &d, &err_);
+  if (st != LADLE_ENOTSUP) {
+    fprintf(stderr, "  [%s] sequence of Float64: %s, not ENOTSUP\n", s->be->name,
+            ladle_status_name(st));
+    failures_++;
+    if (st == LADLE_OK) ladle_column_release(&d);
+  }
+}
+
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
-      "[%s] conformance: copies, select, filter, take, sum, min/max/count, binary, row programs, "
+      "[%s] conformance: copies, sequence, select, filter, take, sum, min/max/count, binary, row "
+      "programs, "
       "group-by, sort, join, strings, hash and range partitions, "
       "errors, limits "
       "(large: "
@@ -2299,6 +2364,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_copies(s);
   check_stream_wait(s);
   check_pack_bits(s);
+  check_sequence(s);
   check_select_take_filter(s);
   check_sum(s);
   check_min_max_count(s);

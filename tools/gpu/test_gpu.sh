@@ -61,8 +61,9 @@ else
   [ -f "$PYINC/Python.h" ] || export C_INCLUDE_PATH="$DEPS/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
   if $PY bench/device/build_ext_parallel.py > "$OUT/ext.log" 2>&1; then
     cp build-gpu/libladle_cuda.so python/ladle/
+    # LADLE_GPU_PYTESTS: other test files (a re-run of one, say)
     step "Python tests on the GPU" env LADLE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider \
-      tests/python/test_column_kernels.py tests/python/test_torch_gpu.py tests/python/test_loader.py
+      ${LADLE_GPU_PYTESTS:-tests/python/test_column_kernels.py tests/python/test_torch_gpu.py tests/python/test_loader.py}
   else
     tail -20 "$OUT/ext.log"; say "ladle's extension did not build"; rc=1
   fi

@@ -197,34 +197,7 @@ static ladle_status reduce_on(const ladle_kctx *ctx, ladle_reduce_op op, const l
 static ladle_status sequence_on(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
                                 ladle_column *out, ladle_error *err) {
   LADLE_UNUSED(ctx);
-  int64_t lo, hi; /* the type's range, clipped to int64 */
-  switch (type.id) {
-    case LADLE_TYPE_INT32:
-      lo = INT32_MIN;
-      hi = INT32_MAX;
-      break;
-    case LADLE_TYPE_UINT32:
-      lo = 0;
-      hi = UINT32_MAX;
-      break;
-    case LADLE_TYPE_INT64:
-      lo = INT64_MIN;
-      hi = INT64_MAX;
-      break;
-    case LADLE_TYPE_UINT64:
-      lo = 0;
-      hi = INT64_MAX;
-      break;
-    default:
-      return ladle_err_set(err, LADLE_ENOTSUP, "sequence of type %s",
-                           ladle_dtype_name(type, NULL, 0));
-  }
-  /* the last value, start + n - 1, fits (hi - start counted unsigned: it
-   * may pass INT64_MAX) */
-  if (n < 0 ||
-      (n > 0 && (start < lo || start > hi || (uint64_t)(n - 1) > (uint64_t)hi - (uint64_t)start)))
-    return ladle_err_set(err, LADLE_EINVAL, "sequence of %lld values from %lld overflows %s",
-                         (long long)n, (long long)start, ladle_dtype_name(type, NULL, 0));
+  LADLE_RETURN_NOT_OK(ladle_sequence_check(start, n, type, err));
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(NULL, type, n, false, 0, &o, err));
   switch (type.id) {

@@ -1387,6 +1387,24 @@ done:
   return LADLE_OK;
 }
 
+static ladle_status cuda_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
+                                  ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(ladle_sequence_check(start, n, type, err));
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), type, n, false, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  CU_GOTO(ldc_sequence((int)ladle_type_width(type.id), start, n, LADLE_COL_MUT(&o, uint8_t),
+                       stream_of(ctx)));
+done:
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
 static ladle_status cuda_pack_bits(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                                    ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -1462,6 +1480,7 @@ static const ladle_backend cuda_backend = {
     .str_compare = cuda_str_compare,
     .copy = cuda_copy,
     .pack_bits = cuda_pack_bits,
+    .sequence = cuda_sequence,
     .stream_wait = cuda_stream_wait,
     .memory_info = cuda_memory_info,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets

@@ -538,6 +538,26 @@ __global__ void pack_bits_kernel(const uint8_t *v, int64_t n, uint8_t *bits) {
   }
 }
 
+/* v[i] = start + i in T (the caller checked that the last value fits) */
+template <typename T>
+__global__ void sequence_kernel(int64_t start, int64_t n, T *v) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    v[i] = (T)(start + i);
+}
+
+extern "C" cudaError_t ldc_sequence(int width, int64_t start, int64_t n, void *out,
+                                    cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (width == 4)
+    sequence_kernel<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(start, n, (uint32_t *)out);
+  else if (width == 8)
+    sequence_kernel<uint64_t><<<grid_for(n), kBlock, 0, stream>>>(start, n, (uint64_t *)out);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t ldc_pack_bits(const uint8_t *v, int64_t n, uint8_t *bits,
                                      cudaStream_t stream) {
   if (n == 0) return cudaSuccess;

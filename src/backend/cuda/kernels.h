@@ -50,6 +50,9 @@ cudaError_t ldc_take(int width, const void *src, const uint8_t *src_valid, const
 /* Boolean bytes v[0..n) as Arrow's bits, LSB first, into bits (whole bytes:
  * (n + 7) / 8 of them, the last one's high bits zero). */
 cudaError_t ldc_pack_bits(const uint8_t *v, int64_t n, uint8_t *bits, cudaStream_t stream);
+/* n values start, start + 1, ... of `width` bytes (4 or 8; two's complement
+ * makes signed and unsigned the same bits) into out. */
+cudaError_t ldc_sequence(int width, int64_t start, int64_t n, void *out, cudaStream_t stream);
 /* Strings, by two launchers with an allocation between them: the offsets of
  * the rows src[idx[i]] into out_off (n + 1 entries, from 0; out_off[n] is
  * the bytes they need), their validity and null count as ldc_take; then
