@@ -1049,6 +1049,11 @@ class Translator:
             inner = dt.inner
             return N.lit_series([_literal_value(inner, v, "is_in list") for v in e.value])
         value = e.value
+        if type(value).__name__ == "PySeries":
+            # with_columns(pl.Series(...)): a column aligned with the frame by
+            # position, which ladle's morsels cannot line up yet
+            raise Unsupported(f"Series literal {value.name()!r}", "a Series inside an expression is not supported "
+                              "by ladle yet (add it to the DataFrame instead)")
         if isinstance(dt, pl.Datetime) and dt.time_unit == "ns" and isinstance(value, _dt.datetime):
             value = self._exact_ns(value)
         return _literal_value(dt, value, f"literal {e.value!r}")

@@ -76,3 +76,12 @@ def test_runtime_errors_are_raised_not_retried() -> None:
         warnings.simplefilter("error", ladle.FallbackWarning)
         with pytest.raises(ladle.LadleError, match="'x'"):
             ladle.Engine().collect(lf)
+
+
+def test_a_series_literal_falls_back_naming_it() -> None:
+    lf = DF.lazy().with_columns(pl.Series("r", [4, 3, 2, 1]))
+    with pytest.warns(ladle.FallbackWarning, match="Series literal 'r'"):
+        got = lf.collect(engine=ladle.Engine(raise_on_fail=False))
+    assert_frame_equal(got, lf.collect())
+    with pytest.raises(ladle.UnsupportedError, match="a Series inside an expression"):
+        lf.collect(engine=ladle.Engine(raise_on_fail=True))
