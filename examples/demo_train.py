@@ -248,6 +248,10 @@ def main() -> int:
         (args.data / f"train-{args.loader}.json").write_text(json.dumps(
             {"loader": args.loader, "ranks": world, "batch_size": args.batch_size, "gpu": gpu, "epochs": history},
             indent=1))
+    # every rank out of its collectives before any tears its group down (gloo
+    # aborted a rank once, "terminate called without an active exception",
+    # when the other was still writing)
+    dist.barrier()
     dist.destroy_process_group()
     return 0
 
