@@ -1,10 +1,11 @@
 /* sort.c — stable multi-key sorting and ranking.
  *
- * Keys are sorted least significant first, each by a stable pass: numeric keys
- * become order-preserving uint64 ("normalized keys") and go through an LSD radix
- * sort that skips bytes every key shares; strings go through a stable merge
- * sort; a last stable pass per key moves nulls to the front or the back. Floats
- * order as Polars does: -0.0 equals 0.0, NaN after +inf.
+ * Numbers, temporals, booleans and strings become order-preserving codes
+ * packed into 64-bit segments ("keys as codes" below): the rows are sorted by
+ * the first segment with a parallel radix sort, and the runs that tie on it by
+ * the next. Keys without a code (lists, 128-bit values) are sorted least
+ * significant first, each by a stable pass. Floats order as Polars does: -0.0
+ * equals 0.0, NaN after +inf.
  */
 #include "cpu.h"
 
@@ -41,27 +42,40 @@ static uint64_t norm_key(const ladle_column *c, int64_t i) {
   }
 }
 
-/* Stable LSD radix sort of perm by keys (keys[i] belongs to perm[i]). */
-static ladle_status radix_sort(uint64_t *keys, int64_t *perm, int64_t n, ladle_error *err) {
-  uint64_t *k2 = malloc((size_t)LADLE_MAX(n, 1) * 8);
-  int64_t *p2 = malloc((size_t)LADLE_MAX(n, 1) * 8);
-  if (k2 == NULL || p2 == NULL) {
-    free(k2);
-    free(p2);
-    return LADLE_OOM(err, "sort");
+/* ------------------------------------------------------ parallel radix sort
+ *
+ * Pairs (key, row) sorted by key, stable. Below PAR_MIN_ROWS or on one thread,
+ * an LSD radix sort over the bytes in which the keys differ (one pass counts
+ * every byte's histogram). Above, an MSD pass on the highest byte that differs
+ * scatters the pairs stably into 256 buckets (each chunk of rows its own
+ * offsets, the chunks in row order), and the buckets are then sorted apart in
+ * parallel, a bucket of more than a thread's share by the same two steps. */
+
+enum { PAR_MIN_ROWS = 1 << 16, SMALL_RUN = 24 };
+
+/* Sorts (ka, pa)[0..n) using (kb, pb) as scratch; the result ends in b when
+ * in_b, else in a. */
+static void lsd_sort(uint64_t *ka, int64_t *pa, uint64_t *kb, int64_t *pb, int64_t n, bool in_b) {
+  int64_t count[8][256];
+  memset(count, 0, sizeof count);
+  uint64_t diff = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t k = ka[i];
+    diff |= k ^ ka[0];
+    for (int b = 0; b < 8; b++) count[b][(k >> (8 * b)) & 0xff]++;
   }
-  uint64_t *ks = keys, *kd = k2;
-  int64_t *ps = perm, *pd = p2;
-  for (int shift = 0; shift < 64; shift += 8) {
-    int64_t count[257] = {0};
-    for (int64_t i = 0; i < n; i++) count[((ks[i] >> shift) & 0xff) + 1]++;
-    bool trivial = false;
-    for (int b = 1; b <= 256; b++)
-      if (count[b] == n) trivial = true;
-    if (trivial) continue;
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+  uint64_t *ks = ka, *kd = kb;
+  int64_t *ps = pa, *pd = pb;
+  for (int b = 0; b < 8; b++) {
+    if (((diff >> (8 * b)) & 0xff) == 0) continue; /* every key shares this byte */
+    int64_t pos[256], sum = 0;
+    for (int d = 0; d < 256; d++) {
+      pos[d] = sum;
+      sum += count[b][d];
+    }
+    int shift = 8 * b;
     for (int64_t i = 0; i < n; i++) {
-      int64_t d = count[(ks[i] >> shift) & 0xff]++;
+      int64_t d = pos[(ks[i] >> shift) & 0xff]++;
       kd[d] = ks[i];
       pd[d] = ps[i];
     }
@@ -72,10 +86,173 @@ static ladle_status radix_sort(uint64_t *keys, int64_t *perm, int64_t n, ladle_e
     ps = pd;
     pd = tp;
   }
-  if (ps != perm) memcpy(perm, ps, (size_t)n * 8);
+  uint64_t *kw = in_b ? kb : ka;
+  int64_t *pw = in_b ? pb : pa;
+  if (ks != kw && n > 0) {
+    memcpy(kw, ks, (size_t)n * sizeof *kw);
+    memcpy(pw, ps, (size_t)n * sizeof *pw);
+  }
+}
+
+/* Stable LSD radix sort of perm by keys (keys[i] belongs to perm[i]). */
+static ladle_status radix_sort(uint64_t *keys, int64_t *perm, int64_t n, ladle_error *err) {
+  uint64_t *k2 = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  int64_t *p2 = malloc((size_t)LADLE_MAX(n, 1) * 8);
+  if (k2 == NULL || p2 == NULL) {
+    free(k2);
+    free(p2);
+    return LADLE_OOM(err, "sort");
+  }
+  lsd_sort(keys, perm, k2, p2, n, false);
   free(k2);
   free(p2);
   return LADLE_OK;
+}
+
+typedef struct prad_job {
+  uint64_t *ka, *kb;
+  int64_t *pa, *pb;
+  int64_t n, chunk;
+  size_t nchunks;
+  int shift;
+  bool in_b;
+  uint64_t *diff; /* per chunk */
+  int64_t *hist;  /* per chunk, 256 counts, then the chunk's write positions */
+  int64_t bstart[257];
+  int *small; /* buckets sorted by the parallel loop */
+  size_t nsmall;
+  const ladle_kctx *ctx;
+} prad_job;
+
+static ladle_status prad_diff(void *v, size_t c, ladle_error *err) {
+  LADLE_UNUSED(err);
+  prad_job *j = v;
+  int64_t a = (int64_t)c * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
+  uint64_t d = 0, k0 = j->ka[0];
+  for (int64_t i = a; i < e; i++) d |= j->ka[i] ^ k0;
+  j->diff[c] = d;
+  return LADLE_OK;
+}
+
+static ladle_status prad_hist(void *v, size_t c, ladle_error *err) {
+  LADLE_UNUSED(err);
+  prad_job *j = v;
+  int64_t a = (int64_t)c * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
+  int64_t *h = j->hist + c * 256;
+  memset(h, 0, 256 * sizeof *h);
+  int shift = j->shift;
+  for (int64_t i = a; i < e; i++) h[(j->ka[i] >> shift) & 0xff]++;
+  return LADLE_OK;
+}
+
+static ladle_status prad_scatter(void *v, size_t c, ladle_error *err) {
+  LADLE_UNUSED(err);
+  prad_job *j = v;
+  int64_t a = (int64_t)c * j->chunk, e = LADLE_MIN(a + j->chunk, j->n);
+  int64_t *pos = j->hist + c * 256;
+  int shift = j->shift;
+  for (int64_t i = a; i < e; i++) {
+    int64_t d = pos[(j->ka[i] >> shift) & 0xff]++;
+    j->kb[d] = j->ka[i];
+    j->pb[d] = j->pa[i];
+  }
+  return LADLE_OK;
+}
+
+static ladle_status par_radix(const ladle_kctx *ctx, uint64_t *ka, int64_t *pa, uint64_t *kb,
+                              int64_t *pb, int64_t n, bool in_b, ladle_error *err);
+
+static ladle_status prad_bucket(void *v, size_t i, ladle_error *err) {
+  prad_job *j = v;
+  int d = j->small[i];
+  int64_t a = j->bstart[d], len = j->bstart[d + 1] - a;
+  /* the bucket is in b now: sorted there, the result where the caller wants it */
+  return par_radix(j->ctx, j->kb + a, j->pb + a, j->ka + a, j->pa + a, len, !j->in_b, err);
+}
+
+/* the buckets b[0..n) largest first (the parallel loop starts the long ones first) */
+static void buckets_by_size(int *b, int n, const int64_t *bstart) {
+  for (int i = 1; i < n; i++) {
+    int d = b[i], m = i;
+    int64_t len = bstart[d + 1] - bstart[d];
+    while (m > 0 && bstart[b[m - 1] + 1] - bstart[b[m - 1]] < len) {
+      b[m] = b[m - 1];
+      m--;
+    }
+    b[m] = d;
+  }
+}
+
+static ladle_status par_radix(const ladle_kctx *ctx, uint64_t *ka, int64_t *pa, uint64_t *kb,
+                              int64_t *pb, int64_t n, bool in_b, ladle_error *err) {
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  if (n < PAR_MIN_ROWS || threads <= 1) {
+    lsd_sort(ka, pa, kb, pb, n, in_b);
+    return LADLE_OK;
+  }
+  prad_job j;
+  memset(&j, 0, sizeof j);
+  j.ka = ka, j.kb = kb, j.pa = pa, j.pb = pb, j.n = n, j.in_b = in_b, j.ctx = ctx;
+  j.nchunks = (size_t)LADLE_MIN((int64_t)threads * 4, (n + 16383) / 16384);
+  j.chunk = (n + (int64_t)j.nchunks - 1) / (int64_t)j.nchunks;
+  j.diff = malloc(j.nchunks * sizeof *j.diff);
+  j.hist = malloc(j.nchunks * 256 * sizeof *j.hist);
+  j.small = malloc(256 * sizeof *j.small);
+  ladle_status st = j.diff && j.hist && j.small ? LADLE_OK : LADLE_OOM(err, "sort");
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, j.nchunks, prad_diff, &j, err);
+  uint64_t diff = 0;
+  for (size_t c = 0; st == LADLE_OK && c < j.nchunks; c++) diff |= j.diff[c];
+  if (st == LADLE_OK && diff == 0) { /* every key equal: already in order */
+    if (in_b) {
+      memcpy(kb, ka, (size_t)n * sizeof *kb);
+      memcpy(pb, pa, (size_t)n * sizeof *pb);
+    }
+    goto done;
+  }
+  if (st == LADLE_OK) {
+    int top = 63 - __builtin_clzll(diff);
+    j.shift = top / 8 * 8;
+    st = ladle_pool_run(ctx->pool, j.nchunks, prad_hist, &j, err);
+  }
+  if (st == LADLE_OK) {
+    /* each chunk's first write position per bucket: the buckets in order, and
+     * within one the chunks in row order (what keeps it stable) */
+    int64_t sum = 0;
+    for (int d = 0; d < 256; d++) {
+      j.bstart[d] = sum;
+      for (size_t c = 0; c < j.nchunks; c++) {
+        int64_t cnt = j.hist[c * 256 + (size_t)d];
+        j.hist[c * 256 + (size_t)d] = sum;
+        sum += cnt;
+      }
+    }
+    j.bstart[256] = sum;
+    st = ladle_pool_run(ctx->pool, j.nchunks, prad_scatter, &j, err);
+  }
+  if (st == LADLE_OK && j.shift > 0) {
+    /* a bucket of more than a thread's share: parallel by itself; the others
+     * in one parallel loop, largest first */
+    int64_t share = LADLE_MAX(n / threads, (int64_t)PAR_MIN_ROWS);
+    for (int d = 0; d < 256 && st == LADLE_OK; d++) {
+      int64_t len = j.bstart[d + 1] - j.bstart[d];
+      if (len > share)
+        st = par_radix(ctx, kb + j.bstart[d], pb + j.bstart[d], ka + j.bstart[d], pa + j.bstart[d],
+                       len, !in_b, err);
+      else if (len > 0)
+        j.small[j.nsmall++] = d;
+    }
+    buckets_by_size(j.small, (int)j.nsmall, j.bstart);
+    if (st == LADLE_OK && j.nsmall > 0)
+      st = ladle_pool_run(ctx->pool, j.nsmall, prad_bucket, &j, err);
+  } else if (st == LADLE_OK && !in_b) { /* the lowest byte: the scatter sorted it */
+    memcpy(ka, kb, (size_t)n * sizeof *ka);
+    memcpy(pa, pb, (size_t)n * sizeof *pa);
+  }
+done:
+  free(j.diff);
+  free(j.hist);
+  free(j.small);
+  return st;
 }
 
 /* Strings in sort order, all nulls equal (before every value; the nulls pass
@@ -186,21 +363,43 @@ static ladle_status rank_sort(const ladle_groups *g, const uint64_t *rank, int64
   return radix_sort(nk, perm, n, err);
 }
 
-/* Every key as an order-preserving code of few bits (an integer minus the
+/* --------------------------------------------------------- keys as codes
+ *
+ * Every key becomes an order-preserving code of few bits: an integer minus the
  * least, a string's rank among the distinct strings, nulls one code below or
- * above the values, descending keys reversed), packed most significant key
- * first into one 64-bit key when the bits add up to 64 at most: one stable
- * radix sort instead of a pass (and a nulls pass) per key, and only over the
- * bytes the codes use (TPC-H q16's four keys take 24 bits). Sets *st and
- * returns true when it sorted perm (the identity on entry); otherwise the
- * string keys' ranks it made in ck serve the pass per key. */
+ * above the values, descending keys reversed. A key whose values take all 64
+ * bits and that has nulls becomes two fields, a null flag and the value. The
+ * fields are packed most significant first into 64-bit segments (TPC-H q16's
+ * four keys take 24 bits: one segment). The rows are sorted by the first
+ * segment's code with the parallel radix sort; each run of rows that tie on it
+ * is then sorted by the next segment, and so on (few runs when the first key
+ * is nearly unique, as a shuffle's hash; large runs in parallel by themselves,
+ * the rest in one parallel loop). */
 typedef struct code_key {
-  uint64_t lo, span; /* valid values' codes are v - lo, in [0, span) */
+  uint64_t lo, span; /* valid values' codes are v - lo, in [0, span); 0: 2^64 */
   bool nulls;
-  int bits;
+  bool codable;
   uint64_t *rank; /* strings: per group, the rank of its string */
   ladle_groups g;
 } code_key;
+
+enum { FIELD_WHOLE, FIELD_FLAG, FIELD_VALUE };
+typedef struct sort_field {
+  size_t key;
+  int part, bits;
+} sort_field;
+
+typedef struct sort_job {
+  const ladle_kctx *ctx;
+  const ladle_column *keys;
+  size_t nkeys;
+  const bool *desc, *nulls_last;
+  code_key *ck;
+  sort_field *fields;
+  size_t *seg; /* segment s: fields [seg[s], seg[s + 1]) */
+  size_t nseg;
+  int64_t n;
+} sort_job;
 
 static int bits_for(uint64_t values) {
   int b = 0;
@@ -208,68 +407,336 @@ static int bits_for(uint64_t values) {
   return b;
 }
 
-static bool packed_sort(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
-                        const bool *descending, const bool *nulls_last, code_key *ck, int64_t *perm,
-                        uint64_t *nk, int64_t n, ladle_status *st, ladle_error *err) {
-  if (n < 2) return false;
-  int total = 0;
-  bool ok = true;
+static inline uint64_t field_code(const sort_job *j, const sort_field *f, int64_t row) {
+  const ladle_column *c = &j->keys[f->key];
+  const code_key *q = &j->ck[f->key];
+  bool last = j->nulls_last ? j->nulls_last[f->key] : false;
+  bool valid = ladle_column_valid(c, row);
+  if (f->part == FIELD_FLAG) return valid == last ? 0 : 1; /* the nulls' side first */
+  if (!valid) return f->part == FIELD_VALUE ? 0 : (last ? q->span : 0);
+  uint64_t v = c->type.id == LADLE_TYPE_STRING ? q->rank[q->g.ids[row]] : norm_key(c, row) - q->lo;
+  if (j->desc && j->desc[f->key]) v = q->span - 1 - v;
+  return v + (f->part == FIELD_WHOLE && q->nulls && !last);
+}
+
+static inline uint64_t seg_code(const sort_job *j, size_t s, int64_t row) {
+  uint64_t code = 0;
+  for (size_t f = j->seg[s]; f < j->seg[s + 1]; f++) {
+    const sort_field *sf = &j->fields[f];
+    uint64_t v = field_code(j, sf, row);
+    code = sf->bits == 64 ? v : (code << sf->bits) | v;
+  }
+  return code;
+}
+
+/* codes[i] = segment s's code of row perm[i], i in [a, e) */
+static void seg_codes(const sort_job *j, size_t s, const int64_t *perm, uint64_t *codes, int64_t a,
+                      int64_t e) {
+  if (j->seg[s + 1] - j->seg[s] == 1) { /* one field: the common loops without the packing */
+    const sort_field *sf = &j->fields[j->seg[s]];
+    const ladle_column *c = &j->keys[sf->key];
+    const code_key *q = &j->ck[sf->key];
+    bool desc = j->desc && j->desc[sf->key];
+    if (sf->part == FIELD_WHOLE && c->validity == NULL && c->type.id != LADLE_TYPE_STRING) {
+      uint64_t lo = q->lo, top = q->span - 1;
+#define SEG_INT(T, bias)                                          \
+  do {                                                            \
+    const T *x = c->values;                                       \
+    for (int64_t i = a; i < e; i++) {                             \
+      uint64_t v = ((uint64_t)(int64_t)x[perm[i]] ^ (bias)) - lo; \
+      codes[i] = desc ? top - v : v;                              \
+    }                                                             \
+  } while (0)
+      switch (ladle_type_phys(c->type.id)) {
+        case LADLE_PHYS_I64:
+          SEG_INT(int64_t, 1ULL << 63);
+          return;
+        case LADLE_PHYS_I32:
+          SEG_INT(int32_t, 1ULL << 63);
+          return;
+        case LADLE_PHYS_U32: {
+          const uint32_t *x = c->values;
+          for (int64_t i = a; i < e; i++) {
+            uint64_t v = (uint64_t)x[perm[i]] - lo;
+            codes[i] = desc ? top - v : v;
+          }
+          return;
+        }
+        case LADLE_PHYS_U64: {
+          const uint64_t *x = c->values;
+          for (int64_t i = a; i < e; i++) {
+            uint64_t v = x[perm[i]] - lo;
+            codes[i] = desc ? top - v : v;
+          }
+          return;
+        }
+        default:
+          break;
+      }
+#undef SEG_INT
+    }
+  }
+  for (int64_t i = a; i < e; i++) codes[i] = seg_code(j, s, perm[i]);
+}
+
+typedef struct range_job {
+  const sort_job *sj;
+  size_t s;
+  const int64_t *perm;
+  uint64_t *codes;
+  int64_t n, chunk;
+  const ladle_column *c; /* min/max: the key */
+  uint64_t *lo, *hi;     /* per chunk */
+} range_job;
+
+static ladle_status codes_task(void *v, size_t c, ladle_error *err) {
+  LADLE_UNUSED(err);
+  range_job *r = v;
+  int64_t a = (int64_t)c * r->chunk, e = LADLE_MIN(a + r->chunk, r->n);
+  seg_codes(r->sj, r->s, r->perm, r->codes, a, e);
+  return LADLE_OK;
+}
+
+static ladle_status minmax_task(void *vctx, size_t c, ladle_error *err) {
+  LADLE_UNUSED(err);
+  range_job *r = vctx;
+  int64_t a = (int64_t)c * r->chunk, e = LADLE_MIN(a + r->chunk, r->n);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  const ladle_column *col = r->c;
+  if (col->validity == NULL && ladle_type_phys(col->type.id) == LADLE_PHYS_I64) {
+    const int64_t *x = col->values;
+    for (int64_t i = a; i < e; i++) {
+      uint64_t v = (uint64_t)x[i] ^ (1ULL << 63);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  } else {
+    for (int64_t i = a; i < e; i++) {
+      if (!ladle_column_valid(col, i)) continue;
+      uint64_t v = norm_key(col, i);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  }
+  r->lo[c] = lo;
+  r->hi[c] = hi;
+  return LADLE_OK;
+}
+
+static size_t par_chunks(const ladle_kctx *ctx, int64_t n, int64_t *chunk) {
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  size_t nc = (size_t)LADLE_MAX(LADLE_MIN((int64_t)threads * 4, (n + 16383) / 16384), 1);
+  *chunk = (n + (int64_t)nc - 1) / (int64_t)nc;
+  return nc;
+}
+
+/* The key's least and greatest normalized values (valid rows), in parallel. */
+static ladle_status key_range(const sort_job *sj, const ladle_column *c, uint64_t *lo, uint64_t *hi,
+                              ladle_error *err) {
+  range_job r;
+  memset(&r, 0, sizeof r);
+  r.c = c;
+  r.n = c->length;
+  size_t nc = par_chunks(sj->ctx, r.n, &r.chunk);
+  r.lo = malloc(nc * sizeof *r.lo);
+  r.hi = malloc(nc * sizeof *r.hi);
+  ladle_status st = r.lo && r.hi ? LADLE_OK : LADLE_OOM(err, "sort");
+  if (st == LADLE_OK && r.n > 0) st = ladle_pool_run(sj->ctx->pool, nc, minmax_task, &r, err);
+  *lo = UINT64_MAX, *hi = 0;
+  for (size_t k = 0; st == LADLE_OK && r.n > 0 && k < nc; k++) {
+    *lo = r.lo[k] < *lo ? r.lo[k] : *lo;
+    *hi = r.hi[k] > *hi ? r.hi[k] : *hi;
+  }
+  free(r.lo);
+  free(r.hi);
+  return st;
+}
+
+static void insertion_sort(uint64_t *k, int64_t *p, int64_t n) {
+  for (int64_t i = 1; i < n; i++) {
+    uint64_t kv = k[i];
+    int64_t pv = p[i], m = i;
+    while (m > 0 && k[m - 1] > kv) { /* strictly greater: stable */
+      k[m] = k[m - 1];
+      p[m] = p[m - 1];
+      m--;
+    }
+    k[m] = kv;
+    p[m] = pv;
+  }
+}
+
+static ladle_status sort_level(const sort_job *j, size_t s, int64_t *perm, uint64_t *codes,
+                               int64_t *sp, uint64_t *sk, int64_t n, bool par, ladle_error *err);
+
+typedef struct runs_job {
+  const sort_job *sj;
+  size_t s;
+  int64_t *perm, *sp;
+  uint64_t *codes, *sk;
+  const int64_t *run;  /* starts and ends, pairs */
+  const size_t *batch; /* batch b: runs [batch[b], batch[b + 1]) */
+} runs_job;
+
+static ladle_status runs_task(void *v, size_t b, ladle_error *err) {
+  runs_job *r = v;
+  ladle_status st = LADLE_OK;
+  for (size_t i = r->batch[b]; i < r->batch[b + 1] && st == LADLE_OK; i++) {
+    int64_t a = r->run[2 * i], len = r->run[2 * i + 1] - a;
+    st = sort_level(r->sj, r->s, r->perm + a, r->codes + a, r->sp + a, r->sk + a, len, false, err);
+  }
+  return st;
+}
+
+/* perm[0..n) (rows tied on every segment before s, in row order) sorted by
+ * segments s and later; codes, sp and sk are scratch of n. */
+static ladle_status sort_level(const sort_job *j, size_t s, int64_t *perm, uint64_t *codes,
+                               int64_t *sp, uint64_t *sk, int64_t n, bool par, ladle_error *err) {
+  if (n < 2) return LADLE_OK;
+  ladle_status st = LADLE_OK;
+  if (par) {
+    range_job r;
+    memset(&r, 0, sizeof r);
+    r.sj = j, r.s = s, r.perm = perm, r.codes = codes, r.n = n;
+    size_t nc = par_chunks(j->ctx, n, &r.chunk);
+    LADLE_RETURN_NOT_OK(ladle_pool_run(j->ctx->pool, nc, codes_task, &r, err));
+    LADLE_RETURN_NOT_OK(par_radix(j->ctx, codes, perm, sk, sp, n, false, err));
+  } else {
+    seg_codes(j, s, perm, codes, 0, n);
+    if (n <= SMALL_RUN)
+      insertion_sort(codes, perm, n);
+    else
+      lsd_sort(codes, perm, sk, sp, n, false);
+  }
+  if (s + 1 == j->nseg) return LADLE_OK;
+  /* the runs of equal codes, each sorted by the next segment */
+  size_t nruns = 0, cap = 0;
+  int64_t *run = NULL;
+  for (int64_t a = 0; a < n && st == LADLE_OK;) {
+    int64_t e = a + 1;
+    while (e < n && codes[e] == codes[a]) e++;
+    if (e - a > 1) {
+      if (!par) {
+        st = sort_level(j, s + 1, perm + a, codes + a, sp + a, sk + a, e - a, false, err);
+      } else {
+        if (nruns == cap) {
+          cap = cap ? 2 * cap : 64;
+          int64_t *g = realloc(run, cap * 2 * sizeof *run);
+          if (g == NULL) {
+            st = LADLE_OOM(err, "sort");
+            break;
+          }
+          run = g;
+        }
+        run[2 * nruns] = a;
+        run[2 * nruns + 1] = e;
+        nruns++;
+      }
+    }
+    a = e;
+  }
+  if (par && st == LADLE_OK && nruns > 0) {
+    /* a run of more than a thread's share by itself, in parallel; the others
+     * batched into tasks of a few thousand rows or more */
+    int threads = j->ctx->pool ? ladle_pool_threads(j->ctx->pool) : 1;
+    int64_t share = LADLE_MAX(n / threads, (int64_t)PAR_MIN_ROWS);
+    size_t *batch = malloc((nruns + 1) * sizeof *batch);
+    size_t nb = 0, k = 0;
+    st = batch ? LADLE_OK : LADLE_OOM(err, "sort");
+    for (size_t i = 0; i < nruns && st == LADLE_OK; i++) {
+      int64_t a = run[2 * i], e = run[2 * i + 1];
+      if (e - a > share)
+        st = sort_level(j, s + 1, perm + a, codes + a, sp + a, sk + a, e - a, true, err);
+      else
+        run[2 * k] = a, run[2 * k + 1] = e, k++;
+    }
+    int64_t rows = 0, want = LADLE_MAX(n / (8 * (int64_t)threads), 4096);
+    for (size_t i = 0; i < k && st == LADLE_OK; i++) {
+      if (rows == 0) batch[nb++] = i;
+      rows += run[2 * i + 1] - run[2 * i];
+      if (rows >= want) rows = 0;
+    }
+    if (st == LADLE_OK && nb > 0) {
+      batch[nb] = k;
+      runs_job rj = {j, s + 1, perm, sp, codes, sk, run, batch};
+      st = ladle_pool_run(j->ctx->pool, nb, runs_task, &rj, err);
+    }
+    free(batch);
+  }
+  free(run);
+  return st;
+}
+
+/* Sorts perm (the identity on entry) through the codes when every key has one
+ * (numbers, temporals, booleans, strings); returns false, with *st LADLE_OK,
+ * when a key has none (the pass per key then sorts). */
+static bool coded_sort(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                       const bool *descending, const bool *nulls_last, code_key *ck, int64_t *perm,
+                       uint64_t *nk, int64_t n, ladle_status *st, ladle_error *err) {
   *st = LADLE_OK;
-  for (size_t k = 0; k < nkeys && ok; k++) {
+  if (n < 2) return false;
+  sort_job j = {ctx, keys, nkeys, descending, nulls_last, ck, NULL, NULL, 0, n};
+  for (size_t k = 0; k < nkeys; k++) {
+    const ladle_column *c = &keys[k];
+    if (c->type.id != LADLE_TYPE_NULL && c->type.id != LADLE_TYPE_STRING &&
+        (ladle_type_width(c->type.id) <= 0 || ladle_type_is_varlen(c->type.id) ||
+         c->type.id == LADLE_TYPE_INT128 || c->type.id == LADLE_TYPE_DECIMAL))
+      return false; /* lists, 128-bit values */
+  }
+  j.fields = calloc(LADLE_MAX(2 * nkeys, 1), sizeof *j.fields);
+  j.seg = calloc(2 * nkeys + 1, sizeof *j.seg);
+  if (j.fields == NULL || j.seg == NULL) {
+    *st = LADLE_OOM(err, "sort");
+    goto out;
+  }
+  size_t nf = 0;
+  for (size_t k = 0; k < nkeys && *st == LADLE_OK; k++) {
     const ladle_column *c = &keys[k];
     code_key *q = &ck[k];
     if (c->type.id == LADLE_TYPE_NULL) continue; /* every row equal */
     q->nulls = c->validity != NULL && c->null_count != 0;
     if (c->type.id == LADLE_TYPE_STRING) {
       *st = string_ranks(ctx, c, &q->g, &q->rank, err);
-      if (*st != LADLE_OK) break;
       q->lo = 0;
       q->span = (uint64_t)LADLE_MAX(q->g.ngroups, 1);
-    } else if (ladle_type_width(c->type.id) > 0 && !ladle_type_is_varlen(c->type.id) &&
-               c->type.id != LADLE_TYPE_INT128 && c->type.id != LADLE_TYPE_DECIMAL) {
-      uint64_t lo = UINT64_MAX, hi = 0;
-      for (int64_t i = 0; i < n; i++) {
-        if (!ladle_column_valid(c, i)) continue;
-        uint64_t v = norm_key(c, i);
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-      }
+    } else {
+      uint64_t lo, hi;
+      *st = key_range(&j, c, &lo, &hi, err);
       if (lo > hi) lo = hi = 0;
       q->lo = lo;
       q->span = hi - lo + 1; /* 0: the whole 64 bits */
-      if (q->span == 0) ok = false;
+    }
+    if (*st != LADLE_OK) break;
+    if (q->span == 0 && q->nulls) { /* 65 bits: a null flag, then the value */
+      j.fields[nf++] = (sort_field){k, FIELD_FLAG, 1};
+      j.fields[nf++] = (sort_field){k, FIELD_VALUE, 64};
     } else {
-      ok = false; /* lists, 128-bit values: the per-key passes */
-      break;
+      int bits = bits_for(q->span + q->nulls);
+      if (bits > 0) j.fields[nf++] = (sort_field){k, FIELD_WHOLE, bits};
     }
-    if (!ok) break;
-    q->bits = bits_for(q->span + q->nulls);
-    total += q->bits;
-    if (total > 64) ok = false;
   }
-  if (*st == LADLE_OK && ok) {
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t code = 0;
-      for (size_t k = 0; k < nkeys; k++) {
-        const ladle_column *c = &keys[k];
-        const code_key *q = &ck[k];
-        if (q->bits == 0) continue;
-        uint64_t v;
-        bool last = nulls_last ? nulls_last[k] : false;
-        if (!ladle_column_valid(c, i)) {
-          v = last ? q->span : 0; /* past every value, or before */
-        } else {
-          v = c->type.id == LADLE_TYPE_STRING ? q->rank[q->g.ids[i]] : norm_key(c, i) - q->lo;
-          if (descending && descending[k]) v = q->span - 1 - v;
-          v += q->nulls && !last;
-        }
-        code = q->bits == 64 ? v : (code << q->bits) | v; /* 64: the only key */
+  if (*st == LADLE_OK) {
+    int used = 0;
+    for (size_t f = 0; f < nf; f++) {
+      if (f == 0 || used + j.fields[f].bits > 64) {
+        j.seg[j.nseg++] = f;
+        used = 0;
       }
-      nk[i] = code;
+      used += j.fields[f].bits;
     }
-    *st = radix_sort(nk, perm, n, err);
+    j.seg[j.nseg] = nf;
   }
-  return *st != LADLE_OK || ok;
+  if (*st == LADLE_OK && j.nseg > 0) {
+    int64_t *sp = malloc((size_t)n * sizeof *sp);
+    uint64_t *sk = malloc((size_t)n * sizeof *sk);
+    *st = sp && sk ? sort_level(&j, 0, perm, nk, sp, sk, n, true, err) : LADLE_OOM(err, "sort");
+    free(sp);
+    free(sk);
+  }
+out:
+  free(j.fields);
+  free(j.seg);
+  return true;
 }
 
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
@@ -286,9 +753,11 @@ ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *k
   for (int64_t i = 0; i < n; i++) perm[i] = i;
   code_key *ck = calloc(LADLE_MAX(nkeys, 1), sizeof *ck);
   ladle_status st = ck != NULL ? LADLE_OK : LADLE_OOM(err, "sort");
-  bool packed = st == LADLE_OK &&
-                packed_sort(ctx, keys, nkeys, descending, nulls_last, ck, perm, nk, n, &st, err);
-  for (size_t kk = nkeys; !packed && kk-- > 0 && st == LADLE_OK;) {
+  bool coded = st == LADLE_OK &&
+               coded_sort(ctx, keys, nkeys, descending, nulls_last, ck, perm, nk, n, &st, err);
+  /* a key without a code (a list, a 128-bit value): a stable pass per key,
+   * least significant first */
+  for (size_t kk = nkeys; !coded && kk-- > 0 && st == LADLE_OK;) {
     const ladle_column *c = &keys[kk];
     bool desc = descending ? descending[kk] : false;
     code_key *q = &ck[kk];
