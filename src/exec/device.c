@@ -614,6 +614,10 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       }
       break;
     }
+    case LADLE_POP_ROW_INDEX: /* the row numbers: a sequence (op_row_index.c) */
+      if (c->s->be->sequence == NULL)
+        return refuse(c, pn, NULL, "this operator has no GPU path yet");
+      break;
     case LADLE_POP_SLICE:
       if (c->s->be->sequence == NULL || c->s->be->take == NULL)
         return refuse(c, pn, NULL, "this operator has no GPU path yet");
@@ -674,9 +678,47 @@ static void mark_host(ladle_pnode *pn) {
   for (size_t i = 0; i < pn->ninputs; i++) mark_host(pn->inputs[i]);
 }
 
+/* A file scan, or a late filter with its Parquet scan: read on the host (the
+ * CPU's reader, late materialisation and all) and copied to the device. */
+static bool upload_source(const ladle_pnode *pn) {
+  return pn->op == LADLE_POP_SCAN_PARQUET || pn->op == LADLE_POP_SCAN_CSV ||
+         (pn->op == LADLE_POP_FILTER && pn->late != NULL && !pn->defer && pn->ninputs == 1 &&
+          pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET);
+}
+
+/* Whether an upload source's output can go to the device, else the refusal. */
+static ladle_status check_upload(dev_check *c, const ladle_pnode *pn) {
+  if (c->s->be->to_device == NULL) return refuse(c, pn, NULL, "no copies to the device");
+  const ladle_schema *sc = pn->schema;
+  for (size_t i = 0; i < sc->n; i++)
+    if (!type_on_device(sc->types[i].id)) {
+      char buf[160], t1[48];
+      snprintf(buf, sizeof buf, "column '%s' of type %s", sc->names[i],
+               type_name(sc->types[i], t1, sizeof t1));
+      return refuse(c, pn, NULL, buf);
+    }
+  return LADLE_OK;
+}
+
 /* Places pn's subtree: a node runs on the device when it and its inputs can
  * (check_node); true when pn does. The first refusal goes to c->err. */
 static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
+  if (upload_source(pn)) {
+    ladle_error e;
+    dev_check one = *c;
+    one.err = &e;
+    bool ok = check_upload(&one, pn) == LADLE_OK;
+    if (!ok && !*refused) *c->err = e;
+    *refused = *refused || !ok;
+    pn->upload = ok;
+    pn->host = !ok;
+    for (size_t i = 0; i < pn->ninputs; i++) mark_host(pn->inputs[i]); /* read there */
+    if (ok) { /* offsets and bytes for the copy, not string views for an export */
+      pn->views = false;
+      for (size_t i = 0; i < pn->ninputs; i++) pn->inputs[i]->views = false;
+    }
+    return ok;
+  }
   bool ok = true;
   for (size_t i = 0; i < pn->ninputs; i++) ok = place(c, pn->inputs[i], refused) && ok;
   if (ok) {
@@ -697,6 +739,7 @@ static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
 /* A node on the device whose input runs on the host: a shared subplan
  * (CACHE) that one parent moved to the host, read by another on the device. */
 static const ladle_pnode *split_input(const ladle_pnode *pn) {
+  if (pn->upload && !pn->host) return NULL; /* its inputs run on the host by design */
   for (size_t i = 0; i < pn->ninputs; i++) {
     if (!pn->host && pn->inputs[i]->host) return pn;
     const ladle_pnode *f = split_input(pn->inputs[i]);
@@ -891,13 +934,13 @@ static void cache_put(exec_dev_cache *c, const ladle_table *t, size_t i, const l
   pthread_mutex_unlock(&c->mu);
 }
 
-ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
+ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, bool cache, ladle_table **out,
                                ladle_error *err) {
   ladle_table *o;
   LADLE_RETURN_NOT_OK(ladle_table_create(&t->schema, 1, &o, err));
   o->chunks[0].length = t->num_rows;
   ladle_status st = LADLE_OK;
-  exec_dev_cache *dc = s->eng->dcache;
+  exec_dev_cache *dc = cache ? s->eng->dcache : NULL;
   for (size_t i = 0; i < t->schema.n && st == LADLE_OK; i++) {
     ladle_column *dst = &o->chunks[0].columns[i];
     const ladle_buffer *vb = t->nchunks == 1 ? t->chunks[0].columns[i].owners[1] : NULL;
@@ -911,6 +954,11 @@ ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table 
       continue;
     }
     if (dc != NULL && cache_find(dc, t, i, dst)) continue;
+    for (size_t k = 0; k < t->nchunks && st == LADLE_OK; k++)
+      if (ladle_column_view_only(&t->chunks[k].columns[i]))
+        st = ladle_err_set(err, LADLE_EINVAL, "internal: column '%s' as string views only",
+                           t->schema.names[i]);
+    if (st != LADLE_OK) break;
     ladle_column host;
     if (t->nchunks == 1)
       ladle_column_copy_ref(&t->chunks[0].columns[i], &host);

@@ -117,6 +117,16 @@ static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table *
     ladle_table_release(src);
     return st;
   }
+  if (pn->upload && s->columns) {
+    /* a file read on the host's kernels, its output copied to the device */
+    ladle_table *h = NULL;
+    place_on(s, false);
+    ladle_status st = op->run(s, pn, side, &h, err);
+    place_on(s, true);
+    if (st == LADLE_OK) st = exec_columns_scan(s, h, false, out, err);
+    ladle_table_release(h);
+    return st;
+  }
   return op->run(s, pn, side, out, err);
 }
 

@@ -289,7 +289,10 @@ bool exec_table_on_device(const ladle_table *t);
  * through the engine's device table; host columns are references. */
 ladle_status exec_table_to_host(exec_state *s, const ladle_table *t, ladle_table **out,
                                 ladle_error *err);
-ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, ladle_table **out,
+/* t's columns on the device, one partition each; with cache, kept for the
+ * next scan of the same host memory (in-memory frames: a file scan's fresh
+ * buffers are never scanned again) */
+ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, bool cache, ladle_table **out,
                                ladle_error *err);
 ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const ladle_table *in,
                                  ladle_table **out, ladle_error *err);

@@ -8,7 +8,7 @@ static ladle_status scan_run(exec_state *s, const ladle_pnode *pn, exec_side *si
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side);
   const ladle_table *t = pn->lp->table;
-  if (s->columns) return exec_columns_scan(s, t, out, err);
+  if (s->columns) return exec_columns_scan(s, t, true, out, err);
   if (exec_table_on_device(t)) {
     /* a GPU result scanned again, by its engine's host fallback: down once */
     ladle_table *h;

@@ -1139,6 +1139,7 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
   if (pp->ranks > 1 && pn->op == LADLE_POP_SCAN) ladle_strbuf_printf(b, " [this rank's rows]");
   if (pn->pipelined) ladle_strbuf_printf(b, " [pipelined]");
   if (pn->host) ladle_strbuf_printf(b, " [host: ladle's CPU kernels]");
+  if (pn->upload && !pn->host) ladle_strbuf_printf(b, " [read on the host, copied to the device]");
   ladle_strbuf_printf(b, "\n");
   for (size_t i = 0; i < pn->ninputs; i++) explain_node(pp, pn->inputs[i], depth + 1, seen, b);
 }

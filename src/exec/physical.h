@@ -86,6 +86,11 @@ struct ladle_pnode {
    * exec_columns_check for the nodes above one the device cannot run (the
    * device runs the part of the plan below them) */
   bool host;
+  /* with the column kernels: a Parquet or CSV scan (or a late FILTER with the
+   * Parquet scan under it) read by the host's CPU kernels and its output
+   * copied to the device as one partition (set by exec_columns_check; its
+   * inputs are marked host) */
+  bool upload;
   /* FILTER */
   bool *need; /* output columns compacted (NULL: all); the rest, unread above, are
                  placeholders */
