@@ -296,7 +296,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 9
+#define LADLE_BACKEND_ABI 10
 
 typedef struct ladle_backend {
   const char *name;
@@ -642,6 +642,10 @@ typedef struct ladle_backend {
   ladle_status (*explode)(const ladle_kctx *ctx, const ladle_column *lists, size_t nlists,
                           bool empty_as_null, bool keep_nulls, const char *const *names,
                           ladle_column *rows, ladle_column *outs, ladle_error *err);
+  /* Whether to_device, to_host, take and filter move LIST columns (of
+   * fixed-width, String or List elements): a query may then carry them
+   * through its filters, joins, sorts and slices on this device. */
+  bool moves_lists;
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

@@ -60,9 +60,23 @@ ladle_status ladle_column_alloc_with(const ladle_allocator *a, ladle_dtype type,
     /* on a device: the buffers only, nothing written (the kernel that fills
      * them writes validity, offsets and values); validity padded to whole
      * 32-bit words, which device kernels write at once */
-    if (type.id == LADLE_TYPE_LIST || type.id == LADLE_TYPE_NULL)
-      return ladle_err_set(err, LADLE_ENOTSUP, "a %s column on a device",
-                           type.id == LADLE_TYPE_LIST ? "List" : "Null");
+    if (type.id == LADLE_TYPE_NULL)
+      return ladle_err_set(err, LADLE_ENOTSUP, "a Null column on a device");
+    if (type.id == LADLE_TYPE_LIST) {
+      /* validity and offsets; no child until the caller sets the elements
+       * (ladle_column_set_child) */
+      ladle_status st = LADLE_OK;
+      if (nullable) st = ladle_buffer_alloc(a, (size_t)(length + 31) / 32 * 4, &c.owners[0], err);
+      if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(length + 1) * 8, &c.owners[1], err);
+      if (st != LADLE_OK) {
+        ladle_column_release(&c);
+        return st;
+      }
+      c.validity = c.owners[0] ? c.owners[0]->data : NULL;
+      c.values = c.owners[1]->data;
+      *out = c;
+      return LADLE_OK;
+    }
     size_t w = ladle_type_width(type.id);
     ladle_status st = LADLE_OK;
     if (nullable) st = ladle_buffer_alloc(a, (size_t)(length + 31) / 32 * 4, &c.owners[0], err);

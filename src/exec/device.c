@@ -30,6 +30,15 @@ static bool type_on_device(ladle_type_id id) {
          id == LADLE_TYPE_TIME;
 }
 
+/* A column type the device holds and moves: type_on_device's, or a List of
+ * them where the backend moves lists (carried through filters, joins, sorts
+ * and slices, never computed on). */
+static bool column_on_device(const exec_state *s, ladle_dtype t) {
+  if (t.id == LADLE_TYPE_LIST)
+    return s->be->moves_lists && t.child != NULL && column_on_device(s, *t.child);
+  return type_on_device(t.id);
+}
+
 /* Fails the check naming node pn, expression e (NULL: none) of its input
  * schema, and why. */
 static ladle_status refuse(dev_check *c, const ladle_pnode *pn, const ladle_bexpr *e,
@@ -506,7 +515,7 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
   switch (pn->op) {
     case LADLE_POP_SCAN:
       for (size_t i = 0; i < p->schema.n; i++)
-        if (!type_on_device(p->schema.types[i].id)) {
+        if (!column_on_device(c->s, p->schema.types[i])) {
           char t1[48];
           snprintf(buf, sizeof buf, "column '%s' of type %s", p->schema.names[i],
                    type_name(p->schema.types[i], t1, sizeof t1));
@@ -529,6 +538,9 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
         const char *why;
         if (unalias(e)->kind == LADLE_EX_OVER)
           why = window_why(c->s, unalias(e), buf, sizeof buf);
+        else if (e->type.id == LADLE_TYPE_LIST && unalias(e)->kind == LADLE_EX_COL &&
+                 column_on_device(c->s, e->type))
+          why = NULL; /* a List column passed on as it is */
         else if (e->scalar && (!sel || nscalar != p->nexprs))
           why = "a single value spread over the rows";
         else if (e->scalar)
@@ -691,7 +703,7 @@ static ladle_status check_upload(dev_check *c, const ladle_pnode *pn) {
   if (c->s->be->to_device == NULL) return refuse(c, pn, NULL, "no copies to the device");
   const ladle_schema *sc = pn->schema;
   for (size_t i = 0; i < sc->n; i++)
-    if (!type_on_device(sc->types[i].id)) {
+    if (!column_on_device(c->s, sc->types[i])) {
       char buf[160], t1[48];
       snprintf(buf, sizeof buf, "column '%s' of type %s", sc->names[i],
                type_name(sc->types[i], t1, sizeof t1));
@@ -894,7 +906,7 @@ static int64_t column_bytes(const ladle_column *c) {
   int64_t b = 0;
   for (size_t k = 0; k < 3; k++)
     if (c->owners[k] != NULL) b += (int64_t)c->owners[k]->size;
-  return b;
+  return c->type.id == LADLE_TYPE_LIST && c->child != NULL ? b + column_bytes(c->child) : b;
 }
 
 /* keeps dev as column i of t (nothing when it would not fit, or no memory) */

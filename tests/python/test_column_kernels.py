@@ -934,11 +934,11 @@ def test_file_scans_read_on_the_host_and_run_on_the_device(engine: ladle.Engine,
                pl.scan_csv(csv).filter(pl.col("b")).with_columns((pl.col("i32") + 1).alias("j"))):
         check(engine, lf)
     assert "[read on the host, copied to the device]" in engine.explain(scan.filter(pl.col("b")))
-    lists = tmp_path / "l.parquet"
-    pl.DataFrame({"a": [1, 2], "l": [[1], [2, 3]]}).write_parquet(lists)
-    with pytest.warns(ladle.FallbackWarning, match="column 'l' of type list"):
-        got = engine.collect(pl.scan_parquet(lists).filter(pl.col("a") > 1))
-    assert got.to_dict(as_series=False) == {"a": [2], "l": [[2, 3]]}
+    binary = tmp_path / "b.parquet"
+    pl.DataFrame({"a": [1, 2], "l": [b"x", b"yz"]}).write_parquet(binary)
+    with pytest.warns(ladle.FallbackWarning, match="column 'l' of type binary"):
+        got = engine.collect(pl.scan_parquet(binary).filter(pl.col("a") > 1))
+    assert got.to_dict(as_series=False) == {"a": [2], "l": [b"yz"]}
 
 
 def test_row_index_on_the_column_kernels(engine: ladle.Engine) -> None:
@@ -976,3 +976,34 @@ def test_tpch_from_parquet_on_the_column_kernels(engine: ladle.Engine, tpch_parq
     else:
         got = run(engine, lf)
     assert_frame_equal(got, lf.collect(), check_exact=False, rel_tol=1e-9)
+
+
+def list_frame(n: int, seed: int) -> pl.DataFrame:
+    g = np.random.default_rng(seed)
+    lens = g.integers(0, 5, n)
+    ints = [None if g.random() < 0.1 else [None if g.random() < 0.1 else int(v) for v in g.integers(-9, 99, k)]
+            for k in lens]
+    words = [None if g.random() < 0.1 else [str(g.integers(0, 1000)) * int(g.integers(0, 3)) for _ in range(k)]
+             for k in lens]
+    return pl.DataFrame({"k": g.integers(0, 50, n), "r": np.arange(n), "li": ints, "ls": words})
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="List columns are planned on the GPU once test-gpu passes them")
+def test_list_columns_are_carried_on_the_column_kernels(engine: ladle.Engine, tmp_path: Any) -> None:
+    """List columns (of numbers with nulls, of strings; null and empty lists) carried through filters, joins (a left join's unmatched rows: null
+    lists), sorts, slices, unique and a row index on the column kernels, from
+    memory and from Parquet, equal to Polars; a list column computed on is
+    refused by name."""
+    df = pl.concat([list_frame(3000, 1), list_frame(1, 2), list_frame(2000, 3)], rechunk=False)
+    right = pl.DataFrame({"k": np.arange(0, 60, 2), "w": [[i, i + 1] for i in range(30)]})
+    pq = tmp_path / "l.parquet"
+    df.write_parquet(pq, row_group_size=1000)
+    for lf in (df.lazy(), pl.scan_parquet(pq)):
+        check(engine, lf.filter(pl.col("k") > 20))
+        check(engine, lf.join(right.lazy(), on="k", how="left", maintain_order="left"))
+        check(engine, lf.sort("k", "r", descending=[True, False], maintain_order=True).slice(100, 2500))
+        check(engine, lf.with_row_index("i").filter(pl.col("i") % 7 == 0).select("i", "ls", pl.col("li").alias("x")))
+        check(engine, lf.unique(subset=["k"], keep="first", maintain_order=True))
+    with pytest.warns(ladle.FallbackWarning, match="list"):
+        got = engine.collect(df.lazy().select(pl.col("li").list.len()))
+    assert_frame_equal(got, df.select(pl.col("li").list.len()))

@@ -193,6 +193,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_hash_partition,
     ladle_cpu_range_partition,
     cpu_explode,
+    true, /* moves_lists */
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels

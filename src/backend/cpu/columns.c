@@ -50,9 +50,8 @@ static ladle_status check_index(const ladle_column *src, const ladle_column *idx
   if (idx->type.id != LADLE_TYPE_INT64)
     return ladle_err_set(err, LADLE_EINVAL, "take: index column of type %s, not Int64",
                          ladle_dtype_name(idx->type, NULL, 0));
-  if (src->type.id == LADLE_TYPE_LIST || ladle_column_view_only(src))
-    return ladle_err_set(err, LADLE_ENOTSUP, "take of a %s column",
-                         src->type.id == LADLE_TYPE_LIST ? "List" : "view-only");
+  if (ladle_column_view_only(src))
+    return ladle_err_set(err, LADLE_ENOTSUP, "take of a view-only column");
   return LADLE_OK;
 }
 

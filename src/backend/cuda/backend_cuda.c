@@ -95,9 +95,10 @@ static ladle_status check_ctx(const ladle_kctx *ctx, ladle_error *err) {
 }
 
 static bool on_device(const ladle_column *c) {
-  for (int i = 0; i < 3; i++)
+  bool list = c->type.id == LADLE_TYPE_LIST; /* its owners[2] keeps the child's struct */
+  for (int i = 0; i < (list ? 2 : 3); i++)
     if (c->owners[i] != NULL && c->owners[i]->device != LADLE_DEVICE_CUDA) return false;
-  return true;
+  return !list || c->child == NULL || on_device(c->child);
 }
 
 /* Types whose rows are one fixed-width value (and BOOL's byte). */
@@ -113,6 +114,15 @@ static ladle_status check_column(const char *what, const ladle_column *c, bool s
     return ladle_err_set(err, LADLE_ENOTSUP, "%s of a %s column on the GPU", what,
                          ladle_dtype_name(c->type, NULL, 0));
   return LADLE_OK;
+}
+
+/* A column the moving kernels (copies, take, filter) take: check_column's,
+ * or a List of such elements. */
+static ladle_status check_moved(const char *what, const ladle_column *c, ladle_error *err) {
+  if (c->type.id != LADLE_TYPE_LIST) return check_column(what, c, true, err);
+  if (c->child == NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "%s of a List column without elements", what);
+  return check_moved(what, c->child, err);
 }
 
 /* ------------------------------------------------------------- copies */
@@ -212,15 +222,91 @@ static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src
 }
 
 static ladle_status cuda_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                   ladle_error *err);
+static ladle_status cuda_to_host(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err);
+
+/* A List column to the device: its validity, its offsets rebased to 0 and
+ * the elements of its rows (a slice of the child, copied as a column). */
+static ladle_status list_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                   ladle_error *err) {
+  int64_t n = in->length;
+  const int64_t *off = in->values;
+  int64_t c0 = n > 0 ? off[0] : 0, c1 = n > 0 ? off[n] : 0;
+  ladle_column o, hs, dc;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(alloc_of(ctx), in->type, n, in->validity != NULL, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  cudaStream_t s = stream_of(ctx);
+  if (in->validity != NULL && (st = stage_copy(ctx, LADLE_COL_VALIDITY_MUT(&o), in->validity,
+                                               (size_t)ladle_bitmap_bytes(n), 0, err)) != LADLE_OK)
+    goto done;
+  if (n > 0) {
+    if ((st = stage_copy(ctx, LADLE_COL_MUT(&o, int64_t), off, (size_t)(n + 1) * 8, c0, err)) !=
+        LADLE_OK)
+      goto done;
+  } else {
+    CU_GOTO(cudaMemsetAsync(LADLE_COL_MUT(&o, int64_t), 0, 8, s));
+  }
+  if ((st = ladle_column_slice(in->child, c0, c1 - c0, &hs, err)) != LADLE_OK) goto done;
+  st = cuda_to_device(ctx, &hs, &dc, err);
+  ladle_column_release(&hs);
+  if (st == LADLE_OK) st = ladle_column_set_child(&o, &dc, err);
+  if (st == LADLE_OK) CU_GOTO(cudaStreamSynchronize(s)); /* the host memory may go */
+  o.null_count = in->null_count;
+done:
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+/* A List column on the device to the host: validity, offsets (from 0 on the
+ * device: to_device and take make them so) and the elements. */
+static ladle_status list_to_host(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err) {
+  int64_t n = in->length, c0 = 0;
+  cudaStream_t s = stream_of(ctx);
+  CU(cudaMemcpyAsync(&c0, in->values, 8, cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
+  if (c0 != 0)
+    return ladle_err_set(err, LADLE_EINVAL,
+                         "internal: a List column on the GPU whose offsets start at %lld",
+                         (long long)c0);
+  ladle_column o, hc;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(NULL, in->type, n, in->validity != NULL, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  if (in->validity != NULL)
+    CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n),
+                            cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8,
+                          cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  st = cuda_to_host(ctx, in->child, &hc, err);
+  if (st == LADLE_OK) st = ladle_column_set_child(&o, &hc, err);
+  o.null_count = in->null_count;
+done:
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
+static ladle_status cuda_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                                    ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  LADLE_RETURN_NOT_OK(check_column("a copy", in, true, err));
+  LADLE_RETURN_NOT_OK(check_moved("a copy", in, err));
   if (in->owners[1] != NULL && in->owners[1]->device == LADLE_DEVICE_CUDA) {
     ladle_column_copy_ref(in, out); /* already there */
     return LADLE_OK;
   }
   if (in->owners[1] == NULL && in->length > 0)
     return ladle_err_set(err, LADLE_EINVAL, "a copy to the GPU of a column without buffers");
+  if (in->type.id == LADLE_TYPE_LIST) return list_to_device(ctx, in, out, err);
   int64_t n = in->length;
   bool var = ladle_type_is_varlen(in->type.id);
   const int64_t *off = in->values;
@@ -261,9 +347,10 @@ done:
 static ladle_status cuda_to_host(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                                  ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  LADLE_RETURN_NOT_OK(check_column("a copy", in, true, err));
+  LADLE_RETURN_NOT_OK(check_moved("a copy", in, err));
   if (!on_device(in))
     return ladle_err_set(err, LADLE_EINVAL, "a copy to the host of a column not on the GPU");
+  if (in->type.id == LADLE_TYPE_LIST) return list_to_host(ctx, in, out, err);
   int64_t n = in->length;
   bool var = ladle_type_is_varlen(in->type.id);
   cudaStream_t s = stream_of(ctx);
@@ -404,14 +491,58 @@ done:
 }
 
 static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
+                              const ladle_column *idx, ladle_column *out, ladle_error *err);
+
+/* take of a LIST column: offsets by a scan of the rows' lengths (as a
+ * String's), then each output element's index into the source's elements,
+ * and the elements taken at them (recursively). */
+static ladle_status take_list(const ladle_kctx *ctx, const ladle_column *src,
+                              const ladle_column *idx, ladle_column *out, ladle_error *err) {
+  int64_t n = idx->length, total = 0;
+  unsigned long long nulls = 0;
+  const ladle_allocator *a = alloc_of(ctx);
+  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+  cudaStream_t s = stream_of(ctx);
+  ladle_column o, ei, ch;
+  memset(&o, 0, sizeof o);
+  memset(&ei, 0, sizeof ei);
+  o.type = src->type;
+  o.length = n;
+  ladle_buffer *cnt = NULL;
+  ladle_status st = ladle_buffer_alloc(a, (size_t)(n + 31) / 32 * 4, &o.owners[0], err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(n + 1) * 8, &o.owners[1], err);
+  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
+  if (st != LADLE_OK) goto done;
+  o.validity = o.owners[0]->data;
+  o.values = o.owners[1]->data;
+  CU_GOTO(ldc_take_string_offsets(src->values, src->validity, idx->values, idx->validity, n,
+                                  LADLE_COL_MUT(&o, int64_t),
+                                  (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, &scratch, s));
+  CU_GOTO(cudaMemcpyAsync(&total, (const int64_t *)o.values + n, 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  st = ladle_column_alloc_with(a, ladle_dtype_make(LADLE_TYPE_INT64), total, false, 0, &ei, err);
+  if (st != LADLE_OK) goto done;
+  CU_GOTO(
+      ldc_list_child_index(src->values, idx->values, n, o.values, LADLE_COL_MUT(&ei, int64_t), s));
+  st = cuda_take(ctx, src->child, &ei, &ch, err);
+  if (st == LADLE_OK) st = ladle_column_set_child(&o, &ch, err);
+  if (st == LADLE_OK) set_nulls(&o, nulls);
+done:
+  ladle_column_release(&ei);
+  return finish(st, &o, cnt, out);
+}
+
+static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
                               const ladle_column *idx, ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  LADLE_RETURN_NOT_OK(check_column("take", src, true, err));
+  LADLE_RETURN_NOT_OK(check_moved("take", src, err));
   if (idx->type.id != LADLE_TYPE_INT64)
     return ladle_err_set(err, LADLE_EINVAL, "take: index column of type %s, not Int64",
                          ladle_dtype_name(idx->type, NULL, 0));
   if (!on_device(src) || !on_device(idx))
     return ladle_err_set(err, LADLE_EINVAL, "take: a column not on the GPU");
+  if (src->type.id == LADLE_TYPE_LIST) return take_list(ctx, src, idx, out, err);
   if (ladle_type_is_varlen(src->type.id)) return take_strings(ctx, src, idx, out, err);
   int64_t n = idx->length;
   ladle_column o;
@@ -435,7 +566,7 @@ done:
 static ladle_status cuda_filter(const ladle_kctx *ctx, const ladle_column *src,
                                 const ladle_column *mask, ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  LADLE_RETURN_NOT_OK(check_column("filter", src, true, err));
+  LADLE_RETURN_NOT_OK(check_moved("filter", src, err));
   LADLE_RETURN_NOT_OK(check_mask(mask, src->length, err));
   ladle_column idx;
   LADLE_RETURN_NOT_OK(cuda_select(ctx, mask, &idx, err));
@@ -1483,6 +1614,10 @@ static const ladle_backend cuda_backend = {
     .sequence = cuda_sequence,
     .stream_wait = cuda_stream_wait,
     .memory_info = cuda_memory_info,
+    /* to_device, to_host, take and filter move List columns (list_to_device,
+     * take_list), checked by the conformance suite on the CPU's kernels only so
+     * far: planned on the GPU once `make test-gpu` passes them there */
+    .moves_lists = false,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one); so do hash_partition
      * and range_partition (ABI 8) until it has kernels for them */

@@ -101,6 +101,22 @@ __global__ void take_chars_kernel(const int64_t *src_off, const char *src_chars,
   }
 }
 
+/* Lists, second pass: each output element's index into the source's
+ * elements, a warp per row as take_chars_kernel (a null row has none). */
+__global__ void list_child_index_kernel(const int64_t *src_off, const int64_t *idx, int64_t n,
+                                        const int64_t *out_off, int64_t *eidx) {
+  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+  int lane = threadIdx.x & 31;
+  for (int64_t i = warp; i < n; i += warps) {
+    int64_t len = out_off[i + 1] - out_off[i];
+    if (len == 0) continue;
+    int64_t from = src_off[idx[i]];
+    int64_t *to = eidx + out_off[i];
+    for (int64_t b = lane; b < len; b += 32) to[b] = from + b;
+  }
+}
+
 /* Per block, the sum of its grid-stride share of the valid values (as Acc:
  * wrapping uint64 for integers, double for floats), into part[blockIdx.x]. */
 template <typename T, typename Acc>
@@ -394,6 +410,16 @@ extern "C" cudaError_t ldc_take_string_chars(const int64_t *src_off, const char 
   int64_t blocks = (n * 32 + kBlock - 1) / kBlock;
   int g = (int)(blocks > 65535 * 32 ? 65535 * 32 : blocks);
   take_chars_kernel<<<g, kBlock, 0, stream>>>(src_off, src_chars, idx, n, out_off, out_chars);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_list_child_index(const int64_t *src_off, const int64_t *idx, int64_t n,
+                                            const int64_t *out_off, int64_t *eidx,
+                                            cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  int64_t blocks = (n * 32 + kBlock - 1) / kBlock;
+  int g = (int)(blocks > 65535 * 32 ? 65535 * 32 : blocks);
+  list_child_index_kernel<<<g, kBlock, 0, stream>>>(src_off, idx, n, out_off, eidx);
   return cudaGetLastError();
 }
 

@@ -65,6 +65,10 @@ cudaError_t ldc_take_string_offsets(const int64_t *off, const uint8_t *src_valid
 cudaError_t ldc_take_string_chars(const int64_t *src_off, const char *src_chars, const int64_t *idx,
                                   int64_t n, const int64_t *out_off, char *out_chars,
                                   cudaStream_t stream);
+/* Lists: each output row's element indices into the source's elements (the
+ * output offsets from ldc_take_string_offsets over the list's offsets). */
+cudaError_t ldc_list_child_index(const int64_t *src_off, const int64_t *idx, int64_t n,
+                                 const int64_t *out_off, int64_t *eidx, cudaStream_t stream);
 /* The sum of the valid values of v into *acc: a wrapping uint64 for integers,
  * a double for floats. part: LDC_SUM_BLOCKS accumulators of scratch. */
 cudaError_t ldc_sum(ldc_num kind, const void *v, const uint8_t *valid, int64_t n, void *acc,
