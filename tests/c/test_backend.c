@@ -112,6 +112,60 @@ TEST(top_k_indices_equals_the_head_of_a_stable_sort) {
   ladle_pool_destroy(pool);
 }
 
+/* sort_indices is a stable sort: each row after the one before it in the
+ * keys' order (ladle_cpu_sort_cmp), or equal to it and after it in the input,
+ * on 3 threads (the parallel radix sort and the runs of ties) as on one; keys
+ * of few values (long runs), of every 64 bits with nulls (a null flag and the
+ * value as two fields), strings and floats. */
+TEST(sort_indices_is_a_stable_sort_on_any_threads) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_pool *pool = NULL;
+  CHECK(ladle_pool_create(3, &pool, &err_) == LADLE_OK);
+  const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_UINT8, LADLE_TYPE_FLOAT64,
+                                 LADLE_TYPE_STRING, LADLE_TYPE_INT64};
+  const int64_t sizes[] = {0, 1, 70000, 250000};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (int trial = 0; trial < 6; trial++) {
+      int64_t n = sizes[si];
+      size_t nk = 1 + (size_t)(test_rand() % 3);
+      ladle_column keys[3];
+      bool desc[3], nl[3];
+      for (size_t k = 0; k < nk; k++) {
+        ladle_type_id t = types[test_rand() % 5];
+        int domain = trial % 2 ? 1000000 : 2 + (int)(test_rand() % 60);
+        keys[k] = random_column(t, n, domain, (int)(test_rand() % 4) * 3);
+        if (t == LADLE_TYPE_INT64 && trial % 3 == 2) /* every bit */
+          for (int64_t i = 0; i < n; i++)
+            LADLE_COL_MUT(&keys[k], int64_t)[i] = (int64_t)test_rand();
+        desc[k] = test_rand() % 2;
+        nl[k] = test_rand() % 2;
+      }
+      for (int threads = 0; threads < 2; threads++) {
+        ladle_kctx ctx = {.pool = threads ? pool : NULL, .morsel_rows = 1000};
+        int64_t *perm = NULL, bad = 0;
+        CHECK(be->sort_indices(&ctx, keys, nk, desc, nl, &perm, &err_) == LADLE_OK);
+        uint8_t *seen = calloc((size_t)n + 1, 1);
+        for (int64_t i = 0; perm != NULL && seen != NULL && i < n; i++) {
+          bool in = perm[i] >= 0 && perm[i] < n && !seen[perm[i]]; /* a permutation */
+          bad += !in;
+          if (in) seen[perm[i]] = 1;
+        }
+        free(seen);
+        for (int64_t i = 0; perm != NULL && bad == 0 && i + 1 < n; i++) {
+          int c = ladle_cpu_sort_cmp(keys, perm[i], keys, perm[i + 1], nk, desc, nl);
+          bad += c > 0 || (c == 0 && perm[i] > perm[i + 1]);
+        }
+        if (bad)
+          fprintf(stderr, "  n=%lld keys=%zu pool=%d: %lld rows out of order\n", (long long)n, nk,
+                  threads, (long long)bad);
+        CHECK(bad == 0);
+        free(perm);
+      }
+      for (size_t k = 0; k < nk; k++) ladle_column_release(&keys[k]);
+    }
+  ladle_pool_destroy(pool);
+}
+
 TEST(mask_to_indices_and_gather_equal_loops) {
   const ladle_backend *be = ladle_backend_cpu();
   ladle_pool *pool = NULL;
