@@ -16,12 +16,16 @@ static ladle_status sort_table(exec_state *s, const ladle_pnode *pn, ladle_table
   /* a sort under head(k) with k well below the rows: the backend's top-k */
   bool top_k = p->limit >= 0 && p->limit <= n / 8 && p->limit <= ((int64_t)1 << 20) &&
                s->be->top_k_indices != NULL;
+  double t0 = LADLE_PHASE_START();
   if (st == LADLE_OK && top_k)
     st = s->be->top_k_indices(&s->k, keys, nk, p->descending, p->nulls_last, p->limit, &perm, err);
   else if (st == LADLE_OK)
     st = s->be->sort_indices(&s->k, keys, nk, p->descending, p->nulls_last, &perm, err);
+  LADLE_PHASE_END(top_k ? "top-k indices" : "sort indices", n, t0);
   if (p->limit >= 0 && p->limit < n) n = p->limit;
+  t0 = LADLE_PHASE_START();
   if (st == LADLE_OK) st = exec_gather_rows(s, pn->views, in, perm, n, out, err);
+  LADLE_PHASE_END("sort gather", n, t0);
   if (have_keys)
     for (size_t i = 0; i < nk; i++) ladle_column_release(&keys[i]);
   free(keys);
