@@ -427,38 +427,18 @@ ladle_status ladle_column_concat(const ladle_column *cols, size_t n, ladle_colum
   return ladle_column_concat_pool(cols, n, NULL, out, err);
 }
 
-/* Rows idx[i] of a LIST column (-1: null): new offsets, and the elements of
- * the chosen rows gathered in order. */
+static ladle_status gather_list_pieces(const ladle_column *src, const ladle_pieces *px,
+                                       const int64_t *idx, int64_t n, ladle_column *out,
+                                       ladle_error *err);
+
+/* Rows idx[i] of a LIST column (-1: null): the gather over pieces, of one. */
 static ladle_status gather_list(const ladle_column *src, const int64_t *idx, int64_t n,
                                 ladle_column *out, ladle_error *err) {
-  const int64_t *so = src->values;
-  bool nullable = src->validity != NULL;
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (idx[i] < 0)
-      nullable = true;
-    else
-      total += so[idx[i] + 1] - so[idx[i]];
-  }
-  int64_t *eidx = malloc((size_t)LADLE_MAX(total, 1) * sizeof *eidx);
-  if (eidx == NULL) return LADLE_OOM(err, "list gather");
-  ladle_column c, child;
-  ladle_status st = ladle_column_alloc(src->type, n, nullable, 0, &c, err);
-  if (st != LADLE_OK) {
-    free(eidx);
-    return st;
-  }
-  int64_t *o = LADLE_COL_MUT(&c, int64_t), pos = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (idx[i] >= 0)
-      for (int64_t e = so[idx[i]]; e < so[idx[i] + 1]; e++) eidx[pos++] = e;
-    o[i + 1] = pos;
-    if (nullable)
-      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&c), i, idx[i] >= 0 && ladle_column_valid(src, idx[i]));
-  }
-  st = ladle_column_gather(src->child, eidx, total, &child, err);
-  free(eidx);
-  return finish_list(&c, &child, st, out, err);
+  ladle_pieces px;
+  LADLE_RETURN_NOT_OK(ladle_pieces_index(src, 1, &px, err));
+  ladle_status st = gather_list_pieces(src, &px, idx, n, out, err);
+  ladle_pieces_release(&px);
+  return st;
 }
 
 /* Copies the len bytes at p (source bytes end at `end`) to d + pos (the
