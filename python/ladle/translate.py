@@ -1349,6 +1349,41 @@ class Translator:
         finally:
             nt.set_node(cur)
 
+    def _clip_bound_fits(self, x: int, bound: int) -> None:
+        """Polars casts a clip's literal bounds to the integer column's type
+        strictly, and raises when one does not fit (NaN, an infinity, out of
+        range), whatever the rows; ladle raises the same at planning. Inside
+        over() Polars raises only where the window has rows: not run here."""
+        xt = self._dtype(x)
+        view = self._view(bound)
+        if not xt.is_integer() or type(view).__name__ != "Literal":
+            return
+        v = view.value
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            return
+        import math
+
+        import numpy as np
+
+        try:
+            info = np.iinfo(str(xt).lower())
+        except (TypeError, ValueError):  # Int128, UInt128
+            return
+        if isinstance(v, float):
+            ok, src = math.isfinite(v) and info.min <= math.trunc(v) <= info.max, "f64"
+        else:
+            ok, src = info.min <= v <= info.max, "i32" if -(2**31) <= v < 2**31 else "i64"
+        if ok:
+            return
+        if self._windows:
+            raise Unsupported("clip with a bound outside the column's type inside over()",
+                              "Polars raises only where the window has rows")
+        short = {"Int8": "i8", "Int16": "i16", "Int32": "i32", "Int64": "i64", "UInt8": "u8",
+                 "UInt16": "u16", "UInt32": "u32", "UInt64": "u64"}.get(str(xt), str(xt))
+        shown = "NaN" if isinstance(v, float) and math.isnan(v) else v
+        raise ladle_error(N.LADLE_ECOMPUTE, f"conversion from `{src}` to `{short}` failed in column 'literal' "
+                                            f"for 1 out of 1 values: [{shown}]")
+
     def _literal_arg(self, i: int, what: str) -> Any:
         x = self._view(i)
         if type(x).__name__ != "Literal":
@@ -1436,9 +1471,11 @@ class Translator:
             null = N.lit("null", None, (N.LADLE_TYPE_NULL, 0, ""))
             lo = hi = null
             if has_lower:
+                self._clip_bound_fits(args[0], args[k])
                 lo = self.expr(args[k])
                 k += 1
             if has_upper:
+                self._clip_bound_fits(args[0], args[k])
                 hi = self.expr(args[k])
             return N.func(N.LADLE_FN_CLIP, [x, lo, hi])
         if name == "round":

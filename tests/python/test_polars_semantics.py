@@ -1150,3 +1150,25 @@ def test_fill_null_with_a_scalar_of_the_type(engine: ladle.Engine, dtype: pl.Dat
     )
     for e in (engine, ladle.Engine(raise_on_fail=True, threads=2, morsel_rows=7)):
         assert_same(lf, e)
+
+
+@pytest.mark.parametrize(
+    "dtype, lo, hi, fits",
+    [(pl.UInt32, -5, 10, False), (pl.UInt32, 0, 5_000_000_000, False), (pl.Int8, -5, 1000, False),
+     (pl.Int8, float("nan"), 10, False), (pl.Int16, float("inf"), None, False), (pl.Int8, 1.5, 10, True),
+     (pl.Int8, -3, 10, True), (pl.UInt64, 0, 2**64 - 1, True), (pl.Float64, -5, 10, True)],
+)
+@pytest.mark.parametrize("rows", [0, 3])
+def test_clip_bounds_outside_the_column_type_raise_as_in_polars(dtype: pl.DataType, lo: float, hi: float | None,
+                                                                fits: bool, rows: int) -> None:
+    # Polars casts literal bounds to the column's integer type strictly and raises
+    # when one does not fit, whatever the rows (qfuzz's cause #7)
+    lf = pl.LazyFrame({"a": pl.Series([1, 2, 3][:rows], dtype=dtype)}).select(pl.col("a").clip(lo, hi))
+    eng = ladle.Engine(raise_on_fail=True)
+    if fits:
+        assert_frame_equal(lf.collect(engine=eng), lf.collect())
+        return
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="conversion from"):
+        lf.collect()
+    with pytest.raises(ladle.LadleError, match="conversion from .* failed in column 'literal'"):
+        lf.collect(engine=eng)

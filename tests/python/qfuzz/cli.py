@@ -173,6 +173,11 @@ def campaign(
             again = pool_polars.run_one({"gen": [seed, i], "id": f"{seed}:{i}", "polars_only": True})
             if again["outcome"] in ("crash", "timeout") and str(again.get("phase", "")).startswith("polars"):
                 res = dict(res, outcome="polars_crash", crash_outcome=res["outcome"])
+            elif "panicked at crates/polars" in str(res.get("stderr", "")):
+                # a panic inside Polars' own crates that a second run does not repeat
+                # (seen: its streaming executor's "invalid TaskData when polling",
+                # then a hang): Polars', not ladle's
+                res = dict(res, outcome="polars_crash", crash_outcome=res["outcome"])
         done(i, res)
 
     pool_polars = Pool(1, timeout)
