@@ -715,6 +715,14 @@ static ladle_status check_upload(dev_check *c, const ladle_pnode *pn) {
 /* Places pn's subtree: a node runs on the device when it and its inputs can
  * (check_node); true when pn does. The first refusal goes to c->err. */
 static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
+  if (pn->op == LADLE_POP_EXCHANGE) {
+    /* rows between ranks move through the host for now: the input's output
+     * copied down, the exchange on the host's kernels and communicator, its
+     * output copied up for a parent on the device (node_run_placed) */
+    for (size_t i = 0; i < pn->ninputs; i++) place(c, pn->inputs[i], refused);
+    pn->host = true;
+    return true;
+  }
   if (upload_source(pn)) {
     ladle_error e;
     dev_check one = *c;
@@ -752,8 +760,15 @@ static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
  * (CACHE) that one parent moved to the host, read by another on the device. */
 static const ladle_pnode *split_input(const ladle_pnode *pn) {
   if (pn->upload && !pn->host) return NULL; /* its inputs run on the host by design */
+  if (pn->op == LADLE_POP_EXCHANGE) {       /* a host node both ways by design */
+    for (size_t i = 0; i < pn->ninputs; i++) {
+      const ladle_pnode *f = split_input(pn->inputs[i]);
+      if (f != NULL) return f;
+    }
+    return NULL;
+  }
   for (size_t i = 0; i < pn->ninputs; i++) {
-    if (!pn->host && pn->inputs[i]->host) return pn;
+    if (!pn->host && pn->inputs[i]->host && pn->inputs[i]->op != LADLE_POP_EXCHANGE) return pn;
     const ladle_pnode *f = split_input(pn->inputs[i]);
     if (f != NULL) return f;
   }

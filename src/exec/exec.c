@@ -99,6 +99,13 @@ static ladle_status node_run_placed(exec_state *s, const ladle_pnode *pn, ladle_
     if (st != LADLE_OK) ladle_table_release(t);
   }
   place_on(s, was);
+  if (st == LADLE_OK && !dev && was) {
+    /* a host node under a device parent (an exchange between ranks, which
+     * moves rows through the host for now): its output copied up */
+    ladle_table *t = *out;
+    st = exec_columns_scan(s, t, false, out, err);
+    ladle_table_release(t);
+  }
   return st;
 }
 
@@ -501,11 +508,6 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   if (eng == NULL || plan == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
   LADLE_RETURN_NOT_OK(check_symmetry(eng, plan, err));
-  if (eng->comm->size > 1 && eng->columns && !host)
-    return ladle_err_set(err, LADLE_ENOTSUP,
-                         "a query across %d ranks on the column kernels (a GPU engine): "
-                         "multi-rank execution runs on ladle's CPU kernels for now",
-                         eng->comm->size);
   exec_state s;
   memset(&s, 0, sizeof s);
   s.eng = eng;

@@ -129,6 +129,22 @@ def test_mpi_tpch(n: int, tpch_dir: Path, tmp_path: Path) -> None:
     assert sum(1 for k in found[0] if k.startswith("q")) == 22
 
 
+@pytest.mark.parametrize("case", ["diff", "tpch"])
+def test_mpi_on_the_column_kernels(case: str, tpch_dir: Path, tmp_path: Path) -> None:
+    """Two ranks on the column kernels (a GPU engine's path, on the CPU's kernel
+    table): exchanges move rows through the host between device parts; every
+    answer equals Polars', and TPC-H runs there without falling back (q22's
+    str.slice on the host's kernels, between exchanges)."""
+    data = tpch_dir if case == "tpch" else tmp_path
+    p, _ = mpirun(2, case, data, tmp_path / "out", timeout=900, env={"LADLE_COLUMN_KERNELS": "1"})
+    found = results(tmp_path / "out", 2, p)
+    assert p.returncode == 0, p.stderr[-3000:]
+    check_all(found, 2)
+    if case == "tpch":
+        runs = {k: v["last_run"] for f in found for k, v in f.items() if k.startswith("q")}
+        assert set(runs.values()) == {"ladle"}, runs
+
+
 def test_mpi_asymmetric_query(tmp_path: Path) -> None:
     p, _ = mpirun(3, "asym", tmp_path, tmp_path / "out", timeout=300)
     found = results(tmp_path / "out", 3, p)
