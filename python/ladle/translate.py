@@ -308,6 +308,7 @@ class Translator:
         # translating a group_by's aggregations or an over()'s expression
         self._grouped = False
         self._windows = 0  # depth of over() being translated
+        self._branches = 0  # depth of when/then branches being translated
         self._dtype_input: int | None = None  # the node _dtype types over, where not the first input
 
     # ------------------------------------------------------------------ nodes
@@ -1216,7 +1217,12 @@ class Translator:
         return N.cast(x, t, mode)
 
     def _expr_Ternary(self, e: Any) -> N.Expr:
-        return N.when([self.expr(e.predicate)], [self.expr(e.truthy)], self.expr(e.falsy))
+        pred = self.expr(e.predicate)
+        self._branches += 1
+        try:
+            return N.when([pred], [self.expr(e.truthy)], self.expr(e.falsy))
+        finally:
+            self._branches -= 1
 
     def _expr_Len(self, e: Any) -> N.Expr:
         return N.len()
@@ -1352,8 +1358,9 @@ class Translator:
     def _clip_bound_fits(self, x: int, bound: int) -> None:
         """Polars casts a clip's literal bounds to the integer column's type
         strictly, and raises when one does not fit (NaN, an infinity, out of
-        range), whatever the rows; ladle raises the same at planning. Inside
-        over() Polars raises only where the window has rows: not run here."""
+        range), whatever the rows; ladle raises the same at planning, outside
+        when/then branches and over() (where Polars raises only for rows that
+        take the branch or windows that have rows)."""
         xt = self._dtype(x)
         view = self._view(bound)
         if not xt.is_integer() or type(view).__name__ != "Literal":
@@ -1373,11 +1380,11 @@ class Translator:
             ok, src = math.isfinite(v) and info.min <= math.trunc(v) <= info.max, "f64"
         else:
             ok, src = info.min <= v <= info.max, "i32" if -(2**31) <= v < 2**31 else "i64"
-        if ok:
+        if ok or self._branches or self._windows:
+            # in a when/then branch Polars raises only where a row takes it (in a
+            # select it computes no branch no row takes), inside over() only where
+            # the window has rows: ladle answers there, as before
             return
-        if self._windows:
-            raise Unsupported("clip with a bound outside the column's type inside over()",
-                              "Polars raises only where the window has rows")
         short = {"Int8": "i8", "Int16": "i16", "Int32": "i32", "Int64": "i64", "UInt8": "u8",
                  "UInt16": "u16", "UInt32": "u32", "UInt64": "u64"}.get(str(xt), str(xt))
         shown = "NaN" if isinstance(v, float) and math.isnan(v) else v
