@@ -10,8 +10,10 @@ ladle would produce differently is a fallback, never a wrong answer.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from typing import Any, Callable
 
+import numpy as np
 import polars as pl
 
 from . import _native as N
@@ -1368,10 +1370,6 @@ class Translator:
         v = view.value
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             return
-        import math
-
-        import numpy as np
-
         try:
             info = np.iinfo(str(xt).lower())
         except (TypeError, ValueError):  # Int128, UInt128

@@ -509,9 +509,32 @@ static const char *window_why(const exec_state *s, const ladle_bexpr *w, char *b
   return NULL;
 }
 
+/* A file scan, or a late filter with its Parquet scan: read on the host (the
+ * CPU's reader, late materialisation and all) and copied to the device. */
+static bool upload_source(const ladle_pnode *pn) {
+  return pn->op == LADLE_POP_SCAN_PARQUET || pn->op == LADLE_POP_SCAN_CSV ||
+         (pn->op == LADLE_POP_FILTER && pn->late != NULL && !pn->defer && pn->ninputs == 1 &&
+          pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET);
+}
+
+/* Whether an upload source's output can go to the device, else the refusal. */
+static ladle_status check_upload(dev_check *c, const ladle_pnode *pn) {
+  if (c->s->be->to_device == NULL) return refuse(c, pn, NULL, "no copies to the device");
+  const ladle_schema *sc = pn->schema;
+  for (size_t i = 0; i < sc->n; i++)
+    if (!column_on_device(c->s, sc->types[i])) {
+      char buf[160], t1[48];
+      snprintf(buf, sizeof buf, "column '%s' of type %s", sc->names[i],
+               type_name(sc->types[i], t1, sizeof t1));
+      return refuse(c, pn, NULL, buf);
+    }
+  return LADLE_OK;
+}
+
 static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
   char buf[160];
   const ladle_plan *p = pn->lp;
+  if (upload_source(pn)) return check_upload(c, pn);
   switch (pn->op) {
     case LADLE_POP_SCAN:
       for (size_t i = 0; i < p->schema.n; i++)
@@ -690,28 +713,6 @@ static void mark_host(ladle_pnode *pn) {
   for (size_t i = 0; i < pn->ninputs; i++) mark_host(pn->inputs[i]);
 }
 
-/* A file scan, or a late filter with its Parquet scan: read on the host (the
- * CPU's reader, late materialisation and all) and copied to the device. */
-static bool upload_source(const ladle_pnode *pn) {
-  return pn->op == LADLE_POP_SCAN_PARQUET || pn->op == LADLE_POP_SCAN_CSV ||
-         (pn->op == LADLE_POP_FILTER && pn->late != NULL && !pn->defer && pn->ninputs == 1 &&
-          pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET);
-}
-
-/* Whether an upload source's output can go to the device, else the refusal. */
-static ladle_status check_upload(dev_check *c, const ladle_pnode *pn) {
-  if (c->s->be->to_device == NULL) return refuse(c, pn, NULL, "no copies to the device");
-  const ladle_schema *sc = pn->schema;
-  for (size_t i = 0; i < sc->n; i++)
-    if (!column_on_device(c->s, sc->types[i])) {
-      char buf[160], t1[48];
-      snprintf(buf, sizeof buf, "column '%s' of type %s", sc->names[i],
-               type_name(sc->types[i], t1, sizeof t1));
-      return refuse(c, pn, NULL, buf);
-    }
-  return LADLE_OK;
-}
-
 /* Places pn's subtree: a node runs on the device when it and its inputs can
  * (check_node); true when pn does. The first refusal goes to c->err. */
 static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
@@ -725,9 +726,7 @@ static bool place(dev_check *c, ladle_pnode *pn, bool *refused) {
   }
   if (upload_source(pn)) {
     ladle_error e;
-    dev_check one = *c;
-    one.err = &e;
-    bool ok = check_upload(&one, pn) == LADLE_OK;
+    bool ok = check_quiet(c, pn, &e) == LADLE_OK;
     if (!ok && !*refused) *c->err = e;
     *refused = *refused || !ok;
     pn->upload = ok;

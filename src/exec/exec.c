@@ -85,6 +85,16 @@ static void place_on(exec_state *s, bool device) {
 static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                              exec_side *side, ladle_error *err);
 
+/* *t, a host table, replaced by its copy on the device (one partition; not
+ * kept in the column cache: a file's or an exchange's fresh buffers). */
+static ladle_status table_up(exec_state *s, ladle_table **t, ladle_error *err) {
+  ladle_table *h = *t;
+  ladle_status st = exec_columns_scan(s, h, false, t, err);
+  ladle_table_release(h);
+  if (st != LADLE_OK) *t = NULL;
+  return st;
+}
+
 /* A node placed elsewhere than its parent (a plan partly on the device):
  * it runs with its own placement's kernels, and a device node's output
  * under a host parent is copied to the host. */
@@ -99,13 +109,10 @@ static ladle_status node_run_placed(exec_state *s, const ladle_pnode *pn, ladle_
     if (st != LADLE_OK) ladle_table_release(t);
   }
   place_on(s, was);
-  if (st == LADLE_OK && !dev && was) {
+  if (st == LADLE_OK && !dev && was)
     /* a host node under a device parent (an exchange between ranks, which
      * moves rows through the host for now): its output copied up */
-    ladle_table *t = *out;
-    st = exec_columns_scan(s, t, false, out, err);
-    ladle_table_release(t);
-  }
+    st = table_up(s, out, err);
   return st;
 }
 
@@ -126,13 +133,10 @@ static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table *
   }
   if (pn->upload && s->columns) {
     /* a file read on the host's kernels, its output copied to the device */
-    ladle_table *h = NULL;
     place_on(s, false);
-    ladle_status st = op->run(s, pn, side, &h, err);
+    ladle_status st = op->run(s, pn, side, out, err);
     place_on(s, true);
-    if (st == LADLE_OK) st = exec_columns_scan(s, h, false, out, err);
-    ladle_table_release(h);
-    return st;
+    return st == LADLE_OK ? table_up(s, out, err) : st;
   }
   return op->run(s, pn, side, out, err);
 }

@@ -162,6 +162,14 @@ static ladle_status prad_scatter(void *v, size_t c, ladle_error *err) {
 static ladle_status par_radix(const ladle_kctx *ctx, uint64_t *ka, int64_t *pa, uint64_t *kb,
                               int64_t *pb, int64_t n, bool in_b, ladle_error *err);
 
+/* A parallel loop's chunks over n rows: a few per thread, of 16k rows or more. */
+static size_t par_chunks(const ladle_kctx *ctx, int64_t n, int64_t *chunk) {
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  size_t nc = (size_t)LADLE_MAX(LADLE_MIN((int64_t)threads * 4, (n + 16383) / 16384), 1);
+  *chunk = (n + (int64_t)nc - 1) / (int64_t)nc;
+  return nc;
+}
+
 static ladle_status prad_bucket(void *v, size_t i, ladle_error *err) {
   prad_job *j = v;
   int d = j->small[i];
@@ -193,8 +201,7 @@ static ladle_status par_radix(const ladle_kctx *ctx, uint64_t *ka, int64_t *pa, 
   prad_job j;
   memset(&j, 0, sizeof j);
   j.ka = ka, j.kb = kb, j.pa = pa, j.pb = pb, j.n = n, j.in_b = in_b, j.ctx = ctx;
-  j.nchunks = (size_t)LADLE_MIN((int64_t)threads * 4, (n + 16383) / 16384);
-  j.chunk = (n + (int64_t)j.nchunks - 1) / (int64_t)j.nchunks;
+  j.nchunks = par_chunks(ctx, n, &j.chunk);
   j.diff = malloc(j.nchunks * sizeof *j.diff);
   j.hist = malloc(j.nchunks * 256 * sizeof *j.hist);
   j.small = malloc(256 * sizeof *j.small);
@@ -521,13 +528,6 @@ static ladle_status minmax_task(void *vctx, size_t c, ladle_error *err) {
   r->lo[c] = lo;
   r->hi[c] = hi;
   return LADLE_OK;
-}
-
-static size_t par_chunks(const ladle_kctx *ctx, int64_t n, int64_t *chunk) {
-  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  size_t nc = (size_t)LADLE_MAX(LADLE_MIN((int64_t)threads * 4, (n + 16383) / 16384), 1);
-  *chunk = (n + (int64_t)nc - 1) / (int64_t)nc;
-  return nc;
 }
 
 /* The key's least and greatest normalized values (valid rows), in parallel. */

@@ -454,37 +454,51 @@ done:
   return finish(st, &o, cnt, out);
 }
 
-/* take of a STRING or BINARY column: offsets by a scan of the rows' lengths,
- * then the bytes, into buffers allocated between the two. */
-static ladle_status take_strings(const ladle_kctx *ctx, const ladle_column *src,
-                                 const ladle_column *idx, ladle_column *out, ladle_error *err) {
-  int64_t n = idx->length, total = 0;
-  unsigned long long nulls = 0;
+/* The first pass of a take of a STRING, BINARY or LIST column (offsets
+ * into bytes or elements): o gets src's type, n = idx's rows, validity and
+ * offsets by a scan of the rows' lengths (a null row or index: null, none);
+ * *total is the bytes or elements to take, *nulls the null rows, *cnt the
+ * scratch the caller releases (finish). */
+static ladle_status take_offsets(const ladle_kctx *ctx, const ladle_column *src,
+                                 const ladle_column *idx, ladle_column *o, ladle_buffer **cnt,
+                                 int64_t *total, unsigned long long *nulls, ladle_error *err) {
+  int64_t n = idx->length;
   const ladle_allocator *a = alloc_of(ctx);
   ldc_alloc scratch = {a->alloc, a->free, a->ctx};
   cudaStream_t s = stream_of(ctx);
+  memset(o, 0, sizeof *o);
+  o->type = src->type;
+  o->length = n;
+  *cnt = NULL;
+  ladle_status st = ladle_buffer_alloc(a, (size_t)(n + 31) / 32 * 4, &o->owners[0], err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(n + 1) * 8, &o->owners[1], err);
+  if (st == LADLE_OK) st = scalar_scratch(ctx, cnt, err);
+  if (st != LADLE_OK) return st;
+  o->validity = o->owners[0]->data;
+  o->values = o->owners[1]->data;
+  CU(ldc_take_string_offsets(src->values, src->validity, idx->values, idx->validity, n,
+                             LADLE_COL_MUT(o, int64_t), (uint32_t *)LADLE_COL_VALIDITY_MUT(o),
+                             (*cnt)->data, &scratch, s));
+  CU(cudaMemcpyAsync(total, (const int64_t *)o->values + n, 8, cudaMemcpyDeviceToHost, s));
+  CU(cudaMemcpyAsync(nulls, (*cnt)->data, 8, cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
+  return LADLE_OK;
+}
+
+/* take of a STRING or BINARY column: the offsets (take_offsets), then the
+ * bytes, into a buffer allocated between the two. */
+static ladle_status take_strings(const ladle_kctx *ctx, const ladle_column *src,
+                                 const ladle_column *idx, ladle_column *out, ladle_error *err) {
+  int64_t total = 0;
+  unsigned long long nulls = 0;
   ladle_column o;
-  memset(&o, 0, sizeof o);
-  o.type = src->type;
-  o.length = n;
   ladle_buffer *cnt = NULL;
-  ladle_status st = ladle_buffer_alloc(a, (size_t)(n + 31) / 32 * 4, &o.owners[0], err);
-  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(n + 1) * 8, &o.owners[1], err);
-  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
-  if (st != LADLE_OK) goto done;
-  o.validity = o.owners[0]->data;
-  o.values = o.owners[1]->data;
-  CU_GOTO(ldc_take_string_offsets(src->values, src->validity, idx->values, idx->validity, n,
-                                  LADLE_COL_MUT(&o, int64_t),
-                                  (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, &scratch, s));
-  CU_GOTO(cudaMemcpyAsync(&total, (const int64_t *)o.values + n, 8, cudaMemcpyDeviceToHost, s));
-  CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
-  CU_GOTO(cudaStreamSynchronize(s));
-  st = ladle_buffer_alloc(a, (size_t)total, &o.owners[2], err);
+  ladle_status st = take_offsets(ctx, src, idx, &o, &cnt, &total, &nulls, err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(alloc_of(ctx), (size_t)total, &o.owners[2], err);
   if (st != LADLE_OK) goto done;
   o.chars = o.owners[2]->data;
-  CU_GOTO(ldc_take_string_chars(src->values, src->chars, idx->values, n, o.values,
-                                LADLE_COL_CHARS_MUT(&o), s));
+  CU_GOTO(ldc_take_string_chars(src->values, src->chars, idx->values, idx->length, o.values,
+                                LADLE_COL_CHARS_MUT(&o), stream_of(ctx)));
   set_nulls(&o, nulls);
 done:
   return finish(st, &o, cnt, out);
@@ -493,38 +507,23 @@ done:
 static ladle_status cuda_take(const ladle_kctx *ctx, const ladle_column *src,
                               const ladle_column *idx, ladle_column *out, ladle_error *err);
 
-/* take of a LIST column: offsets by a scan of the rows' lengths (as a
- * String's), then each output element's index into the source's elements,
- * and the elements taken at them (recursively). */
+/* take of a LIST column: the offsets (take_offsets, as a String's), then
+ * each output element's index into the source's elements, and the elements
+ * taken at them (recursively). */
 static ladle_status take_list(const ladle_kctx *ctx, const ladle_column *src,
                               const ladle_column *idx, ladle_column *out, ladle_error *err) {
-  int64_t n = idx->length, total = 0;
+  int64_t total = 0;
   unsigned long long nulls = 0;
-  const ladle_allocator *a = alloc_of(ctx);
-  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
-  cudaStream_t s = stream_of(ctx);
   ladle_column o, ei, ch;
-  memset(&o, 0, sizeof o);
   memset(&ei, 0, sizeof ei);
-  o.type = src->type;
-  o.length = n;
   ladle_buffer *cnt = NULL;
-  ladle_status st = ladle_buffer_alloc(a, (size_t)(n + 31) / 32 * 4, &o.owners[0], err);
-  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(n + 1) * 8, &o.owners[1], err);
-  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
+  ladle_status st = take_offsets(ctx, src, idx, &o, &cnt, &total, &nulls, err);
+  if (st == LADLE_OK)
+    st = ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_INT64), total, false, 0,
+                                 &ei, err);
   if (st != LADLE_OK) goto done;
-  o.validity = o.owners[0]->data;
-  o.values = o.owners[1]->data;
-  CU_GOTO(ldc_take_string_offsets(src->values, src->validity, idx->values, idx->validity, n,
-                                  LADLE_COL_MUT(&o, int64_t),
-                                  (uint32_t *)LADLE_COL_VALIDITY_MUT(&o), cnt->data, &scratch, s));
-  CU_GOTO(cudaMemcpyAsync(&total, (const int64_t *)o.values + n, 8, cudaMemcpyDeviceToHost, s));
-  CU_GOTO(cudaMemcpyAsync(&nulls, cnt->data, 8, cudaMemcpyDeviceToHost, s));
-  CU_GOTO(cudaStreamSynchronize(s));
-  st = ladle_column_alloc_with(a, ladle_dtype_make(LADLE_TYPE_INT64), total, false, 0, &ei, err);
-  if (st != LADLE_OK) goto done;
-  CU_GOTO(
-      ldc_list_child_index(src->values, idx->values, n, o.values, LADLE_COL_MUT(&ei, int64_t), s));
+  CU_GOTO(ldc_list_child_index(src->values, idx->values, idx->length, o.values,
+                               LADLE_COL_MUT(&ei, int64_t), stream_of(ctx)));
   st = cuda_take(ctx, src->child, &ei, &ch, err);
   if (st == LADLE_OK) st = ladle_column_set_child(&o, &ch, err);
   if (st == LADLE_OK) set_nulls(&o, nulls);
