@@ -980,6 +980,15 @@ ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, bool cache, 
       continue;
     }
     if (dc != NULL && cache_find(dc, t, i, dst)) continue;
+    bool unread = t->nchunks > 0 && t->schema.types[i].id != LADLE_TYPE_NULL;
+    for (size_t k = 0; k < t->nchunks && unread; k++)
+      unread = exec_is_placeholder(&t->chunks[k].columns[i]);
+    if (unread) {
+      /* a column the file's reader left unread (no node above reads it):
+       * a placeholder on the device too */
+      exec_placeholder(dst, t->num_rows);
+      continue;
+    }
     for (size_t k = 0; k < t->nchunks && st == LADLE_OK; k++)
       if (ladle_column_view_only(&t->chunks[k].columns[i]))
         st = ladle_err_set(err, LADLE_EINVAL, "internal: column '%s' as string views only",
@@ -1889,7 +1898,7 @@ static ladle_status take_rows(exec_state *s, const ladle_schema *schema, const l
   o->chunks[0].length = idx->length;
   for (size_t i = 0; i < schema->n && st == LADLE_OK; i++) {
     const ladle_column *src = &c->columns[i];
-    if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL)
+    if (exec_is_placeholder(src))
       exec_placeholder(&o->chunks[0].columns[i], idx->length); /* unread above */
     else
       st = s->be->take(&s->k, src, idx, &o->chunks[0].columns[i], err);
@@ -1968,7 +1977,7 @@ static ladle_status join_column(exec_state *s, const ladle_plan *p, size_t i,
                                 ladle_column *out, ladle_error *err) {
   int64_t m = p->out_map[i];
   const ladle_column *src = m >= 0 ? &c[0]->columns[m] : &c[1]->columns[-m - 1];
-  if (src->type.id == LADLE_TYPE_NULL && src->owners[1] == NULL) {
+  if (exec_is_placeholder(src)) {
     exec_placeholder(out, j->n); /* unread above */
     return LADLE_OK;
   }

@@ -106,6 +106,13 @@ static inline void exec_placeholder(ladle_column *c, int64_t n) {
   c->length = c->null_count = n;
 }
 
+/* Whether c may be exec_placeholder's: of type NULL without values (a
+ * column of type Null is one too; callers tell them apart by the schema's
+ * type where it matters). */
+static inline bool exec_is_placeholder(const ladle_column *c) {
+  return c->type.id == LADLE_TYPE_NULL && c->owners[1] == NULL;
+}
+
 /* A join input that is a FILTER runs deferred: it compacts only the columns
  * the join's keys read, and hands back its input and the rows it kept; the
  * join gathers every other column straight from that input, through the

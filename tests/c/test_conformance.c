@@ -680,16 +680,59 @@ static void ref_binary(int op, const ladle_column *a, const ladle_column *b, int
     y = (uint64_t)value_ld(b, ib);
   }
   uint64_t r = op == LADLE_OP_ADD ? x + y : op == LADLE_OP_SUB ? x - y : x * y;
+  if (op == LADLE_OP_MOD || op == LADLE_OP_FLOOR_DIV) {
+    /* floored, as Polars: the remainder takes the divisor's sign; by -1 the
+     * quotient wraps at the type's minimum; by 0 null (the caller's) */
+    uint64_t q = 0;
+    r = 0;
+    if (y == 0) {
+    } else if (!ladle_type_is_signed(id)) {
+      q = x / y;
+      r = x % y;
+    } else if ((int64_t)y == -1) {
+      q = 0 - x;
+    } else {
+      int64_t xs = (int64_t)x, ys = (int64_t)y, qs = xs / ys, rs = xs % ys;
+      if (rs != 0 && ((rs < 0) != (ys < 0))) {
+        qs--;
+        rs += ys;
+      }
+      q = (uint64_t)qs;
+      r = (uint64_t)rs;
+    }
+    if (op == LADLE_OP_FLOOR_DIV) r = q;
+  }
   memcpy(o, &r, ladle_type_width(id)); /* little-endian: the low bytes */
 }
 
+/* Integer columns made to hold the cases % and // turn on: every 7th value
+ * of the divisor 0, every 11th all ones (-1 signed), every 13th of the
+ * dividend the type's minimum (signed) or top bit. */
+static void divisor_cases(ladle_column *a, ladle_column *b) {
+  size_t w = ladle_type_width(a->type.id);
+  if (!ladle_type_is_integer(a->type.id)) return;
+  for (int64_t i = 0; i < b->length; i++) {
+    uint8_t *v = (uint8_t *)b->values + (size_t)i * w;
+    if (i % 7 == 3) memset(v, 0, w);
+    if (i % 11 == 5) memset(v, 0xff, w);
+  }
+  for (int64_t i = 0; i < a->length; i++) {
+    uint8_t *v = (uint8_t *)a->values + (size_t)i * w;
+    if (i % 13 == 2) {
+      memset(v, 0, w);
+      v[w - 1] = 0x80;
+    }
+  }
+}
+
 /* binary: comparisons of every fixed-width type, +, -, * of the numeric ones,
- * Kleene and/or of Booleans; column by column, and by a one-value host
- * column (a literal) on either side. */
+ * % and // of the integers (by 0: null), Kleene and/or of Booleans; column
+ * by column, and by a one-value host column (a literal) on either side. */
 static void check_binary(suite *s) {
-  static const int OPS[] = {LADLE_OP_EQ,  LADLE_OP_NE,  LADLE_OP_LT,  LADLE_OP_LE,
-                            LADLE_OP_GT,  LADLE_OP_GE,  LADLE_OP_ADD, LADLE_OP_SUB,
-                            LADLE_OP_MUL, LADLE_OP_AND, LADLE_OP_OR};
+  static const int OPS[] = {LADLE_OP_EQ,  LADLE_OP_NE,  LADLE_OP_LT,        LADLE_OP_LE,
+                            LADLE_OP_GT,  LADLE_OP_GE,  LADLE_OP_ADD,       LADLE_OP_SUB,
+                            LADLE_OP_MUL, LADLE_OP_MOD, LADLE_OP_FLOOR_DIV, LADLE_OP_AND,
+                            LADLE_OP_OR};
   int64_t len[16], nl = lengths(s, len);
   for (int t = 0; t < NTYPES; t++) {
     ladle_type_id id = TYPES[t];
@@ -701,6 +744,7 @@ static void check_binary(suite *s) {
         ladle_column ha = random_column(id, shape == 2 ? 1 : n, NULLS[ni]);
         ladle_column hb = random_column(id, shape == 1 ? 1 : n, NULLS[(ni + 1) % 3]);
         if (shape == 2 && n == 0) n = 0;
+        divisor_cases(&ha, &hb);
         ladle_column da, db;
         char what[96];
         snprintf(what, sizeof what, "binary of %s[%lld] shape=%d", tname(id), (long long)n, shape);
@@ -711,6 +755,8 @@ static void check_binary(suite *s) {
           bool logic = op == LADLE_OP_AND || op == LADLE_OP_OR;
           if (logic != (id == LADLE_TYPE_BOOL) && !cmp) continue;
           if (!cmp && !logic && !ladle_type_is_numeric(id)) continue;
+          bool divs = op == LADLE_OP_MOD || op == LADLE_OP_FLOOR_DIV;
+          if (divs && !ladle_type_is_integer(id)) continue;
           ladle_dtype ot = cmp || logic ? ladle_dtype_make(LADLE_TYPE_BOOL) : dtype_of(id);
           ladle_column out, hout;
           ladle_status st = s->be->binary(&s->ctx, op, shape == 2 ? &ha : &da,
@@ -733,7 +779,7 @@ static void check_binary(suite *s) {
                 valid = and_ ? (va && vb) || (va && !x) || (vb && !y) : (va && vb) || x || y;
                 want[0] = and_ ? x && y : x || y;
               } else {
-                valid = va && vb;
+                valid = va && vb && !(divs && value_ld(&hb, ib) == 0);
                 if (valid) ref_binary(op, &ha, &hb, i, rows, want);
               }
               const uint8_t *got = (const uint8_t *)hout.values + (size_t)i * w;
@@ -797,13 +843,15 @@ static void check_program(suite *s) {
       if (n == 0) continue; /* a program's rows come from its columns */
       ladle_column h[3] = {random_column(id, n, NULLS[li % 3]), random_column(id, n, 3),
                            random_column(LADLE_TYPE_BOOL, n, NULLS[(li + 1) % 3])};
+      divisor_cases(&h[0], &h[1]);
       ladle_column c = random_column(id, 1, 0), cnull = random_column(id, 1, 1);
       ladle_column d[3];
       char what[96];
       snprintf(what, sizeof what, "program over %s[%lld]", tname(id), (long long)n);
       int up_ok = 0;
       for (int k = 0; k < 3; k++) up_ok += up(s, &h[k], &d[k], what);
-      for (int prog = 0; up_ok == 3 && prog < 13; prog++) {
+      for (int prog = 0; up_ok == 3 && prog < 14; prog++) {
+        if (prog == 13 && !ladle_type_is_integer(id)) continue;
         if ((prog == 1 || prog == 3) && !num) continue;
         if (prog >= 7 && prog < 12 && id != LADLE_TYPE_DATE) continue; /* a Date's fields */
         if (prog == 5 && !ladle_type_is_float(id)) continue;
@@ -853,6 +901,14 @@ static void check_program(suite *s) {
           p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_NOT, 2, 2, bt, NULL, 0};
           INS(BINARY, AND, 5, 6, bt, NULL);
           INS(BINARY, OR, 4, 7, bt, NULL);
+        } else if (prog == 13) { /* (x % y) // c - x // y: integers, some divisors 0 */
+          INS(COL, ADD, 0, 0, dt, NULL);
+          INS(COL, ADD, 1, 0, dt, NULL);
+          INS(CONST, ADD, 0, 0, dt, &c);
+          INS(BINARY, MOD, 0, 1, dt, NULL);
+          INS(BINARY, FLOOR_DIV, 3, 2, dt, NULL);
+          INS(BINARY, FLOOR_DIV, 0, 1, dt, NULL);
+          INS(BINARY, SUB, 4, 5, dt, NULL);
         } else if (prog == 12) { /* when(x > c).then(x).when(b).then(y).otherwise(null) */
           INS(COL, ADD, 0, 0, dt, NULL);
           INS(COL, ADD, 1, 0, dt, NULL);

@@ -116,6 +116,26 @@ def test_projections_of_arithmetic(engine: ladle.Engine) -> None:
     check(engine, DF.lazy().select("s", "d", (pl.col("i32") * pl.col("i32")).alias("sq")))
 
 
+def test_integer_remainder_and_floor_division(engine: ladle.Engine) -> None:
+    """% and // of integers as Polars: floored (the remainder takes the
+    divisor's sign), null by 0, the type's minimum by -1 wrapping; in
+    projections, filters and the fold split of the workflow."""
+    i8 = pl.col("i8")
+    div = pl.when(i8 % 5 == 0).then(0).when(i8 % 7 == 0).then(-1).otherwise(i8 // 9)  # Int8
+    lf = DF.lazy().with_columns(dv=div).with_columns(
+        r=pl.col("i32") % 7,
+        q=pl.col("i32") // 7,
+        rn=pl.col("i64") % -3,
+        r8=i8 % pl.col("dv"),
+        q8=i8 // pl.col("dv"),
+        mn=pl.lit(-128, dtype=pl.Int8) // pl.col("dv"),
+        ru=pl.col("u16") % (pl.col("u16") % 10),
+        rin=pl.col("in") % 4,
+    )
+    check(engine, lf)
+    check(engine, DF.lazy().filter(pl.col("i64") % 3 == 1).select("i64", "s"))
+
+
 def test_null_tests_fills_casts_and_division(engine: ladle.Engine) -> None:
     lf = DF.lazy().with_columns(
         n=pl.col("fn").is_null(),

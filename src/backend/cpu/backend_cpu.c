@@ -138,7 +138,7 @@ static const ladle_backend cpu_backend = {
     LADLE_BACKEND_ABI,
     sizeof(ladle_backend),
     ladle_cpu_to_device,
-    ladle_cpu_to_device, /* to_host: a reference too */
+    ladle_cpu_to_host,
     ladle_cpu_select,
     ladle_cpu_take,
     ladle_cpu_filter,

@@ -4,12 +4,22 @@
  * thread's current resource while it runs (what every host allocation reads). */
 #include "cpu.h"
 
-ladle_status ladle_cpu_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
-                                 ladle_error *err) {
+ladle_status ladle_cpu_to_host(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                               ladle_error *err) {
   LADLE_UNUSED(ctx);
   LADLE_UNUSED(err);
   ladle_column_copy_ref(in, out);
   return LADLE_OK;
+}
+
+/* A reference, as to_host; but a column of type Null is refused as a GPU's
+ * copy refuses it (no device holds one), so that the executor's column-kernel
+ * path, run on these kernels, meets here what it would meet on a GPU. */
+ladle_status ladle_cpu_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                                 ladle_error *err) {
+  if (in->type.id == LADLE_TYPE_NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a copy of a null column on the device");
+  return ladle_cpu_to_host(ctx, in, out, err);
 }
 
 static bool mask_row(const ladle_column *m, int64_t i) {

@@ -252,7 +252,9 @@ static inline size_t ladle_cpu_pieces(const ladle_kctx *k, int64_t n, int64_t se
   return (size_t)((n + *piece - 1) / *piece);
 }
 
-/* The column kernels (columns.c); to_device doubles as to_host: references. */
+/* The column kernels (columns.c); the copies are references. */
+ladle_status ladle_cpu_to_host(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
+                               ladle_error *err);
 ladle_status ladle_cpu_to_device(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                                  ladle_error *err);
 ladle_status ladle_cpu_select(const ladle_kctx *ctx, const ladle_column *mask, ladle_column *out,

@@ -766,12 +766,13 @@ static int ldc_op_of(int op) {
       [LADLE_OP_NE] = LDC_NE + 1,   [LADLE_OP_LT] = LDC_LT + 1,
       [LADLE_OP_LE] = LDC_LE + 1,   [LADLE_OP_GT] = LDC_GT + 1,
       [LADLE_OP_GE] = LDC_GE + 1,   [LADLE_OP_AND] = LDC_AND + 1,
-      [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1};
+      [LADLE_OP_OR] = LDC_OR + 1,   [LADLE_OP_TRUE_DIV] = LDC_DIV + 1,
+      [LADLE_OP_MOD] = LDC_MOD + 1, [LADLE_OP_FLOOR_DIV] = LDC_FLOOR_DIV + 1};
   return op >= 0 && op < LADLE_OP_COUNT_ ? ops[op] - 1 : -1;
 }
 
 /* comparisons of one fixed-width type, +, -, * of one numeric type into it,
- * and/or of booleans */
+ * / of floats, % and // of integers, and/or of booleans */
 static bool cuda_binary_supports(int op, ladle_dtype a, ladle_dtype b, ladle_dtype out) {
   int k = ldc_op_of(op);
   ldc_num kind;
@@ -780,7 +781,9 @@ static bool cuda_binary_supports(int op, ladle_dtype a, ladle_dtype b, ladle_dty
          (logic          ? a.id == LADLE_TYPE_BOOL && out.id == LADLE_TYPE_BOOL
           : cmp          ? out.id == LADLE_TYPE_BOOL && ladle_reduce_extreme_type(a.id)
           : k == LDC_DIV ? ladle_type_is_float(a.id) && ladle_dtype_equal(out, a)
-                         : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
+          : k == LDC_MOD || k == LDC_FLOOR_DIV
+              ? ladle_type_is_integer(a.id) && ladle_dtype_equal(out, a)
+              : ladle_type_is_numeric(a.id) && ladle_dtype_equal(out, a));
 }
 
 static int ldc_func_of(int f) {

@@ -174,8 +174,8 @@ __global__ void binary_kernel(int op, const T *a, const uint8_t *av, bool a1, co
     bool valid = false;
     if (i < n) {
       T x = a1 ? x0 : a[i], y = b1 ? y0 : b[i];
-      valid = (a1 ? xv0 : bit(av, i)) && (b1 ? yv0 : bit(bv, i));
-      /* the operation's rules in one place: op_as (program.cuh) */
+      /* the operation's rules in one place: op_as and op_valid (program.cuh) */
+      valid = (a1 ? xv0 : bit(av, i)) && (b1 ? yv0 : bit(bv, i)) && op_valid(op, to_slot<T>(y));
       out[i] = from_slot<O>(op_as<T>(op, to_slot<T>(x), to_slot<T>(y)));
     }
     validity_word(valid, base, n, out_valid, nulls);

@@ -87,9 +87,11 @@ typedef enum ldc_op {
   LDC_NEG_SUB, /* -(b - a): one float minus many, as Polars computes it */
   LDC_MUL,     /* integers wrap */
   LDC_AND,
-  LDC_OR,       /* Kleene, over Boolean bytes (kind ignored) */
-  LDC_DIV,      /* floats */
-  LDC_DIV_RECIP /* many floats by one: times its reciprocal, as Polars divides */
+  LDC_OR,        /* Kleene, over Boolean bytes (kind ignored) */
+  LDC_DIV,       /* floats */
+  LDC_DIV_RECIP, /* many floats by one: times its reciprocal, as Polars divides */
+  LDC_MOD,       /* integers: the floored remainder (the divisor's sign), as Polars */
+  LDC_FLOOR_DIV  /* integers: the floored quotient; both null where the divisor is 0 */
 } ldc_op;
 
 /* out[i] = a op b at row i, both of element kind `kind`; a1 (b1): that side

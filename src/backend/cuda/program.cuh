@@ -102,9 +102,38 @@ __device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
       return to_slot<T>((T)(x / y));
     case LDC_DIV_RECIP:
       return to_slot<T>((T)(x * (T(1) / y)));
+    case LDC_MOD:
+    case LDC_FLOOR_DIV:
+      if constexpr (kFloat) {
+        return 0; /* integers only (cuda_binary_supports) */
+      } else {
+        if (y == 0) return 0; /* null (op_valid) */
+        T q, r;
+        if constexpr (std::is_signed<T>::value) {
+          /* by -1: no overflow at the type's minimum (x / -1 wraps) */
+          if (y == T(-1))
+            return to_slot<T>(op == LDC_MOD ? T(0) : (T)(0ULL - (unsigned long long)x));
+          q = (T)(x / y);
+          r = (T)(x % y);
+          if (r != 0 && ((r < 0) != (y < 0))) {
+            q = (T)(q - 1);
+            r = (T)(r + y);
+          }
+        } else {
+          q = (T)(x / y);
+          r = (T)(x % y);
+        }
+        return to_slot<T>(op == LDC_MOD ? r : q);
+      }
     default:
       return to_slot<T>(kFloat ? x * y : (T)((unsigned long long)x * (unsigned long long)y));
   }
+}
+
+/* Whether x op y has a value where both operands do: not an integer
+ * remainder or floored quotient by 0 (null, as Polars). */
+__device__ __forceinline__ bool op_valid(int op, uint64_t y) {
+  return (op != LDC_MOD && op != LDC_FLOOR_DIV) || y != 0;
 }
 
 __device__ __forceinline__ uint64_t op_kind(int kind, int op, uint64_t x, uint64_t y) {
@@ -371,7 +400,7 @@ __device__ __forceinline__ void eval_row(const ldc_ins *ins, const ldc_prog &p, 
         r = kleene(in.op == LDC_AND, xv, v[in.a] != 0, yv, v[in.b] != 0, &rv);
       } else {
         r = op_kind(in.kind, in.op, v[in.a], v[in.b]);
-        rv = xv && yv;
+        rv = xv && yv && op_valid(in.op, v[in.b]);
       }
     }
     v[k] = r;
