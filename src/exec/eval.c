@@ -250,12 +250,16 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
 }
 
 static bool eager_branches(const ladle_bexpr *e, int64_t rows);
+static bool scalar_predicates(const ladle_bexpr *e);
 
 /* Whether Polars computes a branch of when/then node e that no row of `rows`
- * takes where it is a function of literals (eval_const_branch): where it
- * computes the branches' aggregations, and the otherwise on no rows at all. */
+ * takes where it is a function of literals (eval_const_branch): on a one-row
+ * frame; where the predicates and the branches are all single values (the
+ * when is one value: `when(lit("+4").str.contains("ab")).then(bad)
+ * .otherwise(True)` raises, `.otherwise(pl.col("g"))` does not, qfuzz
+ * 1796457486:1317); and the otherwise on no rows at all. */
 static bool eager_const_branch(const ladle_bexpr *e, int64_t rows, bool otherwise) {
-  return eager_branches(e, rows) || (otherwise && rows == 0);
+  return rows == 1 || (scalar_predicates(e) && e->scalar) || (otherwise && rows == 0);
 }
 
 /* A when/then/otherwise whose branches can fail, with each branch computed

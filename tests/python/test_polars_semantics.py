@@ -1087,14 +1087,20 @@ def test_a_failing_function_of_literals_in_an_untaken_branch_raises_where_polars
     dur = pl.duration(days=-2, time_unit="ms") <= pl.duration(days=-3, time_unit="ns")  # false, not folded
     for q in (one.select(pl.when(pl.col("k") > 10).then(bad).otherwise(True)),
               two.select(pl.when(dur).then(bad).otherwise(True)),
-              one.group_by("k").agg(pl.col("k").max().alias("m")).filter(pl.when(pl.col("m") > 10).then(bad).otherwise(True))):
+              one.group_by("k").agg(pl.col("k").max().alias("m")).filter(pl.when(pl.col("m") > 10).then(bad).otherwise(True)),
+              two.select(pl.when(pl.col("k").max() > 10).then(bad).otherwise(True))):
         with pytest.raises(pl.exceptions.InvalidOperationError):
             q.collect(engine="in-memory")
         with pytest.raises(pl.exceptions.InvalidOperationError):
             q.collect(engine=engine)
     for q in (two.select(pl.when(pl.col("k") > 10).then(bad).otherwise(True)),
               two.select(pl.when(pl.lit(1) > 2).then(bad).otherwise(True)),  # folded away by Polars
-              two.head(0).select(pl.when(pl.col("k") > 10).then(bad).otherwise(True))):
+              two.head(0).select(pl.when(pl.col("k") > 10).then(bad).otherwise(True)),
+              # single-value predicates but a branch of rows: the when is not one value, and
+              # Polars computes no branch no row takes (qfuzz 1796457486:1317)
+              two.select(pl.when(dur).then(bad).otherwise(pl.col("k") > 3)),
+              two.filter(pl.when(pl.lit("+4").str.contains("ab", literal=True)).then(bad).otherwise(pl.col("k") > 3)),
+              two.select(pl.when(pl.col("k").max() > 10).then(bad).when(dur).then(False).otherwise(pl.col("k") > 3))):
         assert_frame_equal(q.collect(engine=engine), q.collect(engine="in-memory"))
     # on no rows at all Polars computes the otherwise (no row takes the then): qfuzz 4407:15613
     clip = pl.lit(None, dtype=pl.UInt16).clip(300, -5)
