@@ -1008,7 +1008,6 @@ def list_frame(n: int, seed: int) -> pl.DataFrame:
     return pl.DataFrame({"k": g.integers(0, 50, n), "r": np.arange(n), "li": ints, "ls": words})
 
 
-@pytest.mark.skipif(DEVICE == "cuda", reason="List columns are planned on the GPU once test-gpu passes them")
 def test_list_columns_are_carried_on_the_column_kernels(engine: ladle.Engine, tmp_path: Any) -> None:
     """List columns (of numbers with nulls, of strings; null and empty lists) carried through filters, joins (a left join's unmatched rows: null
     lists), sorts, slices, unique and a row index on the column kernels, from

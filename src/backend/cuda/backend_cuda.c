@@ -1617,9 +1617,9 @@ static const ladle_backend cuda_backend = {
     .stream_wait = cuda_stream_wait,
     .memory_info = cuda_memory_info,
     /* to_device, to_host, take and filter move List columns (list_to_device,
-     * take_list), checked by the conformance suite on the CPU's kernels only so
-     * far: planned on the GPU once `make test-gpu` passes them there */
-    .moves_lists = false,
+     * take_list): the conformance suite's list cases and the column-kernel
+     * Python tests passed on an H100 (make test-gpu) */
+    .moves_lists = true,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one); so do hash_partition
      * and range_partition (ABI 8) until it has kernels for them */
