@@ -249,7 +249,6 @@ static ladle_status eval_branch(exec_state *s, const ladle_bexpr *b, const ladle
   return st;
 }
 
-static bool eager_branches(const ladle_bexpr *e, int64_t rows);
 static bool scalar_predicates(const ladle_bexpr *e);
 
 /* Whether Polars computes a branch of when/then node e that no row of `rows`

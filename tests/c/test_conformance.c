@@ -685,13 +685,12 @@ static void ref_binary(int op, const ladle_column *a, const ladle_column *b, int
      * quotient wraps at the type's minimum; by 0 null (the caller's) */
     uint64_t q = 0;
     r = 0;
-    if (y == 0) {
-    } else if (!ladle_type_is_signed(id)) {
+    if (y != 0 && !ladle_type_is_signed(id)) {
       q = x / y;
       r = x % y;
-    } else if ((int64_t)y == -1) {
+    } else if (y != 0 && (int64_t)y == -1) {
       q = 0 - x;
-    } else {
+    } else if (y != 0) {
       int64_t xs = (int64_t)x, ys = (int64_t)y, qs = xs / ys, rs = xs % ys;
       if (rs != 0 && ((rs < 0) != (ys < 0))) {
         qs--;

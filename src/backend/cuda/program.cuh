@@ -108,20 +108,17 @@ __device__ __forceinline__ uint64_t op_as(int op, uint64_t xs, uint64_t ys) {
         return 0; /* integers only (cuda_binary_supports) */
       } else {
         if (y == 0) return 0; /* null (op_valid) */
-        T q, r;
         if constexpr (std::is_signed<T>::value) {
           /* by -1: no overflow at the type's minimum (x / -1 wraps) */
           if (y == T(-1))
             return to_slot<T>(op == LDC_MOD ? T(0) : (T)(0ULL - (unsigned long long)x));
-          q = (T)(x / y);
-          r = (T)(x % y);
-          if (r != 0 && ((r < 0) != (y < 0))) {
+        }
+        T q = (T)(x / y), r = (T)(x % y);
+        if constexpr (std::is_signed<T>::value) {
+          if (r != 0 && ((r < 0) != (y < 0))) { /* floored: towards the divisor's sign */
             q = (T)(q - 1);
             r = (T)(r + y);
           }
-        } else {
-          q = (T)(x / y);
-          r = (T)(x % y);
         }
         return to_slot<T>(op == LDC_MOD ? r : q);
       }
