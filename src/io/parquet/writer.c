@@ -488,6 +488,72 @@ static inline bool dict_gives_up(int64_t i, int64_t ne) {
   return (i & 65535) == 65535 && ne * 2 > i;
 }
 
+/* The rows of the first smallest and the first largest valid value of c in its
+ * logical order (NaN left out), -1 when there is none: one typed loop for
+ * fixed-width columns, the general comparison otherwise. */
+#define MINMAX_LOOP(T)                                                    \
+  {                                                                       \
+    const T *x = (const T *)c->values;                                    \
+    T vlo = 0, vhi = 0;                                                   \
+    for (int64_t i = 0; i < n; i++) {                                     \
+      if ((nulls && !ladle_column_valid(c, i)) || x[i] != x[i]) continue; \
+      if (*lo < 0) {                                                      \
+        *lo = *hi = i;                                                    \
+        vlo = vhi = x[i];                                                 \
+        continue;                                                         \
+      }                                                                   \
+      if (x[i] < vlo) {                                                   \
+        vlo = x[i];                                                       \
+        *lo = i;                                                          \
+      }                                                                   \
+      if (x[i] > vhi) {                                                   \
+        vhi = x[i];                                                       \
+        *hi = i;                                                          \
+      }                                                                   \
+    }                                                                     \
+    return;                                                               \
+  }
+static void minmax_rows(const ladle_column *c, int64_t *lo, int64_t *hi) {
+  int64_t n = c->length;
+  bool nulls = c->validity != NULL && c->null_count > 0;
+  *lo = *hi = -1;
+  switch (c->type.id) {
+    case LADLE_TYPE_BOOL:
+    case LADLE_TYPE_UINT8:
+      MINMAX_LOOP(uint8_t)
+    case LADLE_TYPE_INT8:
+      MINMAX_LOOP(int8_t)
+    case LADLE_TYPE_INT16:
+      MINMAX_LOOP(int16_t)
+    case LADLE_TYPE_UINT16:
+      MINMAX_LOOP(uint16_t)
+    case LADLE_TYPE_INT32:
+    case LADLE_TYPE_DATE:
+      MINMAX_LOOP(int32_t)
+    case LADLE_TYPE_UINT32:
+      MINMAX_LOOP(uint32_t)
+    case LADLE_TYPE_UINT64:
+      MINMAX_LOOP(uint64_t)
+    case LADLE_TYPE_FLOAT32:
+      MINMAX_LOOP(float)
+    case LADLE_TYPE_FLOAT64:
+      MINMAX_LOOP(double)
+    case LADLE_TYPE_STRING:
+    case LADLE_TYPE_BINARY:
+    case LADLE_TYPE_DECIMAL:
+      break;
+    default:
+      if (ladle_type_width(c->type.id) == 8) MINMAX_LOOP(int64_t)
+      break;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (!ladle_column_valid(c, i) || is_nan(c, i)) continue;
+    if (*lo < 0 || cmp_values(c, i, *lo) < 0) *lo = i;
+    if (*hi < 0 || cmp_values(c, i, *hi) > 0) *hi = i;
+  }
+}
+#undef MINMAX_LOOP
+
 /* Dictionary of the non-null values: ids[i] for each row, first row of each entry.
  * Gives up (returns false) past max_entries. */
 static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids, int64_t **first,
@@ -747,11 +813,7 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   /* statistics */
   if (o->statistics) {
     int64_t lo = -1, hi = -1;
-    for (int64_t i = 0; i < n; i++) {
-      if (!ladle_column_valid(c, i) || is_nan(c, i)) continue;
-      if (lo < 0 || cmp_values(c, i, lo) < 0) lo = i;
-      if (hi < 0 || cmp_values(c, i, hi) > 0) hi = i;
-    }
+    minmax_rows(c, &lo, &hi);
     if (lo >= 0) {
       co->has_minmax = true;
       bbuf tmp = {0};
@@ -936,7 +998,7 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
    * a window of them at a time so that what waits to be written stays bounded, and
    * written in file order */
   int threads = pool != NULL ? ladle_pool_threads(pool) : 1;
-  int64_t window = LADLE_MAX(LADLE_MIN(nchunks, (int64_t)threads * 4), 1);
+  int64_t window = LADLE_MAX(LADLE_MIN(nchunks, (int64_t)threads * 16), 1);
   bbuf *bufs = calloc((size_t)window, sizeof *bufs);
   if (outs == NULL || rg_rows == NULL || bufs == NULL) st = LADLE_OOM(err, "parquet writer");
   for (int64_t g = 0; st == LADLE_OK && g < ngroups; g++)
