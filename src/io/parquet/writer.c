@@ -4,6 +4,8 @@
  * null_count statistics in the logical type's sort order. The thrift compact
  * protocol writer is the mirror of thrift.c. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #ifdef LADLE_HAVE_ZLIB
@@ -932,17 +934,62 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
 }
 
 /* One column chunk of the file, encoded on its own (offsets relative to the
- * chunk's start until it is placed). */
+ * chunk's start until it is placed). Chunks are encoded in parallel a window
+ * at a time and written in file order while the window's later chunks still
+ * encode: the task that finishes the next chunk to write writes it, and any
+ * finished after it (the file's bytes go out under `mu`, one writer at a
+ * time; what a busy writer leaves, the window's end writes). */
 typedef struct chunk_job {
   const ladle_schema *schema;
   const ladle_column *columns;
   const colspec *specs;
   const ladle_parquet_write_opts *o;
-  chunk_out *outs; /* every chunk's metadata, [group * ncols + col] */
-  bbuf *bufs;      /* the window's encoded chunks */
-  int64_t first;   /* the window's first chunk */
+  chunk_out *outs;    /* every chunk's metadata, [group * ncols + col] */
+  bbuf *bufs;         /* the window's encoded chunks */
+  _Atomic bool *done; /* the window's chunks encoded */
+  int64_t first;      /* the window's first chunk */
+  int64_t n;          /* the window's chunks */
   int64_t nrows;
+  pthread_mutex_t mu;
+  FILE *fp;
+  const char *path;
+  int64_t next; /* the next chunk to write, within the window */
+  int64_t pos;  /* the file's bytes so far */
+  bool failed;  /* a write failed: nothing more is written */
 } chunk_job;
+
+/* Writes the window's finished chunks from j->next on, in order, while they
+ * are finished; the caller holds j->mu. False when a write failed. */
+static bool write_ready(chunk_job *j) {
+  while (!j->failed && j->next < j->n &&
+         atomic_load_explicit(&j->done[j->next], memory_order_acquire)) {
+    bbuf *b = &j->bufs[j->next];
+    chunk_out *co = &j->outs[j->first + j->next];
+    if (co->dict) co->dict_offset += j->pos;
+    co->data_offset += j->pos;
+    if (b->len > 0 && fwrite(b->p, 1, (size_t)b->len, j->fp) != (size_t)b->len) j->failed = true;
+    j->pos += b->len;
+    free(b->p);
+    memset(b, 0, sizeof *b);
+    j->next++;
+  }
+  return !j->failed;
+}
+
+/* After chunk k of the window is encoded: written, with those after it that
+ * are ready, unless another task is writing (it or the window's end will). */
+static ladle_status chunk_finished(chunk_job *j, size_t k, ladle_error *err) {
+  atomic_store_explicit(&j->done[k], true, memory_order_release);
+  while (pthread_mutex_trylock(&j->mu) == 0) {
+    bool ok = write_ready(j);
+    int64_t next = j->next;
+    pthread_mutex_unlock(&j->mu);
+    if (!ok) return ladle_err_set(err, LADLE_EIO, "%s: write failed", j->path);
+    /* a chunk finished while this task held the lock may wait on it */
+    if (next >= j->n || !atomic_load_explicit(&j->done[next], memory_order_acquire)) break;
+  }
+  return LADLE_OK;
+}
 
 static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
   chunk_job *j = ctx;
@@ -965,7 +1012,7 @@ static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
   free(reps);
   free(defs);
   ladle_column_release(&part);
-  return st;
+  return st == LADLE_OK ? chunk_finished(j, k, err) : st;
 }
 
 ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
@@ -1005,29 +1052,42 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
     rg_rows[g] = LADLE_MIN(o.row_group_size, nrows - g * o.row_group_size);
   if (st == LADLE_OK && fwrite("PAR1", 1, 4, fp) != 4)
     st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
-  chunk_job job = {schema, columns, specs, &o, outs, bufs, 0, nrows};
+  _Atomic bool *done = calloc((size_t)window, sizeof *done);
+  if (done == NULL && st == LADLE_OK) st = LADLE_OOM(err, "parquet writer");
+  chunk_job job = {.schema = schema,
+                   .columns = columns,
+                   .specs = specs,
+                   .o = &o,
+                   .outs = outs,
+                   .bufs = bufs,
+                   .done = done,
+                   .nrows = nrows,
+                   .fp = fp,
+                   .path = path,
+                   .pos = pos};
+  pthread_mutex_init(&job.mu, NULL);
   for (int64_t first = 0; st == LADLE_OK && first < nchunks; first += window) {
     int64_t n = LADLE_MIN(window, nchunks - first);
     job.first = first;
+    job.n = n;
+    job.next = 0;
+    for (int64_t k = 0; k < n; k++) atomic_store_explicit(&done[k], false, memory_order_relaxed);
     if (pool != NULL && n > 1) {
       st = ladle_pool_run(pool, (size_t)n, encode_chunk, &job, err);
     } else {
       for (int64_t k = 0; st == LADLE_OK && k < n; k++) st = encode_chunk(&job, (size_t)k, err);
     }
+    /* what the tasks left unwritten (every task has returned) */
+    if (st == LADLE_OK && !write_ready(&job))
+      st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
     for (int64_t k = 0; k < n; k++) {
-      bbuf *b = &bufs[k];
-      chunk_out *co = &outs[first + k];
-      if (st == LADLE_OK) {
-        if (co->dict) co->dict_offset += pos;
-        co->data_offset += pos;
-        if (b->len > 0 && fwrite(b->p, 1, (size_t)b->len, fp) != (size_t)b->len)
-          st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
-        pos += b->len;
-      }
-      free(b->p);
-      memset(b, 0, sizeof *b);
+      free(bufs[k].p);
+      memset(&bufs[k], 0, sizeof bufs[k]);
     }
   }
+  pos = job.pos;
+  pthread_mutex_destroy(&job.mu);
+  free(done);
   free(bufs);
   /* the footer */
   bbuf foot = {0};
