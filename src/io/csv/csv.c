@@ -46,18 +46,20 @@ void ladle_csv_close(ladle_csv_file *f) {
   free(f->starts);
   free(f->col_nulls);
   free(f->n_col_nulls);
-  if (f->mapped) munmap(f->data, (size_t)f->size);
-  else free(f->data);
+  if (f->mapped)
+    munmap(f->data, (size_t)f->size);
+  else
+    free(f->data);
   free(f->path);
   free(f);
 }
 
 /* ----------------------------------------------------------------- loading */
 
-
 /* Doubles the decompression buffer when the stream has filled it (one spare byte
  * stays for the terminating NUL). */
-static inline ladle_status grow_when_full(uint8_t **dst, int64_t len, int64_t *cap, ladle_error *err) {
+static inline ladle_status grow_when_full(uint8_t **dst, int64_t len, int64_t *cap,
+                                          ladle_error *err) {
   if (len < *cap) return LADLE_OK;
   uint8_t *d = realloc(*dst, (size_t)(*cap * 2) + 1);
   if (d == NULL) return LADLE_OOM(err, "csv decompression");
@@ -87,11 +89,14 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool
     *out_len = 0;
     return *out ? LADLE_OK : LADLE_OOM(err, "csv file");
   }
-  uint8_t *buf = ladle_use_mmap() ? mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  uint8_t *buf = ladle_use_mmap()
+                     ? mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+                     : MAP_FAILED;
   bool is_map = buf != MAP_FAILED;
   if (!is_map) { /* read into a buffer of its own */
     buf = malloc((size_t)n + 1);
-    ladle_status rs = buf != NULL ? ladle_read_at(fd, path, 0, buf, n, err) : LADLE_OOM(err, "csv file");
+    ladle_status rs =
+        buf != NULL ? ladle_read_at(fd, path, 0, buf, n, err) : LADLE_OOM(err, "csv file");
     if (rs != LADLE_OK) {
       free(buf);
       close(fd);
@@ -120,21 +125,27 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool
       ZSTD_outBuffer outb = {dst + len, (size_t)(cap - len), 0};
       size_t r = ZSTD_decompressStream(z, &outb, &in);
       len += (int64_t)outb.pos;
-      if (ZSTD_isError(r)) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: zstd: %s", path, ZSTD_getErrorName(r));
-      else if (r == 0 && in.pos == in.size) break;
-      else if (in.pos == in.size && outb.pos < outb.size) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: truncated zstd stream", path);
+      if (ZSTD_isError(r))
+        st = ladle_err_set(err, LADLE_ECORRUPT, "%s: zstd: %s", path, ZSTD_getErrorName(r));
+      else if (r == 0 && in.pos == in.size)
+        break;
+      else if (in.pos == in.size && outb.pos < outb.size)
+        st = ladle_err_set(err, LADLE_ECORRUPT, "%s: truncated zstd stream", path);
     }
     if (z == NULL) st = LADLE_OOM(err, "zstd stream");
     ZSTD_freeDStream(z);
   }
 #else
-  if (st == LADLE_OK && zstd) st = ladle_err_set(err, LADLE_ENOTSUP, "%s: zstd-compressed CSV needs ladle built with zstd", path);
+  if (st == LADLE_OK && zstd)
+    st = ladle_err_set(err, LADLE_ENOTSUP, "%s: zstd-compressed CSV needs ladle built with zstd",
+                       path);
 #endif
 #ifdef LADLE_HAVE_ZLIB
   if (st == LADLE_OK && gz) {
     z_stream z;
     memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: gzip init failed", path);
+    if (inflateInit2(&z, 15 + 32) != Z_OK)
+      st = ladle_err_set(err, LADLE_ECORRUPT, "%s: gzip init failed", path);
     z.next_in = buf;
     z.avail_in = (uInt)n;
     while (st == LADLE_OK) {
@@ -145,16 +156,22 @@ static ladle_status load(const char *path, uint8_t **out, int64_t *out_len, bool
       int r = inflate(&z, Z_NO_FLUSH);
       len += before - z.avail_out;
       if (r == Z_STREAM_END) break;
-      if (r != Z_OK && r != Z_BUF_ERROR) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: gzip data is corrupt", path);
-      else if (z.avail_in == 0 && z.avail_out > 0) st = ladle_err_set(err, LADLE_ECORRUPT, "%s: truncated gzip stream", path);
+      if (r != Z_OK && r != Z_BUF_ERROR)
+        st = ladle_err_set(err, LADLE_ECORRUPT, "%s: gzip data is corrupt", path);
+      else if (z.avail_in == 0 && z.avail_out > 0)
+        st = ladle_err_set(err, LADLE_ECORRUPT, "%s: truncated gzip stream", path);
     }
     inflateEnd(&z);
   }
 #else
-  if (st == LADLE_OK && gz) st = ladle_err_set(err, LADLE_ENOTSUP, "%s: gzip-compressed CSV needs ladle built with zlib", path);
+  if (st == LADLE_OK && gz)
+    st = ladle_err_set(err, LADLE_ENOTSUP, "%s: gzip-compressed CSV needs ladle built with zlib",
+                       path);
 #endif
-  if (is_map) munmap(buf, (size_t)n);
-  else free(buf);
+  if (is_map)
+    munmap(buf, (size_t)n);
+  else
+    free(buf);
   if (st != LADLE_OK) {
     free(dst);
     return st;
@@ -184,9 +201,10 @@ typedef struct scan_job {
 static inline uint64_t eq_mask64(const uint8_t *p, uint8_t c) {
 #if defined(__AVX2__)
   __m256i v = _mm256_set1_epi8((char)c);
-  uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)p), v));
-  uint32_t hi =
-      (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 32)), v));
+  uint32_t lo =
+      (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)p), v));
+  uint32_t hi = (uint32_t)_mm256_movemask_epi8(
+      _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 32)), v));
   return (uint64_t)hi << 32 | lo;
 #else
   uint64_t m = 0;
@@ -244,8 +262,10 @@ static ladle_status scan_task(void *vctx, size_t i, ladle_error *err) {
     }
     if (nl) {
       if (!scan_reserve(c, 0, 64) || !scan_reserve(c, 1, 64)) return LADLE_OOM(err, "csv records");
-      for (uint64_t m = nl & ~odd; m; m &= m - 1) c->starts[0][c->n[0]++] = p + __builtin_ctzll(m) + 1;
-      for (uint64_t m = nl & odd; m; m &= m - 1) c->starts[1][c->n[1]++] = p + __builtin_ctzll(m) + 1;
+      for (uint64_t m = nl & ~odd; m; m &= m - 1)
+        c->starts[0][c->n[0]++] = p + __builtin_ctzll(m) + 1;
+      for (uint64_t m = nl & odd; m; m &= m - 1)
+        c->starts[1][c->n[1]++] = p + __builtin_ctzll(m) + 1;
     }
     p += len;
   }
@@ -273,8 +293,10 @@ static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote
   int inq = 0;
   while (p < size) {
     uint8_t ch = d[p++];
-    if (quote && ch == (uint8_t)quote) inq ^= 1;
-    else if (ch == '\n' && !inq) break;
+    if (quote && ch == (uint8_t)quote)
+      inq ^= 1;
+    else if (ch == '\n' && !inq)
+      break;
   }
   if (open != NULL) *open = inq;
   return p;
@@ -282,7 +304,8 @@ static int64_t next_record(const uint8_t *d, int64_t p, int64_t size, char quote
 
 /* Past n records from p, as Polars counts them for skip_rows: comment lines
  * before each do not count. */
-static int64_t skip_records(const uint8_t *d, int64_t p, int64_t size, int64_t n, const ladle_csv_opts *o) {
+static int64_t skip_records(const uint8_t *d, int64_t p, int64_t size, int64_t n,
+                            const ladle_csv_opts *o) {
   for (int64_t k = 0; k < n && p < size; k++) {
     while (p < size && is_comment(d + p, d + size, o->comment_prefix)) p = next_line(d, p, size);
     p = next_record(d, p, size, o->quote, NULL);
@@ -292,8 +315,8 @@ static int64_t skip_records(const uint8_t *d, int64_t p, int64_t size, int64_t n
 
 /* Splits record [a, b) into fields: calls back with each field's raw bounds. */
 typedef struct field {
-  int64_t a, b;  /* raw bytes, quotes included */
-  bool quoted;   /* starts with the quote character */
+  int64_t a, b; /* raw bytes, quotes included */
+  bool quoted;  /* starts with the quote character */
 } field;
 
 /* Fields as Polars' parser splits them: a field that starts with the quote
@@ -328,7 +351,7 @@ static size_t split_quoted(const uint8_t *d, int64_t size, int64_t a, int64_t b,
       if (in && p == b) { /* the quote does not close in the record */
         /* the parser reads on into the next line */
         if (stray != NULL && *stray > n && b_full < size) *stray = n;
-        p = b_full;   /* at the end of the data: the field runs to it, line end and all */
+        p = b_full; /* at the end of the data: the field runs to it, line end and all */
       }
     } else {
       const uint8_t *s = memchr(d + p, sep, (size_t)(b - p));
@@ -339,7 +362,7 @@ static size_t split_quoted(const uint8_t *d, int64_t size, int64_t a, int64_t b,
     if (n < max) out[n] = (field){start, p, quoted};
     n++;
     if (p >= b) break;
-    p++; /* the separator */
+    p++;          /* the separator */
     if (p == b) { /* a trailing separator: one more, empty field */
       if (n < max) out[n] = (field){p, p, false};
       n++;
@@ -595,10 +618,82 @@ static ladle_status dedup_names(char **names, size_t n, ladle_error *err) {
   return st;
 }
 
+/* The records as (begin, end) pairs from the chunks' starts, written in
+ * parallel, each chunk's starts where the chunks before it put theirs (a
+ * file without comment lines: every line break outside quotes ends one);
+ * sets f->starts, f->nrecords and f->open_quote. */
+typedef struct pairs_job {
+  const chunk_scan *cs;
+  const int *state;     /* per chunk: the quote state it starts in */
+  const int64_t *first; /* per chunk: the global index of its first start */
+  int64_t *rec, nrec;
+} pairs_job;
+
+static ladle_status pairs_task(void *vctx, size_t i, ladle_error *err) {
+  LADLE_UNUSED(err);
+  pairs_job *j = vctx;
+  const chunk_scan *c = &j->cs[i];
+  const int64_t *st = c->starts[j->state[i]];
+  int64_t n = c->n[j->state[i]], g = j->first[i];
+  /* start g ends record g - 1 and begins record g */
+  for (int64_t k = 0; k < n; k++, g++) {
+    if (g - 1 < j->nrec) j->rec[2 * (g - 1) + 1] = st[k];
+    if (g < j->nrec) j->rec[2 * g] = st[k];
+  }
+  return LADLE_OK;
+}
+
+static ladle_status record_pairs(ladle_csv_file *f, const chunk_scan *cs, size_t nchunks,
+                                 int64_t body, ladle_pool *pool, ladle_error *err) {
+  int *state = malloc(LADLE_MAX(nchunks, 1) * sizeof *state);
+  int64_t *first = malloc(LADLE_MAX(nchunks, 1) * sizeof *first);
+  if (state == NULL || first == NULL) {
+    free(state);
+    free(first);
+    return LADLE_OOM(err, "csv records");
+  }
+  int64_t n = 1; /* starts: the body's, then the chunks' */
+  int s = 0;
+  int64_t last = body;
+  for (size_t i = 0; i < nchunks; i++) {
+    state[i] = s;
+    first[i] = n;
+    n += cs[i].n[s];
+    if (cs[i].n[s] > 0) last = cs[i].starts[s][cs[i].n[s] - 1];
+    s = cs[i].end_state[s];
+  }
+  /* the end of the data is the last start unless the file lacks a final newline */
+  bool append = last < f->size;
+  int64_t nrec = n + (append ? 1 : 0) - 1;
+  int64_t *rec = malloc((size_t)LADLE_MAX(2 * nrec, 1) * sizeof *rec);
+  ladle_status st = rec != NULL ? LADLE_OK : LADLE_OOM(err, "csv records");
+  if (st == LADLE_OK && nrec > 0) {
+    rec[0] = body;
+    if (append) rec[2 * (nrec - 1) + 1] = f->size;
+    pairs_job j = {cs, state, first, rec, nrec};
+    if (nchunks > 0) st = ladle_pool_run(pool, nchunks, pairs_task, &j, err);
+  }
+  free(state);
+  free(first);
+  if (st != LADLE_OK) {
+    free(rec);
+    return st;
+  }
+  free(f->starts);
+  f->starts = rec;
+  f->nrecords = nrec;
+  /* Polars counts the records by quote parity, a last one ending inside
+   * quotes only when the data does not end with a newline; its parser sees
+   * one more here: a malformed file, whatever is read of it */
+  f->open_quote = s == 1 && nrec > 0 && f->size > 0 && f->data[f->size - 1] == '\n';
+  return LADLE_OK;
+}
+
 ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_pool *pool,
                             ladle_csv_file **out, ladle_error *err) {
   if (o->separator == '\n' || o->separator == '\r' || (o->quote && o->quote == o->separator))
-    return ladle_err_set(err, LADLE_EINVAL, "%s: separator and quote must differ and not be a newline", path);
+    return ladle_err_set(err, LADLE_EINVAL,
+                         "%s: separator and quote must differ and not be a newline", path);
   /* (a byte of a multi-byte character would cut characters in two) */
   if ((uint8_t)o->separator >= 0x80 || (uint8_t)o->quote >= 0x80)
     return ladle_err_set(err, LADLE_EINVAL, "%s: separator and quote must be ASCII characters",
@@ -606,7 +701,10 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   ladle_csv_file *f = calloc(1, sizeof *f);
   if (f == NULL) return LADLE_OOM(err, "csv file");
   f->path = ladle_strdup(path);
-  ladle_status st = f->path ? load(path, &f->data, &f->size, &f->mapped, err) : LADLE_OOM(err, "path");
+  double tph = LADLE_PHASE_START();
+  ladle_status st =
+      f->path ? load(path, &f->data, &f->size, &f->mapped, err) : LADLE_OOM(err, "path");
+  LADLE_PHASE_END("csv load", f->size, tph);
   if (st != LADLE_OK) {
     ladle_csv_close(f);
     return st;
@@ -618,7 +716,8 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
    * stays inside its record, comment lines do not count) */
   for (int64_t k = 0; k < o->skip_lines && p < f->size; k++) p = next_line(d, p, f->size);
   p = skip_records(d, p, f->size, o->skip_rows, o);
-  while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix)) p = next_line(d, p, f->size);
+  while (p < f->size && is_comment(d + p, d + f->size, o->comment_prefix))
+    p = next_line(d, p, f->size);
   /* the first record: the header, or the width of the data */
   int64_t rec_end = next_record(d, p, f->size, o->quote, NULL);
   if (p >= f->size) {
@@ -668,7 +767,8 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
     }
     f->body = o->has_header ? rec_end : p;
   }
-  if (st == LADLE_OK && o->has_header) f->body = skip_records(d, f->body, f->size, o->skip_rows_after_header, o);
+  if (st == LADLE_OK && o->has_header)
+    f->body = skip_records(d, f->body, f->size, o->skip_rows_after_header, o);
   /* find the records, in parallel chunks */
   int64_t body = f->body, len = f->size - body;
   size_t nchunks = len > 0 ? (size_t)LADLE_MIN(LADLE_MAX(len / (1 << 20), 1), 1024) : 0;
@@ -680,9 +780,15 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   }
   if (st == LADLE_OK && nchunks > 0) {
     scan_job j = {d, o->quote, cs};
+    tph = LADLE_PHASE_START();
     st = ladle_pool_run(pool, nchunks, scan_task, &j, err);
+    LADLE_PHASE_END("csv scan records", (int64_t)nchunks, tph);
   }
-  if (st == LADLE_OK) {
+  tph = LADLE_PHASE_START();
+  bool plain = o->comment_prefix == NULL || o->comment_prefix[0] == '\0';
+  if (st == LADLE_OK && plain) {
+    st = record_pairs(f, cs, nchunks, body, pool, err);
+  } else if (st == LADLE_OK) {
     int64_t total = 1;
     int state = 0;
     for (size_t i = 0; i < nchunks; i++) {
@@ -737,6 +843,7 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
       }
     }
   }
+  LADLE_PHASE_END("csv record pairs", f->nrecords, tph);
   for (size_t i = 0; cs && i < nchunks; i++) {
     free(cs[i].starts[0]);
     free(cs[i].starts[1]);
@@ -762,8 +869,8 @@ static bool text_in(const char *t, int64_t len, const char *const *list, size_t 
 
 /* Whether field f of file column c (text t) is null: empty, one of the null
  * values, or one of the column's own. */
-static bool is_null_text(const ladle_csv_opts *o, const ladle_csv_file *file, size_t c, field f, const char *t,
-                         int64_t len) {
+static bool is_null_text(const ladle_csv_opts *o, const ladle_csv_file *file, size_t c, field f,
+                         const char *t, int64_t len) {
   if (len == 0 && !f.quoted && o->missing_is_null) return true;
   return text_in(t, len, o->null_values, o->n_null_values) ||
          (file->n_col_nulls != NULL &&
@@ -874,7 +981,8 @@ static bool parse_date(const char *t, int64_t len, int64_t *days) {
   for (int k = 0; k < 10; k++)
     if (k != 4 && k != 7 && (unsigned)(t[k] - '0') > 9) return false;
   int64_t y = (t[0] - '0') * 1000 + (t[1] - '0') * 100 + (t[2] - '0') * 10 + (t[3] - '0');
-  unsigned m = (unsigned)((t[5] - '0') * 10 + (t[6] - '0')), dd = (unsigned)((t[8] - '0') * 10 + (t[9] - '0'));
+  unsigned m = (unsigned)((t[5] - '0') * 10 + (t[6] - '0')),
+           dd = (unsigned)((t[8] - '0') * 10 + (t[9] - '0'));
   static const uint8_t mdays[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (m < 1 || m > 12 || dd < 1 || dd > mdays[m]) return false;
   if (m == 2 && dd == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))) return false;
@@ -884,7 +992,8 @@ static bool parse_date(const char *t, int64_t len, int64_t *days) {
 
 static bool parse_datetime(const char *t, int64_t len, int unit, int64_t *out) {
   int64_t days;
-  if (len < 19 || !parse_date(t, 10, &days) || (t[10] != ' ' && t[10] != 'T') || t[13] != ':' || t[16] != ':')
+  if (len < 19 || !parse_date(t, 10, &days) || (t[10] != ' ' && t[10] != 'T') || t[13] != ':' ||
+      t[16] != ':')
     return false;
   int v[3];
   for (int k = 0; k < 3; k++) {
@@ -923,7 +1032,8 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
     return LADLE_OOM(err, "csv inference");
   }
   memset(cand, o->try_parse_dates ? 0x1f : 0x07, nc);
-  int64_t rows = o->infer_schema_length > 0 ? LADLE_MIN(o->infer_schema_length, f->nrecords) : f->nrecords;
+  int64_t rows =
+      o->infer_schema_length > 0 ? LADLE_MIN(o->infer_schema_length, f->nrecords) : f->nrecords;
   int64_t scap = 0;
   ladle_status st = LADLE_OK;
   for (int64_t r = 0; r < rows && st == LADLE_OK; r++) {
@@ -958,13 +1068,19 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
   for (size_t c = 0; c < nc; c++) {
     ladle_type_id id = LADLE_TYPE_STRING;
     if (any[c]) {
-      if (cand[c] & 1) id = LADLE_TYPE_INT64;
-      else if (cand[c] & 2) id = LADLE_TYPE_FLOAT64;
-      else if (cand[c] & 4) id = LADLE_TYPE_BOOL;
-      else if (cand[c] & 8) id = LADLE_TYPE_DATE;
-      else if (cand[c] & 16) id = LADLE_TYPE_DATETIME;
+      if (cand[c] & 1)
+        id = LADLE_TYPE_INT64;
+      else if (cand[c] & 2)
+        id = LADLE_TYPE_FLOAT64;
+      else if (cand[c] & 4)
+        id = LADLE_TYPE_BOOL;
+      else if (cand[c] & 8)
+        id = LADLE_TYPE_DATE;
+      else if (cand[c] & 16)
+        id = LADLE_TYPE_DATETIME;
     }
-    types[c] = id == LADLE_TYPE_DATETIME ? ladle_dtype_temporal(id, LADLE_TIME_US, NULL) : ladle_dtype_make(id);
+    types[c] = id == LADLE_TYPE_DATETIME ? ladle_dtype_temporal(id, LADLE_TIME_US, NULL)
+                                         : ladle_dtype_make(id);
   }
   free(cand);
   free(any);
@@ -992,10 +1108,14 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
       if (id == LADLE_TYPE_INT8 && (i64 < INT8_MIN || i64 > INT8_MAX)) return false;
       if (id == LADLE_TYPE_INT16 && (i64 < INT16_MIN || i64 > INT16_MAX)) return false;
       if (id == LADLE_TYPE_INT32 && (i64 < INT32_MIN || i64 > INT32_MAX)) return false;
-      if (id == LADLE_TYPE_INT8) LADLE_COL_MUT(o, int8_t)[r] = (int8_t)i64;
-      else if (id == LADLE_TYPE_INT16) LADLE_COL_MUT(o, int16_t)[r] = (int16_t)i64;
-      else if (id == LADLE_TYPE_INT32) LADLE_COL_MUT(o, int32_t)[r] = (int32_t)i64;
-      else LADLE_COL_MUT(o, int64_t)[r] = i64;
+      if (id == LADLE_TYPE_INT8)
+        LADLE_COL_MUT(o, int8_t)[r] = (int8_t)i64;
+      else if (id == LADLE_TYPE_INT16)
+        LADLE_COL_MUT(o, int16_t)[r] = (int16_t)i64;
+      else if (id == LADLE_TYPE_INT32)
+        LADLE_COL_MUT(o, int32_t)[r] = (int32_t)i64;
+      else
+        LADLE_COL_MUT(o, int64_t)[r] = i64;
       return true;
     case LADLE_TYPE_UINT8:
     case LADLE_TYPE_UINT16:
@@ -1005,16 +1125,22 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
       if (id == LADLE_TYPE_UINT8 && u64 > UINT8_MAX) return false;
       if (id == LADLE_TYPE_UINT16 && u64 > UINT16_MAX) return false;
       if (id == LADLE_TYPE_UINT32 && u64 > UINT32_MAX) return false;
-      if (id == LADLE_TYPE_UINT8) LADLE_COL_MUT(o, uint8_t)[r] = (uint8_t)u64;
-      else if (id == LADLE_TYPE_UINT16) LADLE_COL_MUT(o, uint16_t)[r] = (uint16_t)u64;
-      else if (id == LADLE_TYPE_UINT32) LADLE_COL_MUT(o, uint32_t)[r] = (uint32_t)u64;
-      else LADLE_COL_MUT(o, uint64_t)[r] = u64;
+      if (id == LADLE_TYPE_UINT8)
+        LADLE_COL_MUT(o, uint8_t)[r] = (uint8_t)u64;
+      else if (id == LADLE_TYPE_UINT16)
+        LADLE_COL_MUT(o, uint16_t)[r] = (uint16_t)u64;
+      else if (id == LADLE_TYPE_UINT32)
+        LADLE_COL_MUT(o, uint32_t)[r] = (uint32_t)u64;
+      else
+        LADLE_COL_MUT(o, uint64_t)[r] = u64;
       return true;
     case LADLE_TYPE_FLOAT32:
     case LADLE_TYPE_FLOAT64:
       if (!parse_float(t, len, decimal_comma, &d)) return false;
-      if (id == LADLE_TYPE_FLOAT32) LADLE_COL_MUT(o, float)[r] = (float)d;
-      else LADLE_COL_MUT(o, double)[r] = d;
+      if (id == LADLE_TYPE_FLOAT32)
+        LADLE_COL_MUT(o, float)[r] = (float)d;
+      else
+        LADLE_COL_MUT(o, double)[r] = d;
       return true;
     case LADLE_TYPE_DATE:
       if (!parse_date(t, len, &i64) || i64 < INT32_MIN || i64 > INT32_MAX) return false;
@@ -1027,7 +1153,8 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
       }
       LADLE_COL_MUT(o, int64_t)[r] = i64;
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -1078,7 +1205,8 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   int64_t scap = 0;
   /* strings: offsets now, bytes into a growing buffer */
   char **sbuf = calloc(LADLE_MAX(ncols, 1), sizeof *sbuf);
-  int64_t *slen = calloc(LADLE_MAX(ncols, 1), sizeof *slen), *scapv = calloc(LADLE_MAX(ncols, 1), sizeof *scapv);
+  int64_t *slen = calloc(LADLE_MAX(ncols, 1), sizeof *slen),
+          *scapv = calloc(LADLE_MAX(ncols, 1), sizeof *scapv);
   ladle_status st = fields && sbuf && slen && scapv ? LADLE_OK : LADLE_OOM(err, "csv parse");
   size_t made = 0;
   for (; st == LADLE_OK && made < ncols; made++) {
@@ -1150,9 +1278,10 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
         fields[nf].a == fields[nf].b && !fields[nf].quoted)
       got = nf;
     if (got > nf && !o->truncate_ragged_lines && read_last == nf - 1) {
-      st = ladle_err_set(err, LADLE_ECORRUPT,
-                         "%s: record %lld has %zu fields, the header %zu; use truncate_ragged_lines",
-                         f->path, (long long)(rec + 1), got, nf);
+      st =
+          ladle_err_set(err, LADLE_ECORRUPT,
+                        "%s: record %lld has %zu fields, the header %zu; use truncate_ragged_lines",
+                        f->path, (long long)(rec + 1), got, nf);
       break;
     }
     for (size_t k = 0; k < ncols; k++) {
