@@ -929,3 +929,36 @@ def test_a_footer_without_a_required_count_or_offset_is_refused(tmp_path: Path, 
     with pytest.raises(N.LadleError) as e:
         N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1)).num_rows()
     assert "without its" in e.value.args[1]
+
+
+@pytest.mark.parametrize("case", ["utf8", "logical_string", "member_not_struct", "empty_logical"])
+def test_an_undefined_logical_type_leaves_the_physical_type(case: str, tmp_path: Path) -> None:
+    """A byte-array column with the converted type UTF8 and a LogicalType that
+    holds no member (or one that is not a struct, a damaged footer) is binary to
+    pyarrow: a LogicalType, defined or not, overrides the converted type. ladle
+    read it as a string (found by the CI run's diff_pyarrow --fast, seed
+    1796490568). With the converted type alone, or a STRING logical type, both
+    read a string."""
+    import io
+
+    import pqcraft
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"s": pa.array([b"a", b"bc", None] * 10, pa.binary())}), buf)
+    pf = pqcraft.read(buf.getvalue())
+    el = pqcraft.get(pf.footer, 2)[1][1]
+    pqcraft.put(el, 6, pqcraft.I32, 0)  # converted type UTF8
+    if case == "logical_string":
+        pqcraft.put(el, 10, pqcraft.STRUCT, [[1, pqcraft.STRUCT, []]])
+    elif case == "member_not_struct":
+        pqcraft.put(el, 10, pqcraft.STRUCT, [[1, pqcraft.BINARY, b""]])
+    elif case == "empty_logical":
+        pqcraft.put(el, 10, pqcraft.STRUCT, [])
+    path = tmp_path / f"{case}.parquet"
+    path.write_bytes(pqcraft.write(pf))
+    want = pq.read_table(path).column("s")
+    assert (want.type == pa.string()) == (case in ("utf8", "logical_string"))
+    res = N.Engine(1, 0).execute(N.scan_parquet([str(path)], None, -1))
+    string_id, binary_id = 12, 20  # LADLE_TYPE_STRING, LADLE_TYPE_BINARY
+    assert res.schema()[0][1][0] == (string_id if want.type == pa.string() else binary_id)
+    assert res.num_rows() == len(want)

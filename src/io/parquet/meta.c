@@ -35,12 +35,18 @@ static void read_time_unit(ladle_thrift *t, int *unit) {
 static void read_logical(ladle_thrift *t, schema_elem *e) {
   int16_t last = 0, id;
   int ft;
+  /* a LogicalType with no member (or only members that are not structs: a
+   * damaged footer) is an undefined one: pyarrow then reads the physical type
+   * alone, whatever the converted type says */
+  e->logical = -1;
   while (ladle_thrift_field(t, &last, &id, &ft)) {
-    e->logical = id;
+    /* every member of the LogicalType union is a struct: one that is not
+     * (a damaged footer) is no logical type, as pyarrow reads it */
     if (ft != LADLE_TT_STRUCT) {
       ladle_thrift_skip(t, ft);
       continue;
     }
+    e->logical = id;
     int16_t l2 = 0, id2;
     int ft2;
     while (ladle_thrift_field(t, &l2, &id2, &ft2)) {
@@ -171,6 +177,7 @@ static void map_type(const schema_elem *e, ladle_pq_column *c) {
   c->supported = true;
   c->time_mul = 1;
   int lt = e->logical, cv = e->converted;
+  if (lt < 0) lt = 0, cv = -1; /* an undefined logical type: the physical type alone */
   if (lt == 11) { /* UNKNOWN: a column of nulls (pyarrow's and Polars' Null), whatever is stored */
     c->type = ladle_dtype_make(LADLE_TYPE_NULL);
     return;
