@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# TPC-H at 16 threads on the device's CPU in one call, for sessions whose device
+# time is short: what a run needs is unpacked and built once per machine, then
+# each mode named in MODES runs within DEADLINE seconds of the start. From the
+# repository root with devcarry/ carried (ignored by git, made by hand:
+# polars.tar.xz, or pydeps.tar.xz with DuckDB too, unpacked into /tmp/pydeps;
+# COMMIT, `git rev-parse HEAD` at the time):
+#
+#   MODES="mem parquet phase" DEADLINE=500 bash bench/device/tpch16.sh
+#
+# Modes: mem / parquet (SF1 in memory / from Parquet, 5 runs), sf10 /
+# sf10-parquet (SF10, 3 runs; generating SF10 takes about 90 s), phase
+# (bench/device/phase_scaling.py, 1 against 16 threads, of $PHASE_QUERIES),
+# diag (bench/device/parquet_diag.py: SF10 scans and traced queries from
+# Parquet, $DIAG_QUERIES). Engines: ladle, Polars, and DuckDB when it imports.
+# The JSON, PNG and logs land in $OUT (the device tool's folder, else
+# build-gpu/out).
+set -uo pipefail
+ROOT=$(pwd)
+T0=$(date +%s)
+OUT=${OUT:-$ROOT/build-gpu/out}
+mkdir -p "$OUT"
+CARRY=${CARRY:-$ROOT/devcarry}
+DEPS=${PYDEPS:-/tmp/pydeps}
+left() { echo $(( ${DEADLINE:-500} - ($(date +%s) - T0) )); }
+say() { echo "[tpch16 +$(( $(date +%s) - T0 ))s] $*"; }
+if [ ! -f "$DEPS/.unpacked" ]; then
+  pack=$CARRY/pydeps.tar.xz
+  [ -f "$pack" ] || pack=$CARRY/polars.tar.xz
+  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -xJf "$pack" -C "$DEPS" && touch "$DEPS/.unpacked" \
+    || { echo "cannot unpack $pack"; exit 2; }
+fi
+export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
+[ -f "$CARRY/COMMIT" ] && export LADLE_COMMIT=$(cat "$CARRY/COMMIT")
+if ! ls python/ladle/_native*.so > /dev/null 2>&1; then
+  python3 bench/device/build_ext_parallel.py > "$OUT/ext.log" 2>&1 || { tail -30 "$OUT/ext.log"; exit 2; }
+fi
+say "ladle built"
+ENGINES=ladle,polars
+python3 -c "import duckdb" 2>/dev/null && ENGINES=ladle,polars,duckdb
+gen() {
+  [ -f "bench/data/tpch-sf$1/lineitem.parquet" ] && return 0
+  python3 bench/tpch_gen.py --sf "$1" --out "bench/data/tpch-sf$1" > /dev/null && say "SF$1 generated"
+}
+bench() { # sf runs [--parquet]
+  local l; l=$(left)
+  [ "$l" -lt 40 ] && { say "no time left for SF$1 $3"; return; }
+  timeout $(( l - 5 )) python3 bench/scaling.py --sf "$1" --threads 16 --runs "$2" --engines "$ENGINES" $3 \
+    --data bench/data --out "$OUT" --budget $(( l - 25 )) 2>&1 | grep -v "x16  q" | tail -25
+}
+for m in ${MODES:-mem parquet}; do
+  case $m in
+    mem) gen 1 && bench 1 5 ;;
+    parquet) gen 1 && bench 1 5 --parquet ;;
+    sf10) gen 10 && bench 10 3 ;;
+    sf10-parquet) gen 10 && bench 10 3 --parquet ;;
+    phase) gen 1 && timeout $(( $(left) - 5 )) python3 bench/device/phase_scaling.py ${PHASE_QUERIES:-q3 q7 q16 q1} 2>&1 | tee "$OUT/phase.log" ;;
+    diag) gen 10 && timeout $(( $(left) - 5 )) python3 bench/device/parquet_diag.py 10 ${DIAG_QUERIES:-q12,q3} 2>&1 | tee "$OUT/diag.log" ;;
+    *) echo "unknown mode $m" ;;
+  esac
+  say "$m done"
+done
