@@ -81,6 +81,32 @@ static ladle_status join_order(exec_state *s, const ladle_plan *p, ladle_join_pa
   return s->be->join_pairs_sort(&s->k, pairs, by_right, by_right ? nr : nl, err);
 }
 
+/* Whether p, a left join, gives every left row exactly once and in left order
+ * without looking: no output column from the right side, no order by the
+ * right, and right keys all distinct (nulls counted as a value,
+ * so at most one right row can match a left one). Checked only when the
+ * right side is at most half the left, where grouping it costs little next to
+ * the probe it saves. */
+static bool left_lookup_is_identity(exec_state *s, const ladle_plan *p, const ladle_table *lc,
+                                    const ladle_table *rc, const ladle_column *rk,
+                                    const join_defer *jd, bool coalesce, ladle_status *st,
+                                    ladle_error *err) {
+  *st = LADLE_OK;
+  LADLE_UNUSED(jd); /* a deferred side: its kept rows are composed as for any identity */
+  if (p->join.how != LADLE_JOIN_LEFT || coalesce || exec_join_reorders(p) || p->nkeys == 0 ||
+      rc->num_rows > lc->num_rows / 2)
+    return false;
+  for (size_t i = 0; i < p->schema.n; i++)
+    if (p->out_map[i] < 0) return false;
+  if (rc->num_rows == 0) return true; /* every left row with nulls: none from the right */
+  ladle_groups g;
+  memset(&g, 0, sizeof g);
+  *st = s->be->group_ids(&s->k, rk, p->nkeys, &g, err);
+  bool distinct = *st == LADLE_OK && g.ngroups == rc->num_rows;
+  if (*st == LADLE_OK) ladle_groups_release(&g);
+  return distinct;
+}
+
 static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table *l, ladle_table *r,
                                const join_defer *jd, ladle_table **out, ladle_error *err) {
   const ladle_plan *p = pn->lp;
@@ -113,7 +139,14 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
     if (st == LADLE_OK) st = exec_eval_whole(s, p->rkeys, nk, rc, rk, err);
     have_rk = st == LADLE_OK;
   }
-  if (st == LADLE_OK) {
+  /* a left join that takes no column from the right side, whose right keys are
+   * all distinct (a lookup into a dimension table whose columns the query then
+   * drops, as a workflow's fit does): every left row comes out once, in order,
+   * so the output is the left side itself, with no probe and no pairs */
+  bool lookup = st == LADLE_OK && left_lookup_is_identity(s, p, lc, rc, rk, jd, coalesce, &st, err);
+  if (lookup) {
+    pairs.n = lc->num_rows;
+  } else if (st == LADLE_OK) {
     if (p->join.how == LADLE_JOIN_CROSS) {
       ladle_column a, b;
       memset(&a, 0, sizeof a);
@@ -138,8 +171,9 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
   /* a join whose left rows come out exactly once and in order (a lookup into a
    * dimension table, the common case) need not copy the left columns */
   bool left_identity =
-      st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows;
-  if (left_identity) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
+      lookup || (st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows);
+  if (left_identity && !lookup)
+    st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
   LADLE_PHASE_END("join order", pairs.n, t0);
   t0 = LADLE_PHASE_START();
   ladle_table *gathered = NULL; /* the output, when built partition by partition */

@@ -136,3 +136,40 @@ def test_exploding_joins(how: str, engine, small_engine) -> None:  # type: ignor
                 assert got.height == want.height
     big = L.join(R, on="k", how="inner" if how in ("semi", "anti", "cross") else how)
     assert_same(big.group_by("j").agg(pl.len(), pl.col("b").sum()), engine, ordered=False)
+
+
+@pytest.mark.parametrize("right_case", ["distinct", "distinct_with_null", "duplicate", "duplicate_nulls", "empty"])
+@pytest.mark.parametrize("order", ["none", "left", "right", "left_right", "right_left"])
+@pytest.mark.parametrize("left_filter", [False, True])
+def test_left_lookup_taking_no_right_column(right_case: str, order: str, left_filter: bool, engine) -> None:
+    """A left join whose right side gives no output column (only its key, merged
+    into the left's) and whose right keys are distinct is the left side itself:
+    ladle skips the probe then (a workflow's fit joins a dimension table and
+    counts the left's categories). Duplicate right keys, including two nulls,
+    multiply rows and must not take that path; a filter under the left side is
+    deferred into the join."""
+    rng = np.random.default_rng(7)
+    n = 20_000
+    keys = rng.integers(0, 600, n).astype(float)
+    keys[rng.random(n) < 0.05] = np.nan
+    left = pl.DataFrame({"k": keys, "u": rng.integers(0, 50, n)}).with_columns(
+        pl.col("k").fill_nan(None).cast(pl.Int64))
+    rk: list = {
+        "distinct": list(range(0, 500)),
+        "distinct_with_null": list(range(0, 500)) + [None],
+        "duplicate": list(range(0, 500)) + [7],
+        "duplicate_nulls": list(range(0, 500)) + [None, None],
+        "empty": [],
+    }[right_case]
+    right = pl.DataFrame({"k": pl.Series(rk, dtype=pl.Int64)})
+    lf = left.lazy()
+    if left_filter:
+        lf = lf.filter(pl.col("u") != 3)
+    for nulls_equal in (False, True):
+        q = lf.join(right.lazy(), on="k", how="left", maintain_order=order, nulls_equal=nulls_equal)
+        assert_same(q, engine, ordered=order != "none")
+        assert_same(q.group_by("u").agg(pl.len(), pl.col("k").sum()), engine, ordered=False)
+        # a right column in the output: the probe runs
+        q2 = lf.join(right.lazy().with_columns(w=pl.col("k") * 2), on="k", how="left",
+                     maintain_order=order, nulls_equal=nulls_equal)
+        assert_same(q2, engine, ordered=order != "none")
