@@ -187,7 +187,10 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
     for (int k = 0; st == LADLE_OK && k < 2; k++) {
       const int64_t *side = k == 0 ? (left_identity ? NULL : pairs.left) : pairs.right;
       bool rows = side != NULL || (k == 0 && left_identity); /* semi/anti: no right rows */
-      if (jd[k].in != NULL && rows) st = defer_compose(s, &jd[k], side, pairs.n, &comp[k], err);
+      /* a deferred filter that kept every row: its input's rows are its own */
+      bool all = jd[k].in != NULL && jd[k].n == jd[k].in->num_rows;
+      if (jd[k].in != NULL && rows && !all)
+        st = defer_compose(s, &jd[k], side, pairs.n, &comp[k], err);
     }
     for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
       int64_t m = p->out_map[i];
