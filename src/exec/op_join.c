@@ -88,11 +88,9 @@ static ladle_status join_order(exec_state *s, const ladle_plan *p, ladle_join_pa
  * right side is at most half the left, where grouping it costs little next to
  * the probe it saves. */
 static bool left_lookup_is_identity(exec_state *s, const ladle_plan *p, const ladle_table *lc,
-                                    const ladle_table *rc, const ladle_column *rk,
-                                    const join_defer *jd, bool coalesce, ladle_status *st,
-                                    ladle_error *err) {
+                                    const ladle_table *rc, const ladle_column *rk, bool coalesce,
+                                    ladle_status *st, ladle_error *err) {
   *st = LADLE_OK;
-  LADLE_UNUSED(jd); /* a deferred side: its kept rows are composed as for any identity */
   if (p->join.how != LADLE_JOIN_LEFT || coalesce || exec_join_reorders(p) || p->nkeys == 0 ||
       rc->num_rows > lc->num_rows / 2)
     return false;
@@ -143,7 +141,7 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
    * all distinct (a lookup into a dimension table whose columns the query then
    * drops, as a workflow's fit does): every left row comes out once, in order,
    * so the output is the left side itself, with no probe and no pairs */
-  bool lookup = st == LADLE_OK && left_lookup_is_identity(s, p, lc, rc, rk, jd, coalesce, &st, err);
+  bool lookup = st == LADLE_OK && left_lookup_is_identity(s, p, lc, rc, rk, coalesce, &st, err);
   if (lookup) {
     pairs.n = lc->num_rows;
   } else if (st == LADLE_OK) {

@@ -621,7 +621,7 @@ static ladle_status dedup_names(char **names, size_t n, ladle_error *err) {
 /* The records as (begin, end) pairs from the chunks' starts, written in
  * parallel, each chunk's starts where the chunks before it put theirs (a
  * file without comment lines: every line break outside quotes ends one);
- * sets f->starts, f->nrecords and f->open_quote. */
+ * sets f->starts and f->nrecords, and *open when the data ends inside quotes. */
 typedef struct pairs_job {
   const chunk_scan *cs;
   const int *state;     /* per chunk: the quote state it starts in */
@@ -644,7 +644,7 @@ static ladle_status pairs_task(void *vctx, size_t i, ladle_error *err) {
 }
 
 static ladle_status record_pairs(ladle_csv_file *f, const chunk_scan *cs, size_t nchunks,
-                                 int64_t body, ladle_pool *pool, ladle_error *err) {
+                                 int64_t body, ladle_pool *pool, bool *open, ladle_error *err) {
   int *state = malloc(LADLE_MAX(nchunks, 1) * sizeof *state);
   int64_t *first = malloc(LADLE_MAX(nchunks, 1) * sizeof *first);
   if (state == NULL || first == NULL) {
@@ -682,10 +682,7 @@ static ladle_status record_pairs(ladle_csv_file *f, const chunk_scan *cs, size_t
   free(f->starts);
   f->starts = rec;
   f->nrecords = nrec;
-  /* Polars counts the records by quote parity, a last one ending inside
-   * quotes only when the data does not end with a newline; its parser sees
-   * one more here: a malformed file, whatever is read of it */
-  f->open_quote = s == 1 && nrec > 0 && f->size > 0 && f->data[f->size - 1] == '\n';
+  *open = s == 1;
   return LADLE_OK;
 }
 
@@ -786,8 +783,9 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
   }
   tph = LADLE_PHASE_START();
   bool plain = o->comment_prefix == NULL || o->comment_prefix[0] == '\0';
+  bool open = false; /* the data ends inside quotes */
   if (st == LADLE_OK && plain) {
-    st = record_pairs(f, cs, nchunks, body, pool, err);
+    st = record_pairs(f, cs, nchunks, body, pool, &open, err);
   } else if (st == LADLE_OK) {
     int64_t total = 1;
     int state = 0;
@@ -833,16 +831,16 @@ ladle_status ladle_csv_open(const char *path, const ladle_csv_opts *o, ladle_poo
         free(f->starts);
         f->starts = rec;
         f->nrecords = k;
-        bool open = state == 1; /* the data ends inside quotes */
+        open = state == 1;
         if (resync) st = records_in_order(f, o, SIZE_MAX, &open, err);
-        /* Polars counts the records by quote parity, a last one ending inside
-         * quotes only when the data does not end with a newline; its parser
-         * sees one more here: a malformed file, whatever is read of it */
-        f->open_quote =
-            st == LADLE_OK && open && f->nrecords > 0 && f->size > 0 && d[f->size - 1] == '\n';
       }
     }
   }
+  /* Polars counts the records by quote parity, a last one ending inside
+   * quotes only when the data does not end with a newline; its parser sees
+   * one more here: a malformed file, whatever is read of it */
+  f->open_quote =
+      st == LADLE_OK && open && f->nrecords > 0 && f->size > 0 && d[f->size - 1] == '\n';
   LADLE_PHASE_END("csv record pairs", f->nrecords, tph);
   for (size_t i = 0; cs && i < nchunks; i++) {
     free(cs[i].starts[0]);

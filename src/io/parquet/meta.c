@@ -40,9 +40,7 @@ static void read_logical(ladle_thrift *t, schema_elem *e) {
    * alone, whatever the converted type says */
   e->logical = -1;
   while (ladle_thrift_field(t, &last, &id, &ft)) {
-    /* every member of the LogicalType union is a struct: one that is not
-     * (a damaged footer) is no logical type, as pyarrow reads it */
-    if (ft != LADLE_TT_STRUCT) {
+    if (ft != LADLE_TT_STRUCT) { /* every member is a struct */
       ladle_thrift_skip(t, ft);
       continue;
     }
