@@ -754,6 +754,10 @@ typedef struct ladle_engine_stats {
    * engine's communicator (every engine sharing it counts together) */
   int64_t exchange_bytes;
   double exchange_ms;
+  /* Parquet column chunks whose filter terms the scan evaluated on the
+   * chunk's dictionary, and those it evaluated row by row instead (a chunk
+   * not wholly dictionary-encoded, or a column the file lacks) */
+  int64_t dict_chunks, dict_chunks_rowwise;
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */

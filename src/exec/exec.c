@@ -272,7 +272,9 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
                           0,
                           0,
                           e->comm->moved_bytes,
-                          e->comm->moved_ms};
+                          e->comm->moved_ms,
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks),
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks_rowwise)};
   if (e->dev_mr != NULL) {
     s.device_memory_bytes = ladle_mr_bytes(e->dev_mr);
     s.device_memory_peak = ladle_mr_peak(e->dev_mr);

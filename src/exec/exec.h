@@ -30,6 +30,7 @@ struct ladle_engine {
   int64_t morsel_rows;
   int64_t queries; /* with several ranks: executions so far (their fingerprints' order) */
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
+  atomic_llong dict_chunks, dict_chunks_rowwise; /* ladle_engine_stats */
 };
 
 struct ladle_result {
@@ -324,7 +325,16 @@ typedef struct exec_pred exec_pred;
  * compares a column with a constant, or it aggregates, or the backend has no
  * compare_into): the caller evaluates it as a mask. */
 ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
-                               exec_pred **out, ladle_error *err);
+                               const bool *dict, exec_pred **out, ladle_error *err);
+/* The columns of predicate e (over n columns) a Parquet scan can evaluate on
+ * its dictionaries (dict[c] set): String columns that only conjunction terms
+ * reading that column alone, row by row, read. Returns how many. The filter
+ * then compiles e with `dict` (those terms left out, the scan's keep-byte
+ * column c ANDed in) and the scan each column's terms with
+ * exec_pred_compile_dict (over a chunk whose column col is the dictionary). */
+size_t exec_pred_dict_columns(const ladle_bexpr *e, size_t n, bool *dict);
+ladle_status exec_pred_compile_dict(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
+                                    size_t col, exec_pred **out, ladle_error *err);
 /* keep[0..c->length) = 1 where every term is true (not null) on the row. */
 ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk *c, uint8_t *keep,
                             ladle_error *err);

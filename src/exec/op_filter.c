@@ -143,7 +143,8 @@ static ladle_status filter_table(exec_state *s, const ladle_pnode *pn, ladle_tab
   ladle_column *masks = NULL;
   bool scalar = false;
   exec_pred *pred;
-  LADLE_RETURN_NOT_OK(exec_pred_compile(s, p->exprs[0], &in->schema, &pred, err));
+  LADLE_RETURN_NOT_OK(
+      exec_pred_compile(s, p->exprs[0], &in->schema, units != NULL ? pn->dict : NULL, &pred, err));
   ladle_status st = pred ? LADLE_OK : ladle_eval_chunked(s, p->exprs[0], in, &masks, &scalar, err);
   ladle_table *t;
   if (st == LADLE_OK) st = ladle_table_create(&p->schema, in->nchunks, &t, err);
@@ -233,7 +234,7 @@ static ladle_status filter_open(exec_state *s, const ladle_pnode *pn, void **sta
                                 ladle_error *err) {
   exec_pred *pred = NULL;
   LADLE_RETURN_NOT_OK(
-      exec_pred_compile(s, pn->lp->exprs[0], &pn->lp->inputs[0]->schema, &pred, err));
+      exec_pred_compile(s, pn->lp->exprs[0], &pn->lp->inputs[0]->schema, NULL, &pred, err));
   *state = pred;
   return LADLE_OK;
 }

@@ -249,13 +249,72 @@ int64_t ladle_scan_parquet_rows(const ladle_plan *p) {
 }
 
 typedef struct read_job {
+  exec_state *st;
   const pq_source *s;
   size_t *unit_file, *unit_rg; /* per output chunk */
   ladle_table *t;
-  bool views;            /* the scan is the result: strings as views (ladle_column.views) */
-  const bool *late_cols; /* these columns not at all (read late by the filter) */
-  size_t *order;         /* the tasks, costliest first */
+  bool views;             /* the scan is the result: strings as views (ladle_column.views) */
+  const bool *late_cols;  /* these columns not at all (read late by the filter) */
+  exec_pred **dict;       /* per column: the filter's terms on it, evaluated on the
+                             dictionary into keep bytes (NULL: none) */
+  const ladle_schema *in; /* the scan's schema (dictionary columns are strings) */
+  size_t *order;          /* the tasks, costliest first */
 } read_job;
+
+typedef struct dict_eval_ctx {
+  exec_state *st;
+  const exec_pred *pred;
+  const ladle_schema *in;
+  size_t col;
+} dict_eval_ctx;
+
+/* keep[0..c.length) = the terms of column `col` over `c`, a chunk of the
+ * scan's schema holding only that column (the others placeholders). */
+static ladle_status dict_keep(const dict_eval_ctx *d, const ladle_column *c, uint8_t *keep,
+                              ladle_error *err) {
+  size_t n = d->in->n;
+  ladle_column *cols = calloc(LADLE_MAX(n, 1), sizeof *cols);
+  if (cols == NULL) return LADLE_OOM(err, "dictionary predicate");
+  for (size_t i = 0; i < n; i++)
+    if (i != d->col) exec_placeholder(&cols[i], c->length);
+  cols[d->col] = *c;
+  ladle_chunk ch = {.columns = cols, .length = c->length};
+  ladle_status st = exec_pred_keep(d->st, d->pred, &ch, keep, err);
+  free(cols);
+  return st;
+}
+
+static ladle_status dict_eval(void *ctx, const ladle_column *dict, uint8_t *ent, ladle_error *err) {
+  return dict_keep(ctx, dict, ent, err);
+}
+
+/* Column k of unit u as the keep bytes of its dictionary terms (a Boolean
+ * column without nulls): through the chunk's dictionary when every page is
+ * dictionary-encoded, else over the column read whole. */
+static ladle_status dict_task(read_job *j, size_t u, size_t k, size_t col, ladle_error *err) {
+  size_t f = j->unit_file[u], rg = j->unit_rg[u];
+  int64_t n = j->s->files[f]->row_groups[rg].num_rows;
+  ladle_column *o = &j->t->chunks[u].columns[k];
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, false, 0, o, err));
+  dict_eval_ctx d = {j->st, j->dict[k], j->in, k};
+  bool whole = false;
+  ladle_status st = LADLE_OK;
+  if (col != SIZE_MAX)
+    st = ladle_pq_read_chunk_dict_keep(j->s->files[f], rg, col, dict_eval, &d,
+                                       LADLE_COL_MUT(o, uint8_t), &whole, err);
+  atomic_fetch_add(whole ? &j->st->eng->dict_chunks : &j->st->eng->dict_chunks_rowwise, 1);
+  if (st == LADLE_OK && !whole) { /* row by row */
+    ladle_column c;
+    st = col == SIZE_MAX ? ladle_column_nulls(j->in->types[k], n, &c, err)
+                         : ladle_pq_read_chunk(j->s->files[f], rg, col, &c, err);
+    if (st == LADLE_OK) {
+      st = dict_keep(&d, &c, LADLE_COL_MUT(o, uint8_t), err);
+      ladle_column_release(&c);
+    }
+  }
+  if (st != LADLE_OK) ladle_column_release(o);
+  return st;
+}
 
 /* What decoding task i (unit i / ncols, column i % ncols) should cost, roughly:
  * half a unit per decompressed byte of the chunk, 8 per row for the output (the
@@ -287,6 +346,7 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
   if (j->order != NULL) i = j->order[i];
   size_t u = i / j->s->ncols, k = i % j->s->ncols;
   size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
+  if (j->dict != NULL && j->dict[k] != NULL) return dict_task(j, u, k, col, err);
   if (col == SIZE_MAX)
     return ladle_column_nulls(j->t->schema.types[k],
                               j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
@@ -370,8 +430,19 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
   if (rc == LADLE_OK) {
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
-    read_job j = {.s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = pn->views};
+    read_job j = {.st = st, .s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = pn->views};
     j.late_cols = pn->late;
+    j.in = &p->schema;
+    /* a late filter's dictionary columns (only for it: it reads the keep bytes) */
+    if (units != NULL && pn->dict != NULL) {
+      j.dict = calloc(LADLE_MAX(s->ncols, 1), sizeof *j.dict);
+      if (j.dict == NULL) rc = LADLE_OOM(err, "parquet dictionary predicates");
+      for (size_t k = 0; rc == LADLE_OK && k < s->ncols; k++)
+        if (pn->dict[k]) {
+          rc = exec_pred_compile_dict(st, pn->dict_pred, &p->schema, k, &j.dict[k], err);
+          t->schema.types[k] = ladle_dtype_make(LADLE_TYPE_BOOL);
+        }
+    }
     /* costliest first, so that no thread starts a large chunk while the others
      * run out of work (without the order the scan ends on the last row group's
      * widest column) */
@@ -387,8 +458,10 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
       j.order = NULL;
     }
     free(ct);
-    rc = ladle_pool_run(st->k.pool, ntasks, read_task, &j, err);
+    if (rc == LADLE_OK) rc = ladle_pool_run(st->k.pool, ntasks, read_task, &j, err);
     free(j.order);
+    for (size_t k = 0; j.dict != NULL && k < s->ncols; k++) exec_pred_destroy(j.dict[k]);
+    free(j.dict);
     ladle_table_seal(t);
   }
   if (units != NULL && rc == LADLE_OK) { /* for the late reads */

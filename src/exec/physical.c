@@ -730,6 +730,19 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
         }
         ladle_exec_mark_columns(p->exprs[0], late, n); /* read by the predicate, for now */
         for (size_t i = 0; i < n; i++) nlate += (late[i] = !late[i]);
+        /* String columns only single-column terms read: the scan evaluates
+         * those terms on each chunk's dictionary and hands the filter keep
+         * bytes in the column's place; the column itself, when read above, is
+         * read late like the others (not with the column kernels: their
+         * filter evaluates the predicate whole) */
+        bool *dict = P->o->columns ? NULL : malloc(n * sizeof *dict);
+        if (dict != NULL && exec_pred_dict_columns(p->exprs[0], n, dict) > 0) {
+          for (size_t i = 0; i < n; i++) nlate += dict[i] && !late[i];
+          for (size_t i = 0; i < n; i++) late[i] |= dict[i];
+          pn->dict = dict;
+        } else {
+          free(dict);
+        }
         if (nlate > 0)
           pn->late = late;
         else
@@ -743,11 +756,17 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
         pn->inputs[0] = exchange_for(P, pn->inputs[0], LADLE_EXCHANGE_BROADCAST, NULL, 0);
         if (pn->inputs[0] == NULL) return NULL;
       }
-      if (pn->late != NULL && pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET)
+      if (pn->late != NULL && pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET) {
         pn->inputs[0]->late = pn->late; /* the scan, nothing between */
-      else if (pn->late != NULL) {
+        pn->inputs[0]->dict = pn->dict;
+        pn->inputs[0]->dict_pred = p->exprs[0];
+      } else if (pn->late != NULL) {
         free(pn->late);
         pn->late = NULL;
+      }
+      if (pn->late == NULL) { /* (a dictionary column is a late one) */
+        free(pn->dict);
+        pn->dict = NULL;
       }
       pn->dist = pn->inputs[0]->dist;
       return pn;
@@ -942,6 +961,7 @@ static void pnode_free(ladle_pnode *pn) {
   if (pn->op == LADLE_POP_FILTER) {
     free(pn->need);
     free(pn->late); /* the scan's is the same array */
+    free(pn->dict); /* and this */
   }
   free(pn->inputs);
   free(pn);
@@ -1117,10 +1137,20 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
     names_of(b, pn->schema, pn->late, true);
     ladle_strbuf_printf(b, " (read from the files at the kept rows)");
   }
+  if (pn->op == LADLE_POP_FILTER && pn->dict != NULL) {
+    ladle_strbuf_printf(b, " dictionary=");
+    names_of(b, pn->schema, pn->dict, true);
+    ladle_strbuf_printf(b, " (their terms evaluated by the scan on each chunk's dictionary)");
+  }
   if (pn->op == LADLE_POP_SCAN_PARQUET && pn->late != NULL) {
     ladle_strbuf_printf(b, " reads ");
     names_of(b, pn->schema, pn->late, false);
     ladle_strbuf_printf(b, " (the rest late, for #%d)", pn->id - 1);
+    if (pn->dict != NULL) {
+      ladle_strbuf_printf(b, " and the terms of #%d on ", pn->id - 1);
+      names_of(b, pn->schema, pn->dict, true);
+      ladle_strbuf_printf(b, " through their dictionaries");
+    }
   }
   if (pn->op == LADLE_POP_FILTER && pn->defer)
     ladle_strbuf_printf(b,

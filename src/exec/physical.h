@@ -96,6 +96,11 @@ struct ladle_pnode {
                  placeholders */
   bool *late; /* over a SCAN_PARQUET: columns read from the files after the
                  predicate, at the kept rows only (the scan's `late` too) */
+  bool *dict; /* over a SCAN_PARQUET, late too: String columns whose predicate
+                 terms the scan evaluates on each chunk's dictionary (the
+                 scan's `dict` too, with dict_pred the predicate); the scan's
+                 output holds Boolean keep bytes there (exec_pred_dict_columns) */
+  const ladle_bexpr *dict_pred;
   bool defer; /* compacts the join keys only and hands its input and kept rows to
                  the JOIN above, which gathers the other columns at its output rows */
   /* JOIN */

@@ -16,6 +16,15 @@
  * some term is true, which is when a Kleene disjunction is true: null or false
  * terms drop it only if no term is true. (x.is_not_null() | (y == 1) built
  * three boolean columns with validity and took a Kleene OR before.)
+ *
+ * Over a Parquet scan, terms that read one String column and nothing else,
+ * row by row (a dictionary term: comparisons, is_in with a list, string
+ * tests, null tests and logic of them), are evaluated by the scan on each
+ * chunk's dictionary (exec_pred_dict_columns picks the columns,
+ * exec_pred_compile_dict compiles their terms for the scan): the scan hands
+ * the filter a Boolean column of keep bytes in that column's place, and the
+ * filter's predicate, compiled with `dict`, ANDs that column in instead of
+ * those terms (a mask term).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +38,7 @@ typedef struct pred_term {
   ladle_column k[2];
   struct pred_term *alt; /* or (e NULL, col < 0): the disjunction of alt[0..nalt) */
   size_t nalt;
+  bool mask; /* (e NULL) column col is 0/1 keep bytes (a dictionary column's terms) */
 } pred_term;
 
 struct exec_pred {
@@ -177,13 +187,50 @@ static ladle_status compile_or(exec_state *s, exec_pred *q, const ladle_bexpr *e
   return compile_leaf(s, q, e, in, err);
 }
 
+/* Whether e reads no column but `*col` (set by the first one met), of type
+ * String, and row by row: columns, single literals (and is_in's list),
+ * aliases, binary operations and functions of those. Casts, when/then,
+ * aggregations, windows and row counts are not. */
+static bool dict_expr(const ladle_bexpr *e, int64_t *col) {
+  switch (e->kind) {
+    case LADLE_EX_COL:
+      if (e->type.id != LADLE_TYPE_STRING || (*col >= 0 && e->col != *col)) return false;
+      *col = e->col;
+      return true;
+    case LADLE_EX_LIT:
+      return e->lit.length == 1;
+    case LADLE_EX_ALIAS:
+      return dict_expr(e->args[0], col);
+    case LADLE_EX_BINARY:
+      return dict_expr(e->args[0], col) && dict_expr(e->args[1], col);
+    case LADLE_EX_FUNC:
+      if (e->op == LADLE_FN_IS_IN)
+        return e->nargs == 2 && e->args[1]->kind == LADLE_EX_LIT && dict_expr(e->args[0], col);
+      for (size_t i = 0; i < e->nargs; i++)
+        if (!dict_expr(e->args[i], col)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* The column a conjunction's term is a dictionary term of, or -1. */
+static int64_t dict_term(const ladle_bexpr *e) {
+  int64_t col = -1;
+  if (e->type.id != LADLE_TYPE_BOOL || e->has_agg || e->has_window || !dict_expr(e, &col))
+    return -1;
+  return col;
+}
+
 static ladle_status compile_and(exec_state *s, exec_pred *p, const ladle_bexpr *e,
-                                const ladle_schema *in, ladle_error *err) {
+                                const ladle_schema *in, const bool *dict, ladle_error *err) {
   while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
   if (is_bool_op(e, LADLE_OP_AND)) {
-    LADLE_RETURN_NOT_OK(compile_and(s, p, e->args[0], in, err));
-    return compile_and(s, p, e->args[1], in, err);
+    LADLE_RETURN_NOT_OK(compile_and(s, p, e->args[0], in, dict, err));
+    return compile_and(s, p, e->args[1], in, dict, err);
   }
+  int64_t dc = dict != NULL ? dict_term(e) : -1;
+  if (dc >= 0 && dict[dc]) return LADLE_OK; /* in the scan's keep bytes of column dc */
   if (is_bool_op(e, LADLE_OP_OR) && s->be->mask_or != NULL) {
     exec_pred q = {NULL, 0, 0};
     ladle_status st = compile_or(s, &q, e, in, err);
@@ -203,15 +250,90 @@ static ladle_status compile_and(exec_state *s, exec_pred *p, const ladle_bexpr *
   return compile_leaf(s, p, e, in, err);
 }
 
-ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
-                               exec_pred **out, ladle_error *err) {
+/* Whether predicate e can be split into terms at all. */
+static bool splits(const exec_state *s, const ladle_bexpr *e) {
+  return s->be->compare_into != NULL && !e->has_agg && !e->has_window && !e->scalar &&
+         e->type.id == LADLE_TYPE_BOOL;
+}
+
+typedef struct dict_walk {
+  bool *cand, *other; /* columns of dictionary terms; columns any other term reads */
+  size_t n;
+} dict_walk;
+
+static void dict_walk_and(dict_walk *w, const ladle_bexpr *e) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (is_bool_op(e, LADLE_OP_AND)) {
+    dict_walk_and(w, e->args[0]);
+    dict_walk_and(w, e->args[1]);
+    return;
+  }
+  int64_t c = dict_term(e);
+  if (c >= 0 && (size_t)c < w->n)
+    w->cand[c] = true;
+  else
+    ladle_exec_mark_columns(e, w->other, w->n);
+}
+
+size_t exec_pred_dict_columns(const ladle_bexpr *e, size_t n, bool *dict) {
+  memset(dict, 0, n * sizeof *dict);
+  if (e->has_agg || e->has_window || e->scalar || e->type.id != LADLE_TYPE_BOOL || n == 0) return 0;
+  bool *other = calloc(n, sizeof *other);
+  if (other == NULL) return 0; /* without memory: none, the plain filter */
+  dict_walk w = {dict, other, n};
+  dict_walk_and(&w, e);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) k += (dict[i] = dict[i] && !other[i]);
+  free(other);
+  return k;
+}
+
+static ladle_status compile_dict_terms(exec_state *s, exec_pred *p, const ladle_bexpr *e,
+                                       const ladle_schema *in, int64_t col, ladle_error *err) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  if (is_bool_op(e, LADLE_OP_AND)) {
+    LADLE_RETURN_NOT_OK(compile_dict_terms(s, p, e->args[0], in, col, err));
+    return compile_dict_terms(s, p, e->args[1], in, col, err);
+  }
+  return dict_term(e) == col ? compile_and(s, p, e, in, NULL, err) : LADLE_OK;
+}
+
+ladle_status exec_pred_compile_dict(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
+                                    size_t col, exec_pred **out, ladle_error *err) {
   *out = NULL;
-  if (s->be->compare_into == NULL || e->has_agg || e->has_window || e->scalar ||
-      e->type.id != LADLE_TYPE_BOOL)
-    return LADLE_OK;
+  if (!splits(s, e))
+    return ladle_err_set(err, LADLE_EINVAL, "a dictionary predicate the backend cannot split");
   exec_pred *p = calloc(1, sizeof *p);
   if (p == NULL) return LADLE_OOM(err, "predicate");
-  ladle_status st = compile_and(s, p, e, in, err);
+  ladle_status st = compile_dict_terms(s, p, e, in, (int64_t)col, err);
+  if (st != LADLE_OK) {
+    exec_pred_destroy(p);
+    return st;
+  }
+  *out = p;
+  return LADLE_OK;
+}
+
+ladle_status exec_pred_compile(exec_state *s, const ladle_bexpr *e, const ladle_schema *in,
+                               const bool *dict, exec_pred **out, ladle_error *err) {
+  *out = NULL;
+  if (!splits(s, e)) {
+    if (dict != NULL) /* the planner split it: this backend must too */
+      return ladle_err_set(err, LADLE_EINVAL, "a dictionary predicate the backend cannot split");
+    return LADLE_OK;
+  }
+  exec_pred *p = calloc(1, sizeof *p);
+  if (p == NULL) return LADLE_OOM(err, "predicate");
+  ladle_status st = compile_and(s, p, e, in, dict, err);
+  for (size_t i = 0; st == LADLE_OK && dict != NULL && i < in->n; i++)
+    if (dict[i]) { /* the scan's keep bytes for the terms left out */
+      pred_term t;
+      memset(&t, 0, sizeof t);
+      t.col = (int64_t)i;
+      t.op[0] = t.op[1] = -1;
+      t.mask = true;
+      st = add_term(p, t, err);
+    }
   bool any = false;
   for (size_t i = 0; st == LADLE_OK && i < p->n; i++) any |= p->t[i].e == NULL;
   if (st != LADLE_OK || !any) {
@@ -258,6 +380,8 @@ static ladle_status term_keep(exec_state *s, const pred_term *t, const ladle_chu
     free(tmp);
     return st;
   }
+  if (t->mask) /* keep bytes the scan made from the dictionary */
+    return s->be->mask_and(&s->k, &c->columns[t->col], n, init, keep, NULL, err);
   if (t->e == NULL && c->columns[t->col].length == n) {
     for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
       LADLE_RETURN_NOT_OK(

@@ -245,9 +245,9 @@ static bool write_pq(const char *path, int64_t n, int64_t rg) {
   int64_t *id = malloc((size_t)(n + 1) * sizeof *id);
   double *x = malloc((size_t)(n + 1) * sizeof *x);
   uint8_t *xv = malloc((size_t)(n + 1));
-  const char **s = malloc((size_t)(n + 1) * sizeof *s);
+  const char **s = malloc((size_t)(n + 1) * sizeof *s), **m = malloc((size_t)(n + 1) * sizeof *m);
   char(*buf)[48] = malloc((size_t)(n + 1) * sizeof *buf);
-  bool ok = id && x && xv && s && buf;
+  bool ok = id && x && xv && s && m && buf;
   for (int64_t i = 0; ok && i < n; i++) {
     id[i] = next_id++;
     x[i] = (double)(test_rand() % 1000) / 1000.0;
@@ -255,14 +255,16 @@ static bool write_pq(const char *path, int64_t n, int64_t rg) {
     snprintf(buf[i], sizeof buf[i], id[i] % 11 == 0 ? "row %lld, a string longer than 12" : "r%lld",
              (long long)id[i]);
     s[i] = id[i] % 5 == 2 ? NULL : buf[i];
+    m[i] = id[i] % 3 == 0 ? NULL : id[i] % 3 == 1 ? "MAIL" : "AIR"; /* dictionary-encoded */
   }
   colspec cols[] = {{"id", LADLE_TYPE_INT64, id, NULL},
                     {"x", LADLE_TYPE_FLOAT64, x, xv},
-                    {"s", LADLE_TYPE_STRING, s, NULL}};
-  ladle_table *t = ok ? make_table(n, 3, cols, 100) : NULL;
+                    {"s", LADLE_TYPE_STRING, s, NULL},
+                    {"m", LADLE_TYPE_STRING, m, NULL}};
+  ladle_table *t = ok ? make_table(n, 4, cols, 100) : NULL;
   ladle_plan *p = t ? scan(t) : NULL;
   ladle_result *r = p ? run_plan(p, 2, 0) : NULL;
-  ladle_parquet_write_opts wo = {.row_group_size = rg, .statistics = true};
+  ladle_parquet_write_opts wo = {.row_group_size = rg, .statistics = true, .dictionary = true};
   ok = r != NULL && ladle_result_write_parquet(r, path, &wo, &err_) == LADLE_OK;
   if (!ok) fprintf(stderr, "  write_pq %s: %s\n", path, err_.message);
   ladle_result_destroy(r);
@@ -272,6 +274,7 @@ static bool write_pq(const char *path, int64_t n, int64_t rg) {
   free(x);
   free(xv);
   free(s);
+  free(m);
   free(buf);
   return ok;
 }
@@ -360,12 +363,13 @@ TEST(parquet_n_rows) {
 /* 400 <= id < 1700, pushed to the scan as statistics filters and run by a
  * filter over it (which reads x and s late, at the rows it keeps), with
  * and without n_rows (which turns skipping off) and with more to the
- * predicate than the statistics know. */
+ * predicate than the statistics know: x, m == "MAIL" (evaluated on m's
+ * dictionaries) or s >= "r5" (s is not dictionary-encoded: row by row). */
 TEST(parquet_filter_skips_row_groups) {
   if (!files_ready()) return;
   ladle_pq_filter fl[] = {{.column = "id", .op = LADLE_OP_GE, .kind = 0, .i64 = 400},
                           {.column = "id", .op = LADLE_OP_LT, .kind = 0, .i64 = 1700}};
-  for (int variant = 0; variant < 3; variant++) {
+  for (int variant = 0; variant < 5; variant++) {
     ladle_parquet_opts o = {.n_filters = 2, .filters = fl};
     if (variant == 1) {
       o.n_rows = 1500;
@@ -383,10 +387,23 @@ TEST(parquet_filter_skips_row_groups) {
       pred = ladle_expr_binary(LADLE_OP_AND, pred,
                                ladle_expr_binary(LADLE_OP_GT, ladle_expr_col("x"),
                                                  ladle_expr_lit_float(0.5, LADLE_TYPE_FLOAT64)));
+    if (variant >= 3)
+      pred = ladle_expr_binary(
+          LADLE_OP_AND, pred,
+          variant == 3
+              ? ladle_expr_binary(LADLE_OP_EQ, ladle_expr_col("m"), ladle_expr_lit_str("MAIL", 4))
+              : ladle_expr_binary(LADLE_OP_GE, ladle_expr_col("s"), ladle_expr_lit_str("r5", 2)));
     CHECK_OK(ladle_plan_filter(p, pred, &f, &err_));
     if (f == NULL) return;
-    const char *what[] = {"parquet filter", "parquet filter n_rows=1500", "parquet filter on x"};
+    const char *what[] = {"parquet filter", "parquet filter n_rows=1500", "parquet filter on x",
+                          "parquet filter on m", "parquet filter on s"};
     ranked_check rc = check_ranks(f, what[variant]);
+    if (variant == 3) { /* ids 400, 403, ..., 1699 */
+      CHECK_EQ_I(rc.rows, 434);
+      CHECK(rc.one.dict_chunks > 0);
+      CHECK_EQ_I(rc.one.dict_chunks_rowwise, 0);
+    }
+    if (variant == 4) CHECK(rc.one.dict_chunks_rowwise > 0);
     if (variant == 1) {
       CHECK_EQ_I(rc.rows, 1100);
       CHECK_EQ_I(rc.one.row_groups_skipped, 0);

@@ -135,6 +135,22 @@ ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t
 ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t col, const int64_t *sel,
                                      int64_t nsel, bool as_views, ladle_column *out, ladle_error *err);
 
+/* A predicate over a chunk's dictionary: `dict` holds its entries as a String
+ * column with one null row after them; `ent` gets one byte per row of it, 1
+ * where the predicate holds (true, not null), else 0. */
+typedef ladle_status (*ladle_pq_dict_eval)(void *ctx, const ladle_column *dict, uint8_t *ent,
+                                           ladle_error *err);
+/* Column `col` of row group `rg` through a predicate evaluated once per
+ * dictionary entry: keep[r] (one byte per row of the row group) is the entry
+ * byte of row r's value, or of the null row for a null. Only for a flat String
+ * column whose every data page is dictionary-encoded: *whole says whether it
+ * was one (false: keep is not complete, and the caller reads the column and
+ * evaluates the predicate row by row). A dictionary-evaluated filter never
+ * decodes the strings of the rows. */
+ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, size_t col,
+                                           ladle_pq_dict_eval eval, void *ctx, uint8_t *keep,
+                                           bool *whole, ladle_error *err);
+
 /* Writes nrows rows of `columns` (one whole column per schema entry). The
  * column chunks are encoded and compressed on `pool`'s threads (NULL: on the
  * calling thread), a window of them at a time, and written in file order. */

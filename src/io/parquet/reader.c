@@ -136,7 +136,7 @@ static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t co
  * through a buffer on the stack (checked against the dictionary's size per
  * block) and a run of one index as a fill, so that such a page's indices are
  * never written out whole and read back. */
-enum { DICT_U64, DICT_U32, DICT_F32, DICT_VIEW, DICT_INDEX };
+enum { DICT_U64, DICT_U32, DICT_F32, DICT_VIEW, DICT_INDEX, DICT_BYTE };
 
 static inline float slot_f32(uint64_t v) {
   double d;
@@ -148,7 +148,7 @@ typedef struct dict_out {
   int kind;
   uint8_t *dst;          /* the first output row */
   const uint64_t *raw;   /* fixed-width entries, as slots */
-  const uint8_t *views;  /* DICT_VIEW: the entries' 16-byte views */
+  const uint8_t *views;  /* DICT_VIEW: the entries' 16-byte views; DICT_BYTE: one byte each */
   int64_t n;             /* entries (DICT_INDEX: 2^32, no limit) */
 } dict_out;
 
@@ -172,6 +172,11 @@ static void dict_emit(const dict_out *d, int64_t at, const uint32_t *ix, int64_t
     case DICT_VIEW: {
       uint8_t *O = d->dst + 16 * at;
       for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)ix[i], 16);
+      break;
+    }
+    case DICT_BYTE: {
+      uint8_t *O = d->dst + at;
+      for (int64_t i = 0; i < n; i++) O[i] = d->views[ix[i]];
       break;
     }
     default:
@@ -202,6 +207,9 @@ static void dict_fill(const dict_out *d, int64_t at, uint32_t v, int64_t n) {
       for (int64_t i = 0; i < n; i++) memcpy(O + 16 * i, d->views + 16 * (size_t)v, 16);
       break;
     }
+    case DICT_BYTE:
+      memset(d->dst + at, d->views[v], (size_t)n);
+      break;
     default: {
       uint32_t *O = (uint32_t *)(void *)d->dst + at;
       for (int64_t i = 0; i < n; i++) O[i] = v;
@@ -1332,6 +1340,18 @@ ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t c
       return ladle_err_set(err, LADLE_EINVAL, "%s: row selection not ascending within the row group's %lld rows",
                            f->path, (long long)rows);
   const ladle_pq_column *pc = &f->columns[col];
+  if (pc->supported && !as_views && pc->max_rep == 0 && utf8_col(pc)) {
+    /* strings: the selected rows as views (only the pages that hold them
+     * decoded, only their strings moved), then as offsets and bytes */
+    ladle_column v;
+    ladle_status st = read_chunk(f, rg, col, true, sel, nsel, &v, err);
+    if (st == LADLE_OK) {
+      st = ladle_column_from_views(&v, out, err);
+      ladle_column_release(&v);
+      return st;
+    }
+    if (st != LADLE_ENOTSUP) return st;
+  }
   if (pc->supported && selective_decode_ok(pc, as_views)) {
     ladle_status st = read_chunk(f, rg, col, as_views, sel, nsel, out, err);
     if (st != LADLE_ENOTSUP || !as_views) return st;
@@ -1419,6 +1439,34 @@ static ladle_status alloc_output(const ladle_pq_column *pc, bool views, int64_t 
   return LADLE_OK;
 }
 
+/* The column chunk's bytes [*chunk, *chunk + *size): in the file's mapping
+ * (bounds checked when the footer was read), or read into *buf (the caller
+ * frees it). */
+static ladle_status chunk_bytes(const ctx *c, const ladle_pq_chunk_meta *m, const uint8_t **chunk,
+                                int64_t *size, uint8_t **buf) {
+  const ladle_pq_file *f = c->f;
+  int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
+                      ? m->dictionary_page_offset
+                      : m->data_page_offset;
+  int64_t n = m->total_compressed_size;
+  if (start < 0 || n < 0 || start > f->file_size || n > f->file_size - start)
+    return corrupt(c, "column chunk lies outside the file");
+  *buf = NULL;
+  *size = n;
+  *chunk = f->map != NULL ? f->map + start : NULL;
+  if (*chunk == NULL) {
+    if ((*buf = malloc((size_t)LADLE_MAX(n, 1))) == NULL) return LADLE_OOM(c->err, "column chunk");
+    ladle_status rs = ladle_read_at(f->fd, f->path, start, *buf, n, c->err);
+    if (rs != LADLE_OK) {
+      free(*buf);
+      *buf = NULL;
+      return ladle_err_context(c->err, rs, "column '%s'", c->col->name);
+    }
+    *chunk = *buf;
+  }
+  return LADLE_OK;
+}
+
 static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, const int64_t *sel,
                                int64_t nsel, ladle_column *out, ladle_error *err) {
   const ladle_pq_column *pc = &f->columns[col];
@@ -1442,9 +1490,6 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     return ladle_column_alloc(pc->type, sel != NULL ? nsel : f->row_groups[rg].num_rows, true, 0,
                               out, err);
   int64_t nrows = f->row_groups[rg].num_rows;
-  int64_t start = m->dictionary_page_offset >= 4 && m->dictionary_page_offset < m->data_page_offset
-                      ? m->dictionary_page_offset
-                      : m->data_page_offset;
   int64_t size = m->total_compressed_size;
   /* a row count the chunk cannot hold (every value takes at least a bit or a run) */
   if (nrows < 0 || (nrows > size * 8 * 1024 + 1024 * 1024)) return corrupt(&c, "row count is implausible for the chunk size");
@@ -1459,22 +1504,9 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     return corrupt(&c, msg);
   }
   int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
-  /* the chunk's bytes: in the file's mapping (bounds checked when the footer
-   * was read), or read into a buffer of their own */
-  if (start < 0 || size < 0 || start > f->file_size || size > f->file_size - start)
-    return corrupt(&c, "column chunk lies outside the file");
   uint8_t *buf = NULL;
-  const uint8_t *chunk = f->map != NULL ? f->map + start : NULL;
-  if (chunk == NULL) {
-    buf = malloc((size_t)LADLE_MAX(size, 1));
-    if (buf == NULL) return LADLE_OOM(err, "column chunk");
-    ladle_status rs = ladle_read_at(f->fd, f->path, start, buf, size, err);
-    if (rs != LADLE_OK) {
-      free(buf);
-      return ladle_err_context(err, rs, "column '%s'", pc->name);
-    }
-    chunk = buf;
-  }
+  const uint8_t *chunk;
+  LADLE_RETURN_NOT_OK(chunk_bytes(&c, m, &chunk, &size, &buf));
   bool str = ladle_type_is_varlen(pc->type.id);
   /* views: a flat string column read straight into Arrow views */
   bool views = as_views && !list && pc->type.id == LADLE_TYPE_STRING && pc->physical == LADLE_PQ_BYTE_ARRAY;
@@ -1866,4 +1898,205 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   ladle_column_finish_nulls(&o);
   *out = o;
   return LADLE_OK;
+}
+
+/* ------------------------------------------- a predicate on the dictionary */
+
+/* The dictionary's strings as a String column of n + 1 rows, the last null. */
+static ladle_status dict_column(const ctx *c, const pvals *d, ladle_column *out) {
+  int64_t chars = 0;
+  for (int64_t i = 0; i < d->n; i++) chars += d->len[i];
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), d->n + 1, true, chars, &o, c->err));
+  int64_t *off = LADLE_COL_MUT(&o, int64_t);
+  char *ch = LADLE_COL_CHARS_MUT(&o);
+  uint8_t *v = LADLE_COL_VALIDITY_MUT(&o);
+  memset(v, 0xff, (size_t)ladle_bitmap_bytes(d->n + 1));
+  ladle_bit_set(v, d->n, false);
+  o.null_count = 1;
+  off[0] = 0;
+  for (int64_t i = 0; i < d->n; i++) {
+    memcpy(ch + off[i], d->ptr[i], (size_t)d->len[i]);
+    off[i + 1] = off[i] + d->len[i];
+  }
+  off[d->n + 1] = off[d->n];
+  *out = o;
+  return LADLE_OK;
+}
+
+ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, size_t col,
+                                           ladle_pq_dict_eval eval, void *ectx, uint8_t *keep,
+                                           bool *whole, ladle_error *err) {
+  *whole = false;
+  if (rg >= f->nrow_groups || col >= f->ncolumns)
+    return ladle_err_set(err, LADLE_EINVAL, "%s: no row group %zu / column %zu", f->path, rg, col);
+  const ladle_pq_column *pc = &f->columns[col];
+  const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
+  int64_t nrows = f->row_groups[rg].num_rows;
+  /* anything but a flat String column the footer describes consistently:
+   * the whole read (which names what is wrong) */
+  if (!pc->supported || pc->max_rep > 0 || !utf8_col(pc) || m->physical != pc->physical ||
+      m->num_values != nrows || nrows <= 0)
+    return LADLE_OK;
+  ctx c = {f, pc, err, 0, rg};
+  const uint8_t *chunk;
+  int64_t size;
+  uint8_t *buf = NULL;
+  LADLE_RETURN_NOT_OK(chunk_bytes(&c, m, &chunk, &size, &buf));
+  int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
+  pvals dict;
+  memset(&dict, 0, sizeof dict);
+  bool have_dict = false, plain = false;
+  uint8_t *ent = NULL, *dict_scratch = NULL, *scratch = NULL, *present = NULL;
+  int64_t dict_cap = 0, scratch_cap = 0, done = 0;
+  uint32_t *levels = NULL, *idx = NULL;
+  ladle_status st = LADLE_OK;
+  const uint8_t *p = chunk, *end = chunk + size;
+  while (st == LADLE_OK && done < nrows) {
+    if (p >= end) {
+      st = corrupt(&c, "the column chunk ends before the row group's rows");
+      break;
+    }
+    page_header h;
+    if ((st = read_page_header(&c, &p, end, &h)) != LADLE_OK) break;
+    const uint8_t *raw = p;
+    p += h.compressed;
+#ifdef LADLE_HAVE_ZLIB
+    if (h.has_crc && (uint32_t)crc32(0L, raw, (uInt)h.compressed) != h.crc) {
+      st = corrupt(&c, "page CRC does not match its data");
+      break;
+    }
+#endif
+    if (h.type == 2) { /* the dictionary: the predicate once per entry */
+      if (have_dict) {
+        st = corrupt(&c, "a second dictionary page");
+        break;
+      }
+      const uint8_t *d;
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &dict_cap, &d);
+      if (st == LADLE_OK && h.num_values > h.uncompressed * 8 + 8)
+        st = corrupt(&c, "dictionary claims more values than its bytes hold");
+      if (st == LADLE_OK) st = pvals_alloc(&c, &dict, h.num_values);
+      if (st == LADLE_OK) st = decode_plain(&c, d, d + h.uncompressed, &dict);
+      if (st == LADLE_OK) st = check_utf8(&c, &dict, "dictionary entry %lld");
+      ladle_column dc;
+      if (st == LADLE_OK && (st = dict_column(&c, &dict, &dc)) == LADLE_OK) {
+        if ((ent = malloc((size_t)dict.n + 1)) == NULL) st = LADLE_OOM(err, "dictionary predicate");
+        if (st == LADLE_OK) st = eval(ectx, &dc, ent, err);
+        ladle_column_release(&dc);
+      }
+      have_dict = true;
+      c.page++;
+      continue;
+    }
+    if (h.type != 0 && h.type != 3) { /* index pages and unknown kinds are skipped */
+      c.page++;
+      continue;
+    }
+    int64_t nv = h.num_values;
+    if (nv == 0) {
+      c.page++;
+      continue;
+    }
+    if (nv > nrows - done) {
+      st = corrupt(&c, "page holds more values than the row group has rows left");
+      break;
+    }
+    if (!have_dict || (h.encoding != 2 && h.encoding != 8)) {
+      plain = true; /* a page of values: the whole read */
+      break;
+    }
+    const uint8_t *data, *data_end, *defs = NULL, *defs_end = NULL;
+    if (h.type == 0) {
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &scratch_cap, &data);
+      if (st != LADLE_OK) break;
+      data_end = data + h.uncompressed;
+      if (pc->max_def > 0 &&
+          (st = level_block(&c, &data, data_end, "definition", &defs, &defs_end)) != LADLE_OK)
+        break;
+    } else {
+      if (h.def_len > h.compressed || h.rep_len > h.compressed - h.def_len ||
+          h.def_len + h.rep_len > h.uncompressed) {
+        st = corrupt(&c, "level lengths exceed the page");
+        break;
+      }
+      defs = raw + h.rep_len;
+      defs_end = defs + h.def_len;
+      const uint8_t *vsrc = raw + h.rep_len + h.def_len;
+      int64_t vlen = h.compressed - h.rep_len - h.def_len,
+              ulen = h.uncompressed - h.rep_len - h.def_len;
+      st = page_bytes(&c, h.v2_compressed ? m->codec : 0, vsrc, vlen, ulen, &scratch, &scratch_cap,
+                      &data);
+      if (st != LADLE_OK) break;
+      data_end = data + ulen;
+      if (pc->max_def == 0) defs = NULL;
+    }
+    int64_t present_n = nv;
+    free(present);
+    present = NULL;
+    if (pc->max_def > 0 && !rle_all_equal(defs, defs_end, def_bw, nv, (uint32_t)pc->max_def)) {
+      free(levels);
+      levels = malloc((size_t)nv * 4);
+      present = malloc((size_t)nv);
+      if (levels == NULL || present == NULL) {
+        st = LADLE_OOM(err, "definition levels");
+        break;
+      }
+      if (!rle_hybrid(defs, defs_end, def_bw, nv, levels)) {
+        st = corrupt(&c, "bad definition levels");
+        break;
+      }
+      present_n = 0;
+      for (int64_t i = 0; i < nv && st == LADLE_OK; i++) {
+        if (levels[i] > (uint32_t)pc->max_def)
+          st = corrupt(&c, "definition level above the schema's maximum");
+        present[i] = levels[i] == (uint32_t)pc->max_def;
+        present_n += present[i];
+      }
+      if (st != LADLE_OK) break;
+    }
+    if (h.type == 3 && (h.num_nulls != nv - present_n || h.num_rows != nv)) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
+               (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n), (long long)nv);
+      st = corrupt(&c, msg);
+      break;
+    }
+    if (present_n > 0 && data >= data_end) {
+      st = corrupt(&c, "empty dictionary-encoded page");
+      break;
+    }
+    const char *bad = NULL;
+    if (present == NULL) { /* every row a value: the indices through the entries' bytes */
+      dict_out d = {DICT_BYTE, keep + done, NULL, ent, dict.n};
+      bad = dict_decode(data + 1, data_end, data[0], nv, &d);
+    } else {
+      free(idx);
+      if ((idx = malloc((size_t)LADLE_MAX(present_n, 1) * sizeof *idx)) == NULL) {
+        st = LADLE_OOM(err, "dictionary indices");
+        break;
+      }
+      dict_out d = {DICT_INDEX, (uint8_t *)idx, NULL, NULL, dict.n};
+      if (present_n > 0) bad = dict_decode(data + 1, data_end, data[0], present_n, &d);
+      for (int64_t i = 0, j = 0; bad == NULL && i < nv; i++)
+        keep[done + i] = present[i] ? ent[idx[j++]] : ent[dict.n];
+    }
+    if (bad != NULL) {
+      st = corrupt(&c, bad);
+      break;
+    }
+    done += nv;
+    c.page++;
+  }
+  *whole = st == LADLE_OK && !plain && done == nrows;
+  pvals_free(&dict);
+  free(ent);
+  free(dict_scratch);
+  free(scratch);
+  free(present);
+  free(levels);
+  free(idx);
+  free(buf);
+  return st;
 }
