@@ -70,6 +70,24 @@ def test_write_reads_back_everywhere(compression: str, use_dictionary: bool, tmp
     assert got == (df.height, df["s"].count(), df["i32"].cast(pl.Int64).sum())
 
 
+@pytest.mark.parametrize("row_group_size", [1, 7, 64, 333, 5_000])
+def test_a_result_of_many_chunks(row_group_size: int, tmp_path: Path, small_engine) -> None:
+    """A result in many chunks (a filter on an engine of 7-row morsels, some
+    chunks empty) written as it is: row groups inside a chunk, across
+    several, and one row each, read back equal to the rows kept."""
+    df = frame(2_000, seed=23).with_row_index("r")
+    pred = (pl.col("r") % 5 != 1) & ((pl.col("r") < 300) | (pl.col("r") > 420))
+    res = small_engine.execute(df.lazy().filter(pred))
+    path = tmp_path / "chunks.parquet"
+    res.write_parquet(path, row_group_size=row_group_size)
+    expected = df.filter(pred)
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_rows == expected.height
+    assert meta.num_row_groups == -(-expected.height // row_group_size)
+    assert_frame_equal(pl.read_parquet(path), expected)
+    assert_frame_equal(pl.from_arrow(pq.read_table(path)), expected)  # type: ignore[arg-type]
+
+
 def test_statistics_match_the_data(tmp_path: Path, engine) -> None:
     df = frame(3_000, seed=5)
     path = tmp_path / "stats.parquet"

@@ -151,11 +151,13 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
                                            ladle_pq_dict_eval eval, void *ctx, uint8_t *keep,
                                            bool *whole, ladle_error *err);
 
-/* Writes nrows rows of `columns` (one whole column per schema entry). The
+/* Writes the table's rows, its chunks as they are: a row group within one
+ * chunk is a slice of it, one across chunks their slices concatenated by the
+ * task that encodes it (no copy of the whole table first). The
  * column chunks are encoded and compressed on `pool`'s threads (NULL: on the
  * calling thread), a window of them at a time, and written in file order. */
-ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
-                            const char *path, const ladle_parquet_write_opts *opts, ladle_pool *pool,
+ladle_status ladle_pq_write(const ladle_table *table, const char *path,
+                            const ladle_parquet_write_opts *opts, ladle_pool *pool,
                             ladle_error *err);
 
 /* ------------------------------------------------------------------ codecs */

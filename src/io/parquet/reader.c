@@ -1467,8 +1467,9 @@ static ladle_status chunk_bytes(const ctx *c, const ladle_pq_chunk_meta *m, cons
   return LADLE_OK;
 }
 
-static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, const int64_t *sel,
-                               int64_t nsel, ladle_column *out, ladle_error *err) {
+static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
+                               const int64_t *sel, int64_t nsel, ladle_column *out,
+                               ladle_error *err) {
   const ladle_pq_column *pc = &f->columns[col];
   const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
   if (!pc->supported)
@@ -1974,7 +1975,8 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
         break;
       }
       const uint8_t *d;
-      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &dict_cap, &d);
+      st =
+          page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &dict_scratch, &dict_cap, &d);
       if (st == LADLE_OK && h.num_values > h.uncompressed * 8 + 8)
         st = corrupt(&c, "dictionary claims more values than its bytes hold");
       if (st == LADLE_OK) st = pvals_alloc(&c, &dict, h.num_values);
@@ -2009,7 +2011,8 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
     }
     const uint8_t *data, *data_end, *defs = NULL, *defs_end = NULL;
     if (h.type == 0) {
-      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &scratch_cap, &data);
+      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &scratch_cap,
+                      &data);
       if (st != LADLE_OK) break;
       data_end = data + h.uncompressed;
       if (pc->max_def > 0 &&
@@ -2058,8 +2061,10 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
     }
     if (h.type == 3 && (h.num_nulls != nv - present_n || h.num_rows != nv)) {
       char msg[160];
-      snprintf(msg, sizeof msg, "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
-               (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n), (long long)nv);
+      snprintf(msg, sizeof msg,
+               "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
+               (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n),
+               (long long)nv);
       st = corrupt(&c, msg);
       break;
     }

@@ -941,7 +941,8 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
  * time; what a busy writer leaves, the window's end writes). */
 typedef struct chunk_job {
   const ladle_schema *schema;
-  const ladle_column *columns;
+  const ladle_table *t;
+  const int64_t *starts; /* each of t's chunks' first row, and its row count last */
   const colspec *specs;
   const ladle_parquet_write_opts *o;
   chunk_out *outs;    /* every chunk's metadata, [group * ncols + col] */
@@ -991,13 +992,50 @@ static ladle_status chunk_finished(chunk_job *j, size_t k, ladle_error *err) {
   return LADLE_OK;
 }
 
+/* Rows [a, a + m) of column i of the table: a slice of the one chunk that
+ * holds them, or (a row group across chunks) their slices concatenated, by
+ * the task that encodes the row group. */
+static ladle_status rows_of(const chunk_job *j, size_t i, int64_t a, int64_t m, ladle_column *out,
+                            ladle_error *err) {
+  const ladle_table *t = j->t;
+  if (t->nchunks == 0) return ladle_column_alloc(j->schema->types[i], 0, false, 0, out, err);
+  /* the last chunk starting at or before a: the one holding row a (an empty
+   * chunk starts where the next does), then those holding rows up to a + m */
+  size_t k = 0, hi = t->nchunks;
+  while (hi - k > 1) {
+    size_t mid = k + (hi - k) / 2;
+    if (j->starts[mid] <= a)
+      k = mid;
+    else
+      hi = mid;
+  }
+  size_t e = k;
+  while (e + 1 < t->nchunks && j->starts[e + 1] < a + m) e++;
+  if (e == k || m == 0)
+    return ladle_column_slice(&t->chunks[k].columns[i], a - j->starts[k], m, out, err);
+  ladle_column *pieces = calloc(e - k + 1, sizeof *pieces);
+  if (pieces == NULL) return LADLE_OOM(err, "parquet row group");
+  ladle_status st = LADLE_OK;
+  size_t made = 0;
+  for (size_t c = k; st == LADLE_OK && c <= e; c++, made++) {
+    int64_t s0 = LADLE_MAX(a, j->starts[c]), s1 = LADLE_MIN(a + m, j->starts[c + 1]);
+    st = ladle_column_slice(&t->chunks[c].columns[i], s0 - j->starts[c], s1 - s0, &pieces[made],
+                            err);
+    if (st != LADLE_OK) break;
+  }
+  if (st == LADLE_OK) st = ladle_column_concat(pieces, made, out, err);
+  for (size_t c = 0; c < made; c++) ladle_column_release(&pieces[c]);
+  free(pieces);
+  return st;
+}
+
 static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
   chunk_job *j = ctx;
   int64_t idx = j->first + (int64_t)k, ncols = (int64_t)j->schema->n;
   int64_t g = idx / ncols, i = idx % ncols;
   int64_t a = g * j->o->row_group_size, m = LADLE_MIN(j->o->row_group_size, j->nrows - a);
   ladle_column part;
-  LADLE_RETURN_NOT_OK(ladle_column_slice(&j->columns[i], a, m, &part, err));
+  LADLE_RETURN_NOT_OK(rows_of(j, (size_t)i, a, m, &part, err));
   ladle_status st = LADLE_OK;
   uint8_t *reps = NULL, *defs = NULL;
   if (j->specs[i].list) {
@@ -1015,9 +1053,11 @@ static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
   return st == LADLE_OK ? chunk_finished(j, k, err) : st;
 }
 
-ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *columns, int64_t nrows,
-                            const char *path, const ladle_parquet_write_opts *opts,
-                            ladle_pool *pool, ladle_error *err) {
+ladle_status ladle_pq_write(const ladle_table *table, const char *path,
+                            const ladle_parquet_write_opts *opts, ladle_pool *pool,
+                            ladle_error *err) {
+  const ladle_schema *schema = &table->schema;
+  int64_t nrows = table->num_rows;
   ladle_parquet_write_opts o = *opts;
   if (o.row_group_size <= 0) o.row_group_size = 512 * 512;
   colspec *specs = calloc(LADLE_MAX(schema->n, 1), sizeof *specs);
@@ -1053,9 +1093,13 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
   if (st == LADLE_OK && fwrite("PAR1", 1, 4, fp) != 4)
     st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
   _Atomic bool *done = calloc((size_t)window, sizeof *done);
-  if (done == NULL && st == LADLE_OK) st = LADLE_OOM(err, "parquet writer");
+  int64_t *starts = malloc((table->nchunks + 1) * sizeof *starts);
+  if ((done == NULL || starts == NULL) && st == LADLE_OK) st = LADLE_OOM(err, "parquet writer");
+  for (size_t k = 0; starts != NULL && k <= table->nchunks; k++)
+    starts[k] = k == 0 ? 0 : starts[k - 1] + table->chunks[k - 1].length;
   chunk_job job = {.schema = schema,
-                   .columns = columns,
+                   .t = table,
+                   .starts = starts,
                    .specs = specs,
                    .o = &o,
                    .outs = outs,
@@ -1088,6 +1132,7 @@ ladle_status ladle_pq_write(const ladle_schema *schema, const ladle_column *colu
   pos = job.pos;
   pthread_mutex_destroy(&job.mu);
   free(done);
+  free(starts);
   free(bufs);
   /* the footer */
   bbuf foot = {0};
