@@ -613,11 +613,12 @@ static ladle_status eval_agg_of_scalar(exec_state *s, const ladle_bexpr *e, cons
 
 static bool eager_branch_aggs(const ladle_bexpr *e, const ladle_table *t);
 
-/* Computes the aggregations in e (the outermost ones) for their errors only. */
+/* Computes the aggregations and windows in e (the outermost ones) for their
+ * errors only. */
 static ladle_status eval_aggs_only(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                    ladle_error *err) {
-  if (!e->has_agg) return LADLE_OK;
-  if (e->kind == LADLE_EX_AGG) {
+  if (!e->has_agg && !e->has_window) return LADLE_OK;
+  if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_OVER) {
     ladle_column c;
     LADLE_RETURN_NOT_OK(ladle_eval_full(s, e, t, NULL, false, &c, err));
     ladle_column_release(&c);
@@ -658,9 +659,11 @@ static ladle_status eval_when_full_lazy(exec_state *s, const ladle_bexpr *e, con
     size_t slot = k < nb ? 2 * k + 1 : e->nargs - 1;
     const ladle_bexpr *b = e->args[slot];
     if (cnt == 0) {
-      /* no row takes it; Polars may still compute its aggregations
-       * (eager_branch_aggs), not what is above them */
-      if (b->has_agg && !b->has_window && eager_branch_aggs(e, t))
+      /* no row takes it; Polars may still compute its aggregations and
+       * windows (eager_branch_aggs), not what is above them: `when(lit(False))
+       * .then(x.cast(pl.Datetime).over(f))` raises for an x out of range
+       * (qfuzz 1796493202:7085) */
+      if ((b->has_agg || b->has_window) && eager_branch_aggs(e, t))
         st = eval_aggs_only(s, b, t, err);
       if (st == LADLE_OK && eager_const_branch(e, t->num_rows, k == nb))
         st = eval_const_branch(s, b, err);

@@ -942,6 +942,28 @@ def test_aggregations_in_untaken_branches_raise_where_polars_computes_them(engin
         assert_same(lf, engine)
 
 
+def test_windows_in_untaken_branches_raise_where_polars_computes_them(engine: ladle.Engine) -> None:
+    # as the aggregations above: Polars computes the windows of a branch no row
+    # takes when the predicates are single values or the frame has one row, so a
+    # strict cast inside raises (qfuzz 1796493202:7085); with a column predicate on
+    # more rows it does not
+    def frame(rows: int) -> pl.LazyFrame:
+        return pl.LazyFrame({"h": [float("-inf")] * rows, "f": [0] * rows}, schema={"h": pl.Float64, "f": pl.Duration("ns")})
+    bad = pl.col("h").cast(pl.Datetime("ns"))
+    for rows in (1, 2):
+        for x in (bad.over("f"), bad.first().over("f"), bad.over("f") + pl.duration(days=1)):
+            assert_both_raise(frame(rows).select(pl.when(pl.lit(False)).then(x).alias("x1")), engine)
+            if rows == 1:  # a chain whose second link no row takes
+                assert_both_raise(frame(rows).select(pl.when(pl.col("h") > 0).then(0).when(pl.lit(False))
+                                                     .then(x.dt.year()).alias("x1")), engine)
+            q = frame(rows).select(pl.when(pl.col("h") > 0).then(x).alias("x1"))
+            if rows == 1:
+                assert_both_raise(q, engine)
+            else:
+                assert_same(q, engine)
+        assert_same(frame(rows).select(pl.when(pl.lit(False)).then(bad).alias("x1")), engine)  # row-wise: not computed
+
+
 def test_last_of_a_computed_expression_over_no_rows_is_null(engine: ladle.Engine) -> None:
     # over no rows the expression runs over no rows, not over a null row that
     # fill_null(-129) then makes fail a strict cast (qfuzz 4401:197684)
