@@ -520,9 +520,28 @@ static ladle_status eval_agg_chunks(exec_state *s, const ladle_bexpr *e, const l
   return st;
 }
 
+static bool null_lit(const ladle_bexpr *e) {
+  return e->kind == LADLE_EX_LIT && e->lit.length == 1 && !ladle_column_valid(&e->lit, 0);
+}
+
+/* Whether e holds Polars' repeat() of a null literal (its optimizer's form of a
+ * comparison with a null literal, `x > None`; the translator binds it as
+ * when(x.is_null()).then(null).otherwise(null)): Polars does not push a
+ * first()/last() through it, so every row is computed (qfuzz
+ * 1796500001:30502). */
+static bool repeats_null(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_WHEN && e->nargs == 3 && e->args[0]->kind == LADLE_EX_FUNC &&
+      e->args[0]->op == LADLE_FN_IS_NULL && null_lit(e->args[1]) && null_lit(e->args[2]))
+    return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (repeats_null(e->args[i])) return true;
+  return false;
+}
+
 /* first()/last() of a row-wise expression that can fail (a strict cast): as
  * in Polars, the expression is computed on each group's first (last) row only,
- * so a value on another row fails nothing. */
+ * so a value on another row fails nothing (unless it compares with a null
+ * literal: repeats_null). */
 static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                          ladle_groups *groups, bool broadcast, ladle_column *out,
                                          ladle_error *err) {
@@ -729,7 +748,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     case LADLE_EX_LEN: {
       if (s->columns && groups == NULL) return exec_columns_agg(s, e, t, out, err);
       if (e->kind == LADLE_EX_AGG && (e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST) &&
-          !needs_full(e->args[0]) && e->args[0]->kind != LADLE_EX_COL && may_fail(e->args[0]))
+          !needs_full(e->args[0]) && e->args[0]->kind != LADLE_EX_COL && may_fail(e->args[0]) &&
+          !repeats_null(e->args[0]))
         return eval_first_last_rows(s, e, t, groups, broadcast, out, err);
       if (e->kind == LADLE_EX_AGG && t->nchunks > 1 && s->be->aggregate_chunks != NULL &&
           !needs_full(e->args[0]) && !e->args[0]->scalar)

@@ -445,6 +445,17 @@ def test_first_last_of_a_failing_expression_reads_one_row(engine: ladle.Engine, 
                   t.select((pl.lit(None, dtype=pl.UInt8).fill_null(pl.col("h")).cast(pl.UInt8).first()))):
             assert_same(q, e)
         assert_both_raise(t.group_by("g").agg(c.first().alias("f"), c.last().alias("l")), e)
+    # a comparison with a null literal (Polars' repeat of the null) stops the one-row
+    # computation: every row is computed, and -28 fails (qfuzz 1796500001:30502)
+    n = pl.lit(None, dtype=pl.Int64)
+    for p in (pl.col("g") > n, pl.col("g") == n, n < pl.col("g")):
+        x = pl.when(p).then(pl.lit(0, dtype=pl.UInt8)).otherwise(c)
+        for e in (engine, small_engine):
+            assert_both_raise(t.select(x.last()), e)
+            assert_both_raise(t.group_by("g").agg(x.last().alias("l")), e)
+    for p in (pl.col("g").eq_missing(n), pl.col("g").is_in([None]), (pl.col("g") + n) > 0):
+        x = pl.when(p).then(pl.lit(0, dtype=pl.UInt8)).otherwise(c)
+        assert_same(t.select(x.last()), engine)  # not a repeat: the last row only
 
 
 def test_null_literal_aggregations_and_string_arg_max_ties(engine: ladle.Engine) -> None:
