@@ -269,9 +269,10 @@ typedef struct dict_eval_ctx {
 } dict_eval_ctx;
 
 /* keep[0..c.length) = the terms of column `col` over `c`, a chunk of the
- * scan's schema holding only that column (the others placeholders). */
-static ladle_status dict_keep(const dict_eval_ctx *d, const ladle_column *c, uint8_t *keep,
-                              ladle_error *err) {
+ * scan's schema holding only that column (the others placeholders); ctx is a
+ * dict_eval_ctx (a ladle_pq_dict_eval, over a chunk's dictionary). */
+static ladle_status dict_keep(void *ctx, const ladle_column *c, uint8_t *keep, ladle_error *err) {
+  const dict_eval_ctx *d = ctx;
   size_t n = d->in->n;
   ladle_column *cols = calloc(LADLE_MAX(n, 1), sizeof *cols);
   if (cols == NULL) return LADLE_OOM(err, "dictionary predicate");
@@ -282,10 +283,6 @@ static ladle_status dict_keep(const dict_eval_ctx *d, const ladle_column *c, uin
   ladle_status st = exec_pred_keep(d->st, d->pred, &ch, keep, err);
   free(cols);
   return st;
-}
-
-static ladle_status dict_eval(void *ctx, const ladle_column *dict, uint8_t *ent, ladle_error *err) {
-  return dict_keep(ctx, dict, ent, err);
 }
 
 /* Column k of unit u as the keep bytes of its dictionary terms (a Boolean
@@ -300,7 +297,7 @@ static ladle_status dict_task(read_job *j, size_t u, size_t k, size_t col, ladle
   bool whole = false;
   ladle_status st = LADLE_OK;
   if (col != SIZE_MAX)
-    st = ladle_pq_read_chunk_dict_keep(j->s->files[f], rg, col, dict_eval, &d,
+    st = ladle_pq_read_chunk_dict_keep(j->s->files[f], rg, col, dict_keep, &d,
                                        LADLE_COL_MUT(o, uint8_t), &whole, err);
   atomic_fetch_add(whole ? &j->st->eng->dict_chunks : &j->st->eng->dict_chunks_rowwise, 1);
   if (st == LADLE_OK && !whole) { /* row by row */

@@ -1439,6 +1439,88 @@ static ladle_status alloc_output(const ladle_pq_column *pc, bool views, int64_t 
   return LADLE_OK;
 }
 
+/* A data page's value bytes (decompressed into *scratch when they need it)
+ * and its level blocks: a v1 page holds its levels inside the decompressed
+ * bytes, a v2 page ahead of them, uncompressed. A block the column has none
+ * of is NULL (a v2 page's repetition levels are its first rep_len bytes). */
+static ladle_status page_data(const ctx *c, const ladle_pq_chunk_meta *m, const page_header *h,
+                              const uint8_t *raw, uint8_t **scratch, int64_t *cap,
+                              const uint8_t **data, const uint8_t **data_end, const uint8_t **reps,
+                              const uint8_t **reps_end, const uint8_t **defs,
+                              const uint8_t **defs_end) {
+  const ladle_pq_column *pc = c->col;
+  *reps = *reps_end = *defs = *defs_end = NULL;
+  if (h->type == 0) {
+    LADLE_RETURN_NOT_OK(
+        page_bytes(c, m->codec, raw, h->compressed, h->uncompressed, scratch, cap, data));
+    *data_end = *data + h->uncompressed;
+    if (pc->max_rep > 0)
+      LADLE_RETURN_NOT_OK(level_block(c, data, *data_end, "repetition", reps, reps_end));
+    if (pc->max_def > 0)
+      LADLE_RETURN_NOT_OK(level_block(c, data, *data_end, "definition", defs, defs_end));
+    return LADLE_OK;
+  }
+  if (h->def_len > h->compressed || h->rep_len > h->compressed - h->def_len ||
+      h->def_len + h->rep_len > h->uncompressed)
+    return corrupt(c, "level lengths exceed the page");
+  *reps = raw;
+  *reps_end = raw + h->rep_len;
+  if (pc->max_def > 0) {
+    *defs = raw + h->rep_len;
+    *defs_end = *defs + h->def_len;
+  }
+  const uint8_t *vsrc = raw + h->rep_len + h->def_len;
+  int64_t vlen = h->compressed - h->rep_len - h->def_len,
+          ulen = h->uncompressed - h->rep_len - h->def_len;
+  LADLE_RETURN_NOT_OK(
+      page_bytes(c, h->v2_compressed ? m->codec : 0, vsrc, vlen, ulen, scratch, cap, data));
+  *data_end = *data + ulen;
+  return LADLE_OK;
+}
+
+/* Which of a page's nv values are present, from its definition levels:
+ * *present NULL when every one is (a run of the maximum, found without
+ * decoding it, unless `decode` asks for the levels anyway), else one byte per
+ * value; their count in *present_n. The levels go into *levels (nv entries,
+ * reallocated; untouched when not decoded). */
+static ladle_status page_presence(const ctx *c, const uint8_t *defs, const uint8_t *defs_end,
+                                  int bw, int64_t nv, bool decode, uint32_t **levels,
+                                  uint8_t **present, int64_t *present_n) {
+  const ladle_pq_column *pc = c->col;
+  free(*present);
+  *present = NULL;
+  *present_n = nv;
+  if (pc->max_def == 0 || (!decode && rle_all_equal(defs, defs_end, bw, nv, (uint32_t)pc->max_def)))
+    return LADLE_OK;
+  free(*levels);
+  *levels = malloc((size_t)LADLE_MAX(nv, 1) * 4);
+  *present = malloc((size_t)LADLE_MAX(nv, 1));
+  if (*levels == NULL || *present == NULL) return LADLE_OOM(c->err, "definition levels");
+  if (!rle_hybrid(defs, defs_end, bw, nv, *levels)) return corrupt(c, "bad definition levels");
+  int64_t n = 0;
+  for (int64_t i = 0; i < nv; i++) {
+    if ((*levels)[i] > (uint32_t)pc->max_def)
+      return corrupt(c, "definition level above the schema's maximum");
+    (*present)[i] = (*levels)[i] == (uint32_t)pc->max_def;
+    n += (*present)[i];
+  }
+  *present_n = n;
+  return LADLE_OK;
+}
+
+/* A v2 page header's counts agree with its levels (Polars trusts num_nulls,
+ * skipping the levels when it is 0). */
+static ladle_status v2_counts(const ctx *c, const page_header *h, int64_t nv, int64_t present_n,
+                              int64_t rows) {
+  if (h->num_nulls == nv - present_n && h->num_rows == rows) return LADLE_OK;
+  char msg[160];
+  snprintf(msg, sizeof msg,
+           "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
+           (long long)h->num_nulls, (long long)h->num_rows, (long long)(nv - present_n),
+           (long long)rows);
+  return corrupt(c, msg);
+}
+
 /* The column chunk's bytes [*chunk, *chunk + *size): in the file's mapping
  * (bounds checked when the footer was read), or read into *buf (the caller
  * frees it). */
@@ -1622,64 +1704,16 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       }
       s.row = 0;
     }
-    const uint8_t *data, *data_end;
-    const uint8_t *defs = NULL, *defs_end = NULL, *reps = NULL, *reps_end = NULL;
-    if (h.type == 0) {
-      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &scratch_cap, &data);
-      if (st != LADLE_OK) break;
-      data_end = data + h.uncompressed;
-      if (pc->max_rep > 0 && (st = level_block(&c, &data, data_end, "repetition", &reps, &reps_end)) != LADLE_OK)
-        break;
-      if (pc->max_def > 0 && (st = level_block(&c, &data, data_end, "definition", &defs, &defs_end)) != LADLE_OK)
-        break;
-    } else {
-      if (h.def_len > h.compressed || h.rep_len > h.compressed - h.def_len ||
-          h.def_len + h.rep_len > h.uncompressed) {
-        st = corrupt(&c, "level lengths exceed the page");
-        break;
-      }
-      reps = raw;
-      reps_end = raw + h.rep_len;
-      defs = raw + h.rep_len;
-      defs_end = defs + h.def_len;
-      const uint8_t *vsrc = raw + h.rep_len + h.def_len;
-      int64_t vlen = h.compressed - h.rep_len - h.def_len, ulen = h.uncompressed - h.rep_len - h.def_len;
-      st = page_bytes(&c, h.v2_compressed ? m->codec : 0, vsrc, vlen, ulen, &scratch, &scratch_cap, &data);
-      if (st != LADLE_OK) break;
-      data_end = data + ulen;
-      if (pc->max_def == 0) defs = NULL;
-    }
-    /* definition levels -> which rows hold values */
-    int64_t present_n = nv;
-    free(present);
-    present = NULL;
-    if (pc->max_def > 0 && !list &&
-        rle_all_equal(defs, defs_end, def_bw, nv, (uint32_t)pc->max_def)) {
-      /* every value present: no levels to decode, no null to place */
-    } else if (pc->max_def > 0) {
-      free(levels);
-      levels = malloc((size_t)LADLE_MAX(nv, 1) * 4);
-      present = malloc((size_t)LADLE_MAX(nv, 1));
-      if (levels == NULL || present == NULL) {
-        st = LADLE_OOM(err, "definition levels");
-        break;
-      }
-      if (!rle_hybrid(defs, defs_end, def_bw, nv, levels)) {
-        st = corrupt(&c, "bad definition levels");
-        break;
-      }
-      present_n = 0;
-      for (int64_t i = 0; i < nv; i++) {
-        if (levels[i] > (uint32_t)pc->max_def) {
-          st = corrupt(&c, "definition level above the schema's maximum");
-          break;
-        }
-        present[i] = levels[i] == (uint32_t)pc->max_def;
-        present_n += present[i];
-        if (list) defs_all[s.row + i] = (uint8_t)levels[i];
-      }
-      if (st != LADLE_OK) break;
-    }
+    const uint8_t *data, *data_end, *defs, *defs_end, *reps, *reps_end;
+    st = page_data(&c, m, &h, raw, &scratch, &scratch_cap, &data, &data_end, &reps, &reps_end,
+                   &defs, &defs_end);
+    if (st != LADLE_OK) break;
+    /* definition levels -> which rows hold values (a list keeps them all) */
+    int64_t present_n;
+    st = page_presence(&c, defs, defs_end, def_bw, nv, list, &levels, &present, &present_n);
+    if (st != LADLE_OK) break;
+    for (int64_t i = 0; list && pc->max_def > 0 && i < nv; i++)
+      defs_all[s.row + i] = (uint8_t)levels[i];
     if (list) {
       if (!rle_hybrid(reps, reps_end, 1, nv, levels)) {
         st = corrupt(&c, "bad repetition levels");
@@ -1695,19 +1729,9 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       if (st != LADLE_OK) break;
     }
     if (h.type == 3) {
-      /* a v2 header's counts agree with its levels (Polars trusts num_nulls,
-       * skipping the levels when it is 0) */
       int64_t rows = list ? 0 : nv;
       for (int64_t i = 0; list && i < nv; i++) rows += reps_all[s.row + i] == 0;
-      if (h.num_nulls != nv - present_n || h.num_rows != rows) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
-                 (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n),
-                 (long long)rows);
-        st = corrupt(&c, msg);
-        break;
-      }
+      if ((st = v2_counts(&c, &h, nv, present_n, rows)) != LADLE_OK) break;
     }
     pvals_free(&vals);
     free(idx);
@@ -2009,65 +2033,14 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
       plain = true; /* a page of values: the whole read */
       break;
     }
-    const uint8_t *data, *data_end, *defs = NULL, *defs_end = NULL;
-    if (h.type == 0) {
-      st = page_bytes(&c, m->codec, raw, h.compressed, h.uncompressed, &scratch, &scratch_cap,
-                      &data);
-      if (st != LADLE_OK) break;
-      data_end = data + h.uncompressed;
-      if (pc->max_def > 0 &&
-          (st = level_block(&c, &data, data_end, "definition", &defs, &defs_end)) != LADLE_OK)
-        break;
-    } else {
-      if (h.def_len > h.compressed || h.rep_len > h.compressed - h.def_len ||
-          h.def_len + h.rep_len > h.uncompressed) {
-        st = corrupt(&c, "level lengths exceed the page");
-        break;
-      }
-      defs = raw + h.rep_len;
-      defs_end = defs + h.def_len;
-      const uint8_t *vsrc = raw + h.rep_len + h.def_len;
-      int64_t vlen = h.compressed - h.rep_len - h.def_len,
-              ulen = h.uncompressed - h.rep_len - h.def_len;
-      st = page_bytes(&c, h.v2_compressed ? m->codec : 0, vsrc, vlen, ulen, &scratch, &scratch_cap,
-                      &data);
-      if (st != LADLE_OK) break;
-      data_end = data + ulen;
-      if (pc->max_def == 0) defs = NULL;
-    }
+    const uint8_t *data, *data_end, *defs, *defs_end, *reps, *reps_end;
+    st = page_data(&c, m, &h, raw, &scratch, &scratch_cap, &data, &data_end, &reps, &reps_end,
+                   &defs, &defs_end);
     int64_t present_n = nv;
-    free(present);
-    present = NULL;
-    if (pc->max_def > 0 && !rle_all_equal(defs, defs_end, def_bw, nv, (uint32_t)pc->max_def)) {
-      free(levels);
-      levels = malloc((size_t)nv * 4);
-      present = malloc((size_t)nv);
-      if (levels == NULL || present == NULL) {
-        st = LADLE_OOM(err, "definition levels");
-        break;
-      }
-      if (!rle_hybrid(defs, defs_end, def_bw, nv, levels)) {
-        st = corrupt(&c, "bad definition levels");
-        break;
-      }
-      present_n = 0;
-      for (int64_t i = 0; i < nv && st == LADLE_OK; i++) {
-        if (levels[i] > (uint32_t)pc->max_def)
-          st = corrupt(&c, "definition level above the schema's maximum");
-        present[i] = levels[i] == (uint32_t)pc->max_def;
-        present_n += present[i];
-      }
-      if (st != LADLE_OK) break;
-    }
-    if (h.type == 3 && (h.num_nulls != nv - present_n || h.num_rows != nv)) {
-      char msg[160];
-      snprintf(msg, sizeof msg,
-               "the page header counts %lld nulls in %lld rows, its levels %lld in %lld",
-               (long long)h.num_nulls, (long long)h.num_rows, (long long)(nv - present_n),
-               (long long)nv);
-      st = corrupt(&c, msg);
-      break;
-    }
+    if (st == LADLE_OK)
+      st = page_presence(&c, defs, defs_end, def_bw, nv, false, &levels, &present, &present_n);
+    if (st == LADLE_OK && h.type == 3) st = v2_counts(&c, &h, nv, present_n, nv);
+    if (st != LADLE_OK) break;
     if (present_n > 0 && data >= data_end) {
       st = corrupt(&c, "empty dictionary-encoded page");
       break;
