@@ -7,6 +7,8 @@ root with devcarry/ carried (bench/device/scaling.sh builds and sets paths):
   DEV_SCRIPT=bench/device/phase_scaling.py bash bench/device/scaling.sh q3 q9
 
 Reads bench/data/tpch-sf1/*.parquet (written by scaling.sh's first run).
+PHASE_HI sets the higher thread count (16; 2 on a 2-core machine, where a
+phase near 1x from 1 to 2 threads is as telling).
 Nodes' times include their phases, so a node's line and its phases' lines
 overlap; read them together."""
 import os, re, subprocess, sys
@@ -41,17 +43,18 @@ lf.collect(engine=e)
             out[idx][2] -= out[i][1]
         stack = [(d, i) for (d, i) in stack if d <= ind] + [(ind, idx)]
     return out
+HI = int(os.environ.get("PHASE_HI", "16"))
 tot = []
 for q in QS:
-    a, b = trace(q, 1), trace(q, 16)
+    a, b = trace(q, 1), trace(q, HI)
     if [x[0] for x in a] != [x[0] for x in b]:
         print(q, "plans differ"); continue
     rows = []
     for x, y in zip(a, b):
-        lost = y[2] - x[2] / 16
+        lost = y[2] - x[2] / HI
         rows.append((lost, x[0], x[2], y[2]))
     rows.sort(reverse=True)
     t1, t16 = a[-1][1], b[-1][1]
-    print(f"{q}: total 1t {t1:.1f} 16t {t16:.1f} speedup {t1 / max(t16, 1e-9):.1f}")
-    for lost, n, s1, s16 in rows[:5]:
-        print(f"   lost {lost:5.2f}  1t {s1:6.2f} 16t {s16:5.2f} x{s1 / max(s16, 1e-3):4.1f}  {n}")
+    print(f"{q}: total 1t {t1:.1f} {HI}t {t16:.1f} speedup {t1 / max(t16, 1e-9):.1f}")
+    for lost, n, s1, s16 in rows[:int(os.environ.get("PHASE_TOP", "5"))]:
+        print(f"   lost {lost:5.2f}  1t {s1:6.2f} {HI}t {s16:5.2f} x{s1 / max(s16, 1e-3):4.1f}  {n}")

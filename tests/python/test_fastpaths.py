@@ -874,6 +874,50 @@ def test_join_keys_transferred_below_other_joins(engine, small_engine, middle) -
     assert engine.stats()["rows_transferred"] == before
 
 
+@pytest.mark.parametrize("middle", ["inner", "left", "semi", "anti", "full", "renamed", "computed", "shared"])
+def test_left_keys_transferred_below_the_right_sides_joins(engine, small_engine, middle) -> None:
+    """TPC-H q2's shape, the mirror of the test above: a small filtered table on
+    the left joined to a right side that is itself a join over the fact table:
+    the left keys bound which fact rows can come out, and those are dropped
+    where the fact table enters the right side, before its own join. Every
+    kind of join in the right side (only some let the keys through), renamed
+    and computed key columns, a shared subplan, nulls among the fact keys."""
+    rng = np.random.default_rng(52)
+    t = {k: v.lazy() for k, v in _chain_tables(rng).items()}
+    fact = t["fact"].filter(pl.col("v") > 0.05).with_columns(
+        pl.when(pl.col("v") < 0.1).then(None).otherwise(pl.col("l_o")).alias("l_o"))
+    key = "l_o"
+    if middle == "renamed":
+        fact = fact.select(pl.col("l_o").alias("okey"), "l_s", "v", "t")
+        key = "okey"
+    elif middle == "computed":
+        fact = fact.with_columns(pl.col("l_o") + 0)
+    supp = t["supp"].filter(pl.col("s_nat") != 3)
+    if middle in ("left", "semi", "anti", "full"):
+        right = fact.join(supp, left_on="l_s", right_on="s_s", how=middle, coalesce=True)  # type: ignore[arg-type]
+    else:
+        right = supp.join(fact, left_on="s_s", right_on="l_s")
+    small = t["orders"].filter((pl.col("o_o") < 1_000) & (pl.col("st") == "F"))
+    q = small.join(right, left_on="o_o", right_on=key)
+    if middle == "shared":
+        q = q.join(right.group_by(key).agg(pl.len().alias("n")), left_on="o_o", right_on=key, how="semi")
+    for eng in (engine, small_engine):
+        before = eng.stats()["rows_transferred"]
+        got = assert_same(q, eng, ordered=False)
+        assert got.height > 0
+        if middle == "shared":  # the right side is read twice: cut in neither
+            assert eng.stats()["rows_transferred"] == before
+        else:  # (the full join too: Polars makes it a left one, as the inner join above drops null l_o)
+            assert eng.stats()["rows_transferred"] > before  # the fact rows went early
+    # a filter that keeps most of the orders: nothing moves, same answer
+    wide = t["orders"].filter(pl.col("o_o") < 30_000).join(right, left_on="o_o", right_on=key)
+    before = engine.stats()["rows_transferred"]
+    assert_same(wide, engine, ordered=False)
+    assert engine.stats()["rows_transferred"] == before
+    # the keys on the right of the top join's right side: the same
+    assert_same(small.join(right.select(key, "v"), left_on="o_o", right_on=key, how="left"), engine, ordered=False)
+
+
 @pytest.mark.parametrize("dtype", [pl.Int8, pl.UInt8, pl.Int16, pl.UInt16, pl.Int32, pl.UInt32, pl.Int64, pl.UInt64])
 def test_join_hits_answered_from_an_array_over_the_key_range(engine, dtype) -> None:
     """A build side of integer keys dense in a narrow range, probed by rows that
