@@ -673,8 +673,7 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   for (size_t i = 0; i < 2; i++) {
     size_t s = pn->right_first ? 1 - i : i;
     want ws = {need[s], pn->defer_side[s], false};
-    if (transfer.semi != NULL && s == 1 - transfer.semi->from_side)
-      P->pend[P->npend++] = transfer;
+    if (transfer.semi != NULL && s == 1 - transfer.semi->from_side) P->pend[P->npend++] = transfer;
     if (s == 1 && sip != NULL) P->pend[P->npend++] = (pending){g, 0, sip, false};
     pn->inputs[s] = plan_input(P, p, s, &ws);
     if (pn->inputs[s] == NULL) break;
