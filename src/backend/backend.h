@@ -476,6 +476,12 @@ typedef struct ladle_backend {
    * NULL: the executor evaluates the comparison as a mask column. */
   ladle_status (*compare_into)(const ladle_kctx *ctx, int op, const ladle_column *in,
                                const ladle_column *k, bool init, uint8_t *keep, ladle_error *err);
+  /* A filter's null test of a column, ANDed into 0/1 keep bytes (host memory):
+   * keep[i] = (init ? 1 : keep[i]) & (in[i] is valid, or with negate is null)
+   * for i < in->length. NULL: the executor evaluates the test as a mask column.
+   * Serial: called from a partition's task. */
+  ladle_status (*valid_into)(const ladle_kctx *ctx, const ladle_column *in, bool negate, bool init,
+                             uint8_t *keep, ladle_error *err);
   /* A filter's mask ANDed into n 0/1 keep bytes (host memory), and the rows
    * kept counted: keep[i] = (init ? 1 : keep[i]) & (mask[i] is valid and
    * nonzero) for i < n. `mask` has n rows, or one that stands for all n; a

@@ -18,6 +18,32 @@ int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n) {
   return n - set;
 }
 
+/* Byte b's eight bits as eight 0/1 bytes, low bit first: b copied into every
+ * byte, byte j keeps only bit j, and adding 0x7f to a byte carries into its
+ * top bit exactly when that bit was set (no byte overflows into the next). */
+static inline uint64_t bits_to_bytes(uint8_t b) {
+  uint64_t m = ((uint64_t)b * 0x0101010101010101ull) & 0x8040201008040201ull;
+  return ((m + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
+}
+
+void ladle_bitmap_and_bytes(const uint8_t *bits, int64_t n, bool negate, bool init,
+                            uint8_t *keep) {
+  const uint64_t flip = negate ? 0x0101010101010101ull : 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t m = bits_to_bytes(bits[i >> 3]) ^ flip, w;
+    if (!init) {
+      memcpy(&w, keep + i, 8);
+      m &= w;
+    }
+    memcpy(keep + i, &m, 8);
+  }
+  for (; i < n; i++) {
+    uint8_t b = (uint8_t)(((bits[i >> 3] >> (i & 7)) & 1) ^ negate);
+    keep[i] = init ? b : (uint8_t)(keep[i] & b);
+  }
+}
+
 static void free_child(void *p) {
   ladle_column_release(p);
   free(p);
@@ -796,10 +822,18 @@ static inline void bits_flush(bit_writer *b, int64_t n) {
   if (tail > 0) memcpy(b->bits + 8 * b->words, &b->acc, (size_t)LADLE_MIN(tail, 8));
 }
 
-/* The kept rows' 16-byte values (n rows, n_keep kept), in order. */
+/* The kept rows' 16-byte values (n rows, n_keep kept), in order: branch-free
+ * (every row written at the cursor, which moves by its keep byte) while a
+ * write past the last kept row cannot happen, then the rest by branch. */
 static void compact16(const uint64_t *s, const uint8_t *keep, int64_t n, int64_t n_keep,
                       uint64_t *d) {
-  for (int64_t i = 0, k = 0; i < n && k < n_keep; i++)
+  int64_t i = 0, k = 0;
+  for (; i < n && k < n_keep - 1; i++) {
+    d[2 * k] = s[2 * i];
+    d[2 * k + 1] = s[2 * i + 1];
+    k += keep[i];
+  }
+  for (; i < n && k < n_keep; i++)
     if (keep[i]) {
       d[2 * k] = s[2 * i];
       d[2 * k + 1] = s[2 * i + 1];

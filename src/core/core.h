@@ -192,6 +192,10 @@ static inline bool ladle_use_mmap(void) {
 }
 int64_t ladle_bitmap_count_unset(const uint8_t *bits, int64_t n);
 
+/* keep[i] = (init ? 1 : keep[i]) & (bit i of bits, or its complement with
+ * negate) for i < n: 0/1 bytes from a bitmap, eight a step. */
+void ladle_bitmap_and_bytes(const uint8_t *bits, int64_t n, bool negate, bool init, uint8_t *keep);
+
 /* ----------------------------------------------------------------- columns */
 
 /* The data buffers that string views point into (see ladle_column.views). */

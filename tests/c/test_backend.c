@@ -314,6 +314,69 @@ TEST(mask_and_and_keep_to_indices_equal_loops) {
   }
 }
 
+/* valid_into: a column's validity (or its complement) written or ANDed into
+ * keep bytes, against a loop over the bits; ladle_bitmap_and_bytes beneath it
+ * over every length around its eight-row steps; compare_into's validity too. */
+TEST(valid_into_equals_a_loop_over_the_bits) {
+  const ladle_backend *be = ladle_backend_cpu();
+  ladle_kctx ctx = {.morsel_rows = 4096};
+  const int64_t sizes[] = {0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 100003};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    uint8_t *keep = malloc((size_t)n + 1), *want = malloc((size_t)n + 1);
+    for (int kind = 0; kind < 4; kind++) {
+      /* with nulls (a quarter, or almost all), without a validity, of type null */
+      ladle_column x = random_mask(n, 2, kind == 0);
+      if (kind == 1) {
+        ladle_column_release(&x);
+        CHECK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, true, 0, &x, &err_) ==
+              LADLE_OK);
+        for (int64_t i = 0; i < n; i++) {
+          LADLE_COL_MUT(&x, uint8_t)[i] = (uint8_t)(test_rand() % 2);
+          ladle_bit_set(LADLE_COL_VALIDITY_MUT(&x), i, test_rand() % 16 == 0);
+        }
+        ladle_column_finish_nulls(&x);
+      }
+      if (kind == 3) {
+        ladle_column_release(&x);
+        CHECK(ladle_column_nulls(ladle_dtype_make(LADLE_TYPE_NULL), n, &x, &err_) == LADLE_OK);
+      }
+      for (int negate = 0; negate < 2; negate++)
+        for (int init = 0; init < 2; init++) {
+          for (int64_t i = 0; i < n; i++) keep[i] = want[i] = (uint8_t)(test_rand() % 2);
+          keep[n] = want[n] = 0xAB; /* the byte past the end stays */
+          ladle_status st = be->valid_into(&ctx, &x, negate, init, keep, &err_);
+          if (kind == 3) { /* type null: not supported, keep untouched */
+            CHECK(st == LADLE_ENOTSUP);
+            CHECK(memcmp(keep, want, (size_t)n + 1) == 0);
+            continue;
+          }
+          CHECK(st == LADLE_OK);
+          for (int64_t i = 0; i < n; i++)
+            want[i] = (uint8_t)((init ? 1 : want[i]) & (ladle_column_valid(&x, i) != negate));
+          CHECK(memcmp(keep, want, (size_t)n + 1) == 0);
+        }
+      if (kind == 0 && n > 0) {
+        /* compare_into ANDs the column's validity in: x != 0 on a BOOL
+         * column is not supported, so on its bytes seen as UINT8 */
+        ladle_column u = x, k;
+        u.type = ladle_dtype_make(LADLE_TYPE_UINT8);
+        CHECK(ladle_column_alloc(u.type, 1, false, 0, &k, &err_) == LADLE_OK);
+        LADLE_COL_MUT(&k, uint8_t)[0] = 0;
+        CHECK(be->compare_into(&ctx, LADLE_OP_NE, &u, &k, true, keep, &err_) == LADLE_OK);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++)
+          bad += keep[i] != (ladle_column_valid(&x, i) && ((const uint8_t *)x.values)[i] != 0);
+        CHECK_EQ_I(bad, 0);
+        ladle_column_release(&k);
+      }
+      ladle_column_release(&x);
+    }
+    free(keep);
+    free(want);
+  }
+}
+
 TEST(selection_positions_inverts_a_selection) {
   const ladle_backend *be = ladle_backend_cpu();
   ladle_kctx ctx = {.morsel_rows = 4096};

@@ -520,6 +520,31 @@ def test_filter_comparisons_into_keep_bytes(engine, small_engine, col) -> None:
     assert_same(df.lazy().filter((c > k) | (pl.col("i32") < -40)), engine)
 
 
+@pytest.mark.parametrize("col", ["i8", "u16", "i64", "f64", "d", "dur", "s", "r", "nul", "l"])
+def test_filter_null_tests_into_keep_bytes(engine, small_engine, col) -> None:
+    """is_null / is_not_null of a column as a filter term: the column's
+    validity straight into the keep bytes (eight rows a step, partitions of
+    any length with small_engine), alone, beside comparisons, inside a
+    disjunction (the seed's `score.is_not_null() | (x == 1)`), on a column
+    without nulls ("r"), of type null and of lists."""
+    rng = np.random.default_rng(13)
+    df = _typed_columns(rng, N).with_columns(
+        pl.lit(None).alias("nul"),
+        pl.when(pl.col("r") % 5 == 0).then(None).otherwise(pl.concat_list("i8", "i8")).alias("l"))
+    c = pl.col(col)
+    preds = [c.is_null(), c.is_not_null(), ~c.is_null(),
+             c.is_not_null() & (pl.col("r") % 3 == 0),
+             (pl.col("i32") > 0) & c.is_null() & pl.col("i16").is_not_null(),
+             c.is_not_null() | (pl.col("i32") == 1),
+             c.is_null() | pl.col("f32").is_null() | (pl.col("r") < 100)]
+    for p in preds:
+        for eng in (engine, small_engine):
+            assert_same(df.lazy().filter(p), eng)
+    # after a with_columns that made the column (a pipeline's partition)
+    made = df.lazy().with_columns((c.is_null() | (pl.col("r") % 7 == 0)).alias("m"))
+    assert_same(made.filter(pl.col("m").is_not_null() & c.is_not_null()), engine)
+
+
 def test_filter_terms_that_stay_masks(engine, small_engine) -> None:
     rng = np.random.default_rng(12)
     df = _typed_columns(rng, N)

@@ -631,9 +631,21 @@ ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_c
   } else {
     LADLE_DISPATCH_NUM(ph, CMP_INTO, op, in, k, init, keep)
   }
-  if (in->validity != NULL) {
-    const uint8_t *v = in->validity;
-    for (int64_t i = 0; i < in->length; i++) keep[i] &= (uint8_t)((v[i >> 3] >> (i & 7)) & 1);
-  }
+  if (in->validity != NULL) ladle_bitmap_and_bytes(in->validity, in->length, false, false, keep);
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_valid_into(const ladle_kctx *ctx, const ladle_column *in, bool negate,
+                                  bool init, uint8_t *keep, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  if (in->type.id == LADLE_TYPE_NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "valid_into: a column of type null");
+  int64_t n = in->length;
+  if (in->validity != NULL)
+    ladle_bitmap_and_bytes(in->validity, n, negate, init, keep);
+  else if (negate) /* is_null of a column without nulls: no row */
+    memset(keep, 0, (size_t)n);
+  else if (init)
+    memset(keep, 1, (size_t)n);
   return LADLE_OK;
 }

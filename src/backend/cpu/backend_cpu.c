@@ -168,6 +168,7 @@ static const ladle_backend cpu_backend = {
     cpu_gather_pieces,
     cpu_compact,
     ladle_cpu_compare_into,
+    ladle_cpu_valid_into,
     ladle_cpu_mask_and,
     ladle_cpu_keep_to_indices,
     ladle_cpu_selection_positions,
@@ -215,6 +216,7 @@ static void columns_init(void) {
   b.gather_pieces = NULL;
   b.compact = NULL;
   b.compare_into = NULL;
+  b.valid_into = NULL;
   b.mask_and = NULL;
   b.keep_to_indices = NULL;
   b.selection_positions = NULL;

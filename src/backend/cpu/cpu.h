@@ -338,6 +338,8 @@ double ladle_cpu_float_sum_valid(const double *x, const uint8_t *valid, int64_t 
 ladle_status ladle_cpu_compare_into(const ladle_kctx *ctx, int op, const ladle_column *in,
                                     const ladle_column *k, bool init, uint8_t *keep,
                                     ladle_error *err);
+ladle_status ladle_cpu_valid_into(const ladle_kctx *ctx, const ladle_column *in, bool negate,
+                                  bool init, uint8_t *keep, ladle_error *err);
 ladle_status ladle_cpu_binary(const ladle_kctx *ctx, int op, const ladle_column *a,
                               const ladle_column *b, ladle_dtype out_type, ladle_column *out,
                               ladle_error *err);

@@ -19,18 +19,7 @@ static void validity_bytes(const ladle_column *x, bool nulls, uint8_t *out) {
     memset(out, all_null == nulls, (size_t)n);
     return;
   }
-  const uint8_t *bits = x->validity;
-  uint64_t flip = nulls ? 0x0101010101010101ULL : 0;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    /* byte k = bit k: bits 0..6 by one multiply (each lands on its own
-     * byte, no two partial products on one bit), bit 7 by a shift */
-    uint64_t b = bits[i >> 3];
-    uint64_t v = (((b & 0x7f) * 0x0002040810204081ULL) & 0x0001010101010101ULL) | ((b >> 7) << 56);
-    v ^= flip;
-    memcpy(out + i, &v, 8);
-  }
-  for (; i < n; i++) out[i] = (uint8_t)(ladle_bit_get(bits, i) != nulls);
+  ladle_bitmap_and_bytes(x->validity, n, nulls, true, out);
 }
 
 static ladle_status alloc_like(const ladle_column *in, ladle_dtype t, ladle_column *o,
@@ -109,13 +98,16 @@ static ladle_status fill_null(const ladle_column *x, const ladle_column *v, ladl
      * a select per row, no validity */
     LADLE_RETURN_NOT_OK(ladle_column_alloc(x->type, n, false, 0, out, err));
     const uint8_t *V = x->validity;
-#define FILL_W(W, T)                                                              \
-  case W: {                                                                       \
-    const T *X = x->values;                                                       \
-    T f, *O = LADLE_COL_MUT(out, T);                                              \
-    memcpy(&f, v->values, sizeof f);                                              \
-    for (int64_t i = 0; i < n; i++) O[i] = (V[i >> 3] >> (i & 7)) & 1 ? X[i] : f; \
-    break;                                                                        \
+#define FILL_W(W, T)                                                            \
+  case W: {                                                                     \
+    const T *X = x->values;                                                     \
+    T f, *O = LADLE_COL_MUT(out, T);                                            \
+    memcpy(&f, v->values, sizeof f);                                            \
+    for (int64_t i = 0; i < n; i++) {                                           \
+      T m_ = (T)0 - (T)((V[i >> 3] >> (i & 7)) & 1); /* all ones where valid */ \
+      O[i] = (T)((X[i] & m_) | (f & (T)~m_));                                   \
+    }                                                                           \
+    break;                                                                      \
   }
     switch (w) {
       FILL_W(1, uint8_t)

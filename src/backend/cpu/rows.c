@@ -40,8 +40,7 @@ ladle_status ladle_cpu_mask_and(const ladle_kctx *ctx, const ladle_column *mask,
     else
       for (int64_t i = 0; i < n; i++) keep[i] &= (uint8_t)(v[i] != 0);
     const uint8_t *valid = mask->validity;
-    if (valid != NULL)
-      for (int64_t i = 0; i < n; i++) keep[i] &= (uint8_t)((valid[i >> 3] >> (i & 7)) & 1);
+    if (valid != NULL) ladle_bitmap_and_bytes(valid, n, false, false, keep);
   }
   if (out_kept != NULL) {
     int64_t k = 0;
