@@ -156,6 +156,14 @@ def test_string_extremes_ties_and_prefixes(threads: int) -> None:
     df = pl.DataFrame({"s": s})
     for d in (df, pl.concat([df.slice(k, 30_000) for k in range(0, len(s), 30_000)], rechunk=False)):
         assert_same(d.lazy().select(pl.col("s").max().alias("mx"), pl.col("s").min().alias("mn")), eng)
+    # the extremes among strings of at most 8 bytes that differ only by trailing
+    # NUL bytes (equal prefixes: the longer is the greater), and the greatest or
+    # least one last in the buffer, shorter than 8 bytes
+    for pool in (["ab", "ab\x00", "ab\x00\x00", "a", "a\x00", None], ["\x00", "", "\x00\x00\x00\x00\x00\x00\x00\x00", None]):
+        s2 = [pool[k] for k in r.integers(0, len(pool), 140_000)]
+        for tail in ([], ["b"], ["\x00"], ["abcdefgh\x00"]):
+            d = pl.DataFrame({"s": s2 + tail}, schema={"s": pl.String})
+            assert_same(d.lazy().select(pl.col("s").max().alias("mx"), pl.col("s").min().alias("mn")), eng)
     none = pl.DataFrame({"s": pl.Series([None] * 70_000, dtype=pl.String)})
     assert_same(none.lazy().select(pl.col("s").max(), pl.col("s").min().alias("m2")), eng)
 

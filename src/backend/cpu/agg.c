@@ -1459,17 +1459,6 @@ static bool scatters(ladle_agg_op op, ladle_type_id type) {
 
 /* ---- the min or max of strings over one group, in parallel, no concatenation */
 
-/* The first up-to-8 bytes of string i as a big-endian integer, zero-padded:
- * two strings whose prefixes differ are ordered by them. */
-static inline uint64_t str_prefix(const ladle_column *c, int64_t i) {
-  int64_t len = ladle_str_len(c, i);
-  uint8_t b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  memcpy(b, ladle_str_ptr(c, i), (size_t)(len < 8 ? len : 8));
-  uint64_t v;
-  memcpy(&v, b, 8);
-  return __builtin_bswap64(v);
-}
-
 typedef struct smm_job {
   const ladle_column *ins;
   const int64_t *task_piece, *task_a, *task_e;
@@ -1477,27 +1466,58 @@ typedef struct smm_job {
   bool max;
 } smm_job;
 
+/* The first up-to-8 bytes of the string at s0 of len bytes as a big-endian
+ * integer, zero-padded: two strings whose prefixes differ are ordered by
+ * them. One 8-byte load, the bytes past the string cleared, where the
+ * buffer (total bytes) has 8 from s0. */
+static inline uint64_t str_prefix_at(const char *ch, int64_t s0, int64_t len, int64_t total) {
+  if (s0 + 8 > total) {
+    uint8_t b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t k = 0; k < len && k < 8; k++) b[k] = (uint8_t)ch[s0 + k];
+    uint64_t v;
+    memcpy(&v, b, 8);
+    return __builtin_bswap64(v);
+  }
+  uint64_t v;
+  memcpy(&v, ch + s0, 8);
+  v = __builtin_bswap64(v);
+  return len >= 8 ? v : len == 0 ? 0 : v & ~(~0ull >> (8 * len));
+}
+
 static ladle_status smm_task(void *vctx, size_t t, ladle_error *err) {
   LADLE_UNUSED(err);
   smm_job *j = vctx;
   const ladle_column *c = &j->ins[j->task_piece[t]];
-  int64_t b = -1;
+  const int64_t *o = c->values;
+  const char *ch = c->chars;
+  int64_t total = o[c->length];
+  int64_t b = -1, bl = 0;
   uint64_t bp = 0;
+  bool max = j->max;
   for (int64_t i = j->task_a[t]; i < j->task_e[t]; i++) {
     if (!ladle_column_valid(c, i)) continue;
-    uint64_t p = str_prefix(c, i);
+    int64_t len = o[i + 1] - o[i];
+    uint64_t p = str_prefix_at(ch, o[i], len, total);
     if (b < 0) {
       b = i;
       bp = p;
+      bl = len;
       continue;
     }
-    /* ties keep the earlier row, as the grouped loop does */
-    bool better = p != bp
-                      ? (j->max ? p > bp : p < bp)
-                      : (j->max ? ladle_str_cmp(c, i, c, b) > 0 : ladle_str_cmp(c, i, c, b) < 0);
+    /* ties keep the earlier row, as the grouped loop does; strings of at
+     * most 8 bytes with equal prefixes differ only by trailing zero bytes,
+     * so the longer is the greater */
+    bool better;
+    if (p != bp)
+      better = max ? p > bp : p < bp;
+    else if (len <= 8 && bl <= 8)
+      better = max ? len > bl : len < bl;
+    else
+      better = max ? ladle_str_cmp(c, i, c, b) > 0 : ladle_str_cmp(c, i, c, b) < 0;
     if (better) {
       b = i;
       bp = p;
+      bl = len;
     }
   }
   j->best[t] = b;
