@@ -1491,34 +1491,30 @@ static ladle_status smm_task(void *vctx, size_t t, ladle_error *err) {
   const int64_t *o = c->values;
   const char *ch = c->chars;
   int64_t total = o[c->length];
-  int64_t b = -1, bl = 0;
-  uint64_t bp = 0;
+  /* each row's key: its prefix, then its length up to 9. Strings of at most
+   * 8 bytes with equal prefixes differ only by trailing zero bytes (the
+   * longer is the greater), and one of at most 8 bytes whose prefix equals a
+   * longer string's is less than it: the key orders every pair but two
+   * strings of 9 or more bytes with one prefix, which are compared whole.
+   * The best row is kept without a branch on the (random) order; ties keep
+   * the earlier row, as the grouped loop does. */
+  int64_t b = -1;
+  unsigned __int128 bk = 0;
   bool max = j->max;
   for (int64_t i = j->task_a[t]; i < j->task_e[t]; i++) {
     if (!ladle_column_valid(c, i)) continue;
     int64_t len = o[i + 1] - o[i];
-    uint64_t p = str_prefix_at(ch, o[i], len, total);
-    if (b < 0) {
-      b = i;
-      bp = p;
-      bl = len;
-      continue;
-    }
-    /* ties keep the earlier row, as the grouped loop does; strings of at
-     * most 8 bytes with equal prefixes differ only by trailing zero bytes,
-     * so the longer is the greater */
+    unsigned __int128 k = (unsigned __int128)str_prefix_at(ch, o[i], len, total) << 8 |
+                          (unsigned __int128)(len < 9 ? len : 9);
     bool better;
-    if (p != bp)
-      better = max ? p > bp : p < bp;
-    else if (len <= 8 && bl <= 8)
-      better = max ? len > bl : len < bl;
-    else
+    if (b < 0)
+      better = true;
+    else if (k == bk && len >= 9)
       better = max ? ladle_str_cmp(c, i, c, b) > 0 : ladle_str_cmp(c, i, c, b) < 0;
-    if (better) {
-      b = i;
-      bp = p;
-      bl = len;
-    }
+    else
+      better = max ? k > bk : k < bk;
+    b = better ? i : b;
+    bk = better ? k : bk;
   }
   j->best[t] = b;
   return LADLE_OK;
