@@ -563,6 +563,50 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
   return in ? top : NULL;
 }
 
+/* Whether join p may take a predicate transfer either way: inner, one key
+ * column on each side, no null equality, one rank, not the column kernels. */
+static bool transfer_fits(const planner *P, const ladle_plan *p) {
+  return !P->o->columns && P->o->ranks <= 1 && p->join.how == LADLE_JOIN_INNER && p->nkeys == 1 &&
+         !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
+         p->rkeys[0]->kind == LADLE_EX_COL;
+}
+
+/* A transfer from join p's side `from` (base: the rows of the table under
+ * it) into its other side, where that side's key column enters below a join:
+ * *t the pending SEMI_FILTER (t->semi NULL when the column's path does not
+ * allow one), pn->feeds it. false: out of memory. */
+static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size_t from,
+                          int64_t base, pending *t) {
+  const ladle_plan *parent = p;
+  size_t input = 1 - from;
+  ladle_bexpr *const *fk = from == 1 ? p->rkeys : p->keys; /* the feeding side's */
+  ladle_bexpr *const *tk = from == 1 ? p->keys : p->rkeys;
+  int64_t col = tk[0]->col;
+  ladle_dtype kt = p->inputs[from]->schema.types[fk[0]->col];
+  if (!transfer_path(&parent, &input, &col)) return true;
+  const ladle_plan *f = parent->inputs[input];
+  /* a deferred join input is cut by the join, later: no transfer there */
+  bool *nd = NULL;
+  bool deferred =
+      parent->kind == LADLE_NODE_JOIN && input < 2 && join_defers(P, parent, input, &nd);
+  free(nd);
+  if (deferred || P->npend >= PENDING_MAX || (size_t)col >= f->schema.n ||
+      !ladle_dtype_equal(f->schema.types[col], kt))
+    return true;
+  ladle_pnode *sf = pn_new(P, LADLE_POP_SEMI_FILTER, parent, 1);
+  if (sf == NULL) return false;
+  sf->semi = LADLE_SEMI_TRANSFER;
+  sf->from = pn;
+  sf->from_side = from;
+  sf->nkeys = 1;
+  sf->key_col = col;
+  sf->from_col = fk[0]->col;
+  sf->base_rows = base;
+  *t = (pending){parent, input, sf, false};
+  pn->feeds = sf;
+  return true;
+}
+
 static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   ladle_pnode *pn = pn_new(P, LADLE_POP_JOIN, p, 2);
   if (pn == NULL) return NULL;
@@ -577,36 +621,9 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   /* (the column kernels run each node whole: none of these rewrites) */
   /* (not with several ranks: whether it applies is each rank's own finding,
    * and the keys would have to reach every rank) */
-  if (!P->o->columns && P->o->ranks <= 1 && how == LADLE_JOIN_INNER && nk == 1 &&
-      !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
-      p->rkeys[0]->kind == LADLE_EX_COL && (base = chain_base_rows(p->inputs[1])) >= 0) {
+  if (transfer_fits(P, p) && (base = chain_base_rows(p->inputs[1])) >= 0) {
     pn->right_first = true;
-    const ladle_plan *parent = p;
-    size_t input = 0;
-    int64_t col = p->keys[0]->col;
-    ladle_dtype kt = p->inputs[1]->schema.types[p->rkeys[0]->col];
-    if (transfer_path(&parent, &input, &col)) {
-      const ladle_plan *f = parent->inputs[input];
-      /* a deferred join input is cut by the join, later: no transfer there */
-      bool *nd = NULL;
-      bool deferred =
-          parent->kind == LADLE_NODE_JOIN && input < 2 && join_defers(P, parent, input, &nd);
-      free(nd);
-      if (!deferred && P->npend < PENDING_MAX && (size_t)col < f->schema.n &&
-          ladle_dtype_equal(f->schema.types[col], kt)) {
-        ladle_pnode *sf = pn_new(P, LADLE_POP_SEMI_FILTER, parent, 1);
-        if (sf == NULL) return NULL;
-        sf->semi = LADLE_SEMI_TRANSFER;
-        sf->from = pn;
-        sf->from_side = 1;
-        sf->nkeys = 1;
-        sf->key_col = col;
-        sf->from_col = p->rkeys[0]->col;
-        sf->base_rows = base;
-        transfer = (pending){parent, input, sf, false};
-        pn->feeds = sf;
-      }
-    }
+    if (!plan_transfer(P, p, pn, 1, base, &transfer)) return NULL;
   }
   /* a semi-join reduction: left side first (as always), its keys to a
    * group-by under the right side */
@@ -626,36 +643,9 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * parts, joined to Europe's suppliers joined to partsupp; the keys cut
    * partsupp's 800,000 rows to 3,148 before they meet the suppliers). The
    * left side runs first anyway. */
-  if (g == NULL && transfer.semi == NULL && !pn->right_first && !P->o->columns &&
-      P->o->ranks <= 1 && how == LADLE_JOIN_INNER && nk == 1 && !p->join.nulls_equal &&
-      p->keys[0]->kind == LADLE_EX_COL && p->rkeys[0]->kind == LADLE_EX_COL &&
-      (base = chain_base_rows(p->inputs[0])) >= 0) {
-    const ladle_plan *parent = p;
-    size_t input = 1;
-    int64_t col = p->rkeys[0]->col;
-    ladle_dtype kt = p->inputs[0]->schema.types[p->keys[0]->col];
-    if (transfer_path(&parent, &input, &col)) {
-      const ladle_plan *f = parent->inputs[input];
-      bool *nd = NULL;
-      bool deferred =
-          parent->kind == LADLE_NODE_JOIN && input < 2 && join_defers(P, parent, input, &nd);
-      free(nd);
-      if (!deferred && P->npend < PENDING_MAX && (size_t)col < f->schema.n &&
-          ladle_dtype_equal(f->schema.types[col], kt)) {
-        ladle_pnode *sf = pn_new(P, LADLE_POP_SEMI_FILTER, parent, 1);
-        if (sf == NULL) return NULL;
-        sf->semi = LADLE_SEMI_TRANSFER;
-        sf->from = pn;
-        sf->from_side = 0;
-        sf->nkeys = 1;
-        sf->key_col = col;
-        sf->from_col = p->keys[0]->col;
-        sf->base_rows = base;
-        transfer = (pending){parent, input, sf, false};
-        pn->feeds = sf;
-      }
-    }
-  }
+  if (g == NULL && transfer.semi == NULL && !pn->right_first && transfer_fits(P, p) &&
+      (base = chain_base_rows(p->inputs[0])) >= 0 && !plan_transfer(P, p, pn, 0, base, &transfer))
+    return NULL;
   if (g != NULL && P->npend < PENDING_MAX) {
     pn->feeds = NULL;
     sip = pn_new(P, LADLE_POP_SEMI_FILTER, g, 1);
