@@ -621,7 +621,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   /* (the column kernels run each node whole: none of these rewrites) */
   /* (not with several ranks: whether it applies is each rank's own finding,
    * and the keys would have to reach every rank) */
-  if (transfer_fits(P, p) && (base = chain_base_rows(p->inputs[1])) >= 0) {
+  bool tf = transfer_fits(P, p);
+  if (tf && (base = chain_base_rows(p->inputs[1])) >= 0) {
     pn->right_first = true;
     if (!plan_transfer(P, p, pn, 1, base, &transfer)) return NULL;
   }
@@ -642,9 +643,10 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * chain and the right key comes from below a join (TPC-H q2: its 787 brass
    * parts, joined to Europe's suppliers joined to partsupp; the keys cut
    * partsupp's 800,000 rows to 3,148 before they meet the suppliers). The
-   * left side runs first anyway. */
-  if (g == NULL && transfer.semi == NULL && !pn->right_first && transfer_fits(P, p) &&
-      (base = chain_base_rows(p->inputs[0])) >= 0 && !plan_transfer(P, p, pn, 0, base, &transfer))
+   * left side runs first anyway (with no transfer above: that one made the
+   * right side run first). */
+  if (g == NULL && !pn->right_first && tf && (base = chain_base_rows(p->inputs[0])) >= 0 &&
+      !plan_transfer(P, p, pn, 0, base, &transfer))
     return NULL;
   if (g != NULL && P->npend < PENDING_MAX) {
     pn->feeds = NULL;

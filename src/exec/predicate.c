@@ -40,9 +40,10 @@ typedef struct pred_term {
   ladle_column k[2];
   struct pred_term *alt; /* or (e NULL, col < 0): the disjunction of alt[0..nalt) */
   size_t nalt;
-  bool mask;               /* (e NULL) column col is 0/1 keep bytes (a dictionary column's terms) */
-  int nulls;               /* (e NULL) 1: col.is_not_null(), 2: col.is_null(), through valid_into */
-  const ladle_bexpr *orig; /* that test, for a column not of the chunk's height */
+  bool mask; /* (e NULL) column col is 0/1 keep bytes (a dictionary column's terms) */
+  /* (e NULL) col.is_null() or is_not_null(), through valid_into (evaluated
+   * as a mask for a column not of the chunk's height) */
+  const ladle_bexpr *nulltest;
 } pred_term;
 
 struct exec_pred {
@@ -157,8 +158,7 @@ static ladle_status compile_leaf(exec_state *s, exec_pred *p, const ladle_bexpr 
     /* a null test: the column's validity straight into the keep bytes */
     t.e = NULL;
     t.col = e->args[0]->col;
-    t.nulls = e->op == LADLE_FN_IS_NOT_NULL ? 1 : 2;
-    t.orig = e;
+    t.nulltest = e;
   } else if (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3 &&
              e->args[0]->kind == LADLE_EX_COL) {
     ladle_dtype ct = in->types[e->args[0]->col];
@@ -395,8 +395,9 @@ static ladle_status term_keep(exec_state *s, const pred_term *t, const ladle_chu
   }
   if (t->mask) /* keep bytes the scan made from the dictionary */
     return s->be->mask_and(&s->k, &c->columns[t->col], n, init, keep, NULL, err);
-  if (t->nulls != 0 && c->columns[t->col].length == n)
-    return s->be->valid_into(&s->k, &c->columns[t->col], t->nulls == 2, init, keep, err);
+  if (t->nulltest != NULL && c->columns[t->col].length == n)
+    return s->be->valid_into(&s->k, &c->columns[t->col], t->nulltest->op == LADLE_FN_IS_NULL, init,
+                             keep, err);
   if (t->e == NULL && c->columns[t->col].length == n) {
     for (int j = 0; j < 2 && t->op[j] >= 0; j++) {
       LADLE_RETURN_NOT_OK(
@@ -409,8 +410,8 @@ static ladle_status term_keep(exec_state *s, const pred_term *t, const ladle_chu
    * as false, ANDed in (written, for the first term) */
   ladle_column m;
   ladle_status st;
-  if (t->e != NULL || t->nulls != 0) {
-    LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, t->e != NULL ? t->e : t->orig, c, &m, err));
+  if (t->e != NULL || t->nulltest != NULL) {
+    LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, t->e != NULL ? t->e : t->nulltest, c, &m, err));
     st = s->be->mask_and(&s->k, &m, n, init, keep, NULL, err);
     ladle_column_release(&m);
     return st;
