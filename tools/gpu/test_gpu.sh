@@ -5,8 +5,9 @@
 # 2. the kernel conformance suite and the column-kernel engine tests against the
 #    CPU engine, with LADLE_REQUIRE_CUDA=1 (no GPU is a failure);
 # 3. the same under compute-sanitizer memcheck (leaks included);
-# 4. where Polars imports (devcarry/polars.tar.xz unpacked into /tmp/pydeps: the
-#    device machine has no network) and Python's headers are there, ladle's
+# 4. where Polars imports (devcarry/pydeps.tar.xz, made by tools/make_devcarry.sh,
+#    unpacked into /tmp/pydeps: the device machine has no network) and Python's
+#    headers are there, ladle's
 #    extension and the Python tests of the GPU path with LADLE_TEST_DEVICE=cuda.
 # Exit status: 0 when every step that ran passed.
 set -uo pipefail
@@ -48,13 +49,16 @@ fi
 unset LADLE_CUDA_STAGING_BYTES
 PY=${PYTHON:-python3}
 DEPS=${PYDEPS:-/tmp/pydeps}
-if [ ! -f "$DEPS/.unpacked" ] && [ -f "$ROOT/devcarry/polars.tar.xz" ]; then
-  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -xJf "$ROOT/devcarry/polars.tar.xz" -C "$DEPS" && touch "$DEPS/.unpacked"
+# devcarry/pydeps.tar.xz (tools/make_devcarry.sh) or an older polars.tar.xz
+PACK=$ROOT/devcarry/pydeps.tar.xz
+[ -f "$PACK" ] || PACK=$ROOT/devcarry/polars.tar.xz
+if [ ! -f "$DEPS/.unpacked" ] && [ -f "$PACK" ]; then
+  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -xJf "$PACK" -C "$DEPS" && touch "$DEPS/.unpacked"
 fi
 export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 PYINC=$($PY -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 if ! $PY -c "import polars, pytest" 2> /dev/null; then
-  say "Python tests skipped: polars or pytest does not import (carry devcarry/polars.tar.xz)"; rc=1
+  say "Python tests skipped: polars or pytest does not import (carry devcarry/: bash tools/make_devcarry.sh)"; rc=1
 elif [ ! -f "$PYINC/Python.h" ] && [ ! -f "$DEPS/include/Python.h" ]; then
   say "Python tests skipped: no Python.h for $($PY -V) ($PYINC)"; rc=1
 else

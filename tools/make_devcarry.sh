@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Makes devcarry/ (ignored by git), what device runs carry: the device machine
+# has Python 3.12, torch, numpy and pyarrow but no Polars, DuckDB or pytest and
+# no network. From the repository root, on a machine that reaches PyPI:
+#
+#   bash tools/make_devcarry.sh          (about 3 minutes: xz -9 of ~250 MB)
+#
+# 1. downloads the wheels for CPython 3.12 on x86-64 Linux: Polars (the pinned
+#    release and its runtime), DuckDB, pytest and hypothesis with their
+#    pure-Python dependencies;
+# 2. unpacks them into one folder and packs it as devcarry/pydeps.tar.xz
+#    (about 49 MB: with the checkout, under the device tool's 64 MiB carry);
+#    bench/device/*.sh and tools/gpu/test_gpu.sh unpack it into /tmp/pydeps;
+# 3. writes devcarry/COMMIT (git rev-parse HEAD: the benchmark JSONs name it;
+#    re-run `git rev-parse HEAD > devcarry/COMMIT` after committing);
+# 4. adds devcarry/ to .git/info/exclude, so that it travels only when named
+#    in the device call's carry (["devcarry"]).
+set -euo pipefail
+ROOT=$(pwd)
+[ -f Makefile ] && [ -d src ] || { echo "run from the repository root"; exit 2; }
+POLARS=$(sed -n 's/.*polars==\([0-9.]*\).*/\1/p' Makefile | head -1)
+[ -n "$POLARS" ] || { echo "no pinned Polars version in the Makefile"; exit 2; }
+PY=${PYTHON:-python3}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+$PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$W/whl" \
+  "polars==$POLARS" "polars-runtime-32==$POLARS" duckdb pytest pluggy iniconfig packaging \
+  hypothesis sortedcontainers attrs
+mkdir -p "$W/u"
+for w in "$W"/whl/*.whl; do $PY -m zipfile -e "$w" "$W/u"; done
+find "$W/u" -name __pycache__ -prune -exec rm -rf {} +
+mkdir -p devcarry
+tar -C "$W/u" -cf - . | xz -9 -T0 > devcarry/pydeps.tar.xz
+git rev-parse HEAD > devcarry/COMMIT
+grep -qx "devcarry/" .git/info/exclude 2> /dev/null || echo "devcarry/" >> .git/info/exclude
+echo "devcarry/pydeps.tar.xz: $(du -h devcarry/pydeps.tar.xz | cut -f1) (Polars $POLARS)"
