@@ -829,6 +829,13 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       b->scalar = true;
       break;
     case LADLE_EX_LEN:
+      /* inside an aggregation (an implode of `pl.len() + col`, a max of
+       * `col * pl.len()`) Polars' len() is the group's height: refused like the other
+       * nested aggregations, never the whole input's height */
+      if (s->in_agg) {
+        st = ladle_err_set(err, LADLE_EINVAL, "len: an aggregation inside an aggregation");
+        break;
+      }
       b->type = ladle_dtype_make(LADLE_TYPE_UINT32);
       b->has_agg = true;
       b->scalar = true;

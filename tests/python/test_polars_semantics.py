@@ -1211,3 +1211,28 @@ def test_clip_bounds_outside_the_column_type_raise_as_in_polars(dtype: pl.DataTy
         lf.collect()
     with pytest.raises(ladle.LadleError, match="conversion from .* failed in column 'literal'"):
         lf.collect(engine=eng)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pl.len() == pl.col("c"),
+        pl.len() + pl.col("c"),
+        pl.col("c") - pl.len().cast(pl.Int64),
+        (pl.col("c") * pl.len()).max(),
+    ],
+)
+def test_len_inside_a_group_aggregation_is_the_groups(expr: pl.Expr) -> None:
+    # In a group_by's agg, `pl.len()` under another aggregation (the implode
+    # around `pl.len() + col`, a max of `col * pl.len()`) is the group's height; ladle
+    # used the whole input's (qfuzz 1796700001:66136): it must not answer that
+    lf = pl.LazyFrame({"g": [0, -2, -2, 5], "c": [0, 3, 1, 2]}, schema={"g": pl.Int64, "c": pl.UInt32})
+    q = lf.group_by("g", maintain_order=True).agg(expr.alias("x"))
+    with pytest.raises(ladle.UnsupportedError, match="len: an aggregation inside an aggregation"):
+        q.collect(engine=ladle.Engine(raise_on_fail=True))
+    with pytest.warns(ladle.FallbackWarning):
+        got = q.collect(engine=ladle.Engine())
+    assert_frame_equal(got, q.collect(engine="in-memory"))
+    # beside the aggregations, len() is the group's height on ladle itself
+    q2 = lf.group_by("g", maintain_order=True).agg(pl.len(), pl.col("c").sum() + pl.len())
+    assert_frame_equal(q2.collect(engine=ladle.Engine(raise_on_fail=True)), q2.collect(engine="in-memory"))
