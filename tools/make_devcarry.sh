@@ -10,13 +10,13 @@
 #    pure-Python dependencies;
 # 2. unpacks them into one folder and packs it as devcarry/pydeps.tar.xz
 #    (about 49 MB: with the checkout, under the device tool's 64 MiB carry);
-#    bench/device/*.sh and tools/gpu/test_gpu.sh unpack it into /tmp/pydeps;
+#    bench/device/*.sh and tools/gpu/test_gpu.sh unpack it into /tmp/pydeps
+#    (tools/devcarry_unpack.sh);
 # 3. writes devcarry/COMMIT (git rev-parse HEAD: the benchmark JSONs name it;
 #    re-run `git rev-parse HEAD > devcarry/COMMIT` after committing);
 # 4. adds devcarry/ to .git/info/exclude, so that it travels only when named
 #    in the device call's carry (["devcarry"]).
 set -euo pipefail
-ROOT=$(pwd)
 [ -f Makefile ] && [ -d src ] || { echo "run from the repository root"; exit 2; }
 POLARS=$(sed -n 's/.*polars==\([0-9.]*\).*/\1/p' Makefile | head -1)
 [ -n "$POLARS" ] || { echo "no pinned Polars version in the Makefile"; exit 2; }

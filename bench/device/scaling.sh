@@ -45,12 +45,9 @@ test -f "$ROOT/bench/scaling.py" || { echo "run from the repository root (bench/
 say "$(uname -srm), $JOBS cores, $($PY -V 2>&1), gcc $(gcc -dumpfullversion 2>/dev/null || echo missing)"
 
 # 1. Polars and DuckDB
-if [ ! -f "$DEPS/.unpacked" ]; then
-  rm -rf "$DEPS" && mkdir -p "$DEPS"
-  tar -xJf "$CARRY/pydeps.tar.xz" -C "$DEPS" || { echo "unpacking pydeps.tar.xz failed"; exit 2; }
-  touch "$DEPS/.unpacked"
-  say "unpacked pydeps.tar.xz into $DEPS"
-fi
+. "$ROOT/tools/devcarry_unpack.sh"
+unpack_pydeps "$CARRY" "$DEPS" || { echo "unpacking $CARRY/pydeps.tar.xz failed"; exit 2; }
+[ -n "$PYDEPS_PACK" ] && say "unpacked $(basename "$PYDEPS_PACK") into $DEPS"
 export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 $PY -c "import polars, duckdb, pyarrow, numpy; print('polars', polars.__version__, 'duckdb', duckdb.__version__, 'pyarrow', pyarrow.__version__, 'numpy', numpy.__version__)" \
   || { echo "polars/duckdb/pyarrow/numpy not importable"; exit 2; }

@@ -59,18 +59,13 @@ say "$(uname -srm), $JOBS cores, $($PY -V 2>&1), gcc $(gcc -dumpfullversion 2>/d
 $(free -g 2>/dev/null | awk '/Mem:/ {print $2 " GiB"}')"
 
 # 1. Polars (and what else the carry has)
-if [ ! -f "$DEPS/.unpacked" ]; then
-  TARBALL=""
-  for t in "$CARRY/pydeps.tar.xz" "$CARRY/polars.tar.xz"; do [ -f "$t" ] && { TARBALL=$t; break; }; done
-  if [ -n "$TARBALL" ]; then
-    rm -rf "$DEPS" && mkdir -p "$DEPS"
-    tar -xJf "$TARBALL" -C "$DEPS" || { echo "unpacking $TARBALL failed"; exit 2; }
-    touch "$DEPS/.unpacked"
-    say "unpacked $(basename "$TARBALL") into $DEPS"
-  else
-    say "no devcarry/pydeps.tar.xz or polars.tar.xz: Polars must be the image's"
-  fi
-fi
+. "$ROOT/tools/devcarry_unpack.sh"
+unpack_pydeps "$CARRY" "$DEPS"
+case $? in
+  0) [ -n "$PYDEPS_PACK" ] && say "unpacked $(basename "$PYDEPS_PACK") into $DEPS" ;;
+  1) say "no devcarry/pydeps.tar.xz or polars.tar.xz: Polars must be the image's" ;;
+  *) echo "unpacking $PYDEPS_PACK failed"; exit 2 ;;
+esac
 export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 $PY -c "import polars, numpy; print('polars', polars.__version__, 'numpy', numpy.__version__)" \
   || { echo "polars/numpy not importable"; exit 2; }

@@ -13,12 +13,8 @@ OUT=${OUT:-$ROOT/build-gpu/out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 DEPS=${PYDEPS:-/tmp/pydeps}
-# devcarry/pydeps.tar.xz (tools/make_devcarry.sh) or an older polars.tar.xz
-PACK=$ROOT/devcarry/pydeps.tar.xz
-[ -f "$PACK" ] || PACK=$ROOT/devcarry/polars.tar.xz
-if [ ! -f "$DEPS/.unpacked" ] && [ -f "$PACK" ]; then
-  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -xJf "$PACK" -C "$DEPS" && touch "$DEPS/.unpacked"
-fi
+. "$ROOT/tools/devcarry_unpack.sh"
+unpack_pydeps "$ROOT/devcarry" "$DEPS"
 # pytest where the machine lacks it: devcarry/pytest.tar.gz (pure-Python wheels unpacked)
 if ! python3 -c "import pytest" 2> /dev/null && [ -f "$ROOT/devcarry/pytest.tar.gz" ]; then
   mkdir -p /tmp/pydeps2 && tar -xzf "$ROOT/devcarry/pytest.tar.gz" -C /tmp/pydeps2

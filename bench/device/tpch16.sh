@@ -24,12 +24,8 @@ CARRY=${CARRY:-$ROOT/devcarry}
 DEPS=${PYDEPS:-/tmp/pydeps}
 left() { echo $(( ${DEADLINE:-500} - ($(date +%s) - T0) )); }
 say() { echo "[tpch16 +$(( $(date +%s) - T0 ))s] $*"; }
-if [ ! -f "$DEPS/.unpacked" ]; then
-  pack=$CARRY/pydeps.tar.xz
-  [ -f "$pack" ] || pack=$CARRY/polars.tar.xz
-  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -xJf "$pack" -C "$DEPS" && touch "$DEPS/.unpacked" \
-    || { echo "cannot unpack $pack"; exit 2; }
-fi
+. "$ROOT/tools/devcarry_unpack.sh"
+unpack_pydeps "$CARRY" "$DEPS" || { echo "cannot unpack $CARRY/pydeps.tar.xz or polars.tar.xz"; exit 2; }
 export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 [ -f "$CARRY/COMMIT" ] && export LADLE_COMMIT=$(cat "$CARRY/COMMIT")
 if ! ls python/ladle/_native*.so > /dev/null 2>&1; then

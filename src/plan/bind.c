@@ -689,10 +689,13 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   char b1[64], b2[64];
   /* Aggregations and windows change the context of their children. */
   bool was_agg = s->in_agg, was_over = s->in_over;
-  if (e->kind == LADLE_EX_AGG) {
+  /* pl.len() too: under an aggregation (an implode of `pl.len() + col`, a
+   * max of `col * pl.len()`) Polars' len() is the group's height, not the
+   * input's */
+  if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN) {
     if (s->in_agg) {
       st = ladle_err_set(err, LADLE_EINVAL, "%s: an aggregation inside an aggregation",
-                         ladle_agg_name((ladle_agg_op)e->op));
+                         e->kind == LADLE_EX_LEN ? "len" : ladle_agg_name((ladle_agg_op)e->op));
       goto done;
     }
     s->in_agg = true;
@@ -829,13 +832,6 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       b->scalar = true;
       break;
     case LADLE_EX_LEN:
-      /* inside an aggregation (an implode of `pl.len() + col`, a max of
-       * `col * pl.len()`) Polars' len() is the group's height: refused like the other
-       * nested aggregations, never the whole input's height */
-      if (s->in_agg) {
-        st = ladle_err_set(err, LADLE_EINVAL, "len: an aggregation inside an aggregation");
-        break;
-      }
       b->type = ladle_dtype_make(LADLE_TYPE_UINT32);
       b->has_agg = true;
       b->scalar = true;

@@ -7,8 +7,8 @@
 # 3. the same under compute-sanitizer memcheck (leaks included);
 # 4. where Polars imports (devcarry/pydeps.tar.xz, made by tools/make_devcarry.sh,
 #    unpacked into /tmp/pydeps: the device machine has no network) and Python's
-#    headers are there, ladle's
-#    extension and the Python tests of the GPU path with LADLE_TEST_DEVICE=cuda.
+#    headers are there, ladle's extension and the Python tests of the GPU path
+#    with LADLE_TEST_DEVICE=cuda.
 # Exit status: 0 when every step that ran passed.
 set -uo pipefail
 ROOT=$(pwd)
@@ -49,12 +49,8 @@ fi
 unset LADLE_CUDA_STAGING_BYTES
 PY=${PYTHON:-python3}
 DEPS=${PYDEPS:-/tmp/pydeps}
-# devcarry/pydeps.tar.xz (tools/make_devcarry.sh) or an older polars.tar.xz
-PACK=$ROOT/devcarry/pydeps.tar.xz
-[ -f "$PACK" ] || PACK=$ROOT/devcarry/polars.tar.xz
-if [ ! -f "$DEPS/.unpacked" ] && [ -f "$PACK" ]; then
-  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -xJf "$PACK" -C "$DEPS" && touch "$DEPS/.unpacked"
-fi
+. "$ROOT/tools/devcarry_unpack.sh"
+unpack_pydeps "$ROOT/devcarry" "$DEPS"
 export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 PYINC=$($PY -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 if ! $PY -c "import polars, pytest" 2> /dev/null; then
