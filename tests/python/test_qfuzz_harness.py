@@ -155,3 +155,44 @@ def test_a_temporal_mean_compares_its_ticks_with_the_summation_bound() -> None:
     assert compare(exp, near, taint={"x"}, **kw) is None  # type: ignore[arg-type]
     assert compare(exp, near, taint=set(), **kw) is not None  # type: ignore[arg-type]
     assert compare(exp, far, taint={"x"}, **kw) is not None  # type: ignore[arg-type]
+
+
+def test_the_generator_keeps_off_a_shape_that_hangs_polars_typing() -> None:
+    # qfuzz 1796525323:2136 hung in the generator: Polars 2.1.0's collect_schema never
+    # returns on this shape, so typed() must refuse it without asking Polars
+    import random
+
+    from qfuzz.case import E
+    from qfuzz.exprs import ExprGen
+
+    lf = pl.LazyFrame({"x4": [1.0, 2.0]})
+    g = ExprGen(random.Random(0), lf, {"pl": pl}, order_ok=True, taint=set())
+    hang = E("{0}.any()", [E("({0} / {1}).is_in([1.0])", [E("pl.lit(None)", []), E("pl.col('x4')", [])])])
+    assert "pl.lit(None) / pl.col('x4')" in hang.code()
+    asked: list[object] = []
+
+    class Recorder:
+        def select(self, *a: object) -> None:
+            asked.append(a)
+            raise RuntimeError("asked Polars")
+
+    real, g.lf = g.lf, Recorder()  # type: ignore[assignment]
+    assert g.typed(hang) is None
+    assert asked == [], "the generator asked Polars to type a shape that hangs it"
+    g.lf = real
+    fine = E("({0} * {1}).is_in([1.0]).any()", [E("pl.lit(None)", []), E("pl.col('x4')", [])])
+    typed = g.typed(fine)
+    assert typed is not None and typed.dtype == pl.Boolean
+
+
+def test_a_worker_that_dies_generating_a_case_is_a_generator_error() -> None:
+    from qfuzz.cli import generator_death
+    from qfuzz.harness import BAD
+
+    for outcome in ("crash", "timeout"):
+        res = generator_death({"outcome": outcome, "phase": "generate", "signal": "SIGABRT"})
+        assert res["outcome"] == "generator_error" and res["outcome"] not in BAD
+        assert res["crash_outcome"] == outcome
+        # once an engine ran, a death is a failure as before
+        res = generator_death({"outcome": outcome, "phase": "ladle", "signal": "SIGSEGV"})
+        assert res["outcome"] == outcome and res["outcome"] in BAD

@@ -167,6 +167,7 @@ def campaign(
                 f"{summ.outcomes['unsupported']} unsupported ({time.monotonic() - t0:.0f} s)")
 
     def done_checked(i: int, res: dict[str, Any]) -> None:
+        res = generator_death(res)
         if res["outcome"] in ("crash", "timeout") and str(res.get("phase", "")).startswith("polars"):
             # it died while Polars ran: run Polars alone on the case (a fresh worker);
             # when Polars dies again, the crash is Polars' own
@@ -234,6 +235,17 @@ def campaign(
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(summ.to_json(), indent=1))
     return summ
+
+
+def generator_death(res: dict[str, Any]) -> dict[str, Any]:
+    """res, as a generator_error when the worker died or hung while it generated the
+    case: before any engine ran (ladle is not called there; Polars is, to type the
+    expressions), so a tester bug, not a failure, and not a case the parent may
+    generate again to shrink it (it would hang the parent as it hung the worker)."""
+    if res["outcome"] in ("crash", "timeout") and res.get("phase") == "generate":
+        return dict(res, outcome="generator_error", crash_outcome=res["outcome"],
+                    error={"type": res["outcome"], "message": f"{res['outcome']} while generating the case"})
+    return res
 
 
 def run_twice(pool: Pool, req: dict[str, Any]) -> dict[str, Any]:
