@@ -74,7 +74,7 @@ RULES: list[Rule] = [
     Rule("#9 rank() (or a window) of a literal: 'expression gave 0 rows'", fine=r"^ladle_error.*gave N rows.*(rank|over)"),
     Rule("an expression of no column: 'expression gave 0 rows'", fine=r"^ladle_error.*gave N rows"),
     Rule("when/then/otherwise, fill_nan: a strict cast in a branch no row takes raises on ladle (Polars does not evaluate it)",
-         fine=r"^ladle_error:LadleError:strict cast.*\b(when|fill_nan|fill_null)", detail=r"strict cast"),
+         fine=r"^ladle_error:Ladle\w*Error:strict cast.*\b(when|fill_nan|fill_null)", detail=r"strict cast"),
     Rule("Polars raises 'returned aggregation is of different length' (a Polars bug; ladle answers)",
          fine=r"^polars_error_ladle_ok:ComputeError", detail=r"returned aggregation is of different length"),
     Rule("a string expression in group_by over an empty input: 'out of memory: string output'",
