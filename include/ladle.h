@@ -758,6 +758,9 @@ typedef struct ladle_engine_stats {
    * chunk's dictionary, and those it evaluated row by row instead (a chunk
    * not wholly dictionary-encoded, or a column the file lacks) */
   int64_t dict_chunks, dict_chunks_rowwise;
+  /* Parquet row groups decoded inside a pipeline, one at a time into its
+   * operators, rather than read whole into a table first */
+  int64_t row_groups_streamed;
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */

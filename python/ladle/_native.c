@@ -903,7 +903,7 @@ static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsLsLsLsLsLsdsLsL}", "row_groups_read", (long long)s.row_groups_read,
+      "{sLsLsLsLsLsLsLsLsLsLsLsdsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
       "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
       (long long)s.rows_transferred, "memory_bytes", (long long)s.memory_bytes, "memory_peak",
       (long long)s.memory_peak, "device_memory_bytes", (long long)s.device_memory_bytes,
@@ -911,7 +911,8 @@ static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
       (long long)s.device_cache_bytes, "device_cache_hits", (long long)s.device_cache_hits,
       "device_cache_misses", (long long)s.device_cache_misses, "exchange_bytes",
       (long long)s.exchange_bytes, "exchange_ms", s.exchange_ms, "dict_chunks",
-      (long long)s.dict_chunks, "dict_chunks_rowwise", (long long)s.dict_chunks_rowwise);
+      (long long)s.dict_chunks, "dict_chunks_rowwise", (long long)s.dict_chunks_rowwise,
+      "row_groups_streamed", (long long)s.row_groups_streamed);
 }
 
 static PyObject *engine_device(EngineObject *self, PyObject *unused) {

@@ -109,9 +109,11 @@ class Engine(_PolarsEngine):
         self._local.last_run = where
 
     def stats(self) -> dict[str, int]:
-        """Counters since the engine was created: Parquet row groups read and skipped,
-        rows a join's keys dropped early (predicate transfer), and the bytes held now
-        through the engine's memory resource and the most held at once."""
+        """Counters since the engine was created: Parquet row groups read and skipped
+        (and of those read, the ones decoded inside a pipeline rather than into a
+        table first), rows a join's keys dropped early (predicate transfer), and the
+        bytes held now through the engine's memory resource and the most held at
+        once."""
         return dict(self._engine.stats())
 
     @property

@@ -125,10 +125,10 @@ static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table *
   if (pn->pipelined && pn->source != NULL) {
     /* the top of a pipeline into its parent: the source's morsels through
      * the chain, collected as the parent's input table */
-    ladle_table *src;
-    LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn->source, &src, NULL, err));
-    ladle_status st = exec_pipeline_run(s, pn, pn->source, src, NULL, NULL, out, NULL, err);
-    ladle_table_release(src);
+    exec_source src;
+    LADLE_RETURN_NOT_OK(exec_source_open(s, pn->source, &src, err));
+    ladle_status st = exec_pipeline_run(s, pn, pn->source, &src, NULL, NULL, out, NULL, err);
+    exec_source_close(&src);
     return st;
   }
   if (pn->upload && s->columns) {
@@ -274,7 +274,8 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
                           e->comm->moved_bytes,
                           e->comm->moved_ms,
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks),
-                          atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks_rowwise)};
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks_rowwise),
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_streamed)};
   if (e->dev_mr != NULL) {
     s.device_memory_bytes = ladle_mr_bytes(e->dev_mr);
     s.device_memory_peak = ladle_mr_peak(e->dev_mr);

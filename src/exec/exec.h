@@ -31,6 +31,7 @@ struct ladle_engine {
   int64_t queries; /* with several ranks: executions so far (their fingerprints' order) */
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
   atomic_llong dict_chunks, dict_chunks_rowwise; /* ladle_engine_stats */
+  atomic_llong row_groups_streamed;
 };
 
 struct ladle_result {
@@ -209,6 +210,23 @@ static inline bool exec_row_wise(const ladle_bexpr *e) {
  * with units != NULL the chunks' units kept there (the caller frees them). */
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
                                      exec_units *units, ladle_error *err);
+/* A Parquet scan's units one at a time, for a pipeline that decodes them
+ * itself (operator.h's exec_source): exec_pq_stream_open sets *out and src's
+ * counts, or leaves *out NULL when the scan is better read whole (too few row
+ * groups for the threads; LADLE_PARQUET_STREAM=0/1 forces either); unit u's
+ * columns (need: NULL all; the late ones placeholders, the dictionary terms'
+ * columns keep bytes) by exec_pq_stream_unit; a late column k at the unit's
+ * rows kept (NULL: its first n) by exec_pq_stream_late (op_scan_parquet.c). */
+typedef struct exec_pq_stream exec_pq_stream;
+struct exec_source;
+ladle_status exec_pq_stream_open(exec_state *st, const ladle_pnode *scan, exec_pq_stream **out,
+                                 struct exec_source *src, ladle_error *err);
+ladle_status exec_pq_stream_unit(exec_state *st, const exec_pq_stream *m, size_t u,
+                                 const bool *need, ladle_chunk *out, ladle_error *err);
+ladle_status exec_pq_stream_late(exec_state *st, const exec_pq_stream *m, size_t u, size_t k,
+                                 const int64_t *kept, int64_t n, bool views, ladle_column *out,
+                                 ladle_error *err);
+void exec_pq_stream_close(void *m);
 ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_table **out,
                                  ladle_error *err);
 /* The columns `late` of a filter's output `out`, read from the Parquet files of

@@ -27,4 +27,4 @@ static ladle_status cache_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   return LADLE_OK;
 }
 
-const exec_operator exec_op_cache = {LADLE_POP_CACHE, cache_run, NULL, NULL};
+const exec_operator exec_op_cache = {LADLE_POP_CACHE, cache_run, NULL, NULL, NULL};

@@ -39,4 +39,4 @@ static ladle_status distinct_run(exec_state *s, const ladle_pnode *pn, exec_side
   return exec_run_unary(s, pn, distinct_table, out, err);
 }
 
-const exec_operator exec_op_distinct = {LADLE_POP_DISTINCT, distinct_run, NULL, NULL};
+const exec_operator exec_op_distinct = {LADLE_POP_DISTINCT, distinct_run, NULL, NULL, NULL};

@@ -301,7 +301,7 @@ static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side
   return exec_exchange_table(s, pn, pn->xkind, in, out, err);
 }
 
-const exec_operator exec_op_exchange = {LADLE_POP_EXCHANGE, exchange_run, NULL, NULL};
+const exec_operator exec_op_exchange = {LADLE_POP_EXCHANGE, exchange_run, NULL, NULL, NULL};
 
 ladle_status exec_rank_rows(exec_state *s, int64_t rows, int64_t *before, int64_t *total,
                             ladle_error *err) {

@@ -69,4 +69,4 @@ static ladle_status explode_run(exec_state *s, const ladle_pnode *pn, exec_side 
   return exec_run_unary(s, pn, explode_table, out, err);
 }
 
-const exec_operator exec_op_explode = {LADLE_POP_EXPLODE, explode_run, NULL, NULL};
+const exec_operator exec_op_explode = {LADLE_POP_EXPLODE, explode_run, NULL, NULL, NULL};

@@ -258,7 +258,96 @@ static void filter_close(void *state) {
   if (state != NULL) exec_pred_destroy(state);
 }
 
+/* ------------------------------------------------------------- made source */
+
+/* A late filter over a Parquet scan as its pipeline's made source: for each
+ * row group, the predicate's columns decoded (its dictionary terms as keep
+ * bytes), the predicate, and the other columns read from the file at the
+ * kept rows, all in the task that pushes the morsel on. */
+typedef struct late_source {
+  const ladle_pnode *pn;
+  exec_pq_stream *m;
+  exec_pred *pred;
+  ladle_schema in; /* the scan's output: dictionary columns as keep bytes */
+} late_source;
+
+static void late_source_close(void *ctx) {
+  late_source *ls = ctx;
+  if (ls == NULL) return;
+  exec_pred_destroy(ls->pred);
+  exec_pq_stream_close(ls->m);
+  ladle_schema_release(&ls->in);
+  free(ls);
+}
+
+static ladle_status late_make(exec_state *s, void *ctx, size_t u, const bool *need,
+                              ladle_chunk *out, ladle_error *err) {
+  const late_source *ls = ctx;
+  const ladle_pnode *pn = ls->pn;
+  size_t n = pn->schema->n;
+  ladle_chunk c = {0, calloc(LADLE_MAX(n, 1), sizeof(ladle_column)), 0};
+  bool *keep_need = calloc(LADLE_MAX(n, 1), sizeof *keep_need);
+  int64_t *kept = NULL;
+  ladle_status st = c.columns && keep_need ? LADLE_OK : LADLE_OOM(err, "filter");
+  /* what is read of the output: what the pipeline reads, of what the plan
+   * said the parent reads */
+  for (size_t i = 0; st == LADLE_OK && i < n; i++)
+    keep_need[i] = (need == NULL || need[i]) && (pn->need == NULL || pn->need[i]);
+  if (st == LADLE_OK) st = exec_pq_stream_unit(s, ls->m, u, NULL, &c, err);
+  if (st == LADLE_OK) {
+    c.table_rows = 0;
+    st = filter_chunk(s, ls->pred, NULL, false, keep_need, pn->late, pn->views, n, &c, out, &kept,
+                      err);
+  }
+  for (size_t i = 0; st == LADLE_OK && i < n; i++) {
+    if (!pn->late[i]) continue;
+    if (!keep_need[i])
+      exec_placeholder(&out->columns[i], out->length);
+    else
+      st = exec_pq_stream_late(s, ls->m, u, i, kept, out->length, pn->views, &out->columns[i], err);
+  }
+  if (c.columns != NULL) {
+    for (size_t i = 0; i < n; i++) ladle_column_release(&c.columns[i]);
+    free(c.columns);
+  }
+  free(kept);
+  free(keep_need);
+  if (st != LADLE_OK)
+    for (size_t i = 0; i < n; i++) ladle_column_release(&out->columns[i]);
+  return st;
+}
+
+static ladle_status filter_source(exec_state *s, const ladle_pnode *pn, exec_source *out,
+                                  ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  const ladle_pnode *scan = pn->inputs[0];
+  if (!pn->stream_src || pn->late == NULL || pn->defer || s->columns ||
+      scan->op != LADLE_POP_SCAN_PARQUET)
+    return LADLE_OK;
+  late_source *ls = calloc(1, sizeof *ls);
+  if (ls == NULL) return LADLE_OOM(err, "filter");
+  ls->pn = pn;
+  ladle_status st = exec_pq_stream_open(s, scan, &ls->m, out, err);
+  if (st == LADLE_OK && ls->m != NULL) st = ladle_schema_copy(scan->schema, &ls->in, err);
+  for (size_t k = 0; st == LADLE_OK && ls->m != NULL && pn->dict != NULL && k < ls->in.n; k++)
+    if (pn->dict[k]) ls->in.types[k] = ladle_dtype_make(LADLE_TYPE_BOOL);
+  if (st == LADLE_OK && ls->m != NULL)
+    st = exec_pred_compile(s, pn->lp->exprs[0], &ls->in, pn->dict, &ls->pred, err);
+  /* a predicate the fused terms cannot take (ladle_eval_chunked's, which may
+   * read every row): read whole, as before */
+  if (st != LADLE_OK || ls->m == NULL || ls->pred == NULL) {
+    late_source_close(ls);
+    memset(out, 0, sizeof *out);
+    return st;
+  }
+  out->make = late_make;
+  out->ctx = ls;
+  out->close = late_source_close;
+  return LADLE_OK;
+}
+
 static const exec_stream_op filter_stream = {filter_needs, filter_open, filter_morsel,
                                              filter_close};
 
-const exec_operator exec_op_filter = {LADLE_POP_FILTER, filter_run, &filter_stream, NULL};
+const exec_operator exec_op_filter = {LADLE_POP_FILTER, filter_run, &filter_stream, NULL,
+                                      filter_source};

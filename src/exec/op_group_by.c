@@ -176,8 +176,12 @@ ladle_status exec_group_by_table(exec_state *s, const ladle_pnode *pn, const lad
     /* the partial step as a pipeline of no streaming node over `in` */
     bool declined = false;
     ladle_table *got;
-    LADLE_RETURN_NOT_OK(exec_pipeline_run(s, NULL, in_pn, in, exec_op_group_by_partial.sink, pn,
-                                          &got, &declined, err));
+    exec_source src;
+    exec_source_of_table(in, &src);
+    ladle_status st = exec_pipeline_run(s, NULL, in_pn, &src, exec_op_group_by_partial.sink, pn,
+                                        &got, &declined, err);
+    exec_source_close(&src);
+    LADLE_RETURN_NOT_OK(st);
     LADLE_PHASE_END(!declined ? "group_by partial and final" : "group_by partial declined",
                     in->num_rows, t0);
     if (!declined) {
@@ -269,4 +273,4 @@ static ladle_status group_by_run(exec_state *s, const ladle_pnode *pn, exec_side
   return exec_run_unary(s, pn, group_by_table, out, err);
 }
 
-const exec_operator exec_op_group_by = {LADLE_POP_GROUP_BY, group_by_run, NULL, NULL};
+const exec_operator exec_op_group_by = {LADLE_POP_GROUP_BY, group_by_run, NULL, NULL, NULL};

@@ -16,20 +16,24 @@ static ladle_status final_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   while (part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
   const ladle_pnode *top = part->inputs[0]; /* the partial step's input */
   const ladle_pnode *source = pn->source != NULL ? pn->source : top;
-  ladle_table *src, *got;
+  exec_source src;
+  ladle_table *got;
   bool declined = false;
-  LADLE_RETURN_NOT_OK(ladle_exec_node(s, source, &src, NULL, err));
+  LADLE_RETURN_NOT_OK(exec_source_open(s, source, &src, err));
   bool ranks = s->eng->comm->size > 1;
-  if (ranks && src->nchunks == 0) { /* every rank runs the partial step */
-    ladle_table_release(src);
-    LADLE_RETURN_NOT_OK(exec_empty_chunk(source->schema, &src, err));
+  if (ranks && src.n == 0) { /* every rank runs the partial step */
+    exec_source_close(&src);
+    ladle_table *empty;
+    LADLE_RETURN_NOT_OK(exec_empty_chunk(source->schema, &empty, err));
+    exec_source_of_table(empty, &src);
+    ladle_table_release(empty);
   }
   double t0 = LADLE_PHASE_START();
-  ladle_status st = exec_pipeline_run(s, top, source, src, exec_op_group_by_partial.sink, pn, &got,
+  ladle_status st = exec_pipeline_run(s, top, source, &src, exec_op_group_by_partial.sink, pn, &got,
                                       &declined, err);
-  LADLE_PHASE_END(!declined ? "group_by partial and final" : "group_by partial declined",
-                  src->num_rows, t0);
-  ladle_table_release(src);
+  LADLE_PHASE_END(!declined ? "group_by partial and final" : "group_by partial declined", src.rows,
+                  t0);
+  exec_source_close(&src);
   if (st != LADLE_OK || !declined) {
     if (st == LADLE_OK) *out = got;
     return st;
@@ -48,4 +52,5 @@ static ladle_status final_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   return st;
 }
 
-const exec_operator exec_op_group_by_final = {LADLE_POP_GROUP_BY_FINAL, final_run, NULL, NULL};
+const exec_operator exec_op_group_by_final = {LADLE_POP_GROUP_BY_FINAL, final_run, NULL, NULL,
+                                              NULL};

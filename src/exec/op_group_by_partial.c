@@ -437,7 +437,7 @@ static void pa_close(void *state) {
   free(j);
 }
 
-static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const ladle_table *src,
+static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const exec_source *src,
                             const ladle_schema *in, bool *need, void **state, ladle_error *err) {
   *state = NULL;
   const ladle_plan *p = pn->lp;
@@ -447,12 +447,11 @@ static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const ladle_ta
    * partition where a rank has none) */
   bool ranks = s->eng->comm->size > 1;
   if (ranks && mode == 0) mode = 1;
-  if (mode == 0 || src->nchunks == 0) return LADLE_OK;
+  if (mode == 0 || src->n == 0) return LADLE_OK;
   /* by default: enough rows, and morsels enough that the probe (the first
    * morsel, alone) is a small part of them */
   if (mode < 0 && !ranks &&
-      (src->nchunks < 4 || src->num_rows < PARTIAL_MIN_ROWS ||
-       src->chunks[0].length > src->num_rows / 4))
+      (src->n < 4 || src->rows < PARTIAL_MIN_ROWS || src->first_rows > src->rows / 4))
     return LADLE_OK;
   pa_sink *j = calloc(1, sizeof *j);
   if (j == NULL) return LADLE_OOM(err, "group_by");
@@ -460,8 +459,8 @@ static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const ladle_ta
   j->ranks = s->eng->comm->size;
   j->exchange = pn->ninputs > 0 && pn->inputs[0]->op == LADLE_POP_EXCHANGE;
   j->mode = mode;
-  j->nch = src->nchunks;
-  j->first_len = src->chunks[0].length;
+  j->nch = src->n;
+  j->first_len = src->first_rows;
   j->x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *j->x);
   if (j->x == NULL || !pa_eligible(p, j->ranks, j->x, &j->ncols)) {
     bool oom = j->x == NULL;
@@ -580,4 +579,4 @@ static ladle_status partial_run(exec_state *s, const ladle_pnode *pn, exec_side 
 
 /* a sink, run by the GROUP_BY_FINAL above it */
 const exec_operator exec_op_group_by_partial = {LADLE_POP_GROUP_BY_PARTIAL, partial_run, NULL,
-                                                &partial_sink};
+                                                &partial_sink, NULL};

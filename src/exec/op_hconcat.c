@@ -58,4 +58,4 @@ static ladle_status hconcat_run(exec_state *s, const ladle_pnode *pn, exec_side 
   return st;
 }
 
-const exec_operator exec_op_hconcat = {LADLE_POP_HCONCAT, hconcat_run, NULL, NULL};
+const exec_operator exec_op_hconcat = {LADLE_POP_HCONCAT, hconcat_run, NULL, NULL, NULL};

@@ -367,4 +367,4 @@ static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *si
   return st;
 }
 
-const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, NULL, NULL};
+const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, NULL, NULL, NULL};

@@ -43,4 +43,4 @@ static ladle_status project_morsel(exec_state *s, const ladle_pnode *pn, const v
 
 static const exec_stream_op project_stream = {project_needs, NULL, project_morsel, NULL};
 
-const exec_operator exec_op_project = {LADLE_POP_PROJECT, project_run, &project_stream, NULL};
+const exec_operator exec_op_project = {LADLE_POP_PROJECT, project_run, &project_stream, NULL, NULL};

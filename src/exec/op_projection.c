@@ -138,4 +138,4 @@ static ladle_status projection_morsel(exec_state *s, const ladle_pnode *pn, cons
 static const exec_stream_op projection_stream = {projection_needs, NULL, projection_morsel, NULL};
 
 const exec_operator exec_op_projection = {LADLE_POP_PROJECTION, projection_run, &projection_stream,
-                                          NULL};
+                                          NULL, NULL};

@@ -42,4 +42,4 @@ static ladle_status row_index_run(exec_state *s, const ladle_pnode *pn, exec_sid
   return exec_run_unary(s, pn, row_index_table, out, err);
 }
 
-const exec_operator exec_op_row_index = {LADLE_POP_ROW_INDEX, row_index_run, NULL, NULL};
+const exec_operator exec_op_row_index = {LADLE_POP_ROW_INDEX, row_index_run, NULL, NULL, NULL};

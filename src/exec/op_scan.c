@@ -26,4 +26,4 @@ static ladle_status scan_run(exec_state *s, const ladle_pnode *pn, exec_side *si
   return LADLE_OK;
 }
 
-const exec_operator exec_op_scan = {LADLE_POP_SCAN, scan_run, NULL, NULL};
+const exec_operator exec_op_scan = {LADLE_POP_SCAN, scan_run, NULL, NULL, NULL};

@@ -403,4 +403,4 @@ static ladle_status scan_csv_run(exec_state *s, const ladle_pnode *pn, exec_side
   return ladle_exec_scan_csv(s, pn->lp, out, err);
 }
 
-const exec_operator exec_op_scan_csv = {LADLE_POP_SCAN_CSV, scan_csv_run, NULL, NULL};
+const exec_operator exec_op_scan_csv = {LADLE_POP_SCAN_CSV, scan_csv_run, NULL, NULL, NULL};

@@ -285,32 +285,33 @@ static ladle_status dict_keep(void *ctx, const ladle_column *c, uint8_t *keep, l
   return st;
 }
 
-/* Column k of unit u as the keep bytes of its dictionary terms (a Boolean
- * column without nulls): through the chunk's dictionary when every page is
- * dictionary-encoded, else over the column read whole. */
-static ladle_status dict_task(read_job *j, size_t u, size_t k, size_t col, ladle_error *err) {
-  size_t f = j->unit_file[u], rg = j->unit_rg[u];
-  int64_t n = j->s->files[f]->row_groups[rg].num_rows;
-  ladle_column *o = &j->t->chunks[u].columns[k];
+/* Column k (file column col) of row group rg of file f as the keep bytes of
+ * its dictionary terms `pred` (a Boolean column without nulls) into *o:
+ * through the chunk's dictionary when every page is dictionary-encoded, else
+ * over the column read whole; in: the scan's schema. */
+static ladle_status dict_read(exec_state *st, const pq_source *s, size_t f, size_t rg, size_t k,
+                              size_t col, const exec_pred *pred, const ladle_schema *in,
+                              ladle_column *o, ladle_error *err) {
+  int64_t n = s->files[f]->row_groups[rg].num_rows;
   LADLE_RETURN_NOT_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, false, 0, o, err));
-  dict_eval_ctx d = {j->st, j->dict[k], j->in, k};
+  dict_eval_ctx d = {st, pred, in, k};
   bool whole = false;
-  ladle_status st = LADLE_OK;
+  ladle_status rc = LADLE_OK;
   if (col != SIZE_MAX)
-    st = ladle_pq_read_chunk_dict_keep(j->s->files[f], rg, col, dict_keep, &d,
+    rc = ladle_pq_read_chunk_dict_keep(s->files[f], rg, col, dict_keep, &d,
                                        LADLE_COL_MUT(o, uint8_t), &whole, err);
-  atomic_fetch_add(whole ? &j->st->eng->dict_chunks : &j->st->eng->dict_chunks_rowwise, 1);
-  if (st == LADLE_OK && !whole) { /* row by row */
+  atomic_fetch_add(whole ? &st->eng->dict_chunks : &st->eng->dict_chunks_rowwise, 1);
+  if (rc == LADLE_OK && !whole) { /* row by row */
     ladle_column c;
-    st = col == SIZE_MAX ? ladle_column_nulls(j->in->types[k], n, &c, err)
-                         : ladle_pq_read_chunk(j->s->files[f], rg, col, &c, err);
-    if (st == LADLE_OK) {
-      st = dict_keep(&d, &c, LADLE_COL_MUT(o, uint8_t), err);
+    rc = col == SIZE_MAX ? ladle_column_nulls(in->types[k], n, &c, err)
+                         : ladle_pq_read_chunk(s->files[f], rg, col, &c, err);
+    if (rc == LADLE_OK) {
+      rc = dict_keep(&d, &c, LADLE_COL_MUT(o, uint8_t), err);
       ladle_column_release(&c);
     }
   }
-  if (st != LADLE_OK) ladle_column_release(o);
-  return st;
+  if (rc != LADLE_OK) ladle_column_release(o);
+  return rc;
 }
 
 /* What decoding task i (unit i / ncols, column i % ncols) should cost, roughly:
@@ -343,7 +344,9 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
   if (j->order != NULL) i = j->order[i];
   size_t u = i / j->s->ncols, k = i % j->s->ncols;
   size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
-  if (j->dict != NULL && j->dict[k] != NULL) return dict_task(j, u, k, col, err);
+  if (j->dict != NULL && j->dict[k] != NULL)
+    return dict_read(j->st, j->s, f, j->unit_rg[u], k, col, j->dict[k], j->in,
+                     &j->t->chunks[u].columns[k], err);
   if (col == SIZE_MAX)
     return ladle_column_nulls(j->t->schema.types[k],
                               j->s->files[f]->row_groups[j->unit_rg[u]].num_rows,
@@ -368,17 +371,20 @@ int64_t exec_rank_bound(int64_t total, int rank, int size) {
   return (int64_t)rank * q + (int64_t)rank * m / size;
 }
 
-ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
-                                     exec_units *units, ladle_error *err) {
-  const ladle_plan *p = pn->lp;
-  const pq_source *s = p->source;
+/* The units (file, row group) this rank reads, in order: its share, stopping
+ * at the global n_rows, less those the statistics rule out (*skipped of
+ * them); *limit: of the global first n_rows, how many are in these units
+ * (without skipping they follow each other), or -1. */
+static ladle_status pq_units(const exec_state *st, const pq_source *s, size_t **unit_file,
+                             size_t **unit_rg, size_t *nunits, size_t *skipped, int64_t *limit,
+                             ladle_error *err) {
   /* this rank's share: the units whose first row's global position (rows in
    * every unit before it, all files in order, before any skipping) is in
    * [lo, hi); one rank: all of them */
-  size_t nunits = 0;
+  size_t all = 0;
   int64_t total = 0;
   for (size_t f = 0; f < s->nfiles; f++) {
-    nunits += s->files[f]->nrow_groups;
+    all += s->files[f]->nrow_groups;
     for (size_t g = 0; g < s->files[f]->nrow_groups; g++)
       total += s->files[f]->row_groups[g].num_rows;
   }
@@ -388,16 +394,14 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
     lo = exec_rank_bound(total, comm->rank, comm->size);
     hi = exec_rank_bound(total, comm->rank + 1, comm->size);
   }
-  size_t *uf = malloc(LADLE_MAX(nunits, 1) * sizeof *uf),
-         *ur = malloc(LADLE_MAX(nunits, 1) * sizeof *ur);
+  size_t *uf = malloc(LADLE_MAX(all, 1) * sizeof *uf), *ur = malloc(LADLE_MAX(all, 1) * sizeof *ur);
   if (uf == NULL || ur == NULL) {
     free(uf);
     free(ur);
     return LADLE_OOM(err, "parquet units");
   }
-  /* the units to read: this rank's, stopping at the global n_rows, less those
-   * the statistics rule out */
   size_t n = 0;
+  *skipped = 0;
   int64_t at = 0, first = -1; /* the unit's global first row; the first read's */
   for (size_t f = 0; f < s->nfiles; f++)
     for (size_t g = 0; g < s->files[f]->nrow_groups; g++) {
@@ -411,17 +415,29 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
       for (size_t k = 0; keep && s->n_rows < 0 && k < s->nfilters; k++)
         keep = may_match(s->files[f], g, &s->filters[k], s->filters[k].col_index[f]);
       if (!keep) {
-        atomic_fetch_add(&st->eng->row_groups_skipped, 1);
+        ++*skipped;
         continue;
       }
-      atomic_fetch_add(&st->eng->row_groups_read, 1);
       if (first < 0) first = start;
       uf[n] = f;
       ur[n++] = g;
     }
-  /* of the global first n_rows, those in this rank's units: a prefix of them
-   * (without skipping, the units read follow each other from `first`) */
-  int64_t limit = s->n_rows >= 0 && first >= 0 ? s->n_rows - first : -1;
+  *unit_file = uf;
+  *unit_rg = ur;
+  *nunits = n;
+  *limit = s->n_rows >= 0 && first >= 0 ? s->n_rows - first : -1;
+  return LADLE_OK;
+}
+
+ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
+                                     exec_units *units, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  const pq_source *s = p->source;
+  size_t *uf, *ur, n, skipped;
+  int64_t limit;
+  LADLE_RETURN_NOT_OK(pq_units(st, s, &uf, &ur, &n, &skipped, &limit, err));
+  atomic_fetch_add(&st->eng->row_groups_skipped, skipped);
+  atomic_fetch_add(&st->eng->row_groups_read, n);
   ladle_table *t;
   ladle_status rc = ladle_table_create(&p->schema, n, &t, err);
   if (rc == LADLE_OK) {
@@ -550,6 +566,181 @@ ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan
   return rc;
 }
 
+/* ------------------------------------------------------------ made source */
+
+/* The scan's units one at a time, for a pipeline's made source (the scan's
+ * own, or the late filter's over it): unit u's columns decoded by the task
+ * that pushes it through the pipeline. */
+struct exec_pq_stream {
+  const pq_source *s;
+  const ladle_schema *schema; /* the scan's */
+  size_t *unit_file, *unit_rg;
+  int64_t *len;     /* per unit: its rows read (the last one cut short by n_rows) */
+  const bool *late; /* columns left to the filter's late reads (NULL: none) */
+  exec_pred **dict; /* per column: the filter's terms on it as keep bytes (NULL: none) */
+  bool views;
+};
+
+void exec_pq_stream_close(void *ctx) {
+  exec_pq_stream *m = ctx;
+  if (m == NULL) return;
+  for (size_t k = 0; m->dict != NULL && k < m->schema->n; k++) exec_pred_destroy(m->dict[k]);
+  free(m->dict);
+  free(m->unit_file);
+  free(m->unit_rg);
+  free(m->len);
+  free(m);
+}
+
+/* LADLE_PARQUET_STREAM=0: a pipeline's Parquet scan is read whole first;
+ * =1: streamed whatever its row groups (for tests); unset: by row groups */
+static int stream_mode(void) {
+  const char *v = getenv("LADLE_PARQUET_STREAM");
+  if (v != NULL && strcmp(v, "0") == 0) return 0;
+  if (v != NULL && strcmp(v, "1") == 0) return 1;
+  return -1;
+}
+
+/* Streams when the pipeline's tasks find enough row groups to share: two per
+ * thread at least (fewer, and the scan reads them whole, column by column in
+ * parallel, and splits them for the threads: exec_split_rows). Not on the
+ * column kernels (a GPU engine's scan is copied up whole). */
+ladle_status exec_pq_stream_open(exec_state *st, const ladle_pnode *scan, exec_pq_stream **out,
+                                 exec_source *src, ladle_error *err) {
+  *out = NULL;
+  int mode = stream_mode();
+  if (mode == 0 || st->columns || st->mixed || scan->upload) return LADLE_OK;
+  const pq_source *s = scan->lp->source;
+  int threads = st->k.pool ? ladle_pool_threads(st->k.pool) : 1;
+  exec_pq_stream *m = calloc(1, sizeof *m);
+  if (m == NULL) return LADLE_OOM(err, "parquet scan");
+  m->s = s;
+  m->schema = &scan->lp->schema;
+  size_t n, skipped;
+  int64_t limit;
+  ladle_status rc = pq_units(st, s, &m->unit_file, &m->unit_rg, &n, &skipped, &limit, err);
+  if (rc != LADLE_OK || n == 0 || (mode < 0 && n < 2 * (size_t)threads)) {
+    exec_pq_stream_close(m);
+    return rc;
+  }
+  m->views = scan->views;
+  m->late = scan->late;
+  m->len = malloc(n * sizeof *m->len);
+  if (m->len == NULL) rc = LADLE_OOM(err, "parquet scan");
+  if (rc == LADLE_OK && scan->late != NULL && scan->dict != NULL) {
+    m->dict = calloc(LADLE_MAX(s->ncols, 1), sizeof *m->dict);
+    if (m->dict == NULL) rc = LADLE_OOM(err, "parquet dictionary predicates");
+    for (size_t k = 0; rc == LADLE_OK && k < s->ncols; k++)
+      if (scan->dict[k])
+        rc = exec_pred_compile_dict(st, scan->dict_pred, m->schema, k, &m->dict[k], err);
+  }
+  if (rc != LADLE_OK) {
+    exec_pq_stream_close(m);
+    return rc;
+  }
+  int64_t rows = 0;
+  for (size_t u = 0; u < n; u++) {
+    int64_t r = s->files[m->unit_file[u]]->row_groups[m->unit_rg[u]].num_rows;
+    if (limit >= 0) r = LADLE_MAX(LADLE_MIN(r, limit - rows), 0);
+    m->len[u] = r;
+    rows += r;
+  }
+  atomic_fetch_add(&st->eng->row_groups_skipped, skipped);
+  atomic_fetch_add(&st->eng->row_groups_read, n);
+  atomic_fetch_add(&st->eng->row_groups_streamed, n);
+  *src = (exec_source){n, rows, m->len[0], NULL, NULL, NULL, NULL};
+  *out = m;
+  return LADLE_OK;
+}
+
+typedef struct pq_unit_job {
+  exec_state *st;
+  const exec_pq_stream *m;
+  size_t u;
+  const bool *need;
+  ladle_chunk *out;
+} pq_unit_job;
+
+static ladle_status pq_unit_column(void *vctx, size_t k, ladle_error *err) {
+  const pq_unit_job *j = vctx;
+  const exec_pq_stream *m = j->m;
+  size_t f = m->unit_file[j->u], rg = m->unit_rg[j->u];
+  size_t col = m->s->col_index[f * m->s->ncols + k];
+  int64_t rows = m->s->files[f]->row_groups[rg].num_rows, len = m->len[j->u];
+  ladle_column *o = &j->out->columns[k];
+  ladle_status st = LADLE_OK;
+  if (m->dict != NULL && m->dict[k] != NULL) {
+    st = dict_read(j->st, m->s, f, rg, k, col, m->dict[k], m->schema, o, err);
+  } else if ((j->need != NULL && !j->need[k]) || (m->late != NULL && m->late[k])) {
+    exec_placeholder(o, len);
+    return LADLE_OK;
+  } else if (col == SIZE_MAX) {
+    return ladle_column_nulls(m->schema->types[k], len, o, err);
+  } else {
+    st = (m->views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(m->s->files[f], rg, col, o,
+                                                                      err);
+  }
+  if (st != LADLE_OK || len == rows) return st;
+  ladle_column cut; /* the rows past n_rows dropped */
+  st = ladle_column_slice(o, 0, len, &cut, err);
+  ladle_column_release(o);
+  if (st == LADLE_OK) *o = cut;
+  return st;
+}
+
+ladle_status exec_pq_stream_unit(exec_state *st, const exec_pq_stream *m, size_t u,
+                                 const bool *need, ladle_chunk *out, ladle_error *err) {
+  pq_unit_job j = {st, m, u, need, out};
+  out->length = m->len[u];
+  /* the columns in parallel where this is the driver's first morsel, alone;
+   * inline inside a pipeline task */
+  ladle_status rc = ladle_pool_run(st->k.pool, m->schema->n, pq_unit_column, &j, err);
+  if (rc != LADLE_OK)
+    for (size_t c = 0; c < m->schema->n; c++) ladle_column_release(&out->columns[c]);
+  return rc;
+}
+
+ladle_status exec_pq_stream_late(exec_state *st, const exec_pq_stream *m, size_t u, size_t k,
+                                 const int64_t *kept, int64_t n, bool views, ladle_column *out,
+                                 ladle_error *err) {
+  size_t f = m->unit_file[u], rg = m->unit_rg[u];
+  size_t col = m->s->col_index[f * m->s->ncols + k];
+  if (col == SIZE_MAX) return ladle_column_nulls(m->schema->types[k], n, out, err);
+  const ladle_pq_file *pf = m->s->files[f];
+  views = views && m->schema->types[k].id == LADLE_TYPE_STRING;
+  if (kept == NULL && n == pf->row_groups[rg].num_rows)
+    return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(pf, rg, col, out, err);
+  ladle_column all; /* every row of a unit cut short by n_rows: 0, 1, ... */
+  memset(&all, 0, sizeof all);
+  if (kept == NULL)
+    LADLE_RETURN_NOT_OK(
+        st->be->sequence(&st->k, 0, n, ladle_dtype_make(LADLE_TYPE_INT64), &all, err));
+  ladle_status rc =
+      ladle_pq_read_chunk_sel(pf, rg, col, kept ? kept : all.values, n, views, out, err);
+  ladle_column_release(&all);
+  return rc;
+}
+
+static ladle_status pq_make(exec_state *s, void *ctx, size_t k, const bool *need, ladle_chunk *out,
+                            ladle_error *err) {
+  return exec_pq_stream_unit(s, ctx, k, need, out, err);
+}
+
+/* The scan on its own (no late filter above) as a pipeline's made source. */
+static ladle_status scan_parquet_source(exec_state *st, const ladle_pnode *pn, exec_source *out,
+                                        ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  if (pn->late != NULL) return LADLE_OK; /* the filter above streams it */
+  exec_pq_stream *m;
+  LADLE_RETURN_NOT_OK(exec_pq_stream_open(st, pn, &m, out, err));
+  if (m != NULL) {
+    out->make = pq_make;
+    out->ctx = m;
+    out->close = exec_pq_stream_close;
+  }
+  return LADLE_OK;
+}
+
 static ladle_status scan_parquet_run(exec_state *s, const ladle_pnode *pn, exec_side *side,
                                      ladle_table **out, ladle_error *err) {
   exec_units *units = side != NULL ? side->units : NULL;
@@ -567,4 +758,5 @@ static ladle_status scan_parquet_run(exec_state *s, const ladle_pnode *pn, exec_
   return st;
 }
 
-const exec_operator exec_op_scan_parquet = {LADLE_POP_SCAN_PARQUET, scan_parquet_run, NULL, NULL};
+const exec_operator exec_op_scan_parquet = {LADLE_POP_SCAN_PARQUET, scan_parquet_run, NULL, NULL,
+                                            scan_parquet_source};

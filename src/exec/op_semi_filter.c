@@ -67,4 +67,5 @@ static ladle_status semi_filter_run(exec_state *s, const ladle_pnode *pn, exec_s
   return exec_run_unary(s, pn, semi_filter_table, out, err);
 }
 
-const exec_operator exec_op_semi_filter = {LADLE_POP_SEMI_FILTER, semi_filter_run, NULL, NULL};
+const exec_operator exec_op_semi_filter = {LADLE_POP_SEMI_FILTER, semi_filter_run, NULL, NULL,
+                                           NULL};

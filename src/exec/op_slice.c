@@ -64,4 +64,4 @@ static ladle_status slice_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   return exec_run_unary(s, pn, slice_table, out, err);
 }
 
-const exec_operator exec_op_slice = {LADLE_POP_SLICE, slice_run, NULL, NULL};
+const exec_operator exec_op_slice = {LADLE_POP_SLICE, slice_run, NULL, NULL, NULL};

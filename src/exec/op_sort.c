@@ -40,5 +40,5 @@ static ladle_status sort_run(exec_state *s, const ladle_pnode *pn, exec_side *si
   return exec_run_unary(s, pn, sort_table, out, err);
 }
 
-const exec_operator exec_op_sort = {LADLE_POP_SORT, sort_run, NULL, NULL};
-const exec_operator exec_op_top_k = {LADLE_POP_TOP_K, sort_run, NULL, NULL};
+const exec_operator exec_op_sort = {LADLE_POP_SORT, sort_run, NULL, NULL, NULL};
+const exec_operator exec_op_top_k = {LADLE_POP_TOP_K, sort_run, NULL, NULL, NULL};

@@ -35,4 +35,4 @@ static ladle_status union_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   return st;
 }
 
-const exec_operator exec_op_union = {LADLE_POP_UNION, union_run, NULL, NULL};
+const exec_operator exec_op_union = {LADLE_POP_UNION, union_run, NULL, NULL, NULL};

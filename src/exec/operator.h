@@ -40,14 +40,34 @@ typedef struct exec_stream_op {
   void (*close)(void *state);
 } exec_stream_op;
 
+/* A pipeline's source: its morsels, either the partitions of a table its node
+ * made (`table`), or made one at a time by the pipeline's tasks (`make`): a
+ * Parquet scan's row groups decoded into the pipeline instead of into a table
+ * first, so that a pipeline over a file holds a few row groups at a time, not
+ * the file. */
+typedef struct exec_source {
+  size_t n;                 /* morsels */
+  int64_t rows;             /* their rows in all */
+  int64_t first_rows;       /* morsel 0's */
+  const ladle_table *table; /* morsel k: table->chunks[k]; NULL: made */
+  /* made: morsel k into out->columns (the source node's schema, zeroed by the
+   * caller): owned columns, placeholders where need (NULL: all) leaves one
+   * out, and out->length. Called from the pipeline's tasks (in parallel), and
+   * for morsel 0 from the driver alone, where its own loops run in parallel */
+  ladle_status (*make)(exec_state *s, void *ctx, size_t k, const bool *need, ladle_chunk *out,
+                       ladle_error *err);
+  void *ctx;
+  void (*close)(void *ctx);
+} exec_source;
+
 /* Consumes a pipeline: each morsel into its own local state (in parallel),
  * then the states combined in morsel order and the output finalised. */
 typedef struct exec_sink_op {
-  /* state for the pipeline whose source table is src (its morsels are
-   * src's partitions) and whose rows reach the sink with `in` columns;
+  /* state for the pipeline whose morsels are src's and whose rows reach the
+   * sink with `in` columns;
    * need[c] (calloc'ed by the caller) set for each column it reads. *state
    * NULL and LADLE_OK: the sink does not apply (the caller collects) */
-  ladle_status (*open)(exec_state *s, const ladle_pnode *pn, const ladle_table *src,
+  ladle_status (*open)(exec_state *s, const ladle_pnode *pn, const exec_source *src,
                        const ladle_schema *in, bool *need, void **state, ladle_error *err);
   /* morsel k's rows (borrowed: a sink keeps what it needs by reference) */
   ladle_status (*consume)(exec_state *s, void *state, size_t k, ladle_chunk *c, ladle_error *err);
@@ -68,6 +88,9 @@ typedef struct exec_operator {
                       ladle_error *err);
   const exec_stream_op *stream; /* NULL: never inside a pipeline */
   const exec_sink_op *sink;     /* NULL: never a pipeline's sink */
+  /* pn as a pipeline's made source (exec_source.make), where it can be one
+   * now; out->make NULL and LADLE_OK: it cannot (the node is run instead) */
+  ladle_status (*source)(exec_state *s, const ladle_pnode *pn, exec_source *out, ladle_error *err);
 } exec_operator;
 
 extern const exec_operator exec_op_scan, exec_op_scan_parquet, exec_op_scan_csv, exec_op_filter,
@@ -85,13 +108,22 @@ static inline ladle_status exec_input(exec_state *s, const ladle_pnode *pn, ladl
   return ladle_exec_node(s, pn->inputs[0], in, side, err);
 }
 
+/* The morsels of node pn as a pipeline's source: made by the pipeline where
+ * pn's operator can (exec_operator.source), else pn run and its table's
+ * partitions. exec_source_close releases them. */
+ladle_status exec_source_open(exec_state *s, const ladle_pnode *pn, exec_source *out,
+                              ladle_error *err);
+void exec_source_close(exec_source *src);
+/* The source over table t (a reference of its own). */
+void exec_source_of_table(const ladle_table *t, exec_source *out);
+
 /* Runs the pipeline whose top streaming node is `top` (pn.pipelined, down to
- * `source`, whose output is the morsels; top == source: no streaming node)
- * into `sink` for node sink_pn (NULL: the morsels collected into *out as a
- * table of top's schema). *declined: the sink turned the pipeline down, and
- * *out is the collected table instead of the sink's output. */
+ * `source`, whose output is the morsels src; top == source: no streaming
+ * node) into `sink` for node sink_pn (NULL: the morsels collected into *out
+ * as a table of top's schema). *declined: the sink turned the pipeline down,
+ * and *out is the collected table instead of the sink's output. */
 ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladle_pnode *source,
-                               const ladle_table *src, const exec_sink_op *sink,
+                               const exec_source *src, const exec_sink_op *sink,
                                const ladle_pnode *sink_pn, ladle_table **out, bool *declined,
                                ladle_error *err);
 

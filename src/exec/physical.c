@@ -401,6 +401,12 @@ static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen) {
     if (n >= 2 && chain_fits(lps, n, NULL, 0, NULL, 0)) {
       for (size_t i = 0; i < n; i++) chain[i]->pipelined = true;
       pn->source = r;
+      /* a late filter under the chain may be made row group by row group
+       * where the chain would fit with the filter in it */
+      if (r->op == LADLE_POP_FILTER && r->late != NULL && n < CHAIN_MAX) {
+        lps[n] = r->lp;
+        r->stream_src = chain_fits(lps, n + 1, NULL, 0, NULL, 0);
+      }
       plan_pipelines(r, seen, nseen);
       return;
     }
@@ -1230,7 +1236,12 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
     const ladle_pnode *r = agg ? part->inputs[0] : g;
     if (g->source != NULL)
       for (; r != g->source && k < 64; r = r->inputs[0]) chain[k++] = r;
-    ladle_strbuf_printf(b, "#%d %s (its output) -> ", r->id, ladle_pnode_name(r));
+    /* a Parquet source may be made by the pipeline, one row group at a time
+     * (op_scan_parquet.c decides when it runs: two row groups per thread) */
+    bool pq = (r->op == LADLE_POP_SCAN_PARQUET && r->late == NULL) ||
+              (r->op == LADLE_POP_FILTER && r->stream_src);
+    ladle_strbuf_printf(b, "#%d %s (its output%s) -> ", r->id, ladle_pnode_name(r),
+                        pq ? "; streamed by row group" : "");
     while (k > 0) {
       k--;
       ladle_strbuf_printf(b, "#%d %s%s", chain[k]->id, ladle_pnode_name(chain[k]),

@@ -96,6 +96,10 @@ struct ladle_pnode {
                  placeholders */
   bool *late; /* over a SCAN_PARQUET: columns read from the files after the
                  predicate, at the kept rows only (the scan's `late` too) */
+  /* a late FILTER that is a pipeline's source: the pipeline may make its
+     morsels row group by row group (exec_source), since no node above reads
+     the height of its output (which it knows only at the end) */
+  bool stream_src;
   bool *dict; /* over a SCAN_PARQUET, late too: String columns whose predicate
                  terms the scan evaluates on each chunk's dictionary (the
                  scan's `dict` too, with dict_pred the predicate); the scan's

@@ -7,7 +7,13 @@
  * shared state is opened once per run, and the sink sees its first morsel
  * alone: it may turn the pipeline down then (a partial aggregation meeting a
  * group per row), and the driver collects the chain's output as a table for
- * the parent to run on as a whole. */
+ * the parent to run on as a whole.
+ *
+ * The morsels are a table's partitions, or made by the tasks themselves (a
+ * Parquet scan's row groups, decoded in the task that pushes them on): the
+ * driver asks a made source for the columns the chain reads only, and
+ * releases each morsel once the sink has taken what it keeps. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "operator.h"
@@ -24,6 +30,7 @@ typedef struct pipe_chain {
   void **state;              /* n: each operator's state for this run */
   bool **need;               /* n: the node's outputs read above (NULL: all) */
   size_t src_cols;
+  bool *src_need; /* the source's columns the chain reads (NULL: all) */
 } pipe_chain;
 
 static void chain_close(pipe_chain *ch) {
@@ -32,6 +39,7 @@ static void chain_close(pipe_chain *ch) {
       ch->op[i]->close(ch->state[i]);
     if (ch->need != NULL) free(ch->need[i]);
   }
+  free(ch->src_need);
   free(ch->node);
   free(ch->op);
   free(ch->state);
@@ -83,6 +91,16 @@ static ladle_status chain_open(exec_state *s, const ladle_pnode *top, const ladl
       st = LADLE_OOM(err, "pipeline");
     else
       ch->op[k]->needs(ch->node[k], ch->need[k], ch->need[k - 1]);
+  }
+  /* and the source's from the chain's first node (no node: the sink's) */
+  if (st == LADLE_OK && (n > 0 || top_need != NULL)) {
+    ch->src_need = calloc(LADLE_MAX(ch->src_cols, 1), sizeof(bool));
+    if (ch->src_need == NULL)
+      st = LADLE_OOM(err, "pipeline");
+    else if (n > 0)
+      ch->op[0]->needs(ch->node[0], ch->need[0], ch->src_need);
+    else
+      memcpy(ch->src_need, top_need, ch->src_cols * sizeof(bool));
   }
   for (size_t k = 0; st == LADLE_OK && k < n; k++)
     if (ch->op[k]->open != NULL) st = ch->op[k]->open(s, ch->node[k], &ch->state[k], err);
@@ -137,7 +155,7 @@ static ladle_status chain_morsel(exec_state *s, const pipe_chain *ch, const ladl
 typedef struct pipe_job {
   exec_state *s;
   const pipe_chain *ch;
-  const ladle_table *src;
+  const exec_source *src;
   const exec_sink_op *sink;
   void *state;
   ladle_table *collected; /* no sink: the output, chunk k for morsel k */
@@ -145,26 +163,42 @@ typedef struct pipe_job {
   size_t base;            /* task i is morsel base + i */
 } pipe_job;
 
+/* Morsel k through the chain into the sink, or into the collected table. */
 static ladle_status pipe_task(void *vctx, size_t i, ladle_error *err) {
   pipe_job *j = vctx;
   size_t k = j->base + i;
-  if (j->sink == NULL)
-    return chain_morsel(j->s, j->ch, &j->src->chunks[k], &j->collected->chunks[k], err);
-  ladle_chunk c = {0, calloc(LADLE_MAX(j->ncols, 1), sizeof(ladle_column)), 0};
-  if (c.columns == NULL) return LADLE_OOM(err, "pipeline");
-  ladle_status st = chain_morsel(j->s, j->ch, &j->src->chunks[k], &c, err);
-  if (st == LADLE_OK) st = j->sink->consume(j->s, j->state, k, &c, err);
-  release_n(c.columns, j->ncols); /* the sink kept its own references */
-  free(c.columns);
+  const exec_source *src = j->src;
+  ladle_chunk made = {0, NULL, src->rows}; /* a made source's morsel, owned here */
+  const ladle_chunk *in = src->table != NULL ? &src->table->chunks[k] : &made;
+  ladle_status st = LADLE_OK;
+  if (src->table == NULL) {
+    made.columns = calloc(LADLE_MAX(j->ch->src_cols, 1), sizeof(ladle_column));
+    if (made.columns == NULL) return LADLE_OOM(err, "pipeline");
+    st = src->make(j->s, src->ctx, k, j->ch->src_need, &made, err);
+  }
+  if (st == LADLE_OK && j->sink == NULL) {
+    st = chain_morsel(j->s, j->ch, in, &j->collected->chunks[k], err);
+  } else if (st == LADLE_OK) {
+    ladle_chunk c = {0, calloc(LADLE_MAX(j->ncols, 1), sizeof(ladle_column)), 0};
+    if (c.columns == NULL) st = LADLE_OOM(err, "pipeline");
+    if (st == LADLE_OK) st = chain_morsel(j->s, j->ch, in, &c, err);
+    if (st == LADLE_OK) st = j->sink->consume(j->s, j->state, k, &c, err);
+    if (c.columns != NULL) release_n(c.columns, j->ncols); /* the sink kept its references */
+    free(c.columns);
+  }
+  if (made.columns != NULL) {
+    release_n(made.columns, j->ch->src_cols);
+    free(made.columns);
+  }
   return st;
 }
 
 static ladle_status collect(exec_state *s, const pipe_chain *ch, const ladle_schema *schema,
-                            const ladle_table *src, ladle_table **out, ladle_error *err) {
+                            const exec_source *src, ladle_table **out, ladle_error *err) {
   ladle_table *t;
-  LADLE_RETURN_NOT_OK(ladle_table_create(schema, src->nchunks, &t, err));
+  LADLE_RETURN_NOT_OK(ladle_table_create(schema, src->n, &t, err));
   pipe_job j = {s, ch, src, NULL, NULL, t, schema->n, 0};
-  ladle_status st = ladle_pool_run(s->k.pool, src->nchunks, pipe_task, &j, err);
+  ladle_status st = ladle_pool_run(s->k.pool, src->n, pipe_task, &j, err);
   ladle_table_seal(t);
   if (st != LADLE_OK) {
     ladle_table_release(t);
@@ -175,7 +209,7 @@ static ladle_status collect(exec_state *s, const pipe_chain *ch, const ladle_sch
 }
 
 ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladle_pnode *source,
-                               const ladle_table *src, const exec_sink_op *sink,
+                               const exec_source *src, const exec_sink_op *sink,
                                const ladle_pnode *sink_pn, ladle_table **out, bool *declined,
                                ladle_error *err) {
   *out = NULL;
@@ -204,15 +238,15 @@ ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladl
     return st;
   }
   bool accepted = state != NULL;
-  if (accepted && src->nchunks > 0) {
+  if (accepted && src->n > 0) {
     /* the first morsel alone: the sink may turn the rest down */
     pipe_job j = {s, &ch, src, sink, state, NULL, schema->n, 0};
     st = pipe_task(&j, 0, err);
     accepted = st == LADLE_OK && (sink->accepts == NULL || sink->accepts(state));
-    if (accepted && src->nchunks > 1) {
+    if (accepted && src->n > 1) {
       /* the rest in parallel; morsel 0 is done */
       j.base = 1;
-      st = ladle_pool_run(s->k.pool, src->nchunks - 1, pipe_task, &j, err);
+      st = ladle_pool_run(s->k.pool, src->n - 1, pipe_task, &j, err);
     }
   }
   if (st == LADLE_OK && accepted) {
@@ -220,12 +254,46 @@ ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladl
   } else if (st == LADLE_OK) {
     /* no sink, or the sink turned it down: the chain's output as a table */
     if (declined != NULL) *declined = sink != NULL;
-    if (ch.n == 0)
-      *out = ladle_table_ref((ladle_table *)(uintptr_t)src);
+    if (ch.n == 0 && src->table != NULL)
+      *out = ladle_table_ref((ladle_table *)(uintptr_t)src->table);
     else
       st = collect(s, &ch, schema, src, out, err);
   }
   if (state != NULL) sink->close(state);
   chain_close(&ch);
   return st;
+}
+
+void exec_source_of_table(const ladle_table *t, exec_source *out) {
+  memset(out, 0, sizeof *out);
+  out->table = ladle_table_ref((ladle_table *)(uintptr_t)t);
+  out->n = t->nchunks;
+  out->rows = t->num_rows;
+  out->first_rows = t->nchunks > 0 ? t->chunks[0].length : 0;
+}
+
+ladle_status exec_source_open(exec_state *s, const ladle_pnode *pn, exec_source *out,
+                              ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  const exec_operator *op = exec_operator_of(pn->op);
+  if (op != NULL && op->source != NULL) {
+    LADLE_RETURN_NOT_OK(op->source(s, pn, out, err));
+    if (out->make != NULL) {
+      if (ladle_trace_level() >= 1)
+        fprintf(stderr, "ladle: #%d %s streamed into its pipeline: morsels=%zu rows=%lld\n", pn->id,
+                ladle_pnode_name(pn), out->n, (long long)out->rows);
+      return LADLE_OK;
+    }
+  }
+  ladle_table *t;
+  LADLE_RETURN_NOT_OK(ladle_exec_node(s, pn, &t, NULL, err));
+  exec_source_of_table(t, out);
+  ladle_table_release(t);
+  return LADLE_OK;
+}
+
+void exec_source_close(exec_source *src) {
+  if (src->table != NULL) ladle_table_release((ladle_table *)(uintptr_t)src->table);
+  if (src->close != NULL) src->close(src->ctx);
+  memset(src, 0, sizeof *src);
 }
