@@ -12,7 +12,8 @@
 # sf10-parquet (SF10, 3 runs; generating SF10 takes about 90 s), phase
 # (bench/device/phase_scaling.py, 1 against 16 threads, of $PHASE_QUERIES),
 # diag (bench/device/parquet_diag.py: SF10 scans and traced queries from
-# Parquet, $DIAG_QUERIES). Engines: ladle, Polars, and DuckDB when it imports.
+# Parquet, $DIAG_QUERIES), stream (bench/device/stream_ab.py: $STREAM_QUERIES from
+# Parquet at SF $STREAM_SF, default 10, with the streamed scan off and on). Engines: ladle, Polars, and DuckDB when it imports.
 # The JSON, PNG and logs land in $OUT (the device tool's folder, else
 # build-gpu/out).
 set -uo pipefail
@@ -40,8 +41,8 @@ gen() {
 }
 bench() { # sf runs [--parquet]
   local l; l=$(left)
-  [ "$l" -lt 40 ] && { say "no time left for SF$1 $3"; return; }
-  timeout $(( l - 5 )) python3 bench/scaling.py --sf "$1" --threads 16 --runs "$2" --engines "$ENGINES" $3 \
+  [ "$l" -lt 40 ] && { say "no time left for SF$1 ${3:-}"; return; }
+  timeout $(( l - 5 )) python3 bench/scaling.py --sf "$1" --threads 16 --runs "$2" --engines "$ENGINES" ${3:-} \
     --data bench/data --out "$OUT" --budget $(( l - 25 )) 2>&1 | grep -v "x16  q" | tail -25
 }
 for m in ${MODES:-mem parquet}; do
@@ -51,6 +52,7 @@ for m in ${MODES:-mem parquet}; do
     sf10) gen 10 && bench 10 3 ;;
     sf10-parquet) gen 10 && bench 10 3 --parquet ;;
     phase) gen 1 && timeout $(( $(left) - 5 )) python3 bench/device/phase_scaling.py ${PHASE_QUERIES:-q3 q7 q16 q1} 2>&1 | tee "$OUT/phase.log" ;;
+    stream) gen "${STREAM_SF:-10}" && timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${STREAM_QUERIES:-q1,q22} 2>&1 | tee "$OUT/stream.log" ;;
     diag) gen 10 && timeout $(( $(left) - 5 )) python3 bench/device/parquet_diag.py 10 ${DIAG_QUERIES:-q12,q3} 2>&1 | tee "$OUT/diag.log" ;;
     *) echo "unknown mode $m" ;;
   esac
