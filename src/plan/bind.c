@@ -689,11 +689,12 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   char b1[64], b2[64];
   /* Aggregations and windows change the context of their children. */
   bool was_agg = s->in_agg, was_over = s->in_over;
-  /* pl.len() too: under an aggregation (an implode of `pl.len() + col`, a
-   * max of `col * pl.len()`) Polars' len() is the group's height, not the
-   * input's */
+  /* pl.len() too where the group is not the input: under an aggregation of a
+   * group_by or a window (an implode of `pl.len() + col`, a max of
+   * `col * pl.len()`) Polars' len() is the group's height, not the input's; in
+   * a select or with_columns the group is the input, and len() its height */
   if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN) {
-    if (s->in_agg) {
+    if (s->in_agg && !(e->kind == LADLE_EX_LEN && s->ctx != LADLE_CTX_GROUPS && !s->in_over)) {
       st = ladle_err_set(err, LADLE_EINVAL, "%s: an aggregation inside an aggregation",
                          e->kind == LADLE_EX_LEN ? "len" : ladle_agg_name((ladle_agg_op)e->op));
       goto done;

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from pathlib import Path
+from typing import Any
 
 import ladle
+import numpy as np
 import polars as pl
 import pytest
 from conftest import assert_same
@@ -1236,3 +1239,29 @@ def test_len_inside_a_group_aggregation_is_the_groups(expr: pl.Expr) -> None:
     # beside the aggregations, len() is the group's height on ladle itself
     q2 = lf.group_by("g", maintain_order=True).agg(pl.len(), pl.col("c").sum() + pl.len())
     assert_frame_equal(q2.collect(engine=ladle.Engine(raise_on_fail=True)), q2.collect(engine="in-memory"))
+
+
+@pytest.mark.parametrize("morsel", [None, 7])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lf: lf.select((pl.col("c") * pl.len()).sum()),
+        lambda lf: lf.select((pl.col("f") + pl.len()).max()),
+        lambda lf: lf.select((pl.len() + pl.col("c")).implode()),
+        lambda lf: lf.select((pl.len() * 2).first().alias("a"), pl.len().mean().alias("b")),
+        lambda lf: lf.filter(pl.col("c") > 2).select((pl.col("c") * pl.len()).sum(), pl.len()),
+        lambda lf: lf.with_columns((pl.col("c") * pl.len()).sum().alias("z")),
+    ],
+)
+def test_len_inside_a_select_aggregation_is_the_input_s_height(make: Any, morsel: int | None,
+                                                               tmp_path: Path) -> None:
+    # outside group_by and over() the group is the whole input (after a filter:
+    # the filtered rows), also when it reaches the select in morsels or from a
+    # Parquet file streamed by row group: ladle runs these itself
+    df = pl.DataFrame({"c": np.arange(1000) % 7, "f": np.arange(1000) * 1.5})
+    p = tmp_path / "len.parquet"
+    df.write_parquet(p, row_group_size=100)
+    eng = ladle.Engine(raise_on_fail=True, threads=2, morsel_rows=morsel)
+    for lf in (df.lazy(), pl.scan_parquet(p), df.head(0).lazy()):
+        q = make(lf)
+        assert_frame_equal(q.collect(engine=eng), q.collect(engine="in-memory"))
