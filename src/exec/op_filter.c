@@ -269,6 +269,7 @@ typedef struct late_source {
   exec_pq_stream *m;
   exec_pred *pred;
   ladle_schema in; /* the scan's output: dictionary columns as keep bytes */
+  int64_t rows;    /* the scan's: the height a row-wise predicate's column has */
 } late_source;
 
 static void late_source_close(void *ctx) {
@@ -294,10 +295,20 @@ static ladle_status late_make(exec_state *s, void *ctx, size_t u, const bool *ne
   for (size_t i = 0; st == LADLE_OK && i < n; i++)
     keep_need[i] = (need == NULL || need[i]) && (pn->need == NULL || pn->need[i]);
   if (st == LADLE_OK) st = exec_pq_stream_unit(s, ls->m, u, NULL, &c, err);
-  if (st == LADLE_OK) {
-    c.table_rows = 0;
+  c.table_rows = ls->rows; /* as over the scan's table */
+  if (st == LADLE_OK && ls->pred != NULL) {
     st = filter_chunk(s, ls->pred, NULL, false, keep_need, pn->late, pn->views, n, &c, out, &kept,
                       err);
+  } else if (st == LADLE_OK) {
+    /* a row-wise predicate the fused terms do not take (a Boolean column
+     * alone): its mask over the morsel */
+    ladle_column m;
+    st = ladle_eval_chunk(s, pn->lp->exprs[0], &c, &m, err);
+    if (st == LADLE_OK) {
+      st = filter_chunk(s, NULL, &m, m.length == 1 && c.length != 1, keep_need, pn->late, pn->views,
+                        n, &c, out, &kept, err);
+      ladle_column_release(&m);
+    }
   }
   for (size_t i = 0; st == LADLE_OK && i < n; i++) {
     if (!pn->late[i]) continue;
@@ -327,19 +338,24 @@ static ladle_status filter_source(exec_state *s, const ladle_pnode *pn, exec_sou
   late_source *ls = calloc(1, sizeof *ls);
   if (ls == NULL) return LADLE_OOM(err, "filter");
   ls->pn = pn;
-  ladle_status st = exec_pq_stream_open(s, scan, &ls->m, out, err);
-  if (st == LADLE_OK && ls->m != NULL) st = ladle_schema_copy(scan->schema, &ls->in, err);
-  for (size_t k = 0; st == LADLE_OK && ls->m != NULL && pn->dict != NULL && k < ls->in.n; k++)
+  /* the predicate first: as fused terms, or else row-wise over each morsel
+   * (without dictionary terms); one that may read every row keeps the filter
+   * whole, and the scan is then not opened (nor counted) twice */
+  ladle_status st = ladle_schema_copy(scan->schema, &ls->in, err);
+  for (size_t k = 0; st == LADLE_OK && pn->dict != NULL && k < ls->in.n; k++)
     if (pn->dict[k]) ls->in.types[k] = ladle_dtype_make(LADLE_TYPE_BOOL);
-  if (st == LADLE_OK && ls->m != NULL)
+  if (st == LADLE_OK)
     st = exec_pred_compile(s, pn->lp->exprs[0], &ls->in, pn->dict, &ls->pred, err);
-  /* a predicate the fused terms cannot take (ladle_eval_chunked's, which may
-   * read every row): read whole, as before */
-  if (st != LADLE_OK || ls->m == NULL || ls->pred == NULL) {
+  const ladle_bexpr *e = pn->lp->exprs[0];
+  bool rows =
+      ls->pred != NULL || (pn->dict == NULL && exec_row_wise(e) && e->type.id == LADLE_TYPE_BOOL);
+  if (st == LADLE_OK && rows) st = exec_pq_stream_open(s, scan, &ls->m, out, err);
+  if (st != LADLE_OK || ls->m == NULL) {
     late_source_close(ls);
     memset(out, 0, sizeof *out);
     return st;
   }
+  ls->rows = out->rows;
   out->make = late_make;
   out->ctx = ls;
   out->close = late_source_close;
