@@ -239,19 +239,27 @@ static ladle_status filter_open(exec_state *s, const ladle_pnode *pn, void **sta
   return LADLE_OK;
 }
 
+/* Morsel `in` through pn's predicate: its fused terms `pred`, or else (a
+ * row-wise predicate: the planner's condition) its mask over the morsel;
+ * `late` and `kept` as filter_chunk's. */
+static ladle_status filter_one(exec_state *s, const ladle_pnode *pn, const exec_pred *pred,
+                               const bool *need, const bool *late, const ladle_chunk *in,
+                               ladle_chunk *out, int64_t **kept, ladle_error *err) {
+  if (pred != NULL)
+    return filter_chunk(s, pred, NULL, false, need, late, pn->views, pn->schema->n, in, out, kept,
+                        err);
+  ladle_column m;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, pn->lp->exprs[0], in, &m, err));
+  ladle_status st = filter_chunk(s, NULL, &m, m.length == 1 && in->length != 1, need, late,
+                                 pn->views, pn->schema->n, in, out, kept, err);
+  ladle_column_release(&m);
+  return st;
+}
+
 static ladle_status filter_morsel(exec_state *s, const ladle_pnode *pn, const void *state,
                                   const bool *need, const ladle_chunk *in, ladle_chunk *out,
                                   ladle_error *err) {
-  const exec_pred *pred = state;
-  if (pred != NULL)
-    return filter_chunk(s, pred, NULL, false, need, NULL, pn->views, pn->schema->n, in, out, NULL,
-                        err);
-  ladle_column m; /* row-wise (the planner's condition): one value per row */
-  LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, pn->lp->exprs[0], in, &m, err));
-  ladle_status st = filter_chunk(s, NULL, &m, m.length == 1 && in->length != 1, need, NULL,
-                                 pn->views, pn->schema->n, in, out, NULL, err);
-  ladle_column_release(&m);
-  return st;
+  return filter_one(s, pn, state, need, NULL, in, out, NULL, err);
 }
 
 static void filter_close(void *state) {
@@ -267,8 +275,7 @@ static void filter_close(void *state) {
 typedef struct late_source {
   const ladle_pnode *pn;
   exec_pq_stream *m;
-  exec_pred *pred;
-  ladle_schema in; /* the scan's output: dictionary columns as keep bytes */
+  exec_pred *pred; /* NULL: a row-wise Boolean, its mask per morsel */
   int64_t rows;    /* the scan's: the height a row-wise predicate's column has */
 } late_source;
 
@@ -277,7 +284,6 @@ static void late_source_close(void *ctx) {
   if (ls == NULL) return;
   exec_pred_destroy(ls->pred);
   exec_pq_stream_close(ls->m);
-  ladle_schema_release(&ls->in);
   free(ls);
 }
 
@@ -296,20 +302,7 @@ static ladle_status late_make(exec_state *s, void *ctx, size_t u, const bool *ne
     keep_need[i] = (need == NULL || need[i]) && (pn->need == NULL || pn->need[i]);
   if (st == LADLE_OK) st = exec_pq_stream_unit(s, ls->m, u, NULL, &c, err);
   c.table_rows = ls->rows; /* as over the scan's table */
-  if (st == LADLE_OK && ls->pred != NULL) {
-    st = filter_chunk(s, ls->pred, NULL, false, keep_need, pn->late, pn->views, n, &c, out, &kept,
-                      err);
-  } else if (st == LADLE_OK) {
-    /* a row-wise predicate the fused terms do not take (a Boolean column
-     * alone): its mask over the morsel */
-    ladle_column m;
-    st = ladle_eval_chunk(s, pn->lp->exprs[0], &c, &m, err);
-    if (st == LADLE_OK) {
-      st = filter_chunk(s, NULL, &m, m.length == 1 && c.length != 1, keep_need, pn->late, pn->views,
-                        n, &c, out, &kept, err);
-      ladle_column_release(&m);
-    }
-  }
+  if (st == LADLE_OK) st = filter_one(s, pn, ls->pred, keep_need, pn->late, &c, out, &kept, err);
   for (size_t i = 0; st == LADLE_OK && i < n; i++) {
     if (!pn->late[i]) continue;
     if (!keep_need[i])
@@ -341,11 +334,14 @@ static ladle_status filter_source(exec_state *s, const ladle_pnode *pn, exec_sou
   /* the predicate first: as fused terms, or else row-wise over each morsel
    * (without dictionary terms); one that may read every row keeps the filter
    * whole, and the scan is then not opened (nor counted) twice */
-  ladle_status st = ladle_schema_copy(scan->schema, &ls->in, err);
-  for (size_t k = 0; st == LADLE_OK && pn->dict != NULL && k < ls->in.n; k++)
-    if (pn->dict[k]) ls->in.types[k] = ladle_dtype_make(LADLE_TYPE_BOOL);
-  if (st == LADLE_OK)
-    st = exec_pred_compile(s, pn->lp->exprs[0], &ls->in, pn->dict, &ls->pred, err);
+  ladle_schema in; /* the scan's output: dictionary columns as keep bytes */
+  ladle_status st = ladle_schema_copy(scan->schema, &in, err);
+  if (st == LADLE_OK) {
+    for (size_t k = 0; pn->dict != NULL && k < in.n; k++)
+      if (pn->dict[k]) in.types[k] = ladle_dtype_make(LADLE_TYPE_BOOL);
+    st = exec_pred_compile(s, pn->lp->exprs[0], &in, pn->dict, &ls->pred, err);
+    ladle_schema_release(&in);
+  }
   const ladle_bexpr *e = pn->lp->exprs[0];
   bool rows =
       ls->pred != NULL || (pn->dict == NULL && exec_row_wise(e) && e->type.id == LADLE_TYPE_BOOL);

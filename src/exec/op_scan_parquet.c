@@ -517,35 +517,41 @@ typedef struct late_job {
   exec_state *st;
   const pq_source *s;
   const size_t *unit_file, *unit_rg;
-  const ladle_table *in; /* the scan's output (its chunk lengths) */
-  ladle_table *out;      /* the filter's */
-  int64_t *const *kept;  /* per chunk: the rows kept, NULL: all */
-  const size_t *cols;    /* the late columns */
+  ladle_table *out;     /* the filter's */
+  int64_t *const *kept; /* per chunk: the rows kept, NULL: all */
+  const size_t *cols;   /* the late columns */
   size_t ncols;
   bool views; /* the filter is the result: strings as views */
 } late_job;
+
+/* A late column of `type` (file column col of row group rg of pf; SIZE_MAX:
+ * the file lacks it, nulls) at the rows kept (NULL: the row group's first n,
+ * all of it or a part cut short by n_rows), as views when `views` and a
+ * String: the whole table's late reads and the streamed filter's. */
+static ladle_status late_read(exec_state *st, const ladle_pq_file *pf, size_t rg, size_t col,
+                              ladle_dtype type, const int64_t *kept, int64_t n, bool views,
+                              ladle_column *out, ladle_error *err) {
+  if (col == SIZE_MAX) return ladle_column_nulls(type, n, out, err);
+  views = views && type.id == LADLE_TYPE_STRING;
+  if (kept == NULL && n == pf->row_groups[rg].num_rows)
+    return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(pf, rg, col, out, err);
+  ladle_column all; /* every row of a unit cut short by n_rows: 0, 1, ... */
+  memset(&all, 0, sizeof all);
+  if (kept == NULL)
+    LADLE_RETURN_NOT_OK(
+        st->be->sequence(&st->k, 0, n, ladle_dtype_make(LADLE_TYPE_INT64), &all, err));
+  ladle_status rc =
+      ladle_pq_read_chunk_sel(pf, rg, col, kept ? kept : all.values, n, views, out, err);
+  ladle_column_release(&all);
+  return rc;
+}
 
 static ladle_status late_task(void *vctx, size_t i, ladle_error *err) {
   late_job *j = vctx;
   size_t u = i / j->ncols, k = j->cols[i % j->ncols];
   size_t f = j->unit_file[u], col = j->s->col_index[f * j->s->ncols + k];
-  int64_t n = j->out->chunks[u].length, rows = j->in->chunks[u].length;
-  ladle_column *o = &j->out->chunks[u].columns[k];
-  if (col == SIZE_MAX) return ladle_column_nulls(j->out->schema.types[k], n, o, err);
-  const ladle_pq_file *pf = j->s->files[f];
-  bool views = j->views && j->out->schema.types[k].id == LADLE_TYPE_STRING;
-  if (j->kept[u] == NULL && rows == pf->row_groups[j->unit_rg[u]].num_rows)
-    return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(pf, j->unit_rg[u], col, o,
-                                                                     err);
-  ladle_column all; /* every row of a chunk cut short by n_rows: 0, 1, ... */
-  memset(&all, 0, sizeof all);
-  if (j->kept[u] == NULL)
-    LADLE_RETURN_NOT_OK(
-        j->st->be->sequence(&j->st->k, 0, n, ladle_dtype_make(LADLE_TYPE_INT64), &all, err));
-  ladle_status st = ladle_pq_read_chunk_sel(pf, j->unit_rg[u], col,
-                                            j->kept[u] ? j->kept[u] : all.values, n, views, o, err);
-  ladle_column_release(&all);
-  return st;
+  return late_read(j->st, j->s->files[f], j->unit_rg[u], col, j->out->schema.types[k], j->kept[u],
+                   j->out->chunks[u].length, j->views, &j->out->chunks[u].columns[k], err);
 }
 
 ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan,
@@ -557,7 +563,7 @@ ladle_status ladle_exec_scan_parquet_late(exec_state *st, const ladle_plan *scan
   if (cols == NULL) return LADLE_OOM(err, "parquet columns");
   for (size_t i = 0; i < out->schema.n; i++)
     if (late[i]) cols[nc++] = i;
-  late_job j = {st, s, units->file, units->rg, in, out, kept, cols, nc, views};
+  late_job j = {st, s, units->file, units->rg, out, kept, cols, nc, views};
   ladle_status rc = nc == 0 || in->nchunks == 0
                         ? LADLE_OK
                         : ladle_pool_run(st->k.pool, in->nchunks * nc, late_task, &j, err);
@@ -703,22 +709,9 @@ ladle_status exec_pq_stream_unit(exec_state *st, const exec_pq_stream *m, size_t
 ladle_status exec_pq_stream_late(exec_state *st, const exec_pq_stream *m, size_t u, size_t k,
                                  const int64_t *kept, int64_t n, bool views, ladle_column *out,
                                  ladle_error *err) {
-  size_t f = m->unit_file[u], rg = m->unit_rg[u];
-  size_t col = m->s->col_index[f * m->s->ncols + k];
-  if (col == SIZE_MAX) return ladle_column_nulls(m->schema->types[k], n, out, err);
-  const ladle_pq_file *pf = m->s->files[f];
-  views = views && m->schema->types[k].id == LADLE_TYPE_STRING;
-  if (kept == NULL && n == pf->row_groups[rg].num_rows)
-    return (views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(pf, rg, col, out, err);
-  ladle_column all; /* every row of a unit cut short by n_rows: 0, 1, ... */
-  memset(&all, 0, sizeof all);
-  if (kept == NULL)
-    LADLE_RETURN_NOT_OK(
-        st->be->sequence(&st->k, 0, n, ladle_dtype_make(LADLE_TYPE_INT64), &all, err));
-  ladle_status rc =
-      ladle_pq_read_chunk_sel(pf, rg, col, kept ? kept : all.values, n, views, out, err);
-  ladle_column_release(&all);
-  return rc;
+  size_t f = m->unit_file[u];
+  return late_read(st, m->s->files[f], m->unit_rg[u], m->s->col_index[f * m->s->ncols + k],
+                   m->schema->types[k], kept, n, views, out, err);
 }
 
 static ladle_status pq_make(exec_state *s, void *ctx, size_t k, const bool *need, ladle_chunk *out,
