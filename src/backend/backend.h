@@ -86,6 +86,11 @@ typedef struct ladle_keymap ladle_keymap;
  * freed with join_runs_free. */
 typedef struct ladle_join_runs ladle_join_runs;
 
+/* A join's build side kept for probes one morsel at a time (join_build): its
+ * keys grouped into a hash table. Backend-owned; read-only once built, so
+ * that probes may run from several threads at once. */
+typedef struct ladle_join_ht ladle_join_ht;
+
 /* Row-index pairs a join produces; -1 is "no row" (a null side). Either
  * left/right (scratch arrays, ladle_scratch_free) or runs. */
 typedef struct ladle_join_pairs {
@@ -652,6 +657,24 @@ typedef struct ladle_backend {
    * fixed-width, String or List elements): a query may then carry them
    * through its filters, joins, sorts and slices on this device. */
   bool moves_lists;
+  /* A join in a pipeline (op_join.c's streaming form): the build side's
+   * keys (nkeys columns, whole) grouped once into a table that probes of the
+   * other side's keys, of types probe_types, then read morsel by morsel. The
+   * keys are kept by reference. NULL: the backend joins whole sides only
+   * (join), and the planner streams no join. */
+  ladle_status (*join_build)(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                             const ladle_dtype *probe_types, bool nulls_equal, ladle_join_ht **out,
+                             ladle_error *err);
+  /* The pairs of one morsel's probe keys against ht, as `join` gives them
+   * with the probe side as the left: out->left the probe rows (of this
+   * morsel, from 0) in order, out->right each one's build rows ascending;
+   * how INNER (matches only), LEFT (a probe row without match once, with
+   * -1), SEMI or ANTI (probe rows alone, right NULL). Never runs. Safe to
+   * call from several threads at once. */
+  ladle_status (*join_probe)(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                             const ladle_column *keys, ladle_join_type how, ladle_join_pairs *out,
+                             ladle_error *err);
+  void (*join_ht_free)(ladle_join_ht *ht);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

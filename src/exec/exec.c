@@ -125,11 +125,7 @@ static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table *
   if (pn->pipelined && pn->source != NULL) {
     /* the top of a pipeline into its parent: the source's morsels through
      * the chain, collected as the parent's input table */
-    exec_source src;
-    LADLE_RETURN_NOT_OK(exec_source_open(s, pn->source, &src, err));
-    ladle_status st = exec_pipeline_run(s, pn, pn->source, &src, NULL, NULL, out, NULL, err);
-    exec_source_close(&src);
-    return st;
+    return exec_pipeline_run(s, pn, pn->source, NULL, NULL, NULL, out, NULL, err);
   }
   if (pn->upload && s->columns) {
     /* a file read on the host's kernels, its output copied to the device */
@@ -527,7 +523,8 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   r->mr = ladle_mr_ref(eng->mr);
   ladle_pplan *pp;
   ladle_pplan_opts po = {eng->comm->size, s.be->gather_pieces != NULL && !s.columns,
-                         s.be->top_k_indices != NULL && !s.columns, s.columns};
+                         s.be->top_k_indices != NULL && !s.columns, s.columns,
+                         exec_stream_join_mode(s.be, s.columns)};
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
   if (st == LADLE_OK && s.columns) {
     st = exec_columns_check(&s, pp, NULL, err);

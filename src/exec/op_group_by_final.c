@@ -16,24 +16,14 @@ static ladle_status final_run(exec_state *s, const ladle_pnode *pn, exec_side *s
   while (part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
   const ladle_pnode *top = part->inputs[0]; /* the partial step's input */
   const ladle_pnode *source = pn->source != NULL ? pn->source : top;
-  exec_source src;
   ladle_table *got;
   bool declined = false;
-  LADLE_RETURN_NOT_OK(exec_source_open(s, source, &src, err));
-  bool ranks = s->eng->comm->size > 1;
-  if (ranks && src.n == 0) { /* every rank runs the partial step */
-    exec_source_close(&src);
-    ladle_table *empty;
-    LADLE_RETURN_NOT_OK(exec_empty_chunk(source->schema, &empty, err));
-    exec_source_of_table(empty, &src);
-    ladle_table_release(empty);
-  }
   double t0 = LADLE_PHASE_START();
-  ladle_status st = exec_pipeline_run(s, top, source, &src, exec_op_group_by_partial.sink, pn, &got,
+  ladle_status st = exec_pipeline_run(s, top, source, NULL, exec_op_group_by_partial.sink, pn, &got,
                                       &declined, err);
-  LADLE_PHASE_END(!declined ? "group_by partial and final" : "group_by partial declined", src.rows,
-                  t0);
-  exec_source_close(&src);
+  LADLE_PHASE_END(!declined ? "group_by partial and final" : "group_by partial declined",
+                  st == LADLE_OK ? got->num_rows : 0, t0);
+  bool ranks = s->eng->comm->size > 1;
   if (st != LADLE_OK || !declined) {
     if (st == LADLE_OK) *out = got;
     return st;

@@ -5,6 +5,7 @@
  * The physical plan may run the right side first (for the SEMI_FILTER it
  * feeds), and may defer a FILTER side: then the join gathers that side's
  * other columns straight from the filter's input through its kept rows. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "operator.h"
@@ -367,4 +368,159 @@ static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *si
   return st;
 }
 
-const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, NULL, NULL, NULL};
+int exec_stream_join_mode(const ladle_backend *be, bool columns) {
+  if (columns || be->join_build == NULL || be->join_probe == NULL || be->gather == NULL) return 0;
+  const char *v = getenv("LADLE_STREAM_JOIN");
+  return v == NULL || *v == '\0' ? 1 : (int)LADLE_MIN(LADLE_MAX(strtol(v, NULL, 10), 0), 2);
+}
+
+/* ------------------------------------------------------------- streamed
+ *
+ * Inside a pipeline (pn->probe set by the planner, physical.c): when the
+ * pipeline opens, the build side (the other input) runs and its keys become
+ * a hash table (the backend's join_build); each morsel of the probe side is
+ * then probed on its own (join_probe) and the output morsel gathered from
+ * the morsel's columns and the build side's partitions. The order is the
+ * probe side's rows, each one's matches by build row: a left probe gives
+ * the order of the whole join. */
+
+typedef struct join_stream {
+  ladle_table *build;
+  const ladle_table **fed; /* the SEMI_FILTER slot the build side feeds, or NULL */
+  piece_table bp;          /* the build side's columns, for gathers */
+  ladle_column *bkey;      /* its keys, whole (the table keeps them) */
+  size_t nkeys;
+  ladle_join_ht *ht;
+  const ladle_backend *be;
+} join_stream;
+
+static void join_stream_close(void *state) {
+  join_stream *js = state;
+  if (js == NULL) return;
+  if (js->fed != NULL) *js->fed = NULL;
+  if (js->ht != NULL) js->be->join_ht_free(js->ht);
+  if (js->bkey != NULL)
+    for (size_t k = 0; k < js->nkeys; k++) ladle_column_release(&js->bkey[k]);
+  free(js->bkey);
+  exec_pieces_release(&js->bp);
+  ladle_table_release(js->build);
+  free(js);
+}
+
+static ladle_status join_stream_open(exec_state *s, const ladle_pnode *pn, void **state,
+                                     ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  int b = 1 - pn->probe;
+  if (pn->probe < 0 || s->be->join_build == NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "internal: join #%d does not stream", pn->id);
+  join_stream *js = calloc(1, sizeof *js);
+  if (js == NULL) return LADLE_OOM(err, "join");
+  js->be = s->be;
+  js->nkeys = p->nkeys;
+  ladle_bexpr *const *bk = b == 0 ? p->keys : p->rkeys, *const *pk = b == 0 ? p->rkeys : p->keys;
+  ladle_dtype *pt = calloc(LADLE_MAX(p->nkeys, 1), sizeof *pt);
+  ladle_status st = pt == NULL ? LADLE_OOM(err, "join")
+                               : ladle_exec_node(s, pn->inputs[b], &js->build, NULL, err);
+  for (size_t k = 0; pt != NULL && k < p->nkeys; k++) pt[k] = pk[k]->type;
+  /* the build side feeds its SEMI_FILTER below the probe side, as a whole
+   * join's first side does (join_run) */
+  const ladle_pnode *f = pn->feeds;
+  if (st == LADLE_OK && f != NULL &&
+      (f->semi == LADLE_SEMI_REDUCTION || js->build->num_rows * 8 <= f->base_rows)) {
+    js->fed = &s->fed[f->id - 1];
+    *js->fed = js->build;
+  }
+  if (st == LADLE_OK) st = exec_pieces_make(s, js->build, &js->bp, err);
+  if (st == LADLE_OK) {
+    js->bkey = calloc(LADLE_MAX(p->nkeys, 1), sizeof *js->bkey);
+    st = js->bkey == NULL ? LADLE_OOM(err, "join")
+                          : exec_eval_whole(s, bk, p->nkeys, js->build, js->bkey, err);
+    if (st != LADLE_OK) {
+      free(js->bkey);
+      js->bkey = NULL;
+    }
+  }
+  if (st == LADLE_OK)
+    st = s->be->join_build(&s->k, js->bkey, p->nkeys, pt, p->join.nulls_equal, &js->ht, err);
+  free(pt);
+  if (ladle_trace_level() >= 1 && st == LADLE_OK)
+    fprintf(stderr, "ladle: #%d JOIN built #%d (%lld rows) for its streamed %s side\n", pn->id,
+            pn->inputs[b]->id, (long long)js->build->num_rows, pn->probe == 0 ? "left" : "right");
+  if (st != LADLE_OK) {
+    join_stream_close(js);
+    return st;
+  }
+  *state = js;
+  return LADLE_OK;
+}
+
+static void join_stream_needs(const ladle_pnode *pn, const bool *need, bool *in_need) {
+  const ladle_plan *p = pn->lp;
+  size_t nin = pn->inputs[pn->probe]->schema->n;
+  ladle_bexpr *const *pk = pn->probe == 0 ? p->keys : p->rkeys;
+  for (size_t k = 0; k < p->nkeys; k++) ladle_exec_mark_columns(pk[k], in_need, nin);
+  for (size_t i = 0; i < p->schema.n; i++) {
+    int64_t m = p->out_map[i];
+    if ((need == NULL || need[i]) && (m >= 0) == (pn->probe == 0))
+      in_need[m >= 0 ? m : -m - 1] = true;
+  }
+}
+
+static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, const void *state,
+                                       const bool *need, const ladle_chunk *in, ladle_chunk *out,
+                                       ladle_error *err) {
+  const join_stream *js = state;
+  const ladle_plan *p = pn->lp;
+  size_t nk = p->nkeys;
+  ladle_bexpr *const *pk = pn->probe == 0 ? p->keys : p->rkeys;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = LADLE_OK;
+  size_t done = 0;
+  for (; done < nk && st == LADLE_OK; done++) {
+    ladle_column e;
+    st = ladle_eval_chunk(s, pk[done], in, &e, err);
+    if (st == LADLE_OK && e.length != in->length) {
+      st = ladle_column_broadcast(&e, in->length, &keys[done], err);
+      ladle_column_release(&e);
+    } else if (st == LADLE_OK) {
+      keys[done] = e;
+    }
+  }
+  if (st != LADLE_OK) done--;
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  /* a probe on the right of an inner join is the same inner join */
+  if (st == LADLE_OK) st = s->be->join_probe(&s->k, js->ht, keys, p->join.how, &pairs, err);
+  ladle_release_columns(keys, done); /* and the array */
+  /* every probe row once, in order (a lookup into a dimension's key): the
+   * morsel's columns are the output's */
+  bool same = st == LADLE_OK && pairs.n == in->length;
+  if (same) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &same, err);
+  /* (on failure the pipeline releases the output columns made) */
+  for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+    int64_t m = p->out_map[i];
+    size_t c = (size_t)(m >= 0 ? m : -m - 1);
+    ladle_column *o = &out->columns[i];
+    if (need != NULL && !need[i]) {
+      exec_placeholder(o, pairs.n);
+    } else if ((m >= 0) == (pn->probe == 0)) {
+      if (same)
+        ladle_column_copy_ref(&in->columns[c], o);
+      else
+        st = s->be->gather(&s->k, &in->columns[c], pairs.left, pairs.n, o, err);
+    } else {
+      gather_src g = exec_pieces_src(&js->bp, c);
+      st = g.px ? s->be->gather_pieces(&s->k, g.col, g.px, pairs.right, pairs.n, o, err)
+                : s->be->gather(&s->k, g.col, pairs.right, pairs.n, o, err);
+    }
+  }
+  if (st == LADLE_OK) out->length = pairs.n;
+  ladle_scratch_free(pairs.left);
+  ladle_scratch_free(pairs.right);
+  return st;
+}
+
+static const exec_stream_op join_streaming = {join_stream_needs, join_stream_open,
+                                              join_stream_morsel, join_stream_close};
+
+const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, &join_streaming, NULL, NULL};

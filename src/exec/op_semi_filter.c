@@ -5,6 +5,7 @@
  * (pass `in` on) otherwise. physical.c says where and why these nodes are
  * planned. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "operator.h"
 
@@ -67,5 +68,89 @@ static ladle_status semi_filter_run(exec_state *s, const ladle_pnode *pn, exec_s
   return exec_run_unary(s, pn, semi_filter_table, out, err);
 }
 
-const exec_operator exec_op_semi_filter = {LADLE_POP_SEMI_FILTER, semi_filter_run, NULL, NULL,
-                                           NULL};
+/* ------------------------------------------------------------- streamed
+ *
+ * A predicate transfer's SEMI_FILTER inside a pipeline (physical.c): when
+ * the pipeline opens, the keys its join fed it (if it fed any: the join's
+ * side kept an eighth of its table or less) become a hash table, and each
+ * morsel keeps the rows whose key it holds. The feeding join opens first:
+ * it is above this node in the pipeline, or ran its side before this one. */
+
+typedef struct semi_stream {
+  ladle_column key; /* the fed side's key column, whole */
+  ladle_join_ht *ht;
+  const ladle_backend *be;
+} semi_stream;
+
+static void semi_stream_close(void *state) {
+  semi_stream *ss = state;
+  if (ss == NULL) return;
+  if (ss->ht != NULL) ss->be->join_ht_free(ss->ht);
+  ladle_column_release(&ss->key);
+  free(ss);
+}
+
+static ladle_status semi_stream_open(exec_state *s, const ladle_pnode *pn, void **state,
+                                     ladle_error *err) {
+  *state = NULL; /* nothing fed: every row passes */
+  const ladle_table *side = s->fed[pn->id - 1];
+  if (side == NULL || pn->semi != LADLE_SEMI_TRANSFER || (size_t)pn->key_col >= pn->schema->n ||
+      (size_t)pn->from_col >= side->schema.n)
+    return LADLE_OK;
+  ladle_dtype kt = pn->schema->types[pn->key_col];
+  /* key types that differ (a cast in between): no cut */
+  if (!ladle_dtype_equal(kt, side->schema.types[pn->from_col])) return LADLE_OK;
+  semi_stream *ss = calloc(1, sizeof *ss);
+  if (ss == NULL) return LADLE_OOM(err, "semi filter");
+  ss->be = s->be;
+  ladle_status st = ladle_table_concat_column(side, (size_t)pn->from_col, &ss->key, err);
+  if (st == LADLE_OK) st = s->be->join_build(&s->k, &ss->key, 1, &kt, false, &ss->ht, err);
+  if (st != LADLE_OK) {
+    semi_stream_close(ss);
+    return st;
+  }
+  if (ladle_trace_level() >= 1)
+    fprintf(stderr, "ladle: #%d SEMI_FILTER: a transfer of %lld keys, streamed\n", pn->id,
+            (long long)side->num_rows);
+  *state = ss;
+  return LADLE_OK;
+}
+
+static void semi_stream_needs(const ladle_pnode *pn, const bool *need, bool *in_need) {
+  for (size_t c = 0; c < pn->schema->n; c++)
+    in_need[c] = need == NULL || need[c] || (int64_t)c == pn->key_col;
+}
+
+static ladle_status semi_stream_morsel(exec_state *s, const ladle_pnode *pn, const void *state,
+                                       const bool *need, const ladle_chunk *in, ladle_chunk *out,
+                                       ladle_error *err) {
+  const semi_stream *ss = state;
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_status st = LADLE_OK;
+  bool all = ss == NULL;
+  if (!all) {
+    st = s->be->join_probe(&s->k, ss->ht, &in->columns[pn->key_col], LADLE_JOIN_SEMI, &pairs, err);
+    all = st == LADLE_OK && pairs.n == in->length; /* SEMI keeps rows in order */
+  }
+  int64_t n = all ? in->length : pairs.n;
+  for (size_t c = 0; st == LADLE_OK && c < pn->schema->n; c++) {
+    if (need != NULL && !need[c])
+      exec_placeholder(&out->columns[c], n);
+    else if (all)
+      ladle_column_copy_ref(&in->columns[c], &out->columns[c]);
+    else
+      st = s->be->gather(&s->k, &in->columns[c], pairs.left, n, &out->columns[c], err);
+  }
+  if (st == LADLE_OK) {
+    out->length = n;
+    if (ss != NULL) atomic_fetch_add(&s->eng->rows_transferred, in->length - n);
+  }
+  ladle_scratch_free(pairs.left);
+  return st;
+}
+
+static const exec_stream_op semi_streaming = {semi_stream_needs, semi_stream_open,
+                                              semi_stream_morsel, semi_stream_close};
+
+const exec_operator exec_op_semi_filter = {LADLE_POP_SEMI_FILTER, semi_filter_run, &semi_streaming,
+                                           NULL, NULL};

@@ -121,7 +121,10 @@ void exec_source_of_table(const ladle_table *t, exec_source *out);
  * `source`, whose output is the morsels src; top == source: no streaming
  * node) into `sink` for node sink_pn (NULL: the morsels collected into *out
  * as a table of top's schema). *declined: the sink turned the pipeline down,
- * and *out is the collected table instead of the sink's output. */
+ * and *out is the collected table instead of the sink's output. src NULL:
+ * source is opened here (exec_source_open), after the chain's operators
+ * opened, since a join's build may feed a SEMI_FILTER under it; with
+ * several ranks a sink then sees one empty morsel rather than none. */
 ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladle_pnode *source,
                                const exec_source *src, const exec_sink_op *sink,
                                const ladle_pnode *sink_pn, ladle_table **out, bool *declined,

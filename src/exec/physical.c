@@ -96,6 +96,7 @@ static ladle_pnode *pn_new(planner *P, ladle_pop op, const ladle_plan *lp, size_
   pn->ninputs = ninputs;
   pn->inputs = in;
   pn->limit = -1;
+  pn->probe = -1;
   pp->nodes[pp->n++] = pn;
   return pn;
 }
@@ -312,7 +313,7 @@ static bool any_uses_height(ladle_bexpr *const *e, size_t n) {
 }
 
 /* The longest chain of streaming nodes a pipeline takes. */
-enum { CHAIN_MAX = 16 };
+enum { CHAIN_MAX = 48 };
 
 /* Whether logical node r can stream, one morsel at a time (operator.h):
  * a filter or projection whose expressions are row-wise, or a pick. */
@@ -340,13 +341,14 @@ static bool streams(const ladle_plan *r) {
 }
 
 /* Whether the chain node[0..n) (top first) may run as a pipeline: above its
- * lowest filter nothing may depend on the column's height, nor may the
- * sink's expressions (sink, nsink) when there is a filter. */
+ * lowest filter or join (either changes the height) nothing may depend on
+ * the column's height, nor may the sink's expressions (sink, nsink) when
+ * there is one. */
 static bool chain_fits(const ladle_plan *const *node, size_t n, ladle_bexpr *const *sink,
                        size_t nsink, ladle_bexpr *const *sink2, size_t nsink2) {
-  size_t f = n; /* the lowest filter, counted from the top */
+  size_t f = n; /* the lowest filter or join, counted from the top */
   for (size_t i = n; i-- > 0 && f == n;)
-    if (node[i]->kind == LADLE_NODE_FILTER) f = i;
+    if (node[i]->kind == LADLE_NODE_FILTER || node[i]->kind == LADLE_NODE_JOIN) f = i;
   if (f == n) return true;
   for (size_t i = 0; i < f; i++)
     if (any_uses_height(node[i]->exprs, node[i]->nexprs)) return false;
@@ -369,9 +371,14 @@ static const ladle_plan *group_by_source(const ladle_plan *p) {
 
 /* Whether physical node pn streams inside a pipeline: its logical node
  * does, and no rewrite of its own needs the whole table (a late read, a
- * deferral). */
-static bool pn_streams(const ladle_pnode *pn) {
-  if (pn->ninputs != 1 || pn->pipelined) return false;
+ * deferral); or it is a join that probes with one side's morsels, or (where
+ * joins stream: sj) a predicate transfer's SEMI_FILTER, which probes the
+ * keys its join's build side fed it. */
+static bool pn_streams(const ladle_pnode *pn, int sj) {
+  if (pn->pipelined) return false;
+  if (pn->op == LADLE_POP_JOIN) return pn->probe >= 0;
+  if (pn->op == LADLE_POP_SEMI_FILTER) return sj > 0 && pn->semi == LADLE_SEMI_TRANSFER;
+  if (pn->ninputs != 1) return false;
   switch (pn->op) {
     case LADLE_POP_FILTER:
       return pn->late == NULL && !pn->defer && streams(pn->lp);
@@ -383,35 +390,96 @@ static bool pn_streams(const ladle_pnode *pn) {
   }
 }
 
+/* A SEMI_FILTER's logical node is the one it sits under: in a chain it
+ * stands as a filter that evaluates nothing (it changes the height). */
+static const ladle_plan semi_cut = {.kind = LADLE_NODE_FILTER};
+
+static const ladle_plan *chain_lp(const ladle_pnode *pn) {
+  return pn->op == LADLE_POP_SEMI_FILTER ? &semi_cut : pn->lp;
+}
+
+/* A late filter at the bottom r of a chain lps[0..n) may be made row group
+ * by row group where the chain would fit with the filter in it. */
+static void late_source(ladle_pnode *r, const ladle_plan **lps, size_t n, ladle_bexpr *const *sink,
+                        size_t nsink, ladle_bexpr *const *sink2, size_t nsink2) {
+  if (r->op == LADLE_POP_FILTER && r->late != NULL && n < CHAIN_MAX) {
+    lps[n] = r->lp;
+    r->stream_src = chain_fits(lps, n + 1, sink, nsink, sink2, nsink2);
+  }
+}
+
+/* A group-by's pipeline (GROUP_BY_FINAL g over its partial step) carried on
+ * down through the streaming nodes under its source, joins among them, as
+ * far as the chain fits with the group-by's expressions as its sink; and a
+ * group-by with no pipeline whose input is a streaming join given one. */
+static void extend_group_by(ladle_pnode *g, int sj) {
+  const ladle_pnode *part = g->inputs[0];
+  while (part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
+  if (part->op != LADLE_POP_GROUP_BY_PARTIAL) return;
+  const ladle_plan *lp = g->lp;
+  ladle_pnode *chain[CHAIN_MAX];
+  const ladle_plan *lps[CHAIN_MAX];
+  size_t n = 0;
+  ladle_pnode *r = part->inputs[0];
+  if (g->source != NULL) {
+    for (; r != g->source && n < CHAIN_MAX; r = r->inputs[ladle_pnode_stream_input(r)]) {
+      chain[n] = r;
+      lps[n++] = chain_lp(r);
+    }
+    if (r != g->source) return;
+  }
+  size_t had = n;
+  for (; n < CHAIN_MAX && pn_streams(r, sj); r = r->inputs[ladle_pnode_stream_input(r)]) {
+    chain[n] = r;
+    lps[n] = chain_lp(r);
+    if (!chain_fits(lps, n + 1, lp->keys, lp->nkeys, lp->exprs, lp->nexprs)) break;
+    n++;
+  }
+  /* no pipeline before: only through a join (a projection or filter alone
+   * over a table gains nothing from it) */
+  bool join = false;
+  for (size_t i = had; i < n; i++) join |= chain[i]->op == LADLE_POP_JOIN;
+  if (n == had || (had == 0 && !join)) return;
+  for (size_t i = had; i < n; i++) chain[i]->pipelined = true;
+  g->source = chain[n - 1]->inputs[ladle_pnode_stream_input(chain[n - 1])];
+  late_source((ladle_pnode *)(uintptr_t)g->source, lps, n, lp->keys, lp->nkeys, lp->exprs,
+              lp->nexprs);
+}
+
 /* Pipelines into a collected table: under any node, a chain of two or more
  * streaming nodes runs morsel by morsel from the node below it, with no
- * table between them (one node alone already runs per morsel). */
-static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen) {
+ * table between them (one node alone already runs per morsel; a join alone
+ * does not, and streams its probe side alone); and the group-by pipelines
+ * carried on down through joins. The inputs a chain's joins build from are
+ * planned as any other node. */
+static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen, int sj) {
   if (pn->id < 1 || (size_t)pn->id > nseen || seen[pn->id - 1]) return;
   seen[pn->id - 1] = true;
-  if (pn_streams(pn)) {
+  if (pn->op == LADLE_POP_GROUP_BY_FINAL) extend_group_by(pn, sj);
+  if (pn_streams(pn, sj)) {
     ladle_pnode *chain[CHAIN_MAX];
     const ladle_plan *lps[CHAIN_MAX];
     size_t n = 0;
+    bool join = false;
     ladle_pnode *r = pn;
-    for (; n < CHAIN_MAX && pn_streams(r); r = r->inputs[0]) {
+    for (; n < CHAIN_MAX && pn_streams(r, sj); r = r->inputs[ladle_pnode_stream_input(r)]) {
       chain[n] = r;
-      lps[n++] = r->lp;
+      lps[n++] = chain_lp(r);
+      join |= r->op == LADLE_POP_JOIN;
     }
-    if (n >= 2 && chain_fits(lps, n, NULL, 0, NULL, 0)) {
+    /* a chain through a join that does not fit whole may fit down to one
+     * of its lower nodes (the rest may make a chain of their own) */
+    while (join && n > 0 && !chain_fits(lps, n, NULL, 0, NULL, 0)) n--;
+    if (join && n > 0) r = chain[n - 1]->inputs[ladle_pnode_stream_input(chain[n - 1])];
+    join = false;
+    for (size_t i = 0; i < n; i++) join |= chain[i]->op == LADLE_POP_JOIN;
+    if ((n >= 2 || (n == 1 && join)) && chain_fits(lps, n, NULL, 0, NULL, 0)) {
       for (size_t i = 0; i < n; i++) chain[i]->pipelined = true;
       pn->source = r;
-      /* a late filter under the chain may be made row group by row group
-       * where the chain would fit with the filter in it */
-      if (r->op == LADLE_POP_FILTER && r->late != NULL && n < CHAIN_MAX) {
-        lps[n] = r->lp;
-        r->stream_src = chain_fits(lps, n + 1, NULL, 0, NULL, 0);
-      }
-      plan_pipelines(r, seen, nseen);
-      return;
+      late_source(r, lps, n, NULL, 0, NULL, 0);
     }
   }
-  for (size_t i = 0; i < pn->ninputs; i++) plan_pipelines(pn->inputs[i], seen, nseen);
+  for (size_t i = 0; i < pn->ninputs; i++) plan_pipelines(pn->inputs[i], seen, nseen, sj);
 }
 
 /* Whether WITH_COLUMNS p can hand its input's view-only string columns
@@ -613,12 +681,116 @@ static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size
   return true;
 }
 
+/* ------------------------------------------------------------ streamed joins
+ *
+ * A join streams one side (its probe side) through a pipeline, morsel by
+ * morsel, and builds a hash table of the other when the pipeline opens
+ * (op_join.c): the big side of a join is then never a table, and the joins,
+ * filters and projections over a scan up to a group-by's partial step make
+ * one pipeline (TPC-H q5: lineitem's row groups through the joins with the
+ * orders of Asia's customers and the suppliers into the partial sums).
+ *
+ * Chosen by the sides' sizes known before running: a side is a probe
+ * candidate when it is a chain of projections and streamed joins over a
+ * Parquet scan (or, with LADLE_STREAM_JOIN=2, any scan), its rows the
+ * scan's; the other side's rows are estimated from its scans. A chain with a
+ * filter is not: how many rows it keeps is known only at run time, where
+ * the whole join builds on the side that turned out smaller (TPC-H q12's
+ * lineitem filtered to 4% against all of orders) and may cut the other side
+ * first by a predicate transfer. The left side
+ * probes (every join type but a full one, cross or right, in the order the
+ * whole join gives: by left row, each one's matches by right row) when it is
+ * at least as big as the right; the right side probes an inner join that
+ * promises no order when it is more than twice the left (the order is then
+ * the right side's, as Polars' own join gives when the right side is the
+ * bigger). */
+
+/* The rows r gives, estimated from the tables under it (-1: not known):
+ * filters and projections as their input, a join as its bigger side (a key
+ * joined to a table's own key), a semi or anti or left join as its left. */
+static int64_t rows_estimate(const ladle_plan *r, int depth) {
+  if (depth > 64) return -1;
+  switch (r->kind) {
+    case LADLE_NODE_SCAN:
+      return r->table->num_rows;
+    case LADLE_NODE_SCAN_PARQUET:
+      return ladle_scan_parquet_rows(r);
+    case LADLE_NODE_FILTER:
+    case LADLE_NODE_SELECT:
+    case LADLE_NODE_WITH_COLUMNS:
+    case LADLE_NODE_PROJECT:
+    case LADLE_NODE_GROUP_BY:
+    case LADLE_NODE_DISTINCT:
+    case LADLE_NODE_SORT:
+    case LADLE_NODE_CACHE:
+      return r->ninputs == 1 ? rows_estimate(r->inputs[0], depth + 1) : -1;
+    case LADLE_NODE_JOIN: {
+      int64_t l = rows_estimate(r->inputs[0], depth + 1);
+      if (r->join.how == LADLE_JOIN_SEMI || r->join.how == LADLE_JOIN_ANTI ||
+          r->join.how == LADLE_JOIN_LEFT)
+        return l;
+      int64_t rr = rows_estimate(r->inputs[1], depth + 1);
+      if (l < 0 || rr < 0 || r->join.how == LADLE_JOIN_CROSS) return -1;
+      return LADLE_MAX(l, rr);
+    }
+    default:
+      return -1;
+  }
+}
+
+static int join_probe_side(const planner *P, const ladle_plan *p, int depth);
+
+/* The rows of the scan under r when r is a probe candidate (see above), else
+ * -1. */
+static int64_t probe_chain_rows(const planner *P, const ladle_plan *r, int depth) {
+  for (; depth < 64; depth++) {
+    if (r->kind == LADLE_NODE_SCAN_PARQUET || (r->kind == LADLE_NODE_SCAN && P->o->stream_join > 1))
+      return rows_estimate(r, depth);
+    if (r->kind == LADLE_NODE_JOIN) {
+      int side = join_probe_side(P, r, depth + 1);
+      if (side < 0) return -1;
+      r = r->inputs[side];
+      continue;
+    }
+    /* a filter keeps rows no one knows before running: the whole join
+     * builds on the smaller side as it turns out (and may take a transfer) */
+    if (r->kind == LADLE_NODE_FILTER || !streams(r)) return -1;
+    r = r->inputs[0];
+  }
+  return -1;
+}
+
+/* The side join p probes with when it streams (0 left, 1 right), or -1. */
+static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
+  size_t nk = p->nkeys;
+  ladle_join_type how = p->join.how;
+  if (P->o->stream_join == 0 || P->o->columns || P->o->ranks > 1 || nk == 0 || depth > 64 ||
+      ladle_join_coalesces(p) || exec_join_reorders(p) || !exprs_row_wise(p->keys, nk) ||
+      !exprs_row_wise(p->rkeys, nk) || any_uses_height(p->keys, nk) ||
+      any_uses_height(p->rkeys, nk) ||
+      (how != LADLE_JOIN_INNER && how != LADLE_JOIN_LEFT && how != LADLE_JOIN_SEMI &&
+       how != LADLE_JOIN_ANTI))
+    return -1;
+  if (how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) {
+    int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
+    int64_t le = rr >= 0 ? rows_estimate(p->inputs[0], depth + 1) : -1;
+    if (le >= 0 && rr > 2 * le) return 1;
+  }
+  int64_t lr = probe_chain_rows(P, p->inputs[0], depth + 1);
+  int64_t re = lr >= 0 ? rows_estimate(p->inputs[1], depth + 1) : -1;
+  return re >= 0 && lr >= re ? 0 : -1;
+}
+
 static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   ladle_pnode *pn = pn_new(P, LADLE_POP_JOIN, p, 2);
   if (pn == NULL) return NULL;
   pn->views = w->views;
+  /* a streamed join defers no side, and takes the rewrites below only from
+   * its build side (which runs first, whole) into its probe side */
+  pn->probe = join_probe_side(P, p, 0);
+  bool streamed = pn->probe >= 0;
   bool *need[2] = {NULL, NULL};
-  for (size_t s = 0; s < 2; s++) pn->defer_side[s] = join_defers(P, p, s, &need[s]);
+  for (size_t s = 0; s < 2 && !streamed; s++) pn->defer_side[s] = join_defers(P, p, s, &need[s]);
   size_t nk = p->nkeys, mark = P->npend;
   ladle_join_type how = p->join.how;
   int64_t base = -1;
@@ -628,13 +800,13 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   /* (not with several ranks: whether it applies is each rank's own finding,
    * and the keys would have to reach every rank) */
   bool tf = transfer_fits(P, p);
-  if (tf && (base = chain_base_rows(p->inputs[1])) >= 0) {
+  if (tf && pn->probe != 1 && (base = chain_base_rows(p->inputs[1])) >= 0) {
     pn->right_first = true;
     if (!plan_transfer(P, p, pn, 1, base, &transfer)) return NULL;
   }
   /* a semi-join reduction: left side first (as always), its keys to a
    * group-by under the right side */
-  bool fits = !P->o->columns && P->o->ranks <= 1 && !pn->right_first && nk > 0 &&
+  bool fits = pn->probe != 0 && !P->o->columns && P->o->ranks <= 1 && !pn->right_first && nk > 0 &&
               nk <= LADLE_SEMI_MAX_KEYS && !p->join.nulls_equal &&
               (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                how == LADLE_JOIN_ANTI);
@@ -651,8 +823,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * partsupp's 800,000 rows to 3,148 before they meet the suppliers). The
    * left side runs first anyway (with no transfer above: that one made the
    * right side run first). */
-  if (g == NULL && !pn->right_first && tf && (base = chain_base_rows(p->inputs[0])) >= 0 &&
-      !plan_transfer(P, p, pn, 0, base, &transfer))
+  if (g == NULL && !pn->right_first && tf && pn->probe != 0 &&
+      (base = chain_base_rows(p->inputs[0])) >= 0 && !plan_transfer(P, p, pn, 0, base, &transfer))
     return NULL;
   if (g != NULL && P->npend < PENDING_MAX) {
     pn->feeds = NULL;
@@ -1043,7 +1215,7 @@ ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opt
     ladle_pplan_destroy(pp);
     return LADLE_OOM(err, "physical plan");
   }
-  if (!opts->columns) plan_pipelines(pp->root, seen, reached);
+  if (!opts->columns) plan_pipelines(pp->root, seen, reached, opts->stream_join);
   free(seen);
   *out = pp;
   return LADLE_OK;
@@ -1191,6 +1363,9 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
                         " deferred (its input and kept rows go to the join, which gathers "
                         "the other columns at its output rows)");
   if (pn->op == LADLE_POP_JOIN && pn->right_first) ladle_strbuf_printf(b, " right side first");
+  if (pn->op == LADLE_POP_JOIN && pn->probe >= 0 && pn->pipelined)
+    ladle_strbuf_printf(b, " streams its %s side (#%d built first, then probed morsel by morsel)",
+                        pn->probe == 0 ? "left" : "right", pn->inputs[1 - pn->probe]->id);
   if (pn->op == LADLE_POP_JOIN && pn->feeds != NULL)
     ladle_strbuf_printf(b, " feeds #%d", pn->feeds->id);
   if (pn->op == LADLE_POP_UNION && pn->limit >= 0)
@@ -1235,7 +1410,7 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
     size_t k = 0;
     const ladle_pnode *r = agg ? part->inputs[0] : g;
     if (g->source != NULL)
-      for (; r != g->source && k < 64; r = r->inputs[0]) chain[k++] = r;
+      for (; r != g->source && k < 64; r = r->inputs[ladle_pnode_stream_input(r)]) chain[k++] = r;
     /* a Parquet source may be made by the pipeline, one row group at a time
      * (op_scan_parquet.c decides when it runs: two row groups per thread) */
     bool pq = (r->op == LADLE_POP_SCAN_PARQUET && r->late == NULL) ||

@@ -111,6 +111,10 @@ struct ladle_pnode {
   bool right_first;         /* right side first, for the SEMI_FILTER it feeds */
   bool defer_side[2];       /* which inputs are deferred FILTERs */
   const ladle_pnode *feeds; /* the SEMI_FILTER its first side feeds, or NULL */
+  /* the side a JOIN probes with morsel by morsel when pipelined (0 left, 1
+   * right; -1: it runs whole): the other side is run and built into a hash
+   * table when the pipeline opens, and this side streams through */
+  int probe;
   /* GROUP_BY_FINAL, or the top of a collected pipeline: the node whose
    * output the pipeline reads (the nodes between run pipelined), or NULL:
    * the partial step reads its input's table. GROUP_BY and GROUP_BY_FINAL
@@ -155,7 +159,17 @@ typedef struct ladle_pplan_opts {
   /* the query runs on the column kernels alone (exec_state.columns): no
    * pipelines; each node runs whole over one partition on the device */
   bool columns;
+  /* joins that may stream their probe side (the backend has join_build):
+   * 0 none, 1 where that side is a Parquet scan's chain, 2 over any scan
+   * (LADLE_STREAM_JOIN) */
+  int stream_join;
 } ladle_pplan_opts;
+
+/* The input through which pn's morsels arrive inside a pipeline: a JOIN's
+ * probe side, else its only input. */
+static inline size_t ladle_pnode_stream_input(const ladle_pnode *pn) {
+  return pn->op == LADLE_POP_JOIN && pn->probe > 0 ? 1 : 0;
+}
 
 ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opts,
                                ladle_pplan **out, ladle_error *err);

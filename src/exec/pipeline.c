@@ -47,15 +47,17 @@ static void chain_close(pipe_chain *ch) {
   memset(ch, 0, sizeof *ch);
 }
 
-/* The chain from source up to top; top_need: what the sink reads of top's
- * output (NULL: all). */
+/* The chain from source up to top, its operators opened from the top down
+ * (a join's open runs and builds its other side: a join higher up may feed a
+ * SEMI_FILTER below it, the way a whole join's first side does). */
 static ladle_status chain_open(exec_state *s, const ladle_pnode *top, const ladle_pnode *source,
-                               const bool *top_need, pipe_chain *ch, ladle_error *err) {
+                               pipe_chain *ch, ladle_error *err) {
   memset(ch, 0, sizeof *ch);
   ch->src_cols = source->schema->n;
   size_t n = 0;
-  for (const ladle_pnode *r = top; r != NULL && r != source; r = r->inputs[0]) {
-    if (r->ninputs != 1 || !r->pipelined) /* the planner's invariant */
+  for (const ladle_pnode *r = top; r != NULL && r != source;
+       r = r->inputs[ladle_pnode_stream_input(r)]) {
+    if ((r->ninputs != 1 && r->op != LADLE_POP_JOIN) || !r->pipelined) /* the planner's invariant */
       return ladle_err_set(err, LADLE_EINVAL, "internal: node #%d is not a pipeline's", r->id);
     n++;
   }
@@ -69,7 +71,7 @@ static ladle_status chain_open(exec_state *s, const ladle_pnode *top, const ladl
     return LADLE_OOM(err, "pipeline");
   }
   size_t i = n;
-  for (const ladle_pnode *r = top; i > 0; r = r->inputs[0]) {
+  for (const ladle_pnode *r = top; i > 0; r = r->inputs[ladle_pnode_stream_input(r)]) {
     ch->node[--i] = r;
     ch->op[i] = exec_operator_of(r->op)->stream;
     if (ch->op[i] == NULL) {
@@ -79,33 +81,38 @@ static ladle_status chain_open(exec_state *s, const ladle_pnode *top, const ladl
     }
   }
   ladle_status st = LADLE_OK;
+  for (size_t k = n; st == LADLE_OK && k-- > 0;)
+    if (ch->op[k]->open != NULL) st = ch->op[k]->open(s, ch->node[k], &ch->state[k], err);
+  if (st != LADLE_OK) chain_close(ch);
+  return st;
+}
+
+/* The columns each node of the chain reads of the one below it, from what
+ * is read of the top's output (top_need; NULL: all). */
+static ladle_status chain_needs(pipe_chain *ch, const ladle_pnode *top, const bool *top_need,
+                                ladle_error *err) {
+  size_t n = ch->n;
   if (n > 0 && top_need != NULL) {
     ch->need[n - 1] = malloc(LADLE_MAX(top->schema->n, 1) * sizeof(bool));
-    if (ch->need[n - 1] == NULL) st = LADLE_OOM(err, "pipeline");
-    if (st == LADLE_OK) memcpy(ch->need[n - 1], top_need, top->schema->n * sizeof(bool));
+    if (ch->need[n - 1] == NULL) return LADLE_OOM(err, "pipeline");
+    memcpy(ch->need[n - 1], top_need, top->schema->n * sizeof(bool));
   }
   /* each node's needs from the one above it */
-  for (size_t k = n; st == LADLE_OK && k-- > 1;) {
+  for (size_t k = n; k-- > 1;) {
     ch->need[k - 1] = calloc(LADLE_MAX(ch->node[k - 1]->schema->n, 1), sizeof(bool));
-    if (ch->need[k - 1] == NULL)
-      st = LADLE_OOM(err, "pipeline");
-    else
-      ch->op[k]->needs(ch->node[k], ch->need[k], ch->need[k - 1]);
+    if (ch->need[k - 1] == NULL) return LADLE_OOM(err, "pipeline");
+    ch->op[k]->needs(ch->node[k], ch->need[k], ch->need[k - 1]);
   }
   /* and the source's from the chain's first node (no node: the sink's) */
-  if (st == LADLE_OK && (n > 0 || top_need != NULL)) {
+  if (n > 0 || top_need != NULL) {
     ch->src_need = calloc(LADLE_MAX(ch->src_cols, 1), sizeof(bool));
-    if (ch->src_need == NULL)
-      st = LADLE_OOM(err, "pipeline");
-    else if (n > 0)
+    if (ch->src_need == NULL) return LADLE_OOM(err, "pipeline");
+    if (n > 0)
       ch->op[0]->needs(ch->node[0], ch->need[0], ch->src_need);
     else
       memcpy(ch->src_need, top_need, ch->src_cols * sizeof(bool));
   }
-  for (size_t k = 0; st == LADLE_OK && k < n; k++)
-    if (ch->op[k]->open != NULL) st = ch->op[k]->open(s, ch->node[k], &ch->state[k], err);
-  if (st != LADLE_OK) chain_close(ch);
-  return st;
+  return LADLE_OK;
 }
 
 /* Morsel src through the chain: out->columns (the top's schema, zeroed by
@@ -209,36 +216,44 @@ static ladle_status collect(exec_state *s, const pipe_chain *ch, const ladle_sch
 }
 
 ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladle_pnode *source,
-                               const exec_source *src, const exec_sink_op *sink,
+                               const exec_source *src_in, const exec_sink_op *sink,
                                const ladle_pnode *sink_pn, ladle_table **out, bool *declined,
                                ladle_error *err) {
   *out = NULL;
   if (declined != NULL) *declined = false;
   if (top == NULL) top = source;
   const ladle_schema *schema = top->schema;
+  pipe_chain ch;
+  LADLE_RETURN_NOT_OK(chain_open(s, top, source, &ch, err));
+  /* the source after the chain's operators opened (their builds may feed it) */
+  exec_source own;
+  memset(&own, 0, sizeof own);
+  const exec_source *src = src_in != NULL ? src_in : &own;
+  ladle_status st = src_in != NULL ? LADLE_OK : exec_source_open(s, source, &own, err);
+  if (st == LADLE_OK && src_in == NULL && sink != NULL && s->eng->comm->size > 1 && own.n == 0) {
+    /* every rank runs a sink (a partial step holds an exchange) */
+    exec_source_close(&own);
+    ladle_table *empty;
+    st = exec_empty_chunk(source->schema, &empty, err);
+    if (st == LADLE_OK) {
+      exec_source_of_table(empty, &own);
+      ladle_table_release(empty);
+    }
+  }
   void *state = NULL;
   bool *need = NULL;
-  if (sink != NULL) {
+  if (st == LADLE_OK && sink != NULL) {
     need = calloc(LADLE_MAX(schema->n, 1), sizeof *need);
-    if (need == NULL) return LADLE_OOM(err, "pipeline");
-    ladle_status st = sink->open(s, sink_pn, src, schema, need, &state, err);
-    if (st != LADLE_OK) {
-      free(need);
-      return st;
-    }
+    st = need == NULL ? LADLE_OOM(err, "pipeline")
+                      : sink->open(s, sink_pn, src, schema, need, &state, err);
   }
   /* what is read of the top's output: the sink's columns, or (collected)
    * what the parent reads of a filter's, or all */
   const bool *top_need = state != NULL ? need : top->op == LADLE_POP_FILTER ? top->need : NULL;
-  pipe_chain ch;
-  ladle_status st = chain_open(s, top, source, top_need, &ch, err);
+  if (st == LADLE_OK) st = chain_needs(&ch, top, top_need, err);
   free(need);
-  if (st != LADLE_OK) {
-    if (state != NULL) sink->close(state);
-    return st;
-  }
   bool accepted = state != NULL;
-  if (accepted && src->n > 0) {
+  if (st == LADLE_OK && accepted && src->n > 0) {
     /* the first morsel alone: the sink may turn the rest down */
     pipe_job j = {s, &ch, src, sink, state, NULL, schema->n, 0};
     st = pipe_task(&j, 0, err);
@@ -260,6 +275,7 @@ ladle_status exec_pipeline_run(exec_state *s, const ladle_pnode *top, const ladl
       st = collect(s, &ch, schema, src, out, err);
   }
   if (state != NULL) sink->close(state);
+  if (src_in == NULL) exec_source_close(&own);
   chain_close(&ch);
   return st;
 }

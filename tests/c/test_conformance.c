@@ -1465,6 +1465,114 @@ static void check_join(suite *s) {
     }
 }
 
+/* join_build / join_probe (host arrays, a host backend's): the right keys
+ * built once, the left keys probed in morsels of `step` rows, the morsels'
+ * pairs (probe rows offset by the morsel's start) one after the other equal
+ * to join_rows' pairs for INNER, LEFT, SEMI and ANTI, bit for bit: by left
+ * row, each one's matches by right row. */
+static void probe_morsels(suite *s, const ladle_column *hl, const ladle_column *hr, size_t nk,
+                          ladle_join_type how, bool ne, int64_t step, const ladle_djoin *ref,
+                          const char *what) {
+  int64_t nl = hl[0].length;
+  ladle_dtype pt[3];
+  for (size_t k = 0; k < nk; k++) pt[k] = hl[k].type;
+  ladle_join_ht *ht = NULL;
+  if (!ran(s, s->be->join_build(&s->ctx, hr, nk, pt, ne, &ht, &err_), what)) return;
+  bool two = how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI;
+  const int64_t *rl = (const int64_t *)ref->left.values;
+  const int64_t *rr = two ? (const int64_t *)ref->right.values : NULL;
+  int64_t at = 0; /* pairs compared so far */
+  bool bad = false;
+  for (int64_t a = 0; a < nl && !bad; a += step) {
+    int64_t len = LADLE_MIN(step, nl - a);
+    ladle_column m[3];
+    size_t sliced = 0;
+    while (sliced < nk && ladle_column_slice(&hl[sliced], a, len, &m[sliced], &err_) == LADLE_OK)
+      sliced++;
+    ladle_join_pairs p = {0, NULL, NULL, NULL};
+    if (sliced == nk && ran(s, s->be->join_probe(&s->ctx, ht, m, how, &p, &err_), what)) {
+      if (p.runs != NULL || (two && p.n > 0 && p.right == NULL) || (!two && p.right != NULL)) {
+        fprintf(stderr, "  %s: join_probe gave pairs of the wrong shape\n", what);
+        bad = true;
+      }
+      for (int64_t i = 0; i < p.n && !bad; i++, at++) {
+        if (at >= ref->n || p.left[i] + a != rl[at] || (two && p.right[i] != rr[at])) {
+          fprintf(stderr, "  %s: morsel at %lld (of %lld rows), pair %lld differs\n", what,
+                  (long long)a, (long long)step, (long long)i);
+          bad = true;
+        }
+      }
+    } else {
+      bad = true;
+    }
+    ladle_scratch_free(p.left);
+    ladle_scratch_free(p.right);
+    for (size_t k = 0; k < sliced; k++) ladle_column_release(&m[k]);
+  }
+  if (!bad && at != ref->n) {
+    fprintf(stderr, "  %s: the morsels gave %lld pairs, join_rows %lld\n", what, (long long)at,
+            (long long)ref->n);
+    bad = true;
+  }
+  failures_ += bad;
+  s->be->join_ht_free(ht);
+}
+
+static void check_join_probe(suite *s) {
+  if (s->be->join_build == NULL || s->be->join_probe == NULL || s->be->join_ht_free == NULL)
+    return; /* optional: the planner streams no join on such a backend */
+  static const ladle_join_type HOW[] = {LADLE_JOIN_INNER, LADLE_JOIN_LEFT, LADLE_JOIN_SEMI,
+                                        LADLE_JOIN_ANTI};
+  const ladle_backend *cpu = ladle_backend_cpu();
+  ladle_kctx hk;
+  memset(&hk, 0, sizeof hk);
+  int64_t len[16], nlen = lengths(s, len);
+  for (int64_t li = 0; li < nlen; li++)
+    for (int set = 0; set < 6; set++) {
+      /* set 5: two Int32 keys, packed into one by their ranges */
+      int64_t nl = len[li], nr = nl > 1000 ? nl / 3 + 1 : len[(li + 3) % nlen] % 2000;
+      if (set != 0 && set != 3 && set != 5 && nl > 4099) continue;
+      int64_t m = nl / 2 + 1;
+      int64_t *pool = malloc((size_t)m * sizeof *pool);
+      if (pool == NULL) {
+        failures_++;
+        return;
+      }
+      for (int64_t i = 0; i < m; i++) pool[i] = (int64_t)test_rand();
+      ladle_column hl[3], hr[3];
+      size_t nk = 2;
+      if (set == 5) {
+        hl[0] = few_keys(0, nl, 7, true);
+        hl[1] = few_keys(0, nl, m, false);
+        hr[0] = few_keys(0, nr, 7, true);
+        hr[1] = few_keys(0, nr, m, false);
+      } else {
+        nk = join_keys(set, nl, m, pool, hl);
+        join_keys(set, nr, m, pool, hr);
+      }
+      free(pool);
+      for (size_t hw = 0; hw < sizeof HOW / sizeof HOW[0]; hw++)
+        for (int ne = 0; ne < 2; ne++) {
+          if (nl > 4099 && ne) continue;
+          char what[160];
+          snprintf(what, sizeof what, "join_probe set %d [%lld x %lld rows] how %d%s", set,
+                   (long long)nl, (long long)nr, (int)HOW[hw], ne ? " nulls equal" : "");
+          ladle_djoin ref;
+          if (!ran(s, cpu->join_rows(&hk, hl, hr, nk, nl, nr, HOW[hw], ne, &ref, &err_), what))
+            continue;
+          int64_t steps[] = {LADLE_MAX(nl, 1), 7, 1000};
+          for (size_t k = 0; k < 3; k++)
+            if (k == 0 || steps[k] < nl)
+              probe_morsels(s, hl, hr, nk, HOW[hw], ne, steps[k], &ref, what);
+          ladle_djoin_release(&ref);
+        }
+      for (size_t i = 0; i < nk; i++) {
+        ladle_column_release(&hl[i]);
+        ladle_column_release(&hr[i]);
+      }
+    }
+}
+
 /* ---------------------------------------------------------- partitions */
 
 static const int NPARTS[] = {1, 2, 3, 7};
@@ -2575,6 +2683,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_groups(s);
   check_sort(s);
   check_join(s);
+  check_join_probe(s);
   check_strings(s);
   check_hash_partition(s);
   check_range_partition(s);

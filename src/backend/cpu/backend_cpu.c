@@ -195,6 +195,9 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_range_partition,
     cpu_explode,
     true, /* moves_lists */
+    ladle_cpu_join_build,
+    ladle_cpu_join_probe,
+    ladle_cpu_join_ht_free,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels
@@ -234,6 +237,9 @@ static void columns_init(void) {
   b.join_runs_free = NULL;
   b.join_pairs_sort = NULL;
   b.join_pairs_coalesce = NULL;
+  b.join_build = NULL;
+  b.join_probe = NULL;
+  b.join_ht_free = NULL;
   b.sort_indices = NULL;
   b.top_k_indices = NULL;
   b.rank = NULL;

@@ -399,6 +399,13 @@ ladle_status ladle_cpu_join_pairs_fill(const ladle_kctx *ctx, const ladle_join_r
                                        int64_t from, int64_t n, int64_t *left, int64_t *right,
                                        ladle_error *err);
 void ladle_cpu_join_runs_free(ladle_join_runs *runs);
+ladle_status ladle_cpu_join_build(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                  const ladle_dtype *probe_types, bool nulls_equal,
+                                  ladle_join_ht **out, ladle_error *err);
+ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                                  const ladle_column *keys, ladle_join_type how,
+                                  ladle_join_pairs *out, ladle_error *err);
+void ladle_cpu_join_ht_free(ladle_join_ht *ht);
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const bool *descending, const bool *nulls_last,
                                     int64_t **out_perm, ladle_error *err);

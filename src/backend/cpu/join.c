@@ -371,7 +371,7 @@ static ladle_status pack_column(const ladle_kctx *ctx, key_pack *kp, const ladle
  * key an integer type of at most 32 bits, or a 64-bit one, the same type on
  * both sides, the product of the build side's ranges below 2^63, no null
  * equality), and if so the ranges. */
-static bool pack_plan(const ladle_column *build, const ladle_column *probe, size_t nkeys,
+static bool pack_plan(const ladle_column *build, const ladle_dtype *probe, size_t nkeys,
                       bool nulls_equal, key_pack *kp) {
   if (nkeys < 2 || nkeys > LADLE_PACK_KEYS || nulls_equal || build[0].length == 0) return false;
   memset(kp, 0, sizeof *kp);
@@ -379,7 +379,7 @@ static bool pack_plan(const ladle_column *build, const ladle_column *probe, size
   uint64_t total = 1;
   for (size_t k = 0; k < nkeys; k++) {
     int64_t v;
-    if (!ladle_dtype_equal(build[k].type, probe[k].type) || !ladle_int_value(&build[k], 0, &v))
+    if (!ladle_dtype_equal(build[k].type, probe[k]) || !ladle_int_value(&build[k], 0, &v))
       return false;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t i = 0; i < build[k].length; i++) {
@@ -413,7 +413,9 @@ static ladle_status group_and_probe(const ladle_kctx *ctx, const ladle_column *b
   *nhits = -1;
   key_pack kp;
   double tp = LADLE_PHASE_START();
-  if (pack_plan(build, probe, nkeys, nulls_equal, &kp)) {
+  ladle_dtype pt[LADLE_PACK_KEYS];
+  for (size_t k = 0; k < nkeys && k < LADLE_PACK_KEYS; k++) pt[k] = probe[k].type;
+  if (pack_plan(build, pt, nkeys, nulls_equal, &kp)) {
     ladle_column bp, pp;
     LADLE_RETURN_NOT_OK(pack_column(ctx, &kp, build, &bp, err));
     ladle_status st = pack_column(ctx, &kp, probe, &pp, err);
@@ -594,5 +596,126 @@ done:
   ladle_scratch_free(lg);
   free(hit);
   ladle_groups_release(&g);
+  return st;
+}
+
+/* ------------------------------------------------ a build side kept for probes
+ *
+ * The streaming join's table (backend.h join_build): the build keys packed
+ * when several integers allow it, grouped through the one-key map or the
+ * row-encoded keymap, and their rows by group (CSR) unless every key is
+ * unique. A probe is one morsel's keys: packed over the build's ranges,
+ * looked up, and its pairs written probe row by probe row, serially (the
+ * pipeline runs the morsels in parallel). */
+struct ladle_join_ht {
+  size_t nkeys; /* 1 when packed */
+  bool nulls_equal, packed, empty;
+  key_pack kp;        /* packed: the build's ranges (kp.keys/out/valid unused) */
+  ladle_column *keys; /* the build's keys (nkeys of them, or the packed one), kept */
+  size_t nheld;
+  ladle_fastmap *fm; /* or km */
+  ladle_keymap *km;
+  ladle_groups g;
+};
+
+void ladle_cpu_join_ht_free(ladle_join_ht *ht) {
+  if (ht == NULL) return;
+  for (size_t i = 0; i < ht->nheld; i++) ladle_column_release(&ht->keys[i]);
+  free(ht->keys);
+  ladle_fastmap_destroy(ht->fm);
+  ladle_keymap_destroy(ht->km);
+  ladle_groups_release(&ht->g);
+  free(ht);
+}
+
+ladle_status ladle_cpu_join_build(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
+                                  const ladle_dtype *probe_types, bool nulls_equal,
+                                  ladle_join_ht **out, ladle_error *err) {
+  *out = NULL;
+  if (nkeys == 0) return ladle_err_set(err, LADLE_EINVAL, "internal: a streamed join without keys");
+  ladle_join_ht *ht = calloc(1, sizeof *ht);
+  if (ht == NULL) return LADLE_OOM(err, "join");
+  ht->nulls_equal = nulls_equal;
+  ht->nkeys = nkeys;
+  ht->empty = keys[0].length == 0;
+  ladle_status st = LADLE_OK;
+  double t0 = LADLE_PHASE_START();
+  if (pack_plan(keys, probe_types, nkeys, nulls_equal, &ht->kp)) {
+    ht->keys = calloc(1, sizeof *ht->keys);
+    st = ht->keys == NULL ? LADLE_OOM(err, "join") : pack_column(ctx, &ht->kp, keys, ht->keys, err);
+    if (st == LADLE_OK) {
+      ht->nheld = 1;
+      ht->packed = true;
+      ht->nkeys = 1;
+    }
+  } else {
+    ht->keys = calloc(nkeys, sizeof *ht->keys);
+    if (ht->keys == NULL) st = LADLE_OOM(err, "join");
+    for (size_t k = 0; st == LADLE_OK && k < nkeys; k++)
+      ladle_column_copy_ref(&keys[k], &ht->keys[k]);
+    if (st == LADLE_OK) ht->nheld = nkeys;
+  }
+  if (st == LADLE_OK && !ht->empty) {
+    bool fast = ladle_fastmap_eligible(ht->keys, ht->nkeys) &&
+                (ht->packed || ladle_dtype_equal(ht->keys[0].type, probe_types[0]));
+    st = fast ? ladle_fastmap_build(ctx, &ht->keys[0], &ht->g, &ht->fm, err)
+              : ladle_keymap_build(ctx, ht->keys, ht->nkeys, &ht->km, &ht->g, err);
+    if (st == LADLE_OK && ht->g.ngroups < ht->g.nrows) st = ladle_cpu_groups_csr(ctx, &ht->g, err);
+  }
+  LADLE_PHASE_END("join build (kept for probes)", keys[0].length, t0);
+  if (st != LADLE_OK) {
+    ladle_cpu_join_ht_free(ht);
+    return st;
+  }
+  *out = ht;
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                                  const ladle_column *keys, ladle_join_type how,
+                                  ladle_join_pairs *out, ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  if (how != LADLE_JOIN_INNER && how != LADLE_JOIN_LEFT && how != LADLE_JOIN_SEMI &&
+      how != LADLE_JOIN_ANTI)
+    return ladle_err_set(err, LADLE_EINVAL, "internal: a streamed %s join",
+                         how == LADLE_JOIN_FULL ? "full" : "right or cross");
+  int64_t n = keys[0].length;
+  int64_t *gid = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *gid, false);
+  if (gid == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = LADLE_OK;
+  if (ht->empty) {
+    for (int64_t i = 0; i < n; i++) gid[i] = -1;
+  } else if (ht->packed) {
+    key_pack kp = ht->kp; /* its own: pack_column writes where it packs */
+    ladle_column pk;
+    st = pack_column(ctx, &kp, keys, &pk, err);
+    if (st == LADLE_OK) {
+      st = ht->fm ? ladle_fastmap_probe(ctx, ht->fm, &pk, ht->nulls_equal, gid, err)
+                  : ladle_keymap_probe(ctx, ht->km, &pk, 1, ht->nulls_equal, gid, err);
+      ladle_column_release(&pk);
+    }
+  } else {
+    st = ht->fm ? ladle_fastmap_probe(ctx, ht->fm, &keys[0], ht->nulls_equal, gid, err)
+                : ladle_keymap_probe(ctx, ht->km, keys, ht->nkeys, ht->nulls_equal, gid, err);
+  }
+  if (st == LADLE_OK) {
+    pairs_job pj;
+    memset(&pj, 0, sizeof pj);
+    pj.lg = gid;
+    pj.how = how;
+    pj.keep = how == LADLE_JOIN_LEFT;
+    pj.n = n;
+    if (ht->g.offsets != NULL) {
+      pj.off = ht->g.offsets;
+      pj.rows = ht->g.rows;
+    } else {
+      pj.first = ht->g.first;
+    }
+    int64_t total = 0;
+    st = pairs_count(ctx, &pj, &total, err);
+    if (st == LADLE_OK) st = pairs_emit(ctx, &pj, total, out, err);
+    if (st == LADLE_OK) out->n = total;
+  }
+  ladle_scratch_free(gid);
   return st;
 }
