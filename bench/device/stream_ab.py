@@ -1,7 +1,9 @@
 """A/B of the streamed Parquet scan at 16 threads (AB_THREADS), Polars in the same process:
 python3 bench/device/stream_ab.py SF q1,q22. Per query, runs alternate between
 LADLE_PARQUET_STREAM=0 (read whole), the default, and Polars (7 rounds after a
-warm-up; medians), each ladle mode on an engine of its own for its peak memory."""
+warm-up; medians), each ladle mode on an engine of its own for its peak memory.
+AB_ENV=LADLE_STREAM_JOIN makes it the A/B of streamed joins instead (that
+variable =0 against unset)."""
 import os
 import statistics
 import sys
@@ -9,6 +11,7 @@ import time
 
 sys.path[:0] = ["tests/python", "bench"]
 THREADS = int(os.environ.get("AB_THREADS", "16"))  # AB_THREADS=2 on the 2-core machine
+AB_ENV = os.environ.get("AB_ENV", "LADLE_PARQUET_STREAM")
 os.environ.setdefault("POLARS_MAX_THREADS", str(THREADS))
 import polars as pl  # noqa: E402
 
@@ -37,9 +40,9 @@ for q in qs:
         if mode == "polars":
             return timed(lambda: lf.collect())
         if mode == "whole":
-            os.environ["LADLE_PARQUET_STREAM"] = "0"
+            os.environ[AB_ENV] = "0"
         else:
-            os.environ.pop("LADLE_PARQUET_STREAM", None)
+            os.environ.pop(AB_ENV, None)
         return timed(lambda: lf.collect(engine=eng[mode]))
 
     for m in ts:
@@ -48,7 +51,7 @@ for q in qs:
         for m in ts:
             ts[m].append(run(m))
     med = {m: statistics.median(v) for m, v in ts.items()}
-    print(f"{q}: whole {med['whole']:.1f} ms (peak {eng['whole'].stats()['memory_peak'] / 2**20:.0f} MiB), "
+    print(f"{q} ({AB_ENV}=0 as whole): whole {med['whole']:.1f} ms (peak {eng['whole'].stats()['memory_peak'] / 2**20:.0f} MiB), "
           f"default {med['default']:.1f} ms (peak {eng['default'].stats()['memory_peak'] / 2**20:.0f} MiB, "
           f"{eng['default'].stats()['row_groups_streamed']} row groups streamed), polars {med['polars']:.1f} ms; "
           f"ladle/polars whole {med['whole'] / med['polars']:.2f} default {med['default'] / med['polars']:.2f}", flush=True)

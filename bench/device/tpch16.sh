@@ -13,7 +13,8 @@
 # (bench/device/phase_scaling.py, 1 against 16 threads, of $PHASE_QUERIES),
 # diag (bench/device/parquet_diag.py: SF10 scans and traced queries from
 # Parquet, $DIAG_QUERIES), stream (bench/device/stream_ab.py: $STREAM_QUERIES from
-# Parquet at SF $STREAM_SF, default 10, with the streamed scan off and on). Engines: ladle, Polars, and DuckDB when it imports.
+# Parquet at SF $STREAM_SF, default 10, with the streamed scan off and on), joinab
+# (the same with streamed joins off and on, $JOIN_QUERIES). Engines: ladle, Polars, and DuckDB when it imports.
 # The JSON, PNG and logs land in $OUT (the device tool's folder, else
 # build-gpu/out).
 set -uo pipefail
@@ -53,6 +54,7 @@ for m in ${MODES:-mem parquet}; do
     sf10-parquet) gen 10 && bench 10 3 --parquet ;;
     phase) gen 1 && timeout $(( $(left) - 5 )) python3 bench/device/phase_scaling.py ${PHASE_QUERIES:-q3 q7 q16 q1} 2>&1 | tee "$OUT/phase.log" ;;
     stream) gen "${STREAM_SF:-10}" && timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${STREAM_QUERIES:-q1,q22} 2>&1 | tee "$OUT/stream.log" ;;
+    joinab) gen "${STREAM_SF:-10}" && AB_ENV=LADLE_STREAM_JOIN timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${JOIN_QUERIES:-q5,q9,q8,q17,q2} 2>&1 | tee "$OUT/joinab.log" ;;
     diag) gen 10 && timeout $(( $(left) - 5 )) python3 bench/device/parquet_diag.py 10 ${DIAG_QUERIES:-q12,q3} 2>&1 | tee "$OUT/diag.log" ;;
     *) echo "unknown mode $m" ;;
   esac
