@@ -382,6 +382,18 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
                                         const ladle_column *key, bool nulls_equal, int64_t *gid,
                                         int64_t *rows, int64_t *nhits, ladle_error *err);
 void ladle_fastmap_destroy(ladle_fastmap *fm);
+/* Aids of a probe (a bitmap or group array over a narrow integer range, a
+ * Bloom filter of a big table) chosen once from a sample of the probe side,
+ * for the probes of a streamed join's morsels: ladle_fastmap_probe_aided
+ * probes one morsel serially with them (aids NULL: none). */
+typedef struct ladle_fastmap_aids ladle_fastmap_aids;
+ladle_status ladle_fastmap_aids_make(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                     const ladle_column *sample, ladle_fastmap_aids **out,
+                                     ladle_error *err);
+void ladle_fastmap_aids_free(ladle_fastmap_aids *a);
+ladle_status ladle_fastmap_probe_aided(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                       const ladle_fastmap_aids *aids, const ladle_column *key,
+                                       bool nulls_equal, int64_t *gid, ladle_error *err);
 ladle_status ladle_cpu_group_ids(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                  ladle_groups *out, ladle_error *err);
 ladle_status ladle_cpu_aggregate(const ladle_kctx *ctx, const ladle_kexpr *agg,

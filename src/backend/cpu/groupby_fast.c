@@ -1017,18 +1017,17 @@ ladle_status ladle_fastmap_probe(const ladle_kctx *ctx, const ladle_fastmap *fm,
   return ladle_fastmap_probe_sparse(ctx, fm, key, nulls_equal, gid, NULL, &nhits, err);
 }
 
-ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastmap *fm,
-                                        const ladle_column *key, bool nulls_equal, int64_t *gid,
-                                        int64_t *rows, int64_t *nhits, ladle_error *err) {
-  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
-  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL};
-  bool sparse = false; /* the sample says most rows miss */
-  *nhits = -1;
-  /* A big table (past what the caches hold) probed by rows that mostly miss
-   * it (a selective join: 1% of lineitem meets the orders of one market
-   * segment) costs a cache miss per row. When a sample of the probe misses
-   * three times in four, a Bloom filter of the table's keys (16 bits a key,
-   * one word per key) answers most misses from an array 1/8 of the table. */
+/* The aids of j (a probe of fm by `key`) chosen from a sample of key's first
+ * rows: a bitmap or group array over a narrow range of integer keys, or a
+ * Bloom filter of a big table that the sample mostly misses. gid gets the
+ * sample's groups (it holds min(rows, 4096) entries at least). *sparse: the
+ * sample hits so rarely that a sparse answer pays (want_sparse only).
+ * big_probe: the probe side is much bigger than the table (every row of it
+ * probed, in one call or morsel by morsel). */
+static ladle_status probe_aids(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                               const ladle_column *key, int64_t *gid, bool want_sparse,
+                               bool big_probe, probe_job *j, bool *sparse, ladle_error *err) {
+  *sparse = false;
   int64_t slots = 0, groups = 0, sample = LADLE_MIN(key->length, 4096);
   for (size_t p = 0; p < fm->nparts; p++) {
     slots += fm->parts[p].slots != NULL ? (int64_t)fm->parts[p].mask + 1 : 0;
@@ -1042,79 +1041,109 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
   bool int_keys = fm->dir == NULL && !fm->str && !fm->packed &&
                   ladle_type_is_integer(bk->type.id) && bk->type.id == key->type.id &&
                   bk->length <= ((int64_t)1 << 22);
-  if ((slots >= ((int64_t)1 << 16) || int_keys || fm->dir != NULL) && key->length >= 65536) {
-    j.n = sample;
-    j.chunk = sample;
-    LADLE_RETURN_NOT_OK(probe_chunk(&j, 0, err));
-    int64_t hits = 0;
-    for (int64_t i = 0; i < sample; i++) hits += gid[i] >= 0;
-    sparse = rows != NULL && hits * 8 < sample;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    int bw = key_width(bk, false);
-    /* the array below pays for finding every build key's group only when the
-     * probe side is much the bigger (TPC-H q14's 75k lineitems against
-     * 200k parts lost time to it) */
-    bool big_probe = key->length >= 8 * bk->length;
-    if (int_keys && (hits * 4 < sample || big_probe))
-      for (int64_t i = 0; i < bk->length; i++) {
-        if (!ladle_column_valid(bk, i)) continue;
-        uint64_t v = raw_key(bk, i, bw);
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-      }
-    if (hits * 4 < sample && int_keys && lo <= hi && hi - lo < ((uint64_t)1 << 23)) {
-      j.bits = ladle_scratch_alloc(((hi - lo) / 64 + 1) * sizeof *j.bits, true);
-      if (j.bits == NULL) return LADLE_OOM(err, "join filter");
-      for (int64_t i = 0; i < bk->length; i++) {
-        if (!ladle_column_valid(bk, i)) continue;
-        uint64_t d = raw_key(bk, i, bw) - lo;
-        j.bits[d >> 6] |= (uint64_t)1 << (d & 63);
-      }
-      j.lo = lo;
-      j.span = hi - lo;
-    } else if (int_keys && big_probe && lo <= hi && hi - lo < ((uint64_t)1 << 20) &&
-               hi - lo <= 16 * (uint64_t)bk->length) {
-      /* a narrow range that mostly hits: each key's group straight from an
-       * array over the range (the build keys' groups found once), no hashing */
-      int64_t *bg = malloc((size_t)LADLE_MAX(bk->length, 1) * sizeof *bg);
-      j.direct = malloc((size_t)(hi - lo + 1) * sizeof *j.direct);
-      if (bg == NULL || j.direct == NULL) {
-        free(bg);
-        free(j.direct);
-        return LADLE_OOM(err, "join lookup");
-      }
-      probe_job b = j;
-      b.key = bk;
-      b.gid = bg;
-      b.n = bk->length;
-      b.chunk = bk->length;
-      b.direct = NULL;
-      ladle_status bs = probe_chunk(&b, 0, err);
-      if (bs != LADLE_OK) {
-        free(bg);
-        free(j.direct);
-        return bs;
-      }
-      memset(j.direct, 0xff, (size_t)(hi - lo + 1) * sizeof *j.direct);
-      for (int64_t i = 0; i < bk->length; i++)
-        if (ladle_column_valid(bk, i)) j.direct[raw_key(bk, i, bw) - lo] = (int32_t)bg[i];
-      free(bg);
-      j.lo = lo;
-      j.span = hi - lo;
-    } else if (hits * 4 < sample && slots >= ((int64_t)1 << 16) && fm->dir == NULL) {
-      uint64_t words = 64;
-      while (words < (uint64_t)groups / 4) words <<= 1;
-      j.filter = ladle_scratch_alloc(words * sizeof *j.filter, true);
-      if (j.filter == NULL) return LADLE_OOM(err, "join filter");
-      j.fmask = words - 1;
-      ladle_status st = ladle_pool_run(ctx->pool, fm->nparts, filter_part, &j, err);
-      if (st != LADLE_OK) {
-        ladle_scratch_free(j.filter);
-        return st;
-      }
+  if (!(slots >= ((int64_t)1 << 16) || int_keys || fm->dir != NULL) || sample == 0) return LADLE_OK;
+  probe_job sj = *j;
+  sj.gid = gid;
+  sj.n = sample;
+  sj.chunk = sample;
+  LADLE_RETURN_NOT_OK(probe_chunk(&sj, 0, err));
+  int64_t hits = 0;
+  for (int64_t i = 0; i < sample; i++) hits += gid[i] >= 0;
+  *sparse = want_sparse && hits * 8 < sample;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  int bw = key_width(bk, false);
+  if (int_keys && (hits * 4 < sample || big_probe))
+    for (int64_t i = 0; i < bk->length; i++) {
+      if (!ladle_column_valid(bk, i)) continue;
+      uint64_t v = raw_key(bk, i, bw);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
     }
-    j.n = key->length;
+  if (hits * 4 < sample && int_keys && lo <= hi && hi - lo < ((uint64_t)1 << 23)) {
+    j->bits = ladle_scratch_alloc(((hi - lo) / 64 + 1) * sizeof *j->bits, true);
+    if (j->bits == NULL) return LADLE_OOM(err, "join filter");
+    for (int64_t i = 0; i < bk->length; i++) {
+      if (!ladle_column_valid(bk, i)) continue;
+      uint64_t d = raw_key(bk, i, bw) - lo;
+      j->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+    }
+    j->lo = lo;
+    j->span = hi - lo;
+  } else if (int_keys && big_probe && lo <= hi && hi - lo < ((uint64_t)1 << 20) &&
+             hi - lo <= 16 * (uint64_t)bk->length) {
+    /* a narrow range that mostly hits: each key's group straight from an
+     * array over the range (the build keys' groups found once), no hashing */
+    int64_t *bg = malloc((size_t)LADLE_MAX(bk->length, 1) * sizeof *bg);
+    j->direct = malloc((size_t)(hi - lo + 1) * sizeof *j->direct);
+    if (bg == NULL || j->direct == NULL) {
+      free(bg);
+      free(j->direct);
+      j->direct = NULL;
+      return LADLE_OOM(err, "join lookup");
+    }
+    probe_job b = *j;
+    b.key = bk;
+    b.gid = bg;
+    b.n = bk->length;
+    b.chunk = bk->length;
+    b.direct = NULL;
+    ladle_status bs = probe_chunk(&b, 0, err);
+    if (bs != LADLE_OK) {
+      free(bg);
+      free(j->direct);
+      j->direct = NULL;
+      return bs;
+    }
+    memset(j->direct, 0xff, (size_t)(hi - lo + 1) * sizeof *j->direct);
+    for (int64_t i = 0; i < bk->length; i++)
+      if (ladle_column_valid(bk, i)) j->direct[raw_key(bk, i, bw) - lo] = (int32_t)bg[i];
+    free(bg);
+    j->lo = lo;
+    j->span = hi - lo;
+  } else if (hits * 4 < sample && slots >= ((int64_t)1 << 16) && fm->dir == NULL) {
+    uint64_t words = 64;
+    while (words < (uint64_t)groups / 4) words <<= 1;
+    j->filter = ladle_scratch_alloc(words * sizeof *j->filter, true);
+    if (j->filter == NULL) return LADLE_OOM(err, "join filter");
+    j->fmask = words - 1;
+    ladle_status st = ladle_pool_run(ctx->pool, fm->nparts, filter_part, j, err);
+    if (st != LADLE_OK) {
+      ladle_scratch_free(j->filter);
+      j->filter = NULL;
+      return st;
+    }
   }
+  return LADLE_OK;
+}
+
+static void aids_free(probe_job *j) {
+  free(j->direct);
+  ladle_scratch_free(j->filter);
+  ladle_scratch_free(j->bits);
+  j->direct = NULL;
+  j->filter = NULL;
+  j->bits = NULL;
+}
+
+ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                        const ladle_column *key, bool nulls_equal, int64_t *gid,
+                                        int64_t *rows, int64_t *nhits, ladle_error *err) {
+  int threads = ctx->pool ? ladle_pool_threads(ctx->pool) : 1;
+  probe_job j = {fm, key, nulls_equal, gid, key->length, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL};
+  bool sparse = false; /* the sample says most rows miss */
+  *nhits = -1;
+  /* A big table (past what the caches hold) probed by rows that mostly miss
+   * it (a selective join: 1% of lineitem meets the orders of one market
+   * segment) costs a cache miss per row. When a sample of the probe misses
+   * three times in four, a Bloom filter of the table's keys (16 bits a key,
+   * one word per key) answers most misses from an array 1/8 of the table.
+   * The array below pays for finding every build key's group only when the
+   * probe side is much the bigger (TPC-H q14's 75k lineitems against 200k
+   * parts lost time to it). */
+  if (key->length >= 65536)
+    LADLE_RETURN_NOT_OK(probe_aids(ctx, fm, key, gid, rows != NULL,
+                                   key->length >= 8 * fm->key->length, &j, &sparse, err));
+  j.n = key->length;
   size_t nchunks = key->length < 65536 ? 1 : (size_t)LADLE_MAX(threads, 1) * 4;
   j.chunk = LADLE_MAX((key->length + (int64_t)nchunks - 1) / (int64_t)nchunks, 1);
   if (sparse) {
@@ -1137,10 +1166,61 @@ ladle_status ladle_fastmap_probe_sparse(const ladle_kctx *ctx, const ladle_fastm
     *nhits = n;
   }
   free(j.nhit);
-  free(j.direct);
-  ladle_scratch_free(j.filter);
-  ladle_scratch_free(j.bits);
+  aids_free(&j);
   return st;
+}
+
+/* A probe's aids made once, for probes of many morsels (a streamed join). */
+struct ladle_fastmap_aids {
+  probe_job j; /* only its aids are read */
+};
+
+ladle_status ladle_fastmap_aids_make(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                     const ladle_column *sample, ladle_fastmap_aids **out,
+                                     ladle_error *err) {
+  *out = calloc(1, sizeof **out);
+  if (*out == NULL) return LADLE_OOM(err, "join");
+  int64_t *gid = malloc(4096 * sizeof *gid);
+  if (gid == NULL) {
+    free(*out);
+    *out = NULL;
+    return LADLE_OOM(err, "join");
+  }
+  probe_job *j = &(*out)->j;
+  j->fm = fm;
+  j->key = sample;
+  bool sparse;
+  ladle_status st = probe_aids(ctx, fm, sample, gid, false, true, j, &sparse, err);
+  free(gid);
+  if (st != LADLE_OK) {
+    aids_free(j);
+    free(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+void ladle_fastmap_aids_free(ladle_fastmap_aids *a) {
+  if (a == NULL) return;
+  aids_free(&a->j);
+  free(a);
+}
+
+ladle_status ladle_fastmap_probe_aided(const ladle_kctx *ctx, const ladle_fastmap *fm,
+                                       const ladle_fastmap_aids *aids, const ladle_column *key,
+                                       bool nulls_equal, int64_t *gid, ladle_error *err) {
+  LADLE_UNUSED(ctx);
+  probe_job j = {fm, key,  nulls_equal, gid, key->length, key->length, NULL,
+                 0,  NULL, NULL,        0,   0,           NULL,        NULL};
+  if (aids != NULL) {
+    j.filter = aids->j.filter;
+    j.fmask = aids->j.fmask;
+    j.bits = aids->j.bits;
+    j.direct = aids->j.direct;
+    j.lo = aids->j.lo;
+    j.span = aids->j.span;
+  }
+  return key->length > 0 ? probe_chunk(&j, 0, err) : LADLE_OK;
 }
 
 /* Many groups of a 32- or 64-bit integer key whose values span a range not

@@ -3,6 +3,8 @@
  * as (left row, right row) pairs in left order, right rows of a key in right
  * order. A right join is a left join with the sides swapped. Null keys match
  * only with nulls_equal. */
+#include <pthread.h>
+
 #include "cpu.h"
 
 enum { LADLE_PACK_KEYS = 8 };
@@ -616,10 +618,17 @@ struct ladle_join_ht {
   ladle_fastmap *fm; /* or km */
   ladle_keymap *km;
   ladle_groups g;
+  /* fm's probe aids, made by the first probe from its keys (a sample of the
+   * probe side), under `mu`; `aided` set once they are there */
+  pthread_mutex_t mu;
+  atomic_bool aided;
+  ladle_fastmap_aids *aids;
 };
 
 void ladle_cpu_join_ht_free(ladle_join_ht *ht) {
   if (ht == NULL) return;
+  ladle_fastmap_aids_free(ht->aids);
+  pthread_mutex_destroy(&ht->mu);
   for (size_t i = 0; i < ht->nheld; i++) ladle_column_release(&ht->keys[i]);
   free(ht->keys);
   ladle_fastmap_destroy(ht->fm);
@@ -635,6 +644,8 @@ ladle_status ladle_cpu_join_build(const ladle_kctx *ctx, const ladle_column *key
   if (nkeys == 0) return ladle_err_set(err, LADLE_EINVAL, "internal: a streamed join without keys");
   ladle_join_ht *ht = calloc(1, sizeof *ht);
   if (ht == NULL) return LADLE_OOM(err, "join");
+  pthread_mutex_init(&ht->mu, NULL);
+  atomic_init(&ht->aided, false);
   ht->nulls_equal = nulls_equal;
   ht->nkeys = nkeys;
   ht->empty = keys[0].length == 0;
@@ -685,18 +696,34 @@ ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht
   ladle_status st = LADLE_OK;
   if (ht->empty) {
     for (int64_t i = 0; i < n; i++) gid[i] = -1;
-  } else if (ht->packed) {
-    key_pack kp = ht->kp; /* its own: pack_column writes where it packs */
-    ladle_column pk;
-    st = pack_column(ctx, &kp, keys, &pk, err);
-    if (st == LADLE_OK) {
-      st = ht->fm ? ladle_fastmap_probe(ctx, ht->fm, &pk, ht->nulls_equal, gid, err)
-                  : ladle_keymap_probe(ctx, ht->km, &pk, 1, ht->nulls_equal, gid, err);
-      ladle_column_release(&pk);
-    }
   } else {
-    st = ht->fm ? ladle_fastmap_probe(ctx, ht->fm, &keys[0], ht->nulls_equal, gid, err)
-                : ladle_keymap_probe(ctx, ht->km, keys, ht->nkeys, ht->nulls_equal, gid, err);
+    ladle_column pk;
+    bool packed = ht->packed;
+    if (packed) {
+      key_pack kp = ht->kp; /* its own: pack_column writes where it packs */
+      st = pack_column(ctx, &kp, keys, &pk, err);
+      packed = st == LADLE_OK;
+    }
+    const ladle_column *k = packed ? &pk : keys;
+    if (st == LADLE_OK && ht->fm != NULL) {
+      /* the aids a one-shot probe would choose from its sample, chosen once
+       * from the first morsel's keys (a one-shot probe's per-call work, a
+       * Bloom filter of the whole table, would be paid per morsel) */
+      ladle_join_ht *w = (ladle_join_ht *)(uintptr_t)ht;
+      if (!atomic_load_explicit(&w->aided, memory_order_acquire)) {
+        pthread_mutex_lock(&w->mu);
+        if (!atomic_load_explicit(&w->aided, memory_order_relaxed) && k->length > 0) {
+          st = ladle_fastmap_aids_make(ctx, ht->fm, k, &w->aids, err);
+          if (st == LADLE_OK) atomic_store_explicit(&w->aided, true, memory_order_release);
+        }
+        pthread_mutex_unlock(&w->mu);
+      }
+      if (st == LADLE_OK)
+        st = ladle_fastmap_probe_aided(ctx, ht->fm, w->aids, k, ht->nulls_equal, gid, err);
+    } else if (st == LADLE_OK) {
+      st = ladle_keymap_probe(ctx, ht->km, k, ht->nkeys, ht->nulls_equal, gid, err);
+    }
+    if (packed) ladle_column_release(&pk);
   }
   if (st == LADLE_OK) {
     pairs_job pj;
