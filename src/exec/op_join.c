@@ -523,4 +523,118 @@ static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, con
 static const exec_stream_op join_streaming = {join_stream_needs, join_stream_open,
                                               join_stream_morsel, join_stream_close};
 
-const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, &join_streaming, NULL, NULL};
+/* ------------------------------------------------------------- made source
+ *
+ * A streamed join right over a Parquet scan as its pipeline's made source
+ * (pn->stream_src, physical.c): per row group, the probe keys' columns are
+ * decoded, probed, and the other columns of the probe side read from the
+ * file at the matched rows only, as a late filter reads its late columns
+ * (TPC-H q5: 3% of lineitem's rows meet the orders of Asia's customers in
+ * 1994; its supplier key and prices are decoded for those). */
+
+typedef struct join_late {
+  const ladle_pnode *pn;
+  join_stream *js;
+  exec_pq_stream *m;
+} join_late;
+
+static void join_late_close(void *ctx) {
+  join_late *jl = ctx;
+  if (jl == NULL) return;
+  join_stream_close(jl->js);
+  exec_pq_stream_close(jl->m);
+  free(jl);
+}
+
+static ladle_status join_late_make(exec_state *s, void *ctx, size_t u, const bool *need,
+                                   ladle_chunk *out, ladle_error *err) {
+  const join_late *jl = ctx;
+  const ladle_pnode *pn = jl->pn;
+  const ladle_plan *p = pn->lp;
+  size_t nk = p->nkeys, nin = pn->inputs[pn->probe]->schema->n;
+  ladle_bexpr *const *pk = pn->probe == 0 ? p->keys : p->rkeys;
+  bool *decoded = calloc(LADLE_MAX(nin, 1), sizeof *decoded);
+  ladle_chunk c = {0, calloc(LADLE_MAX(nin, 1), sizeof(ladle_column)), 0};
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  int64_t *kept = NULL, *pos = NULL, nkept = 0;
+  ladle_status st = decoded && c.columns && keys ? LADLE_OK : LADLE_OOM(err, "join");
+  for (size_t k = 0; st == LADLE_OK && k < nk; k++) decoded[pk[k]->col] = true;
+  if (st == LADLE_OK) st = exec_pq_stream_unit(s, jl->m, u, decoded, &c, err);
+  for (size_t k = 0; st == LADLE_OK && k < nk; k++) keys[k] = c.columns[pk[k]->col]; /* borrowed */
+  if (st == LADLE_OK) st = s->be->join_probe(&s->k, jl->js->ht, keys, p->join.how, &pairs, err);
+  /* the probe rows matched (ascending: pairs come by probe row), and where a
+   * row has several matches, each pair's place among them */
+  if (st == LADLE_OK) {
+    kept = malloc((size_t)LADLE_MAX(pairs.n, 1) * sizeof *kept);
+    pos = malloc((size_t)LADLE_MAX(pairs.n, 1) * sizeof *pos);
+    if (kept == NULL || pos == NULL) st = LADLE_OOM(err, "join");
+  }
+  for (int64_t i = 0; st == LADLE_OK && i < pairs.n; i++) {
+    if (i == 0 || pairs.left[i] != pairs.left[i - 1]) kept[nkept++] = pairs.left[i];
+    pos[i] = nkept - 1;
+  }
+  bool several = nkept < pairs.n;
+  for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+    int64_t mo = p->out_map[i];
+    size_t col = (size_t)(mo >= 0 ? mo : -mo - 1);
+    ladle_column *o = &out->columns[i];
+    if (need != NULL && !need[i]) {
+      exec_placeholder(o, pairs.n);
+    } else if ((mo >= 0) != (pn->probe == 0)) {
+      gather_src g = exec_pieces_src(&jl->js->bp, col);
+      st = g.px ? s->be->gather_pieces(&s->k, g.col, g.px, pairs.right, pairs.n, o, err)
+                : s->be->gather(&s->k, g.col, pairs.right, pairs.n, o, err);
+    } else if (decoded[col]) {
+      st = s->be->gather(&s->k, &c.columns[col], pairs.left, pairs.n, o, err);
+    } else if (!several) {
+      st = exec_pq_stream_late(s, jl->m, u, col, kept, nkept, false, o, err);
+    } else {
+      ladle_column at;
+      st = exec_pq_stream_late(s, jl->m, u, col, kept, nkept, false, &at, err);
+      if (st == LADLE_OK) {
+        st = s->be->gather(&s->k, &at, pos, pairs.n, o, err);
+        ladle_column_release(&at);
+      }
+    }
+  }
+  if (st == LADLE_OK) out->length = pairs.n;
+  free(kept);
+  free(pos);
+  ladle_scratch_free(pairs.left);
+  ladle_scratch_free(pairs.right);
+  free(keys);
+  if (c.columns != NULL) {
+    for (size_t i = 0; i < nin; i++) ladle_column_release(&c.columns[i]);
+    free(c.columns);
+  }
+  free(decoded);
+  return st;
+}
+
+static ladle_status join_source(exec_state *s, const ladle_pnode *pn, exec_source *out,
+                                ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!pn->stream_src || pn->probe < 0 || s->columns || s->be->join_build == NULL ||
+      pn->inputs[pn->probe]->op != LADLE_POP_SCAN_PARQUET)
+    return LADLE_OK;
+  join_late *jl = calloc(1, sizeof *jl);
+  if (jl == NULL) return LADLE_OOM(err, "join");
+  jl->pn = pn;
+  ladle_status st = exec_pq_stream_open(s, pn->inputs[pn->probe], &jl->m, out, err);
+  void *js = NULL;
+  if (st == LADLE_OK && jl->m != NULL) st = join_stream_open(s, pn, &js, err);
+  jl->js = js;
+  if (st != LADLE_OK || jl->m == NULL) {
+    /* too few row groups for the threads: the join runs whole */
+    join_late_close(jl);
+    memset(out, 0, sizeof *out);
+    return st;
+  }
+  out->make = join_late_make;
+  out->ctx = jl;
+  out->close = join_late_close;
+  return LADLE_OK;
+}
+
+const exec_operator exec_op_join = {LADLE_POP_JOIN, join_run, &join_streaming, NULL, join_source};

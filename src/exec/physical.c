@@ -225,6 +225,15 @@ static int64_t chain_base_rows(const ladle_plan *r) {
   }
 }
 
+/* Whether the chain of single-input row-wise nodes r starts has a filter:
+ * a side without one keeps every row of its table, and never feeds a
+ * transfer (which waits for a side that kept an eighth or less). */
+static bool chain_filters(const ladle_plan *r) {
+  for (; r->ninputs == 1; r = r->inputs[0])
+    if (r->kind == LADLE_NODE_FILTER) return true;
+  return false;
+}
+
 /* Follows column *col of input *input of *parent down to where it enters;
  * true when it passed below a join on the way (only then is a transfer worth
  * it: the join itself does what the semi join would). */
@@ -376,7 +385,7 @@ static const ladle_plan *group_by_source(const ladle_plan *p) {
  * keys its join's build side fed it. */
 static bool pn_streams(const ladle_pnode *pn, int sj) {
   if (pn->pipelined) return false;
-  if (pn->op == LADLE_POP_JOIN) return pn->probe >= 0;
+  if (pn->op == LADLE_POP_JOIN) return pn->probe >= 0 && !pn->stream_src;
   if (pn->op == LADLE_POP_SEMI_FILTER) return sj > 0 && pn->semi == LADLE_SEMI_TRANSFER;
   if (pn->ninputs != 1) return false;
   switch (pn->op) {
@@ -406,6 +415,23 @@ static void late_source(ladle_pnode *r, const ladle_plan **lps, size_t n, ladle_
     lps[n] = r->lp;
     r->stream_src = chain_fits(lps, n + 1, sink, nsink, sink2, nsink2);
   }
+}
+
+/* A chain chain[0..n) whose lowest node is a streamed join right over a
+ * Parquet scan (its source) ends above that join instead, which becomes the
+ * pipeline's made source: it decodes each row group's probe keys, probes,
+ * and reads the other columns at the matched rows only (op_join.c). The
+ * join's probe keys must be the scan's columns. Returns the new n. */
+static size_t join_as_source(ladle_pnode **chain, size_t n) {
+  ladle_pnode *j = chain[n - 1];
+  if (j->op != LADLE_POP_JOIN || j->probe < 0) return n;
+  const ladle_pnode *in = j->inputs[j->probe];
+  if (in->op != LADLE_POP_SCAN_PARQUET || in->late != NULL || in->dict != NULL) return n;
+  ladle_bexpr *const *pk = j->probe == 0 ? j->lp->keys : j->lp->rkeys;
+  for (size_t k = 0; k < j->lp->nkeys; k++)
+    if (pk[k]->kind != LADLE_EX_COL) return n;
+  j->stream_src = true;
+  return n - 1;
 }
 
 /* A group-by's pipeline (GROUP_BY_FINAL g over its partial step) carried on
@@ -440,7 +466,13 @@ static void extend_group_by(ladle_pnode *g, int sj) {
   bool join = false;
   for (size_t i = had; i < n; i++) join |= chain[i]->op == LADLE_POP_JOIN;
   if (n == had || (had == 0 && !join)) return;
-  for (size_t i = had; i < n; i++) chain[i]->pipelined = true;
+  /* (the join at the bottom of a pipeline that already had one made it) */
+  size_t m = join_as_source(chain, n);
+  for (size_t i = had; i < m; i++) chain[i]->pipelined = true;
+  if (m < n) {
+    g->source = chain[m];
+    return;
+  }
   g->source = chain[n - 1]->inputs[ladle_pnode_stream_input(chain[n - 1])];
   late_source((ladle_pnode *)(uintptr_t)g->source, lps, n, lp->keys, lp->nkeys, lp->exprs,
               lp->nexprs);
@@ -474,9 +506,12 @@ static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen, int sj) {
     join = false;
     for (size_t i = 0; i < n; i++) join |= chain[i]->op == LADLE_POP_JOIN;
     if ((n >= 2 || (n == 1 && join)) && chain_fits(lps, n, NULL, 0, NULL, 0)) {
-      for (size_t i = 0; i < n; i++) chain[i]->pipelined = true;
-      pn->source = r;
-      late_source(r, lps, n, NULL, 0, NULL, 0);
+      /* (a join alone keeps streaming its scan: as the source it would be no
+       * pipeline's) */
+      size_t m = n >= 2 ? join_as_source(chain, n) : n;
+      for (size_t i = 0; i < m; i++) chain[i]->pipelined = true;
+      pn->source = m < n ? chain[m] : r;
+      if (m == n) late_source(r, lps, n, NULL, 0, NULL, 0);
     }
   }
   for (size_t i = 0; i < pn->ninputs; i++) plan_pipelines(pn->inputs[i], seen, nseen, sj);
@@ -800,7 +835,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   /* (not with several ranks: whether it applies is each rank's own finding,
    * and the keys would have to reach every rank) */
   bool tf = transfer_fits(P, p);
-  if (tf && pn->probe != 1 && (base = chain_base_rows(p->inputs[1])) >= 0) {
+  if (tf && pn->probe != 1 && (base = chain_base_rows(p->inputs[1])) >= 0 &&
+      chain_filters(p->inputs[1])) {
     pn->right_first = true;
     if (!plan_transfer(P, p, pn, 1, base, &transfer)) return NULL;
   }
@@ -824,7 +860,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * left side runs first anyway (with no transfer above: that one made the
    * right side run first). */
   if (g == NULL && !pn->right_first && tf && pn->probe != 0 &&
-      (base = chain_base_rows(p->inputs[0])) >= 0 && !plan_transfer(P, p, pn, 0, base, &transfer))
+      (base = chain_base_rows(p->inputs[0])) >= 0 && chain_filters(p->inputs[0]) &&
+      !plan_transfer(P, p, pn, 0, base, &transfer))
     return NULL;
   if (g != NULL && P->npend < PENDING_MAX) {
     pn->feeds = NULL;
@@ -1366,6 +1403,11 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
   if (pn->op == LADLE_POP_JOIN && pn->probe >= 0 && pn->pipelined)
     ladle_strbuf_printf(b, " streams its %s side (#%d built first, then probed morsel by morsel)",
                         pn->probe == 0 ? "left" : "right", pn->inputs[1 - pn->probe]->id);
+  if (pn->op == LADLE_POP_JOIN && pn->probe >= 0 && pn->stream_src)
+    ladle_strbuf_printf(b,
+                        " streams its %s side (#%d built first, then probed row group by row "
+                        "group: the keys decoded, the other columns read at the matched rows)",
+                        pn->probe == 0 ? "left" : "right", pn->inputs[1 - pn->probe]->id);
   if (pn->op == LADLE_POP_JOIN && pn->feeds != NULL)
     ladle_strbuf_printf(b, " feeds #%d", pn->feeds->id);
   if (pn->op == LADLE_POP_UNION && pn->limit >= 0)
@@ -1414,7 +1456,7 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
     /* a Parquet source may be made by the pipeline, one row group at a time
      * (op_scan_parquet.c decides when it runs: two row groups per thread) */
     bool pq = (r->op == LADLE_POP_SCAN_PARQUET && r->late == NULL) ||
-              (r->op == LADLE_POP_FILTER && r->stream_src);
+              ((r->op == LADLE_POP_FILTER || r->op == LADLE_POP_JOIN) && r->stream_src);
     ladle_strbuf_printf(b, "#%d %s (its output%s) -> ", r->id, ladle_pnode_name(r),
                         pq ? "; streamed by row group" : "");
     while (k > 0) {

@@ -224,3 +224,23 @@ def test_shapes(files: dict[str, Path], engine: ladle.Engine, monkeypatch: pytes
     f, d = pl.scan_parquet(files["fact"]), pl.scan_parquet(files["dim"])
     lf = CASES[i](f, d)
     check(lf, engine, monkeypatch, ordered=i in (2, 3))
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti"])
+@pytest.mark.parametrize("right", ["dim", "dup"])
+def test_a_join_over_the_scan_reads_late(files: dict[str, Path], engine: ladle.Engine,
+                                         monkeypatch: pytest.MonkeyPatch, how: str, right: str) -> None:
+    # a streamed join right over the scan, under a projection, is the pipeline's
+    # source: per row group the key decoded, probed, and the other columns (a
+    # string among them) read from the file at the matched rows; with several
+    # matches a row's late values repeat
+    monkeypatch.setenv("LADLE_PARQUET_STREAM", "1")
+    f, d = pl.scan_parquet(files["fact"]), pl.scan_parquet(files[right])
+    cols = ["ks", "v", "k", "i"] + (["name", "w"] if how in ("inner", "left") else [])
+    for order in ("none", "left_right"):
+        lf = f.join(d, on="k", how=how, maintain_order=order).select(cols)  # type: ignore[arg-type]
+        check(lf, engine, monkeypatch, ordered=order != "none", expect=1)
+        assert "read at the matched rows" in engine.explain(lf), engine.explain(lf)
+    before = engine.stats()["row_groups_streamed"]
+    lf.collect(engine=engine)
+    assert engine.stats()["row_groups_streamed"] > before
