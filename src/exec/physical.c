@@ -725,24 +725,23 @@ static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size
  * one pipeline (TPC-H q5: lineitem's row groups through the joins with the
  * orders of Asia's customers and the suppliers into the partial sums).
  *
- * Chosen by the sides' sizes known before running: a side is a probe
- * candidate when it is a chain of projections and streamed joins over a
- * Parquet scan (or, with LADLE_STREAM_JOIN=2, any scan), its rows the
- * scan's; the other side's rows are estimated from its scans. A chain with a
- * filter is not: how many rows it keeps is known only at run time, where
- * the whole join builds on the side that turned out smaller (TPC-H q12's
- * lineitem filtered to 4% against all of orders) and may cut the other side
- * first by a predicate transfer. The left side
- * probes (every join type but a full one, cross or right, in the order the
- * whole join gives: by left row, each one's matches by right row) when it is
- * at least as big as the right; the right side probes an inner join that
- * promises no order when it is more than twice the left (the order is then
- * the right side's, as Polars' own join gives when the right side is the
- * bigger). */
+ * Chosen by the sides' sizes estimated before running: a side is a probe
+ * candidate when it is a chain of filters, projections and streamed joins
+ * over a Parquet scan (or, with LADLE_STREAM_JOIN=2, any scan); rows are
+ * estimated from the scans, a quarter of them kept by each filter. The left
+ * side probes (every join type but a full one, cross or right, in the order
+ * the whole join gives: by left row, each one's matches by right row) when
+ * it is PROBE_RATIO times the right or more; the right side probes an inner
+ * join that promises no order when it is PROBE_RATIO times the left (the
+ * order is then the right side's, as Polars' own join gives when the right
+ * side is the bigger). Between those the whole join runs, and builds on the
+ * side that turns out smaller (TPC-H q12's lineitem filtered to 4% against
+ * all of orders), maybe cutting the other by a predicate transfer first. */
 
-/* The rows r gives, estimated from the tables under it (-1: not known):
- * filters and projections as their input, a join as its bigger side (a key
- * joined to a table's own key), a semi or anti or left join as its left. */
+/* The rows r gives, estimated from the tables under it (-1: not known): a
+ * quarter of its input for a filter, projections as their input, a join as
+ * its bigger side (a key joined to a table's own key), a semi or anti or
+ * left join as its left. */
 static int64_t rows_estimate(const ladle_plan *r, int depth) {
   if (depth > 64) return -1;
   switch (r->kind) {
@@ -750,7 +749,10 @@ static int64_t rows_estimate(const ladle_plan *r, int depth) {
       return r->table->num_rows;
     case LADLE_NODE_SCAN_PARQUET:
       return ladle_scan_parquet_rows(r);
-    case LADLE_NODE_FILTER:
+    case LADLE_NODE_FILTER: {
+      int64_t in = rows_estimate(r->inputs[0], depth + 1);
+      return in < 0 ? -1 : LADLE_MAX(in / 4, 1);
+    }
     case LADLE_NODE_SELECT:
     case LADLE_NODE_WITH_COLUMNS:
     case LADLE_NODE_PROJECT:
@@ -775,25 +777,35 @@ static int64_t rows_estimate(const ladle_plan *r, int depth) {
 
 static int join_probe_side(const planner *P, const ladle_plan *p, int depth);
 
-/* The rows of the scan under r when r is a probe candidate (see above), else
- * -1. */
+/* The rows estimated of r when r is a probe candidate (see above): the
+ * rows of the scan under it, a quarter for each filter on the way; else -1. */
 static int64_t probe_chain_rows(const planner *P, const ladle_plan *r, int depth) {
+  int filters = 0;
   for (; depth < 64; depth++) {
-    if (r->kind == LADLE_NODE_SCAN_PARQUET || (r->kind == LADLE_NODE_SCAN && P->o->stream_join > 1))
-      return rows_estimate(r, depth);
+    if (r->kind == LADLE_NODE_SCAN_PARQUET ||
+        (r->kind == LADLE_NODE_SCAN && P->o->stream_join > 1)) {
+      int64_t rows = rows_estimate(r, depth);
+      for (int f = 0; f < filters && rows > 0; f++) rows = LADLE_MAX(rows / 4, 1);
+      return rows;
+    }
     if (r->kind == LADLE_NODE_JOIN) {
       int side = join_probe_side(P, r, depth + 1);
       if (side < 0) return -1;
       r = r->inputs[side];
       continue;
     }
-    /* a filter keeps rows no one knows before running: the whole join
-     * builds on the smaller side as it turns out (and may take a transfer) */
-    if (r->kind == LADLE_NODE_FILTER || !streams(r)) return -1;
+    if (!streams(r)) return -1;
+    filters += r->kind == LADLE_NODE_FILTER;
     r = r->inputs[0];
   }
   return -1;
 }
+
+/* How many times the build side's estimated rows the probe side's must be:
+ * where the sides are nearer in size, the whole join chooses its build side
+ * by the rows it meets (TPC-H q9's 3.2M rows of lineitem and green parts
+ * against all 15M orders: the whole join builds the former). */
+enum { PROBE_RATIO = 8 };
 
 /* The side join p probes with when it streams (0 left, 1 right), or -1. */
 static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
@@ -809,11 +821,11 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
   if (how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) {
     int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
     int64_t le = rr >= 0 ? rows_estimate(p->inputs[0], depth + 1) : -1;
-    if (le >= 0 && rr > 2 * le) return 1;
+    if (le >= 0 && rr >= PROBE_RATIO * le) return 1;
   }
   int64_t lr = probe_chain_rows(P, p->inputs[0], depth + 1);
   int64_t re = lr >= 0 ? rows_estimate(p->inputs[1], depth + 1) : -1;
-  return re >= 0 && lr >= re ? 0 : -1;
+  return re >= 0 && lr >= PROBE_RATIO * re ? 0 : -1;
 }
 
 static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
