@@ -225,13 +225,25 @@ static int64_t chain_base_rows(const ladle_plan *r) {
   }
 }
 
-/* Whether the chain of single-input row-wise nodes r starts has a filter:
- * a side without one keeps every row of its table, and never feeds a
- * transfer (which waits for a side that kept an eighth or less). */
-static bool chain_filters(const ladle_plan *r) {
-  for (; r->ninputs == 1; r = r->inputs[0])
+static bool pending_at(const planner *P, const ladle_plan *parent, size_t input);
+
+/* Whether input `side` of join p, a chain of single-input row-wise nodes, may
+ * keep fewer rows than its table: it has a filter, or a SEMI_FILTER pending
+ * in it (TPC-H q21's suppliers, cut to Saudi Arabia's 397 by the nation's
+ * transfer, then cut lineitem by theirs). A side without either keeps every
+ * row of its table and never feeds a transfer (which waits for a side that
+ * kept an eighth or less). */
+static bool chain_filters(const planner *P, const ladle_plan *p, size_t side) {
+  const ladle_plan *parent = p;
+  size_t input = side;
+  for (;;) {
+    if (pending_at(P, parent, input)) return true;
+    const ladle_plan *r = parent->inputs[input];
     if (r->kind == LADLE_NODE_FILTER) return true;
-  return false;
+    if (r->ninputs != 1) return false;
+    parent = r;
+    input = 0;
+  }
 }
 
 /* Follows column *col of input *input of *parent down to where it enters;
@@ -860,7 +872,7 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * and the keys would have to reach every rank) */
   bool tf = transfer_fits(P, p);
   if (tf && pn->probe != 1 && (base = chain_base_rows(p->inputs[1])) >= 0 &&
-      chain_filters(p->inputs[1])) {
+      chain_filters(P, p, 1)) {
     pn->right_first = true;
     if (!plan_transfer(P, p, pn, 1, base, &transfer)) return NULL;
   }
@@ -884,7 +896,7 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * left side runs first anyway (with no transfer above: that one made the
    * right side run first). */
   if (g == NULL && !pn->right_first && tf && pn->probe != 0 &&
-      (base = chain_base_rows(p->inputs[0])) >= 0 && chain_filters(p->inputs[0]) &&
+      (base = chain_base_rows(p->inputs[0])) >= 0 && chain_filters(P, p, 0) &&
       !plan_transfer(P, p, pn, 0, base, &transfer))
     return NULL;
   if (g != NULL && P->npend < PENDING_MAX) {
