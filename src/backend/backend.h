@@ -98,6 +98,10 @@ typedef struct ladle_join_pairs {
   int64_t *left;
   int64_t *right;
   ladle_join_runs *runs;
+  /* the left rows are 0..n-1, each once and in order (a left or inner join
+   * on unique right keys where every left row gave one pair): `join` may
+   * then leave `left` NULL rather than write it */
+  bool left_identity;
 } ladle_join_pairs;
 
 /* Which rows of groups group_rows writes (see there). */

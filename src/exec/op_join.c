@@ -118,7 +118,7 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
   ladle_column *lk = calloc(LADLE_MAX(nk, 1), sizeof *lk);
   ladle_column *rk = calloc(LADLE_MAX(nk, 1), sizeof *rk);
   ladle_column *cols = calloc(LADLE_MAX(p->schema.n, 1), sizeof *cols);
-  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL, false};
   ladle_status st = lk && rk && cols ? LADLE_OK : LADLE_OOM(err, "join");
   bool have_lk = false, have_rk = false;
   if (coalesce) {
@@ -161,6 +161,15 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
     LADLE_PHASE_END("join kernel", pairs.n, t0);
   }
   t0 = LADLE_PHASE_START();
+  /* left rows the kernel left out as 0..n-1, written where a reorder or a
+   * coalesced key reads them */
+  if (st == LADLE_OK && pairs.left == NULL && pairs.left_identity && pairs.n > 0 &&
+      (coalesce || exec_join_reorders(p))) {
+    pairs.left = ladle_scratch_alloc((size_t)pairs.n * sizeof *pairs.left, false);
+    if (pairs.left == NULL) st = LADLE_OOM(err, "join");
+    for (int64_t i = 0; st == LADLE_OK && i < pairs.n; i++) pairs.left[i] = i;
+    pairs.left_identity = false;
+  }
   /* runs are gathered from partition by partition unless the output needs the
    * pairs whole */
   if (st == LADLE_OK && pairs.runs != NULL &&
@@ -170,8 +179,9 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
   /* a join whose left rows come out exactly once and in order (a lookup into a
    * dimension table, the common case) need not copy the left columns */
   bool left_identity =
-      lookup || (st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows);
-  if (left_identity && !lookup)
+      lookup || (st == LADLE_OK && pairs.left_identity && pairs.left == NULL) ||
+      (st == LADLE_OK && pairs.left != NULL && lc != NULL && pairs.n == lc->num_rows);
+  if (left_identity && !lookup && pairs.left != NULL)
     st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &left_identity, err);
   LADLE_PHASE_END("join order", pairs.n, t0);
   t0 = LADLE_PHASE_START();
@@ -488,7 +498,7 @@ static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, con
     }
   }
   if (st != LADLE_OK) done--;
-  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL, false};
   /* a probe on the right of an inner join is the same inner join */
   if (st == LADLE_OK) st = s->be->join_probe(&s->k, js->ht, keys, p->join.how, &pairs, err);
   ladle_release_columns(keys, done); /* and the array */
@@ -556,7 +566,7 @@ static ladle_status join_late_make(exec_state *s, void *ctx, size_t u, const boo
   bool *decoded = calloc(LADLE_MAX(nin, 1), sizeof *decoded);
   ladle_chunk c = {0, calloc(LADLE_MAX(nin, 1), sizeof(ladle_column)), 0};
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
-  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL, false};
   int64_t *kept = NULL, *pos = NULL, nkept = 0;
   ladle_status st = decoded && c.columns && keys ? LADLE_OK : LADLE_OOM(err, "join");
   for (size_t k = 0; st == LADLE_OK && k < nk; k++) decoded[pk[k]->col] = true;

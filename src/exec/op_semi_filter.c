@@ -36,7 +36,7 @@ static ladle_status semi_filter(exec_state *s, const ladle_pnode *pn, ladle_tabl
   }
   bool same = true; /* key types that differ (a cast in between): no cut */
   for (size_t k = 0; k < nk; k++) same &= ladle_dtype_equal(keys[k].type, keys[nk + k].type);
-  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL, false};
   st = LADLE_OK;
   if (same) st = s->be->join(&s->k, keys, keys + nk, nk, LADLE_JOIN_SEMI, false, &pairs, err);
   if (same && st == LADLE_OK && pairs.n < in->num_rows)
@@ -125,7 +125,7 @@ static ladle_status semi_stream_morsel(exec_state *s, const ladle_pnode *pn, con
                                        const bool *need, const ladle_chunk *in, ladle_chunk *out,
                                        ladle_error *err) {
   const semi_stream *ss = state;
-  ladle_join_pairs pairs = {0, NULL, NULL, NULL};
+  ladle_join_pairs pairs = {0, NULL, NULL, NULL, false};
   ladle_status st = LADLE_OK;
   bool all = ss == NULL;
   if (!all) {

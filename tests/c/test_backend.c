@@ -588,7 +588,7 @@ TEST(join_pairs_sort_is_a_stable_sort_by_one_side) {
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     for (int by_right = 0; by_right < 2; by_right++) {
       int64_t n = sizes[si], rows = 1 + (int64_t)(test_rand() % 50);
-      ladle_join_pairs pr = {n, NULL, NULL, NULL};
+      ladle_join_pairs pr = {n, NULL, NULL, NULL, false};
       pr.left = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.left, false);
       pr.right = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.right, false);
       int64_t *ol = malloc(((size_t)n + 1) * sizeof *ol),
@@ -618,7 +618,7 @@ TEST(join_pairs_sort_is_a_stable_sort_by_one_side) {
     }
   }
   /* pairs kept as runs are not sorted here */
-  ladle_join_pairs runs = {2, NULL, NULL, NULL};
+  ladle_join_pairs runs = {2, NULL, NULL, NULL, false};
   CHECK(be->join_pairs_sort(&ctx, &runs, false, 2, &err_) == LADLE_EINVAL);
 }
 
@@ -668,7 +668,7 @@ TEST(join_pairs_coalesce_takes_the_left_row_else_the_right_one) {
   const int64_t sizes[] = {0, 1, 2, 33, 3000};
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     int64_t n = sizes[si], nl = (int64_t)(test_rand() % 40);
-    ladle_join_pairs pr = {n, NULL, NULL, NULL};
+    ladle_join_pairs pr = {n, NULL, NULL, NULL, false};
     pr.left = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.left, false);
     pr.right = ladle_scratch_alloc(((size_t)n + 1) * sizeof *pr.right, false);
     int64_t *out = malloc(((size_t)n + 1) * sizeof *out);
@@ -691,7 +691,7 @@ TEST(join_pairs_coalesce_takes_the_left_row_else_the_right_one) {
     ladle_scratch_free(pr.right);
     free(out);
   }
-  ladle_join_pairs runs = {2, NULL, NULL, NULL};
+  ladle_join_pairs runs = {2, NULL, NULL, NULL, false};
   int64_t out[2];
   CHECK(be->join_pairs_coalesce(&ctx, &runs, 1, out, &err_) == LADLE_EINVAL);
 }

@@ -1489,7 +1489,7 @@ static void probe_morsels(suite *s, const ladle_column *hl, const ladle_column *
     size_t sliced = 0;
     while (sliced < nk && ladle_column_slice(&hl[sliced], a, len, &m[sliced], &err_) == LADLE_OK)
       sliced++;
-    ladle_join_pairs p = {0, NULL, NULL, NULL};
+    ladle_join_pairs p = {0, NULL, NULL, NULL, false};
     if (sliced == nk && ran(s, s->be->join_probe(&s->ctx, ht, m, how, &p, &err_), what)) {
       if (p.runs != NULL || (two && p.n > 0 && p.right == NULL) || (!two && p.right != NULL)) {
         fprintf(stderr, "  %s: join_probe gave pairs of the wrong shape\n", what);

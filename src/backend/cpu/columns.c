@@ -733,7 +733,11 @@ static ladle_status join_rows_on(const ladle_kctx *ctx, const ladle_column *lkey
     st = ladle_cpu_join_pairs_fill(ctx, pr.runs, 0, pr.n, LADLE_COL_MUT(&d.left, int64_t),
                                    two ? LADLE_COL_MUT(&d.right, int64_t) : NULL, err);
   else if (st == LADLE_OK && pr.n > 0) {
-    memcpy(LADLE_COL_MUT(&d.left, int64_t), pr.left, (size_t)pr.n * sizeof *pr.left);
+    int64_t *l = LADLE_COL_MUT(&d.left, int64_t);
+    if (pr.left != NULL)
+      memcpy(l, pr.left, (size_t)pr.n * sizeof *pr.left);
+    else /* left_identity */
+      for (int64_t i = 0; i < pr.n; i++) l[i] = i;
     if (two) memcpy(LADLE_COL_MUT(&d.right, int64_t), pr.right, (size_t)pr.n * sizeof *pr.right);
   }
   ladle_scratch_free(pr.left);

@@ -9,11 +9,12 @@
 
 enum { LADLE_PACK_KEYS = 8 };
 
-static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool right, ladle_error *err) {
+static ladle_status pairs_alloc(ladle_join_pairs *p, int64_t n, bool left, bool right,
+                                ladle_error *err) {
   p->n = n;
-  p->left = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *p->left, false);
+  p->left = left ? ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *p->left, false) : NULL;
   p->right = right ? ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *p->right, false) : NULL;
-  if (p->left == NULL || (right && p->right == NULL)) {
+  if ((left && p->left == NULL) || (right && p->right == NULL)) {
     ladle_scratch_free(p->left);
     ladle_scratch_free(p->right);
     memset(p, 0, sizeof *p);
@@ -141,6 +142,7 @@ typedef struct pairs_job {
   int64_t n, block;
   int64_t *start; /* per block: its count, then its first position */
   int64_t *left, *right;
+  bool no_left; /* the left rows are the identity: not written (left NULL) */
   int phase;
 } pairs_job;
 
@@ -174,18 +176,18 @@ static ladle_status pairs_block(void *vctx, size_t b, ladle_error *err) {
     }
     if (m == 0) {
       if (j->keep) {
-        j->left[k] = i;
+        if (j->left != NULL) j->left[k] = i;
         j->right[k++] = -1;
       }
       continue;
     }
     if (j->off == NULL) {
-      j->left[k] = i;
+      if (j->left != NULL) j->left[k] = i;
       j->right[k++] = j->first[g];
       continue;
     }
     for (int64_t r = j->off[g]; r < j->off[g + 1]; r++) {
-      j->left[k] = i;
+      if (j->left != NULL) j->left[k] = i;
       j->right[k++] = j->rows[r];
     }
   }
@@ -222,7 +224,7 @@ static ladle_status pairs_count(const ladle_kctx *ctx, pairs_job *j, int64_t *to
 static ladle_status pairs_emit(const ladle_kctx *ctx, pairs_job *j, int64_t n,
                                ladle_join_pairs *out, ladle_error *err) {
   bool right = j->how != LADLE_JOIN_SEMI && j->how != LADLE_JOIN_ANTI;
-  ladle_status st = pairs_alloc(out, n, right, err);
+  ladle_status st = pairs_alloc(out, n, !j->no_left, right, err);
   if (st == LADLE_OK && j->n > 0) {
     j->left = out->left;
     j->right = out->right;
@@ -254,7 +256,7 @@ static ladle_status cross_join(const ladle_column *l, const ladle_column *r, lad
     offsets[1] = nr;
     return runs_make(nl, group, offsets, NULL, false, out, err);
   }
-  LADLE_RETURN_NOT_OK(pairs_alloc(out, nl * nr, true, err));
+  LADLE_RETURN_NOT_OK(pairs_alloc(out, nl * nr, true, true, err));
   int64_t k = 0;
   for (int64_t i = 0; i < nl; i++)
     for (int64_t j = 0; j < nr; j++, k++) {
@@ -518,6 +520,16 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     ladle_join_pairs sw;
     LADLE_RETURN_NOT_OK(
         ladle_cpu_join(ctx, rkeys, lkeys, nkeys, LADLE_JOIN_LEFT, nulls_equal, &sw, err));
+    if (sw.left == NULL && sw.left_identity && sw.n > 0) {
+      /* the right rows of a right join, written out */
+      sw.left = ladle_scratch_alloc((size_t)sw.n * sizeof *sw.left, false);
+      if (sw.left == NULL) {
+        ladle_scratch_free(sw.right);
+        return LADLE_OOM(err, "join");
+      }
+      for (int64_t i = 0; i < sw.n; i++) sw.left[i] = i;
+    }
+    sw.left_identity = false;
     out->n = sw.n;
     out->left = sw.right;
     out->right = sw.left;
@@ -573,6 +585,11 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     goto done;
   }
   int64_t npairs = n;
+  /* a pair per left row (a left join of as many pairs as left rows; an inner
+   * one on unique right keys): the left rows are 0..nl-1, not written (the
+   * executor then shares the left columns as they are) */
+  pj.no_left = n == nl && (how == LADLE_JOIN_LEFT || (how == LADLE_JOIN_INNER && pj.off == NULL));
+  out->left_identity = pj.no_left;
   if (how == LADLE_JOIN_FULL) {
     hit = calloc((size_t)LADLE_MAX(g.ngroups, 1), 1);
     if (hit == NULL) {
