@@ -305,7 +305,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 11
+#define LADLE_BACKEND_ABI 12
 
 typedef struct ladle_backend {
   const char *name;
