@@ -673,8 +673,10 @@ typedef struct ladle_backend {
    * with the probe side as the left: out->left the probe rows (of this
    * morsel, from 0) in order, out->right each one's build rows ascending;
    * how INNER (matches only), LEFT (a probe row without match once, with
-   * -1), SEMI or ANTI (probe rows alone, right NULL). Never runs. Safe to
-   * call from several threads at once. */
+   * -1), SEMI or ANTI (probe rows alone, right NULL). Never runs; `left` is
+   * always written, and left_identity set where it is 0..n-1 (every probe
+   * row once: the morsel's columns are the output's). Safe to call from
+   * several threads at once. */
   ladle_status (*join_probe)(const ladle_kctx *ctx, const ladle_join_ht *ht,
                              const ladle_column *keys, ladle_join_type how, ladle_join_pairs *out,
                              ladle_error *err);

@@ -199,6 +199,13 @@ ladle_status exec_gather_rows(exec_state *s, bool views, ladle_table *t, const i
 int64_t exec_split_rows(const exec_state *s, const ladle_table *t);
 ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
                              const ladle_table *t, ladle_column *out, ladle_error *err);
+/* The same over one morsel c: out[i] of c's length (scalars broadcast); on
+ * failure nothing is left in out. */
+ladle_status exec_eval_morsel(exec_state *s, ladle_bexpr *const *exprs, size_t n,
+                              const ladle_chunk *c, ladle_column *out, ladle_error *err);
+/* Rows idx[0..n) (-1: null) of a gather source, whole column or pieces. */
+ladle_status exec_gather_src(exec_state *s, const gather_src *g, const int64_t *idx, int64_t n,
+                             ladle_column *out, ladle_error *err);
 
 /* Whether e is computed row by row: no aggregation, no window, not a single
  * value. */

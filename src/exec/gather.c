@@ -135,6 +135,17 @@ typedef struct pgather_job {
   const ladle_kctx *k;
 } pgather_job;
 
+static ladle_status gather_one(const ladle_backend *be, const ladle_kctx *k, const gather_src *g,
+                               const int64_t *idx, int64_t n, ladle_column *out, ladle_error *err) {
+  return g->px ? be->gather_pieces(k, g->col, g->px, idx, n, out, err)
+               : be->gather(k, g->col, idx, n, out, err);
+}
+
+ladle_status exec_gather_src(exec_state *s, const gather_src *g, const int64_t *idx, int64_t n,
+                             ladle_column *out, ladle_error *err) {
+  return gather_one(s->be, &s->k, g, idx, n, out, err);
+}
+
 static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   pgather_job *j = vctx;
   size_t part = i / j->ncols, col = i % j->ncols;
@@ -153,8 +164,7 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
     if (st == LADLE_OK && views)
       st = ladle_column_gather_views(g->col, idx, len, o, err);
     else if (st == LADLE_OK)
-      st = g->px ? j->be->gather_pieces(j->k, g->col, g->px, idx, len, o, err)
-                 : j->be->gather(j->k, g->col, idx, len, o, err);
+      st = gather_one(j->be, j->k, g, idx, len, o, err);
     free(idx);
     return st;
   }
@@ -162,8 +172,7 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
     return g->px ? ladle_column_slice_pieces(g->col, g->px, a, len, o, err)
                  : ladle_column_slice(g->col, a, len, o, err);
   if (views) return ladle_column_gather_views(g->col, j->idx[col] + a, len, o, err);
-  return g->px ? j->be->gather_pieces(j->k, g->col, g->px, j->idx[col] + a, len, o, err)
-               : j->be->gather(j->k, g->col, j->idx[col] + a, len, o, err);
+  return gather_one(j->be, j->k, g, j->idx[col] + a, len, o, err);
 }
 
 /* A table of n rows whose column c is rows idx[c] of src[c], built one morsel
@@ -237,6 +246,25 @@ ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
       ladle_column_release(&c);
     } else if (st == LADLE_OK) {
       out[done] = c;
+    }
+  }
+  if (st != LADLE_OK)
+    for (size_t i = 0; i + 1 < done; i++) ladle_column_release(&out[i]);
+  return st;
+}
+
+ladle_status exec_eval_morsel(exec_state *s, ladle_bexpr *const *exprs, size_t n,
+                              const ladle_chunk *c, ladle_column *out, ladle_error *err) {
+  ladle_status st = LADLE_OK;
+  size_t done = 0;
+  for (; done < n && st == LADLE_OK; done++) {
+    ladle_column e;
+    st = ladle_eval_chunk(s, exprs[done], c, &e, err);
+    if (st == LADLE_OK && e.length != c->length) {
+      st = ladle_column_broadcast(&e, c->length, &out[done], err);
+      ladle_column_release(&e);
+    } else if (st == LADLE_OK) {
+      out[done] = e;
     }
   }
   if (st != LADLE_OK)

@@ -485,27 +485,18 @@ static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, con
   ladle_bexpr *const *pk = pn->probe == 0 ? p->keys : p->rkeys;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   if (keys == NULL) return LADLE_OOM(err, "join");
-  ladle_status st = LADLE_OK;
-  size_t done = 0;
-  for (; done < nk && st == LADLE_OK; done++) {
-    ladle_column e;
-    st = ladle_eval_chunk(s, pk[done], in, &e, err);
-    if (st == LADLE_OK && e.length != in->length) {
-      st = ladle_column_broadcast(&e, in->length, &keys[done], err);
-      ladle_column_release(&e);
-    } else if (st == LADLE_OK) {
-      keys[done] = e;
-    }
+  ladle_status st = exec_eval_morsel(s, pk, nk, in, keys, err);
+  if (st != LADLE_OK) {
+    free(keys);
+    return st;
   }
-  if (st != LADLE_OK) done--;
   ladle_join_pairs pairs = {0, NULL, NULL, NULL, false};
   /* a probe on the right of an inner join is the same inner join */
-  if (st == LADLE_OK) st = s->be->join_probe(&s->k, js->ht, keys, p->join.how, &pairs, err);
-  ladle_release_columns(keys, done); /* and the array */
+  st = s->be->join_probe(&s->k, js->ht, keys, p->join.how, &pairs, err);
+  ladle_release_columns(keys, nk); /* and the array */
   /* every probe row once, in order (a lookup into a dimension's key): the
    * morsel's columns are the output's */
-  bool same = st == LADLE_OK && pairs.n == in->length;
-  if (same) st = s->be->index_is_identity(&s->k, pairs.left, pairs.n, &same, err);
+  bool same = st == LADLE_OK && pairs.left_identity;
   /* (on failure the pipeline releases the output columns made) */
   for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
     int64_t m = p->out_map[i];
@@ -520,8 +511,7 @@ static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, con
         st = s->be->gather(&s->k, &in->columns[c], pairs.left, pairs.n, o, err);
     } else {
       gather_src g = exec_pieces_src(&js->bp, c);
-      st = g.px ? s->be->gather_pieces(&s->k, g.col, g.px, pairs.right, pairs.n, o, err)
-                : s->be->gather(&s->k, g.col, pairs.right, pairs.n, o, err);
+      st = exec_gather_src(s, &g, pairs.right, pairs.n, o, err);
     }
   }
   if (st == LADLE_OK) out->length = pairs.n;
@@ -593,8 +583,7 @@ static ladle_status join_late_make(exec_state *s, void *ctx, size_t u, const boo
       exec_placeholder(o, pairs.n);
     } else if ((mo >= 0) != (pn->probe == 0)) {
       gather_src g = exec_pieces_src(&jl->js->bp, col);
-      st = g.px ? s->be->gather_pieces(&s->k, g.col, g.px, pairs.right, pairs.n, o, err)
-                : s->be->gather(&s->k, g.col, pairs.right, pairs.n, o, err);
+      st = exec_gather_src(s, &g, pairs.right, pairs.n, o, err);
     } else if (decoded[col]) {
       st = s->be->gather(&s->k, &c.columns[col], pairs.left, pairs.n, o, err);
     } else if (!several) {

@@ -108,20 +108,12 @@ static ladle_status projection_morsel(exec_state *s, const ladle_pnode *pn, cons
   size_t nout = r->schema.n;
   ladle_column *v = calloc(LADLE_MAX(r->nexprs, 1), sizeof *v);
   if (v == NULL) return LADLE_OOM(err, "select");
-  ladle_status st = LADLE_OK;
-  size_t done = 0;
-  for (; done < r->nexprs && st == LADLE_OK; done++) {
-    ladle_column e;
-    st = ladle_eval_chunk(s, r->exprs[done], c, &e, err);
-    if (st == LADLE_OK && e.length != c->length) {
-      st = ladle_column_broadcast(&e, c->length, &v[done], err);
-      ladle_column_release(&e);
-    } else if (st == LADLE_OK) {
-      v[done] = e;
-    }
+  ladle_status st = exec_eval_morsel(s, r->exprs, r->nexprs, c, v, err);
+  if (st != LADLE_OK) {
+    free(v);
+    return st;
   }
-  if (st != LADLE_OK) done--;
-  for (size_t i = 0; st == LADLE_OK && i < nout; i++) {
+  for (size_t i = 0; i < nout; i++) {
     int64_t m = r->kind == LADLE_NODE_SELECT ? -(int64_t)i - 1 : r->out_map[i];
     if (need != NULL && !need[i])
       exec_placeholder(&out->columns[i], c->length);
@@ -131,8 +123,8 @@ static ladle_status projection_morsel(exec_state *s, const ladle_pnode *pn, cons
       ladle_column_copy_ref(&v[-m - 1], &out->columns[i]);
   }
   out->length = c->length;
-  ladle_release_columns(v, done); /* and the array */
-  return st;
+  ladle_release_columns(v, r->nexprs); /* and the array */
+  return LADLE_OK;
 }
 
 static const exec_stream_op projection_stream = {projection_needs, NULL, projection_morsel, NULL};

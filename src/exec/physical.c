@@ -419,6 +419,18 @@ static const ladle_plan *chain_lp(const ladle_pnode *pn) {
   return pn->op == LADLE_POP_SEMI_FILTER ? &semi_cut : pn->lp;
 }
 
+/* The node under pn in its chain (a join's probe side). */
+static ladle_pnode *stream_in(const ladle_pnode *pn) {
+  return pn->inputs[ladle_pnode_stream_input(pn)];
+}
+
+/* Whether chain[from..n) has a join. */
+static bool chain_joins(ladle_pnode *const *chain, size_t from, size_t n) {
+  for (size_t i = from; i < n; i++)
+    if (chain[i]->op == LADLE_POP_JOIN) return true;
+  return false;
+}
+
 /* A late filter at the bottom r of a chain lps[0..n) may be made row group
  * by row group where the chain would fit with the filter in it. */
 static void late_source(ladle_pnode *r, const ladle_plan **lps, size_t n, ladle_bexpr *const *sink,
@@ -460,14 +472,14 @@ static void extend_group_by(ladle_pnode *g, int sj) {
   size_t n = 0;
   ladle_pnode *r = part->inputs[0];
   if (g->source != NULL) {
-    for (; r != g->source && n < CHAIN_MAX; r = r->inputs[ladle_pnode_stream_input(r)]) {
+    for (; r != g->source && n < CHAIN_MAX; r = stream_in(r)) {
       chain[n] = r;
       lps[n++] = chain_lp(r);
     }
     if (r != g->source) return;
   }
   size_t had = n;
-  for (; n < CHAIN_MAX && pn_streams(r, sj); r = r->inputs[ladle_pnode_stream_input(r)]) {
+  for (; n < CHAIN_MAX && pn_streams(r, sj); r = stream_in(r)) {
     chain[n] = r;
     lps[n] = chain_lp(r);
     if (!chain_fits(lps, n + 1, lp->keys, lp->nkeys, lp->exprs, lp->nexprs)) break;
@@ -475,9 +487,7 @@ static void extend_group_by(ladle_pnode *g, int sj) {
   }
   /* no pipeline before: only through a join (a projection or filter alone
    * over a table gains nothing from it) */
-  bool join = false;
-  for (size_t i = had; i < n; i++) join |= chain[i]->op == LADLE_POP_JOIN;
-  if (n == had || (had == 0 && !join)) return;
+  if (n == had || (had == 0 && !chain_joins(chain, had, n))) return;
   /* (the join at the bottom of a pipeline that already had one made it) */
   size_t m = join_as_source(chain, n);
   for (size_t i = had; i < m; i++) chain[i]->pipelined = true;
@@ -485,9 +495,9 @@ static void extend_group_by(ladle_pnode *g, int sj) {
     g->source = chain[m];
     return;
   }
-  g->source = chain[n - 1]->inputs[ladle_pnode_stream_input(chain[n - 1])];
-  late_source((ladle_pnode *)(uintptr_t)g->source, lps, n, lp->keys, lp->nkeys, lp->exprs,
-              lp->nexprs);
+  ladle_pnode *below = stream_in(chain[n - 1]);
+  g->source = below;
+  late_source(below, lps, n, lp->keys, lp->nkeys, lp->exprs, lp->nexprs);
 }
 
 /* Pipelines into a collected table: under any node, a chain of two or more
@@ -504,26 +514,23 @@ static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen, int sj) {
     ladle_pnode *chain[CHAIN_MAX];
     const ladle_plan *lps[CHAIN_MAX];
     size_t n = 0;
-    bool join = false;
-    ladle_pnode *r = pn;
-    for (; n < CHAIN_MAX && pn_streams(r, sj); r = r->inputs[ladle_pnode_stream_input(r)]) {
+    for (ladle_pnode *r = pn; n < CHAIN_MAX && pn_streams(r, sj); r = stream_in(r)) {
       chain[n] = r;
       lps[n++] = chain_lp(r);
-      join |= r->op == LADLE_POP_JOIN;
     }
     /* a chain through a join that does not fit whole may fit down to one
      * of its lower nodes (the rest may make a chain of their own) */
-    while (join && n > 0 && !chain_fits(lps, n, NULL, 0, NULL, 0)) n--;
-    if (join && n > 0) r = chain[n - 1]->inputs[ladle_pnode_stream_input(chain[n - 1])];
-    join = false;
-    for (size_t i = 0; i < n; i++) join |= chain[i]->op == LADLE_POP_JOIN;
+    if (chain_joins(chain, 0, n))
+      while (n > 0 && !chain_fits(lps, n, NULL, 0, NULL, 0)) n--;
+    bool join = chain_joins(chain, 0, n);
     if ((n >= 2 || (n == 1 && join)) && chain_fits(lps, n, NULL, 0, NULL, 0)) {
       /* (a join alone keeps streaming its scan: as the source it would be no
        * pipeline's) */
+      ladle_pnode *below = stream_in(chain[n - 1]);
       size_t m = n >= 2 ? join_as_source(chain, n) : n;
       for (size_t i = 0; i < m; i++) chain[i]->pipelined = true;
-      pn->source = m < n ? chain[m] : r;
-      if (m == n) late_source(r, lps, n, NULL, 0, NULL, 0);
+      pn->source = m < n ? chain[m] : below;
+      if (m == n) late_source(below, lps, n, NULL, 0, NULL, 0);
     }
   }
   for (size_t i = 0; i < pn->ninputs; i++) plan_pipelines(pn->inputs[i], seen, nseen, sj);
@@ -1488,7 +1495,7 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
     size_t k = 0;
     const ladle_pnode *r = agg ? part->inputs[0] : g;
     if (g->source != NULL)
-      for (; r != g->source && k < 64; r = r->inputs[ladle_pnode_stream_input(r)]) chain[k++] = r;
+      for (; r != g->source && k < 64; r = stream_in(r)) chain[k++] = r;
     /* a Parquet source may be made by the pipeline, one row group at a time
      * (op_scan_parquet.c decides when it runs: two row groups per thread) */
     bool pq = (r->op == LADLE_POP_SCAN_PARQUET && r->late == NULL) ||

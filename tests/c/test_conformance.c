@@ -1372,8 +1372,14 @@ static void check_strings(suite *s) {
 /* Keys of a join's side of n rows for key set `set` (both sides drawn alike,
  * so that they share values): 0 Int32 among about `m` (nulls), 1 Float64
  * specials (nulls), 2 String (nulls), 3 Int64 from a pool of `m` random
- * values or not among them, 4 String + Int32 + Boolean. Returns the keys. */
+ * values or not among them, 4 String + Int32 + Boolean, 5 two Int32 (the
+ * first with nulls; packed into one by their ranges). Returns the keys. */
 static size_t join_keys(int set, int64_t n, int64_t m, const int64_t *pool, ladle_column *h) {
+  if (set == 5) {
+    h[0] = few_keys(0, n, 7, true);
+    h[1] = few_keys(0, n, m, false);
+    return 2;
+  }
   if (set == 0) h[0] = few_keys(0, n, m, true);
   if (set == 1) h[0] = few_keys(1, n, 0, true);
   if (set == 2) h[0] = few_keys(2, n, 0, true);
@@ -1389,6 +1395,26 @@ static size_t join_keys(int set, int64_t n, int64_t m, const int64_t *pool, ladl
     return 3;
   }
   return 1;
+}
+
+/* Both sides of join case (length index li, key set `set`): the left nl =
+ * len[li] rows, the right about a third (one of the other lengths for the
+ * small ones), drawn from one pool of about nl / 2 values. Returns the keys
+ * per side, 0 when out of memory (a failure counted). */
+static size_t join_sides(const int64_t *len, int64_t nlen, int64_t li, int set, ladle_column *hl,
+                         ladle_column *hr) {
+  int64_t nl = len[li], nr = nl > 1000 ? nl / 3 + 1 : len[(li + 3) % nlen] % 2000;
+  int64_t m = nl / 2 + 1;
+  int64_t *pool = malloc((size_t)m * sizeof *pool);
+  if (pool == NULL) {
+    failures_++;
+    return 0;
+  }
+  for (int64_t i = 0; i < m; i++) pool[i] = (int64_t)test_rand();
+  size_t nk = join_keys(set, nl, m, pool, hl);
+  join_keys(set, nr, m, pool, hr);
+  free(pool);
+  return nk;
 }
 
 static void check_join(suite *s) {
@@ -1408,21 +1434,12 @@ static void check_join(suite *s) {
   int64_t len[16], nlen = lengths(s, len);
   for (int64_t li = 0; li < nlen; li++)
     for (int set = 0; set < 5; set++) {
-      /* the left side n rows, the right about a third (one of the other lengths
-       * for the small ones); few distinct keys only where the output stays small */
-      int64_t nl = len[li], nr = nl > 1000 ? nl / 3 + 1 : len[(li + 3) % nlen] % 2000;
-      if ((set == 1 || set == 2 || set == 4) && nl > 4099) continue;
-      int64_t m = nl / 2 + 1;
-      int64_t *pool = malloc((size_t)m * sizeof *pool);
-      if (pool == NULL) {
-        failures_++;
-        return;
-      }
-      for (int64_t i = 0; i < m; i++) pool[i] = (int64_t)test_rand();
+      /* few distinct keys only where the output stays small */
+      if ((set == 1 || set == 2 || set == 4) && len[li] > 4099) continue;
       ladle_column hl[3], hr[3], dl[3], dr[3];
-      size_t nk = join_keys(set, nl, m, pool, hl);
-      join_keys(set, nr, m, pool, hr);
-      free(pool);
+      size_t nk = join_sides(len, nlen, li, set, hl, hr);
+      if (nk == 0) return;
+      int64_t nl = hl[0].length, nr = hr[0].length;
       char what[96];
       snprintf(what, sizeof what, "join_rows set %d [%lld x %lld rows]", set, (long long)nl,
                (long long)nr);
@@ -1491,10 +1508,17 @@ static void probe_morsels(suite *s, const ladle_column *hl, const ladle_column *
       sliced++;
     ladle_join_pairs p = {0, NULL, NULL, NULL, false};
     if (sliced == nk && ran(s, s->be->join_probe(&s->ctx, ht, m, how, &p, &err_), what)) {
-      if (p.runs != NULL || (two && p.n > 0 && p.right == NULL) || (!two && p.right != NULL)) {
+      if (p.runs != NULL || (two && p.n > 0 && p.right == NULL) || (!two && p.right != NULL) ||
+          (p.n > 0 && p.left == NULL)) {
         fprintf(stderr, "  %s: join_probe gave pairs of the wrong shape\n", what);
         bad = true;
       }
+      for (int64_t i = 0; p.left_identity && i < p.n && !bad; i++)
+        if (p.left[i] != i) {
+          fprintf(stderr, "  %s: join_probe said identity, row %lld is %lld\n", what, (long long)i,
+                  (long long)p.left[i]);
+          bad = true;
+        }
       for (int64_t i = 0; i < p.n && !bad; i++, at++) {
         if (at >= ref->n || p.left[i] + a != rl[at] || (two && p.right[i] != rr[at])) {
           fprintf(stderr, "  %s: morsel at %lld (of %lld rows), pair %lld differs\n", what,
@@ -1529,28 +1553,11 @@ static void check_join_probe(suite *s) {
   int64_t len[16], nlen = lengths(s, len);
   for (int64_t li = 0; li < nlen; li++)
     for (int set = 0; set < 6; set++) {
-      /* set 5: two Int32 keys, packed into one by their ranges */
-      int64_t nl = len[li], nr = nl > 1000 ? nl / 3 + 1 : len[(li + 3) % nlen] % 2000;
-      if (set != 0 && set != 3 && set != 5 && nl > 4099) continue;
-      int64_t m = nl / 2 + 1;
-      int64_t *pool = malloc((size_t)m * sizeof *pool);
-      if (pool == NULL) {
-        failures_++;
-        return;
-      }
-      for (int64_t i = 0; i < m; i++) pool[i] = (int64_t)test_rand();
+      if (set != 0 && set != 3 && set != 5 && len[li] > 4099) continue;
       ladle_column hl[3], hr[3];
-      size_t nk = 2;
-      if (set == 5) {
-        hl[0] = few_keys(0, nl, 7, true);
-        hl[1] = few_keys(0, nl, m, false);
-        hr[0] = few_keys(0, nr, 7, true);
-        hr[1] = few_keys(0, nr, m, false);
-      } else {
-        nk = join_keys(set, nl, m, pool, hl);
-        join_keys(set, nr, m, pool, hr);
-      }
-      free(pool);
+      size_t nk = join_sides(len, nlen, li, set, hl, hr);
+      if (nk == 0) return;
+      int64_t nl = hl[0].length, nr = hr[0].length;
       for (size_t hw = 0; hw < sizeof HOW / sizeof HOW[0]; hw++)
         for (int ne = 0; ne < 2; ne++) {
           if (nl > 4099 && ne) continue;

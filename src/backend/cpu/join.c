@@ -759,6 +759,10 @@ ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht
     st = pairs_count(ctx, &pj, &total, err);
     if (st == LADLE_OK) st = pairs_emit(ctx, &pj, total, out, err);
     if (st == LADLE_OK) out->n = total;
+    /* a pair per probe row: a left, semi or anti join of as many pairs as
+     * rows, an inner one on unique build keys */
+    out->left_identity =
+        st == LADLE_OK && total == n && (how != LADLE_JOIN_INNER || pj.off == NULL);
   }
   ladle_scratch_free(gid);
   return st;
