@@ -843,6 +843,44 @@ def test_gzip_trailer_and_page_size_are_checked(tmp_path: Path, engine) -> None:
             pl.scan_parquet(path).collect(engine=engine)
 
 
+@pytest.mark.parametrize("kind", ["v1", "v2", "dictionary"])
+def test_a_page_without_the_header_of_its_type_is_an_error(tmp_path: Path, kind: str) -> None:
+    """A page whose type says v1 data page (or v2, or dictionary) but whose
+    header holds another kind's counts, or none, is corrupt: Polars raises
+    ("the v1 header is empty"); ladle decoded it with the other header's
+    counts and returned a null row where pyarrow reads none (diff_pyarrow seed
+    1796547781: a v2 page carrying a v1 header)."""
+    import pqcraft
+
+    t = pa.table({"s": pa.array([None, "a", "bb", None, "a"] * 40)})
+    base = tmp_path / "base.parquet"
+    pq.write_table(t, base, compression="none", use_dictionary=kind == "dictionary", write_statistics=False,
+                   data_page_version="2.0" if kind == "v2" else "1.0")
+    assert_same(pl.scan_parquet(base), ladle.Engine(raise_on_fail=True))
+    want = {"v1": pqcraft.DATA_PAGE, "v2": pqcraft.DATA_PAGE_V2, "dictionary": pqcraft.DICTIONARY_PAGE}[kind]
+    other = {"v1": 8, "v2": 5, "dictionary": 5}[kind]
+    seen = []
+
+    def swap(page: pqcraft.Page) -> None:
+        if page.type != want:
+            return
+        for f in page.header:
+            if f[0] in (5, 7, 8):
+                if f[0] == 5:  # a v1 header's statistics (its field 5) is no v2 field
+                    pqcraft.drop(f[2], 5)
+                f[0] = other  # the same counts, filed as another kind's header
+        page.header.sort(key=lambda f: f[0])
+        seen.append(page)
+
+    path = tmp_path / f"{kind}.parquet"
+    _rewrite_pages(base, path, swap)
+    assert seen
+    with pytest.raises(ladle.LadleError,
+                       match=rf"{kind}\.parquet: column 's', row group 0, page 0: the page header's type is a "
+                             rf"{ {'v1': 'v1 data', 'v2': 'v2 data', 'dictionary': 'dictionary'}[kind] } page but its"):
+        pl.scan_parquet(path).collect(engine=ladle.Engine(raise_on_fail=True))
+
+
 def test_an_error_quoting_bytes_that_are_not_utf8_is_a_ladle_error(tmp_path: Path) -> None:
     """A message can quote a file's bytes (here a column name that is not
     UTF-8): the native module raised UnicodeDecodeError building it, not its

@@ -1096,6 +1096,7 @@ typedef struct page_header {
   int encoding;
   int64_t def_len, rep_len;
   bool v2_compressed;
+  int header_field; /* which of the type-specific headers came (5, 7, 8; 0: none) */
 } page_header;
 
 static void read_data_header(ladle_thrift *t, page_header *h, bool v2) {
@@ -1136,14 +1137,31 @@ static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uin
       case 5:
       case 7:
       case 8:
-        if (ft == LADLE_TT_STRUCT) read_data_header(&t, h, id == 8);
-        else ladle_thrift_skip(&t, ft);
+        if (ft == LADLE_TT_STRUCT) {
+          read_data_header(&t, h, id == 8);
+          h->header_field = id;
+        } else {
+          ladle_thrift_skip(&t, ft);
+        }
         break;
       default: ladle_thrift_skip(&t, ft);
     }
   }
   if (t.failed) return LADLE_ECORRUPT;
   *pp = t.p;
+  /* a data or dictionary page's counts come from its own kind of header: a v1
+   * page carrying only a v2 header (or none) is out of specification (Polars
+   * raises; pyarrow reads no rows where the row group promises some) */
+  static const struct {
+    int type, field;
+    const char *what;
+  } kinds[] = {
+      {0, 5, "the page header's type is a v1 data page but its v1 header is missing"},
+      {2, 7, "the page header's type is a dictionary page but its dictionary header is missing"},
+      {3, 8, "the page header's type is a v2 data page but its v2 header is missing"}};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    if (h->type == kinds[k].type && h->header_field != kinds[k].field)
+      return corrupt(c, kinds[k].what);
   if (h->compressed < 0 || h->uncompressed < 0 || h->num_values < 0 || h->def_len < 0 || h->rep_len < 0)
     return corrupt(c, "negative size in the page header");
   if (h->compressed > end - *pp) return corrupt(c, "page runs past the column chunk");
