@@ -305,8 +305,8 @@ ladle_status exec_columns_join(exec_state *s, const ladle_pnode *pn, ladle_table
 bool exec_join_reorders(const ladle_plan *p);
 /* How the planner may stream joins on backend be (ladle_pplan_opts.stream_join):
  * 0 where be has no join_build or runs the column kernels, else
- * LADLE_STREAM_JOIN (0 none, 1 over Parquet scans, the default; 2 over any
- * scan). */
+ * LADLE_STREAM_JOIN (0 none, 1 over Parquet scans only; 2 over any scan, the
+ * default). */
 int exec_stream_join_mode(const ladle_backend *be, bool columns);
 /* A SORT on the column kernels, its input run here: sort_perm over its keys
  * (cut to the sort's limit), every column taken through it. */

@@ -141,8 +141,15 @@ static ladle_status gather_one(const ladle_backend *be, const ladle_kctx *k, con
                : be->gather(k, g->col, idx, n, out, err);
 }
 
+/* Whether g's rows go out as the 16-byte views of its strings (no bytes
+ * gathered): a result's string column that has views, in one piece. */
+static bool gather_views(const gather_src *g) {
+  return g->views && g->px == NULL && g->col->views != NULL && g->col->type.id == LADLE_TYPE_STRING;
+}
+
 ladle_status exec_gather_src(exec_state *s, const gather_src *g, const int64_t *idx, int64_t n,
                              ladle_column *out, ladle_error *err) {
+  if (gather_views(g)) return ladle_column_gather_views(g->col, idx, n, out, err);
   return gather_one(s->be, &s->k, g, idx, n, out, err);
 }
 
@@ -152,8 +159,7 @@ static ladle_status pgather_task(void *vctx, size_t i, ladle_error *err) {
   int64_t a = (int64_t)part * j->part_rows, len = LADLE_MIN(j->part_rows, j->n - a);
   ladle_column *o = &j->t->chunks[part].columns[col];
   const gather_src *g = &j->src[col];
-  bool views =
-      g->views && g->px == NULL && g->col->views != NULL && g->col->type.id == LADLE_TYPE_STRING;
+  bool views = gather_views(g);
   if (j->runs != NULL) {
     /* this partition's pairs, written for it alone */
     int64_t *idx = malloc((size_t)LADLE_MAX(len, 1) * sizeof *idx);

@@ -381,7 +381,7 @@ static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *si
 int exec_stream_join_mode(const ladle_backend *be, bool columns) {
   if (columns || be->join_build == NULL || be->join_probe == NULL || be->gather == NULL) return 0;
   const char *v = getenv("LADLE_STREAM_JOIN");
-  return v == NULL || *v == '\0' ? 1 : (int)LADLE_MIN(LADLE_MAX(strtol(v, NULL, 10), 0), 2);
+  return v == NULL || *v == '\0' ? 2 : (int)LADLE_MIN(LADLE_MAX(strtol(v, NULL, 10), 0), 2);
 }
 
 /* ------------------------------------------------------------- streamed
@@ -505,12 +505,14 @@ static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, con
     if (need != NULL && !need[i]) {
       exec_placeholder(o, pairs.n);
     } else if ((m >= 0) == (pn->probe == 0)) {
+      gather_src g = {&in->columns[c], NULL, pn->views};
       if (same)
         ladle_column_copy_ref(&in->columns[c], o);
       else
-        st = s->be->gather(&s->k, &in->columns[c], pairs.left, pairs.n, o, err);
+        st = exec_gather_src(s, &g, pairs.left, pairs.n, o, err);
     } else {
       gather_src g = exec_pieces_src(&js->bp, c);
+      g.views = pn->views;
       st = exec_gather_src(s, &g, pairs.right, pairs.n, o, err);
     }
   }
@@ -583,6 +585,7 @@ static ladle_status join_late_make(exec_state *s, void *ctx, size_t u, const boo
       exec_placeholder(o, pairs.n);
     } else if ((mo >= 0) != (pn->probe == 0)) {
       gather_src g = exec_pieces_src(&jl->js->bp, col);
+      g.views = pn->views;
       st = exec_gather_src(s, &g, pairs.right, pairs.n, o, err);
     } else if (decoded[col]) {
       st = s->be->gather(&s->k, &c.columns[col], pairs.left, pairs.n, o, err);

@@ -89,7 +89,11 @@ def test_late_columns_of_a_filter_over_parquet(pq: Path) -> None:
     assert 'reads ["v"]' in scan and f"for #{node_id(flt)}" in scan
 
 
-def test_deferred_join_input_and_compacted_columns() -> None:
+def test_deferred_join_input_and_compacted_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fact table 500 times its dimension: by default its join streams the
+    # fact side (no deferral: the filter runs in the pipeline); the whole join
+    # (streamed joins over Parquet only) defers the filter's other columns
+    monkeypatch.setenv("LADLE_STREAM_JOIN", "1")
     r = np.random.default_rng(1)
     n = 50_000
     fact = pl.DataFrame({"k": r.integers(0, 100, n), "x": r.normal(size=n), "t": r.integers(0, 9, n)}).lazy()
@@ -99,6 +103,11 @@ def test_deferred_join_input_and_compacted_columns() -> None:
     assert_same(lf, e)
     flt = node(e.explain(lf), "FILTER")
     assert "deferred" in flt and 'compact=["k"]' in flt
+    monkeypatch.delenv("LADLE_STREAM_JOIN")
+    assert_same(lf, e)
+    text = e.explain(lf)
+    assert "streams its left side" in node(text, "JOIN") and "deferred" not in node(text, "FILTER"), text
+    monkeypatch.setenv("LADLE_STREAM_JOIN", "1")
     # a select over a filter: the predicate's own column is not compacted
     lf2 = fact.filter(pl.col("t") > 2).select(pl.col("x") * 2)
     assert_same(lf2, e)
@@ -223,9 +232,11 @@ def chain_frame(n: int = 50_000) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("morsel", [7, 1000, 65536])
-def test_collected_pipeline_under_a_join_equals_polars(morsel: int) -> None:
+def test_collected_pipeline_under_a_join_equals_polars(morsel: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # filter -> with_columns -> select -> filter: one pipeline into the join's
-    # left input, morsel by morsel with no table in between
+    # left input, morsel by morsel with no table in between (a whole join: by
+    # default this join streams its left side, the chain then runs into it)
+    monkeypatch.setenv("LADLE_STREAM_JOIN", "1")
     df = chain_frame()
     dim = pl.DataFrame({"k": np.arange(0, 500, 2), "name": [f"n{i}" for i in range(250)]}).lazy()
     lf = (
