@@ -157,6 +157,25 @@ def test_a_temporal_mean_compares_its_ticks_with_the_summation_bound() -> None:
     assert compare(exp, far, taint={"x"}, **kw) is not None  # type: ignore[arg-type]
 
 
+def test_a_std_over_an_integer_literal_past_2_53_compares_at_its_rounding() -> None:
+    # qfuzz 1797000003:24218: (u32 - -2**63).std() of two rows: the values round on
+    # their way to Float64 (ulp 2048), and Polars' engines give 1837416133.7 and
+    # 1837416857.8, ladle 1837416495.7, the exact value 1837417076.98
+    from qfuzz.compare import literal_scale
+
+    code = "agg((pl.col('b') - -9223372036854775808).std(ddof=1).alias('x1'))"
+    ls = literal_scale(code)
+    assert literal_scale("pl.col('b') * 9007199254740992") == 0.0  # 2**53: exact
+    assert literal_scale("pl.col('x12345678901234567')") == 0.0  # a name, not a literal
+    exp = pl.DataFrame({"x1": [1837416133.698779]})
+    kw = {"order": FULL, "prefix": [], "taint": {"x1"}, "fstr": set(), "rows": 2}
+    for got in (1837416495.7376294, 1837416857.776123, 1837417076.98):
+        assert compare(exp, pl.DataFrame({"x1": [got]}), scale=4e9, **kw) is not None  # type: ignore[arg-type]
+        assert compare(exp, pl.DataFrame({"x1": [got]}), scale=max(4e9, ls), **kw) is None  # type: ignore[arg-type]
+    # a real error at that magnitude still shows
+    assert compare(exp, pl.DataFrame({"x1": [1837416133.698779 * 1.001]}), scale=ls, **kw) is not None  # type: ignore[arg-type]
+
+
 def test_the_generator_keeps_off_a_shape_that_hangs_polars_typing() -> None:
     # qfuzz 1796525323:2136 hung in the generator: Polars 2.1.0's collect_schema never
     # returns on this shape, so typed() must refuse it without asking Polars

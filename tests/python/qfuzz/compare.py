@@ -15,7 +15,9 @@ values, whose sums may feed a Float64 column); a Datetime or Duration column (a 
 ticks) compares its ticks within 1e-15 * tscale * rows (about 4 ulps a row), tscale the
 largest tick in the input tables; atol = rtol * scale * rows, where scale is
 the largest finite magnitude in the input tables and rows their total height (a
-bound on the rounding error of a sum of their values). When the inputs hold
+bound on the rounding error of a sum of their values), or where the query holds an
+integer literal above 2**53 the scale that makes atol 4 * 2**-52 * literal * rows
+(literal_scale: such integers round on their way to Float64). When the inputs hold
 magnitudes above 1e290 a sum may overflow in one order and not in another, so
 there a non-finite value against a finite one is accepted too. Columns in `fstr`
 (float -> String casts, whose text differs on purpose for very large and very small
@@ -162,6 +164,22 @@ def input_scale(frames: list[pl.DataFrame]) -> tuple[float, int]:
                     if m is not None:
                         scale = max(scale, float(m))  # type: ignore[arg-type]
     return scale, sum(df.height for df in frames)
+
+
+def literal_scale(code: str) -> float:
+    """The input scale (see input_scale) that integer literals above 2**53 in the
+    query's code call for: an integer that large loses up to half an ulp on its
+    way to Float64 (Polars converts it so, and so does ladle, in their own
+    orders: their std of `col - -2**63` differs by hundreds, Polars' two
+    engines among themselves too), so a float sum over such values is exact to
+    about 4 * 2**-52 * the literal * rows; returned as the scale that gives
+    that atol at rtol 1e-9. 0.0 when the code has no such literal."""
+    import re
+
+    big = 0
+    for m in re.finditer(r"(?<![\w.'\"])\d{16,}(?![\w.])", code):
+        big = max(big, int(m.group()))
+    return big * 4 * 2.0**-52 / 1e-9 if big > 2**53 else 0.0
 
 
 def temporal_scale(frames: list[pl.DataFrame]) -> float:

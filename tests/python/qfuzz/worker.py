@@ -124,7 +124,7 @@ class Runner:
         return self._run(req, phase)
 
     def _run(self, req: dict[str, Any], phase: Any) -> dict[str, Any]:
-        from .compare import compare, input_scale, temporal_scale
+        from .compare import compare, input_scale, literal_scale, temporal_scale
 
         ns: dict[str, Any] = {}
         phase("setup")
@@ -157,6 +157,7 @@ class Runner:
         phase("compare")
         frames = [v for k, v in ns.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)]
         scale, rows = input_scale(frames)
+        scale = max(scale, literal_scale(req["code"]))
         tscale = temporal_scale(frames)
 
         def same(a: pl.DataFrame, b: pl.DataFrame) -> Any:
