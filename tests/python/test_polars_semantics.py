@@ -1265,3 +1265,24 @@ def test_len_inside_a_select_aggregation_is_the_input_s_height(make: Any, morsel
     for lf in (df.lazy(), pl.scan_parquet(p), df.head(0).lazy()):
         q = make(lf)
         assert_frame_equal(q.collect(engine=eng), q.collect(engine="in-memory"))
+
+
+def test_string_equality_compares_lengths_then_bytes_as_polars() -> None:
+    """String ==, !=, eq_missing and ne_missing against a literal (either side)
+    and between columns, with nulls, empty strings, one byte, lengths around
+    the 16 bytes compared inline and multi-byte UTF-8: the kernel compares
+    lengths first and short strings without memcmp (arith.c str_eq_at)."""
+    rng = np.random.default_rng(5)
+    words = ["", "a", "b", "ab", "NONE", "NONF", "x" * 16, "x" * 15 + "y", "x" * 17, "x" * 16 + "y", "é", "ée", None]
+    n = 5000
+    df = pl.DataFrame({"a": [words[i] for i in rng.integers(0, len(words), n)],
+                       "b": [words[i] for i in rng.integers(0, len(words), n)]}).lazy()
+    e = ladle.Engine(raise_on_fail=True, morsel_rows=777)
+    for lit in ["", "a", "NONE", "x" * 16, "x" * 17, "x" * 16 + "y", "é"]:
+        q = df.select(eq=pl.col("a") == lit, ne=pl.col("a") != lit, eqm=pl.col("a").eq_missing(lit),
+                      nem=pl.col("a").ne_missing(lit), req=pl.lit(lit) == pl.col("b"), rne=pl.lit(lit) != pl.col("b"),
+                      s=(pl.col("a") == lit).sum())
+        assert_frame_equal(q.collect(engine=e), q.collect())
+    q = df.select(eq=pl.col("a") == pl.col("b"), ne=pl.col("a") != pl.col("b"), eqm=pl.col("a").eq_missing(pl.col("b")),
+                  nem=pl.col("a").ne_missing(pl.col("b")), lt=pl.col("a") < pl.col("b"))
+    assert_frame_equal(q.collect(engine=e), q.collect())

@@ -237,6 +237,22 @@ static bool cmp_result(int op, int c) {
   }
 }
 
+/* Whether string i of offsets o and bytes d equals the kl bytes at kp: the
+ * lengths first, then the bytes (inline up to 16: flags like "R", modes like
+ * "NONE"). */
+static inline bool str_eq_at(const int64_t *o, const char *d, int64_t i, const char *kp,
+                             int64_t kl) {
+  int64_t l = o[i + 1] - o[i];
+  if (l != kl) return false;
+  const char *p = d + o[i];
+  if (kl <= 16) { /* short: inline, no call */
+    for (int64_t j = 0; j < kl; j++)
+      if (p[j] != kp[j]) return false;
+    return true;
+  }
+  return memcmp(p, kp, (size_t)kl) == 0;
+}
+
 static ladle_status string_binary(int op, const ladle_column *a, const ladle_column *b, int64_t n,
                                   ladle_dtype out_type, ladle_column *out, ladle_error *err) {
   int64_t sa = a->length == 1 ? 0 : 1, sb = b->length == 1 ? 0 : 1;
@@ -257,6 +273,24 @@ static ladle_status string_binary(int op, const ladle_column *a, const ladle_col
   }
   LADLE_RETURN_NOT_OK(ladle_column_alloc(out_type, n, false, 0, out, err));
   uint8_t *o = LADLE_COL_MUT(out, uint8_t);
+  if (op == LADLE_OP_EQ || op == LADLE_OP_NE || op == LADLE_OP_EQ_MISSING ||
+      op == LADLE_OP_NE_MISSING) {
+    /* (in)equality: no order needed, so the lengths decide most rows */
+    uint8_t want = op == LADLE_OP_EQ || op == LADLE_OP_EQ_MISSING;
+    const int64_t *oa = a->values;
+    if (sa == 0 || sb == 0) {
+      const ladle_column *v = sa == 0 ? b : a, *k = sa == 0 ? a : b;
+      const int64_t *ov = v->values;
+      const char *kp = ladle_str_ptr(k, 0);
+      int64_t kl = ladle_str_len(k, 0);
+      for (int64_t i = 0; i < n; i++) o[i] = (uint8_t)(str_eq_at(ov, v->chars, i, kp, kl) == want);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        o[i] =
+            (uint8_t)(str_eq_at(oa, a->chars, i, ladle_str_ptr(b, i), ladle_str_len(b, i)) == want);
+    }
+    return LADLE_OK;
+  }
   for (int64_t i = 0; i < n; i++) o[i] = cmp_result(op, ladle_str_cmp(a, i * sa, b, i * sb));
   return LADLE_OK;
 }
@@ -597,15 +631,7 @@ static void compare_strings_into(int op, const ladle_column *in, const ladle_col
   if (op == LADLE_OP_EQ || op == LADLE_OP_NE) {
     uint8_t want = op == LADLE_OP_EQ;
     for (int64_t i = 0; i < n; i++) {
-      int64_t l = o[i + 1] - o[i];
-      uint8_t eq;
-      if (l != kl)
-        eq = 0;
-      else if (kl == 1)
-        eq = in->chars[o[i]] == kp[0];
-      else
-        eq = memcmp(in->chars + o[i], kp, (size_t)kl) == 0;
-      uint8_t r = (uint8_t)(eq == want);
+      uint8_t r = (uint8_t)(str_eq_at(o, in->chars, i, kp, kl) == want);
       keep[i] = init ? r : (uint8_t)(keep[i] & r);
     }
     return;
