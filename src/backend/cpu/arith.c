@@ -245,6 +245,7 @@ static inline bool str_eq_at(const int64_t *o, const char *d, int64_t i, const c
   int64_t l = o[i + 1] - o[i];
   if (l != kl) return false;
   const char *p = d + o[i];
+  if (kl == 1) return p[0] == kp[0];
   if (kl <= 16) { /* short: inline, no call */
     for (int64_t j = 0; j < kl; j++)
       if (p[j] != kp[j]) return false;
