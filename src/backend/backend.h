@@ -104,6 +104,17 @@ typedef struct ladle_join_pairs {
   bool left_identity;
 } ladle_join_pairs;
 
+/* p's left rows written out as 0..n-1 where the kernel left them implied
+ * (left_identity with left NULL), for a reader of them; false: out of
+ * memory. Nothing to do otherwise. */
+static inline bool ladle_join_pairs_write_left(ladle_join_pairs *p) {
+  if (p->left != NULL || !p->left_identity || p->n <= 0) return true;
+  p->left = (int64_t *)ladle_scratch_alloc((size_t)p->n * sizeof *p->left, false);
+  if (p->left == NULL) return false;
+  for (int64_t i = 0; i < p->n; i++) p->left[i] = i;
+  return true;
+}
+
 /* Which rows of groups group_rows writes (see there). */
 typedef enum ladle_group_rows_kind {
   LADLE_GROUP_ROWS_FIRST = 0, /* per group, its first row */

@@ -238,36 +238,20 @@ ladle_status exec_gather_rows(exec_state *s, bool views, ladle_table *t, const i
   return st;
 }
 
-/* Evaluates n expressions over t into whole columns of t's height (scalars
- * broadcast when broadcast_to >= 0). */
-ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
-                             const ladle_table *t, ladle_column *out, ladle_error *err) {
-  ladle_status st = LADLE_OK;
-  size_t done = 0;
-  for (; done < n && st == LADLE_OK; done++) {
-    ladle_column c;
-    st = ladle_eval_full(s, exprs[done], t, NULL, false, &c, err);
-    if (st == LADLE_OK && c.length != t->num_rows) {
-      st = ladle_column_broadcast(&c, t->num_rows, &out[done], err);
-      ladle_column_release(&c);
-    } else if (st == LADLE_OK) {
-      out[done] = c;
-    }
-  }
-  if (st != LADLE_OK)
-    for (size_t i = 0; i + 1 < done; i++) ladle_column_release(&out[i]);
-  return st;
-}
-
-ladle_status exec_eval_morsel(exec_state *s, ladle_bexpr *const *exprs, size_t n,
-                              const ladle_chunk *c, ladle_column *out, ladle_error *err) {
+/* n expressions over table t (whole columns) or morsel c (exactly one of
+ * the two) into out, each of the input's height (a scalar broadcast); on
+ * failure nothing is left in out. */
+static ladle_status eval_n(exec_state *s, ladle_bexpr *const *exprs, size_t n, const ladle_table *t,
+                           const ladle_chunk *c, ladle_column *out, ladle_error *err) {
+  int64_t rows = t != NULL ? t->num_rows : c->length;
   ladle_status st = LADLE_OK;
   size_t done = 0;
   for (; done < n && st == LADLE_OK; done++) {
     ladle_column e;
-    st = ladle_eval_chunk(s, exprs[done], c, &e, err);
-    if (st == LADLE_OK && e.length != c->length) {
-      st = ladle_column_broadcast(&e, c->length, &out[done], err);
+    st = t != NULL ? ladle_eval_full(s, exprs[done], t, NULL, false, &e, err)
+                   : ladle_eval_chunk(s, exprs[done], c, &e, err);
+    if (st == LADLE_OK && e.length != rows) {
+      st = ladle_column_broadcast(&e, rows, &out[done], err);
       ladle_column_release(&e);
     } else if (st == LADLE_OK) {
       out[done] = e;
@@ -276,6 +260,18 @@ ladle_status exec_eval_morsel(exec_state *s, ladle_bexpr *const *exprs, size_t n
   if (st != LADLE_OK)
     for (size_t i = 0; i + 1 < done; i++) ladle_column_release(&out[i]);
   return st;
+}
+
+/* Evaluates n expressions over t into whole columns of t's height (scalars
+ * broadcast). */
+ladle_status exec_eval_whole(exec_state *s, ladle_bexpr *const *exprs, size_t n,
+                             const ladle_table *t, ladle_column *out, ladle_error *err) {
+  return eval_n(s, exprs, n, t, NULL, out, err);
+}
+
+ladle_status exec_eval_morsel(exec_state *s, ladle_bexpr *const *exprs, size_t n,
+                              const ladle_chunk *c, ladle_column *out, ladle_error *err) {
+  return eval_n(s, exprs, n, NULL, c, out, err);
 }
 
 /* Runs every input of pn into ins (pn->ninputs slots, NULL-initialised; the

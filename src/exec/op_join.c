@@ -165,9 +165,7 @@ static ladle_status join_table(exec_state *s, const ladle_pnode *pn, ladle_table
    * coalesced key reads them */
   if (st == LADLE_OK && pairs.left == NULL && pairs.left_identity && pairs.n > 0 &&
       (coalesce || exec_join_reorders(p))) {
-    pairs.left = ladle_scratch_alloc((size_t)pairs.n * sizeof *pairs.left, false);
-    if (pairs.left == NULL) st = LADLE_OOM(err, "join");
-    for (int64_t i = 0; st == LADLE_OK && i < pairs.n; i++) pairs.left[i] = i;
+    if (!ladle_join_pairs_write_left(&pairs)) st = LADLE_OOM(err, "join");
     pairs.left_identity = false;
   }
   /* runs are gathered from partition by partition unless the output needs the

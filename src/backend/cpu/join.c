@@ -520,14 +520,9 @@ ladle_status ladle_cpu_join(const ladle_kctx *ctx, const ladle_column *lkeys,
     ladle_join_pairs sw;
     LADLE_RETURN_NOT_OK(
         ladle_cpu_join(ctx, rkeys, lkeys, nkeys, LADLE_JOIN_LEFT, nulls_equal, &sw, err));
-    if (sw.left == NULL && sw.left_identity && sw.n > 0) {
-      /* the right rows of a right join, written out */
-      sw.left = ladle_scratch_alloc((size_t)sw.n * sizeof *sw.left, false);
-      if (sw.left == NULL) {
-        ladle_scratch_free(sw.right);
-        return LADLE_OOM(err, "join");
-      }
-      for (int64_t i = 0; i < sw.n; i++) sw.left[i] = i;
+    if (!ladle_join_pairs_write_left(&sw)) { /* the right rows of a right join */
+      ladle_scratch_free(sw.right);
+      return LADLE_OOM(err, "join");
     }
     sw.left_identity = false;
     out->n = sw.n;
