@@ -303,6 +303,31 @@ typedef enum ladle_str_op {
 /* The row pairs of a join on a backend's device (join_rows): n pairs, as
  * Int64 columns of n rows without nulls, -1 for "no row" (the null side of
  * an outer join's row); `right` has no buffers for SEMI and ANTI joins. */
+/* A page of a Parquet column chunk as parquet_decode reads it: its bytes,
+ * decompressed, in one buffer with the other pages of the column (the
+ * format's structure is the io layer's; this is what a decoder needs of it).
+ * A data page's bytes start with its definition levels (def_len bytes of
+ * RLE/bit-packed hybrid of bit width 1; 0 when the column is required), then
+ * its values: PLAIN fixed-width values of the present rows, or (DICT) the
+ * bit width in one byte and the dictionary indices as an RLE/bit-packed
+ * hybrid. A dictionary page's bytes are its entries, PLAIN. */
+typedef enum ladle_kpage_kind {
+  LADLE_KPAGE_PLAIN,     /* a data page of PLAIN values */
+  LADLE_KPAGE_DICT,      /* a data page of dictionary indices */
+  LADLE_KPAGE_DICTIONARY /* a dictionary page */
+} ladle_kpage_kind;
+
+typedef struct ladle_kpage {
+  int64_t offset, size; /* its bytes in the buffer */
+  int64_t row;          /* a data page: its first row in the output */
+  int64_t num_values;   /* rows of a data page (one level each); entries of a dictionary */
+  int64_t num_nulls;    /* a data page's nulls as its header states them (-1: not stated) */
+  int32_t def_len;
+  int32_t kind; /* ladle_kpage_kind */
+  int32_t dict; /* a DICT page: its dictionary page's index in the pages */
+  int32_t pad;
+} ladle_kpage;
+
 typedef struct ladle_djoin {
   int64_t n;
   ladle_column left, right;
@@ -316,7 +341,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 12
+#define LADLE_BACKEND_ABI 13
 
 typedef struct ladle_backend {
   const char *name;
@@ -692,6 +717,23 @@ typedef struct ladle_backend {
                              const ladle_column *keys, ladle_join_type how, ladle_join_pairs *out,
                              ladle_error *err);
   void (*join_ht_free)(ladle_join_ht *ht);
+
+  /* ---- Column kernels of ABI 13 ---- */
+
+  /* A flat fixed-width Parquet column decoded on this backend's device from
+   * its pages (host memory: `bytes`, nbytes of them, pages[0..npages) in it,
+   * each row group's dictionary page before its data pages): values of
+   * `width` bytes (4 or 8: INT32, INT64, FLOAT, DOUBLE) into a column of
+   * `type` (of that width) and nrows rows, each data page's rows from its
+   * `row`; nullable: the pages have definition levels (a column whose rows all
+   * come out valid gets no validity). Every size, level, run and index is
+   * checked: bad data is LADLE_ECORRUPT naming the page (its index in pages)
+   * and what is wrong, never a read outside the pages. NULL: the backend
+   * reads no Parquet (the executor decodes on the host and copies up). */
+  ladle_status (*parquet_decode)(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
+                                 const ladle_kpage *pages, size_t npages, int width,
+                                 ladle_dtype type, bool nullable, int64_t nrows, ladle_column *out,
+                                 ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

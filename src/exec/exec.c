@@ -116,6 +116,33 @@ static ladle_status node_run_placed(exec_state *s, const ladle_pnode *pn, ladle_
   return st;
 }
 
+/* exec_pq_device's scan: the host's columns read there and copied up, the
+ * device's decoded there; a late filter's predicate then runs on the device
+ * over them (exec_columns_filter). */
+static ladle_status device_scan(exec_state *s, const ladle_pnode *pn, exec_pq_device *d,
+                                ladle_table **out, ladle_error *err) {
+  ladle_table *h = NULL, *t = NULL;
+  place_on(s, false);
+  ladle_status st = exec_pq_device_host_part(s, d, &h, err);
+  place_on(s, true);
+  if (st == LADLE_OK) st = exec_columns_scan(s, h, false, &t, err);
+  ladle_table_release(h);
+  if (st == LADLE_OK) st = exec_pq_device_decode(s, d, t, err);
+  exec_pq_device_free(d);
+  if (st == LADLE_OK && pn->op == LADLE_POP_FILTER) {
+    ladle_table *f = NULL;
+    st = exec_columns_filter(s, pn, t, &f, err);
+    ladle_table_release(t);
+    t = f;
+  }
+  if (st != LADLE_OK) {
+    ladle_table_release(t);
+    return st;
+  }
+  *out = t;
+  return LADLE_OK;
+}
+
 static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                              exec_side *side, ladle_error *err) {
   if (s->mixed && s->columns == pn->host) return node_run_placed(s, pn, out, side, err);
@@ -128,6 +155,10 @@ static ladle_status node_run(exec_state *s, const ladle_pnode *pn, ladle_table *
     return exec_pipeline_run(s, pn, pn->source, NULL, NULL, NULL, out, NULL, err);
   }
   if (pn->upload && s->columns) {
+    /* a Parquet file decoded on the device where its backend can */
+    exec_pq_device *d = NULL;
+    LADLE_RETURN_NOT_OK(exec_pq_device_open(s, pn, &d, err));
+    if (d != NULL) return device_scan(s, pn, d, out, err);
     /* a file read on the host's kernels, its output copied to the device */
     place_on(s, false);
     ladle_status st = op->run(s, pn, side, out, err);

@@ -239,6 +239,20 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
 /* The columns `late` of a filter's output `out`, read from the Parquet files of
  * `scan` (whose output `in`, of `units`, the filter read) at the rows `kept` per
  * chunk (NULL: all), as views when `views` (op_scan_parquet.c). */
+/* A GPU engine's Parquet scan, or late filter over one, decoded on the
+ * device (op_scan_parquet.c): open lists the pages of the columns the
+ * backend's parquet_decode takes (*out NULL: none, or no such backend; the
+ * node is read on the host and copied up); host_part reads the others on the
+ * host (the device's columns placeholders), and decode fills the device's
+ * columns into t, the host part copied up (one partition). */
+typedef struct exec_pq_device exec_pq_device;
+ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_device **out,
+                                 ladle_error *err);
+ladle_status exec_pq_device_host_part(exec_state *st, const exec_pq_device *d, ladle_table **out,
+                                      ladle_error *err);
+ladle_status exec_pq_device_decode(exec_state *st, const exec_pq_device *d, ladle_table *t,
+                                   ladle_error *err);
+void exec_pq_device_free(exec_pq_device *d);
 ladle_status ladle_exec_scan_parquet_late(exec_state *st, const struct ladle_plan *scan,
                                           const exec_units *units, const ladle_table *in,
                                           ladle_table *out, int64_t *const *kept, const bool *late,

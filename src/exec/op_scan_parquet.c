@@ -429,8 +429,19 @@ static ladle_status pq_units(const exec_state *st, const pq_source *s, size_t **
   return LADLE_OK;
 }
 
+static ladle_status scan_read(exec_state *st, const ladle_pnode *pn, const bool *skip, bool dict,
+                              ladle_table **out, exec_units *units, ladle_error *err);
+
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
                                      exec_units *units, ladle_error *err) {
+  return scan_read(st, pn, pn->late, true, out, units, err);
+}
+
+/* The scan's units read, the columns `skip` marks (NULL: none) left as
+ * placeholders; with `units`, the units go there, and with `dict` too a late
+ * filter's dictionary columns are read as its keep bytes. */
+static ladle_status scan_read(exec_state *st, const ladle_pnode *pn, const bool *skip, bool dict,
+                              ladle_table **out, exec_units *units, ladle_error *err) {
   const ladle_plan *p = pn->lp;
   const pq_source *s = p->source;
   size_t *uf, *ur, n, skipped;
@@ -444,10 +455,10 @@ ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladl
     for (size_t u = 0; u < n; u++)
       t->chunks[u].length = s->files[uf[u]]->row_groups[ur[u]].num_rows;
     read_job j = {.st = st, .s = s, .unit_file = uf, .unit_rg = ur, .t = t, .views = pn->views};
-    j.late_cols = pn->late;
+    j.late_cols = skip;
     j.in = &p->schema;
     /* a late filter's dictionary columns (only for it: it reads the keep bytes) */
-    if (units != NULL && pn->dict != NULL) {
+    if (dict && units != NULL && pn->dict != NULL) {
       j.dict = calloc(LADLE_MAX(s->ncols, 1), sizeof *j.dict);
       if (j.dict == NULL) rc = LADLE_OOM(err, "parquet dictionary predicates");
       for (size_t k = 0; rc == LADLE_OK && k < s->ncols; k++)
@@ -753,3 +764,265 @@ static ladle_status scan_parquet_run(exec_state *s, const ladle_pnode *pn, exec_
 
 const exec_operator exec_op_scan_parquet = {LADLE_POP_SCAN_PARQUET, scan_parquet_run, NULL, NULL,
                                             scan_parquet_source};
+
+/* ------------------------------------------------------ decoded on a device
+ *
+ * A GPU engine's Parquet scan (or late filter over one, pn.upload) whose
+ * backend decodes pages (parquet_decode): each flat fixed-width column's pages
+ * are listed and decompressed on the host, into one buffer per column, and
+ * decoded on the device, so that what crosses to the device is the pages'
+ * bytes (dictionary indices of a few bits instead of values of 4 or 8 bytes)
+ * and the host does no decoding. Other columns (strings, lists, other
+ * encodings) are read on the host and copied up as before. A late filter's
+ * columns are all read this way and the filter runs on the device: its late
+ * reads would cost the host more than the device's compaction. */
+
+struct exec_pq_device {
+  const ladle_pnode *pn, *scan;
+  const pq_source *s;
+  size_t *uf, *ur, nunits;
+  bool *want;             /* per column of the scan: read at all */
+  bool *dev;              /* per column: decoded on the device */
+  ladle_pq_pages **pages; /* per column, per unit (dev columns) */
+};
+
+void exec_pq_device_free(exec_pq_device *d) {
+  if (d == NULL) return;
+  for (size_t k = 0; d->pages != NULL && k < d->s->ncols; k++) {
+    for (size_t u = 0; d->pages[k] != NULL && u < d->nunits; u++)
+      ladle_pq_pages_free(&d->pages[k][u]);
+    free(d->pages[k]);
+  }
+  free(d->pages);
+  free(d->want);
+  free(d->dev);
+  free(d->uf);
+  free(d->ur);
+  free(d);
+}
+
+/* LADLE_GPU_PARQUET=0 keeps a GPU engine's Parquet decoding on the host */
+static bool device_decode_on(void) {
+  const char *v = getenv("LADLE_GPU_PARQUET");
+  return v == NULL || strcmp(v, "0") != 0;
+}
+
+typedef struct list_job {
+  exec_pq_device *d;
+  size_t k;
+} list_job;
+
+static ladle_status list_task(void *vctx, size_t u, ladle_error *err) {
+  list_job *j = vctx;
+  exec_pq_device *d = j->d;
+  size_t f = d->uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
+  return ladle_pq_chunk_pages(d->s->files[f], d->ur[u], col, &d->pages[j->k][u], err);
+}
+
+ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_device **out,
+                                 ladle_error *err) {
+  *out = NULL;
+  const ladle_pnode *scan = pn->op == LADLE_POP_FILTER ? pn->inputs[0] : pn;
+  if (st->be->parquet_decode == NULL || !device_decode_on() || scan->op != LADLE_POP_SCAN_PARQUET)
+    return LADLE_OK;
+  const pq_source *s = scan->lp->source;
+  if (s->n_rows >= 0) return LADLE_OK; /* a head: the host reads only its rows */
+  exec_pq_device *d = calloc(1, sizeof *d);
+  if (d == NULL) return LADLE_OOM(err, "parquet scan");
+  d->pn = pn;
+  d->scan = scan;
+  d->s = s;
+  size_t nc = s->ncols;
+  d->want = calloc(LADLE_MAX(nc, 1), sizeof *d->want);
+  d->dev = calloc(LADLE_MAX(nc, 1), sizeof *d->dev);
+  d->pages = calloc(LADLE_MAX(nc, 1), sizeof *d->pages);
+  ladle_status st2 = d->want && d->dev && d->pages ? LADLE_OK : LADLE_OOM(err, "parquet scan");
+  /* the columns read: a scan's all; a filter's, those its predicate reads and
+   * those its parent does */
+  for (size_t k = 0; st2 == LADLE_OK && k < nc; k++)
+    d->want[k] = pn->op != LADLE_POP_FILTER || pn->need == NULL || pn->need[k];
+  if (st2 == LADLE_OK && pn->op == LADLE_POP_FILTER)
+    ladle_exec_mark_columns(pn->lp->exprs[0], d->want, nc);
+  size_t skipped = 0;
+  int64_t limit;
+  if (st2 == LADLE_OK) st2 = pq_units(st, s, &d->uf, &d->ur, &d->nunits, &skipped, &limit, err);
+  if (st2 == LADLE_OK) {
+    atomic_fetch_add(&st->eng->row_groups_skipped, skipped);
+    atomic_fetch_add(&st->eng->row_groups_read, d->nunits);
+  }
+  bool any = false;
+  for (size_t k = 0; st2 == LADLE_OK && k < nc; k++) {
+    if (!d->want[k]) continue;
+    bool ok = d->nunits > 0;
+    int max_def = -1;
+    for (size_t f = 0; ok && f < s->nfiles; f++) {
+      size_t col = s->col_index[f * nc + k];
+      ok = col != SIZE_MAX && ladle_pq_column_raw_width(&s->files[f]->columns[col]) > 0 &&
+           (max_def < 0 || max_def == s->files[f]->columns[col].max_def);
+      if (ok) max_def = s->files[f]->columns[col].max_def;
+    }
+    if (!ok) continue;
+    d->pages[k] = calloc(d->nunits, sizeof *d->pages[k]);
+    if (d->pages[k] == NULL) {
+      st2 = LADLE_OOM(err, "parquet pages");
+      break;
+    }
+    list_job j = {d, k};
+    ladle_error e;
+    ladle_status ls = ladle_pool_run(st->k.pool, d->nunits, list_task, &j, &e);
+    if (ls == LADLE_ENOTSUP || ls == LADLE_ECORRUPT) {
+      /* an encoding the device does not decode, or a page the host reader
+       * will name: this column is read on the host */
+      for (size_t u = 0; u < d->nunits; u++) ladle_pq_pages_free(&d->pages[k][u]);
+      free(d->pages[k]);
+      d->pages[k] = NULL;
+      continue;
+    }
+    if (ls != LADLE_OK) {
+      *err = e;
+      st2 = ls;
+      break;
+    }
+    d->dev[k] = any = true;
+  }
+  if (st2 != LADLE_OK || !any) {
+    exec_pq_device_free(d);
+    return st2;
+  }
+  *out = d;
+  return LADLE_OK;
+}
+
+ladle_status exec_pq_device_host_part(exec_state *st, const exec_pq_device *d, ladle_table **out,
+                                      ladle_error *err) {
+  size_t nc = d->s->ncols;
+  bool *skip = malloc(LADLE_MAX(nc, 1) * sizeof *skip);
+  if (skip == NULL) return LADLE_OOM(err, "parquet scan");
+  for (size_t k = 0; k < nc; k++) skip[k] = d->dev[k] || !d->want[k];
+  exec_units units = {NULL, NULL};
+  ladle_status rc = scan_read(st, d->scan, skip, false, out, &units, err);
+  free(skip);
+  free(units.file);
+  free(units.rg);
+  return rc;
+}
+
+typedef struct fill_job {
+  exec_state *st;
+  const exec_pq_device *d;
+  size_t k;
+  size_t *first;     /* per unit: its first page in kp */
+  int64_t *rowstart; /* per unit: its first row */
+  ladle_kpage *kp;
+  uint8_t *buf;
+} fill_job;
+
+static ladle_status fill_task(void *vctx, size_t u, ladle_error *err) {
+  fill_job *j = vctx;
+  const exec_pq_device *d = j->d;
+  size_t f = d->uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
+  const ladle_pq_pages *pp = &d->pages[j->k][u];
+  int64_t row = j->rowstart[u];
+  int32_t dict = -1;
+  for (size_t i = 0; i < pp->n; i++) {
+    const ladle_pq_page *pg = &pp->pages[i];
+    ladle_kpage *kp = &j->kp[j->first[u] + i];
+    int64_t def_off, def_len;
+    LADLE_RETURN_NOT_OK(ladle_pq_page_read(d->s->files[f], d->ur[u], col, pp, i,
+                                           j->buf + kp->offset, &def_off, &def_len, err));
+    kp->offset += def_off;
+    kp->size = pg->len - def_off;
+    kp->def_len = (int32_t)def_len;
+    kp->num_values = pg->num_values;
+    kp->num_nulls = pg->num_nulls;
+    if (pg->type == 2) {
+      kp->kind = LADLE_KPAGE_DICTIONARY;
+      dict = (int32_t)(j->first[u] + i);
+      continue;
+    }
+    kp->kind = pg->encoding == 0 ? LADLE_KPAGE_PLAIN : LADLE_KPAGE_DICT;
+    kp->dict = dict;
+    kp->row = row;
+    row += pg->num_values;
+  }
+  return LADLE_OK;
+}
+
+/* Column k decoded on the device into *out. */
+static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_t k,
+                                  ladle_column *out, ladle_error *err) {
+  const pq_source *s = d->s;
+  size_t nu = d->nunits, np = 0;
+  size_t *first = malloc((nu + 1) * sizeof *first);
+  int64_t *rowstart = malloc((nu + 1) * sizeof *rowstart);
+  if (first == NULL || rowstart == NULL) {
+    free(first);
+    free(rowstart);
+    return LADLE_OOM(err, "parquet pages");
+  }
+  int64_t rows = 0;
+  for (size_t u = 0; u < nu; u++) {
+    first[u] = np;
+    rowstart[u] = rows;
+    np += d->pages[k][u].n;
+    rows += s->files[d->uf[u]]->row_groups[d->ur[u]].num_rows;
+  }
+  ladle_kpage *kp = calloc(LADLE_MAX(np, 1), sizeof *kp);
+  int64_t total = 0;
+  for (size_t u = 0; kp != NULL && u < nu; u++)
+    for (size_t i = 0; i < d->pages[k][u].n; i++) {
+      kp[first[u] + i].offset = total;
+      total += (d->pages[k][u].pages[i].len + 7) & ~(int64_t)7; /* each page 8-aligned */
+    }
+  uint8_t *buf = kp != NULL ? malloc((size_t)LADLE_MAX(total, 1)) : NULL;
+  ladle_status rc = buf != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
+  fill_job j = {st, d, k, first, rowstart, kp, buf};
+  if (rc == LADLE_OK) rc = ladle_pool_run(st->k.pool, nu, fill_task, &j, err);
+  const ladle_pq_file *f0 = s->files[d->uf[0]];
+  const ladle_pq_column *pc = &f0->columns[s->col_index[d->uf[0] * s->ncols + k]];
+  if (rc == LADLE_OK) {
+    double t0 = LADLE_PHASE_START();
+    rc = st->be->parquet_decode(&st->k, buf, total, kp, np, ladle_pq_column_raw_width(pc),
+                                d->scan->lp->schema.types[k], pc->max_def > 0, rows, out, err);
+    LADLE_PHASE_END("parquet decode on the device", rows, t0);
+  }
+  if (rc == LADLE_ECORRUPT) {
+    /* the host's reader names the file, row group and page where it can */
+    ladle_error e2;
+    for (size_t u = 0; u < nu; u++) {
+      ladle_column c;
+      size_t f = d->uf[u];
+      ladle_status r2 =
+          ladle_pq_read_chunk(s->files[f], d->ur[u], s->col_index[f * s->ncols + k], &c, &e2);
+      if (r2 != LADLE_OK) {
+        *err = e2;
+        rc = r2;
+        break;
+      }
+      ladle_column_release(&c);
+    }
+    if (rc == LADLE_ECORRUPT)
+      rc =
+          ladle_err_context(err, rc, "%s: column '%s' (decoded on the device)", f0->path, pc->name);
+  }
+  free(buf);
+  free(kp);
+  free(first);
+  free(rowstart);
+  return rc;
+}
+
+ladle_status exec_pq_device_decode(exec_state *st, const exec_pq_device *d, ladle_table *t,
+                                   ladle_error *err) {
+  ladle_status rc = LADLE_OK;
+  for (size_t k = 0; rc == LADLE_OK && k < d->s->ncols; k++) {
+    if (!d->dev[k]) continue;
+    ladle_column c;
+    rc = device_column(st, d, k, &c, err);
+    if (rc == LADLE_OK) {
+      ladle_column_release(&t->chunks[0].columns[k]);
+      t->chunks[0].columns[k] = c;
+    }
+  }
+  return rc;
+}

@@ -2666,6 +2666,185 @@ static void check_lists(suite *s) {
     }
 }
 
+/* ------------------------------------------------------------ Parquet pages */
+
+/* A growing byte buffer for the pages the Parquet case writes. */
+typedef struct pbuf {
+  uint8_t *p;
+  int64_t n, cap;
+} pbuf;
+
+static void pb_put(pbuf *b, const void *src, int64_t n) {
+  if (b->n + n > b->cap) {
+    b->cap = (b->n + n) * 2 + 64;
+    b->p = realloc(b->p, (size_t)b->cap);
+  }
+  memcpy(b->p + b->n, src, (size_t)n);
+  b->n += n;
+}
+
+static void pb_varint(pbuf *b, uint64_t v) {
+  do {
+    uint8_t x = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    if (v) x |= 0x80;
+    pb_put(b, &x, 1);
+  } while (v);
+}
+
+/* v[0..n) as an RLE/bit-packed hybrid of bit width bw: runs of 8 or more
+ * equal values as RLE runs, the rest bit-packed in groups of 8 (the last
+ * group padded), runs of one kind of up to 64 values at a time. */
+static void pb_hybrid(pbuf *b, const uint32_t *v, int64_t n, int bw) {
+  for (int64_t i = 0; i < n;) {
+    int64_t r = i + 1;
+    while (r < n && v[r] == v[i]) r++;
+    if (r - i >= 8) {
+      pb_varint(b, (uint64_t)(r - i) << 1);
+      for (int k = 0; k < (bw + 7) / 8; k++) {
+        uint8_t x = (uint8_t)(v[i] >> (8 * k));
+        pb_put(b, &x, 1);
+      }
+      i = r;
+      continue;
+    }
+    int64_t m = LADLE_MIN(n - i, 64), groups = (m + 7) / 8;
+    pb_varint(b, (uint64_t)groups << 1 | 1);
+    uint8_t bytes[64 * 4];
+    memset(bytes, 0, sizeof bytes);
+    for (int64_t j = 0; j < m; j++)
+      for (int k = 0; k < bw; k++)
+        if (v[i + j] >> k & 1) bytes[(j * bw + k) >> 3] |= (uint8_t)(1 << ((j * bw + k) & 7));
+    pb_put(b, bytes, groups * bw);
+    i += m;
+  }
+}
+
+/* parquet_decode against the values the pages were written from: row groups
+ * of a dictionary page and data pages alternately PLAIN and dictionary, with
+ * definition levels (nulls in runs and alone) or none, 4- and 8-byte values;
+ * then corrupt pages (an index past the dictionary, cut-off runs, a level
+ * above 1, a wrong null count), which must be LADLE_ECORRUPT. */
+static void check_parquet(suite *s) {
+  if (s->be->parquet_decode == NULL) return;
+  int64_t len[16], nl = lengths(s, len);
+  for (int wi = 0; wi < 2; wi++)
+    for (int64_t li = 0; li < nl; li++)
+      for (int nullable = 0; nullable < 2; nullable++) {
+        int w = wi ? 8 : 4;
+        int64_t n = LADLE_MIN(len[li], 300007);
+        ladle_dtype t = ladle_dtype_make(w == 8 ? LADLE_TYPE_INT64 : LADLE_TYPE_INT32);
+        ladle_column want;
+        if (ladle_column_alloc(t, n, nullable, 0, &want, &err_) != LADLE_OK) {
+          failures_++;
+          return;
+        }
+        pbuf b = {NULL, 0, 0};
+        ladle_kpage *pg = calloc((size_t)(2 * n + 8), sizeof *pg);
+        int64_t last_present = 0;
+        size_t np = 0;
+        uint32_t *lv = malloc((size_t)LADLE_MAX(n, 1) * 4),
+                 *ix = malloc((size_t)LADLE_MAX(n, 1) * 4);
+        for (int64_t row = 0, page = 0; row < n; page++) {
+          /* a row group: its dictionary, then pages */
+          int64_t rg_want = 1 + (int64_t)(test_rand() % 70000),
+                  rg_rows = LADLE_MIN(n - row, rg_want);
+          int dn = 1 + (int)(test_rand() % (page % 3 == 0 ? 3 : 5000));
+          int bw = 0;
+          while ((1 << bw) < dn) bw++;
+          uint8_t dict[5000 * 8];
+          for (int k = 0; k < dn * w; k++) dict[k] = (uint8_t)test_rand();
+          while (b.n % 8) pb_put(&b, "", 1);
+          int32_t dpage = (int32_t)np;
+          pg[np++] =
+              (ladle_kpage){b.n, (int64_t)dn * w, 0, dn, -1, 0, LADLE_KPAGE_DICTIONARY, -1, 0};
+          pb_put(&b, dict, (int64_t)dn * w);
+          for (int64_t end = row + rg_rows; row < end;) {
+            int64_t m_want = 1 + (int64_t)(test_rand() % 30000), m = LADLE_MIN(end - row, m_want);
+            bool dictp = (np + page) % 2 == 0;
+            int64_t present = 0, nulls = 0;
+            for (int64_t i = 0; i < m; i++) {
+              uint64_t r = test_rand();
+              lv[i] = nullable ? (r % 7 == 0 || (i / 100) % 9 == 4 ? 0 : 1) : 1;
+              nulls += lv[i] == 0;
+              if (nullable) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&want), row + i, lv[i] == 1);
+              uint8_t *o = LADLE_COL_MUT(&want, uint8_t) + (row + i) * w;
+              if (lv[i] == 0) {
+                memset(o, 0, (size_t)w);
+                continue;
+              }
+              uint32_t k = (uint32_t)((i / 16) % 3 == 0 ? (uint32_t)(i / 16) % (uint32_t)dn
+                                                        : (uint32_t)(r >> 20) % (uint32_t)dn);
+              ix[present++] = k;
+              memcpy(o, dict + (int64_t)k * w, (size_t)w);
+            }
+            while (b.n % 8) pb_put(&b, "", 1);
+            int64_t start = b.n;
+            if (nullable) pb_hybrid(&b, lv, m, 1);
+            int32_t def_len = (int32_t)(b.n - start);
+            if (dictp) {
+              uint8_t x = (uint8_t)bw;
+              pb_put(&b, &x, 1);
+              pb_hybrid(&b, ix, present, bw);
+            } else {
+              for (int64_t i = 0; i < present; i++) pb_put(&b, dict + (int64_t)ix[i] * w, w);
+            }
+            pg[np++] = (ladle_kpage){start,
+                                     b.n - start,
+                                     row,
+                                     m,
+                                     page % 2 ? nulls : -1,
+                                     def_len,
+                                     dictp ? LADLE_KPAGE_DICT : LADLE_KPAGE_PLAIN,
+                                     dpage,
+                                     0};
+            last_present = present;
+            row += m;
+          }
+        }
+        if (nullable) ladle_column_finish_nulls(&want);
+        char what[96];
+        snprintf(what, sizeof what, "parquet_decode of %d-byte values [%lld] nullable=%d", w,
+                 (long long)n, nullable);
+        ladle_column d;
+        if (ran(s, s->be->parquet_decode(&s->ctx, b.p, b.n, pg, np, w, t, nullable, n, &d, &err_),
+                what)) {
+          same_down(s, &d, &want, what);
+          ladle_column_release(&d);
+        }
+        /* corrupt: each kind on a copy of the page table or bytes */
+        for (int c = 0; c < 4 && n > 1000; c++) {
+          if (c == 0 && last_present == 0) continue;
+          ladle_kpage *bad = malloc(np * sizeof *bad);
+          memcpy(bad, pg, np * sizeof *bad);
+          uint8_t *bb = malloc((size_t)b.n);
+          memcpy(bb, b.p, (size_t)b.n);
+          size_t at = np - 1;                           /* the last data page */
+          if (c == 0) bad[bad[at].dict].num_values = 0; /* every index out of range */
+          if (c == 1) bad[at].size = bad[at].def_len + (nullable ? 0 : 1); /* values cut off */
+          if (c == 2 && nullable) bad[at].def_len = 1;                     /* levels cut off */
+          if (c == 2 && !nullable) bad[at].num_values = n + 1;    /* rows past the column */
+          if (c == 3) bad[at].num_nulls = bad[at].num_values + 1; /* a wrong null count */
+          if (c == 0 && bad[at].kind == LADLE_KPAGE_PLAIN) bad[at].kind = LADLE_KPAGE_DICT;
+          ladle_status st =
+              s->be->parquet_decode(&s->ctx, bb, b.n, bad, np, w, t, nullable, n, &d, &err_);
+          if (st == LADLE_OK) ladle_column_release(&d);
+          if (st != LADLE_ECORRUPT) {
+            fprintf(stderr, "  [%s] %s, corrupt case %d: %s (%s)\n", s->be->name, what, c,
+                    ladle_status_name(st), st == LADLE_OK ? "no error" : err_.message);
+            failures_++;
+          }
+          free(bad);
+          free(bb);
+        }
+        ladle_column_release(&want);
+        free(b.p);
+        free(pg);
+        free(lv);
+        free(ix);
+      }
+}
+
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
@@ -2692,6 +2871,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_join(s);
   check_join_probe(s);
   check_strings(s);
+  check_parquet(s);
   check_hash_partition(s);
   check_range_partition(s);
   check_partition_errors(s);

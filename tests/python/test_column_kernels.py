@@ -961,6 +961,64 @@ def test_file_scans_read_on_the_host_and_run_on_the_device(engine: ladle.Engine,
     assert got.to_dict(as_series=False) == {"a": [2], "l": [b"yz"]}
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False], ids=["dictionary", "plain"])
+@pytest.mark.parametrize("compression", ["zstd", "none"])
+def test_parquet_pages_decoded_on_the_device(engine: ladle.Engine, tmp_path: Any, version: str,
+                                             dictionary: bool, compression: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flat fixed-width Parquet columns (PLAIN or dictionary-encoded, v1 or v2 data
+    pages, with nulls or none, in several row groups and files) are decoded from
+    their pages by the device's parquet_decode; strings and other columns are read
+    on the host beside them. Equal to Polars, and to the host's decoding
+    (LADLE_GPU_PARQUET=0)."""
+    import pyarrow as pa
+    import pyarrow.parquet as papq
+    rng = np.random.default_rng(7)
+    paths = []
+    for k, n in enumerate([9000, 1, 2500]):
+        df = DF.drop("fn", "b").head(n) if n <= DF.height else DF.drop("fn", "b")
+        df = df.with_columns(pl.Series("few", rng.integers(0, 3, df.height)),  # RLE runs of indices
+                             pl.Series("nulls", rng.normal(size=df.height)).scatter(
+                                 np.flatnonzero(rng.random(df.height) < 0.4), None))
+        p = tmp_path / f"t{k}.parquet"
+        papq.write_table(df.to_arrow(), p, row_group_size=1000, data_page_version=version,
+                         use_dictionary=dictionary, compression=compression, data_page_size=2000)
+        paths.append(p)
+    scan = pl.scan_parquet(paths)
+    queries = [scan,
+               scan.filter(pl.col("i32") > 0).select("i64", "d", "ts", "nulls", "s"),
+               scan.filter(pl.col("nulls").is_null() | (pl.col("few") == 1)).select("in", "f32", "few"),
+               scan.group_by("few").agg(pl.col("nulls").sum(), pl.col("in").max(), pl.len()).sort("few")]
+    for lf in queries:
+        check(engine, lf)
+    monkeypatch.setenv("LADLE_GPU_PARQUET", "0")
+    for lf in queries[:2]:
+        check(engine, lf)
+
+
+def test_corrupt_parquet_pages_on_the_device_are_named(engine: ladle.Engine, tmp_path: Any) -> None:
+    """A dictionary index past the dictionary, met by the device's decoder, is an
+    error naming the file, column and row group (the host's reader names them)."""
+    import pyarrow.parquet as papq
+    p = tmp_path / "c.parquet"
+    pl.DataFrame({"x": list(range(50)) * 40}).write_parquet(p, compression="uncompressed")
+    raw = bytearray(p.read_bytes())
+    meta = papq.ParquetFile(p).metadata.row_group(0).column(0)
+    # the dictionary has 50 entries; the data page's indices become 7 bits wide and
+    # all ones: every index 127, past them
+    start = meta.data_page_offset
+    at = raw.find(bytes([6]), start + 8)  # the indices' bit width (6 bits for 50 entries)
+    assert at > 0
+    raw[at] = 7
+    raw[at + 1:at + 3] = bytes([0x81, 0x7f])  # a bit-packed run's header... then ones
+    for i in range(at + 3, min(at + 200, len(raw) - 8)):
+        raw[i] = 0xff
+    p.write_bytes(bytes(raw))
+    with pytest.raises(ladle.LadleError, match=r"c\.parquet.*column 'x'"):
+        engine.collect(pl.scan_parquet(p).select(pl.col("x").sum()))
+
+
 def test_row_index_on_the_column_kernels(engine: ladle.Engine) -> None:
     """with_row_index: the row numbers as a sequence on the device."""
     check(engine, DF.lazy().with_row_index("r"))

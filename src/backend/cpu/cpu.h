@@ -454,4 +454,10 @@ ladle_status ladle_keymap_probe(const ladle_kctx *ctx, const ladle_keymap *km,
                                 int64_t *gid, ladle_error *err);
 void ladle_keymap_destroy(ladle_keymap *km);
 
+/* pqpages.c */
+ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
+                                      const ladle_kpage *pages, size_t npages, int width,
+                                      ladle_dtype type, bool nullable, int64_t nrows,
+                                      ladle_column *out, ladle_error *err);
+
 #endif

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -1520,6 +1521,74 @@ done:
   return LADLE_OK;
 }
 
+/* ------------------------------------------------------------- Parquet */
+
+_Static_assert(sizeof(ldc_pqpage) == sizeof(ladle_kpage) &&
+                   offsetof(ldc_pqpage, def_len) == offsetof(ladle_kpage, def_len) &&
+                   offsetof(ldc_pqpage, dict) == offsetof(ladle_kpage, dict) &&
+                   (int)LDC_PQ_DICTIONARY == (int)LADLE_KPAGE_DICTIONARY &&
+                   (int)LDC_PQ_DICT == (int)LADLE_KPAGE_DICT,
+               "ldc_pqpage and ladle_kpage differ");
+
+/* The pages' bytes go up through the staging buffers (decompressed on the
+ * host for now: nvCOMP's decompression on the device is the next step), the
+ * page table after them, and one block per page decodes (parquet.cu). */
+static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
+                                        const ladle_kpage *pages, size_t npages, int width,
+                                        ladle_dtype type, bool nullable, int64_t nrows,
+                                        ladle_column *out, ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if ((width != 4 && width != 8) || ladle_type_width(type.id) != (size_t)width)
+    return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: %d-byte values into %s", width,
+                         ladle_dtype_name(type, NULL, 0));
+  if (nrows < 0 || nbytes < 0 || npages > (size_t)INT32_MAX)
+    return ladle_err_set(err, LADLE_EINVAL, "parquet_decode: sizes");
+  cudaStream_t s = stream_of(ctx);
+  const ladle_allocator *a = alloc_of(ctx);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(a, type, nrows, nullable, 0, &o, err));
+  ladle_buffer *dbuf = NULL, *dpages = NULL, *cnt = NULL;
+  unsigned long long info[2] = {0, 0}; /* nulls; the error code and page as two ints */
+  ladle_status st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(nbytes, 1), &dbuf, err);
+  if (st == LADLE_OK)
+    st = ladle_buffer_alloc(a, LADLE_MAX(npages, 1) * sizeof(ladle_kpage), &dpages, err);
+  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
+  if (st != LADLE_OK) goto done;
+  if (nbytes > 0) st = stage_copy(ctx, dbuf->data, bytes, (size_t)nbytes, 0, err);
+  if (st != LADLE_OK) goto done;
+  if (npages > 0)
+    CU_GOTO(
+        cudaMemcpyAsync(dpages->data, pages, npages * sizeof *pages, cudaMemcpyHostToDevice, s));
+  CU_GOTO(cudaMemsetAsync(cnt->data, 0, 16, s));
+  if (nrows > 0)
+    CU_GOTO(cudaMemsetAsync(LADLE_COL_MUT(&o, uint8_t), 0, (size_t)(nrows * width), s));
+  if (nullable && nrows > 0)
+    CU_GOTO(cudaMemsetAsync(LADLE_COL_VALIDITY_MUT(&o), 0, (size_t)((nrows + 31) / 32 * 4), s));
+  CU_GOTO(ldc_parquet_decode(dbuf->data, nbytes, dpages->data, (int)npages, width, nullable, nrows,
+                             LADLE_COL_MUT(&o, uint8_t),
+                             nullable ? (uint32_t *)LADLE_COL_VALIDITY_MUT(&o) : NULL,
+                             (unsigned long long *)cnt->data, (int *)((char *)cnt->data + 8), s));
+  CU_GOTO(cudaMemcpyAsync(info, cnt->data, 16, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  int code, page;
+  memcpy(&code, (char *)info + 8, 4);
+  memcpy(&page, (char *)info + 12, 4);
+  if (code != 0) {
+    st = ladle_err_set(err, LADLE_ECORRUPT, "Parquet page %d of the column: %s", page,
+                       ldc_parquet_error(code));
+    goto done;
+  }
+  if (nullable)
+    set_nulls(&o, info[0]);
+  else
+    o.null_count = 0;
+done:
+  ladle_buffer_release(dbuf);
+  ladle_buffer_release(dpages);
+  return finish(st, &o, cnt, out);
+}
+
 static ladle_status cuda_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
                                   ladle_column *out, ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -1620,6 +1689,7 @@ static const ladle_backend cuda_backend = {
      * take_list): the conformance suite's list cases and the column-kernel
      * Python tests passed on an H100 (make test-gpu) */
     .moves_lists = true,
+    .parquet_decode = cuda_parquet_decode,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one); so do hash_partition
      * and range_partition (ABI 8) until it has kernels for them */

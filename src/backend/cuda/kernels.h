@@ -303,6 +303,24 @@ typedef struct ldc_sort_key {
 cudaError_t ldc_sort_perm(const ldc_sort_key *keys, int nkeys, int64_t n, int64_t *perm,
                           const ldc_alloc *scratch, cudaStream_t stream);
 
+/* A Parquet page as parquet.cu reads it: backend.h's ladle_kpage, field for
+ * field (backend_cuda.c checks the layouts agree). */
+typedef struct ldc_pqpage {
+  long long offset, size, row, num_values, num_nulls;
+  int def_len, kind, dict, pad;
+} ldc_pqpage;
+enum { LDC_PQ_PLAIN = 0, LDC_PQ_DICT = 1, LDC_PQ_DICTIONARY = 2 };
+/* A flat fixed-width column from its pages in buf (device memory, nbytes):
+ * out (nrows values of `width` bytes, zeroed by the caller), valid (whole
+ * words, zeroed by the caller; NULL when not nullable) gets a bit per present
+ * row, *d_nulls the nulls added; d_err[0] the first problem's code (0: none;
+ * ldc_parquet_error names it) and d_err[1] its page. */
+cudaError_t ldc_parquet_decode(const uint8_t *buf, int64_t nbytes, const ldc_pqpage *pages,
+                               int npages, int width, int nullable, int64_t nrows, void *out,
+                               uint32_t *valid, unsigned long long *d_nulls, int *d_err,
+                               cudaStream_t stream);
+const char *ldc_parquet_error(int code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -151,6 +151,51 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
                                            ladle_pq_dict_eval eval, void *ctx, uint8_t *keep,
                                            bool *whole, ladle_error *err);
 
+/* ------------------------------------------------- pages for a device decoder */
+
+/* The width of a flat column whose stored values are its values as they are
+ * (INT32 as Int32, Date or UInt32; INT64 as Int64, UInt64, Datetime or
+ * Duration; FLOAT; DOUBLE), 4 or 8; else 0. Only these go to a device's
+ * decoder (the kernel table's parquet_decode). */
+int ladle_pq_column_raw_width(const ladle_pq_column *pc);
+
+/* A page of a column chunk as stored: its header's facts and its bytes. */
+typedef struct ladle_pq_page {
+  int type;           /* 0 v1 data page, 2 dictionary page, 3 v2 data page */
+  int encoding;       /* its values': 0 PLAIN, 2 or 8 dictionary indices */
+  int64_t num_values; /* a data page's rows (flat), a dictionary's entries */
+  int64_t num_nulls;  /* a v2 page's header's count; -1 */
+  const uint8_t *raw; /* its stored bytes (in the file's mapping or pages.buf) */
+  int64_t raw_len;    /* stored */
+  int64_t len;        /* decompressed */
+  int64_t def_len;    /* v2: its definition levels, first and never compressed */
+  bool compressed;    /* whether its values are */
+  int index;          /* its place in the chunk, for messages */
+} ladle_pq_page;
+
+typedef struct ladle_pq_pages {
+  ladle_pq_page *pages; /* the dictionary page first, where there is one */
+  size_t n;
+  int codec;
+  uint8_t *buf; /* the chunk's bytes when the file is not mapped */
+} ladle_pq_pages;
+
+/* The dictionary and data pages of row group rg's chunk of column col (a
+ * ladle_pq_column_raw_width column), their headers read and checked as a read
+ * checks them (sizes, CRCs, the rows adding up to the row group's), nothing
+ * decompressed; pages of no rows and index pages left out. LADLE_ENOTSUP for
+ * an encoding other than PLAIN or dictionary (the caller reads the chunk with
+ * ladle_pq_read_chunk instead). */
+ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
+                                  ladle_pq_pages *out, ladle_error *err);
+void ladle_pq_pages_free(ladle_pq_pages *pp);
+/* Page i of pp decompressed into dst (its `len` bytes); where its definition
+ * levels are in dst (*def_len 0: a required column's, or a dictionary page);
+ * its values follow them. */
+ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
+                                const ladle_pq_pages *pp, size_t i, uint8_t *dst, int64_t *def_off,
+                                int64_t *def_len, ladle_error *err);
+
 /* Writes the table's rows, its chunks as they are: a row group within one
  * chunk is a slice of it, one across chunks their slices concatenated by the
  * task that encodes it (no copy of the whole table first). The

@@ -2096,3 +2096,156 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
   free(buf);
   return st;
 }
+
+/* ------------------------------------------------------- pages for a device
+ *
+ * A flat fixed-width column chunk as its pages, for a decoder elsewhere (a
+ * GPU's, through the executor): the headers read and checked here as
+ * read_chunk checks them, the bytes decompressed into the caller's buffer. */
+
+int ladle_pq_column_raw_width(const ladle_pq_column *pc) {
+  if (!pc->supported || pc->max_rep != 0 || pc->max_def > 1 || !plain_copies_directly(pc)) return 0;
+  return pc->physical == LADLE_PQ_INT32 || pc->physical == LADLE_PQ_FLOAT ? 4 : 8;
+}
+
+void ladle_pq_pages_free(ladle_pq_pages *pp) {
+  if (pp == NULL) return;
+  free(pp->pages);
+  free(pp->buf);
+  memset(pp, 0, sizeof *pp);
+}
+
+ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
+                                  ladle_pq_pages *out, ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  const ladle_pq_column *pc = &f->columns[col];
+  const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
+  ctx c = {f, pc, err, 0, rg};
+  if (ladle_pq_column_raw_width(pc) == 0)
+    return ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': not a flat fixed-width column",
+                         f->path, pc->name);
+  if (m->physical != pc->physical)
+    return corrupt(&c, "chunk and schema disagree on the physical type");
+  int64_t nrows = f->row_groups[rg].num_rows, size;
+  if (m->num_values != nrows) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "the column chunk counts %lld values in a row group of %lld rows",
+             (long long)m->num_values, (long long)nrows);
+    return corrupt(&c, msg);
+  }
+  const uint8_t *chunk;
+  LADLE_RETURN_NOT_OK(chunk_bytes(&c, m, &chunk, &size, &out->buf));
+  out->codec = m->codec;
+  size_t cap = 0;
+  int64_t done = 0;
+  bool have_dict = false;
+  ladle_status st = LADLE_OK;
+  const uint8_t *p = chunk, *end = chunk + size;
+  while (st == LADLE_OK && done < nrows) {
+    if (p >= end) {
+      st = corrupt(&c, "the column chunk ends before the row group's rows");
+      break;
+    }
+    page_header h;
+    if ((st = read_page_header(&c, &p, end, &h)) != LADLE_OK) break;
+    const uint8_t *raw = p;
+    p += h.compressed;
+#ifdef LADLE_HAVE_ZLIB
+    if (h.has_crc && (uint32_t)crc32(0L, raw, (uInt)h.compressed) != h.crc) {
+      st = corrupt(&c, "page CRC does not match its data");
+      break;
+    }
+#endif
+    int64_t index = c.page++;
+    if (h.type != 0 && h.type != 2 && h.type != 3) continue; /* index pages, unknown kinds */
+    if (h.type == 2) {
+      if (have_dict) {
+        st = corrupt(&c, "a second dictionary page");
+        break;
+      }
+      have_dict = true;
+      if (h.num_values > h.uncompressed * 8 + 8) {
+        st = corrupt(&c, "dictionary claims more values than its bytes hold");
+        break;
+      }
+    } else {
+      if (h.num_values == 0) continue; /* adds nothing, as read_chunk skips it */
+      if (h.num_values > nrows - done) {
+        st = corrupt(&c, "page holds more values than the row group has rows left");
+        break;
+      }
+      if (h.encoding != 0 && h.encoding != 2 && h.encoding != 8) {
+        st = ladle_err_set(err, LADLE_ENOTSUP,
+                           "%s: column '%s', row group %zu, page %lld: encoding %d", f->path,
+                           pc->name, rg, (long long)index, h.encoding);
+        break;
+      }
+      if ((h.encoding == 2 || h.encoding == 8) && !have_dict) {
+        st = corrupt(&c, "dictionary-encoded page without a dictionary page");
+        break;
+      }
+      if (h.type == 3 &&
+          (h.def_len > h.compressed || h.rep_len != 0 || h.def_len > h.uncompressed)) {
+        st = corrupt(&c, "level lengths exceed the page");
+        break;
+      }
+      done += h.num_values;
+    }
+    if (out->n == cap) {
+      size_t nc = cap ? 2 * cap : 8;
+      ladle_pq_page *np = realloc(out->pages, nc * sizeof *np);
+      if (np == NULL) {
+        st = LADLE_OOM(err, "parquet pages");
+        break;
+      }
+      out->pages = np;
+      cap = nc;
+    }
+    out->pages[out->n++] = (ladle_pq_page){h.type,
+                                           h.encoding,
+                                           h.num_values,
+                                           h.type == 3 ? h.num_nulls : -1,
+                                           raw,
+                                           h.compressed,
+                                           h.uncompressed,
+                                           h.type == 3 ? h.def_len : 0,
+                                           h.type != 3 || h.v2_compressed,
+                                           index};
+  }
+  if (st != LADLE_OK) ladle_pq_pages_free(out);
+  return st;
+}
+
+ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
+                                const ladle_pq_pages *pp, size_t i, uint8_t *dst, int64_t *def_off,
+                                int64_t *def_len, ladle_error *err) {
+  const ladle_pq_page *pg = &pp->pages[i];
+  const ladle_pq_column *pc = &f->columns[col];
+  ctx c = {f, pc, err, pg->index, rg};
+  *def_off = *def_len = 0;
+  /* v2: the levels as stored, then the values (compressed or not) */
+  int64_t lv = pg->type == 3 ? pg->def_len : 0;
+  if (lv > 0) memcpy(dst, pg->raw, (size_t)lv);
+  int codec = pg->compressed ? pp->codec : 0;
+  int64_t src_len = pg->raw_len - lv, dst_len = pg->len - lv;
+  if (codec == 0 || (src_len == 0 && dst_len == 0)) {
+    if (src_len != dst_len) return corrupt(&c, "uncompressed page sizes differ");
+    memcpy(dst + lv, pg->raw + lv, (size_t)src_len);
+  } else {
+    ladle_status st = ladle_pq_decompress(codec, pg->raw + lv, src_len, dst + lv, dst_len, err);
+    if (st != LADLE_OK)
+      return ladle_err_context(err, st, "%s: column '%s', row group %zu, page %d", f->path,
+                               pc->name, rg, pg->index);
+  }
+  if (pg->type == 2 || pc->max_def == 0) return LADLE_OK;
+  if (pg->type == 3) {
+    *def_len = lv;
+    return LADLE_OK;
+  }
+  /* v1: a 4-byte length, then the levels */
+  const uint8_t *start = dst, *stop = dst, *q = dst;
+  LADLE_RETURN_NOT_OK(level_block(&c, &q, dst + pg->len, "definition", &start, &stop));
+  *def_off = start - dst;
+  *def_len = stop - start;
+  return LADLE_OK;
+}

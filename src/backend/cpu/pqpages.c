@@ -1,0 +1,201 @@
+/* pqpages.c — parquet_decode on the host (backend.h): a flat fixed-width
+ * Parquet column from its decompressed pages, one page per task. It is the
+ * reference a device's decoder is held to (the conformance suite) and what
+ * the column-kernel engine runs on the CPU (LADLE_COLUMN_KERNELS=1), so that
+ * the executor's device scan is tested without a GPU. The host engine reads
+ * Parquet through the io layer's own reader, which is faster. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/* One RLE/bit-packed hybrid stream, value by value. */
+typedef struct rle_stream {
+  const uint8_t *p, *end;
+  int bw;
+  int64_t left; /* values left in the current run */
+  bool packed;
+  uint32_t value;      /* an RLE run's */
+  const uint8_t *bits; /* a bit-packed run's, and its bits */
+  int64_t bitpos, nbits;
+} rle_stream;
+
+static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*p >= end) return false;
+    uint8_t b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The next value into *v; false on malformed or exhausted data. */
+static bool rle_next(rle_stream *r, uint32_t *v) {
+  while (r->left == 0) {
+    uint64_t h;
+    if (r->p >= r->end || !varint(&r->p, r->end, &h)) return false;
+    int64_t avail = r->end - r->p;
+    if (h & 1) {
+      uint64_t groups = h >> 1;
+      if (groups == 0 || groups > (uint64_t)avail + 1) return false;
+      int64_t bytes = LADLE_MIN((int64_t)groups * r->bw, avail); /* a last run may be cut short */
+      r->packed = true;
+      r->bits = r->p;
+      r->bitpos = 0;
+      r->nbits = bytes * 8;
+      r->left = r->bw == 0 ? (int64_t)groups * 8 : LADLE_MIN((int64_t)groups * 8, r->nbits / r->bw);
+      r->p += bytes;
+    } else {
+      uint64_t count = h >> 1;
+      int vbytes = (r->bw + 7) / 8;
+      if (count == 0 || vbytes > avail || count > ((uint64_t)1 << 40)) return false;
+      uint32_t x = 0;
+      for (int k = 0; k < vbytes; k++) x |= (uint32_t)r->p[k] << (8 * k);
+      if (r->bw < 32 && (x >> r->bw) != 0) return false;
+      r->p += vbytes;
+      r->packed = false;
+      r->value = x;
+      r->left = (int64_t)count;
+    }
+  }
+  if (r->packed) {
+    uint32_t x = 0;
+    for (int b = 0; b < r->bw; b++, r->bitpos++)
+      x |= (uint32_t)((r->bits[r->bitpos >> 3] >> (r->bitpos & 7)) & 1) << b;
+    *v = x;
+  } else {
+    *v = r->value;
+  }
+  r->left--;
+  return true;
+}
+
+typedef struct pq_job {
+  const uint8_t *bytes;
+  int64_t nbytes;
+  const ladle_kpage *pages;
+  size_t npages;
+  int width;
+  bool nullable;
+  int64_t nrows;
+  uint8_t *out;
+  uint8_t *valid; /* NULL: not nullable */
+  atomic_llong nulls;
+} pq_job;
+
+static ladle_status bad(ladle_error *err, size_t page, const char *what) {
+  return ladle_err_set(err, LADLE_ECORRUPT, "Parquet page %zu of the column: %s", page, what);
+}
+
+static ladle_status page_task(void *vctx, size_t i, ladle_error *err) {
+  pq_job *j = vctx;
+  const ladle_kpage *pg = &j->pages[i];
+  if (pg->kind == LADLE_KPAGE_DICTIONARY) return LADLE_OK;
+  if (pg->kind != LADLE_KPAGE_PLAIN && pg->kind != LADLE_KPAGE_DICT)
+    return bad(err, i, "unknown page kind");
+  int64_t w = j->width, n = pg->num_values;
+  if (pg->offset < 0 || pg->size < 0 || pg->offset > j->nbytes || pg->size > j->nbytes - pg->offset)
+    return bad(err, i, "page outside the buffer");
+  if (pg->row < 0 || n < 0 || pg->row > j->nrows || n > j->nrows - pg->row)
+    return bad(err, i, "rows outside the column");
+  if (pg->def_len < 0 || pg->def_len > pg->size || (j->nullable && pg->def_len == 0 && n > 0))
+    return bad(err, i, "bad definition levels");
+  const uint8_t *base = j->bytes + pg->offset;
+  const uint8_t *vals = base + pg->def_len, *vend = base + pg->size;
+  rle_stream defs = {base, base + pg->def_len, 1, 0, false, 0, NULL, 0, 0};
+  rle_stream idx;
+  const uint8_t *dict = NULL;
+  int64_t dict_n = 0;
+  if (pg->kind == LADLE_KPAGE_DICT) {
+    if (pg->dict < 0 || (size_t)pg->dict >= j->npages ||
+        j->pages[pg->dict].kind != LADLE_KPAGE_DICTIONARY)
+      return bad(err, i, "no dictionary page");
+    const ladle_kpage *d = &j->pages[pg->dict];
+    if (d->offset < 0 || d->size < 0 || d->offset > j->nbytes || d->size > j->nbytes - d->offset ||
+        d->num_values < 0 || d->num_values > d->size / w)
+      return bad(err, i, "dictionary entries run past the dictionary page");
+    dict = j->bytes + d->offset;
+    dict_n = d->num_values;
+    if (n > 0 && vals >= vend) return bad(err, i, "no dictionary indices");
+    int bw = n > 0 ? *vals : 0;
+    if (bw > 32) return bad(err, i, "bad dictionary index bit width");
+    idx = (rle_stream){vals + (n > 0), vend, bw, 0, false, 0, NULL, 0, 0};
+  }
+  uint8_t *o = j->out + pg->row * w;
+  int64_t vi = 0, nulls = 0;
+  for (int64_t r = 0; r < n; r++) {
+    bool present = true;
+    if (j->nullable) {
+      uint32_t lv;
+      if (!rle_next(&defs, &lv)) return bad(err, i, "bad definition levels (RLE/bit-packed data)");
+      if (lv > 1) return bad(err, i, "definition level above the schema's maximum");
+      present = lv == 1;
+    }
+    if (!present) {
+      /* the bitmap came all valid; pages share the bytes at their edges */
+      int64_t at = pg->row + r;
+      __atomic_fetch_and(&j->valid[at >> 3], (uint8_t) ~(1u << (at & 7)), __ATOMIC_RELAXED);
+      memset(o + r * w, 0, (size_t)w);
+      nulls++;
+      continue;
+    }
+    if (pg->kind == LADLE_KPAGE_PLAIN) {
+      if ((vi + 1) * w > vend - vals) return bad(err, i, "PLAIN values run past the page");
+      memcpy(o + r * w, vals + vi * w, (size_t)w);
+    } else {
+      uint32_t k;
+      if (!rle_next(&idx, &k)) return bad(err, i, "bad dictionary indices (RLE/bit-packed data)");
+      if ((int64_t)k >= dict_n) return bad(err, i, "dictionary index out of range");
+      memcpy(o + r * w, dict + (int64_t)k * w, (size_t)w);
+    }
+    vi++;
+  }
+  if (pg->num_nulls >= 0 && pg->num_nulls != nulls) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "the page header counts %lld nulls, its levels %lld",
+             (long long)pg->num_nulls, (long long)nulls);
+    return bad(err, i, msg);
+  }
+  atomic_fetch_add(&j->nulls, nulls);
+  return LADLE_OK;
+}
+
+ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
+                                      const ladle_kpage *pages, size_t npages, int width,
+                                      ladle_dtype type, bool nullable, int64_t nrows,
+                                      ladle_column *out, ladle_error *err) {
+  memset(out, 0, sizeof *out);
+  if ((width != 4 && width != 8) || ladle_type_width(type.id) != (size_t)width)
+    return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: %d-byte values into %s", width,
+                         ladle_dtype_name(type, NULL, 0));
+  if (nrows < 0 || nbytes < 0) return ladle_err_set(err, LADLE_EINVAL, "parquet_decode: sizes");
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(type, nrows, nullable, 0, &o, err));
+  /* rows no page covers stay nulls (nullable) or zeros: the pages are checked
+   * to cover each row once by the caller; a short column is corrupt there */
+  if (nrows > 0) memset(LADLE_COL_MUT(&o, uint8_t), 0, (size_t)(nrows * width));
+  pq_job j = {bytes,
+              nbytes,
+              pages,
+              npages,
+              width,
+              nullable,
+              nrows,
+              LADLE_COL_MUT(&o, uint8_t),
+              nullable ? LADLE_COL_VALIDITY_MUT(&o) : NULL,
+              0};
+  ladle_status st = ladle_pool_run(ctx->pool, npages, page_task, &j, err);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  if (nullable) ladle_column_finish_nulls(&o);
+  *out = o;
+  return LADLE_OK;
+}
