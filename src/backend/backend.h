@@ -303,28 +303,38 @@ typedef enum ladle_str_op {
 /* The row pairs of a join on a backend's device (join_rows): n pairs, as
  * Int64 columns of n rows without nulls, -1 for "no row" (the null side of
  * an outer join's row); `right` has no buffers for SEMI and ANTI joins. */
-/* A page of a Parquet column chunk as parquet_decode reads it: its bytes,
- * decompressed, in one buffer with the other pages of the column (the
- * format's structure is the io layer's; this is what a decoder needs of it).
- * A data page's bytes start with its definition levels (def_len bytes of
- * RLE/bit-packed hybrid of bit width 1; 0 when the column is required), then
- * its values: PLAIN fixed-width values of the present rows, or (DICT) the
- * bit width in one byte and the dictionary indices as an RLE/bit-packed
- * hybrid. A dictionary page's bytes are its entries, PLAIN. */
+/* A page of a Parquet column chunk as parquet_decode reads it: its bytes in
+ * one buffer with the other pages of the column (the format's structure is
+ * the io layer's; this is what a decoder needs of it). A data page's bytes,
+ * decompressed, start with its definition levels (RLE/bit-packed hybrid of
+ * bit width 1; none when the column is required): def_len bytes of them, or,
+ * `prefixed` (a v1 page), a 4-byte little-endian length and that many bytes.
+ * Its values follow: PLAIN fixed-width values of the present rows, or (DICT)
+ * the indices' bit width in one byte and the dictionary indices as an
+ * RLE/bit-packed hybrid. A dictionary page's bytes are its entries, PLAIN.
+ * With `codec` set the bytes are as stored: a v2 page's def_len bytes of
+ * levels uncompressed, then its values compressed; any other page compressed
+ * whole; `len` the bytes decompressed (levels included). */
 typedef enum ladle_kpage_kind {
   LADLE_KPAGE_PLAIN,     /* a data page of PLAIN values */
   LADLE_KPAGE_DICT,      /* a data page of dictionary indices */
   LADLE_KPAGE_DICTIONARY /* a dictionary page */
 } ladle_kpage_kind;
 
+/* Codecs of stored pages, numbered as Parquet's CompressionCodec. */
+enum { LADLE_KCODEC_NONE = 0, LADLE_KCODEC_ZSTD = 6 };
+
 typedef struct ladle_kpage {
   int64_t offset, size; /* its bytes in the buffer */
+  int64_t len;          /* codec set: its bytes decompressed */
   int64_t row;          /* a data page: its first row in the output */
   int64_t num_values;   /* rows of a data page (one level each); entries of a dictionary */
   int64_t num_nulls;    /* a data page's nulls as its header states them (-1: not stated) */
   int32_t def_len;
-  int32_t kind; /* ladle_kpage_kind */
-  int32_t dict; /* a DICT page: its dictionary page's index in the pages */
+  int32_t kind;     /* ladle_kpage_kind */
+  int32_t dict;     /* a DICT page: its dictionary page's index in the pages */
+  int32_t codec;    /* LADLE_KCODEC_*: 0, the bytes are decompressed already */
+  int32_t prefixed; /* the levels come after their 4-byte length (def_len unused) */
   int32_t pad;
 } ladle_kpage;
 
@@ -729,11 +739,15 @@ typedef struct ladle_backend {
    * come out valid gets no validity). Every size, level, run and index is
    * checked: bad data is LADLE_ECORRUPT naming the page (its index in pages)
    * and what is wrong, never a read outside the pages. NULL: the backend
-   * reads no Parquet (the executor decodes on the host and copies up). */
+   * reads no Parquet (the executor decodes on the host and copies up).
+   * Pages with a codec are decompressed first, where parquet_codecs has it. */
   ladle_status (*parquet_decode)(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
                                  const ladle_kpage *pages, size_t npages, int width,
                                  ladle_dtype type, bool nullable, int64_t nrows, ladle_column *out,
                                  ladle_error *err);
+  /* The codecs whose pages parquet_decode takes as stored (bit 1 << codec;
+   * NULL or 0: the caller decompresses every page). */
+  unsigned (*parquet_codecs)(const ladle_kctx *ctx);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

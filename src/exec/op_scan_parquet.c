@@ -911,28 +911,46 @@ typedef struct fill_job {
   exec_state *st;
   const exec_pq_device *d;
   size_t k;
+  bool stored;       /* pages go as stored (the backend decompresses them) */
   size_t *first;     /* per unit: its first page in kp */
   int64_t *rowstart; /* per unit: its first row */
   ladle_kpage *kp;
   uint8_t *buf;
 } fill_job;
 
+/* The bytes page pg takes in the buffer, and where they start after `at`:
+ * 8-aligned, and stored compressed values 8-aligned after a v2 page's levels
+ * (a device decompressor's alignment). */
+static int64_t page_place(const ladle_pq_page *pg, bool stored, int64_t at, int64_t *bytes) {
+  bool raw = stored && pg->compressed;
+  int64_t lv = raw && pg->type == 3 ? pg->def_len : 0;
+  *bytes = raw ? pg->raw_len : pg->len;
+  return ((at + lv + 7) & ~(int64_t)7) - lv;
+}
+
 static ladle_status fill_task(void *vctx, size_t u, ladle_error *err) {
   fill_job *j = vctx;
   const exec_pq_device *d = j->d;
   size_t f = d->uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
   const ladle_pq_pages *pp = &d->pages[j->k][u];
+  const ladle_pq_file *file = d->s->files[f];
+  bool optional = file->columns[col].max_def > 0;
   int64_t row = j->rowstart[u];
   int32_t dict = -1;
   for (size_t i = 0; i < pp->n; i++) {
     const ladle_pq_page *pg = &pp->pages[i];
     ladle_kpage *kp = &j->kp[j->first[u] + i];
-    int64_t def_off, def_len;
-    LADLE_RETURN_NOT_OK(ladle_pq_page_read(d->s->files[f], d->ur[u], col, pp, i,
-                                           j->buf + kp->offset, &def_off, &def_len, err));
-    kp->offset += def_off;
-    kp->size = pg->len - def_off;
-    kp->def_len = (int32_t)def_len;
+    bool raw = j->stored && pg->compressed && pp->codec != 0;
+    if (raw) {
+      LADLE_RETURN_NOT_OK(ladle_pq_page_check_stored(file, d->ur[u], col, pp, i, err));
+      memcpy(j->buf + kp->offset, pg->raw, (size_t)pg->raw_len);
+      kp->size = pg->raw_len;
+      kp->len = pg->len;
+      kp->codec = pp->codec;
+    } else {
+      LADLE_RETURN_NOT_OK(ladle_pq_page_read(file, d->ur[u], col, pp, i, j->buf + kp->offset, err));
+      kp->size = pg->len;
+    }
     kp->num_values = pg->num_values;
     kp->num_nulls = pg->num_nulls;
     if (pg->type == 2) {
@@ -940,6 +958,10 @@ static ladle_status fill_task(void *vctx, size_t u, ladle_error *err) {
       dict = (int32_t)(j->first[u] + i);
       continue;
     }
+    if (pg->type == 3)
+      kp->def_len = (int32_t)pg->def_len;
+    else
+      kp->prefixed = optional; /* a v1 page: its levels' length first */
     kp->kind = pg->encoding == 0 ? LADLE_KPAGE_PLAIN : LADLE_KPAGE_DICT;
     kp->dict = dict;
     kp->row = row;
@@ -960,31 +982,58 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
     free(rowstart);
     return LADLE_OOM(err, "parquet pages");
   }
+  /* pages as stored where the backend decompresses every chunk's codec */
+  unsigned codecs = st->be->parquet_codecs != NULL ? st->be->parquet_codecs(&st->k) : 0;
+  bool stored = codecs != 0;
   int64_t rows = 0;
   for (size_t u = 0; u < nu; u++) {
     first[u] = np;
     rowstart[u] = rows;
     np += d->pages[k][u].n;
     rows += s->files[d->uf[u]]->row_groups[d->ur[u]].num_rows;
+    int c = d->pages[k][u].codec;
+    stored = stored && (c == 0 || (c < 32 && (codecs >> c & 1)));
   }
   ladle_kpage *kp = calloc(LADLE_MAX(np, 1), sizeof *kp);
   int64_t total = 0;
   for (size_t u = 0; kp != NULL && u < nu; u++)
     for (size_t i = 0; i < d->pages[k][u].n; i++) {
-      kp[first[u] + i].offset = total;
-      total += (d->pages[k][u].pages[i].len + 7) & ~(int64_t)7; /* each page 8-aligned */
+      int64_t bytes;
+      kp[first[u] + i].offset = total = page_place(&d->pages[k][u].pages[i], stored, total, &bytes);
+      total += bytes;
     }
   uint8_t *buf = kp != NULL ? malloc((size_t)LADLE_MAX(total, 1)) : NULL;
   ladle_status rc = buf != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
-  fill_job j = {st, d, k, first, rowstart, kp, buf};
+  fill_job j = {st, d, k, stored, first, rowstart, kp, buf};
   if (rc == LADLE_OK) rc = ladle_pool_run(st->k.pool, nu, fill_task, &j, err);
+  if (rc == LADLE_ENOTSUP && stored) {
+    /* a page the device's decompressor does not take (several zstd frames):
+     * every page decompressed here instead */
+    memset(kp, 0, LADLE_MAX(np, 1) * sizeof *kp);
+    free(buf);
+    total = 0;
+    for (size_t u = 0; u < nu; u++)
+      for (size_t i = 0; i < d->pages[k][u].n; i++) {
+        int64_t bytes;
+        kp[first[u] + i].offset = total =
+            page_place(&d->pages[k][u].pages[i], false, total, &bytes);
+        total += bytes;
+      }
+    buf = malloc((size_t)LADLE_MAX(total, 1));
+    j.stored = false;
+    j.buf = buf;
+    rc = buf != NULL ? ladle_pool_run(st->k.pool, nu, fill_task, &j, err)
+                     : LADLE_OOM(err, "parquet pages");
+  }
   const ladle_pq_file *f0 = s->files[d->uf[0]];
   const ladle_pq_column *pc = &f0->columns[s->col_index[d->uf[0] * s->ncols + k]];
   if (rc == LADLE_OK) {
     double t0 = LADLE_PHASE_START();
     rc = st->be->parquet_decode(&st->k, buf, total, kp, np, ladle_pq_column_raw_width(pc),
                                 d->scan->lp->schema.types[k], pc->max_def > 0, rows, out, err);
-    LADLE_PHASE_END("parquet decode on the device", rows, t0);
+    LADLE_PHASE_END(
+        j.stored ? "parquet decompress and decode on the device" : "parquet decode on the device",
+        rows, t0);
   }
   if (rc == LADLE_ECORRUPT) {
     /* the host's reader names the file, row group and page where it can */

@@ -13,6 +13,9 @@
  * LADLE_ENOMEM that leaves the backend usable. A backend may answer
  * LADLE_ENOTSUP for a type it cannot run yet: that is counted and printed
  * (never for the CPU table, which is complete). */
+#ifdef LADLE_HAVE_ZSTD
+#include <zstd.h>
+#endif
 #include "backend/backend.h"
 #include "harness.h"
 
@@ -2756,8 +2759,12 @@ static void check_parquet(suite *s) {
           for (int k = 0; k < dn * w; k++) dict[k] = (uint8_t)test_rand();
           while (b.n % 8) pb_put(&b, "", 1);
           int32_t dpage = (int32_t)np;
-          pg[np++] =
-              (ladle_kpage){b.n, (int64_t)dn * w, 0, dn, -1, 0, LADLE_KPAGE_DICTIONARY, -1, 0};
+          pg[np++] = (ladle_kpage){.offset = b.n,
+                                   .size = (int64_t)dn * w,
+                                   .num_values = dn,
+                                   .num_nulls = -1,
+                                   .kind = LADLE_KPAGE_DICTIONARY,
+                                   .dict = -1};
           pb_put(&b, dict, (int64_t)dn * w);
           for (int64_t end = row + rg_rows; row < end;) {
             int64_t m_want = 1 + (int64_t)(test_rand() % 30000), m = LADLE_MIN(end - row, m_want);
@@ -2789,15 +2796,14 @@ static void check_parquet(suite *s) {
             } else {
               for (int64_t i = 0; i < present; i++) pb_put(&b, dict + (int64_t)ix[i] * w, w);
             }
-            pg[np++] = (ladle_kpage){start,
-                                     b.n - start,
-                                     row,
-                                     m,
-                                     page % 2 ? nulls : -1,
-                                     def_len,
-                                     dictp ? LADLE_KPAGE_DICT : LADLE_KPAGE_PLAIN,
-                                     dpage,
-                                     0};
+            pg[np++] = (ladle_kpage){.offset = start,
+                                     .size = b.n - start,
+                                     .row = row,
+                                     .num_values = m,
+                                     .num_nulls = page % 2 ? nulls : -1,
+                                     .def_len = def_len,
+                                     .kind = dictp ? LADLE_KPAGE_DICT : LADLE_KPAGE_PLAIN,
+                                     .dict = dpage};
             last_present = present;
             row += m;
           }
@@ -2811,6 +2817,74 @@ static void check_parquet(suite *s) {
                 what)) {
           same_down(s, &d, &want, what);
           ladle_column_release(&d);
+        }
+        /* the same pages as v1 pages (the levels' length first) and, where the
+         * backend decompresses zstd, compressed: v1 pages whole, v2 pages' values */
+        for (int form = 1; form <= 2; form++) {
+          if (form == 2 && (s->be->parquet_codecs == NULL ||
+                            !(s->be->parquet_codecs(&s->ctx) >> LADLE_KCODEC_ZSTD & 1)))
+            break;
+          pbuf b2 = {NULL, 0, 0};
+          ladle_kpage *p2 = malloc(LADLE_MAX(np, 1) * sizeof *p2);
+          for (size_t i = 0; i < np; i++) {
+            ladle_kpage q = pg[i];
+            bool v1 = q.kind != LADLE_KPAGE_DICTIONARY && (form == 1 || i % 2 == 0);
+            pbuf page = {NULL, 0, 0};
+            if (v1) {
+              uint32_t l = (uint32_t)q.def_len;
+              if (nullable) pb_put(&page, &l, 4);
+              pb_put(&page, b.p + q.offset, q.size);
+              q.prefixed = 1;
+              q.def_len = 0;
+            } else {
+              pb_put(&page, b.p + q.offset, q.size);
+            }
+            while (b2.n % 8) pb_put(&b2, "", 1);
+            q.offset = b2.n;
+#ifdef LADLE_HAVE_ZSTD
+            if (form == 2) {
+              int64_t lvn = v1 ? 0 : q.def_len;
+              size_t cap = ZSTD_compressBound((size_t)(page.n - lvn));
+              uint8_t *z = malloc(cap + 1);
+              size_t zn = ZSTD_compress(z, cap, page.p + lvn, (size_t)(page.n - lvn), 1);
+              pb_put(&b2, page.p, lvn);
+              pb_put(&b2, z, (int64_t)zn);
+              free(z);
+              q.len = page.n;
+              q.size = lvn + (int64_t)zn;
+              q.codec = LADLE_KCODEC_ZSTD;
+            } else
+#endif
+            {
+              pb_put(&b2, page.p, page.n);
+              q.size = page.n;
+            }
+            free(page.p);
+            p2[i] = q;
+          }
+          char what2[160];
+          snprintf(what2, sizeof what2, "%s, %s", what, form == 1 ? "v1 pages" : "zstd pages");
+          if (ran(s,
+                  s->be->parquet_decode(&s->ctx, b2.p, b2.n, p2, np, w, t, nullable, n, &d, &err_),
+                  what2)) {
+            same_down(s, &d, &want, what2);
+            ladle_column_release(&d);
+          }
+          /* a compressed page cut short does not decompress: corrupt */
+          if (form == 2 && np > 1) {
+            p2[np - 1].size = p2[np - 1].size > 8 ? p2[np - 1].size - 4 : p2[np - 1].size;
+            p2[np - 1].len += 1;
+            ladle_status st2 =
+                s->be->parquet_decode(&s->ctx, b2.p, b2.n, p2, np, w, t, nullable, n, &d, &err_);
+            if (st2 == LADLE_OK) ladle_column_release(&d);
+            if (st2 != LADLE_ECORRUPT) {
+              fprintf(stderr, "  [%s] %s, a cut compressed page: %s\n", s->be->name, what2,
+                      ladle_status_name(st2));
+              failures_++;
+            }
+          }
+          free(b2.p);
+          free(p2);
         }
         /* corrupt: each kind on a copy of the page table or bytes */
         for (int c = 0; c < 4 && n > 1000; c++) {

@@ -22,6 +22,14 @@ say() { echo "[test-gpu] $*"; }
 step() { say "$1"; shift; "$@" || { say "FAILED: $*"; rc=1; }; }
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || say "no nvidia-smi"
+# CARRY: the folder carried to the device (devcarry/, or devcarry-gpu/ from
+# tools/make_devcarry.sh --gpu: Polars without DuckDB, and nvCOMP's headers and
+# library as nvcomp.tar.xz, unpacked into /tmp/nvcomp where CMake finds it)
+CARRY=${CARRY:-$ROOT/devcarry}
+if [ -f "$CARRY/nvcomp.tar.xz" ] && [ ! -f /tmp/nvcomp/.unpacked ]; then
+  rm -rf /tmp/nvcomp && mkdir -p /tmp/nvcomp && tar -xJf "$CARRY/nvcomp.tar.xz" -C /tmp/nvcomp \
+    && touch /tmp/nvcomp/.unpacked && say "nvCOMP unpacked into /tmp/nvcomp"
+fi
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" > "$OUT/cmake.log" 2>&1 \
   || { tail -30 "$OUT/cmake.log"; exit 2; }
 cmake --build build-gpu -j "$JOBS" --target ladle ladle_cuda test_conformance test_columns_engine \
@@ -50,7 +58,7 @@ unset LADLE_CUDA_STAGING_BYTES
 PY=${PYTHON:-python3}
 DEPS=${PYDEPS:-/tmp/pydeps}
 . "$ROOT/tools/devcarry_unpack.sh"
-unpack_pydeps "$ROOT/devcarry" "$DEPS"
+unpack_pydeps "$CARRY" "$DEPS"
 export PYTHONPATH="$ROOT/python:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 PYINC=$($PY -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 if ! $PY -c "import polars, pytest" 2> /dev/null; then

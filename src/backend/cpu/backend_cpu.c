@@ -199,6 +199,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_join_probe,
     ladle_cpu_join_ht_free,
     ladle_cpu_parquet_decode,
+    ladle_cpu_parquet_codecs,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels

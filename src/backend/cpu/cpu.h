@@ -459,5 +459,6 @@ ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *byte
                                       const ladle_kpage *pages, size_t npages, int width,
                                       ladle_dtype type, bool nullable, int64_t nrows,
                                       ladle_column *out, ladle_error *err);
+unsigned ladle_cpu_parquet_codecs(const ladle_kctx *ctx);
 
 #endif

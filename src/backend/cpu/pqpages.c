@@ -6,7 +6,11 @@
  * Parquet through the io layer's own reader, which is faster. */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef LADLE_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #include "cpu.h"
 
@@ -87,28 +91,82 @@ typedef struct pq_job {
   uint8_t *out;
   uint8_t *valid; /* NULL: not nullable */
   atomic_llong nulls;
+  const uint8_t **dicts; /* per page: a dictionary page's entries (decompressed), else NULL */
+  int64_t *dict_size;
+  uint8_t **dict_held;
 } pq_job;
 
 static ladle_status bad(ladle_error *err, size_t page, const char *what) {
   return ladle_err_set(err, LADLE_ECORRUPT, "Parquet page %zu of the column: %s", page, what);
 }
 
-static ladle_status page_task(void *vctx, size_t i, ladle_error *err) {
-  pq_job *j = vctx;
+static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *err);
+
+/* Page i's bytes, decompressed where it has a codec (*held then owns them). */
+static ladle_status page_bytes(const pq_job *j, size_t i, const uint8_t **out, int64_t *size,
+                               uint8_t **held, ladle_error *err) {
   const ladle_kpage *pg = &j->pages[i];
-  if (pg->kind == LADLE_KPAGE_DICTIONARY) return LADLE_OK;
-  if (pg->kind != LADLE_KPAGE_PLAIN && pg->kind != LADLE_KPAGE_DICT)
-    return bad(err, i, "unknown page kind");
-  int64_t w = j->width, n = pg->num_values;
+  *held = NULL;
   if (pg->offset < 0 || pg->size < 0 || pg->offset > j->nbytes || pg->size > j->nbytes - pg->offset)
     return bad(err, i, "page outside the buffer");
+  *out = j->bytes + pg->offset;
+  *size = pg->size;
+  if (pg->codec == LADLE_KCODEC_NONE) return LADLE_OK;
+#ifdef LADLE_HAVE_ZSTD
+  if (pg->codec == LADLE_KCODEC_ZSTD) {
+    int64_t lv = pg->prefixed ? 0 : pg->def_len;
+    if (lv < 0 || lv > pg->size || pg->len < lv || pg->len > ((int64_t)1 << 31))
+      return bad(err, i, "bad sizes of a compressed page");
+    uint8_t *d = malloc((size_t)LADLE_MAX(pg->len, 1));
+    if (d == NULL) return LADLE_OOM(err, "parquet page");
+    memcpy(d, *out, (size_t)lv);
+    size_t r = ZSTD_decompress(d + lv, (size_t)(pg->len - lv), *out + lv, (size_t)(pg->size - lv));
+    if (ZSTD_isError(r) || (int64_t)r != pg->len - lv) {
+      free(d);
+      return bad(err, i, "the page does not decompress to its size (zstd)");
+    }
+    *out = *held = d;
+    *size = pg->len;
+    return LADLE_OK;
+  }
+#endif
+  return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: pages of codec %d", pg->codec);
+}
+
+static ladle_status page_task(void *vctx, size_t i, ladle_error *err) {
+  pq_job *j = vctx;
+  if (j->pages[i].kind == LADLE_KPAGE_DICTIONARY) return LADLE_OK;
+  uint8_t *held = NULL;
+  ladle_status st = page_body(j, i, &held, err);
+  free(held);
+  return st;
+}
+
+static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *err) {
+  const ladle_kpage *pg = &j->pages[i];
+  if (pg->kind != LADLE_KPAGE_PLAIN && pg->kind != LADLE_KPAGE_DICT)
+    return bad(err, i, "unknown page kind");
+  int64_t w = j->width, n = pg->num_values, size;
   if (pg->row < 0 || n < 0 || pg->row > j->nrows || n > j->nrows - pg->row)
     return bad(err, i, "rows outside the column");
-  if (pg->def_len < 0 || pg->def_len > pg->size || (j->nullable && pg->def_len == 0 && n > 0))
+  const uint8_t *base;
+  LADLE_RETURN_NOT_OK(page_bytes(j, i, &base, &size, held, err));
+  int64_t def_len = pg->def_len;
+  if (pg->prefixed && j->nullable) { /* a v1 page: the levels' length first */
+    uint32_t l = 0;
+    if (size < 4) return bad(err, i, "truncated definition levels");
+    memcpy(&l, base, 4);
+    if ((int64_t)l > size - 4) return bad(err, i, "definition levels run past the page");
+    base += 4;
+    size -= 4;
+    def_len = l;
+  } else if (pg->prefixed) {
+    def_len = 0;
+  }
+  if (def_len < 0 || def_len > size || (j->nullable && def_len == 0 && n > 0))
     return bad(err, i, "bad definition levels");
-  const uint8_t *base = j->bytes + pg->offset;
-  const uint8_t *vals = base + pg->def_len, *vend = base + pg->size;
-  rle_stream defs = {base, base + pg->def_len, 1, 0, false, 0, NULL, 0, 0};
+  const uint8_t *vals = base + def_len, *vend = base + size;
+  rle_stream defs = {base, base + def_len, 1, 0, false, 0, NULL, 0, 0};
   rle_stream idx;
   const uint8_t *dict = NULL;
   int64_t dict_n = 0;
@@ -117,10 +175,9 @@ static ladle_status page_task(void *vctx, size_t i, ladle_error *err) {
         j->pages[pg->dict].kind != LADLE_KPAGE_DICTIONARY)
       return bad(err, i, "no dictionary page");
     const ladle_kpage *d = &j->pages[pg->dict];
-    if (d->offset < 0 || d->size < 0 || d->offset > j->nbytes || d->size > j->nbytes - d->offset ||
-        d->num_values < 0 || d->num_values > d->size / w)
+    dict = j->dicts[pg->dict];
+    if (dict == NULL || d->num_values < 0 || d->num_values > j->dict_size[pg->dict] / w)
       return bad(err, i, "dictionary entries run past the dictionary page");
-    dict = j->bytes + d->offset;
     dict_n = d->num_values;
     if (n > 0 && vals >= vend) return bad(err, i, "no dictionary indices");
     int bw = n > 0 ? *vals : 0;
@@ -189,8 +246,24 @@ ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *byte
               nrows,
               LADLE_COL_MUT(&o, uint8_t),
               nullable ? LADLE_COL_VALIDITY_MUT(&o) : NULL,
-              0};
-  ladle_status st = ladle_pool_run(ctx->pool, npages, page_task, &j, err);
+              0,
+              NULL,
+              NULL,
+              NULL};
+  j.dicts = calloc(LADLE_MAX(npages, 1), sizeof *j.dicts);
+  j.dict_size = calloc(LADLE_MAX(npages, 1), sizeof *j.dict_size);
+  j.dict_held = calloc(LADLE_MAX(npages, 1), sizeof *j.dict_held);
+  ladle_status st =
+      j.dicts && j.dict_size && j.dict_held ? LADLE_OK : LADLE_OOM(err, "parquet pages");
+  /* the dictionaries first, decompressed where stored so */
+  for (size_t i = 0; st == LADLE_OK && i < npages; i++)
+    if (pages[i].kind == LADLE_KPAGE_DICTIONARY)
+      st = page_bytes(&j, i, &j.dicts[i], &j.dict_size[i], &j.dict_held[i], err);
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, npages, page_task, &j, err);
+  for (size_t i = 0; j.dict_held != NULL && i < npages; i++) free(j.dict_held[i]);
+  free(j.dicts);
+  free(j.dict_size);
+  free(j.dict_held);
   if (st != LADLE_OK) {
     ladle_column_release(&o);
     return st;
@@ -198,4 +271,13 @@ ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *byte
   if (nullable) ladle_column_finish_nulls(&o);
   *out = o;
   return LADLE_OK;
+}
+
+unsigned ladle_cpu_parquet_codecs(const ladle_kctx *ctx) {
+  LADLE_UNUSED(ctx);
+#ifdef LADLE_HAVE_ZSTD
+  return 1u << LADLE_KCODEC_ZSTD;
+#else
+  return 0;
+#endif
 }

@@ -1524,15 +1524,167 @@ done:
 /* ------------------------------------------------------------- Parquet */
 
 _Static_assert(sizeof(ldc_pqpage) == sizeof(ladle_kpage) &&
+                   offsetof(ldc_pqpage, len) == offsetof(ladle_kpage, len) &&
                    offsetof(ldc_pqpage, def_len) == offsetof(ladle_kpage, def_len) &&
                    offsetof(ldc_pqpage, dict) == offsetof(ladle_kpage, dict) &&
+                   offsetof(ldc_pqpage, prefixed) == offsetof(ladle_kpage, prefixed) &&
                    (int)LDC_PQ_DICTIONARY == (int)LADLE_KPAGE_DICTIONARY &&
                    (int)LDC_PQ_DICT == (int)LADLE_KPAGE_DICT,
                "ldc_pqpage and ladle_kpage differ");
 
-/* The pages' bytes go up through the staging buffers (decompressed on the
- * host for now: nvCOMP's decompression on the device is the next step), the
- * page table after them, and one block per page decodes (parquet.cu). */
+/* nvCOMP's batched zstd decompression, loaded at run time (dlopen) where the
+ * build found its headers: LADLE_NVCOMP_LIB names the library, else the one
+ * the build found. Without it, parquet_codecs is 0 and the executor
+ * decompresses pages on the host. */
+#ifdef LADLE_HAVE_NVCOMP
+#include <dlfcn.h>
+#include <nvcomp/zstd.h>
+
+typedef nvcompStatus_t (*zstd_temp_fn)(size_t, size_t, nvcompBatchedZstdDecompressOpts_t, size_t *,
+                                       size_t, cudaStream_t);
+typedef nvcompStatus_t (*zstd_async_fn)(const void *const *, const size_t *, const size_t *,
+                                        size_t *, size_t, void *const, size_t, void *const *,
+                                        nvcompBatchedZstdDecompressOpts_t, nvcompStatus_t *,
+                                        cudaStream_t);
+static struct {
+  pthread_once_t once;
+  zstd_temp_fn temp;
+  zstd_async_fn run;
+} nvc = {PTHREAD_ONCE_INIT, NULL, NULL};
+
+static void nvcomp_load(void) {
+  const char *path = getenv("LADLE_NVCOMP_LIB");
+  if (path != NULL && strcmp(path, "0") == 0) return;
+  void *h = dlopen(path != NULL ? path : LADLE_NVCOMP_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) h = dlopen("libnvcomp.so.6", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) return;
+  nvc.temp = (zstd_temp_fn)(uintptr_t)dlsym(h, "nvcompBatchedZstdDecompressGetTempSize");
+  nvc.run = (zstd_async_fn)(uintptr_t)dlsym(h, "nvcompBatchedZstdDecompressAsync");
+  if (nvc.temp == NULL || nvc.run == NULL) nvc.temp = NULL, nvc.run = NULL;
+}
+#endif
+
+static unsigned cuda_parquet_codecs(const ladle_kctx *ctx) {
+  LADLE_UNUSED(ctx);
+#ifdef LADLE_HAVE_NVCOMP
+  pthread_once(&nvc.once, nvcomp_load);
+  return nvc.run != NULL ? 1u << LADLE_KCODEC_ZSTD : 0;
+#else
+  return 0;
+#endif
+}
+
+/* The compressed pages of `pages` decompressed on the device: *dout (a new
+ * buffer) holds every page decompressed, and pages[] (the caller's copy) is
+ * rewritten to point there; *dstat gets nvCOMP's per-page statuses and sizes
+ * (read after the stream's next synchronisation: npz of each). */
+static ladle_status decompress_pages(const ladle_kctx *ctx, const uint8_t *dbuf, ladle_kpage *pages,
+                                     size_t npages, ladle_buffer **dout, int64_t *dbytes,
+                                     ladle_buffer **dstat, size_t *npz, ladle_error *err) {
+#ifndef LADLE_HAVE_NVCOMP
+  LADLE_UNUSED(ctx), LADLE_UNUSED(dbuf), LADLE_UNUSED(pages), LADLE_UNUSED(npages);
+  LADLE_UNUSED(dout), LADLE_UNUSED(dbytes), LADLE_UNUSED(dstat), LADLE_UNUSED(npz);
+  return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: compressed pages without nvCOMP");
+#else
+  cudaStream_t s = stream_of(ctx);
+  const ladle_allocator *a = alloc_of(ctx);
+  if (cuda_parquet_codecs(ctx) == 0)
+    return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: compressed pages without nvCOMP");
+  size_t nz = 0, nspan = 0;
+  int64_t total = 0, maxz = 0;
+  int64_t *noff = malloc(LADLE_MAX(npages, 1) * sizeof *noff);
+  if (noff == NULL) return LADLE_OOM(err, "parquet pages");
+  for (size_t i = 0; i < npages; i++) {
+    ladle_kpage *p = &pages[i];
+    if (p->codec != LADLE_KCODEC_NONE && p->codec != LADLE_KCODEC_ZSTD) {
+      free(noff);
+      return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: pages of codec %d", p->codec);
+    }
+    int64_t lv = p->codec != 0 && !p->prefixed ? p->def_len : 0, dl = p->codec ? p->len : p->size;
+    if (p->size < lv || dl < lv || p->offset < 0 || dl > ((int64_t)1 << 31)) {
+      free(noff);
+      return ladle_err_set(err, LADLE_ECORRUPT, "Parquet page %zu of the column: bad sizes", i);
+    }
+    noff[i] = ((total + lv + 7) & ~(int64_t)7) - lv; /* the values 8-aligned, as nvCOMP asks */
+    total = noff[i] + dl;
+    nz += p->codec != 0;
+    nspan += p->codec == 0 || lv > 0;
+    if (p->codec != 0) maxz = LADLE_MAX(maxz, dl - lv);
+  }
+  /* one host block: nvCOMP's arrays (pointers and sizes of each compressed
+   * page's values, in and out) and the spans copied as they are */
+  size_t zb = nz * (4 * sizeof(void *)), sb = nspan * sizeof(ldc_span);
+  uint8_t *h = malloc(LADLE_MAX(zb + sb, 1));
+  ladle_buffer *arr = NULL, *tmp = NULL;
+  ladle_status st = h != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(total, 1), dout, err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, LADLE_MAX(zb + sb, 1), &arr, err);
+  /* statuses and the sizes decompressed */
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, LADLE_MAX(nz, 1) * 16, dstat, err);
+  size_t temp = 0;
+  if (st == LADLE_OK && nz > 0 &&
+      nvc.temp(nz, (size_t)maxz, nvcompBatchedZstdDecompressDefaultOpts, &temp, (size_t)total, s) !=
+          nvcompSuccess)
+    st = ladle_err_set(err, LADLE_EDEVICE, "nvCOMP: nvcompBatchedZstdDecompressGetTempSize failed");
+  if (st == LADLE_OK && temp > 0) st = ladle_buffer_alloc(a, temp, &tmp, err);
+  if (st == LADLE_OK) {
+    uint8_t *out = (*dout)->data;
+    const void **in_p = (const void **)(void *)h;
+    size_t *in_n = (size_t *)(void *)(h + nz * sizeof(void *));
+    size_t *out_n = (size_t *)(void *)(h + 2 * nz * sizeof(void *));
+    void **out_p = (void **)(void *)(h + 3 * nz * sizeof(void *));
+    ldc_span *sp = (ldc_span *)(void *)(h + zb);
+    size_t z = 0, k = 0;
+    for (size_t i = 0; i < npages; i++) {
+      ladle_kpage *p = &pages[i];
+      int64_t lv = p->codec != 0 && !p->prefixed ? p->def_len : 0;
+      if (p->codec == 0) {
+        sp[k++] = (ldc_span){dbuf + p->offset, out + noff[i], p->size};
+      } else {
+        if (lv > 0) sp[k++] = (ldc_span){dbuf + p->offset, out + noff[i], lv};
+        in_p[z] = dbuf + p->offset + lv;
+        in_n[z] = (size_t)(p->size - lv);
+        out_n[z] = (size_t)(p->len - lv);
+        out_p[z++] = out + noff[i] + lv;
+        p->size = p->len;
+        p->codec = 0;
+      }
+      p->offset = noff[i];
+    }
+    uint8_t *d = arr->data;
+    cudaError_t e = cudaMemcpyAsync(d, h, zb + sb, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess) e = ldc_copy_spans((const ldc_span *)(d + zb), (int)nspan, s);
+    if (e != cudaSuccess) st = cu_fail(e, "a copy of Parquet pages", err);
+    nvcompStatus_t *stat = (nvcompStatus_t *)(*dstat)->data;
+    size_t *got = (size_t *)(void *)((uint8_t *)(*dstat)->data + 8 * LADLE_MAX(nz, 1));
+    if (st == LADLE_OK && nz > 0 &&
+        nvc.run((const void *const *)(void *)d, (const size_t *)(void *)(d + nz * sizeof(void *)),
+                (const size_t *)(void *)(d + 2 * nz * sizeof(void *)), got, nz,
+                tmp != NULL ? tmp->data : NULL, temp,
+                (void *const *)(void *)(d + 3 * nz * sizeof(void *)),
+                nvcompBatchedZstdDecompressDefaultOpts, stat, s) != nvcompSuccess)
+      st = ladle_err_set(err, LADLE_EDEVICE, "nvCOMP: nvcompBatchedZstdDecompressAsync failed");
+  }
+  /* the arrays are read by work queued on the stream: freed in its order */
+  ladle_buffer_release(arr);
+  ladle_buffer_release(tmp);
+  free(h);
+  free(noff);
+  *dbytes = total;
+  *npz = nz;
+  if (st != LADLE_OK) {
+    ladle_buffer_release(*dout);
+    ladle_buffer_release(*dstat);
+    *dout = *dstat = NULL;
+  }
+  return st;
+#endif
+}
+
+/* The pages' bytes go up through the staging buffers (compressed, where
+ * nvCOMP decompresses them on the device; else as the host decompressed
+ * them), the page table after them, and one block per page decodes
+ * (parquet.cu). */
 static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
                                         const ladle_kpage *pages, size_t npages, int width,
                                         ladle_dtype type, bool nullable, int64_t nrows,
@@ -1548,29 +1700,68 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
   const ladle_allocator *a = alloc_of(ctx);
   ladle_column o;
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(a, type, nrows, nullable, 0, &o, err));
-  ladle_buffer *dbuf = NULL, *dpages = NULL, *cnt = NULL;
+  ladle_buffer *dbuf = NULL, *dpages = NULL, *cnt = NULL, *dz = NULL, *zstat = NULL;
+  ladle_kpage *pg = malloc(LADLE_MAX(npages, 1) * sizeof *pg);
   unsigned long long info[2] = {0, 0}; /* nulls; the error code and page as two ints */
-  ladle_status st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(nbytes, 1), &dbuf, err);
+  size_t nz = 0;
+  bool compressed = false;
+  for (size_t i = 0; i < npages; i++) compressed = compressed || pages[i].codec != 0;
+  ladle_status st = pg != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
+  if (st == LADLE_OK) {
+    memcpy(pg, pages, npages * sizeof *pg);
+    st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(nbytes, 1), &dbuf, err);
+  }
   if (st == LADLE_OK)
     st = ladle_buffer_alloc(a, LADLE_MAX(npages, 1) * sizeof(ladle_kpage), &dpages, err);
   if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
   if (st != LADLE_OK) goto done;
   if (nbytes > 0) st = stage_copy(ctx, dbuf->data, bytes, (size_t)nbytes, 0, err);
+  const uint8_t *src = dbuf->data;
+  int64_t srcn = nbytes;
+  if (st == LADLE_OK && compressed) {
+    st = decompress_pages(ctx, dbuf->data, pg, npages, &dz, &srcn, &zstat, &nz, err);
+    if (st == LADLE_OK) src = dz->data;
+  }
   if (st != LADLE_OK) goto done;
   if (npages > 0)
-    CU_GOTO(
-        cudaMemcpyAsync(dpages->data, pages, npages * sizeof *pages, cudaMemcpyHostToDevice, s));
+    CU_GOTO(cudaMemcpyAsync(dpages->data, pg, npages * sizeof *pg, cudaMemcpyHostToDevice, s));
   CU_GOTO(cudaMemsetAsync(cnt->data, 0, 16, s));
   if (nrows > 0)
     CU_GOTO(cudaMemsetAsync(LADLE_COL_MUT(&o, uint8_t), 0, (size_t)(nrows * width), s));
   if (nullable && nrows > 0)
     CU_GOTO(cudaMemsetAsync(LADLE_COL_VALIDITY_MUT(&o), 0, (size_t)((nrows + 31) / 32 * 4), s));
-  CU_GOTO(ldc_parquet_decode(dbuf->data, nbytes, dpages->data, (int)npages, width, nullable, nrows,
+  CU_GOTO(ldc_parquet_decode(src, srcn, dpages->data, (int)npages, width, nullable, nrows,
                              LADLE_COL_MUT(&o, uint8_t),
                              nullable ? (uint32_t *)LADLE_COL_VALIDITY_MUT(&o) : NULL,
                              (unsigned long long *)cnt->data, (int *)((char *)cnt->data + 8), s));
   CU_GOTO(cudaMemcpyAsync(info, cnt->data, 16, cudaMemcpyDeviceToHost, s));
+  size_t *zh = NULL;
+  if (nz > 0) {
+    /* nvCOMP's statuses and sizes, checked before the decoder's findings
+     * (which a page that did not decompress explains) */
+    zh = malloc(nz * 16);
+    if (zh == NULL) {
+      st = LADLE_OOM(err, "parquet pages");
+      goto done;
+    }
+    CU_GOTO(cudaMemcpyAsync(zh, zstat->data, nz * 16, cudaMemcpyDeviceToHost, s));
+  }
   CU_GOTO(cudaStreamSynchronize(s));
+  for (size_t z = 0, i = 0; zh != NULL && i < npages && st == LADLE_OK; i++) {
+    if (pages[i].codec == 0) continue;
+    int stat_z;
+    memcpy(&stat_z, (char *)zh + sizeof(int) * z, sizeof stat_z); /* nvcompStatus_t: an int */
+    size_t got = zh[nz + z];
+    int64_t lv = pages[i].prefixed ? 0 : pages[i].def_len;
+    if (stat_z != 0 || (int64_t)got != pages[i].len - lv)
+      st = ladle_err_set(err, LADLE_ECORRUPT,
+                         "Parquet page %zu of the column: zstd decompression on the GPU failed "
+                         "(nvCOMP status %d, %zu bytes of %lld)",
+                         i, stat_z, got, (long long)(pages[i].len - lv));
+    z++;
+  }
+  free(zh);
+  if (st != LADLE_OK) goto done;
   int code, page;
   memcpy(&code, (char *)info + 8, 4);
   memcpy(&page, (char *)info + 12, 4);
@@ -1584,8 +1775,11 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
   else
     o.null_count = 0;
 done:
+  free(pg);
   ladle_buffer_release(dbuf);
   ladle_buffer_release(dpages);
+  ladle_buffer_release(dz);
+  ladle_buffer_release(zstat);
   return finish(st, &o, cnt, out);
 }
 
@@ -1690,6 +1884,7 @@ static const ladle_backend cuda_backend = {
      * Python tests passed on an H100 (make test-gpu) */
     .moves_lists = true,
     .parquet_decode = cuda_parquet_decode,
+    .parquet_codecs = cuda_parquet_codecs,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one); so do hash_partition
      * and range_partition (ABI 8) until it has kernels for them */

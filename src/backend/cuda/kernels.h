@@ -306,9 +306,16 @@ cudaError_t ldc_sort_perm(const ldc_sort_key *keys, int nkeys, int64_t n, int64_
 /* A Parquet page as parquet.cu reads it: backend.h's ladle_kpage, field for
  * field (backend_cuda.c checks the layouts agree). */
 typedef struct ldc_pqpage {
-  long long offset, size, row, num_values, num_nulls;
-  int def_len, kind, dict, pad;
+  long long offset, size, len, row, num_values, num_nulls;
+  int def_len, kind, dict, codec, prefixed, pad;
 } ldc_pqpage;
+/* Byte spans copied on the device, one block each (ldc_copy_spans). */
+typedef struct ldc_span {
+  const uint8_t *src;
+  uint8_t *dst;
+  long long n;
+} ldc_span;
+cudaError_t ldc_copy_spans(const ldc_span *spans, int n, cudaStream_t stream);
 enum { LDC_PQ_PLAIN = 0, LDC_PQ_DICT = 1, LDC_PQ_DICTIONARY = 2 };
 /* A flat fixed-width column from its pages in buf (device memory, nbytes):
  * out (nrows values of `width` bytes, zeroed by the caller), valid (whole

@@ -181,14 +181,30 @@ __global__ void __launch_bounds__(THREADS)
       s_bad = E_PAGE;
     else if (pg.row < 0 || pg.num_values < 0 || pg.row > nrows || pg.num_values > nrows - pg.row)
       s_bad = E_ROWS;
-    else if (pg.def_len < 0 || pg.def_len > pg.size ||
-             (nullable && pg.def_len == 0 && pg.num_values > 0))
+    else if (pg.codec != 0)
+      s_bad = E_KIND;
+    else if (pg.def_len < 0 || pg.def_len > pg.size)
       s_bad = E_LEVELS;
+    const uint8_t *base = buf + pg.offset;
+    long long size = pg.size, def_len = pg.def_len;
+    if (!s_bad && pg.prefixed) { /* a v1 page: the levels' length first */
+      if (!nullable) {
+        def_len = 0;
+      } else if (size < 4) {
+        s_bad = E_LEVELS;
+      } else {
+        def_len = (long long)base[0] | (long long)base[1] << 8 | (long long)base[2] << 16 |
+                  (long long)base[3] << 24;
+        base += 4;
+        size -= 4;
+        if (def_len > size) s_bad = E_LEVELS;
+      }
+    }
+    if (!s_bad && nullable && def_len == 0 && pg.num_values > 0) s_bad = E_LEVELS;
     if (!s_bad) {
-      const uint8_t *base = buf + pg.offset;
-      defs = Rle{base, base + pg.def_len, 1, 0, 0, 0, nullptr, 0};
-      s_vals = base + pg.def_len;
-      s_vend = base + pg.size;
+      defs = Rle{base, base + def_len, 1, 0, 0, 0, nullptr, 0};
+      s_vals = base + def_len;
+      s_vend = base + size;
       if (pg.kind == LDC_PQ_DICT) {
         if (pg.dict < 0 || pg.dict >= npages || pages[pg.dict].kind != LDC_PQ_DICTIONARY) {
           s_bad = E_DICT_PAGE;
@@ -314,7 +330,18 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+__global__ void copy_spans(const ldc_span *spans) {
+  const ldc_span sp = spans[blockIdx.x];
+  for (long long i = threadIdx.x; i < sp.n; i += blockDim.x) sp.dst[i] = sp.src[i];
+}
+
 }  // namespace
+
+extern "C" cudaError_t ldc_copy_spans(const ldc_span *spans, int n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  copy_spans<<<n, 256, 0, stream>>>(spans);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t ldc_parquet_decode(const uint8_t *buf, int64_t nbytes,
                                           const ldc_pqpage *pages, int npages, int width,
@@ -348,7 +375,7 @@ extern "C" const char *ldc_parquet_error(int code) {
     case E_NULLS:
       return "the page header's null count differs from its levels";
     case E_KIND:
-      return "unknown page kind";
+      return "unknown page kind, or a page left compressed";
     default:
       return "unknown problem";
   }

@@ -189,12 +189,16 @@ typedef struct ladle_pq_pages {
 ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
                                   ladle_pq_pages *out, ladle_error *err);
 void ladle_pq_pages_free(ladle_pq_pages *pp);
-/* Page i of pp decompressed into dst (its `len` bytes); where its definition
- * levels are in dst (*def_len 0: a required column's, or a dictionary page);
- * its values follow them. */
+/* Page i of pp decompressed into dst (its `len` bytes). */
 ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
-                                const ladle_pq_pages *pp, size_t i, uint8_t *dst, int64_t *def_off,
-                                int64_t *def_len, ladle_error *err);
+                                const ladle_pq_pages *pp, size_t i, uint8_t *dst, ladle_error *err);
+/* Whether page i's stored bytes can go to a device's decompressor as they
+ * are: a zstd page must be one frame whose walk of block headers ends where
+ * the page does and whose declared size (if any) is the page's (a device
+ * decompressor trusts its input). LADLE_ENOTSUP: decompress it on the host
+ * (several frames, another codec); LADLE_ECORRUPT: it is not zstd. */
+ladle_status ladle_pq_page_check_stored(const ladle_pq_file *f, size_t rg, size_t col,
+                                        const ladle_pq_pages *pp, size_t i, ladle_error *err);
 
 /* Writes the table's rows, its chunks as they are: a row group within one
  * chunk is a slice of it, one across chunks their slices concatenated by the

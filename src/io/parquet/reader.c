@@ -14,6 +14,10 @@
 #include <zlib.h>
 #endif
 
+#ifdef LADLE_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
 #include "parquet.h"
 
 typedef struct ctx {
@@ -2217,12 +2221,11 @@ ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
 }
 
 ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
-                                const ladle_pq_pages *pp, size_t i, uint8_t *dst, int64_t *def_off,
-                                int64_t *def_len, ladle_error *err) {
+                                const ladle_pq_pages *pp, size_t i, uint8_t *dst,
+                                ladle_error *err) {
   const ladle_pq_page *pg = &pp->pages[i];
   const ladle_pq_column *pc = &f->columns[col];
   ctx c = {f, pc, err, pg->index, rg};
-  *def_off = *def_len = 0;
   /* v2: the levels as stored, then the values (compressed or not) */
   int64_t lv = pg->type == 3 ? pg->def_len : 0;
   if (lv > 0) memcpy(dst, pg->raw, (size_t)lv);
@@ -2231,21 +2234,36 @@ ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
   if (codec == 0 || (src_len == 0 && dst_len == 0)) {
     if (src_len != dst_len) return corrupt(&c, "uncompressed page sizes differ");
     memcpy(dst + lv, pg->raw + lv, (size_t)src_len);
-  } else {
-    ladle_status st = ladle_pq_decompress(codec, pg->raw + lv, src_len, dst + lv, dst_len, err);
-    if (st != LADLE_OK)
-      return ladle_err_context(err, st, "%s: column '%s', row group %zu, page %d", f->path,
-                               pc->name, rg, pg->index);
-  }
-  if (pg->type == 2 || pc->max_def == 0) return LADLE_OK;
-  if (pg->type == 3) {
-    *def_len = lv;
     return LADLE_OK;
   }
-  /* v1: a 4-byte length, then the levels */
-  const uint8_t *start = dst, *stop = dst, *q = dst;
-  LADLE_RETURN_NOT_OK(level_block(&c, &q, dst + pg->len, "definition", &start, &stop));
-  *def_off = start - dst;
-  *def_len = stop - start;
+  ladle_status st = ladle_pq_decompress(codec, pg->raw + lv, src_len, dst + lv, dst_len, err);
+  if (st != LADLE_OK)
+    return ladle_err_context(err, st, "%s: column '%s', row group %zu, page %d", f->path, pc->name,
+                             rg, pg->index);
   return LADLE_OK;
+}
+
+ladle_status ladle_pq_page_check_stored(const ladle_pq_file *f, size_t rg, size_t col,
+                                        const ladle_pq_pages *pp, size_t i, ladle_error *err) {
+  const ladle_pq_page *pg = &pp->pages[i];
+  ctx c = {f, &f->columns[col], err, pg->index, rg};
+  int64_t lv = pg->type == 3 ? pg->def_len : 0;
+  if (!pg->compressed || pp->codec == 0) return LADLE_OK;
+#ifdef LADLE_HAVE_ZSTD
+  if (pp->codec == 6) {
+    const uint8_t *src = pg->raw + lv;
+    size_t n = (size_t)(pg->raw_len - lv);
+    size_t one = ZSTD_findFrameCompressedSize(src, n);
+    if (ZSTD_isError(one)) return corrupt(&c, "zstd: not a zstd frame");
+    if (one != n)
+      return ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': a page of several zstd frames",
+                           f->path, f->columns[col].name);
+    unsigned long long content = ZSTD_getFrameContentSize(src, n);
+    if (content == ZSTD_CONTENTSIZE_ERROR ||
+        (content != ZSTD_CONTENTSIZE_UNKNOWN && content != (unsigned long long)(pg->len - lv)))
+      return corrupt(&c, "zstd: the frame's content size differs from the page header's");
+    return LADLE_OK;
+  }
+#endif
+  return ladle_err_set(err, LADLE_ENOTSUP, "%s: codec %d", f->path, pp->codec);
 }
