@@ -7,8 +7,9 @@
 #   bash tools/make_devcarry.sh --gpu    (devcarry-gpu/: the same without DuckDB,
 #                                         plus nvCOMP for the GPU's Parquet pages)
 #
-# --gpu makes devcarry-gpu/ instead: pydeps.tar.xz without DuckDB (the GPU
-# runs need Polars and pytest only) and nvcomp.tar.xz, the headers and library
+# --gpu makes devcarry-gpu/ instead: pydeps.tar.xz without DuckDB and
+# hypothesis (the GPU runs need Polars and pytest only; with the checkout it
+# must stay under the device tool's 64 MiB) and nvcomp.tar.xz, the headers and library
 # of the PyPI wheel nvidia-libnvcomp-cu13 (about 22 MB), which
 # tools/gpu/test_gpu.sh unpacks into /tmp/nvcomp before CMake looks for it.
 # Carry it as ["devcarry-gpu"] and run CARRY=devcarry-gpu bash tools/gpu/test_gpu.sh.
@@ -38,20 +39,20 @@ trap 'rm -rf "$W"' EXIT
 $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
   --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$W/whl" \
-  "polars==$POLARS" "polars-runtime-32==$POLARS" $([ $GPU = 1 ] || echo duckdb) pytest pluggy \
-  iniconfig packaging hypothesis sortedcontainers attrs
+  "polars==$POLARS" "polars-runtime-32==$POLARS" pytest pluggy iniconfig packaging \
+  $([ $GPU = 1 ] || echo duckdb hypothesis sortedcontainers attrs)
 mkdir -p "$W/u"
 for w in "$W"/whl/*.whl; do $PY -m zipfile -e "$w" "$W/u"; done
 find "$W/u" -name __pycache__ -prune -exec rm -rf {} +
 mkdir -p $DIR
-tar -C "$W/u" -cf - . | xz -9 -T0 > $DIR/pydeps.tar.xz
+tar -C "$W/u" -cf - . | xz -9e -T0 > $DIR/pydeps.tar.xz
 if [ $GPU = 1 ]; then
   $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --platform manylinux_2_28_x86_64 -d "$W/nv" nvidia-libnvcomp-cu13
   mkdir -p "$W/nvu"
   for w in "$W"/nv/*.whl; do $PY -m zipfile -e "$w" "$W/nvu"; done
   tar -C "$W/nvu" -cf - nvidia/libnvcomp/include nvidia/libnvcomp/lib64/libnvcomp.so.6 \
-    | xz -9 -T0 > $DIR/nvcomp.tar.xz
+    | xz -9e -T0 > $DIR/nvcomp.tar.xz
 fi
 git rev-parse HEAD > $DIR/COMMIT
 grep -qx "$DIR/" .git/info/exclude 2> /dev/null || echo "$DIR/" >> .git/info/exclude
