@@ -1702,6 +1702,9 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(a, type, nrows, nullable, 0, &o, err));
   ladle_buffer *dbuf = NULL, *dpages = NULL, *cnt = NULL, *dz = NULL, *zstat = NULL;
   ladle_kpage *pg = malloc(LADLE_MAX(npages, 1) * sizeof *pg);
+  /* LADLE_TRACE=2: each step's time on the stream (events), and its rate */
+  bool trace = ladle_trace_level() >= 2;
+  cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
   unsigned long long info[2] = {0, 0}; /* nulls; the error code and page as two ints */
   size_t nz = 0;
   bool compressed = false;
@@ -1715,13 +1718,18 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
     st = ladle_buffer_alloc(a, LADLE_MAX(npages, 1) * sizeof(ladle_kpage), &dpages, err);
   if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
   if (st != LADLE_OK) goto done;
+  for (int k = 0; trace && k < 4; k++)
+    if (cudaEventCreate(&ev[k]) != cudaSuccess) trace = false;
+  double t_up = trace ? ladle_clock_ms() : 0;
   if (nbytes > 0) st = stage_copy(ctx, dbuf->data, bytes, (size_t)nbytes, 0, err);
+  if (trace) cudaStreamSynchronize(s), t_up = ladle_clock_ms() - t_up, cudaEventRecord(ev[0], s);
   const uint8_t *src = dbuf->data;
   int64_t srcn = nbytes;
   if (st == LADLE_OK && compressed) {
     st = decompress_pages(ctx, dbuf->data, pg, npages, &dz, &srcn, &zstat, &nz, err);
     if (st == LADLE_OK) src = dz->data;
   }
+  if (trace) cudaEventRecord(ev[1], s);
   if (st != LADLE_OK) goto done;
   if (npages > 0)
     CU_GOTO(cudaMemcpyAsync(dpages->data, pg, npages * sizeof *pg, cudaMemcpyHostToDevice, s));
@@ -1734,6 +1742,7 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
                              LADLE_COL_MUT(&o, uint8_t),
                              nullable ? (uint32_t *)LADLE_COL_VALIDITY_MUT(&o) : NULL,
                              (unsigned long long *)cnt->data, (int *)((char *)cnt->data + 8), s));
+  if (trace) cudaEventRecord(ev[2], s);
   CU_GOTO(cudaMemcpyAsync(info, cnt->data, 16, cudaMemcpyDeviceToHost, s));
   size_t *zh = NULL;
   if (nz > 0) {
@@ -1747,6 +1756,18 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
     CU_GOTO(cudaMemcpyAsync(zh, zstat->data, nz * 16, cudaMemcpyDeviceToHost, s));
   }
   CU_GOTO(cudaStreamSynchronize(s));
+  if (trace) {
+    float dz_ms = 0, dec_ms = 0;
+    cudaEventElapsedTime(&dz_ms, ev[0], ev[1]);
+    cudaEventElapsedTime(&dec_ms, ev[1], ev[2]);
+    double outb = (double)nrows * width;
+    fprintf(stderr,
+            "ladle:     . parquet on cuda: %zu pages; %.1f MB up in %.2f ms (%.1f GB/s); "
+            "%zu decompressed to %.1f MB in %.2f ms; %lld rows decoded (%.1f MB out) in %.2f ms "
+            "(%.1f GB/s of output)\n",
+            npages, nbytes / 1e6, t_up, nbytes / 1e6 / LADLE_MAX(t_up, 1e-3), nz, srcn / 1e6, dz_ms,
+            (long long)nrows, outb / 1e6, dec_ms, outb / 1e6 / LADLE_MAX(dec_ms, 1e-3));
+  }
   for (size_t z = 0, i = 0; zh != NULL && i < npages && st == LADLE_OK; i++) {
     if (pages[i].codec == 0) continue;
     int stat_z;
@@ -1775,6 +1796,8 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
   else
     o.null_count = 0;
 done:
+  for (int k = 0; k < 4; k++)
+    if (ev[k] != NULL) cudaEventDestroy(ev[k]);
   free(pg);
   ladle_buffer_release(dbuf);
   ladle_buffer_release(dpages);
