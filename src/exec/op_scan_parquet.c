@@ -1036,23 +1036,34 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
         rows, t0);
   }
   if (rc == LADLE_ECORRUPT) {
-    /* the host's reader names the file, row group and page where it can */
+    /* the host's reader names the file, row group and page where it can; where
+     * it reads every chunk (a page the device's decompressor would not take),
+     * its columns go up instead */
     ladle_error e2;
-    for (size_t u = 0; u < nu; u++) {
-      ladle_column c;
-      size_t f = d->uf[u];
-      ladle_status r2 =
-          ladle_pq_read_chunk(s->files[f], d->ur[u], s->col_index[f * s->ncols + k], &c, &e2);
-      if (r2 != LADLE_OK) {
-        *err = e2;
-        rc = r2;
-        break;
-      }
-      ladle_column_release(&c);
+    ladle_column *pieces = calloc(LADLE_MAX(nu, 1), sizeof *pieces);
+    ladle_status r2 = pieces != NULL ? LADLE_OK : LADLE_OOM(&e2, "parquet scan");
+    size_t got = 0;
+    for (; r2 == LADLE_OK && got < nu; got++) {
+      size_t f = d->uf[got];
+      r2 = ladle_pq_read_chunk(s->files[f], d->ur[got], s->col_index[f * s->ncols + k],
+                               &pieces[got], &e2);
+      if (r2 != LADLE_OK) break;
     }
-    if (rc == LADLE_ECORRUPT)
-      rc =
-          ladle_err_context(err, rc, "%s: column '%s' (decoded on the device)", f0->path, pc->name);
+    if (r2 == LADLE_OK) {
+      if (ladle_trace_level() >= 1)
+        fprintf(stderr, "ladle: column '%s' read on the host after the device's decoder: %s\n",
+                pc->name, err->message);
+      ladle_column all;
+      r2 = ladle_column_concat(pieces, nu, &all, &e2);
+      if (r2 == LADLE_OK) {
+        r2 = st->be->to_device(&st->k, &all, out, &e2);
+        ladle_column_release(&all);
+      }
+    }
+    for (size_t u = 0; pieces != NULL && u < got; u++) ladle_column_release(&pieces[u]);
+    free(pieces);
+    rc = r2;
+    if (rc != LADLE_OK) *err = e2;
   }
   free(buf);
   free(kp);
