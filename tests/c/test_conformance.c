@@ -2678,6 +2678,7 @@ typedef struct pbuf {
 } pbuf;
 
 static void pb_put(pbuf *b, const void *src, int64_t n) {
+  if (n <= 0) return;
   if (b->n + n > b->cap) {
     b->cap = (b->n + n) * 2 + 64;
     b->p = realloc(b->p, (size_t)b->cap);
