@@ -857,7 +857,9 @@ ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_
     int max_def = -1;
     for (size_t f = 0; ok && f < s->nfiles; f++) {
       size_t col = s->col_index[f * nc + k];
-      ok = col != SIZE_MAX && ladle_pq_column_raw_width(&s->files[f]->columns[col]) > 0 &&
+      ok = col != SIZE_MAX &&
+           (ladle_pq_column_raw_width(&s->files[f]->columns[col]) > 0 ||
+            ladle_pq_column_dict_strings(&s->files[f]->columns[col])) &&
            (max_def < 0 || max_def == s->files[f]->columns[col].max_def);
       if (ok) max_def = s->files[f]->columns[col].max_def;
     }
@@ -912,6 +914,7 @@ typedef struct fill_job {
   const exec_pq_device *d;
   size_t k;
   bool stored;       /* pages go as stored (the backend decompresses them) */
+  bool strings;      /* a String column: dictionaries parsed here */
   size_t *first;     /* per unit: its first page in kp */
   int64_t *rowstart; /* per unit: its first row */
   ladle_kpage *kp;
@@ -921,7 +924,12 @@ typedef struct fill_job {
 /* The bytes page pg takes in the buffer, and where they start after `at`:
  * 8-aligned, and stored compressed values 8-aligned after a v2 page's levels
  * (a device decompressor's alignment). */
-static int64_t page_place(const ladle_pq_page *pg, bool stored, int64_t at, int64_t *bytes) {
+static int64_t page_place(const ladle_pq_page *pg, bool stored, bool strings, int64_t at,
+                          int64_t *bytes) {
+  if (strings && pg->type == 2) { /* parsed here: offsets, then the entries */
+    *bytes = ladle_pq_dict_strings_bytes(pg);
+    return (at + 7) & ~(int64_t)7;
+  }
   bool raw = stored && pg->compressed;
   int64_t lv = raw && pg->type == 3 ? pg->def_len : 0;
   *bytes = raw ? pg->raw_len : pg->len;
@@ -941,7 +949,12 @@ static ladle_status fill_task(void *vctx, size_t u, ladle_error *err) {
     const ladle_pq_page *pg = &pp->pages[i];
     ladle_kpage *kp = &j->kp[j->first[u] + i];
     bool raw = j->stored && pg->compressed && pp->codec != 0;
-    if (raw) {
+    if (j->strings && pg->type == 2) {
+      int64_t used;
+      LADLE_RETURN_NOT_OK(
+          ladle_pq_dict_strings_read(file, d->ur[u], col, pp, i, j->buf + kp->offset, &used, err));
+      kp->size = used;
+    } else if (raw) {
       LADLE_RETURN_NOT_OK(ladle_pq_page_check_stored(file, d->ur[u], col, pp, i, err));
       memcpy(j->buf + kp->offset, pg->raw, (size_t)pg->raw_len);
       kp->size = pg->raw_len;
@@ -984,6 +997,7 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
   }
   /* pages as stored where the backend decompresses every chunk's codec */
   unsigned codecs = st->be->parquet_codecs != NULL ? st->be->parquet_codecs(&st->k) : 0;
+  bool strings = ladle_type_is_varlen(d->scan->lp->schema.types[k].id);
   bool stored = codecs != 0;
   int64_t rows = 0;
   for (size_t u = 0; u < nu; u++) {
@@ -999,12 +1013,13 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
   for (size_t u = 0; kp != NULL && u < nu; u++)
     for (size_t i = 0; i < d->pages[k][u].n; i++) {
       int64_t bytes;
-      kp[first[u] + i].offset = total = page_place(&d->pages[k][u].pages[i], stored, total, &bytes);
+      kp[first[u] + i].offset = total =
+          page_place(&d->pages[k][u].pages[i], stored, strings, total, &bytes);
       total += bytes;
     }
   uint8_t *buf = kp != NULL ? malloc((size_t)LADLE_MAX(total, 1)) : NULL;
   ladle_status rc = buf != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
-  fill_job j = {st, d, k, stored, first, rowstart, kp, buf};
+  fill_job j = {st, d, k, stored, strings, first, rowstart, kp, buf};
   if (rc == LADLE_OK) rc = ladle_pool_run(st->k.pool, nu, fill_task, &j, err);
   if (rc == LADLE_ENOTSUP && stored) {
     /* a page the device's decompressor does not take (several zstd frames):
@@ -1016,7 +1031,7 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
       for (size_t i = 0; i < d->pages[k][u].n; i++) {
         int64_t bytes;
         kp[first[u] + i].offset = total =
-            page_place(&d->pages[k][u].pages[i], false, total, &bytes);
+            page_place(&d->pages[k][u].pages[i], false, strings, total, &bytes);
         total += bytes;
       }
     buf = malloc((size_t)LADLE_MAX(total, 1));
@@ -1029,13 +1044,15 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
   const ladle_pq_column *pc = &f0->columns[s->col_index[d->uf[0] * s->ncols + k]];
   if (rc == LADLE_OK) {
     double t0 = LADLE_PHASE_START();
-    rc = st->be->parquet_decode(&st->k, buf, total, kp, np, ladle_pq_column_raw_width(pc),
+    rc = st->be->parquet_decode(&st->k, buf, total, kp, np,
+                                strings ? 0 : ladle_pq_column_raw_width(pc),
                                 d->scan->lp->schema.types[k], pc->max_def > 0, rows, out, err);
     LADLE_PHASE_END(
         j.stored ? "parquet decompress and decode on the device" : "parquet decode on the device",
         rows, t0);
   }
-  if (rc == LADLE_ECORRUPT) {
+  if (rc == LADLE_ECORRUPT || rc == LADLE_ENOTSUP) {
+    /* (ENOTSUP: the backend does not decode this column after all) */
     /* the host's reader names the file, row group and page where it can; where
      * it reads every chunk (a page the device's decompressor would not take),
      * its columns go up instead */

@@ -2920,6 +2920,191 @@ static void check_parquet(suite *s) {
       }
 }
 
+/* parquet_decode of a String column (width 0): dictionary pages as the
+ * caller parses them (Int64 offsets from 0, then the bytes), DICT data pages
+ * with levels or none, as v2 pages, v1 pages and (where the backend takes
+ * zstd) compressed; and a dictionary whose offsets run past its page. */
+static void check_parquet_strings(suite *s) {
+  if (s->be->parquet_decode == NULL) return;
+  int64_t len[16], nl = lengths(s, len);
+  ladle_dtype t = ladle_dtype_make(LADLE_TYPE_STRING);
+  bool zstd =
+      s->be->parquet_codecs != NULL && (s->be->parquet_codecs(&s->ctx) >> LADLE_KCODEC_ZSTD & 1);
+  for (int64_t li = 0; li < nl; li++)
+    for (int nullable = 0; nullable < 2; nullable++) {
+      int64_t n = LADLE_MIN(len[li], 200003);
+      uint32_t *lv = malloc((size_t)LADLE_MAX(n, 1) * 4), *ix = malloc((size_t)LADLE_MAX(n, 1) * 4);
+      uint32_t *rowent = malloc((size_t)LADLE_MAX(n, 1) * 4);
+      ladle_kpage *pg = calloc((size_t)(2 * n + 8), sizeof *pg);
+      char ***ents = NULL; /* each row group's dictionary entries, freed at the end */
+      int *dns = NULL, nrg = 0;
+      pbuf b = {NULL, 0, 0};
+      size_t np = 0;
+      /* the rows' strings, kept to build the reference */
+      char **want_s = calloc((size_t)LADLE_MAX(n, 1), sizeof *want_s);
+      for (int64_t row = 0, page = 0; row < n; page++) {
+        int64_t rg_want = 1 + (int64_t)(test_rand() % 50000), rg_rows = LADLE_MIN(n - row, rg_want);
+        int dn = 1 + (int)(test_rand() % (page % 2 ? 3 : 900));
+        int bw = 0;
+        while ((1 << bw) < dn) bw++;
+        /* the dictionary: offsets, then the entries (some empty, some long) */
+        while (b.n % 8) pb_put(&b, "", 1);
+        int32_t dpage = (int32_t)np;
+        int64_t doff0 = b.n, at = 0;
+        char **ent = malloc((size_t)dn * sizeof *ent);
+        int64_t *off = malloc((size_t)(dn + 1) * 8);
+        off[0] = 0;
+        for (int k = 0; k < dn; k++) {
+          int l = k % 7 == 3 ? 0 : (int)(test_rand() % (k % 11 == 5 ? 300 : 12));
+          ent[k] = malloc((size_t)l + 1);
+          for (int c = 0; c < l; c++) ent[k][c] = (char)('a' + test_rand() % 26);
+          ent[k][l] = 0;
+          at += l;
+          off[k + 1] = at;
+        }
+        pb_put(&b, off, (int64_t)(dn + 1) * 8);
+        for (int k = 0; k < dn; k++) pb_put(&b, ent[k], (int64_t)strlen(ent[k]));
+        pg[np++] = (ladle_kpage){.offset = doff0,
+                                 .size = b.n - doff0,
+                                 .num_values = dn,
+                                 .num_nulls = -1,
+                                 .kind = LADLE_KPAGE_DICTIONARY,
+                                 .dict = -1};
+        for (int64_t end = row + rg_rows; row < end;) {
+          int64_t m_want = 1 + (int64_t)(test_rand() % 20000), m = LADLE_MIN(end - row, m_want);
+          int64_t present = 0;
+          for (int64_t i = 0; i < m; i++) {
+            lv[i] = nullable ? (test_rand() % 5 == 0 ? 0 : 1) : 1;
+            if (lv[i] == 0) {
+              rowent[row + i] = UINT32_MAX;
+              continue;
+            }
+            uint32_t k =
+                (uint32_t)((i / 32) % 2 ? (i / 32) % (uint64_t)dn : test_rand() % (uint64_t)dn);
+            ix[present++] = k;
+            rowent[row + i] = k;
+            want_s[row + i] = ent[k];
+          }
+          while (b.n % 8) pb_put(&b, "", 1);
+          int64_t start = b.n;
+          if (nullable) pb_hybrid(&b, lv, m, 1);
+          int32_t def_len = (int32_t)(b.n - start);
+          uint8_t x = (uint8_t)bw;
+          pb_put(&b, &x, 1);
+          pb_hybrid(&b, ix, present, bw);
+          pg[np++] = (ladle_kpage){.offset = start,
+                                   .size = b.n - start,
+                                   .row = row,
+                                   .num_values = m,
+                                   .num_nulls = -1,
+                                   .def_len = def_len,
+                                   .kind = LADLE_KPAGE_DICT,
+                                   .dict = dpage};
+          row += m;
+        }
+        free(off);
+        ents = realloc(ents, sizeof *ents * (size_t)(nrg + 1));
+        dns = realloc(dns, sizeof *dns * (size_t)(nrg + 1));
+        ents[nrg] = ent;
+        dns[nrg++] = dn;
+      }
+      /* the reference column */
+      int64_t total = 0;
+      for (int64_t r = 0; r < n; r++)
+        total += rowent[r] != UINT32_MAX ? (int64_t)strlen(want_s[r]) : 0;
+      ladle_column want;
+      if (ladle_column_alloc(t, n, nullable, total, &want, &err_) != LADLE_OK) {
+        failures_++;
+        return;
+      }
+      int64_t *wo = LADLE_COL_MUT(&want, int64_t);
+      wo[0] = 0;
+      for (int64_t r = 0; r < n; r++) {
+        bool v = rowent[r] != UINT32_MAX;
+        int64_t l = v ? (int64_t)strlen(want_s[r]) : 0;
+        if (l > 0) memcpy(LADLE_COL_CHARS_MUT(&want) + wo[r], want_s[r], (size_t)l);
+        wo[r + 1] = wo[r] + l;
+        if (nullable) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&want), r, v);
+      }
+      if (nullable) ladle_column_finish_nulls(&want);
+      for (int form = 0; form <= 2; form++) {
+        if (form == 2 && !zstd) break;
+        pbuf b2 = {NULL, 0, 0};
+        ladle_kpage *p2 = malloc(LADLE_MAX(np, 1) * sizeof *p2);
+        for (size_t i = 0; i < np; i++) {
+          ladle_kpage q = pg[i];
+          pbuf page = {NULL, 0, 0};
+          bool v1 = q.kind == LADLE_KPAGE_DICT && form >= 1 && i % 2 == 1;
+          if (v1) {
+            uint32_t l = (uint32_t)q.def_len;
+            if (nullable) pb_put(&page, &l, 4);
+            q.prefixed = 1;
+            q.def_len = 0;
+          }
+          pb_put(&page, b.p + pg[i].offset, pg[i].size);
+          while (b2.n % 8) pb_put(&b2, "", 1);
+          q.offset = b2.n;
+#ifdef LADLE_HAVE_ZSTD
+          if (form == 2 && q.kind == LADLE_KPAGE_DICT) {
+            int64_t lvn = v1 ? 0 : q.def_len;
+            size_t cap = ZSTD_compressBound((size_t)(page.n - lvn));
+            uint8_t *z = malloc(cap + 1);
+            size_t zn = ZSTD_compress(z, cap, page.p + lvn, (size_t)(page.n - lvn), 1);
+            pb_put(&b2, page.p, lvn);
+            pb_put(&b2, z, (int64_t)zn);
+            free(z);
+            q.len = page.n;
+            q.size = lvn + (int64_t)zn;
+            q.codec = LADLE_KCODEC_ZSTD;
+          } else
+#endif
+          {
+            pb_put(&b2, page.p, page.n);
+            q.size = page.n;
+          }
+          free(page.p);
+          p2[i] = q;
+        }
+        char what[128];
+        snprintf(what, sizeof what, "parquet_decode of strings [%lld] nullable=%d form=%d",
+                 (long long)n, nullable, form);
+        ladle_column d;
+        if (ran(s, s->be->parquet_decode(&s->ctx, b2.p, b2.n, p2, np, 0, t, nullable, n, &d, &err_),
+                what)) {
+          same_down(s, &d, &want, what);
+          ladle_column_release(&d);
+        }
+        if (form == 0 && np > 1) { /* a dictionary offset past its page */
+          int64_t *o0 = (int64_t *)(void *)(b2.p + p2[0].offset);
+          o0[p2[0].num_values] = p2[0].size;
+          ladle_status st =
+              s->be->parquet_decode(&s->ctx, b2.p, b2.n, p2, np, 0, t, nullable, n, &d, &err_);
+          if (st == LADLE_OK) ladle_column_release(&d);
+          if (st != LADLE_ECORRUPT) {
+            fprintf(stderr, "  [%s] %s, a bad dictionary: %s\n", s->be->name, what,
+                    ladle_status_name(st));
+            failures_++;
+          }
+        }
+        free(b2.p);
+        free(p2);
+      }
+      ladle_column_release(&want);
+      for (int g = 0; g < nrg; g++) {
+        for (int k = 0; k < dns[g]; k++) free(ents[g][k]);
+        free(ents[g]);
+      }
+      free(ents);
+      free(dns);
+      free(b.p);
+      free(pg);
+      free(lv);
+      free(ix);
+      free(rowent);
+      free(want_s);
+    }
+}
+
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
@@ -2947,6 +3132,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_join_probe(s);
   check_strings(s);
   check_parquet(s);
+  check_parquet_strings(s);
   check_hash_partition(s);
   check_range_partition(s);
   check_partition_errors(s);

@@ -94,6 +94,11 @@ typedef struct pq_job {
   const uint8_t **dicts; /* per page: a dictionary page's entries (decompressed), else NULL */
   int64_t *dict_size;
   uint8_t **dict_held;
+  /* strings (width 0): per row its entry (UINT32_MAX: null) and length, and
+   * whether it is present; the dictionaries' entries as offsets and bytes */
+  uint32_t *ix;
+  int64_t *lens;
+  uint8_t *present;
 } pq_job;
 
 static ladle_status bad(ladle_error *err, size_t page, const char *what) {
@@ -176,7 +181,8 @@ static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *
       return bad(err, i, "no dictionary page");
     const ladle_kpage *d = &j->pages[pg->dict];
     dict = j->dicts[pg->dict];
-    if (dict == NULL || d->num_values < 0 || d->num_values > j->dict_size[pg->dict] / w)
+    /* (strings: checked when the entry read the dictionaries) */
+    if (dict == NULL || d->num_values < 0 || (w > 0 && d->num_values > j->dict_size[pg->dict] / w))
       return bad(err, i, "dictionary entries run past the dictionary page");
     dict_n = d->num_values;
     if (n > 0 && vals >= vend) return bad(err, i, "no dictionary indices");
@@ -184,7 +190,8 @@ static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *
     if (bw > 32) return bad(err, i, "bad dictionary index bit width");
     idx = (rle_stream){vals + (n > 0), vend, bw, 0, false, 0, NULL, 0, 0};
   }
-  uint8_t *o = j->out + pg->row * w;
+  if (w == 0 && pg->kind != LADLE_KPAGE_DICT) return bad(err, i, "PLAIN strings");
+  uint8_t *o = w > 0 ? j->out + pg->row * w : NULL;
   int64_t vi = 0, nulls = 0;
   for (int64_t r = 0; r < n; r++) {
     bool present = true;
@@ -193,6 +200,13 @@ static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *
       if (!rle_next(&defs, &lv)) return bad(err, i, "bad definition levels (RLE/bit-packed data)");
       if (lv > 1) return bad(err, i, "definition level above the schema's maximum");
       present = lv == 1;
+    }
+    if (!present && w == 0) {
+      j->ix[pg->row + r] = UINT32_MAX;
+      j->lens[pg->row + r] = 0;
+      j->present[pg->row + r] = 0;
+      nulls++;
+      continue;
     }
     if (!present) {
       /* the bitmap came all valid; pages share the bytes at their edges */
@@ -209,7 +223,14 @@ static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *
       uint32_t k;
       if (!rle_next(&idx, &k)) return bad(err, i, "bad dictionary indices (RLE/bit-packed data)");
       if ((int64_t)k >= dict_n) return bad(err, i, "dictionary index out of range");
-      memcpy(o + r * w, dict + (int64_t)k * w, (size_t)w);
+      if (w == 0) {
+        const int64_t *doff = (const int64_t *)(const void *)dict;
+        j->ix[pg->row + r] = k;
+        j->lens[pg->row + r] = doff[k + 1] - doff[k];
+        j->present[pg->row + r] = 1;
+      } else {
+        memcpy(o + r * w, dict + (int64_t)k * w, (size_t)w);
+      }
     }
     vi++;
   }
@@ -223,11 +244,113 @@ static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *
   return LADLE_OK;
 }
 
+/* A String column's dictionaries (offsets from 0, then the entries' bytes)
+ * checked: the offsets rise and stay inside the page. */
+static ladle_status check_dict_strings(const pq_job *j, size_t i, ladle_error *err) {
+  const ladle_kpage *d = &j->pages[i];
+  int64_t n = d->num_values, size = j->dict_size[i];
+  if (n < 0 || n > (size - 8) / 8) return bad(err, i, "dictionary offsets run past the page");
+  const int64_t *off = (const int64_t *)(const void *)j->dicts[i];
+  if (((uintptr_t)off & 7) != 0) return bad(err, i, "a misaligned dictionary");
+  int64_t room = size - (n + 1) * 8;
+  if (off[0] != 0) return bad(err, i, "dictionary offsets do not start at 0");
+  for (int64_t k = 0; k < n; k++)
+    if (off[k + 1] < off[k] || off[k + 1] > room) return bad(err, i, "bad dictionary offsets");
+  return LADLE_OK;
+}
+
+typedef struct chars_job {
+  const pq_job *j;
+  const int64_t *offsets;
+  uint8_t *chars;
+} chars_job;
+
+static ladle_status chars_task(void *vctx, size_t i, ladle_error *err) {
+  LADLE_UNUSED(err);
+  const chars_job *c = vctx;
+  const ladle_kpage *pg = &c->j->pages[i];
+  if (pg->kind == LADLE_KPAGE_DICTIONARY) return LADLE_OK;
+  const uint8_t *dict = c->j->dicts[pg->dict];
+  const int64_t *doff = (const int64_t *)(const void *)dict;
+  const uint8_t *dchars = dict + (c->j->pages[pg->dict].num_values + 1) * 8;
+  for (int64_t r = pg->row; r < pg->row + pg->num_values; r++) {
+    uint32_t k = c->j->ix[r];
+    if (k != UINT32_MAX)
+      memcpy(c->chars + c->offsets[r], dchars + doff[k], (size_t)(doff[k + 1] - doff[k]));
+  }
+  return LADLE_OK;
+}
+
+/* width 0: a String column from dictionary pages (their entries parsed by
+ * the caller) and DICT data pages: the rows' entries and lengths first, the
+ * offsets from them, then the bytes. */
+static ladle_status decode_strings(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
+                                   const ladle_kpage *pages, size_t npages, bool nullable,
+                                   int64_t nrows, ladle_column *out, ladle_error *err) {
+  if (nrows < 0 || nbytes < 0) return ladle_err_set(err, LADLE_EINVAL, "parquet_decode: sizes");
+  pq_job j;
+  memset(&j, 0, sizeof j);
+  j.bytes = bytes;
+  j.nbytes = nbytes;
+  j.pages = pages;
+  j.npages = npages;
+  j.nullable = nullable;
+  j.nrows = nrows;
+  j.dicts = calloc(LADLE_MAX(npages, 1), sizeof *j.dicts);
+  j.dict_size = calloc(LADLE_MAX(npages, 1), sizeof *j.dict_size);
+  j.dict_held = calloc(LADLE_MAX(npages, 1), sizeof *j.dict_held);
+  j.ix = malloc((size_t)LADLE_MAX(nrows, 1) * sizeof *j.ix);
+  j.lens = calloc((size_t)LADLE_MAX(nrows, 1), sizeof *j.lens);
+  j.present = calloc((size_t)LADLE_MAX(nrows, 1), 1);
+  ladle_status st = j.dicts && j.dict_size && j.dict_held && j.ix && j.lens && j.present
+                        ? LADLE_OK
+                        : LADLE_OOM(err, "parquet pages");
+  for (int64_t r = 0; st == LADLE_OK && r < nrows; r++) j.ix[r] = UINT32_MAX;
+  for (size_t i = 0; st == LADLE_OK && i < npages; i++)
+    if (pages[i].kind == LADLE_KPAGE_DICTIONARY) {
+      st = page_bytes(&j, i, &j.dicts[i], &j.dict_size[i], &j.dict_held[i], err);
+      if (st == LADLE_OK) st = check_dict_strings(&j, i, err);
+    }
+  if (st == LADLE_OK) st = ladle_pool_run(ctx->pool, npages, page_task, &j, err);
+  int64_t total = 0;
+  for (int64_t r = 0; st == LADLE_OK && r < nrows; r++) total += j.lens[r];
+  ladle_column o;
+  memset(&o, 0, sizeof o);
+  if (st == LADLE_OK)
+    st = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), nrows, nullable, total, &o, err);
+  if (st == LADLE_OK) {
+    int64_t *offsets = LADLE_COL_MUT(&o, int64_t);
+    offsets[0] = 0;
+    for (int64_t r = 0; r < nrows; r++) {
+      offsets[r + 1] = offsets[r] + j.lens[r];
+      if (nullable) ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), r, j.present[r]);
+    }
+    chars_job c = {&j, offsets, (uint8_t *)(uintptr_t)o.chars};
+    st = ladle_pool_run(ctx->pool, npages, chars_task, &c, err);
+    if (nullable) ladle_column_finish_nulls(&o);
+  }
+  for (size_t i = 0; j.dict_held != NULL && i < npages; i++) free(j.dict_held[i]);
+  free(j.dicts);
+  free(j.dict_size);
+  free(j.dict_held);
+  free(j.ix);
+  free(j.lens);
+  free(j.present);
+  if (st != LADLE_OK) {
+    ladle_column_release(&o);
+    return st;
+  }
+  *out = o;
+  return LADLE_OK;
+}
+
 ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
                                       const ladle_kpage *pages, size_t npages, int width,
                                       ladle_dtype type, bool nullable, int64_t nrows,
                                       ladle_column *out, ladle_error *err) {
   memset(out, 0, sizeof *out);
+  if (width == 0 && type.id == LADLE_TYPE_STRING)
+    return decode_strings(ctx, bytes, nbytes, pages, npages, nullable, nrows, out, err);
   if ((width != 4 && width != 8) || ladle_type_width(type.id) != (size_t)width)
     return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: %d-byte values into %s", width,
                          ladle_dtype_name(type, NULL, 0));
@@ -247,6 +370,9 @@ ladle_status ladle_cpu_parquet_decode(const ladle_kctx *ctx, const uint8_t *byte
               LADLE_COL_MUT(&o, uint8_t),
               nullable ? LADLE_COL_VALIDITY_MUT(&o) : NULL,
               0,
+              NULL,
+              NULL,
+              NULL,
               NULL,
               NULL,
               NULL};

@@ -1681,42 +1681,85 @@ static ladle_status decompress_pages(const ladle_kctx *ctx, const uint8_t *dbuf,
 #endif
 }
 
+/* A String column's dictionary pages (offsets from 0, then the entries'
+ * bytes, parsed by the caller on the host and never compressed) checked here,
+ * before the device trusts them: offsets rising and inside the page. */
+static ladle_status check_dict_strings(const uint8_t *bytes, int64_t nbytes,
+                                       const ladle_kpage *pages, size_t npages, ladle_error *err) {
+  for (size_t i = 0; i < npages; i++) {
+    const ladle_kpage *d = &pages[i];
+    if (d->kind != LADLE_KPAGE_DICTIONARY) continue;
+    int64_t n = d->num_values;
+    bool ok = d->codec == 0 && d->offset >= 0 && d->size >= 8 && d->offset <= nbytes &&
+              d->size <= nbytes - d->offset && (d->offset & 7) == 0 && n >= 0 &&
+              n <= d->size / 8 - 1;
+    const int64_t *off = ok ? (const int64_t *)(const void *)(bytes + d->offset) : NULL;
+    int64_t room = ok ? d->size - (n + 1) * 8 : 0;
+    ok = ok && off[0] == 0;
+    for (int64_t k = 0; ok && k < n; k++) ok = off[k + 1] >= off[k] && off[k + 1] <= room;
+    if (!ok)
+      return ladle_err_set(err, LADLE_ECORRUPT,
+                           "Parquet page %zu of the column: bad dictionary of strings", i);
+  }
+  return LADLE_OK;
+}
+
 /* The pages' bytes go up through the staging buffers (compressed, where
  * nvCOMP decompresses them on the device; else as the host decompressed
  * them), the page table after them, and one block per page decodes
- * (parquet.cu). */
+ * (parquet.cu). A String column (width 0) takes two more steps: its rows'
+ * lengths summed into offsets, then the bytes copied. */
 static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *bytes, int64_t nbytes,
                                         const ladle_kpage *pages, size_t npages, int width,
                                         ladle_dtype type, bool nullable, int64_t nrows,
                                         ladle_column *out, ladle_error *err) {
   memset(out, 0, sizeof *out);
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
-  if ((width != 4 && width != 8) || ladle_type_width(type.id) != (size_t)width)
+  bool strings = width == 0 && type.id == LADLE_TYPE_STRING;
+  if (!strings && ((width != 4 && width != 8) || ladle_type_width(type.id) != (size_t)width))
     return ladle_err_set(err, LADLE_ENOTSUP, "parquet_decode: %d-byte values into %s", width,
                          ladle_dtype_name(type, NULL, 0));
   if (nrows < 0 || nbytes < 0 || npages > (size_t)INT32_MAX)
     return ladle_err_set(err, LADLE_EINVAL, "parquet_decode: sizes");
+  if (strings) LADLE_RETURN_NOT_OK(check_dict_strings(bytes, nbytes, pages, npages, err));
   cudaStream_t s = stream_of(ctx);
   const ladle_allocator *a = alloc_of(ctx);
+  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
   ladle_column o;
-  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(a, type, nrows, nullable, 0, &o, err));
+  memset(&o, 0, sizeof o);
   ladle_buffer *dbuf = NULL, *dpages = NULL, *cnt = NULL, *dz = NULL, *zstat = NULL;
+  ladle_buffer *ixb = NULL, *lensb = NULL; /* strings: rows' entries and lengths */
   ladle_kpage *pg = malloc(LADLE_MAX(npages, 1) * sizeof *pg);
   /* LADLE_TRACE=2: each step's time on the stream (events), and its rate */
   bool trace = ladle_trace_level() >= 2;
   cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
-  unsigned long long info[2] = {0, 0}; /* nulls; the error code and page as two ints */
+  unsigned long long info[3] = {0, 0, 0}; /* nulls; the error code and page; strings' bytes */
   size_t nz = 0;
+  size_t *zh = NULL;
   bool compressed = false;
   for (size_t i = 0; i < npages; i++) compressed = compressed || pages[i].codec != 0;
   ladle_status st = pg != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
+  if (st == LADLE_OK && !strings)
+    st = ladle_column_alloc_with(a, type, nrows, nullable, 0, &o, err);
+  if (st == LADLE_OK && strings) {
+    o.type = type;
+    o.length = nrows;
+    if (nullable) st = ladle_buffer_alloc(a, (size_t)(nrows + 31) / 32 * 4, &o.owners[0], err);
+    if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(nrows + 1) * 8, &o.owners[1], err);
+    if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(nrows, 1) * 4, &ixb, err);
+    if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)(nrows + 1) * 8, &lensb, err);
+    if (st == LADLE_OK) {
+      o.validity = nullable ? o.owners[0]->data : NULL;
+      o.values = o.owners[1]->data;
+    }
+  }
   if (st == LADLE_OK) {
     memcpy(pg, pages, npages * sizeof *pg);
     st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(nbytes, 1), &dbuf, err);
   }
   if (st == LADLE_OK)
     st = ladle_buffer_alloc(a, LADLE_MAX(npages, 1) * sizeof(ladle_kpage), &dpages, err);
-  if (st == LADLE_OK) st = scalar_scratch(ctx, &cnt, err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, 32, &cnt, err);
   if (st != LADLE_OK) goto done;
   for (int k = 0; trace && k < 4; k++)
     if (cudaEventCreate(&ev[k]) != cudaSuccess) trace = false;
@@ -1733,18 +1776,28 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
   if (st != LADLE_OK) goto done;
   if (npages > 0)
     CU_GOTO(cudaMemcpyAsync(dpages->data, pg, npages * sizeof *pg, cudaMemcpyHostToDevice, s));
-  CU_GOTO(cudaMemsetAsync(cnt->data, 0, 16, s));
-  if (nrows > 0)
+  CU_GOTO(cudaMemsetAsync(cnt->data, 0, 32, s));
+  if (nrows > 0 && !strings)
     CU_GOTO(cudaMemsetAsync(LADLE_COL_MUT(&o, uint8_t), 0, (size_t)(nrows * width), s));
+  if (strings) {
+    CU_GOTO(cudaMemsetAsync(lensb->data, 0, (size_t)(nrows + 1) * 8, s));
+    if (nrows > 0) CU_GOTO(cudaMemsetAsync(ixb->data, 0xff, (size_t)nrows * 4, s));
+  }
   if (nullable && nrows > 0)
     CU_GOTO(cudaMemsetAsync(LADLE_COL_VALIDITY_MUT(&o), 0, (size_t)((nrows + 31) / 32 * 4), s));
   CU_GOTO(ldc_parquet_decode(src, srcn, dpages->data, (int)npages, width, nullable, nrows,
-                             LADLE_COL_MUT(&o, uint8_t),
+                             strings ? NULL : LADLE_COL_MUT(&o, uint8_t),
                              nullable ? (uint32_t *)LADLE_COL_VALIDITY_MUT(&o) : NULL,
-                             (unsigned long long *)cnt->data, (int *)((char *)cnt->data + 8), s));
+                             (unsigned long long *)cnt->data, (int *)((char *)cnt->data + 8),
+                             strings ? (uint32_t *)ixb->data : NULL,
+                             strings ? (int64_t *)lensb->data : NULL, s));
+  if (strings) {
+    CU_GOTO(ldc_scan_i64(lensb->data, LADLE_COL_MUT(&o, int64_t), nrows + 1, &scratch, s));
+    CU_GOTO(cudaMemcpyAsync((char *)cnt->data + 16, (const int64_t *)o.values + nrows, 8,
+                            cudaMemcpyDeviceToDevice, s));
+  }
   if (trace) cudaEventRecord(ev[2], s);
-  CU_GOTO(cudaMemcpyAsync(info, cnt->data, 16, cudaMemcpyDeviceToHost, s));
-  size_t *zh = NULL;
+  CU_GOTO(cudaMemcpyAsync(info, cnt->data, 24, cudaMemcpyDeviceToHost, s));
   if (nz > 0) {
     /* nvCOMP's statuses and sizes, checked before the decoder's findings
      * (which a page that did not decompress explains) */
@@ -1760,7 +1813,7 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
     float dz_ms = 0, dec_ms = 0;
     cudaEventElapsedTime(&dz_ms, ev[0], ev[1]);
     cudaEventElapsedTime(&dec_ms, ev[1], ev[2]);
-    double outb = (double)nrows * width;
+    double outb = strings ? (double)(nrows + 1) * 8 + (double)info[2] : (double)nrows * width;
     fprintf(stderr,
             "ladle:     . parquet on cuda: %zu pages; %.1f MB up in %.2f ms (%.1f GB/s); "
             "%zu decompressed to %.1f MB in %.2f ms; %lld rows decoded (%.1f MB out) in %.2f ms "
@@ -1781,7 +1834,6 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
                          i, stat_z, got, (long long)(pages[i].len - lv));
     z++;
   }
-  free(zh);
   if (st != LADLE_OK) goto done;
   int code, page;
   memcpy(&code, (char *)info + 8, 4);
@@ -1791,6 +1843,14 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
                        ldc_parquet_error(code));
     goto done;
   }
+  if (strings) {
+    int64_t total = (int64_t)info[2];
+    st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(total, 1), &o.owners[2], err);
+    if (st != LADLE_OK) goto done;
+    o.chars = o.owners[2]->data;
+    CU_GOTO(ldc_parquet_string_chars(src, dpages->data, (int)npages, ixb->data, o.values,
+                                     (uint8_t *)o.owners[2]->data, s));
+  }
   if (nullable)
     set_nulls(&o, info[0]);
   else
@@ -1798,11 +1858,14 @@ static ladle_status cuda_parquet_decode(const ladle_kctx *ctx, const uint8_t *by
 done:
   for (int k = 0; k < 4; k++)
     if (ev[k] != NULL) cudaEventDestroy(ev[k]);
+  free(zh);
   free(pg);
   ladle_buffer_release(dbuf);
   ladle_buffer_release(dpages);
   ladle_buffer_release(dz);
   ladle_buffer_release(zstat);
+  ladle_buffer_release(ixb);
+  ladle_buffer_release(lensb);
   return finish(st, &o, cnt, out);
 }
 

@@ -322,10 +322,20 @@ enum { LDC_PQ_PLAIN = 0, LDC_PQ_DICT = 1, LDC_PQ_DICTIONARY = 2 };
  * words, zeroed by the caller; NULL when not nullable) gets a bit per present
  * row, *d_nulls the nulls added; d_err[0] the first problem's code (0: none;
  * ldc_parquet_error names it) and d_err[1] its page. */
+/* width 0: a String column's rows: ix[row] its dictionary entry and
+ * lens[row] its length (both set beforehand: ~0 and 0, which null rows keep);
+ * the dictionary pages hold num_values + 1 Int64 offsets, then the bytes. */
 cudaError_t ldc_parquet_decode(const uint8_t *buf, int64_t nbytes, const ldc_pqpage *pages,
                                int npages, int width, int nullable, int64_t nrows, void *out,
                                uint32_t *valid, unsigned long long *d_nulls, int *d_err,
-                               cudaStream_t stream);
+                               uint32_t *ix, int64_t *lens, cudaStream_t stream);
+/* Then each row's entry's bytes to chars at offsets[row]. */
+cudaError_t ldc_parquet_string_chars(const uint8_t *buf, const ldc_pqpage *pages, int npages,
+                                     const uint32_t *ix, const int64_t *offsets, uint8_t *chars,
+                                     cudaStream_t stream);
+/* out[i] = in[0] + ... + in[i - 1] over n values. */
+cudaError_t ldc_scan_i64(const int64_t *in, int64_t *out, int64_t n, const ldc_alloc *scratch,
+                         cudaStream_t stream);
 const char *ldc_parquet_error(int code);
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "kernels.h"
 
@@ -162,7 +163,7 @@ enum {
 __global__ void __launch_bounds__(THREADS)
     decode_pages(const uint8_t *buf, long long nbytes, const ldc_pqpage *pages, int npages,
                  int width, int nullable, long long nrows, uint8_t *out, uint32_t *valid,
-                 unsigned long long *nulls, int *err) {
+                 unsigned long long *nulls, int *err, uint32_t *ix, long long *lens) {
   typedef cub::BlockScan<int, THREADS> Scan;
   __shared__ union { typename Scan::TempStorage scan; } tmp;
   __shared__ Seg dsegs[SEGS], isegs[SEGS];
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(THREADS)
   const int t = threadIdx.x;
   if (t == 0) {
     s_bad = 0;
-    if (pg.kind != LDC_PQ_PLAIN && pg.kind != LDC_PQ_DICT) s_bad = E_KIND;
+    if (pg.kind != LDC_PQ_DICT && (pg.kind != LDC_PQ_PLAIN || width == 0)) s_bad = E_KIND;
     if (pg.offset < 0 || pg.size < 0 || pg.offset > nbytes || pg.size > nbytes - pg.offset)
       s_bad = E_PAGE;
     else if (pg.row < 0 || pg.num_values < 0 || pg.row > nrows || pg.num_values > nrows - pg.row)
@@ -210,8 +211,10 @@ __global__ void __launch_bounds__(THREADS)
           s_bad = E_DICT_PAGE;
         } else {
           const ldc_pqpage d = pages[pg.dict];
+          /* strings (width 0): offsets, then bytes, checked on the host */
           if (d.offset < 0 || d.size < 0 || d.offset > nbytes || d.size > nbytes - d.offset ||
-              d.num_values < 0 || d.num_values > d.size / width)
+              d.num_values < 0 ||
+              (width > 0 ? d.num_values > d.size / width : d.num_values > d.size / 8 - 1))
             s_bad = E_DICT_PAGE;
           s_dict = buf + d.offset;
           s_dict_n = d.num_values;
@@ -296,10 +299,16 @@ __global__ void __launch_bounds__(THREADS)
           int i = t * PER_THREAD + q;
           if (i < cov && present[q] && pos[q] >= a && pos[q] < a + icov) {
             unsigned k = seg_value(isegs, s_niseg, idx.bw, pos[q] - a);
-            if ((long long)k >= s_dict_n)
+            if ((long long)k >= s_dict_n) {
               oob = true;
-            else
+            } else if (width == 0) {
+              const long long *doff = (const long long *)s_dict;
+              long long row = pg.row + w + i;
+              ix[row] = k;
+              lens[row] = doff[k + 1] - doff[k];
+            } else {
               copy_value(o + (w + i) * width, s_dict + (long long)k * width, width);
+            }
           }
         }
         /* (also every thread done with isegs before they are refilled) */
@@ -330,6 +339,25 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+/* A String column's bytes: each DICT page's rows (one block a page) copy
+ * their entries to their offsets. */
+__global__ void string_chars(const uint8_t *buf, const ldc_pqpage *pages, const uint32_t *ix,
+                             const long long *offsets, uint8_t *chars) {
+  const ldc_pqpage pg = pages[blockIdx.x];
+  if (pg.kind != LDC_PQ_DICT) return;
+  const ldc_pqpage d = pages[pg.dict];
+  const long long *doff = (const long long *)(buf + d.offset);
+  const uint8_t *dch = buf + d.offset + (d.num_values + 1) * 8;
+  for (long long r = threadIdx.x; r < pg.num_values; r += blockDim.x) {
+    long long row = pg.row + r;
+    uint32_t k = ix[row];
+    if (k == 0xffffffffu) continue;
+    long long a = doff[k], n = doff[k + 1] - a;
+    uint8_t *dst = chars + offsets[row];
+    for (long long b = 0; b < n; b++) dst[b] = dch[a + b];
+  }
+}
+
 __global__ void copy_spans(const ldc_span *spans) {
   const ldc_span sp = spans[blockIdx.x];
   for (long long i = threadIdx.x; i < sp.n; i += blockDim.x) sp.dst[i] = sp.src[i];
@@ -346,12 +374,34 @@ extern "C" cudaError_t ldc_copy_spans(const ldc_span *spans, int n, cudaStream_t
 extern "C" cudaError_t ldc_parquet_decode(const uint8_t *buf, int64_t nbytes,
                                           const ldc_pqpage *pages, int npages, int width,
                                           int nullable, int64_t nrows, void *out, uint32_t *valid,
-                                          unsigned long long *d_nulls, int *d_err,
-                                          cudaStream_t stream) {
+                                          unsigned long long *d_nulls, int *d_err, uint32_t *ix,
+                                          int64_t *lens, cudaStream_t stream) {
   if (npages <= 0) return cudaSuccess;
   decode_pages<<<npages, THREADS, 0, stream>>>(buf, nbytes, pages, npages, width, nullable, nrows,
-                                               (uint8_t *)out, valid, d_nulls, d_err);
+                                               (uint8_t *)out, valid, d_nulls, d_err, ix,
+                                               (long long *)lens);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_parquet_string_chars(const uint8_t *buf, const ldc_pqpage *pages,
+                                                int npages, const uint32_t *ix,
+                                                const int64_t *offsets, uint8_t *chars,
+                                                cudaStream_t stream) {
+  if (npages <= 0) return cudaSuccess;
+  string_chars<<<npages, 256, 0, stream>>>(buf, pages, ix, (const long long *)offsets, chars);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ldc_scan_i64(const int64_t *in, int64_t *out, int64_t n,
+                                    const ldc_alloc *scratch, cudaStream_t stream) {
+  size_t bytes = 0;
+  cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, stream);
+  if (e != cudaSuccess) return e;
+  void *tmp = scratch->alloc(scratch->ctx, bytes);
+  if (tmp == nullptr) return cudaErrorMemoryAllocation;
+  e = cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, n, stream);
+  scratch->free(scratch->ctx, tmp, bytes);
+  return e;
 }
 
 extern "C" const char *ldc_parquet_error(int code) {

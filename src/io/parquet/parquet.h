@@ -159,6 +159,12 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
  * decoder (the kernel table's parquet_decode). */
 int ladle_pq_column_raw_width(const ladle_pq_column *pc);
 
+/* Whether a flat String column's chunks may go to a device's decoder when
+ * every data page is dictionary-encoded (ladle_pq_chunk_pages says
+ * LADLE_ENOTSUP otherwise): its dictionaries parsed on the host
+ * (ladle_pq_dict_strings_read), its indices decoded on the device. */
+bool ladle_pq_column_dict_strings(const ladle_pq_column *pc);
+
 /* A page of a column chunk as stored: its header's facts and its bytes. */
 typedef struct ladle_pq_page {
   int type;           /* 0 v1 data page, 2 dictionary page, 3 v2 data page */
@@ -192,6 +198,13 @@ void ladle_pq_pages_free(ladle_pq_pages *pp);
 /* Page i of pp decompressed into dst (its `len` bytes). */
 ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
                                 const ladle_pq_pages *pp, size_t i, uint8_t *dst, ladle_error *err);
+/* A String column's dictionary page i parsed into dst: num_values + 1 Int64
+ * offsets from 0, then the entries' bytes (checked as UTF-8); at most
+ * ladle_pq_dict_strings_bytes of them, *used the bytes written. */
+int64_t ladle_pq_dict_strings_bytes(const ladle_pq_page *pg);
+ladle_status ladle_pq_dict_strings_read(const ladle_pq_file *f, size_t rg, size_t col,
+                                        const ladle_pq_pages *pp, size_t i, uint8_t *dst,
+                                        int64_t *used, ladle_error *err);
 /* Whether page i's stored bytes can go to a device's decompressor as they
  * are: a zstd page must be one frame whose walk of block headers ends where
  * the page does and whose declared size (if any) is the page's (a device

@@ -2112,6 +2112,49 @@ int ladle_pq_column_raw_width(const ladle_pq_column *pc) {
   return pc->physical == LADLE_PQ_INT32 || pc->physical == LADLE_PQ_FLOAT ? 4 : 8;
 }
 
+bool ladle_pq_column_dict_strings(const ladle_pq_column *pc) {
+  return pc->supported && pc->max_rep == 0 && pc->max_def <= 1 && utf8_col(pc);
+}
+
+int64_t ladle_pq_dict_strings_bytes(const ladle_pq_page *pg) {
+  return (pg->num_values + 1) * 8 + pg->len;
+}
+
+ladle_status ladle_pq_dict_strings_read(const ladle_pq_file *f, size_t rg, size_t col,
+                                        const ladle_pq_pages *pp, size_t i, uint8_t *dst,
+                                        int64_t *used, ladle_error *err) {
+  const ladle_pq_page *pg = &pp->pages[i];
+  const ladle_pq_column *pc = &f->columns[col];
+  ctx c = {f, pc, err, pg->index, rg};
+  uint8_t *raw = malloc((size_t)LADLE_MAX(pg->len, 1));
+  if (raw == NULL) return LADLE_OOM(err, "parquet dictionary");
+  ladle_status st = ladle_pq_page_read(f, rg, col, pp, i, raw, err);
+  int64_t n = pg->num_values, at = 0;
+  int64_t *off = (int64_t *)(void *)dst;
+  uint8_t *chars = dst + (n + 1) * 8;
+  const uint8_t *p = raw, *end = raw + pg->len;
+  off[0] = 0;
+  for (int64_t k = 0; st == LADLE_OK && k < n; k++) {
+    uint32_t len;
+    const char *bad = plain_next(&p, end, &len);
+    if (bad != NULL) {
+      st = corrupt(&c, bad);
+      break;
+    }
+    if (ladle_utf8_check(p, len) >= 0) {
+      st = bad_utf8(&c, "dictionary entry %lld", k);
+      break;
+    }
+    memcpy(chars + at, p, len);
+    at += len;
+    off[k + 1] = at;
+    p += len;
+  }
+  free(raw);
+  *used = (n + 1) * 8 + at;
+  return st;
+}
+
 void ladle_pq_pages_free(ladle_pq_pages *pp) {
   if (pp == NULL) return;
   free(pp->pages);
@@ -2125,9 +2168,11 @@ ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
   const ladle_pq_column *pc = &f->columns[col];
   const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
   ctx c = {f, pc, err, 0, rg};
-  if (ladle_pq_column_raw_width(pc) == 0)
-    return ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': not a flat fixed-width column",
-                         f->path, pc->name);
+  bool strings = ladle_pq_column_dict_strings(pc);
+  if (ladle_pq_column_raw_width(pc) == 0 && !strings)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "%s: column '%s': not a flat fixed-width or String column", f->path,
+                         pc->name);
   if (m->physical != pc->physical)
     return corrupt(&c, "chunk and schema disagree on the physical type");
   int64_t nrows = f->row_groups[rg].num_rows, size;
@@ -2178,7 +2223,7 @@ ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
         st = corrupt(&c, "page holds more values than the row group has rows left");
         break;
       }
-      if (h.encoding != 0 && h.encoding != 2 && h.encoding != 8) {
+      if ((h.encoding != 0 || strings) && h.encoding != 2 && h.encoding != 8) {
         st = ladle_err_set(err, LADLE_ENOTSUP,
                            "%s: column '%s', row group %zu, page %lld: encoding %d", f->path,
                            pc->name, rg, (long long)index, h.encoding);
