@@ -517,6 +517,11 @@ static bool upload_source(const ladle_pnode *pn) {
           pn->inputs[0]->op == LADLE_POP_SCAN_PARQUET);
 }
 
+bool exec_columns_pred_fits(exec_state *s, const ladle_pnode *pn) {
+  char buf[160];
+  return pn->lp->nexprs == 1 && rowwise(s, pn->lp->exprs[0], buf, sizeof buf) == NULL;
+}
+
 /* Whether an upload source's output can go to the device, else the refusal. */
 static ladle_status check_upload(dev_check *c, const ladle_pnode *pn) {
   if (c->s->be->to_device == NULL) return refuse(c, pn, NULL, "no copies to the device");

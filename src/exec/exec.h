@@ -245,6 +245,10 @@ ladle_status ladle_exec_scan_csv(exec_state *st, const ladle_plan *p, ladle_tabl
  * node is read on the host and copied up); host_part reads the others on the
  * host (the device's columns placeholders), and decode fills the device's
  * columns into t, the host part copied up (one partition). */
+/* Whether late filter pn's predicate runs on the device as a FILTER node's
+ * does (device.c): then its scan may be decoded there and the filter run over
+ * it (exec_pq_device_open). */
+bool exec_columns_pred_fits(exec_state *s, const ladle_pnode *pn);
 typedef struct exec_pq_device exec_pq_device;
 ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_device **out,
                                  ladle_error *err);

@@ -823,7 +823,8 @@ ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_
                                  ladle_error *err) {
   *out = NULL;
   const ladle_pnode *scan = pn->op == LADLE_POP_FILTER ? pn->inputs[0] : pn;
-  if (st->be->parquet_decode == NULL || !device_decode_on() || scan->op != LADLE_POP_SCAN_PARQUET)
+  if (st->be->parquet_decode == NULL || !device_decode_on() || scan->op != LADLE_POP_SCAN_PARQUET ||
+      (pn->op == LADLE_POP_FILTER && !exec_columns_pred_fits(st, pn)))
     return LADLE_OK;
   const pq_source *s = scan->lp->source;
   if (s->n_rows >= 0) return LADLE_OK; /* a head: the host reads only its rows */
