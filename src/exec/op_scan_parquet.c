@@ -996,77 +996,106 @@ static int64_t stored_min_pages(void) {
   return v != NULL && *v != '\0' ? strtoll(v, NULL, 10) : 512;
 }
 
-/* Column k decoded on the device into *out. */
-static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_t k,
-                                  ladle_column *out, ladle_error *err) {
+/* A column's pages in one host buffer, ready for parquet_decode. */
+typedef struct dev_col {
+  size_t k;
+  size_t np;
+  int64_t total, rows;
+  bool stored, strings;
+  size_t *first;
+  int64_t *rowstart;
+  ladle_kpage *kp;
+  uint8_t *buf;
+  ladle_status rc; /* of the preparation */
+  ladle_error err;
+} dev_col;
+
+static void dev_col_free(dev_col *c) {
+  free(c->buf);
+  free(c->kp);
+  free(c->first);
+  free(c->rowstart);
+  memset(c, 0, sizeof *c);
+}
+
+/* The offsets of column c's pages in its buffer, stored or decompressed. */
+static void dev_col_place(const exec_pq_device *d, dev_col *c) {
+  c->total = 0;
+  for (size_t u = 0; u < d->nunits; u++)
+    for (size_t i = 0; i < d->pages[c->k][u].n; i++) {
+      int64_t bytes;
+      c->kp[c->first[u] + i].offset = c->total =
+          page_place(&d->pages[c->k][u].pages[i], c->stored, c->strings, c->total, &bytes);
+      c->total += bytes;
+    }
+}
+
+/* Column k's pages listed, placed and copied (or decompressed) into c->buf on
+ * the host's threads. */
+static ladle_status dev_col_prepare(exec_state *st, const exec_pq_device *d, size_t k, dev_col *c,
+                                    ladle_error *err) {
   const pq_source *s = d->s;
-  size_t nu = d->nunits, np = 0;
-  size_t *first = malloc((nu + 1) * sizeof *first);
-  int64_t *rowstart = malloc((nu + 1) * sizeof *rowstart);
-  if (first == NULL || rowstart == NULL) {
-    free(first);
-    free(rowstart);
-    return LADLE_OOM(err, "parquet pages");
-  }
+  size_t nu = d->nunits;
+  memset(c, 0, sizeof *c);
+  c->k = k;
+  c->first = malloc((nu + 1) * sizeof *c->first);
+  c->rowstart = malloc((nu + 1) * sizeof *c->rowstart);
+  if (c->first == NULL || c->rowstart == NULL) return LADLE_OOM(err, "parquet pages");
   /* pages as stored where the backend decompresses every chunk's codec, and
    * the column has pages enough for a device's batch (stored_min_pages) */
   unsigned codecs = st->be->parquet_codecs != NULL ? st->be->parquet_codecs(&st->k) : 0;
-  bool strings = ladle_type_is_varlen(d->scan->lp->schema.types[k].id);
-  bool stored = codecs != 0;
-  int64_t npq = 0;
-  for (size_t u = 0; u < nu; u++) npq += (int64_t)d->pages[k][u].n;
-  stored = stored && npq >= stored_min_pages();
-  int64_t rows = 0;
+  c->strings = ladle_type_is_varlen(d->scan->lp->schema.types[k].id);
+  c->stored = codecs != 0;
   for (size_t u = 0; u < nu; u++) {
-    first[u] = np;
-    rowstart[u] = rows;
-    np += d->pages[k][u].n;
-    rows += s->files[d->uf[u]]->row_groups[d->ur[u]].num_rows;
-    int c = d->pages[k][u].codec;
-    stored = stored && (c == 0 || (c < 32 && (codecs >> c & 1)));
+    c->first[u] = c->np;
+    c->rowstart[u] = c->rows;
+    c->np += d->pages[k][u].n;
+    c->rows += s->files[d->uf[u]]->row_groups[d->ur[u]].num_rows;
+    int cd = d->pages[k][u].codec;
+    c->stored = c->stored && (cd == 0 || (cd < 32 && (codecs >> cd & 1)));
   }
-  ladle_kpage *kp = calloc(LADLE_MAX(np, 1), sizeof *kp);
-  int64_t total = 0;
-  for (size_t u = 0; kp != NULL && u < nu; u++)
-    for (size_t i = 0; i < d->pages[k][u].n; i++) {
-      int64_t bytes;
-      kp[first[u] + i].offset = total =
-          page_place(&d->pages[k][u].pages[i], stored, strings, total, &bytes);
-      total += bytes;
-    }
-  uint8_t *buf = kp != NULL ? malloc((size_t)LADLE_MAX(total, 1)) : NULL;
-  ladle_status rc = buf != NULL ? LADLE_OK : LADLE_OOM(err, "parquet pages");
-  fill_job j = {st, d, k, stored, strings, first, rowstart, kp, buf};
-  if (rc == LADLE_OK) rc = ladle_pool_run(st->k.pool, nu, fill_task, &j, err);
-  if (rc == LADLE_ENOTSUP && stored) {
+  c->stored = c->stored && (int64_t)c->np >= stored_min_pages();
+  c->kp = calloc(LADLE_MAX(c->np, 1), sizeof *c->kp);
+  if (c->kp == NULL) return LADLE_OOM(err, "parquet pages");
+  dev_col_place(d, c);
+  c->buf = malloc((size_t)LADLE_MAX(c->total, 1));
+  if (c->buf == NULL) return LADLE_OOM(err, "parquet pages");
+  fill_job j = {st, d, k, c->stored, c->strings, c->first, c->rowstart, c->kp, c->buf};
+  ladle_status rc = ladle_pool_run(st->k.pool, nu, fill_task, &j, err);
+  if (rc == LADLE_ENOTSUP && c->stored) {
     /* a page the device's decompressor does not take (several zstd frames):
      * every page decompressed here instead */
-    memset(kp, 0, LADLE_MAX(np, 1) * sizeof *kp);
-    free(buf);
-    total = 0;
-    for (size_t u = 0; u < nu; u++)
-      for (size_t i = 0; i < d->pages[k][u].n; i++) {
-        int64_t bytes;
-        kp[first[u] + i].offset = total =
-            page_place(&d->pages[k][u].pages[i], false, strings, total, &bytes);
-        total += bytes;
-      }
-    buf = malloc((size_t)LADLE_MAX(total, 1));
+    memset(c->kp, 0, LADLE_MAX(c->np, 1) * sizeof *c->kp);
+    free(c->buf);
+    c->stored = false;
+    dev_col_place(d, c);
+    c->buf = malloc((size_t)LADLE_MAX(c->total, 1));
     j.stored = false;
-    j.buf = buf;
-    rc = buf != NULL ? ladle_pool_run(st->k.pool, nu, fill_task, &j, err)
-                     : LADLE_OOM(err, "parquet pages");
+    j.buf = c->buf;
+    rc = c->buf != NULL ? ladle_pool_run(st->k.pool, nu, fill_task, &j, err)
+                        : LADLE_OOM(err, "parquet pages");
   }
+  return rc;
+}
+
+/* Column c (prepared: c->rc) decoded on the device into *out; where the
+ * device refuses it, read by the host's reader and copied up. */
+static ladle_status dev_col_decode(exec_state *st, const exec_pq_device *d, dev_col *c,
+                                   ladle_column *out, ladle_error *err) {
+  const pq_source *s = d->s;
+  size_t nu = d->nunits, k = c->k;
   const ladle_pq_file *f0 = s->files[d->uf[0]];
   const ladle_pq_column *pc = &f0->columns[s->col_index[d->uf[0] * s->ncols + k]];
+  ladle_status rc = c->rc;
+  if (rc != LADLE_OK) *err = c->err;
   if (rc == LADLE_OK) {
     double t0 = LADLE_PHASE_START();
-    rc = st->be->parquet_decode(&st->k, buf, total, kp, np,
-                                strings ? 0 : ladle_pq_column_raw_width(pc),
-                                d->scan->lp->schema.types[k], pc->max_def > 0, rows, out, err);
+    rc = st->be->parquet_decode(&st->k, c->buf, c->total, c->kp, c->np,
+                                c->strings ? 0 : ladle_pq_column_raw_width(pc),
+                                d->scan->lp->schema.types[k], pc->max_def > 0, c->rows, out, err);
     LADLE_PHASE_END(
-        j.stored ? "parquet decompress and decode on the device" : "parquet decode on the device",
-        rows, t0);
+        c->stored ? "parquet decompress and decode on the device" : "parquet decode on the device",
+        c->rows, t0);
   }
   if (rc == LADLE_ECORRUPT || rc == LADLE_ENOTSUP) {
     /* (ENOTSUP: the backend does not decode this column after all) */
@@ -1099,24 +1128,68 @@ static ladle_status device_column(exec_state *st, const exec_pq_device *d, size_
     rc = r2;
     if (rc != LADLE_OK) *err = e2;
   }
-  free(buf);
-  free(kp);
-  free(first);
-  free(rowstart);
   return rc;
+}
+
+/* Two steps at once: column `dec` decoded on the device while column `prep`
+ * is prepared on the host (each a task of the pool, its loops half as wide). */
+typedef struct step_job {
+  exec_state *st;
+  const exec_pq_device *d;
+  dev_col *dec, *prep;
+  size_t prep_k;
+  ladle_column out;
+} step_job;
+
+static ladle_status step_task(void *vctx, size_t i, ladle_error *err) {
+  step_job *j = vctx;
+  if (i == 0) return j->dec != NULL ? dev_col_decode(j->st, j->d, j->dec, &j->out, err) : LADLE_OK;
+  if (j->prep == NULL) return LADLE_OK;
+  /* a preparation's failure is the column's own, reported when it is decoded */
+  j->prep->rc = dev_col_prepare(j->st, j->d, j->prep_k, j->prep, &j->prep->err);
+  return LADLE_OK;
 }
 
 ladle_status exec_pq_device_decode(exec_state *st, const exec_pq_device *d, ladle_table *t,
                                    ladle_error *err) {
+  size_t nc = d->s->ncols;
+  dev_col cols[2];
+  memset(cols, 0, sizeof cols);
   ladle_status rc = LADLE_OK;
-  for (size_t k = 0; rc == LADLE_OK && k < d->s->ncols; k++) {
-    if (!d->dev[k]) continue;
-    ladle_column c;
-    rc = device_column(st, d, k, &c, err);
-    if (rc == LADLE_OK) {
+  /* the device's columns in order: each one's host part overlaps the device
+   * part of the one before it */
+  size_t next = 0;
+  while (next < nc && !d->dev[next]) next++;
+  int cur = -1; /* the slot holding the prepared column, or none */
+  while (rc == LADLE_OK && (cur >= 0 || next < nc)) {
+    int slot = cur < 0 ? 0 : 1 - cur;
+    step_job j;
+    memset(&j, 0, sizeof j);
+    j.st = st;
+    j.d = d;
+    j.dec = cur >= 0 ? &cols[cur] : NULL;
+    j.prep = next < nc ? &cols[slot] : NULL;
+    j.prep_k = next;
+    if (j.dec == NULL || j.prep == NULL) { /* one step alone: every thread for it */
+      rc = step_task(&j, j.dec == NULL ? 1 : 0, err);
+    } else {
+      rc = ladle_pool_run(st->k.pool, 2, step_task, &j, err);
+    }
+    if (rc == LADLE_OK && cur >= 0) {
+      size_t k = cols[cur].k;
       ladle_column_release(&t->chunks[0].columns[k]);
-      t->chunks[0].columns[k] = c;
+      t->chunks[0].columns[k] = j.out;
+    } else {
+      ladle_column_release(&j.out); /* (nothing, unless a decode outlived a failure) */
+    }
+    if (cur >= 0) dev_col_free(&cols[cur]);
+    cur = next < nc ? slot : -1;
+    if (next < nc) {
+      next++;
+      while (next < nc && !d->dev[next]) next++;
     }
   }
+  dev_col_free(&cols[0]);
+  dev_col_free(&cols[1]);
   return rc;
 }
