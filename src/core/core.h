@@ -548,6 +548,23 @@ static inline int ladle_part_of(uint64_t h, int nparts) {
 /* The number of leading bytes of s[0..n) below 0x80 (n when all are ASCII);
  * 32 bytes a step. */
 int64_t ladle_ascii_prefix(const uint8_t *s, int64_t n);
+/* An unsigned LEB128 varint at *p (not past end) into *out, *p moved past
+ * it; false when it is cut short or longer than 64 bits (Parquet's
+ * RLE/bit-packed run headers, Thrift's compact integers). */
+static inline bool ladle_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*p >= end) return false;
+    uint8_t b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Whether s[0..n) is valid UTF-8 (Unicode's definition: no overlong forms, no
  * surrogates, nothing past U+10FFFF, no sequence cut off at the end): -1 when
  * it is, else the offset of the first byte of the first invalid sequence.

@@ -2724,6 +2724,49 @@ static void pb_hybrid(pbuf *b, const uint32_t *v, int64_t n, int bw) {
   }
 }
 
+/* The pages pg[0..np) of b rewritten into b2/p2 as `form` says: 1, some
+ * data pages as v1 pages (their levels' length first); 2, those and every
+ * page zstd-compressed (a v2 page's values only), but a String column's
+ * dictionaries, which the caller parses and never compresses. */
+static void reform_pages(const pbuf *b, const ladle_kpage *pg, size_t np, bool nullable,
+                         bool strings, int form, pbuf *b2, ladle_kpage *p2) {
+  for (size_t i = 0; i < np; i++) {
+    ladle_kpage q = pg[i];
+    pbuf page = {NULL, 0, 0};
+    bool data = q.kind != LADLE_KPAGE_DICTIONARY;
+    bool v1 = data && form >= 1 && (form == 1 || i % 2 == (strings ? 1u : 0u));
+    if (v1) {
+      uint32_t l = (uint32_t)q.def_len;
+      if (nullable) pb_put(&page, &l, 4);
+      q.prefixed = 1;
+      q.def_len = 0;
+    }
+    pb_put(&page, b->p + pg[i].offset, pg[i].size);
+    while (b2->n % 8) pb_put(b2, "", 1);
+    q.offset = b2->n;
+#ifdef LADLE_HAVE_ZSTD
+    if (form == 2 && (data || !strings)) {
+      int64_t lvn = v1 ? 0 : q.def_len;
+      size_t cap = ZSTD_compressBound((size_t)(page.n - lvn));
+      uint8_t *z = malloc(cap + 1);
+      size_t zn = ZSTD_compress(z, cap, page.p + lvn, (size_t)(page.n - lvn), 1);
+      pb_put(b2, page.p, lvn);
+      pb_put(b2, z, (int64_t)zn);
+      free(z);
+      q.len = page.n;
+      q.size = lvn + (int64_t)zn;
+      q.codec = LADLE_KCODEC_ZSTD;
+    } else
+#endif
+    {
+      pb_put(b2, page.p, page.n);
+      q.size = page.n;
+    }
+    free(page.p);
+    p2[i] = q;
+  }
+}
+
 /* parquet_decode against the values the pages were written from: row groups
  * of a dictionary page and data pages alternately PLAIN and dictionary, with
  * definition levels (nulls in runs and alone) or none, 4- and 8-byte values;
@@ -2827,42 +2870,7 @@ static void check_parquet(suite *s) {
             break;
           pbuf b2 = {NULL, 0, 0};
           ladle_kpage *p2 = malloc(LADLE_MAX(np, 1) * sizeof *p2);
-          for (size_t i = 0; i < np; i++) {
-            ladle_kpage q = pg[i];
-            bool v1 = q.kind != LADLE_KPAGE_DICTIONARY && (form == 1 || i % 2 == 0);
-            pbuf page = {NULL, 0, 0};
-            if (v1) {
-              uint32_t l = (uint32_t)q.def_len;
-              if (nullable) pb_put(&page, &l, 4);
-              pb_put(&page, b.p + q.offset, q.size);
-              q.prefixed = 1;
-              q.def_len = 0;
-            } else {
-              pb_put(&page, b.p + q.offset, q.size);
-            }
-            while (b2.n % 8) pb_put(&b2, "", 1);
-            q.offset = b2.n;
-#ifdef LADLE_HAVE_ZSTD
-            if (form == 2) {
-              int64_t lvn = v1 ? 0 : q.def_len;
-              size_t cap = ZSTD_compressBound((size_t)(page.n - lvn));
-              uint8_t *z = malloc(cap + 1);
-              size_t zn = ZSTD_compress(z, cap, page.p + lvn, (size_t)(page.n - lvn), 1);
-              pb_put(&b2, page.p, lvn);
-              pb_put(&b2, z, (int64_t)zn);
-              free(z);
-              q.len = page.n;
-              q.size = lvn + (int64_t)zn;
-              q.codec = LADLE_KCODEC_ZSTD;
-            } else
-#endif
-            {
-              pb_put(&b2, page.p, page.n);
-              q.size = page.n;
-            }
-            free(page.p);
-            p2[i] = q;
-          }
+          reform_pages(&b, pg, np, nullable, false, form, &b2, p2);
           char what2[160];
           snprintf(what2, sizeof what2, "%s, %s", what, form == 1 ? "v1 pages" : "zstd pages");
           if (ran(s,
@@ -3031,40 +3039,7 @@ static void check_parquet_strings(suite *s) {
         if (form == 2 && !zstd) break;
         pbuf b2 = {NULL, 0, 0};
         ladle_kpage *p2 = malloc(LADLE_MAX(np, 1) * sizeof *p2);
-        for (size_t i = 0; i < np; i++) {
-          ladle_kpage q = pg[i];
-          pbuf page = {NULL, 0, 0};
-          bool v1 = q.kind == LADLE_KPAGE_DICT && form >= 1 && i % 2 == 1;
-          if (v1) {
-            uint32_t l = (uint32_t)q.def_len;
-            if (nullable) pb_put(&page, &l, 4);
-            q.prefixed = 1;
-            q.def_len = 0;
-          }
-          pb_put(&page, b.p + pg[i].offset, pg[i].size);
-          while (b2.n % 8) pb_put(&b2, "", 1);
-          q.offset = b2.n;
-#ifdef LADLE_HAVE_ZSTD
-          if (form == 2 && q.kind == LADLE_KPAGE_DICT) {
-            int64_t lvn = v1 ? 0 : q.def_len;
-            size_t cap = ZSTD_compressBound((size_t)(page.n - lvn));
-            uint8_t *z = malloc(cap + 1);
-            size_t zn = ZSTD_compress(z, cap, page.p + lvn, (size_t)(page.n - lvn), 1);
-            pb_put(&b2, page.p, lvn);
-            pb_put(&b2, z, (int64_t)zn);
-            free(z);
-            q.len = page.n;
-            q.size = lvn + (int64_t)zn;
-            q.codec = LADLE_KCODEC_ZSTD;
-          } else
-#endif
-          {
-            pb_put(&b2, page.p, page.n);
-            q.size = page.n;
-          }
-          free(page.p);
-          p2[i] = q;
-        }
+        reform_pages(&b, pg, np, nullable, true, form, &b2, p2);
         char what[128];
         snprintf(what, sizeof what, "parquet_decode of strings [%lld] nullable=%d form=%d",
                  (long long)n, nullable, form);

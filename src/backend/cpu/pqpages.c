@@ -25,25 +25,11 @@ typedef struct rle_stream {
   int64_t bitpos, nbits;
 } rle_stream;
 
-static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (*p >= end) return false;
-    uint8_t b = *(*p)++;
-    v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *out = v;
-      return true;
-    }
-  }
-  return false;
-}
-
 /* The next value into *v; false on malformed or exhausted data. */
 static bool rle_next(rle_stream *r, uint32_t *v) {
   while (r->left == 0) {
     uint64_t h;
-    if (r->p >= r->end || !varint(&r->p, r->end, &h)) return false;
+    if (r->p >= r->end || !ladle_uvarint(&r->p, r->end, &h)) return false;
     int64_t avail = r->end - r->p;
     if (h & 1) {
       uint64_t groups = h >> 1;

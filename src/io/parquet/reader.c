@@ -69,20 +69,6 @@ static inline uint64_t read_bits(const uint8_t *base, int64_t bitpos, int bw) {
   return bw == 64 ? v : v & ((1ULL << bw) - 1);
 }
 
-static bool uvarint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (*p >= end) return false;
-    uint8_t b = *(*p)++;
-    v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *out = v;
-      return true;
-    }
-  }
-  return false;
-}
-
 /* Eight values of bw bits from q (bw bytes; 8 or 16 may be read). Inlined
  * with a constant bw, the shifts and masks are constants. */
 static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int bw,
@@ -230,7 +216,7 @@ static const char *dict_decode(const uint8_t *p, const uint8_t *end, int bw, int
   int vbytes = (bw + 7) / 8;
   while (i < n) {
     uint64_t h;
-    if (!uvarint(&p, end, &h)) return "bad dictionary indices (RLE/bit-packed data)";
+    if (!ladle_uvarint(&p, end, &h)) return "bad dictionary indices (RLE/bit-packed data)";
     if (h & 1) {
       uint64_t groups = h >> 1;
       if (groups == 0 || groups > (uint64_t)(end - p) + 1) return "bad dictionary indices (RLE/bit-packed data)";
@@ -293,7 +279,8 @@ static bool rle_all_equal(const uint8_t *p, const uint8_t *end, int bw, int64_t 
   int64_t i = 0;
   while (i < n) {
     uint64_t h;
-    if (!uvarint(&p, end, &h) || (h & 1) != 0 || (h >> 1) == 0 || vbytes > end - p) return false;
+    if (!ladle_uvarint(&p, end, &h) || (h & 1) != 0 || (h >> 1) == 0 || vbytes > end - p)
+      return false;
     uint32_t x = 0;
     for (int k = 0; k < vbytes; k++) x |= (uint32_t)p[k] << (8 * k);
     if (x != v) return false;
@@ -539,8 +526,8 @@ static ladle_status delta_binary(const ctx *c, const uint8_t **pp, const uint8_t
                                  int64_t *out_n, uint64_t *out) {
   const uint8_t *p = *pp;
   uint64_t block, minis, total, zz;
-  if (!uvarint(&p, end, &block) || !uvarint(&p, end, &minis) || !uvarint(&p, end, &total) ||
-      !uvarint(&p, end, &zz))
+  if (!ladle_uvarint(&p, end, &block) || !ladle_uvarint(&p, end, &minis) ||
+      !ladle_uvarint(&p, end, &total) || !ladle_uvarint(&p, end, &zz))
     return corrupt(c, "truncated DELTA_BINARY_PACKED header");
   if (block == 0 || block % 128 != 0 || minis == 0 || block % minis != 0 || (block / minis) % 32 != 0 ||
       block > (1u << 20))
@@ -554,7 +541,7 @@ static ladle_status delta_binary(const ctx *c, const uint8_t **pp, const uint8_t
   if (minis > sizeof widths) return corrupt(c, "DELTA_BINARY_PACKED has too many miniblocks");
   while ((uint64_t)i < total) {
     uint64_t mzz;
-    if (!uvarint(&p, end, &mzz)) return corrupt(c, "truncated DELTA_BINARY_PACKED block");
+    if (!ladle_uvarint(&p, end, &mzz)) return corrupt(c, "truncated DELTA_BINARY_PACKED block");
     uint64_t min_delta = (mzz >> 1) ^ (0 - (mzz & 1));
     if ((int64_t)minis > end - p) return corrupt(c, "truncated DELTA_BINARY_PACKED bit widths");
     memcpy(widths, p, minis);
@@ -1202,6 +1189,21 @@ static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int6
   return LADLE_OK;
 }
 
+/* The chunk's next page at *p: its header read and checked, its stored
+ * bytes at *raw (their CRC checked where zlib is built in), *p past them. */
+static ladle_status next_page(const ctx *c, const uint8_t **p, const uint8_t *end, page_header *h,
+                              const uint8_t **raw) {
+  if (*p >= end) return corrupt(c, "the column chunk ends before the row group's rows");
+  LADLE_RETURN_NOT_OK(read_page_header(c, p, end, h));
+  *raw = *p;
+  *p += h->compressed;
+#ifdef LADLE_HAVE_ZLIB
+  if (h->has_crc && (uint32_t)crc32(0L, *raw, (uInt)h->compressed) != h->crc)
+    return corrupt(c, "page CRC does not match its data");
+#endif
+  return LADLE_OK;
+}
+
 static ladle_status decode_values(const ctx *c, int encoding, const uint8_t *p, const uint8_t *end, int64_t n,
                                   pvals *vals, uint32_t **idx, const pvals *dict) {
   LADLE_RETURN_NOT_OK(pvals_alloc(c, vals, n));
@@ -1650,21 +1652,9 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   kept_pages kp = {NULL, NULL, 0, 0};
   const uint8_t *p = chunk, *end = chunk + size;
   while (st == LADLE_OK && done < nslots) {
-    if (p >= end) {
-      st = corrupt(&c, "the column chunk ends before the row group's rows");
-      break;
-    }
     page_header h;
-    st = read_page_header(&c, &p, end, &h);
-    if (st != LADLE_OK) break;
-    const uint8_t *raw = p;
-    p += h.compressed;
-#ifdef LADLE_HAVE_ZLIB
-    if (h.has_crc && (uint32_t)crc32(0L, raw, (uInt)h.compressed) != h.crc) {
-      st = corrupt(&c, "page CRC does not match its data");
-      break;
-    }
-#endif
+    const uint8_t *raw = NULL;
+    if ((st = next_page(&c, &p, end, &h, &raw)) != LADLE_OK) break;
     if (h.type == 2) { /* dictionary page */
       if (have_dict) {
         st = corrupt(&c, "a second dictionary page");
@@ -2001,20 +1991,9 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
   ladle_status st = LADLE_OK;
   const uint8_t *p = chunk, *end = chunk + size;
   while (st == LADLE_OK && done < nrows) {
-    if (p >= end) {
-      st = corrupt(&c, "the column chunk ends before the row group's rows");
-      break;
-    }
     page_header h;
-    if ((st = read_page_header(&c, &p, end, &h)) != LADLE_OK) break;
-    const uint8_t *raw = p;
-    p += h.compressed;
-#ifdef LADLE_HAVE_ZLIB
-    if (h.has_crc && (uint32_t)crc32(0L, raw, (uInt)h.compressed) != h.crc) {
-      st = corrupt(&c, "page CRC does not match its data");
-      break;
-    }
-#endif
+    const uint8_t *raw = NULL;
+    if ((st = next_page(&c, &p, end, &h, &raw)) != LADLE_OK) break;
     if (h.type == 2) { /* the dictionary: the predicate once per entry */
       if (have_dict) {
         st = corrupt(&c, "a second dictionary page");
@@ -2191,20 +2170,9 @@ ladle_status ladle_pq_chunk_pages(const ladle_pq_file *f, size_t rg, size_t col,
   ladle_status st = LADLE_OK;
   const uint8_t *p = chunk, *end = chunk + size;
   while (st == LADLE_OK && done < nrows) {
-    if (p >= end) {
-      st = corrupt(&c, "the column chunk ends before the row group's rows");
-      break;
-    }
     page_header h;
-    if ((st = read_page_header(&c, &p, end, &h)) != LADLE_OK) break;
-    const uint8_t *raw = p;
-    p += h.compressed;
-#ifdef LADLE_HAVE_ZLIB
-    if (h.has_crc && (uint32_t)crc32(0L, raw, (uInt)h.compressed) != h.crc) {
-      st = corrupt(&c, "page CRC does not match its data");
-      break;
-    }
-#endif
+    const uint8_t *raw = NULL;
+    if ((st = next_page(&c, &p, end, &h, &raw)) != LADLE_OK) break;
     int64_t index = c.page++;
     if (h.type != 0 && h.type != 2 && h.type != 3) continue; /* index pages, unknown kinds */
     if (h.type == 2) {
