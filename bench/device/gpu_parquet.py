@@ -18,6 +18,19 @@ from pathlib import Path
 sys.path[:0] = ["tests/python", "bench"]
 
 
+def commit() -> str:
+    """The checkout's commit: devcarry-gpu/COMMIT or devcarry/COMMIT (the device has
+    no .git), else git's."""
+    for f in ("devcarry-gpu/COMMIT", "devcarry/COMMIT"):
+        if Path(f).is_file():
+            return Path(f).read_text().strip()[:7]
+    try:
+        import subprocess
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -59,7 +72,15 @@ def main() -> int:
               f"  gpu, decoded on the host {r['host_decode_ms']:8.1f}  ({r['ran_1']}, {r['ran_0']})", flush=True)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        (Path(a.out) / "gpu_parquet.json").write_text(json.dumps({"data": a.data, "runs": a.runs, "rows": rows}, indent=1))
+        meta = {"data": a.data, "runs": a.runs, "rows": rows, "commit": commit(),
+                "gpu": [f"{d.name} ({d.memory_bytes >> 30} GiB)" for d in ladle.devices()],
+                "cpu_cores": os.cpu_count(),
+                "nvcomp": os.environ.get("LADLE_NVCOMP_LIB", "as built"),
+                "stored_min_pages": os.environ.get("LADLE_GPU_STORED_MIN_PAGES", "512 (default)"),
+                "columns": {"polars_ms": "Polars' CPU engine",
+                            "gpu_decode_ms": "GPU engine, Parquet pages decoded on the GPU",
+                            "host_decode_ms": "GPU engine, LADLE_GPU_PARQUET=0: read on the host, copied up"}}
+        (Path(a.out) / "gpu_parquet.json").write_text(json.dumps(meta, indent=1))
     return 0
 
 
