@@ -338,6 +338,22 @@ typedef struct ladle_kpage {
   int32_t pad;
 } ladle_kpage;
 
+/* What is wrong with a String column's dictionary page as parquet_decode
+ * takes it (size bytes at d: n + 1 Int64 offsets from 0, rising and inside
+ * the page, then the entries' bytes), or NULL: every backend checks it so
+ * before it trusts the offsets. */
+static inline const char *ladle_kpage_dict_strings_problem(const uint8_t *d, int64_t size,
+                                                           int64_t n) {
+  if (n < 0 || size < 8 || n > (size - 8) / 8) return "dictionary offsets run past the page";
+  if (((uintptr_t)d & 7) != 0) return "a misaligned dictionary";
+  const int64_t *off = (const int64_t *)(const void *)d;
+  int64_t room = size - (n + 1) * 8;
+  if (off[0] != 0) return "dictionary offsets do not start at 0";
+  for (int64_t k = 0; k < n; k++)
+    if (off[k + 1] < off[k] || off[k + 1] > room) return "bad dictionary offsets";
+  return NULL;
+}
+
 typedef struct ladle_djoin {
   int64_t n;
   ladle_column left, right;

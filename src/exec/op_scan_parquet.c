@@ -429,26 +429,44 @@ static ladle_status pq_units(const exec_state *st, const pq_source *s, size_t **
   return LADLE_OK;
 }
 
+/* A scan's units found once (pq_units), for a read of some of its columns
+ * after another's (the device scan's host part and fallbacks). */
+typedef struct pq_unitset {
+  size_t *uf, *ur, n;
+  int64_t limit;
+} pq_unitset;
+
 static ladle_status scan_read(exec_state *st, const ladle_pnode *pn, const bool *skip, bool dict,
-                              ladle_table **out, exec_units *units, ladle_error *err);
+                              const pq_unitset *given, ladle_table **out, exec_units *units,
+                              ladle_error *err);
 
 ladle_status ladle_exec_scan_parquet(exec_state *st, const ladle_pnode *pn, ladle_table **out,
                                      exec_units *units, ladle_error *err) {
-  return scan_read(st, pn, pn->late, true, out, units, err);
+  return scan_read(st, pn, pn->late, true, NULL, out, units, err);
 }
 
-/* The scan's units read, the columns `skip` marks (NULL: none) left as
- * placeholders; with `units`, the units go there, and with `dict` too a late
- * filter's dictionary columns are read as its keep bytes. */
+/* The scan's units read (`given`, else found and counted here), the columns
+ * `skip` marks (NULL: none) left as placeholders; with `units` (not with
+ * `given`), the units go there, and with `dict` too a late filter's
+ * dictionary columns are read as its keep bytes. */
 static ladle_status scan_read(exec_state *st, const ladle_pnode *pn, const bool *skip, bool dict,
-                              ladle_table **out, exec_units *units, ladle_error *err) {
+                              const pq_unitset *given, ladle_table **out, exec_units *units,
+                              ladle_error *err) {
   const ladle_plan *p = pn->lp;
   const pq_source *s = p->source;
   size_t *uf, *ur, n, skipped;
   int64_t limit;
-  LADLE_RETURN_NOT_OK(pq_units(st, s, &uf, &ur, &n, &skipped, &limit, err));
-  atomic_fetch_add(&st->eng->row_groups_skipped, skipped);
-  atomic_fetch_add(&st->eng->row_groups_read, n);
+  if (given != NULL) {
+    uf = given->uf;
+    ur = given->ur;
+    n = given->n;
+    limit = given->limit;
+    units = NULL;
+  } else {
+    LADLE_RETURN_NOT_OK(pq_units(st, s, &uf, &ur, &n, &skipped, &limit, err));
+    atomic_fetch_add(&st->eng->row_groups_skipped, skipped);
+    atomic_fetch_add(&st->eng->row_groups_read, n);
+  }
   ladle_table *t;
   ladle_status rc = ladle_table_create(&p->schema, n, &t, err);
   if (rc == LADLE_OK) {
@@ -493,8 +511,10 @@ static ladle_status scan_read(exec_state *st, const ladle_pnode *pn, const bool 
     units->rg = ur;
     uf = ur = NULL;
   }
-  free(uf);
-  free(ur);
+  if (given == NULL) {
+    free(uf);
+    free(ur);
+  }
   if (rc != LADLE_OK) {
     ladle_table_release(t);
     return rc;
@@ -778,9 +798,10 @@ const exec_operator exec_op_scan_parquet = {LADLE_POP_SCAN_PARQUET, scan_parquet
  * reads would cost the host more than the device's compaction. */
 
 struct exec_pq_device {
-  const ladle_pnode *pn, *scan;
+  const ladle_pnode *scan;
   const pq_source *s;
-  size_t *uf, *ur, nunits;
+  pq_unitset units;        /* found once, for the host's columns too */
+  size_t *uf, *ur, nunits; /* units.uf, units.ur, units.n */
   bool *want;             /* per column of the scan: read at all */
   bool *dev;              /* per column: decoded on the device */
   ladle_pq_pages **pages; /* per column, per unit (dev columns) */
@@ -789,15 +810,15 @@ struct exec_pq_device {
 void exec_pq_device_free(exec_pq_device *d) {
   if (d == NULL) return;
   for (size_t k = 0; d->pages != NULL && k < d->s->ncols; k++) {
-    for (size_t u = 0; d->pages[k] != NULL && u < d->nunits; u++)
+    for (size_t u = 0; d->pages[k] != NULL && u < d->units.n; u++)
       ladle_pq_pages_free(&d->pages[k][u]);
     free(d->pages[k]);
   }
   free(d->pages);
   free(d->want);
   free(d->dev);
-  free(d->uf);
-  free(d->ur);
+  free(d->units.uf);
+  free(d->units.ur);
   free(d);
 }
 
@@ -815,8 +836,8 @@ typedef struct list_job {
 static ladle_status list_task(void *vctx, size_t u, ladle_error *err) {
   list_job *j = vctx;
   exec_pq_device *d = j->d;
-  size_t f = d->uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
-  return ladle_pq_chunk_pages(d->s->files[f], d->ur[u], col, &d->pages[j->k][u], err);
+  size_t f = d->units.uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
+  return ladle_pq_chunk_pages(d->s->files[f], d->units.ur[u], col, &d->pages[j->k][u], err);
 }
 
 ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_device **out,
@@ -830,7 +851,6 @@ ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_
   if (s->n_rows >= 0) return LADLE_OK; /* a head: the host reads only its rows */
   exec_pq_device *d = calloc(1, sizeof *d);
   if (d == NULL) return LADLE_OOM(err, "parquet scan");
-  d->pn = pn;
   d->scan = scan;
   d->s = s;
   size_t nc = s->ncols;
@@ -845,16 +865,16 @@ ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_
   if (st2 == LADLE_OK && pn->op == LADLE_POP_FILTER)
     ladle_exec_mark_columns(pn->lp->exprs[0], d->want, nc);
   size_t skipped = 0;
-  int64_t limit;
-  if (st2 == LADLE_OK) st2 = pq_units(st, s, &d->uf, &d->ur, &d->nunits, &skipped, &limit, err);
+  pq_unitset *us = &d->units;
+  if (st2 == LADLE_OK) st2 = pq_units(st, s, &us->uf, &us->ur, &us->n, &skipped, &us->limit, err);
   if (st2 == LADLE_OK) {
     atomic_fetch_add(&st->eng->row_groups_skipped, skipped);
-    atomic_fetch_add(&st->eng->row_groups_read, d->nunits);
+    atomic_fetch_add(&st->eng->row_groups_read, us->n);
   }
   bool any = false;
   for (size_t k = 0; st2 == LADLE_OK && k < nc; k++) {
     if (!d->want[k]) continue;
-    bool ok = d->nunits > 0;
+    bool ok = d->units.n > 0;
     int max_def = -1;
     for (size_t f = 0; ok && f < s->nfiles; f++) {
       size_t col = s->col_index[f * nc + k];
@@ -865,18 +885,18 @@ ladle_status exec_pq_device_open(exec_state *st, const ladle_pnode *pn, exec_pq_
       if (ok) max_def = s->files[f]->columns[col].max_def;
     }
     if (!ok) continue;
-    d->pages[k] = calloc(d->nunits, sizeof *d->pages[k]);
+    d->pages[k] = calloc(d->units.n, sizeof *d->pages[k]);
     if (d->pages[k] == NULL) {
       st2 = LADLE_OOM(err, "parquet pages");
       break;
     }
     list_job j = {d, k};
     ladle_error e;
-    ladle_status ls = ladle_pool_run(st->k.pool, d->nunits, list_task, &j, &e);
+    ladle_status ls = ladle_pool_run(st->k.pool, d->units.n, list_task, &j, &e);
     if (ls == LADLE_ENOTSUP || ls == LADLE_ECORRUPT) {
       /* an encoding the device does not decode, or a page the host reader
        * will name: this column is read on the host */
-      for (size_t u = 0; u < d->nunits; u++) ladle_pq_pages_free(&d->pages[k][u]);
+      for (size_t u = 0; u < d->units.n; u++) ladle_pq_pages_free(&d->pages[k][u]);
       free(d->pages[k]);
       d->pages[k] = NULL;
       continue;
@@ -902,11 +922,8 @@ ladle_status exec_pq_device_host_part(exec_state *st, const exec_pq_device *d, l
   bool *skip = malloc(LADLE_MAX(nc, 1) * sizeof *skip);
   if (skip == NULL) return LADLE_OOM(err, "parquet scan");
   for (size_t k = 0; k < nc; k++) skip[k] = d->dev[k] || !d->want[k];
-  exec_units units = {NULL, NULL};
-  ladle_status rc = scan_read(st, d->scan, skip, false, out, &units, err);
+  ladle_status rc = scan_read(st, d->scan, skip, false, &d->units, out, NULL, err);
   free(skip);
-  free(units.file);
-  free(units.rg);
   return rc;
 }
 
@@ -940,7 +957,7 @@ static int64_t page_place(const ladle_pq_page *pg, bool stored, bool strings, in
 static ladle_status fill_task(void *vctx, size_t u, ladle_error *err) {
   fill_job *j = vctx;
   const exec_pq_device *d = j->d;
-  size_t f = d->uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
+  size_t f = d->units.uf[u], col = d->s->col_index[f * d->s->ncols + j->k];
   const ladle_pq_pages *pp = &d->pages[j->k][u];
   const ladle_pq_file *file = d->s->files[f];
   bool optional = file->columns[col].max_def > 0;
@@ -952,17 +969,18 @@ static ladle_status fill_task(void *vctx, size_t u, ladle_error *err) {
     bool raw = j->stored && pg->compressed && pp->codec != 0;
     if (j->strings && pg->type == 2) {
       int64_t used;
-      LADLE_RETURN_NOT_OK(
-          ladle_pq_dict_strings_read(file, d->ur[u], col, pp, i, j->buf + kp->offset, &used, err));
+      LADLE_RETURN_NOT_OK(ladle_pq_dict_strings_read(file, d->units.ur[u], col, pp, i,
+                                                     j->buf + kp->offset, &used, err));
       kp->size = used;
     } else if (raw) {
-      LADLE_RETURN_NOT_OK(ladle_pq_page_check_stored(file, d->ur[u], col, pp, i, err));
+      LADLE_RETURN_NOT_OK(ladle_pq_page_check_stored(file, d->units.ur[u], col, pp, i, err));
       memcpy(j->buf + kp->offset, pg->raw, (size_t)pg->raw_len);
       kp->size = pg->raw_len;
       kp->len = pg->len;
       kp->codec = pp->codec;
     } else {
-      LADLE_RETURN_NOT_OK(ladle_pq_page_read(file, d->ur[u], col, pp, i, j->buf + kp->offset, err));
+      LADLE_RETURN_NOT_OK(
+          ladle_pq_page_read(file, d->units.ur[u], col, pp, i, j->buf + kp->offset, err));
       kp->size = pg->len;
     }
     kp->num_values = pg->num_values;
@@ -1021,7 +1039,7 @@ static void dev_col_free(dev_col *c) {
 /* The offsets of column c's pages in its buffer, stored or decompressed. */
 static void dev_col_place(const exec_pq_device *d, dev_col *c) {
   c->total = 0;
-  for (size_t u = 0; u < d->nunits; u++)
+  for (size_t u = 0; u < d->units.n; u++)
     for (size_t i = 0; i < d->pages[c->k][u].n; i++) {
       int64_t bytes;
       c->kp[c->first[u] + i].offset = c->total =
@@ -1035,7 +1053,7 @@ static void dev_col_place(const exec_pq_device *d, dev_col *c) {
 static ladle_status dev_col_prepare(exec_state *st, const exec_pq_device *d, size_t k, dev_col *c,
                                     ladle_error *err) {
   const pq_source *s = d->s;
-  size_t nu = d->nunits;
+  size_t nu = d->units.n;
   memset(c, 0, sizeof *c);
   c->k = k;
   c->first = malloc((nu + 1) * sizeof *c->first);
@@ -1050,7 +1068,7 @@ static ladle_status dev_col_prepare(exec_state *st, const exec_pq_device *d, siz
     c->first[u] = c->np;
     c->rowstart[u] = c->rows;
     c->np += d->pages[k][u].n;
-    c->rows += s->files[d->uf[u]]->row_groups[d->ur[u]].num_rows;
+    c->rows += s->files[d->units.uf[u]]->row_groups[d->units.ur[u]].num_rows;
     int cd = d->pages[k][u].codec;
     c->stored = c->stored && (cd == 0 || (cd < 32 && (codecs >> cd & 1)));
   }
@@ -1083,9 +1101,9 @@ static ladle_status dev_col_prepare(exec_state *st, const exec_pq_device *d, siz
 static ladle_status dev_col_decode(exec_state *st, const exec_pq_device *d, dev_col *c,
                                    ladle_column *out, ladle_error *err) {
   const pq_source *s = d->s;
-  size_t nu = d->nunits, k = c->k;
-  const ladle_pq_file *f0 = s->files[d->uf[0]];
-  const ladle_pq_column *pc = &f0->columns[s->col_index[d->uf[0] * s->ncols + k]];
+  size_t k = c->k;
+  const ladle_pq_file *f0 = s->files[d->units.uf[0]];
+  const ladle_pq_column *pc = &f0->columns[s->col_index[d->units.uf[0] * s->ncols + k]];
   ladle_status rc = c->rc;
   if (rc != LADLE_OK) *err = c->err;
   if (rc == LADLE_OK) {
@@ -1098,33 +1116,26 @@ static ladle_status dev_col_decode(exec_state *st, const exec_pq_device *d, dev_
         c->rows, t0);
   }
   if (rc == LADLE_ECORRUPT || rc == LADLE_ENOTSUP) {
-    /* (ENOTSUP: the backend does not decode this column after all) */
-    /* the host's reader names the file, row group and page where it can; where
+    /* (ENOTSUP: the backend does not decode this column after all) the
+     * host's reader names the file, row group and page where it can; where
      * it reads every chunk (a page the device's decompressor would not take),
-     * its columns go up instead */
+     * its column goes up instead, as the scan's host part does */
     ladle_error e2;
-    ladle_column *pieces = calloc(LADLE_MAX(nu, 1), sizeof *pieces);
-    ladle_status r2 = pieces != NULL ? LADLE_OK : LADLE_OOM(&e2, "parquet scan");
-    size_t got = 0;
-    for (; r2 == LADLE_OK && got < nu; got++) {
-      size_t f = d->uf[got];
-      r2 = ladle_pq_read_chunk(s->files[f], d->ur[got], s->col_index[f * s->ncols + k],
-                               &pieces[got], &e2);
-      if (r2 != LADLE_OK) break;
-    }
+    bool *skip = malloc(LADLE_MAX(s->ncols, 1) * sizeof *skip);
+    ladle_table *h = NULL, *t = NULL;
+    ladle_status r2 = skip != NULL ? LADLE_OK : LADLE_OOM(&e2, "parquet scan");
+    for (size_t i = 0; skip != NULL && i < s->ncols; i++) skip[i] = i != k;
+    if (r2 == LADLE_OK) r2 = scan_read(st, d->scan, skip, false, &d->units, &h, NULL, &e2);
+    if (r2 == LADLE_OK) r2 = exec_columns_scan(st, h, false, &t, &e2);
     if (r2 == LADLE_OK) {
       if (ladle_trace_level() >= 1)
         fprintf(stderr, "ladle: column '%s' read on the host after the device's decoder: %s\n",
                 pc->name, err->message);
-      ladle_column all;
-      r2 = ladle_column_concat(pieces, nu, &all, &e2);
-      if (r2 == LADLE_OK) {
-        r2 = st->be->to_device(&st->k, &all, out, &e2);
-        ladle_column_release(&all);
-      }
+      ladle_column_copy_ref(&t->chunks[0].columns[k], out);
     }
-    for (size_t u = 0; pieces != NULL && u < got; u++) ladle_column_release(&pieces[u]);
-    free(pieces);
+    ladle_table_release(h);
+    ladle_table_release(t);
+    free(skip);
     rc = r2;
     if (rc != LADLE_OK) *err = e2;
   }

@@ -233,16 +233,9 @@ static ladle_status page_body(pq_job *j, size_t i, uint8_t **held, ladle_error *
 /* A String column's dictionaries (offsets from 0, then the entries' bytes)
  * checked: the offsets rise and stay inside the page. */
 static ladle_status check_dict_strings(const pq_job *j, size_t i, ladle_error *err) {
-  const ladle_kpage *d = &j->pages[i];
-  int64_t n = d->num_values, size = j->dict_size[i];
-  if (n < 0 || n > (size - 8) / 8) return bad(err, i, "dictionary offsets run past the page");
-  const int64_t *off = (const int64_t *)(const void *)j->dicts[i];
-  if (((uintptr_t)off & 7) != 0) return bad(err, i, "a misaligned dictionary");
-  int64_t room = size - (n + 1) * 8;
-  if (off[0] != 0) return bad(err, i, "dictionary offsets do not start at 0");
-  for (int64_t k = 0; k < n; k++)
-    if (off[k + 1] < off[k] || off[k + 1] > room) return bad(err, i, "bad dictionary offsets");
-  return LADLE_OK;
+  const char *why =
+      ladle_kpage_dict_strings_problem(j->dicts[i], j->dict_size[i], j->pages[i].num_values);
+  return why != NULL ? bad(err, i, why) : LADLE_OK;
 }
 
 typedef struct chars_job {

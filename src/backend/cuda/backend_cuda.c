@@ -1690,17 +1690,13 @@ static ladle_status check_dict_strings(const uint8_t *bytes, int64_t nbytes,
   for (size_t i = 0; i < npages; i++) {
     const ladle_kpage *d = &pages[i];
     if (d->kind != LADLE_KPAGE_DICTIONARY) continue;
-    int64_t n = d->num_values;
-    bool ok = d->codec == 0 && d->offset >= 0 && d->size >= 8 && d->offset <= nbytes &&
-              d->size <= nbytes - d->offset && (d->offset & 7) == 0 && n >= 0 &&
-              n <= d->size / 8 - 1;
-    const int64_t *off = ok ? (const int64_t *)(const void *)(bytes + d->offset) : NULL;
-    int64_t room = ok ? d->size - (n + 1) * 8 : 0;
-    ok = ok && off[0] == 0;
-    for (int64_t k = 0; ok && k < n; k++) ok = off[k + 1] >= off[k] && off[k + 1] <= room;
-    if (!ok)
-      return ladle_err_set(err, LADLE_ECORRUPT,
-                           "Parquet page %zu of the column: bad dictionary of strings", i);
+    const char *why =
+        d->codec != 0 || d->offset < 0 || d->size < 0 || d->offset > nbytes ||
+                d->size > nbytes - d->offset
+            ? "a dictionary outside the pages, or compressed"
+            : ladle_kpage_dict_strings_problem(bytes + d->offset, d->size, d->num_values);
+    if (why != NULL)
+      return ladle_err_set(err, LADLE_ECORRUPT, "Parquet page %zu of the column: %s", i, why);
   }
   return LADLE_OK;
 }

@@ -1162,15 +1162,34 @@ static ladle_status read_page_header(const ctx *c, const uint8_t **pp, const uin
   return LADLE_OK;
 }
 
+/* Whether a page's src_len stored bytes are its dst_len bytes as they are
+ * (no codec, or an empty page: some writers store no bytes at all where the
+ * codec's empty stream would have some, as in
+ * datapage_v2_empty_datapage.snappy.parquet); a size mismatch there is
+ * corrupt. */
+static ladle_status as_stored(const ctx *c, int codec, int64_t src_len, int64_t dst_len,
+                              bool *same) {
+  *same = codec == 0 || (src_len == 0 && dst_len == 0);
+  return *same && src_len != dst_len ? corrupt(c, "uncompressed page sizes differ") : LADLE_OK;
+}
+
+/* src decompressed into exactly dst_len bytes at dst, a failure naming the page. */
+static ladle_status decompress_into(const ctx *c, int codec, const uint8_t *src, int64_t src_len,
+                                    uint8_t *dst, int64_t dst_len) {
+  ladle_status st = ladle_pq_decompress(codec, src, src_len, dst, dst_len, c->err);
+  if (st != LADLE_OK)
+    return ladle_err_context(c->err, st, "%s: column '%s', row group %zu, page %lld", c->f->path,
+                             c->col->name, c->rg, (long long)c->page);
+  return LADLE_OK;
+}
+
 /* The page's bytes after decompression (into *scratch, of *cap bytes, grown
  * as needed; or pointing at src). */
 static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int64_t src_len, int64_t dst_len,
                                uint8_t **scratch, int64_t *cap, const uint8_t **out) {
-  if (codec == 0 || (src_len == 0 && dst_len == 0)) {
-    /* (an empty page is empty whatever the codec: some writers store no
-     * bytes at all where the codec's empty stream would have some, as in
-     * datapage_v2_empty_datapage.snappy.parquet) */
-    if (src_len != dst_len) return corrupt(c, "uncompressed page sizes differ");
+  bool same;
+  LADLE_RETURN_NOT_OK(as_stored(c, codec, src_len, dst_len, &same));
+  if (same) {
     *out = src;
     return LADLE_OK;
   }
@@ -1181,10 +1200,7 @@ static ladle_status page_bytes(const ctx *c, int codec, const uint8_t *src, int6
     if (*scratch == NULL) return LADLE_OOM(c->err, "parquet page");
     *cap = dst_len;
   }
-  ladle_status st = ladle_pq_decompress(codec, src, src_len, *scratch, dst_len, c->err);
-  if (st != LADLE_OK)
-    return ladle_err_context(c->err, st, "%s: column '%s', row group %zu, page %lld", c->f->path,
-                             c->col->name, c->rg, (long long)c->page);
+  LADLE_RETURN_NOT_OK(decompress_into(c, codec, src, src_len, *scratch, dst_len));
   *out = *scratch;
   return LADLE_OK;
 }
@@ -2244,15 +2260,10 @@ ladle_status ladle_pq_page_read(const ladle_pq_file *f, size_t rg, size_t col,
   if (lv > 0) memcpy(dst, pg->raw, (size_t)lv);
   int codec = pg->compressed ? pp->codec : 0;
   int64_t src_len = pg->raw_len - lv, dst_len = pg->len - lv;
-  if (codec == 0 || (src_len == 0 && dst_len == 0)) {
-    if (src_len != dst_len) return corrupt(&c, "uncompressed page sizes differ");
-    memcpy(dst + lv, pg->raw + lv, (size_t)src_len);
-    return LADLE_OK;
-  }
-  ladle_status st = ladle_pq_decompress(codec, pg->raw + lv, src_len, dst + lv, dst_len, err);
-  if (st != LADLE_OK)
-    return ladle_err_context(err, st, "%s: column '%s', row group %zu, page %d", f->path, pc->name,
-                             rg, pg->index);
+  bool same;
+  LADLE_RETURN_NOT_OK(as_stored(&c, codec, src_len, dst_len, &same));
+  if (!same) return decompress_into(&c, codec, pg->raw + lv, src_len, dst + lv, dst_len);
+  memcpy(dst + lv, pg->raw + lv, (size_t)src_len);
   return LADLE_OK;
 }
 
