@@ -761,6 +761,9 @@ typedef struct ladle_engine_stats {
   /* Parquet row groups decoded inside a pipeline, one at a time into its
    * operators, rather than read whole into a table first */
   int64_t row_groups_streamed;
+  /* rows a partial group-by across ranks sent on as partial rows of their
+   * own, ungrouped (their morsels had about as many groups as rows) */
+  int64_t partial_rows_passed;
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */

@@ -50,16 +50,6 @@ static ladle_status sizes_init(sizes *z, int n, ladle_error *err) {
   return LADLE_OK;
 }
 
-/* receive displacements from the counts, back to back; their total */
-static size_t recv_packed(sizes *z, int n) {
-  size_t at = 0;
-  for (int r = 0; r < n; r++) {
-    z->rd[r] = at;
-    at += z->rc[r];
-  }
-  return at;
-}
-
 /* alltoallv, counting the bytes sent to the other ranks */
 static ladle_status a2a(ladle_comm *c, const void *in, const sizes *z, void *out,
                         ladle_error *err) {
@@ -73,23 +63,41 @@ typedef struct header {
   int64_t extra;        /* string bytes, or list elements, of the rows sent */
 } header;
 
-static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t ncols, int64_t nrows,
-                              const int64_t *start, const int64_t *rows, ladle_column *out,
-                              int64_t *out_rows, ladle_error *err);
-
 /* Whether a column sends each row's start offset (strings, lists). */
 static bool has_offsets(ladle_type_id id) {
   return ladle_type_is_varlen(id) || id == LADLE_TYPE_LIST;
 }
 
-/* The range of elements (string bytes, list elements) of rows [start, +rows);
- * none for a column without offsets. */
-static int64_t first_elem(const ladle_column *col, int64_t start, int64_t rows) {
-  return rows > 0 && has_offsets(col->type.id) ? ((const int64_t *)col->values)[start] : 0;
+/* The rows sent to each rank: rank r's k-th row is perm[start[r] + k], or
+ * start[r] + k without a permutation (a range of the columns). */
+typedef struct send_rows {
+  const int64_t *perm; /* NULL: ranges */
+  const int64_t *start, *rows;
+} send_rows;
+
+static inline int64_t row_of(const send_rows *sr, int r, int64_t k) {
+  int64_t i = sr->start[r] + k;
+  return sr->perm != NULL ? sr->perm[i] : i;
 }
-static int64_t elems(const ladle_column *col, int64_t start, int64_t rows) {
+
+/* The first element (string byte, list element) of rank r's rows: a range
+ * only (list columns never move through a permutation). */
+static int64_t first_elem(const ladle_column *col, const send_rows *sr, int r) {
+  return sr->rows[r] > 0 && has_offsets(col->type.id) ? ((const int64_t *)col->values)[sr->start[r]]
+                                                      : 0;
+}
+/* The elements of rank r's rows; none for a column without offsets. */
+static int64_t elems(const ladle_column *col, const send_rows *sr, int r) {
   const int64_t *of = col->values;
-  return rows > 0 && has_offsets(col->type.id) ? of[start + rows] - of[start] : 0;
+  int64_t n = sr->rows[r];
+  if (n <= 0 || !has_offsets(col->type.id)) return 0;
+  if (sr->perm == NULL) return of[sr->start[r] + n] - of[sr->start[r]];
+  int64_t t = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = row_of(sr, r, k);
+    t += of[i + 1] - of[i];
+  }
+  return t;
 }
 
 /* Bytes of column col's segment for `rows` rows: validity (when has_validity),
@@ -103,62 +111,200 @@ static size_t seg_bytes(const ladle_column *col, bool has_validity, int64_t rows
   return b;
 }
 
-/* Every column in one alltoallv: per destination one block, the columns'
- * segments back to back (seg_bytes), unpacked into out[i]; a list's elements
- * then move as a column of their own (move_many). One round instead of two
- * or three per column: small exchanges paid a latency per column and part. */
-static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
-                                const int64_t *start, const int64_t *rows, const int64_t *rin,
-                                const header *hin, int64_t total, ladle_column *out,
-                                ladle_error *err) {
-  int n = c->size;
-  sizes z = {0};
-  LADLE_RETURN_NOT_OK(sizes_init(&z, n, err));
-  uint8_t *send = NULL, *recv = NULL;
-  int64_t *base = NULL; /* per column: string bytes or list elements so far */
-  size_t made = 0;
-  ladle_status st = LADLE_OK;
-  size_t at = 0;
-  for (int r = 0; r < n; r++) {
-    z.sd[r] = at;
-    for (size_t i = 0; i < ncols; i++) {
-      const ladle_column *col = &cols[i];
-      z.sc[r] += seg_bytes(col, col->validity != NULL, rows[r], elems(col, start[r], rows[r]));
-      const header *h = &hin[i * (size_t)n + (size_t)r];
-      z.rc[r] += seg_bytes(col, h->has_validity != 0, rin[r], h->extra);
+/* n values of width w from src's rows idx[0..n) to dst */
+static void gather_width(uint8_t *dst, const uint8_t *src, size_t w, const int64_t *idx,
+                         int64_t n) {
+  switch (w) {
+#define GW(W, T)                                                              \
+  case W:                                                                     \
+    for (int64_t k = 0; k < n; k++) ((T *)dst)[k] = ((const T *)src)[idx[k]]; \
+    return;
+    GW(1, uint8_t)
+    GW(2, uint16_t)
+    GW(4, uint32_t)
+    GW(8, uint64_t)
+#undef GW
+    default:
+      for (int64_t k = 0; k < n; k++) memcpy(dst + (size_t)k * w, src + (size_t)idx[k] * w, w);
+  }
+}
+
+/* One move's layout: per destination one block, the columns' segments back
+ * to back; seg[r * ncols + i] where column i's segment for rank r starts in
+ * the send buffer, rseg[q * ncols + i] where sender q's starts in the
+ * receive buffer. */
+typedef struct move_job {
+  const ladle_column *cols;
+  size_t ncols;
+  int n;
+  send_rows sr;
+  uint8_t *send;
+  const uint8_t *recv;
+  const size_t *seg, *rseg;
+  const int64_t *rin, *rowat; /* per sender: rows, and its first output row */
+  const header *hin;
+  ladle_column *out;
+  int64_t total;
+} move_job;
+
+/* Packs column i's segment for rank r (task r * ncols + i): segments start on
+ * a byte, so the tasks never share one. Strings through a permutation send
+ * their start offsets counted from 0 (rebased on arrival as a range's are). */
+static ladle_status pack_task(void *ctx, size_t t, ladle_error *err) {
+  LADLE_UNUSED(err);
+  const move_job *j = ctx;
+  int r = (int)(t / j->ncols);
+  size_t i = t % j->ncols;
+  const ladle_column *col = &j->cols[i];
+  const send_rows *sr = &j->sr;
+  int64_t rows = sr->rows[r], st = sr->start[r];
+  const int64_t *idx = sr->perm != NULL ? sr->perm + st : NULL;
+  uint8_t *p = j->send + j->seg[t];
+  size_t w = has_offsets(col->type.id) ? 8 : ladle_type_width(col->type.id);
+  if (col->validity != NULL) {
+    memset(p, 0, (size_t)ladle_bitmap_bytes(rows));
+    if (idx == NULL) {
+      bits_copy(p, 0, col->validity, st, rows);
+    } else {
+      for (int64_t k = 0; k < rows; k++)
+        if (ladle_bit_get(col->validity, idx[k])) ladle_bit_set(p, k, true);
     }
-    at += z.sc[r];
+    p += ladle_bitmap_bytes(rows);
   }
-  size_t got = recv_packed(&z, n);
-  send = malloc(LADLE_MAX(at, 1));
-  recv = malloc(LADLE_MAX(got, 1));
-  base = calloc(LADLE_MAX(ncols, 1), sizeof *base);
-  if (send == NULL || recv == NULL || base == NULL) {
-    st = LADLE_OOM(err, "exchange buffers");
-    goto done;
+  if (w > 0 && col->values != NULL && rows > 0) {
+    if (idx == NULL) {
+      memcpy(p, (const uint8_t *)col->values + (size_t)st * w, (size_t)rows * w);
+    } else if (has_offsets(col->type.id)) {
+      const int64_t *of = col->values;
+      int64_t at = 0;
+      for (int64_t k = 0; k < rows; k++) {
+        memcpy(p + (size_t)k * 8, &at, 8);
+        at += of[idx[k] + 1] - of[idx[k]];
+      }
+    } else {
+      gather_width(p, col->values, w, idx, rows);
+    }
+    p += (size_t)rows * w;
   }
-  for (int r = 0; r < n; r++) { /* pack */
-    uint8_t *p = send + z.sd[r];
-    for (size_t i = 0; i < ncols; i++) {
-      const ladle_column *col = &cols[i];
-      size_t w = has_offsets(col->type.id) ? 8 : ladle_type_width(col->type.id);
-      if (col->validity != NULL) {
-        memset(p, 0, (size_t)ladle_bitmap_bytes(rows[r]));
-        bits_copy(p, 0, col->validity, start[r], rows[r]);
-        p += ladle_bitmap_bytes(rows[r]);
-      }
-      if (w > 0 && col->values != NULL && rows[r] > 0) {
-        memcpy(p, (const uint8_t *)col->values + (size_t)start[r] * w, (size_t)rows[r] * w);
-        p += (size_t)rows[r] * w;
-      }
-      if (ladle_type_is_varlen(col->type.id)) {
-        size_t nb = (size_t)elems(col, start[r], rows[r]);
-        if (nb > 0) memcpy(p, col->chars + first_elem(col, start[r], rows[r]), nb);
+  if (ladle_type_is_varlen(col->type.id) && rows > 0) {
+    const int64_t *of = col->values;
+    if (idx == NULL) {
+      size_t nb = (size_t)(of[st + rows] - of[st]);
+      if (nb > 0) memcpy(p, col->chars + of[st], nb);
+    } else {
+      for (int64_t k = 0; k < rows; k++) {
+        size_t nb = (size_t)(of[idx[k] + 1] - of[idx[k]]);
+        memcpy(p, col->chars + of[idx[k]], nb);
         p += nb;
       }
     }
   }
+  return LADLE_OK;
+}
+
+/* Unpacks column i from every sender (task i: one column's validity bits of
+ * two senders may share a byte, so a column is one task). */
+static ladle_status unpack_task(void *ctx, size_t i, ladle_error *err) {
+  LADLE_UNUSED(err);
+  const move_job *j = ctx;
+  const ladle_column *col = &j->cols[i];
+  ladle_column *o = &j->out[i];
+  ladle_type_id id = col->type.id;
+  size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
+  int64_t base = 0; /* string bytes or list elements so far */
+  for (int q = 0; q < j->n; q++) {
+    const uint8_t *p = j->recv + j->rseg[(size_t)q * j->ncols + i];
+    const header *h = &j->hin[i * (size_t)j->n + (size_t)q];
+    int64_t rin = j->rin[q], row = j->rowat[q];
+    if (h->has_validity) {
+      if (id != LADLE_TYPE_NULL) bits_copy((uint8_t *)o->validity, row, p, 0, rin);
+      p += ladle_bitmap_bytes(rin);
+    } else if (o->validity != NULL && id != LADLE_TYPE_NULL) {
+      bits_fill((uint8_t *)o->validity, row, rin);
+    }
+    if (w > 0 && col->values != NULL && rin > 0) {
+      if (has_offsets(id)) { /* start offsets rebased on the elements before this sender's */
+        int64_t *oo = (int64_t *)o->values, first;
+        memcpy(&first, p, 8);
+        for (int64_t k = 0; k < rin; k++) {
+          int64_t v;
+          memcpy(&v, p + (size_t)k * 8, 8);
+          oo[row + k] = v - first + base;
+        }
+      } else {
+        memcpy((uint8_t *)o->values + (size_t)row * w, p, (size_t)rin * w);
+      }
+      p += (size_t)rin * w;
+    }
+    if (ladle_type_is_varlen(id) && h->extra > 0)
+      memcpy((char *)o->chars + base, p, (size_t)h->extra);
+    base += h->extra;
+  }
+  if (has_offsets(id)) ((int64_t *)o->values)[j->total] = base;
+  o->null_count = id == LADLE_TYPE_NULL ? j->total
+                  : o->validity != NULL ? ladle_bitmap_count_unset(o->validity, j->total)
+                                        : 0;
+  return LADLE_OK;
+}
+
+static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t ncols, int64_t nrows,
+                              const send_rows *sr, ladle_pool *pool, ladle_column *out,
+                              int64_t *out_rows, ladle_error *err);
+
+/* Every column in one alltoallv: per destination one block, the columns'
+ * segments back to back (seg_bytes), unpacked into out[i]; a list's elements
+ * then move as a column of their own (move_many). One round instead of two
+ * or three per column: small exchanges paid a latency per column and part.
+ * Packing runs per (destination, column) and unpacking per column on the
+ * pool's threads; the buffers are scratch blocks (reused between moves, not
+ * faulted in afresh each time). */
+static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
+                                const send_rows *sr, const int64_t *rin, const header *hin,
+                                int64_t total, ladle_pool *pool, ladle_column *out,
+                                ladle_error *err) {
+  int n = c->size;
+  size_t nseg = (size_t)n * LADLE_MAX(ncols, 1);
+  sizes z = {0};
+  LADLE_RETURN_NOT_OK(sizes_init(&z, n, err));
+  uint8_t *send = NULL, *recv = NULL;
+  size_t *seg = calloc(nseg * 2, sizeof *seg);
+  int64_t *rowat = calloc((size_t)n, sizeof *rowat);
+  size_t made = 0;
+  ladle_status st = LADLE_OK;
+  if (seg == NULL || rowat == NULL) {
+    st = LADLE_OOM(err, "exchange layout");
+    goto done;
+  }
+  size_t at = 0, rat = 0;
+  for (int r = 0; r < n; r++) {
+    z.sd[r] = at;
+    z.rd[r] = rat;
+    for (size_t i = 0; i < ncols; i++) {
+      const ladle_column *col = &cols[i];
+      const header *h = &hin[i * (size_t)n + (size_t)r];
+      seg[(size_t)r * ncols + i] = at;
+      at += seg_bytes(col, col->validity != NULL, sr->rows[r], elems(col, sr, r));
+      seg[nseg + (size_t)r * ncols + i] = rat;
+      rat += seg_bytes(col, h->has_validity != 0, rin[r], h->extra);
+    }
+    z.sc[r] = at - z.sd[r];
+    z.rc[r] = rat - z.rd[r];
+    if (r > 0) rowat[r] = rowat[r - 1] + rin[r - 1];
+  }
+  send = ladle_scratch_alloc(LADLE_MAX(at, 1), false);
+  recv = ladle_scratch_alloc(LADLE_MAX(rat, 1), false);
+  if (send == NULL || recv == NULL) {
+    st = LADLE_OOM(err, "exchange buffers");
+    goto done;
+  }
+  move_job j = {cols, ncols, n, *sr, send, recv, seg, seg + nseg, rin, rowat, hin, out, total};
+  double t0 = LADLE_PHASE_START();
+  st = ladle_pool_run(pool, (size_t)n * ncols, pack_task, &j, err);
+  LADLE_PHASE_END("exchange pack", (int64_t)at, t0);
+  if (st != LADLE_OK) goto done;
+  t0 = LADLE_PHASE_START();
   st = a2a(c, send, &z, recv, err);
+  LADLE_PHASE_END("exchange alltoallv", (int64_t)rat, t0);
   if (st != LADLE_OK) goto done;
   for (; made < ncols && st == LADLE_OK; made++) { /* the output columns */
     ladle_type_id id = cols[made].type.id;
@@ -175,49 +321,11 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
     made--;
     goto done;
   }
-  int64_t row = 0;
-  for (int q = 0; q < n; q++) { /* unpack sender q's block */
-    const uint8_t *p = recv + z.rd[q];
-    for (size_t i = 0; i < ncols; i++) {
-      const ladle_column *col = &cols[i];
-      ladle_column *o = &out[i];
-      const header *h = &hin[i * (size_t)n + (size_t)q];
-      ladle_type_id id = col->type.id;
-      size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
-      if (h->has_validity) {
-        if (id != LADLE_TYPE_NULL) bits_copy((uint8_t *)o->validity, row, p, 0, rin[q]);
-        p += ladle_bitmap_bytes(rin[q]);
-      } else if (o->validity != NULL && id != LADLE_TYPE_NULL) {
-        bits_fill((uint8_t *)o->validity, row, rin[q]);
-      }
-      if (w > 0 && col->values != NULL && rin[q] > 0) {
-        if (has_offsets(id)) { /* start offsets rebased on the elements before this sender's */
-          int64_t *oo = (int64_t *)o->values, first;
-          memcpy(&first, p, 8);
-          for (int64_t k = 0; k < rin[q]; k++) {
-            int64_t v;
-            memcpy(&v, p + (size_t)k * 8, 8);
-            oo[row + k] = v - first + base[i];
-          }
-        } else {
-          memcpy((uint8_t *)o->values + (size_t)row * w, p, (size_t)rin[q] * w);
-        }
-        p += (size_t)rin[q] * w;
-      }
-      if (ladle_type_is_varlen(id) && h->extra > 0) {
-        memcpy((char *)o->chars + base[i], p, (size_t)h->extra);
-        p += h->extra;
-      }
-      base[i] += h->extra;
-    }
-    row += rin[q];
-  }
+  t0 = LADLE_PHASE_START();
+  st = ladle_pool_run(pool, ncols, unpack_task, &j, err);
+  LADLE_PHASE_END("exchange unpack", total, t0);
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     ladle_column *o = &out[i];
-    if (has_offsets(o->type.id)) ((int64_t *)o->values)[total] = base[i];
-    o->null_count = o->type.id == LADLE_TYPE_NULL ? total
-                    : o->validity != NULL         ? ladle_bitmap_count_unset(o->validity, total)
-                                                  : 0;
     if (o->type.id != LADLE_TYPE_LIST) continue;
     /* the elements of each destination's rows, moved as a column */
     const ladle_column *col = &cols[i];
@@ -227,39 +335,56 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
       break;
     }
     for (int r = 0; r < n; r++) {
-      cst[r] = first_elem(col, start[r], rows[r]);
-      cst[n + r] = elems(col, start[r], rows[r]);
+      cst[r] = first_elem(col, sr, r);
+      cst[n + r] = elems(col, sr, r);
     }
     ladle_column child;
-    int64_t moved = 0;
-    st = move_many(c, col->child, 1, col->child->length, cst, cst + n, &child, &moved, err);
+    int64_t moved = 0, want = ((const int64_t *)o->values)[total];
+    send_rows csr = {NULL, cst, cst + n};
+    st = move_many(c, col->child, 1, col->child->length, &csr, pool, &child, &moved, err);
     free(cst);
-    if (st == LADLE_OK && moved != base[i]) {
+    if (st == LADLE_OK && moved != want) {
       ladle_column_release(&child);
       st = ladle_err_set(err, LADLE_ECOMM, "exchange: %lld list elements arrived, %lld expected",
-                         (long long)moved, (long long)base[i]);
+                         (long long)moved, (long long)want);
     }
     if (st == LADLE_OK) st = ladle_column_set_child(o, &child, err);
   }
 done:
   if (st != LADLE_OK)
     for (size_t i = 0; i < made; i++) ladle_column_release(&out[i]);
-  free(send);
-  free(recv);
-  free(base);
+  ladle_scratch_free(send);
+  ladle_scratch_free(recv);
+  free(seg);
+  free(rowat);
   free(z.sc);
   return st;
 }
 
 static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t ncols, int64_t nrows,
-                              const int64_t *start, const int64_t *rows, ladle_column *out,
+                              const send_rows *sr, ladle_pool *pool, ladle_column *out,
                               int64_t *out_rows, ladle_error *err) {
   int n = c->size;
-  for (int r = 0; r < n; r++)
-    if (start[r] < 0 || rows[r] < 0 || start[r] + rows[r] > nrows)
+  int64_t sent = 0;
+  for (int r = 0; r < n; r++) {
+    const int64_t st0 = sr->start[r], rw = sr->rows[r];
+    sent += rw;
+    if (st0 < 0 || rw < 0 || st0 + rw > (sr->perm != NULL ? INT64_MAX : nrows))
       return ladle_err_set(err, LADLE_EINVAL,
                            "internal: exchange rows [%lld, +%lld) to rank %d out of %lld",
-                           (long long)start[r], (long long)rows[r], r, (long long)nrows);
+                           (long long)st0, (long long)rw, r, (long long)nrows);
+  }
+  if (sr->perm != NULL) { /* a permutation: each row once, the ranks' parts back to back */
+    for (size_t i = 0; i < ncols; i++)
+      if (cols[i].type.id == LADLE_TYPE_LIST)
+        return ladle_err_set(err, LADLE_EINVAL, "internal: a list column moved by permutation");
+    if (sent != nrows || sr->start[0] != 0)
+      return ladle_err_set(err, LADLE_EINVAL, "internal: a permutation of %lld rows sends %lld",
+                           (long long)nrows, (long long)sent);
+    for (int r = 1; r < n; r++)
+      if (sr->start[r] != sr->start[r - 1] + sr->rows[r - 1])
+        return ladle_err_set(err, LADLE_EINVAL, "internal: a permutation's parts not consecutive");
+  }
   /* the header: per pair, the rows, then two fields per column */
   size_t hn = 1 + 2 * ncols;
   int64_t *hout = calloc((size_t)n * hn * 2, sizeof *hout);
@@ -287,11 +412,11 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
   }
   for (int r = 0; r < n; r++) {
     int64_t *h = hout + (size_t)r * hn;
-    h[0] = rows[r];
+    h[0] = sr->rows[r];
     for (size_t i = 0; i < ncols; i++) {
       const ladle_column *col = &plain[i];
       h[1 + 2 * i] = col->validity != NULL;
-      h[2 + 2 * i] = elems(col, start[r], rows[r]);
+      h[2 + 2 * i] = elems(col, sr, r);
     }
     z.sc[r] = z.rc[r] = hn * 8;
     z.sd[r] = z.rd[r] = (size_t)r * hn * 8;
@@ -307,7 +432,7 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
     for (size_t i = 0; i < ncols; i++)
       hin[i * (size_t)n + (size_t)s] = (header){h[1 + 2 * i], h[2 + 2 * i]};
   }
-  st = move_packed(c, plain, ncols, start, rows, rin, hin, total, out, err);
+  st = move_packed(c, plain, ncols, sr, rin, hin, total, pool, out, err);
   if (st == LADLE_OK) *out_rows = total;
 done:
   for (size_t i = 0; plain != NULL && i < nplain; i++) ladle_column_release(&plain[i]);
@@ -323,8 +448,24 @@ ladle_status ladle_dist_move_columns(ladle_comm *c, const ladle_column *cols, si
                                      int64_t nrows, const int64_t *start, const int64_t *rows,
                                      ladle_column *out, int64_t *out_rows, ladle_error *err) {
   double t0 = ladle_clock_ms();
-  ladle_status st = move_many(c, cols, ncols, nrows, start, rows, out, out_rows, err);
+  send_rows sr = {NULL, start, rows};
+  ladle_status st = move_many(c, cols, ncols, nrows, &sr, NULL, out, out_rows, err);
   c->moved_ms += ladle_clock_ms() - t0;
+  return st;
+}
+
+ladle_status ladle_dist_move_rows(ladle_comm *c, const ladle_column *cols, size_t ncols,
+                                  int64_t nrows, const int64_t *perm, const int64_t *counts,
+                                  ladle_pool *pool, ladle_column *out, int64_t *out_rows,
+                                  ladle_error *err) {
+  int64_t *start = calloc((size_t)c->size, sizeof *start);
+  if (start == NULL) return LADLE_OOM(err, "exchange");
+  for (int r = 1; r < c->size; r++) start[r] = start[r - 1] + counts[r - 1];
+  double t0 = ladle_clock_ms();
+  send_rows sr = {perm, start, counts};
+  ladle_status st = move_many(c, cols, ncols, nrows, &sr, pool, out, out_rows, err);
+  c->moved_ms += ladle_clock_ms() - t0;
+  free(start);
   return st;
 }
 
@@ -335,7 +476,8 @@ ladle_status ladle_dist_allgather_columns(ladle_comm *c, const ladle_column *col
   if (sr == NULL) return LADLE_OOM(err, "exchange");
   for (int r = 0; r < c->size; r++) sr[c->size + r] = nrows; /* start 0, every row */
   double t0 = ladle_clock_ms();
-  ladle_status st = move_many(c, cols, ncols, nrows, sr, sr + c->size, out, out_rows, err);
+  send_rows rs = {NULL, sr, sr + c->size};
+  ladle_status st = move_many(c, cols, ncols, nrows, &rs, NULL, out, out_rows, err);
   c->moved_ms += ladle_clock_ms() - t0;
   free(sr);
   return st;

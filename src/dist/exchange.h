@@ -22,6 +22,15 @@ ladle_status ladle_dist_move_columns(ladle_comm *c, const ladle_column *cols, si
                                      int64_t nrows, const int64_t *start, const int64_t *rows,
                                      ladle_column *out, int64_t *out_rows, ladle_error *err);
 
+/* The same, rank r getting rows perm[start_r, start_r + counts[r]) of the
+ * columns, start_r the counts before r (a partition kernel's permutation:
+ * each row once), packed straight from the columns; the packing and
+ * unpacking run on pool's threads (NULL: this one). No list columns. */
+ladle_status ladle_dist_move_rows(ladle_comm *c, const ladle_column *cols, size_t ncols,
+                                  int64_t nrows, const int64_t *perm, const int64_t *counts,
+                                  ladle_pool *pool, ladle_column *out, int64_t *out_rows,
+                                  ladle_error *err);
+
 /* Every rank's rows to every rank, in rank order (a broadcast, an
  * allgather of the rows). */
 ladle_status ladle_dist_allgather_columns(ladle_comm *c, const ladle_column *cols, size_t ncols,

@@ -32,6 +32,7 @@ struct ladle_engine {
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
   atomic_llong dict_chunks, dict_chunks_rowwise; /* ladle_engine_stats */
   atomic_llong row_groups_streamed;
+  atomic_llong partial_rows_passed;
 };
 
 struct ladle_result {

@@ -26,19 +26,30 @@ static void release_n(ladle_column *cols, size_t n) {
   for (size_t i = 0; cols != NULL && i < n; i++) ladle_column_release(&cols[i]);
 }
 
-/* perm's rows of cols (a permutation column from a partition kernel), then
- * moved: counts[r] consecutive rows to rank r. */
+/* perm's rows of cols (a permutation column from a partition kernel),
+ * moved: counts[r] consecutive rows of it to rank r, packed straight from
+ * the columns; list columns are gathered first (their elements move as a
+ * range). */
 static ladle_status move_parts(exec_state *s, const ladle_column *cols, size_t ncols,
                                const ladle_column *perm, const int64_t *counts, ladle_column *out,
                                int64_t *out_rows, ladle_error *err) {
   ladle_comm *c = s->eng->comm;
-  int n = c->size;
   int64_t rows = perm->length;
+  const int64_t *idx = (const int64_t *)perm->values;
+  bool lists = false;
+  for (size_t i = 0; i < ncols; i++) lists |= cols[i].type.id == LADLE_TYPE_LIST;
+  if (!lists) {
+    double t0 = LADLE_PHASE_START();
+    ladle_status st =
+        ladle_dist_move_rows(c, cols, ncols, rows, idx, counts, s->k.pool, out, out_rows, err);
+    LADLE_PHASE_END("exchange move", rows, t0);
+    return st;
+  }
+  int n = c->size;
   ladle_column *g = calloc(LADLE_MAX(ncols, 1), sizeof *g);
   int64_t *start = calloc((size_t)n, sizeof *start);
   ladle_status st = g && start ? LADLE_OK : LADLE_OOM(err, "exchange");
-  if (st == LADLE_OK)
-    st = exec_gather_columns(s, cols, ncols, (const int64_t *)perm->values, rows, g, err);
+  if (st == LADLE_OK) st = exec_gather_columns(s, cols, ncols, idx, rows, g, err);
   if (st == LADLE_OK) {
     for (int r = 1; r < n; r++) start[r] = start[r - 1] + counts[r - 1];
     st = ladle_dist_move_columns(c, g, ncols, rows, start, counts, out, out_rows, err);
@@ -180,7 +191,9 @@ static ladle_status exchange_columns(exec_state *s, ladle_exchange_kind kind,
       int64_t *counts = calloc((size_t)n, sizeof *counts);
       if (counts == NULL) return LADLE_OOM(err, "exchange");
       ladle_column perm;
+      double t0 = LADLE_PHASE_START();
       ladle_status st = s->be->hash_partition(&s->k, keys, nk, n, &perm, counts, err);
+      LADLE_PHASE_END("exchange hash partition", rows, t0);
       if (st == LADLE_OK) {
         st = move_parts(s, cols, ncols, &perm, counts, out, out_rows, err);
         ladle_column_release(&perm);

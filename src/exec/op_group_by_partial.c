@@ -255,9 +255,39 @@ typedef struct pa_sink {
   int mode;
   int64_t first_len; /* the source's first morsel's rows */
   int ranks;         /* the job's */
+  bool pass;         /* morsels after the first go through ungrouped (below) */
   bool exchange;     /* an EXCHANGE between the partial and final steps (several
                         ranks, rows not on every rank already) */
 } pa_sink;
+
+/* Each row its own group: the partial rows of a morsel that does not reduce. */
+static ladle_status identity_groups(int64_t n, ladle_groups *g, ladle_error *err) {
+  memset(g, 0, sizeof *g);
+  g->nrows = g->ngroups = n;
+  g->ids = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *g->ids, false);
+  g->first = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *g->first, false);
+  if (g->ids == NULL || g->first == NULL) {
+    ladle_groups_release(g);
+    return LADLE_OOM(err, "groups");
+  }
+  for (int64_t i = 0; i < n; i++) {
+    g->ids[i] = (uint32_t)i;
+    g->first[i] = i;
+  }
+  return LADLE_OK;
+}
+
+/* Across ranks a group_by never turns its partial step down (every rank must
+ * take the same path to the exchange), so where the first morsel finds more
+ * groups than half its rows, the later morsels skip the grouping: each row is
+ * a partial row of its own (the aggregations over one-row groups: a sum's
+ * value, a count's 0 or 1...), the exchange moves them as they are, and the
+ * final step groups them once. The shape of the partial rows stays the same,
+ * so each rank decides for itself. */
+static bool pass_rows(const exec_state *s, const pa_sink *j, int64_t rows, int64_t groups) {
+  return j->ranks > 1 && j->exchange && j->mode < 0 && j->p->nkeys > 0 && !s->columns && rows > 0 &&
+         groups > rows / 2 && rows <= (int64_t)UINT32_MAX;
+}
 
 /* The partial rows of chunk k, from its rows c. */
 static ladle_status pa_rows(exec_state *s, pa_sink *j, size_t k, const ladle_chunk *c,
@@ -280,12 +310,22 @@ static ladle_status pa_rows(exec_state *s, pa_sink *j, size_t k, const ladle_chu
      * not give a null first()/last() ahead of the others */
     memset(&g, 0, sizeof g);
     have_g = true;
+  } else if (st == LADLE_OK && k > 0 && j->pass) {
+    st = identity_groups(c->length, &g, err);
+    have_g = st == LADLE_OK;
+    if (have_g) atomic_fetch_add(&s->eng->partial_rows_passed, c->length);
   } else if (st == LADLE_OK) {
     st = groups_of(s, p, keys, c->length, &g, err);
     have_g = st == LADLE_OK;
+    /* morsel 0 runs alone, before the others (pipeline.c) */
+    if (have_g && k == 0) j->pass = pass_rows(s, j, c->length, g.ngroups);
   }
+  bool identity = k > 0 && j->pass;
   for (size_t i = 0; st == LADLE_OK && i < nk; i++) {
-    st = s->be->gather(&s->k, &keys[i], g.first, g.ngroups, &out[i], err);
+    if (identity)
+      ladle_column_copy_ref(&keys[i], &out[i]);
+    else
+      st = s->be->gather(&s->k, &keys[i], g.first, g.ngroups, &out[i], err);
     if (st == LADLE_OK) made++;
   }
   for (size_t i = 0; st == LADLE_OK && i < p->nexprs; i++) {
@@ -513,6 +553,7 @@ static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, lad
     goto done;
   }
   /* the partial rows in chunk order */
+  double t0 = LADLE_PHASE_START();
   for (; ncat < ncols && st == LADLE_OK; ncat++) {
     for (size_t k = 0; k < nch; k++) tmp[k] = j->parts[k * ncols + ncat];
     st = ladle_column_concat_pool(tmp, nch, s->k.pool, &cat[ncat], err);
@@ -521,6 +562,7 @@ static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, lad
     ncat--;
     goto done;
   }
+  LADLE_PHASE_END("group_by partials concatenated", cat[0].length, t0);
   if (j->exchange) {
     /* EXCHANGE: the partial rows to the rank that owns their keys (a
      * reduction's to every rank); with one rank they stay as they are */
@@ -540,7 +582,9 @@ static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, lad
     cat = moved;
   }
   int64_t prow = cat[0].length;
+  t0 = LADLE_PHASE_START();
   st = groups_of(s, p, cat, prow, &g, err);
+  LADLE_PHASE_END("group_by final groups", prow, t0);
   if (st != LADLE_OK) goto done;
   have_g = true;
   for (size_t i = 0; i < nk && st == LADLE_OK; i++) {

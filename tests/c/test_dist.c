@@ -6,13 +6,16 @@
  * gives up (the others fail at once naming it and its reason) and ranks that
  * disagree; the MPI one's refusal when its library is missing (real ranks:
  * mpi_comm_check.c under mpirun); and the callbacks one forwarding to the
- * others (every check again) and broken by a failing callback. */
+ * others (every check again) and broken by a failing callback; rows moved by
+ * a permutation (ladle_dist_move_rows) arriving as the same rows gathered
+ * first and moved as ranges. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <time.h>
 
 #include "comm_checks.h"
 #include "dist/comm.h"
+#include "dist/exchange.h"
 #include "harness.h"
 
 static const ladle_comm_place HOST = {LADLE_DEVICE_CPU, 0, NULL};
@@ -142,6 +145,135 @@ TEST(local_collectives_across_three_threads) {
   rank_job jobs[LOCAL_RANKS];
   run_ranks(c, all_checks, jobs);
   run_ranks(c, all_checks, jobs); /* the rendezvous is reusable */
+  for (int r = 0; r < LOCAL_RANKS; r++) ladle_comm_destroy(c[r]);
+}
+
+/* Rank r's columns for the permutation move: Int64 with nulls, String with
+ * nulls and empty strings, Int8 without validity, Boolean; rows 0..n. */
+static void perm_columns(int r, int64_t n, ladle_column *cols) {
+  ladle_error e;
+  CHECK_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT64), n, true, 0, &cols[0], &e));
+  int64_t chars = 0;
+  for (int64_t i = 0; i < n; i++) chars += (i * 7 + r) % 13;
+  CHECK_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_STRING), n, true, chars, &cols[1], &e));
+  CHECK_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT8), n, false, 0, &cols[2], &e));
+  CHECK_OK(ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), n, false, 0, &cols[3], &e));
+  int64_t *of = LADLE_COL_MUT(&cols[1], int64_t), at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    LADLE_COL_MUT(&cols[0], int64_t)[i] = i * 1000 + r;
+    ladle_bit_set(LADLE_COL_VALIDITY_MUT(&cols[0]), i, i % 5 != 0);
+    int64_t len = (i * 7 + r) % 13;
+    of[i] = at;
+    for (int64_t b = 0; b < len; b++)
+      LADLE_COL_CHARS_MUT(&cols[1])[at + b] = (char)('a' + (i + b) % 26);
+    at += len;
+    ladle_bit_set(LADLE_COL_VALIDITY_MUT(&cols[1]), i, i % 3 != 1);
+    LADLE_COL_MUT(&cols[2], int8_t)[i] = (int8_t)(i - 40);
+    LADLE_COL_MUT(&cols[3], uint8_t)[i] = (uint8_t)(i % 2);
+  }
+  of[n] = at;
+  cols[0].null_count = ladle_bitmap_count_unset(cols[0].validity, n);
+  cols[1].null_count = ladle_bitmap_count_unset(cols[1].validity, n);
+}
+
+/* Whether two columns hold the same rows (values of null rows ignored). */
+static bool same_rows(const ladle_column *a, const ladle_column *b) {
+  if (a->length != b->length || a->null_count != b->null_count) return false;
+  size_t w = ladle_type_width(a->type.id);
+  for (int64_t i = 0; i < a->length; i++) {
+    bool va = ladle_column_valid(a, i), vb = ladle_column_valid(b, i);
+    if (va != vb) return false;
+    if (!va) continue;
+    if (ladle_type_is_varlen(a->type.id)) {
+      const int64_t *oa = a->values, *ob = b->values;
+      int64_t la = oa[i + 1] - oa[i], lb = ob[i + 1] - ob[i];
+      if (la != lb || memcmp(a->chars + oa[i], b->chars + ob[i], (size_t)la) != 0) return false;
+    } else if (memcmp((const uint8_t *)a->values + (size_t)i * w,
+                      (const uint8_t *)b->values + (size_t)i * w, w) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+enum { PERM_COLS = 4 };
+
+static void perm_move(rank_job *j) {
+  ladle_comm *c = j->x.c;
+  int r = c->rank, n = c->size;
+  int64_t rows = 1000 + 333 * r - (r == 1 ? 1333 : 0); /* rank 1 sends nothing */
+  ladle_column cols[PERM_COLS], g[PERM_COLS], a[PERM_COLS], b[PERM_COLS];
+  perm_columns(r, rows, cols);
+  /* destination of row i: (i * 5 + r) % n, rank 2 sending none to rank 0 */
+  int64_t counts[LOCAL_RANKS] = {0}, *perm = malloc((size_t)LADLE_MAX(rows, 1) * sizeof *perm);
+  int64_t *start = calloc((size_t)n, sizeof *start), *fill = calloc((size_t)n, sizeof *fill);
+  for (int64_t i = 0; i < rows; i++) {
+    int d = (int)((i * 5 + r) % n);
+    if (r == 2 && d == 0) d = 1;
+    counts[d]++;
+  }
+  for (int q = 1; q < n; q++) start[q] = start[q - 1] + counts[q - 1];
+  for (int64_t i = rows - 1; i >= 0; i--) { /* the rows of each destination, last first */
+    int d = (int)((i * 5 + r) % n);
+    if (r == 2 && d == 0) d = 1;
+    perm[start[d] + fill[d]++] = i;
+  }
+  int64_t got_a = -1, got_b = -1;
+  ladle_error e;
+  ladle_status sa =
+      ladle_dist_move_rows(c, cols, PERM_COLS, rows, perm, counts, NULL, a, &got_a, &e);
+  if (sa != LADLE_OK) fprintf(stderr, "move_rows: %s\n", e.message);
+  CHECK_OK(sa);
+  for (int i = 0; i < PERM_COLS; i++) { /* the same rows gathered, moved as ranges */
+    ladle_column_alloc(
+        cols[i].type, rows, cols[i].validity != NULL,
+        ladle_type_is_varlen(cols[i].type.id) ? ((const int64_t *)cols[i].values)[rows] : 0, &g[i],
+        &e);
+    int64_t at = 0;
+    for (int64_t k = 0; k < rows; k++) {
+      int64_t s = perm[k];
+      if (cols[i].validity != NULL)
+        ladle_bit_set(LADLE_COL_VALIDITY_MUT(&g[i]), k, ladle_bit_get(cols[i].validity, s));
+      if (ladle_type_is_varlen(cols[i].type.id)) {
+        const int64_t *of = cols[i].values;
+        LADLE_COL_MUT(&g[i], int64_t)[k] = at;
+        memcpy(LADLE_COL_CHARS_MUT(&g[i]) + at, cols[i].chars + of[s], (size_t)(of[s + 1] - of[s]));
+        at += of[s + 1] - of[s];
+      } else {
+        size_t w = ladle_type_width(cols[i].type.id);
+        memcpy((uint8_t *)g[i].values + (size_t)k * w,
+               (const uint8_t *)cols[i].values + (size_t)s * w, w);
+      }
+    }
+    if (ladle_type_is_varlen(cols[i].type.id)) LADLE_COL_MUT(&g[i], int64_t)[rows] = at;
+    g[i].null_count = g[i].validity != NULL ? ladle_bitmap_count_unset(g[i].validity, rows) : 0;
+  }
+  CHECK_OK(ladle_dist_move_columns(c, g, PERM_COLS, rows, start, counts, b, &got_b, &e));
+  CHECK_EQ_I(got_a, got_b);
+  for (int i = 0; i < PERM_COLS; i++) {
+    if (!same_rows(&a[i], &b[i])) {
+      fprintf(stderr, "rank %d column %d differs\n", r, i);
+      j->x.fails++;
+    }
+    ladle_column_release(&a[i]);
+    ladle_column_release(&b[i]);
+    ladle_column_release(&g[i]);
+    ladle_column_release(&cols[i]);
+  }
+  /* a permutation whose parts do not cover its rows is refused */
+  counts[0] += 1;
+  ladle_status bad = ladle_dist_move_rows(c, cols, 0, rows, perm, counts, NULL, a, &got_a, &e);
+  if (bad != LADLE_EINVAL) j->x.fails++;
+  free(perm);
+  free(start);
+  free(fill);
+}
+
+TEST(local_move_by_permutation_equals_gathered_ranges) {
+  ladle_comm *c[LOCAL_RANKS];
+  CHECK_OK(ladle_comm_local_create(LOCAL_RANKS, 30, c, &err_));
+  rank_job jobs[LOCAL_RANKS];
+  run_ranks(c, perm_move, jobs);
   for (int r = 0; r < LOCAL_RANKS; r++) ladle_comm_destroy(c[r]);
 }
 
