@@ -838,25 +838,29 @@ static int64_t probe_chain_rows(const planner *P, const ladle_plan *r, int depth
  * against all 15M orders: the whole join builds the former). */
 enum { PROBE_RATIO = 8 };
 
-/* The side join p probes with when it streams (0 left, 1 right), or -1. */
+/* The side join p probes with when it streams (0 left, 1 right), or -1.
+ * With several ranks a streamed join's build side is broadcast and each rank
+ * probes with its own rows (plan_join), so the build side must be smaller by
+ * the ratio times the ranks it reaches beyond its own: the rows it moves are
+ * then fewer than hashing both sides would move. */
 static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
   size_t nk = p->nkeys;
   ladle_join_type how = p->join.how;
-  if (P->o->stream_join == 0 || P->o->columns || P->o->ranks > 1 || nk == 0 || depth > 64 ||
-      ladle_join_coalesces(p) || exec_join_reorders(p) || !exprs_row_wise(p->keys, nk) ||
-      !exprs_row_wise(p->rkeys, nk) || any_uses_height(p->keys, nk) ||
-      any_uses_height(p->rkeys, nk) ||
+  int64_t ratio = PROBE_RATIO * (int64_t)LADLE_MAX(P->o->ranks - 1, 1);
+  if (P->o->stream_join == 0 || P->o->columns || nk == 0 || depth > 64 || ladle_join_coalesces(p) ||
+      exec_join_reorders(p) || !exprs_row_wise(p->keys, nk) || !exprs_row_wise(p->rkeys, nk) ||
+      any_uses_height(p->keys, nk) || any_uses_height(p->rkeys, nk) ||
       (how != LADLE_JOIN_INNER && how != LADLE_JOIN_LEFT && how != LADLE_JOIN_SEMI &&
        how != LADLE_JOIN_ANTI))
     return -1;
   if (how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) {
     int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
     int64_t le = rr >= 0 ? rows_estimate(p->inputs[0], depth + 1, NULL) : -1;
-    if (le >= 0 && rr >= PROBE_RATIO * le) return 1;
+    if (le >= 0 && rr >= ratio * le) return 1;
   }
   int64_t lr = probe_chain_rows(P, p->inputs[0], depth + 1);
   int64_t re = lr >= 0 ? rows_estimate(p->inputs[1], depth + 1, NULL) : -1;
-  return re >= 0 && lr >= PROBE_RATIO * re ? 0 : -1;
+  return re >= 0 && lr >= ratio * re ? 0 : -1;
 }
 
 static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
@@ -955,6 +959,16 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * is then the left side's. A hash exchange would interleave the ranks'
    * rows (the workflow's multi-hot Categorify implodes in that order). */
   ladle_join_order jo = p->join.order;
+  /* a streamed join across ranks: its build side broadcast, each rank probing
+   * with its own rows of the probe side (its Parquet row groups), which never
+   * move; the output is sharded as the probe side is, in its order */
+  if (P->o->ranks > 1 && streamed) {
+    size_t b = 1 - (size_t)pn->probe;
+    pn->inputs[b] = exchange_for(P, pn->inputs[b], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+    if (pn->inputs[b] == NULL) return NULL;
+    pn->dist = pn->inputs[pn->probe]->dist;
+    return pn;
+  }
   if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED && rbcast && how != LADLE_JOIN_CROSS &&
       dl == LADLE_DIST_SHARDED && dr == LADLE_DIST_SHARDED &&
       (jo == LADLE_JOIN_ORDER_LEFT || jo == LADLE_JOIN_ORDER_LEFT_RIGHT)) {

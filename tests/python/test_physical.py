@@ -165,6 +165,30 @@ def test_group_by_pipeline_listed() -> None:
     assert "GROUP_BY_PARTIAL" not in text2 and "\npipelines:\n  none" in text2
 
 
+def test_streamed_joins_planned_for_ranks(tmp_path: Path) -> None:
+    """Across ranks a join streamed from a big Parquet side broadcasts its small
+    side and probes with each rank's own row groups (no exchange on the big
+    side); the build side must be smaller by 8 times the other ranks, else both
+    sides go through the run-time join exchange."""
+    r = np.random.default_rng(5)
+    pl.DataFrame({"k": r.integers(0, 500, 40_000), "v": r.integers(0, 9, 40_000)}).write_parquet(
+        tmp_path / "big.parquet", row_group_size=4_000)
+    pl.DataFrame({"k": np.arange(300), "name": [f"n{i}" for i in range(300)]}).write_parquet(tmp_path / "s.parquet")
+    pl.DataFrame({"k": np.arange(3_000), "w": np.arange(3_000)}).write_parquet(tmp_path / "m.parquet")
+    big, small, mid = (pl.scan_parquet(tmp_path / f) for f in ("big.parquet", "s.parquet", "m.parquet"))
+    e = ladle.Engine(threads=2)
+    for lf in (big.join(small, on="k"), big.join(small, on="k", how="anti"), small.join(big, on="k")):
+        nodes = physical(e.explain(lf, ranks=2))
+        join = next(x for x in nodes if " JOIN " in x)
+        assert "streams its" in join, nodes
+        assert sum("EXCHANGE broadcast" in x for x in nodes) == 1, nodes
+        assert not any("EXCHANGE join" in x or "EXCHANGE hash" in x for x in nodes), nodes
+    # 40,000 rows against 3,000: streamed at 2 ranks (8 x 1 x 3,000 <= 40,000), not at 3
+    assert "streams its" in e.explain(big.join(mid, on="k"), ranks=2)
+    three = e.explain(big.join(mid, on="k"), ranks=3)
+    assert "streams its" not in three and sum("EXCHANGE join" in x for x in physical(three)) == 2
+
+
 def test_exchanges_planned_for_ranks() -> None:
     r = np.random.default_rng(4)
     a = pl.DataFrame({"k": r.integers(0, 99, 1000), "x": r.normal(size=1000)}).lazy()
@@ -180,8 +204,13 @@ def test_exchanges_planned_for_ranks() -> None:
     # a global aggregation: every rank the result
     red = e.explain(a.select(pl.col("x").mean()), ranks=2)
     assert "EXCHANGE broadcast" in red and "result: replicated" in red
-    j = e.explain(a.join(b, on="k"), ranks=2)
+    # sides of 1000 and 297 rows: no streamed join (8 x 297 > 1000), the run-time
+    # join exchange on both
+    j = e.explain(a.join(pl.concat([b, b, b]), on="k"), ranks=2)
     assert sum("EXCHANGE join by" in x for x in physical(j)) == 2
+    # 1000 and 99: streamed, the right side broadcast
+    j = physical(e.explain(a.join(b, on="k"), ranks=2))
+    assert "streams its left side" in j[0] and sum("EXCHANGE" in x for x in j) == 1, j
     f = e.explain(a.join(b, on="k", how="full"), ranks=2)
     assert sum("EXCHANGE hash by" in x for x in physical(f)) == 2
     so = e.explain(a.sort("x"), ranks=2)
