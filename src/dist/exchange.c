@@ -111,13 +111,18 @@ static size_t seg_bytes(const ladle_column *col, bool has_validity, int64_t rows
   return b;
 }
 
-/* n values of width w from src's rows idx[0..n) to dst */
+/* n values of width w from src's rows idx[0..n) to dst (a segment of the
+ * send buffer: not aligned to w, so stored through memcpy) */
 static void gather_width(uint8_t *dst, const uint8_t *src, size_t w, const int64_t *idx,
                          int64_t n) {
   switch (w) {
-#define GW(W, T)                                                              \
-  case W:                                                                     \
-    for (int64_t k = 0; k < n; k++) ((T *)dst)[k] = ((const T *)src)[idx[k]]; \
+#define GW(W, T)                               \
+  case W:                                      \
+    for (int64_t k = 0; k < n; k++) {          \
+      T v;                                     \
+      memcpy(&v, src + (size_t)idx[k] * W, W); \
+      memcpy(dst + (size_t)k * W, &v, W);      \
+    }                                          \
     return;
     GW(1, uint8_t)
     GW(2, uint16_t)
