@@ -236,9 +236,16 @@ def streamed_joins(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) 
     for i in range(2):  # two files of ten row groups
         big.slice(i * n // 2, n // 2).write_parquet(mine / f"big{i}.parquet", row_group_size=2_000)
     small.write_parquet(mine / "small.parquet")
+    # two row groups: with three ranks one rank probes with none (it still takes
+    # part in the build side's broadcast)
+    big.head(4_000).write_parquet(mine / "few.parquet", row_group_size=2_000)
+    small.head(40).write_parquet(mine / "tiny.parquet")
     bl, sl = pl.scan_parquet(str(mine / "big*.parquet")), pl.scan_parquet(str(mine / "small.parquet"))
-    for name, q in STREAMED_JOINS.items():
-        run_case(engine, name, q(bl, sl), q(big.lazy(), small.lazy()).collect(engine="in-memory"),
+    cases = [(name, q, bl, sl, big, small) for name, q in STREAMED_JOINS.items()]
+    cases.append(("streamed_few_row_groups", STREAMED_JOINS["streamed_left"], pl.scan_parquet(str(mine / "few.parquet")),
+                  pl.scan_parquet(str(mine / "tiny.parquet")), big.head(4_000), small.head(40)))
+    for name, q, bl, sl, bw, sw in cases:
+        run_case(engine, name, q(bl, sl), q(bw.lazy(), sw.lazy()).collect(engine="in-memory"),
                  False, True, found)
         if engine.nranks > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1":  # no streamed joins there
             text = engine.explain(q(bl, sl))
