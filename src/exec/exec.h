@@ -417,6 +417,16 @@ bool ladle_join_coalesces(const ladle_plan *p);
  * expression is such an aggregation (one group of all rows: each rank's
  * partial row broadcast, then the final step, instead of every row). */
 bool ladle_exec_group_by_splits(const ladle_plan *p, int ranks);
+/* Whether exprs (a projection's, a filter's predicate) are row-wise around
+ * aggregations that split (no window, none under a when/then), so that with
+ * `ranks` ranks each aggregation can be computed from every rank's partial
+ * row and the rows stay where they are (op_group_by_partial.c). */
+bool ladle_exec_aggs_split(ladle_bexpr *const *exprs, size_t nexprs, int ranks);
+/* Those aggregations over t and every other rank's rows (each rank calls it
+ * at the same point: it exchanges), hoisted (ladle_exec_hoist) for the
+ * expressions to read as single values; the caller unhoists. */
+ladle_status exec_hoist_global_aggs(exec_state *s, ladle_bexpr *const *exprs, size_t nexprs,
+                                    const ladle_table *t, ladle_error *err);
 /* The group_by of node pn over `in`, the output of node in_pn: the partial
  * step first when try_partial, the whole group_by where it does not apply
  * (op_group_by.c). */

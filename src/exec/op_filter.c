@@ -143,8 +143,15 @@ static ladle_status filter_table(exec_state *s, const ladle_pnode *pn, ladle_tab
   ladle_column *masks = NULL;
   bool scalar = false;
   exec_pred *pred;
-  LADLE_RETURN_NOT_OK(
-      exec_pred_compile(s, p->exprs[0], &in->schema, units != NULL ? pn->dict : NULL, &pred, err));
+  size_t mark = s->nhoist;
+  if (pn->global_aggs) /* the predicate's aggregations over every rank's rows */
+    LADLE_RETURN_NOT_OK(exec_hoist_global_aggs(s, p->exprs, 1, in, err));
+  ladle_status cst =
+      exec_pred_compile(s, p->exprs[0], &in->schema, units != NULL ? pn->dict : NULL, &pred, err);
+  if (cst != LADLE_OK) {
+    ladle_exec_unhoist(s, mark);
+    return cst;
+  }
   ladle_status st = pred ? LADLE_OK : ladle_eval_chunked(s, p->exprs[0], in, &masks, &scalar, err);
   ladle_table *t;
   if (st == LADLE_OK) st = ladle_table_create(&p->schema, in->nchunks, &t, err);
@@ -200,6 +207,7 @@ static ladle_status filter_table(exec_state *s, const ladle_pnode *pn, ladle_tab
   }
   if (masks) ladle_release_columns(masks, scalar ? 1 : in->nchunks);
   exec_pred_destroy(pred);
+  ladle_exec_unhoist(s, mark);
   return st;
 }
 

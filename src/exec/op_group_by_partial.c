@@ -318,7 +318,7 @@ static ladle_status pa_rows(exec_state *s, pa_sink *j, size_t k, const ladle_chu
     st = groups_of(s, p, keys, c->length, &g, err);
     have_g = st == LADLE_OK;
     /* morsel 0 runs alone, before the others (pipeline.c) */
-    if (have_g && k == 0) j->pass = pass_rows(s, j, c->length, g.ngroups);
+    if (have_g && k == 0 && pass_rows(s, j, c->length, g.ngroups)) j->pass = true;
   }
   bool identity = k > 0 && j->pass;
   for (size_t i = 0; st == LADLE_OK && i < nk; i++) {
@@ -535,20 +535,20 @@ static bool pa_accepts(const void *state) {
 }
 
 /* The partial rows in morsel order, exchanged (with several ranks), grouped
- * again and aggregated once more. */
-static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, ladle_error *err) {
-  pa_sink *j = state;
+ * again and aggregated once more: the keys, then the aggregations, in cols
+ * (nkeys + nexprs of them, *ngroups rows). */
+static ladle_status pa_finish_cols(exec_state *s, pa_sink *j, ladle_column *cols, int64_t *ngroups,
+                                   ladle_error *err) {
   const ladle_plan *p = j->p;
   const pa_expr *x = j->x;
   size_t nk = p->nkeys, na = p->nexprs, ncols = j->ncols, nch = j->nch;
   ladle_column *cat = calloc(ncols, sizeof *cat);
   ladle_column *tmp = calloc(nch, sizeof *tmp);
-  ladle_column *cols = calloc(nk + na + 1, sizeof *cols);
   ladle_status st = LADLE_OK;
   size_t ncat = 0, made = 0;
   ladle_groups g;
   bool have_g = false;
-  if (cat == NULL || tmp == NULL || cols == NULL) {
+  if (cat == NULL || tmp == NULL) {
     st = LADLE_OOM(err, "group_by");
     goto done;
   }
@@ -596,9 +596,8 @@ static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, lad
     if (st == LADLE_OK) made++;
   }
   if (st == LADLE_OK) {
-    int64_t ngroups = g.ngroups;
+    *ngroups = g.ngroups;
     made = 0; /* handed over */
-    st = exec_table_from_columns(s, &p->schema, cols, ngroups, out, err);
   }
 done:
   if (have_g) ladle_groups_release(&g);
@@ -606,7 +605,152 @@ done:
   release_n(cat, ncat);
   free(cat);
   free(tmp);
+  return st;
+}
+
+static ladle_status pa_finish(exec_state *s, void *state, ladle_table **out, ladle_error *err) {
+  pa_sink *j = state;
+  const ladle_plan *p = j->p;
+  ladle_column *cols = calloc(p->nkeys + p->nexprs + 1, sizeof *cols);
+  if (cols == NULL) return LADLE_OOM(err, "group_by");
+  int64_t ngroups = 0;
+  ladle_status st = pa_finish_cols(s, j, cols, &ngroups, err);
+  if (st == LADLE_OK) st = exec_table_from_columns(s, &p->schema, cols, ngroups, out, err);
   free(cols);
+  return st;
+}
+
+/* ------------------------------------------------- aggregations across ranks
+ *
+ * A projection or filter whose expressions are row-wise around aggregations
+ * that split (`x - x.mean()`, `x / x.sum()`, `x > x.mean()`) leaves its rows
+ * where they are with several ranks: each aggregation is computed as the
+ * partial group-by without keys computes a select of aggregations (each
+ * rank's partial row broadcast, the final step over them), and hoisted, so
+ * that the expressions read it as a single value (eval.c). */
+
+/* The outermost aggregations (AGG, LEN) of e into out (NULL: counted only). */
+static void outer_aggs(const ladle_bexpr *e, const ladle_bexpr **out, size_t *n) {
+  if (!e->has_agg) return;
+  if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN) {
+    if (out != NULL) out[*n] = e;
+    (*n)++;
+    return;
+  }
+  for (size_t i = 0; i < e->nargs; i++) outer_aggs(e->args[i], out, n);
+}
+
+/* An aggregation under a when/then: Polars computes a branch only where rows
+ * take it, and a hoisted aggregation would be computed regardless. */
+static bool agg_in_branch(const ladle_bexpr *e) {
+  if (!e->has_agg) return false;
+  if (e->kind == LADLE_EX_WHEN) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (agg_in_branch(e->args[i])) return true;
+  return false;
+}
+
+/* The outermost aggregations of exprs, malloc'ed (*n of them), or NULL with
+ * *n 0 when there are none or the expressions do not qualify. */
+static const ladle_bexpr **aggs_of(ladle_bexpr *const *exprs, size_t nexprs, size_t *n) {
+  *n = 0;
+  for (size_t i = 0; i < nexprs; i++) {
+    if (exprs[i]->has_window || agg_in_branch(exprs[i])) return NULL;
+    outer_aggs(exprs[i], NULL, n);
+  }
+  const ladle_bexpr **a = *n > 0 ? malloc(*n * sizeof *a) : NULL;
+  size_t k = 0;
+  for (size_t i = 0; a != NULL && i < nexprs; i++) outer_aggs(exprs[i], a, &k);
+  if (a == NULL) *n = 0;
+  return a;
+}
+
+/* The plan the partial step reads for aggregations a (a select of them). */
+static void aggs_plan(ladle_plan *p, const ladle_bexpr **a, size_t n) {
+  memset(p, 0, sizeof *p);
+  p->kind = LADLE_NODE_SELECT;
+  p->exprs = (ladle_bexpr **)(uintptr_t)a;
+  p->nexprs = n;
+}
+
+bool ladle_exec_aggs_split(ladle_bexpr *const *exprs, size_t nexprs, int ranks) {
+  if (ranks <= 1 || partial_mode() == 0) return false;
+  size_t n = 0;
+  const ladle_bexpr **a = aggs_of(exprs, nexprs, &n);
+  pa_expr *x = a != NULL ? calloc(n, sizeof *x) : NULL;
+  ladle_plan p;
+  size_t ncols = 0;
+  bool ok = false;
+  if (x != NULL) {
+    aggs_plan(&p, a, n);
+    ok = pa_eligible(&p, ranks, x, &ncols);
+  }
+  free(x);
+  free(a);
+  return ok;
+}
+
+typedef struct global_job {
+  exec_state *s;
+  pa_sink *j;
+  const ladle_table *t;
+} global_job;
+
+static ladle_status global_task(void *ctx, size_t k, ladle_error *err) {
+  global_job *g = ctx;
+  return pa_rows(g->s, g->j, k, &g->t->chunks[k], err);
+}
+
+ladle_status exec_hoist_global_aggs(exec_state *s, ladle_bexpr *const *exprs, size_t nexprs,
+                                    const ladle_table *t, ladle_error *err) {
+  size_t n = 0;
+  const ladle_bexpr **a = aggs_of(exprs, nexprs, &n);
+  if (a == NULL)
+    return n == 0 ? ladle_err_set(err, LADLE_EINVAL, "internal: no aggregations to hoist")
+                  : LADLE_OOM(err, "aggregations");
+  ladle_plan p;
+  aggs_plan(&p, a, n);
+  ladle_table *empty = NULL;
+  ladle_column *cols = calloc(n + 1, sizeof *cols);
+  pa_sink *j = calloc(1, sizeof *j);
+  ladle_status st = cols != NULL && j != NULL ? LADLE_OK : LADLE_OOM(err, "aggregations");
+  /* a rank without rows still brings its (empty) partials to the exchange */
+  if (st == LADLE_OK && t->nchunks == 0) {
+    st = exec_empty_chunk(&t->schema, &empty, err);
+    if (st == LADLE_OK) t = empty;
+  }
+  if (st == LADLE_OK) {
+    j->p = &p;
+    j->ranks = s->eng->comm->size;
+    j->exchange = j->ranks > 1;
+    j->mode = 1;
+    j->nch = t->nchunks;
+    j->first_len = t->chunks[0].length;
+    j->x = calloc(n, sizeof *j->x);
+    j->parts = calloc(j->nch * n * 3 + 1, sizeof *j->parts);
+    j->rows = calloc(j->nch, sizeof *j->rows);
+    j->done = calloc(j->nch, sizeof *j->done);
+    if (j->x == NULL || j->parts == NULL || j->rows == NULL || j->done == NULL)
+      st = LADLE_OOM(err, "aggregations");
+    else if (!pa_eligible(&p, j->ranks, j->x, &j->ncols))
+      st = ladle_err_set(err, LADLE_EINVAL, "internal: aggregations that do not split hoisted");
+  }
+  if (st == LADLE_OK) {
+    global_job g = {s, j, t};
+    st = ladle_pool_run(s->k.pool, j->nch, global_task, &g, err);
+  }
+  int64_t ngroups = 0;
+  if (st == LADLE_OK) st = pa_finish_cols(s, j, cols, &ngroups, err);
+  size_t hoisted = 0;
+  for (; st == LADLE_OK && hoisted < n; hoisted++)
+    st = ladle_exec_hoist(s, a[hoisted], &cols[hoisted], err);
+  /* ladle_exec_hoist takes its column, or releases it on failure */
+  if (st != LADLE_OK && cols != NULL && ngroups >= 0)
+    for (size_t i = hoisted; i < n; i++) ladle_column_release(&cols[i]);
+  pa_close(j);
+  ladle_table_release(empty);
+  free(cols);
+  free(a);
   return st;
 }
 

@@ -54,7 +54,9 @@ static ladle_status projection_table(exec_state *s, const ladle_pnode *pn, ladle
   bool *scalar = calloc(LADLE_MAX(n, 1), sizeof *scalar);
   int64_t *map = NULL;
   ladle_status st = vals && scalar ? LADLE_OK : LADLE_OOM(err, "select");
-  size_t done = 0;
+  size_t done = 0, mark = s->nhoist;
+  /* aggregations over every rank's rows, read as single values below */
+  if (st == LADLE_OK && pn->global_aggs) st = exec_hoist_global_aggs(s, p->exprs, n, in, err);
   for (; done < n && st == LADLE_OK; done++)
     st = ladle_eval_chunked(s, p->exprs[done], in, &vals[done], &scalar[done], err);
   if (st != LADLE_OK && done > 0) done--;
@@ -71,6 +73,7 @@ static ladle_status projection_table(exec_state *s, const ladle_pnode *pn, ladle
     }
   }
   for (size_t i = 0; i < done; i++) ladle_release_columns(vals[i], scalar[i] ? 1 : in->nchunks);
+  ladle_exec_unhoist(s, mark);
   free(vals);
   free(scalar);
   free(map);

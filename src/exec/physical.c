@@ -1050,8 +1050,13 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       pn->inputs[0] = plan_input(P, p, 0, &none);
       if (pn->inputs[0] == NULL) return NULL;
       /* a predicate over every row (an aggregation, a window): every rank
-       * needs them all */
-      if (!row_wise(p)) {
+       * needs them all, unless its aggregations split (computed across ranks
+       * from partial rows: the rows stay) */
+      if (!row_wise(p) && P->o->ranks > 1 && !P->o->columns &&
+          pn->inputs[0]->dist == LADLE_DIST_SHARDED &&
+          ladle_exec_aggs_split(p->exprs, 1, P->o->ranks)) {
+        pn->global_aggs = true;
+      } else if (!row_wise(p)) {
         pn->inputs[0] = exchange_for(P, pn->inputs[0], LADLE_EXCHANGE_BROADCAST, NULL, 0);
         if (pn->inputs[0] == NULL) return NULL;
       }
@@ -1121,6 +1126,18 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
         pn->inputs[0] = exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, wk, wnk);
         if (pn->inputs[0] == NULL) return NULL;
         pn->dist = LADLE_DIST_SHARDED;
+        return pn;
+      }
+      /* aggregations that split, row-wise around them: computed across ranks
+       * from partial rows, the rows staying (a select of single values then
+       * gives every rank the same row: replicated) */
+      if (!pick && !row_wise(p) && P->o->ranks > 1 && !P->o->columns &&
+          pn->inputs[0]->dist == LADLE_DIST_SHARDED &&
+          ladle_exec_aggs_split(p->exprs, p->nexprs, P->o->ranks)) {
+        pn->global_aggs = true;
+        bool all_scalar = p->kind == LADLE_NODE_SELECT && p->nexprs > 0;
+        for (size_t i = 0; all_scalar && i < p->nexprs; i++) all_scalar = p->exprs[i]->scalar;
+        if (all_scalar) pn->dist = LADLE_DIST_REPLICATED;
         return pn;
       }
       if (!pick && !row_wise(p)) /* windows, aggregations: over every row */
@@ -1456,6 +1473,10 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
     ladle_strbuf_printf(b,
                         " deferred (its input and kept rows go to the join, which gathers "
                         "the other columns at its output rows)");
+  if (pn->global_aggs)
+    ladle_strbuf_printf(b,
+                        " [its aggregations over every rank's rows: each rank's partial row "
+                        "broadcast, the rows staying]");
   if (pn->op == LADLE_POP_JOIN && pn->right_first) ladle_strbuf_printf(b, " right side first");
   if (pn->op == LADLE_POP_JOIN && pn->probe >= 0 && pn->pipelined)
     ladle_strbuf_printf(b, " streams its %s side (#%d built first, then probed morsel by morsel)",

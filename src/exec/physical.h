@@ -122,6 +122,9 @@ struct ladle_pnode {
    * fall back to the whole. */
   const ladle_pnode *source;
   bool partial; /* GROUP_BY_FINAL (true) or GROUP_BY (false) */
+  /* PROJECTION, FILTER with several ranks: aggregations in the expressions
+   * computed across ranks from partial rows and hoisted; the rows stay */
+  bool global_aggs;
   /* UNION under SLICE(offset >= 0, length >= 0): inputs run in order until
    * they hold this many rows (-1: all) */
   int64_t limit;

@@ -96,6 +96,10 @@ def frames(rank: int, nranks: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataF
     return mine[0], mine[1], pl.concat([p[0] for p in parts]), pl.concat([p[1] for p in parts])
 
 
+# the column kernels (a GPU engine's path) take no partial steps: a projection's
+# aggregations there take every row on every rank (replicated)
+COLUMN_KERNELS = os.environ.get("LADLE_COLUMN_KERNELS") == "1"
+
 QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], bool, bool | None]] = {
     # name: (query over (a, b), ordered comparison, sharded result with several ranks)
     "scan": (lambda a, b: a, True, True),
@@ -164,7 +168,24 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
                           False, False),
     "union": (lambda a, b: pl.concat([a.select("k"), b.select("k")]), False, True),
     "sort_after_group": (lambda a, b: a.group_by("k").agg(pl.col("i").sum()).sort("k"), True, True),
-    "filter_by_mean": (lambda a, b: a.filter(pl.col("i") > pl.col("i").mean()).select("id", "i"), False, False),
+    # aggregations that split inside row-wise expressions: computed from each rank's
+    # partial row, the rows staying where they are (sharded), or a select of single
+    # values (replicated)
+    "filter_by_mean": (lambda a, b: a.filter(pl.col("i") > pl.col("i").mean()).select("id", "i"), False,
+                       not COLUMN_KERNELS),
+    "normalize": (lambda a, b: a.with_columns(((pl.col("x") - pl.col("x").mean()) / pl.col("x").std()).alias("z"),
+                                             (pl.col("i") / pl.col("i").sum()).alias("share"),
+                                             (pl.col("i") - pl.col("i").first()).alias("d"), pl.len().alias("n"),
+                                             pl.col("x").null_count().alias("nc")), False, not COLUMN_KERNELS),
+    "scalar_expressions": (lambda a, b: a.select((pl.col("x").sum() / pl.col("i").sum()).alias("r"),
+                                                 (pl.col("i").max() - pl.col("i").min()).alias("range"),
+                                                 (pl.col("x").var() * 2).alias("v2")), True, False),
+    "filter_after_empty": (lambda a, b: a.filter(pl.col("id") >= 3000).filter(
+        pl.col("x") < pl.col("x").mean() - pl.col("x").std()).select("id"), False, not COLUMN_KERNELS),
+    # under a when/then (computed only where rows take the branch) or beside a
+    # median: every row on every rank, as before
+    "agg_in_branch": (lambda a, b: a.select("id", pl.when(pl.col("i") > 0).then(pl.col("x") - pl.col("x").mean())
+                                            .otherwise(0.0).alias("w")), False, False),
     "sort_by_deviation": (lambda a, b: a.sort((pl.col("i") - pl.col("i").mean()).abs(), "id").head(30), True, False),
     "group_by_agg_key": (lambda a, b: a.with_columns((pl.col("i") > pl.col("i").median()).alias("big"))
                          .group_by("big").agg(pl.len()), False, False),
@@ -329,6 +350,12 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     if os.environ.get("LADLE_COLUMN_KERNELS") == "1":  # no partial steps there yet: every row
         ok = engine.nranks == 1 or ("EXCHANGE broadcast" in text and "GROUP_BY_PARTIAL" not in text)
     found["explain_global_partials"] = {"ok": ok, "why": "" if ok else text}
+    # aggregations inside row-wise expressions: no exchange of the rows
+    text = engine.explain(a.lazy().with_columns((pl.col("x") - pl.col("x").mean()).alias("d")))
+    ok = engine.nranks == 1 or ("partial row broadcast" in text and "EXCHANGE" not in text)
+    if os.environ.get("LADLE_COLUMN_KERNELS") == "1":
+        ok = engine.nranks == 1 or "EXCHANGE broadcast" in text
+    found["explain_global_aggs"] = {"ok": ok, "why": "" if ok else text}
 
 
 def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:

@@ -213,6 +213,18 @@ def test_exchanges_planned_for_ranks() -> None:
     assert "streams its left side" in j[0] and sum("EXCHANGE" in x for x in j) == 1, j
     f = e.explain(a.join(b, on="k", how="full"), ranks=2)
     assert sum("EXCHANGE hash by" in x for x in physical(f)) == 2
+    # aggregations inside row-wise expressions: computed from each rank's partial
+    # row, the rows not moving; under a when/then or beside a median: broadcast
+    norm = e.explain(a.with_columns((pl.col("x") - pl.col("x").mean()) / pl.col("x").std()), ranks=2)
+    assert "partial row broadcast" in norm and "EXCHANGE" not in norm and "result: sharded" in norm
+    sc = e.explain(a.select(pl.col("x").sum() / pl.col("k").sum()), ranks=2)
+    assert "partial row broadcast" in sc and "result: replicated" in sc
+    fl = e.explain(a.filter(pl.col("x") > pl.col("x").mean()), ranks=2)
+    assert "partial row broadcast" in fl and "EXCHANGE" not in fl
+    for lf in (a.select(pl.when(pl.col("k") > 3).then(pl.col("x") - pl.col("x").mean())),
+               a.filter(pl.col("x") > pl.col("x").median())):
+        t = e.explain(lf, ranks=2)
+        assert "partial row broadcast" not in t and "EXCHANGE broadcast" in t, t
     so = e.explain(a.sort("x"), ranks=2)
     assert 'EXCHANGE range by [col("x")]' in so
     tk = e.explain(a.sort("x").head(3), ranks=2)
