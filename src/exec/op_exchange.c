@@ -205,6 +205,31 @@ static ladle_status exchange_columns(exec_state *s, ladle_exchange_kind kind,
   return ladle_err_set(err, LADLE_EINVAL, "internal: exchange kind %d", (int)kind);
 }
 
+/* A hash exchange of rows every rank holds: this rank's part of them, by the
+ * same partition a moving exchange uses, gathered here; nothing moves. */
+static ladle_status keep_own_part(exec_state *s, const ladle_column *cols, size_t ncols,
+                                  const ladle_column *keys, size_t nk, ladle_column *out,
+                                  int64_t *out_rows, ladle_error *err) {
+  ladle_comm *c = s->eng->comm;
+  if (s->be->hash_partition == NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a hash exchange: backend '%s' has no hash_partition",
+                         s->be->name);
+  int64_t *counts = calloc((size_t)c->size, sizeof *counts);
+  if (counts == NULL) return LADLE_OOM(err, "exchange");
+  ladle_column perm;
+  ladle_status st = s->be->hash_partition(&s->k, keys, nk, c->size, &perm, counts, err);
+  if (st == LADLE_OK) {
+    int64_t start = 0;
+    for (int r = 0; r < c->rank; r++) start += counts[r];
+    st = exec_gather_columns(s, cols, ncols, (const int64_t *)perm.values + start, counts[c->rank],
+                             out, err);
+    if (st == LADLE_OK) *out_rows = counts[c->rank];
+    ladle_column_release(&perm);
+  }
+  free(counts);
+  return st;
+}
+
 static ladle_status refuse_device(exec_state *s, ladle_error *err) {
   if (!s->columns) return LADLE_OK;
   return ladle_err_set(err, LADLE_ENOTSUP,
@@ -292,7 +317,10 @@ ladle_status exec_exchange_table(exec_state *s, const ladle_pnode *pn, ladle_exc
                        ladle_exchange_name(kind));
     goto done;
   }
-  st = exchange_columns(s, kind, cols, ncols, rows, keys, nk, desc, nl, moved, &got, err);
+  if (pn->xlocal && kind == LADLE_EXCHANGE_HASH)
+    st = keep_own_part(s, cols, ncols, keys, nk, moved, &got, err);
+  else
+    st = exchange_columns(s, kind, cols, ncols, rows, keys, nk, desc, nl, moved, &got, err);
   if (st == LADLE_OK) st = exec_table_from_columns(s, sch, moved, got, out, err);
 done:
   if (own_keys) release_n(keys, nk);

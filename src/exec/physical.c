@@ -587,6 +587,9 @@ static ladle_pnode *exchange(planner *P, ladle_pnode *in, ladle_exchange_kind ki
   x->xkeys = keys;
   x->xnkeys = nkeys;
   x->dist = kind == LADLE_EXCHANGE_BROADCAST ? LADLE_DIST_REPLICATED : LADLE_DIST_SHARDED;
+  /* rows on every rank already: hashing them to their ranks would give each
+   * rank a copy from every rank; each keeps its own part instead */
+  x->xlocal = kind == LADLE_EXCHANGE_HASH && in->dist == LADLE_DIST_REPLICATED;
   return x;
 }
 
@@ -983,7 +986,11 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
     if (how == LADLE_JOIN_CROSS) {
       pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, NULL, 0);
     } else {
-      ladle_exchange_kind xk = rbcast ? LADLE_EXCHANGE_JOIN : LADLE_EXCHANGE_HASH;
+      /* a replicated side is cut to each rank's hash part (no move) and the
+       * other hashed: the run-time join exchange, which may broadcast the
+       * right side from every rank, is for two sharded sides only */
+      bool rep = dl == LADLE_DIST_REPLICATED || dr == LADLE_DIST_REPLICATED;
+      ladle_exchange_kind xk = rbcast && !rep ? LADLE_EXCHANGE_JOIN : LADLE_EXCHANGE_HASH;
       pn->inputs[0] = exchange(P, pn->inputs[0], xk, p->keys, nk);
       pn->inputs[1] = exchange(P, pn->inputs[1], xk, p->rkeys, nk);
     }
@@ -1473,6 +1480,7 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
     ladle_strbuf_printf(b,
                         " deferred (its input and kept rows go to the join, which gathers "
                         "the other columns at its output rows)");
+  if (pn->xlocal) ladle_strbuf_printf(b, " (its input on every rank: each keeps its own part)");
   if (pn->global_aggs)
     ladle_strbuf_printf(b,
                         " [its aggregations over every rank's rows: each rank's partial row "

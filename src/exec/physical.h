@@ -125,6 +125,9 @@ struct ladle_pnode {
   /* PROJECTION, FILTER with several ranks: aggregations in the expressions
    * computed across ranks from partial rows and hoisted; the rows stay */
   bool global_aggs;
+  /* EXCHANGE hash over a replicated input (every rank holds every row): each
+   * rank keeps the rows that hash to it, nothing moves */
+  bool xlocal;
   /* UNION under SLICE(offset >= 0, length >= 0): inputs run in order until
    * they hold this many rows (-1: all) */
   int64_t limit;

@@ -136,6 +136,15 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "join_semi": (lambda a, b: a.join(b, on="k", how="semi"), False, True),
     "join_anti": (lambda a, b: a.join(b, on="k", how="anti"), False, True),
     "join_cross": (lambda a, b: a.head(20).join(b.head(5), how="cross"), False, None),
+    # one side on every rank already (a global aggregation), the other sharded: the
+    # replicated side is cut to each rank's hash part, never hashed from every rank
+    # (each rank's copy would arrive: rows doubled at 2 ranks)
+    "join_replicated_left": (lambda a, b: a.select(pl.col("k").max()).join(a, on="k", how="left"), False, True),
+    "join_replicated_full": (lambda a, b: a.select(pl.col("k").max()).join(a, on="k", how="full", coalesce=True),
+                             False, True),
+    "join_replicated_right": (lambda a, b: a.join(a.select(pl.col("k").max()), on="k", how="right"), False, True),
+    "join_replicated_anti": (lambda a, b: a.select((pl.col("k").max() + 1000).alias("k"))
+                             .join(a, on="k", how="anti"), False, True),
     "join_two_keys": (lambda a, b: a.join(b.rename({"w": "k2"}).with_columns(pl.col("k2") % 3),
                                            on=["k", "k2"]), False, True),
     # both sides large: hashed by the keys (a small right side is broadcast at run time)
