@@ -589,7 +589,8 @@ static ladle_pnode *exchange(planner *P, ladle_pnode *in, ladle_exchange_kind ki
   x->dist = kind == LADLE_EXCHANGE_BROADCAST ? LADLE_DIST_REPLICATED : LADLE_DIST_SHARDED;
   /* rows on every rank already: hashing them to their ranks would give each
    * rank a copy from every rank; each keeps its own part instead */
-  x->xlocal = kind == LADLE_EXCHANGE_HASH && in->dist == LADLE_DIST_REPLICATED;
+  x->xlocal = (kind == LADLE_EXCHANGE_HASH || kind == LADLE_EXCHANGE_GATHER) &&
+              in->dist == LADLE_DIST_REPLICATED;
   return x;
 }
 
@@ -1245,6 +1246,12 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
         pn->inputs[i] = c;
         if (c->dist == LADLE_DIST_SHARDED) pn->dist = LADLE_DIST_SHARDED;
       }
+      /* a sharded union: an input on every rank already keeps its rows on
+       * rank 0 only (else each rank's copy would be in the whole) */
+      for (size_t i = 0; !h && pn->dist == LADLE_DIST_SHARDED && i < p->ninputs; i++)
+        if (pn->inputs[i]->dist == LADLE_DIST_REPLICATED &&
+            (pn->inputs[i] = exchange(P, pn->inputs[i], LADLE_EXCHANGE_GATHER, NULL, 0)) == NULL)
+          return NULL;
       return pn;
     }
     case LADLE_NODE_CACHE: {
@@ -1480,7 +1487,10 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
     ladle_strbuf_printf(b,
                         " deferred (its input and kept rows go to the join, which gathers "
                         "the other columns at its output rows)");
-  if (pn->xlocal) ladle_strbuf_printf(b, " (its input on every rank: each keeps its own part)");
+  if (pn->xlocal)
+    ladle_strbuf_printf(b, pn->xkind == LADLE_EXCHANGE_GATHER
+                               ? " (its input on every rank: rank 0 keeps it, the others none)"
+                               : " (its input on every rank: each keeps its own part)");
   if (pn->global_aggs)
     ladle_strbuf_printf(b,
                         " [its aggregations over every rank's rows: each rank's partial row "

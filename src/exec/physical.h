@@ -126,7 +126,8 @@ struct ladle_pnode {
    * computed across ranks from partial rows and hoisted; the rows stay */
   bool global_aggs;
   /* EXCHANGE hash over a replicated input (every rank holds every row): each
-   * rank keeps the rows that hash to it, nothing moves */
+   * rank keeps the rows that hash to it; gather: rank 0 keeps them all and the
+   * others none; nothing moves */
   bool xlocal;
   /* UNION under SLICE(offset >= 0, length >= 0): inputs run in order until
    * they hold this many rows (-1: all) */

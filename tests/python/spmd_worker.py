@@ -143,6 +143,11 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "join_replicated_full": (lambda a, b: a.select(pl.col("k").max()).join(a, on="k", how="full", coalesce=True),
                              False, True),
     "join_replicated_right": (lambda a, b: a.join(a.select(pl.col("k").max()), on="k", how="right"), False, True),
+    # a union of a replicated input and sharded ones: the replicated rows once, on rank 0
+    "union_replicated": (lambda a, b: pl.concat([a.select(pl.col("k").max(), pl.col("i").sum()), a.select("k", "i")]),
+                         False, True),
+    "union_replicated_row_index": (lambda a, b: pl.concat([a.select(pl.col("k").max(), pl.col("i").sum()),
+                                                           a.select("k", "i")]).with_row_index("r"), True, True),
     "join_replicated_anti": (lambda a, b: a.select((pl.col("k").max() + 1000).alias("k"))
                              .join(a, on="k", how="anti"), False, True),
     "join_two_keys": (lambda a, b: a.join(b.rename({"w": "k2"}).with_columns(pl.col("k2") % 3),
