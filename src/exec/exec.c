@@ -498,10 +498,28 @@ static void shape_text(const ladle_plan *p, ladle_strbuf *b, shape_seen *seen) {
   ladle_strbuf_printf(b, ")");
 }
 
+/* The physical plan's shape (operators, exchanges, which side a join
+ * streams, what runs across ranks), hashed: every rank must have planned the
+ * same exchanges, or they would call different collectives. */
+static uint64_t pshape_hash(const ladle_pnode *pn, uint64_t h, int depth) {
+  if (depth > 512) return h;
+  int64_t v[10] = {(int64_t)pn->op,     (int64_t)pn->xkind,   (int64_t)pn->xnkeys,
+                   (int64_t)pn->xlocal, (int64_t)pn->probe,   (int64_t)pn->global_aggs,
+                   (int64_t)pn->dist,   (int64_t)pn->partial, (int64_t)pn->right_first,
+                   (int64_t)pn->ninputs};
+  h = ladle_hash_bytes(v, sizeof v, h);
+  for (size_t i = 0; i < pn->ninputs; i++)
+    if (pn->inputs[i] != NULL) h = pshape_hash(pn->inputs[i], h, depth + 1);
+  return h;
+}
+
 /* With several ranks: every rank's plan fingerprint gathered and compared,
  * so that a rank that runs another query (or none) is named on every rank
- * instead of the ranks waiting on each other's exchanges. */
-static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, ladle_error *err) {
+ * instead of the ranks waiting on each other's exchanges; and the physical
+ * plan's shape, so that ranks that planned one query differently fail alike
+ * rather than meet in mismatched collectives. */
+static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, const ladle_pplan *pp,
+                                   ladle_error *err) {
   ladle_comm *c = eng->comm;
   if (c->size <= 1) return LADLE_OK;
   ladle_strbuf b = {NULL, 0, 0, false};
@@ -511,22 +529,33 @@ static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, la
     free(b.data);
     return LADLE_OOM(err, "plan fingerprint");
   }
-  int64_t mine[2] = {(int64_t)ladle_hash_bytes(b.data, b.len, 0x6c61646c65ULL), eng->queries++};
+  int64_t mine[3] = {(int64_t)ladle_hash_bytes(b.data, b.len, 0x6c61646c65ULL), eng->queries++,
+                     (int64_t)pshape_hash(pp->root, 0x70706c616eULL, 0)};
   free(b.data);
-  int64_t *all = calloc((size_t)c->size * 2, sizeof *all);
+  int64_t *all = calloc((size_t)c->size * 3, sizeof *all);
   if (all == NULL) return LADLE_OOM(err, "plan fingerprint");
   ladle_comm_place host = {LADLE_DEVICE_CPU, 0, NULL};
   ladle_status st = c->vt->allgather(c, mine, sizeof mine, all, host, err);
   if (st == LADLE_OK) {
-    char ranks[256] = "";
-    size_t len = 0;
-    int ndiff = 0;
+    char ranks[256] = "", planned[256] = "";
+    size_t len = 0, plen = 0;
+    int ndiff = 0, nplan = 0;
     for (int r = 1; r < c->size; r++)
-      if (all[2 * r] != all[0] || all[2 * r + 1] != all[1]) {
+      if (all[3 * r] != all[0] || all[3 * r + 1] != all[1]) {
         if (len < sizeof ranks - 16)
           len += (size_t)snprintf(ranks + len, sizeof ranks - len, "%s%d", ndiff ? ", " : "", r);
         ndiff++;
+      } else if (all[3 * r + 2] != all[2]) {
+        if (plen < sizeof planned - 16)
+          plen +=
+              (size_t)snprintf(planned + plen, sizeof planned - plen, "%s%d", nplan ? ", " : "", r);
+        nplan++;
       }
+    if (ndiff == 0 && nplan > 0)
+      st = ladle_err_set(err, LADLE_ECOMM,
+                         "internal: rank%s %s planned this query's exchanges differently from "
+                         "rank 0 (a plan chosen from a rank's own rows); nothing ran",
+                         nplan > 1 ? "s" : "", planned);
     if (ndiff > 0)
       st = ladle_err_set(err, LADLE_ECOMM,
                          "the ranks ran different queries: rank%s %s ran another query (or "
@@ -542,7 +571,6 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
                                    ladle_result **out, ladle_error *err) {
   if (eng == NULL || plan == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
-  LADLE_RETURN_NOT_OK(check_symmetry(eng, plan, err));
   exec_state s;
   memset(&s, 0, sizeof s);
   s.eng = eng;
@@ -558,6 +586,14 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
                          s.be->top_k_indices != NULL && !s.columns, s.columns,
                          exec_stream_join_mode(s.be, s.columns)};
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
+  if (st != LADLE_OK && eng->comm->size > 1 && eng->comm->fail != NULL)
+    /* planning failed here alone (out of memory): the others wait in the
+     * fingerprint's allgather below; tell them */
+    eng->comm->fail(eng->comm, err != NULL ? err->message : ladle_status_name(st));
+  if (st == LADLE_OK) {
+    st = check_symmetry(eng, plan, pp, err);
+    if (st != LADLE_OK) ladle_pplan_destroy(pp);
+  }
   if (st == LADLE_OK && s.columns) {
     st = exec_columns_check(&s, pp, NULL, err);
     if (st != LADLE_OK) {

@@ -842,6 +842,17 @@ static int64_t probe_chain_rows(const planner *P, const ladle_plan *r, int depth
  * against all 15M orders: the whole join builds the former). */
 enum { PROBE_RATIO = 8 };
 
+/* Whether p's subtree reads an in-memory frame: with several ranks each rank
+ * holds its own rows of it, so estimates over it differ from rank to rank, and
+ * a plan chosen by them would too (the ranks would then call different
+ * collectives). */
+static bool reads_local_frame(const ladle_plan *p, int depth) {
+  if (p->kind == LADLE_NODE_SCAN || depth > 64) return true;
+  for (size_t i = 0; i < p->ninputs; i++)
+    if (reads_local_frame(p->inputs[i], depth + 1)) return true;
+  return false;
+}
+
 /* The side join p probes with when it streams (0 left, 1 right), or -1.
  * With several ranks a streamed join's build side is broadcast and each rank
  * probes with its own rows (plan_join), so the build side must be smaller by
@@ -856,6 +867,11 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
       any_uses_height(p->keys, nk) || any_uses_height(p->rkeys, nk) ||
       (how != LADLE_JOIN_INNER && how != LADLE_JOIN_LEFT && how != LADLE_JOIN_SEMI &&
        how != LADLE_JOIN_ANTI))
+    return -1;
+  /* with several ranks the choice must be every rank's: estimates from files'
+   * footers only */
+  if (P->o->ranks > 1 &&
+      (reads_local_frame(p->inputs[0], depth) || reads_local_frame(p->inputs[1], depth)))
     return -1;
   if (how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) {
     int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
@@ -1146,6 +1162,14 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
         bool all_scalar = p->kind == LADLE_NODE_SELECT && p->nexprs > 0;
         for (size_t i = 0; all_scalar && i < p->nexprs; i++) all_scalar = p->exprs[i]->scalar;
         if (all_scalar) pn->dist = LADLE_DIST_REPLICATED;
+        return pn;
+      }
+      /* a select of single values that read no row (literals, functions of
+       * them): one row, the same on every rank */
+      bool lits = p->kind == LADLE_NODE_SELECT && p->nexprs > 0 && row_wise(p);
+      for (size_t i = 0; lits && i < p->nexprs; i++) lits = p->exprs[i]->scalar;
+      if (lits && P->o->ranks > 1) {
+        pn->dist = LADLE_DIST_REPLICATED;
         return pn;
       }
       if (!pick && !row_wise(p)) /* windows, aggregations: over every row */

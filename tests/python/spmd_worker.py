@@ -143,6 +143,13 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "join_replicated_full": (lambda a, b: a.select(pl.col("k").max()).join(a, on="k", how="full", coalesce=True),
                              False, True),
     "join_replicated_right": (lambda a, b: a.join(a.select(pl.col("k").max()), on="k", how="right"), False, True),
+    # a select of literals only: one row, the same on every rank (replicated); what
+    # reads it sees one row (Polars folds some such selects into a frame of one row
+    # before ladle sees them: that frame is then each rank's own, as any in-memory
+    # frame is)
+    "select_literals": (lambda a, b: a.select(pl.lit(1).alias("one"), (pl.lit("x") + "y").alias("s")), True, False),
+    "count_of_literal_select": (lambda a, b: a.filter(pl.col("i") > 0).select((pl.lit("x") + "y").alias("s"))
+                                .select(pl.col("s").count(), pl.len()), True, False),
     # a union of a replicated input and sharded ones: the replicated rows once, on rank 0
     "union_replicated": (lambda a, b: pl.concat([a.select(pl.col("k").max(), pl.col("i").sum()), a.select("k", "i")]),
                          False, True),
@@ -286,6 +293,27 @@ def streamed_joins(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) 
             text = engine.explain(q(bl, sl))
             ok = "streams its" in text and "EXCHANGE broadcast" in text and "EXCHANGE join" not in text
             found[name + "_explain"] = {"ok": ok, "why": "" if ok else text}
+    # ranks that plan one query differently (here: streamed joins turned off on
+    # rank 1 alone) fail alike with a clear error before any exchange, and the
+    # engine goes on
+    if engine.nranks > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1":
+        q = STREAMED_JOINS["streamed_inner"](pl.scan_parquet(str(mine / "big*.parquet")),
+                                             pl.scan_parquet(str(mine / "small.parquet")))
+        if engine.rank == 1:
+            os.environ["LADLE_STREAM_JOIN"] = "0"
+        try:
+            engine.execute(q)
+            found["planned_differently"] = {"ok": False, "why": "no error"}
+        except ladle.LadleCommError as e:
+            ok = "planned this query's exchanges differently" in str(e) and "1" in str(e)
+            found["planned_differently"] = {"ok": ok, "why": str(e)}
+        except Exception as e:
+            found["planned_differently"] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+        finally:
+            os.environ.pop("LADLE_STREAM_JOIN", None)
+        run_case(engine, "after_planned_differently", q,
+                 STREAMED_JOINS["streamed_inner"](big.lazy(), small.lazy()).collect(engine="in-memory"),
+                 False, True, found)
 
 
 def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:

@@ -1,0 +1,131 @@
+"""Random queries on several ranks against Polars on the whole data: qfuzz's cases
+(tables and a query, `qfuzz.gen.generate`) with every table cut into contiguous
+parts, rank r holding part r (so that the job's order is the whole's), run on a
+`ladle.SPMDEngine` and gathered (`engine.allgather`), compared with Polars'
+answer over the whole tables, rows sorted (an SPMD result promises no order
+across ranks but after sorts and for head/slice) and floats within qfuzz's
+tolerances.
+
+    mpirun -np 3 --oversubscribe python tests/python/spmd_fuzz.py --seed 7 --count 2000
+
+Rank 0 prints each mismatch (the case's reproducer source, ladle's and Polars'
+shapes, the difference) and a summary; the exit status is 1 when one was found.
+A query ladle refuses across ranks (UnsupportedError) or Polars rejects is
+skipped; one where ladle raises anything else while Polars answers is counted
+and printed as a `ladle_error`. A query Polars folds into a frame of literals
+(`df.select(pl.lit(1))` arrives as a one-row frame, which SPMD holds on every
+rank as that rank's own: n rows on n ranks) is skipped as `folded_frame`. Every rank runs every case in the same order
+(the engine checks the plans agree before each query).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import polars as pl  # noqa: E402
+
+import ladle  # noqa: E402
+from qfuzz.compare import compare, input_scale, literal_scale, temporal_scale  # noqa: E402
+from qfuzz.gen import generate  # noqa: E402
+from qfuzz.harness import request  # noqa: E402
+
+
+def part(df: pl.DataFrame, rank: int, nranks: int) -> pl.DataFrame:
+    """Rank `rank`'s contiguous share of df's rows."""
+    lo, hi = df.height * rank // nranks, df.height * (rank + 1) // nranks
+    return df.slice(lo, hi - lo)
+
+
+def run_case(engine: ladle.SPMDEngine, seed: int, index: int) -> dict[str, Any]:
+    try:
+        req = request(generate(seed, index))
+    except Exception as e:  # noqa: BLE001 - the generator's, not ladle's
+        return {"outcome": "generator_error", "error": repr(e)}
+    if not req.get("det", True):
+        return {"outcome": "undetermined"}
+    code = req["code"]
+    head, tail = code.rsplit("\nq = (", 1)
+    whole: dict[str, Any] = {}
+    try:
+        exec(compile(head, "<tables>", "exec"), whole)
+        exec(compile("q = (" + tail, "<query>", "exec"), whole)
+        expected = whole["q"].collect(engine="in-memory")
+    except BaseException as e:  # noqa: BLE001 - Polars rejects or panics: nothing to compare
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return {"outcome": "polars_error"}
+    mine = dict(whole)
+    frames = []
+    for k, v in whole.items():
+        if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame):
+            mine[k] = part(v, engine.rank, engine.nranks)
+            frames.append(v)
+    exec(compile("q = (" + tail, "<query>", "exec"), mine)
+    # Polars folds a select of literals into a frame of one row, which ladle then
+    # holds on every rank as that rank's own rows (n rows on n ranks): the model
+    # here (tables cut across ranks) does not apply to such a query
+    heights = {v.height for k, v in mine.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)}
+    scans = [int(n) for n in re.findall(r"SCAN memory: \d+ columns, (\d+) rows", engine.explain(mine["q"]))]
+    folded = any(n not in heights for n in scans)
+    # each rank's own finding: decided together, or the ranks would run different queries
+    if engine.allgather(pl.DataFrame({"f": [folded]}))["f"].any():
+        return {"outcome": "folded_frame"}
+    try:
+        res = engine.execute(mine["q"])
+        got = engine.allgather(res).to_polars()
+    except ladle.UnsupportedError:
+        return {"outcome": "unsupported"}
+    except Exception as e:  # noqa: BLE001
+        return {"outcome": "ladle_error", "error": f"{type(e).__name__}: {e}"[:600], "code": code}
+    scale, rows = input_scale(frames)
+    diff = compare(expected, got, order="none", prefix=[], taint=set(req["taint"]), fstr=set(req["fstr"]),
+                   scale=max(scale, literal_scale(code)), rows=rows, f32="pl.Float32" in code,
+                   tscale=temporal_scale(frames))
+    if diff is None:
+        return {"outcome": "equal"}
+    return {"outcome": "mismatch", "kind": diff.kind, "detail": diff.detail[:1200], "code": code,
+            "shapes": (list(expected.shape), list(got.shape))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=500)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=0.0, help="stop starting cases after this long (0: none)")
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    counts: dict[str, int] = {}
+    bad = 0
+    t0 = time.monotonic()
+    with ladle.SPMDEngine(threads=a.threads, timeout=120) as engine:
+        for i in range(a.start, a.start + a.count):
+            # every rank decides alike whether to go on
+            if a.seconds and engine.allgather(pl.DataFrame({"t": [time.monotonic() - t0]}))["t"].max() > a.seconds:
+                break
+            try:
+                r = run_case(engine, a.seed, i)
+            except Exception:  # noqa: BLE001 - the driver's own failure: report, go on
+                r = {"outcome": "driver_error", "error": traceback.format_exc()[-800:]}
+            counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+            if r["outcome"] in ("mismatch", "ladle_error", "driver_error"):
+                bad += 1
+                if engine.rank == 0:
+                    print(f"=== {a.seed}:{i} {r['outcome']} {r.get('kind', '')} {r.get('shapes', '')}\n"
+                          f"{r.get('detail', r.get('error', ''))}\n{r.get('code', '')}", flush=True)
+        if engine.rank == 0:
+            print(f"{engine.nranks} ranks, seed {a.seed}: {sum(counts.values())} cases in "
+                  f"{time.monotonic() - t0:.0f}s: {dict(sorted(counts.items()))}", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
