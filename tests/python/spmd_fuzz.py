@@ -75,6 +75,11 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int) -> dict[str, Any]:
     heights = {v.height for k, v in mine.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)}
     scans = [int(n) for n in re.findall(r"SCAN memory: \d+ columns, (\d+) rows", engine.explain(mine["q"]))]
     folded = any(n not in heights for n in scans)
+    # (or by its columns: a frame Polars made holds none of the tables' column sets)
+    tables = [set(v.columns) for v in frames]
+    for names in re.findall(r"DF \[([^\]]*)\]", mine["q"].explain()):
+        cols = set(re.findall(r'"([^"]*)"', names))
+        folded |= not any(cols <= t for t in tables)
     # each rank's own finding: decided together, or the ranks would run different queries
     if engine.allgather(pl.DataFrame({"f": [folded]}))["f"].any():
         return {"outcome": "folded_frame"}
