@@ -14,7 +14,10 @@ A query ladle refuses across ranks (UnsupportedError) or Polars rejects is
 skipped; one where ladle raises anything else while Polars answers is counted
 and printed as a `ladle_error`. A query Polars folds into a frame of literals
 (`df.select(pl.lit(1))` arrives as a one-row frame, which SPMD holds on every
-rank as that rank's own: n rows on n ranks) is skipped as `folded_frame`. Every rank runs every case in the same order
+rank as that rank's own: n rows on n ranks) is skipped as `folded_frame`. A query
+that fails inside an exchange on some rank breaks the job's communicator (comm.h:
+the ranks cannot know which collectives the others still wait in): the campaign
+stops there, with its summary. Every rank runs every case in the same order
 (the engine checks the plans agree before each query).
 """
 
@@ -114,10 +117,17 @@ def main() -> int:
     with ladle.SPMDEngine(threads=a.threads, timeout=120) as engine:
         for i in range(a.start, a.start + a.count):
             # every rank decides alike whether to go on
-            if a.seconds and engine.allgather(pl.DataFrame({"t": [time.monotonic() - t0]}))["t"].max() > a.seconds:
-                break
             try:
+                if a.seconds and engine.allgather(pl.DataFrame({"t": [time.monotonic() - t0]}))["t"].max() > a.seconds:
+                    break
                 r = run_case(engine, a.seed, i)
+            except ladle.LadleCommError as e:
+                # a query that failed inside an exchange on some rank breaks the job's
+                # communicator (by design: comm.h); the campaign ends there
+                counts["comm_broken"] = 1
+                if engine.rank == 0:
+                    print(f"=== {a.seed}:{i} the communicator broke; stopping\n{e}", flush=True)
+                break
             except Exception:  # noqa: BLE001 - the driver's own failure: report, go on
                 r = {"outcome": "driver_error", "error": traceback.format_exc()[-800:]}
             counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
