@@ -256,6 +256,13 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
                               const send_rows *sr, ladle_pool *pool, ladle_column *out,
                               int64_t *out_rows, ladle_error *err);
 
+/* The header this rank sends (per destination r: its rows, then per column
+ * whether validity follows and its elements): column i's elements for r,
+ * counted once (a pass over the rows through a permutation). */
+static int64_t sent_elems(const int64_t *hout, size_t ncols, int r, size_t i) {
+  return hout[(size_t)r * (1 + 2 * ncols) + 2 + 2 * i];
+}
+
 /* Every column in one alltoallv: per destination one block, the columns'
  * segments back to back (seg_bytes), unpacked into out[i]; a list's elements
  * then move as a column of their own (move_many). One round instead of two
@@ -264,9 +271,9 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
  * pool's threads; the buffers are scratch blocks (reused between moves, not
  * faulted in afresh each time). */
 static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
-                                const send_rows *sr, const int64_t *rin, const header *hin,
-                                int64_t total, ladle_pool *pool, ladle_column *out,
-                                ladle_error *err) {
+                                const send_rows *sr, const int64_t *hout, const int64_t *rin,
+                                const header *hin, int64_t total, ladle_pool *pool,
+                                ladle_column *out, ladle_error *err) {
   int n = c->size;
   size_t nseg = (size_t)n * LADLE_MAX(ncols, 1);
   sizes z = {0};
@@ -288,7 +295,7 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
       const ladle_column *col = &cols[i];
       const header *h = &hin[i * (size_t)n + (size_t)r];
       seg[(size_t)r * ncols + i] = at;
-      at += seg_bytes(col, col->validity != NULL, sr->rows[r], elems(col, sr, r));
+      at += seg_bytes(col, col->validity != NULL, sr->rows[r], sent_elems(hout, ncols, r, i));
       seg[nseg + (size_t)r * ncols + i] = rat;
       rat += seg_bytes(col, h->has_validity != 0, rin[r], h->extra);
     }
@@ -341,7 +348,7 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
     }
     for (int r = 0; r < n; r++) {
       cst[r] = first_elem(col, sr, r);
-      cst[n + r] = elems(col, sr, r);
+      cst[n + r] = sent_elems(hout, ncols, r, i);
     }
     ladle_column child;
     int64_t moved = 0, want = ((const int64_t *)o->values)[total];
@@ -374,21 +381,18 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
   for (int r = 0; r < n; r++) {
     const int64_t st0 = sr->start[r], rw = sr->rows[r];
     sent += rw;
-    if (st0 < 0 || rw < 0 || st0 + rw > (sr->perm != NULL ? INT64_MAX : nrows))
+    if (st0 < 0 || rw < 0 || st0 + rw > nrows)
       return ladle_err_set(err, LADLE_EINVAL,
                            "internal: exchange rows [%lld, +%lld) to rank %d out of %lld",
                            (long long)st0, (long long)rw, r, (long long)nrows);
   }
-  if (sr->perm != NULL) { /* a permutation: each row once, the ranks' parts back to back */
+  if (sr->perm != NULL) { /* a permutation (parts back to back): each row once */
     for (size_t i = 0; i < ncols; i++)
       if (cols[i].type.id == LADLE_TYPE_LIST)
         return ladle_err_set(err, LADLE_EINVAL, "internal: a list column moved by permutation");
-    if (sent != nrows || sr->start[0] != 0)
+    if (sent != nrows)
       return ladle_err_set(err, LADLE_EINVAL, "internal: a permutation of %lld rows sends %lld",
                            (long long)nrows, (long long)sent);
-    for (int r = 1; r < n; r++)
-      if (sr->start[r] != sr->start[r - 1] + sr->rows[r - 1])
-        return ladle_err_set(err, LADLE_EINVAL, "internal: a permutation's parts not consecutive");
   }
   /* the header: per pair, the rows, then two fields per column */
   size_t hn = 1 + 2 * ncols;
@@ -437,7 +441,7 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
     for (size_t i = 0; i < ncols; i++)
       hin[i * (size_t)n + (size_t)s] = (header){h[1 + 2 * i], h[2 + 2 * i]};
   }
-  st = move_packed(c, plain, ncols, sr, rin, hin, total, pool, out, err);
+  st = move_packed(c, plain, ncols, sr, hout, rin, hin, total, pool, out, err);
   if (st == LADLE_OK) *out_rows = total;
 done:
   for (size_t i = 0; plain != NULL && i < nplain; i++) ladle_column_release(&plain[i]);

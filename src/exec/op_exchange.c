@@ -159,6 +159,28 @@ done:
 
 /* cols moved by kind: keys (nk columns) for HASH and JOIN, with desc and nl
  * for RANGE. */
+/* The rows' parts by the hash of their keys, one per rank: the permutation
+ * that puts each part's rows together (part after part) and *counts (malloc'ed,
+ * one per rank). */
+static ladle_status hash_parts(exec_state *s, ladle_exchange_kind kind, const ladle_column *keys,
+                               size_t nk, int64_t rows, ladle_column *perm, int64_t **counts,
+                               ladle_error *err) {
+  int n = s->eng->comm->size;
+  if (s->be->hash_partition == NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a %s exchange: backend '%s' has no hash_partition",
+                         ladle_exchange_name(kind), s->be->name);
+  *counts = calloc((size_t)n, sizeof **counts);
+  if (*counts == NULL) return LADLE_OOM(err, "exchange");
+  double t0 = LADLE_PHASE_START();
+  ladle_status st = s->be->hash_partition(&s->k, keys, nk, n, perm, *counts, err);
+  LADLE_PHASE_END("exchange hash partition", rows, t0);
+  if (st != LADLE_OK) {
+    free(*counts);
+    *counts = NULL;
+  }
+  return st;
+}
+
 static ladle_status exchange_columns(exec_state *s, ladle_exchange_kind kind,
                                      const ladle_column *cols, size_t ncols, int64_t rows,
                                      const ladle_column *keys, size_t nk, const bool *desc,
@@ -184,20 +206,11 @@ static ladle_status exchange_columns(exec_state *s, ladle_exchange_kind kind,
     case LADLE_EXCHANGE_JOIN: {
       /* a join's sides are both hashed for now; broadcasting a small right
        * side needs both ranks of its decision before either side moves */
-      if (s->be->hash_partition == NULL)
-        return ladle_err_set(err, LADLE_ENOTSUP,
-                             "a %s exchange: backend '%s' has no hash_partition",
-                             ladle_exchange_name(kind), s->be->name);
-      int64_t *counts = calloc((size_t)n, sizeof *counts);
-      if (counts == NULL) return LADLE_OOM(err, "exchange");
       ladle_column perm;
-      double t0 = LADLE_PHASE_START();
-      ladle_status st = s->be->hash_partition(&s->k, keys, nk, n, &perm, counts, err);
-      LADLE_PHASE_END("exchange hash partition", rows, t0);
-      if (st == LADLE_OK) {
-        st = move_parts(s, cols, ncols, &perm, counts, out, out_rows, err);
-        ladle_column_release(&perm);
-      }
+      int64_t *counts = NULL;
+      LADLE_RETURN_NOT_OK(hash_parts(s, kind, keys, nk, rows, &perm, &counts, err));
+      ladle_status st = move_parts(s, cols, ncols, &perm, counts, out, out_rows, err);
+      ladle_column_release(&perm);
       free(counts);
       return st;
     }
@@ -211,21 +224,15 @@ static ladle_status keep_own_part(exec_state *s, const ladle_column *cols, size_
                                   const ladle_column *keys, size_t nk, ladle_column *out,
                                   int64_t *out_rows, ladle_error *err) {
   ladle_comm *c = s->eng->comm;
-  if (s->be->hash_partition == NULL)
-    return ladle_err_set(err, LADLE_ENOTSUP, "a hash exchange: backend '%s' has no hash_partition",
-                         s->be->name);
-  int64_t *counts = calloc((size_t)c->size, sizeof *counts);
-  if (counts == NULL) return LADLE_OOM(err, "exchange");
   ladle_column perm;
-  ladle_status st = s->be->hash_partition(&s->k, keys, nk, c->size, &perm, counts, err);
-  if (st == LADLE_OK) {
-    int64_t start = 0;
-    for (int r = 0; r < c->rank; r++) start += counts[r];
-    st = exec_gather_columns(s, cols, ncols, (const int64_t *)perm.values + start, counts[c->rank],
-                             out, err);
-    if (st == LADLE_OK) *out_rows = counts[c->rank];
-    ladle_column_release(&perm);
-  }
+  int64_t *counts = NULL, rows = nk > 0 ? keys[0].length : 0;
+  LADLE_RETURN_NOT_OK(hash_parts(s, LADLE_EXCHANGE_HASH, keys, nk, rows, &perm, &counts, err));
+  int64_t start = 0;
+  for (int r = 0; r < c->rank; r++) start += counts[r];
+  ladle_status st = exec_gather_columns(s, cols, ncols, (const int64_t *)perm.values + start,
+                                        counts[c->rank], out, err);
+  if (st == LADLE_OK) *out_rows = counts[c->rank];
+  ladle_column_release(&perm);
   free(counts);
   return st;
 }

@@ -744,9 +744,10 @@ ladle_status exec_hoist_global_aggs(exec_state *s, ladle_bexpr *const *exprs, si
   size_t hoisted = 0;
   for (; st == LADLE_OK && hoisted < n; hoisted++)
     st = ladle_exec_hoist(s, a[hoisted], &cols[hoisted], err);
-  /* ladle_exec_hoist takes its column, or releases it on failure */
-  if (st != LADLE_OK && cols != NULL && ngroups >= 0)
-    for (size_t i = hoisted; i < n; i++) ladle_column_release(&cols[i]);
+  /* ladle_exec_hoist takes its column, or releases it on failure; the
+   * columns not reached (zeroed where pa_finish_cols did not fill them) */
+  for (size_t i = hoisted; st != LADLE_OK && cols != NULL && i < n; i++)
+    ladle_column_release(&cols[i]);
   pa_close(j);
   ladle_table_release(empty);
   free(cols);

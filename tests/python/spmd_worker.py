@@ -37,6 +37,19 @@ def compare(got: pl.DataFrame, expected: pl.DataFrame, ordered: bool) -> str:
         return str(e)[:2000]
 
 
+def expect_comm_error(engine: ladle.SPMDEngine, name: str, lf: pl.LazyFrame, says: list[str],
+                      found: dict[str, Any]) -> None:
+    """Case `name`: executing lf must raise LadleCommError whose message holds every
+    string of `says`."""
+    try:
+        engine.execute(lf)
+        found[name] = {"ok": False, "why": "no error"}
+    except ladle.LadleCommError as e:
+        found[name] = {"ok": all(w in str(e) for w in says), "why": str(e)}
+    except Exception as e:
+        found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+
+
 def run_case(engine: ladle.SPMDEngine, name: str, lf: pl.LazyFrame, expected: pl.DataFrame,
              ordered: bool, sharded: bool | None, found: dict[str, Any]) -> None:
     t0 = time.perf_counter()
@@ -302,13 +315,8 @@ def streamed_joins(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) 
         if engine.rank == 1:
             os.environ["LADLE_STREAM_JOIN"] = "0"
         try:
-            engine.execute(q)
-            found["planned_differently"] = {"ok": False, "why": "no error"}
-        except ladle.LadleCommError as e:
-            ok = "planned this query's exchanges differently" in str(e) and "1" in str(e)
-            found["planned_differently"] = {"ok": ok, "why": str(e)}
-        except Exception as e:
-            found["planned_differently"] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+            expect_comm_error(engine, "planned_differently", q, ["planned this query's exchanges differently", "1"],
+                              found)
         finally:
             os.environ.pop("LADLE_STREAM_JOIN", None)
         run_case(engine, "after_planned_differently", q,
@@ -407,14 +415,7 @@ def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     lf = a.lazy().group_by("k").agg(pl.col("x").sum())
     if engine.rank == 1:
         lf = a.lazy().group_by("k2").agg(pl.col("i").max())
-    try:
-        engine.execute(lf)
-        found["asym"] = {"ok": False, "why": "no error"}
-    except ladle.LadleCommError as e:
-        ok = "rank 1" in str(e) and "different queries" in str(e)
-        found["asym"] = {"ok": ok, "why": str(e)}
-    except Exception as e:
-        found["asym"] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+    expect_comm_error(engine, "asym", lf, ["rank 1", "different queries"], found)
     q = QUERIES["group_by_sum"]
     expected = q[0](wa.lazy(), wb.lazy()).collect(engine="in-memory")
     run_case(engine, "after_asym", q[0](a.lazy(), b.lazy()), expected, False, True, found)
