@@ -873,6 +873,11 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
   if (P->o->ranks > 1 &&
       (reads_local_frame(p->inputs[0], depth) || reads_local_frame(p->inputs[1], depth)))
     return -1;
+  /* across ranks a join in the right side's order keeps that side's rows
+   * where they are (plan_join): they are no probe side streamed by rank */
+  if (P->o->ranks > 1 &&
+      (p->join.order == LADLE_JOIN_ORDER_RIGHT || p->join.order == LADLE_JOIN_ORDER_RIGHT_LEFT))
+    return -1;
   if (how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) {
     int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
     int64_t le = rr >= 0 ? rows_estimate(p->inputs[0], depth + 1, NULL) : -1;
@@ -974,11 +979,22 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   pn->dist = dl == LADLE_DIST_REPLICATED && dr == LADLE_DIST_REPLICATED ? LADLE_DIST_REPLICATED
                                                                         : LADLE_DIST_SHARDED;
   /* a join that promises the left side's order (maintain_order="left" or
-   * "left_right") keeps the left rows where they are, in their order, and
-   * takes the right side whole on every rank: the job's order (rank order)
-   * is then the left side's. A hash exchange would interleave the ranks'
-   * rows (the workflow's multi-hot Categorify implodes in that order). */
+   * "left_right"; a semi or anti join with any order) keeps the left rows
+   * where they are, in their order, and takes the right side whole on every
+   * rank: the job's order (rank order) is then the left side's. A hash
+   * exchange would interleave the ranks' rows (the workflow's multi-hot
+   * Categorify implodes in that order). The mirror for the right side's
+   * order ("right", "right_left") of an inner, right or cross join. The
+   * other ordered joins (full; left in the right side's order, right in the
+   * left's) are ordered by row positions the translator adds. */
   ladle_join_order jo = p->join.order;
+  bool lorder = jo == LADLE_JOIN_ORDER_LEFT || jo == LADLE_JOIN_ORDER_LEFT_RIGHT;
+  bool rorder = jo == LADLE_JOIN_ORDER_RIGHT || jo == LADLE_JOIN_ORDER_RIGHT_LEFT;
+  bool lkeeps =
+      (lorder && (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_CROSS)) ||
+      (jo != LADLE_JOIN_ORDER_NONE && (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI));
+  bool rkeeps =
+      rorder && (how == LADLE_JOIN_INNER || how == LADLE_JOIN_RIGHT || how == LADLE_JOIN_CROSS);
   /* a streamed join across ranks: its build side broadcast, each rank probing
    * with its own rows of the probe side (its Parquet row groups), which never
    * move; the output is sharded as the probe side is, in its order */
@@ -989,11 +1005,11 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
     pn->dist = pn->inputs[pn->probe]->dist;
     return pn;
   }
-  if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED && rbcast && how != LADLE_JOIN_CROSS &&
-      dl == LADLE_DIST_SHARDED && dr == LADLE_DIST_SHARDED &&
-      (jo == LADLE_JOIN_ORDER_LEFT || jo == LADLE_JOIN_ORDER_LEFT_RIGHT)) {
-    pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, NULL, 0);
-    if (pn->inputs[1] == NULL) return NULL;
+  if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED && (lkeeps || rkeeps)) {
+    size_t b = lkeeps ? 1 : 0; /* the side every rank takes whole */
+    pn->inputs[b] = exchange_for(P, pn->inputs[b], LADLE_EXCHANGE_BROADCAST, NULL, 0);
+    if (pn->inputs[b] == NULL) return NULL;
+    pn->dist = pn->inputs[1 - b]->dist;
     return pn;
   }
   if (P->o->ranks > 1 && pn->dist == LADLE_DIST_SHARDED &&
@@ -1438,7 +1454,10 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       ladle_strbuf_printf(b, "EXCHANGE %s", ladle_exchange_name(pn->xkind));
       if (pn->xnkeys > 0) {
         ladle_strbuf_printf(b, " by ");
-        exprs_of(b, pn->xkeys, pn->xnkeys, in);
+        /* over partial rows: the group-by's keys, bound to the group-by's input */
+        const ladle_pnode *c = pn->inputs[0];
+        exprs_of(b, pn->xkeys, pn->xnkeys,
+                 c->op == LADLE_POP_GROUP_BY_PARTIAL ? &c->lp->inputs[0]->schema : in);
       } else if (pn->xkind == LADLE_EXCHANGE_HASH) {
         ladle_strbuf_printf(b, " by the unique subset");
       }
