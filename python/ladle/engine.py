@@ -131,7 +131,13 @@ class Engine(_PolarsEngine):
             ldf = ldf.with_optimizations(optimizations._pyoptflags)
         return ldf.visit()
 
-    def _plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, dict[str, Any] | None]:
+    def _job_ranks(self) -> int:
+        """The ranks a query of this engine runs on (SPMDEngine: its job's)."""
+        return 1
+
+    def _plan(
+        self, lf: pl.LazyFrame, optimizations: Any, ranks: int | None = None
+    ) -> tuple[N.Plan | None, str, dict[str, Any] | None]:
         """(plan, note, sink): plan is None when the query must fall back; sink is
         the Parquet sink at the root, if any. Nothing of a query is kept on the
         engine, which several threads may use at once."""
@@ -150,8 +156,9 @@ class Engine(_PolarsEngine):
                 raise
             raise LadleError(N.LADLE_EINVAL, f"Polars failed while planning this query: {e}") from None
         sink: dict[str, Any] | None = None
+        nranks = ranks or self._job_ranks()
         try:
-            tr = Translator(nt, self.threads, lambda: _explain(lf, optimizations), self._engine)
+            tr = Translator(nt, self.threads, lambda: _explain(lf, optimizations), self._engine, nranks)
             sink = tr.sink()
             if sink is not None:
                 return tr.translate_input(), "", sink
@@ -175,6 +182,7 @@ class Engine(_PolarsEngine):
                     self.threads,
                     lambda: _explain(mixed, optimizations),
                     self._engine,
+                    nranks,
                 ).translate()
             except Unsupported as second:
                 # both: the scan's reason names the file and the column
@@ -287,7 +295,7 @@ class Engine(_PolarsEngine):
         EXCHANGE nodes multi-rank execution runs (default: this engine's)."""
         if ranks is not None and (not isinstance(ranks, int) or ranks < 1):
             raise ValueError(f"explain: ranks must be a positive int, got {ranks!r}")
-        plan, note, _ = self._plan(lf, None)
+        plan, note, _ = self._plan(lf, None, ranks)
         if plan is None:
             return (
                 f"FALLBACK to Polars' CPU engine: {note}\n\nPolars' plan:\n"

@@ -185,6 +185,9 @@ class SPMDEngine(Engine):
         """The job's ranks."""
         return int(self._comm.size())
 
+    def _job_ranks(self) -> int:
+        return self.nranks
+
     @property
     def comm(self) -> str:
         """The communicator: "mpi", "self" or "torch" (from_torch_distributed)."""

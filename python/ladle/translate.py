@@ -289,9 +289,27 @@ class Translator:
     """Walks a NodeTraverser from its current node and builds a ladle plan."""
 
     def __init__(
-        self, nt: Any, threads: int = 1, explain: Callable[[], str] | None = None, engine: Any = None
+        self,
+        nt: Any,
+        threads: int = 1,
+        explain: Callable[[], str] | None = None,
+        engine: Any = None,
+        ranks: int = 1,
     ) -> None:
         self.nt = nt
+        # the ranks the plan runs on: with several, an operator whose rows cross
+        # ranks but whose order Polars defines is planned in the job's order (see
+        # _in_job_order)
+        self.ranks = ranks
+        # an over() seen in the expressions of the node being translated (node()
+        # keeps one per node)
+        self._window_seen = False
+        # whether nothing above the node being translated observes the order of
+        # its rows (an unordered group-by or join, a sort; see _free_input), and
+        # what the handler hands to the next node() it calls: the root's order is
+        # the result's, observed
+        self._order_free = False
+        self._free_in = False
         # the native engine: in-memory scans convert on its threads, into its
         # cache of string-view conversions (None: a pool made per scan, no cache)
         self.engine = engine
@@ -370,7 +388,13 @@ class Translator:
             handler: Callable[[Any], N.Plan] | None = getattr(self, "_node_" + kind, None)
             if handler is None:
                 raise Unsupported(f"plan node {kind}", "not supported by ladle yet")
-            plan = self._checked(handler, ir, kind)
+            saved_window, self._window_seen = self._window_seen, False
+            saved_free, self._order_free, self._free_in = self._order_free, self._free_in, False
+            try:
+                plan = self._checked(handler, ir, kind)
+            finally:
+                self._window_seen = saved_window
+                self._order_free = saved_free
             self._check_schema(plan, kind)
             return plan
         finally:
@@ -705,7 +729,9 @@ class Translator:
         views = [self._view(e.node) for e in ir.expr]
         if any(type(v).__name__ == "Explode" for v in views):
             return self._explode_select(ir, views)
-        return self._projection(ir.input, ir.expr, N.select)
+        scalar = all(self._is_scalar(e.node) for e in ir.expr)
+        self._free_in = (self._order_free or scalar) and all(self._row_wise(e.node, scalar) for e in ir.expr)
+        return self._projection(ir.input, ir.expr, self._windowed(N.select, carry=not scalar))
 
     def _explode_select(self, ir: Any, views: list[Any]) -> N.Plan:
         """select(x.explode(), ...): the lists selected, then unnested together
@@ -731,10 +757,11 @@ class Translator:
         if type(below).__name__ == "HStack":
             scalars = {e.output_name: e.node for e in below.exprs
                        if e.output_name.startswith("__POLARS_CSE") and self._is_scalar(e.node)}
+        self._free_in = self._order_free and all(self._row_wise(e.node) for e in ir.exprs)
         plan = self.node(ir.input)
         saved, self.inlined = self.inlined, {**self.inlined, **scalars}
         try:
-            return N.with_columns(plan, [self._named(e) for e in ir.exprs])
+            return self._windowed(N.with_columns, carry=False)(plan, [self._named(e) for e in ir.exprs])
         finally:
             self.inlined = saved
 
@@ -770,7 +797,8 @@ class Translator:
         finally:
             nt.set_node(cur)
         if rest:
-            plan = N.with_columns(plan, rest)
+            plan = self._windowed(N.with_columns, carry=False)(plan, rest)
+        self._window_seen = False  # those windows are ordered below; the select's own count
         saved, self.inlined = self.inlined, {**self.inlined, **scalars}
         try:
             return make(plan, [self._named(e) for e in exprs])
@@ -800,7 +828,11 @@ class Translator:
         return False
 
     def _node_Filter(self, ir: Any) -> N.Plan:
-        return N.filter(self.node(ir.input), self.expr(ir.predicate.node))
+        self._free_in = self._order_free and self._row_wise(ir.predicate.node)
+        plan, pred = self.node(ir.input), self.expr(ir.predicate.node)
+        if self._window_seen and self.ranks > 1:
+            return self._in_job_order(plan, lambda inp, _pos: N.filter(inp, pred))
+        return N.filter(plan, pred)
 
     def _node_SimpleProjection(self, ir: Any) -> N.Plan:
         return N.select(self.node(ir.input), [N.col(c) for c in self._schema()])
@@ -811,6 +843,9 @@ class Translator:
             raise Unsupported("group_by_dynamic/rolling", "not supported by ladle yet")
         if ir.apply:
             raise Unsupported("group_by().map_groups", "Python UDFs run on Polars")
+        self._free_in = not ir.maintain_order and all(self._row_wise(k.node) for k in ir.keys) and all(
+            self._row_wise(a.node, True) for a in ir.aggs
+        )
         source = self.node(ir.input)
         keys = [self._named(k) for k in ir.keys]
         saved, self._grouped = self._grouped, True
@@ -818,7 +853,14 @@ class Translator:
             aggs = [self._named(a) for a in ir.aggs]
         finally:
             self._grouped = saved
-        plan = N.group_by(source, keys, aggs, bool(ir.maintain_order))
+        if ir.maintain_order and self.ranks > 1:
+            # each group at its first row's place in the job's order
+            plan = self._in_job_order(
+                source,
+                lambda inp, pos: N.group_by(inp, keys, aggs + [N.alias(N.agg(N.LADLE_AGG_FIRST, N.col(pos)), pos)], True),
+            )
+        else:
+            plan = N.group_by(source, keys, aggs, bool(ir.maintain_order))
         return self._apply_slice(plan, getattr(opts, "slice", None))
 
     def _apply_slice(self, plan: N.Plan, sl: Any) -> N.Plan:
@@ -842,7 +884,10 @@ class Translator:
             raise Unsupported(f"join how={how_name}", "not supported by ladle yet")
         if ir.predicate is not None and not fused_filter:
             raise Unsupported("join with a predicate (join_where)", "not supported by ladle yet")
+        unordered = _enum_name(maintain_order).split(".")[-1].lower() == "none" and not fused_filter
+        self._free_in = unordered
         left = self.node(ir.input_left)
+        self._free_in = unordered
         right = self.node(ir.input_right)
         lk = [self.expr(e.node) for e in ir.left_on]
         rk = [self.expr(e.node) for e in ir.right_on]
@@ -850,6 +895,25 @@ class Translator:
         order = _JOIN_ORDER.get(_enum_name(maintain_order).split(".")[-1].lower())
         if order is None:
             raise Unsupported(f"join maintain_order={maintain_order}", "not supported by ladle yet")
+        # across ranks the planner keeps a side's order by leaving that side's rows
+        # where they are (an inner, left or cross join in the left's order; semi,
+        # anti; inner, right or cross in the right's); the other ordered joins
+        # carry both sides' places in the job (see _in_job_order) and sort by them
+        by_left = order in (N.LADLE_JOIN_ORDER_LEFT, N.LADLE_JOIN_ORDER_LEFT_RIGHT)
+        by_right = order in (N.LADLE_JOIN_ORDER_RIGHT, N.LADLE_JOIN_ORDER_RIGHT_LEFT)
+        pos: list[str] = []
+        if self.ranks > 1 and (
+            (how_name == "Full" and (by_left or by_right))
+            or (how_name == "Left" and by_right)
+            or (how_name == "Right" and by_left)
+        ):
+            names = {n for n, _ in left.schema()} | {n for n, _ in right.schema()}
+            for side in ("l", "r"):
+                name = f"{self._JOB_POS}_{side}"
+                while name in names:
+                    name += "_"
+                pos.append(name)
+            left, right = N.row_index(left, pos[0], 0), N.row_index(right, pos[1], 0)
         try:
             plan = N.join(
                 left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged, order
@@ -865,12 +929,17 @@ class Translator:
                 order,
             )
             have = [name for name, _ in plan.schema()]
-            want = list(self.nt.get_schema().keys())
-            if fused_filter or len(have) != len(want):
+            theirs = iter(self.nt.get_schema().keys())
+            want = [name if name in pos else next(theirs, "") for name in have]
+            if fused_filter or next(theirs, None) is not None or "" in want:
                 raise
             plan = N.rename(plan, have, want)
         if fused_filter:
             plan = N.filter(plan, self.expr(ir.predicate.node))
+        if pos:
+            by = pos if by_left else pos[::-1]
+            plan = N.sort(plan, [N.col(c) for c in by], [False, False], [True, True], False, -1)
+            plan = N.drop(plan, pos)
         return self._apply_slice(plan, sl)
 
     def _inequality_join(self, ir: Any, how: tuple[Any, ...], suffix: str) -> N.Plan:
@@ -961,6 +1030,7 @@ class Translator:
         # (maintain_order, nulls_last per key, descending per key) in this Polars
         maintain_order, nulls_last, descending = ir.sort_options
         above = self._limit_here  # the first rows a slice right above takes
+        self._free_in = not maintain_order
         inp = self.node(ir.input)
         by = [self.expr(e.node) for e in ir.by_column]
         limit = -1
@@ -987,12 +1057,95 @@ class Translator:
 
     def _node_Distinct(self, ir: Any) -> N.Plan:
         keep, subset, maintain_order, sl = ir.options
-        plan = N.distinct(self.node(ir.input), subset, _KEEP[_enum_name(keep)], bool(maintain_order))
+        self._free_in = not maintain_order and _enum_name(keep) in ("Any", "None")
+        source = self.node(ir.input)
+        if maintain_order and self.ranks > 1:
+            # the rows kept at their places in the job's order; the position is
+            # no part of what makes rows distinct
+            names = list(subset) if subset is not None else [n for n, _ in source.schema()]
+            plan = self._in_job_order(source, lambda inp, _pos: N.distinct(inp, names, _KEEP[_enum_name(keep)], True))
+        else:
+            plan = N.distinct(source, subset, _KEEP[_enum_name(keep)], bool(maintain_order))
         return self._apply_slice(plan, sl)
 
+    # The job's order across ranks: rank 0's rows, then rank 1's, each in its
+    # order. An exchange keeps the order of the rows it brings together (ranks
+    # in turn) but deals them out by key, so a group_by or unique with
+    # maintain_order, and a window (over(): the rows hashed by its keys), would
+    # leave each rank's share in order but not the whole. Where Polars defines
+    # that order the plan carries each row's place in the job (a row index over
+    # every rank), has the operator keep it (a group's first, a kept row's own),
+    # sorts by it (a range exchange: rank 0 gets the first) and drops it.
+    _JOB_POS = "__ladle_job_pos"
+
+    def _in_job_order(self, source: N.Plan, make: Callable[[N.Plan, str], N.Plan]) -> N.Plan:
+        names = {n for n, _ in source.schema()}
+        pos = self._JOB_POS
+        while pos in names:
+            pos += "_"
+        plan = make(N.row_index(source, pos, 0), pos)
+        plan = N.sort(plan, [N.col(pos)], [False], [False], False, -1)
+        return N.drop(plan, [pos])
+
+    def _windowed(self, make: Callable[[N.Plan, list[N.Expr]], N.Plan], carry: bool) -> Callable[[N.Plan, list[N.Expr]], N.Plan]:
+        """`make` (a select or with_columns), in the job's order across ranks
+        when its expressions hold a window; `carry`: a select, which must keep
+        the position (a select of single values has no rows to order)."""
+
+        def build(plan: N.Plan, exprs: list[N.Expr]) -> N.Plan:
+            if not (self._window_seen and self.ranks > 1 and (carry or make is not N.select)):
+                return make(plan, exprs)
+            return self._in_job_order(plan, lambda inp, pos: make(inp, exprs + ([N.col(pos)] if carry else [])))
+
+        return build
+
     def _node_Union(self, ir: Any) -> N.Plan:
-        plan = N.union([self.node(i) for i in ir.inputs])
+        free = self._order_free
+        inputs = []
+        for i in ir.inputs:
+            self._free_in = free
+            inputs.append(self.node(i))
+        if self.ranks > 1 and not free and len(inputs) > 1:
+            # across ranks each input's rows are on every rank (rank r: its share
+            # of each input): the whole, inputs one after the other, is the job's
+            # order only after a sort by (input, place in the job)
+            names = {n for inp in inputs for n, _ in inp.schema()}
+            pos, src = self._JOB_POS, self._JOB_POS + "_input"
+            while pos in names or src in names:
+                pos, src = pos + "_", src + "_"
+            inputs = [
+                N.with_columns(N.row_index(inp, pos, 0), [N.alias(_literal_value(pl.UInt32(), k, "a union"), src)])
+                for k, inp in enumerate(inputs)
+            ]
+            plan = N.union(inputs)
+            plan = N.sort(plan, [N.col(src), N.col(pos)], [False, False], [False, False], False, -1)
+            plan = N.drop(plan, [pos, src])
+        else:
+            plan = N.union(inputs)
         return self._apply_slice(plan, ir.slice)
+
+    # expressions whose value at a row does not depend on where the row is: no
+    # window, no shift, cumulative or positional function. `scalar`: also
+    # order-free aggregations (a select of sums, a group-by's aggregations)
+    _ORDER_FREE_AGGS = {"sum", "mean", "min", "max", "count", "len", "n_unique", "std", "var", "median", "nan_min",
+                        "nan_max"}
+
+    def _row_wise(self, i: int, scalar: bool = False) -> bool:
+        e = self._view(i)
+        kind = type(e).__name__
+        if kind in ("Column", "Literal", "Len"):
+            return True
+        if kind == "Alias":
+            return self._row_wise(e.expr, scalar)
+        if kind == "BinaryExpr":
+            return self._row_wise(e.left, scalar) and self._row_wise(e.right, scalar)
+        if kind == "Cast":
+            return self._row_wise(e.expr, scalar)
+        if kind == "Ternary":
+            return all(self._row_wise(x, scalar) for x in (e.predicate, e.truthy, e.falsy))
+        if kind == "Agg" and scalar:
+            return str(e.name) in self._ORDER_FREE_AGGS and all(self._row_wise(x) for x in e.arguments)
+        return False
 
     def _node_HConcat(self, ir: Any) -> N.Plan:
         # Polars' HConcatOptions: (parallel, strict, broadcast_unit_length)
@@ -1598,6 +1751,7 @@ class Translator:
             raise Unsupported("window without partition_by", "not supported by ladle yet")
         saved, self._grouped = self._grouped, True
         self._windows += 1
+        self._window_seen = True
         try:
             function = self.expr(e.function)
         finally:
