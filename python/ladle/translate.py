@@ -444,12 +444,13 @@ class Translator:
             # Polars stands placeholders in for columns it pruned; take only ours.
             # With none left (select(pl.len()), the right side of a cross join whose
             # columns are all dropped) the rows still count: a frame of no columns
-            # has height 0, so scan one all-null column and drop it.
+            # has height 0, so scan one all-null column and drop it (also for no rows:
+            # across ranks every rank must plan alike, an empty one too).
             height = df.height
             # the columns themselves, not df.select: that runs a Polars query
             # (a few milliseconds a scan, a third of a small TPC-H query)
             df = pl.DataFrame([df.get_column(c) for c in ir.projection])
-            if df.width == 0 and height > 0:
+            if df.width == 0:
                 rows = pl.DataFrame({"_": pl.repeat(None, height, dtype=pl.Boolean, eager=True)})
                 plan = N.select(N.scan_arrow(rows, self.threads, self.engine), [])
                 return plan if ir.selection is None else N.filter(plan, self.expr(ir.selection.node))
