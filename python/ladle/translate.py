@@ -301,9 +301,6 @@ class Translator:
         # ranks but whose order Polars defines is planned in the job's order (see
         # _in_job_order)
         self.ranks = ranks
-        # an over() seen in the expressions of the node being translated (node()
-        # keeps one per node)
-        self._window_seen = False
         # whether nothing above the node being translated observes the order of
         # its rows (an unordered group-by or join, a sort; see _free_input), and
         # what the handler hands to the next node() it calls: the root's order is
@@ -388,12 +385,10 @@ class Translator:
             handler: Callable[[Any], N.Plan] | None = getattr(self, "_node_" + kind, None)
             if handler is None:
                 raise Unsupported(f"plan node {kind}", "not supported by ladle yet")
-            saved_window, self._window_seen = self._window_seen, False
             saved_free, self._order_free, self._free_in = self._order_free, self._free_in, False
             try:
                 plan = self._checked(handler, ir, kind)
             finally:
-                self._window_seen = saved_window
                 self._order_free = saved_free
             self._check_schema(plan, kind)
             return plan
@@ -732,7 +727,7 @@ class Translator:
             return self._explode_select(ir, views)
         scalar = all(self._is_scalar(e.node) for e in ir.expr)
         self._free_in = (self._order_free or scalar) and all(self._row_wise(e.node, scalar) for e in ir.expr)
-        return self._projection(ir.input, ir.expr, self._windowed(N.select, carry=not scalar))
+        return self._projection(ir.input, ir.expr, N.select)
 
     def _explode_select(self, ir: Any, views: list[Any]) -> N.Plan:
         """select(x.explode(), ...): the lists selected, then unnested together
@@ -762,7 +757,7 @@ class Translator:
         plan = self.node(ir.input)
         saved, self.inlined = self.inlined, {**self.inlined, **scalars}
         try:
-            return self._windowed(N.with_columns, carry=False)(plan, [self._named(e) for e in ir.exprs])
+            return N.with_columns(plan, [self._named(e) for e in ir.exprs])
         finally:
             self.inlined = saved
 
@@ -798,8 +793,7 @@ class Translator:
         finally:
             nt.set_node(cur)
         if rest:
-            plan = self._windowed(N.with_columns, carry=False)(plan, rest)
-        self._window_seen = False  # those windows are ordered below; the select's own count
+            plan = N.with_columns(plan, rest)
         saved, self.inlined = self.inlined, {**self.inlined, **scalars}
         try:
             return make(plan, [self._named(e) for e in exprs])
@@ -830,10 +824,7 @@ class Translator:
 
     def _node_Filter(self, ir: Any) -> N.Plan:
         self._free_in = self._order_free and self._row_wise(ir.predicate.node)
-        plan, pred = self.node(ir.input), self.expr(ir.predicate.node)
-        if self._window_seen and self.ranks > 1:
-            return self._in_job_order(plan, lambda inp, _pos: N.filter(inp, pred))
-        return N.filter(plan, pred)
+        return N.filter(self.node(ir.input), self.expr(ir.predicate.node))
 
     def _node_SimpleProjection(self, ir: Any) -> N.Plan:
         return N.select(self.node(ir.input), [N.col(c) for c in self._schema()])
@@ -1072,8 +1063,9 @@ class Translator:
     # The job's order across ranks: rank 0's rows, then rank 1's, each in its
     # order. An exchange keeps the order of the rows it brings together (ranks
     # in turn) but deals them out by key, so a group_by or unique with
-    # maintain_order, and a window (over(): the rows hashed by its keys), would
-    # leave each rank's share in order but not the whole. Where Polars defines
+    # maintain_order would leave each rank's share in order but not the whole
+    # (a window's rows go back where they came from: the planner's RETURN
+    # exchange). Where Polars defines
     # that order the plan carries each row's place in the job (a row index over
     # every rank), has the operator keep it (a group's first, a kept row's own),
     # sorts by it (a range exchange: rank 0 gets the first) and drops it.
@@ -1087,18 +1079,6 @@ class Translator:
         plan = make(N.row_index(source, pos, 0), pos)
         plan = N.sort(plan, [N.col(pos)], [False], [False], False, -1)
         return N.drop(plan, [pos])
-
-    def _windowed(self, make: Callable[[N.Plan, list[N.Expr]], N.Plan], carry: bool) -> Callable[[N.Plan, list[N.Expr]], N.Plan]:
-        """`make` (a select or with_columns), in the job's order across ranks
-        when its expressions hold a window; `carry`: a select, which must keep
-        the position (a select of single values has no rows to order)."""
-
-        def build(plan: N.Plan, exprs: list[N.Expr]) -> N.Plan:
-            if not (self._window_seen and self.ranks > 1 and (carry or make is not N.select)):
-                return make(plan, exprs)
-            return self._in_job_order(plan, lambda inp, pos: make(inp, exprs + ([N.col(pos)] if carry else [])))
-
-        return build
 
     def _node_Union(self, ir: Any) -> N.Plan:
         free = self._order_free
@@ -1752,7 +1732,6 @@ class Translator:
             raise Unsupported("window without partition_by", "not supported by ladle yet")
         saved, self._grouped = self._grouped, True
         self._windows += 1
-        self._window_seen = True
         try:
             function = self.expr(e.function)
         finally:

@@ -609,8 +609,9 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   }
   s.pp = pp;
   s.fed = calloc(LADLE_MAX(pp->n, 1), sizeof *s.fed);
-  st = s.fed != NULL ? ladle_exec_node(&s, pp->root, &r->table, NULL, err)
-                     : LADLE_OOM(err, "execute");
+  s.layouts = calloc(LADLE_MAX(pp->n, 1), sizeof *s.layouts);
+  st = s.fed != NULL && s.layouts != NULL ? ladle_exec_node(&s, pp->root, &r->table, NULL, err)
+                                          : LADLE_OOM(err, "execute");
   /* a query that failed here midway, not through the communicator: the
    * other ranks may wait in an exchange for this one; tell them (they fail
    * naming this rank and why, and the job's communicator is done) */
@@ -619,6 +620,8 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
   free(s.fed);
+  for (size_t i = 0; s.layouts != NULL && i < pp->n; i++) exec_layout_release(&s.layouts[i]);
+  free(s.layouts);
   r->sharded = eng->comm->size > 1 && pp->root->dist != LADLE_DIST_REPLICATED;
   ladle_pplan_destroy(pp);
   ladle_exec_unhoist(&s, 0);

@@ -73,6 +73,15 @@ typedef struct exec_hoisted {
 
 /* One query's run of a physical plan (physical.h). Everything the executor
  * decides is in the plan; the state holds only what runs produce. */
+/* How a HASH exchange that keeps its deal (pn->xkeep) sent its rows: its
+ * partition's permutation (input row perm[j] went out j-th, part after
+ * part) and the rows it received from each rank (recv, one per rank), for
+ * the RETURN exchange that sends them back. */
+typedef struct exec_layout {
+  ladle_column perm; /* Int64; no buffers: not kept (yet) */
+  int64_t *recv;
+} exec_layout;
+
 typedef struct exec_state {
   ladle_engine *eng;
   const ladle_backend *be;
@@ -83,6 +92,7 @@ typedef struct exec_state {
   /* per node id - 1: the table a JOIN's first side hands to the SEMI_FILTER
    * it feeds, while its other side runs (NULL: none, or too big to help) */
   const ladle_table **fed;
+  exec_layout *layouts; /* per node id - 1 */
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
   /* the query runs on the column kernels only (a GPU, or the CPU's table
@@ -405,6 +415,7 @@ ladle_status exec_exchange_table(exec_state *s, const ladle_pnode *pn, ladle_exc
                                  ladle_table *in, ladle_table **out, ladle_error *err);
 ladle_status ladle_exec_exchange(exec_state *s, ladle_exchange_kind kind, const ladle_column *cols,
                                  size_t ncols, size_t nkeys, ladle_column *out, ladle_error *err);
+void exec_layout_release(exec_layout *l);
 /* With several ranks: the rows of the ranks before this one and of all of
  * them, from every rank's `rows` (an allgather; every rank calls it at the
  * same point). One rank: 0 and rows. */

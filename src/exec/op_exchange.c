@@ -214,8 +214,81 @@ static ladle_status exchange_columns(exec_state *s, ladle_exchange_kind kind,
       free(counts);
       return st;
     }
+    case LADLE_EXCHANGE_RETURN:
+      break; /* exec_exchange_table's: it needs the exchange it undoes */
   }
   return ladle_err_set(err, LADLE_EINVAL, "internal: exchange kind %d", (int)kind);
+}
+
+void exec_layout_release(exec_layout *l) {
+  ladle_column_release(&l->perm);
+  free(l->recv);
+  memset(l, 0, sizeof *l);
+}
+
+/* A hash exchange that keeps its deal in *l: the partition's permutation and
+ * the rows each rank sent here (every rank's counts, allgathered: the part
+ * of each for this rank). */
+static ladle_status hash_move_keep(exec_state *s, const ladle_column *cols, size_t ncols,
+                                   int64_t rows, const ladle_column *keys, size_t nk,
+                                   exec_layout *l, ladle_column *out, int64_t *out_rows,
+                                   ladle_error *err) {
+  ladle_comm *c = s->eng->comm;
+  int n = c->size;
+  int64_t *counts = NULL, *all = NULL;
+  exec_layout_release(l);
+  LADLE_RETURN_NOT_OK(hash_parts(s, LADLE_EXCHANGE_HASH, keys, nk, rows, &l->perm, &counts, err));
+  all = calloc((size_t)n * (size_t)n, sizeof *all);
+  l->recv = calloc((size_t)n, sizeof *l->recv);
+  ladle_status st = all && l->recv ? LADLE_OK : LADLE_OOM(err, "exchange");
+  if (st == LADLE_OK) st = c->vt->allgather(c, counts, (size_t)n * sizeof *counts, all, HOST, err);
+  for (int r = 0; st == LADLE_OK && r < n; r++)
+    l->recv[r] = all[(size_t)r * (size_t)n + (size_t)c->rank];
+  if (st == LADLE_OK) st = move_parts(s, cols, ncols, &l->perm, counts, out, out_rows, err);
+  free(counts);
+  free(all);
+  return st;
+}
+
+/* A RETURN exchange: the rows of `in` (a HASH exchange's rows, in the order
+ * it received them: rank 0's, then rank 1's, ..., as l->recv counts them,
+ * each kept in its place by the nodes between) sent back to the ranks they
+ * came from, then each put in its place there: the j-th row back is input
+ * row perm[j] of that exchange (its parts came back in rank order), so the
+ * output is the rows gathered through perm's inverse (its sort). */
+static ladle_status return_move(exec_state *s, const ladle_pnode *pn, const ladle_column *cols,
+                                size_t ncols, int64_t rows, const exec_layout *l, ladle_column *out,
+                                int64_t *out_rows, ladle_error *err) {
+  ladle_comm *c = s->eng->comm;
+  int64_t sent = 0;
+  for (int r = 0; l->recv != NULL && r < c->size; r++) sent += l->recv[r];
+  if (l->recv == NULL || sent != rows)
+    return ladle_err_set(err, LADLE_EINVAL,
+                         "internal: exchange #%d returns %lld rows where #%d brought %lld", pn->id,
+                         (long long)rows, pn->xfrom->id, (long long)sent);
+  ladle_column ident, *back = calloc(LADLE_MAX(ncols, 1), sizeof *back);
+  if (back == NULL) return LADLE_OOM(err, "exchange");
+  int64_t got = 0, *inv = NULL;
+  ladle_status st =
+      s->be->sequence(&s->k, 0, rows, ladle_dtype_make(LADLE_TYPE_INT64), &ident, err);
+  if (st == LADLE_OK) {
+    st = move_parts(s, cols, ncols, &ident, l->recv, back, &got, err);
+    ladle_column_release(&ident);
+  }
+  if (st == LADLE_OK && got != l->perm.length)
+    st = ladle_err_set(err, LADLE_EINVAL,
+                       "internal: exchange #%d brought back %lld rows of the %lld sent", pn->id,
+                       (long long)got, (long long)l->perm.length);
+  if (st == LADLE_OK) {
+    bool asc = false, nl = false;
+    st = s->be->sort_indices(&s->k, &l->perm, 1, &asc, &nl, &inv, err);
+  }
+  if (st == LADLE_OK) st = exec_gather_columns(s, back, ncols, inv, got, out, err);
+  if (st == LADLE_OK) *out_rows = got;
+  free(inv);
+  release_n(back, ncols);
+  free(back);
+  return st;
 }
 
 /* A hash exchange of rows every rank holds: this rank's part of them, by the
@@ -324,8 +397,13 @@ ladle_status exec_exchange_table(exec_state *s, const ladle_pnode *pn, ladle_exc
                        ladle_exchange_name(kind));
     goto done;
   }
-  if (pn->xlocal && kind == LADLE_EXCHANGE_HASH)
+  if (kind == LADLE_EXCHANGE_RETURN) {
+    st = return_move(s, pn, cols, ncols, rows, &s->layouts[pn->xfrom->id - 1], moved, &got, err);
+    exec_layout_release(&s->layouts[pn->xfrom->id - 1]); /* its deal is done with */
+  } else if (pn->xlocal && kind == LADLE_EXCHANGE_HASH)
     st = keep_own_part(s, cols, ncols, keys, nk, moved, &got, err);
+  else if (pn->xkeep && kind == LADLE_EXCHANGE_HASH)
+    st = hash_move_keep(s, cols, ncols, rows, keys, nk, &s->layouts[pn->id - 1], moved, &got, err);
   else
     st = exchange_columns(s, kind, cols, ncols, rows, keys, nk, desc, nl, moved, &got, err);
   if (st == LADLE_OK) st = exec_table_from_columns(s, sch, moved, got, out, err);

@@ -65,6 +65,8 @@ const char *ladle_exchange_name(ladle_exchange_kind kind) {
       return "range";
     case LADLE_EXCHANGE_JOIN:
       return "join";
+    case LADLE_EXCHANGE_RETURN:
+      return "return";
   }
   return "?";
 }
@@ -1155,7 +1157,9 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       pn->dist = pn->inputs[0]->dist;
       /* windows by one set of key columns and nothing else over other rows:
        * the rows hashed by those keys (every partition on one rank, its rows
-       * in the job's order), the windows computed there, the result sharded */
+       * in the job's order), the windows computed there, and the rows sent
+       * back to the ranks and places they came from (a RETURN exchange: the
+       * job's order, Polars' order, and each rank's rows its own again) */
       ladle_bexpr *const *wk = NULL;
       size_t wnk = 0;
       bool by_keys =
@@ -1163,10 +1167,15 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
       for (size_t i = 0; by_keys && i < p->nexprs; i++)
         by_keys = window_keys(p->exprs[i], &wk, &wnk);
       if (by_keys && wk != NULL) {
-        pn->inputs[0] = exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, wk, wnk);
-        if (pn->inputs[0] == NULL) return NULL;
+        ladle_pnode *x = exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, wk, wnk);
+        if (x == NULL) return NULL;
+        x->xkeep = true;
+        pn->inputs[0] = x;
         pn->dist = LADLE_DIST_SHARDED;
-        return pn;
+        ladle_pnode *back = exchange(P, pn, LADLE_EXCHANGE_RETURN, NULL, 0);
+        if (back == NULL) return NULL;
+        back->xfrom = x;
+        return back;
       }
       /* aggregations that split, row-wise around them: computed across ranks
        * from partial rows, the rows staying (a select of single values then
@@ -1461,6 +1470,9 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       } else if (pn->xkind == LADLE_EXCHANGE_HASH) {
         ladle_strbuf_printf(b, " by the unique subset");
       }
+      if (pn->xkind == LADLE_EXCHANGE_RETURN)
+        ladle_strbuf_printf(b, " of #%d (each row back to the rank and place it came from)",
+                            pn->xfrom->id);
       if (pn->xkind == LADLE_EXCHANGE_JOIN)
         ladle_strbuf_printf(b,
                             " (at run time: the right side broadcast when its rows times "

@@ -60,8 +60,10 @@ typedef enum ladle_exchange_kind {
   LADLE_EXCHANGE_BROADCAST, /* every rank gets every row (an allgather) */
   LADLE_EXCHANGE_GATHER,    /* rank 0 gets every row */
   LADLE_EXCHANGE_RANGE,     /* rows to ranks by splitters sampled from the sort keys */
-  LADLE_EXCHANGE_JOIN       /* a join side: hashed by the keys, or the right side broadcast
+  LADLE_EXCHANGE_JOIN,      /* a join side: hashed by the keys, or the right side broadcast
                                when it is small (decided by its size at run time) */
+  LADLE_EXCHANGE_RETURN     /* the rows of a HASH exchange (`xfrom`, which kept how it dealt
+                               them: `xkeep`) back to the ranks and places they came from */
 } ladle_exchange_kind;
 
 typedef struct ladle_pnode ladle_pnode;
@@ -148,6 +150,10 @@ struct ladle_pnode {
   ladle_bexpr *const *xkeys; /* HASH, RANGE, JOIN: over the input */
   const ladle_plan *xfor;    /* the SORT (RANGE: its options) or DISTINCT (HASH without
                                 xkeys: its subset) the exchange is for, or NULL */
+  /* HASH: keeps how it dealt its rows (exec_state.layouts) for the RETURN
+   * exchange above, whose `xfrom` it is */
+  bool xkeep;
+  const ladle_pnode *xfrom;
 };
 
 enum { LADLE_SEMI_MAX_KEYS = 8 };

@@ -432,10 +432,19 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     text = engine.explain(a.lazy().group_by("k").agg(pl.col("x").sum()))
     ok = ("EXCHANGE hash" in text) == (engine.nranks > 1)
     found["explain"] = {"ok": ok, "why": "" if ok else text}
-    # windows by one key set hash the rows by it
+    # windows by one key set hash the rows by it, and send them back where they came from
     text = engine.explain(a.lazy().with_columns(pl.col("x").mean().over("k").alias("m")))
-    ok = engine.nranks == 1 or ("EXCHANGE hash" in text and "broadcast" not in text)
+    ok = engine.nranks == 1 or ("EXCHANGE hash" in text and "EXCHANGE return" in text and "broadcast" not in text
+                                and "SORT" not in text)
     found["explain_window_hash"] = {"ok": ok, "why": "" if ok else text}
+    # ... so each rank holds its own rows after a window, in their order
+    try:
+        res = engine.execute(a.lazy().with_columns(pl.col("i").sum().over("k").alias("w")))
+        mine = res.to_polars()
+        ok = mine.drop("w").equals(a)
+        found["window_rows_stay"] = {"ok": ok, "why": "" if ok else f"{mine.shape} vs {a.shape}"}
+    except Exception as e:
+        found["window_rows_stay"] = {"ok": False, "why": repr(e)}
     # a select of aggregations that split moves partial rows, not every row
     text = engine.explain(a.lazy().select(pl.col("x").sum(), pl.col("i").mean(), pl.len()))
     ok = engine.nranks == 1 or ("GROUP_BY_PARTIAL" in text and "EXCHANGE broadcast" in text)
