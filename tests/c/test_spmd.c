@@ -2,7 +2,8 @@
  * threads over the in-process communicator (comm_local.c), each an engine
  * over its own table, every query's allgathered result against one engine
  * over every rank's rows. The queries end in a sort (itself an exchange), so
- * the whole result has one order to compare. Runs under the sanitizers. */
+ * the whole result has one order to compare (a window keeps the job's order
+ * itself). Runs under the sanitizers. */
 #include <pthread.h>
 
 #include "dist/comm.h"
@@ -130,11 +131,24 @@ static ladle_plan *q_top_k(ladle_table *t, ladle_table *dim) {
   return o;
 }
 
+/* windows by k: the rows hashed by k, then each sent back to its rank and
+ * place (EXCHANGE return): the job's order, with no sort */
+static ladle_plan *q_window(ladle_table *t, ladle_table *dim) {
+  LADLE_UNUSED(dim);
+  ladle_expr *by[] = {COL("k")}, *by2[] = {COL("k")};
+  ladle_expr *e[] = {AS(ladle_expr_over(AGG(SUM, COL("x")), 1, by), "w"),
+                     AS(ladle_expr_over(AGG(MAX, COL("s")), 1, by2), "ws")};
+  ladle_plan *p = NULL;
+  CHECK_OK(ladle_plan_with_columns(scan(t), 2, e, &p, &err_));
+  return p;
+}
+
 static const struct {
   const char *name;
   query_fn fn;
 } queries[] = {{"group_by", q_group_by}, {"string_key", q_string_key}, {"join", q_join},
-               {"distinct", q_distinct}, {"slice", q_slice},           {"top_k", q_top_k}};
+               {"distinct", q_distinct}, {"slice", q_slice},           {"top_k", q_top_k},
+               {"window", q_window}};
 enum { NQ = sizeof queries / sizeof queries[0] };
 
 typedef struct rank_job {
