@@ -625,6 +625,10 @@ LADLE_API ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *
 /* Prepends a UInt32 row index column counting from `offset`. */
 LADLE_API ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t offset,
                                             ladle_plan **out_plan, ladle_error *err);
+/* The same as a UInt64 column (no 2^32-row bound: the positions of rows in a
+ * job, for the order across ranks). */
+LADLE_API ladle_status ladle_plan_row_index_u64(ladle_plan *input, const char *name, int64_t offset,
+                                                ladle_plan **out_plan, ladle_error *err);
 
 /* Unnests the LIST columns `names` (ncols >= 1, whose lists hold as many
  * elements row by row): a row per element, the other columns repeated.

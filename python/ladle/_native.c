@@ -1728,6 +1728,15 @@ static PyObject *py_row_index(PyObject *m, PyObject *args) {
   FINISH_PLAN(ladle_plan_row_index(p, name, off, &out, &err));
 }
 
+static PyObject *py_row_index_u64(PyObject *m, PyObject *args) {
+  PyObject *po;
+  const char *name;
+  long long off;
+  ladle_plan *p;
+  if (!PyArg_ParseTuple(args, "OsL", &po, &name, &off) || !get_plan(po, &p)) return NULL;
+  FINISH_PLAN(ladle_plan_row_index_u64(p, name, off, &out, &err));
+}
+
 static PyObject *py_explode(PyObject *m, PyObject *args) {
   PyObject *po, *no;
   int empty_as_null, keep_nulls;
@@ -1836,6 +1845,7 @@ static PyMethodDef module_methods[] = {
     {"rename", py_rename, METH_VARARGS, "rename(plan, [old], [new])"},
     {"drop", py_drop, METH_VARARGS, "drop(plan, [names])"},
     {"row_index", py_row_index, METH_VARARGS, "row_index(plan, name, offset)"},
+    {"row_index_u64", py_row_index_u64, METH_VARARGS, "row_index_u64(plan, name, offset)"},
     {"explode", py_explode, METH_VARARGS, "explode(plan, [names], empty_as_null, keep_nulls)"},
     {NULL, NULL, 0, NULL}};
 

@@ -905,7 +905,7 @@ class Translator:
                 while name in names:
                     name += "_"
                 pos.append(name)
-            left, right = N.row_index(left, pos[0], 0), N.row_index(right, pos[1], 0)
+            left, right = N.row_index_u64(left, pos[0], 0), N.row_index_u64(right, pos[1], 0)
         try:
             plan = N.join(
                 left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged, order
@@ -1076,7 +1076,7 @@ class Translator:
         pos = self._JOB_POS
         while pos in names:
             pos += "_"
-        plan = make(N.row_index(source, pos, 0), pos)
+        plan = make(N.row_index_u64(source, pos, 0), pos)
         plan = N.sort(plan, [N.col(pos)], [False], [False], False, -1)
         return N.drop(plan, [pos])
 
@@ -1095,7 +1095,7 @@ class Translator:
             while pos in names or src in names:
                 pos, src = pos + "_", src + "_"
             inputs = [
-                N.with_columns(N.row_index(inp, pos, 0), [N.alias(_literal_value(pl.UInt32(), k, "a union"), src)])
+                N.with_columns(N.row_index_u64(inp, pos, 0), [N.alias(_literal_value(pl.UInt32(), k, "a union"), src)])
                 for k, inp in enumerate(inputs)
             ]
             plan = N.union(inputs)

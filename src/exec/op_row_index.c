@@ -1,5 +1,5 @@
-/* op_row_index.c — ROW_INDEX: a UInt32 row number column in front, each
- * partition's numbers from the rows before it. */
+/* op_row_index.c — ROW_INDEX: a UInt32 (or UInt64) row number column in
+ * front, each partition's numbers from the rows before it. */
 #include <stdlib.h>
 
 #include "operator.h"
@@ -11,7 +11,8 @@ static ladle_status row_index_table(exec_state *s, const ladle_pnode *pn, ladle_
   int64_t before = 0, total = in->num_rows;
   if (pn->dist != LADLE_DIST_REPLICATED)
     LADLE_RETURN_NOT_OK(exec_rank_rows(s, in->num_rows, &before, &total, err));
-  if (total + p->offset > (int64_t)UINT32_MAX + 1)
+  ladle_dtype type = p->schema.types[0];
+  if (type.id == LADLE_TYPE_UINT32 && total + p->offset > (int64_t)UINT32_MAX + 1)
     return ladle_err_set(err, LADLE_ECOMPUTE, "with_row_index: %lld rows overflow UInt32",
                          (long long)total);
   ladle_table *t;
@@ -21,8 +22,7 @@ static ladle_status row_index_table(exec_state *s, const ladle_pnode *pn, ladle_
     int64_t len = in->chunks[k].length;
     t->chunks[k].length = len;
     /* the row numbers pos, pos + 1, ... of the chunk (in UInt32: checked above) */
-    ladle_status st = s->be->sequence(&s->k, pos, len, ladle_dtype_make(LADLE_TYPE_UINT32),
-                                      &t->chunks[k].columns[0], err);
+    ladle_status st = s->be->sequence(&s->k, pos, len, type, &t->chunks[k].columns[0], err);
     if (st != LADLE_OK) {
       ladle_table_release(t);
       return st;

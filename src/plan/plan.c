@@ -639,8 +639,8 @@ ladle_status ladle_plan_drop(ladle_plan *input, size_t n, const char *const *dro
   return st;
 }
 
-ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t offset,
-                                  ladle_plan **out, ladle_error *err) {
+static ladle_status row_index_of(ladle_plan *input, const char *name, int64_t offset,
+                                 ladle_type_id type, ladle_plan **out, ladle_error *err) {
   ladle_plan *p = input ? ladle_plan_node_new(LADLE_NODE_ROW_INDEX, 1) : NULL;
   if (p == NULL) {
     ladle_plan_destroy(input);
@@ -649,16 +649,25 @@ ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t o
   p->inputs[0] = input;
   p->offset = offset;
   ladle_status st = LADLE_OK;
-  if (offset < 0 || offset > (int64_t)UINT32_MAX)
-    st = ladle_err_set(err, LADLE_EINVAL, "row index offset %lld does not fit UInt32",
-                       (long long)offset);
+  if (offset < 0 || (type == LADLE_TYPE_UINT32 && offset > (int64_t)UINT32_MAX))
+    st = ladle_err_set(err, LADLE_EINVAL, "row index offset %lld does not fit %s",
+                       (long long)offset, type == LADLE_TYPE_UINT32 ? "UInt32" : "UInt64");
   if (st == LADLE_OK) st = ladle_schema_init(&p->schema, input->schema.n + 1, err);
-  if (st == LADLE_OK)
-    st = ladle_schema_set(&p->schema, 0, name, ladle_dtype_make(LADLE_TYPE_UINT32), err);
+  if (st == LADLE_OK) st = ladle_schema_set(&p->schema, 0, name, ladle_dtype_make(type), err);
   for (size_t i = 0; st == LADLE_OK && i < input->schema.n; i++)
     st = ladle_schema_set(&p->schema, i + 1, input->schema.names[i], input->schema.types[i], err);
   if (st == LADLE_OK) st = check_unique_names(&p->schema, "with_row_index", err);
   return finish(p, st, out);
+}
+
+ladle_status ladle_plan_row_index(ladle_plan *input, const char *name, int64_t offset,
+                                  ladle_plan **out, ladle_error *err) {
+  return row_index_of(input, name, offset, LADLE_TYPE_UINT32, out, err);
+}
+
+ladle_status ladle_plan_row_index_u64(ladle_plan *input, const char *name, int64_t offset,
+                                      ladle_plan **out, ladle_error *err) {
+  return row_index_of(input, name, offset, LADLE_TYPE_UINT64, out, err);
 }
 
 ladle_status ladle_plan_explode(ladle_plan *input, size_t ncols, const char *const *names,

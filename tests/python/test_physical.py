@@ -189,6 +189,38 @@ def test_streamed_joins_planned_for_ranks(tmp_path: Path) -> None:
     assert "streams its" not in three and sum("EXCHANGE join" in x for x in physical(three)) == 2
 
 
+def test_job_order_planned_for_ranks() -> None:
+    """Across ranks, where Polars defines the order of an operator whose rows cross
+    ranks: a window sends its rows back (EXCHANGE return, no row positions); a
+    maintain_order group-by or unique, an ordered full join and a union whose order
+    something reads carry each row's place in the job (a UInt64 row index) and sort
+    by it; one rank, or nothing reading the order, plans none of it."""
+    r = np.random.default_rng(4)
+    a = pl.DataFrame({"k": r.integers(0, 99, 1000), "x": r.normal(size=1000)}).lazy()
+    b = pl.DataFrame({"k": np.arange(99), "y": np.arange(99)}).lazy()
+    e = ladle.Engine(threads=2)
+    pos = "__ladle_job_pos"
+
+    def plan(lf: pl.LazyFrame, ranks: int) -> str:
+        return e.explain(lf, ranks=ranks)
+
+    w = plan(a.with_columns(pl.col("x").mean().over("k").alias("m")), 3)
+    assert "EXCHANGE return of #" in w and "EXCHANGE hash" in w and pos not in w and "SORT" not in w, w
+    for lf in (a.group_by("k", maintain_order=True).agg(pl.col("x").sum()),
+               a.unique(subset=["k"], maintain_order=True),
+               a.join(b, on="k", how="full", maintain_order="left_right"),
+               pl.concat([a, a.filter(pl.col("x") > 0)]).head(5)):
+        text = plan(lf, 2)
+        assert pos in text and "ROW_INDEX" in text and "EXCHANGE range" in text, text
+        assert pos not in plan(lf, 1), plan(lf, 1)
+    # a union under an unordered group-by: its order is read by nothing
+    u = plan(pl.concat([a, a.filter(pl.col("x") > 0)]).group_by("k").agg(pl.len()), 2)
+    assert pos not in u, u
+    # a join in its left side's order leaves the left rows where they are
+    j = plan(a.join(b, on="k", how="left", maintain_order="left_right"), 2)
+    assert pos not in j and "EXCHANGE broadcast" in j and "EXCHANGE hash" not in j, j
+
+
 def test_exchanges_planned_for_ranks() -> None:
     r = np.random.default_rng(4)
     a = pl.DataFrame({"k": r.integers(0, 99, 1000), "x": r.normal(size=1000)}).lazy()
