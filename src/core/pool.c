@@ -25,8 +25,13 @@ typedef struct pool_job {
   size_t n;
   atomic_size_t next;
   atomic_int failed;
-  ladle_status status; /* first failure, guarded by the pool mutex */
+  /* the failure of the lowest item that failed, guarded by the pool mutex:
+   * items are claimed in order and a claimed item runs to its end, so every
+   * item below the first to fail runs too, and which error the caller gets
+   * does not depend on the threads' timing */
+  ladle_status status;
   ladle_error err;
+  size_t failed_at;
   const int *cancel;              /* the submitting thread's cancellation flag, or NULL */
   ladle_mr *mr;                   /* the submitting thread's memory resource, or NULL */
   int width;                      /* threads each item may use for loops of its own */
@@ -79,9 +84,10 @@ static void run_items(ladle_pool *pool, pool_job *job) {
     if (st == LADLE_OK) st = job->fn(job->ctx, i, &e);
     if (st != LADLE_OK) {
       pthread_mutex_lock(&pool->mu);
-      if (!atomic_load(&job->failed)) {
+      if (!atomic_load(&job->failed) || i < job->failed_at) {
         job->status = st;
         job->err = e;
+        job->failed_at = i;
         atomic_store(&job->failed, 1);
       }
       pthread_mutex_unlock(&pool->mu);
@@ -202,6 +208,7 @@ ladle_status ladle_pool_run(ladle_pool *pool, size_t n, ladle_task_fn fn, void *
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
   job.status = LADLE_OK;
+  job.failed_at = 0;
   job.err.code = 0;
   job.err.message[0] = '\0';
   job.cancel = cancel_flag;

@@ -22,6 +22,24 @@ static ladle_status fail_task(void *ctx, size_t i, ladle_error *err) {
   return LADLE_OK;
 }
 
+/* items 2 and 9 fail; 2 only after 9 has (it waits for the flag, up to a
+ * second): the error returned is still item 2's, the lowest */
+static ladle_status two_fail_task(void *ctx, size_t i, ladle_error *err) {
+  atomic_int *nine_failed = ctx;
+  if (i == 9) {
+    atomic_store(nine_failed, 1);
+    return ladle_err_set(err, LADLE_ECOMPUTE, "item 9 failed");
+  }
+  if (i == 2) {
+    for (int t = 0; t < 1000 && !atomic_load(nine_failed); t++) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+    return ladle_err_set(err, LADLE_EINVAL, "item 2 failed");
+  }
+  return LADLE_OK;
+}
+
 typedef struct nested {
   ladle_pool *pool;
   atomic_long total;
@@ -48,6 +66,13 @@ TEST(pool_runs_every_item_once_and_reports_failures) {
   ladle_error e;
   CHECK(ladle_pool_run(pool, 100, fail_task, NULL, &e) == LADLE_ECOMPUTE);
   CHECK(strstr(e.message, "task 37") != NULL);
+  /* of several failures, the lowest item's, whatever the threads' timing */
+  for (int rep = 0; rep < 5; rep++) {
+    atomic_int nine;
+    atomic_init(&nine, 0);
+    CHECK(ladle_pool_run(pool, 16, two_fail_task, &nine, &e) == LADLE_EINVAL);
+    CHECK(strstr(e.message, "item 2 failed") != NULL);
+  }
   nested n = {pool, 0};
   CHECK_OK(ladle_pool_run(pool, 8, nested_task, &n, &err_));
   CHECK_EQ_I(atomic_load(&n.total), 8 * 45 + 28);
