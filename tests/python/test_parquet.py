@@ -357,6 +357,44 @@ def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, eng
     assert_same(pl.scan_parquet(path).filter(pl.col("i12") < 1000).select("s12", "n16", "date"), engine)
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("compression", ["zstd", "snappy", "none"])
+def test_plain_pages_decompressed_into_the_column(version: str, compression: str, tmp_path: Path, engine) -> None:
+    """PLAIN pages of fixed-width values that are the column's bytes decompress
+    straight into the output (a v1 page over the rows before it, which are put
+    back): columns required and optional, without nulls, with one null in a
+    page (its levels take as many bytes as a page without nulls might, so the
+    page is first taken for one), with a null at either end and with many;
+    every width; whole and at the rows a filter keeps (moved from the page)."""
+    rng = np.random.default_rng(9)
+    n = 30_011
+    cols: dict[str, pa.Array] = {"k": pa.array(np.arange(n))}
+    one = np.zeros(n, bool)
+    one[::1_000] = True  # about one null a page
+    ends = np.zeros(n, bool)
+    ends[[0, n - 1]] = True
+    masks = {"none": None, "one": one, "ends": ends, "many": rng.random(n) < 0.3}
+    for kind, mask in masks.items():
+        cols[f"i32_{kind}"] = pa.array(rng.integers(-(1 << 31), 1 << 31, n).astype(np.int32), mask=mask)
+        cols[f"i64_{kind}"] = pa.array(rng.integers(-(1 << 62), 1 << 62, n), mask=mask)
+        cols[f"f32_{kind}"] = pa.array(rng.random(n).astype(np.float32), mask=mask)
+        cols[f"f64_{kind}"] = pa.array(rng.random(n), mask=mask)
+        cols[f"d_{kind}"] = pa.array(rng.integers(0, 20_000, n).astype("datetime64[D]"), mask=mask)
+        cols[f"ts_{kind}"] = pa.array(rng.integers(0, 1 << 50, n).astype("datetime64[us]"), mask=mask)
+    table = pa.table(cols)
+    # "req_*": declared required (no definition levels at all)
+    fields = [pa.field(f.name, f.type, nullable=not f.name.endswith("_none")) for f in table.schema]
+    table = table.cast(pa.schema(fields))
+    path = tmp_path / "plain.parquet"
+    pq.write_table(table, path, use_dictionary=False, compression=compression, data_page_version=version,
+                   row_group_size=12_000, data_page_size=4_096)
+    scan = pl.scan_parquet(path)
+    assert_same(scan, engine)
+    assert_same(scan.filter(pl.col("k") % 7 == 3), engine)
+    assert_same(scan.filter(pl.col("k").is_between(5_000, 5_100)), engine)
+    assert_same(scan.select(pl.all().exclude("k").max()), engine)
+
+
 def assert_inline_views_zero_padded(arr: pa.Array) -> None:
     """Arrow's view layout: a string of up to 12 bytes lies inline, and the
     bytes after it are zero (readers compare and hash the 16 bytes whole)."""
