@@ -358,6 +358,31 @@ def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, eng
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_dictionary_indices_wider_than_16_bits(version: str, tmp_path: Path, engine) -> None:
+    """Row groups with dictionaries of 2^17 to 2^20 entries: indices of 18 to 20
+    bits, unpacked eight at a time from whole 8-byte words (the widths up to 16
+    had their own path before), with nulls and without, whole and at the rows a
+    filter keeps."""
+    rng = np.random.default_rng(5)
+    n = 600_000
+    v = rng.permutation(n).astype(np.int64) * 3
+    table = pa.table({
+        "k": pa.array(np.arange(n)),
+        "wide": pa.array(v),                                                         # ~20 bits
+        "mid": pa.array(v % 150_001),                                                # 18 bits
+        "f": pa.array((v % 250_007).astype(np.float64) / 3, mask=rng.random(n) < 0.05),
+        "i": pa.array((v % 140_009).astype(np.int32)),
+    })
+    path = tmp_path / "wide.parquet"
+    pq.write_table(table, path, use_dictionary=True, data_page_version=version, row_group_size=n,
+                   data_page_size=1 << 20, dictionary_pagesize_limit=1 << 24)
+    meta = pq.ParquetFile(path).metadata
+    assert all("RLE_DICTIONARY" in meta.row_group(0).column(i).encodings for i in range(1, 5))
+    assert_same(pl.scan_parquet(path), engine)
+    assert_same(pl.scan_parquet(path).filter(pl.col("k") % 13 == 0).select("wide", "mid", "f", "i"), engine)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("compression", ["zstd", "snappy", "none"])
 def test_plain_pages_decompressed_into_the_column(version: str, compression: str, tmp_path: Path, engine) -> None:
     """PLAIN pages of fixed-width values that are the column's bytes decompress

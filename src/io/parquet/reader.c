@@ -69,19 +69,19 @@ static inline uint64_t read_bits(const uint8_t *base, int64_t bitpos, int bw) {
   return bw == 64 ? v : v & ((1ULL << bw) - 1);
 }
 
-/* Eight values of bw bits from q (bw bytes; 8 or 16 may be read). Inlined
- * with a constant bw, the shifts and masks are constants. */
+/* Eight values of bw bits (1 to 32) from q: bw bytes, read as whole 8-byte
+ * words (UNPACK_NEED(bw) bytes). Inlined with a constant bw, the shifts and
+ * masks are constants. */
+#define UNPACK_NEED(bw) (8 * (((bw) + 7) / 8))
 static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int bw,
                                                           uint32_t *out) {
-  uint64_t lo, hi = 0;
-  memcpy(&lo, q, 8);
-  if (bw > 8) memcpy(&hi, q + 8, 8);
+  uint64_t w[4] = {0, 0, 0, 0};
+  memcpy(w, q, (size_t)UNPACK_NEED(bw));
   uint64_t mask = (1ULL << bw) - 1;
   for (int j = 0; j < 8; j++) {
-    int sh = j * bw;
-    uint64_t v = sh >= 64 ? hi >> (sh - 64)
-                 : sh + bw <= 64 ? lo >> sh
-                                 : (lo >> sh) | (hi << (64 - sh));
+    int sh = j * bw, wi = sh >> 6, off = sh & 63;
+    uint64_t v = w[wi] >> off;
+    if (off + bw > 64) v |= w[wi + 1] << (64 - off);
     out[j] = (uint32_t)(v & mask);
   }
 }
@@ -90,11 +90,11 @@ static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int 
  * its `bytes`; the number of values done. */
 static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t count,
                              uint32_t *out) {
-  int64_t need = bw > 8 ? 16 : 8, whole = count / 8, g = 0;
+  int64_t whole = count / 8, g = 0;
   switch (bw) {
-#define UNPACK_CASE(B) \
-  case B:              \
-    for (; g < whole && g * B + need <= bytes; g++) unpack8(p + g * B, B, out + 8 * g); \
+#define UNPACK_CASE(B)                                                                            \
+  case B:                                                                                         \
+    for (; g < whole && g * B + UNPACK_NEED(B) <= bytes; g++) unpack8(p + g * B, B, out + 8 * g); \
     break;
     UNPACK_CASE(1)
     UNPACK_CASE(2)
@@ -112,6 +112,22 @@ static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t co
     UNPACK_CASE(14)
     UNPACK_CASE(15)
     UNPACK_CASE(16)
+    UNPACK_CASE(17)
+    UNPACK_CASE(18)
+    UNPACK_CASE(19)
+    UNPACK_CASE(20)
+    UNPACK_CASE(21)
+    UNPACK_CASE(22)
+    UNPACK_CASE(23)
+    UNPACK_CASE(24)
+    UNPACK_CASE(25)
+    UNPACK_CASE(26)
+    UNPACK_CASE(27)
+    UNPACK_CASE(28)
+    UNPACK_CASE(29)
+    UNPACK_CASE(30)
+    UNPACK_CASE(31)
+    UNPACK_CASE(32)
 #undef UNPACK_CASE
     default:
       break;
