@@ -491,7 +491,23 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
     return LADLE_OK;
   }
   if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "PLAIN values run past the page");
-  for (int64_t i = 0; i < n; i++) v->raw[i] = fixed_slot(phys, p + (int64_t)i * w);
+  /* the common types a loop of their own (a dictionary page's entries, a
+   * page that is not the output's bytes), the rest value by value */
+  switch (phys) {
+    case LADLE_PQ_INT64:
+    case LADLE_PQ_DOUBLE:
+      memcpy(v->raw, p, (size_t)n * 8);
+      break;
+    case LADLE_PQ_INT32:
+      for (int64_t i = 0; i < n; i++) {
+        int32_t x;
+        memcpy(&x, p + 4 * i, 4);
+        v->raw[i] = (uint64_t)(int64_t)x;
+      }
+      break;
+    default:
+      for (int64_t i = 0; i < n; i++) v->raw[i] = fixed_slot(phys, p + (int64_t)i * w);
+  }
   return LADLE_OK;
 }
 
