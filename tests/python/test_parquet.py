@@ -699,6 +699,27 @@ def test_dictionary_index_out_of_range_is_an_error(kind: str, tmp_path: Path) ->
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path).select(pl.col("v").alias("w"), pl.lit(1).alias("k")).filter(pl.col("k") == 1))
 
 
+def test_dictionary_index_out_of_range_at_a_kept_row_is_an_error(tmp_path: Path) -> None:
+    """A filter keeping few rows reads only the kept rows' indices of a late
+    dictionary column (the runs up to the last of them, their bits alone):
+    an index out of range at a kept row is still an error naming it."""
+    n = 3000
+    table = pa.table({"r": pa.array(np.arange(n)), "v": pa.array([10, 20, 30] * (n // 3), pa.int64())},
+                     schema=pa.schema([pa.field("r", pa.int64(), False), pa.field("v", pa.int64(), False)]))
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path, compression="none", use_dictionary=["v"])
+    raw = bytearray(path.read_bytes())
+    at = raw.find(bytes([0x24, 0x49, 0x92] * 4))  # v's bit-packed indices 0,1,2,... at width 2
+    assert at > 0
+    raw[at + 6] = 0xFF  # indices 3 at the rows of that byte: 24 to 27
+    path.write_bytes(bytes(raw))
+    scan = pl.scan_parquet(path)
+    with pytest.raises(ladle.LadleError, match="'v'.*dictionary index out of range"):
+        ladle.Engine(raise_on_fail=True).collect(scan.filter(pl.col("r").is_in([3, 25, 2900])))
+    with pytest.raises(ladle.LadleError, match="'v'.*dictionary index out of range"):
+        ladle.Engine(raise_on_fail=True).collect(scan.filter(pl.col("r") % 2 == 1))  # the whole page's indices
+
+
 def _strings(values: list[bytes | None], dtype: pa.DataType) -> pa.Array:
     """A string (or binary) array of these bytes, not validated (pyarrow writes
     STRING columns of invalid UTF-8 when it is built from buffers)."""

@@ -286,6 +286,52 @@ static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, 
   return dict_decode(p, end, bw, n, &d) == NULL;
 }
 
+/* Of a page's n dictionary indices (bit width bw; every row a value), those
+ * at rows sel[a..b) - row0 into ix[0..b-a), each checked against the
+ * dictionary's dn entries: only the runs up to the last of those rows are
+ * walked, and of a bit-packed run only their bits are read, for a selection
+ * that keeps few rows of the page. NULL, or what is wrong. */
+static const char *dict_pick(const uint8_t *p, const uint8_t *end, int bw, int64_t n,
+                             const int64_t *sel, int64_t a, int64_t b, int64_t row0, int64_t dn,
+                             uint32_t *ix) {
+  static const char *bad = "bad dictionary indices (RLE/bit-packed data)";
+  if (bw < 0 || bw > 32) return bad;
+  int vbytes = (bw + 7) / 8;
+  int64_t i = 0, k = a;
+  while (i < n && k < b) {
+    uint64_t h;
+    if (!ladle_uvarint(&p, end, &h)) return bad;
+    if (h & 1) {
+      uint64_t groups = h >> 1;
+      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return bad;
+      int64_t bytes = LADLE_MIN((int64_t)groups * bw, end - p); /* a final run may be truncated */
+      int64_t count = LADLE_MIN((int64_t)groups * 8, n - i);
+      if ((count * bw + 7) / 8 > bytes) return bad;
+      for (; k < b && sel[k] - row0 < i + count; k++) {
+        uint32_t v = bw == 0 ? 0 : (uint32_t)read_bits(p, (sel[k] - row0 - i) * bw, bw);
+        if ((int64_t)v >= dn) return "dictionary index out of range";
+        ix[k - a] = v;
+      }
+      i += count;
+      p += bytes;
+    } else {
+      uint64_t count = h >> 1;
+      if (vbytes > end - p) return bad;
+      uint32_t v = 0;
+      for (int j = 0; j < vbytes; j++) v |= (uint32_t)p[j] << (8 * j);
+      p += vbytes;
+      if ((bw < 32 && (v >> bw) != 0) || count == 0) return bad;
+      int64_t take = (int64_t)LADLE_MIN(count, (uint64_t)(n - i));
+      for (; k < b && sel[k] - row0 < i + take; k++) {
+        if ((int64_t)v >= dn) return "dictionary index out of range";
+        ix[k - a] = v;
+      }
+      i += take;
+    }
+  }
+  return k < b ? bad : NULL;
+}
+
 /* Whether the first n levels of an RLE/bit-packed hybrid stream are all v,
  * as RLE runs (a column declared optional that holds no null: the levels of a
  * page are one run of the maximum), read without decoding them. */
@@ -1477,22 +1523,26 @@ static void sel_move(const ladle_column *tmp, const uint8_t *tv, const uint8_t *
 }
 
 /* The same for a dictionary page decoded as indices `ix` (no nulls): the kept
- * rows' values or views through the dictionary, straight into the output. */
-static void sel_move_dict(int kind, const uint32_t *ix, const uint64_t *raw, const uint8_t *dviews, uint8_t *dst,
-                          const int64_t *sel, int64_t a, int64_t b, int64_t row0) {
+ * rows' values or views through the dictionary, straight into the output.
+ * `picked`: ix holds the kept rows' indices only (dict_pick), else the page's. */
+static void sel_move_dict(int kind, const uint32_t *ix, bool picked, const uint64_t *raw,
+                          const uint8_t *dviews, uint8_t *dst, const int64_t *sel, int64_t a,
+                          int64_t b, int64_t row0) {
+#define SEL_IX(k) (picked ? ix[(k)-a] : ix[sel[k] - row0])
   switch (kind) {
     case DICT_U64:
-      for (int64_t k = a; k < b; k++) ((uint64_t *)(void *)dst)[k] = raw[ix[sel[k] - row0]];
+      for (int64_t k = a; k < b; k++) ((uint64_t *)(void *)dst)[k] = raw[SEL_IX(k)];
       break;
     case DICT_U32:
-      for (int64_t k = a; k < b; k++) ((uint32_t *)(void *)dst)[k] = (uint32_t)raw[ix[sel[k] - row0]];
+      for (int64_t k = a; k < b; k++) ((uint32_t *)(void *)dst)[k] = (uint32_t)raw[SEL_IX(k)];
       break;
     case DICT_F32:
-      for (int64_t k = a; k < b; k++) ((float *)(void *)dst)[k] = slot_f32(raw[ix[sel[k] - row0]]);
+      for (int64_t k = a; k < b; k++) ((float *)(void *)dst)[k] = slot_f32(raw[SEL_IX(k)]);
       break;
     default: /* DICT_VIEW */
-      for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, dviews + 16 * (size_t)ix[sel[k] - row0], 16);
+      for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, dviews + 16 * (size_t)SEL_IX(k), 16);
   }
+#undef SEL_IX
 }
 
 /* A chunk's output column of n rows, all valid: values of the column's type,
@@ -1854,6 +1904,7 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     int64_t sb = sa, plain_bi = -1;
     int sel_dict = -1; /* a dictionary page decoded as indices into sel_ix */
     const uint8_t *sel_plain = NULL; /* a PLAIN page's values, for a selection */
+    bool sel_picked = false;         /* sel_ix holds the kept rows' indices only */
     const uint8_t *plain_base = NULL, *plain_end = NULL;
     if (sel != NULL) {
       while (sb < nsel && sel[sb] < done + nv) sb++;
@@ -1951,8 +2002,12 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
           sel_ix = ix;
           sel_ix_cap = nv;
         }
+        /* few kept rows (under one in 8 of the page): only theirs */
+        sel_picked = (sb - sa) * 8 < nv;
         dict_out d = {DICT_INDEX, (uint8_t *)sel_ix, NULL, NULL, dict.n};
-        const char *bad = dict_decode(data + 1, data_end, data[0], nv, &d);
+        const char *bad = sel_picked ? dict_pick(data + 1, data_end, data[0], nv, sel, sa, sb, done,
+                                                 dict.n, sel_ix)
+                                     : dict_decode(data + 1, data_end, data[0], nv, &d);
         if (bad != NULL) st = corrupt(&c, bad);
         sel_dict = dkind;
         s.row += nv;
@@ -2008,8 +2063,9 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       done = s.row;
     } else if (st == LADLE_OK) {
       if (sel_dict >= 0)
-        sel_move_dict(sel_dict, sel_ix, dict.raw, vs.dviews, fin_views != NULL ? fin_views : LADLE_COL_MUT(&fin, uint8_t),
-                      sel, sa, sb, done);
+        sel_move_dict(sel_dict, sel_ix, sel_picked, dict.raw, vs.dviews,
+                      fin_views != NULL ? fin_views : LADLE_COL_MUT(&fin, uint8_t), sel, sa, sb,
+                      done);
       else
         sel_move(&o, views ? vs.views : NULL, sel_plain, &fin, fin_views, sel_w, sel, sa, sb, done,
                  nv, present != NULL);
