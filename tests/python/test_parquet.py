@@ -357,6 +357,69 @@ def test_dictionary_indices_of_every_bit_width(version: str, tmp_path: Path, eng
     assert_same(pl.scan_parquet(path).filter(pl.col("i12") < 1000).select("s12", "n16", "date"), engine)
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_dictionary_indices_wider_than_16_bits(version: str, tmp_path: Path, engine) -> None:
+    """Row groups with dictionaries of 2^17 to 2^20 entries: indices of 18 to 20
+    bits, unpacked eight at a time from whole 8-byte words (the widths up to 16
+    had their own path before), with nulls and without, whole and at the rows a
+    filter keeps."""
+    rng = np.random.default_rng(5)
+    n = 600_000
+    v = rng.permutation(n).astype(np.int64) * 3
+    table = pa.table({
+        "k": pa.array(np.arange(n)),
+        "wide": pa.array(v),                                                         # ~20 bits
+        "mid": pa.array(v % 150_001),                                                # 18 bits
+        "f": pa.array((v % 250_007).astype(np.float64) / 3, mask=rng.random(n) < 0.05),
+        "i": pa.array((v % 140_009).astype(np.int32)),
+    })
+    path = tmp_path / "wide.parquet"
+    pq.write_table(table, path, use_dictionary=True, data_page_version=version, row_group_size=n,
+                   data_page_size=1 << 20, dictionary_pagesize_limit=1 << 24)
+    meta = pq.ParquetFile(path).metadata
+    assert all("RLE_DICTIONARY" in meta.row_group(0).column(i).encodings for i in range(1, 5))
+    assert_same(pl.scan_parquet(path), engine)
+    assert_same(pl.scan_parquet(path).filter(pl.col("k") % 13 == 0).select("wide", "mid", "f", "i"), engine)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("compression", ["zstd", "snappy", "none"])
+def test_plain_pages_decompressed_into_the_column(version: str, compression: str, tmp_path: Path, engine) -> None:
+    """PLAIN pages of fixed-width values that are the column's bytes decompress
+    straight into the output (a v1 page over the rows before it, which are put
+    back): columns required and optional, without nulls, with one null in a
+    page (its levels take as many bytes as a page without nulls might, so the
+    page is first taken for one), with a null at either end and with many;
+    every width; whole and at the rows a filter keeps (moved from the page)."""
+    rng = np.random.default_rng(9)
+    n = 30_011
+    cols: dict[str, pa.Array] = {"k": pa.array(np.arange(n))}
+    one = np.zeros(n, bool)
+    one[::1_000] = True  # about one null a page
+    ends = np.zeros(n, bool)
+    ends[[0, n - 1]] = True
+    masks = {"none": None, "one": one, "ends": ends, "many": rng.random(n) < 0.3}
+    for kind, mask in masks.items():
+        cols[f"i32_{kind}"] = pa.array(rng.integers(-(1 << 31), 1 << 31, n).astype(np.int32), mask=mask)
+        cols[f"i64_{kind}"] = pa.array(rng.integers(-(1 << 62), 1 << 62, n), mask=mask)
+        cols[f"f32_{kind}"] = pa.array(rng.random(n).astype(np.float32), mask=mask)
+        cols[f"f64_{kind}"] = pa.array(rng.random(n), mask=mask)
+        cols[f"d_{kind}"] = pa.array(rng.integers(0, 20_000, n).astype("datetime64[D]"), mask=mask)
+        cols[f"ts_{kind}"] = pa.array(rng.integers(0, 1 << 50, n).astype("datetime64[us]"), mask=mask)
+    table = pa.table(cols)
+    # "req_*": declared required (no definition levels at all)
+    fields = [pa.field(f.name, f.type, nullable=not f.name.endswith("_none")) for f in table.schema]
+    table = table.cast(pa.schema(fields))
+    path = tmp_path / "plain.parquet"
+    pq.write_table(table, path, use_dictionary=False, compression=compression, data_page_version=version,
+                   row_group_size=12_000, data_page_size=4_096)
+    scan = pl.scan_parquet(path)
+    assert_same(scan, engine)
+    assert_same(scan.filter(pl.col("k") % 7 == 3), engine)
+    assert_same(scan.filter(pl.col("k").is_between(5_000, 5_100)), engine)
+    assert_same(scan.select(pl.all().exclude("k").max()), engine)
+
+
 def assert_inline_views_zero_padded(arr: pa.Array) -> None:
     """Arrow's view layout: a string of up to 12 bytes lies inline, and the
     bytes after it are zero (readers compare and hash the 16 bytes whole)."""
@@ -634,6 +697,27 @@ def test_dictionary_index_out_of_range_is_an_error(kind: str, tmp_path: Path) ->
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path))
     with pytest.raises(ladle.LadleError, match="dictionary index out of range"):  # through the offsets path too
         ladle.Engine(raise_on_fail=True).collect(pl.scan_parquet(path).select(pl.col("v").alias("w"), pl.lit(1).alias("k")).filter(pl.col("k") == 1))
+
+
+def test_dictionary_index_out_of_range_at_a_kept_row_is_an_error(tmp_path: Path) -> None:
+    """A filter keeping few rows reads only the kept rows' indices of a late
+    dictionary column (the runs up to the last of them, their bits alone):
+    an index out of range at a kept row is still an error naming it."""
+    n = 3000
+    table = pa.table({"r": pa.array(np.arange(n)), "v": pa.array([10, 20, 30] * (n // 3), pa.int64())},
+                     schema=pa.schema([pa.field("r", pa.int64(), False), pa.field("v", pa.int64(), False)]))
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path, compression="none", use_dictionary=["v"])
+    raw = bytearray(path.read_bytes())
+    at = raw.find(bytes([0x24, 0x49, 0x92] * 4))  # v's bit-packed indices 0,1,2,... at width 2
+    assert at > 0
+    raw[at + 6] = 0xFF  # indices 3 at the rows of that byte: 24 to 27
+    path.write_bytes(bytes(raw))
+    scan = pl.scan_parquet(path)
+    with pytest.raises(ladle.LadleError, match="'v'.*dictionary index out of range"):
+        ladle.Engine(raise_on_fail=True).collect(scan.filter(pl.col("r").is_in([3, 25, 2900])))
+    with pytest.raises(ladle.LadleError, match="'v'.*dictionary index out of range"):
+        ladle.Engine(raise_on_fail=True).collect(scan.filter(pl.col("r") % 2 == 1))  # the whole page's indices
 
 
 def _strings(values: list[bytes | None], dtype: pa.DataType) -> pa.Array:

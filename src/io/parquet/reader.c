@@ -69,19 +69,19 @@ static inline uint64_t read_bits(const uint8_t *base, int64_t bitpos, int bw) {
   return bw == 64 ? v : v & ((1ULL << bw) - 1);
 }
 
-/* Eight values of bw bits from q (bw bytes; 8 or 16 may be read). Inlined
- * with a constant bw, the shifts and masks are constants. */
+/* Eight values of bw bits (1 to 32) from q: bw bytes, read as whole 8-byte
+ * words (UNPACK_NEED(bw) bytes). Inlined with a constant bw, the shifts and
+ * masks are constants. */
+#define UNPACK_NEED(bw) (8 * (((bw) + 7) / 8))
 static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int bw,
                                                           uint32_t *out) {
-  uint64_t lo, hi = 0;
-  memcpy(&lo, q, 8);
-  if (bw > 8) memcpy(&hi, q + 8, 8);
+  uint64_t w[4] = {0, 0, 0, 0};
+  memcpy(w, q, (size_t)UNPACK_NEED(bw));
   uint64_t mask = (1ULL << bw) - 1;
   for (int j = 0; j < 8; j++) {
-    int sh = j * bw;
-    uint64_t v = sh >= 64 ? hi >> (sh - 64)
-                 : sh + bw <= 64 ? lo >> sh
-                                 : (lo >> sh) | (hi << (64 - sh));
+    int sh = j * bw, wi = sh >> 6, off = sh & 63;
+    uint64_t v = w[wi] >> off;
+    if (off + bw > 64) v |= w[wi + 1] << (64 - off);
     out[j] = (uint32_t)(v & mask);
   }
 }
@@ -90,11 +90,11 @@ static inline __attribute__((always_inline)) void unpack8(const uint8_t *q, int 
  * its `bytes`; the number of values done. */
 static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t count,
                              uint32_t *out) {
-  int64_t need = bw > 8 ? 16 : 8, whole = count / 8, g = 0;
+  int64_t whole = count / 8, g = 0;
   switch (bw) {
-#define UNPACK_CASE(B) \
-  case B:              \
-    for (; g < whole && g * B + need <= bytes; g++) unpack8(p + g * B, B, out + 8 * g); \
+#define UNPACK_CASE(B)                                                                            \
+  case B:                                                                                         \
+    for (; g < whole && g * B + UNPACK_NEED(B) <= bytes; g++) unpack8(p + g * B, B, out + 8 * g); \
     break;
     UNPACK_CASE(1)
     UNPACK_CASE(2)
@@ -112,6 +112,22 @@ static int64_t unpack_groups(const uint8_t *p, int64_t bytes, int bw, int64_t co
     UNPACK_CASE(14)
     UNPACK_CASE(15)
     UNPACK_CASE(16)
+    UNPACK_CASE(17)
+    UNPACK_CASE(18)
+    UNPACK_CASE(19)
+    UNPACK_CASE(20)
+    UNPACK_CASE(21)
+    UNPACK_CASE(22)
+    UNPACK_CASE(23)
+    UNPACK_CASE(24)
+    UNPACK_CASE(25)
+    UNPACK_CASE(26)
+    UNPACK_CASE(27)
+    UNPACK_CASE(28)
+    UNPACK_CASE(29)
+    UNPACK_CASE(30)
+    UNPACK_CASE(31)
+    UNPACK_CASE(32)
 #undef UNPACK_CASE
     default:
       break;
@@ -268,6 +284,52 @@ static const char *dict_decode(const uint8_t *p, const uint8_t *end, int bw, int
 static bool rle_hybrid(const uint8_t *p, const uint8_t *end, int bw, int64_t n, uint32_t *out) {
   dict_out d = {DICT_INDEX, (uint8_t *)out, NULL, NULL, (int64_t)1 << 32};
   return dict_decode(p, end, bw, n, &d) == NULL;
+}
+
+/* Of a page's n dictionary indices (bit width bw; every row a value), those
+ * at rows sel[a..b) - row0 into ix[0..b-a), each checked against the
+ * dictionary's dn entries: only the runs up to the last of those rows are
+ * walked, and of a bit-packed run only their bits are read, for a selection
+ * that keeps few rows of the page. NULL, or what is wrong. */
+static const char *dict_pick(const uint8_t *p, const uint8_t *end, int bw, int64_t n,
+                             const int64_t *sel, int64_t a, int64_t b, int64_t row0, int64_t dn,
+                             uint32_t *ix) {
+  static const char *bad = "bad dictionary indices (RLE/bit-packed data)";
+  if (bw < 0 || bw > 32) return bad;
+  int vbytes = (bw + 7) / 8;
+  int64_t i = 0, k = a;
+  while (i < n && k < b) {
+    uint64_t h;
+    if (!ladle_uvarint(&p, end, &h)) return bad;
+    if (h & 1) {
+      uint64_t groups = h >> 1;
+      if (groups == 0 || groups > (uint64_t)(end - p) + 1) return bad;
+      int64_t bytes = LADLE_MIN((int64_t)groups * bw, end - p); /* a final run may be truncated */
+      int64_t count = LADLE_MIN((int64_t)groups * 8, n - i);
+      if ((count * bw + 7) / 8 > bytes) return bad;
+      for (; k < b && sel[k] - row0 < i + count; k++) {
+        uint32_t v = bw == 0 ? 0 : (uint32_t)read_bits(p, (sel[k] - row0 - i) * bw, bw);
+        if ((int64_t)v >= dn) return "dictionary index out of range";
+        ix[k - a] = v;
+      }
+      i += count;
+      p += bytes;
+    } else {
+      uint64_t count = h >> 1;
+      if (vbytes > end - p) return bad;
+      uint32_t v = 0;
+      for (int j = 0; j < vbytes; j++) v |= (uint32_t)p[j] << (8 * j);
+      p += vbytes;
+      if ((bw < 32 && (v >> bw) != 0) || count == 0) return bad;
+      int64_t take = (int64_t)LADLE_MIN(count, (uint64_t)(n - i));
+      for (; k < b && sel[k] - row0 < i + take; k++) {
+        if ((int64_t)v >= dn) return "dictionary index out of range";
+        ix[k - a] = v;
+      }
+      i += take;
+    }
+  }
+  return k < b ? bad : NULL;
 }
 
 /* Whether the first n levels of an RLE/bit-packed hybrid stream are all v,
@@ -475,7 +537,23 @@ static ladle_status decode_plain(const ctx *c, const uint8_t *p, const uint8_t *
     return LADLE_OK;
   }
   if (w <= 0 || (int64_t)w * n > end - p) return corrupt(c, "PLAIN values run past the page");
-  for (int64_t i = 0; i < n; i++) v->raw[i] = fixed_slot(phys, p + (int64_t)i * w);
+  /* the common types a loop of their own (a dictionary page's entries, a
+   * page that is not the output's bytes), the rest value by value */
+  switch (phys) {
+    case LADLE_PQ_INT64:
+    case LADLE_PQ_DOUBLE:
+      memcpy(v->raw, p, (size_t)n * 8);
+      break;
+    case LADLE_PQ_INT32:
+      for (int64_t i = 0; i < n; i++) {
+        int32_t x;
+        memcpy(&x, p + 4 * i, 4);
+        v->raw[i] = (uint64_t)(int64_t)x;
+      }
+      break;
+    default:
+      for (int64_t i = 0; i < n; i++) v->raw[i] = fixed_slot(phys, p + (int64_t)i * w);
+  }
   return LADLE_OK;
 }
 
@@ -1407,12 +1485,14 @@ ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t c
 }
 
 /* Moves rows sel[a..b) (row numbers from row0, the page's first row) of the
- * page just decoded at rows [0, nv) of `tmp` (and views `tv`) into rows
+ * page just decoded at rows [0, nv) of `tmp` (and views `tv`; or, a PLAIN
+ * page whose bytes are the values, from the page itself: `pv`) into rows
  * [a, b) of `fin` (views `fv`); when the page had nulls, their bits too, and
  * tmp's rows are marked valid again for the next page. */
-static void sel_move(const ladle_column *tmp, const uint8_t *tv, ladle_column *fin, uint8_t *fv, size_t w,
-                     const int64_t *sel, int64_t a, int64_t b, int64_t row0, int64_t nv, bool nulls) {
-  const uint8_t *src = tv != NULL ? tv : (const uint8_t *)tmp->values;
+static void sel_move(const ladle_column *tmp, const uint8_t *tv, const uint8_t *pv,
+                     ladle_column *fin, uint8_t *fv, size_t w, const int64_t *sel, int64_t a,
+                     int64_t b, int64_t row0, int64_t nv, bool nulls) {
+  const uint8_t *src = pv != NULL ? pv : tv != NULL ? tv : (const uint8_t *)tmp->values;
   uint8_t *dst = fv != NULL ? fv : LADLE_COL_MUT(fin, uint8_t);
   const uint8_t *tval = tmp->validity;
   uint8_t *fval = LADLE_COL_VALIDITY_MUT(fin);
@@ -1443,22 +1523,26 @@ static void sel_move(const ladle_column *tmp, const uint8_t *tv, ladle_column *f
 }
 
 /* The same for a dictionary page decoded as indices `ix` (no nulls): the kept
- * rows' values or views through the dictionary, straight into the output. */
-static void sel_move_dict(int kind, const uint32_t *ix, const uint64_t *raw, const uint8_t *dviews, uint8_t *dst,
-                          const int64_t *sel, int64_t a, int64_t b, int64_t row0) {
+ * rows' values or views through the dictionary, straight into the output.
+ * `picked`: ix holds the kept rows' indices only (dict_pick), else the page's. */
+static void sel_move_dict(int kind, const uint32_t *ix, bool picked, const uint64_t *raw,
+                          const uint8_t *dviews, uint8_t *dst, const int64_t *sel, int64_t a,
+                          int64_t b, int64_t row0) {
+#define SEL_IX(k) (picked ? ix[(k)-a] : ix[sel[k] - row0])
   switch (kind) {
     case DICT_U64:
-      for (int64_t k = a; k < b; k++) ((uint64_t *)(void *)dst)[k] = raw[ix[sel[k] - row0]];
+      for (int64_t k = a; k < b; k++) ((uint64_t *)(void *)dst)[k] = raw[SEL_IX(k)];
       break;
     case DICT_U32:
-      for (int64_t k = a; k < b; k++) ((uint32_t *)(void *)dst)[k] = (uint32_t)raw[ix[sel[k] - row0]];
+      for (int64_t k = a; k < b; k++) ((uint32_t *)(void *)dst)[k] = (uint32_t)raw[SEL_IX(k)];
       break;
     case DICT_F32:
-      for (int64_t k = a; k < b; k++) ((float *)(void *)dst)[k] = slot_f32(raw[ix[sel[k] - row0]]);
+      for (int64_t k = a; k < b; k++) ((float *)(void *)dst)[k] = slot_f32(raw[SEL_IX(k)]);
       break;
     default: /* DICT_VIEW */
-      for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, dviews + 16 * (size_t)ix[sel[k] - row0], 16);
+      for (int64_t k = a; k < b; k++) memcpy(dst + 16 * k, dviews + 16 * (size_t)SEL_IX(k), 16);
   }
+#undef SEL_IX
 }
 
 /* A chunk's output column of n rows, all valid: values of the column's type,
@@ -1479,20 +1563,111 @@ static ladle_status alloc_output(const ladle_pq_column *pc, bool views, int64_t 
   return LADLE_OK;
 }
 
-/* A data page's value bytes (decompressed into *scratch when they need it)
- * and its level blocks: a v1 page holds its levels inside the decompressed
- * bytes, a v2 page ahead of them, uncompressed. A block the column has none
- * of is NULL (a v2 page's repetition levels are its first rep_len bytes). */
+/* Bytes a column read by plain_direct keeps ahead of its first row: room for
+ * what a v1 page's stream holds before its values (the definition levels'
+ * length and, for a page without nulls, their one run). */
+enum { PLAIN_HEAD = 64 };
+
+/* The output of a flat column of n rows whose PLAIN bytes are its values
+ * (plain_copies_directly), all valid, with PLAIN_HEAD bytes of its buffer
+ * ahead of its first row (what a slice of a longer column looks like). */
+static ladle_status alloc_output_head(const ladle_pq_column *pc, int64_t n, ladle_column *o,
+                                      ladle_error *err) {
+  size_t w = ladle_type_width(pc->type.id);
+  int64_t pad = (PLAIN_HEAD + (int64_t)w - 1) / (int64_t)w;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc(pc->type, n + pad, true, 0, o, err));
+  o->values = (const uint8_t *)o->values + pad * (int64_t)w;
+  o->length = n;
+  return LADLE_OK;
+}
+
+/* A compressed PLAIN data page of a flat column whose bytes are its values,
+ * every row present, decompressed straight into its rows of the output at
+ * `out` (nv values of w bytes; PLAIN_HEAD writable bytes before it): no
+ * scratch buffer and no copy. A v1 page's stream puts its definition levels
+ * before the values, so it is decompressed to start that many bytes earlier
+ * (the page's size less its values'), over the end of the rows before (or
+ * the head), which are saved and put back; its levels must then say that
+ * every row is present. A v2 page's levels come first, uncompressed, and are
+ * read before. *direct: the page is done. Otherwise nothing has changed,
+ * except where a v1 page turned out to hold other levels: then its bytes are
+ * in *scratch (*in_scratch) for the general path. */
+static ladle_status plain_direct(const ctx *c, int codec, const page_header *h, const uint8_t *raw,
+                                 int def_bw, uint8_t *out, size_t w, uint8_t **scratch,
+                                 int64_t *cap, bool *direct, bool *in_scratch) {
+  const ladle_pq_column *pc = c->col;
+  int64_t nv = h->num_values, vbytes = nv * (int64_t)w;
+  *direct = *in_scratch = false;
+  if (h->encoding != 0 || pc->max_rep != 0) return LADLE_OK;
+  if (h->type == 3) {
+    if (!h->v2_compressed || h->rep_len != 0 || h->num_nulls != 0 || h->num_rows != nv ||
+        h->def_len > h->compressed || h->uncompressed - h->def_len != vbytes)
+      return LADLE_OK;
+    const uint8_t *defs = raw + h->rep_len;
+    if (pc->max_def > 0 &&
+        !rle_all_equal(defs, defs + h->def_len, def_bw, nv, (uint32_t)pc->max_def))
+      return LADLE_OK;
+    bool same;
+    LADLE_RETURN_NOT_OK(as_stored(c, codec, h->compressed - h->def_len, vbytes, &same));
+    if (same) return LADLE_OK;
+    LADLE_RETURN_NOT_OK(
+        decompress_into(c, codec, defs + h->def_len, h->compressed - h->def_len, out, vbytes));
+    *direct = true;
+    return LADLE_OK;
+  }
+  if (h->type != 0) return LADLE_OK;
+  int64_t pre = h->uncompressed - vbytes; /* the levels' bytes, if every row is present */
+  if (pc->max_def == 0 ? pre != 0 : pre < 5 || pre > PLAIN_HEAD) return LADLE_OK;
+  bool same;
+  LADLE_RETURN_NOT_OK(as_stored(c, codec, h->compressed, h->uncompressed, &same));
+  if (same) return LADLE_OK;
+  uint8_t saved[PLAIN_HEAD], lev[PLAIN_HEAD];
+  uint8_t *dst = out - pre;
+  memcpy(saved, dst, (size_t)pre);
+  ladle_status st = decompress_into(c, codec, raw, h->compressed, dst, h->uncompressed);
+  memcpy(lev, dst, (size_t)pre);
+  memcpy(dst, saved, (size_t)pre);
+  LADLE_RETURN_NOT_OK(st);
+  uint32_t len = 0;
+  if (pc->max_def > 0) memcpy(&len, lev, 4);
+  if (pc->max_def == 0 || ((int64_t)len + 4 == pre &&
+                           rle_all_equal(lev + 4, lev + pre, def_bw, nv, (uint32_t)pc->max_def))) {
+    *direct = true;
+    return LADLE_OK;
+  }
+  /* levels with nulls (or not only runs): the page as decompressed, for the
+   * general path */
+  if (*scratch == NULL || h->uncompressed > *cap) {
+    free(*scratch);
+    *cap = 0;
+    if ((*scratch = malloc((size_t)LADLE_MAX(h->uncompressed, 1))) == NULL)
+      return LADLE_OOM(c->err, "parquet page");
+    *cap = h->uncompressed;
+  }
+  memcpy(*scratch, lev, (size_t)pre);
+  memcpy(*scratch + pre, out, (size_t)vbytes);
+  *in_scratch = true;
+  return LADLE_OK;
+}
+
+/* A data page's value bytes (decompressed into *scratch when they need it;
+ * `have`: a v1 page's bytes are there already) and its level blocks: a v1
+ * page holds its levels inside the decompressed bytes, a v2 page ahead of
+ * them, uncompressed. A block the column has none of is NULL (a v2 page's
+ * repetition levels are its first rep_len bytes). */
 static ladle_status page_data(const ctx *c, const ladle_pq_chunk_meta *m, const page_header *h,
-                              const uint8_t *raw, uint8_t **scratch, int64_t *cap,
+                              const uint8_t *raw, bool have, uint8_t **scratch, int64_t *cap,
                               const uint8_t **data, const uint8_t **data_end, const uint8_t **reps,
                               const uint8_t **reps_end, const uint8_t **defs,
                               const uint8_t **defs_end) {
   const ladle_pq_column *pc = c->col;
   *reps = *reps_end = *defs = *defs_end = NULL;
   if (h->type == 0) {
-    LADLE_RETURN_NOT_OK(
-        page_bytes(c, m->codec, raw, h->compressed, h->uncompressed, scratch, cap, data));
+    if (have)
+      *data = *scratch;
+    else
+      LADLE_RETURN_NOT_OK(
+          page_bytes(c, m->codec, raw, h->compressed, h->uncompressed, scratch, cap, data));
     *data_end = *data + h->uncompressed;
     if (pc->max_rep > 0)
       LADLE_RETURN_NOT_OK(level_block(c, data, *data_end, "repetition", reps, reps_end));
@@ -1638,7 +1813,13 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
    * [0, nv) of o (so only a page's worth of o's memory is touched), or o */
   ladle_column o, fin;
   memset(&fin, 0, sizeof fin);
-  ladle_status st = alloc_output(pc, views, nslots, &o, err);
+  /* a whole flat column whose PLAIN bytes are its values: the output keeps
+   * PLAIN_HEAD bytes ahead of its first row, so that such pages decompress
+   * straight into it (plain_direct) */
+  bool head = sel == NULL && !views && !list && plain_copies_directly(pc);
+  size_t head_w = head ? ladle_type_width(pc->type.id) : 0;
+  ladle_status st =
+      head ? alloc_output_head(pc, nslots, &o, err) : alloc_output(pc, views, nslots, &o, err);
   if (st == LADLE_OK && sel != NULL && (st = alloc_output(pc, views, nsel, &fin, err)) != LADLE_OK)
     ladle_column_release(&o);
   if (st != LADLE_OK) {
@@ -1722,6 +1903,8 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     }
     int64_t sb = sa, plain_bi = -1;
     int sel_dict = -1; /* a dictionary page decoded as indices into sel_ix */
+    const uint8_t *sel_plain = NULL; /* a PLAIN page's values, for a selection */
+    bool sel_picked = false;         /* sel_ix holds the kept rows' indices only */
     const uint8_t *plain_base = NULL, *plain_end = NULL;
     if (sel != NULL) {
       while (sb < nsel && sel[sb] < done + nv) sb++;
@@ -1732,9 +1915,21 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       }
       s.row = 0;
     }
+    bool in_scratch = false;
+    if (head) {
+      bool direct = false;
+      st = plain_direct(&c, m->codec, &h, raw, def_bw,
+                        LADLE_COL_MUT(&o, uint8_t) + s.row * (int64_t)head_w, head_w, &scratch,
+                        &scratch_cap, &direct, &in_scratch);
+      if (st != LADLE_OK) break;
+      if (direct) {
+        s.row += nv;
+        goto page_done;
+      }
+    }
     const uint8_t *data, *data_end, *defs, *defs_end, *reps, *reps_end;
-    st = page_data(&c, m, &h, raw, &scratch, &scratch_cap, &data, &data_end, &reps, &reps_end,
-                   &defs, &defs_end);
+    st = page_data(&c, m, &h, raw, in_scratch, &scratch, &scratch_cap, &data, &data_end, &reps,
+                   &reps_end, &defs, &defs_end);
     if (st != LADLE_OK) break;
     /* definition levels -> which rows hold values (a list keeps them all) */
     int64_t present_n;
@@ -1770,7 +1965,10 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
         st = corrupt(&c, "PLAIN values run past the page");
         break;
       }
-      memcpy(LADLE_COL_MUT(&o, char) + s.row * (int64_t)w, data, (size_t)nv * w);
+      if (sel != NULL)
+        sel_plain = data; /* the kept rows move straight from the page */
+      else
+        memcpy(LADLE_COL_MUT(&o, char) + s.row * (int64_t)w, data, (size_t)nv * w);
       s.row += nv;
       goto page_done;
     }
@@ -1804,8 +2002,12 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
           sel_ix = ix;
           sel_ix_cap = nv;
         }
+        /* few kept rows (under one in 8 of the page): only theirs */
+        sel_picked = (sb - sa) * 8 < nv;
         dict_out d = {DICT_INDEX, (uint8_t *)sel_ix, NULL, NULL, dict.n};
-        const char *bad = dict_decode(data + 1, data_end, data[0], nv, &d);
+        const char *bad = sel_picked ? dict_pick(data + 1, data_end, data[0], nv, sel, sa, sb, done,
+                                                 dict.n, sel_ix)
+                                     : dict_decode(data + 1, data_end, data[0], nv, &d);
         if (bad != NULL) st = corrupt(&c, bad);
         sel_dict = dkind;
         s.row += nv;
@@ -1861,10 +2063,12 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
       done = s.row;
     } else if (st == LADLE_OK) {
       if (sel_dict >= 0)
-        sel_move_dict(sel_dict, sel_ix, dict.raw, vs.dviews, fin_views != NULL ? fin_views : LADLE_COL_MUT(&fin, uint8_t),
-                      sel, sa, sb, done);
+        sel_move_dict(sel_dict, sel_ix, sel_picked, dict.raw, vs.dviews,
+                      fin_views != NULL ? fin_views : LADLE_COL_MUT(&fin, uint8_t), sel, sa, sb,
+                      done);
       else
-        sel_move(&o, views ? vs.views : NULL, &fin, fin_views, sel_w, sel, sa, sb, done, nv, present != NULL);
+        sel_move(&o, views ? vs.views : NULL, sel_plain, &fin, fin_views, sel_w, sel, sa, sb, done,
+                 nv, present != NULL);
       if (plain_bi >= 0) st = views_to_sink(&c, &s, fin_views, sa, sb - sa, plain_base, plain_end, (int32_t)plain_bi);
       sa = sb;
       done += nv;
@@ -2051,8 +2255,8 @@ ladle_status ladle_pq_read_chunk_dict_keep(const ladle_pq_file *f, size_t rg, si
       break;
     }
     const uint8_t *data, *data_end, *defs, *defs_end, *reps, *reps_end;
-    st = page_data(&c, m, &h, raw, &scratch, &scratch_cap, &data, &data_end, &reps, &reps_end,
-                   &defs, &defs_end);
+    st = page_data(&c, m, &h, raw, false, &scratch, &scratch_cap, &data, &data_end, &reps,
+                   &reps_end, &defs, &defs_end);
     int64_t present_n = nv;
     if (st == LADLE_OK)
       st = page_presence(&c, defs, defs_end, def_bw, nv, false, &levels, &present, &present_n);
