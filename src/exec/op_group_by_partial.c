@@ -455,7 +455,7 @@ static int partial_mode(void) {
 }
 
 bool ladle_exec_group_by_splits(const ladle_plan *p, int ranks) {
-  if (p->kind == LADLE_NODE_SELECT ? ranks <= 1 || p->nexprs == 0
+  if (p->kind == LADLE_NODE_SELECT ? p->nexprs == 0 || (ranks <= 1 && partial_mode() == 0)
                                    : p->kind != LADLE_NODE_GROUP_BY || partial_mode() == 0)
     return false;
   pa_expr *x = calloc(LADLE_MAX(p->nexprs, 1), sizeof *x);
@@ -487,6 +487,9 @@ static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const exec_sou
    * partition where a rank has none) */
   bool ranks = s->eng->comm->size > 1;
   if (ranks && mode == 0) mode = 1;
+  /* a select of aggregations: one partial row a morsel, never more work
+   * than the whole; its scan streams into it rather than being built first */
+  if (p->kind == LADLE_NODE_SELECT && mode < 0) mode = 1;
   if (mode == 0 || src->n == 0) return LADLE_OK;
   /* by default: enough rows, and morsels enough that the probe (the first
    * morsel, alone) is a small part of them */

@@ -1120,9 +1120,12 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
     case LADLE_NODE_SELECT:
     case LADLE_NODE_WITH_COLUMNS:
     case LADLE_NODE_PROJECT: {
-      /* with several ranks a select of aggregations that split runs as a
-       * group_by without keys: each rank's partial row broadcast, not its rows */
-      if (p->kind == LADLE_NODE_SELECT && P->o->ranks > 1 && !P->o->columns &&
+      /* a select of aggregations that split runs as a group_by without keys:
+       * its input streams into one partial row a morsel (min, max, counts,
+       * first, last, integer sums; on one rank not float sums and means,
+       * whose rounding follows Polars' whole-column sum), and with several
+       * ranks each rank's partial row is broadcast, not its rows */
+      if (p->kind == LADLE_NODE_SELECT && !P->o->columns &&
           ladle_exec_group_by_splits(p, P->o->ranks))
         return plan_group_by(P, p, w);
       bool pick = p->kind == LADLE_NODE_PROJECT;
@@ -1493,6 +1496,8 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
         ladle_strbuf_printf(b,
                             ", final step (every rank runs the partial step: the "
                             "exchange is inside it)");
+      else if (p->kind == LADLE_NODE_SELECT)
+        ladle_strbuf_printf(b, ", final step (one partial row a chunk)");
       else
         ladle_strbuf_printf(b,
                             ", final step (at run time the partial step is turned down when the "

@@ -111,6 +111,29 @@ def test_no_keys_reduces_to_one_row(mode: str, morsel_engine: ladle.Engine) -> N
     assert_same(df.lazy().filter(pl.col("i8") > 1000).select(AGGS), morsel_engine, rel_tol=1e-5, abs_tol=1e-3)
 
 
+EXACT_AGGS = [a for a in AGGS if not any(w in str(a) for w in ("mean", "sum_f", "sum_expr", "f32\").sum"))]
+
+
+def test_select_of_aggregations_streams_into_partials(morsel_engine: ladle.Engine, tmp_path) -> None:
+    """One rank, the default mode: a select of aggregations whose partials are
+    exact (no float sums or means) streams its input into one partial row a
+    morsel, from memory and from a Parquet scan read row group by row group,
+    and equals Polars exactly (min/max over NaN and -0.0, first/last over nulls,
+    wrapping sums, counts); over no rows too."""
+    assert EXACT_AGGS and all("mean" not in str(a) for a in EXACT_AGGS)
+    df = frame(5)
+    path = tmp_path / "f.parquet"
+    df.write_parquet(path, row_group_size=2_000)
+    for lf in (df.lazy(), pl.scan_parquet(path)):
+        for q in (lf.select(EXACT_AGGS), lf.filter(pl.col("i8") > 1000).select(EXACT_AGGS),
+                  lf.filter(pl.col("u16") % 7 == 1).select(EXACT_AGGS)):
+            text = morsel_engine.explain(q)
+            assert "GROUP_BY_PARTIAL" in text and "one partial row a chunk" in text, text
+            assert_same(q, morsel_engine, rel_tol=0, abs_tol=0)
+    # a float sum keeps the whole-column sum (Polars' rounding): no partials
+    assert "GROUP_BY_PARTIAL" not in morsel_engine.explain(df.lazy().select(pl.col("f").sum(), pl.col("i8").max()))
+
+
 def test_filter_leaving_empty_morsels(mode: str, morsel_engine: ladle.Engine) -> None:
     df = frame(4)
     lf = df.lazy().filter((pl.col("u16") < 2000) | (pl.col("k_int") == 5)).group_by("k_str").agg(AGGS)
@@ -223,6 +246,8 @@ def test_explain_shows_the_pipeline_and_its_exchange() -> None:
     line2 = next(x for x in two.splitlines() if x.strip().startswith("1. "))
     assert "GROUP_BY_PARTIAL | EXCHANGE | #" in line2
     assert 'EXCHANGE hash by [col("k_int")' in two
-    # a select of aggregations is no group-by (yet); a median does not split
-    assert "\npipelines:\n  none" in e.explain(df.lazy().select(pl.col("i64").sum()))
+    # a select of aggregations whose partials are exact streams into them; a float
+    # sum (Polars' whole-column rounding) and a median do not split
+    assert "GROUP_BY_PARTIAL" in e.explain(df.lazy().select(pl.col("i64").sum()))
+    assert "\npipelines:\n  none" in e.explain(df.lazy().select(pl.col("f").sum()))
     assert "\npipelines:\n  none" in e.explain(df.lazy().group_by("k_int").agg(pl.col("f").median()))
