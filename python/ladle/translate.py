@@ -725,7 +725,7 @@ class Translator:
         views = [self._view(e.node) for e in ir.expr]
         if any(type(v).__name__ == "Explode" for v in views):
             return self._explode_select(ir, views)
-        scalar = all(self._is_scalar(e.node) for e in ir.expr)
+        scalar = self.ranks > 1 and all(self._is_scalar(e.node) for e in ir.expr)
         self._free_in = (self._order_free or scalar) and all(self._row_wise(e.node, scalar) for e in ir.expr)
         return self._projection(ir.input, ir.expr, N.select)
 
@@ -1112,6 +1112,14 @@ class Translator:
                         "nan_max"}
 
     def _row_wise(self, i: int, scalar: bool = False) -> bool:
+        if self.ranks <= 1:  # only a union across ranks asks (_node_Union)
+            return False
+        try:
+            return self._row_wise_view(i, scalar)
+        except Exception:  # noqa: BLE001 - a view this Polars shows otherwise: the order is read
+            return False
+
+    def _row_wise_view(self, i: int, scalar: bool) -> bool:
         e = self._view(i)
         kind = type(e).__name__
         if kind in ("Column", "Literal", "Len"):
