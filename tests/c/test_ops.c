@@ -726,9 +726,22 @@ TEST(engine_explain_prints_the_physical_plan_and_exchanges) {
   CHECK_OK(ladle_engine_create(NULL, &eng, &err_));
   char *one = NULL, *three = NULL, *bad = NULL;
   CHECK_OK(ladle_engine_explain(eng, q, &one, &err_));
+  /* one rank: the select of an integer sum streams into partial rows */
   CHECK(one && strstr(one, "physical plan (engine: ") && strstr(one, "; 1 rank):") &&
-        strstr(one, "#1 SELECT") && strstr(one, "#2 FILTER") && strstr(one, "compact=[\"v\"]") &&
-        strstr(one, "#3 SCAN memory") && !strstr(one, "EXCHANGE"));
+        strstr(one, "#1 SELECT") && strstr(one, "one partial row a chunk") &&
+        strstr(one, "#2 GROUP_BY_PARTIAL") && strstr(one, "#3 FILTER") &&
+        strstr(one, "#4 SCAN memory") && !strstr(one, "EXCHANGE"));
+  /* a select of a row-wise expression over the filter: the filter compacts v */
+  ladle_plan *p2, *q2;
+  CHECK_OK(ladle_plan_filter(scan(t), BIN(GT, COL("v"), LIT(1)), &p2, &err_));
+  ladle_expr *e2[] = {AS(BIN(ADD, COL("v"), LIT(1)), "w")};
+  CHECK_OK(ladle_plan_select(p2, 1, e2, &q2, &err_));
+  char *rows = NULL;
+  CHECK_OK(ladle_engine_explain(eng, q2, &rows, &err_));
+  CHECK(rows && strstr(rows, "#1 SELECT") && strstr(rows, "#2 FILTER") &&
+        strstr(rows, "compact=[\"v\"]") && strstr(rows, "#3 SCAN memory"));
+  ladle_free(rows);
+  ladle_plan_destroy(q2);
   /* three ranks: the select of a sum needs every row, and every rank gets it */
   CHECK_OK(ladle_engine_explain_ranks(eng, q, 3, &three, &err_));
   CHECK(three && strstr(three, "3 ranks, as planned for them") &&
