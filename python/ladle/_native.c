@@ -1723,18 +1723,11 @@ static PyObject *py_row_index(PyObject *m, PyObject *args) {
   PyObject *po;
   const char *name;
   long long off;
+  int u64 = 0;
   ladle_plan *p;
-  if (!PyArg_ParseTuple(args, "OsL", &po, &name, &off) || !get_plan(po, &p)) return NULL;
-  FINISH_PLAN(ladle_plan_row_index(p, name, off, &out, &err));
-}
-
-static PyObject *py_row_index_u64(PyObject *m, PyObject *args) {
-  PyObject *po;
-  const char *name;
-  long long off;
-  ladle_plan *p;
-  if (!PyArg_ParseTuple(args, "OsL", &po, &name, &off) || !get_plan(po, &p)) return NULL;
-  FINISH_PLAN(ladle_plan_row_index_u64(p, name, off, &out, &err));
+  if (!PyArg_ParseTuple(args, "OsL|p", &po, &name, &off, &u64) || !get_plan(po, &p)) return NULL;
+  FINISH_PLAN(u64 ? ladle_plan_row_index_u64(p, name, off, &out, &err)
+                  : ladle_plan_row_index(p, name, off, &out, &err));
 }
 
 static PyObject *py_explode(PyObject *m, PyObject *args) {
@@ -1844,8 +1837,7 @@ static PyMethodDef module_methods[] = {
     {"cache", py_cache, METH_VARARGS, "cache(plan)"},
     {"rename", py_rename, METH_VARARGS, "rename(plan, [old], [new])"},
     {"drop", py_drop, METH_VARARGS, "drop(plan, [names])"},
-    {"row_index", py_row_index, METH_VARARGS, "row_index(plan, name, offset)"},
-    {"row_index_u64", py_row_index_u64, METH_VARARGS, "row_index_u64(plan, name, offset)"},
+    {"row_index", py_row_index, METH_VARARGS, "row_index(plan, name, offset, u64=False)"},
     {"explode", py_explode, METH_VARARGS, "explode(plan, [names], empty_as_null, keep_nulls)"},
     {NULL, NULL, 0, NULL}};
 

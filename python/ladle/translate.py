@@ -251,6 +251,14 @@ def _literal_value(dt: pl.DataType, value: Any, what: str) -> N.Expr:
     raise Unsupported(what, f"literal of type {dt}")
 
 
+def _fresh(name: str, taken: set[str]) -> str:
+    """`name`, with underscores added until no name of `taken` is it; added to taken."""
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
 def sliced_unordered_join(nt: Any) -> bool:
     """Does the optimized plan hold a join that carries a slice but no order?
 
@@ -302,7 +310,7 @@ class Translator:
         # _in_job_order)
         self.ranks = ranks
         # whether nothing above the node being translated observes the order of
-        # its rows (an unordered group-by or join, a sort; see _free_input), and
+        # its rows (an unordered group-by or join, a sort; see _row_wise), and
         # what the handler hands to the next node() it calls: the root's order is
         # the result's, observed
         self._order_free = False
@@ -876,7 +884,8 @@ class Translator:
             raise Unsupported(f"join how={how_name}", "not supported by ladle yet")
         if ir.predicate is not None and not fused_filter:
             raise Unsupported("join with a predicate (join_where)", "not supported by ladle yet")
-        unordered = _enum_name(maintain_order).split(".")[-1].lower() == "none" and not fused_filter
+        order_name = _enum_name(maintain_order).split(".")[-1].lower()
+        unordered = order_name == "none" and not fused_filter
         self._free_in = unordered
         left = self.node(ir.input_left)
         self._free_in = unordered
@@ -884,7 +893,7 @@ class Translator:
         lk = [self.expr(e.node) for e in ir.left_on]
         rk = [self.expr(e.node) for e in ir.right_on]
         merged = self._merged_keys(ir, how_name, bool(coalesce), suffix, left, right)
-        order = _JOIN_ORDER.get(_enum_name(maintain_order).split(".")[-1].lower())
+        order = _JOIN_ORDER.get(order_name)
         if order is None:
             raise Unsupported(f"join maintain_order={maintain_order}", "not supported by ladle yet")
         # across ranks the planner keeps a side's order by leaving that side's rows
@@ -900,12 +909,8 @@ class Translator:
             or (how_name == "Right" and by_left)
         ):
             names = {n for n, _ in left.schema()} | {n for n, _ in right.schema()}
-            for side in ("l", "r"):
-                name = f"{self._JOB_POS}_{side}"
-                while name in names:
-                    name += "_"
-                pos.append(name)
-            left, right = N.row_index_u64(left, pos[0], 0), N.row_index_u64(right, pos[1], 0)
+            pos = [_fresh(f"{self._JOB_POS}_{side}", names) for side in ("l", "r")]
+            left, right = N.row_index(left, pos[0], 0, True), N.row_index(right, pos[1], 0, True)
         try:
             plan = N.join(
                 left, right, lk, rk, _JOINS[how_name], bool(nulls_equal), bool(coalesce), suffix, merged, order
@@ -1072,11 +1077,8 @@ class Translator:
     _JOB_POS = "__ladle_job_pos"
 
     def _in_job_order(self, source: N.Plan, make: Callable[[N.Plan, str], N.Plan]) -> N.Plan:
-        names = {n for n, _ in source.schema()}
-        pos = self._JOB_POS
-        while pos in names:
-            pos += "_"
-        plan = make(N.row_index_u64(source, pos, 0), pos)
+        pos = _fresh(self._JOB_POS, {n for n, _ in source.schema()})
+        plan = make(N.row_index(source, pos, 0, True), pos)
         plan = N.sort(plan, [N.col(pos)], [False], [False], False, -1)
         return N.drop(plan, [pos])
 
@@ -1091,11 +1093,9 @@ class Translator:
             # of each input): the whole, inputs one after the other, is the job's
             # order only after a sort by (input, place in the job)
             names = {n for inp in inputs for n, _ in inp.schema()}
-            pos, src = self._JOB_POS, self._JOB_POS + "_input"
-            while pos in names or src in names:
-                pos, src = pos + "_", src + "_"
+            pos, src = _fresh(self._JOB_POS, names), _fresh(self._JOB_POS + "_input", names)
             inputs = [
-                N.with_columns(N.row_index_u64(inp, pos, 0), [N.alias(_literal_value(pl.UInt32(), k, "a union"), src)])
+                N.with_columns(N.row_index(inp, pos, 0, True), [N.alias(_literal_value(pl.UInt32(), k, "a union"), src)])
                 for k, inp in enumerate(inputs)
             ]
             plan = N.union(inputs)

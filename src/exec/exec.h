@@ -71,8 +71,6 @@ typedef struct exec_hoisted {
   ladle_error *failed;
 } exec_hoisted;
 
-/* One query's run of a physical plan (physical.h). Everything the executor
- * decides is in the plan; the state holds only what runs produce. */
 /* How a HASH exchange that keeps its deal (pn->xkeep) sent its rows: its
  * partition's permutation (input row perm[j] went out j-th, part after
  * part) and the rows it received from each rank (recv, one per rank), for
@@ -82,6 +80,8 @@ typedef struct exec_layout {
   int64_t *recv;
 } exec_layout;
 
+/* One query's run of a physical plan (physical.h). Everything the executor
+ * decides is in the plan; the state holds only what runs produce. */
 typedef struct exec_state {
   ladle_engine *eng;
   const ladle_backend *be;
