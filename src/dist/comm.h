@@ -10,7 +10,8 @@
  * Counts and displacements are in bytes. Every rank calls every collective in
  * the same order with matching sizes; a rank that cannot go on returns an
  * error naming itself, and the implementation fails the others within its
- * timeout rather than hang. */
+ * timeout rather than hang (at once where the rank tells them, c->fail), and
+ * where it can, goes on after the failed query (c->recover). */
 #ifndef LADLE_COMM_H
 #define LADLE_COMM_H
 
@@ -86,6 +87,16 @@ struct ladle_comm {
    * (its later collectives fail, saying so). Never blocks past the
    * communicator's timeout; best effort. NULL: nothing to tell (one rank). */
   void (*fail)(ladle_comm *c, const char *why);
+  /* After a failed query (this rank's, told with fail, or another rank's,
+   * which failed a collective here with "rank R failed"): the communicator
+   * works again for the next query. Each rank calls it on its own once it
+   * knows the query failed; for every rank to know, a query on several ranks
+   * ends with a barrier (exec.c), which no rank passes when one gave up. A
+   * collective that failed so has let go of its buffers: nothing writes into
+   * them after it returned. LADLE_ECOMM when the communicator cannot go on
+   * (a timeout: a rank died or ran another query; a transport error). NULL:
+   * a failed query breaks the communicator for good. */
+  ladle_status (*recover)(ladle_comm *c, ladle_error *err);
 };
 
 /* The one-rank communicator: collectives are copies (device buffers through

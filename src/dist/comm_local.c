@@ -12,10 +12,13 @@
  * communicator for good; the shared state is freed by the last rank's
  * destroy.
  *
- * A rank that gives up (c->fail) records itself and its reason in the
- * rendezvous (the first such rank only) and wakes every waiter. A rank
- * waiting at the first barrier then withdraws, as on a timeout, and fails
- * with "rank R failed: <why>"; one that arrives later fails at once. No rank
+ * A rank that gives up (c->fail) records itself, its reason and its epoch
+ * (the failures it recovered from) in the rendezvous (the first such rank of
+ * an epoch only) and wakes every waiter. A rank waiting at the first barrier
+ * then withdraws, as on a timeout, and fails with "rank R failed: <why>"; one
+ * that arrives later fails at once. A failure counts for every rank whose
+ * epoch is not past it; c->recover moves a rank to the next epoch, where the
+ * failure no longer counts. No rank
  * has read another's buffers before the first barrier completes, and a
  * barrier a failing rank has not reached never completes, so nothing is read
  * from the buffers of a rank that has left. The second barrier ignores
@@ -58,24 +61,35 @@ typedef struct local_shared {
   uint64_t gen;      /* completed barriers */
   int refs;          /* communicators not yet destroyed */
   local_slot *slots; /* size of them, one per rank */
-  int failed_rank;   /* the first rank that gave up (c->fail), -1: none */
+  int failed_rank;   /* the first rank that gave up (c->fail) in failed_epoch, -1: none */
+  unsigned failed_epoch;
   char failed_why[256];
 } local_shared;
 
 typedef struct local_comm {
   local_shared *sh;
   double timeout_s;
-  bool broken;   /* a timeout or a mismatch happened on this rank */
-  char why[320]; /* what broke it */
+  bool broken;    /* a failure: a rank gave up, a timeout, a mismatch */
+  bool for_good;  /* a timeout or a mismatch: recover refuses */
+  unsigned epoch; /* failures recovered from */
+  char why[320];  /* what broke it */
 } local_comm;
+
+/* Whether a failure recorded counts for a rank in epoch *epoch (NULL: none
+ * counts); under sh->mu. */
+static bool failure_counts(const local_shared *sh, const unsigned *epoch) {
+  return epoch != NULL && sh->failed_rank >= 0 && sh->failed_epoch >= *epoch;
+}
 
 /* Waits until every rank reaches the barrier. With a deadline, a rank that
  * waits past it withdraws and gets ETIMEDOUT (unless the barrier completed
- * meanwhile). With heed_failures, a rank that finds a rank gave up, on
- * arriving or while it waits, leaves (withdrawing) with ECANCELED. */
-static int local_barrier(local_shared *sh, const struct timespec *deadline, bool heed_failures) {
+ * meanwhile). With heed_epoch, a rank that finds a failure that counts in
+ * that epoch, on arriving or while it waits, leaves (withdrawing) with
+ * ECANCELED. */
+static int local_barrier(local_shared *sh, const struct timespec *deadline,
+                         const unsigned *heed_epoch) {
   pthread_mutex_lock(&sh->mu);
-  if (heed_failures && sh->failed_rank >= 0) {
+  if (failure_counts(sh, heed_epoch)) {
     pthread_mutex_unlock(&sh->mu);
     return ECANCELED;
   }
@@ -88,7 +102,7 @@ static int local_barrier(local_shared *sh, const struct timespec *deadline, bool
     return 0;
   }
   while (sh->gen == g) {
-    if (heed_failures && sh->failed_rank >= 0) {
+    if (failure_counts(sh, heed_epoch)) {
       sh->arrived--;
       pthread_mutex_unlock(&sh->mu);
       return ECANCELED;
@@ -271,7 +285,7 @@ static ladle_status local_run(ladle_comm *c, const local_slot *slot, ladle_error
   if (deadline.tv_nsec >= 1000000000L) deadline.tv_sec++, deadline.tv_nsec -= 1000000000L;
 
   sh->slots[c->rank] = *slot; /* no rank reads it before the first barrier completes */
-  int met = local_barrier(sh, &deadline, true);
+  int met = local_barrier(sh, &deadline, &lc->epoch);
   if (met == ECANCELED) {
     free(tmp);
     lc->broken = true;
@@ -283,7 +297,7 @@ static ladle_status local_run(ladle_comm *c, const local_slot *slot, ladle_error
   }
   if (met != 0) {
     free(tmp);
-    lc->broken = true;
+    lc->broken = lc->for_good = true;
     snprintf(lc->why, sizeof lc->why, "local %s timed out", what);
     return ladle_err_set(err, LADLE_ECOMM,
                          "rank %d of %d: local %s did not complete within %g s: a rank died or "
@@ -293,10 +307,10 @@ static ladle_status local_run(ladle_comm *c, const local_slot *slot, ladle_error
   char why[200];
   bool ok = slots_agree(sh, why, sizeof why);
   if (ok) local_move(c, sh, tmp);
-  local_barrier(sh, NULL, false);
+  local_barrier(sh, NULL, NULL);
   if (!ok) {
     free(tmp);
-    lc->broken = true;
+    lc->broken = lc->for_good = true;
     snprintf(lc->why, sizeof lc->why, "%s", why);
     return ladle_err_set(err, LADLE_ECOMM, "rank %d of %d: local %s: the ranks disagree: %s",
                          c->rank, c->size, what, why);
@@ -368,14 +382,16 @@ static ladle_status local_barrier_op(ladle_comm *c, ladle_error *err) {
 }
 
 /* c->fail: records this rank as the one that gave up (unless one did
- * already) and wakes every waiter; breaks this rank's communicator. */
+ * already in this epoch or a later one) and wakes every waiter; breaks this
+ * rank's communicator until recover. */
 static void local_fail(ladle_comm *c, const char *why) {
   local_comm *lc = c->impl;
   local_shared *sh = lc->sh;
   if (why == NULL || *why == '\0') why = "(no reason given)";
   pthread_mutex_lock(&sh->mu);
-  if (sh->failed_rank < 0) {
+  if (sh->failed_rank < 0 || sh->failed_epoch < lc->epoch) {
     sh->failed_rank = c->rank;
+    sh->failed_epoch = lc->epoch;
     snprintf(sh->failed_why, sizeof sh->failed_why, "%s", why);
   }
   pthread_cond_broadcast(&sh->cv);
@@ -384,6 +400,21 @@ static void local_fail(ladle_comm *c, const char *why) {
     lc->broken = true;
     snprintf(lc->why, sizeof lc->why, "this rank gave up: %s", why);
   }
+}
+
+/* c->recover: the next epoch, where the failure that broke this rank no
+ * longer counts (refused after a timeout or a mismatch). */
+static ladle_status local_recover(ladle_comm *c, ladle_error *err) {
+  local_comm *lc = c->impl;
+  if (!lc->broken) return LADLE_OK;
+  if (lc->for_good)
+    return ladle_err_set(err, LADLE_ECOMM,
+                         "rank %d of %d: local communicator: cannot go on after %s", c->rank,
+                         c->size, lc->why);
+  lc->epoch++;
+  lc->broken = false;
+  lc->why[0] = '\0';
+  return LADLE_OK;
 }
 
 /* Frees this rank's communicator; the last one frees the rendezvous. */
@@ -455,6 +486,7 @@ ladle_status ladle_comm_local_create(int size, double timeout_s, ladle_comm **ou
     c->size = size;
     c->impl = lc;
     c->fail = local_fail;
+    c->recover = local_recover;
     sh->refs++;
     out[r] = c;
   }

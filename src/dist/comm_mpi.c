@@ -8,7 +8,8 @@
  * with dlopen and they expect libmpi's and libopen-pal's symbols to be global.
  * Host buffers only: a device place is refused by name. A rank whose query
  * fails tells the others through the shim's notify (c->fail), so they give
- * up within a poll rather than at the timeout. */
+ * up within a poll rather than at the timeout, and every rank goes on after
+ * the failed query through the shim's recover (c->recover). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -80,7 +81,9 @@ static ladle_status mpi_shim_load(const ladle_mpi_shim **out, ladle_error *err) 
   }
   ladle_mpi_shim_get_fn get = (ladle_mpi_shim_get_fn)(uintptr_t)dlsym(h, LADLE_MPI_SHIM_SYMBOL);
   const ladle_mpi_shim *shim = get != NULL ? get(LADLE_MPI_SHIM_ABI) : NULL;
-  if (shim != NULL && (shim->abi != LADLE_MPI_SHIM_ABI || shim->notify == NULL)) shim = NULL;
+  if (shim != NULL &&
+      (shim->abi != LADLE_MPI_SHIM_ABI || shim->notify == NULL || shim->recover == NULL))
+    shim = NULL;
   if (shim == NULL) {
     pthread_mutex_unlock(&mpi_open_mu);
     dlclose(h);
@@ -179,12 +182,20 @@ static ladle_status mpi_barrier(ladle_comm *c, ladle_error *err) {
   return from_shim(m->shim->barrier(m->h, msg, sizeof msg), msg, err);
 }
 
-/* c->fail: the shim tells every other rank and breaks this process's MPI
- * (within min(timeout, 2 s); a failure to tell is not reported further). */
+/* c->fail: the shim tells every other rank and breaks this handle until
+ * recover (within min(timeout, 2 s); a failure to tell is not reported
+ * further). */
 static void mpi_give_up(ladle_comm *c, const char *why) {
   mpi_comm *m = c->impl;
   char msg[LADLE_ERROR_MESSAGE_MAX];
   m->shim->notify(m->h, why, msg, sizeof msg);
+}
+
+/* c->recover: the shim's new epoch (local; refused once MPI is dead). */
+static ladle_status mpi_recover(ladle_comm *c, ladle_error *err) {
+  mpi_comm *m = c->impl;
+  char msg[LADLE_ERROR_MESSAGE_MAX];
+  return from_shim(m->shim->recover(m->h, msg, sizeof msg), msg, err);
 }
 
 static void mpi_destroy(ladle_comm *c) {
@@ -230,6 +241,7 @@ ladle_status ladle_comm_create_mpi(double timeout_s, ladle_comm **out_comm, ladl
   c->size = info.size;
   c->impl = m;
   c->fail = mpi_give_up;
+  c->recover = mpi_recover;
   *out_comm = c;
   return LADLE_OK;
 }

@@ -519,7 +519,7 @@ static uint64_t pshape_hash(const ladle_pnode *pn, uint64_t h, int depth) {
  * plan's shape, so that ranks that planned one query differently fail alike
  * rather than meet in mismatched collectives. */
 static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, const ladle_pplan *pp,
-                                   ladle_error *err) {
+                                   bool *agreed, ladle_error *err) {
   ladle_comm *c = eng->comm;
   if (c->size <= 1) return LADLE_OK;
   ladle_strbuf b = {NULL, 0, 0, false};
@@ -551,6 +551,7 @@ static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, co
               (size_t)snprintf(planned + plen, sizeof planned - plen, "%s%d", nplan ? ", " : "", r);
         nplan++;
       }
+    *agreed = ndiff > 0 || nplan > 0; /* every rank saw what this one saw: all fail alike */
     if (ndiff == 0 && nplan > 0)
       st = ladle_err_set(err, LADLE_ECOMM,
                          "internal: rank%s %s planned this query's exchanges differently from "
@@ -567,8 +568,8 @@ static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, co
   return st;
 }
 
-static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bool host,
-                                   ladle_result **out, ladle_error *err) {
+static ladle_status engine_run(ladle_engine *eng, const ladle_plan *plan, bool host,
+                               ladle_result **out, bool *agreed, ladle_error *err) {
   if (eng == NULL || plan == NULL)
     return ladle_err_set(err, LADLE_EINVAL, "execute: NULL engine or plan");
   exec_state s;
@@ -586,17 +587,16 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
                          s.be->top_k_indices != NULL && !s.columns, s.columns,
                          exec_stream_join_mode(s.be, s.columns)};
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
-  if (st != LADLE_OK && eng->comm->size > 1 && eng->comm->fail != NULL)
-    /* planning failed here alone (out of memory): the others wait in the
-     * fingerprint's allgather below; tell them */
-    eng->comm->fail(eng->comm, err != NULL ? err->message : ladle_status_name(st));
   if (st == LADLE_OK) {
-    st = check_symmetry(eng, plan, pp, err);
+    st = check_symmetry(eng, plan, pp, agreed, err);
     if (st != LADLE_OK) ladle_pplan_destroy(pp);
   }
   if (st == LADLE_OK && s.columns) {
     st = exec_columns_check(&s, pp, NULL, err);
     if (st != LADLE_OK) {
+      /* a refusal of the plan, whose shape every rank shares: every rank
+       * refuses alike (and then runs it on the host) */
+      *agreed = st == LADLE_ENOTSUP;
       ladle_pplan_destroy(pp);
     } else {
       for (size_t i = 0; i < pp->n; i++) s.mixed = s.mixed || pp->nodes[i]->host;
@@ -612,11 +612,6 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   s.layouts = calloc(LADLE_MAX(pp->n, 1), sizeof *s.layouts);
   st = s.fed != NULL && s.layouts != NULL ? ladle_exec_node(&s, pp->root, &r->table, NULL, err)
                                           : LADLE_OOM(err, "execute");
-  /* a query that failed here midway, not through the communicator: the
-   * other ranks may wait in an exchange for this one; tell them (they fail
-   * naming this rank and why, and the job's communicator is done) */
-  if (st != LADLE_OK && st != LADLE_ECOMM && eng->comm->size > 1 && eng->comm->fail != NULL)
-    eng->comm->fail(eng->comm, err != NULL ? err->message : ladle_status_name(st));
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
   free(s.fed);
@@ -640,6 +635,53 @@ static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bo
   }
   if (st != LADLE_OK) {
     ladle_result_destroy(r);
+    return st;
+  }
+  *out = r;
+  return LADLE_OK;
+}
+
+/* The end of a query on several ranks. A rank whose query failed (planning
+ * out of memory, a strict cast of its own rows, the communicator: anywhere)
+ * tells the others (c->fail: they may wait in an exchange for it, and fail
+ * naming it at once); a rank whose query succeeded passes a barrier, which
+ * fails when another rank gave up, so that every rank's query fails when one
+ * does; and where the communicator recovers, every rank whose query failed
+ * then recovers it, so that the next query runs. A communicator without
+ * c->recover (torch's callbacks) has no barrier: its first failure is its
+ * last. Not after a failure every rank saw alike (agreed: the plans'
+ * fingerprints differ; a GPU engine refuses the plan), which leaves the
+ * communicator as it was. */
+static ladle_status query_end(ladle_engine *eng, ladle_status st, bool agreed, ladle_error *err) {
+  ladle_comm *c = eng->comm;
+  if (c->size <= 1 || agreed) return st;
+  if (st == LADLE_OK) {
+    if (c->recover == NULL) return LADLE_OK;
+    st = c->vt->barrier(c, err);
+    if (st == LADLE_OK) return LADLE_OK;
+  } else if (c->fail != NULL) { /* sends nothing where another rank told this one */
+    c->fail(c, err != NULL ? err->message : ladle_status_name(st));
+  }
+  if (c->recover == NULL) return st;
+  ladle_error why;
+  memset(&why, 0, sizeof why);
+  if (c->recover(c, &why) != LADLE_OK && err != NULL) {
+    size_t n = strlen(err->message);
+    snprintf(err->message + n, sizeof err->message - n,
+             "; the job's communicator cannot go on after it: %s", why.message);
+  }
+  return st;
+}
+
+static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bool host,
+                                   ladle_result **out, ladle_error *err) {
+  bool agreed = false;
+  if (eng == NULL || plan == NULL) return engine_run(eng, plan, host, out, &agreed, err);
+  ladle_result *r = NULL;
+  ladle_status st = engine_run(eng, plan, host, &r, &agreed, err);
+  st = query_end(eng, st, agreed, err);
+  if (st != LADLE_OK) {
+    if (r != NULL) ladle_result_destroy(r);
     return st;
   }
   *out = r;

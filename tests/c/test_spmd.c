@@ -297,3 +297,101 @@ TEST(a_rank_with_another_query_is_named_on_every_rank) {
     ladle_comm_destroy(comms[r]);
   }
 }
+
+/* A query that fails on one rank (a strict cast of rank 0's negative x to
+ * UInt16): every rank's query fails, rank 0's with the cast's error and the
+ * others naming rank 0, and the job goes on: the next queries give every rank
+ * the right answer. Twice: before a group-by's exchange the others wait in,
+ * and in a query with no exchange, which the others finish (the barrier that
+ * ends a query tells them). */
+typedef struct fail_job {
+  rank_job base;
+  ladle_status failed[2];
+  ladle_error why[2];
+} fail_job;
+
+static ladle_plan *q_cast_fails_on_rank_0(ladle_table *t, bool then_group) {
+  ladle_expr *e[] = {AS(ladle_expr_cast(COL("x"), ladle_dtype_make(LADLE_TYPE_UINT16), true), "u")};
+  ladle_plan *p = NULL, *g = NULL;
+  CHECK_OK(ladle_plan_with_columns(scan(t), 1, e, &p, &err_));
+  if (!then_group) return p;
+  ladle_expr *keys[] = {COL("k")};
+  ladle_expr *aggs[] = {AS(AGG(SUM, COL("u")), "su")};
+  if (p != NULL) CHECK_OK(ladle_plan_group_by(p, 1, keys, 1, aggs, false, &g, &err_));
+  return g;
+}
+
+static void *fail_main(void *arg) {
+  fail_job *f = arg;
+  rank_job *j = &f->base;
+  ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 2, 128, 0, j->comm};
+  ladle_engine *e = NULL;
+  j->st = ladle_engine_create(&o, &e, &j->err);
+  ladle_table *t = rank_table(j->rank, RANKS, 128), *dim = dim_table(j->rank);
+  ladle_plan *p;
+  ladle_result *r;
+  for (int k = 0; k < 2; k++) {
+    p = q_cast_fails_on_rank_0(t, k == 0);
+    r = NULL;
+    f->failed[k] = j->st == LADLE_OK ? ladle_engine_execute(e, p, &r, &f->why[k]) : LADLE_OK;
+    ladle_result_destroy(r);
+    ladle_plan_destroy(p);
+  }
+  for (int q = 0; q < NQ && j->st == LADLE_OK; q++) {
+    if (queries[q].fn != q_group_by && queries[q].fn != q_window) continue;
+    p = queries[q].fn(t, dim);
+    r = NULL;
+    j->st = ladle_engine_execute(e, p, &r, &j->err);
+    if (j->st == LADLE_OK) j->st = ladle_engine_allgather(e, r, &j->whole[q], &j->err);
+    ladle_result_destroy(r);
+    ladle_plan_destroy(p);
+  }
+  ladle_table_release(t);
+  ladle_table_release(dim);
+  ladle_engine_destroy(e);
+  return NULL;
+}
+
+TEST(a_query_failing_on_one_rank_fails_on_all_and_the_job_goes_on) {
+  ladle_comm *comms[RANKS];
+  CHECK_OK(ladle_comm_local_create(RANKS, 30, comms, &err_));
+  fail_job jobs[RANKS];
+  memset(jobs, 0, sizeof jobs);
+  pthread_t th[RANKS];
+  for (int r = 0; r < RANKS; r++) {
+    jobs[r].base.comm = comms[r];
+    jobs[r].base.rank = r;
+    pthread_create(&th[r], NULL, fail_main, &jobs[r]);
+  }
+  for (int r = 0; r < RANKS; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < RANKS; r++) {
+    for (int k = 0; k < 2; k++) {
+      CHECK(jobs[r].failed[k] != LADLE_OK);
+      CHECK(strstr(jobs[r].why[k].message, "strict cast") != NULL);
+      if (r > 0) {
+        CHECK_EQ_I(jobs[r].failed[k], LADLE_ECOMM);
+        CHECK(strstr(jobs[r].why[k].message, "rank 0 failed") != NULL);
+      }
+    }
+    if (jobs[r].base.st != LADLE_OK)
+      fprintf(stderr, "  rank %d: %s\n", r, jobs[r].base.err.message);
+    CHECK(jobs[r].base.st == LADLE_OK);
+  }
+  ladle_table *all = rank_table(-1, RANKS, 128), *dim = dim_table(-1);
+  for (int q = 0; q < NQ; q++) {
+    if (queries[q].fn != q_group_by && queries[q].fn != q_window) continue;
+    ladle_plan *p = queries[q].fn(all, dim);
+    ladle_result *exp = run_plan(p, 2, 128);
+    for (int r = 0; r < RANKS; r++) {
+      char what[80];
+      snprintf(what, sizeof what, "%s after the failure, on rank %d", queries[q].name, r);
+      check_equal(jobs[r].base.whole[q], exp, what);
+      ladle_result_destroy(jobs[r].base.whole[q]);
+    }
+    ladle_result_destroy(exp);
+    ladle_plan_destroy(p);
+  }
+  for (int r = 0; r < RANKS; r++) ladle_comm_destroy(comms[r]);
+  ladle_table_release(all);
+  ladle_table_release(dim);
+}

@@ -461,7 +461,8 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
 
 def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     """Rank 1 runs another query: every rank raises LadleCommError naming it, and
-    the engine goes on with the next (symmetric) query."""
+    the engine goes on with the next (symmetric) query; then queries that fail on
+    one rank (failed_query)."""
     a, b, wa, wb = frames(engine.rank, engine.nranks)
     lf = a.lazy().group_by("k").agg(pl.col("x").sum())
     if engine.rank == 1:
@@ -470,6 +471,45 @@ def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     q = QUERIES["group_by_sum"]
     expected = q[0](wa.lazy(), wb.lazy()).collect(engine="in-memory")
     run_case(engine, "after_asym", q[0](a.lazy(), b.lazy()), expected, False, True, found)
+    failed_query(engine, found)
+
+
+def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
+    """A query that fails on one rank (a strict cast of rank 1's -1) fails on every
+    rank, rank 1 with its own error and the others naming it, within a poll (not the
+    timeout), and the job goes on: the next query gives every rank the right answer.
+    Before a group-by's exchange of some MB a pair (sends to rank 1 left pending),
+    and in a query with no exchange (the barrier ending each query tells the
+    others). MPI only: torch's gloo collectives cannot be interrupted (its first
+    failure is its last)."""
+    if engine.nranks < 2 or engine.comm != "mpi":
+        return
+    n = 300_000
+    k = np.arange(n, dtype=np.int64) % 1000
+    v = np.full(n, 7, dtype=np.int64)
+    if engine.rank == 1:
+        v[n // 2] = -1
+    f = pl.DataFrame({"k": k, "v": v})
+    bad = {
+        "fails_before_exchange": f.lazy().with_columns(pl.col("v").cast(pl.UInt8)).group_by("k").agg(pl.col("v").sum()),
+        "fails_without_exchange": f.lazy().select(pl.col("v").cast(pl.UInt8) + 1),
+    }
+    for name, lf in bad.items():
+        t0 = time.perf_counter()
+        try:
+            engine.execute(lf)
+            found[name] = {"ok": False, "why": "no error"}
+        except Exception as e:
+            took = time.perf_counter() - t0
+            text = f"{type(e).__name__}: {e}"
+            ok = "strict cast" in text and took < 20
+            if engine.rank != 1:
+                ok = ok and isinstance(e, ladle.LadleCommError) and "rank 1 failed" in text
+            found[name] = {"ok": ok, "why": text, "s": round(took, 3)}
+        whole = pl.concat([pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)})] * engine.nranks)
+        lf = pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)}).lazy().group_by("k").agg(pl.col("v").sum())
+        expected = whole.lazy().group_by("k").agg(pl.col("v").sum()).collect(engine="in-memory")
+        run_case(engine, f"after_{name}", lf, expected, False, True, found)
 
 
 def kill(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any], out: Path) -> None:

@@ -3,38 +3,52 @@
  * nothing else of ladle (it does not link libladle): MPI types stay inside,
  * plain C types go out (shim.h).
  *
- * Every operation is nonblocking underneath (MPI_Iallgatherv, MPI_Ialltoallv,
- * MPI_Ibcast, MPI_Iallreduce, MPI_Ibarrier, or MPI_Isend/MPI_Irecv pairs) and
- * is polled with MPI_Testall and a growing sleep until it completes or the
- * handle's deadline passes. Counts that fit in int take the collectives with
- * MPI_BYTE; larger ones go pairwise in messages of at most 1 GiB, so buffers
- * past 2 GiB work. An alltoallv goes pairwise on every rank when it must on
- * any (a one-int allreduce first: each rank sees only its own counts and
- * displacements, and ranks that took different paths would both wait out
- * the timeout). A timeout or an MPI error breaks every handle of the
- * process for good: the operation that failed may still hold its buffers and
- * count arrays inside MPI (those arrays are leaked on purpose), so nothing is
- * sent or received through the shim again.
+ * Every operation is point-to-point underneath: MPI_Irecv from and MPI_Isend
+ * to every other rank (messages of at most 1 GiB, so buffers past 2 GiB
+ * work), polled with MPI_Testall and a growing sleep until they complete or
+ * the handle's deadline passes. allgatherv and alltoallv are one such round;
+ * bcast is the root's sends; allreduce an allgather reduced on each rank in
+ * rank order (every rank gets the same bits); barrier a byte to every rank.
+ * Point-to-point, not MPI's nonblocking collectives, so that an operation a
+ * failure interrupts can be taken apart: its receives cancelled (below).
  *
  * Failure notices: each handle holds a second dup of MPI_COMM_WORLD on which
  * a receive of one notice (LADLE_MPI_NOTICE_BYTES, from any rank) stays
  * posted. A rank that gives up (notify) sends its reason there to every other
- * rank. Every wait of every operation tests the posted receives of all live
- * handles beside its own requests, as does the start of every operation, so
- * a notice ends whatever another rank waits in within one poll (1 ms at
- * most): the process breaks with "rank R failed: <why>" and the operation
- * returns LADLE_MPI_EPEER. The notice that arrives is the first failure; the
- * ranks that learn of it do not notify in turn (notify sends nothing then).
+ * rank. Every wait tests the handle's notice receive beside its own requests,
+ * as does the start of every operation, so a notice ends whatever another
+ * rank waits in within one poll (1 ms at most): the operation returns
+ * LADLE_MPI_EPEER ("rank R failed: <why>") and the handle is broken. The
+ * interrupted operation's receives are cancelled and every one of them is
+ * waited for until it is complete or cancelled (a receive already matched is
+ * a live rank's message: it arrives), so that no receive writes into the
+ * caller's buffers after the operation returned; its sends still pending go
+ * to the rank that gave up, which never matched them: a rendezvous send is
+ * not read again, and MPI_Request_free lets it go.
+ *
+ * Recovery (recover): a handle broken by a notice or by its own notify, whose
+ * interrupted receives are all accounted for, starts a new epoch: every tag
+ * of its messages and notices carries the epoch (mod SHIM_EPOCHS), so what
+ * the failed query left in flight or unreceived never matches the next
+ * query's receives, and a second notice of the same failure is never taken
+ * for a new one. recover is local (no collective): the ranks agree that a
+ * query failed because ladle ends every query on several ranks with a
+ * barrier (exec.c), which no rank passes when one gave up.
+ *
+ * A timeout or an MPI error kills the process's MPI for good (g_dead): the
+ * operation that failed may still hold its buffers and count arrays inside
+ * MPI (those are leaked on purpose), so nothing is sent or received through
+ * the shim again, on any handle.
  *
  * Finalisation: when the shim initialised MPI it registers an atexit handler
- * that calls MPI_Finalize unless MPI is finalised already. It does so on a
- * broken process too: Open MPI's MPI_Finalize is a fence over the job's
- * processes, not over the communicator's pending requests, so it returns once
- * every rank reaches it (a rank that skipped a collective included; a rank
- * that died makes mpirun end the job anyway), and mpirun sees a clean exit.
- * Skipping it (or MPI_Abort) makes mpirun call the whole job failed. Whoever
- * finalises (this handler or the application, mpi4py's included), the posted
- * notice receives are cancelled first: the first init puts an attribute on
+ * that calls MPI_Finalize unless MPI is finalised already. It does so after a
+ * failure too: Open MPI's MPI_Finalize is a fence over the job's processes,
+ * not over the communicator's pending requests, so it returns once every rank
+ * reaches it (a rank that skipped a collective included; a rank that died
+ * makes mpirun end the job anyway), and mpirun sees a clean exit. Skipping it
+ * (or MPI_Abort) makes mpirun call the whole job failed. Whoever finalises
+ * (this handler or the application, mpi4py's included), the posted notice
+ * receives are cancelled first: the first init puts an attribute on
  * MPI_COMM_SELF whose delete callback, which MPI_Finalize runs before
  * anything else, cancels and completes them; free_handle does the same for
  * its own. */
@@ -54,10 +68,14 @@
 
 #define SHIM_API __attribute__((visibility("default")))
 
-#define SHIM_CHUNK_MAX ((size_t)1 << 30) /* the pairwise path's largest message */
-#define SHIM_TAG 0x1AD1                  /* the pairwise path's messages */
-#define SHIM_NOTICE_TAG 0x1AD2           /* failure notices, on the notice communicator */
+#define SHIM_CHUNK_MAX ((size_t)1 << 30) /* the largest message */
+#define SHIM_TAG 0x100                   /* the first epoch's messages and notices */
+#define SHIM_EPOCHS 16000                /* tags SHIM_TAG + epoch % SHIM_EPOCHS (<= 32767) */
 #define SHIM_NOTIFY_MAX_S 2.0            /* notify waits for its sends at most this long */
+#define SHIM_DRAIN_MAX_S 5.0             /* an interrupted operation's receives, at most */
+
+/* Why a handle broke: another rank's notice, or its own notify. */
+enum { BROKEN_NO = 0, BROKEN_BY_PEER = 1, BROKEN_GAVE_UP = 2 };
 
 struct ladle_mpi_handle {
   MPI_Comm comm;                       /* a dup of MPI_COMM_WORLD, MPI_ERRORS_RETURN */
@@ -66,21 +84,22 @@ struct ladle_mpi_handle {
   char notice[LADLE_MPI_NOTICE_BYTES]; /* where it lands */
   int rank, size;                      /* in comm */
   double timeout_s;                    /* every operation's bound */
-  size_t int_limit;                    /* a count or displacement above it goes pairwise */
-  size_t chunk;                        /* the pairwise path's largest message */
+  size_t chunk;                        /* the largest message */
+  unsigned epoch;                      /* failures recovered from (the tags' epoch) */
+  int broken;                          /* BROKEN_*: why this handle stopped */
+  char why[320];                       /* the failure that broke it */
   struct ladle_mpi_handle *next;       /* in g_live */
 };
-
-/* Why the process broke (g_broken): its own failure (a timeout, an MPI
- * error), another rank's notice, or its own notify. */
-enum { BROKEN_NO = 0, BROKEN_HERE = 1, BROKEN_BY_PEER = 2, BROKEN_GAVE_UP = 3 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* init, the first failure, g_live */
 static int g_atexit_registered;                          /* under g_mu */
 static int g_finalize_hooked;                            /* under g_mu: the COMM_SELF attribute */
 static ladle_mpi_handle *g_live;                         /* under g_mu: handles with notices */
-static atomic_int g_broken;                              /* BROKEN_*: the first failure's kind */
-static char g_why[320];                                  /* the first failure's message */
+static atomic_int g_dead;    /* a timeout or an MPI error: the process's MPI is done */
+static char g_dead_why[320]; /* the first such failure's message (under g_mu) */
+
+/* The tag of h's messages and notices in its current epoch. */
+static int tag_of(const ladle_mpi_handle *h) { return SHIM_TAG + (int)(h->epoch % SHIM_EPOCHS); }
 
 /* ------------------------------------------------------------------ errors */
 
@@ -93,20 +112,28 @@ static void put_msg(const ladle_mpi_handle *h, char *msg, size_t cap, const char
   vsnprintf(msg + n, cap - (size_t)n, fmt, ap);
 }
 
-/* Marks the process's MPI as broken for the reason `kind` (BROKEN_*),
- * keeping the first failure's kind and text. */
-static void mark_broken(int kind, const char *why) {
+/* Kills the process's MPI (g_dead), keeping the first failure's text. */
+static void mark_dead(const char *why) {
   pthread_mutex_lock(&g_mu);
-  if (!atomic_load(&g_broken)) {
-    size_t n = strnlen(why, sizeof g_why - 1); /* the start says enough */
-    memcpy(g_why, why, n);
-    g_why[n] = '\0';
-    atomic_store(&g_broken, kind);
+  if (!atomic_load(&g_dead)) {
+    size_t n = strnlen(why, sizeof g_dead_why - 1); /* the start says enough */
+    memcpy(g_dead_why, why, n);
+    g_dead_why[n] = '\0';
+    atomic_store(&g_dead, 1);
   }
   pthread_mutex_unlock(&g_mu);
 }
 
-/* Fills msg and returns status; a timeout or a failure breaks the process. */
+/* Breaks h for the reason `kind` (BROKEN_*), keeping its first failure. */
+static void mark_broken(ladle_mpi_handle *h, int kind, const char *why) {
+  if (h == NULL || h->broken) return;
+  size_t n = strnlen(why, sizeof h->why - 1);
+  memcpy(h->why, why, n);
+  h->why[n] = '\0';
+  h->broken = kind;
+}
+
+/* Fills msg and returns status; a timeout or an MPI failure kills MPI. */
 __attribute__((format(printf, 5, 6))) static int fail(const ladle_mpi_handle *h, int status,
                                                       char *msg, size_t cap, const char *fmt, ...) {
   char local[512];
@@ -115,7 +142,7 @@ __attribute__((format(printf, 5, 6))) static int fail(const ladle_mpi_handle *h,
   put_msg(h, local, sizeof local, fmt, ap);
   va_end(ap);
   if (msg != NULL && cap > 0) snprintf(msg, cap, "%s", local);
-  if (status == LADLE_MPI_EFAIL || status == LADLE_MPI_ETIMEOUT) mark_broken(BROKEN_HERE, local);
+  if (status == LADLE_MPI_EFAIL || status == LADLE_MPI_ETIMEOUT) mark_dead(local);
   return status;
 }
 
@@ -130,15 +157,21 @@ static int mpi_fail(const ladle_mpi_handle *h, const char *call, int code, const
   return fail(h, LADLE_MPI_EFAIL, msg, cap, "%s failed in MPI %s: %s", call, what, text);
 }
 
-/* The refusal of a broken process, naming the first failure. */
+/* The refusal of a dead process or a broken handle, naming the failure. */
 static int refuse_broken(const ladle_mpi_handle *h, const char *what, char *msg, size_t cap) {
-  char why[sizeof g_why];
+  char why[sizeof g_dead_why];
+  int dead = atomic_load(&g_dead);
   pthread_mutex_lock(&g_mu);
-  memcpy(why, g_why, sizeof why);
+  memcpy(why, dead ? g_dead_why : h->why, sizeof why);
   pthread_mutex_unlock(&g_mu);
+  if (dead)
+    return fail(h, LADLE_MPI_EBROKEN, msg, cap,
+                "MPI %s refused: the MPI communicator broke earlier (%s); ladle does not "
+                "recover from that: end the job",
+                what, why);
   return fail(h, LADLE_MPI_EBROKEN, msg, cap,
-              "MPI %s refused: the MPI communicator broke earlier (%s); ladle does not "
-              "recover from that: end the job",
+              "MPI %s refused: the query failed (%s); the communicator is used again after "
+              "recover",
               what, why);
 }
 
@@ -148,6 +181,11 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void nap(long ns) {
+  struct timespec ts = {0, ns};
+  nanosleep(&ts, NULL);
 }
 
 /* Cancels h's posted notice receive and waits (1 s at most) for it to
@@ -173,39 +211,36 @@ static int cancel_notice(ladle_mpi_handle *h, char *why, size_t cap) {
       return 1;
     }
     if (now_s() >= deadline) return 0;
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
+    nap(100000);
   }
 }
 
-/* Tests the posted notice receive of every live handle; when one has
- * arrived, breaks the process ("rank R failed: <why>", also into why) and
- * returns 1. */
-static int poll_notices(char *why, size_t cap) {
-  int got = 0;
-  pthread_mutex_lock(&g_mu);
-  for (ladle_mpi_handle *h = g_live; h != NULL && !got; h = h->next) {
-    if (h->ctl_req == MPI_REQUEST_NULL) continue;
-    int done = 0;
-    MPI_Status st;
-    if (MPI_Test(&h->ctl_req, &done, &st) != MPI_SUCCESS || !done) continue;
-    h->notice[sizeof h->notice - 1] = '\0';
-    snprintf(why, cap, "rank %d failed: %s", st.MPI_SOURCE, h->notice);
-    got = 1;
-  }
-  pthread_mutex_unlock(&g_mu);
-  if (got) mark_broken(BROKEN_BY_PEER, why);
-  return got;
+/* Posts h's notice receive for its current epoch. */
+static int post_notice(ladle_mpi_handle *h) {
+  return MPI_Irecv(h->notice, LADLE_MPI_NOTICE_BYTES, MPI_BYTE, MPI_ANY_SOURCE, tag_of(h), h->ctl,
+                   &h->ctl_req);
+}
+
+/* Tests h's posted notice receive; when a notice has arrived, breaks h
+ * ("rank R failed: <why>", also into why) and returns 1. */
+static int poll_notice(ladle_mpi_handle *h, char *why, size_t cap) {
+  if (h == NULL || h->ctl_req == MPI_REQUEST_NULL) return 0;
+  int done = 0;
+  MPI_Status st;
+  if (MPI_Test(&h->ctl_req, &done, &st) != MPI_SUCCESS || !done) return 0;
+  h->notice[sizeof h->notice - 1] = '\0';
+  snprintf(why, cap, "rank %d failed: %s", st.MPI_SOURCE, h->notice);
+  mark_broken(h, BROKEN_BY_PEER, why);
+  return 1;
 }
 
 /* Polls the n requests until all complete or bound_s passes: a few tests
- * back to back, then sleeps from 20 us growing to 1 ms. With watch, each
- * poll also tests the notices and gives up on one (LADLE_MPI_EPEER). On a
- * timeout or a notice the requests stay pending inside MPI (and the process
- * broken); a timeout's message is left to the caller (LADLE_MPI_ETIMEOUT
- * returned, nothing written). */
-static int poll_all(const ladle_mpi_handle *h, int n, MPI_Request *reqs, double bound_s, int watch,
-                    const char *what, char *msg, size_t cap) {
+ * back to back, then sleeps from 20 us growing to 1 ms. With watch (h), each
+ * poll also tests h's notice and gives up on one (LADLE_MPI_EPEER, the
+ * requests left as they are). A timeout's message is left to the caller
+ * (LADLE_MPI_ETIMEOUT returned, nothing written). */
+static int poll_all(ladle_mpi_handle *h, int n, MPI_Request *reqs, double bound_s,
+                    ladle_mpi_handle *watch, const char *what, char *msg, size_t cap) {
   double deadline = now_s() + bound_s;
   long sleep_ns = 20000;
   for (int spins = 0;; spins++) {
@@ -214,36 +249,65 @@ static int poll_all(const ladle_mpi_handle *h, int n, MPI_Request *reqs, double 
     if (rc != MPI_SUCCESS) return mpi_fail(h, "MPI_Testall", rc, what, msg, cap);
     if (done) return LADLE_MPI_OK;
     char why[LADLE_MPI_NOTICE_BYTES + 32];
-    if (watch && poll_notices(why, sizeof why))
+    if (poll_notice(watch, why, sizeof why))
       return fail(h, LADLE_MPI_EPEER, msg, cap, "MPI %s abandoned: %s", what, why);
     if (now_s() >= deadline) return LADLE_MPI_ETIMEOUT;
     if (spins < 16) continue;
-    struct timespec ts = {0, sleep_ns};
-    nanosleep(&ts, NULL);
+    nap(sleep_ns);
     sleep_ns = sleep_ns * 3 / 2 > 1000000 ? 1000000 : sleep_ns * 3 / 2;
   }
 }
 
-/* Polls the n requests until all complete, the handle's timeout passes or
- * another rank's notice arrives. On a timeout or a notice the requests stay
- * pending inside MPI (and the process broken). */
-static int wait_all(const ladle_mpi_handle *h, int n, MPI_Request *reqs, const char *what,
+/* After a notice interrupted an operation: cancels its receives
+ * (reqs[0..nrecv)), waits until each is complete or cancelled, and lets its
+ * sends still pending go (MPI_Request_free). A receive still pending after
+ * SHIM_DRAIN_MAX_S (or the timeout) would write into the caller's buffer
+ * later: MPI is killed then. */
+static void drain(ladle_mpi_handle *h, int n, int nrecv, MPI_Request *reqs, const char *what) {
+  int ok = 1;
+  for (int i = 0; i < nrecv && ok; i++)
+    if (reqs[i] != MPI_REQUEST_NULL) ok = MPI_Cancel(&reqs[i]) == MPI_SUCCESS;
+  double bound = h->timeout_s < SHIM_DRAIN_MAX_S ? h->timeout_s : SHIM_DRAIN_MAX_S;
+  if (ok) ok = poll_all(h, nrecv, reqs, bound, NULL, what, NULL, 0) == LADLE_MPI_OK;
+  if (!ok) {
+    char why[400];
+    snprintf(why, sizeof why,
+             "rank %d of %d: MPI %s: a receive of the operation another rank's failure "
+             "interrupted could not be cancelled",
+             h->rank, h->size, what);
+    mark_dead(why);
+    return;
+  }
+  for (int i = nrecv; i < n; i++) {
+    int done = 0;
+    if (reqs[i] != MPI_REQUEST_NULL &&
+        MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+      MPI_Request_free(&reqs[i]);
+  }
+}
+
+/* Polls the n requests (the first nrecv of them receives) until all
+ * complete, the handle's timeout passes or another rank's notice arrives
+ * (then the receives are drained: nothing writes into the caller's buffers
+ * after this returns, unless MPI was killed). */
+static int wait_all(ladle_mpi_handle *h, int n, int nrecv, MPI_Request *reqs, const char *what,
                     char *msg, size_t cap) {
-  int st = poll_all(h, n, reqs, h->timeout_s, 1, what, msg, cap);
+  int st = poll_all(h, n, reqs, h->timeout_s, h, what, msg, cap);
   if (st == LADLE_MPI_ETIMEOUT)
     return fail(h, LADLE_MPI_ETIMEOUT, msg, cap,
                 "MPI %s did not complete within %g s: a rank died or the ranks ran different "
                 "queries",
                 what, h->timeout_s);
+  if (st == LADLE_MPI_EPEER) drain(h, n, nrecv, reqs, what);
   return st;
 }
 
-/* The start of every operation: refused on a broken process or when
- * another rank's notice is in (which breaks it). */
-static int begin(const ladle_mpi_handle *h, const char *what, char *msg, size_t cap) {
-  if (atomic_load(&g_broken)) return refuse_broken(h, what, msg, cap);
+/* The start of every operation: refused on a dead process or a broken
+ * handle, or when another rank's notice is in (which breaks it). */
+static int begin(ladle_mpi_handle *h, const char *what, char *msg, size_t cap) {
+  if (atomic_load(&g_dead) || (h != NULL && h->broken)) return refuse_broken(h, what, msg, cap);
   char why[LADLE_MPI_NOTICE_BYTES + 32];
-  if (poll_notices(why, sizeof why))
+  if (poll_notice(h, why, sizeof why))
     return fail(h, LADLE_MPI_EPEER, msg, cap, "MPI %s refused: %s", what, why);
   return LADLE_MPI_OK;
 }
@@ -277,21 +341,21 @@ static int post_chunks(const ladle_mpi_handle *h, reqs *q, int send, const void 
     char *p = (char *)base + at + off;
     int i = reqs_push(q);
     if (i < 0)
-      return fail(h, LADLE_MPI_EFAIL, msg, cap, /* breaks: the posted ones stay pending */
+      return fail(h, LADLE_MPI_EFAIL, msg, cap, /* kills: the posted ones stay pending */
                   "MPI %s: out of memory for %d requests", what, q->n);
-    int rc = send ? MPI_Isend(p, (int)len, MPI_BYTE, peer, SHIM_TAG, h->comm, &q->r[i])
-                  : MPI_Irecv(p, (int)len, MPI_BYTE, peer, SHIM_TAG, h->comm, &q->r[i]);
+    int rc = send ? MPI_Isend(p, (int)len, MPI_BYTE, peer, tag_of(h), h->comm, &q->r[i])
+                  : MPI_Irecv(p, (int)len, MPI_BYTE, peer, tag_of(h), h->comm, &q->r[i]);
     if (rc != MPI_SUCCESS) return mpi_fail(h, send ? "MPI_Isend" : "MPI_Irecv", rc, what, msg, cap);
   }
   return LADLE_MPI_OK;
 }
 
-/* Sends to and receives from every other rank (the fallback of allgatherv
- * and alltoallv): rank r gets send_counts[r] bytes from in + send_displs[r]
- * and this rank gets recv_counts[r] bytes into out + recv_displs[r]; its own
- * part is a memmove. A NULL send_displs means in for every rank. Messages
- * between two ranks share one tag: MPI keeps them in order. */
-static int pairwise(const ladle_mpi_handle *h, const void *in, const size_t *send_counts,
+/* Sends to and receives from every other rank, every operation's one round:
+ * rank r gets send_counts[r] bytes from in + send_displs[r] and this rank
+ * gets recv_counts[r] bytes into out + recv_displs[r]; its own part is a
+ * memmove. A NULL send_displs means in for every rank. Messages between two
+ * ranks share one tag: MPI keeps them in order. */
+static int pairwise(ladle_mpi_handle *h, const void *in, const size_t *send_counts,
                     const size_t *send_displs, void *out, const size_t *recv_counts,
                     const size_t *recv_displs, const char *what, char *msg, size_t cap) {
   reqs q = {NULL, 0, 0};
@@ -301,6 +365,7 @@ static int pairwise(const ladle_mpi_handle *h, const void *in, const size_t *sen
     int peer = (h->rank + h->size - k) % h->size;
     st = post_chunks(h, &q, 0, out, recv_displs[peer], recv_counts[peer], peer, what, msg, cap);
   }
+  int nrecv = q.n;
   for (int k = 1; k < h->size && st == LADLE_MPI_OK; k++) {
     int peer = (h->rank + k) % h->size;
     size_t at = send_displs ? send_displs[peer] : 0;
@@ -311,48 +376,12 @@ static int pairwise(const ladle_mpi_handle *h, const void *in, const size_t *sen
     char *dst = (char *)out + recv_displs[h->rank];
     if (src != dst) memmove(dst, src, recv_counts[h->rank]);
   }
-  if (st == LADLE_MPI_OK) st = wait_all(h, q.n, q.r, what, msg, cap);
+  if (st == LADLE_MPI_OK) st = wait_all(h, q.n, nrecv, q.r, what, msg, cap);
   free(q.r); /* MPI keeps no pointer into it, pending requests included */
   return st;
 }
 
 /* --------------------------------------------------------------- helpers */
-
-/* Whether every one of the n values fits the handle's int limit. */
-static int all_fit(const ladle_mpi_handle *h, const size_t *a, int n) {
-  for (int i = 0; i < n; i++)
-    if (a[i] > h->int_limit) return 0;
-  return 1;
-}
-
-/* Whether any rank's alltoallv must go pairwise (into *any): each rank sees
- * only its own counts and displacements, so the ranks agree (a max over
- * them) lest some post the collective and others the pairwise messages and
- * both wait out the timeout. The flag is on the heap: a pending request may
- * still write it after a timeout (then it is leaked). */
-static int agree_on_pairwise(const ladle_mpi_handle *h, int mine, int *any, const char *what,
-                             char *msg, size_t cap) {
-  *any = mine;
-  if (h->size == 1) return LADLE_MPI_OK;
-  int *flag = malloc(sizeof *flag);
-  if (flag == NULL) return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
-  *flag = mine;
-  MPI_Request req;
-  int rc = MPI_Iallreduce(MPI_IN_PLACE, flag, 1, MPI_INT, MPI_MAX, h->comm, &req);
-  int st = rc != MPI_SUCCESS ? mpi_fail(h, "MPI_Iallreduce", rc, what, msg, cap)
-                             : wait_all(h, 1, &req, what, msg, cap);
-  if (st == LADLE_MPI_OK) *any = *flag;
-  if (rc != MPI_SUCCESS || st == LADLE_MPI_OK) free(flag);
-  return st;
-}
-
-/* n size_t values as ints into a fresh array (NULL: out of memory). */
-static int *to_ints(const size_t *a, int n) {
-  int *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
-  if (v != NULL)
-    for (int i = 0; i < n; i++) v[i] = (int)a[i];
-  return v;
-}
 
 static size_t sum(const size_t *a, int n) {
   size_t s = 0;
@@ -396,13 +425,9 @@ static int shim_init(double timeout_s, ladle_mpi_handle **out, ladle_mpi_info *i
   ladle_mpi_handle *h = calloc(1, sizeof *h);
   if (h == NULL) return fail(NULL, LADLE_MPI_ENOMEM, msg, cap, "MPI init: out of memory");
   h->timeout_s = timeout_s > 0 ? timeout_s : 600;
-  h->int_limit = INT_MAX;
   h->chunk = SHIM_CHUNK_MAX;
   size_t test = test_chunk_bytes();
-  if (test > 0) {
-    h->int_limit = test < h->int_limit ? test : h->int_limit;
-    h->chunk = test < h->chunk ? test : h->chunk;
-  }
+  if (test > 0 && test < h->chunk) h->chunk = test;
   int rc = MPI_SUCCESS, inited = 0, fin = 0, provided = MPI_THREAD_SINGLE;
   const char *call = "MPI_Initialized";
   pthread_mutex_lock(&g_mu);
@@ -446,13 +471,17 @@ static int shim_init(double timeout_s, ladle_mpi_handle **out, ladle_mpi_info *i
   if ((rc = MPI_Comm_idup(MPI_COMM_WORLD, &h->ctl, &req[1])) != MPI_SUCCESS)
     return mpi_fail(NULL, "MPI_Comm_idup", rc, "init", msg, cap); /* the first stays pending */
   /* the dups are collective: bounded like the rest (on a timeout they stay pending) */
-  int st = wait_all(h, 2, req, "init (MPI_Comm_idup of MPI_COMM_WORLD, twice)", msg, cap);
+  int st = poll_all(h, 2, req, h->timeout_s, NULL, "init", msg, cap);
+  if (st == LADLE_MPI_ETIMEOUT)
+    st = fail(h, st, msg, cap,
+              "MPI init (MPI_Comm_idup of MPI_COMM_WORLD, twice) did not complete within %g s: "
+              "a rank died or did not create its engine",
+              h->timeout_s);
   if (st != LADLE_MPI_OK) return st;
   call = "MPI_Comm_set_errhandler";
   if ((rc = MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN)) == MPI_SUCCESS &&
       (rc = MPI_Comm_set_errhandler(h->ctl, MPI_ERRORS_RETURN)) == MPI_SUCCESS)
-    call = "MPI_Irecv", rc = MPI_Irecv(h->notice, LADLE_MPI_NOTICE_BYTES, MPI_BYTE, MPI_ANY_SOURCE,
-                                       SHIM_NOTICE_TAG, h->ctl, &h->ctl_req);
+    call = "MPI_Irecv", rc = post_notice(h);
   if (rc != MPI_SUCCESS) {
     MPI_Comm_free(&h->comm);
     MPI_Comm_free(&h->ctl);
@@ -480,7 +509,6 @@ static int shim_init(double timeout_s, ladle_mpi_handle **out, ladle_mpi_info *i
     memcpy(info->library, lib, n);
     info->library[n] = '\0';
   }
-  info->int_limit_bytes = h->int_limit;
   info->chunk_bytes = h->chunk;
   *out = h;
   return LADLE_MPI_OK;
@@ -493,29 +521,11 @@ static int shim_allgatherv(ladle_mpi_handle *h, const void *in, const size_t *co
            counts[h->rank], sum(counts, h->size), h->size);
   int began = begin(h, what, msg, cap);
   if (began != LADLE_MPI_OK) return began;
-  if (!all_fit(h, counts, h->size) || !all_fit(h, displs, h->size)) {
-    size_t *sc = malloc((size_t)h->size * sizeof *sc);
-    if (sc == NULL) return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
-    for (int r = 0; r < h->size; r++) sc[r] = counts[h->rank];
-    int st = pairwise(h, in, sc, NULL, out, counts, displs, what, msg, cap);
-    free(sc);
-    return st;
-  }
-  int *ic = to_ints(counts, h->size), *id = to_ints(displs, h->size);
-  if (ic == NULL || id == NULL) {
-    free(ic);
-    free(id);
-    return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
-  }
-  const void *send = (const char *)in == (char *)out + displs[h->rank] ? MPI_IN_PLACE : in;
-  MPI_Request req;
-  int rc = MPI_Iallgatherv(send, ic[h->rank], MPI_BYTE, out, ic, id, MPI_BYTE, h->comm, &req);
-  int st = rc != MPI_SUCCESS ? mpi_fail(h, "MPI_Iallgatherv", rc, what, msg, cap)
-                             : wait_all(h, 1, &req, what, msg, cap);
-  if (rc != MPI_SUCCESS || st == LADLE_MPI_OK) { /* a pending request may still read them */
-    free(ic);
-    free(id);
-  }
+  size_t *sc = malloc((size_t)h->size * sizeof *sc);
+  if (sc == NULL) return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
+  for (int r = 0; r < h->size; r++) sc[r] = counts[h->rank];
+  int st = pairwise(h, in, sc, NULL, out, counts, displs, what, msg, cap);
+  free(sc);
   return st;
 }
 
@@ -531,27 +541,7 @@ static int shim_alltoallv(ladle_mpi_handle *h, const void *in, const size_t *sen
     return fail(h, LADLE_MPI_EINVAL, msg, cap,
                 "MPI %s: %zu bytes sent to this rank itself, %zu expected", what,
                 send_counts[h->rank], recv_counts[h->rank]);
-  int n = h->size, big = 0;
-  int st = agree_on_pairwise(h,
-                             !all_fit(h, send_counts, n) || !all_fit(h, send_displs, n) ||
-                                 !all_fit(h, recv_counts, n) || !all_fit(h, recv_displs, n),
-                             &big, what, msg, cap);
-  if (st != LADLE_MPI_OK) return st;
-  if (big)
-    return pairwise(h, in, send_counts, send_displs, out, recv_counts, recv_displs, what, msg, cap);
-  int *v[4] = {to_ints(send_counts, n), to_ints(send_displs, n), to_ints(recv_counts, n),
-               to_ints(recv_displs, n)};
-  if (v[0] == NULL || v[1] == NULL || v[2] == NULL || v[3] == NULL) {
-    for (int i = 0; i < 4; i++) free(v[i]);
-    return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
-  }
-  MPI_Request req;
-  int rc = MPI_Ialltoallv(in, v[0], v[1], MPI_BYTE, out, v[2], v[3], MPI_BYTE, h->comm, &req);
-  st = rc != MPI_SUCCESS ? mpi_fail(h, "MPI_Ialltoallv", rc, what, msg, cap)
-                         : wait_all(h, 1, &req, what, msg, cap);
-  if (rc != MPI_SUCCESS || st == LADLE_MPI_OK) /* a pending request may still read them */
-    for (int i = 0; i < 4; i++) free(v[i]);
-  return st;
+  return pairwise(h, in, send_counts, send_displs, out, recv_counts, recv_displs, what, msg, cap);
 }
 
 static int shim_bcast(ladle_mpi_handle *h, void *buf, size_t bytes, int root, char *msg,
@@ -562,23 +552,14 @@ static int shim_bcast(ladle_mpi_handle *h, void *buf, size_t bytes, int root, ch
   if (began != LADLE_MPI_OK) return began;
   if (root < 0 || root >= h->size)
     return fail(h, LADLE_MPI_EINVAL, msg, cap, "MPI %s: no such root rank", what);
-  /* past the int limit: one Ibcast per chunk, all in flight at once */
-  size_t step = bytes <= h->int_limit ? (bytes > 0 ? bytes : 1) : h->chunk;
-  size_t nreq = bytes == 0 ? 1 : (bytes + step - 1) / step;
-  MPI_Request one, *r = nreq == 1 ? &one : malloc(nreq * sizeof *r);
-  if (r == NULL) return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
-  int st = LADLE_MPI_OK;
-  size_t posted = 0;
-  for (size_t off = 0; posted < nreq; off += step, posted++) {
-    size_t len = bytes - off < step ? bytes - off : step;
-    int rc = MPI_Ibcast((char *)buf + off, (int)len, MPI_BYTE, root, h->comm, &r[posted]);
-    if (rc != MPI_SUCCESS) {
-      st = mpi_fail(h, "MPI_Ibcast", rc, what, msg, cap);
-      break;
-    }
-  }
-  if (st == LADLE_MPI_OK) st = wait_all(h, (int)nreq, r, what, msg, cap);
-  if (r != &one) free(r); /* MPI keeps no pointer into it */
+  /* the root sends to every rank; the others receive from it alone */
+  size_t *v = calloc(3 * (size_t)h->size, sizeof *v);
+  if (v == NULL) return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
+  size_t *sc = v, *rc = v + h->size, *at = v + 2 * (size_t)h->size; /* at: all 0 */
+  for (int r = 0; r < h->size && h->rank == root; r++) sc[r] = r == root ? 0 : bytes;
+  if (h->rank != root) rc[root] = bytes;
+  int st = pairwise(h, buf, sc, at, buf, rc, at, what, msg, cap);
+  free(v);
   return st;
 }
 
@@ -594,28 +575,59 @@ static int shim_allreduce(ladle_mpi_handle *h, const void *in, void *out, size_t
            type_names[type], h->size);
   int began = begin(h, what, msg, cap);
   if (began != LADLE_MPI_OK) return began;
-  MPI_Datatype dt = type == LADLE_MPI_I64   ? MPI_INT64_T
-                    : type == LADLE_MPI_U64 ? MPI_UINT64_T
-                                            : MPI_DOUBLE;
-  MPI_Op mop = op == LADLE_MPI_SUM ? MPI_SUM : op == LADLE_MPI_MIN ? MPI_MIN : MPI_MAX;
-  int in_place = in == out;
-  size_t step = n * 8 <= h->int_limit ? (n > 0 ? n : 1) : h->chunk >= 8 ? h->chunk / 8 : 1;
-  size_t nreq = n == 0 ? 1 : (n + step - 1) / step;
-  MPI_Request one, *r = nreq == 1 ? &one : malloc(nreq * sizeof *r);
-  if (r == NULL) return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
-  int st = LADLE_MPI_OK;
-  size_t posted = 0;
-  for (size_t off = 0; posted < nreq; off += step, posted++) {
-    size_t len = n - off < step ? n - off : step;
-    const void *send = in_place ? MPI_IN_PLACE : (const void *)((const char *)in + off * 8);
-    int rc = MPI_Iallreduce(send, (char *)out + off * 8, (int)len, dt, mop, h->comm, &r[posted]);
-    if (rc != MPI_SUCCESS) {
-      st = mpi_fail(h, "MPI_Iallreduce", rc, what, msg, cap);
-      break;
+  /* every rank's values gathered, then reduced here in rank order: the same
+   * bits on every rank, floats included */
+  size_t ranks = (size_t)h->size, bytes = n * 8;
+  if (n > 0 && bytes / 8 != n)
+    return fail(h, LADLE_MPI_EINVAL, msg, cap, "MPI %s: too many values", what);
+  void *all = malloc(bytes * ranks > 0 ? bytes * ranks : 1);
+  size_t *v = malloc(2 * ranks * sizeof *v);
+  if (all == NULL || v == NULL) {
+    free(all);
+    free(v);
+    return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
+  }
+  for (size_t r = 0; r < ranks; r++) {
+    v[r] = bytes;
+    v[ranks + r] = r * bytes;
+  }
+  int st = pairwise(h, in, v, NULL, all, v, v + ranks, what, msg, cap);
+  for (size_t i = 0; i < n && st == LADLE_MPI_OK; i++) {
+    if (type == LADLE_MPI_F64) {
+      double acc, x;
+      memcpy(&acc, (char *)all + i * 8, 8);
+      for (size_t r = 1; r < ranks; r++) {
+        memcpy(&x, (char *)all + r * bytes + i * 8, 8);
+        acc = op == LADLE_MPI_SUM   ? acc + x
+              : op == LADLE_MPI_MIN ? (x < acc ? x : acc)
+                                    : (x > acc ? x : acc);
+      }
+      memcpy((char *)out + i * 8, &acc, 8);
+    } else if (type == LADLE_MPI_U64) {
+      uint64_t acc, x;
+      memcpy(&acc, (char *)all + i * 8, 8);
+      for (size_t r = 1; r < ranks; r++) {
+        memcpy(&x, (char *)all + r * bytes + i * 8, 8);
+        acc = op == LADLE_MPI_SUM   ? acc + x
+              : op == LADLE_MPI_MIN ? (x < acc ? x : acc)
+                                    : (x > acc ? x : acc);
+      }
+      memcpy((char *)out + i * 8, &acc, 8);
+    } else {
+      uint64_t acc, x; /* a signed sum wraps as MPI's does, without undefined behaviour */
+      memcpy(&acc, (char *)all + i * 8, 8);
+      for (size_t r = 1; r < ranks; r++) {
+        memcpy(&x, (char *)all + r * bytes + i * 8, 8);
+        if (op == LADLE_MPI_SUM)
+          acc += x;
+        else if (op == LADLE_MPI_MIN ? (int64_t)x < (int64_t)acc : (int64_t)x > (int64_t)acc)
+          acc = x;
+      }
+      memcpy((char *)out + i * 8, &acc, 8);
     }
   }
-  if (st == LADLE_MPI_OK) st = wait_all(h, (int)nreq, r, what, msg, cap);
-  if (r != &one) free(r); /* MPI keeps no pointer into it */
+  free(all);
+  free(v);
   return st;
 }
 
@@ -624,10 +636,24 @@ static int shim_barrier(ladle_mpi_handle *h, char *msg, size_t cap) {
   snprintf(what, sizeof what, "barrier (%d ranks)", h->size);
   int began = begin(h, what, msg, cap);
   if (began != LADLE_MPI_OK) return began;
-  MPI_Request req;
-  int rc = MPI_Ibarrier(h->comm, &req);
-  if (rc != MPI_SUCCESS) return mpi_fail(h, "MPI_Ibarrier", rc, what, msg, cap);
-  return wait_all(h, 1, &req, what, msg, cap);
+  /* a byte to and from every other rank */
+  size_t ranks = (size_t)h->size;
+  size_t *v = calloc(3 * ranks, sizeof *v);
+  char *got = malloc(ranks);
+  if (v == NULL || got == NULL) {
+    free(v);
+    free(got);
+    return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI %s: out of memory", what);
+  }
+  for (size_t r = 0; r < ranks; r++) {
+    v[r] = r == (size_t)h->rank ? 0 : 1;
+    v[2 * ranks + r] = r;
+  }
+  static const char one = 1;
+  int st = pairwise(h, &one, v, NULL, got, v, v + 2 * ranks, what, msg, cap);
+  free(v);
+  free(got);
+  return st;
 }
 
 static void shim_free_handle(ladle_mpi_handle *h) {
@@ -646,9 +672,8 @@ static void shim_free_handle(ladle_mpi_handle *h) {
   }
   char why[LADLE_MPI_NOTICE_BYTES + 32];
   int quiet = cancel_notice(h, why, sizeof why);
-  if (why[0] != '\0') mark_broken(BROKEN_BY_PEER, why); /* a rank gave up after the last wait */
-  if (!atomic_load(&g_broken)) {
-    MPI_Comm_free(&h->comm);
+  if (!atomic_load(&g_dead)) {
+    MPI_Comm_free(&h->comm); /* sends let go still complete (or not) inside MPI */
     if (quiet) MPI_Comm_free(&h->ctl);
   }
   if (quiet) free(h); /* else the receive may still land in h->notice: leaked */
@@ -657,12 +682,12 @@ static void shim_free_handle(ladle_mpi_handle *h) {
 static int shim_notify(ladle_mpi_handle *h, const char *why, char *msg, size_t cap) {
   if (msg != NULL && cap > 0) msg[0] = '\0';
   if (why == NULL || *why == '\0') why = "(no reason given)";
-  char mine[sizeof g_why];
+  char mine[sizeof h->why];
   snprintf(mine, sizeof mine, "this rank gave up: %s", why);
-  int told = atomic_load(&g_broken), fin = 1;
-  told = told == BROKEN_BY_PEER || told == BROKEN_GAVE_UP; /* the job knows already */
-  mark_broken(BROKEN_GAVE_UP, mine); /* first: no operation starts from here on */
-  if (told || h->size < 2 || MPI_Finalized(&fin) != MPI_SUCCESS || fin) return LADLE_MPI_OK;
+  int told = h->broken != BROKEN_NO, fin = 1; /* a peer's notice, or this rank's: told */
+  mark_broken(h, BROKEN_GAVE_UP, mine);       /* first: no operation starts from here on */
+  if (told || atomic_load(&g_dead) || h->size < 2 || MPI_Finalized(&fin) != MPI_SUCCESS || fin)
+    return LADLE_MPI_OK;
   size_t len = strnlen(why, LADLE_MPI_NOTICE_BYTES - 1);
   char *text = malloc(LADLE_MPI_NOTICE_BYTES); /* kept while a send may read it */
   MPI_Request *r = malloc((size_t)(h->size - 1) * sizeof *r);
@@ -675,15 +700,15 @@ static int shim_notify(ladle_mpi_handle *h, const char *why, char *msg, size_t c
   text[len] = '\0';
   int st = LADLE_MPI_OK, n = 0;
   for (int k = 1; k < h->size; k++, n++) {
-    int rc = MPI_Isend(text, (int)len + 1, MPI_BYTE, (h->rank + k) % h->size, SHIM_NOTICE_TAG,
-                       h->ctl, &r[n]);
+    int rc =
+        MPI_Isend(text, (int)len + 1, MPI_BYTE, (h->rank + k) % h->size, tag_of(h), h->ctl, &r[n]);
     if (rc != MPI_SUCCESS) {
       st = mpi_fail(h, "MPI_Isend", rc, "notify", msg, cap);
       break;
     }
   }
   double bound = h->timeout_s < SHIM_NOTIFY_MAX_S ? h->timeout_s : SHIM_NOTIFY_MAX_S;
-  int sent = n == 0 ? LADLE_MPI_OK : poll_all(h, n, r, bound, 0, "notify", msg, cap);
+  int sent = n == 0 ? LADLE_MPI_OK : poll_all(h, n, r, bound, NULL, "notify", msg, cap);
   if (sent == LADLE_MPI_ETIMEOUT)
     fail(h, sent, msg, cap, "MPI notify: %d notices not delivered within %g s", n, bound);
   if (st == LADLE_MPI_OK) st = sent;
@@ -692,9 +717,26 @@ static int shim_notify(ladle_mpi_handle *h, const char *why, char *msg, size_t c
   return st;
 }
 
-static const ladle_mpi_shim shim_table = {LADLE_MPI_SHIM_ABI, shim_init,        shim_allgatherv,
-                                          shim_alltoallv,     shim_bcast,       shim_allreduce,
-                                          shim_barrier,       shim_free_handle, shim_notify};
+static int shim_recover(ladle_mpi_handle *h, char *msg, size_t cap) {
+  if (msg != NULL && cap > 0) msg[0] = '\0';
+  if (atomic_load(&g_dead)) return refuse_broken(h, "recover", msg, cap);
+  if (!h->broken) return LADLE_MPI_OK;
+  /* the epoch's notice receive: one from this epoch arriving later is the
+   * same failure told again (two ranks gave up at once), not a new one */
+  if (!cancel_notice(h, NULL, 0))
+    return fail(h, LADLE_MPI_EFAIL, msg, cap,
+                "MPI recover: the notice receive of epoch %u could not be cancelled", h->epoch);
+  h->epoch++;
+  int rc = post_notice(h);
+  if (rc != MPI_SUCCESS) return mpi_fail(h, "MPI_Irecv", rc, "recover", msg, cap);
+  h->broken = BROKEN_NO;
+  h->why[0] = '\0';
+  return LADLE_MPI_OK;
+}
+
+static const ladle_mpi_shim shim_table = {
+    LADLE_MPI_SHIM_ABI, shim_init,    shim_allgatherv,  shim_alltoallv, shim_bcast,
+    shim_allreduce,     shim_barrier, shim_free_handle, shim_notify,    shim_recover};
 
 /* The one exported symbol: the table when abi is the one this library was
  * built with, else NULL. */
