@@ -92,12 +92,16 @@ class SPMDEngine(Engine):
         )
 
     def _visit(self, lf: pl.LazyFrame, optimizations: Any) -> Any:
-        # Polars slices an in-memory frame itself when a head or slice reaches it
-        # (slice pushdown): on each rank alone, where the job's slice is of every
-        # rank's rows. ladle plans those slices itself (a sort's first rows become
-        # its top-k in the translator).
-        flags = pl.QueryOptFlags() if optimizations is None else optimizations
+        # Polars' optimizer decides from the in-memory frame it sees, which is this
+        # rank's alone: it slices the frame itself when a head or slice reaches it
+        # (slice pushdown), where the job's slice is of every rank's rows, and drops
+        # a sort over a frame of at most one row (sort collapse), where the job's
+        # rows are more: ranks of one row each gave their rows unsorted, as one
+        # plan (spmd_fuzz seed 41). ladle plans those slices and sorts itself (a
+        # sort's first rows become its top-k in the translator).
+        flags = pl.QueryOptFlags() if optimizations is None else optimizations.__copy__()
         flags.slice_pushdown = False
+        flags.sort_collapse = False
         return super()._visit(lf, flags)
 
     @classmethod

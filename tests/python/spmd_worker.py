@@ -383,6 +383,16 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
                     "empty_rank_cross_len": lambda x: x.select("k").join(x.select(pl.len()), how="cross")
                     .group_by("k").agg(pl.len())}.items():
         run_case(engine, name, q(ea.lazy()), q(wea.lazy()).collect(engine="in-memory"), False, None, found)
+    # a sort over ranks of at most one row each: Polars' optimizer drops a sort over
+    # such a frame (sort_collapse), on every rank alike, and the ranks' rows came back
+    # unsorted (spmd_fuzz seed 41); rank 0 holds none, the others one each, descending
+    tiny = pl.DataFrame({"d": [] if engine.rank == 0 else [-engine.rank * 10**17], "r": [] if engine.rank == 0 else [engine.rank]},
+                        schema={"d": pl.Int64, "r": pl.Int64})
+    wtiny = pl.DataFrame({"d": [-r * 10**17 for r in range(1, engine.nranks)], "r": list(range(1, engine.nranks))},
+                         schema={"d": pl.Int64, "r": pl.Int64})
+    for name, q in {"sort_tiny_frames": lambda x: x.sort("d"),
+                    "sort_tiny_frames_then_head": lambda x: x.sort("d", maintain_order=True).head(5)}.items():
+        run_case(engine, name, q(tiny.lazy()), q(wtiny.lazy()).collect(engine="in-memory"), True, None, found)
     # allgather of a polars frame: every rank's rows in rank order
     try:
         got = engine.allgather(a)
