@@ -58,6 +58,7 @@ typedef struct local_shared {
   pthread_cond_t cv; /* waits on CLOCK_MONOTONIC */
   int size;
   int arrived;       /* ranks waiting at the current barrier */
+  unsigned round_epoch; /* the epoch of the ranks waiting there (first barriers) */
   uint64_t gen;      /* completed barriers */
   int refs;          /* communicators not yet destroyed */
   local_slot *slots; /* size of them, one per rank */
@@ -85,14 +86,25 @@ static bool failure_counts(const local_shared *sh, const unsigned *epoch) {
  * waits past it withdraws and gets ETIMEDOUT (unless the barrier completed
  * meanwhile). With heed_epoch, a rank that finds a failure that counts in
  * that epoch, on arriving or while it waits, leaves (withdrawing) with
- * ECANCELED. */
+ * ECANCELED; and a barrier is of one epoch: a rank that arrives while ranks
+ * of another epoch wait waits first for them to leave (they are of an epoch
+ * that failed: a rank recovered from it), lest a rank that recovered and
+ * went on complete a barrier with ranks that have not yet seen the failure
+ * (ranks 1 and 2 in the barrier ending a query, rank 0 in the next query's
+ * first collective). */
 static int local_barrier(local_shared *sh, const struct timespec *deadline,
                          const unsigned *heed_epoch) {
   pthread_mutex_lock(&sh->mu);
-  if (failure_counts(sh, heed_epoch)) {
+  int rc = 0;
+  while (heed_epoch != NULL && sh->arrived > 0 && sh->round_epoch != *heed_epoch && rc == 0 &&
+         !failure_counts(sh, heed_epoch))
+    rc = deadline != NULL ? pthread_cond_timedwait(&sh->cv, &sh->mu, deadline)
+                          : pthread_cond_wait(&sh->cv, &sh->mu);
+  if (failure_counts(sh, heed_epoch) || rc != 0) {
     pthread_mutex_unlock(&sh->mu);
-    return ECANCELED;
+    return rc != 0 ? ETIMEDOUT : ECANCELED;
   }
+  if (heed_epoch != NULL && sh->arrived == 0) sh->round_epoch = *heed_epoch;
   uint64_t g = sh->gen;
   if (++sh->arrived == sh->size) {
     sh->arrived = 0;
@@ -104,13 +116,15 @@ static int local_barrier(local_shared *sh, const struct timespec *deadline,
   while (sh->gen == g) {
     if (failure_counts(sh, heed_epoch)) {
       sh->arrived--;
+      pthread_cond_broadcast(&sh->cv); /* a rank of a later epoch may wait for this one */
       pthread_mutex_unlock(&sh->mu);
       return ECANCELED;
     }
-    int rc = deadline != NULL ? pthread_cond_timedwait(&sh->cv, &sh->mu, deadline)
-                              : pthread_cond_wait(&sh->cv, &sh->mu);
+    rc = deadline != NULL ? pthread_cond_timedwait(&sh->cv, &sh->mu, deadline)
+                          : pthread_cond_wait(&sh->cv, &sh->mu);
     if (rc == ETIMEDOUT && sh->gen == g) {
       sh->arrived--;
+      pthread_cond_broadcast(&sh->cv);
       pthread_mutex_unlock(&sh->mu);
       return ETIMEDOUT;
     }
