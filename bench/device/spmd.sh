@@ -116,7 +116,8 @@ MPIARGS=""
 ok=0
 best=""
 : > "$OUT/mpi-smoke.log"
-for try_args in "" "--mca btl_vader_single_copy_mechanism none" "--mca btl_sm_single_copy_mechanism none" \
+for try_args in "" "--mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism cma" \
+    "--mca btl_vader_single_copy_mechanism none" "--mca btl_sm_single_copy_mechanism none" \
     "--mca btl self,tcp" "--mca btl self,tcp --mca btl_tcp_if_include lo"; do
   if timeout -k 5 45 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to none $try_args \
        $PY -c "$SMOKE" > "$OUT/mpi-try.log" 2>&1; then

@@ -141,7 +141,7 @@ static void gather_width(uint8_t *dst, const uint8_t *src, size_t w, const int64
 typedef struct move_job {
   const ladle_column *cols;
   size_t ncols;
-  int n;
+  int n, self; /* ranks; this one (its rows go from cols to out directly) */
   send_rows sr;
   uint8_t *send;
   const uint8_t *recv;
@@ -160,6 +160,7 @@ static ladle_status pack_task(void *ctx, size_t t, ladle_error *err) {
   const move_job *j = ctx;
   int r = (int)(t / j->ncols);
   size_t i = t % j->ncols;
+  if (r == j->self) return LADLE_OK; /* unpack_task takes its own rows from cols */
   const ladle_column *col = &j->cols[i];
   const send_rows *sr = &j->sr;
   int64_t rows = sr->rows[r], st = sr->start[r];
@@ -207,8 +208,50 @@ static ladle_status pack_task(void *ctx, size_t t, ladle_error *err) {
   return LADLE_OK;
 }
 
+/* This rank's own rows of column col into o from row `row`, its string bytes
+ * or list elements from `base`: straight from the column, as pack_task and
+ * unpack_task would have moved them through two buffers. */
+static void keep_own(const move_job *j, const ladle_column *col, ladle_column *o, int64_t row,
+                     int64_t base) {
+  const send_rows *sr = &j->sr;
+  ladle_type_id id = col->type.id;
+  int64_t rows = sr->rows[j->self], st = sr->start[j->self];
+  const int64_t *idx = sr->perm != NULL ? sr->perm + st : NULL;
+  size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
+  if (rows <= 0) return;
+  if (o->validity != NULL && id != LADLE_TYPE_NULL) {
+    if (col->validity == NULL)
+      bits_fill((uint8_t *)o->validity, row, rows);
+    else if (idx == NULL)
+      bits_copy((uint8_t *)o->validity, row, col->validity, st, rows);
+    else
+      for (int64_t k = 0; k < rows; k++)
+        ladle_bit_set((uint8_t *)o->validity, row + k, ladle_bit_get(col->validity, idx[k]));
+  }
+  if (w == 0 || col->values == NULL) return;
+  if (!has_offsets(id)) {
+    uint8_t *dst = (uint8_t *)o->values + (size_t)row * w;
+    if (idx == NULL)
+      memcpy(dst, (const uint8_t *)col->values + (size_t)st * w, (size_t)rows * w);
+    else
+      gather_width(dst, col->values, w, idx, rows);
+    return;
+  }
+  const int64_t *of = col->values;
+  int64_t *oo = (int64_t *)o->values, at = base;
+  for (int64_t k = 0; k < rows; k++) {
+    int64_t i = idx != NULL ? idx[k] : st + k;
+    oo[row + k] = at;
+    int64_t nb = of[i + 1] - of[i];
+    if (ladle_type_is_varlen(id) && nb > 0)
+      memcpy((char *)o->chars + at, col->chars + of[i], (size_t)nb);
+    at += nb;
+  }
+}
+
 /* Unpacks column i from every sender (task i: one column's validity bits of
- * two senders may share a byte, so a column is one task). */
+ * two senders may share a byte, so a column is one task); this rank's own
+ * rows come from the column itself (keep_own). */
 static ladle_status unpack_task(void *ctx, size_t i, ladle_error *err) {
   LADLE_UNUSED(err);
   const move_job *j = ctx;
@@ -218,6 +261,11 @@ static ladle_status unpack_task(void *ctx, size_t i, ladle_error *err) {
   size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
   int64_t base = 0; /* string bytes or list elements so far */
   for (int q = 0; q < j->n; q++) {
+    if (q == j->self) {
+      keep_own(j, col, o, j->rowat[q], base);
+      base += j->hin[i * (size_t)j->n + (size_t)q].extra;
+      continue;
+    }
     const uint8_t *p = j->recv + j->rseg[(size_t)q * j->ncols + i];
     const header *h = &j->hin[i * (size_t)j->n + (size_t)q];
     int64_t rin = j->rin[q], row = j->rowat[q];
@@ -269,7 +317,9 @@ static int64_t sent_elems(const int64_t *hout, size_t ncols, int r, size_t i) {
  * or three per column: small exchanges paid a latency per column and part.
  * Packing runs per (destination, column) and unpacking per column on the
  * pool's threads; the buffers are scratch blocks (reused between moves, not
- * faulted in afresh each time). */
+ * faulted in afresh each time). This rank's own rows skip both buffers: the
+ * unpacking gathers them from the columns (keep_own), one copy instead of
+ * three (pack, the transport's own, unpack): half the rows of 2 ranks. */
 static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
                                 const send_rows *sr, const int64_t *hout, const int64_t *rin,
                                 const header *hin, int64_t total, ladle_pool *pool,
@@ -291,7 +341,7 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
   for (int r = 0; r < n; r++) {
     z.sd[r] = at;
     z.rd[r] = rat;
-    for (size_t i = 0; i < ncols; i++) {
+    for (size_t i = 0; i < ncols && r != c->rank; i++) { /* its own rows: none */
       const ladle_column *col = &cols[i];
       const header *h = &hin[i * (size_t)n + (size_t)r];
       seg[(size_t)r * ncols + i] = at;
@@ -309,7 +359,8 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
     st = LADLE_OOM(err, "exchange buffers");
     goto done;
   }
-  move_job j = {cols, ncols, n, *sr, send, recv, seg, seg + nseg, rin, rowat, hin, out, total};
+  move_job j = {cols, ncols,      n,   c->rank, *sr, send, recv,
+                seg,  seg + nseg, rin, rowat,   hin, out,  total};
   double t0 = LADLE_PHASE_START();
   st = ladle_pool_run(pool, (size_t)n * ncols, pack_task, &j, err);
   LADLE_PHASE_END("exchange pack", (int64_t)at, t0);
