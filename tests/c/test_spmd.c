@@ -160,6 +160,22 @@ typedef struct rank_job {
   ladle_error err;
 } rank_job;
 
+/* Makes RANKS communicators into comms and runs fn on a thread per rank, job
+ * r at (char *)jobs + r * size (a rank_job first: its comm and rank are set
+ * here, the rest zeroed), and waits for them all. */
+static void run_ranks(ladle_comm **comms, void *jobs, size_t size, void *(*fn)(void *)) {
+  CHECK_OK(ladle_comm_local_create(RANKS, 30, comms, &err_));
+  memset(jobs, 0, size * RANKS);
+  pthread_t th[RANKS];
+  for (int r = 0; r < RANKS; r++) {
+    rank_job *j = (rank_job *)((char *)jobs + (size_t)r * size);
+    j->comm = comms[r];
+    j->rank = r;
+    pthread_create(&th[r], NULL, fn, j);
+  }
+  for (int r = 0; r < RANKS; r++) pthread_join(th[r], NULL);
+}
+
 static void *rank_main(void *arg) {
   rank_job *j = arg;
   ladle_engine_opts o = {LADLE_DEVICE_CPU, 0, 2, 128, 0, j->comm};
@@ -225,16 +241,8 @@ static void check_equal(ladle_result *got, ladle_result *exp, const char *what) 
 
 TEST(three_ranks_equal_one_engine) {
   ladle_comm *comms[RANKS];
-  CHECK_OK(ladle_comm_local_create(RANKS, 30, comms, &err_));
   rank_job jobs[RANKS];
-  memset(jobs, 0, sizeof jobs);
-  pthread_t th[RANKS];
-  for (int r = 0; r < RANKS; r++) {
-    jobs[r].comm = comms[r];
-    jobs[r].rank = r;
-    pthread_create(&th[r], NULL, rank_main, &jobs[r]);
-  }
-  for (int r = 0; r < RANKS; r++) pthread_join(th[r], NULL);
+  run_ranks(comms, jobs, sizeof jobs[0], rank_main);
   for (int r = 0; r < RANKS; r++) {
     if (jobs[r].st != LADLE_OK) fprintf(stderr, "  rank %d: %s\n", r, jobs[r].err.message);
     CHECK(jobs[r].st == LADLE_OK);
@@ -281,16 +289,8 @@ static void *asym_main(void *arg) {
 
 TEST(a_rank_with_another_query_is_named_on_every_rank) {
   ladle_comm *comms[RANKS];
-  CHECK_OK(ladle_comm_local_create(RANKS, 30, comms, &err_));
   rank_job jobs[RANKS];
-  memset(jobs, 0, sizeof jobs);
-  pthread_t th[RANKS];
-  for (int r = 0; r < RANKS; r++) {
-    jobs[r].comm = comms[r];
-    jobs[r].rank = r;
-    pthread_create(&th[r], NULL, asym_main, &jobs[r]);
-  }
-  for (int r = 0; r < RANKS; r++) pthread_join(th[r], NULL);
+  run_ranks(comms, jobs, sizeof jobs[0], asym_main);
   for (int r = 0; r < RANKS; r++) {
     CHECK(jobs[r].st == LADLE_ECOMM);
     CHECK(strstr(jobs[r].err.message, "rank 2 ran another query") != NULL);
@@ -354,16 +354,8 @@ static void *fail_main(void *arg) {
 
 TEST(a_query_failing_on_one_rank_fails_on_all_and_the_job_goes_on) {
   ladle_comm *comms[RANKS];
-  CHECK_OK(ladle_comm_local_create(RANKS, 30, comms, &err_));
   fail_job jobs[RANKS];
-  memset(jobs, 0, sizeof jobs);
-  pthread_t th[RANKS];
-  for (int r = 0; r < RANKS; r++) {
-    jobs[r].base.comm = comms[r];
-    jobs[r].base.rank = r;
-    pthread_create(&th[r], NULL, fail_main, &jobs[r]);
-  }
-  for (int r = 0; r < RANKS; r++) pthread_join(th[r], NULL);
+  run_ranks(comms, jobs, sizeof jobs[0], fail_main);
   for (int r = 0; r < RANKS; r++) {
     for (int k = 0; k < 2; k++) {
       CHECK(jobs[r].failed[k] != LADLE_OK);

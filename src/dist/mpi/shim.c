@@ -576,6 +576,28 @@ static int shim_bcast(ladle_mpi_handle *h, void *buf, size_t bytes, int root, ch
   return st;
 }
 
+/* The i-th of n values, every rank's n values back to back in all (bytes
+ * each): op over the ranks in rank order into out's i-th. A signed sum wraps
+ * as MPI's does, without undefined behaviour (added as unsigned). */
+#define SHIM_FOLD(NAME, T, ADD)                                                                \
+  static void NAME(const void *all, size_t bytes, size_t ranks, size_t i, int op, void *out) { \
+    T acc, x;                                                                                  \
+    memcpy(&acc, (const char *)all + i * 8, 8);                                                \
+    for (size_t r = 1; r < ranks; r++) {                                                       \
+      memcpy(&x, (const char *)all + r * bytes + i * 8, 8);                                    \
+      acc = op == LADLE_MPI_SUM   ? ADD(acc, x)                                                \
+            : op == LADLE_MPI_MIN ? (x < acc ? x : acc)                                        \
+                                  : (x > acc ? x : acc);                                       \
+    }                                                                                          \
+    memcpy((char *)out + i * 8, &acc, 8);                                                      \
+  }
+#define SHIM_PLUS(a, b) ((a) + (b))
+#define SHIM_WRAP_PLUS(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+SHIM_FOLD(fold_f64, double, SHIM_PLUS)
+SHIM_FOLD(fold_u64, uint64_t, SHIM_PLUS)
+SHIM_FOLD(fold_i64, int64_t, SHIM_WRAP_PLUS)
+#undef SHIM_FOLD
+
 static int shim_allreduce(ladle_mpi_handle *h, const void *in, void *out, size_t n, int type,
                           int op, char *msg, size_t cap) {
   static const char *const type_names[] = {"int64", "uint64", "float64"};
@@ -606,38 +628,12 @@ static int shim_allreduce(ladle_mpi_handle *h, const void *in, void *out, size_t
   }
   int st = pairwise(h, in, v, NULL, all, v, v + ranks, what, msg, cap);
   for (size_t i = 0; i < n && st == LADLE_MPI_OK; i++) {
-    if (type == LADLE_MPI_F64) {
-      double acc, x;
-      memcpy(&acc, (char *)all + i * 8, 8);
-      for (size_t r = 1; r < ranks; r++) {
-        memcpy(&x, (char *)all + r * bytes + i * 8, 8);
-        acc = op == LADLE_MPI_SUM   ? acc + x
-              : op == LADLE_MPI_MIN ? (x < acc ? x : acc)
-                                    : (x > acc ? x : acc);
-      }
-      memcpy((char *)out + i * 8, &acc, 8);
-    } else if (type == LADLE_MPI_U64) {
-      uint64_t acc, x;
-      memcpy(&acc, (char *)all + i * 8, 8);
-      for (size_t r = 1; r < ranks; r++) {
-        memcpy(&x, (char *)all + r * bytes + i * 8, 8);
-        acc = op == LADLE_MPI_SUM   ? acc + x
-              : op == LADLE_MPI_MIN ? (x < acc ? x : acc)
-                                    : (x > acc ? x : acc);
-      }
-      memcpy((char *)out + i * 8, &acc, 8);
-    } else {
-      uint64_t acc, x; /* a signed sum wraps as MPI's does, without undefined behaviour */
-      memcpy(&acc, (char *)all + i * 8, 8);
-      for (size_t r = 1; r < ranks; r++) {
-        memcpy(&x, (char *)all + r * bytes + i * 8, 8);
-        if (op == LADLE_MPI_SUM)
-          acc += x;
-        else if (op == LADLE_MPI_MIN ? (int64_t)x < (int64_t)acc : (int64_t)x > (int64_t)acc)
-          acc = x;
-      }
-      memcpy((char *)out + i * 8, &acc, 8);
-    }
+    if (type == LADLE_MPI_F64)
+      fold_f64(all, bytes, ranks, i, op, out);
+    else if (type == LADLE_MPI_U64)
+      fold_u64(all, bytes, ranks, i, op, out);
+    else
+      fold_i64(all, bytes, ranks, i, op, out);
   }
   free(all);
   free(v);
