@@ -134,6 +134,21 @@ static void gather_width(uint8_t *dst, const uint8_t *src, size_t w, const int64
   }
 }
 
+/* Rows a pack or unpack task moves of one fixed-width column's segment (a
+ * multiple of 8: a piece's validity bits start on a byte of the segment). A
+ * move of few columns had as few tasks as columns (a join's two), leaving
+ * most of the pool idle. */
+#define PIECE_ROWS ((int64_t)1 << 16)
+
+/* A task: rows [lo, hi) of column i's segment of rank r (pack: r the
+ * destination; unpack: the sender; whole: the column's every sender). */
+typedef struct piece {
+  int r;
+  size_t i;
+  int64_t lo, hi;
+  bool whole;
+} piece;
+
 /* One move's layout: per destination one block, the columns' segments back
  * to back; seg[r * ncols + i] where column i's segment for rank r starts in
  * the send buffer, rseg[q * ncols + i] where sender q's starts in the
@@ -150,37 +165,62 @@ typedef struct move_job {
   const header *hin;
   ladle_column *out;
   int64_t total;
+  const piece *tasks; /* the current pool run's */
 } move_job;
 
-/* Packs column i's segment for rank r (task r * ncols + i): segments start on
- * a byte, so the tasks never share one. Strings through a permutation send
- * their start offsets counted from 0 (rebased on arrival as a range's are). */
+/* Appends the pieces of `rows` rows of column i for rank r to t (at *n):
+ * one whole when the column has offsets (a string's bytes follow the rows
+ * before it), else one per PIECE_ROWS rows (at least one). */
+static void add_pieces(piece *t, size_t *n, int r, size_t i, const ladle_column *col,
+                       int64_t rows) {
+  if (has_offsets(col->type.id)) {
+    t[(*n)++] = (piece){r, i, 0, rows, true};
+    return;
+  }
+  int64_t lo = 0;
+  do {
+    int64_t hi = rows - lo > PIECE_ROWS ? lo + PIECE_ROWS : rows;
+    t[(*n)++] = (piece){r, i, lo, hi, false};
+    lo = hi;
+  } while (lo < rows);
+}
+
+/* Pieces add_pieces makes for `rows` rows. */
+static size_t count_pieces(const ladle_column *col, int64_t rows) {
+  return has_offsets(col->type.id) || rows <= 0 ? 1
+                                                : (size_t)((rows + PIECE_ROWS - 1) / PIECE_ROWS);
+}
+
+/* Packs a piece of column i's segment for destination r: segments start on
+ * a byte and pieces on a byte of them, so tasks never share one. Strings
+ * through a permutation send their start offsets counted from 0 (rebased on
+ * arrival as a range's are). */
 static ladle_status pack_task(void *ctx, size_t t, ladle_error *err) {
   LADLE_UNUSED(err);
   const move_job *j = ctx;
-  int r = (int)(t / j->ncols);
-  size_t i = t % j->ncols;
-  if (r == j->self) return LADLE_OK; /* unpack_task takes its own rows from cols */
-  const ladle_column *col = &j->cols[i];
+  const piece *pc = &j->tasks[t];
+  int r = pc->r;
+  const ladle_column *col = &j->cols[pc->i];
   const send_rows *sr = &j->sr;
-  int64_t rows = sr->rows[r], st = sr->start[r];
+  int64_t rows = sr->rows[r], st = sr->start[r], lo = pc->lo, hi = pc->hi, m = hi - lo;
   const int64_t *idx = sr->perm != NULL ? sr->perm + st : NULL;
-  uint8_t *p = j->send + j->seg[t];
+  uint8_t *p = j->send + j->seg[(size_t)r * j->ncols + pc->i];
   size_t w = has_offsets(col->type.id) ? 8 : ladle_type_width(col->type.id);
   if (col->validity != NULL) {
-    memset(p, 0, (size_t)ladle_bitmap_bytes(rows));
+    memset(p + lo / 8, 0, (size_t)(ladle_bitmap_bytes(hi) - lo / 8));
     if (idx == NULL) {
-      bits_copy(p, 0, col->validity, st, rows);
+      bits_copy(p, lo, col->validity, st + lo, m);
     } else {
-      for (int64_t k = 0; k < rows; k++)
+      for (int64_t k = lo; k < hi; k++)
         if (ladle_bit_get(col->validity, idx[k])) ladle_bit_set(p, k, true);
     }
     p += ladle_bitmap_bytes(rows);
   }
-  if (w > 0 && col->values != NULL && rows > 0) {
+  if (w > 0 && col->values != NULL && m > 0) {
     if (idx == NULL) {
-      memcpy(p, (const uint8_t *)col->values + (size_t)st * w, (size_t)rows * w);
-    } else if (has_offsets(col->type.id)) {
+      memcpy(p + (size_t)lo * w, (const uint8_t *)col->values + (size_t)(st + lo) * w,
+             (size_t)m * w);
+    } else if (has_offsets(col->type.id)) { /* whole: lo 0, hi rows */
       const int64_t *of = col->values;
       int64_t at = 0;
       for (int64_t k = 0; k < rows; k++) {
@@ -188,7 +228,7 @@ static ladle_status pack_task(void *ctx, size_t t, ladle_error *err) {
         at += of[idx[k] + 1] - of[idx[k]];
       }
     } else {
-      gather_width(p, col->values, w, idx, rows);
+      gather_width(p + (size_t)lo * w, col->values, w, idx + lo, m);
     }
     p += (size_t)rows * w;
   }
@@ -208,16 +248,31 @@ static ladle_status pack_task(void *ctx, size_t t, ladle_error *err) {
   return LADLE_OK;
 }
 
-/* This rank's own rows of column col into o from row `row`, its string bytes
- * or list elements from `base`: straight from the column, as pack_task and
- * unpack_task would have moved them through two buffers. */
+/* Rows [lo, hi) of this rank's own rows of fixed-width column col into o's
+ * values from output row `row` + lo: straight from the column, as pack_task
+ * and unpack_task would have moved them through two buffers. */
+static void keep_own_values(const move_job *j, const ladle_column *col, ladle_column *o,
+                            int64_t row, int64_t lo, int64_t hi) {
+  const send_rows *sr = &j->sr;
+  int64_t st = sr->start[j->self];
+  size_t w = ladle_type_width(col->type.id);
+  if (w == 0 || col->values == NULL || hi <= lo) return;
+  uint8_t *dst = (uint8_t *)o->values + (size_t)(row + lo) * w;
+  if (sr->perm == NULL)
+    memcpy(dst, (const uint8_t *)col->values + (size_t)(st + lo) * w, (size_t)(hi - lo) * w);
+  else
+    gather_width(dst, col->values, w, sr->perm + st + lo, hi - lo);
+}
+
+/* This rank's own rows of column col into o from row `row`: validity, and
+ * for a column with offsets its offsets and string bytes (from `base`);
+ * fixed-width values are keep_own_values' pieces. */
 static void keep_own(const move_job *j, const ladle_column *col, ladle_column *o, int64_t row,
                      int64_t base) {
   const send_rows *sr = &j->sr;
   ladle_type_id id = col->type.id;
   int64_t rows = sr->rows[j->self], st = sr->start[j->self];
   const int64_t *idx = sr->perm != NULL ? sr->perm + st : NULL;
-  size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
   if (rows <= 0) return;
   if (o->validity != NULL && id != LADLE_TYPE_NULL) {
     if (col->validity == NULL)
@@ -228,15 +283,7 @@ static void keep_own(const move_job *j, const ladle_column *col, ladle_column *o
       for (int64_t k = 0; k < rows; k++)
         ladle_bit_set((uint8_t *)o->validity, row + k, ladle_bit_get(col->validity, idx[k]));
   }
-  if (w == 0 || col->values == NULL) return;
-  if (!has_offsets(id)) {
-    uint8_t *dst = (uint8_t *)o->values + (size_t)row * w;
-    if (idx == NULL)
-      memcpy(dst, (const uint8_t *)col->values + (size_t)st * w, (size_t)rows * w);
-    else
-      gather_width(dst, col->values, w, idx, rows);
-    return;
-  }
+  if (!has_offsets(id) || col->values == NULL) return;
   const int64_t *of = col->values;
   int64_t *oo = (int64_t *)o->values, at = base;
   for (int64_t k = 0; k < rows; k++) {
@@ -249,16 +296,15 @@ static void keep_own(const move_job *j, const ladle_column *col, ladle_column *o
   }
 }
 
-/* Unpacks column i from every sender (task i: one column's validity bits of
- * two senders may share a byte, so a column is one task); this rank's own
+/* Unpacks column i's validity from every sender, and for a column with
+ * offsets its offsets and bytes too (a whole task: validity bits of two
+ * senders may share a byte, so a column's are one task); this rank's own
  * rows come from the column itself (keep_own). */
-static ladle_status unpack_task(void *ctx, size_t i, ladle_error *err) {
-  LADLE_UNUSED(err);
-  const move_job *j = ctx;
+static void unpack_whole(const move_job *j, size_t i) {
   const ladle_column *col = &j->cols[i];
   ladle_column *o = &j->out[i];
   ladle_type_id id = col->type.id;
-  size_t w = has_offsets(id) ? 8 : ladle_type_width(id);
+  bool offsets = has_offsets(id);
   int64_t base = 0; /* string bytes or list elements so far */
   for (int q = 0; q < j->n; q++) {
     if (q == j->self) {
@@ -275,28 +321,49 @@ static ladle_status unpack_task(void *ctx, size_t i, ladle_error *err) {
     } else if (o->validity != NULL && id != LADLE_TYPE_NULL) {
       bits_fill((uint8_t *)o->validity, row, rin);
     }
-    if (w > 0 && col->values != NULL && rin > 0) {
-      if (has_offsets(id)) { /* start offsets rebased on the elements before this sender's */
-        int64_t *oo = (int64_t *)o->values, first;
-        memcpy(&first, p, 8);
-        for (int64_t k = 0; k < rin; k++) {
-          int64_t v;
-          memcpy(&v, p + (size_t)k * 8, 8);
-          oo[row + k] = v - first + base;
-        }
-      } else {
-        memcpy((uint8_t *)o->values + (size_t)row * w, p, (size_t)rin * w);
+    if (offsets && col->values != NULL && rin > 0) { /* rebased on the elements before */
+      int64_t *oo = (int64_t *)o->values, first;
+      memcpy(&first, p, 8);
+      for (int64_t k = 0; k < rin; k++) {
+        int64_t v;
+        memcpy(&v, p + (size_t)k * 8, 8);
+        oo[row + k] = v - first + base;
       }
-      p += (size_t)rin * w;
+      p += (size_t)rin * 8;
     }
     if (ladle_type_is_varlen(id) && h->extra > 0)
       memcpy((char *)o->chars + base, p, (size_t)h->extra);
     base += h->extra;
   }
-  if (has_offsets(id)) ((int64_t *)o->values)[j->total] = base;
+  if (offsets) ((int64_t *)o->values)[j->total] = base;
   o->null_count = id == LADLE_TYPE_NULL ? j->total
                   : o->validity != NULL ? ladle_bitmap_count_unset(o->validity, j->total)
                                         : 0;
+}
+
+/* An unpack task: a column's whole part, or a piece of a fixed-width
+ * column's values from one sender (its own rows from the column). */
+static ladle_status unpack_task(void *ctx, size_t t, ladle_error *err) {
+  LADLE_UNUSED(err);
+  const move_job *j = ctx;
+  const piece *pc = &j->tasks[t];
+  if (pc->whole) {
+    unpack_whole(j, pc->i);
+    return LADLE_OK;
+  }
+  const ladle_column *col = &j->cols[pc->i];
+  ladle_column *o = &j->out[pc->i];
+  int q = pc->r;
+  size_t w = ladle_type_width(col->type.id);
+  if (q == j->self) {
+    keep_own_values(j, col, o, j->rowat[q], pc->lo, pc->hi);
+    return LADLE_OK;
+  }
+  if (w == 0 || col->values == NULL || pc->hi <= pc->lo) return LADLE_OK;
+  const uint8_t *p = j->recv + j->rseg[(size_t)q * j->ncols + pc->i];
+  if (j->hin[pc->i * (size_t)j->n + (size_t)q].has_validity) p += ladle_bitmap_bytes(j->rin[q]);
+  memcpy((uint8_t *)o->values + (size_t)(j->rowat[q] + pc->lo) * w, p + (size_t)pc->lo * w,
+         (size_t)(pc->hi - pc->lo) * w);
   return LADLE_OK;
 }
 
@@ -315,11 +382,11 @@ static int64_t sent_elems(const int64_t *hout, size_t ncols, int r, size_t i) {
  * segments back to back (seg_bytes), unpacked into out[i]; a list's elements
  * then move as a column of their own (move_many). One round instead of two
  * or three per column: small exchanges paid a latency per column and part.
- * Packing runs per (destination, column) and unpacking per column on the
- * pool's threads; the buffers are scratch blocks (reused between moves, not
- * faulted in afresh each time). This rank's own rows skip both buffers: the
- * unpacking gathers them from the columns (keep_own), one copy instead of
- * three (pack, the transport's own, unpack): half the rows of 2 ranks. */
+ * Packing runs per (destination, column, piece of rows) and unpacking per
+ * column and per (sender, fixed-width column, piece) on the pool's threads; the buffers are scratch
+ * blocks (reused between moves, not faulted in afresh each time). This rank's own rows skip both
+ * buffers: the unpacking gathers them from the columns (keep_own), one copy instead of three (pack,
+ * the transport's own, unpack): half the rows of 2 ranks. */
 static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t ncols,
                                 const send_rows *sr, const int64_t *hout, const int64_t *rin,
                                 const header *hin, int64_t total, ladle_pool *pool,
@@ -329,6 +396,7 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
   sizes z = {0};
   LADLE_RETURN_NOT_OK(sizes_init(&z, n, err));
   uint8_t *send = NULL, *recv = NULL;
+  piece *tasks = NULL;
   size_t *seg = calloc(nseg * 2, sizeof *seg);
   int64_t *rowat = calloc((size_t)n, sizeof *rowat);
   size_t made = 0;
@@ -359,10 +427,28 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
     st = LADLE_OOM(err, "exchange buffers");
     goto done;
   }
-  move_job j = {cols, ncols,      n,   c->rank, *sr, send, recv,
-                seg,  seg + nseg, rin, rowat,   hin, out,  total};
+  move_job j = {cols,       ncols, n,     c->rank, *sr, send,  recv, seg,
+                seg + nseg, rin,   rowat, hin,     out, total, NULL};
+  /* the pack tasks: pieces of every column for every other rank; the unpack
+   * ones: each column's whole part, then pieces of every fixed-width
+   * column's values from every sender */
+  size_t npack = 0, nunpack = ncols, ntask = 0;
+  for (int r = 0; r < n; r++)
+    for (size_t i = 0; i < ncols; i++) {
+      if (r != c->rank) npack += count_pieces(&cols[i], sr->rows[r]);
+      if (!has_offsets(cols[i].type.id)) nunpack += count_pieces(&cols[i], rin[r]);
+    }
+  tasks = malloc(LADLE_MAX(LADLE_MAX(npack, nunpack), 1) * sizeof *tasks);
+  if (tasks == NULL) {
+    st = LADLE_OOM(err, "exchange tasks");
+    goto done;
+  }
+  for (int r = 0; r < n; r++)
+    for (size_t i = 0; i < ncols && r != c->rank; i++)
+      add_pieces(tasks, &ntask, r, i, &cols[i], sr->rows[r]);
+  j.tasks = tasks;
   double t0 = LADLE_PHASE_START();
-  st = ladle_pool_run(pool, (size_t)n * ncols, pack_task, &j, err);
+  st = ladle_pool_run(pool, ntask, pack_task, &j, err);
   LADLE_PHASE_END("exchange pack", (int64_t)at, t0);
   if (st != LADLE_OK) goto done;
   t0 = LADLE_PHASE_START();
@@ -384,8 +470,13 @@ static ladle_status move_packed(ladle_comm *c, const ladle_column *cols, size_t 
     made--;
     goto done;
   }
+  ntask = 0;
+  for (size_t i = 0; i < ncols; i++) tasks[ntask++] = (piece){0, i, 0, 0, true};
+  for (int q = 0; q < n; q++)
+    for (size_t i = 0; i < ncols; i++)
+      if (!has_offsets(cols[i].type.id)) add_pieces(tasks, &ntask, q, i, &cols[i], rin[q]);
   t0 = LADLE_PHASE_START();
-  st = ladle_pool_run(pool, ncols, unpack_task, &j, err);
+  st = ladle_pool_run(pool, ntask, unpack_task, &j, err);
   LADLE_PHASE_END("exchange unpack", total, t0);
   for (size_t i = 0; i < ncols && st == LADLE_OK; i++) {
     ladle_column *o = &out[i];
@@ -418,6 +509,7 @@ done:
     for (size_t i = 0; i < made; i++) ladle_column_release(&out[i]);
   ladle_scratch_free(send);
   ladle_scratch_free(recv);
+  free(tasks);
   free(seg);
   free(rowat);
   free(z.sc);
