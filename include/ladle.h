@@ -707,6 +707,12 @@ typedef struct ladle_comm_callbacks {
   int (*barrier)(void *user, char *msg, size_t cap);
   void (*release)(void *user); /* NULL: nothing to release */
   const char *name; /* what ladle_comm_name answers (copied; < 32 bytes); NULL: "callbacks" */
+  /* This rank gives up on the query (its own failure, `why`): tell the other
+   * ranks, so that a collective they wait in for this rank fails at once
+   * rather than at the transport's timeout. Optional (NULL: nobody is told);
+   * after it, and after any callback's failure, the communicator refuses
+   * everything. */
+  void (*fail)(void *user, const char *why);
 } ladle_comm_callbacks;
 
 /* A communicator of `size` ranks, this one `rank`, whose collectives are cb's

@@ -569,6 +569,19 @@ static int py_cb_barrier(void *user, char *msg, size_t cap) {
   return rc;
 }
 
+/* The engine gave up on a query on this rank: ops.fail(why) tells the
+ * others (its errors are dropped: telling is best effort). */
+static void py_cb_give_up(void *user, const char *why) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *text = PyUnicode_DecodeUTF8(why, (Py_ssize_t)strlen(why), "replace");
+  PyObject *r = text != NULL ? PyObject_CallMethod(o->ops, "fail", "O", text) : NULL;
+  if (r == NULL) PyErr_Clear();
+  Py_XDECREF(r);
+  Py_XDECREF(text);
+  PyGILState_Release(g);
+}
+
 static void py_cb_release(void *user) {
   py_comm_ops *o = user;
   PyGILState_STATE g = PyGILState_Ensure();
@@ -593,7 +606,8 @@ static int py_cb_int_attr(PyObject *ops, const char *name, int *out) {
 }
 
 /* The "callbacks" communicator over ops (see py_comm_ops): ops.rank and
- * ops.size, ops.name (optional, a str) as its name. */
+ * ops.size, ops.name (optional, a str) as its name, ops.fail(why)
+ * (optional) called when a query fails on this rank. */
 static ladle_status comm_create_py(PyObject *ops, ladle_comm **out, ladle_error *err, int *pyerr) {
   int rank = 0, size = 0;
   *pyerr = 1;
@@ -627,7 +641,8 @@ static ladle_status comm_create_py(PyObject *ops, ladle_comm **out, ladle_error 
                              .allreduce = py_cb_allreduce,
                              .barrier = py_cb_barrier,
                              .release = py_cb_release,
-                             .name = name};
+                             .name = name,
+                             .fail = PyObject_HasAttrString(ops, "fail") ? py_cb_give_up : NULL};
   *pyerr = 0;
   ladle_status st = ladle_comm_create_callbacks(&cb, rank, size, out, err);
   Py_XDECREF(name_obj); /* the name was copied */

@@ -5,14 +5,25 @@ ladle's C engine calls these methods (python/ladle/_native.c's trampolines) with
 memoryviews over its own host buffers, counts and displacements in bytes. Each
 becomes a uint8 tensor over the same memory (``torch.frombuffer``, no copy) and
 one torch.distributed collective on CPU tensors, so the group must move CPU
-tensors (gloo, or a group with a gloo part). A view is valid only during the
-call: nothing here keeps one. Failures raise; the C side turns the exception
-into LadleCommError and refuses every later collective. Timeouts are the process
-group's own.
+tensors (gloo, or a group with a gloo part). Failures raise; the C side turns the
+exception into LadleCommError and refuses every later collective. Timeouts are
+the process group's own.
+
+A rank whose query fails calls ``fail(why)``: the reason goes into the default
+group's store (under a prefix of this communicator), and every rank's wait for a
+collective (issued with ``async_op=True``, polled) checks the store every 5 ms,
+so a rank that waits for one that gave up raises "rank R failed: <why>" at once
+rather than at gloo's timeout. gloo cannot cancel the abandoned collective, which
+still holds its tensors: so every collective moves torch-owned copies of ladle's
+buffers (a copy in, a copy out), and an abandoned one's are kept alive for the
+life of the communicator. The memory ladle passes in is only read or written
+during the call.
 """
 
 from __future__ import annotations
 
+import itertools
+import time
 import warnings
 from typing import Any, Sequence
 
@@ -23,6 +34,8 @@ _U8 = torch.uint8
 _SIGN = -(1 << 63)  # flips the top bit: unsigned order becomes signed order
 _OPS = (dist.ReduceOp.SUM, dist.ReduceOp.MIN, dist.ReduceOp.MAX)  # src/dist/comm.h's order
 _TYPES = (torch.int64, torch.int64, torch.float64)  # int64, uint64 (as int64), float64
+_CHECK_S = 0.005  # how often a wait looks in the store for another rank's failure
+_COUNT = itertools.count()  # communicators made in this process: each one's store prefix
 
 
 def _view(buf: memoryview, dtype: torch.dtype = _U8) -> torch.Tensor:
@@ -36,13 +49,6 @@ def _view(buf: memoryview, dtype: torch.dtype = _U8) -> torch.Tensor:
             warnings.simplefilter("ignore", UserWarning)
             return torch.frombuffer(buf, dtype=dtype)
     return torch.frombuffer(buf, dtype=dtype)
-
-
-def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether two byte tensors share memory."""
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    return a.data_ptr() < b.data_ptr() + b.numel() and b.data_ptr() < a.data_ptr() + a.numel()
 
 
 def _packed(counts: Sequence[int], displs: Sequence[int]) -> bool:
@@ -67,6 +73,51 @@ class TorchCollectives:
         self.size: int = dist.get_world_size(group)
         # broadcast's src is a rank of the default group
         self._global = [dist.get_global_rank(group, r) for r in range(self.size)]
+        # every rank makes its communicators in the same order (the engine is
+        # SPMD), so the n-th one's prefix is the same on every rank
+        self._store = dist.PrefixStore(f"ladle/comm{next(_COUNT)}/", dist.distributed_c10d._get_default_store())
+        self._gone: str | None = None  # why this communicator stopped
+        self._kept: list[Any] = []  # abandoned collectives and their tensors
+
+    def fail(self, why: str) -> None:
+        """This rank gives up on the query: tells the others (best effort)."""
+        if self._gone is not None:  # told already, or told by another rank
+            return
+        self._gone = f"this rank gave up: {why}"
+        try:
+            self._store.set("why", f"rank {self.rank} failed: {why}"[:4000])
+            self._store.add("failed", 1)
+        except Exception:  # noqa: BLE001 - the others then wait for gloo's timeout
+            pass
+
+    def _peer_failed(self) -> str | None:
+        """Another rank's reason, when one gave up (add(key, 0) reads without blocking)."""
+        if self._store.add("failed", 0) <= 0:
+            return None
+        try:
+            return self._store.get("why").decode("utf-8", errors="replace")
+        except Exception:  # noqa: BLE001
+            return "another rank failed"
+
+    def _wait(self, work: Any, *keep: torch.Tensor) -> None:
+        """Waits for work; raises gloo's error, or another rank's failure (then work
+        and the tensors it moves stay referenced: gloo cannot cancel it)."""
+        why, spins, last = None, 0, time.monotonic()
+        while not work.is_completed():
+            spins += 1
+            if spins > 200:
+                time.sleep(0.0001)
+            now = time.monotonic()
+            if now - last >= _CHECK_S:
+                last = now
+                why = self._peer_failed()
+                if why is not None:
+                    break
+        if why is not None and not work.is_completed():
+            self._kept.append((work, keep))
+            self._gone = why
+            raise RuntimeError(why)
+        work.wait()
 
     def allgatherv(self, inbuf: memoryview, counts: list[int], displs: list[int], outbuf: memoryview) -> None:
         """Rank r's counts[r] bytes into outbuf at displs[r], on every rank."""
@@ -76,21 +127,18 @@ class TorchCollectives:
         if all(x == c for x in counts) and all(displs[r] == r * c for r in range(n)):
             if c == 0:
                 return
-            dst = out[: n * c]
-            if _overlap(src, dst):  # in place: this rank's part of out is its input
-                src = src.clone()
-            dist.all_gather_into_tensor(dst, src, group=g)
+            send, dst = src.clone(), torch.empty(n * c, dtype=_U8)
+            self._wait(dist.all_gather_into_tensor(dst, send, group=g, async_op=True), dst, send)
+            out[: n * c].copy_(dst)
             return
         # uneven counts or scattered parts: every rank sends the largest count
         m = max(counts)
         if m == 0:
             return
-        send = src
-        if src.numel() != m:
-            send = torch.zeros(m, dtype=_U8)
-            send[: src.numel()].copy_(src)
+        send = torch.zeros(m, dtype=_U8)
+        send[: src.numel()].copy_(src)
         gathered = torch.empty(n * m, dtype=_U8)
-        dist.all_gather_into_tensor(gathered, send, group=g)
+        self._wait(dist.all_gather_into_tensor(gathered, send, group=g, async_op=True), gathered, send)
         for r in range(n):
             if counts[r]:
                 out[displs[r] : displs[r] + counts[r]].copy_(gathered[r * m : r * m + counts[r]])
@@ -104,14 +152,17 @@ class TorchCollectives:
         src, out = _view(inbuf), _view(outbuf)
         stot, rtot = sum(send_counts), sum(recv_counts)
         if _packed(send_counts, send_displs):
-            send = src[:stot]
+            send = src[:stot].clone()
         else:
             send = torch.cat([src[send_displs[r] : send_displs[r] + send_counts[r]] for r in range(n)])
         recv_packed = _packed(recv_counts, recv_displs)
-        recv = out[:rtot] if recv_packed else torch.empty(rtot, dtype=_U8)
-        dist.all_to_all_single(recv, send, output_split_sizes=list(recv_counts),
-                               input_split_sizes=list(send_counts), group=self.group)
-        if not recv_packed:
+        recv = torch.empty(rtot, dtype=_U8)
+        work = dist.all_to_all_single(recv, send, output_split_sizes=list(recv_counts),
+                                      input_split_sizes=list(send_counts), group=self.group, async_op=True)
+        self._wait(work, recv, send)
+        if recv_packed:
+            out[:rtot].copy_(recv)
+        else:
             at = 0
             for r in range(n):
                 c = recv_counts[r]
@@ -123,7 +174,10 @@ class TorchCollectives:
         """root's bytes of buf into every rank's buf."""
         if buf.nbytes == 0:  # every rank has the same size: nothing to move
             return
-        dist.broadcast(_view(buf), src=self._global[root], group=self.group)
+        view = _view(buf)
+        t = view.clone()
+        self._wait(dist.broadcast(t, src=self._global[root], group=self.group, async_op=True), t)
+        view.copy_(t)
 
     def allreduce(self, inbuf: memoryview, outbuf: memoryview, n: int, elem_type: int, op: int) -> None:
         """outbuf[i] = op over the ranks of inbuf[i], i < n. type 0 int64, 1 uint64,
@@ -135,19 +189,17 @@ class TorchCollectives:
         if not (0 <= elem_type < len(_TYPES) and 0 <= op < len(_OPS)):
             raise ValueError(f"allreduce: unknown type {elem_type} or operation {op}")
         dt = _TYPES[elem_type]
-        out = _view(outbuf, dt)
-        src = _view(inbuf, dt)
-        if src.data_ptr() != out.data_ptr():
-            out.copy_(src)
+        t = _view(inbuf, dt).clone()
         flip = elem_type == 1 and op != 0
         if flip:
-            out.bitwise_xor_(_SIGN)
-        dist.all_reduce(out, op=_OPS[op], group=self.group)
+            t.bitwise_xor_(_SIGN)
+        self._wait(dist.all_reduce(t, op=_OPS[op], group=self.group, async_op=True), t)
         if flip:
-            out.bitwise_xor_(_SIGN)
+            t.bitwise_xor_(_SIGN)
+        _view(outbuf, dt).copy_(t)
 
     def barrier(self) -> None:
-        dist.barrier(group=self.group)
+        self._wait(dist.barrier(group=self.group, async_op=True))
 
 
 def cpu_group(group: Any, timeout: float | None) -> Any:

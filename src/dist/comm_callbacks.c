@@ -4,8 +4,10 @@
  * allgather is built here from allgatherv; device buffers are refused by
  * name. A callback's failure becomes LADLE_ECOMM naming the rank and the
  * operation, and breaks the communicator for good: every later collective is
- * refused at once (the ranks can no longer be trusted to agree), as with MPI.
- * The callbacks' own timeouts are the only ones: this file waits for nothing. */
+ * refused at once (the ranks can no longer be trusted to agree; there is no
+ * c->recover). A rank whose query fails calls the optional fail callback
+ * (c->fail), which tells the others. The callbacks' own timeouts are the
+ * only ones: this file waits for nothing. */
 #include <stdio.h>
 
 #include "comm.h"
@@ -131,6 +133,17 @@ static ladle_status cb_barrier(ladle_comm *c, ladle_error *err) {
   return cb_leave(c, "barrier", rc, msg, err);
 }
 
+/* c->fail: the caller's fail callback tells the other ranks; this
+ * communicator refuses everything after. */
+static void cb_give_up(ladle_comm *c, const char *why) {
+  cb_comm *m = c->impl;
+  if (!m->broken) {
+    m->broken = true;
+    snprintf(m->why, sizeof m->why, "this rank gave up: %s", why);
+  }
+  m->cb.fail(m->cb.user, why);
+}
+
 static void cb_destroy(ladle_comm *c) {
   cb_comm *m = c->impl;
   if (m->cb.release != NULL) m->cb.release(m->cb.user);
@@ -183,6 +196,7 @@ ladle_status ladle_comm_create_callbacks(const ladle_comm_callbacks *cb, int ran
   c->rank = rank;
   c->size = size;
   c->impl = m;
+  if (cb->fail != NULL) c->fail = cb_give_up;
   *out_comm = c;
   return LADLE_OK;
 }

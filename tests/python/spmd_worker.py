@@ -493,9 +493,13 @@ def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
     timeout), and the job goes on: the next query gives every rank the right answer.
     Before a group-by's exchange of some MB a pair (sends to rank 1 left pending),
     and in a query with no exchange (the barrier ending each query tells the
-    others). MPI only: torch's gloo collectives cannot be interrupted (its first
-    failure is its last)."""
-    if engine.nranks < 2 or engine.comm != "mpi":
+    others). Under torch, gloo's collectives cannot be interrupted: the others
+    still fail at once, naming rank 1 (through the store), but the first failure
+    is the communicator's last: every later query raises, at once (torch_failed_query)."""
+    if engine.nranks < 2:
+        return
+    if engine.comm != "mpi":
+        torch_failed_query(engine, found)
         return
     n = 300_000
     k = np.arange(n, dtype=np.int64) % 1000
@@ -523,6 +527,30 @@ def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
         lf = pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)}).lazy().group_by("k").agg(pl.col("v").sum())
         expected = whole.lazy().group_by("k").agg(pl.col("v").sum()).collect(engine="in-memory")
         run_case(engine, f"after_{name}", lf, expected, False, True, found)
+
+
+def torch_failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
+    """failed_query on torch's communicator: rank 1's strict cast fails before an
+    exchange of MBs a pair the others wait in; they raise within seconds naming rank
+    1 (not at gloo's timeout), and the next query raises on every rank at once."""
+    n = 300_000
+    v = np.full(n, 7, dtype=np.int64)
+    if engine.rank == 1:
+        v[n // 2] = -1
+    f = pl.DataFrame({"k": np.arange(n, dtype=np.int64) % 1000, "v": v})
+    lf = f.lazy().with_columns(pl.col("v").cast(pl.UInt8)).group_by("k").agg(pl.col("v").sum())
+    for name, want in (("torch_fails_before_exchange", "strict cast"), ("torch_after_failure", "")):
+        t0 = time.perf_counter()
+        try:
+            engine.execute(lf)
+            found[name] = {"ok": False, "why": "no error"}
+        except Exception as e:
+            took = time.perf_counter() - t0
+            text = f"{type(e).__name__}: {e}"
+            ok = want in text and took < 20
+            if engine.rank != 1 or name == "torch_after_failure":
+                ok = ok and isinstance(e, ladle.LadleCommError) and ("rank 1 failed" in text or "gave up" in text)
+            found[name] = {"ok": ok, "why": text, "s": round(took, 3)}
 
 
 def kill(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any], out: Path) -> None:
