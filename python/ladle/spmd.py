@@ -97,11 +97,14 @@ class SPMDEngine(Engine):
         # (slice pushdown), where the job's slice is of every rank's rows, and drops
         # a sort over a frame of at most one row (sort collapse), where the job's
         # rows are more: ranks of one row each gave their rows unsorted, as one
-        # plan (spmd_fuzz seed 41). ladle plans those slices and sorts itself (a
-        # sort's first rows become its top-k in the translator).
+        # plan (spmd_fuzz seed 41); and it reorders joins by the frames' heights
+        # (join order), which differ between ranks: "the ranks ran different
+        # queries" (seed 46). ladle plans those slices and sorts itself (a sort's
+        # first rows become its top-k in the translator), and its joins as written.
         flags = pl.QueryOptFlags() if optimizations is None else optimizations.__copy__()
         flags.slice_pushdown = False
         flags.sort_collapse = False
+        flags.join_order = False
         return super()._visit(lf, flags)
 
     @classmethod
