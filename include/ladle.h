@@ -746,6 +746,17 @@ typedef struct ladle_engine_opts {
 LADLE_API ladle_status ladle_engine_create(const ladle_engine_opts *opts, ladle_engine **out_engine,
                                            ladle_error *err);
 LADLE_API void ladle_engine_destroy(ladle_engine *engine);
+/* This rank's query failed before it reached the engine (a front end's own
+ * error: a plan it could not translate, on this rank alone). The query counts
+ * as run (the next one's fingerprint agrees with the other ranks'), and where
+ * the engine's communicator recovers, the other ranks are told (they may wait
+ * for this one in the query's first collective, and fail naming it and why)
+ * and the communicator recovers, as after a query that failed inside the
+ * engine. Nothing is told on a communicator that does not recover (torch's
+ * callbacks: such a failure is most often every rank's alike, and telling
+ * would end it). LADLE_OK, or LADLE_ECOMM when the communicator cannot go on. */
+LADLE_API ladle_status ladle_engine_give_up(ladle_engine *engine, const char *why,
+                                            ladle_error *err);
 LADLE_API int ladle_engine_threads(const ladle_engine *engine);
 /* Counters since the engine was created (for tests and tuning). */
 typedef struct ladle_engine_stats {

@@ -705,6 +705,7 @@ static PyObject *comm_name(CommObject *self, PyObject *unused) {
 }
 
 static PyMethodDef comm_methods[] = {
+
     {"rank", (PyCFunction)comm_rank, METH_NOARGS, "this process's rank"},
     {"size", (PyCFunction)comm_size, METH_NOARGS, "the job's ranks"},
     {"name", (PyCFunction)comm_name, METH_NOARGS, "'self', 'mpi' or the callbacks' name"},
@@ -970,7 +971,22 @@ static PyObject *engine_view_cache_stats(EngineObject *self, PyObject *unused) {
   return Py_BuildValue("(nnK)", (Py_ssize_t)entries, (Py_ssize_t)bytes, (unsigned long long)hits);
 }
 
+/* give_up(why): this rank's query failed before the engine saw it
+ * (ladle_engine_give_up: counted, the others told, the communicator
+ * recovered). */
+static PyObject *engine_give_up(EngineObject *self, PyObject *args) {
+  const char *why = NULL;
+  if (!PyArg_ParseTuple(args, "s", &why)) return NULL;
+  ladle_error err;
+  ladle_status st;
+  Py_BEGIN_ALLOW_THREADS st = ladle_engine_give_up(self->eng, why, &err);
+  Py_END_ALLOW_THREADS if (st != LADLE_OK) return raise_err(st, &err);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef engine_methods[] = {
+    {"give_up", (PyCFunction)engine_give_up, METH_VARARGS,
+     "give_up(why): this rank's query failed before the engine saw it"},
     {"bench_alltoall", (PyCFunction)engine_bench_alltoall, METH_VARARGS,
      "bench_alltoall(bytes, iters) -> median ms of one alltoallv (a collective)"},
     {"allgather", (PyCFunction)engine_allgather, METH_VARARGS,

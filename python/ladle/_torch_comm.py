@@ -84,9 +84,9 @@ class TorchCollectives:
         if self._gone is not None:  # told already, or told by another rank
             return
         self._gone = f"this rank gave up: {why}"
-        try:
-            self._store.set("why", f"rank {self.rank} failed: {why}"[:4000])
-            self._store.add("failed", 1)
+        try:  # the first rank to give up tells why (a reader's get waits for it)
+            if self._store.add("failed", 1) == 1:
+                self._store.set("why", f"rank {self.rank} failed: {why}"[:4000])
         except Exception:  # noqa: BLE001 - the others then wait for gloo's timeout
             pass
 
@@ -117,7 +117,16 @@ class TorchCollectives:
             self._kept.append((work, keep))
             self._gone = why
             raise RuntimeError(why)
-        work.wait()
+        try:
+            work.wait()
+        except Exception:
+            # gloo's own error: a rank that gave up may have gone on and closed its
+            # connections before this wait looked in the store; its reason says more
+            why = self._peer_failed()
+            if why is None:
+                raise
+            self._gone = why
+            raise RuntimeError(why) from None
 
     def allgatherv(self, inbuf: memoryview, counts: list[int], displs: list[int], outbuf: memoryview) -> None:
         """Rank r's counts[r] bytes into outbuf at displs[r], on every rank."""

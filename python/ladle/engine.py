@@ -135,6 +135,11 @@ class Engine(_PolarsEngine):
         """The ranks a query of this engine runs on (SPMDEngine: its job's)."""
         return 1
 
+    def _query_plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, dict[str, Any] | None]:
+        """_plan for a query that runs (execute, collect; not explain): an SPMD
+        engine tells the other ranks when it fails here."""
+        return self._plan(lf, optimizations)
+
     def _plan(
         self, lf: pl.LazyFrame, optimizations: Any, ranks: int | None = None
     ) -> tuple[N.Plan | None, str, dict[str, Any] | None]:
@@ -199,7 +204,7 @@ class Engine(_PolarsEngine):
 
     def execute(self, lf: pl.LazyFrame, *, optimizations: Any = None) -> Result:  # type: ignore[override]
         """Runs `lf` and keeps the result in ladle's memory (a ladle.Result)."""
-        plan, note, sink = self._plan(lf, optimizations)
+        plan, note, sink = self._query_plan(lf, optimizations)
         if sink is not None:
             raise ladle_errors.LadleError(1, "execute() keeps a result: use collect() or sink_parquet() for a sink")
         if plan is None:
@@ -251,7 +256,7 @@ class Engine(_PolarsEngine):
         if background or post_opt_callback is not None:
             self._fallback("background collection and post-optimization callbacks")
             return lf.collect(engine="in-memory", background=background)  # type: ignore[call-overload]
-        plan, note, sink = self._plan(lf, optimizations)
+        plan, note, sink = self._query_plan(lf, optimizations)
         if plan is None:
             self._fallback(note)
             self.last_run = "polars"

@@ -218,6 +218,24 @@ class SPMDEngine(Engine):
         self.__dict__.pop("_engine", None)
         self.__dict__.pop("_comm", None)
 
+    def _query_plan(self, lf: pl.LazyFrame, optimizations: Any) -> tuple[N.Plan | None, str, dict[str, Any] | None]:
+        # A query that fails here, before ladle's engine sees it (Polars panics
+        # planning this rank's frames, a plan ladle cannot run), fails on this rank
+        # alone: the others would wait for it in the query's first collective until
+        # the timeout. Tell them (they raise naming this rank) and recover, as a
+        # query that fails inside the engine does.
+        try:
+            plan, note, sink = super()._query_plan(lf, optimizations)
+            if plan is None or note:
+                self._fallback(note)
+            return plan, note, sink
+        except BaseException as e:
+            try:
+                self._engine.give_up(f"{type(e).__name__}: {e}"[:400])
+            except N.LadleError:  # the communicator cannot go on: the next query says so
+                pass
+            raise
+
     def _fallback(self, why: str) -> None:
         raise UnsupportedError(
             f"ladle cannot run this query: {why} (an SPMD engine does not fall back to "

@@ -99,6 +99,10 @@ struct ladle_comm {
   ladle_status (*recover)(ladle_comm *c, ladle_error *err);
 };
 
+/* This rank's query failed before the engine saw it: c->fail and
+ * c->recover, where the communicator recovers (ladle_engine_give_up). */
+ladle_status ladle_comm_give_up(ladle_comm *c, const char *why, ladle_error *err);
+
 /* The one-rank communicator: collectives are copies (device buffers through
  * device_copy, which may be NULL: then they are refused). */
 ladle_status ladle_comm_self_create(ladle_comm_copy_fn device_copy, ladle_comm **out,

@@ -673,6 +673,13 @@ static ladle_status query_end(ladle_engine *eng, ladle_status st, bool agreed, l
   return st;
 }
 
+ladle_status ladle_engine_give_up(ladle_engine *eng, const char *why, ladle_error *err) {
+  if (eng == NULL) return ladle_err_set(err, LADLE_EINVAL, "give_up: NULL engine");
+  if (eng->comm->size <= 1) return LADLE_OK;
+  eng->queries++; /* as check_symmetry counts a query that reached it */
+  return ladle_comm_give_up(eng->comm, why, err);
+}
+
 static ladle_status engine_execute(ladle_engine *eng, const ladle_plan *plan, bool host,
                                    ladle_result **out, ladle_error *err) {
   bool agreed = false;

@@ -521,6 +521,9 @@ def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
         "fails_before_exchange": f.lazy().with_columns(pl.col("v").cast(pl.UInt8)).group_by("k").agg(pl.col("v").sum()),
         "fails_without_exchange": f.lazy().select(pl.col("v").cast(pl.UInt8) + 1),
     }
+    lf_after = pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)}).lazy().group_by("k").agg(pl.col("v").sum())
+    expected_after = (pl.concat([pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)})] * engine.nranks)
+                      .group_by("k").agg(pl.col("v").sum()))
     for name, lf in bad.items():
         t0 = time.perf_counter()
         try:
@@ -537,6 +540,21 @@ def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
         lf = pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)}).lazy().group_by("k").agg(pl.col("v").sum())
         expected = whole.lazy().group_by("k").agg(pl.col("v").sum()).collect(engine="in-memory")
         run_case(engine, f"after_{name}", lf, expected, False, True, found)
+    # a query that fails on rank 1 before ladle's engine sees it (a column type
+    # ladle cannot run, on rank 1's frame alone): the others, waiting in the query's
+    # first collective, raise naming rank 1 (not at the timeout), and all go on
+    v1 = pl.Series([object()] * 10, dtype=pl.Object) if engine.rank == 1 else pl.Series(range(10), dtype=pl.Int64)
+    lf = pl.DataFrame({"k": list(range(10)), "v": v1}).lazy().group_by("k").agg(pl.col("v").count())
+    t0 = time.perf_counter()
+    try:
+        engine.execute(lf)
+        found["fails_before_engine"] = {"ok": False, "why": "no error"}
+    except Exception as e:
+        took, text = time.perf_counter() - t0, f"{type(e).__name__}: {e}"
+        ok = took < 20 and (isinstance(e, ladle.UnsupportedError) if engine.rank == 1 else
+                            isinstance(e, ladle.LadleCommError) and "rank 1 failed: UnsupportedError" in text)
+        found["fails_before_engine"] = {"ok": ok, "why": text, "s": round(took, 3)}
+    run_case(engine, "after_fails_before_engine", lf_after, expected_after, False, True, found)
 
 
 def torch_failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:

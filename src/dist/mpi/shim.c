@@ -15,10 +15,13 @@
  * Failure notices: each handle holds a second dup of MPI_COMM_WORLD on which
  * a receive of one notice (LADLE_MPI_NOTICE_BYTES, from any rank) stays
  * posted. A rank that gives up (notify) sends its reason there to every other
- * rank. Every wait tests the handle's notice receive beside its own requests,
- * as does the start of every operation, so a notice ends whatever another
- * rank waits in within one poll (1 ms at most): the operation returns
- * LADLE_MPI_EPEER ("rank R failed: <why>") and the handle is broken. The
+ * rank, with the number of operations it completed in the epoch. Every wait
+ * tests the handle's notice receive beside its own requests, as does the
+ * start of every operation, so a notice ends whatever another rank waits in
+ * for it within a poll: the operation returns LADLE_MPI_EPEER ("rank R
+ * failed: <why>") and the handle is broken; not an operation the rank that
+ * gave up completed (every rank joined it: it completes), which the notice
+ * may overtake when that rank failed in the next query. The
  * interrupted operation's receives are cancelled and every one of them is
  * waited for until it is complete or cancelled (a receive already matched is
  * a live rank's message: it arrives), so that no receive writes into the
@@ -89,6 +92,10 @@ struct ladle_mpi_handle {
   double timeout_s;                    /* every operation's bound */
   size_t chunk;                        /* the largest message */
   unsigned epoch;                      /* failures recovered from (the tags' epoch) */
+  unsigned ops, done;                  /* operations begun and completed in this epoch */
+  int told;                            /* a notice came: told_why, from a rank that */
+  unsigned told_ops;                   /* had completed told_ops operations */
+  char told_why[LADLE_MPI_NOTICE_BYTES + 32];
   int broken;                          /* BROKEN_*: why this handle stopped */
   char why[320];                       /* the failure that broke it */
   struct ladle_mpi_handle *next;       /* in g_live */
@@ -224,15 +231,28 @@ static int post_notice(ladle_mpi_handle *h) {
                    &h->ctl_req);
 }
 
-/* Tests h's posted notice receive; when a notice has arrived, breaks h
- * ("rank R failed: <why>", also into why) and returns 1. */
+/* Tests h's posted notice receive; a notice ("<operations completed>\n<why>")
+ * is kept until it applies: to the operation h is in or starts when the rank
+ * that gave up did not complete it (an operation that rank completed, every
+ * rank joined: it completes here too, though the notice came first; the rank
+ * may have gone on to fail in the next query). Then breaks h ("rank R
+ * failed: <why>", also into why) and returns 1. */
 static int poll_notice(ladle_mpi_handle *h, char *why, size_t cap) {
-  if (h == NULL || h->ctl_req == MPI_REQUEST_NULL) return 0;
-  int done = 0;
-  MPI_Status st;
-  if (MPI_Test(&h->ctl_req, &done, &st) != MPI_SUCCESS || !done) return 0;
-  h->notice[sizeof h->notice - 1] = '\0';
-  snprintf(why, cap, "rank %d failed: %s", st.MPI_SOURCE, h->notice);
+  if (h == NULL) return 0;
+  if (!h->told && h->ctl_req != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Status st;
+    if (MPI_Test(&h->ctl_req, &done, &st) != MPI_SUCCESS || !done) return 0;
+    h->notice[sizeof h->notice - 1] = '\0';
+    char *text = NULL;
+    unsigned long ops = strtoul(h->notice, &text, 10);
+    text = text != NULL && *text == '\n' ? text + 1 : h->notice;
+    h->told = 1;
+    h->told_ops = (unsigned)ops;
+    snprintf(h->told_why, sizeof h->told_why, "rank %d failed: %s", st.MPI_SOURCE, text);
+  }
+  if (!h->told || h->ops == 0 || h->ops - 1 < h->told_ops) return 0;
+  snprintf(why, cap, "%s", h->told_why);
   mark_broken(h, BROKEN_BY_PEER, why);
   return 1;
 }
@@ -316,9 +336,10 @@ static int wait_all(ladle_mpi_handle *h, int n, int nrecv, MPI_Request *reqs, co
 }
 
 /* The start of every operation: refused on a dead process or a broken
- * handle, or when another rank's notice is in (which breaks it). */
+ * handle, or when another rank's notice applies to it (which breaks it). */
 static int begin(ladle_mpi_handle *h, const char *what, char *msg, size_t cap) {
   if (atomic_load(&g_dead) || (h != NULL && h->broken)) return refuse_broken(h, what, msg, cap);
+  if (h != NULL) h->ops++;
   char why[LADLE_MPI_NOTICE_BYTES + 32];
   if (poll_notice(h, why, sizeof why))
     return fail(h, LADLE_MPI_EPEER, msg, cap, "MPI %s refused: %s", what, why);
@@ -390,6 +411,7 @@ static int pairwise(ladle_mpi_handle *h, const void *in, const size_t *send_coun
     if (src != dst) memmove(dst, src, recv_counts[h->rank]);
   }
   if (st == LADLE_MPI_OK) st = wait_all(h, q.n, nrecv, q.r, what, msg, cap);
+  if (st == LADLE_MPI_OK) h->done++; /* every operation is one round */
   free(q.r); /* MPI keeps no pointer into it, pending requests included */
   return st;
 }
@@ -697,7 +719,6 @@ static int shim_notify(ladle_mpi_handle *h, const char *why, char *msg, size_t c
   mark_broken(h, BROKEN_GAVE_UP, mine);       /* first: no operation starts from here on */
   if (told || atomic_load(&g_dead) || h->size < 2 || MPI_Finalized(&fin) != MPI_SUCCESS || fin)
     return LADLE_MPI_OK;
-  size_t len = strnlen(why, LADLE_MPI_NOTICE_BYTES - 1);
   char *text = malloc(LADLE_MPI_NOTICE_BYTES); /* kept while a send may read it */
   MPI_Request *r = malloc((size_t)(h->size - 1) * sizeof *r);
   if (text == NULL || r == NULL) {
@@ -705,8 +726,11 @@ static int shim_notify(ladle_mpi_handle *h, const char *why, char *msg, size_t c
     free(r);
     return fail(h, LADLE_MPI_ENOMEM, msg, cap, "MPI notify: out of memory");
   }
-  memcpy(text, why, len);
-  text[len] = '\0';
+  /* the operations this rank completed, so that a rank still in one of them
+   * waits for it to complete rather than give up (poll_notice) */
+  int at = snprintf(text, LADLE_MPI_NOTICE_BYTES, "%u\n", h->done);
+  snprintf(text + at, LADLE_MPI_NOTICE_BYTES - (size_t)at, "%s", why);
+  size_t len = strlen(text);
   int st = LADLE_MPI_OK, n = 0;
   for (int k = 1; k < h->size; k++, n++) {
     int rc =
@@ -736,6 +760,8 @@ static int shim_recover(ladle_mpi_handle *h, char *msg, size_t cap) {
     return fail(h, LADLE_MPI_EFAIL, msg, cap,
                 "MPI recover: the notice receive of epoch %u could not be cancelled", h->epoch);
   h->epoch++;
+  h->ops = h->done = 0;
+  h->told = 0;
   int rc = post_notice(h);
   if (rc != MPI_SUCCESS) return mpi_fail(h, "MPI_Irecv", rc, "recover", msg, cap);
   h->broken = BROKEN_NO;
