@@ -497,6 +497,19 @@ def asym(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     failed_query(engine, found)
 
 
+def expect_failure(engine: ladle.SPMDEngine, name: str, lf: pl.LazyFrame, found: dict[str, Any],
+                   check: Callable[[Exception, str], bool]) -> None:
+    """Case `name`: executing lf must raise, within 20 s (not at a timeout), an
+    exception e whose "<type>: <message>" text passes check(e, text)."""
+    t0 = time.perf_counter()
+    try:
+        engine.execute(lf)
+        found[name] = {"ok": False, "why": "no error"}
+    except Exception as e:
+        took, text = time.perf_counter() - t0, f"{type(e).__name__}: {e}"
+        found[name] = {"ok": took < 20 and check(e, text), "why": text, "s": round(took, 3)}
+
+
 def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
     """A query that fails on one rank (a strict cast of rank 1's -1) fails on every
     rank, rank 1 with its own error and the others naming it, within a poll (not the
@@ -525,35 +538,17 @@ def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
     expected_after = (pl.concat([pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)})] * engine.nranks)
                       .group_by("k").agg(pl.col("v").sum()))
     for name, lf in bad.items():
-        t0 = time.perf_counter()
-        try:
-            engine.execute(lf)
-            found[name] = {"ok": False, "why": "no error"}
-        except Exception as e:
-            took = time.perf_counter() - t0
-            text = f"{type(e).__name__}: {e}"
-            ok = "strict cast" in text and took < 20
-            if engine.rank != 1:
-                ok = ok and isinstance(e, ladle.LadleCommError) and "rank 1 failed" in text
-            found[name] = {"ok": ok, "why": text, "s": round(took, 3)}
-        whole = pl.concat([pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)})] * engine.nranks)
-        lf = pl.DataFrame({"k": k, "v": np.full(n, 7, dtype=np.int64)}).lazy().group_by("k").agg(pl.col("v").sum())
-        expected = whole.lazy().group_by("k").agg(pl.col("v").sum()).collect(engine="in-memory")
-        run_case(engine, f"after_{name}", lf, expected, False, True, found)
+        expect_failure(engine, name, lf, found, lambda e, text: "strict cast" in text and (
+            engine.rank == 1 or isinstance(e, ladle.LadleCommError) and "rank 1 failed" in text))
+        run_case(engine, f"after_{name}", lf_after, expected_after, False, True, found)
     # a query that fails on rank 1 before ladle's engine sees it (a column type
     # ladle cannot run, on rank 1's frame alone): the others, waiting in the query's
     # first collective, raise naming rank 1 (not at the timeout), and all go on
     v1 = pl.Series([object()] * 10, dtype=pl.Object) if engine.rank == 1 else pl.Series(range(10), dtype=pl.Int64)
     lf = pl.DataFrame({"k": list(range(10)), "v": v1}).lazy().group_by("k").agg(pl.col("v").count())
-    t0 = time.perf_counter()
-    try:
-        engine.execute(lf)
-        found["fails_before_engine"] = {"ok": False, "why": "no error"}
-    except Exception as e:
-        took, text = time.perf_counter() - t0, f"{type(e).__name__}: {e}"
-        ok = took < 20 and (isinstance(e, ladle.UnsupportedError) if engine.rank == 1 else
-                            isinstance(e, ladle.LadleCommError) and "rank 1 failed: UnsupportedError" in text)
-        found["fails_before_engine"] = {"ok": ok, "why": text, "s": round(took, 3)}
+    expect_failure(engine, "fails_before_engine", lf, found, lambda e, text: (
+        isinstance(e, ladle.UnsupportedError) if engine.rank == 1 else
+        isinstance(e, ladle.LadleCommError) and "rank 1 failed: UnsupportedError" in text))
     run_case(engine, "after_fails_before_engine", lf_after, expected_after, False, True, found)
 
 
@@ -568,17 +563,9 @@ def torch_failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
     f = pl.DataFrame({"k": np.arange(n, dtype=np.int64) % 1000, "v": v})
     lf = f.lazy().with_columns(pl.col("v").cast(pl.UInt8)).group_by("k").agg(pl.col("v").sum())
     for name, want in (("torch_fails_before_exchange", "strict cast"), ("torch_after_failure", "")):
-        t0 = time.perf_counter()
-        try:
-            engine.execute(lf)
-            found[name] = {"ok": False, "why": "no error"}
-        except Exception as e:
-            took = time.perf_counter() - t0
-            text = f"{type(e).__name__}: {e}"
-            ok = want in text and took < 20
-            if engine.rank != 1 or name == "torch_after_failure":
-                ok = ok and isinstance(e, ladle.LadleCommError) and ("rank 1 failed" in text or "gave up" in text)
-            found[name] = {"ok": ok, "why": text, "s": round(took, 3)}
+        expect_failure(engine, name, lf, found, lambda e, text, name=name, want=want: want in text and (
+            engine.rank == 1 and name != "torch_after_failure" or isinstance(e, ladle.LadleCommError)
+            and ("rank 1 failed" in text or "gave up" in text)))
 
 
 def kill(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any], out: Path) -> None:
