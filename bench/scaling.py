@@ -82,6 +82,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--memory", choices=("auto", "clear_refs", "sample"), default="auto",
                     help="per-query peak memory: VmHWM reset through /proc/self/clear_refs (auto: where writable), "
                          "else RSS sampled every 2 ms during the warm-up")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run every engine's process at once, taking turns query by query (the order rotated), so "
+                         "that a machine's drift over minutes moves every engine alike; one engine runs at a time")
     ap.add_argument("--plot-only", type=Path, metavar="JSON",
                     help="print the tables from a JSON of this script and draw its PNG into --out")
     # internal: one engine at one thread count, in a fresh process
@@ -267,7 +270,10 @@ def worker(args: argparse.Namespace) -> int:
           f"RSS {(proc_status_bytes('VmRSS') or 0) / MIB:.0f} MiB", flush=True)
 
     failures = 0
-    for q in args.query_list:
+
+    def one(q: int) -> bool:
+        """q's warm-up, check and timed runs, its record emitted; False when it failed."""
+        nonlocal failures
         lf, sql = tpch_query(q, tables, args.sf) if engine != "duckdb" else (None, _sql(q, args.sf))
         ref = pl.read_parquet(args.refs / f"q{q}.parquet")
         run: Callable[[], Any]
@@ -322,6 +328,17 @@ def worker(args: argparse.Namespace) -> int:
         med = f"{rec['median_s']:8.4f}s" if rec["status"] == "ok" else f"{rec['status']:>9s}"
         mem = f"peak +{rec['peak_bytes'] / MIB:8.1f} MiB (HWM {rec['hwm_bytes'] / MIB:8.1f})" if "peak_bytes" in rec else ""
         print(f"  {engine:6s} x{n:<3d} q{q:<3d} {med} {mem} {(rec.get('note') or '').splitlines()[0][:100] if rec.get('note') else ''}", flush=True)
+        return rec["status"] not in ("WRONG", "error")
+
+    if args.interleave:
+        # the parent hands out the queries one at a time, each engine in turn
+        print("@@ready", flush=True)
+        while (line := sys.stdin.readline().strip()) not in ("", "end"):
+            one(int(line))
+            print(f"@@done {int(line)}", flush=True)
+    else:
+        for q in args.query_list:
+            one(q)
     if eng is not None:
         emit({"kind": "ladle_stats", "engine": engine, "threads": n, "stats": eng.stats()})
     part.close()
@@ -368,6 +385,84 @@ def run_child(cmd: list[str], env: dict[str, str], timeout: float | None) -> tup
         time.sleep(0.05)
     p.returncode = os.waitstatus_to_exitcode(status)
     return p.returncode, ru.ru_maxrss * 1024, timed_out
+
+
+def interleaved(args: argparse.Namespace, n: int, tmp: Path, command: Callable[[str, int, Path], list[str]],
+                collect: Callable[[dict[str, Any], Path], None], t_start: float) -> None:
+    """--interleave: every engine's worker at n threads alive at once, each
+    waiting on its stdin; the queries handed out one at a time, engine after
+    engine (the order rotated per query), so that only one engine runs at a
+    time and each query's engines run within seconds of each other: a machine
+    whose speed drifts over minutes (a shared VM) moves them alike."""
+    import queue
+
+    procs: dict[str, subprocess.Popen[str]] = {}
+    lines: dict[str, queue.Queue[str | None]] = {}
+    partials = {e: tmp / f"{e}-{n}.jsonl" for e in args.engine_list}
+    started = time.monotonic()
+
+    def pump(e: str) -> None:
+        assert procs[e].stdout is not None
+        for ln in procs[e].stdout:
+            lines[e].put(ln)
+        lines[e].put(None)
+
+    def left() -> float | None:
+        return max(args.budget - (time.monotonic() - t_start), 0.0) if args.budget else None
+
+    def wait_for(e: str, token: str) -> bool:
+        """Echo e's output until a line starting with token; False at EOF or the budget."""
+        while True:
+            try:
+                ln = lines[e].get(timeout=left())
+            except queue.Empty:
+                return False
+            if ln is None:
+                return False
+            if ln.startswith(token):
+                return True
+            print(ln, end="", flush=True)
+
+    for e in args.engine_list:
+        env = dict(os.environ, POLARS_MAX_THREADS=str(n))
+        procs[e] = subprocess.Popen(command(e, n, partials[e]), env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, text=True, bufsize=1)
+        lines[e] = queue.Queue()
+        threading.Thread(target=pump, args=(e,), daemon=True).start()
+    alive = [e for e in args.engine_list if wait_for(e, "@@ready")]
+    cut = False
+    for i, q in enumerate(args.query_list):
+        if args.budget and (left() or 0) <= 0:
+            cut = True
+            break
+        k = i % len(alive) if alive else 0
+        for e in alive[k:] + alive[:k]:
+            stdin = procs[e].stdin
+            assert stdin is not None
+            try:
+                stdin.write(f"{q}\n")
+                stdin.flush()
+            except BrokenPipeError:
+                pass
+            if not wait_for(e, "@@done"):
+                cut |= procs[e].poll() is None  # still running: the budget, not a crash
+                alive.remove(e)
+    for e, pr in procs.items():
+        try:
+            assert pr.stdin is not None
+            pr.stdin.write("end\n")
+            pr.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        if pr.poll() is None and e not in alive:
+            pr.kill()
+        _, status, ru = os.wait4(pr.pid, 0)
+        while wait_for(e, "@@"):  # the rest of its output
+            pass
+        w: dict[str, Any] = {"engine": e, "threads": n, "rc": os.waitstatus_to_exitcode(status),
+                             "wall_s": time.monotonic() - started, "process_maxrss_bytes": ru.ru_maxrss * 1024,
+                             "timed_out": cut, "interleaved": True}
+        collect(w, partials[e])
 
 
 def ladle_reads(path: Path) -> str | None:
@@ -455,9 +550,11 @@ def main(args: argparse.Namespace) -> int:
         "versions": versions(),
         "params": {"sf": args.sf, "threads": args.thread_list, "runs": args.runs, "queries": [f"q{q}" for q in args.query_list],
                    "engines": args.engine_list, "source": "parquet" if args.parquet else "memory",
-                   "parquet_compression": compression if args.parquet else None, "budget_s": args.budget or None},
+                   "parquet_compression": compression if args.parquet else None, "budget_s": args.budget or None, "interleave": args.interleave},
         "tpch_data": tpch_source(args.sf),
-        "method": ("a fresh process per engine and thread count; per query a warm-up (its answer checked against "
+        "method": (("every engine's process alive at once, taking turns query by query (engine order rotated per "
+                    "query; one engine runs at a time); " if args.interleave else "") +
+                   "a fresh process per engine and thread count; per query a warm-up (its answer checked against "
                    "Polars', computed once by the parent), then the timed runs' median; glibc's heap trimmed and VmHWM reset "
                    "through /proc/self/clear_refs before the warm-up; peak_bytes = VmHWM after the query's runs minus "
                    "VmRSS before its warm-up; above_tables_bytes = VmHWM minus VmRSS once the tables were loaded"),
@@ -481,7 +578,47 @@ def main(args: argparse.Namespace) -> int:
         print(f"Polars' reference answers in {doc['refs_s']:.1f}s", flush=True)
         save()
         cut = False
+
+        def command(engine: str, n: int, partial: Path) -> list[str]:
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", engine, "--worker-threads", str(n),
+                   "--sf", str(args.sf), "--runs", str(args.runs), "--queries", ",".join(map(str, args.query_list)),
+                   "--tables", str(tables_dir), "--refs", str(refs), "--partial", str(partial)]
+            if args.parquet:
+                cmd.append("--parquet")
+            if args.interleave:
+                cmd.append("--interleave")
+            return cmd + ["--memory", args.memory]
+
+        def collect(w: dict[str, Any], partial: Path) -> None:
+            """A finished worker's records into doc; w: engine, threads, rc, timed_out..."""
+            nonlocal cut
+            engine, n, rc, timed_out = w["engine"], w["threads"], w["rc"], w["timed_out"]
+            cut |= timed_out
+            lines = [json.loads(ln) for ln in partial.read_text().splitlines() if ln.strip()] if partial.exists() else []
+            for rec in lines:
+                kind = rec.pop("kind")
+                if kind == "meta":
+                    w.update({k: v for k, v in rec.items() if k not in ("engine", "threads")})
+                elif kind == "ladle_stats":
+                    w["ladle_stats"] = rec["stats"]
+                else:
+                    doc["results"].append(rec)
+                    if rec["status"] in ("WRONG", "error"):
+                        doc["failures"].append(f"{engine} x{n} {rec['query']}: {rec['status']}: {rec.get('note', '')[:500]}")
+            if timed_out:
+                doc.setdefault("cut", []).append(f"{engine} x{n}: cut at the budget ({args.budget:.0f}s) "
+                                                 f"after {sum(r.get('query') is not None for r in lines)} queries")
+            elif rc != 0 and not any(f.startswith(f"{engine} x{n} ") for f in doc["failures"]):
+                doc["failures"].append(f"{engine} x{n}: the subprocess exited with {rc}")
+            doc["workers"].append(w)
+            methods = sorted(set(x["memory_method"] for x in doc["workers"] if "memory_method" in x))
+            doc["memory_method"] = "; ".join(METHODS[m] for m in methods) or None
+            save()
+
         for n in args.thread_list:
+            if args.interleave:
+                interleaved(args, n, Path(tmp), command, collect, t_start)
+                continue
             for engine in args.engine_list:
                 elapsed = time.monotonic() - t_start
                 w: dict[str, Any] = {"engine": engine, "threads": n}
@@ -491,37 +628,12 @@ def main(args: argparse.Namespace) -> int:
                     cut = True
                     continue
                 partial = Path(tmp) / f"{engine}-{n}.jsonl"
-                cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", engine, "--worker-threads", str(n),
-                       "--sf", str(args.sf), "--runs", str(args.runs), "--queries", ",".join(map(str, args.query_list)),
-                       "--tables", str(tables_dir), "--refs", str(refs), "--partial", str(partial)]
-                if args.parquet:
-                    cmd.append("--parquet")
-                cmd += ["--memory", args.memory]
                 env = dict(os.environ, POLARS_MAX_THREADS=str(n))
                 t = time.monotonic()
-                rc, maxrss, timed_out = run_child(cmd, env, (args.budget - elapsed) if args.budget else None)
+                rc, maxrss, timed_out = run_child(command(engine, n, partial), env,
+                                                  (args.budget - elapsed) if args.budget else None)
                 w.update(rc=rc, wall_s=time.monotonic() - t, process_maxrss_bytes=maxrss, timed_out=timed_out)
-                cut |= timed_out
-                lines = [json.loads(ln) for ln in partial.read_text().splitlines() if ln.strip()] if partial.exists() else []
-                for rec in lines:
-                    kind = rec.pop("kind")
-                    if kind == "meta":
-                        w.update({k: v for k, v in rec.items() if k not in ("engine", "threads")})
-                    elif kind == "ladle_stats":
-                        w["ladle_stats"] = rec["stats"]
-                    else:
-                        doc["results"].append(rec)
-                        if rec["status"] in ("WRONG", "error"):
-                            doc["failures"].append(f"{engine} x{n} {rec['query']}: {rec['status']}: {rec.get('note', '')[:500]}")
-                if timed_out:
-                    doc.setdefault("cut", []).append(f"{engine} x{n}: cut at the budget ({args.budget:.0f}s) "
-                                                     f"after {sum(r.get('query') is not None for r in lines)} queries")
-                elif rc != 0 and not any(f.startswith(f"{engine} x{n} ") for f in doc["failures"]):
-                    doc["failures"].append(f"{engine} x{n}: the subprocess exited with {rc}")
-                doc["workers"].append(w)
-                methods = sorted(set(x["memory_method"] for x in doc["workers"] if "memory_method" in x))
-                doc["memory_method"] = "; ".join(METHODS[m] for m in methods) or None
-                save()
+                collect(w, partial)
         doc["status"] = "incomplete: budget spent" if cut else "complete"
         save()
     print("\n" + tables_md(doc))

@@ -39,6 +39,8 @@ if ! ls python/ladle/_native*.so > /dev/null 2>&1; then
 fi
 say "ladle built"
 ENGINES=ladle,polars
+# engines take turns query by query (scaling.py --interleave); INTERLEAVE=0: one engine after another
+IL=$([ "${INTERLEAVE:-1}" = 1 ] && echo --interleave)
 python3 -c "import duckdb" 2>/dev/null && ENGINES=ladle,polars,duckdb
 gen() {
   [ -f "bench/data/tpch-sf$1/lineitem.parquet" ] && return 0
@@ -47,7 +49,7 @@ gen() {
 bench() { # sf runs [--parquet]
   local l; l=$(left)
   [ "$l" -lt 40 ] && { say "no time left for SF$1 ${3:-}"; return; }
-  timeout $(( l - 5 )) python3 bench/scaling.py --sf "$1" --threads 16 --runs "$2" --engines "$ENGINES" ${3:-} \
+  timeout $(( l - 5 )) python3 bench/scaling.py --sf "$1" --threads 16 --runs "$2" --engines "$ENGINES" ${3:-} $IL \
     --data bench/data --out "$OUT" --budget $(( l - 25 )) 2>&1 | grep -v "x16  q" | tail -25
 }
 for m in ${MODES:-mem parquet}; do
