@@ -713,12 +713,22 @@ typedef struct ladle_comm_callbacks {
    * after it, and after any callback's failure, the communicator refuses
    * everything. */
   void (*fail)(void *user, const char *why);
+  /* After a query failed on this rank (its own failure, told through fail, or
+   * another rank's, or a collective that failed because of one): make the
+   * transport usable again for the next query, leaving behind what the failed
+   * query had in flight. Every rank calls it once per failed query, in the
+   * same order, so it may be collective. 0: the communicator goes on; nonzero
+   * (with msg): it refuses everything after. Optional (NULL: the first failure
+   * ends the communicator). Appended last: a table that zeroes the fields it
+   * does not name keeps working. */
+  int (*recover)(void *user, char *msg, size_t cap);
 } ladle_comm_callbacks;
 
 /* A communicator of `size` ranks, this one `rank`, whose collectives are cb's
  * (copied; allgather is made of allgatherv). A callback's failure fails the
  * collective with LADLE_ECOMM "rank R of N: <name> <operation>: <message>"
- * and the communicator refuses everything after it. There is no timeout but
+ * and the communicator refuses everything after it, until cb->recover (where
+ * given) succeeds at the failed query's end. There is no timeout but
  * the callbacks' own. LADLE_EINVAL for a missing callback or a rank outside
  * 0 .. size - 1; on any failure *out_comm is NULL and release is not called. */
 LADLE_API ladle_status ladle_comm_create_callbacks(const ladle_comm_callbacks *cb, int rank,

@@ -582,6 +582,15 @@ static void py_cb_give_up(void *user, const char *why) {
   PyGILState_Release(g);
 }
 
+/* After a failed query: ops.recover() starts the transport afresh. */
+static int py_cb_recover(void *user, char *msg, size_t cap) {
+  py_comm_ops *o = user;
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = py_cb_call(o, "recover", PyTuple_New(0), NULL, 0, msg, cap);
+  PyGILState_Release(g);
+  return rc;
+}
+
 static void py_cb_release(void *user) {
   py_comm_ops *o = user;
   PyGILState_STATE g = PyGILState_Ensure();
@@ -607,7 +616,8 @@ static int py_cb_int_attr(PyObject *ops, const char *name, int *out) {
 
 /* The "callbacks" communicator over ops (see py_comm_ops): ops.rank and
  * ops.size, ops.name (optional, a str) as its name, ops.fail(why)
- * (optional) called when a query fails on this rank. */
+ * (optional) called when a query fails on this rank, ops.recover()
+ * (optional) called on every rank after a failed query. */
 static ladle_status comm_create_py(PyObject *ops, ladle_comm **out, ladle_error *err, int *pyerr) {
   int rank = 0, size = 0;
   *pyerr = 1;
@@ -634,15 +644,17 @@ static ladle_status comm_create_py(PyObject *ops, ladle_comm **out, ladle_error 
   o->ops = ops;
   o->rank = rank;
   o->size = size;
-  ladle_comm_callbacks cb = {.user = o,
-                             .allgatherv = py_cb_allgatherv,
-                             .alltoallv = py_cb_alltoallv,
-                             .bcast = py_cb_bcast,
-                             .allreduce = py_cb_allreduce,
-                             .barrier = py_cb_barrier,
-                             .release = py_cb_release,
-                             .name = name,
-                             .fail = PyObject_HasAttrString(ops, "fail") ? py_cb_give_up : NULL};
+  ladle_comm_callbacks cb = {
+      .user = o,
+      .allgatherv = py_cb_allgatherv,
+      .alltoallv = py_cb_alltoallv,
+      .bcast = py_cb_bcast,
+      .allreduce = py_cb_allreduce,
+      .barrier = py_cb_barrier,
+      .release = py_cb_release,
+      .name = name,
+      .fail = PyObject_HasAttrString(ops, "fail") ? py_cb_give_up : NULL,
+      .recover = PyObject_HasAttrString(ops, "recover") ? py_cb_recover : NULL};
   *pyerr = 0;
   ladle_status st = ladle_comm_create_callbacks(&cb, rank, size, out, err);
   Py_XDECREF(name_obj); /* the name was copied */

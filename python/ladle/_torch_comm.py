@@ -10,14 +10,25 @@ exception into LadleCommError and refuses every later collective. Timeouts are
 the process group's own.
 
 A rank whose query fails calls ``fail(why)``: the reason goes into the default
-group's store (under a prefix of this communicator), and every rank's wait for a
-collective (issued with ``async_op=True``, polled) checks the store every 5 ms,
-so a rank that waits for one that gave up raises "rank R failed: <why>" at once
-rather than at gloo's timeout. gloo cannot cancel the abandoned collective, which
-still holds its tensors: so every collective moves torch-owned copies of ladle's
-buffers (a copy in, a copy out), and an abandoned one's are kept alive for the
-life of the communicator. The memory ladle passes in is only read or written
-during the call.
+group's store (under a prefix of this communicator and epoch), and every rank's
+wait for a collective (issued with ``async_op=True``, polled) checks the store
+every 5 ms, so a rank that waits for one that gave up raises "rank R failed:
+<why>" at once rather than at gloo's timeout. The notice carries how many
+collectives its sender completed in this epoch, and a rank applies it only to
+the collectives past those (the sender finished the others, so they finish
+here too: a rank still in the closing barrier of a query that succeeded must
+not abandon it because another rank went on and failed in the next one). gloo
+cannot cancel the abandoned collective, which still holds its tensors: so every
+collective moves torch-owned copies of ladle's buffers (a copy in, a copy out),
+and an abandoned one's are kept alive for the life of the communicator. The
+memory ladle passes in is only read or written during the call.
+
+After a failed query every rank calls ``recover()`` (the engine does, once per
+failed query on every rank): a fresh gloo group over the same ranks replaces
+the one that holds the abandoned collective, and a new epoch's store prefix the
+notice. Creating a group is collective (torch's new_group); a rank that died
+makes it fail at the group's timeout. A failure gloo raised itself, with no rank
+having told why (a connection lost), is not recovered from.
 """
 
 from __future__ import annotations
@@ -67,17 +78,27 @@ class TorchCollectives:
 
     name = "torch"  # what engine.comm reports
 
-    def __init__(self, group: Any) -> None:
+    def __init__(self, group: Any, timeout: float | None = None) -> None:
         self.group = group
         self.rank: int = dist.get_rank(group)
         self.size: int = dist.get_world_size(group)
+        self._timeout = timeout  # a recovered group's (None: torch's default)
         # broadcast's src is a rank of the default group
         self._global = [dist.get_global_rank(group, r) for r in range(self.size)]
+        self._ranks = dist.get_process_group_ranks(group)
         # every rank makes its communicators in the same order (the engine is
         # SPMD), so the n-th one's prefix is the same on every rank
-        self._store = dist.PrefixStore(f"ladle/comm{next(_COUNT)}/", dist.distributed_c10d._get_default_store())
+        self._prefix = f"ladle/comm{next(_COUNT)}/"
+        self._epoch = 0  # failed queries recovered from: the store's prefix
+        self._store = self._epoch_store()
+        self._ops = 0  # collectives begun in this epoch
+        self._done = 0  # and completed
         self._gone: str | None = None  # why this communicator stopped
-        self._kept: list[Any] = []  # abandoned collectives and their tensors
+        self._fatal: str | None = None  # gloo's own failure: no recovery
+        self._kept: list[Any] = []  # abandoned collectives and their tensors, old groups
+
+    def _epoch_store(self) -> Any:
+        return dist.PrefixStore(f"{self._prefix}e{self._epoch}/", dist.distributed_c10d._get_default_store())
 
     def fail(self, why: str) -> None:
         """This rank gives up on the query: tells the others (best effort)."""
@@ -86,22 +107,26 @@ class TorchCollectives:
         self._gone = f"this rank gave up: {why}"
         try:  # the first rank to give up tells why (a reader's get waits for it)
             if self._store.add("failed", 1) == 1:
-                self._store.set("why", f"rank {self.rank} failed: {why}"[:4000])
+                self._store.set("why", f"{self._done}\nrank {self.rank} failed: {why}"[:4000])
         except Exception:  # noqa: BLE001 - the others then wait for gloo's timeout
             pass
 
-    def _peer_failed(self) -> str | None:
-        """Another rank's reason, when one gave up (add(key, 0) reads without blocking)."""
+    def _peer_failed(self, op: int) -> str | None:
+        """Another rank's reason, when one gave up before completing collective op
+        of this epoch (add(key, 0) reads without blocking)."""
         if self._store.add("failed", 0) <= 0:
             return None
         try:
-            return self._store.get("why").decode("utf-8", errors="replace")
+            done, _, why = self._store.get("why").decode("utf-8", errors="replace").partition("\n")
+            return why if op >= int(done) else None
         except Exception:  # noqa: BLE001
             return "another rank failed"
 
     def _wait(self, work: Any, *keep: torch.Tensor) -> None:
         """Waits for work; raises gloo's error, or another rank's failure (then work
         and the tensors it moves stay referenced: gloo cannot cancel it)."""
+        op = self._ops
+        self._ops += 1
         why, spins, last = None, 0, time.monotonic()
         while not work.is_completed():
             spins += 1
@@ -110,7 +135,7 @@ class TorchCollectives:
             now = time.monotonic()
             if now - last >= _CHECK_S:
                 last = now
-                why = self._peer_failed()
+                why = self._peer_failed(op)
                 if why is not None:
                     break
         if why is not None and not work.is_completed():
@@ -119,14 +144,38 @@ class TorchCollectives:
             raise RuntimeError(why)
         try:
             work.wait()
-        except Exception:
+        except Exception as e:
             # gloo's own error: a rank that gave up may have gone on and closed its
             # connections before this wait looked in the store; its reason says more
-            why = self._peer_failed()
+            why = self._peer_failed(op)
+            self._kept.append((work, keep))
             if why is None:
+                self._fatal = f"{type(e).__name__}: {e}"[:1000]
                 raise
             self._gone = why
             raise RuntimeError(why) from None
+        self._done += 1
+
+    def recover(self) -> None:
+        """After a failed query (every rank calls it, once per failed query): a fresh
+        gloo group over the same ranks, and the next epoch's notices."""
+        if self._fatal is not None:
+            raise RuntimeError(f"gloo failed on its own ({self._fatal}); the communicator cannot go on")
+        from datetime import timedelta
+
+        whole = len(self._ranks) == dist.get_world_size()
+        old = self.group
+        self.group = dist.new_group(
+            self._ranks,
+            timeout=timedelta(seconds=self._timeout) if self._timeout is not None else None,
+            backend="gloo",
+            use_local_synchronization=not whole,
+        )
+        self._kept.append(old)
+        self._epoch += 1
+        self._store = self._epoch_store()
+        self._ops = self._done = 0
+        self._gone = None
 
     def allgatherv(self, inbuf: memoryview, counts: list[int], displs: list[int], outbuf: memoryview) -> None:
         """Rank r's counts[r] bytes into outbuf at displs[r], on every rank."""

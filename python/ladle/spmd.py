@@ -139,8 +139,11 @@ class SPMDEngine(Engine):
             None: a collective waits as long as the group's own timeout allows (the
             init_process_group/new_group timeout; torch's default is 30 minutes), then
             raises LadleCommError. Seconds: ladle creates its own gloo group over the
-            ranks with that timeout. After a failed collective the engine refuses
-            further queries.
+            ranks with that timeout. A query that fails on one rank fails on every
+            rank within milliseconds; each then makes a fresh gloo group over the
+            ranks (collective, as torch's new_group is) and the next query runs on
+            it. A failure gloo raises itself (a lost connection, its timeout) ends
+            the engine's communicator: later queries are refused.
 
         As torch asks, call ``torch.distributed.destroy_process_group()`` before the
         process exits (it also destroys a gloo group ladle made).
@@ -175,7 +178,8 @@ class SPMDEngine(Engine):
             raise ValueError("ladle.SPMDEngine.from_torch_distributed: this process is not a member of group")
         if device == "cuda" and torch.cuda.is_available():
             device = f"cuda:{torch.cuda.current_device()}"
-        ops = TorchCollectives(cpu_group(g, None if timeout is None else float(timeout)))
+        t = None if timeout is None else float(timeout)
+        ops = TorchCollectives(cpu_group(g, t), t)
         try:
             native = N.Comm("callbacks", 0.0, ops=ops)
         except N.LadleError as e:

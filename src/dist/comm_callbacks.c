@@ -3,11 +3,13 @@
  * over torch.distributed, or any host transport an embedder already has.
  * allgather is built here from allgatherv; device buffers are refused by
  * name. A callback's failure becomes LADLE_ECOMM naming the rank and the
- * operation, and breaks the communicator for good: every later collective is
- * refused at once (the ranks can no longer be trusted to agree; there is no
- * c->recover). A rank whose query fails calls the optional fail callback
- * (c->fail), which tells the others. The callbacks' own timeouts are the
- * only ones: this file waits for nothing. */
+ * operation, and breaks the communicator: every later collective is refused
+ * at once (the ranks can no longer be trusted to agree) until the failed
+ * query's end calls c->recover, which the optional recover callback makes
+ * (it starts the transport afresh; without it the break is for good). A rank
+ * whose query fails calls the optional fail callback (c->fail), which tells
+ * the others. The callbacks' own timeouts are the only ones: this file waits
+ * for nothing. */
 #include <stdio.h>
 
 #include "comm.h"
@@ -144,6 +146,20 @@ static void cb_give_up(ladle_comm *c, const char *why) {
   m->cb.fail(m->cb.user, why);
 }
 
+/* c->recover: the caller's recover callback; the communicator takes
+ * collectives again where it succeeds. */
+static ladle_status cb_recover(ladle_comm *c, ladle_error *err) {
+  cb_comm *m = c->impl;
+  char msg[CB_MSG_MAX] = "";
+  int rc = m->cb.recover(m->cb.user, msg, sizeof msg);
+  if (rc == 0) {
+    m->broken = false;
+    m->why[0] = '\0';
+    return LADLE_OK;
+  }
+  return cb_leave(c, "recover", rc, msg, err);
+}
+
 static void cb_destroy(ladle_comm *c) {
   cb_comm *m = c->impl;
   if (m->cb.release != NULL) m->cb.release(m->cb.user);
@@ -197,6 +213,7 @@ ladle_status ladle_comm_create_callbacks(const ladle_comm_callbacks *cb, int ran
   c->size = size;
   c->impl = m;
   if (cb->fail != NULL) c->fail = cb_give_up;
+  if (cb->recover != NULL) c->recover = cb_recover;
   *out_comm = c;
   return LADLE_OK;
 }

@@ -579,6 +579,15 @@ static int silent_barrier(void *user, char *msg, size_t cap) {
   return -5; /* fails without a message */
 }
 
+/* recovers once, then refuses */
+static int recovers_;
+static int counted_recover(void *user, char *msg, size_t cap) {
+  LADLE_UNUSED(user);
+  if (recovers_++ == 0) return 0;
+  snprintf(msg, cap, "RuntimeError: no second chance");
+  return 1;
+}
+
 TEST(callbacks_failure_breaks_the_communicator) {
   ladle_comm *self, *c = (ladle_comm *)&c;
   CHECK_OK(ladle_comm_self_create(NULL, &self, &err_));
@@ -619,6 +628,33 @@ TEST(callbacks_failure_breaks_the_communicator) {
   CHECK_EQ_I(failing_calls_, 1);
   ladle_comm_destroy(c);
   CHECK_EQ_I(cb_released_, 1);
+
+  /* with a recover callback: c->recover takes collectives again where it
+   * succeeds, and a failed recover ends the communicator */
+  CHECK_OK(ladle_comm_self_create(NULL, &self, &err_));
+  cb = fwd_callbacks(self);
+  cb.alltoallv = failing_alltoallv;
+  CHECK_OK(ladle_comm_create_callbacks(&cb, 1, 2, &c, &err_));
+  CHECK(c->recover == NULL); /* none given: none made */
+  ladle_comm_destroy(c);
+  CHECK_OK(ladle_comm_self_create(NULL, &self, &err_));
+  cb = fwd_callbacks(self);
+  cb.alltoallv = failing_alltoallv;
+  cb.recover = counted_recover;
+  recovers_ = 0;
+  CHECK_OK(ladle_comm_create_callbacks(&cb, 1, 2, &c, &err_));
+  CHECK(c->recover != NULL);
+  CHECK(c->vt->alltoallv(c, buf, cnt, disp, buf, cnt, disp, CB_HOST, &err_) == LADLE_ECOMM);
+  CHECK(c->vt->barrier(c, &err_) == LADLE_ECOMM);
+  CHECK_OK(c->recover(c, &err_));
+  CHECK_EQ_I(recovers_, 1);
+  CHECK_OK(c->vt->barrier(c, &err_)); /* called back again */
+  CHECK(c->vt->alltoallv(c, buf, cnt, disp, buf, cnt, disp, CB_HOST, &err_) == LADLE_ECOMM);
+  CHECK(c->recover(c, &err_) == LADLE_ECOMM);
+  CHECK(strstr(err_.message, "rank 1 of 2: fwd recover: RuntimeError: no second chance") != NULL);
+  CHECK(c->vt->barrier(c, &err_) == LADLE_ECOMM);
+  CHECK(strstr(err_.message, "broke earlier (recover: RuntimeError: no second chance)") != NULL);
+  ladle_comm_destroy(c);
 
   /* a failure without a message still says which and that it failed */
   CHECK_OK(ladle_comm_self_create(NULL, &self, &err_));
