@@ -25,7 +25,12 @@ data, every rank the same threads):
   to the other ranks, ms it spent in exchanges) give the shuffle throughput per
   rank, set against engine._engine.bench_alltoall(per-pair bytes) of the same
   communicator right after (raw GB/s per rank = per-pair bytes x (ranks - 1) /
-  ms, the bytes that left the rank, as exchange_bytes counts them).
+  ms, the bytes that left the rank, as exchange_bytes counts them). Since
+  2026-12-07 the raw alltoallv sends a rank nothing to itself and moves
+  buffers of the exchange's kind (scratch blocks, huge pages advised), as an
+  exchange does: before, its self copy and malloc'ed buffers made the raw
+  rate about 3x lower at 2 ranks over shared memory (20 MB a pair: 6.9 ms
+  against 2.2), so the earlier ratios flattered the shuffle).
 
 Runs (each a fresh `mpirun -np r`, --bind-to none): r in --ranks with --threads
 per rank (default cores // max(ranks)); then 1 rank x every core on the largest
@@ -637,7 +642,7 @@ def cmd_drive(a: argparse.Namespace) -> int:
                    "the slowest rank's wall time of execute + allgather(result).to_polars() (groupby: execute alone, "
                    "its result sharded); median over the runs. shuffle_GBps = sum over ranks of exchange_bytes "
                    "(bytes a rank sent to others) / sum of exchange_ms, per timed run; raw alltoall GBps = per-pair "
-                   "bytes x (ranks-1) x ranks / sum over ranks of bench_alltoall's median ms, measured right after "
+                   "bytes x (ranks-1) x ranks / sum over ranks of bench_alltoall's median ms (nothing sent to itself; scratch buffers), measured right after "
                    "the workload in the same job; per_pair = the workload's bytes per rank / (ranks-1), per_column = "
                    "that / the columns it moves. The full run: 1 rank x full_threads on the largest data; Polars: "
                    "POLARS_MAX_THREADS=full_threads, collect() on the same data and frames."),

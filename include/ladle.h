@@ -871,8 +871,10 @@ LADLE_API bool ladle_result_sharded(const ladle_result *r);
 LADLE_API ladle_status ladle_engine_allgather(ladle_engine *engine, const ladle_result *r,
                                               ladle_result **out_result, ladle_error *err);
 /* The engine's communicator alone, for benchmarks: `iters` alltoallv calls in
- * which every rank sends `bytes` host bytes to every other rank (and to
- * itself); *out_ms the median milliseconds of one. A collective. */
+ * which every rank sends `bytes` host bytes to every other rank (none to
+ * itself, as an exchange sends none), between buffers of the exchange's kind
+ * (scratch blocks, touched before the first call); *out_ms the median
+ * milliseconds of one. A collective. */
 LADLE_API ladle_status ladle_engine_bench_alltoall(ladle_engine *engine, size_t bytes, int iters,
                                                    double *out_ms, ladle_error *err);
 LADLE_API size_t ladle_result_num_columns(const ladle_result *r);
