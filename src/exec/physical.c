@@ -1479,8 +1479,9 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       if (pn->xkind == LADLE_EXCHANGE_JOIN)
         ladle_strbuf_printf(b,
                             " (at run time: the right side broadcast when its rows times "
-                            "ranks - 1 are fewer than the left's, else both sides hashed by "
-                            "the keys)");
+                            "ranks - 1 are fewer than the left's, in an inner join the left "
+                            "side when its rows times ranks - 1 are fewer than the right's, "
+                            "else both sides hashed by the keys)");
       if (pn->xkind == LADLE_EXCHANGE_RANGE)
         ladle_strbuf_printf(b,
                             " (splitters sampled from every rank: rank 0 gets the first "

@@ -377,6 +377,7 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     ok = (passed > 0) == (engine.nranks > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1")
     found["many_groups_passed"] = {"ok": ok, "why": "" if ok else f"{passed} rows passed on"}
     streamed_joins(engine, data, found)
+    small_left_inner_join(engine, found)
     # rank 0's in-memory frame without rows: every rank plans alike (a frame of which
     # Polars keeps no column is scanned as one column of nulls on every rank; rank 0
     # had planned a scan of no columns: "ranks ran different queries")
@@ -508,6 +509,46 @@ def expect_failure(engine: ladle.SPMDEngine, name: str, lf: pl.LazyFrame, found:
     except Exception as e:
         took, text = time.perf_counter() - t0, f"{type(e).__name__}: {e}"
         found[name] = {"ok": took < 20 and check(e, text), "why": text, "s": round(took, 3)}
+
+
+def small_left_inner_join(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
+    """An inner join of a small left side (30 rows a rank) and a big right side of
+    strings (20,000 rows a rank): the left side is broadcast at run time and the
+    right rows stay (op_join.c), so a rank sends about its left rows' bytes to each
+    other rank, not half of its right rows; the answer equals Polars'. A left join of
+    the same sides must hash both (each left row on one rank) and still be right. (The
+    column kernels, a GPU engine's path, hash both sides of either.)"""
+    n, r = engine.nranks, engine.rank
+
+    def left(q: int) -> pl.DataFrame:
+        return pl.DataFrame({"k": np.arange(q * 30, q * 30 + 30, dtype=np.int64) * 7 % 997,
+                             "tag": [f"t{q}-{i}" for i in range(30)]})
+
+    def right(q: int) -> pl.DataFrame:
+        g = np.random.default_rng([5, q])
+        return pl.DataFrame({"k": g.integers(0, 997, 20_000, dtype=np.int64),
+                             "text": [f"{'x' * 40}{i}" for i in range(20_000)]})
+
+    wl, wr = pl.concat([left(q) for q in range(n)]), pl.concat([right(q) for q in range(n)])
+    # the column kernels' joins (a GPU engine's) hash both sides of every join exchange
+    decides = n > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1"
+    for how in ("inner", "left"):
+        name = f"small_left_{how}_join"
+        try:
+            lf = left(r).lazy().join(right(r).lazy(), on="k", how=how)
+            b0 = engine.stats()["exchange_bytes"]
+            res = engine.execute(lf)
+            moved = engine.stats()["exchange_bytes"] - b0
+            why = compare(engine.allgather(res).to_polars(),
+                          wl.lazy().join(wr.lazy(), on="k", how=how).collect(engine="in-memory"), False)
+            # the right side's text alone is 20,000 x 45 bytes a rank
+            if not why and how == "inner" and decides and moved > 100_000:
+                why = f"{moved} bytes sent: the small left side was not broadcast"
+            if not why and how == "left" and decides and moved < 200_000:
+                why = f"{moved} bytes sent: a left join's left rows must not be broadcast"
+            found[name] = {"ok": not why, "why": why, "bytes": moved}
+        except Exception as e:
+            found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
 
 
 def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
