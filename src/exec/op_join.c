@@ -289,6 +289,48 @@ static int64_t broadcast_cap(void) {
   return v != NULL ? strtoll(v, NULL, 10) : (int64_t)1 << 22;
 }
 
+/* The most rows (across ranks) a join side may have to feed a SEMI_FILTER
+ * when the ranks must first gather it. */
+#define FEED_MAX_ROWS ((int64_t)1 << 21)
+
+/* What a join's first side t (below or above its exchange: side_pn the node
+ * that made it) hands its SEMI_FILTER f: t itself with one rank or where t
+ * is the whole side on every rank (replicated); with several ranks and t
+ * this rank's share, every rank's rows allgathered (a transfer's keys must
+ * be the whole side's: a rank's own would cut rows that meet another rank's).
+ * Only when the side is small enough to help (an eighth of the rows the
+ * filter cuts, or a reduction's; at most FEED_MAX_ROWS to gather), decided
+ * from every rank's numbers so that all gather alike (the sum of the side's
+ * rows, the largest base: an in-memory table's base rows are its rank's
+ * own): *fed a new reference, or NULL (nothing fed: the filter passes every
+ * row). A collective with several ranks. */
+static ladle_status feed_table(exec_state *s, const ladle_pnode *side_pn, const ladle_pnode *f,
+                               ladle_table *t, ladle_table **fed, ladle_error *err) {
+  *fed = NULL;
+  ladle_comm *c = s->eng->comm;
+  int64_t rows = t->num_rows, base = f->base_rows;
+  bool whole = c->size <= 1 || side_pn->dist == LADLE_DIST_REPLICATED;
+  if (!whole) {
+    int64_t mine[2] = {rows, base}, *all = calloc((size_t)c->size * 2, sizeof *all);
+    if (all == NULL) return LADLE_OOM(err, "join");
+    ladle_comm_place host = {LADLE_DEVICE_CPU, 0, NULL};
+    ladle_status st = c->vt->allgather(c, mine, sizeof mine, all, host, err);
+    for (int r = 0; r < c->size && st == LADLE_OK; r++) {
+      rows = r == 0 ? all[0] : rows + all[2 * r];
+      base = r == 0 ? all[1] : LADLE_MAX(base, all[2 * r + 1]);
+    }
+    free(all);
+    LADLE_RETURN_NOT_OK(st);
+  }
+  if (!(f->semi == LADLE_SEMI_REDUCTION || rows * 8 <= base)) return LADLE_OK;
+  if (whole) {
+    *fed = ladle_table_ref(t);
+    return LADLE_OK;
+  }
+  if (rows > FEED_MAX_ROWS) return LADLE_OK;
+  return exec_exchange_table(s, side_pn, LADLE_EXCHANGE_BROADCAST, ladle_table_ref(t), fed, err);
+}
+
 /* With several ranks, a join whose sides both sit on JOIN exchanges: both
  * sides' rows first, then one choice that every rank makes alike from the
  * allgathered row counts: the right side broadcast when it is small against
@@ -300,8 +342,7 @@ static int64_t broadcast_cap(void) {
  * keeps its left rows where they are (each must appear once), so only the
  * right side is ever broadcast there. */
 static bool decides_exchange(const exec_state *s, const ladle_pnode *pn) {
-  if (s->eng->comm->size < 2 || pn->feeds != NULL || pn->defer_side[0] || pn->defer_side[1])
-    return false;
+  if (s->eng->comm->size < 2 || pn->defer_side[0] || pn->defer_side[1]) return false;
   for (int k = 0; k < 2; k++)
     if (pn->inputs[k]->op != LADLE_POP_EXCHANGE || pn->inputs[k]->xkind != LADLE_EXCHANGE_JOIN)
       return false;
@@ -310,12 +351,21 @@ static bool decides_exchange(const exec_state *s, const ladle_pnode *pn) {
 
 static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, ladle_table **ins,
                                           ladle_error *err) {
-  ladle_table *raw[2] = {NULL, NULL};
+  ladle_table *raw[2] = {NULL, NULL}, *fed = NULL;
   ladle_status st = LADLE_OK;
+  const ladle_pnode *f = pn->feeds;
   for (size_t i = 0; i < 2 && st == LADLE_OK; i++) {
     size_t k = pn->right_first ? 1 - i : i;
     st = ladle_exec_node(s, pn->inputs[k]->inputs[0], &raw[k], NULL, err);
+    /* the first side's rows (every rank's) feed its SEMI_FILTER, below the
+     * other side's exchange: the cut rows never move */
+    if (st == LADLE_OK && i == 0 && f != NULL) {
+      st = feed_table(s, pn->inputs[k]->inputs[0], f, raw[k], &fed, err);
+      s->fed[f->id - 1] = fed;
+    }
   }
+  if (f != NULL) s->fed[f->id - 1] = NULL;
+  ladle_table_release(fed);
   int64_t before, rows[2] = {0, 0};
   for (int k = 0; k < 2 && st == LADLE_OK; k++)
     st = exec_rank_rows(s, raw[k]->num_rows, &before, &rows[k], err);
@@ -368,17 +418,20 @@ static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *si
     ladle_table_release(ins[1]);
     return st;
   }
+  ladle_table *fed = NULL;
   for (size_t i = 0; i < 2 && st == LADLE_OK; i++) {
     size_t k = pn->right_first ? 1 - i : i;
     exec_side side = {pn->defer_side[k] ? &jd[k] : NULL, NULL};
     st = ladle_exec_node(s, pn->inputs[k], &ins[k], &side, err);
     /* the first side feeds its SEMI_FILTER while the other runs: a
-     * transfer only when the right side kept an eighth of its table */
-    if (st == LADLE_OK && i == 0 && f != NULL &&
-        (f->semi == LADLE_SEMI_REDUCTION || ins[k]->num_rows * 8 <= f->base_rows))
-      s->fed[f->id - 1] = ins[k];
+     * transfer only when that side kept an eighth of its table */
+    if (st == LADLE_OK && i == 0 && f != NULL) {
+      st = feed_table(s, pn->inputs[k], f, ins[k], &fed, err);
+      s->fed[f->id - 1] = fed;
+    }
   }
   if (f != NULL) s->fed[f->id - 1] = NULL;
+  ladle_table_release(fed);
   if (st == LADLE_OK) st = join_table(s, pn, ins[0], ins[1], jd, out, err);
   for (int k = 0; k < 2; k++) {
     ladle_table_release(ins[k]);

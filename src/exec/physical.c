@@ -698,9 +698,11 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
 }
 
 /* Whether join p may take a predicate transfer either way: inner, one key
- * column on each side, no null equality, one rank, not the column kernels. */
+ * column on each side, no null equality, not the column kernels. With
+ * several ranks the feeding side's rows are gathered from every rank first
+ * (op_join.c feed_table). */
 static bool transfer_fits(const planner *P, const ladle_plan *p) {
-  return !P->o->columns && P->o->ranks <= 1 && p->join.how == LADLE_JOIN_INNER && p->nkeys == 1 &&
+  return !P->o->columns && p->join.how == LADLE_JOIN_INNER && p->nkeys == 1 &&
          !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
          p->rkeys[0]->kind == LADLE_EX_COL;
 }
@@ -906,8 +908,8 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   pending transfer = {NULL, 0, NULL, false};
   /* a predicate transfer: right side first, its keys to the left side's */
   /* (the column kernels run each node whole: none of these rewrites) */
-  /* (not with several ranks: whether it applies is each rank's own finding,
-   * and the keys would have to reach every rank) */
+  /* (with several ranks every rank decides alike from the rows of all, and
+   * the feeding side's rows are allgathered: op_join.c feed_table) */
   bool tf = transfer_fits(P, p);
   if (tf && pn->probe != 1 && (base = chain_base_rows(p->inputs[1])) >= 0 &&
       chain_filters(P, p, 1)) {
@@ -916,7 +918,7 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   }
   /* a semi-join reduction: left side first (as always), its keys to a
    * group-by under the right side */
-  bool fits = pn->probe != 0 && !P->o->columns && P->o->ranks <= 1 && !pn->right_first && nk > 0 &&
+  bool fits = pn->probe != 0 && !P->o->columns && !pn->right_first && nk > 0 &&
               nk <= LADLE_SEMI_MAX_KEYS && !p->join.nulls_equal &&
               (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                how == LADLE_JOIN_ANTI);

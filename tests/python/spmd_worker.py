@@ -378,6 +378,7 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     found["many_groups_passed"] = {"ok": ok, "why": "" if ok else f"{passed} rows passed on"}
     streamed_joins(engine, data, found)
     small_left_inner_join(engine, found)
+    transfer_across_ranks(engine, found)
     # rank 0's in-memory frame without rows: every rank plans alike (a frame of which
     # Polars keeps no column is scanned as one column of nulls on every rank; rank 0
     # had planned a scan of no columns: "ranks ran different queries")
@@ -549,6 +550,49 @@ def small_left_inner_join(engine: ladle.SPMDEngine, found: dict[str, Any]) -> No
             found[name] = {"ok": not why, "why": why, "bytes": moved}
         except Exception as e:
             found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+
+
+def transfer_across_ranks(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
+    """A predicate transfer across ranks (physical.c plan_transfer, op_join.c
+    feed_table): the filtered right side's keys cut the left side's big table below
+    its own join, before anything moves. The right side's kept rows are all on the
+    last rank and the left rows they meet all on rank 0, so a transfer by a rank's
+    own keys would cut every row that matches: the keys must be every rank's. The
+    answer equals Polars' and rows were cut (not on the column kernels, which take
+    no transfer)."""
+    n, r = engine.nranks, engine.rank
+    rows = 20_000
+
+    def big(q: int) -> pl.DataFrame:
+        k = np.arange(rows, dtype=np.int64) + q * rows
+        return pl.DataFrame({"k": k if q == 0 else k + 10**6, "x": k % 50, "v": np.ones(rows, dtype=np.int64)})
+
+    def dim(q: int) -> pl.DataFrame:
+        return pl.DataFrame({"x": np.arange(q * 25, q * 25 + 25, dtype=np.int64) % 50, "y": np.full(25, q)})
+
+    def small(q: int) -> pl.DataFrame:  # rank n-1's flagged keys are rank 0's big keys
+        # rank 0's table is too small for a transfer of 40 keys by its own rows (40 x 8
+        # > 200): the ranks must still decide alike (the largest base), or some would
+        # gather the keys while others did not
+        m = 200 if q == 0 and n > 1 else 1000
+        k = np.arange(m, dtype=np.int64) * 13 + 5 * 10**6
+        flag = np.zeros(m, dtype=bool)
+        if q == n - 1:
+            k[:40] = np.arange(40, dtype=np.int64) * 211
+            flag[:40] = True
+        return pl.DataFrame({"k": k, "flag": flag})
+
+    def query(b: pl.LazyFrame, d: pl.LazyFrame, c: pl.LazyFrame) -> pl.LazyFrame:
+        return b.join(d, on="x").join(c.filter(pl.col("flag")), on="k").select("k", "y", "v")
+
+    whole = [pl.concat([f(q) for q in range(n)]).lazy() for f in (big, dim, small)]
+    cut0 = engine.stats()["rows_transferred"]
+    run_case(engine, "transfer_across_ranks", query(big(r).lazy(), dim(r).lazy(), small(r).lazy()),
+             query(*whole).collect(engine="in-memory"), False, True, found)
+    cut = engine.stats()["rows_transferred"] - cut0
+    want = os.environ.get("LADLE_COLUMN_KERNELS") != "1"
+    if found["transfer_across_ranks"]["ok"] and (cut > 0) != want:
+        found["transfer_across_ranks"] = {"ok": False, "why": f"{cut} rows cut by the transfer"}
 
 
 def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
