@@ -843,7 +843,10 @@ class Translator:
             raise Unsupported("group_by_dynamic/rolling", "not supported by ladle yet")
         if ir.apply:
             raise Unsupported("group_by().map_groups", "Python UDFs run on Polars")
-        self._free_in = not ir.maintain_order and all(self._row_wise(k.node) for k in ir.keys) and all(
+        # with several ranks an order nothing above observes is not kept (the
+        # translator's finding: SPMDEngine turns Polars' own pass off)
+        maintain = bool(ir.maintain_order) and not (self.ranks > 1 and self._order_free)
+        self._free_in = not maintain and all(self._row_wise(k.node) for k in ir.keys) and all(
             self._row_wise(a.node, True) for a in ir.aggs
         )
         source = self.node(ir.input)
@@ -853,14 +856,14 @@ class Translator:
             aggs = [self._named(a) for a in ir.aggs]
         finally:
             self._grouped = saved
-        if ir.maintain_order and self.ranks > 1:
+        if maintain and self.ranks > 1:
             # each group at its first row's place in the job's order
             plan = self._in_job_order(
                 source,
                 lambda inp, pos: N.group_by(inp, keys, aggs + [N.alias(N.agg(N.LADLE_AGG_FIRST, N.col(pos)), pos)], True),
             )
         else:
-            plan = N.group_by(source, keys, aggs, bool(ir.maintain_order))
+            plan = N.group_by(source, keys, aggs, maintain)
         return self._apply_slice(plan, getattr(opts, "slice", None))
 
     def _apply_slice(self, plan: N.Plan, sl: Any) -> N.Plan:
@@ -885,6 +888,10 @@ class Translator:
         if ir.predicate is not None and not fused_filter:
             raise Unsupported("join with a predicate (join_where)", "not supported by ladle yet")
         order_name = _enum_name(maintain_order).split(".")[-1].lower()
+        # with several ranks nothing above observing the order (the translator's
+        # own finding: SPMDEngine turns Polars' off) frees it as "none" would
+        if self.ranks > 1 and self._order_free and not fused_filter:
+            order_name = "none"
         unordered = order_name == "none" and not fused_filter
         self._free_in = unordered
         left = self.node(ir.input_left)
@@ -1054,6 +1061,7 @@ class Translator:
 
     def _node_Distinct(self, ir: Any) -> N.Plan:
         keep, subset, maintain_order, sl = ir.options
+        maintain_order = bool(maintain_order) and not (self.ranks > 1 and self._order_free)
         self._free_in = not maintain_order and _enum_name(keep) in ("Any", "None")
         source = self.node(ir.input)
         if maintain_order and self.ranks > 1:
