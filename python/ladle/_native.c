@@ -561,12 +561,16 @@ static int py_cb_allreduce(void *user, const void *in, void *out, size_t n, int 
   return rc;
 }
 
-static int py_cb_barrier(void *user, char *msg, size_t cap) {
-  py_comm_ops *o = user;
+/* ops.<method>() with no arguments, the GIL taken. */
+static int py_cb_call0(void *user, const char *method, char *msg, size_t cap) {
   PyGILState_STATE g = PyGILState_Ensure();
-  int rc = py_cb_call(o, "barrier", PyTuple_New(0), NULL, 0, msg, cap);
+  int rc = py_cb_call(user, method, PyTuple_New(0), NULL, 0, msg, cap);
   PyGILState_Release(g);
   return rc;
+}
+
+static int py_cb_barrier(void *user, char *msg, size_t cap) {
+  return py_cb_call0(user, "barrier", msg, cap);
 }
 
 /* The engine gave up on a query on this rank: ops.fail(why) tells the
@@ -584,11 +588,7 @@ static void py_cb_give_up(void *user, const char *why) {
 
 /* After a failed query: ops.recover() starts the transport afresh. */
 static int py_cb_recover(void *user, char *msg, size_t cap) {
-  py_comm_ops *o = user;
-  PyGILState_STATE g = PyGILState_Ensure();
-  int rc = py_cb_call(o, "recover", PyTuple_New(0), NULL, 0, msg, cap);
-  PyGILState_Release(g);
-  return rc;
+  return py_cb_call0(user, "recover", msg, cap);
 }
 
 static void py_cb_release(void *user) {
