@@ -701,10 +701,13 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
  * column on each side, no null equality, not the column kernels. With
  * several ranks the feeding side's rows are gathered from every rank first
  * (op_join.c feed_table). */
+static bool transfer_keys(const planner *P, const ladle_plan *p) {
+  return !P->o->columns && p->nkeys == 1 && !p->join.nulls_equal &&
+         p->keys[0]->kind == LADLE_EX_COL && p->rkeys[0]->kind == LADLE_EX_COL;
+}
+
 static bool transfer_fits(const planner *P, const ladle_plan *p) {
-  return !P->o->columns && p->join.how == LADLE_JOIN_INNER && p->nkeys == 1 &&
-         !p->join.nulls_equal && p->keys[0]->kind == LADLE_EX_COL &&
-         p->rkeys[0]->kind == LADLE_EX_COL;
+  return transfer_keys(P, p) && p->join.how == LADLE_JOIN_INNER;
 }
 
 /* A transfer from join p's side `from` (base: the rows of the table under
@@ -719,7 +722,10 @@ static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size
   ladle_bexpr *const *tk = from == 1 ? p->keys : p->rkeys;
   int64_t col = tk[0]->col;
   ladle_dtype kt = p->inputs[from]->schema.types[fk[0]->col];
-  if (!transfer_path(&parent, &input, &col)) return true;
+  /* on one rank the cut pays only below a join (the join itself would drop
+   * the same rows); across ranks anywhere below the side's exchange: the
+   * rows cut never move */
+  if (!transfer_path(&parent, &input, &col) && P->o->ranks <= 1) return true;
   const ladle_plan *f = parent->inputs[input];
   /* a deferred join input is cut by the join, later: no transfer there */
   bool *nd = NULL;
@@ -935,7 +941,12 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * partsupp's 800,000 rows to 3,148 before they meet the suppliers). The
    * left side runs first anyway (with no transfer above: that one made the
    * right side run first). */
-  if (g == NULL && !pn->right_first && tf && pn->probe != 0 &&
+  /* across ranks also a semi, anti or left join's right side: rows whose
+   * keys no left row has meet nothing there either (q4's lineitem by its
+   * orders of one quarter) */
+  bool tf0 = tf || (P->o->ranks > 1 && transfer_keys(P, p) &&
+                    (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI || how == LADLE_JOIN_LEFT));
+  if (g == NULL && !pn->right_first && tf0 && pn->probe != 0 &&
       (base = chain_base_rows(p->inputs[0])) >= 0 && chain_filters(P, p, 0) &&
       !plan_transfer(P, p, pn, 0, base, &transfer))
     return NULL;

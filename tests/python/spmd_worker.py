@@ -595,6 +595,21 @@ def transfer_across_ranks(engine: ladle.SPMDEngine, found: dict[str, Any]) -> No
     want = os.environ.get("LADLE_COLUMN_KERNELS") != "1"
     if found["transfer_across_ranks"]["ok"] and (cut > 0) != want:
         found["transfer_across_ranks"] = {"ok": False, "why": f"{cut} rows cut by the transfer"}
+    # across ranks a small filtered left side also cuts the right side of a semi,
+    # anti or left join, right above its scan (the rows cut never move; one rank
+    # takes no such cut: the join drops the same rows)
+    for how in ("semi", "anti", "left"):
+        name = f"transfer_across_ranks_{how}"
+
+        def q2(b: pl.LazyFrame, c: pl.LazyFrame, how: str = how) -> pl.LazyFrame:
+            return c.filter(pl.col("flag")).join(b, on="k", how=how)  # type: ignore[arg-type]
+
+        cut0 = engine.stats()["rows_transferred"]
+        run_case(engine, name, q2(big(r).lazy(), small(r).lazy()), q2(whole[0], whole[2]).collect(engine="in-memory"),
+                 False, True, found)
+        cut = engine.stats()["rows_transferred"] - cut0
+        if found[name]["ok"] and (cut > 0) != (want and n > 1):
+            found[name] = {"ok": False, "why": f"{cut} rows cut by the transfer"}
 
 
 def failed_query(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
