@@ -271,8 +271,8 @@ def worker(args: argparse.Namespace) -> int:
 
     failures = 0
 
-    def one(q: int) -> bool:
-        """q's warm-up, check and timed runs, its record emitted; False when it failed."""
+    def one(q: int) -> None:
+        """q's warm-up, check and timed runs, its record emitted."""
         nonlocal failures
         lf, sql = tpch_query(q, tables, args.sf) if engine != "duckdb" else (None, _sql(q, args.sf))
         ref = pl.read_parquet(args.refs / f"q{q}.parquet")
@@ -328,7 +328,6 @@ def worker(args: argparse.Namespace) -> int:
         med = f"{rec['median_s']:8.4f}s" if rec["status"] == "ok" else f"{rec['status']:>9s}"
         mem = f"peak +{rec['peak_bytes'] / MIB:8.1f} MiB (HWM {rec['hwm_bytes'] / MIB:8.1f})" if "peak_bytes" in rec else ""
         print(f"  {engine:6s} x{n:<3d} q{q:<3d} {med} {mem} {(rec.get('note') or '').splitlines()[0][:100] if rec.get('note') else ''}", flush=True)
-        return rec["status"] not in ("WRONG", "error")
 
     if args.interleave:
         # the parent hands out the queries one at a time, each engine in turn

@@ -717,7 +717,6 @@ static PyObject *comm_name(CommObject *self, PyObject *unused) {
 }
 
 static PyMethodDef comm_methods[] = {
-
     {"rank", (PyCFunction)comm_rank, METH_NOARGS, "this process's rank"},
     {"size", (PyCFunction)comm_size, METH_NOARGS, "the job's ranks"},
     {"name", (PyCFunction)comm_name, METH_NOARGS, "'self', 'mpi' or the callbacks' name"},

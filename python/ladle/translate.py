@@ -837,15 +837,20 @@ class Translator:
     def _node_SimpleProjection(self, ir: Any) -> N.Plan:
         return N.select(self.node(ir.input), [N.col(c) for c in self._schema()])
 
+    def _order_unobserved(self) -> bool:
+        """With several ranks: nothing above the node being translated observes its
+        order, so a join's, group-by's or unique's maintain_order need not be kept
+        (the translator's own finding: SPMDEngine turns Polars' pass that drops such
+        orders off, for it dropped one a last() above read)."""
+        return self.ranks > 1 and self._order_free
+
     def _node_GroupBy(self, ir: Any) -> N.Plan:
         opts = ir.options
         if getattr(opts, "dynamic", None) is not None or getattr(opts, "rolling", None) is not None:
             raise Unsupported("group_by_dynamic/rolling", "not supported by ladle yet")
         if ir.apply:
             raise Unsupported("group_by().map_groups", "Python UDFs run on Polars")
-        # with several ranks an order nothing above observes is not kept (the
-        # translator's finding: SPMDEngine turns Polars' own pass off)
-        maintain = bool(ir.maintain_order) and not (self.ranks > 1 and self._order_free)
+        maintain = bool(ir.maintain_order) and not self._order_unobserved()
         self._free_in = not maintain and all(self._row_wise(k.node) for k in ir.keys) and all(
             self._row_wise(a.node, True) for a in ir.aggs
         )
@@ -888,9 +893,7 @@ class Translator:
         if ir.predicate is not None and not fused_filter:
             raise Unsupported("join with a predicate (join_where)", "not supported by ladle yet")
         order_name = _enum_name(maintain_order).split(".")[-1].lower()
-        # with several ranks nothing above observing the order (the translator's
-        # own finding: SPMDEngine turns Polars' off) frees it as "none" would
-        if self.ranks > 1 and self._order_free and not fused_filter:
+        if self._order_unobserved() and not fused_filter:
             order_name = "none"
         unordered = order_name == "none" and not fused_filter
         self._free_in = unordered
@@ -1061,7 +1064,7 @@ class Translator:
 
     def _node_Distinct(self, ir: Any) -> N.Plan:
         keep, subset, maintain_order, sl = ir.options
-        maintain_order = bool(maintain_order) and not (self.ranks > 1 and self._order_free)
+        maintain_order = bool(maintain_order) and not self._order_unobserved()
         self._free_in = not maintain_order and _enum_name(keep) in ("Any", "None")
         source = self.node(ir.input)
         if maintain_order and self.ranks > 1:

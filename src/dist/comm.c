@@ -1,7 +1,8 @@
 /* comm.c — the public face of communicators (include/ladle.h): creating the
  * one-rank one, asking any of them its rank, size and name, giving up on a
- * query before the engine saw it, destroying it through its table. The implementations are
- * comm_self.c, comm_mpi.c, comm_callbacks.c and, for tests, comm_local.c. */
+ * query before the engine saw it, destroying it through its table. The
+ * implementations are comm_self.c, comm_mpi.c, comm_callbacks.c and, for
+ * tests, comm_local.c. */
 #include "comm.h"
 
 ladle_status ladle_comm_create_self(ladle_comm **out_comm, ladle_error *err) {

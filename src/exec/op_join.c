@@ -293,6 +293,13 @@ static int64_t broadcast_cap(void) {
  * when the ranks must first gather it. */
 #define FEED_MAX_ROWS ((int64_t)1 << 21)
 
+/* Whether a join side of `rows` rows is small enough to feed SEMI_FILTER f
+ * (`base`: the rows of the table f cuts): a reduction's always, a
+ * transfer's when the side kept an eighth of its table. */
+static bool feed_helps(const ladle_pnode *f, int64_t rows, int64_t base) {
+  return f->semi == LADLE_SEMI_REDUCTION || rows * 8 <= base;
+}
+
 /* What a join's first side t (below or above its exchange: side_pn the node
  * that made it) hands its SEMI_FILTER f: t itself with one rank or where t
  * is the whole side on every rank (replicated); with several ranks and t
@@ -315,14 +322,15 @@ static ladle_status feed_table(exec_state *s, const ladle_pnode *side_pn, const 
     if (all == NULL) return LADLE_OOM(err, "join");
     ladle_comm_place host = {LADLE_DEVICE_CPU, 0, NULL};
     ladle_status st = c->vt->allgather(c, mine, sizeof mine, all, host, err);
+    rows = 0;
     for (int r = 0; r < c->size && st == LADLE_OK; r++) {
-      rows = r == 0 ? all[0] : rows + all[2 * r];
-      base = r == 0 ? all[1] : LADLE_MAX(base, all[2 * r + 1]);
+      rows += all[2 * r];
+      base = LADLE_MAX(base, all[2 * r + 1]);
     }
     free(all);
     LADLE_RETURN_NOT_OK(st);
   }
-  if (!(f->semi == LADLE_SEMI_REDUCTION || rows * 8 <= base)) return LADLE_OK;
+  if (!feed_helps(f, rows, base)) return LADLE_OK;
   if (whole) {
     *fed = ladle_table_ref(t);
     return LADLE_OK;
@@ -498,8 +506,7 @@ static ladle_status join_stream_open(exec_state *s, const ladle_pnode *pn, void 
   /* the build side feeds its SEMI_FILTER below the probe side, as a whole
    * join's first side does (join_run) */
   const ladle_pnode *f = pn->feeds;
-  if (st == LADLE_OK && f != NULL &&
-      (f->semi == LADLE_SEMI_REDUCTION || js->build->num_rows * 8 <= f->base_rows)) {
+  if (st == LADLE_OK && f != NULL && feed_helps(f, js->build->num_rows, f->base_rows)) {
     js->fed = &s->fed[f->id - 1];
     *js->fed = js->build;
   }

@@ -697,15 +697,17 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
   return in ? top : NULL;
 }
 
-/* Whether join p may take a predicate transfer either way: inner, one key
- * column on each side, no null equality, not the column kernels. With
- * several ranks the feeding side's rows are gathered from every rank first
- * (op_join.c feed_table). */
+/* Whether join p's keys allow a predicate transfer: one key column on each
+ * side, no null equality, not the column kernels. With several ranks the
+ * feeding side's rows are gathered from every rank first (op_join.c
+ * feed_table). */
 static bool transfer_keys(const planner *P, const ladle_plan *p) {
   return !P->o->columns && p->nkeys == 1 && !p->join.nulls_equal &&
          p->keys[0]->kind == LADLE_EX_COL && p->rkeys[0]->kind == LADLE_EX_COL;
 }
 
+/* Whether join p may take a predicate transfer either way: an inner join
+ * whose keys allow one. */
 static bool transfer_fits(const planner *P, const ladle_plan *p) {
   return transfer_keys(P, p) && p->join.how == LADLE_JOIN_INNER;
 }
