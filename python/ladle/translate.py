@@ -901,7 +901,7 @@ class Translator:
         self._free_in = unordered
         right = self.node(ir.input_right)
         lk = [self.expr(e.node) for e in ir.left_on]
-        rk = [self.expr(e.node) for e in ir.right_on]
+        rk = [self._expr_over_right(ir, e.node) for e in ir.right_on]
         merged = self._merged_keys(ir, how_name, bool(coalesce), suffix, left, right)
         order = _JOIN_ORDER.get(order_name)
         if order is None:
@@ -949,6 +949,20 @@ class Translator:
             plan = N.drop(plan, pos)
         return self._apply_slice(plan, sl)
 
+    def _expr_over_right(self, ir: Any, node: int) -> N.Expr:
+        """A join's right key expression, typed over the right side itself (Polars
+        types a join's expressions over its left input: 4406:511, a Float32 right key
+        cast to the left's Float64; `(col("i") // 10)` of a column the left lacks)."""
+        nt = self.nt
+        cur = nt.get_node()
+        nt.set_node(ir.input_right)
+        self._dtype_input = ir.input_right
+        try:
+            return self.expr(node)
+        finally:
+            nt.set_node(cur)
+            self._dtype_input = None
+
     def _inequality_join(self, ir: Any, how: tuple[Any, ...], suffix: str) -> N.Plan:
         """An IEJoin (Polars' join_where / cross join + inequality filter), as a cross
         join filtered by the inequalities."""
@@ -960,23 +974,13 @@ class Translator:
         # side first (named so that it clashes with nothing), dropped at the end
         extra: list[N.Expr] = []
         preds = []
-        nt = self.nt
         for i, (le, re_, op) in enumerate(zip(ir.left_on, ir.right_on, ops)):
             rx = self._view(re_.node)
             if type(rx).__name__ == "Column":
                 rname = rx.name + suffix if rx.name in left_names else rx.name
             else:
                 rname = f"__ladle_iejoin_key_{i}"
-                # (typed over the right side itself: 4406:511, a Float32 right key
-                # cast to the left's Float64)
-                cur = nt.get_node()
-                nt.set_node(ir.input_right)
-                self._dtype_input = ir.input_right
-                try:
-                    extra.append(N.alias(self.expr(re_.node), rname))
-                finally:
-                    nt.set_node(cur)
-                    self._dtype_input = None
+                extra.append(N.alias(self._expr_over_right(ir, re_.node), rname))
             opname = _enum_name(op).split(".")[-1]
             if opname not in ("Lt", "LtEq", "Gt", "GtEq"):
                 raise Unsupported(f"inequality join with {opname}", "not supported by ladle yet")

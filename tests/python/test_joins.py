@@ -50,6 +50,14 @@ def test_different_key_names_and_expressions(engine) -> None:
     assert_same(LEFT.lazy().join(r, left_on="k", right_on="rk", how="left"), engine, ordered=False)
     lf = LEFT.lazy().join(RIGHT.lazy(), left_on=pl.col.k * 2, right_on=pl.col.k + 1)
     assert_same(lf, engine, ordered=False)
+    # a right key over a column only the right side has (typed over the right
+    # side: over the left it was "unable to find column", a fallback)
+    for how in HOWS:
+        lf = LEFT.lazy().join(r, left_on="v", right_on=pl.col.w // 10, how=how)  # type: ignore[arg-type]
+        assert_same(lf, engine, ordered=False)
+        lf = LEFT.lazy().join(r, left_on=pl.col.v.cast(pl.Float32), right_on=(pl.col.w // 10).cast(pl.Float32),
+                              how=how)  # type: ignore[arg-type]
+        assert_same(lf, engine, ordered=False)
 
 
 def test_cross_and_empty(engine) -> None:
