@@ -20,7 +20,7 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
   ladle_pplan *pp = NULL;
   ladle_strbuf notes = {NULL, 0, 0, false};
   if (columns) {
-    ladle_pplan_opts co = {ranks, false, false, true, 0};
+    ladle_pplan_opts co = exec_plan_opts(e->backend, ranks, true);
     LADLE_RETURN_NOT_OK(ladle_pplan_build(p, &co, &pp, err));
     exec_state s;
     memset(&s, 0, sizeof s);
@@ -44,9 +44,7 @@ ladle_status ladle_engine_explain_ranks(const ladle_engine *e, const ladle_plan 
     }
   }
   if (pp == NULL) {
-    ladle_pplan_opts po = {ranks, !columns && e->host_backend->gather_pieces != NULL,
-                           !columns && e->host_backend->top_k_indices != NULL, columns,
-                           exec_stream_join_mode(e->host_backend, columns)};
+    ladle_pplan_opts po = exec_plan_opts(e->host_backend, ranks, columns);
     ladle_status bst = ladle_pplan_build(p, &po, &pp, err);
     if (bst != LADLE_OK) {
       free(notes.data);

@@ -367,7 +367,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 13
+#define LADLE_BACKEND_ABI 14
 
 typedef struct ladle_backend {
   const char *name;
@@ -764,6 +764,19 @@ typedef struct ladle_backend {
   /* The codecs whose pages parquet_decode takes as stored (bit 1 << codec;
    * NULL or 0: the caller decompresses every page). */
   unsigned (*parquet_codecs)(const ladle_kctx *ctx);
+
+  /* ---- Column kernels of ABI 14 ---- */
+
+  /* A semi or anti join streamed on its right side (op_join.c's mark
+   * sink): one morsel's probe keys against ht (built from the left side's
+   * keys), `value` written into marks[r] (host bytes, one per build row) for
+   * every build row r that one of the probe rows matches (as join_probe's
+   * INNER pairs would pair them). Safe to call from several threads at once
+   * on the same marks. NULL: the planner streams no semi or anti join on
+   * its right side. */
+  ladle_status (*join_probe_mark)(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                                  const ladle_column *keys, uint8_t value, uint8_t *marks,
+                                  ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

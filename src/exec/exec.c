@@ -568,6 +568,19 @@ static ladle_status check_symmetry(ladle_engine *eng, const ladle_plan *plan, co
   return st;
 }
 
+ladle_pplan_opts exec_plan_opts(const ladle_backend *be, int ranks, bool columns) {
+  ladle_pplan_opts o = {ranks,
+                        !columns && be->gather_pieces != NULL,
+                        !columns && be->top_k_indices != NULL,
+                        columns,
+                        exec_stream_join_mode(be, columns),
+                        !columns && be->join_probe_mark != NULL && be->join_build != NULL};
+  /* LADLE_MARK_JOIN=0: semi and anti joins never stream their right side */
+  const char *v = getenv("LADLE_MARK_JOIN");
+  if (v != NULL && strcmp(v, "0") == 0) o.mark_join = false;
+  return o;
+}
+
 static ladle_status engine_run(ladle_engine *eng, const ladle_plan *plan, bool host,
                                ladle_result **out, bool *agreed, ladle_error *err) {
   if (eng == NULL || plan == NULL)
@@ -583,9 +596,7 @@ static ladle_status engine_run(ladle_engine *eng, const ladle_plan *plan, bool h
   r->threads = eng->pool ? ladle_pool_threads(eng->pool) : 1;
   r->mr = ladle_mr_ref(eng->mr);
   ladle_pplan *pp;
-  ladle_pplan_opts po = {eng->comm->size, s.be->gather_pieces != NULL && !s.columns,
-                         s.be->top_k_indices != NULL && !s.columns, s.columns,
-                         exec_stream_join_mode(s.be, s.columns)};
+  ladle_pplan_opts po = exec_plan_opts(s.be, eng->comm->size, s.columns);
   ladle_status st = ladle_pplan_build(plan, &po, &pp, err);
   if (st == LADLE_OK) {
     st = check_symmetry(eng, plan, pp, agreed, err);

@@ -337,6 +337,9 @@ bool exec_join_reorders(const ladle_plan *p);
  * LADLE_STREAM_JOIN (0 none, 1 over Parquet scans only; 2 over any scan, the
  * default). */
 int exec_stream_join_mode(const ladle_backend *be, bool columns);
+/* What the physical planner may plan for backend be with `ranks` ranks (and
+ * on its column kernels alone when `columns`). */
+ladle_pplan_opts exec_plan_opts(const ladle_backend *be, int ranks, bool columns);
 /* A SORT on the column kernels, its input run here: sort_perm over its keys
  * (cut to the sort's limit), every column taken through it. */
 /* SLICE's rows [off, off + len) of `in` on the column kernels (in borrowed). */

@@ -410,10 +410,14 @@ static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, 
   return st;
 }
 
+static ladle_status join_marks_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err);
+
 static ladle_status join_run(exec_state *s, const ladle_pnode *pn, exec_side *side_in,
                              ladle_table **out, ladle_error *err) {
   LADLE_UNUSED(side_in);
   if (s->columns) return exec_columns_join(s, pn, out, err);
+  if (ladle_pnode_marks(pn)) return join_marks_run(s, pn, out, err);
   ladle_table *ins[2] = {NULL, NULL};
   join_defer jd[2];
   memset(jd, 0, sizeof jd);
@@ -594,6 +598,154 @@ static ladle_status join_stream_morsel(exec_state *s, const ladle_pnode *pn, con
 
 static const exec_stream_op join_streaming = {join_stream_needs, join_stream_open,
                                               join_stream_morsel, join_stream_close};
+
+/* ------------------------------------------------------------- marked
+ *
+ * A semi or anti join whose right side is the big one (TPC-H q4: a quarter's
+ * orders against the lineitems received late, 38M rows at SF10) is the sink
+ * of the right side's pipeline (ladle_pnode_marks, physical.c): the left
+ * side runs first, whole, and its keys become the hash table; each morsel
+ * of the right side probes it and marks the left rows it meets
+ * (join_probe_mark), so the right side is never a table. At the end the
+ * left rows marked (semi) or never marked (anti) come out, in the left
+ * side's order, as the whole join gives them. */
+
+typedef struct join_marks {
+  const ladle_pnode *pn;
+  ladle_table *build;
+  ladle_column *bkey; /* the left side's keys, whole (the table keeps them) */
+  size_t nkeys;
+  ladle_join_ht *ht;
+  uint8_t *marks; /* per left row: 1 kept (the left join's output) */
+  uint8_t value;  /* written where a right row meets the left row: 1 semi, 0 anti */
+  const ladle_backend *be;
+} join_marks;
+
+static void join_marks_close(void *state) {
+  join_marks *jm = state;
+  if (jm == NULL) return;
+  if (jm->ht != NULL) jm->be->join_ht_free(jm->ht);
+  if (jm->bkey != NULL)
+    for (size_t k = 0; k < jm->nkeys; k++) ladle_column_release(&jm->bkey[k]);
+  free(jm->bkey);
+  ladle_scratch_free(jm->marks);
+  ladle_table_release(jm->build);
+  free(jm);
+}
+
+static ladle_status join_marks_open(exec_state *s, const ladle_pnode *pn, const exec_source *src,
+                                    const ladle_schema *in, bool *need, void **state,
+                                    ladle_error *err) {
+  LADLE_UNUSED(src);
+  const ladle_plan *p = pn->lp;
+  size_t nk = p->nkeys;
+  *state = NULL;
+  join_marks *jm = calloc(1, sizeof *jm);
+  ladle_dtype *pt = calloc(LADLE_MAX(nk, 1), sizeof *pt);
+  ladle_status st = jm != NULL && pt != NULL ? LADLE_OK : LADLE_OOM(err, "join");
+  if (st == LADLE_OK) {
+    jm->pn = pn;
+    jm->be = s->be;
+    jm->value = p->join.how == LADLE_JOIN_SEMI ? 1 : 0;
+    st = ladle_exec_node(s, pn->inputs[0], &jm->build, NULL, err);
+  }
+  for (size_t k = 0; st == LADLE_OK && k < nk; k++) {
+    pt[k] = p->rkeys[k]->type;
+    ladle_exec_mark_columns(p->rkeys[k], need, in->n);
+  }
+  if (st == LADLE_OK) {
+    int64_t n = jm->build->num_rows;
+    jm->marks = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1), false);
+    jm->bkey = calloc(LADLE_MAX(nk, 1), sizeof *jm->bkey);
+    st = jm->marks != NULL && jm->bkey != NULL ? LADLE_OK : LADLE_OOM(err, "join");
+    if (st == LADLE_OK) memset(jm->marks, 1 - jm->value, (size_t)n);
+  }
+  if (st == LADLE_OK) {
+    st = exec_eval_whole(s, p->keys, nk, jm->build, jm->bkey, err);
+    if (st == LADLE_OK)
+      jm->nkeys = nk;
+    else {
+      free(jm->bkey);
+      jm->bkey = NULL;
+    }
+  }
+  if (st == LADLE_OK)
+    st = s->be->join_build(&s->k, jm->bkey, nk, pt, p->join.nulls_equal, &jm->ht, err);
+  free(pt);
+  if (ladle_trace_level() >= 1 && st == LADLE_OK)
+    fprintf(stderr, "ladle: #%d JOIN built #%d (%lld rows), marked by its streamed right side\n",
+            pn->id, pn->inputs[0]->id, (long long)jm->build->num_rows);
+  if (st != LADLE_OK) {
+    join_marks_close(jm);
+    return st;
+  }
+  *state = jm;
+  return LADLE_OK;
+}
+
+static ladle_status join_marks_consume(exec_state *s, void *state, size_t k, ladle_chunk *c,
+                                       ladle_error *err) {
+  LADLE_UNUSED(k);
+  join_marks *jm = state;
+  const ladle_plan *p = jm->pn->lp;
+  size_t nk = p->nkeys;
+  if (c->length == 0 || jm->build->num_rows == 0) return LADLE_OK;
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  if (keys == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = exec_eval_morsel(s, p->rkeys, nk, c, keys, err);
+  if (st != LADLE_OK) {
+    free(keys);
+    return st;
+  }
+  st = s->be->join_probe_mark(&s->k, jm->ht, keys, jm->value, jm->marks, err);
+  ladle_release_columns(keys, nk); /* and the array */
+  return st;
+}
+
+static ladle_status join_marks_finish(exec_state *s, void *state, ladle_table **out,
+                                      ladle_error *err) {
+  join_marks *jm = state;
+  const ladle_pnode *pn = jm->pn;
+  const ladle_plan *p = pn->lp;
+  int64_t n = jm->build->num_rows, kept = 0;
+  ladle_status st = s->be->mask_and(&s->k, NULL, n, false, jm->marks, &kept, err);
+  int64_t *idx = NULL;
+  if (st == LADLE_OK && kept < n) {
+    idx = ladle_scratch_alloc((size_t)(kept + 1) * sizeof *idx, false);
+    st = idx == NULL ? LADLE_OOM(err, "join")
+                     : s->be->keep_to_indices(&s->k, jm->marks, n, kept, idx, err);
+  }
+  piece_table lp;
+  memset(&lp, 0, sizeof lp);
+  if (st == LADLE_OK) st = exec_pieces_make(s, jm->build, &lp, err);
+  gather_src *src = calloc(LADLE_MAX(p->schema.n, 1), sizeof *src);
+  const int64_t **at = calloc(LADLE_MAX(p->schema.n, 1), sizeof *at);
+  if (st == LADLE_OK && (src == NULL || at == NULL)) st = LADLE_OOM(err, "join");
+  for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
+    src[i] = exec_pieces_src(&lp, (size_t)p->out_map[i]); /* semi, anti: left columns */
+    src[i].views = pn->views;
+    at[i] = idx;
+  }
+  if (st == LADLE_OK) st = exec_gather_table(s, &p->schema, src, at, NULL, NULL, kept, out, err);
+  free(src);
+  free(at);
+  exec_pieces_release(&lp);
+  ladle_scratch_free(idx);
+  return st;
+}
+
+static const exec_sink_op join_marks_sink = {join_marks_open, join_marks_consume, NULL,
+                                             join_marks_finish, join_marks_close};
+
+/* The right side's pipeline (from pn->source up to pn->inputs[1]; no node
+ * between them where the source is the input itself) into the marks. */
+static ladle_status join_marks_run(exec_state *s, const ladle_pnode *pn, ladle_table **out,
+                                   ladle_error *err) {
+  const ladle_pnode *in = pn->inputs[1];
+  const ladle_pnode *source = pn->source != NULL ? pn->source : in;
+  const ladle_pnode *top = in->pipelined ? in : source;
+  return exec_pipeline_run(s, top, source, NULL, &join_marks_sink, pn, out, NULL, err);
+}
 
 /* ------------------------------------------------------------- made source
  *

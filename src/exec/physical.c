@@ -399,7 +399,7 @@ static const ladle_plan *group_by_source(const ladle_plan *p) {
  * keys its join's build side fed it. */
 static bool pn_streams(const ladle_pnode *pn, int sj) {
   if (pn->pipelined) return false;
-  if (pn->op == LADLE_POP_JOIN) return pn->probe >= 0 && !pn->stream_src;
+  if (pn->op == LADLE_POP_JOIN) return pn->probe >= 0 && !pn->stream_src && !ladle_pnode_marks(pn);
   if (pn->op == LADLE_POP_SEMI_FILTER) return sj > 0 && pn->semi == LADLE_SEMI_TRANSFER;
   if (pn->ninputs != 1) return false;
   switch (pn->op) {
@@ -502,6 +502,34 @@ static void extend_group_by(ladle_pnode *g, int sj) {
   late_source(below, lps, n, lp->keys, lp->nkeys, lp->exprs, lp->nexprs);
 }
 
+/* A semi or anti join streamed into marks (ladle_pnode_marks): its right
+ * side's pipeline, the chain of streaming nodes under it that fits with the
+ * right keys as its sink, ends in the join's sink (op_join.c); j->source is
+ * the node whose output the pipeline reads (the right input itself where
+ * nothing streams: its table's partitions, or a late filter's row groups). */
+static void extend_mark_join(ladle_pnode *j, int sj) {
+  const ladle_plan *lp = j->lp;
+  ladle_pnode *chain[CHAIN_MAX];
+  const ladle_plan *lps[CHAIN_MAX];
+  size_t n = 0;
+  ladle_pnode *r = j->inputs[1];
+  for (; n < CHAIN_MAX && pn_streams(r, sj); r = stream_in(r)) {
+    chain[n] = r;
+    lps[n] = chain_lp(r);
+    if (!chain_fits(lps, n + 1, lp->rkeys, lp->nkeys, NULL, 0)) break;
+    n++;
+  }
+  size_t m = n > 0 ? join_as_source(chain, n) : 0;
+  for (size_t i = 0; i < m; i++) chain[i]->pipelined = true;
+  if (m < n) {
+    j->source = chain[m];
+    return;
+  }
+  ladle_pnode *below = n > 0 ? stream_in(chain[n - 1]) : j->inputs[1];
+  j->source = below;
+  late_source(below, lps, n, lp->rkeys, lp->nkeys, NULL, 0);
+}
+
 /* Pipelines into a collected table: under any node, a chain of two or more
  * streaming nodes runs morsel by morsel from the node below it, with no
  * table between them (one node alone already runs per morsel; a join alone
@@ -512,6 +540,7 @@ static void plan_pipelines(ladle_pnode *pn, bool *seen, size_t nseen, int sj) {
   if (pn->id < 1 || (size_t)pn->id > nseen || seen[pn->id - 1]) return;
   seen[pn->id - 1] = true;
   if (pn->op == LADLE_POP_GROUP_BY_FINAL) extend_group_by(pn, sj);
+  if (ladle_pnode_marks(pn)) extend_mark_join(pn, sj);
   if (pn_streams(pn, sj)) {
     ladle_pnode *chain[CHAIN_MAX];
     const ladle_plan *lps[CHAIN_MAX];
@@ -854,6 +883,14 @@ static int64_t probe_chain_rows(const planner *P, const ladle_plan *r, int depth
  * against all 15M orders: the whole join builds the former). */
 enum { PROBE_RATIO = 8 };
 
+/* The same for a semi or anti join marked by its right side (see "marks" in
+ * op_join.c): the whole join would materialise the right side and build on
+ * the smaller side, so marking pays as soon as the right side is likely the
+ * bigger; twice the left's estimate leaves room for the estimates' quarter
+ * per filter (TPC-H q4: a quarter's orders, 1/28 of them, are estimated at a
+ * quarter; the lineitems received late, 63%, at a quarter too). */
+enum { MARK_RATIO = 2 };
+
 /* Whether p's subtree reads an in-memory frame: with several ranks each rank
  * holds its own rows of it, so estimates over it differ from rank to rank, and
  * a plan chosen by them would too (the ranks would then call different
@@ -890,10 +927,15 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
   if (P->o->ranks > 1 &&
       (p->join.order == LADLE_JOIN_ORDER_RIGHT || p->join.order == LADLE_JOIN_ORDER_RIGHT_LEFT))
     return -1;
-  if (how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) {
+  /* the right side streams an inner join that promises no order, or a semi
+   * or anti join (into marks on the left's rows, which keep their order;
+   * one rank: across ranks each rank's marks would have to be combined) */
+  bool marks =
+      (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) && P->o->mark_join && P->o->ranks <= 1;
+  if ((how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) || marks) {
     int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
     int64_t le = rr >= 0 ? rows_estimate(p->inputs[0], depth + 1, NULL) : -1;
-    if (le >= 0 && rr >= ratio * le) return 1;
+    if (le >= 0 && rr >= (marks ? MARK_RATIO : ratio) * le) return 1;
   }
   int64_t lr = probe_chain_rows(P, p->inputs[0], depth + 1);
   int64_t re = lr >= 0 ? rows_estimate(p->inputs[1], depth + 1, NULL) : -1;
@@ -926,7 +968,9 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   }
   /* a semi-join reduction: left side first (as always), its keys to a
    * group-by under the right side */
-  bool fits = pn->probe != 0 && !P->o->columns && !pn->right_first && nk > 0 &&
+  /* (a join streamed into marks probes the right side's rows itself) */
+  bool marks = ladle_pnode_marks(pn);
+  bool fits = pn->probe != 0 && !marks && !P->o->columns && !pn->right_first && nk > 0 &&
               nk <= LADLE_SEMI_MAX_KEYS && !p->join.nulls_equal &&
               (how == LADLE_JOIN_INNER || how == LADLE_JOIN_LEFT || how == LADLE_JOIN_SEMI ||
                how == LADLE_JOIN_ANTI);
@@ -948,7 +992,7 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
    * orders of one quarter) */
   bool tf0 = tf || (P->o->ranks > 1 && transfer_keys(P, p) &&
                     (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI || how == LADLE_JOIN_LEFT));
-  if (g == NULL && !pn->right_first && tf0 && pn->probe != 0 &&
+  if (g == NULL && !pn->right_first && tf0 && pn->probe != 0 && !marks &&
       (base = chain_base_rows(p->inputs[0])) >= 0 && chain_filters(P, p, 0) &&
       !plan_transfer(P, p, pn, 0, base, &transfer))
     return NULL;
@@ -1580,6 +1624,12 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
                         " streams its %s side (#%d built first, then probed row group by row "
                         "group: the keys decoded, the other columns read at the matched rows)",
                         pn->probe == 0 ? "left" : "right", pn->inputs[1 - pn->probe]->id);
+  if (ladle_pnode_marks(pn))
+    ladle_strbuf_printf(b,
+                        " streams its right side into marks (#%d built first; each morsel of "
+                        "#%d marks the rows it meets, the %s ones kept)",
+                        pn->inputs[0]->id, pn->source != NULL ? pn->source->id : pn->inputs[1]->id,
+                        pn->lp->join.how == LADLE_JOIN_SEMI ? "marked" : "unmarked");
   if (pn->op == LADLE_POP_JOIN && pn->feeds != NULL)
     ladle_strbuf_printf(b, " feeds #%d", pn->feeds->id);
   if (pn->op == LADLE_POP_UNION && pn->limit >= 0)
@@ -1615,14 +1665,14 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
   int n = 0;
   for (size_t i = 0; i < pp->n; i++) {
     const ladle_pnode *g = pp->nodes[i];
-    bool agg = g->op == LADLE_POP_GROUP_BY_FINAL;
-    if (!agg && !(g->pipelined && g->source != NULL)) continue;
+    bool agg = g->op == LADLE_POP_GROUP_BY_FINAL, marks = ladle_pnode_marks(g);
+    if (!agg && !marks && !(g->pipelined && g->source != NULL)) continue;
     const ladle_pnode *part = g->inputs[0];
     while (agg && part->op == LADLE_POP_EXCHANGE) part = part->inputs[0];
     ladle_strbuf_printf(b, "  %d. ", ++n);
     const ladle_pnode *chain[64];
     size_t k = 0;
-    const ladle_pnode *r = agg ? part->inputs[0] : g;
+    const ladle_pnode *r = agg ? part->inputs[0] : marks ? g->inputs[1] : g;
     if (g->source != NULL)
       for (; r != g->source && k < 64; r = stream_in(r)) chain[k++] = r;
     /* a Parquet source may be made by the pipeline, one row group at a time
@@ -1634,9 +1684,12 @@ void ladle_pplan_explain(const ladle_pplan *pp, ladle_strbuf *b) {
     while (k > 0) {
       k--;
       ladle_strbuf_printf(b, "#%d %s%s", chain[k]->id, ladle_pnode_name(chain[k]),
-                          k > 0 || agg ? " -> " : "");
+                          k > 0 || agg || marks ? " -> " : "");
     }
-    if (agg)
+    if (marks)
+      ladle_strbuf_printf(b, "#%d JOIN %s (marks)\n", g->id,
+                          g->lp->join.how == LADLE_JOIN_SEMI ? "semi" : "anti");
+    else if (agg)
       ladle_strbuf_printf(b, "#%d GROUP_BY_PARTIAL | %s | #%d GROUP_BY_FINAL\n", part->id,
                           pp->ranks > 1 ? "EXCHANGE" : "(1 rank: no exchange)", g->id);
     else

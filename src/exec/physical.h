@@ -176,12 +176,23 @@ typedef struct ladle_pplan_opts {
    * 0 none, 1 where that side is a Parquet scan's chain, 2 over any scan
    * (LADLE_STREAM_JOIN) */
   int stream_join;
+  /* semi and anti joins may stream their right side into marks on the
+   * left's rows (the backend has join_probe_mark) */
+  bool mark_join;
 } ladle_pplan_opts;
 
 /* The input through which pn's morsels arrive inside a pipeline: a JOIN's
  * probe side, else its only input. */
 static inline size_t ladle_pnode_stream_input(const ladle_pnode *pn) {
   return pn->op == LADLE_POP_JOIN && pn->probe > 0 ? 1 : 0;
+}
+
+/* Whether JOIN pn is a semi or anti join streamed on its right side: the
+ * right side's pipeline is its sink's (op_join.c's marks), the left side
+ * the hash table. */
+static inline bool ladle_pnode_marks(const ladle_pnode *pn) {
+  return pn->op == LADLE_POP_JOIN && pn->probe == 1 &&
+         (pn->lp->join.how == LADLE_JOIN_SEMI || pn->lp->join.how == LADLE_JOIN_ANTI);
 }
 
 ladle_status ladle_pplan_build(const ladle_plan *lp, const ladle_pplan_opts *opts,

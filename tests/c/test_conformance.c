@@ -1545,6 +1545,48 @@ static void probe_morsels(suite *s, const ladle_column *hl, const ladle_column *
   s->be->join_ht_free(ht);
 }
 
+/* join_probe_mark: the right keys built once, the left keys probed in
+ * morsels of `step` rows marking the right rows they meet; the right rows
+ * marked (semi: value 1 over zeros) or left unmarked (anti: value 0 over
+ * ones) equal to join_rows' rows of the right side semi or anti joined to
+ * the left. */
+static void probe_marks(suite *s, const ladle_column *hl, const ladle_column *hr, size_t nk,
+                        bool anti, bool ne, int64_t step, const ladle_djoin *ref,
+                        const char *what) {
+  int64_t nl = hl[0].length, nr = hr[0].length;
+  ladle_dtype pt[3];
+  for (size_t k = 0; k < nk; k++) pt[k] = hl[k].type;
+  ladle_join_ht *ht = NULL;
+  if (!ran(s, s->be->join_build(&s->ctx, hr, nk, pt, ne, &ht, &err_), what)) return;
+  uint8_t *marks = malloc((size_t)LADLE_MAX(nr, 1));
+  bool bad = marks == NULL;
+  if (marks != NULL) memset(marks, anti ? 1 : 0, (size_t)nr);
+  for (int64_t a = 0; a < nl && !bad; a += step) {
+    int64_t len = LADLE_MIN(step, nl - a);
+    ladle_column m[3];
+    size_t sliced = 0;
+    while (sliced < nk && ladle_column_slice(&hl[sliced], a, len, &m[sliced], &err_) == LADLE_OK)
+      sliced++;
+    bad = sliced != nk ||
+          !ran(s, s->be->join_probe_mark(&s->ctx, ht, m, anti ? 0 : 1, marks, &err_), what);
+    for (size_t k = 0; k < sliced; k++) ladle_column_release(&m[k]);
+  }
+  const int64_t *rl = (const int64_t *)ref->left.values;
+  int64_t at = 0;
+  for (int64_t r = 0; r < nr && !bad; r++) {
+    bool want = at < ref->n && rl[at] == r;
+    at += want;
+    if (marks[r] > 1 || (marks[r] == 1) != want) {
+      fprintf(stderr, "  %s (marks, morsels of %lld): right row %lld is %d, want %d\n", what,
+              (long long)step, (long long)r, marks[r], want);
+      bad = true;
+    }
+  }
+  failures_ += bad;
+  free(marks);
+  s->be->join_ht_free(ht);
+}
+
 static void check_join_probe(suite *s) {
   if (s->be->join_build == NULL || s->be->join_probe == NULL || s->be->join_ht_free == NULL)
     return; /* optional: the planner streams no join on such a backend */
@@ -1574,6 +1616,14 @@ static void check_join_probe(suite *s) {
           for (size_t k = 0; k < 3; k++)
             if (k == 0 || steps[k] < nl)
               probe_morsels(s, hl, hr, nk, HOW[hw], ne, steps[k], &ref, what);
+          ladle_djoin_release(&ref);
+          /* the mirror: the left side's rows mark the right's */
+          bool semi = HOW[hw] == LADLE_JOIN_SEMI, anti = HOW[hw] == LADLE_JOIN_ANTI;
+          if ((!semi && !anti) || s->be->join_probe_mark == NULL) continue;
+          if (!ran(s, cpu->join_rows(&hk, hr, hl, nk, nr, nl, HOW[hw], ne, &ref, &err_), what))
+            continue;
+          for (size_t k = 0; k < 3; k++)
+            if (k == 0 || steps[k] < nl) probe_marks(s, hl, hr, nk, anti, ne, steps[k], &ref, what);
           ladle_djoin_release(&ref);
         }
       for (size_t i = 0; i < nk; i++) {

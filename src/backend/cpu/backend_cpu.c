@@ -200,6 +200,7 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_join_ht_free,
     ladle_cpu_parquet_decode,
     ladle_cpu_parquet_codecs,
+    ladle_cpu_join_probe_mark,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels
@@ -242,6 +243,7 @@ static void columns_init(void) {
   b.join_build = NULL;
   b.join_probe = NULL;
   b.join_ht_free = NULL;
+  b.join_probe_mark = NULL;
   b.sort_indices = NULL;
   b.top_k_indices = NULL;
   b.rank = NULL;

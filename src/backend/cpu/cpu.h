@@ -417,6 +417,9 @@ ladle_status ladle_cpu_join_build(const ladle_kctx *ctx, const ladle_column *key
 ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht,
                                   const ladle_column *keys, ladle_join_type how,
                                   ladle_join_pairs *out, ladle_error *err);
+ladle_status ladle_cpu_join_probe_mark(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                                       const ladle_column *keys, uint8_t value, uint8_t *marks,
+                                       ladle_error *err);
 void ladle_cpu_join_ht_free(ladle_join_ht *ht);
 ladle_status ladle_cpu_sort_indices(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                     const bool *descending, const bool *nulls_last,

@@ -694,6 +694,45 @@ ladle_status ladle_cpu_join_build(const ladle_kctx *ctx, const ladle_column *key
   return LADLE_OK;
 }
 
+/* Each of one morsel's probe keys' group in ht (-1: none) into gid (n). */
+static ladle_status probe_groups(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                                 const ladle_column *keys, int64_t *gid, ladle_error *err) {
+  int64_t n = keys[0].length;
+  if (ht->empty) {
+    for (int64_t i = 0; i < n; i++) gid[i] = -1;
+    return LADLE_OK;
+  }
+  ladle_status st = LADLE_OK;
+  ladle_column pk;
+  bool packed = ht->packed;
+  if (packed) {
+    key_pack kp = ht->kp; /* its own: pack_column writes where it packs */
+    st = pack_column(ctx, &kp, keys, &pk, err);
+    packed = st == LADLE_OK;
+  }
+  const ladle_column *k = packed ? &pk : keys;
+  if (st == LADLE_OK && ht->fm != NULL) {
+    /* the aids a one-shot probe would choose from its sample, chosen once
+     * from the first morsel's keys (a one-shot probe's per-call work, a
+     * Bloom filter of the whole table, would be paid per morsel) */
+    ladle_join_ht *w = (ladle_join_ht *)(uintptr_t)ht;
+    if (!atomic_load_explicit(&w->aided, memory_order_acquire)) {
+      pthread_mutex_lock(&w->mu);
+      if (!atomic_load_explicit(&w->aided, memory_order_relaxed) && k->length > 0) {
+        st = ladle_fastmap_aids_make(ctx, ht->fm, k, &w->aids, err);
+        if (st == LADLE_OK) atomic_store_explicit(&w->aided, true, memory_order_release);
+      }
+      pthread_mutex_unlock(&w->mu);
+    }
+    if (st == LADLE_OK)
+      st = ladle_fastmap_probe_aided(ctx, ht->fm, w->aids, k, ht->nulls_equal, gid, err);
+  } else if (st == LADLE_OK) {
+    st = ladle_keymap_probe(ctx, ht->km, k, ht->nkeys, ht->nulls_equal, gid, err);
+  }
+  if (packed) ladle_column_release(&pk);
+  return st;
+}
+
 ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht,
                                   const ladle_column *keys, ladle_join_type how,
                                   ladle_join_pairs *out, ladle_error *err) {
@@ -705,38 +744,7 @@ ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht
   int64_t n = keys[0].length;
   int64_t *gid = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *gid, false);
   if (gid == NULL) return LADLE_OOM(err, "join");
-  ladle_status st = LADLE_OK;
-  if (ht->empty) {
-    for (int64_t i = 0; i < n; i++) gid[i] = -1;
-  } else {
-    ladle_column pk;
-    bool packed = ht->packed;
-    if (packed) {
-      key_pack kp = ht->kp; /* its own: pack_column writes where it packs */
-      st = pack_column(ctx, &kp, keys, &pk, err);
-      packed = st == LADLE_OK;
-    }
-    const ladle_column *k = packed ? &pk : keys;
-    if (st == LADLE_OK && ht->fm != NULL) {
-      /* the aids a one-shot probe would choose from its sample, chosen once
-       * from the first morsel's keys (a one-shot probe's per-call work, a
-       * Bloom filter of the whole table, would be paid per morsel) */
-      ladle_join_ht *w = (ladle_join_ht *)(uintptr_t)ht;
-      if (!atomic_load_explicit(&w->aided, memory_order_acquire)) {
-        pthread_mutex_lock(&w->mu);
-        if (!atomic_load_explicit(&w->aided, memory_order_relaxed) && k->length > 0) {
-          st = ladle_fastmap_aids_make(ctx, ht->fm, k, &w->aids, err);
-          if (st == LADLE_OK) atomic_store_explicit(&w->aided, true, memory_order_release);
-        }
-        pthread_mutex_unlock(&w->mu);
-      }
-      if (st == LADLE_OK)
-        st = ladle_fastmap_probe_aided(ctx, ht->fm, w->aids, k, ht->nulls_equal, gid, err);
-    } else if (st == LADLE_OK) {
-      st = ladle_keymap_probe(ctx, ht->km, k, ht->nkeys, ht->nulls_equal, gid, err);
-    }
-    if (packed) ladle_column_release(&pk);
-  }
+  ladle_status st = probe_groups(ctx, ht, keys, gid, err);
   if (st == LADLE_OK) {
     pairs_job pj;
     memset(&pj, 0, sizeof pj);
@@ -758,6 +766,39 @@ ladle_status ladle_cpu_join_probe(const ladle_kctx *ctx, const ladle_join_ht *ht
      * rows, an inner one on unique build keys */
     out->left_identity =
         st == LADLE_OK && total == n && (how != LADLE_JOIN_INNER || pj.off == NULL);
+  }
+  ladle_scratch_free(gid);
+  return st;
+}
+
+/* A build row's mark written where it differs (the bytes are shared by the
+ * morsels' tasks: relaxed atomics, and no store, so no cache line taken,
+ * where another task marked it already). */
+static inline void mark_row(uint8_t *marks, int64_t r, uint8_t value) {
+  if (__atomic_load_n(&marks[r], __ATOMIC_RELAXED) != value)
+    __atomic_store_n(&marks[r], value, __ATOMIC_RELAXED);
+}
+
+ladle_status ladle_cpu_join_probe_mark(const ladle_kctx *ctx, const ladle_join_ht *ht,
+                                       const ladle_column *keys, uint8_t value, uint8_t *marks,
+                                       ladle_error *err) {
+  int64_t n = keys[0].length;
+  if (ht->empty || n == 0) return LADLE_OK;
+  int64_t *gid = ladle_scratch_alloc((size_t)n * sizeof *gid, false);
+  if (gid == NULL) return LADLE_OOM(err, "join");
+  ladle_status st = probe_groups(ctx, ht, keys, gid, err);
+  const int64_t *off = ht->g.offsets, *rows = ht->g.rows, *first = ht->g.first;
+  for (int64_t i = 0; st == LADLE_OK && i < n; i++) {
+    int64_t g = gid[i];
+    if (g < 0) continue;
+    if (off == NULL) {
+      mark_row(marks, first[g], value);
+      continue;
+    }
+    /* a group's rows are marked together: its first one marked, the group
+     * is (or is being, by another task that finishes before the sink does) */
+    if (__atomic_load_n(&marks[rows[off[g]]], __ATOMIC_RELAXED) == value) continue;
+    for (int64_t j = off[g]; j < off[g + 1]; j++) mark_row(marks, rows[j], value);
   }
   ladle_scratch_free(gid);
   return st;
