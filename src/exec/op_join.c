@@ -608,7 +608,18 @@ static const exec_stream_op join_streaming = {join_stream_needs, join_stream_ope
  * of the right side probes it and marks the left rows it meets
  * (join_probe_mark), so the right side is never a table. At the end the
  * left rows marked (semi) or never marked (anti) come out, in the left
- * side's order, as the whole join gives them. */
+ * side's order, as the whole join gives them.
+ *
+ * Across ranks the left side is broadcast (every rank holds it whole, in its
+ * order) and each rank's right rows, which never move, mark it. Where the
+ * right side is sharded, a left row is met if any rank met it: the marks
+ * are "met" bytes on every rank, summed across ranks as 64-bit words of 8
+ * bytes (a byte's sum is at most the ranks, fewer than 256, so no carry
+ * crosses bytes: one allreduce of n/8 words), and the sums compared with 0.
+ * Each rank then keeps its share of the kept rows, a contiguous slice in
+ * rank order: the job's order is the left side's, and the output sharded.
+ * Where the right side is replicated every rank's marks are whole already,
+ * and the output is replicated. */
 
 typedef struct join_marks {
   const ladle_pnode *pn;
@@ -616,8 +627,11 @@ typedef struct join_marks {
   ladle_column *bkey; /* the left side's keys, whole (the table keeps them) */
   size_t nkeys;
   ladle_join_ht *ht;
-  uint8_t *marks; /* per left row: 1 kept (the left join's output) */
-  uint8_t value;  /* written where a right row meets the left row: 1 semi, 0 anti */
+  uint8_t *marks; /* per left row: 1 kept (the left join's output); across
+                     ranks, 1 met (padded with zeros to whole 8-byte words) */
+  uint8_t value;  /* written where a right row meets the left row: 1 semi, 0 anti;
+                     across ranks 1 */
+  bool across;    /* the right side sharded over several ranks: marks combined */
   const ladle_backend *be;
 } join_marks;
 
@@ -646,7 +660,8 @@ static ladle_status join_marks_open(exec_state *s, const ladle_pnode *pn, const 
   if (st == LADLE_OK) {
     jm->pn = pn;
     jm->be = s->be;
-    jm->value = p->join.how == LADLE_JOIN_SEMI ? 1 : 0;
+    jm->across = s->eng->comm->size > 1 && pn->inputs[1]->dist != LADLE_DIST_REPLICATED;
+    jm->value = p->join.how == LADLE_JOIN_SEMI || jm->across ? 1 : 0;
     st = ladle_exec_node(s, pn->inputs[0], &jm->build, NULL, err);
   }
   for (size_t k = 0; st == LADLE_OK && k < nk; k++) {
@@ -654,11 +669,11 @@ static ladle_status join_marks_open(exec_state *s, const ladle_pnode *pn, const 
     ladle_exec_mark_columns(p->rkeys[k], need, in->n);
   }
   if (st == LADLE_OK) {
-    int64_t n = jm->build->num_rows;
-    jm->marks = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1), false);
+    size_t bytes = LADLE_MAX(((size_t)jm->build->num_rows + 7) / 8 * 8, 8); /* whole words */
+    jm->marks = ladle_scratch_alloc(bytes, false);
     jm->bkey = calloc(LADLE_MAX(nk, 1), sizeof *jm->bkey);
     st = jm->marks != NULL && jm->bkey != NULL ? LADLE_OK : LADLE_OOM(err, "join");
-    if (st == LADLE_OK) memset(jm->marks, 1 - jm->value, (size_t)n);
+    if (st == LADLE_OK) memset(jm->marks, 1 - jm->value, bytes);
   }
   if (st == LADLE_OK) {
     st = exec_eval_whole(s, p->keys, nk, jm->build, jm->bkey, err);
@@ -708,12 +723,47 @@ static ladle_status join_marks_finish(exec_state *s, void *state, ladle_table **
   const ladle_pnode *pn = jm->pn;
   const ladle_plan *p = pn->lp;
   int64_t n = jm->build->num_rows, kept = 0;
-  ladle_status st = s->be->mask_and(&s->k, NULL, n, false, jm->marks, &kept, err);
-  int64_t *idx = NULL;
+  uint8_t *keep = jm->marks;
+  uint8_t *met = NULL; /* across ranks: the rows kept by the summed marks */
+  ladle_status st = LADLE_OK;
+  ladle_comm *c = s->eng->comm;
+  if (jm->across) {
+    ladle_comm_place host = {LADLE_DEVICE_CPU, 0, NULL};
+    st = c->vt->allreduce(c, jm->marks, jm->marks, ((size_t)n + 7) / 8, LADLE_COMM_U64,
+                          LADLE_COMM_SUM, host, err);
+    met = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1), false);
+    if (st == LADLE_OK && met == NULL) st = LADLE_OOM(err, "join");
+    uint8_t zero = 0;
+    ladle_column sums, k;
+    memset(&sums, 0, sizeof sums);
+    memset(&k, 0, sizeof k);
+    sums.type.id = k.type.id = LADLE_TYPE_UINT8;
+    sums.length = n;
+    sums.values = jm->marks;
+    k.length = 1;
+    k.values = &zero;
+    if (st == LADLE_OK)
+      st = s->be->compare_into(&s->k, p->join.how == LADLE_JOIN_SEMI ? LADLE_OP_GT : LADLE_OP_EQ,
+                               &sums, &k, true, met, err);
+    keep = met;
+  }
+  if (st == LADLE_OK) st = s->be->mask_and(&s->k, NULL, n, false, keep, &kept, err);
+  int64_t *idx = NULL, lo = 0, hi = kept;
+  if (st == LADLE_OK && jm->across) {
+    lo = kept * c->rank / c->size;
+    hi = kept * (c->rank + 1) / c->size;
+  }
   if (st == LADLE_OK && kept < n) {
     idx = ladle_scratch_alloc((size_t)(kept + 1) * sizeof *idx, false);
     st = idx == NULL ? LADLE_OOM(err, "join")
-                     : s->be->keep_to_indices(&s->k, jm->marks, n, kept, idx, err);
+                     : s->be->keep_to_indices(&s->k, keep, n, kept, idx, err);
+  }
+  ladle_scratch_free(met);
+  if (st == LADLE_OK && idx == NULL && lo > 0) {
+    /* every row kept: this rank's share of them still needs its rows */
+    idx = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *idx, false);
+    st = idx == NULL ? LADLE_OOM(err, "join")
+                     : s->be->index_compose(&s->k, NULL, n, NULL, 0, idx, err);
   }
   piece_table lp;
   memset(&lp, 0, sizeof lp);
@@ -724,9 +774,9 @@ static ladle_status join_marks_finish(exec_state *s, void *state, ladle_table **
   for (size_t i = 0; st == LADLE_OK && i < p->schema.n; i++) {
     src[i] = exec_pieces_src(&lp, (size_t)p->out_map[i]); /* semi, anti: left columns */
     src[i].views = pn->views;
-    at[i] = idx;
+    at[i] = idx != NULL ? idx + lo : NULL;
   }
-  if (st == LADLE_OK) st = exec_gather_table(s, &p->schema, src, at, NULL, NULL, kept, out, err);
+  if (st == LADLE_OK) st = exec_gather_table(s, &p->schema, src, at, NULL, NULL, hi - lo, out, err);
   free(src);
   free(at);
   exec_pieces_release(&lp);

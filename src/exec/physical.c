@@ -929,9 +929,9 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
     return -1;
   /* the right side streams an inner join that promises no order, or a semi
    * or anti join (into marks on the left's rows, which keep their order;
-   * one rank: across ranks each rank's marks would have to be combined) */
+   * across ranks the marks are summed bytewise: fewer than 256 ranks) */
   bool marks =
-      (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) && P->o->mark_join && P->o->ranks <= 1;
+      (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI) && P->o->mark_join && P->o->ranks < 256;
   if ((how == LADLE_JOIN_INNER && p->join.order == LADLE_JOIN_ORDER_NONE) || marks) {
     int64_t rr = probe_chain_rows(P, p->inputs[1], depth + 1);
     int64_t le = rr >= 0 ? rows_estimate(p->inputs[0], depth + 1, NULL) : -1;
