@@ -802,6 +802,12 @@ static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size
  * side that turns out smaller (TPC-H q12's lineitem filtered to 4% against
  * all of orders), maybe cutting the other by a predicate transfer first. */
 
+static bool all_scalar(ladle_bexpr *const *e, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!e[i]->scalar) return false;
+  return true;
+}
+
 /* The rows r gives, estimated from the tables under it (-1: not known), and
  * *base the rows of the biggest table under it (before filters): a quarter
  * of its input for a filter; projections, group-bys and the like as their
@@ -809,7 +815,8 @@ static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size
  * the side with fewer rows underneath (a dimension) keeping the rows of the
  * other that its own filters keep: est(A) * est(B) / min(base A, base B)
  * (TPC-H q9's green parts, a quarter of the parts, keep a quarter of
- * partsupp); a semi, anti or left join as its left. */
+ * partsupp); a cross join as the product of its sides; a semi, anti or
+ * left join as its left; a select of single values as one row. */
 static int64_t rows_estimate(const ladle_plan *r, int depth, int64_t *base) {
   int64_t b;
   if (base == NULL) base = &b;
@@ -825,6 +832,12 @@ static int64_t rows_estimate(const ladle_plan *r, int depth, int64_t *base) {
       return in < 0 ? -1 : LADLE_MAX(in / 4, 1);
     }
     case LADLE_NODE_SELECT:
+      /* a select of single values only (a global mean) gives one row */
+      if (r->ninputs == 1 && r->nexprs > 0 && all_scalar(r->exprs, r->nexprs)) {
+        rows_estimate(r->inputs[0], depth + 1, base);
+        return 1;
+      }
+      return r->ninputs == 1 ? rows_estimate(r->inputs[0], depth + 1, base) : -1;
     case LADLE_NODE_WITH_COLUMNS:
     case LADLE_NODE_PROJECT:
     case LADLE_NODE_GROUP_BY:
@@ -841,6 +854,12 @@ static int64_t rows_estimate(const ladle_plan *r, int depth, int64_t *base) {
         return l;
       }
       int64_t rr = rows_estimate(r->inputs[1], depth + 1, &rb);
+      if (r->join.how == LADLE_JOIN_CROSS && l >= 0 && rr >= 0) {
+        /* (TPC-H q22's customers beside their one mean balance) */
+        *base = LADLE_MAX(lb, rb);
+        double est = (double)l * (double)rr;
+        return est >= (double)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)est;
+      }
       if (l < 0 || rr < 0 || lb <= 0 || rb <= 0 || r->join.how == LADLE_JOIN_CROSS) return -1;
       *base = LADLE_MAX(lb, rb);
       double est = (double)l * (double)rr / (double)LADLE_MIN(lb, rb);

@@ -269,6 +269,10 @@ def test_the_big_right_side_marks_the_left(files: dict[str, Path], engine: ladle
         small.join(f, left_on=pl.col("w"), right_on=(pl.col("i") + 1).cast(pl.Int32), how=how)  # type: ignore[arg-type]
         .select("name", "w"),
     ]
+    # a left side beside its one mean (a cross join with a single row: TPC-H q22's
+    # customers above their mean balance), estimated as its own rows
+    above = d.join(d.select(pl.col("w").mean().alias("m")), how="cross").filter(pl.col("w") > pl.col("m"))
+    queries.append(above.join(f, on="k", how=how).select("k", "name"))  # type: ignore[arg-type]
     # in the left side's order where asked (Polars' own order is free otherwise)
     queries.append(d.join(f, on="k", how=how, maintain_order="left").head(2000))  # type: ignore[arg-type]
     for i, lf in enumerate(queries):
