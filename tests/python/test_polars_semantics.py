@@ -165,6 +165,14 @@ def test_clip_bounds_that_do_not_fit_raise(engine: ladle.Engine) -> None:
     assert_same(u.select(pl.col("u").clip(2.7, 3)), engine)
     assert_same(u.select(pl.col("i8").clip(pl.col("f"))), engine)
     assert_same(u.select(pl.col("f").clip(pl.col("u"))), engine)
+    # a when/then/otherwise of literals: Polars states Int32 and computes in Int64,
+    # so a bound past Int32 is no error there (qfuzz 7301:56033); ladle falls back,
+    # naming why, rather than raise where Polars answers
+    w = pl.when(pl.col("i8") > 1).then(pl.lit(3)).otherwise(pl.lit(-9223372036854775808))
+    q = u.select(w.clip(300, 1099511627776))
+    with pytest.warns(ladle.FallbackWarning, match="wider type"):
+        got = q.collect(engine=ladle.Engine(threads=1))
+    assert got.equals(q.collect())
 
 
 def test_horizontal_concat_of_unequal_heights(engine: ladle.Engine) -> None:
