@@ -395,6 +395,27 @@ ladle_status ladle_column_concat_pool(const ladle_column *cols, size_t n, ladle_
   }
   if (n > 1 && concat_as_view(cols, n, out)) return LADLE_OK;
   if (n > 0 && cols[0].type.id == LADLE_TYPE_LIST) return concat_lists(cols, n, out, err);
+  /* view-only pieces (a result's strings, met by an exchange above them: a
+   * window across ranks over Parquet strings) as offsets and bytes first */
+  size_t vo = 0;
+  for (size_t k = 0; k < n; k++) vo += ladle_column_view_only(&cols[k]);
+  if (vo > 0) {
+    ladle_column *plain = calloc(n, sizeof *plain);
+    if (plain == NULL) return LADLE_OOM(err, "concat");
+    size_t made = 0;
+    ladle_status st = LADLE_OK;
+    for (; made < n && st == LADLE_OK; made++) {
+      if (ladle_column_view_only(&cols[made]))
+        st = ladle_column_from_views(&cols[made], &plain[made], err);
+      else
+        ladle_column_copy_ref(&cols[made], &plain[made]);
+      if (st != LADLE_OK) break;
+    }
+    if (st == LADLE_OK) st = ladle_column_concat_pool(plain, n, pool, out, err);
+    for (size_t k = 0; k < made; k++) ladle_column_release(&plain[k]);
+    free(plain);
+    return st;
+  }
   ladle_dtype type = n > 0 ? cols[0].type : ladle_dtype_make(LADLE_TYPE_NULL);
   int64_t length = 0, chars = 0;
   bool nullable = false;

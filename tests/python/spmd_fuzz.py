@@ -9,6 +9,12 @@ within qfuzz's tolerances. `--unordered` compares rows sorted.
 
     mpirun -np 3 --oversubscribe python tests/python/spmd_fuzz.py --seed 7 --count 2000
 
+`--parquet DIR` writes each table whole to a Parquet file of several row groups a
+rank and scans it instead (the scan deals each rank a contiguous share of row
+groups): plans then chosen by the files' sizes, streamed and marked joins across
+ranks among them; a case whose tables Parquet does not keep as they are is skipped
+(`not_parquet`).
+
 Rank 0 prints each mismatch (the case's reproducer source, ladle's and Polars'
 shapes, the difference) and a summary; the exit status is 1 when one was found.
 A query ladle refuses across ranks (UnsupportedError) or Polars rejects is
@@ -55,7 +61,19 @@ def part(df: pl.DataFrame, rank: int, nranks: int) -> pl.DataFrame:
     return df.slice(lo, hi - lo)
 
 
-def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = False) -> dict[str, Any]:
+class _Scan:
+    """A table as a Parquet file: `.lazy()` scans it (the cases' code reads each
+    table as `tN.lazy()`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def lazy(self) -> pl.LazyFrame:
+        return pl.scan_parquet(self.path)
+
+
+def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = False,
+             parquet: Path | None = None) -> dict[str, Any]:
     try:
         req = request(generate(seed, index))
     except Exception as e:  # noqa: BLE001 - the generator's, not ladle's
@@ -75,15 +93,32 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
         return {"outcome": "polars_error"}
     mine = dict(whole)
     frames = []
+    written = True
     for k, v in whole.items():
         if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame):
-            mine[k] = part(v, engine.rank, engine.nranks)
             frames.append(v)
+            if parquet is None:
+                mine[k] = part(v, engine.rank, engine.nranks)
+                continue
+            # the whole table in one file of several row groups a rank, each rank its
+            # own copy: the scan deals every rank a contiguous share of row groups
+            # (the plans then choose by the files' sizes: streamed and marked joins)
+            path = parquet / f"r{engine.rank}" / f"{k}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                v.write_parquet(path, row_group_size=max(1, v.height // (3 * engine.nranks)))
+                written = written and pl.read_parquet(path).equals(v)
+            except Exception:  # noqa: BLE001 - a type Parquet does not keep as it is
+                written = False
+            mine[k] = _Scan(path)
+    if not engine.allgather(pl.DataFrame({"w": [written]}))["w"].all():
+        return {"outcome": "not_parquet"}
     exec(compile("q = (" + tail, "<query>", "exec"), mine)
     # Polars folds a select of literals into a frame of one row, which ladle then
     # holds on every rank as that rank's own rows (n rows on n ranks): the model
     # here (tables cut across ranks) does not apply to such a query
     heights = {v.height for k, v in mine.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)}
+    heights |= {v.height for v in frames}
     try:
         text = engine.explain(mine["q"])
     except BaseException as e:  # noqa: BLE001 - Polars panics describing a plan it falls back to
@@ -126,7 +161,7 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
                    scale=max(scale, literal_scale(code)), rows=rows, f32="pl.Float32" in code,
                    tscale=temporal_scale(frames))
     if diff is None:
-        return {"outcome": "equal"}
+        return {"outcome": "equal", "marks": "into marks" in text, "streamed": "streams its" in text}
     # Polars' own engines disagree on some queries (qfuzz's polars_engines_differ),
     # and its optimizer changes some queries' meaning (polars_optimizer_differs: a
     # slice pushed into an ordered full join): ladle agreeing with another of them
@@ -157,6 +192,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=0.0, help="stop starting cases after this long (0: none)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--unordered", action="store_true", help="compare rows sorted, whatever order Polars defines")
+    ap.add_argument("--parquet", type=Path, default=None,
+                    help="each table written whole to a Parquet file in this folder and scanned, the row "
+                         "groups dealt across ranks (instead of each rank a part of it in memory)")
     a = ap.parse_args()
     counts: dict[str, int] = {}
     bad = 0
@@ -167,7 +205,7 @@ def main() -> int:
             try:
                 if a.seconds and engine.allgather(pl.DataFrame({"t": [time.monotonic() - t0]}))["t"].max() > a.seconds:
                     break
-                r = run_case(engine, a.seed, i, a.unordered)
+                r = run_case(engine, a.seed, i, a.unordered, a.parquet)
             except Exception as e:  # noqa: BLE001 - the driver's own failure: report, go on
                 if isinstance(e, ladle.LadleCommError) and ("cannot go on" in str(e) or "does not recover" in str(e)):
                     # the communicator cannot go on (a timeout): the campaign ends there
@@ -177,6 +215,9 @@ def main() -> int:
                     break
                 r = {"outcome": "driver_error", "error": traceback.format_exc()[-800:]}
             counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+            for tag in ("marks", "streamed"):  # equal answers from such plans
+                if r.get(tag):
+                    counts[f"equal_{tag}"] = counts.get(f"equal_{tag}", 0) + 1
             if r["outcome"] in ("mismatch", "ladle_error", "driver_error"):
                 bad += 1
                 if engine.rank == 0:

@@ -347,6 +347,14 @@ def streamed_joins(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) 
     cases.append(("marked_few_row_groups", STREAMED_JOINS["marked_anti_ordered"],
                   pl.scan_parquet(str(mine / "few.parquet")), pl.scan_parquet(str(mine / "tiny.parquet")),
                   big.head(4_000), small.head(40)))
+    # a window across ranks over a Parquet file's strings: the scan hands the result's
+    # strings on as views, which the window's exchange combined as if they were
+    # offsets (a crash: spmd_fuzz --parquet, seed 62 case 6)
+    strs = small.with_columns((pl.col("k") % 7).alias("g"))
+    strs.write_parquet(mine / "strs.parquet", row_group_size=20)
+    win = pl.scan_parquet(str(mine / "strs.parquet")).with_columns(pl.col("k").median().over("g").alias("m"))
+    run_case(engine, "window_over_parquet_strings", win,
+             strs.lazy().with_columns(pl.col("k").median().over("g").alias("m")).collect(), True, True, found)
     for name, q, bl, sl, bw, sw in cases:
         run_case(engine, name, q(bl, sl), q(bw.lazy(), sw.lazy()).collect(engine="in-memory"),
                  "ordered" in name or name == "marked_few_row_groups", True, found)
