@@ -118,7 +118,6 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
     # holds on every rank as that rank's own rows (n rows on n ranks): the model
     # here (tables cut across ranks) does not apply to such a query
     heights = {v.height for k, v in mine.items() if k[:1] == "t" and k[1:].isdigit() and isinstance(v, pl.DataFrame)}
-    heights |= {v.height for v in frames}
     try:
         text = engine.explain(mine["q"])
     except BaseException as e:  # noqa: BLE001 - Polars panics describing a plan it falls back to
@@ -137,7 +136,8 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
         plain = ""
     for names in re.findall(r"DF \[([^\]]*)\]", plain):
         cols = set(re.findall(r'"([^"]*)"', names))
-        folded |= not any(cols <= t for t in tables)
+        # (with --parquet every table is a scan: any frame in memory is Polars')
+        folded |= parquet is not None or not any(cols <= t for t in tables)
     # each rank's own finding: decided together, or the ranks would run different queries
     if engine.allgather(pl.DataFrame({"f": [folded]}))["f"].any():
         return {"outcome": "folded_frame"}
