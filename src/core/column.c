@@ -405,10 +405,7 @@ ladle_status ladle_column_concat_pool(const ladle_column *cols, size_t n, ladle_
     size_t made = 0;
     ladle_status st = LADLE_OK;
     for (; made < n && st == LADLE_OK; made++) {
-      if (ladle_column_view_only(&cols[made]))
-        st = ladle_column_from_views(&cols[made], &plain[made], err);
-      else
-        ladle_column_copy_ref(&cols[made], &plain[made]);
+      st = ladle_column_unviewed(&cols[made], &plain[made], err);
       if (st != LADLE_OK) break;
     }
     if (st == LADLE_OK) st = ladle_column_concat_pool(plain, n, pool, out, err);
@@ -699,6 +696,12 @@ bool ladle_views_copy(const uint8_t *views, const ladle_viewbufs *vb, int64_t a,
     o[i + 1] = pos;
   }
   return true;
+}
+
+ladle_status ladle_column_unviewed(const ladle_column *c, ladle_column *out, ladle_error *err) {
+  if (ladle_column_view_only(c)) return ladle_column_from_views(c, out, err);
+  ladle_column_copy_ref(c, out);
+  return LADLE_OK;
 }
 
 ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, ladle_error *err) {

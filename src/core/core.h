@@ -271,6 +271,10 @@ static inline bool ladle_column_view_only(const ladle_column *c) {
 void ladle_view_only_made(void);
 /* A view-only column's strings as offsets and bytes (the views kept). */
 ladle_status ladle_column_from_views(const ladle_column *c, ladle_column *out, ladle_error *err);
+/* c with offsets and bytes: converted where it is view-only, else a reference
+ * (what anything that reads `values` of a result's columns takes first:
+ * an exchange's pack, a concatenation). */
+ladle_status ladle_column_unviewed(const ladle_column *c, ladle_column *out, ladle_error *err);
 /* The rows of a STRING column with views where keep (0/1 bytes, n of them
  * 1) is 1, as a view-only column sharing its data buffers. */
 ladle_status ladle_column_compact_views(const ladle_column *src, const uint8_t *keep, int64_t n,

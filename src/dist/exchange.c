@@ -550,10 +550,7 @@ static ladle_status move_many(ladle_comm *c, const ladle_column *cols, size_t nc
                         : sizes_init(&z, n, err);
   if (st != LADLE_OK) goto done;
   for (; nplain < ncols && st == LADLE_OK; nplain++) {
-    if (ladle_column_view_only(&cols[nplain]))
-      st = ladle_column_from_views(&cols[nplain], &plain[nplain], err);
-    else
-      ladle_column_copy_ref(&cols[nplain], &plain[nplain]);
+    st = ladle_column_unviewed(&cols[nplain], &plain[nplain], err);
     if (st == LADLE_OK && plain[nplain].length != nrows)
       st = ladle_err_set(err, LADLE_EINVAL, "internal: exchange column %zu of %lld rows, not %lld",
                          nplain, (long long)plain[nplain].length, (long long)nrows);

@@ -576,7 +576,7 @@ ladle_pplan_opts exec_plan_opts(const ladle_backend *be, int ranks, bool columns
                         exec_stream_join_mode(be, columns),
                         !columns && be->join_probe_mark != NULL && be->join_build != NULL &&
                             be->compare_into != NULL && be->keep_to_indices != NULL &&
-                            be->mask_and != NULL && be->index_compose != NULL};
+                            be->mask_and != NULL};
   /* LADLE_MARK_JOIN=0: semi and anti joins never stream their right side */
   const char *v = getenv("LADLE_MARK_JOIN");
   if (v != NULL && strcmp(v, "0") == 0) o.mark_join = false;
@@ -765,13 +765,8 @@ ladle_status ladle_result_plain(const ladle_result *r, ladle_error *err) {
   if (any) st = ladle_table_create(&t->schema, t->nchunks, &n, err);
   for (size_t k = 0; any && st == LADLE_OK && k < t->nchunks; k++) {
     n->chunks[k].length = t->chunks[k].length;
-    for (size_t i = 0; st == LADLE_OK && i < t->schema.n; i++) {
-      const ladle_column *c = &t->chunks[k].columns[i];
-      if (ladle_column_view_only(c))
-        st = ladle_column_from_views(c, &n->chunks[k].columns[i], err);
-      else
-        ladle_column_copy_ref(c, &n->chunks[k].columns[i]);
-    }
+    for (size_t i = 0; st == LADLE_OK && i < t->schema.n; i++)
+      st = ladle_column_unviewed(&t->chunks[k].columns[i], &n->chunks[k].columns[i], err);
   }
   if (any && st == LADLE_OK) {
     ladle_table_seal(n);

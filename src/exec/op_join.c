@@ -492,6 +492,31 @@ static void join_stream_close(void *state) {
   free(js);
 }
 
+/* The keys of join pn's build side (its input 1 - pn->probe, run: `build`),
+ * evaluated whole into *bkey (nkeys columns; left NULL on failure) and grouped
+ * into *ht for probes by the other side's keys: a streamed join's table, or a
+ * marked one's. */
+static ladle_status build_keys(exec_state *s, const ladle_pnode *pn, const ladle_table *build,
+                               ladle_column **bkey, ladle_join_ht **ht, ladle_error *err) {
+  const ladle_plan *p = pn->lp;
+  size_t nk = p->nkeys;
+  bool left = pn->probe == 1;
+  ladle_bexpr *const *bk = left ? p->keys : p->rkeys, *const *pk = left ? p->rkeys : p->keys;
+  ladle_dtype *pt = calloc(LADLE_MAX(nk, 1), sizeof *pt);
+  ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
+  ladle_status st = pt != NULL && keys != NULL ? LADLE_OK : LADLE_OOM(err, "join");
+  for (size_t k = 0; st == LADLE_OK && k < nk; k++) pt[k] = pk[k]->type;
+  if (st == LADLE_OK) st = exec_eval_whole(s, bk, nk, build, keys, err);
+  if (st == LADLE_OK) {
+    *bkey = keys; /* (on failure exec_eval_whole leaves nothing in it) */
+    keys = NULL;
+    st = s->be->join_build(&s->k, *bkey, nk, pt, p->join.nulls_equal, ht, err);
+  }
+  free(keys);
+  free(pt);
+  return st;
+}
+
 static ladle_status join_stream_open(exec_state *s, const ladle_pnode *pn, void **state,
                                      ladle_error *err) {
   const ladle_plan *p = pn->lp;
@@ -502,11 +527,7 @@ static ladle_status join_stream_open(exec_state *s, const ladle_pnode *pn, void 
   if (js == NULL) return LADLE_OOM(err, "join");
   js->be = s->be;
   js->nkeys = p->nkeys;
-  ladle_bexpr *const *bk = b == 0 ? p->keys : p->rkeys, *const *pk = b == 0 ? p->rkeys : p->keys;
-  ladle_dtype *pt = calloc(LADLE_MAX(p->nkeys, 1), sizeof *pt);
-  ladle_status st = pt == NULL ? LADLE_OOM(err, "join")
-                               : ladle_exec_node(s, pn->inputs[b], &js->build, NULL, err);
-  for (size_t k = 0; pt != NULL && k < p->nkeys; k++) pt[k] = pk[k]->type;
+  ladle_status st = ladle_exec_node(s, pn->inputs[b], &js->build, NULL, err);
   /* the build side feeds its SEMI_FILTER below the probe side, as a whole
    * join's first side does (join_run) */
   const ladle_pnode *f = pn->feeds;
@@ -515,18 +536,7 @@ static ladle_status join_stream_open(exec_state *s, const ladle_pnode *pn, void 
     *js->fed = js->build;
   }
   if (st == LADLE_OK) st = exec_pieces_make(s, js->build, &js->bp, err);
-  if (st == LADLE_OK) {
-    js->bkey = calloc(LADLE_MAX(p->nkeys, 1), sizeof *js->bkey);
-    st = js->bkey == NULL ? LADLE_OOM(err, "join")
-                          : exec_eval_whole(s, bk, p->nkeys, js->build, js->bkey, err);
-    if (st != LADLE_OK) {
-      free(js->bkey);
-      js->bkey = NULL;
-    }
-  }
-  if (st == LADLE_OK)
-    st = s->be->join_build(&s->k, js->bkey, p->nkeys, pt, p->join.nulls_equal, &js->ht, err);
-  free(pt);
+  if (st == LADLE_OK) st = build_keys(s, pn, js->build, &js->bkey, &js->ht, err);
   if (ladle_trace_level() >= 1 && st == LADLE_OK)
     fprintf(stderr, "ladle: #%d JOIN built #%d (%lld rows) for its streamed %s side\n", pn->id,
             pn->inputs[b]->id, (long long)js->build->num_rows, pn->probe == 0 ? "left" : "right");
@@ -655,38 +665,24 @@ static ladle_status join_marks_open(exec_state *s, const ladle_pnode *pn, const 
   size_t nk = p->nkeys;
   *state = NULL;
   join_marks *jm = calloc(1, sizeof *jm);
-  ladle_dtype *pt = calloc(LADLE_MAX(nk, 1), sizeof *pt);
-  ladle_status st = jm != NULL && pt != NULL ? LADLE_OK : LADLE_OOM(err, "join");
+  ladle_status st = jm != NULL ? LADLE_OK : LADLE_OOM(err, "join");
   if (st == LADLE_OK) {
     jm->pn = pn;
     jm->be = s->be;
+    jm->nkeys = nk;
     jm->across = s->eng->comm->size > 1 && pn->inputs[1]->dist != LADLE_DIST_REPLICATED;
     jm->value = p->join.how == LADLE_JOIN_SEMI || jm->across ? 1 : 0;
     st = ladle_exec_node(s, pn->inputs[0], &jm->build, NULL, err);
   }
-  for (size_t k = 0; st == LADLE_OK && k < nk; k++) {
-    pt[k] = p->rkeys[k]->type;
+  for (size_t k = 0; st == LADLE_OK && k < nk; k++)
     ladle_exec_mark_columns(p->rkeys[k], need, in->n);
-  }
   if (st == LADLE_OK) {
     size_t bytes = LADLE_MAX(((size_t)jm->build->num_rows + 7) / 8 * 8, 8); /* whole words */
     jm->marks = ladle_scratch_alloc(bytes, false);
-    jm->bkey = calloc(LADLE_MAX(nk, 1), sizeof *jm->bkey);
-    st = jm->marks != NULL && jm->bkey != NULL ? LADLE_OK : LADLE_OOM(err, "join");
+    st = jm->marks != NULL ? LADLE_OK : LADLE_OOM(err, "join");
     if (st == LADLE_OK) memset(jm->marks, 1 - jm->value, bytes);
   }
-  if (st == LADLE_OK) {
-    st = exec_eval_whole(s, p->keys, nk, jm->build, jm->bkey, err);
-    if (st == LADLE_OK)
-      jm->nkeys = nk;
-    else {
-      free(jm->bkey);
-      jm->bkey = NULL;
-    }
-  }
-  if (st == LADLE_OK)
-    st = s->be->join_build(&s->k, jm->bkey, nk, pt, p->join.nulls_equal, &jm->ht, err);
-  free(pt);
+  if (st == LADLE_OK) st = build_keys(s, pn, jm->build, &jm->bkey, &jm->ht, err);
   if (ladle_trace_level() >= 1 && st == LADLE_OK)
     fprintf(stderr, "ladle: #%d JOIN built #%d (%lld rows), marked by its streamed right side\n",
             pn->id, pn->inputs[0]->id, (long long)jm->build->num_rows);
@@ -753,18 +749,13 @@ static ladle_status join_marks_finish(exec_state *s, void *state, ladle_table **
     lo = kept * c->rank / c->size;
     hi = kept * (c->rank + 1) / c->size;
   }
-  if (st == LADLE_OK && kept < n) {
+  /* (every row kept on one rank: the left side as it is) */
+  if (st == LADLE_OK && (kept < n || jm->across)) {
     idx = ladle_scratch_alloc((size_t)(kept + 1) * sizeof *idx, false);
     st = idx == NULL ? LADLE_OOM(err, "join")
                      : s->be->keep_to_indices(&s->k, keep, n, kept, idx, err);
   }
   ladle_scratch_free(met);
-  if (st == LADLE_OK && idx == NULL && lo > 0) {
-    /* every row kept: this rank's share of them still needs its rows */
-    idx = ladle_scratch_alloc((size_t)LADLE_MAX(n, 1) * sizeof *idx, false);
-    st = idx == NULL ? LADLE_OOM(err, "join")
-                     : s->be->index_compose(&s->k, NULL, n, NULL, 0, idx, err);
-  }
   piece_table lp;
   memset(&lp, 0, sizeof lp);
   if (st == LADLE_OK) st = exec_pieces_make(s, jm->build, &lp, err);

@@ -802,6 +802,7 @@ static bool plan_transfer(planner *P, const ladle_plan *p, ladle_pnode *pn, size
  * side that turns out smaller (TPC-H q12's lineitem filtered to 4% against
  * all of orders), maybe cutting the other by a predicate transfer first. */
 
+/* Whether every one of n expressions gives a single value. */
 static bool all_scalar(ladle_bexpr *const *e, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (!e[i]->scalar) return false;
@@ -1265,9 +1266,8 @@ static ladle_pnode *plan_node(planner *P, const ladle_plan *p, const want *w) {
           pn->inputs[0]->dist == LADLE_DIST_SHARDED &&
           ladle_exec_aggs_split(p->exprs, p->nexprs, P->o->ranks)) {
         pn->global_aggs = true;
-        bool all_scalar = p->kind == LADLE_NODE_SELECT && p->nexprs > 0;
-        for (size_t i = 0; all_scalar && i < p->nexprs; i++) all_scalar = p->exprs[i]->scalar;
-        if (all_scalar) pn->dist = LADLE_DIST_REPLICATED;
+        if (p->kind == LADLE_NODE_SELECT && p->nexprs > 0 && all_scalar(p->exprs, p->nexprs))
+          pn->dist = LADLE_DIST_REPLICATED;
         return pn;
       }
       /* a select of single values that read no row (literals, functions of
