@@ -795,6 +795,9 @@ typedef struct ladle_engine_stats {
   /* rows a partial group-by across ranks sent on as partial rows of their
    * own, ungrouped (their morsels had about as many groups as rows) */
   int64_t partial_rows_passed;
+  /* Parquet column chunks decoded by several threads, each a run of its
+   * pages (a scan of fewer row groups than its threads) */
+  int64_t chunks_split;
 } ladle_engine_stats;
 LADLE_API ladle_engine_stats ladle_engine_get_stats(const ladle_engine *engine);
 /* Runs a plan. The plan is not consumed and may be executed again. */

@@ -17,7 +17,9 @@
 # (the same with streamed joins off and on, $JOIN_QUERIES), memjoinab (streamed
 # joins over Parquet only, LADLE_STREAM_JOIN=1, against the default, on the tables
 # in memory, $JOIN_QUERIES), markab (semi and anti joins marked by their right side,
-# LADLE_MARK_JOIN=0 against the default, $MARK_QUERIES from Parquet), joindiag
+# LADLE_MARK_JOIN=0 against the default, $MARK_QUERIES from Parquet), splitab
+# (column chunks of a scan of few row groups split by pages, LADLE_SPLIT_PAGES=0
+# against the default, $SPLIT_QUERIES from Parquet), joindiag
 # (bench/device/join_diag.py: $DIAG_QUERIES in memory and from Parquet, plans,
 # traces, perf where installed). Engines: ladle, Polars, and DuckDB when it imports.
 # The JSON, PNG and logs land in $OUT (the device tool's folder, else
@@ -64,6 +66,7 @@ for m in ${MODES:-mem parquet}; do
     joinab) gen "${STREAM_SF:-10}" && AB_ENV=LADLE_STREAM_JOIN timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${JOIN_QUERIES:-q5,q9,q8,q17,q2} 2>&1 | tee "$OUT/joinab.log" ;;
     diag) gen 10 && timeout $(( $(left) - 5 )) python3 bench/device/parquet_diag.py 10 ${DIAG_QUERIES:-q12,q3} 2>&1 | tee "$OUT/diag.log" ;;
     markab) gen "${STREAM_SF:-10}" && AB_ENV=LADLE_MARK_JOIN AB_A=0 timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${MARK_QUERIES:-q4,q21,q22} 2>&1 | tee "$OUT/markab.log" ;;
+    splitab) gen "${STREAM_SF:-10}" && AB_ENV=LADLE_SPLIT_PAGES AB_A=0 timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${SPLIT_QUERIES:-q9,q13,q16,q20,q22} 2>&1 | tee "$OUT/splitab-sf${STREAM_SF:-10}.log" ;;
     memjoinab) gen "${STREAM_SF:-10}" && AB_ENV=LADLE_STREAM_JOIN AB_A=1 AB_MEM=1 timeout $(( $(left) - 5 )) python3 bench/device/stream_ab.py "${STREAM_SF:-10}" ${JOIN_QUERIES:-q3,q5,q9,q8,q17,q2} 2>&1 | tee "$OUT/memjoinab.log" ;;
     joindiag) gen "${STREAM_SF:-10}" && timeout $(( $(left) - 5 )) python3 bench/device/join_diag.py "${STREAM_SF:-10}" ${DIAG_QUERIES:-q3,q9} > "$OUT/join_diag.txt" 2>&1; head -20 "$OUT/join_diag.txt" ;;
     *) echo "unknown mode $m" ;;

@@ -930,7 +930,7 @@ static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
   (void)unused;
   ladle_engine_stats s = ladle_engine_get_stats(self->eng);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsLsLsLsLsLsdsLsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
+      "{sLsLsLsLsLsLsLsLsLsLsLsdsLsLsLsLsL}", "row_groups_read", (long long)s.row_groups_read,
       "row_groups_skipped", (long long)s.row_groups_skipped, "rows_transferred",
       (long long)s.rows_transferred, "memory_bytes", (long long)s.memory_bytes, "memory_peak",
       (long long)s.memory_peak, "device_memory_bytes", (long long)s.device_memory_bytes,
@@ -940,7 +940,7 @@ static PyObject *engine_stats(EngineObject *self, PyObject *unused) {
       (long long)s.exchange_bytes, "exchange_ms", s.exchange_ms, "dict_chunks",
       (long long)s.dict_chunks, "dict_chunks_rowwise", (long long)s.dict_chunks_rowwise,
       "row_groups_streamed", (long long)s.row_groups_streamed, "partial_rows_passed",
-      (long long)s.partial_rows_passed);
+      (long long)s.partial_rows_passed, "chunks_split", (long long)s.chunks_split);
 }
 
 static PyObject *engine_device(EngineObject *self, PyObject *unused) {

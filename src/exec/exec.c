@@ -303,7 +303,8 @@ ladle_engine_stats ladle_engine_get_stats(const ladle_engine *e) {
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->dict_chunks_rowwise),
                           atomic_load(&((ladle_engine *)(uintptr_t)e)->row_groups_streamed),
-                          atomic_load(&((ladle_engine *)(uintptr_t)e)->partial_rows_passed)};
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->partial_rows_passed),
+                          atomic_load(&((ladle_engine *)(uintptr_t)e)->chunks_split)};
   if (e->dev_mr != NULL) {
     s.device_memory_bytes = ladle_mr_bytes(e->dev_mr);
     s.device_memory_peak = ladle_mr_peak(e->dev_mr);

@@ -31,6 +31,7 @@ struct ladle_engine {
   int64_t queries; /* with several ranks: executions so far (their fingerprints' order) */
   atomic_llong row_groups_read, row_groups_skipped, rows_transferred;
   atomic_llong dict_chunks, dict_chunks_rowwise; /* ladle_engine_stats */
+  atomic_llong chunks_split;
   atomic_llong row_groups_streamed;
   atomic_llong partial_rows_passed;
 };

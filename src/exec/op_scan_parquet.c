@@ -259,7 +259,17 @@ typedef struct read_job {
                              dictionary into keep bytes (NULL: none) */
   const ladle_schema *in; /* the scan's schema (dictionary columns are strings) */
   size_t *order;          /* the tasks, costliest first */
+  struct read_part *parts; /* with few tasks: the pool's tasks, parts of them */
+  ladle_column *pieces;    /* per part: its rows (a column's read) */
 } read_job;
+
+/* Part of decoding task `task`: rows [lo, hi) of its chunk, whole pages
+ * (lo == 0 and hi < 0: the task whole). */
+typedef struct read_part {
+  size_t task;
+  int64_t lo, hi;
+  bool split; /* one of several */
+} read_part;
 
 typedef struct dict_eval_ctx {
   exec_state *st;
@@ -328,6 +338,17 @@ static int64_t task_cost(const read_job *j, size_t i) {
   return LADLE_MAX(bytes, 0) / 2 + 8 * g->num_rows;
 }
 
+/* LADLE_SPLIT_PAGES=0: a scan of few row groups reads each column chunk
+ * on one thread (for A/B runs); =1: every chunk of several pages splits,
+ * into 4 parts at most, whatever the tasks and threads (for tests); unset:
+ * split_tasks decides. */
+static int split_pages_mode(void) {
+  const char *v = getenv("LADLE_SPLIT_PAGES");
+  if (v != NULL && strcmp(v, "0") == 0) return 0;
+  if (v != NULL && strcmp(v, "1") == 0) return 1;
+  return -1;
+}
+
 typedef struct costed_task {
   int64_t cost;
   size_t i;
@@ -337,6 +358,28 @@ static int by_cost_desc(const void *a, const void *b) {
   const costed_task *x = a, *y = b;
   if (x->cost != y->cost) return x->cost < y->cost ? 1 : -1;
   return (x->i > y->i) - (x->i < y->i);
+}
+
+static ladle_status read_task(void *vctx, size_t i, ladle_error *err);
+
+/* Part i of a task split by pages: a dictionary column's keep bytes at its
+ * rows, else its rows into pieces[i] (joined when every part is done). */
+static ladle_status read_part_task(void *vctx, size_t i, ladle_error *err) {
+  read_job *j = vctx;
+  const read_part *pt = &j->parts[i];
+  if (!pt->split) return read_task(vctx, pt->task, err);
+  size_t u = pt->task / j->s->ncols, k = pt->task % j->s->ncols;
+  size_t f = j->unit_file[u], rg = j->unit_rg[u], col = j->s->col_index[f * j->s->ncols + k];
+  bool keep = j->dict != NULL && j->dict[k] != NULL;
+  ladle_column *c = &j->pieces[i];
+  LADLE_RETURN_NOT_OK(
+      ladle_pq_read_chunk_rows(j->s->files[f], rg, col, j->views && !keep, pt->lo, pt->hi, c, err));
+  if (!keep) return LADLE_OK;
+  dict_eval_ctx d = {j->st, j->dict[k], j->in, k};
+  ladle_status st =
+      dict_keep(&d, c, LADLE_COL_MUT(&j->t->chunks[u].columns[k], uint8_t) + pt->lo, err);
+  ladle_column_release(c);
+  return st;
 }
 
 static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
@@ -357,6 +400,77 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err) {
   }
   return (j->views ? ladle_pq_read_chunk_views : ladle_pq_read_chunk)(
       j->s->files[f], j->unit_rg[u], col, &j->t->chunks[u].columns[k], err);
+}
+
+/* With fewer decoding tasks than twice the threads (a dimension table of a
+ * row group or two: TPC-H's part, supplier and customer at SF1), the costly
+ * ones split by their chunks' pages into j->parts, so that every thread
+ * decompresses some: a column read as a predicate's keep bytes (its pages
+ * not all dictionary-encoded) fills its rows of them; any other gets pieces
+ * that split_join puts together. The tasks stay in j->order's order. */
+static ladle_status split_tasks(read_job *j, size_t ntasks, int threads, bool force, size_t *nparts,
+                                ladle_error *err) {
+  /* a task splits into as many parts as its cost holds a thread's share of
+   * the whole scan's (a thread's share or less: not split) */
+  double total = 0;
+  for (size_t i = 0; i < ntasks; i++) total += (double)task_cost(j, i);
+  size_t cap = force ? 4 * ntasks : ntasks + (size_t)threads, n = 0;
+  j->parts = malloc(cap * sizeof *j->parts);
+  j->pieces = calloc(cap, sizeof *j->pieces);
+  if (j->parts == NULL || j->pieces == NULL) return LADLE_OOM(err, "parquet scan");
+  ladle_status rc = LADLE_OK;
+  for (size_t x = 0; rc == LADLE_OK && x < ntasks; x++) {
+    size_t i = j->order != NULL ? j->order[x] : x;
+    size_t u = i / j->s->ncols, k = i % j->s->ncols, f = j->unit_file[u];
+    size_t col = j->s->col_index[f * j->s->ncols + k];
+    bool keep = j->dict != NULL && j->dict[k] != NULL;
+    int64_t *at = NULL;
+    size_t np = 0;
+    bool all_dict = false;
+    double share = total > 0 ? (double)task_cost(j, i) * threads / total : 0;
+    if (col != SIZE_MAX && (keep || j->late_cols == NULL || !j->late_cols[k]) &&
+        (force || share >= 2))
+      rc = ladle_pq_chunk_page_rows(j->s->files[f], j->unit_rg[u], col, &at, &np, &all_dict);
+    size_t m = LADLE_MIN(np, force ? 4 : (size_t)share);
+    m = LADLE_MIN(m, cap - n - (ntasks - x - 1)); /* room left for the tasks after it */
+    /* (a dictionary-encoded column's keep bytes come from its dictionary: cheap) */
+    if (rc != LADLE_OK || m < 2 || (keep && all_dict)) {
+      j->parts[n++] = (read_part){i, 0, -1, false};
+      free(at);
+      continue;
+    }
+    int64_t rows = j->s->files[f]->row_groups[j->unit_rg[u]].num_rows;
+    atomic_fetch_add(&j->st->eng->chunks_split, 1);
+    if (keep) {
+      rc = ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_BOOL), rows, false, 0,
+                              &j->t->chunks[u].columns[k], err);
+      atomic_fetch_add(&j->st->eng->dict_chunks_rowwise, 1);
+    }
+    for (size_t q = 0; rc == LADLE_OK && q < m; q++) {
+      size_t a = q * np / m, b = (q + 1) * np / m;
+      j->parts[n++] = (read_part){i, at[a], b < np ? at[b] : rows, true};
+    }
+    free(at);
+  }
+  *nparts = n;
+  j->order = NULL; /* the parts are in its order */
+  return rc;
+}
+
+/* The pieces of the tasks split_tasks split (keep bytes excepted) joined
+ * into their columns. */
+static ladle_status split_join(read_job *j, size_t nparts, ladle_error *err) {
+  ladle_status rc = LADLE_OK;
+  for (size_t a = 0; a < nparts;) {
+    size_t b = a + 1;
+    while (b < nparts && j->parts[b].task == j->parts[a].task) b++;
+    size_t i = j->parts[a].task, u = i / j->s->ncols, k = i % j->s->ncols;
+    if (rc == LADLE_OK && j->parts[a].split && (j->dict == NULL || j->dict[k] == NULL))
+      rc = ladle_column_concat_pool(&j->pieces[a], b - a, j->st->k.pool,
+                                    &j->t->chunks[u].columns[k], err);
+    a = b;
+  }
+  return rc;
 }
 
 /* The first global row of rank `rank`'s share when `total` rows are dealt to
@@ -500,8 +614,20 @@ static ladle_status scan_read(exec_state *st, const ladle_pnode *pn, const bool 
       j.order = NULL;
     }
     free(ct);
-    if (rc == LADLE_OK) rc = ladle_pool_run(st->k.pool, ntasks, read_task, &j, err);
-    free(j.order);
+    int threads = st->k.pool != NULL ? ladle_pool_threads(st->k.pool) : 1;
+    size_t *order = j.order, nparts = 0;
+    int split = split_pages_mode();
+    if (rc == LADLE_OK && ntasks > 0 &&
+        (split == 1 || (split < 0 && threads > 1 && ntasks < 2 * (size_t)threads)))
+      rc = split_tasks(&j, ntasks, threads, split == 1, &nparts, err);
+    if (rc == LADLE_OK)
+      rc = j.parts != NULL ? ladle_pool_run(st->k.pool, nparts, read_part_task, &j, err)
+                           : ladle_pool_run(st->k.pool, ntasks, read_task, &j, err);
+    if (rc == LADLE_OK && j.parts != NULL) rc = split_join(&j, nparts, err);
+    for (size_t i = 0; j.pieces != NULL && i < nparts; i++) ladle_column_release(&j.pieces[i]);
+    free(j.parts);
+    free(j.pieces);
+    free(order);
     for (size_t k = 0; j.dict != NULL && k < s->ncols; k++) exec_pred_destroy(j.dict[k]);
     free(j.dict);
     ladle_table_seal(t);

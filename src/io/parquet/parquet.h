@@ -135,6 +135,21 @@ ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t
 ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t col, const int64_t *sel,
                                      int64_t nsel, bool as_views, ladle_column *out, ladle_error *err);
 
+/* Rows [lo, hi) of a flat column's chunk, lo and hi where its pages start
+ * or end (ladle_pq_chunk_page_rows; a page across either: LADLE_ENOTSUP),
+ * as views when `as_views` (as above): only the pages of those rows (and
+ * the dictionary) are decompressed. What splits a row group's column among
+ * threads when a scan has fewer row groups than threads. */
+ladle_status ladle_pq_read_chunk_rows(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
+                                      int64_t lo, int64_t hi, ladle_column *out, ladle_error *err);
+/* The first rows of the data pages (holding rows) of a flat column's chunk,
+ * *n of them (malloc'd into *starts, the caller frees it), from the pages'
+ * headers alone, and whether every one is dictionary-encoded. *n is 0 (and
+ * the chunk is to be read whole, which names what is wrong) for a nested
+ * column, or pages that do not add up to the row group's rows. */
+ladle_status ladle_pq_chunk_page_rows(const ladle_pq_file *f, size_t rg, size_t col,
+                                      int64_t **starts, size_t *n, bool *all_dict);
+
 /* A predicate over a chunk's dictionary: `dict` holds its entries as a String
  * column with one null row after them; `ent` gets one byte per row of it, 1
  * where the predicate holds (true, not null), else 0. */

@@ -1424,8 +1424,15 @@ static ladle_status assemble_list(const ctx *c, const ladle_pq_column *lc, int64
   return LADLE_OK;
 }
 
-static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views, const int64_t *sel,
-                               int64_t nsel, ladle_column *out, ladle_error *err);
+static ladle_status read_chunk_range(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
+                                     const int64_t *sel, int64_t nsel, int64_t lo, int64_t hi,
+                                     ladle_column *out, ladle_error *err);
+
+static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
+                               const int64_t *sel, int64_t nsel, ladle_column *out,
+                               ladle_error *err) {
+  return read_chunk_range(f, rg, col, as_views, sel, nsel, 0, -1, out, err);
+}
 
 ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                  ladle_error *err) {
@@ -1482,6 +1489,77 @@ ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t c
                                                    : ladle_column_gather(&whole, sel, nsel, out, err);
   ladle_column_release(&whole);
   return st;
+}
+
+static ladle_status chunk_bytes(const ctx *c, const ladle_pq_chunk_meta *m, const uint8_t **chunk,
+                                int64_t *size, uint8_t **buf);
+
+ladle_status ladle_pq_read_chunk_rows(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
+                                      int64_t lo, int64_t hi, ladle_column *out, ladle_error *err) {
+  if (rg >= f->nrow_groups || col >= f->ncolumns)
+    return ladle_err_set(err, LADLE_EINVAL, "%s: no row group %zu / column %zu", f->path, rg, col);
+  ladle_status st = read_chunk_range(f, rg, col, as_views, NULL, 0, lo, hi, out, err);
+  /* views past what a view's offsets reach: as offsets and bytes */
+  if (st == LADLE_ENOTSUP && as_views && f->columns[col].supported)
+    st = read_chunk_range(f, rg, col, false, NULL, 0, lo, hi, out, err);
+  return st;
+}
+
+ladle_status ladle_pq_chunk_page_rows(const ladle_pq_file *f, size_t rg, size_t col,
+                                      int64_t **starts, size_t *n, bool *all_dict) {
+  *starts = NULL;
+  *n = 0;
+  *all_dict = false;
+  if (rg >= f->nrow_groups || col >= f->ncolumns) return LADLE_OK;
+  const ladle_pq_column *pc = &f->columns[col];
+  const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
+  int64_t nrows = f->row_groups[rg].num_rows, size;
+  if (!pc->supported || pc->max_rep > 0 || m->physical != pc->physical || m->num_values != nrows ||
+      nrows <= 0)
+    return LADLE_OK;
+  ladle_error e; /* what is wrong is for the whole read to name */
+  ctx c = {f, pc, &e, 0, rg};
+  const uint8_t *chunk;
+  uint8_t *buf = NULL;
+  if (chunk_bytes(&c, m, &chunk, &size, &buf) != LADLE_OK) return LADLE_OK;
+  size_t cap = 0, k = 0;
+  int64_t *at = NULL, done = 0;
+  bool dict = true, ok = true;
+  const uint8_t *p = chunk, *end = chunk + size;
+  while (ok && done < nrows) {
+    page_header h;
+    if (p >= end || read_page_header(&c, &p, end, &h) != LADLE_OK) {
+      ok = false;
+      break;
+    }
+    p += h.compressed;
+    if ((h.type != 0 && h.type != 3) || h.num_values == 0) continue;
+    if (h.num_values < 0 || h.num_values > nrows - done) {
+      ok = false;
+      break;
+    }
+    if (h.encoding != 2 && h.encoding != 8) dict = false;
+    if (k == cap) {
+      cap = cap ? 2 * cap : 16;
+      int64_t *a = realloc(at, cap * sizeof *a);
+      if (a == NULL) {
+        ok = false;
+        break;
+      }
+      at = a;
+    }
+    at[k++] = done;
+    done += h.num_values;
+  }
+  free(buf);
+  if (!ok || done != nrows) {
+    free(at);
+    return LADLE_OK;
+  }
+  *starts = at;
+  *n = k;
+  *all_dict = dict;
+  return LADLE_OK;
 }
 
 /* Moves rows sel[a..b) (row numbers from row0, the page's first row) of the
@@ -1764,10 +1842,18 @@ static ladle_status chunk_bytes(const ctx *c, const ladle_pq_chunk_meta *m, cons
   return LADLE_OK;
 }
 
-static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
-                               const int64_t *sel, int64_t nsel, ladle_column *out,
-                               ladle_error *err) {
+/* The chunk's rows sel[0..nsel) (sel NULL: all), or with hi >= 0 its rows
+ * [lo, hi) of a flat column, lo and hi where pages start or end (a page
+ * across either: LADLE_ENOTSUP); the pages before lo are not decompressed. */
+static ladle_status read_chunk_range(const ladle_pq_file *f, size_t rg, size_t col, bool as_views,
+                                     const int64_t *sel, int64_t nsel, int64_t lo, int64_t hi,
+                                     ladle_column *out, ladle_error *err) {
   const ladle_pq_column *pc = &f->columns[col];
+  bool range = hi >= 0;
+  if (range &&
+      (sel != NULL || pc->max_rep > 0 || lo < 0 || lo > hi || hi > f->row_groups[rg].num_rows))
+    return ladle_err_set(err, LADLE_EINVAL, "%s: column '%s': rows [%lld, %lld) of row group %zu",
+                         f->path, pc->name, (long long)lo, (long long)hi, rg);
   const ladle_pq_chunk_meta *m = &f->row_groups[rg].columns[col];
   if (!pc->supported)
     return ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': %s", f->path, pc->name, pc->why);
@@ -1785,8 +1871,11 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
   if (m->physical != pc->physical) return corrupt(&c, "chunk and schema disagree on the physical type");
   /* a Null column: nulls, whatever the pages hold */
   if (pc->type.id == LADLE_TYPE_NULL && list == NULL)
-    return ladle_column_alloc(pc->type, sel != NULL ? nsel : f->row_groups[rg].num_rows, true, 0,
-                              out, err);
+    return ladle_column_alloc(pc->type,
+                              sel != NULL ? nsel
+                              : range     ? hi - lo
+                                          : f->row_groups[rg].num_rows,
+                              true, 0, out, err);
   int64_t nrows = f->row_groups[rg].num_rows;
   int64_t size = m->total_compressed_size;
   /* a row count the chunk cannot hold (every value takes at least a bit or a run) */
@@ -1800,6 +1889,11 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     snprintf(msg, sizeof msg, "the column chunk counts %lld values in a row group of %lld rows",
              (long long)m->num_values, (long long)nrows);
     return corrupt(&c, msg);
+  }
+  int64_t before = 0; /* a range's rows still to pass over */
+  if (range) {
+    nslots = hi - lo;
+    before = lo;
   }
   int def_bw = pc->max_def <= 1 ? pc->max_def : pc->max_def <= 3 ? 2 : 3;
   uint8_t *buf = NULL;
@@ -1895,6 +1989,16 @@ static ladle_status read_chunk(const ladle_pq_file *f, size_t rg, size_t col, bo
     if (nv == 0) { /* a page of no values adds nothing: not decoded (as a selection skips it) */
       c.page++;
       continue;
+    }
+    if (range && (before > 0 || nv > nslots - done)) {
+      if (before >= nv) { /* a page before the range: not decompressed */
+        before -= nv;
+        c.page++;
+        continue;
+      }
+      st = ladle_err_set(err, LADLE_ENOTSUP, "%s: column '%s': a page across row %lld", f->path,
+                         pc->name, (long long)(before > 0 ? lo : hi));
+      break;
     }
     if (nv > nslots - done) {
       st = corrupt(&c, list ? "page holds more values than the column chunk says"
