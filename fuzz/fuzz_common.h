@@ -42,6 +42,56 @@ static inline void fuzz_check_strings(const ladle_column *col) {
  * exact-size buffers so that ASan sees any over-read) and decodes every
  * supported column chunk whole, as views, and at a selection of rows (every
  * third from a row `pick` chooses) both ways, checking every String. */
+/* Whether row r of column a equals row `at` of column b (offsets strings or
+ * fixed-width values; NaN bit patterns compared as bytes). */
+static inline bool fuzz_row_equal(const ladle_column *a, int64_t r, const ladle_column *b,
+                                  int64_t at) {
+  bool va = ladle_column_valid(a, r), vb = ladle_column_valid(b, at);
+  if (va != vb) return false;
+  if (!va) return true;
+  if (ladle_type_is_varlen(a->type.id)) {
+    const int64_t *oa = a->values, *ob = b->values;
+    int64_t la = oa[r + 1] - oa[r], lb = ob[at + 1] - ob[at];
+    return la == lb && memcmp(a->chars + oa[r], b->chars + ob[at], (size_t)la) == 0;
+  }
+  size_t w = ladle_type_width(a->type.id);
+  if (a->type.id == LADLE_TYPE_BOOL) w = 1;
+  return w == 0 || memcmp((const char *)a->values + (int64_t)w * r,
+                          (const char *)b->values + (int64_t)w * at, w) == 0;
+}
+
+/* A chunk read in runs of its pages (ladle_pq_read_chunk_rows, as a scan of
+ * few row groups splits it: every page alone, then two halves), each checked
+ * for valid UTF-8, and where the whole read succeeded too, the runs must
+ * give its rows exactly: a difference aborts (a crash for the fuzzer). */
+static inline void fuzz_read_ranges(const ladle_pq_file *f, size_t g, size_t c,
+                                    const ladle_column *whole) {
+  int64_t *at = NULL;
+  size_t np = 0;
+  bool all_dict;
+  if (ladle_pq_chunk_page_rows(f, g, c, &at, &np, &all_dict) != LADLE_OK || np == 0) return;
+  int64_t rows = f->row_groups[g].num_rows;
+  for (int split = 0; split < 2; split++) {
+    size_t parts = split == 0 ? np : LADLE_MIN(np, (size_t)2);
+    for (size_t q = 0; q < parts; q++) {
+      size_t a = q * np / parts, b = (q + 1) * np / parts;
+      int64_t lo = at[a], hi = b < np ? at[b] : rows;
+      ladle_column col;
+      ladle_error err;
+      for (int v = 0; v < 2; v++) {
+        if (ladle_pq_read_chunk_rows(f, g, c, v == 1, lo, hi, &col, &err) != LADLE_OK) continue;
+        fuzz_check_strings(&col);
+        if (col.length != hi - lo) abort();
+        if (v == 0 && whole != NULL && whole->child == NULL && col.views == NULL)
+          for (int64_t r = 0; r < col.length; r++)
+            if (!fuzz_row_equal(whole, lo + r, &col, r)) abort();
+        ladle_column_release(&col);
+      }
+    }
+  }
+  free(at);
+}
+
 static inline void fuzz_read_parquet(const uint8_t *data, size_t size, uint8_t pick) {
   setenv("LADLE_MMAP", "0", 1);
   int fd = memfd_create("ladle-fuzz", 0);
@@ -70,9 +120,11 @@ static inline void fuzz_read_parquet(const uint8_t *data, size_t size, uint8_t p
             fprintf(stderr, "row group %zu column %zu: %lld rows read\n", g, c,
                     (long long)col.length);
           fuzz_check_strings(&col);
+          fuzz_read_ranges(f, g, c, &col);
           ladle_column_release(&col);
-        } else if (debug) {
-          fprintf(stderr, "row group %zu column %zu: %s\n", g, c, err.message);
+        } else {
+          if (debug) fprintf(stderr, "row group %zu column %zu: %s\n", g, c, err.message);
+          fuzz_read_ranges(f, g, c, NULL);
         }
         if (ladle_pq_read_chunk_views(f, g, c, &col, &err) == LADLE_OK) {
           fuzz_check_strings(&col);

@@ -1,6 +1,8 @@
 /* column.c — allocating, slicing, concatenating and gathering columns.
  * Every function here writes its output only on success and shares buffers by
  * reference where it can (slices, single-piece concats). */
+#include <pthread.h>
+
 #include "core.h"
 #if defined(__BMI2__)
 #include <immintrin.h> /* _pext_u64 */
@@ -869,20 +871,66 @@ static void compact16(const uint64_t *s, const uint8_t *keep, int64_t n, int64_t
  * written). Branch-free: each row's bit, zero unless kept, appended at the
  * output cursor, which moves by the keep byte (a bit per row with a branch on
  * a random mask mispredicts a third). */
+/* The bits of the 4-bit value v where the 4-bit mask m has them, packed low
+ * (a software pext of 4 bits), at [m << 4 | v]. */
+static uint8_t pext4[256];
+
+static void pext4_init(void) {
+  for (int m = 0; m < 16; m++)
+    for (int v = 0; v < 16; v++) {
+      int r = 0, k = 0;
+      for (int b = 0; b < 4; b++)
+        if (m >> b & 1) r |= (v >> b & 1) << k++;
+      pext4[m << 4 | v] = (uint8_t)r;
+    }
+}
+
+/* Whether the CPU's pext is microcoded (AMD before Zen 3: tens to hundreds of
+ * cycles, where a table of nibbles takes a few). */
+static bool slow_pext(void) {
+#if defined(__BMI2__) && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amdfam15h") || __builtin_cpu_is("amdfam17h");
+#else
+  return true;
+#endif
+}
+
+static pthread_once_t pext_once = PTHREAD_ONCE_INIT;
+static bool pext_slow;
+
+static void pext_setup(void) {
+  pext4_init();
+  pext_slow = slow_pext();
+}
+
 static void compact_bits(const uint8_t *sv, const uint8_t *keep, int64_t n, int64_t n_keep,
                          uint8_t *out) {
   bit_writer b = {out, 0, 0, 0};
   int64_t i = 0;
+  pthread_once(&pext_once, pext_setup);
+  /* 8 rows a step: their keep bytes (0 or 1) as a mask (a multiply gathers
+   * their low bits into the top byte), the validity byte's kept bits
+   * extracted by it: pext, or two nibbles through the table */
 #if defined(__BMI2__)
-  /* 8 rows a step: their keep bytes (0 or 1) as a mask, the validity byte's
-   * kept bits extracted by it */
+  if (!pext_slow) {
+    for (; i + 8 <= n; i += 8) {
+      uint64_t kb;
+      memcpy(&kb, keep + i, 8);
+      uint32_t km = (uint32_t)(((kb & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
+      bits_append(&b, _pext_u32(sv[i >> 3], km), __builtin_popcount(km));
+    }
+  }
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t kb;
     memcpy(&kb, keep + i, 8);
-    uint32_t km = (uint32_t)_pext_u64(kb, 0x0101010101010101ull);
-    bits_append(&b, _pext_u32(sv[i >> 3], km), __builtin_popcount(km));
+    unsigned km = (unsigned)(((kb & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
+    unsigned v = sv[i >> 3];
+    unsigned lo = pext4[(km & 15) << 4 | (v & 15)], hi = pext4[(km >> 4) << 4 | (v >> 4)];
+    int nlo = __builtin_popcount(km & 15);
+    bits_append(&b, (uint64_t)(lo | hi << nlo), nlo + __builtin_popcount(km >> 4));
   }
-#endif
   for (; i < n; i++) {
     uint64_t kp = keep[i] != 0;
     bits_append(&b, (uint64_t)(sv[i >> 3] >> (i & 7)) & kp & 1u, (int)kp);
