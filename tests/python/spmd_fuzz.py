@@ -106,7 +106,8 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
             path = parquet / f"r{engine.rank}" / f"{k}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                v.write_parquet(path, row_group_size=max(1, v.height // (3 * engine.nranks)))
+                v.write_parquet(path, row_group_size=max(1, v.height // (3 * engine.nranks)),
+                                data_page_size=PAGE_BYTES)
                 written = written and pl.read_parquet(path).equals(v)
             except Exception:  # noqa: BLE001 - a type Parquet does not keep as it is
                 written = False
@@ -184,6 +185,9 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
             "shapes": (list(expected.shape), list(got.shape))}
 
 
+PAGE_BYTES: int | None = None  # --page-bytes
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
@@ -195,7 +199,12 @@ def main() -> int:
     ap.add_argument("--parquet", type=Path, default=None,
                     help="each table written whole to a Parquet file in this folder and scanned, the row "
                          "groups dealt across ranks (instead of each rank a part of it in memory)")
+    ap.add_argument("--page-bytes", type=int, default=None,
+                    help="with --parquet: data pages of about this many bytes (many pages a chunk: "
+                         "LADLE_SPLIT_PAGES=1 then splits every chunk by them)")
     a = ap.parse_args()
+    global PAGE_BYTES
+    PAGE_BYTES = a.page_bytes
     counts: dict[str, int] = {}
     bad = 0
     t0 = time.monotonic()
