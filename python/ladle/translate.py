@@ -510,6 +510,11 @@ class Translator:
         paths = [str(p) for p in ir.paths]
         filters = self._stat_filters(ir.predicate, self.nt.get_schema()) if ir.predicate is not None else []
         filters = [f for f in filters if f[0] != path_col]
+        if row_index is not None or offset is not None:
+            # row groups skipped by their statistics would move every later row's
+            # position, which the row index numbers and a slice from the end picks
+            # (Polars applies both before the predicate)
+            filters = []
         limit = -1 if n_rows is None else int(n_rows)
         policies = (
             str(getattr(opts, "missing_columns_policy", "raise")) == "insert",

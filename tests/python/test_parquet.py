@@ -1084,3 +1084,26 @@ def test_an_undefined_logical_type_leaves_the_physical_type(case: str, tmp_path:
     string_id, binary_id = 12, 20  # LADLE_TYPE_STRING, LADLE_TYPE_BINARY
     assert res.schema()[0][1][0] == (string_id if want.type == pa.string() else binary_id)
     assert res.num_rows() == len(want)
+
+
+def _skippable(tmp_path: Path) -> Path:
+    """Row groups of 4 rows whose statistics rule the first one out of b < -5."""
+    t = pl.DataFrame({"b": [90, 100, 44, 127, -125, 1, 86, -28, 126, None, 126, -96],
+                      "k": list(range(12))}, schema={"b": pl.Int8, "k": pl.UInt64})
+    p = tmp_path / "skip.parquet"
+    t.write_parquet(p, row_group_size=4)
+    return p
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: pl.scan_parquet(p).with_row_index("idx").filter(pl.col("b") < -5),
+    lambda p: pl.scan_parquet(p).with_row_index("idx").filter(pl.col("b") < -5).head(1),
+    lambda p: pl.scan_parquet(p, row_index_name="i", row_index_offset=10).filter(pl.col("b") > 100),
+    lambda p: pl.scan_parquet(p).tail(9).filter(pl.col("b") < -5),
+    lambda p: pl.scan_parquet(p).slice(5, 6).filter(pl.col("b") < -5),
+], ids=["row_index", "row_index_head", "row_index_offset", "tail", "slice"])
+def test_row_positions_over_skipped_row_groups(tmp_path: Path, make: object, engine: ladle.Engine) -> None:
+    """A row index or a slice Polars applies in the scan, before its predicate,
+    counts the rows of row groups the predicate's statistics rule out: they
+    are read (the row index once numbered the first row group read 0)."""
+    assert_same(make(_skippable(tmp_path)), engine)  # type: ignore[operator]
