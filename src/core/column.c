@@ -867,10 +867,6 @@ static void compact16(const uint64_t *s, const uint8_t *keep, int64_t n, int64_t
     }
 }
 
-/* The kept rows' validity bits into out (a bitmap of n_keep bits, every byte
- * written). Branch-free: each row's bit, zero unless kept, appended at the
- * output cursor, which moves by the keep byte (a bit per row with a branch on
- * a random mask mispredicts a third). */
 /* The bits of the 4-bit value v where the 4-bit mask m has them, packed low
  * (a software pext of 4 bits), at [m << 4 | v]. */
 static uint8_t pext4[256];
@@ -904,6 +900,10 @@ static void pext_setup(void) {
   pext_slow = slow_pext();
 }
 
+/* The kept rows' validity bits into out (a bitmap of n_keep bits, every byte
+ * written). Branch-free: each row's bit, zero unless kept, appended at the
+ * output cursor, which moves by the keep byte (a bit per row with a branch on
+ * a random mask mispredicts a third). */
 static void compact_bits(const uint8_t *sv, const uint8_t *keep, int64_t n, int64_t n_keep,
                          uint8_t *out) {
   bit_writer b = {out, 0, 0, 0};
@@ -911,25 +911,22 @@ static void compact_bits(const uint8_t *sv, const uint8_t *keep, int64_t n, int6
   pthread_once(&pext_once, pext_setup);
   /* 8 rows a step: their keep bytes (0 or 1) as a mask (a multiply gathers
    * their low bits into the top byte), the validity byte's kept bits
-   * extracted by it: pext, or two nibbles through the table */
-#if defined(__BMI2__)
-  if (!pext_slow) {
-    for (; i + 8 <= n; i += 8) {
-      uint64_t kb;
-      memcpy(&kb, keep + i, 8);
-      uint32_t km = (uint32_t)(((kb & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
-      bits_append(&b, _pext_u32(sv[i >> 3], km), __builtin_popcount(km));
-    }
-  }
-#endif
+   * extracted by it: pext where it is fast, else two nibbles by the table */
   for (; i + 8 <= n; i += 8) {
     uint64_t kb;
     memcpy(&kb, keep + i, 8);
     unsigned km = (unsigned)(((kb & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
-    unsigned v = sv[i >> 3];
-    unsigned lo = pext4[(km & 15) << 4 | (v & 15)], hi = pext4[(km >> 4) << 4 | (v >> 4)];
-    int nlo = __builtin_popcount(km & 15);
-    bits_append(&b, (uint64_t)(lo | hi << nlo), nlo + __builtin_popcount(km >> 4));
+    unsigned v = sv[i >> 3], got;
+#if defined(__BMI2__)
+    if (!pext_slow) {
+      got = _pext_u32(v, km);
+    } else
+#endif
+    {
+      unsigned lo = pext4[(km & 15) << 4 | (v & 15)], hi = pext4[(km >> 4) << 4 | (v >> 4)];
+      got = lo | hi << __builtin_popcount(km & 15);
+    }
+    bits_append(&b, got, __builtin_popcount(km));
   }
   for (; i < n; i++) {
     uint64_t kp = keep[i] != 0;

@@ -264,11 +264,10 @@ typedef struct read_job {
 } read_job;
 
 /* Part of decoding task `task`: rows [lo, hi) of its chunk, whole pages
- * (lo == 0 and hi < 0: the task whole). */
+ * (hi < 0: the task whole, not split). */
 typedef struct read_part {
   size_t task;
   int64_t lo, hi;
-  bool split; /* one of several */
 } read_part;
 
 typedef struct dict_eval_ctx {
@@ -367,7 +366,7 @@ static ladle_status read_task(void *vctx, size_t i, ladle_error *err);
 static ladle_status read_part_task(void *vctx, size_t i, ladle_error *err) {
   read_job *j = vctx;
   const read_part *pt = &j->parts[i];
-  if (!pt->split) return read_task(vctx, pt->task, err);
+  if (pt->hi < 0) return read_task(vctx, pt->task, err);
   size_t u = pt->task / j->s->ncols, k = pt->task % j->s->ncols;
   size_t f = j->unit_file[u], rg = j->unit_rg[u], col = j->s->col_index[f * j->s->ncols + k];
   bool keep = j->dict != NULL && j->dict[k] != NULL;
@@ -435,7 +434,7 @@ static ladle_status split_tasks(read_job *j, size_t ntasks, int threads, bool fo
     m = LADLE_MIN(m, cap - n - (ntasks - x - 1)); /* room left for the tasks after it */
     /* (a dictionary-encoded column's keep bytes come from its dictionary: cheap) */
     if (rc != LADLE_OK || m < 2 || (keep && all_dict)) {
-      j->parts[n++] = (read_part){i, 0, -1, false};
+      j->parts[n++] = (read_part){i, 0, -1};
       free(at);
       continue;
     }
@@ -448,7 +447,7 @@ static ladle_status split_tasks(read_job *j, size_t ntasks, int threads, bool fo
     }
     for (size_t q = 0; rc == LADLE_OK && q < m; q++) {
       size_t a = q * np / m, b = (q + 1) * np / m;
-      j->parts[n++] = (read_part){i, at[a], b < np ? at[b] : rows, true};
+      j->parts[n++] = (read_part){i, at[a], b < np ? at[b] : rows};
     }
     free(at);
   }
@@ -465,7 +464,7 @@ static ladle_status split_join(read_job *j, size_t nparts, ladle_error *err) {
     size_t b = a + 1;
     while (b < nparts && j->parts[b].task == j->parts[a].task) b++;
     size_t i = j->parts[a].task, u = i / j->s->ncols, k = i % j->s->ncols;
-    if (rc == LADLE_OK && j->parts[a].split && (j->dict == NULL || j->dict[k] == NULL))
+    if (rc == LADLE_OK && j->parts[a].hi >= 0 && (j->dict == NULL || j->dict[k] == NULL))
       rc = ladle_column_concat_pool(&j->pieces[a], b - a, j->st->k.pool,
                                     &j->t->chunks[u].columns[k], err);
     a = b;

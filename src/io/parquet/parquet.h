@@ -135,8 +135,9 @@ ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t
 ladle_status ladle_pq_read_chunk_sel(const ladle_pq_file *f, size_t rg, size_t col, const int64_t *sel,
                                      int64_t nsel, bool as_views, ladle_column *out, ladle_error *err);
 
-/* Rows [lo, hi) of a flat column's chunk, lo and hi where its pages start
- * or end (ladle_pq_chunk_page_rows; a page across either: LADLE_ENOTSUP),
+/* Rows [lo, hi) of a flat column's chunk (hi < 0: the whole chunk, any
+ * column), lo and hi where its pages start or end (ladle_pq_chunk_page_rows;
+ * a page across either: LADLE_ENOTSUP),
  * as views when `as_views` (as above): only the pages of those rows (and
  * the dictionary) are decompressed. What splits a row group's column among
  * threads when a scan has fewer row groups than threads. */

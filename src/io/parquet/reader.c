@@ -1441,9 +1441,7 @@ ladle_status ladle_pq_read_chunk(const ladle_pq_file *f, size_t rg, size_t col, 
 
 ladle_status ladle_pq_read_chunk_views(const ladle_pq_file *f, size_t rg, size_t col, ladle_column *out,
                                        ladle_error *err) {
-  ladle_status st = read_chunk(f, rg, col, true, NULL, 0, out, err);
-  /* strings past what a view's offsets reach: as offsets and bytes */
-  return st == LADLE_ENOTSUP && f->columns[col].supported ? read_chunk(f, rg, col, false, NULL, 0, out, err) : st;
+  return ladle_pq_read_chunk_rows(f, rg, col, true, 0, -1, out, err);
 }
 
 /* Whether read_chunk can decode only the selected rows of a column: flat, and
@@ -1499,7 +1497,7 @@ ladle_status ladle_pq_read_chunk_rows(const ladle_pq_file *f, size_t rg, size_t 
   if (rg >= f->nrow_groups || col >= f->ncolumns)
     return ladle_err_set(err, LADLE_EINVAL, "%s: no row group %zu / column %zu", f->path, rg, col);
   ladle_status st = read_chunk_range(f, rg, col, as_views, NULL, 0, lo, hi, out, err);
-  /* views past what a view's offsets reach: as offsets and bytes */
+  /* strings past what a view's offsets reach: as offsets and bytes */
   if (st == LADLE_ENOTSUP && as_views && f->columns[col].supported)
     st = read_chunk_range(f, rg, col, false, NULL, 0, lo, hi, out, err);
   return st;
