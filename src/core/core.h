@@ -481,6 +481,9 @@ void ladle_table_seal(ladle_table *t);
 /* The whole table's column i as one column (a reference when one chunk). */
 ladle_status ladle_table_concat_column(const ladle_table *t, size_t i, ladle_column *out,
                                        ladle_error *err);
+/* The same, the pieces copied in parallel on pool (NULL: this thread). */
+ladle_status ladle_table_concat_column_pool(const ladle_table *t, size_t i, struct ladle_pool *pool,
+                                            ladle_column *out, ladle_error *err);
 /* A table with one chunk holding all rows. */
 ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out, ladle_error *err);
 /* Splits t into chunks of at most `rows` rows (zero copy slices). */

@@ -106,15 +106,20 @@ void ladle_table_release(ladle_table *t) {
 int64_t ladle_table_num_rows(const ladle_table *t) { return t->num_rows; }
 size_t ladle_table_num_columns(const ladle_table *t) { return t->schema.n; }
 
-ladle_status ladle_table_concat_column(const ladle_table *t, size_t i, ladle_column *out,
-                                       ladle_error *err) {
+ladle_status ladle_table_concat_column_pool(const ladle_table *t, size_t i, struct ladle_pool *pool,
+                                            ladle_column *out, ladle_error *err) {
   if (t->nchunks == 0) return ladle_column_alloc(t->schema.types[i], 0, false, 0, out, err);
   ladle_column *cols = malloc(t->nchunks * sizeof *cols);
   if (cols == NULL) return LADLE_OOM(err, "concat");
   for (size_t k = 0; k < t->nchunks; k++) cols[k] = t->chunks[k].columns[i];
-  ladle_status st = ladle_column_concat(cols, t->nchunks, out, err);
+  ladle_status st = ladle_column_concat_pool(cols, t->nchunks, pool, out, err);
   free(cols);
   return st;
+}
+
+ladle_status ladle_table_concat_column(const ladle_table *t, size_t i, ladle_column *out,
+                                       ladle_error *err) {
+  return ladle_table_concat_column_pool(t, i, NULL, out, err);
 }
 
 ladle_status ladle_table_combine(const ladle_table *t, ladle_table **out, ladle_error *err) {

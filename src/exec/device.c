@@ -1004,8 +1004,8 @@ ladle_status exec_columns_scan(exec_state *s, const ladle_table *t, bool cache, 
       ladle_column_copy_ref(&t->chunks[0].columns[i], &host);
     else if (t->nchunks == 0)
       st = ladle_column_alloc(t->schema.types[i], 0, false, 0, &host, err);
-    else
-      st = ladle_table_concat_column(t, i, &host, err);
+    else /* the pieces side by side on the engine's threads, then up */
+      st = ladle_table_concat_column_pool(t, i, s->k.pool, &host, err);
     if (st != LADLE_OK) break;
     st = s->be->to_device(&s->k, &host, dst, err);
     ladle_column_release(&host);

@@ -734,7 +734,16 @@ static pthread_mutex_t result_mu = PTHREAD_MUTEX_INITIALIZER;
  * has made r->mr current). */
 static ladle_status host_copy(ladle_result *m, ladle_error *err) {
   if (m->table != NULL) return LADLE_OK;
-  return table_down(m->be, &m->k, m->dev, &m->table, err);
+  /* a big result comes down on threads of its own (the result holds no pool):
+   * they copy the staged chunks out while the next ones are DMA'd */
+  ladle_kctx k = m->k;
+  ladle_pool *pool = NULL;
+  if (m->threads > 1 && m->dev->num_rows > ((int64_t)1 << 20) &&
+      ladle_pool_create(m->threads, &pool, NULL) == LADLE_OK)
+    k.pool = pool;
+  ladle_status st = table_down(m->be, &k, m->dev, &m->table, err);
+  if (pool != NULL) ladle_pool_destroy(pool);
+  return st;
 }
 
 ladle_status ladle_result_host(const ladle_result *r, ladle_error *err) {

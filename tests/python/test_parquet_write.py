@@ -164,3 +164,35 @@ def test_large_write_in_parallel(compression: str, tmp_path: Path) -> None:
     enc = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).has_dictionary_page
            for i in range(meta.num_columns)}
     assert enc["i32_few"] and enc["i64_few"] and enc["f64_few"]
+
+
+@pytest.mark.parametrize("distinct", [1, 2, 3, 200, 5_000, 70_000])
+def test_dense_columns_dictionary_widths_and_statistics(distinct: int, tmp_path: Path, engine) -> None:
+    """Columns without nulls (min/max found by value, then their first rows) and
+    dictionary indices of every bit width from 0 to 17 (packed 32 bits at a time)
+    read back equal, with the statistics of each row group."""
+    n = 150_001
+    rng = np.random.default_rng(distinct)
+    keys = rng.integers(0, distinct, n)
+    df = pl.DataFrame({
+        "i8": pl.Series(keys % 251 - 125, dtype=pl.Int8),
+        "i16": pl.Series(keys % 30_011 - 15_000, dtype=pl.Int16),
+        "u16": pl.Series(keys % 60_000, dtype=pl.UInt16),
+        "i32": pl.Series(keys * 7 - 1_000, dtype=pl.Int32),
+        "u32": pl.Series(keys * 3 + 2**31, dtype=pl.UInt32),
+        "i64": pl.Series(keys * -(2**40) + 5, dtype=pl.Int64),
+        "u64": pl.Series(keys.astype(np.uint64) * np.uint64(2**44) + np.uint64(2**63), dtype=pl.UInt64),
+        "d": pl.Series(keys % 20_000, dtype=pl.Int32).cast(pl.Date),
+    })
+    path = tmp_path / "dense.parquet"
+    rows = 40_000
+    engine.execute(df.lazy()).write_parquet(path, row_group_size=rows)
+    assert_frame_equal(pl.read_parquet(path), df)
+    assert_frame_equal(pl.from_arrow(pq.read_table(path)), df)  # type: ignore[arg-type]
+    meta, table = pq.ParquetFile(path).metadata, pq.read_table(path)
+    for g in range(meta.num_row_groups):
+        part = table.slice(g * rows, rows)
+        for k, name in enumerate(table.column_names):
+            st = meta.row_group(g).column(k).statistics
+            mm = pc.min_max(part.column(name)).as_py()
+            assert st.null_count == 0 and st.min == mm["min"] and st.max == mm["max"], (name, g)

@@ -162,6 +162,41 @@ static ladle_status fill_task(void *ctx, size_t i, ladle_error *err) {
   return LADLE_OK;
 }
 
+/* d's staging buffers, chunk bytes each (made, or remade at another size);
+ * the caller holds d->stage_mu */
+static ladle_status stage_buffers(cuda_dev *d, size_t chunk, ladle_error *err) {
+  ladle_status st = LADLE_OK;
+  if (d->stage_bytes == chunk) return LADLE_OK;
+  for (int k = 0; k < STAGES; k++) {
+    if (d->stage[k] != NULL) {
+      cudaEventSynchronize(d->stage_done[k]);
+      cudaFreeHost(d->stage[k]);
+      cudaEventDestroy(d->stage_done[k]);
+      d->stage[k] = NULL;
+    }
+  }
+  d->stage_bytes = 0;
+  for (int k = 0; k < STAGES && st == LADLE_OK; k++) {
+    cudaError_t e = cudaMallocHost(&d->stage[k], chunk);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->stage_done[k], cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      if (d->stage[k] != NULL) cudaFreeHost(d->stage[k]);
+      d->stage[k] = NULL;
+      st = cu_fail(e, "pinned staging (cudaMallocHost)", err);
+    }
+  }
+  if (st == LADLE_OK) d->stage_bytes = chunk;
+  return st;
+}
+
+/* j's parts copied (or rebased) by the engine's threads, or by this one */
+static ladle_status fill_run(const ladle_kctx *ctx, fill_job *j, ladle_error *err) {
+  size_t parts = (j->bytes + j->part - 1) / j->part;
+  if (ctx->pool != NULL && parts > 1) return ladle_pool_run(ctx->pool, parts, fill_task, j, err);
+  for (size_t i = 0; i < parts; i++) fill_task(j, i, err);
+  return LADLE_OK;
+}
+
 /* bytes from host src to device dst on ctx's stream, through the staging
  * buffers (sub: as fill_job); enqueued, the caller synchronises */
 static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src, size_t bytes,
@@ -174,28 +209,7 @@ static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src
     return LADLE_OK;
   }
   pthread_mutex_lock(&d->stage_mu);
-  ladle_status st = LADLE_OK;
-  if (d->stage_bytes != chunk) {
-    for (int k = 0; k < STAGES; k++) {
-      if (d->stage[k] != NULL) {
-        cudaEventSynchronize(d->stage_done[k]);
-        cudaFreeHost(d->stage[k]);
-        cudaEventDestroy(d->stage_done[k]);
-        d->stage[k] = NULL;
-      }
-    }
-    d->stage_bytes = 0;
-    for (int k = 0; k < STAGES && st == LADLE_OK; k++) {
-      cudaError_t e = cudaMallocHost(&d->stage[k], chunk);
-      if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->stage_done[k], cudaEventDisableTiming);
-      if (e != cudaSuccess) {
-        if (d->stage[k] != NULL) cudaFreeHost(d->stage[k]);
-        d->stage[k] = NULL;
-        st = cu_fail(e, "pinned staging (cudaMallocHost)", err);
-      }
-    }
-    if (st == LADLE_OK) d->stage_bytes = chunk;
-  }
+  ladle_status st = stage_buffers(d, chunk, err);
   for (size_t off = 0, k = 0; st == LADLE_OK && off < bytes; off += chunk, k++) {
     int b = (int)(k % STAGES);
     size_t n = LADLE_MIN(chunk, bytes - off);
@@ -205,19 +219,64 @@ static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src
       break;
     }
     fill_job j = {d->stage[b], (const char *)src + off, n, 1 << 20, sub};
-    size_t parts = (n + j.part - 1) / j.part;
-    if (ctx->pool != NULL && parts > 1) {
-      st = ladle_pool_run(ctx->pool, parts, fill_task, &j, err);
-    } else {
-      for (size_t i = 0; i < parts; i++) fill_task(&j, i, err);
-    }
-    if (st != LADLE_OK) break;
+    if ((st = fill_run(ctx, &j, err)) != LADLE_OK) break;
     if ((e = cudaMemcpyAsync((char *)dst + off, d->stage[b], n, cudaMemcpyHostToDevice, s)) !=
             cudaSuccess ||
         (e = cudaEventRecord(d->stage_done[b], s)) != cudaSuccess)
       st = cu_fail(e, "a staged copy to the GPU", err);
   }
   /* the buffers are reused by the next copy: wait for this one's DMA */
+  for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
+  pthread_mutex_unlock(&d->stage_mu);
+  return st;
+}
+
+/* bytes from device src to host dst through the staging buffers (pageable
+ * memory took the DMA at a few GB/s, the driver touching each fresh page):
+ * chunk k+1 is DMA'd into one pinned buffer while the engine's threads copy
+ * chunk k out of the other (sub: as fill_job, each int64 rebased on the way).
+ * Synchronous: dst holds the bytes when this returns. */
+static ladle_status stage_copy_down(const ladle_kctx *ctx, void *dst, const void *src, size_t bytes,
+                                    int64_t sub, ladle_error *err) {
+  cuda_dev *d = dev_of(ctx);
+  cudaStream_t s = stream_of(ctx);
+  size_t chunk = staging_bytes();
+  if (bytes == 0) return LADLE_OK;
+  if (bytes < ((size_t)1 << 20) && sub == 0) { /* small: straight into pageable memory */
+    CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    return LADLE_OK;
+  }
+  pthread_mutex_lock(&d->stage_mu);
+  ladle_status st = stage_buffers(d, chunk, err);
+  size_t nchunks = (bytes + chunk - 1) / chunk;
+  /* the first STAGES chunks' DMAs, then each chunk copied out as the next goes down */
+  for (size_t k = 0; st == LADLE_OK && k < nchunks && k < STAGES; k++) {
+    size_t off = k * chunk, n = LADLE_MIN(chunk, bytes - off);
+    cudaError_t e =
+        cudaMemcpyAsync(d->stage[k], (const char *)src + off, n, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaEventRecord(d->stage_done[k], s);
+    if (e != cudaSuccess) st = cu_fail(e, "a staged copy from the GPU", err);
+  }
+  for (size_t k = 0; st == LADLE_OK && k < nchunks; k++) {
+    int b = (int)(k % STAGES);
+    size_t off = k * chunk, n = LADLE_MIN(chunk, bytes - off);
+    cudaError_t e = cudaEventSynchronize(d->stage_done[b]);
+    if (e != cudaSuccess) {
+      st = cu_fail(e, "a staged copy from the GPU", err);
+      break;
+    }
+    fill_job j = {(char *)dst + off, d->stage[b], n, 1 << 20, sub};
+    if ((st = fill_run(ctx, &j, err)) != LADLE_OK) break;
+    size_t next = k + STAGES;
+    if (next < nchunks) {
+      size_t o2 = next * chunk, n2 = LADLE_MIN(chunk, bytes - o2);
+      e = cudaMemcpyAsync(d->stage[b], (const char *)src + o2, n2, cudaMemcpyDeviceToHost, s);
+      if (e == cudaSuccess) e = cudaEventRecord(d->stage_done[b], s);
+      if (e != cudaSuccess) st = cu_fail(e, "a staged copy from the GPU", err);
+    }
+  }
+  /* on failure, the DMAs still queued finish before the buffers are reused */
   for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
   pthread_mutex_unlock(&d->stage_mu);
   return st;
@@ -281,15 +340,13 @@ static ladle_status list_to_host(const ladle_kctx *ctx, const ladle_column *in, 
   LADLE_RETURN_NOT_OK(ladle_column_alloc_with(NULL, in->type, n, in->validity != NULL, 0, &o, err));
   ladle_status st = LADLE_OK;
   if (in->validity != NULL)
-    CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n),
-                            cudaMemcpyDeviceToHost, s));
-  CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8,
-                          cudaMemcpyDeviceToHost, s));
-  CU_GOTO(cudaStreamSynchronize(s));
-  st = cuda_to_host(ctx, in->child, &hc, err);
+    st = stage_copy_down(ctx, LADLE_COL_VALIDITY_MUT(&o), in->validity,
+                         (size_t)ladle_bitmap_bytes(n), 0, err);
+  if (st == LADLE_OK)
+    st = stage_copy_down(ctx, LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8, 0, err);
+  if (st == LADLE_OK) st = cuda_to_host(ctx, in->child, &hc, err);
   if (st == LADLE_OK) st = ladle_column_set_child(&o, &hc, err);
   o.null_count = in->null_count;
-done:
   if (st != LADLE_OK) {
     ladle_column_release(&o);
     return st;
@@ -368,23 +425,17 @@ static ladle_status cuda_to_host(const ladle_kctx *ctx, const ladle_column *in, 
       ladle_column_alloc_with(NULL, in->type, n, in->validity != NULL, c1 - c0, &o, err));
   ladle_status st = LADLE_OK;
   if (in->validity != NULL)
-    CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity, (size_t)ladle_bitmap_bytes(n),
-                            cudaMemcpyDeviceToHost, s));
-  if (var) {
-    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8,
-                            cudaMemcpyDeviceToHost, s));
-    if (c1 > c0)
-      CU_GOTO(cudaMemcpyAsync(LADLE_COL_CHARS_MUT(&o), in->chars + c0, (size_t)(c1 - c0),
-                              cudaMemcpyDeviceToHost, s));
-  } else if (n > 0) {
-    CU_GOTO(cudaMemcpyAsync(LADLE_COL_MUT(&o, uint8_t), in->values,
-                            (size_t)n * ladle_type_width(in->type.id), cudaMemcpyDeviceToHost, s));
+    st = stage_copy_down(ctx, LADLE_COL_VALIDITY_MUT(&o), in->validity,
+                         (size_t)ladle_bitmap_bytes(n), 0, err);
+  if (st == LADLE_OK && var) {
+    st = stage_copy_down(ctx, LADLE_COL_MUT(&o, int64_t), in->values, (size_t)(n + 1) * 8, c0, err);
+    if (st == LADLE_OK && c1 > c0)
+      st = stage_copy_down(ctx, LADLE_COL_CHARS_MUT(&o), in->chars + c0, (size_t)(c1 - c0), 0, err);
+  } else if (st == LADLE_OK && n > 0) {
+    st = stage_copy_down(ctx, LADLE_COL_MUT(&o, uint8_t), in->values,
+                         (size_t)n * ladle_type_width(in->type.id), 0, err);
   }
-  CU_GOTO(cudaStreamSynchronize(s));
-  if (var)
-    for (int64_t i = 0; i <= n; i++) LADLE_COL_MUT(&o, int64_t)[i] -= c0;
   o.null_count = in->null_count;
-done:
   if (st != LADLE_OK) {
     ladle_column_release(&o);
     return st;

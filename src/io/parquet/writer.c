@@ -44,6 +44,23 @@ static void bb_put(bbuf *b, const void *src, int64_t n) {
   b->len += n;
 }
 static void bb_byte(bbuf *b, uint8_t v) { bb_put(b, &v, 1); }
+/* n zero bytes appended; where they start (NULL when out of memory) */
+static uint8_t *bb_zeros(bbuf *b, int64_t n) {
+  if (b->oom) return NULL;
+  if (b->len + n > b->cap) {
+    int64_t cap = LADLE_MAX(b->cap * 2, b->len + n + 256);
+    uint8_t *p = realloc(b->p, (size_t)cap);
+    if (p == NULL) {
+      b->oom = true;
+      return NULL;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memset(b->p + b->len, 0, (size_t)n);
+  b->len += n;
+  return b->p + b->len - n;
+}
 static void bb_uvarint(bbuf *b, uint64_t v) {
   while (v >= 0x80) {
     bb_byte(b, (uint8_t)(v | 0x80));
@@ -515,6 +532,23 @@ static inline bool dict_gives_up(int64_t i, int64_t ne) {
     }                                                                     \
     return;                                                               \
   }
+/* Integers without nulls: the smallest and largest values in one branch-free
+ * pass, then the first rows holding them. */
+#define MINMAX_INT(T)                     \
+  if (!nulls && n > 0) {                  \
+    const T *x = (const T *)c->values;    \
+    T vlo = x[0], vhi = x[0];             \
+    for (int64_t i = 1; i < n; i++) {     \
+      vlo = x[i] < vlo ? x[i] : vlo;      \
+      vhi = x[i] > vhi ? x[i] : vhi;      \
+    }                                     \
+    for (*lo = 0; x[*lo] != vlo; ++*lo) { \
+    }                                     \
+    for (*hi = 0; x[*hi] != vhi; ++*hi) { \
+    }                                     \
+    return;                               \
+  }                                       \
+  MINMAX_LOOP(T)
 static void minmax_rows(const ladle_column *c, int64_t *lo, int64_t *hi) {
   int64_t n = c->length;
   bool nulls = c->validity != NULL && c->null_count > 0;
@@ -524,18 +558,18 @@ static void minmax_rows(const ladle_column *c, int64_t *lo, int64_t *hi) {
     case LADLE_TYPE_UINT8:
       MINMAX_LOOP(uint8_t)
     case LADLE_TYPE_INT8:
-      MINMAX_LOOP(int8_t)
+      MINMAX_INT(int8_t)
     case LADLE_TYPE_INT16:
-      MINMAX_LOOP(int16_t)
+      MINMAX_INT(int16_t)
     case LADLE_TYPE_UINT16:
-      MINMAX_LOOP(uint16_t)
+      MINMAX_INT(uint16_t)
     case LADLE_TYPE_INT32:
     case LADLE_TYPE_DATE:
-      MINMAX_LOOP(int32_t)
+      MINMAX_INT(int32_t)
     case LADLE_TYPE_UINT32:
-      MINMAX_LOOP(uint32_t)
+      MINMAX_INT(uint32_t)
     case LADLE_TYPE_UINT64:
-      MINMAX_LOOP(uint64_t)
+      MINMAX_INT(uint64_t)
     case LADLE_TYPE_FLOAT32:
       MINMAX_LOOP(float)
     case LADLE_TYPE_FLOAT64:
@@ -545,7 +579,9 @@ static void minmax_rows(const ladle_column *c, int64_t *lo, int64_t *hi) {
     case LADLE_TYPE_DECIMAL:
       break;
     default:
-      if (ladle_type_width(c->type.id) == 8) MINMAX_LOOP(int64_t)
+      if (ladle_type_width(c->type.id) == 8) {
+        MINMAX_INT(int64_t)
+      }
       break;
   }
   for (int64_t i = 0; i < n; i++) {
@@ -554,6 +590,7 @@ static void minmax_rows(const ladle_column *c, int64_t *lo, int64_t *hi) {
     if (*hi < 0 || cmp_values(c, i, *hi) > 0) *hi = i;
   }
 }
+#undef MINMAX_INT
 #undef MINMAX_LOOP
 
 /* Dictionary of the non-null values: ids[i] for each row, first row of each entry.
@@ -562,36 +599,38 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
                        int64_t *nentries, ladle_error *err, ladle_status *st) {
   int64_t n = c->length, cap = 16;
   while (cap < max_entries * 2) cap <<= 1;
-  int64_t *slots = malloc((size_t)cap * sizeof *slots),
-          *fr = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *fr);
-  if (slots == NULL || fr == NULL) {
-    free(slots);
-    free(fr);
+  int64_t *fr = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *fr);
+  if (fr == NULL) {
     *st = LADLE_OOM(err, "dictionary");
     return false;
   }
-  for (int64_t k = 0; k < cap; k++) slots[k] = -1;
   int64_t ne = 0;
   bool ok = true;
   size_t w = ladle_type_is_varlen(c->type.id) ? 0 : ladle_type_width(c->type.id);
   if (w == 4 || w == 8) {
     /* fixed 4- and 8-byte values: hashed and compared as integers (their bits:
-     * -0.0 and 0.0 stay two entries, as the byte comparison below keeps them) */
-    uint64_t *keys = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *keys);
-    if (keys == NULL) {
-      free(slots);
+     * -0.0 and 0.0 stay two entries, as the byte comparison below keeps them),
+     * each slot holding its value beside its entry (one cache line a probe) */
+    typedef struct {
+      uint64_t key;
+      int64_t e;
+    } kslot;
+    kslot *ks = malloc((size_t)cap * sizeof *ks);
+    if (ks == NULL) {
       free(fr);
       *st = LADLE_OOM(err, "dictionary");
       return false;
     }
+    for (int64_t k = 0; k < cap; k++) ks[k].e = -1;
     int shift = 64;
     for (int64_t k = cap; k > 1; k >>= 1) shift--;
+    const bool dense = c->validity == NULL || c->null_count == 0;
     for (int64_t i = 0; i < n; i++) {
       if (dict_gives_up(i, ne)) {
         ok = false;
         break;
       }
-      if (!ladle_column_valid(c, i)) continue;
+      if (!dense && !ladle_column_valid(c, i)) continue;
       uint64_t v;
       if (w == 4) {
         uint32_t u;
@@ -602,27 +641,26 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
       }
       uint64_t sl = shift >= 64 ? 0 : (v * 0x9E3779B97F4A7C15ull) >> shift;
       for (;; sl = (sl + 1) & (uint64_t)(cap - 1)) {
-        int64_t e = slots[sl];
+        int64_t e = ks[sl].e;
         if (e < 0) {
           if (ne == max_entries) {
             ok = false;
             break;
           }
-          slots[sl] = ne;
-          keys[ne] = v;
+          ks[sl].key = v;
+          ks[sl].e = ne;
           fr[ne] = i;
           ids[i] = (uint32_t)ne++;
           break;
         }
-        if (keys[e] == v) {
+        if (ks[sl].key == v) {
           ids[i] = (uint32_t)e;
           break;
         }
       }
       if (!ok) break;
     }
-    free(keys);
-    free(slots);
+    free(ks);
     if (!ok) {
       free(fr);
       return false;
@@ -631,6 +669,13 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
     *nentries = ne;
     return true;
   }
+  int64_t *slots = malloc((size_t)cap * sizeof *slots);
+  if (slots == NULL) {
+    free(fr);
+    *st = LADLE_OOM(err, "dictionary");
+    return false;
+  }
+  for (int64_t k = 0; k < cap; k++) slots[k] = -1;
   for (int64_t i = 0; i < n && ok; i++) {
     if (dict_gives_up(i, ne)) {
       ok = false;
@@ -881,24 +926,26 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
       bb_byte(&body, (uint8_t)bw);
       int64_t groups = (nn + 7) / 8;
       bb_uvarint(&body, (uint64_t)groups << 1 | 1);
-      int64_t bytes = groups * bw, start = body.len;
-      for (int64_t k = 0; k < bytes; k++) bb_byte(&body, 0);
-      /* little-endian bit packing through a 64-bit accumulator */
+      int64_t bytes = groups * bw;
+      uint8_t *dst = bb_zeros(&body, bytes); /* the run's bytes, zeroed */
+      /* little-endian bit packing through a 64-bit accumulator, 32 bits stored
+       * at a time (bw <= 32: what is held stays under 64 bits) */
       uint64_t acc = 0;
       int have = 0;
-      uint8_t *dst = body.oom ? NULL : body.p + start;
       const bool dense = c->null_count == 0;
       for (int64_t i = 0; i < m && dst != NULL; i++) {
         if (!dense && !ladle_column_valid(c, a + i)) continue;
         acc |= (uint64_t)ids[a + i] << have;
         have += bw;
-        while (have >= 8) {
-          *dst++ = (uint8_t)acc;
-          acc >>= 8;
-          have -= 8;
+        if (have >= 32) {
+          uint32_t w32 = (uint32_t)acc;
+          memcpy(dst, &w32, 4);
+          dst += 4;
+          acc >>= 32;
+          have -= 32;
         }
       }
-      if (dst != NULL && have > 0) *dst = (uint8_t)acc;
+      for (; dst != NULL && have > 0; have -= 8, acc >>= 8) *dst++ = (uint8_t)acc;
     } else if (c->type.id == LADLE_TYPE_BOOL) {
       uint8_t byte = 0;
       int bits = 0;
