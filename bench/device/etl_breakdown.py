@@ -5,7 +5,8 @@
 DEVICE is cpu, cuda or polars (Polars' CPU engine, the baseline). CSV_DIR holds the
 demo's ratings.csv and movies.csv; when it does not, ROWS ratings are generated there
 with examples/demo.py's generator. The steps are examples/demo.py's ETL, each query
-and each write timed on its own (the shuffle's sort split from the transform)."""
+and each write timed on its own (the shuffle's sort split from the transform; the
+files cut as write_shuffled cuts them, slices of the rows sorted by file first)."""
 import importlib.util
 import os
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 os.environ.setdefault("POLARS_MAX_THREADS", sys.argv[4])
 import polars as pl, ladle
 from ladle import workflow as wf
-from ladle.workflow import _KEY, _RID, shuffle_key
+from ladle.workflow import _FILE, _KEY, _RID, shuffle_key
 warnings.simplefilter("ignore")
 csvd, out, dev, thr = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 out.mkdir(parents=True, exist_ok=True)
@@ -60,9 +61,15 @@ for split in ("train", "valid"):
     keyed = lf.with_row_index(_RID).with_columns(shuffle_key(0).alias(_KEY))
     t = time.perf_counter()
     res = run(keyed); t = tick("3 transform+key", t)
-    res = run(res.lazy().sort([_KEY, _RID])); t = tick("3 sort", t)
     nf = pl.lit(nfiles, dtype=pl.Int64)
+    res = run(res.lazy().with_columns((pl.col(_KEY) % nf).alias(_FILE)).sort([_FILE, _KEY, _RID]))
+    t = tick("3 sort", t)
+    sizes = run(res.lazy().group_by(_FILE).len())
+    sizes = sizes if isinstance(sizes, pl.DataFrame) else sizes.to_polars()
+    count = dict(zip(sizes[_FILE].to_list(), sizes["len"].to_list()))
+    start = 0
     for j in range(nfiles):
-        part = run(res.lazy().filter(pl.col(_KEY) % nf == j).drop([_KEY, _RID])); t = tick("3 split", t)
+        part = run(res.lazy().slice(start, count.get(j, 0)).drop([_KEY, _RID, _FILE])); t = tick("3 split", t)
+        start += count.get(j, 0)
         part.write_parquet(out / f"{split}-{j}.parquet"); t = tick("3 write", t)
 print(dev, thr, "  ".join(f"{k} {v:.3f}" for k, v in sorted(T.items())), " total %.3f" % sum(T.values()), flush=True)

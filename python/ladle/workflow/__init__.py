@@ -93,6 +93,7 @@ def get_embedding_sizes(workflow: Workflow, dim: Callable[[int], int] = embeddin
 
 _KEY = "__ladle_wf_key"
 _RID = "__ladle_wf_rid"
+_FILE = "__ladle_wf_file"
 
 
 def shuffle_key(seed: int) -> pl.Expr:
@@ -127,7 +128,7 @@ def write_shuffled(data: Data, out_dir: str | os.PathLike, n_files: int, *, engi
         raise TypeError(f"write_shuffled(seed={seed!r}): an int")
     lf = as_lazy(data)
     cols = lf.collect_schema().names()
-    for c in (_KEY, _RID):
+    for c in (_KEY, _RID, _FILE):
         if c in cols:
             raise ValueError(f"write_shuffled: the data has a column named {c!r}, which it uses itself")
     ctx = Context(engine, False)
@@ -137,17 +138,38 @@ def write_shuffled(data: Data, out_dir: str | os.PathLike, n_files: int, *, engi
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / (f"part-r{rank:04d}-{j:05d}.parquet" if rank is not None else f"part-{j:05d}.parquet")
              for j in range(n_files)]
-    keyed = lf.with_row_index(_RID).with_columns(shuffle_key(seed).alias(_KEY)).sort([_KEY, _RID])
+    keyed = lf.with_row_index(_RID).with_columns(shuffle_key(seed).alias(_KEY))
     nf = pl.lit(n_files, dtype=pl.Int64)
     from ..engine import Engine as LadleEngine
 
-    if isinstance(engine, LadleEngine):
-        res = engine.execute(keyed)
+    if engine is None or (isinstance(engine, LadleEngine) and ctx.nranks <= 1):
+        # one process: the rows sorted by (file, key, row) once, each file then a
+        # slice of them (the same rows in the same order as a filter of file j
+        # over the rows sorted by (key, row), without a pass per file)
+        ordered = keyed.with_columns((pl.col(_KEY) % nf).alias(_FILE)).sort([_FILE, _KEY, _RID])
+        if engine is None:
+            whole: Any = ordered.collect()
+            sizes = whole.group_by(_FILE).len()
+        else:
+            whole = engine.execute(ordered)
+            sizes = engine.execute(whole.lazy().group_by(_FILE).len()).to_polars()
+        count = dict(zip(sizes[_FILE].to_list(), sizes["len"].to_list()))
+        start = 0
+        for j, path in enumerate(paths):
+            n = int(count.get(j, 0))
+            piece = whole.lazy().slice(start, n).drop([_KEY, _RID, _FILE])
+            part = piece.collect() if engine is None else engine.execute(piece)
+            part.write_parquet(path, compression=compression, row_group_size=row_group_size)
+            start += n
+    elif isinstance(engine, LadleEngine):
+        # across ranks: sorted by (key, row) globally, each rank's range of keys
+        # cut into its files (the same queries on every rank)
+        res = engine.execute(keyed.sort([_KEY, _RID]))
         for j, path in enumerate(paths):
             part = engine.execute(res.lazy().filter(pl.col(_KEY) % nf == j).drop([_KEY, _RID]))
             part.write_parquet(path, compression=compression, row_group_size=row_group_size)
     else:
-        df = keyed.collect() if engine is None else keyed.collect(engine=engine)
+        df = keyed.sort([_KEY, _RID]).collect(engine=engine)
         for j, path in enumerate(paths):
             part = df.filter(pl.col(_KEY) % nf == j).drop([_KEY, _RID])
             part.write_parquet(path, compression=compression, row_group_size=row_group_size)  # type: ignore[arg-type]
