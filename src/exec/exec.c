@@ -577,10 +577,14 @@ ladle_pplan_opts exec_plan_opts(const ladle_backend *be, int ranks, bool columns
                         exec_stream_join_mode(be, columns),
                         !columns && be->join_probe_mark != NULL && be->join_build != NULL &&
                             be->compare_into != NULL && be->keep_to_indices != NULL &&
-                            be->mask_and != NULL};
+                            be->mask_and != NULL,
+                        !columns};
   /* LADLE_MARK_JOIN=0: semi and anti joins never stream their right side */
   const char *v = getenv("LADLE_MARK_JOIN");
   if (v != NULL && strcmp(v, "0") == 0) o.mark_join = false;
+  /* LADLE_COPARTITION=0: a join's sides are exchanged whatever came below */
+  v = getenv("LADLE_COPARTITION");
+  if (v != NULL && strcmp(v, "0") == 0) o.copartition = false;
   return o;
 }
 

@@ -386,11 +386,33 @@ static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, 
   bool bcast = rows[1] <= cap && rows[1] * (ranks - 1) < rows[0];
   bool lbcast = !bcast && pn->lp->join.how == LADLE_JOIN_INNER && rows[0] <= cap &&
                 rows[0] * (ranks - 1) < rows[1];
-  LADLE_PHASE_END(bcast    ? "join exchange: right side broadcast (its rows)"
-                  : lbcast ? "join exchange: left side broadcast (the right rows)"
-                           : "join exchange: both sides hashed (the right rows)",
-                  rows[1], LADLE_PHASE_START());
-  if (bcast) {
+  /* a side already partitioned by the keys (planned: a group-by's exchange by
+   * them) stays, the other hashed to its deal: (ranks - 1) / ranks of the other
+   * side's rows move, fewer than a broadcast of that side; broadcasting the
+   * partitioned side instead when that moves fewer rows still */
+  int stay = -1;
+  for (int k = 0; k < 2 && stay < 0; k++) {
+    if (!pn->part_side[k]) continue;
+    int64_t mine = rows[k], theirs = rows[1 - k];
+    bool may = k == 1 || pn->lp->join.how == LADLE_JOIN_INNER; /* a left side broadcast */
+    bcast = k == 1 && may && mine <= cap && mine * ranks < theirs;
+    lbcast = k == 0 && may && mine <= cap && mine * ranks < theirs;
+    if (!bcast && !lbcast) stay = k;
+  }
+  LADLE_PHASE_END(
+      bcast       ? "join exchange: right side broadcast (its rows)"
+      : lbcast    ? "join exchange: left side broadcast (the right rows)"
+      : stay == 1 ? "join exchange: left side hashed to the right's deal (the right rows)"
+      : stay == 0 ? "join exchange: right side hashed to the left's deal (the right rows)"
+                  : "join exchange: both sides hashed (the right rows)",
+      rows[1], LADLE_PHASE_START());
+  if (stay >= 0) {
+    int m = 1 - stay;
+    ins[stay] = raw[stay];
+    raw[stay] = NULL;
+    st = exec_exchange_table(s, pn->inputs[m], LADLE_EXCHANGE_JOIN, raw[m], &ins[m], err);
+    raw[m] = NULL;
+  } else if (bcast) {
     ins[0] = raw[0];
     raw[0] = NULL;
     st = exec_exchange_table(s, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, raw[1], &ins[1], err);

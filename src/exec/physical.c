@@ -962,6 +962,94 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
   return re >= 0 && lr >= ratio * re ? 0 : -1;
 }
 
+/* Plan-time partitioning across ranks: the output columns (at most
+ * LADLE_SEMI_MAX_KEYS, in *cols) whose values every row shares with the rows
+ * on its rank only, each row on the rank the backend's hash_partition of
+ * those columns gives it, or 0 when that is not known when planning. A
+ * group-by's hash exchange by its keys makes it (its key columns, first in
+ * its output); filters, semi filters, caches and projections that pass the
+ * columns on keep it, and so does a join whose sides were co-partitioned
+ * by its keys (its left key columns) or whose left rows stay where they are
+ * (a streamed probe of the left side, or one taking the right side whole). */
+static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
+  if (pn == NULL || pn->dist == LADLE_DIST_REPLICATED) return 0;
+  switch (pn->op) {
+    case LADLE_POP_GROUP_BY:
+    case LADLE_POP_GROUP_BY_FINAL: {
+      const ladle_pnode *x = pn->inputs[0];
+      size_t nk = pn->lp->nkeys;
+      if (x->op != LADLE_POP_EXCHANGE || x->xkind != LADLE_EXCHANGE_HASH || nk == 0 ||
+          nk > LADLE_SEMI_MAX_KEYS)
+        return 0;
+      for (size_t k = 0; k < nk; k++) cols[k] = (int64_t)k;
+      return nk;
+    }
+    case LADLE_POP_FILTER:
+    case LADLE_POP_SEMI_FILTER:
+    case LADLE_POP_CACHE:
+      return hash_parted(pn->inputs[0], cols);
+    case LADLE_POP_PROJECT:
+    case LADLE_POP_PROJECTION: {
+      int64_t in[LADLE_SEMI_MAX_KEYS];
+      size_t n = hash_parted(pn->inputs[0], in);
+      const ladle_plan *lp = pn->lp;
+      for (size_t k = 0; k < n; k++) {
+        int64_t at = -1;
+        for (size_t j = 0; at < 0 && j < lp->schema.n; j++) {
+          if (lp->kind == LADLE_NODE_PROJECT || lp->kind == LADLE_NODE_WITH_COLUMNS) {
+            if (lp->out_map[j] == in[k]) at = (int64_t)j;
+          } else if (j < lp->nexprs) {
+            const ladle_bexpr *e = lp->exprs[j];
+            while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+            if (e->kind == LADLE_EX_COL && e->col == in[k]) at = (int64_t)j;
+          }
+        }
+        if (at < 0) return 0;
+        cols[k] = at;
+      }
+      return n;
+    }
+    case LADLE_POP_JOIN: {
+      const ladle_plan *lp = pn->lp;
+      ladle_join_type how = lp->join.how;
+      if (ladle_pnode_marks(pn) || (how != LADLE_JOIN_INNER && how != LADLE_JOIN_LEFT &&
+                                    how != LADLE_JOIN_SEMI && how != LADLE_JOIN_ANTI))
+        return 0;
+      int64_t in[LADLE_SEMI_MAX_KEYS];
+      size_t n = 0;
+      if (pn->copart) {
+        n = lp->nkeys;
+        for (size_t k = 0; k < n; k++) in[k] = lp->keys[k]->col;
+      } else if (pn->probe == 0 || pn->inputs[1]->dist == LADLE_DIST_REPLICATED) {
+        n = hash_parted(pn->inputs[0], in); /* the left rows stay where they are */
+      }
+      for (size_t k = 0; k < n; k++) {
+        int64_t at = -1;
+        for (size_t j = 0; at < 0 && j < lp->schema.n; j++)
+          if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI ? (int64_t)j == in[k]
+                                                               : lp->out_map[j] == in[k])
+            at = (int64_t)j;
+        if (at < 0) return 0;
+        cols[k] = at;
+      }
+      return n;
+    }
+    default:
+      return 0;
+  }
+}
+
+/* Whether side's plan-time partitioning is by exactly its join keys, in
+ * order (plain columns). */
+static bool parted_by(const ladle_pnode *side, ladle_bexpr *const *keys, size_t nk) {
+  int64_t cols[LADLE_SEMI_MAX_KEYS];
+  size_t n = hash_parted(side, cols);
+  if (n == 0 || n != nk) return false;
+  for (size_t k = 0; k < nk; k++)
+    if (keys[k]->kind != LADLE_EX_COL || keys[k]->col != cols[k]) return false;
+  return true;
+}
+
 static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
   ladle_pnode *pn = pn_new(P, LADLE_POP_JOIN, p, 2);
   if (pn == NULL) return NULL;
@@ -1097,16 +1185,37 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
       !(dr == LADLE_DIST_REPLICATED && rbcast) &&
       !(dl == LADLE_DIST_REPLICATED &&
         (how == LADLE_JOIN_INNER || how == LADLE_JOIN_RIGHT || how == LADLE_JOIN_CROSS))) {
-    if (how == LADLE_JOIN_CROSS) {
+    /* a side already hash-partitioned by its keys stays; the other is hashed
+     * to the same deal (hash_partition of equal types gives equal ranks) */
+    bool copart =
+        how != LADLE_JOIN_CROSS && nk > 0 && nk <= LADLE_SEMI_MAX_KEYS && P->o->copartition;
+    for (size_t k = 0; copart && k < nk; k++) {
+      ladle_type_id t = p->keys[k]->type.id;
+      copart = ladle_dtype_equal(p->keys[k]->type, p->rkeys[k]->type) && t != LADLE_TYPE_LIST &&
+               t != LADLE_TYPE_CATEGORICAL;
+    }
+    bool lpart = copart && dl != LADLE_DIST_REPLICATED && parted_by(pn->inputs[0], p->keys, nk);
+    bool rpart = copart && dr != LADLE_DIST_REPLICATED && parted_by(pn->inputs[1], p->rkeys, nk);
+    bool rep = dl == LADLE_DIST_REPLICATED || dr == LADLE_DIST_REPLICATED;
+    /* both sides partitioned: nothing moves; one side, where no side may be
+     * broadcast (a right or full join, or the other side on every rank): the
+     * other side hashed to its deal; else the run-time choice (JOIN exchanges)
+     * learns which side may stay */
+    if ((lpart && rpart) || ((lpart || rpart) && (!rbcast || rep))) {
+      pn->copart = true;
+      if (!lpart) pn->inputs[0] = exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, p->keys, nk);
+      if (!rpart) pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_HASH, p->rkeys, nk);
+    } else if (how == LADLE_JOIN_CROSS) {
       pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, NULL, 0);
     } else {
       /* a replicated side is cut to each rank's hash part (no move) and the
        * other hashed: the run-time join exchange, which may broadcast the
        * right side from every rank, is for two sharded sides only */
-      bool rep = dl == LADLE_DIST_REPLICATED || dr == LADLE_DIST_REPLICATED;
       ladle_exchange_kind xk = rbcast && !rep ? LADLE_EXCHANGE_JOIN : LADLE_EXCHANGE_HASH;
       pn->inputs[0] = exchange(P, pn->inputs[0], xk, p->keys, nk);
       pn->inputs[1] = exchange(P, pn->inputs[1], xk, p->rkeys, nk);
+      pn->part_side[0] = lpart && xk == LADLE_EXCHANGE_JOIN;
+      pn->part_side[1] = rpart && xk == LADLE_EXCHANGE_JOIN;
     }
     if (pn->inputs[0] == NULL || pn->inputs[1] == NULL) return NULL;
   }
@@ -1635,6 +1744,17 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
                         " [its aggregations over every rank's rows: each rank's partial row "
                         "broadcast, the rows staying]");
   if (pn->op == LADLE_POP_JOIN && pn->right_first) ladle_strbuf_printf(b, " right side first");
+  if (pn->op == LADLE_POP_JOIN && (pn->part_side[0] || pn->part_side[1]))
+    ladle_strbuf_printf(b,
+                        " [the %s side already partitioned by the keys: at run time the other "
+                        "side hashed to its deal, unless broadcasting a side moves fewer rows]",
+                        pn->part_side[0] ? "left" : "right");
+  if (pn->op == LADLE_POP_JOIN && pn->copart)
+    ladle_strbuf_printf(
+        b, " [sides partitioned alike by the keys: %s]",
+        pn->inputs[0]->op == LADLE_POP_EXCHANGE   ? "the left side hashed to the right's deal"
+        : pn->inputs[1]->op == LADLE_POP_EXCHANGE ? "the right side hashed to the left's deal"
+                                                  : "neither moves");
   if (pn->op == LADLE_POP_JOIN && pn->probe >= 0 && pn->pipelined)
     ladle_strbuf_printf(b, " streams its %s side (#%d built first, then probed morsel by morsel)",
                         pn->probe == 0 ? "left" : "right", pn->inputs[1 - pn->probe]->id);

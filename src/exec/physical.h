@@ -154,6 +154,16 @@ struct ladle_pnode {
    * exchange above, whose `xfrom` it is */
   bool xkeep;
   const ladle_pnode *xfrom;
+  /* JOIN with several ranks: a side already hash-partitioned by its keys
+   * (plan-time: a group-by's exchange by the same columns below it, kept
+   * through filters, projections and such joins), so that side stays where
+   * it is and the other side is hashed to the same deal (or stays too, when
+   * it is partitioned alike): no run-time broadcast choice */
+  bool copart;
+  /* JOIN on JOIN exchanges: which sides are already hash-partitioned by their
+   * keys (as copart); the run-time choice may then leave that side where it
+   * is and hash only the other (op_join.c join_exchanged_inputs) */
+  bool part_side[2];
 };
 
 enum { LADLE_SEMI_MAX_KEYS = 8 };
@@ -179,6 +189,9 @@ typedef struct ladle_pplan_opts {
   /* semi and anti joins may stream their right side into marks on the
    * left's rows (the backend has join_probe_mark) */
   bool mark_join;
+  /* a join whose side is already hash-partitioned by its keys keeps that
+   * side where it is (ladle_pnode.copart; LADLE_COPARTITION=0 turns it off) */
+  bool copartition;
 } ladle_pplan_opts;
 
 /* The input through which pn's morsels arrive inside a pipeline: a JOIN's

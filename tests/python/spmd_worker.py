@@ -402,6 +402,7 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     found["many_groups_passed"] = {"ok": ok, "why": "" if ok else f"{passed} rows passed on"}
     streamed_joins(engine, data, found)
     small_left_inner_join(engine, found)
+    copartitioned_joins(engine, found)
     transfer_across_ranks(engine, found)
     # rank 0's in-memory frame without rows: every rank plans alike (a frame of which
     # Polars keeps no column is scanned as one column of nulls on every rank; rank 0
@@ -575,6 +576,74 @@ def small_left_inner_join(engine: ladle.SPMDEngine, found: dict[str, Any]) -> No
                 why = f"{moved} bytes sent: a left join's left rows must not be broadcast"
             found[name] = {"ok": not why, "why": why, "bytes": moved}
         except Exception as e:
+            found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+
+
+def copartitioned_joins(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
+    """Joins whose side is a group-by by the join's keys (physical.c hash_parted):
+    when both sides are, neither moves (ladle_pnode.copart); when one is, the run-time
+    choice may leave it where its exchange dealt it and hash only the other side to
+    the same deal (part_side, op_join.c), which it does here (the sides' sizes make
+    that the cheapest). Every join type and a join on two keys, against Polars; no
+    more bytes move than with LADLE_COPARTITION=0 (fewer where that broadcast a side),
+    and keys of different types (Int32 against the group-by's Int64) are exchanged
+    as before."""
+    n, r = engine.nranks, engine.rank
+
+    def fact(q: int) -> pl.DataFrame:  # keys over 0..40,000: about as many groups as other's rows
+        g = np.random.default_rng([11, q])
+        return pl.DataFrame({"k": g.integers(0, 40_000, 12_000, dtype=np.int64),
+                             "j": g.integers(0, 3, 12_000, dtype=np.int64),
+                             "v": g.integers(0, 100, 12_000, dtype=np.int64)})
+
+    def other(q: int) -> pl.DataFrame:
+        g = np.random.default_rng([12, q])
+        k = g.integers(0, 40_000, 6_000, dtype=np.int64)
+        return pl.DataFrame({"k": k, "k32": k.astype(np.int32), "j": k % 3,
+                             "text": [f"{'y' * 30}{i}" for i in range(6_000)]})
+
+    mine = (fact(r).lazy(), other(r).lazy())
+    whole = (pl.concat([fact(q) for q in range(n)]).lazy(), pl.concat([other(q) for q in range(n)]).lazy())
+    sums = lambda f: f.group_by("k").agg(pl.col("v").sum().alias("s"))  # noqa: E731
+    counts = lambda f: f.group_by("k").agg(pl.len().alias("c"))  # noqa: E731
+    cases = {
+        "copart_both_sides": lambda f, o: sums(f).join(counts(f), on="k"),
+        "copart_two_keys": lambda f, o: f.group_by("k", "j").agg(pl.col("v").max().alias("m"))
+        .join(o, on=["k", "j"], how="inner"),
+        "copart_types_differ": lambda f, o: o.join(sums(f), left_on="k32",
+                                                   right_on=pl.col("k").cast(pl.Int32)),
+    }
+    for how in ("inner", "left", "semi", "anti"):
+        cases[f"copart_{how}"] = lambda f, o, how=how: o.join(sums(f), on="k", how=how)
+    for name, q in cases.items():
+        try:
+            lf = q(*mine)
+            plan = engine.explain(lf)
+            moved = []
+            for flag in ("1", "0"):
+                os.environ["LADLE_COPARTITION"] = flag
+                b0 = engine.stats()["exchange_bytes"]
+                res = engine.execute(lf)
+                moved.append(engine.stats()["exchange_bytes"] - b0)
+                why = compare(engine.allgather(res).to_polars(), q(*whole).collect(engine="in-memory"), False)
+                if why:
+                    break
+            os.environ.pop("LADLE_COPARTITION", None)
+            expect = name != "copart_types_differ" and n > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1"
+            says = ("partitioned alike" if name == "copart_both_sides" else "already partitioned by the keys")
+            if not why and expect and says not in plan:
+                why = f"the plan does not say '{says}'"
+            # where the other choice broadcast a side (an inner join's), fewer bytes
+            # move; where it hashed both sides, as many (the partitioned side's rows
+            # hash to the ranks they are on: no bytes, but a pass over them saved)
+            fewer = name in ("copart_inner", "copart_two_keys")
+            if not why and expect and (moved[0] >= moved[1] if fewer else moved[0] > moved[1]):
+                why = f"{moved[0]} bytes moved co-partitioned, {moved[1]} without"
+            if not why and not expect and "partitioned" in plan:
+                why = "keys of different types planned as partitioned alike"
+            found[name] = {"ok": not why, "why": why, "bytes": moved}
+        except Exception as e:
+            os.environ.pop("LADLE_COPARTITION", None)
             found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
 
 
