@@ -632,6 +632,25 @@ def test_fit_from_parquet_paths_and_write_shuffled(eng: ladle.Engine, tmp_path: 
     assert not pl.read_parquet(other[0]).equals(parts[0])
 
 
+@pytest.mark.parametrize("rows", [0, 5, 1000])
+def test_write_shuffled_files_as_slices(eng: ladle.Engine, rows: int, tmp_path: Path) -> None:
+    """One process sorts by (file, key, row) and cuts each file as a slice: with more
+    files than rows (empty files), no rows, and a list column, ladle's files equal
+    Polars' and each file holds exactly the rows whose key is its number, by key."""
+    df = pl.DataFrame({"rid": pl.Series(range(rows), dtype=pl.Int64),
+                       "tags": [[i % 3, i % 5] for i in range(rows)]},
+                      schema={"rid": pl.Int64, "tags": pl.List(pl.Int64)})
+    pl_files = write_shuffled(df, tmp_path / "pl", 8, seed=3)
+    la_files = write_shuffled(df, tmp_path / "la", 8, engine=eng, seed=3)
+    got = [pl.read_parquet(f) for f in la_files]
+    for g, f in zip(got, pl_files):
+        assert_frame_equal(g, pl.read_parquet(f), check_exact=True)
+    assert sum(g.height for g in got) == rows
+    for j, g in enumerate(got):
+        ks = [ref_mix(r, 3) for r in g["rid"]]
+        assert all(k % 8 == j for k in ks) and ks == sorted(ks)
+
+
 SPMD_WORKER = r'''
 import json, sys, traceback
 import numpy as np, polars as pl, ladle
