@@ -1018,8 +1018,12 @@ static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
       int64_t in[LADLE_SEMI_MAX_KEYS];
       size_t n = 0;
       if (pn->copart) {
+        /* by the left keys' values: columns only where every key is a plain one */
         n = lp->nkeys;
-        for (size_t k = 0; k < n; k++) in[k] = lp->keys[k]->col;
+        for (size_t k = 0; k < n; k++) {
+          if (lp->keys[k]->kind != LADLE_EX_COL) return 0;
+          in[k] = lp->keys[k]->col;
+        }
       } else if (pn->probe == 0 || pn->inputs[1]->dist == LADLE_DIST_REPLICATED) {
         n = hash_parted(pn->inputs[0], in); /* the left rows stay where they are */
       }
