@@ -393,10 +393,10 @@ static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, 
   int stay = -1;
   for (int k = 0; k < 2 && stay < 0; k++) {
     if (!pn->part_side[k]) continue;
-    int64_t mine = rows[k], theirs = rows[1 - k];
-    bool may = k == 1 || pn->lp->join.how == LADLE_JOIN_INNER; /* a left side broadcast */
-    bcast = k == 1 && may && mine <= cap && mine * ranks < theirs;
-    lbcast = k == 0 && may && mine <= cap && mine * ranks < theirs;
+    /* broadcasting the partitioned side moves fewer rows (a left side: an inner join's only) */
+    bool tiny = rows[k] <= cap && rows[k] * ranks < rows[1 - k];
+    bcast = k == 1 && tiny;
+    lbcast = k == 0 && tiny && pn->lp->join.how == LADLE_JOIN_INNER;
     if (!bcast && !lbcast) stay = k;
   }
   LADLE_PHASE_END(

@@ -962,6 +962,40 @@ static int join_probe_side(const planner *P, const ladle_plan *p, int depth) {
   return re >= 0 && lr >= ratio * re ? 0 : -1;
 }
 
+/* The input column (the left side's, for a join) that output column j of a
+ * projection or join passes on as it is, or -1. */
+static int64_t passed_from(const ladle_plan *lp, size_t j) {
+  switch (lp->kind) {
+    case LADLE_NODE_PROJECT:
+    case LADLE_NODE_WITH_COLUMNS: /* out_map: < 0 an expression */
+      return lp->out_map[j];
+    case LADLE_NODE_SELECT: {
+      if (j >= lp->nexprs) return -1;
+      const ladle_bexpr *e = lp->exprs[j];
+      while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+      return e->kind == LADLE_EX_COL ? e->col : -1;
+    }
+    case LADLE_NODE_JOIN: /* a semi or anti join's output is its left side */
+      return lp->join.how == LADLE_JOIN_SEMI || lp->join.how == LADLE_JOIN_ANTI ? (int64_t)j
+                                                                                : lp->out_map[j];
+    default:
+      return -1;
+  }
+}
+
+/* The n partitioning columns `in` of lp's input as lp's output columns in
+ * *cols: n, or 0 when one of them is not passed on. */
+static size_t parted_out(const ladle_plan *lp, const int64_t *in, size_t n, int64_t *cols) {
+  for (size_t k = 0; k < n; k++) {
+    int64_t at = -1;
+    for (size_t j = 0; at < 0 && j < lp->schema.n; j++)
+      if (passed_from(lp, j) == in[k]) at = (int64_t)j;
+    if (at < 0) return 0;
+    cols[k] = at;
+  }
+  return n;
+}
+
 /* Plan-time partitioning across ranks: the output columns (at most
  * LADLE_SEMI_MAX_KEYS, in *cols) whose values every row shares with the rows
  * on its rank only, each row on the rank the backend's hash_partition of
@@ -991,23 +1025,7 @@ static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
     case LADLE_POP_PROJECT:
     case LADLE_POP_PROJECTION: {
       int64_t in[LADLE_SEMI_MAX_KEYS];
-      size_t n = hash_parted(pn->inputs[0], in);
-      const ladle_plan *lp = pn->lp;
-      for (size_t k = 0; k < n; k++) {
-        int64_t at = -1;
-        for (size_t j = 0; at < 0 && j < lp->schema.n; j++) {
-          if (lp->kind == LADLE_NODE_PROJECT || lp->kind == LADLE_NODE_WITH_COLUMNS) {
-            if (lp->out_map[j] == in[k]) at = (int64_t)j;
-          } else if (j < lp->nexprs) {
-            const ladle_bexpr *e = lp->exprs[j];
-            while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
-            if (e->kind == LADLE_EX_COL && e->col == in[k]) at = (int64_t)j;
-          }
-        }
-        if (at < 0) return 0;
-        cols[k] = at;
-      }
-      return n;
+      return parted_out(pn->lp, in, hash_parted(pn->inputs[0], in), cols);
     }
     case LADLE_POP_JOIN: {
       const ladle_plan *lp = pn->lp;
@@ -1027,16 +1045,7 @@ static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
       } else if (pn->probe == 0 || pn->inputs[1]->dist == LADLE_DIST_REPLICATED) {
         n = hash_parted(pn->inputs[0], in); /* the left rows stay where they are */
       }
-      for (size_t k = 0; k < n; k++) {
-        int64_t at = -1;
-        for (size_t j = 0; at < 0 && j < lp->schema.n; j++)
-          if (how == LADLE_JOIN_SEMI || how == LADLE_JOIN_ANTI ? (int64_t)j == in[k]
-                                                               : lp->out_map[j] == in[k])
-            at = (int64_t)j;
-        if (at < 0) return 0;
-        cols[k] = at;
-      }
-      return n;
+      return parted_out(lp, in, n, cols);
     }
     default:
       return 0;

@@ -231,6 +231,18 @@ static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src
   return st;
 }
 
+/* Chunk k (of `chunk` bytes) of device src's `bytes` DMA'd into staging
+ * buffer k % STAGES on stream s, its event recorded after it (the caller
+ * holds d->stage_mu). */
+static ladle_status stage_down(cuda_dev *d, cudaStream_t s, const void *src, size_t bytes,
+                               size_t chunk, size_t k, ladle_error *err) {
+  size_t off = k * chunk;
+  cudaError_t e = cudaMemcpyAsync(d->stage[k % STAGES], (const char *)src + off,
+                                  LADLE_MIN(chunk, bytes - off), cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaEventRecord(d->stage_done[k % STAGES], s);
+  return e == cudaSuccess ? LADLE_OK : cu_fail(e, "a staged copy from the GPU", err);
+}
+
 /* bytes from device src to host dst through the staging buffers (pageable
  * memory took the DMA at a few GB/s, the driver touching each fresh page):
  * chunk k+1 is DMA'd into one pinned buffer while the engine's threads copy
@@ -251,30 +263,19 @@ static ladle_status stage_copy_down(const ladle_kctx *ctx, void *dst, const void
   ladle_status st = stage_buffers(d, chunk, err);
   size_t nchunks = (bytes + chunk - 1) / chunk;
   /* the first STAGES chunks' DMAs, then each chunk copied out as the next goes down */
-  for (size_t k = 0; st == LADLE_OK && k < nchunks && k < STAGES; k++) {
-    size_t off = k * chunk, n = LADLE_MIN(chunk, bytes - off);
-    cudaError_t e =
-        cudaMemcpyAsync(d->stage[k], (const char *)src + off, n, cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess) e = cudaEventRecord(d->stage_done[k], s);
-    if (e != cudaSuccess) st = cu_fail(e, "a staged copy from the GPU", err);
-  }
+  for (size_t k = 0; st == LADLE_OK && k < nchunks && k < STAGES; k++)
+    st = stage_down(d, s, src, bytes, chunk, k, err);
   for (size_t k = 0; st == LADLE_OK && k < nchunks; k++) {
     int b = (int)(k % STAGES);
-    size_t off = k * chunk, n = LADLE_MIN(chunk, bytes - off);
+    size_t off = k * chunk;
     cudaError_t e = cudaEventSynchronize(d->stage_done[b]);
     if (e != cudaSuccess) {
       st = cu_fail(e, "a staged copy from the GPU", err);
       break;
     }
-    fill_job j = {(char *)dst + off, d->stage[b], n, 1 << 20, sub};
+    fill_job j = {(char *)dst + off, d->stage[b], LADLE_MIN(chunk, bytes - off), 1 << 20, sub};
     if ((st = fill_run(ctx, &j, err)) != LADLE_OK) break;
-    size_t next = k + STAGES;
-    if (next < nchunks) {
-      size_t o2 = next * chunk, n2 = LADLE_MIN(chunk, bytes - o2);
-      e = cudaMemcpyAsync(d->stage[b], (const char *)src + o2, n2, cudaMemcpyDeviceToHost, s);
-      if (e == cudaSuccess) e = cudaEventRecord(d->stage_done[b], s);
-      if (e != cudaSuccess) st = cu_fail(e, "a staged copy from the GPU", err);
-    }
+    if (k + STAGES < nchunks) st = stage_down(d, s, src, bytes, chunk, k + STAGES, err);
   }
   /* on failure, the DMAs still queued finish before the buffers are reused */
   for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);

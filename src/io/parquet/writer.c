@@ -28,35 +28,30 @@ typedef struct bbuf {
   bool oom;
 } bbuf;
 
-static void bb_put(bbuf *b, const void *src, int64_t n) {
-  if (b->oom || n <= 0) return;
-  if (b->len + n > b->cap) {
-    int64_t cap = LADLE_MAX(b->cap * 2, b->len + n + 256);
-    uint8_t *p = realloc(b->p, (size_t)cap);
-    if (p == NULL) {
-      b->oom = true;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
+/* Room for n more bytes (the buffer doubles); false (and b->oom) when out of
+ * memory. */
+static bool bb_room(bbuf *b, int64_t n) {
+  if (b->oom) return false;
+  if (b->len + n <= b->cap) return true;
+  int64_t cap = LADLE_MAX(b->cap * 2, b->len + n + 256);
+  uint8_t *p = realloc(b->p, (size_t)cap);
+  if (p == NULL) {
+    b->oom = true;
+    return false;
   }
+  b->p = p;
+  b->cap = cap;
+  return true;
+}
+static void bb_put(bbuf *b, const void *src, int64_t n) {
+  if (n <= 0 || !bb_room(b, n)) return;
   memcpy(b->p + b->len, src, (size_t)n);
   b->len += n;
 }
 static void bb_byte(bbuf *b, uint8_t v) { bb_put(b, &v, 1); }
 /* n zero bytes appended; where they start (NULL when out of memory) */
 static uint8_t *bb_zeros(bbuf *b, int64_t n) {
-  if (b->oom) return NULL;
-  if (b->len + n > b->cap) {
-    int64_t cap = LADLE_MAX(b->cap * 2, b->len + n + 256);
-    uint8_t *p = realloc(b->p, (size_t)cap);
-    if (p == NULL) {
-      b->oom = true;
-      return NULL;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
+  if (!bb_room(b, n)) return NULL;
   memset(b->p + b->len, 0, (size_t)n);
   b->len += n;
   return b->p + b->len - n;
@@ -593,6 +588,57 @@ static void minmax_rows(const ladle_column *c, int64_t *lo, int64_t *hi) {
 #undef MINMAX_INT
 #undef MINMAX_LOOP
 
+/* A dictionary slot of a fixed-width column: its value beside its entry (-1: empty). */
+typedef struct kslot {
+  uint64_t key;
+  int64_t e;
+} kslot;
+
+/* Where value v's probe starts in a table of 2^(64 - shift) slots. */
+static inline uint64_t kslot_home(uint64_t v, int shift) {
+  return shift >= 64 ? 0 : (v * 0x9E3779B97F4A7C15ull) >> shift;
+}
+
+/* *ks doubled (*cap, *shift follow), its entries placed again; false when out of memory. */
+static bool kslots_grow(kslot **ks, int64_t *cap, int *shift) {
+  int64_t old = *cap, ncap = old * 2;
+  kslot *g = malloc((size_t)ncap * sizeof *g);
+  if (g == NULL) return false;
+  for (int64_t k = 0; k < ncap; k++) g[k].e = -1;
+  for (int64_t k = 0; k < old; k++) {
+    if ((*ks)[k].e < 0) continue;
+    uint64_t t = kslot_home((*ks)[k].key, *shift - 1);
+    while (g[t].e >= 0) t = (t + 1) & (uint64_t)(ncap - 1);
+    g[t] = (*ks)[k];
+  }
+  free(*ks);
+  *ks = g;
+  *cap = ncap;
+  --*shift;
+  return true;
+}
+
+/* The byte-keyed table *slots (entry numbers) doubled, its ne entries (first
+ * rows fr of c) hashed again; false when out of memory. */
+static bool slots_grow(const ladle_column *c, const int64_t *fr, int64_t ne, int64_t **slots,
+                       int64_t *cap) {
+  int64_t ncap = *cap * 2;
+  int64_t *g = malloc((size_t)ncap * sizeof *g);
+  if (g == NULL) return false;
+  for (int64_t k = 0; k < ncap; k++) g[k] = -1;
+  for (int64_t e = 0; e < ne; e++) {
+    int64_t el;
+    const uint8_t *ek = key_of(c, fr[e], &el);
+    uint64_t t = ladle_hash_bytes(ek, (size_t)el, 7) & (uint64_t)(ncap - 1);
+    while (g[t] >= 0) t = (t + 1) & (uint64_t)(ncap - 1);
+    g[t] = e;
+  }
+  free(*slots);
+  *slots = g;
+  *cap = ncap;
+  return true;
+}
+
 /* Dictionary of the non-null values: ids[i] for each row, first row of each entry.
  * Gives up (returns false) past max_entries. */
 static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids, int64_t **first,
@@ -615,10 +661,6 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
     /* fixed 4- and 8-byte values: hashed and compared as integers (their bits:
      * -0.0 and 0.0 stay two entries, as the byte comparison below keeps them),
      * each slot holding its value beside its entry (one cache line a probe) */
-    typedef struct {
-      uint64_t key;
-      int64_t e;
-    } kslot;
     kslot *ks = malloc((size_t)cap * sizeof *ks);
     if (ks == NULL) {
       free(fr);
@@ -643,7 +685,7 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
       } else {
         memcpy(&v, (const char *)c->values + 8 * i, 8);
       }
-      uint64_t sl = shift >= 64 ? 0 : (v * 0x9E3779B97F4A7C15ull) >> shift;
+      uint64_t sl = kslot_home(v, shift);
       for (;; sl = (sl + 1) & (uint64_t)(cap - 1)) {
         int64_t e = ks[sl].e;
         if (e < 0) {
@@ -655,24 +697,9 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
           ks[sl].e = ne;
           fr[ne] = i;
           ids[i] = (uint32_t)ne++;
-          if (ne * 2 > cap && cap < maxcap) {
-            kslot *g = malloc((size_t)cap * 2 * sizeof *g);
-            if (g == NULL) {
-              *st = LADLE_OOM(err, "dictionary");
-              ok = false;
-              break;
-            }
-            cap *= 2;
-            shift--;
-            for (int64_t k = 0; k < cap; k++) g[k].e = -1;
-            for (int64_t k = 0; k < cap / 2; k++) {
-              if (ks[k].e < 0) continue;
-              uint64_t t = (ks[k].key * 0x9E3779B97F4A7C15ull) >> shift;
-              while (g[t].e >= 0) t = (t + 1) & (uint64_t)(cap - 1);
-              g[t] = ks[k];
-            }
-            free(ks);
-            ks = g;
+          if (ne * 2 > cap && cap < maxcap && !kslots_grow(&ks, &cap, &shift)) {
+            *st = LADLE_OOM(err, "dictionary");
+            ok = false;
           }
           break;
         }
@@ -717,24 +744,9 @@ static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids
         slots[s] = ne;
         fr[ne] = i;
         ids[i] = (uint32_t)ne++;
-        if (ne * 2 > cap && cap < maxcap) {
-          int64_t *g = malloc((size_t)cap * 2 * sizeof *g);
-          if (g == NULL) {
-            *st = LADLE_OOM(err, "dictionary");
-            ok = false;
-            break;
-          }
-          cap *= 2;
-          for (int64_t k = 0; k < cap; k++) g[k] = -1;
-          for (int64_t e = 0; e < ne; e++) {
-            int64_t el;
-            const uint8_t *ek = key_of(c, fr[e], &el);
-            uint64_t t = ladle_hash_bytes(ek, (size_t)el, 7) & (uint64_t)(cap - 1);
-            while (g[t] >= 0) t = (t + 1) & (uint64_t)(cap - 1);
-            g[t] = e;
-          }
-          free(slots);
-          slots = g;
+        if (ne * 2 > cap && cap < maxcap && !slots_grow(c, fr, ne, &slots, &cap)) {
+          *st = LADLE_OOM(err, "dictionary");
+          ok = false;
         }
         break;
       }
