@@ -72,4 +72,6 @@ for split in ("train", "valid"):
         part = run(res.lazy().slice(start, count.get(j, 0)).drop([_KEY, _RID, _FILE])); t = tick("3 split", t)
         start += count.get(j, 0)
         part.write_parquet(out / f"{split}-{j}.parquet"); t = tick("3 write", t)
-print(dev, thr, "  ".join(f"{k} {v:.3f}" for k, v in sorted(T.items())), " total %.3f" % sum(T.values()), flush=True)
+mb = sum(f.stat().st_size for f in out.glob("*.parquet")) / 1e6
+print(dev, thr, "  ".join(f"{k} {v:.3f}" for k, v in sorted(T.items())), " total %.3f" % sum(T.values()),
+      f" files {mb:.1f} MB", flush=True)

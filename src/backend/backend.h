@@ -367,7 +367,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 14
+#define LADLE_BACKEND_ABI 15
 
 typedef struct ladle_backend {
   const char *name;
@@ -777,6 +777,20 @@ typedef struct ladle_backend {
   ladle_status (*join_probe_mark)(const ladle_kctx *ctx, const ladle_join_ht *ht,
                                   const ladle_column *keys, uint8_t value, uint8_t *marks,
                                   ladle_error *err);
+
+  /* ---- Column kernels of ABI 15 ---- */
+
+  /* n buffers of host memory (in[i], len[i] bytes each, at most 16 MiB)
+   * compressed on this backend's device with `codec` (LADLE_KCODEC_*), each
+   * as one standalone frame a host decompressor reads: *block (malloc'd, the
+   * caller frees it) holds them one after another, buffer i's at off[i],
+   * outlen[i] bytes. ctx->pool, where set, copies the buffers in and out.
+   * The Parquet writer compresses a GPU result's pages with it. NULL, or
+   * compress_codecs without bit 1 << codec: the host compresses. */
+  ladle_status (*compress_pages)(const ladle_kctx *ctx, int codec, size_t n,
+                                 const uint8_t *const *in, const int64_t *len, uint8_t **block,
+                                 int64_t *off, int64_t *outlen, ladle_error *err);
+  unsigned (*compress_codecs)(const ladle_kctx *ctx);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

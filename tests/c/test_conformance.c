@@ -3130,6 +3130,85 @@ static void check_parquet_strings(suite *s) {
     }
 }
 
+/* compress_pages against the host's zstd: batches of 1 to 300 pages of many
+ * sizes (empty, odd, 64 KiB and a byte over, the large case's) and kinds (one
+ * byte repeated, bytes that do not compress, counters), each frame found
+ * where off/outlen say, one frame exactly, and decompressed here to the
+ * page; a page over 16 MiB and another codec are LADLE_ENOTSUP. */
+static void check_compress(suite *s) {
+#ifdef LADLE_HAVE_ZSTD
+  if (s->be->compress_pages == NULL || s->be->compress_codecs == NULL ||
+      !(s->be->compress_codecs(&s->ctx) >> LADLE_KCODEC_ZSTD & 1))
+    return;
+  const int64_t sizes[] = {0, 1, 7, 8, 9, 4095, 65536, 65537, 524291, s->large};
+  const size_t ns = sizeof sizes / sizeof sizes[0], counts[] = {1, 3, 40, 300};
+  uint64_t x = 88172645463325252ull;
+  for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+    size_t n = counts[ci];
+    uint8_t **pg = calloc(n, sizeof *pg);
+    int64_t *len = calloc(n, sizeof *len), *off = calloc(n, sizeof *off),
+            *zl = calloc(n, sizeof *zl);
+    for (size_t i = 0; i < n; i++) {
+      len[i] = sizes[(i * 7 + ci) % ns];
+      pg[i] = malloc((size_t)LADLE_MAX(len[i], 1));
+      for (int64_t b = 0; b < len[i]; b++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        pg[i][b] = i % 3 == 0 ? (uint8_t)i : i % 3 == 1 ? (uint8_t)x : (uint8_t)(b / 8 >> (b % 8));
+      }
+    }
+    uint8_t *block = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "compress_pages of %zu pages", n);
+    if (ran(s,
+            s->be->compress_pages(&s->ctx, LADLE_KCODEC_ZSTD, n, (const uint8_t *const *)pg, len,
+                                  &block, off, zl, &err_),
+            what)) {
+      int bad = 0;
+      int64_t end = 0;
+      for (size_t i = 0; i < n && bad < 3; i++) {
+        uint8_t *back = malloc((size_t)len[i] + 1);
+        const uint8_t *f = block + off[i];
+        size_t fz = ZSTD_findFrameCompressedSize(f, (size_t)zl[i]);
+        size_t got = ZSTD_decompress(back, (size_t)len[i] + 1, f, (size_t)zl[i]);
+        if (off[i] != end || zl[i] <= 0 || ZSTD_isError(fz) || fz != (size_t)zl[i] ||
+            ZSTD_isError(got) || got != (size_t)len[i] || memcmp(back, pg[i], got) != 0) {
+          fprintf(stderr, "  [%s] %s: page %zu (%lld bytes) at %lld, %lld stored: wrong\n",
+                  s->be->name, what, i, (long long)len[i], (long long)off[i], (long long)zl[i]);
+          failures_++;
+          bad++;
+        }
+        end = off[i] + zl[i];
+        free(back);
+      }
+    }
+    free(block);
+    for (size_t i = 0; i < n; i++) free(pg[i]);
+    free(pg);
+    free(len);
+    free(off);
+    free(zl);
+  }
+  /* what it must refuse */
+  int64_t big = ((int64_t)16 << 20) + 1, one = 1, o1, z1;
+  uint8_t *bp = malloc((size_t)big), *block = NULL;
+  memset(bp, 5, (size_t)big);
+  const uint8_t *bpp = bp;
+  ladle_status st =
+      s->be->compress_pages(&s->ctx, LADLE_KCODEC_ZSTD, 1, &bpp, &big, &block, &o1, &z1, &err_);
+  CHECK_EQ_I(st, LADLE_ENOTSUP);
+  CHECK(block == NULL);
+  free(block);
+  block = NULL;
+  st = s->be->compress_pages(&s->ctx, 1 /* snappy */, 1, &bpp, &one, &block, &o1, &z1, &err_);
+  CHECK_EQ_I(st, LADLE_ENOTSUP);
+  CHECK(block == NULL);
+  free(block);
+  free(bp);
+#else
+  LADLE_UNUSED(s);
+#endif
+}
+
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
@@ -3158,6 +3237,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_strings(s);
   check_parquet(s);
   check_parquet_strings(s);
+  check_compress(s);
   check_hash_partition(s);
   check_range_partition(s);
   check_partition_errors(s);

@@ -987,3 +987,121 @@ TEST(flat_chunk_value_count_must_be_the_row_count) {
           strstr(e.message, "the column chunk counts") != NULL);
   free(b.p);
 }
+
+#ifdef LADLE_HAVE_ZSTD
+#include <zstd.h>
+
+/* A batch compressor as a GPU's backend is one to the writer
+ * (ladle_pq_compressor), on the host: zstd at the writer's own level, so
+ * that the file must come out as the writer's own compression makes it.
+ * mode 1 declines (LADLE_ENOTSUP), mode 2 fails. */
+typedef struct host_batch {
+  int mode, calls;
+  size_t pages;
+} host_batch;
+
+static ladle_status host_batch_run(void *ctx, int codec, size_t n, const uint8_t *const *in,
+                                   const int64_t *len, uint8_t **block, int64_t *off,
+                                   int64_t *outlen, ladle_error *err) {
+  host_batch *h = ctx;
+  h->calls++;
+  h->pages += n;
+  if (h->mode == 1) return ladle_err_set(err, LADLE_ENOTSUP, "declined");
+  if (h->mode == 2) return ladle_err_set(err, LADLE_EDEVICE, "the batch compressor broke");
+  if (codec != 6) return ladle_err_set(err, LADLE_EINVAL, "codec %d", codec);
+  size_t cap = 1;
+  for (size_t i = 0; i < n; i++) cap += ZSTD_compressBound((size_t)len[i]);
+  *block = malloc(cap);
+  int64_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t z = ZSTD_compress(*block + at, cap - (size_t)at, in[i], (size_t)len[i], 3);
+    if (ZSTD_isError(z)) return ladle_err_set(err, LADLE_ECOMPUTE, "zstd");
+    off[i] = at;
+    outlen[i] = (int64_t)z;
+    at += (int64_t)z;
+  }
+  return LADLE_OK;
+}
+
+static uint8_t *slurp(const char *path, long *n) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  *n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *p = malloc((size_t)*n + 1);
+  if (fread(p, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
+  fclose(f);
+  return p;
+}
+
+/* The writer with a batch compressor (a GPU result's path): every window's
+ * pages go to it in one batch and the chunks are put together from what it
+ * returns: the file is byte for byte the one the writer makes alone (a
+ * dictionary column, one of distinct values, one with nulls, two pages a
+ * chunk, several windows, on threads and on this one); a compressor that
+ * declines leaves the same file; one that fails fails the write with its
+ * message and leaves no file. */
+TEST(batch_compressed_pages_make_the_same_file) {
+  enum { N = 400000 };
+  int32_t *few = malloc(N * sizeof *few);
+  int64_t *many = malloc(N * sizeof *many);
+  double *d = malloc(N * sizeof *d);
+  uint8_t *valid = malloc(N);
+  for (int64_t i = 0; i < N; i++) {
+    few[i] = (int32_t)(i * 7919 % 13);
+    many[i] = i * 1000003 % 998244353;
+    d[i] = (double)(i % 1000) / 8;
+    valid[i] = i % 5 != 2;
+  }
+  colspec cols[] = {{"few", LADLE_TYPE_INT32, few, NULL},
+                    {"many", LADLE_TYPE_INT64, many, NULL},
+                    {"d", LADLE_TYPE_FLOAT64, d, valid}};
+  ladle_table *t = make_table(N, 3, cols, 150000);
+  CHECK(t != NULL);
+  ladle_parquet_write_opts o = {6, 0, 70000, true, true};
+  char base[] = "/tmp/ladle_batch_base_XXXXXX";
+  char path[] = "/tmp/ladle_batch_XXXXXX";
+  int fd1 = mkstemp(base), fd2 = mkstemp(path);
+  close(fd1);
+  close(fd2);
+  for (int threads = 1; t != NULL && threads <= 2; threads += 1) {
+    ladle_pool *pool = NULL;
+    if (threads > 1) CHECK_OK(ladle_pool_create(threads, &pool, &err_));
+    CHECK_OK(ladle_pq_write(t, base, &o, pool, NULL, &err_));
+    long nb = 0, np = 0;
+    uint8_t *want = slurp(base, &nb);
+    for (int mode = 0; mode < 3; mode++) {
+      host_batch h = {mode, 0, 0};
+      ladle_pq_compressor comp = {host_batch_run, &h};
+      ladle_status st = ladle_pq_write(t, path, &o, pool, &comp, &err_);
+      /* 6 row groups x 3 columns: one window on 2 threads (32 chunks), two
+       * on one (16) */
+      CHECK_EQ_I(h.calls, mode == 2 ? 1 : threads > 1 ? 1 : 2);
+      if (mode == 2) {
+        CHECK_EQ_I(st, LADLE_EDEVICE);
+        CHECK(strstr(err_.message, "the batch compressor broke") != NULL);
+        CHECK(access(path, F_OK) != 0);
+        continue;
+      }
+      CHECK_OK(st);
+      /* two data pages in each of the 5 full row groups' chunks, one in the
+       * last's, and a dictionary page in each chunk of `few` and `d` */
+      CHECK_EQ_I(h.pages, 5 * 3 * 2 + 3 + 6 * 2);
+      uint8_t *got = slurp(path, &np);
+      CHECK(got != NULL && want != NULL && np == nb && nb > 0);
+      if (got != NULL && want != NULL && np == nb) CHECK(memcmp(got, want, (size_t)nb) == 0);
+      free(got);
+    }
+    free(want);
+    if (pool != NULL) ladle_pool_destroy(pool);
+  }
+  unlink(base);
+  unlink(path);
+  ladle_table_release(t);
+  free(few);
+  free(many);
+  free(d);
+  free(valid);
+}
+#endif

@@ -201,6 +201,8 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_parquet_decode,
     ladle_cpu_parquet_codecs,
     ladle_cpu_join_probe_mark,
+    NULL, /* compress_pages: the host's writer compresses its pages itself */
+    NULL,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels

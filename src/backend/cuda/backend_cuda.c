@@ -1603,7 +1603,11 @@ static struct {
   pthread_once_t once;
   zstd_temp_fn temp;
   zstd_async_fn run;
-} nvc = {PTHREAD_ONCE_INIT, NULL, NULL};
+  /* compression (nvCOMP 5 and later; the decompression alone where missing) */
+  __typeof__(nvcompBatchedZstdCompressGetTempSize) *ctemp;
+  __typeof__(nvcompBatchedZstdCompressGetMaxOutputChunkSize) *cmax;
+  __typeof__(nvcompBatchedZstdCompressAsync) *crun;
+} nvc = {PTHREAD_ONCE_INIT, NULL, NULL, NULL, NULL, NULL};
 
 static void nvcomp_load(void) {
   const char *path = getenv("LADLE_NVCOMP_LIB");
@@ -1614,6 +1618,12 @@ static void nvcomp_load(void) {
   nvc.temp = (zstd_temp_fn)(uintptr_t)dlsym(h, "nvcompBatchedZstdDecompressGetTempSize");
   nvc.run = (zstd_async_fn)(uintptr_t)dlsym(h, "nvcompBatchedZstdDecompressAsync");
   if (nvc.temp == NULL || nvc.run == NULL) nvc.temp = NULL, nvc.run = NULL;
+  nvc.ctemp = (__typeof__(nvc.ctemp))(uintptr_t)dlsym(h, "nvcompBatchedZstdCompressGetTempSize");
+  nvc.cmax =
+      (__typeof__(nvc.cmax))(uintptr_t)dlsym(h, "nvcompBatchedZstdCompressGetMaxOutputChunkSize");
+  nvc.crun = (__typeof__(nvc.crun))(uintptr_t)dlsym(h, "nvcompBatchedZstdCompressAsync");
+  if (nvc.ctemp == NULL || nvc.cmax == NULL || nvc.crun == NULL)
+    nvc.ctemp = NULL, nvc.cmax = NULL, nvc.crun = NULL;
 }
 #endif
 
@@ -1730,6 +1740,215 @@ static ladle_status decompress_pages(const ladle_kctx *ctx, const uint8_t *dbuf,
     ladle_buffer_release(*dstat);
     *dout = *dstat = NULL;
   }
+  return st;
+#endif
+}
+
+static unsigned cuda_compress_codecs(const ladle_kctx *ctx) {
+  LADLE_UNUSED(ctx);
+#ifdef LADLE_HAVE_NVCOMP
+  pthread_once(&nvc.once, nvcomp_load);
+  return nvc.crun != NULL ? 1u << LADLE_KCODEC_ZSTD : 0;
+#else
+  return 0;
+#endif
+}
+
+#ifdef LADLE_HAVE_NVCOMP
+/* Host buffers gathered into one device region through the staging
+ * buffers: buffer i (len[i] bytes at in[i]) to dst + doff[i] (doff rising,
+ * the buffers apart); each staging chunk is filled by the engine's threads,
+ * one task per buffer reaching into it, while the other chunk's DMA runs.
+ * Enqueued: the caller synchronises before the buffers change. */
+typedef struct gather_job {
+  char *stage;
+  int64_t base, n; /* the chunk: dst bytes [base, base + n) */
+  const uint8_t *const *in;
+  const int64_t *len, *doff;
+  size_t first; /* the first buffer reaching into the chunk */
+} gather_job;
+
+static ladle_status gather_task(void *ctx, size_t i, ladle_error *err) {
+  LADLE_UNUSED(err);
+  gather_job *j = ctx;
+  size_t b = j->first + i;
+  int64_t lo = LADLE_MAX(j->doff[b], j->base),
+          hi = LADLE_MIN(j->doff[b] + j->len[b], j->base + j->n);
+  if (hi > lo) memcpy(j->stage + (lo - j->base), j->in[b] + (lo - j->doff[b]), (size_t)(hi - lo));
+  return LADLE_OK;
+}
+
+static ladle_status stage_gather(const ladle_kctx *ctx, uint8_t *dst, size_t n,
+                                 const uint8_t *const *in, const int64_t *len, const int64_t *doff,
+                                 int64_t total, ladle_error *err) {
+  cuda_dev *d = dev_of(ctx);
+  cudaStream_t s = stream_of(ctx);
+  int64_t chunk = (int64_t)staging_bytes();
+  pthread_mutex_lock(&d->stage_mu);
+  ladle_status st = stage_buffers(d, (size_t)chunk, err);
+  size_t first = 0;
+  for (int64_t base = 0, k = 0; st == LADLE_OK && base < total; base += chunk, k++) {
+    int b = (int)(k % STAGES);
+    int64_t m = LADLE_MIN(chunk, total - base);
+    while (first < n && doff[first] + len[first] <= base) first++;
+    size_t last = first;
+    while (last < n && doff[last] < base + m) last++;
+    cudaError_t e = cudaEventSynchronize(d->stage_done[b]);
+    if (e != cudaSuccess) {
+      st = cu_fail(e, "cudaEventSynchronize", err);
+      break;
+    }
+    gather_job j = {d->stage[b], base, m, in, len, doff, first};
+    if (ctx->pool != NULL && last - first > 1)
+      st = ladle_pool_run(ctx->pool, last - first, gather_task, &j, err);
+    else
+      for (size_t i = 0; i < last - first; i++) gather_task(&j, i, err);
+    if (st != LADLE_OK) break;
+    if ((e = cudaMemcpyAsync(dst + base, d->stage[b], (size_t)m, cudaMemcpyHostToDevice, s)) !=
+            cudaSuccess ||
+        (e = cudaEventRecord(d->stage_done[b], s)) != cudaSuccess)
+      st = cu_fail(e, "a staged copy to the GPU", err);
+  }
+  for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
+  pthread_mutex_unlock(&d->stage_mu);
+  return st;
+}
+
+#endif
+
+/* Pages compressed on the device by nvCOMP's batched zstd: gathered up
+ * (8-byte aligned) through the staging buffers, compressed into room of
+ * nvCOMP's bound each, the sizes and statuses read back, the frames packed
+ * one after another by one block each (ldc_copy_spans), and the packed
+ * bytes copied down through the staging buffers. */
+static ladle_status cuda_compress_pages(const ladle_kctx *ctx, int codec, size_t n,
+                                        const uint8_t *const *in, const int64_t *len,
+                                        uint8_t **block, int64_t *off, int64_t *outlen,
+                                        ladle_error *err) {
+  *block = NULL;
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  if (codec != LADLE_KCODEC_ZSTD || !(cuda_compress_codecs(ctx) >> codec & 1u))
+    return ladle_err_set(err, LADLE_ENOTSUP, "compress_pages: codec %d on the GPU", codec);
+#ifndef LADLE_HAVE_NVCOMP
+  LADLE_UNUSED(n), LADLE_UNUSED(in), LADLE_UNUSED(len), LADLE_UNUSED(off), LADLE_UNUSED(outlen);
+  return ladle_err_set(err, LADLE_ENOTSUP, "compress_pages: built without nvCOMP");
+#else
+  if (n == 0) {
+    *block = malloc(1);
+    return *block != NULL ? LADLE_OK : LADLE_OOM(err, "compressed pages");
+  }
+  if (n > (size_t)INT32_MAX)
+    return ladle_err_set(err, LADLE_EINVAL, "compress_pages: %zu pages", n);
+  cudaStream_t s = stream_of(ctx);
+  const ladle_allocator *a = alloc_of(ctx);
+  /* where each page goes in and comes out (8-aligned), and nvCOMP's arrays:
+   * input pointers and sizes, output pointers, then (written by nvCOMP) the
+   * compressed sizes and statuses */
+  int64_t *doff = malloc(n * sizeof *doff), *zoff = malloc(n * sizeof *zoff);
+  size_t ab = n * (3 * sizeof(void *) + sizeof(size_t) + 8);
+  uint8_t *h = malloc(ab);
+  ldc_span *sp = malloc(n * sizeof *sp);
+  ladle_buffer *din = NULL, *dout = NULL, *arr = NULL, *tmp = NULL, *packed = NULL, *dsp = NULL;
+  ladle_status st = doff && zoff && h && sp ? LADLE_OK : LADLE_OOM(err, "compressed pages");
+  int64_t total = 0, ztotal = 0, maxlen = 0;
+  const size_t max_page = (size_t)16 << 20;
+  for (size_t i = 0; st == LADLE_OK && i < n; i++) {
+    size_t bound = 0;
+    if (len[i] < 0 || (size_t)len[i] > max_page)
+      st = ladle_err_set(err, LADLE_ENOTSUP, "compress_pages: a page of %lld bytes (16 MiB most)",
+                         (long long)len[i]);
+    else if (nvc.cmax((size_t)LADLE_MAX(len[i], 1), nvcompBatchedZstdCompressDefaultOpts, &bound) !=
+             nvcompSuccess)
+      st = ladle_err_set(err, LADLE_EDEVICE,
+                         "nvCOMP: nvcompBatchedZstdCompressGetMaxOutputChunkSize failed");
+    if (st != LADLE_OK) break;
+    doff[i] = total;
+    total = (total + len[i] + 7) & ~(int64_t)7;
+    zoff[i] = ztotal;
+    ztotal = (ztotal + (int64_t)bound + 7) & ~(int64_t)7;
+    maxlen = LADLE_MAX(maxlen, len[i]);
+  }
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(total, 8), &din, err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(ztotal, 8), &dout, err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, ab, &arr, err);
+  size_t temp = 0;
+  if (st == LADLE_OK &&
+      nvc.ctemp(n, (size_t)LADLE_MAX(maxlen, 1), nvcompBatchedZstdCompressDefaultOpts, &temp,
+                (size_t)total, s) != nvcompSuccess)
+    st = ladle_err_set(err, LADLE_EDEVICE, "nvCOMP: nvcompBatchedZstdCompressGetTempSize failed");
+  if (st == LADLE_OK && temp > 0) st = ladle_buffer_alloc(a, temp, &tmp, err);
+  const void **in_p = (const void **)(void *)h;
+  size_t *in_n = (size_t *)(void *)(h + n * sizeof(void *));
+  void **out_p = (void **)(void *)(h + 2 * n * sizeof(void *));
+  size_t *out_n = (size_t *)(void *)(h + 3 * n * sizeof(void *));
+  nvcompStatus_t *stat =
+      (nvcompStatus_t *)(void *)(h + 3 * n * sizeof(void *) + n * sizeof(size_t));
+  if (st == LADLE_OK) {
+    uint8_t *d = arr->data;
+    for (size_t i = 0; i < n; i++) {
+      in_p[i] = din->data + doff[i];
+      in_n[i] = (size_t)len[i];
+      out_p[i] = dout->data + zoff[i];
+    }
+    st = stage_gather(ctx, din->data, n, in, len, doff, total, err);
+    cudaError_t e = cudaSuccess;
+    if (st == LADLE_OK && (e = cudaMemcpyAsync(d, h, 3 * n * sizeof(void *), cudaMemcpyHostToDevice,
+                                               s)) != cudaSuccess)
+      st = cu_fail(e, "a copy of nvCOMP's arrays", err);
+    size_t *d_out_n = (size_t *)(void *)(d + 3 * n * sizeof(void *));
+    nvcompStatus_t *d_stat =
+        (nvcompStatus_t *)(void *)(d + 3 * n * sizeof(void *) + n * sizeof(size_t));
+    if (st == LADLE_OK &&
+        nvc.crun((const void *const *)(void *)d, (const size_t *)(void *)(d + n * sizeof(void *)),
+                 (size_t)LADLE_MAX(maxlen, 1), n, tmp != NULL ? tmp->data : NULL, temp,
+                 (void *const *)(void *)(d + 2 * n * sizeof(void *)), d_out_n,
+                 nvcompBatchedZstdCompressDefaultOpts, d_stat, s) != nvcompSuccess)
+      st = ladle_err_set(err, LADLE_EDEVICE, "nvCOMP: nvcompBatchedZstdCompressAsync failed");
+    /* the sizes and statuses */
+    if (st == LADLE_OK && ((e = cudaMemcpyAsync(out_n, d_out_n, n * (sizeof(size_t) + 8),
+                                                cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+                           (e = cudaStreamSynchronize(s)) != cudaSuccess))
+      st = cu_fail(e, "nvCOMP's compressed sizes", err);
+  }
+  int64_t packed_total = 0;
+  for (size_t i = 0; st == LADLE_OK && i < n; i++) {
+    int64_t room = (i + 1 < n ? zoff[i + 1] : ztotal) - zoff[i];
+    if (stat[i] != nvcompSuccess || (int64_t)out_n[i] > room) {
+      st = ladle_err_set(err, LADLE_EDEVICE, "nvCOMP: page %zu of %zu (%lld bytes): status %d", i,
+                         n, (long long)len[i], (int)stat[i]);
+      break;
+    }
+    off[i] = packed_total;
+    outlen[i] = (int64_t)out_n[i];
+    packed_total += outlen[i];
+  }
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, (size_t)LADLE_MAX(packed_total, 8), &packed, err);
+  if (st == LADLE_OK) st = ladle_buffer_alloc(a, n * sizeof *sp, &dsp, err);
+  if (st == LADLE_OK) {
+    for (size_t i = 0; i < n; i++)
+      sp[i] = (ldc_span){dout->data + zoff[i], packed->data + off[i], outlen[i]};
+    cudaError_t e = cudaMemcpyAsync(dsp->data, sp, n * sizeof *sp, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess) e = ldc_copy_spans((const ldc_span *)dsp->data, (int)n, s);
+    if (e != cudaSuccess) st = cu_fail(e, "packing compressed pages", err);
+  }
+  if (st == LADLE_OK && (*block = malloc((size_t)LADLE_MAX(packed_total, 1))) == NULL)
+    st = LADLE_OOM(err, "compressed pages");
+  if (st == LADLE_OK) st = stage_copy_down(ctx, *block, packed->data, (size_t)packed_total, 0, err);
+  if (st != LADLE_OK) {
+    free(*block);
+    *block = NULL;
+    cudaStreamSynchronize(s); /* nothing queued still reads the host arrays */
+  }
+  ladle_buffer_release(din);
+  ladle_buffer_release(dout);
+  ladle_buffer_release(arr);
+  ladle_buffer_release(tmp);
+  ladle_buffer_release(packed);
+  ladle_buffer_release(dsp);
+  free(doff);
+  free(zoff);
+  free(h);
+  free(sp);
   return st;
 #endif
 }
@@ -2020,6 +2239,8 @@ static const ladle_backend cuda_backend = {
     .moves_lists = true,
     .parquet_decode = cuda_parquet_decode,
     .parquet_codecs = cuda_parquet_codecs,
+    .compress_pages = cuda_compress_pages,
+    .compress_codecs = cuda_compress_codecs,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one); so do hash_partition
      * and range_partition (ABI 8) until it has kernels for them */

@@ -229,14 +229,27 @@ ladle_status ladle_pq_dict_strings_read(const ladle_pq_file *f, size_t rg, size_
 ladle_status ladle_pq_page_check_stored(const ladle_pq_file *f, size_t rg, size_t col,
                                         const ladle_pq_pages *pp, size_t i, ladle_error *err);
 
+/* Compresses n pages in one batch (a GPU's backend, compress_pages): page i
+ * (in[i], len[i] bytes) as one frame of `codec`, at off[i] in *block (malloc'd,
+ * freed by the writer), outlen[i] bytes. LADLE_ENOTSUP or LADLE_ENOMEM: the
+ * writer compresses those pages itself. */
+typedef struct ladle_pq_compressor {
+  ladle_status (*run)(void *ctx, int codec, size_t n, const uint8_t *const *in, const int64_t *len,
+                      uint8_t **block, int64_t *off, int64_t *outlen, ladle_error *err);
+  void *ctx;
+} ladle_pq_compressor;
+
 /* Writes the table's rows, its chunks as they are: a row group within one
  * chunk is a slice of it, one across chunks their slices concatenated by the
  * task that encodes it (no copy of the whole table first). The
  * column chunks are encoded and compressed on `pool`'s threads (NULL: on the
- * calling thread), a window of them at a time, and written in file order. */
+ * calling thread), a window of them at a time, and written in file order.
+ * With `comp` (and a codec), a window's chunks are encoded with their pages
+ * left uncompressed, the window's pages compressed by comp in one batch, and
+ * the chunks then put together on the threads. */
 ladle_status ladle_pq_write(const ladle_table *table, const char *path,
                             const ladle_parquet_write_opts *opts, ladle_pool *pool,
-                            ladle_error *err);
+                            const ladle_pq_compressor *comp, ladle_error *err);
 
 /* ------------------------------------------------------------------ codecs */
 

@@ -777,7 +777,6 @@ typedef struct chunk_out {
   int64_t null_count;
 } chunk_out;
 
-/* Appends a page (header + compressed body) to the file buffer. */
 static void free_zctx(void *zctx) {
 #ifdef LADLE_HAVE_ZSTD
   if (zctx != NULL) ZSTD_freeCCtx(zctx);
@@ -786,17 +785,37 @@ static void free_zctx(void *zctx) {
 #endif
 }
 
-static ladle_status put_page(bbuf *file, int type, const bbuf *body, int codec, int level,
-                             int64_t num_values, int encoding, bbuf *scratch, void **zctx,
-                             chunk_out *co, ladle_error *err) {
-  LADLE_RETURN_NOT_OK(compress_page(codec, level, body, scratch, zctx, err));
+/* A page left uncompressed while its chunk encodes, for a batch compressor
+ * (ladle_pq_compressor): compressed with the window's other pages, then
+ * placed (place_chunk). */
+typedef struct pend_page {
+  int type, encoding;
+  int64_t num_values;
+  bbuf body;
+} pend_page;
+
+typedef struct pend_chunk {
+  pend_page *p;
+  size_t n, cap;
+} pend_chunk;
+
+static void pend_free(pend_chunk *pc) {
+  for (size_t i = 0; i < pc->n; i++) free(pc->p[i].body.p);
+  free(pc->p);
+  memset(pc, 0, sizeof *pc);
+}
+
+/* Appends a page's header and its stored (compressed) bytes, `raw` bytes
+ * before compression, to the file buffer. */
+static ladle_status put_stored(bbuf *file, int type, int64_t raw, const uint8_t *z, int64_t zlen,
+                               int64_t num_values, int encoding, chunk_out *co, ladle_error *err) {
   bbuf hdr = {0};
   tw t = {&hdr, {0}, 0};
   tw_i32(&t, 1, type);
-  tw_i32(&t, 2, body->len);
-  tw_i32(&t, 3, scratch->len);
+  tw_i32(&t, 2, raw);
+  tw_i32(&t, 3, zlen);
 #ifdef LADLE_HAVE_ZLIB
-  tw_i32(&t, 4, (int32_t)(uint32_t)crc32(0L, scratch->p, (uInt)scratch->len));
+  tw_i32(&t, 4, (int32_t)(uint32_t)crc32(0L, z, (uInt)zlen));
 #endif
   if (type == 0) {
     tw_begin(&t, 5);
@@ -813,12 +832,34 @@ static ladle_status put_page(bbuf *file, int type, const bbuf *body, int codec, 
   }
   bb_byte(&hdr, LADLE_TT_STOP);
   bb_put(file, hdr.p, hdr.len);
-  bb_put(file, scratch->p, scratch->len);
-  co->uncompressed += hdr.len + body->len;
-  co->compressed += hdr.len + scratch->len;
+  bb_put(file, z, zlen);
+  co->uncompressed += hdr.len + raw;
+  co->compressed += hdr.len + zlen;
   bool oom = hdr.oom || file->oom;
   free(hdr.p);
   return oom ? LADLE_OOM(err, "parquet page") : LADLE_OK;
+}
+
+/* Appends a page (header + compressed body) to the file buffer; with `pend`,
+ * keeps the page's body there instead (body is left empty) for a batch
+ * compressor. */
+static ladle_status put_page(bbuf *file, int type, bbuf *body, int codec, int level,
+                             int64_t num_values, int encoding, bbuf *scratch, void **zctx,
+                             pend_chunk *pend, chunk_out *co, ladle_error *err) {
+  if (pend != NULL) {
+    if (pend->n == pend->cap) {
+      size_t cap = pend->cap ? pend->cap * 2 : 8;
+      pend_page *p = realloc(pend->p, cap * sizeof *p);
+      if (p == NULL) return LADLE_OOM(err, "parquet pages");
+      pend->p = p;
+      pend->cap = cap;
+    }
+    pend->p[pend->n++] = (pend_page){type, encoding, num_values, *body};
+    memset(body, 0, sizeof *body);
+    return LADLE_OK;
+  }
+  LADLE_RETURN_NOT_OK(compress_page(codec, level, body, scratch, zctx, err));
+  return put_stored(file, type, body->len, scratch->p, scratch->len, num_values, encoding, co, err);
 }
 
 /* Definition levels of rows [a, b) as one bit-packed run, length-prefixed. */
@@ -905,7 +946,7 @@ static ladle_status list_slots(const ladle_column *c, ladle_column *slots, uint8
 /* A column chunk; for a list, c holds its slots and reps/defs their levels. */
 static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c, const colspec *s,
                                 const uint8_t *reps, const uint8_t *defs,
-                                const ladle_parquet_write_opts *o, chunk_out *co,
+                                const ladle_parquet_write_opts *o, pend_chunk *pend, chunk_out *co,
                                 ladle_error *err) {
   int64_t n = c->length;
   co->num_values = n;
@@ -956,8 +997,8 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
     co->dict = true;
     co->dict_offset = base + file->len;
     for (int64_t k = 0; k < nentries; k++) plain_value(&body, c, first[k], s);
-    st = put_page(file, 2, &body, o->codec, o->compression_level, nentries, 0, &scratch, &zctx, co,
-                  err);
+    st = put_page(file, 2, &body, o->codec, o->compression_level, nentries, 0, &scratch, &zctx,
+                  pend, co, err);
   }
   co->data_offset = base + file->len;
   int bw = 0;
@@ -1023,7 +1064,7 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
     if (body.oom) st = LADLE_OOM(err, "parquet page");
     if (st == LADLE_OK)
       st = put_page(file, 0, &body, o->codec, o->compression_level, m, ids ? 8 : 0, &scratch, &zctx,
-                    co, err);
+                    pend, co, err);
     if (n == 0) break;
   }
   free(body.p);
@@ -1058,6 +1099,15 @@ typedef struct chunk_job {
   int64_t next; /* the next chunk to write, within the window */
   int64_t pos;  /* the file's bytes so far */
   bool failed;  /* a write failed: nothing more is written */
+  /* with a batch compressor: the window's chunks' pages as encoded, then
+   * the window's pages compressed in one batch (zblock, page p's bytes at
+   * zoff[p], zlen[p] of them; the pages of chunk k from zfirst[k]; zblock
+   * NULL: the compressor declined, each page is compressed here) */
+  const ladle_pq_compressor *comp;
+  pend_chunk *pend;
+  uint8_t *zblock;
+  int64_t *zoff, *zlen;
+  size_t *zfirst;
 } chunk_job;
 
 /* Writes the window's finished chunks from j->next on, in order, while they
@@ -1146,17 +1196,103 @@ static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
     part = slots;
     if (st != LADLE_OK) memset(&part, 0, sizeof part);
   }
+  pend_chunk *pend = j->pend != NULL ? &j->pend[k] : NULL;
   if (st == LADLE_OK)
-    st = write_chunk(&j->bufs[k], 0, &part, &j->specs[i], reps, defs, j->o, &j->outs[idx], err);
+    st = write_chunk(&j->bufs[k], 0, &part, &j->specs[i], reps, defs, j->o, pend, &j->outs[idx],
+                     err);
   free(reps);
   free(defs);
   ladle_column_release(&part);
+  if (pend != NULL) return st; /* placed once the window's pages are compressed */
   return st == LADLE_OK ? chunk_finished(j, k, err) : st;
+}
+
+/* Chunk k of the window, its pages compressed by the batch (or here, where
+ * the compressor declined), put together and written as encode_chunk writes
+ * one: a dictionary page first, the data pages after it. */
+static ladle_status place_chunk(void *ctx, size_t k, ladle_error *err) {
+  chunk_job *j = ctx;
+  pend_chunk *pc = &j->pend[k];
+  chunk_out *co = &j->outs[j->first + (int64_t)k];
+  bbuf *file = &j->bufs[k], scratch = {0};
+  void *zctx = NULL;
+  ladle_status st = LADLE_OK;
+  co->dict_offset = co->dict ? 0 : -1;
+  for (size_t p = 0; st == LADLE_OK && p < pc->n; p++) {
+    const pend_page *pg = &pc->p[p];
+    if (pg->type == 0 && (p == 0 || pc->p[p - 1].type != 0)) co->data_offset = file->len;
+    if (j->zblock != NULL) {
+      size_t z = j->zfirst[k] + p;
+      st = put_stored(file, pg->type, pg->body.len, j->zblock + j->zoff[z], j->zlen[z],
+                      pg->num_values, pg->encoding, co, err);
+    } else {
+      st = compress_page(j->o->codec, j->o->compression_level, &pg->body, &scratch, &zctx, err);
+      if (st == LADLE_OK)
+        st = put_stored(file, pg->type, pg->body.len, scratch.p, scratch.len, pg->num_values,
+                        pg->encoding, co, err);
+    }
+  }
+  free(scratch.p);
+  free_zctx(zctx);
+  pend_free(pc);
+  return st == LADLE_OK ? chunk_finished(j, k, err) : st;
+}
+
+/* The window's encoded pages compressed in one batch by j->comp, then each
+ * chunk placed on the pool's threads. A compressor that declines
+ * (LADLE_ENOTSUP) or runs out of memory leaves the compression to the
+ * chunks' tasks; another failure is the write's. */
+static ladle_status compress_window(chunk_job *j, ladle_pool *pool, ladle_error *err) {
+  size_t np = 0;
+  for (int64_t k = 0; k < j->n; k++) np += j->pend[k].n;
+  const uint8_t **in = malloc(LADLE_MAX(np, 1) * sizeof *in);
+  int64_t *len = malloc(LADLE_MAX(np, 1) * sizeof *len);
+  j->zoff = malloc(LADLE_MAX(np, 1) * sizeof *j->zoff);
+  j->zlen = malloc(LADLE_MAX(np, 1) * sizeof *j->zlen);
+  j->zfirst = malloc((size_t)LADLE_MAX(j->n, 1) * sizeof *j->zfirst);
+  j->zblock = NULL;
+  ladle_status st = LADLE_OK;
+  if (in == NULL || len == NULL || j->zoff == NULL || j->zlen == NULL || j->zfirst == NULL)
+    st = LADLE_OOM(err, "parquet pages");
+  for (int64_t k = 0, z = 0; st == LADLE_OK && k < j->n; k++) {
+    j->zfirst[k] = (size_t)z;
+    for (size_t p = 0; p < j->pend[k].n; p++, z++) {
+      in[z] = j->pend[k].p[p].body.p;
+      len[z] = j->pend[k].p[p].body.len;
+    }
+  }
+  if (st == LADLE_OK && np > 0) {
+    ladle_error e2 = {0};
+    st = j->comp->run(j->comp->ctx, j->o->codec, np, in, len, &j->zblock, j->zoff, j->zlen, &e2);
+    if (st == LADLE_ENOTSUP || st == LADLE_ENOMEM) {
+      free(j->zblock);
+      j->zblock = NULL;
+      st = LADLE_OK;
+    } else if (st != LADLE_OK) {
+      *err = e2;
+    }
+  }
+  free(in);
+  free(len);
+  if (st == LADLE_OK) {
+    if (pool != NULL && j->n > 1)
+      st = ladle_pool_run(pool, (size_t)j->n, place_chunk, j, err);
+    else
+      for (int64_t k = 0; st == LADLE_OK && k < j->n; k++) st = place_chunk(j, (size_t)k, err);
+  }
+  free(j->zblock);
+  free(j->zoff);
+  free(j->zlen);
+  free(j->zfirst);
+  j->zblock = NULL;
+  j->zoff = j->zlen = NULL;
+  j->zfirst = NULL;
+  return st;
 }
 
 ladle_status ladle_pq_write(const ladle_table *table, const char *path,
                             const ladle_parquet_write_opts *opts, ladle_pool *pool,
-                            ladle_error *err) {
+                            const ladle_pq_compressor *comp, ladle_error *err) {
   const ladle_schema *schema = &table->schema;
   int64_t nrows = table->num_rows;
   ladle_parquet_write_opts o = *opts;
@@ -1193,6 +1329,9 @@ ladle_status ladle_pq_write(const ladle_table *table, const char *path,
     rg_rows[g] = LADLE_MIN(o.row_group_size, nrows - g * o.row_group_size);
   if (st == LADLE_OK && fwrite("PAR1", 1, 4, fp) != 4)
     st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
+  if (comp != NULL && o.codec == 0) comp = NULL;
+  pend_chunk *pend = comp != NULL ? calloc((size_t)window, sizeof *pend) : NULL;
+  if (comp != NULL && pend == NULL && st == LADLE_OK) st = LADLE_OOM(err, "parquet writer");
   _Atomic bool *done = calloc((size_t)window, sizeof *done);
   int64_t *starts = malloc((table->nchunks + 1) * sizeof *starts);
   if ((done == NULL || starts == NULL) && st == LADLE_OK) st = LADLE_OOM(err, "parquet writer");
@@ -1209,7 +1348,9 @@ ladle_status ladle_pq_write(const ladle_table *table, const char *path,
                    .nrows = nrows,
                    .fp = fp,
                    .path = path,
-                   .pos = pos};
+                   .pos = pos,
+                   .comp = comp,
+                   .pend = pend};
   pthread_mutex_init(&job.mu, NULL);
   for (int64_t first = 0; st == LADLE_OK && first < nchunks; first += window) {
     int64_t n = LADLE_MIN(window, nchunks - first);
@@ -1222,14 +1363,17 @@ ladle_status ladle_pq_write(const ladle_table *table, const char *path,
     } else {
       for (int64_t k = 0; st == LADLE_OK && k < n; k++) st = encode_chunk(&job, (size_t)k, err);
     }
+    if (st == LADLE_OK && pend != NULL) st = compress_window(&job, pool, err);
     /* what the tasks left unwritten (every task has returned) */
     if (st == LADLE_OK && !write_ready(&job))
       st = ladle_err_set(err, LADLE_EIO, "%s: write failed", path);
     for (int64_t k = 0; k < n; k++) {
       free(bufs[k].p);
       memset(&bufs[k], 0, sizeof bufs[k]);
+      if (pend != NULL) pend_free(&pend[k]);
     }
   }
+  free(pend);
   pos = job.pos;
   pthread_mutex_destroy(&job.mu);
   free(done);
