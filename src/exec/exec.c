@@ -628,8 +628,12 @@ static ladle_status engine_run(ladle_engine *eng, const ladle_plan *plan, bool h
   s.pp = pp;
   s.fed = calloc(LADLE_MAX(pp->n, 1), sizeof *s.fed);
   s.layouts = calloc(LADLE_MAX(pp->n, 1), sizeof *s.layouts);
-  st = s.fed != NULL && s.layouts != NULL ? ladle_exec_node(&s, pp->root, &r->table, NULL, err)
-                                          : LADLE_OOM(err, "execute");
+  s.hashed = calloc(LADLE_MAX(pp->n, 1), sizeof *s.hashed);
+  st = s.fed != NULL && s.layouts != NULL && s.hashed != NULL
+           ? ladle_exec_node(&s, pp->root, &r->table, NULL, err)
+           : LADLE_OOM(err, "execute");
+  free(s.hashed);
+  s.hashed = NULL;
   for (size_t i = 0; i < s.ncache; i++) ladle_table_release(s.cache[i].table);
   free(s.cache);
   free(s.fed);

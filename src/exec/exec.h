@@ -94,6 +94,11 @@ typedef struct exec_state {
    * it feeds, while its other side runs (NULL: none, or too big to help) */
   const ladle_table **fed;
   exec_layout *layouts; /* per node id - 1 */
+  /* per node id - 1: a JOIN that decided its exchange at run time hashed
+   * its sides (a side stayed and the other was hashed to its deal, or both
+   * were hashed), so its output is partitioned by its left keys (every rank
+   * decides alike) */
+  bool *hashed;
   exec_hoisted *hoist; /* a stack; read-only while chunks run in parallel */
   size_t nhoist, caphoist;
   /* the query runs on the column kernels only (a GPU, or the CPU's table
@@ -402,6 +407,12 @@ ladle_status exec_pred_compile_dict(exec_state *s, const ladle_bexpr *e, const l
 ladle_status exec_pred_keep(exec_state *s, const exec_pred *p, const ladle_chunk *c, uint8_t *keep,
                             ladle_error *err);
 void exec_pred_destroy(exec_pred *p);
+
+/* Whether EXCHANGE x leaves its rows where they are in this run (x->xskip,
+ * under its condition: every rank decides alike). */
+static inline bool exec_exchange_skipped(const exec_state *s, const ladle_pnode *x) {
+  return x->xskip && (x->xskip_if == NULL || s->hashed[x->xskip_if->id - 1]);
+}
 
 void ladle_release_columns(ladle_column *cols, size_t n);
 /* One group of n rows (an aggregation over all rows: one row even over no

@@ -421,6 +421,8 @@ static ladle_status exchange_run(exec_state *s, const ladle_pnode *pn, exec_side
   LADLE_UNUSED(side);
   ladle_comm *c = s->eng->comm;
   if (c->size == 1) return exec_input(s, pn, out, NULL, err);
+  /* rows already partitioned as the node above needs (every rank decides alike) */
+  if (exec_exchange_skipped(s, pn)) return exec_input(s, pn, out, NULL, err);
   LADLE_RETURN_NOT_OK(refuse_device(s, err));
   ladle_table *in = NULL;
   LADLE_RETURN_NOT_OK(exec_input(s, pn, &in, NULL, err));

@@ -256,6 +256,7 @@ typedef struct pa_sink {
   int64_t first_len; /* the source's first morsel's rows */
   int ranks;         /* the job's */
   bool pass;         /* morsels after the first go through ungrouped (below) */
+  const ladle_pnode *xnode; /* that EXCHANGE (a table's aggregations: NULL) */
   bool exchange;     /* an EXCHANGE between the partial and final steps (several
                         ranks, rows not on every rank already) */
 } pa_sink;
@@ -501,6 +502,7 @@ static ladle_status pa_open(exec_state *s, const ladle_pnode *pn, const exec_sou
   j->p = p;
   j->ranks = s->eng->comm->size;
   j->exchange = pn->ninputs > 0 && pn->inputs[0]->op == LADLE_POP_EXCHANGE;
+  j->xnode = j->exchange ? pn->inputs[0] : NULL;
   j->mode = mode;
   j->nch = src->n;
   j->first_len = src->first_rows;
@@ -566,7 +568,8 @@ static ladle_status pa_finish_cols(exec_state *s, pa_sink *j, ladle_column *cols
     goto done;
   }
   LADLE_PHASE_END("group_by partials concatenated", cat[0].length, t0);
-  if (j->exchange) {
+  /* (rows already partitioned by keys of theirs stay: the exchange skipped) */
+  if (j->exchange && (j->xnode == NULL || !exec_exchange_skipped(s, j->xnode))) {
     /* EXCHANGE: the partial rows to the rank that owns their keys (a
      * reduction's to every rank); with one rank they stay as they are */
     ladle_column *moved = calloc(ncols, sizeof *moved);

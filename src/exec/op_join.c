@@ -392,7 +392,9 @@ static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, 
    * partitioned side instead when that moves fewer rows still */
   int stay = -1;
   for (int k = 0; k < 2 && stay < 0; k++) {
-    if (!pn->part_side[k]) continue;
+    /* (a side partitioned only when a join below it hashed its own sides) */
+    if (!pn->part_side[k] || (pn->part_if[k] != NULL && !s->hashed[pn->part_if[k]->id - 1]))
+      continue;
     /* broadcasting the partitioned side moves fewer rows (a left side: an inner join's only) */
     bool tiny = rows[k] <= cap && rows[k] * ranks < rows[1 - k];
     bcast = k == 1 && tiny;
@@ -406,6 +408,8 @@ static ladle_status join_exchanged_inputs(exec_state *s, const ladle_pnode *pn, 
       : stay == 0 ? "join exchange: right side hashed to the left's deal (the right rows)"
                   : "join exchange: both sides hashed (the right rows)",
       rows[1], LADLE_PHASE_START());
+  /* the output's rows then sit on their left keys' hash ranks */
+  s->hashed[pn->id - 1] = !bcast && !lbcast;
   if (stay >= 0) {
     int m = 1 - stay;
     ins[stay] = raw[stay];

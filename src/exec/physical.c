@@ -665,6 +665,28 @@ static bool window_keys(const ladle_bexpr *e, ladle_bexpr *const **keys, size_t 
   return true;
 }
 
+/* The column e reads as it is (through aliases), or -1. */
+static int64_t plain_col(const ladle_bexpr *e) {
+  while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
+  return e->kind == LADLE_EX_COL ? e->col : -1;
+}
+
+static size_t hash_parted(const ladle_pnode *pn, int64_t *cols, const ladle_pnode **cond);
+static ladle_pnode *skip_if(ladle_pnode *x, bool parted, const ladle_pnode *cond);
+
+/* Whether in's rows are hash-partitioned (as hash_parted says, under *cond)
+ * by columns that are all plain keys of group-by p: equal keys, one rank. */
+static bool grouped_by(const ladle_pnode *in, const ladle_plan *p, const ladle_pnode **cond) {
+  int64_t cols[LADLE_SEMI_MAX_KEYS];
+  size_t n = hash_parted(in, cols, cond);
+  for (size_t i = 0; i < n; i++) {
+    bool key = false;
+    for (size_t k = 0; k < p->nkeys && !key; k++) key = plain_col(p->keys[k]) == cols[i];
+    if (!key) return false;
+  }
+  return n > 0;
+}
+
 static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w) {
   bool reduced = pending_at(P, p, 0); /* a semi-join reduction cuts its input */
   /* keys computed over every row (an aggregation or window in them): with
@@ -712,14 +734,19 @@ static ladle_pnode *plan_group_by(planner *P, const ladle_plan *p, const want *w
   if (in == NULL) return NULL;
   ladle_exchange_kind xk = p->nkeys > 0 ? LADLE_EXCHANGE_HASH : LADLE_EXCHANGE_BROADCAST;
   bool replicated = in->dist == LADLE_DIST_REPLICATED || (P->o->ranks > 1 && p->nkeys == 0);
+  /* rows partitioned by some of the key columns already (a join below that
+   * hashed its sides by them): the rows of each group are on one rank */
+  const ladle_pnode *cond = NULL;
+  bool parted = P->o->copartition && src == NULL && !keys_whole && xk == LADLE_EXCHANGE_HASH &&
+                grouped_by(in, p, &cond);
   if (splits) {
     ladle_pnode *part = pn_new(P, LADLE_POP_GROUP_BY_PARTIAL, p, 1);
     if (part == NULL) return NULL;
     part->inputs[0] = in;
     part->dist = in->dist;
-    in = exchange_for(P, part, xk, p->keys, p->nkeys);
+    in = skip_if(exchange_for(P, part, xk, p->keys, p->nkeys), parted, cond);
   } else {
-    in = exchange_for(P, in, xk, p->keys, p->nkeys);
+    in = skip_if(exchange_for(P, in, xk, p->keys, p->nkeys), parted, cond);
   }
   top->inputs[0] = in;
   top->dist = replicated ? LADLE_DIST_REPLICATED : LADLE_DIST_SHARDED;
@@ -996,16 +1023,40 @@ static size_t parted_out(const ladle_plan *lp, const int64_t *in, size_t n, int6
   return n;
 }
 
+/* Whether join pn's keys are plain columns of equal types on both sides, so
+ * that rows hashed by them (equal types hash alike) leave its output
+ * partitioned by its left key columns (`in`). */
+static bool plain_keys(const ladle_pnode *pn, int64_t *in) {
+  const ladle_plan *lp = pn->lp;
+  if (lp->nkeys == 0 || lp->nkeys > LADLE_SEMI_MAX_KEYS) return false;
+  for (size_t k = 0; k < lp->nkeys; k++)
+    if ((in[k] = plain_col(lp->keys[k])) < 0 ||
+        !ladle_dtype_equal(lp->keys[k]->type, lp->rkeys[k]->type))
+      return false;
+  return true;
+}
+
+/* The input under a group-by's exchange (below its partial step). */
+static const ladle_pnode *group_by_input(const ladle_pnode *x) {
+  const ladle_pnode *in = x->inputs[0];
+  return in->op == LADLE_POP_GROUP_BY_PARTIAL ? in->inputs[0] : in;
+}
+
 /* Plan-time partitioning across ranks: the output columns (at most
  * LADLE_SEMI_MAX_KEYS, in *cols) whose values every row shares with the rows
  * on its rank only, each row on the rank the backend's hash_partition of
- * those columns gives it, or 0 when that is not known when planning. A
- * group-by's hash exchange by its keys makes it (its key columns, first in
- * its output); filters, semi filters, caches and projections that pass the
- * columns on keep it, and so does a join whose sides were co-partitioned
- * by its keys (its left key columns) or whose left rows stay where they are
- * (a streamed probe of the left side, or one taking the right side whole). */
-static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
+ * those columns gives it, or 0 when that is not known when planning. *cond:
+ * NULL, or the JOIN whose run-time exchange must hash its sides for it to
+ * hold (exec_state.hashed). A hash exchange by plain columns makes it, and
+ * so does a group-by's (its key columns, first in its output); filters, semi
+ * filters, caches and projections that pass the columns on keep it, and so
+ * does a join whose sides were hashed by its keys or co-partitioned by them
+ * (its left key columns; on JOIN exchanges, when it hashes at run time) or
+ * whose left rows stay where they are (a streamed probe of the left side, or
+ * one taking the right side whole); an exchange skipped (xskip) passes its
+ * input's on. */
+static size_t hash_parted(const ladle_pnode *pn, int64_t *cols, const ladle_pnode **cond) {
+  *cond = NULL;
   if (pn == NULL || pn->dist == LADLE_DIST_REPLICATED) return 0;
   switch (pn->op) {
     case LADLE_POP_GROUP_BY:
@@ -1015,17 +1066,39 @@ static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
       if (x->op != LADLE_POP_EXCHANGE || x->xkind != LADLE_EXCHANGE_HASH || nk == 0 ||
           nk > LADLE_SEMI_MAX_KEYS)
         return 0;
+      if (x->xskip) { /* partitioned as its input was: those key columns */
+        int64_t in[LADLE_SEMI_MAX_KEYS];
+        size_t n = hash_parted(group_by_input(x), in, cond);
+        for (size_t i = 0; i < n; i++) {
+          cols[i] = -1;
+          for (size_t k = 0; k < nk && cols[i] < 0; k++)
+            if (plain_col(pn->lp->keys[k]) == in[i]) cols[i] = (int64_t)k;
+          if (cols[i] < 0) return 0;
+        }
+        return n;
+      }
       for (size_t k = 0; k < nk; k++) cols[k] = (int64_t)k;
       return nk;
     }
+    case LADLE_POP_EXCHANGE:
+      /* (above a partial group-by its keys are over the group-by's input) */
+      if (pn->xkind != LADLE_EXCHANGE_HASH || pn->xkeep ||
+          pn->inputs[0]->op == LADLE_POP_GROUP_BY_PARTIAL)
+        return 0;
+      if (pn->xskip) return hash_parted(pn->inputs[0], cols, cond);
+      if (pn->xnkeys == 0 || pn->xnkeys > LADLE_SEMI_MAX_KEYS) return 0;
+      for (size_t k = 0; k < pn->xnkeys; k++)
+        if ((cols[k] = plain_col(pn->xkeys[k])) < 0) return 0;
+      return pn->xnkeys;
     case LADLE_POP_FILTER:
     case LADLE_POP_SEMI_FILTER:
     case LADLE_POP_CACHE:
-      return hash_parted(pn->inputs[0], cols);
+      return hash_parted(pn->inputs[0], cols, cond);
     case LADLE_POP_PROJECT:
     case LADLE_POP_PROJECTION: {
       int64_t in[LADLE_SEMI_MAX_KEYS];
-      return parted_out(pn->lp, in, hash_parted(pn->inputs[0], in), cols);
+      size_t n = hash_parted(pn->inputs[0], in, cond);
+      return parted_out(pn->lp, in, n, cols);
     }
     case LADLE_POP_JOIN: {
       const ladle_plan *lp = pn->lp;
@@ -1035,15 +1108,23 @@ static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
         return 0;
       int64_t in[LADLE_SEMI_MAX_KEYS];
       size_t n = 0;
+      const ladle_pnode *l = pn->inputs[0], *r = pn->inputs[1];
+      bool xl = l->op == LADLE_POP_EXCHANGE, xr = r->op == LADLE_POP_EXCHANGE;
       if (pn->copart) {
         /* by the left keys' values: columns only where every key is a plain one */
-        n = lp->nkeys;
-        for (size_t k = 0; k < n; k++) {
-          if (lp->keys[k]->kind != LADLE_EX_COL) return 0;
-          in[k] = lp->keys[k]->col;
+        if (plain_keys(pn, in)) n = lp->nkeys;
+      } else if (xl && xr && l->xkind == LADLE_EXCHANGE_JOIN && r->xkind == LADLE_EXCHANGE_JOIN) {
+        /* the run-time choice: partitioned when it hashes (not when it
+         * broadcasts a side); a join run otherwise never says so */
+        if (pn->probe < 0 && !pn->defer_side[0] && !pn->defer_side[1] && plain_keys(pn, in)) {
+          n = lp->nkeys;
+          *cond = pn;
         }
+      } else if (xl && xr && l->xkind == LADLE_EXCHANGE_HASH && r->xkind == LADLE_EXCHANGE_HASH &&
+                 !l->xskip && !r->xskip) {
+        if (plain_keys(pn, in)) n = lp->nkeys; /* both sides hashed by the keys */
       } else if (pn->probe == 0 || pn->inputs[1]->dist == LADLE_DIST_REPLICATED) {
-        n = hash_parted(pn->inputs[0], in); /* the left rows stay where they are */
+        n = hash_parted(pn->inputs[0], in, cond); /* the left rows stay where they are */
       }
       return parted_out(lp, in, n, cols);
     }
@@ -1052,15 +1133,28 @@ static size_t hash_parted(const ladle_pnode *pn, int64_t *cols) {
   }
 }
 
-/* Whether side's plan-time partitioning is by exactly its join keys, in
- * order (plain columns). */
-static bool parted_by(const ladle_pnode *side, ladle_bexpr *const *keys, size_t nk) {
+/* Whether side's partitioning (plan-time, or under *cond as hash_parted
+ * says) is by exactly its join keys, in order (plain columns). */
+static bool parted_by(const ladle_pnode *side, ladle_bexpr *const *keys, size_t nk,
+                      const ladle_pnode **cond) {
   int64_t cols[LADLE_SEMI_MAX_KEYS];
-  size_t n = hash_parted(side, cols);
+  size_t n = hash_parted(side, cols, cond);
   if (n == 0 || n != nk) return false;
   for (size_t k = 0; k < nk; k++)
     if (keys[k]->kind != LADLE_EX_COL || keys[k]->col != cols[k]) return false;
   return true;
+}
+
+/* Exchange x's rows stay where they are when `parted` (its input already
+ * partitioned as the node above needs) under condition `cond` (a JOIN's
+ * run-time hash; NULL: always). Returns x. */
+static ladle_pnode *skip_if(ladle_pnode *x, bool parted, const ladle_pnode *cond) {
+  if (x != NULL && parted && x->op == LADLE_POP_EXCHANGE && x->xkind == LADLE_EXCHANGE_HASH &&
+      !x->xkeep && !x->xlocal) {
+    x->xskip = true;
+    x->xskip_if = cond;
+  }
+  return x;
 }
 
 static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
@@ -1207,17 +1301,27 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
       copart = ladle_dtype_equal(p->keys[k]->type, p->rkeys[k]->type) && t != LADLE_TYPE_LIST &&
                t != LADLE_TYPE_CATEGORICAL;
     }
-    bool lpart = copart && dl != LADLE_DIST_REPLICATED && parted_by(pn->inputs[0], p->keys, nk);
-    bool rpart = copart && dr != LADLE_DIST_REPLICATED && parted_by(pn->inputs[1], p->rkeys, nk);
+    /* (partitioned under a condition, a side counts at run time only) */
+    const ladle_pnode *lif = NULL, *rif = NULL;
+    bool lpart =
+        copart && dl != LADLE_DIST_REPLICATED && parted_by(pn->inputs[0], p->keys, nk, &lif);
+    bool rpart =
+        copart && dr != LADLE_DIST_REPLICATED && parted_by(pn->inputs[1], p->rkeys, nk, &rif);
     bool rep = dl == LADLE_DIST_REPLICATED || dr == LADLE_DIST_REPLICATED;
+    bool lnow = lpart && lif == NULL, rnow = rpart && rif == NULL;
     /* both sides partitioned: nothing moves; one side, where no side may be
      * broadcast (a right or full join, or the other side on every rank): the
      * other side hashed to its deal; else the run-time choice (JOIN exchanges)
      * learns which side may stay */
-    if ((lpart && rpart) || ((lpart || rpart) && (!rbcast || rep))) {
+    if ((lnow && rnow) || ((lnow || rnow) && (!rbcast || rep))) {
       pn->copart = true;
-      if (!lpart) pn->inputs[0] = exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, p->keys, nk);
-      if (!rpart) pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_HASH, p->rkeys, nk);
+      /* (a side partitioned under a condition: its exchange skipped when it holds) */
+      if (!lnow)
+        pn->inputs[0] =
+            skip_if(exchange(P, pn->inputs[0], LADLE_EXCHANGE_HASH, p->keys, nk), lpart, lif);
+      if (!rnow)
+        pn->inputs[1] =
+            skip_if(exchange(P, pn->inputs[1], LADLE_EXCHANGE_HASH, p->rkeys, nk), rpart, rif);
     } else if (how == LADLE_JOIN_CROSS) {
       pn->inputs[1] = exchange(P, pn->inputs[1], LADLE_EXCHANGE_BROADCAST, NULL, 0);
     } else {
@@ -1229,6 +1333,13 @@ static ladle_pnode *plan_join(planner *P, const ladle_plan *p, const want *w) {
       pn->inputs[1] = exchange(P, pn->inputs[1], xk, p->rkeys, nk);
       pn->part_side[0] = lpart && xk == LADLE_EXCHANGE_JOIN;
       pn->part_side[1] = rpart && xk == LADLE_EXCHANGE_JOIN;
+      pn->part_if[0] = lif;
+      pn->part_if[1] = rif;
+      if (xk ==
+          LADLE_EXCHANGE_HASH) { /* a side partitioned under a condition stays when it holds */
+        skip_if(pn->inputs[0], lpart, lif);
+        skip_if(pn->inputs[1], rpart, rif);
+      }
     }
     if (pn->inputs[0] == NULL || pn->inputs[1] == NULL) return NULL;
   }
@@ -1676,6 +1787,11 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
       if (pn->xkind == LADLE_EXCHANGE_RETURN)
         ladle_strbuf_printf(b, " of #%d (each row back to the rank and place it came from)",
                             pn->xfrom->id);
+      if (pn->xskip && pn->xskip_if == NULL)
+        ladle_strbuf_printf(b, " [rows stay: already partitioned as needed]");
+      else if (pn->xskip)
+        ladle_strbuf_printf(b, " [rows stay when #%d hashes its sides: partitioned as needed]",
+                            pn->xskip_if->id);
       if (pn->xkind == LADLE_EXCHANGE_JOIN)
         ladle_strbuf_printf(b,
                             " (at run time: the right side broadcast when its rows times "
@@ -1757,11 +1873,15 @@ static void explain_node(const ladle_pplan *pp, const ladle_pnode *pn, int depth
                         " [its aggregations over every rank's rows: each rank's partial row "
                         "broadcast, the rows staying]");
   if (pn->op == LADLE_POP_JOIN && pn->right_first) ladle_strbuf_printf(b, " right side first");
-  if (pn->op == LADLE_POP_JOIN && (pn->part_side[0] || pn->part_side[1]))
+  if (pn->op == LADLE_POP_JOIN && (pn->part_side[0] || pn->part_side[1])) {
+    int k = pn->part_side[0] ? 0 : 1;
+    ladle_strbuf_printf(b, " [the %s side already partitioned by the keys", k ? "right" : "left");
+    if (pn->part_if[k] != NULL)
+      ladle_strbuf_printf(b, " (when #%d hashes its sides)", pn->part_if[k]->id);
     ladle_strbuf_printf(b,
-                        " [the %s side already partitioned by the keys: at run time the other "
-                        "side hashed to its deal, unless broadcasting a side moves fewer rows]",
-                        pn->part_side[0] ? "left" : "right");
+                        ": at run time the other side hashed to its deal, unless broadcasting a "
+                        "side moves fewer rows]");
+  }
   if (pn->op == LADLE_POP_JOIN && pn->copart)
     ladle_strbuf_printf(
         b, " [sides partitioned alike by the keys: %s]",

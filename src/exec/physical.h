@@ -154,6 +154,13 @@ struct ladle_pnode {
    * exchange above, whose `xfrom` it is */
   bool xkeep;
   const ladle_pnode *xfrom;
+  /* HASH: its input is already partitioned as the node above needs (a
+   * group-by: by some of its plain key columns; a join side: by exactly its
+   * keys), so its rows stay where they are: always (xskip_if NULL), or when
+   * the JOIN xskip_if chose to hash its sides at run time (exec_state.hashed;
+   * its output is then partitioned by its left keys) */
+  bool xskip;
+  const ladle_pnode *xskip_if;
   /* JOIN with several ranks: a side already hash-partitioned by its keys
    * (plan-time: a group-by's exchange by the same columns below it, kept
    * through filters, projections and such joins), so that side stays where
@@ -164,6 +171,9 @@ struct ladle_pnode {
    * keys (as copart); the run-time choice may then leave that side where it
    * is and hash only the other (op_join.c join_exchanged_inputs) */
   bool part_side[2];
+  /* the JOIN whose run-time hash a side's partitioning depends on (as
+   * xskip_if), or NULL */
+  const ladle_pnode *part_if[2];
 };
 
 enum { LADLE_SEMI_MAX_KEYS = 8 };

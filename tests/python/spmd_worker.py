@@ -403,6 +403,7 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     streamed_joins(engine, data, found)
     small_left_inner_join(engine, found)
     copartitioned_joins(engine, found)
+    hashed_join_partitions(engine, found)
     transfer_across_ranks(engine, found)
     # rank 0's in-memory frame without rows: every rank plans alike (a frame of which
     # Polars keeps no column is scanned as one column of nulls on every rank; rank 0
@@ -651,6 +652,67 @@ def copartitioned_joins(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None
                 why = f"{moved[0]} bytes moved co-partitioned, {moved[1]} without"
             if not why and not expect and "partitioned" in plan:
                 why = "keys of different types planned as partitioned alike"
+            found[name] = {"ok": not why, "why": why, "bytes": moved}
+        except Exception as e:
+            os.environ.pop("LADLE_COPARTITION", None)
+            found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
+
+
+def hashed_join_partitions(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
+    """A join that decides its exchange at run time leaves its rows partitioned by
+    its left keys when it hashes its sides (exec_state.hashed): a group-by by keys
+    that include them then moves no row (its exchange skipped: xskip_if), and a join
+    above by the same key keeps that side where it is (part_if). Two sides of equal
+    size are hashed (neither is broadcast); a small right side is broadcast, and the
+    group-by above then exchanges its rows as before. Against Polars, with the bytes
+    moved compared with LADLE_COPARTITION=0 (fewer where rows stayed), and a
+    group-by by other columns planned with its exchange."""
+    n, r = engine.nranks, engine.rank
+
+    def facts(seed: int, q: int, rows: int) -> pl.DataFrame:
+        g = np.random.default_rng([seed, q])
+        k = g.integers(0, 30_000, rows, dtype=np.int64)
+        return pl.DataFrame({"k": k, "j": g.integers(0, 4, rows, dtype=np.int64),
+                             f"v{seed}": g.integers(0, 1000, rows, dtype=np.int64)})
+
+    sizes = {21: 10_000, 22: 10_000, 23: 10_000, 24: 40}
+    mine = [facts(s, r, m).lazy() for s, m in sizes.items()]
+    whole = [pl.concat([facts(s, q, m) for q in range(n)]).lazy() for s, m in sizes.items()]
+    cases = {
+        # (query, whether the plan says rows stay, whether fewer bytes move)
+        "hashed_then_group_by": (lambda a, b, c, d: a.join(b.drop("j"), on="k").group_by("k", "j")
+                                 .agg(pl.col("v21").sum(), pl.col("v22").max(), pl.len()), True, True),
+        "hashed_then_join": (lambda a, b, c, d: a.join(b.drop("j"), on="k")
+                             .join(c.drop("j"), on="k", how="left"), True, True),
+        "hashed_left_then_group_by": (lambda a, b, c, d: a.join(b.drop("j"), on="k", how="left")
+                                      .group_by("k").agg(pl.col("v22").sum(), pl.len()), True, True),
+        "broadcast_then_group_by": (lambda a, b, c, d: a.join(d.drop("j"), on="k").group_by("k")
+                                    .agg(pl.col("v24").sum()), True, False),
+        "hashed_then_group_by_other": (lambda a, b, c, d: a.join(b.drop("j"), on="k").group_by("j")
+                                       .agg(pl.col("v22").sum()), False, False),
+    }
+    for name, (q, stays, fewer) in cases.items():
+        try:
+            lf = q(*mine)
+            plan = engine.explain(lf)
+            moved = []
+            why = ""
+            for flag in ("1", "0"):
+                os.environ["LADLE_COPARTITION"] = flag
+                b0 = engine.stats()["exchange_bytes"]
+                res = engine.execute(lf)
+                moved.append(engine.stats()["exchange_bytes"] - b0)
+                why = compare(engine.allgather(res).to_polars(), q(*whole).collect(engine="in-memory"), False)
+                if why:
+                    break
+            os.environ.pop("LADLE_COPARTITION", None)
+            expect = n > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1"
+            if not why and expect and ("hashes its sides" in plan) != stays:
+                why = f"the plan {'does not say' if stays else 'says'} rows stay: {plan}"
+            if not why and expect and fewer and moved[0] >= moved[1]:
+                why = f"{moved[0]} bytes moved with rows staying, {moved[1]} without"
+            if not why and expect and not fewer and moved[0] != moved[1]:
+                why = f"{moved[0]} bytes moved, {moved[1]} without: the same were expected"
             found[name] = {"ok": not why, "why": why, "bytes": moved}
         except Exception as e:
             os.environ.pop("LADLE_COPARTITION", None)
