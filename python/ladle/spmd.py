@@ -106,8 +106,12 @@ class SPMDEngine(Engine):
         # (`join(maintain_order="right_left").select((when(g).then(..)..).last() -
         # e.null_count())`: the join's order "none", the last row any rank's; seed
         # 48): the joins keep the order asked for, and the translator's own
-        # analysis (_order_free) finds what nothing observes.
+        # analysis (_order_free) finds what nothing observes. Fast projection also
+        # computes a select of literals over an in-memory frame into a frame of one
+        # row, on every rank: the job's one row came back once a rank (spmd_fuzz
+        # seed 73).
         flags = pl.QueryOptFlags() if optimizations is None else optimizations.__copy__()
+        flags.fast_projection = False
         flags.slice_pushdown = False
         flags.sort_collapse = False
         flags.join_order = False

@@ -412,7 +412,13 @@ def diff(engine: ladle.SPMDEngine, data: Path, found: dict[str, Any]) -> None:
     for name, q in {"empty_rank_len": lambda x: x.select(pl.len()),
                     "empty_rank_count_where": lambda x: x.filter(pl.col("i") > 0).select(pl.len().alias("n")),
                     "empty_rank_cross_len": lambda x: x.select("k").join(x.select(pl.len()), how="cross")
-                    .group_by("k").agg(pl.len())}.items():
+                    .group_by("k").agg(pl.len()),
+                    # a select of literals is one row in all (Polars' fast projection
+                    # made it a frame of one row on every rank)
+                    "literal_select": lambda x: x.select(pl.lit(7).alias("seven"), pl.lit(None, dtype=pl.String)),
+                    "literal_select_concat": lambda x: pl.concat(
+                        [x.select(pl.col("k").cast(pl.String)), x.select(pl.lit(None, dtype=pl.String).alias("k"))])
+                    .with_columns(pl.col("k").str.len_bytes().alias("n"))}.items():
         run_case(engine, name, q(ea.lazy()), q(wea.lazy()).collect(engine="in-memory"), False, None, found)
     # a sort over ranks of at most one row each: Polars' optimizer drops a sort over
     # such a frame (sort_collapse), on every rank alike, and the ranks' rows came back
