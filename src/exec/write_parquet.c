@@ -39,8 +39,12 @@ ladle_status ladle_result_write_parquet(const ladle_result *r, const char *path,
                                         const ladle_parquet_write_opts *opts, ladle_error *err) {
   ladle_parquet_write_opts o = {6, 0, 0, true, true};
   if (opts != NULL) o = *opts;
+  double t0 = LADLE_PHASE_START();
   LADLE_RETURN_NOT_OK(ladle_result_plain(r, err));
   const ladle_table *t = r->table;
+  LADLE_PHASE_END(r->dev != NULL ? "write_parquet: the result copied to the host"
+                                 : "write_parquet: the result's columns made plain",
+                  t->num_rows, t0);
   /* the engine's thread count: a pool of its own for the encoding (the result
    * holds no pool; starting threads costs far less than compressing a file) */
   ladle_pool *pool = NULL;

@@ -775,7 +775,14 @@ typedef struct chunk_out {
   bool has_minmax;
   bbuf min, max;
   int64_t null_count;
+  /* LADLE_TRACE=2: milliseconds this chunk's task spent on its rows,
+   * statistics, dictionary, pages (their compression apart) and compression */
+  double ms[5];
 } chunk_out;
+
+enum { MS_ROWS, MS_STATS, MS_DICT, MS_PAGES, MS_ZSTD };
+/* a clock read only when tracing */
+static inline double trace_ms(void) { return ladle_trace_level() >= 2 ? ladle_clock_ms() : 0.0; }
 
 static void free_zctx(void *zctx) {
 #ifdef LADLE_HAVE_ZSTD
@@ -858,7 +865,9 @@ static ladle_status put_page(bbuf *file, int type, bbuf *body, int codec, int le
     memset(body, 0, sizeof *body);
     return LADLE_OK;
   }
+  double t0 = trace_ms();
   LADLE_RETURN_NOT_OK(compress_page(codec, level, body, scratch, zctx, err));
+  co->ms[MS_ZSTD] += trace_ms() - t0;
   return put_stored(file, type, body->len, scratch->p, scratch->len, num_values, encoding, co, err);
 }
 
@@ -952,6 +961,7 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   co->num_values = n;
   co->dict_offset = -1;
   co->null_count = c->null_count;
+  double t0 = trace_ms();
   /* statistics */
   if (o->statistics) {
     int64_t lo = -1, hi = -1;
@@ -981,6 +991,8 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   uint32_t *ids = NULL;
   int64_t *first = NULL, nentries = 0;
   ladle_status st = LADLE_OK;
+  double t1 = trace_ms();
+  co->ms[MS_STATS] += t1 - t0;
   if (o->dictionary && c->type.id != LADLE_TYPE_BOOL && n > 0) {
     ids = malloc((size_t)n * sizeof *ids);
     if (ids == NULL) return LADLE_OOM(err, "dictionary ids");
@@ -993,6 +1005,8 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   }
   bbuf body = {0}, scratch = {0};
   void *zctx = NULL;
+  double t2 = trace_ms(), z0 = co->ms[MS_ZSTD];
+  co->ms[MS_DICT] += t2 - t1;
   if (ids != NULL) {
     co->dict = true;
     co->dict_offset = base + file->len;
@@ -1072,6 +1086,7 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   free_zctx(zctx);
   free(ids);
   free(first);
+  co->ms[MS_PAGES] += trace_ms() - t2 - (co->ms[MS_ZSTD] - z0);
   return st;
 }
 
@@ -1108,11 +1123,14 @@ typedef struct chunk_job {
   uint8_t *zblock;
   int64_t *zoff, *zlen;
   size_t *zfirst;
+  double write_ms, batch_ms; /* LADLE_TRACE=2: in fwrite, in the batch compressor */
 } chunk_job;
 
 /* Writes the window's finished chunks from j->next on, in order, while they
  * are finished; the caller holds j->mu. False when a write failed. */
 static bool write_ready(chunk_job *j) {
+  double t0 = trace_ms();
+  bool wrote = false;
   while (!j->failed && j->next < j->n &&
          atomic_load_explicit(&j->done[j->next], memory_order_acquire)) {
     bbuf *b = &j->bufs[j->next];
@@ -1124,7 +1142,9 @@ static bool write_ready(chunk_job *j) {
     free(b->p);
     memset(b, 0, sizeof *b);
     j->next++;
+    wrote = true;
   }
+  if (wrote) j->write_ms += trace_ms() - t0;
   return !j->failed;
 }
 
@@ -1186,6 +1206,7 @@ static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
   int64_t g = idx / ncols, i = idx % ncols;
   int64_t a = g * j->o->row_group_size, m = LADLE_MIN(j->o->row_group_size, j->nrows - a);
   ladle_column part;
+  double t0 = trace_ms();
   LADLE_RETURN_NOT_OK(rows_of(j, (size_t)i, a, m, &part, err));
   ladle_status st = LADLE_OK;
   uint8_t *reps = NULL, *defs = NULL;
@@ -1197,6 +1218,7 @@ static ladle_status encode_chunk(void *ctx, size_t k, ladle_error *err) {
     if (st != LADLE_OK) memset(&part, 0, sizeof part);
   }
   pend_chunk *pend = j->pend != NULL ? &j->pend[k] : NULL;
+  j->outs[idx].ms[MS_ROWS] += trace_ms() - t0;
   if (st == LADLE_OK)
     st = write_chunk(&j->bufs[k], 0, &part, &j->specs[i], reps, defs, j->o, pend, &j->outs[idx],
                      err);
@@ -1263,7 +1285,9 @@ static ladle_status compress_window(chunk_job *j, ladle_pool *pool, ladle_error 
   }
   if (st == LADLE_OK && np > 0) {
     ladle_error e2 = {0};
+    double t0 = trace_ms();
     st = j->comp->run(j->comp->ctx, j->o->codec, np, in, len, &j->zblock, j->zoff, j->zlen, &e2);
+    j->batch_ms += trace_ms() - t0;
     if (st == LADLE_ENOTSUP || st == LADLE_ENOMEM) {
       free(j->zblock);
       j->zblock = NULL;
@@ -1296,6 +1320,7 @@ ladle_status ladle_pq_write(const ladle_table *table, const char *path,
   const ladle_schema *schema = &table->schema;
   int64_t nrows = table->num_rows;
   ladle_parquet_write_opts o = *opts;
+  double t_start = LADLE_PHASE_START();
   if (o.row_group_size <= 0) o.row_group_size = 512 * 512;
   colspec *specs = calloc(LADLE_MAX(schema->n, 1), sizeof *specs);
   if (specs == NULL) return LADLE_OOM(err, "parquet writer");
@@ -1375,6 +1400,23 @@ ladle_status ladle_pq_write(const ladle_table *table, const char *path,
   }
   free(pend);
   pos = job.pos;
+  if (ladle_trace_level() >= 2) {
+    /* each part's milliseconds summed over the tasks (thread time), beside the write's */
+    static const char *what[5] = {
+        "parquet write: rows sliced (task ms)", "parquet write: statistics (task ms)",
+        "parquet write: dictionaries (task ms)", "parquet write: pages encoded (task ms)",
+        "parquet write: pages compressed (task ms)"};
+    double now = ladle_clock_ms();
+    for (int w = 0; w < 5; w++) {
+      double sum = 0;
+      for (int64_t k = 0; k < nchunks; k++) sum += outs[k].ms[w];
+      ladle_trace_phase(what[w], nrows, now - sum);
+    }
+    ladle_trace_phase("parquet write: fwrite, in order", nrows, now - job.write_ms);
+    if (comp != NULL)
+      ladle_trace_phase("parquet write: batch compressor", nrows, now - job.batch_ms);
+    ladle_trace_phase("parquet write: chunks (wall)", nrows, t_start);
+  }
   pthread_mutex_destroy(&job.mu);
   free(done);
   free(starts);
