@@ -38,9 +38,15 @@ unpack_pydeps "$PWD/$CARRY" /tmp/pydeps
 export PYTHONPATH=$PWD/python:/tmp/pydeps
 rm -f python/ladle/_native*.so && python3 bench/device/build_ext_parallel.py > "$OUT/ext.log" 2>&1
 cp build-gpu/libladle_cuda.so python/ladle/
+# ENGINES: which engines each round runs (cuda, cpu, polars: Polars' baseline);
+# NVCOMP=1 adds a GPU round with the pages compressed by nvCOMP
+ENGINES=${ENGINES:-cuda}
 python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo cuda 16 "${ROWS:-25000000}" 2>&1 | tail -1 | tee -a "$OUT/breakdown.txt"
 for i in 1 2; do
-  python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo cuda 16 2>&1 | tail -1 | tee -a "$OUT/breakdown.txt"
-  LADLE_DEVICE_COMPRESS=1 python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo cuda 16 2>&1 | tail -1 | tee -a "$OUT/breakdown.txt"
+  for e in $ENGINES; do
+    python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo $e 16 2>&1 | tail -1 | tee -a "$OUT/breakdown.txt"
+  done
+  [ "${NVCOMP:-1}" = 1 ] && LADLE_DEVICE_COMPRESS=1 python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo cuda 16 2>&1 | tail -1 | tee -a "$OUT/breakdown.txt"
 done
-LADLE_TRACE=1 python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo cuda 16 > "$OUT/trace-cuda.txt" 2>&1
+LADLE_TRACE=2 python3 bench/device/etl_breakdown.py /tmp/etlcsv /tmp/etlo cuda 16 > "$OUT/trace-cuda.txt" 2>&1
+grep -E "write|SCAN rows=25000000" "$OUT/trace-cuda.txt" | head -40
