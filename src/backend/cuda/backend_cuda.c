@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "../backend.h"
+#include "../cpu/cpu.h" /* sort.c's order: the splitters' codes and order check */
 #include "kernels.h"
 
 #define LADLE_EXPORT __attribute__((visibility("default")))
@@ -1531,6 +1532,237 @@ done:
   return finish(st, &o, NULL, out);
 }
 
+/* ---------------------------------------------------------- partitions
+ *
+ * hash_partition and range_partition: the checks and statuses of the CPU's
+ * (cpu/partition.c), then partition.cu's kernels find each row's part and
+ * sort the rows by part. A range partition's splitters (nparts - 1 rows)
+ * come to the host, where sort.c orders them (out of order: an error) and
+ * gives their order codes, the same ones the CPU compares. */
+
+_Static_assert(LDC_PART_SEED == LADLE_PART_SEED && LDC_PART_NULL == LADLE_PART_NULL,
+               "partition.cu's hash constants are core.h's");
+
+/* A key type's kind for partition.cu; false for a type it has none for. */
+static bool part_kind(ladle_type_id id, int *kind) {
+  ldc_num k;
+  switch (id) {
+    case LADLE_TYPE_NULL:
+      *kind = LDC_PK_NULL;
+      return true;
+    case LADLE_TYPE_BOOL:
+      *kind = LDC_PK_BOOL;
+      return true;
+    case LADLE_TYPE_STRING:
+    case LADLE_TYPE_BINARY:
+      *kind = LDC_PK_STR;
+      return true;
+    case LADLE_TYPE_DECIMAL:
+    case LADLE_TYPE_INT128:
+    case LADLE_TYPE_UINT128:
+      *kind = LDC_PK_B16;
+      return true;
+    case LADLE_TYPE_TIME:
+      *kind = LDC_I64;
+      return true;
+    default:
+      if (!num_kind(id, &k)) return false;
+      *kind = (int)k;
+      return true;
+  }
+}
+
+/* The key types hash_partition takes (partition.c's hash_takes). */
+static bool part_hash_takes(ladle_type_id id) {
+  int kind;
+  return id != LADLE_TYPE_LIST && id != LADLE_TYPE_CATEGORICAL && (int)id >= 0 &&
+         id < LADLE_TYPE_COUNT_ && part_kind(id, &kind);
+}
+
+/* The key types range_partition takes: those sort_indices orders. */
+static bool part_range_takes(ladle_type_id id) {
+  int kind;
+  return ladle_cpu_sort_orders(id) && part_kind(id, &kind);
+}
+
+/* The arguments both entries share, checked as partition.c's check_keys
+ * checks them (the same statuses, in the same order), then on the device. */
+static ladle_status part_keys(const char *what, const ladle_column *keys, size_t nkeys, int nparts,
+                              const int64_t *counts, bool (*takes)(ladle_type_id),
+                              ladle_error *err) {
+  if (nparts < 1) return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts", what, nparts);
+  if (nkeys == 0 || keys == NULL) return ladle_err_set(err, LADLE_EINVAL, "%s without keys", what);
+  if (counts == NULL) return ladle_err_set(err, LADLE_EINVAL, "%s without counts", what);
+  for (size_t i = 0; i < nkeys; i++) {
+    const ladle_column *c = &keys[i];
+    char buf[64];
+    if (c->length != keys[0].length)
+      return ladle_err_set(err, LADLE_EINVAL, "%s: key %zu of %lld rows, key 0 of %lld", what, i,
+                           (long long)c->length, (long long)keys[0].length);
+    if (!takes(c->type.id))
+      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a key of type %s", what,
+                           ladle_dtype_name(c->type, buf, sizeof buf));
+    if (ladle_column_view_only(c))
+      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a view-only key", what);
+    if (!on_device(c) && c->length > 0)
+      return ladle_err_set(err, LADLE_EINVAL, "%s: a key not on the GPU", what);
+  }
+  return LADLE_OK;
+}
+
+/* Checked keys as partition.cu takes them, into k (nkeys entries). */
+static void part_lower(const ladle_column *keys, size_t nkeys, ldc_pkey *k) {
+  for (size_t i = 0; i < nkeys; i++) {
+    memset(&k[i], 0, sizeof k[i]);
+    part_kind(keys[i].type.id, &k[i].kind);
+    k[i].values = keys[i].values;
+    k[i].valid = keys[i].validity;
+    k[i].chars = keys[i].chars;
+  }
+}
+
+/* The rows of keys k (n of them) into nparts parts by partition.cu (scls
+ * NULL: by the hash), into *perm and host counts. */
+static ladle_status part_run(const ladle_kctx *ctx, const char *what, const ldc_pkey *k,
+                             size_t nkeys, const uint8_t *scls, const uint64_t *scode, int64_t n,
+                             int nparts, ladle_column *perm, int64_t *counts, ladle_error *err) {
+  if (nparts > 1 && n >= INT32_MAX)
+    return ladle_err_set(err, LADLE_ENOTSUP, "%s of %lld rows on the GPU (at most %d)", what,
+                         (long long)n, INT32_MAX - 1);
+  const ladle_allocator *a = alloc_of(ctx);
+  cudaStream_t s = stream_of(ctx);
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(a, ladle_dtype_make(LADLE_TYPE_INT64), n, false, 0, &o, err));
+  ladle_buffer *starts = NULL;
+  int64_t *hs = malloc(((size_t)nparts + 1) * sizeof *hs);
+  ladle_status st = hs != NULL ? ladle_buffer_alloc(a, ((size_t)nparts + 1) * 8, &starts, err)
+                               : ladle_err_set(err, LADLE_ENOMEM, "%s: out of memory", what);
+  if (st != LADLE_OK) goto done;
+  ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+  CU_GOTO(ldc_partition(k, (int)nkeys, scls, scode, n, nparts, LADLE_COL_MUT(&o, int64_t),
+                        starts->data, &scratch, s));
+  CU_GOTO(cudaMemcpyAsync(hs, starts->data, ((size_t)nparts + 1) * 8, cudaMemcpyDeviceToHost, s));
+  CU_GOTO(cudaStreamSynchronize(s));
+  for (int p = 0; p < nparts; p++) counts[p] = hs[p + 1] - hs[p];
+done:
+  free(hs);
+  return finish(st, &o, starts, perm);
+}
+
+static ladle_status cuda_hash_partition(const ladle_kctx *ctx, const ladle_column *keys,
+                                        size_t nkeys, int nparts, ladle_column *perm,
+                                        int64_t *counts, ladle_error *err) {
+  const char *what = "hash_partition";
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(part_keys(what, keys, nkeys, nparts, counts, part_hash_takes, err));
+  ldc_pkey *k = malloc(nkeys * sizeof *k);
+  if (k == NULL) return ladle_err_set(err, LADLE_ENOMEM, "%s: out of memory", what);
+  part_lower(keys, nkeys, k);
+  ladle_status st =
+      part_run(ctx, what, k, nkeys, NULL, NULL, keys[0].length, nparts, perm, counts, err);
+  free(k);
+  return st;
+}
+
+/* The splitters' checks (partition.c's, the same statuses in the same
+ * order): of each key's type, nparts - 1 rows, on the device, in order.
+ * Their copies on the host into hs (nkeys columns, released by the caller
+ * when *nhs says they were made), then per key and splitter its class and
+ * order code into scls and scode (nkeys * (nparts - 1) slots); string keys'
+ * splitters stay on the device for partition.cu (in k). */
+static ladle_status part_splitters(const ladle_kctx *ctx, const char *what,
+                                   const ladle_column *keys, const ladle_column *splitters,
+                                   size_t nkeys, const bool *descending, const bool *nulls_last,
+                                   int nparts, ladle_column *hs, size_t *nhs, uint8_t *scls,
+                                   uint64_t *scode, ldc_pkey *k, ladle_error *err) {
+  int ns = nparts - 1;
+  if (splitters == NULL && nparts > 1)
+    return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts without splitters", what, nparts);
+  for (size_t i = 0; splitters != NULL && i < nkeys; i++) {
+    const ladle_column *c = &splitters[i];
+    char ta[64], tb[64];
+    if (!ladle_dtype_equal(c->type, keys[i].type))
+      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of type %s for a key of type %s",
+                           what, i, ladle_dtype_name(c->type, ta, sizeof ta),
+                           ladle_dtype_name(keys[i].type, tb, sizeof tb));
+    if (c->length != ns)
+      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of %lld rows for %d parts", what, i,
+                           (long long)c->length, nparts);
+    if (ladle_column_view_only(c))
+      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a view-only splitter", what);
+    if (!on_device(c) && c->length > 0)
+      return ladle_err_set(err, LADLE_EINVAL, "%s: a splitter not on the GPU", what);
+  }
+  if (ns == 0) return LADLE_OK;
+  /* on the host (a NULL column has no buffers: it stands for itself) */
+  for (; *nhs < nkeys; (*nhs)++) {
+    const ladle_column *c = &splitters[*nhs];
+    if (c->type.id != LADLE_TYPE_NULL) {
+      LADLE_RETURN_NOT_OK(cuda_to_host(ctx, c, &hs[*nhs], err));
+    } else {
+      memset(&hs[*nhs], 0, sizeof hs[*nhs]);
+      hs[*nhs].type = c->type;
+      hs[*nhs].length = c->length;
+      hs[*nhs].null_count = c->length;
+    }
+  }
+  for (int p = 1; p < ns; p++)
+    if (ladle_cpu_sort_cmp(hs, p - 1, hs, p, nkeys, descending, nulls_last) > 0)
+      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter rows %d and %d out of order", what,
+                           p - 1, p);
+  for (size_t i = 0; i < nkeys; i++) {
+    const ladle_column *c = &hs[i];
+    bool desc = descending != NULL && descending[i], last = nulls_last != NULL && nulls_last[i];
+    uint8_t *cls = scls + i * (size_t)ns;
+    uint64_t *code = scode + i * (size_t)ns;
+    ladle_type_id t = c->type.id;
+    if (t == LADLE_TYPE_STRING || t == LADLE_TYPE_NULL)
+      memset(code, 0, (size_t)ns * sizeof *code);
+    else
+      ladle_cpu_sort_codes(c, 0, ns, code);
+    for (int p = 0; p < ns; p++) {
+      cls[p] = t == LADLE_TYPE_NULL ? 0 : ladle_column_valid(c, p) ? 1 : last ? 2 : 0;
+      if (desc) code[p] = ~code[p];
+    }
+    k[i].desc = desc;
+    k[i].nulls_last = last;
+    k[i].soff = splitters[i].values;
+    k[i].schars = splitters[i].chars;
+  }
+  return LADLE_OK;
+}
+
+static ladle_status cuda_range_partition(const ladle_kctx *ctx, const ladle_column *keys,
+                                         const ladle_column *splitters, size_t nkeys,
+                                         const bool *descending, const bool *nulls_last, int nparts,
+                                         ladle_column *perm, int64_t *counts, ladle_error *err) {
+  const char *what = "range_partition";
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(part_keys(what, keys, nkeys, nparts, counts, part_range_takes, err));
+  size_t ns = (size_t)nparts - 1, nhs = 0;
+  ldc_pkey *k = malloc(nkeys * sizeof *k);
+  ladle_column *hs = malloc(nkeys * sizeof *hs);
+  uint8_t *scls = malloc(LADLE_MAX(nkeys * ns, (size_t)1));
+  uint64_t *scode = malloc(LADLE_MAX(nkeys * ns, (size_t)1) * sizeof *scode);
+  ladle_status st = k != NULL && hs != NULL && scls != NULL && scode != NULL
+                        ? LADLE_OK
+                        : ladle_err_set(err, LADLE_ENOMEM, "%s: out of memory", what);
+  if (st == LADLE_OK) {
+    part_lower(keys, nkeys, k);
+    st = part_splitters(ctx, what, keys, splitters, nkeys, descending, nulls_last, nparts, hs, &nhs,
+                        scls, scode, k, err);
+  }
+  if (st == LADLE_OK)
+    st = part_run(ctx, what, k, nkeys, scls, scode, keys[0].length, nparts, perm, counts, err);
+  for (size_t i = 0; i < nhs; i++) ladle_column_release(&hs[i]);
+  free(k);
+  free(hs);
+  free(scls);
+  free(scode);
+  return st;
+}
+
 /* A device-to-device copy; a String column keeps its offsets as they are
  * (the bytes from the buffer's start to the last row's end come along). */
 static ladle_status cuda_copy(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
@@ -2241,9 +2473,10 @@ static const ladle_backend cuda_backend = {
     .parquet_codecs = cuda_parquet_codecs,
     .compress_pages = cuda_compress_pages,
     .compress_codecs = cuda_compress_codecs,
+    .hash_partition = cuda_hash_partition,
+    .range_partition = cuda_range_partition,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
-     * only column kernels (binary's signature is one); so do hash_partition
-     * and range_partition (ABI 8) until it has kernels for them */
+     * only column kernels (binary's signature is one) */
 };
 
 /* The staging buffers go back before the CUDA runtime's own teardown (its

@@ -303,6 +303,49 @@ typedef struct ldc_sort_key {
 cudaError_t ldc_sort_perm(const ldc_sort_key *keys, int nkeys, int64_t n, int64_t *perm,
                           const ldc_alloc *scratch, cudaStream_t stream);
 
+/* ---- partitions (partition.cu) ---- */
+
+/* The partition hash's seed and null value (core.h's LADLE_PART_SEED and
+ * LADLE_PART_NULL; backend_cuda.c checks they agree). */
+#define LDC_PART_SEED 0x243f6a8885a308d3ULL
+#define LDC_PART_NULL 0x13198a2e03707344ULL
+
+/* Kinds of a partition key besides the ldc_num ones (integers, floats and
+ * temporals as their physical values). */
+enum {
+  LDC_PK_BOOL = 32, /* bytes: 0/1 for the hash, the byte for the order */
+  LDC_PK_STR,       /* STRING, BINARY: n + 1 offsets into chars */
+  LDC_PK_B16,       /* DECIMAL, INT128, UINT128: 16 bytes, hashed as bytes */
+  LDC_PK_NULL       /* a NULL column: every row null, nothing read */
+};
+
+/* A key column of a partition: its kind, values, validity (NULL: all
+ * valid) and bytes; for a range partition its order and, for strings, its
+ * splitter column's offsets and bytes (on the device). */
+typedef struct ldc_pkey {
+  int kind;
+  const void *values;
+  const uint8_t *valid;
+  const char *chars;
+  bool desc, nulls_last;
+  const int64_t *soff;
+  const char *schars;
+} ldc_pkey;
+
+/* Rows [0, n) of the nkeys keys (a host array) into nparts parts: by the
+ * partition hash (core.h's ladle_part_step, bit for bit) when scls is NULL,
+ * else by how many of the nparts - 1 splitter rows are at or below the row
+ * in sort_indices' order: per key k and splitter p, scls[k * (nparts - 1) +
+ * p] is its class (0: a null placed first, 1: a value, 2: a null placed
+ * last) and scode the same slot's order code (sort.cu's normalised value,
+ * inverted when descending; strings compare their bytes instead); both host
+ * arrays. perm (n entries) gets the rows part by part, each part's rows in
+ * order, and starts (nparts + 1 entries) where each part starts. n <
+ * 2^31 - 1 unless nparts is 1. */
+cudaError_t ldc_partition(const ldc_pkey *keys, int nkeys, const uint8_t *scls,
+                          const uint64_t *scode, int64_t n, int nparts, int64_t *perm,
+                          int64_t *starts, const ldc_alloc *scratch, cudaStream_t stream);
+
 /* A Parquet page as parquet.cu reads it: backend.h's ladle_kpage, field for
  * field (backend_cuda.c checks the layouts agree). */
 typedef struct ldc_pqpage {
