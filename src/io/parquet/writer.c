@@ -775,8 +775,9 @@ typedef struct chunk_out {
   bool has_minmax;
   bbuf min, max;
   int64_t null_count;
-  /* LADLE_TRACE=2: milliseconds this chunk's task spent on its rows,
-   * statistics, dictionary, pages (their compression apart) and compression */
+  /* LADLE_TRACE=2: milliseconds this chunk's task spent on its rows (a
+   * list's slots and levels with them), statistics, dictionary, pages (their
+   * compression apart) and compression */
   double ms[5];
 } chunk_out;
 
@@ -1403,7 +1404,7 @@ ladle_status ladle_pq_write(const ladle_table *table, const char *path,
   if (ladle_trace_level() >= 2) {
     /* each part's milliseconds summed over the tasks (thread time), beside the write's */
     static const char *what[5] = {
-        "parquet write: rows sliced (task ms)", "parquet write: statistics (task ms)",
+        "parquet write: rows sliced, lists' slots (task ms)", "parquet write: statistics (task ms)",
         "parquet write: dictionaries (task ms)", "parquet write: pages encoded (task ms)",
         "parquet write: pages compressed (task ms)"};
     double now = ladle_clock_ms();
