@@ -586,6 +586,25 @@ def small_left_inner_join(engine: ladle.SPMDEngine, found: dict[str, Any]) -> No
             found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
 
 
+def copartition_runs(engine: ladle.SPMDEngine, lf: pl.LazyFrame, whole: pl.LazyFrame) -> tuple[str, list[int]]:
+    """lf run with LADLE_COPARTITION=1, then 0, each answer compared with whole's
+    (Polars): why not equal ('' when both are), and the bytes each run moved."""
+    moved: list[int] = []
+    why = ""
+    try:
+        for flag in ("1", "0"):
+            os.environ["LADLE_COPARTITION"] = flag
+            b0 = engine.stats()["exchange_bytes"]
+            res = engine.execute(lf)
+            moved.append(engine.stats()["exchange_bytes"] - b0)
+            why = compare(engine.allgather(res).to_polars(), whole.collect(engine="in-memory"), False)
+            if why:
+                break
+    finally:
+        os.environ.pop("LADLE_COPARTITION", None)
+    return why, moved
+
+
 def copartitioned_joins(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None:
     """Joins whose side is a group-by by the join's keys (physical.c hash_parted):
     when both sides are, neither moves (ladle_pnode.copart); when one is, the run-time
@@ -633,16 +652,7 @@ def copartitioned_joins(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None
         try:
             lf = q(*mine)
             plan = engine.explain(lf)
-            moved = []
-            for flag in ("1", "0"):
-                os.environ["LADLE_COPARTITION"] = flag
-                b0 = engine.stats()["exchange_bytes"]
-                res = engine.execute(lf)
-                moved.append(engine.stats()["exchange_bytes"] - b0)
-                why = compare(engine.allgather(res).to_polars(), q(*whole).collect(engine="in-memory"), False)
-                if why:
-                    break
-            os.environ.pop("LADLE_COPARTITION", None)
+            why, moved = copartition_runs(engine, lf, q(*whole))
             if name == "copart_expr_key_above":  # the answer is what this case checks
                 found[name] = {"ok": not why, "why": why, "bytes": moved}
                 continue
@@ -660,7 +670,6 @@ def copartitioned_joins(engine: ladle.SPMDEngine, found: dict[str, Any]) -> None
                 why = "keys of different types planned as partitioned alike"
             found[name] = {"ok": not why, "why": why, "bytes": moved}
         except Exception as e:
-            os.environ.pop("LADLE_COPARTITION", None)
             found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
 
 
@@ -701,17 +710,7 @@ def hashed_join_partitions(engine: ladle.SPMDEngine, found: dict[str, Any]) -> N
         try:
             lf = q(*mine)
             plan = engine.explain(lf)
-            moved = []
-            why = ""
-            for flag in ("1", "0"):
-                os.environ["LADLE_COPARTITION"] = flag
-                b0 = engine.stats()["exchange_bytes"]
-                res = engine.execute(lf)
-                moved.append(engine.stats()["exchange_bytes"] - b0)
-                why = compare(engine.allgather(res).to_polars(), q(*whole).collect(engine="in-memory"), False)
-                if why:
-                    break
-            os.environ.pop("LADLE_COPARTITION", None)
+            why, moved = copartition_runs(engine, lf, q(*whole))
             expect = n > 1 and os.environ.get("LADLE_COLUMN_KERNELS") != "1"
             if not why and expect and ("hashes its sides" in plan) != stays:
                 why = f"the plan {'does not say' if stays else 'says'} rows stay: {plan}"
@@ -721,7 +720,6 @@ def hashed_join_partitions(engine: ladle.SPMDEngine, found: dict[str, Any]) -> N
                 why = f"{moved[0]} bytes moved, {moved[1]} without: the same were expected"
             found[name] = {"ok": not why, "why": why, "bytes": moved}
         except Exception as e:
-            os.environ.pop("LADLE_COPARTITION", None)
             found[name] = {"ok": False, "why": f"{type(e).__name__}: {e}"}
 
 

@@ -1859,14 +1859,20 @@ static void nvcomp_load(void) {
 }
 #endif
 
-static unsigned cuda_parquet_codecs(const ladle_kctx *ctx) {
-  LADLE_UNUSED(ctx);
+/* The codecs nvCOMP decompresses (or compresses), once it is loaded. */
+static unsigned nvcomp_codecs(bool compress) {
 #ifdef LADLE_HAVE_NVCOMP
   pthread_once(&nvc.once, nvcomp_load);
-  return nvc.run != NULL ? 1u << LADLE_KCODEC_ZSTD : 0;
+  return (compress ? nvc.crun != NULL : nvc.run != NULL) ? 1u << LADLE_KCODEC_ZSTD : 0;
 #else
+  LADLE_UNUSED(compress);
   return 0;
 #endif
+}
+
+static unsigned cuda_parquet_codecs(const ladle_kctx *ctx) {
+  LADLE_UNUSED(ctx);
+  return nvcomp_codecs(false);
 }
 
 /* The compressed pages of `pages` decompressed on the device: *dout (a new
@@ -1978,12 +1984,7 @@ static ladle_status decompress_pages(const ladle_kctx *ctx, const uint8_t *dbuf,
 
 static unsigned cuda_compress_codecs(const ladle_kctx *ctx) {
   LADLE_UNUSED(ctx);
-#ifdef LADLE_HAVE_NVCOMP
-  pthread_once(&nvc.once, nvcomp_load);
-  return nvc.crun != NULL ? 1u << LADLE_KCODEC_ZSTD : 0;
-#else
-  return 0;
-#endif
+  return nvcomp_codecs(true);
 }
 
 #ifdef LADLE_HAVE_NVCOMP
