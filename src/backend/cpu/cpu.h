@@ -293,6 +293,19 @@ ladle_status ladle_cpu_grouped_reduce(const ladle_kctx *ctx, ladle_reduce_op op,
 ladle_status ladle_cpu_sequence(const ladle_kctx *ctx, int64_t start, int64_t n, ladle_dtype type,
                                 ladle_column *out, ladle_error *err);
 /* partition.c: the exchange's row partitions (backend.h). */
+/* The checks both partition kernels make, shared with a device's (the
+ * same statuses, in the same order): parts, keys of one length, of types
+ * `takes` accepts (ladle_cpu_hash_partition_takes, or ladle_cpu_sort_orders
+ * for ranges), with offsets (not view-only strings); and a range
+ * partition's splitters: each of its key's type, nparts - 1 rows, not
+ * view-only (their order is the caller's to check). */
+ladle_status ladle_cpu_partition_check_keys(const char *what, const ladle_column *keys,
+                                            size_t nkeys, int nparts, const int64_t *counts,
+                                            bool (*takes)(ladle_type_id), ladle_error *err);
+bool ladle_cpu_hash_partition_takes(ladle_type_id id);
+ladle_status ladle_cpu_partition_check_splitters(const char *what, const ladle_column *keys,
+                                                 const ladle_column *splitters, size_t nkeys,
+                                                 int nparts, ladle_error *err);
 ladle_status ladle_cpu_hash_partition(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                       int nparts, ladle_column *perm, int64_t *counts,
                                       ladle_error *err);

@@ -102,12 +102,12 @@ static void hash_key(const ladle_column *c, int64_t a, int64_t e, uint64_t *h) {
     case LADLE_TYPE_UINT128:
       STEP_ROWS(ladle_part_key_bytes((const uint8_t *)c->values + 16 * i, 16));
       break;
-    default: /* refused by check_keys */
+    default: /* refused by ladle_cpu_partition_check_keys */
       break;
   }
 }
 
-static bool hash_takes(ladle_type_id id) {
+bool ladle_cpu_hash_partition_takes(ladle_type_id id) {
   switch (id) {
     case LADLE_TYPE_LIST:
     case LADLE_TYPE_CATEGORICAL:
@@ -259,10 +259,9 @@ static ladle_status refuse_type(const char *what, const ladle_column *c, ladle_e
                        ladle_dtype_name(c->type, buf, sizeof buf));
 }
 
-/* The arguments both kernels share: parts, keys of one length, of types
- * `takes` accepts, with offsets (not view-only strings). */
-static ladle_status check_keys(const char *what, const ladle_column *keys, size_t nkeys, int nparts,
-                               int64_t *counts, bool (*takes)(ladle_type_id), ladle_error *err) {
+ladle_status ladle_cpu_partition_check_keys(const char *what, const ladle_column *keys,
+                                            size_t nkeys, int nparts, const int64_t *counts,
+                                            bool (*takes)(ladle_type_id), ladle_error *err) {
   if (nparts < 1) return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts", what, nparts);
   if (nkeys == 0 || keys == NULL) return ladle_err_set(err, LADLE_EINVAL, "%s without keys", what);
   if (counts == NULL) return ladle_err_set(err, LADLE_EINVAL, "%s without counts", what);
@@ -278,10 +277,32 @@ static ladle_status check_keys(const char *what, const ladle_column *keys, size_
   return LADLE_OK;
 }
 
+ladle_status ladle_cpu_partition_check_splitters(const char *what, const ladle_column *keys,
+                                                 const ladle_column *splitters, size_t nkeys,
+                                                 int nparts, ladle_error *err) {
+  if (splitters == NULL && nparts > 1)
+    return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts without splitters", what, nparts);
+  for (size_t k = 0; splitters != NULL && k < nkeys; k++) {
+    const ladle_column *s = &splitters[k];
+    char ta[64], tb[64];
+    if (!ladle_dtype_equal(s->type, keys[k].type))
+      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of type %s for a key of type %s",
+                           what, k, ladle_dtype_name(s->type, ta, sizeof ta),
+                           ladle_dtype_name(keys[k].type, tb, sizeof tb));
+    if (s->length != nparts - 1)
+      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of %lld rows for %d parts", what, k,
+                           (long long)s->length, nparts);
+    if (ladle_column_view_only(s))
+      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a view-only splitter", what);
+  }
+  return LADLE_OK;
+}
+
 static ladle_status hash_partition_on(const ladle_kctx *ctx, const ladle_column *keys, size_t nkeys,
                                       int nparts, ladle_column *perm, int64_t *counts,
                                       ladle_error *err) {
-  LADLE_RETURN_NOT_OK(check_keys("hash_partition", keys, nkeys, nparts, counts, hash_takes, err));
+  LADLE_RETURN_NOT_OK(ladle_cpu_partition_check_keys("hash_partition", keys, nkeys, nparts, counts,
+                                                     ladle_cpu_hash_partition_takes, err));
   part_job j;
   memset(&j, 0, sizeof j);
   j.keys = keys;
@@ -302,22 +323,10 @@ static ladle_status range_partition_on(const ladle_kctx *ctx, const ladle_column
                                        const bool *descending, const bool *nulls_last, int nparts,
                                        ladle_column *perm, int64_t *counts, ladle_error *err) {
   const char *what = "range_partition";
-  LADLE_RETURN_NOT_OK(check_keys(what, keys, nkeys, nparts, counts, ladle_cpu_sort_orders, err));
-  if (splitters == NULL && nparts > 1)
-    return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts without splitters", what, nparts);
-  for (size_t k = 0; splitters != NULL && k < nkeys; k++) {
-    const ladle_column *s = &splitters[k];
-    char ta[64], tb[64];
-    if (!ladle_dtype_equal(s->type, keys[k].type))
-      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of type %s for a key of type %s",
-                           what, k, ladle_dtype_name(s->type, ta, sizeof ta),
-                           ladle_dtype_name(keys[k].type, tb, sizeof tb));
-    if (s->length != nparts - 1)
-      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of %lld rows for %d parts", what, k,
-                           (long long)s->length, nparts);
-    if (ladle_column_view_only(s))
-      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a view-only splitter", what);
-  }
+  LADLE_RETURN_NOT_OK(ladle_cpu_partition_check_keys(what, keys, nkeys, nparts, counts,
+                                                     ladle_cpu_sort_orders, err));
+  LADLE_RETURN_NOT_OK(
+      ladle_cpu_partition_check_splitters(what, keys, splitters, nkeys, nparts, err));
   for (int p = 1; p + 1 < nparts; p++)
     if (ladle_cpu_sort_cmp(splitters, p - 1, splitters, p, nkeys, descending, nulls_last) > 0)
       return ladle_err_set(err, LADLE_EINVAL, "%s: splitter rows %d and %d out of order", what,

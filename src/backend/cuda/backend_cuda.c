@@ -198,6 +198,30 @@ static ladle_status fill_run(const ladle_kctx *ctx, fill_job *j, ladle_error *er
   return LADLE_OK;
 }
 
+/* Staging buffer b free again: its last DMA done (the caller holds
+ * d->stage_mu). */
+static ladle_status stage_ready(cuda_dev *d, int b, ladle_error *err) {
+  cudaError_t e = cudaEventSynchronize(d->stage_done[b]);
+  return e == cudaSuccess ? LADLE_OK : cu_fail(e, "waiting for a staging buffer", err);
+}
+
+/* m bytes of staging buffer b DMA'd to device dst on stream s, its event
+ * recorded after them (the caller holds d->stage_mu). */
+static ladle_status stage_up(cuda_dev *d, cudaStream_t s, void *dst, int b, size_t m,
+                             ladle_error *err) {
+  cudaError_t e = cudaMemcpyAsync(dst, d->stage[b], m, cudaMemcpyHostToDevice, s);
+  if (e == cudaSuccess) e = cudaEventRecord(d->stage_done[b], s);
+  return e == cudaSuccess ? LADLE_OK : cu_fail(e, "a staged copy to the GPU", err);
+}
+
+/* The end of a staged copy: the buffers are reused by the next one, so
+ * every DMA queued on them (even after a failure) finishes first; then
+ * d->stage_mu is released. */
+static void stage_end(cuda_dev *d) {
+  for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
+  pthread_mutex_unlock(&d->stage_mu);
+}
+
 /* bytes from host src to device dst on ctx's stream, through the staging
  * buffers (sub: as fill_job); enqueued, the caller synchronises */
 static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src, size_t bytes,
@@ -214,21 +238,12 @@ static ladle_status stage_copy(const ladle_kctx *ctx, void *dst, const void *src
   for (size_t off = 0, k = 0; st == LADLE_OK && off < bytes; off += chunk, k++) {
     int b = (int)(k % STAGES);
     size_t n = LADLE_MIN(chunk, bytes - off);
-    cudaError_t e = cudaEventSynchronize(d->stage_done[b]); /* its last DMA is done */
-    if (e != cudaSuccess) {
-      st = cu_fail(e, "cudaEventSynchronize", err);
-      break;
-    }
+    if ((st = stage_ready(d, b, err)) != LADLE_OK) break;
     fill_job j = {d->stage[b], (const char *)src + off, n, 1 << 20, sub};
     if ((st = fill_run(ctx, &j, err)) != LADLE_OK) break;
-    if ((e = cudaMemcpyAsync((char *)dst + off, d->stage[b], n, cudaMemcpyHostToDevice, s)) !=
-            cudaSuccess ||
-        (e = cudaEventRecord(d->stage_done[b], s)) != cudaSuccess)
-      st = cu_fail(e, "a staged copy to the GPU", err);
+    st = stage_up(d, s, (char *)dst + off, b, n, err);
   }
-  /* the buffers are reused by the next copy: wait for this one's DMA */
-  for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
-  pthread_mutex_unlock(&d->stage_mu);
+  stage_end(d);
   return st;
 }
 
@@ -269,18 +284,12 @@ static ladle_status stage_copy_down(const ladle_kctx *ctx, void *dst, const void
   for (size_t k = 0; st == LADLE_OK && k < nchunks; k++) {
     int b = (int)(k % STAGES);
     size_t off = k * chunk;
-    cudaError_t e = cudaEventSynchronize(d->stage_done[b]);
-    if (e != cudaSuccess) {
-      st = cu_fail(e, "a staged copy from the GPU", err);
-      break;
-    }
+    if ((st = stage_ready(d, b, err)) != LADLE_OK) break;
     fill_job j = {(char *)dst + off, d->stage[b], LADLE_MIN(chunk, bytes - off), 1 << 20, sub};
     if ((st = fill_run(ctx, &j, err)) != LADLE_OK) break;
     if (k + STAGES < nchunks) st = stage_down(d, s, src, bytes, chunk, k + STAGES, err);
   }
-  /* on failure, the DMAs still queued finish before the buffers are reused */
-  for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
-  pthread_mutex_unlock(&d->stage_mu);
+  stage_end(d);
   return st;
 }
 
@@ -1572,11 +1581,10 @@ static bool part_kind(ladle_type_id id, int *kind) {
   }
 }
 
-/* The key types hash_partition takes (partition.c's hash_takes). */
+/* The key types hash_partition takes: the CPU's, each with a kind here. */
 static bool part_hash_takes(ladle_type_id id) {
   int kind;
-  return id != LADLE_TYPE_LIST && id != LADLE_TYPE_CATEGORICAL && (int)id >= 0 &&
-         id < LADLE_TYPE_COUNT_ && part_kind(id, &kind);
+  return ladle_cpu_hash_partition_takes(id) && part_kind(id, &kind);
 }
 
 /* The key types range_partition takes: those sort_indices orders. */
@@ -1585,28 +1593,16 @@ static bool part_range_takes(ladle_type_id id) {
   return ladle_cpu_sort_orders(id) && part_kind(id, &kind);
 }
 
-/* The arguments both entries share, checked as partition.c's check_keys
- * checks them (the same statuses, in the same order), then on the device. */
+/* The arguments both entries share: the CPU's checks (the same statuses, in
+ * the same order), then every key on the device. */
 static ladle_status part_keys(const char *what, const ladle_column *keys, size_t nkeys, int nparts,
                               const int64_t *counts, bool (*takes)(ladle_type_id),
                               ladle_error *err) {
-  if (nparts < 1) return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts", what, nparts);
-  if (nkeys == 0 || keys == NULL) return ladle_err_set(err, LADLE_EINVAL, "%s without keys", what);
-  if (counts == NULL) return ladle_err_set(err, LADLE_EINVAL, "%s without counts", what);
-  for (size_t i = 0; i < nkeys; i++) {
-    const ladle_column *c = &keys[i];
-    char buf[64];
-    if (c->length != keys[0].length)
-      return ladle_err_set(err, LADLE_EINVAL, "%s: key %zu of %lld rows, key 0 of %lld", what, i,
-                           (long long)c->length, (long long)keys[0].length);
-    if (!takes(c->type.id))
-      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a key of type %s", what,
-                           ladle_dtype_name(c->type, buf, sizeof buf));
-    if (ladle_column_view_only(c))
-      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a view-only key", what);
-    if (!on_device(c) && c->length > 0)
+  LADLE_RETURN_NOT_OK(
+      ladle_cpu_partition_check_keys(what, keys, nkeys, nparts, counts, takes, err));
+  for (size_t i = 0; i < nkeys; i++)
+    if (!on_device(&keys[i]) && keys[i].length > 0)
       return ladle_err_set(err, LADLE_EINVAL, "%s: a key not on the GPU", what);
-  }
   return LADLE_OK;
 }
 
@@ -1665,8 +1661,7 @@ static ladle_status cuda_hash_partition(const ladle_kctx *ctx, const ladle_colum
   return st;
 }
 
-/* The splitters' checks (partition.c's, the same statuses in the same
- * order): of each key's type, nparts - 1 rows, on the device, in order.
+/* The splitters' checks (the CPU's, then on the device, then in order).
  * Their copies on the host into hs (nkeys columns, released by the caller
  * when *nhs says they were made), then per key and splitter its class and
  * order code into scls and scode (nkeys * (nparts - 1) slots); string keys'
@@ -1677,23 +1672,11 @@ static ladle_status part_splitters(const ladle_kctx *ctx, const char *what,
                                    int nparts, ladle_column *hs, size_t *nhs, uint8_t *scls,
                                    uint64_t *scode, ldc_pkey *k, ladle_error *err) {
   int ns = nparts - 1;
-  if (splitters == NULL && nparts > 1)
-    return ladle_err_set(err, LADLE_EINVAL, "%s into %d parts without splitters", what, nparts);
-  for (size_t i = 0; splitters != NULL && i < nkeys; i++) {
-    const ladle_column *c = &splitters[i];
-    char ta[64], tb[64];
-    if (!ladle_dtype_equal(c->type, keys[i].type))
-      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of type %s for a key of type %s",
-                           what, i, ladle_dtype_name(c->type, ta, sizeof ta),
-                           ladle_dtype_name(keys[i].type, tb, sizeof tb));
-    if (c->length != ns)
-      return ladle_err_set(err, LADLE_EINVAL, "%s: splitter %zu of %lld rows for %d parts", what, i,
-                           (long long)c->length, nparts);
-    if (ladle_column_view_only(c))
-      return ladle_err_set(err, LADLE_ENOTSUP, "%s: a view-only splitter", what);
-    if (!on_device(c) && c->length > 0)
+  LADLE_RETURN_NOT_OK(
+      ladle_cpu_partition_check_splitters(what, keys, splitters, nkeys, nparts, err));
+  for (size_t i = 0; splitters != NULL && i < nkeys; i++)
+    if (!on_device(&splitters[i]) && splitters[i].length > 0)
       return ladle_err_set(err, LADLE_EINVAL, "%s: a splitter not on the GPU", what);
-  }
   if (ns == 0) return LADLE_OK;
   /* on the host (a NULL column has no buffers: it stands for itself) */
   for (; *nhs < nkeys; (*nhs)++) {
@@ -2026,24 +2009,16 @@ static ladle_status stage_gather(const ladle_kctx *ctx, uint8_t *dst, size_t n,
     while (first < n && doff[first] + len[first] <= base) first++;
     size_t last = first;
     while (last < n && doff[last] < base + m) last++;
-    cudaError_t e = cudaEventSynchronize(d->stage_done[b]);
-    if (e != cudaSuccess) {
-      st = cu_fail(e, "cudaEventSynchronize", err);
-      break;
-    }
+    if ((st = stage_ready(d, b, err)) != LADLE_OK) break;
     gather_job j = {d->stage[b], base, m, in, len, doff, first};
     if (ctx->pool != NULL && last - first > 1)
       st = ladle_pool_run(ctx->pool, last - first, gather_task, &j, err);
     else
       for (size_t i = 0; i < last - first; i++) gather_task(&j, i, err);
     if (st != LADLE_OK) break;
-    if ((e = cudaMemcpyAsync(dst + base, d->stage[b], (size_t)m, cudaMemcpyHostToDevice, s)) !=
-            cudaSuccess ||
-        (e = cudaEventRecord(d->stage_done[b], s)) != cudaSuccess)
-      st = cu_fail(e, "a staged copy to the GPU", err);
+    st = stage_up(d, s, dst + base, b, (size_t)m, err);
   }
-  for (int k = 0; k < STAGES && d->stage_bytes != 0; k++) cudaEventSynchronize(d->stage_done[k]);
-  pthread_mutex_unlock(&d->stage_mu);
+  stage_end(d);
   return st;
 }
 

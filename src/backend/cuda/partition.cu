@@ -124,40 +124,11 @@ __global__ void hash_parts_kernel(const ldc_pkey *__restrict__ keys, int nkeys, 
 
 /* ---- the range: sort_indices' order ---- */
 
-/* sort.cu's (and sort.c's) normalised value of key c at row r: unsigned
- * order is the values' order, NaN above every number, -0.0 as 0.0; a
- * Boolean its byte */
+/* Key c's order code at valid row r: a number's norm_key, a Boolean its
+ * byte (strings compare their bytes instead: split_cmp) */
 __device__ __forceinline__ uint64_t order_code(const ldc_pkey &c, int64_t r) {
-  const void *v = c.values;
-  switch (c.kind) {
-    case LDC_U8:
-    case LDC_PK_BOOL:
-      return ((const uint8_t *)v)[r];
-    case LDC_U16:
-      return ((const uint16_t *)v)[r];
-    case LDC_U32:
-      return ((const uint32_t *)v)[r];
-    case LDC_U64:
-      return ((const uint64_t *)v)[r];
-    case LDC_I8:
-      return (uint64_t)(int64_t)((const int8_t *)v)[r] ^ (1ull << 63);
-    case LDC_I16:
-      return (uint64_t)(int64_t)((const int16_t *)v)[r] ^ (1ull << 63);
-    case LDC_I32:
-      return (uint64_t)(int64_t)((const int32_t *)v)[r] ^ (1ull << 63);
-    case LDC_I64:
-      return (uint64_t)((const int64_t *)v)[r] ^ (1ull << 63);
-    case LDC_F32:
-    case LDC_F64: {
-      double d = c.kind == LDC_F32 ? (double)((const float *)v)[r] : ((const double *)v)[r];
-      if (d != d) return ~0ull; /* NaN after everything */
-      if (d == 0) d = 0.0;
-      uint64_t b = (uint64_t)__double_as_longlong(d);
-      return (b >> 63) ? ~b : b | (1ull << 63);
-    }
-    default:
-      return 0;
-  }
+  if (c.kind == LDC_PK_BOOL) return ((const uint8_t *)c.values)[r];
+  return c.kind < LDC_PK_BOOL ? norm_key(c.kind, c.values, r) : 0;
 }
 
 /* row r's class for key c: 0 a null placed first, 1 a value, 2 a null

@@ -15,35 +15,6 @@
 
 namespace {
 
-
-__device__ __forceinline__ uint64_t norm_key(int kind, const void *v, int64_t i) {
-  switch (kind) {
-    case LDC_U8:
-      return ((const uint8_t *)v)[i];
-    case LDC_U16:
-      return ((const uint16_t *)v)[i];
-    case LDC_U32:
-      return ((const uint32_t *)v)[i];
-    case LDC_U64:
-      return ((const uint64_t *)v)[i];
-    case LDC_I8:
-      return (uint64_t)(int64_t)((const int8_t *)v)[i] ^ (1ull << 63);
-    case LDC_I16:
-      return (uint64_t)(int64_t)((const int16_t *)v)[i] ^ (1ull << 63);
-    case LDC_I32:
-      return (uint64_t)(int64_t)((const int32_t *)v)[i] ^ (1ull << 63);
-    case LDC_I64:
-      return (uint64_t)((const int64_t *)v)[i] ^ (1ull << 63);
-    default: {
-      double d = kind == LDC_F32 ? (double)((const float *)v)[i] : ((const double *)v)[i];
-      if (d != d) return ~0ull; /* NaN after everything */
-      if (d == 0) d = 0.0;
-      uint64_t b = (uint64_t)__double_as_longlong(d);
-      return (b >> 63) ? ~b : b | (1ull << 63);
-    }
-  }
-}
-
 /* keys[i] of the row perm[i]: the key's value (0 for a null), or with
  * nulls_pass whether it goes after the others (null and nulls last, or
  * valid and nulls first) */
