@@ -196,3 +196,35 @@ def test_dense_columns_dictionary_widths_and_statistics(distinct: int, tmp_path:
             st = meta.row_group(g).column(k).statistics
             mm = pc.min_max(part.column(name)).as_py()
             assert st.null_count == 0 and st.min == mm["min"] and st.max == mm["max"], (name, g)
+
+
+def test_lists_without_empty_rows_and_pages_cut_by_bytes(tmp_path: Path, engine) -> None:
+    """Lists with no null or empty row are written from their elements as they lie
+    (a slice, not a gather): with null elements, row groups starting mid-elements,
+    a result of many chunks. Pages end at about 128 KiB of values: strings of 90 KB
+    to 300 KB (one or two a page), 8-byte values (16,124 rows a page)."""
+    n = 120_001
+    rng = np.random.default_rng(11)
+    lens = rng.integers(1, 5, n)
+    ids = [[None if (k + j) % 13 == 0 else int(k * 3 + j) for j in range(ln)]
+           for k, ln in zip(rng.integers(0, 1000, n), lens)]
+    words = [[f"w{k % 97}"] * int(ln) for k, ln in zip(rng.integers(0, 1000, n), lens)]
+    df = pl.DataFrame({
+        "ids": pl.Series(ids, dtype=pl.List(pl.Int32)),
+        "words": pl.Series(words, dtype=pl.List(pl.String)),
+        "i64": pl.Series(rng.integers(-2**62, 2**62, n), dtype=pl.Int64),
+    })
+    for name, lf in (("one", df.lazy()), ("many", pl.concat([df.slice(0, 50_000), df.slice(50_000)]).lazy())):
+        path = tmp_path / f"{name}.parquet"
+        engine.execute(lf).write_parquet(path, row_group_size=30_000)
+        assert pq.ParquetFile(path).metadata.num_row_groups == 5
+        assert_frame_equal(pl.read_parquet(path), df)
+        assert_frame_equal(pl.from_arrow(pq.read_table(path)), df)  # type: ignore[arg-type]
+        assert_frame_equal(pl.scan_parquet(path).collect(engine=engine), df)
+    big = pl.DataFrame({"s": ["x" * int(k) + str(i) for i, k in enumerate(rng.integers(90_000, 300_000, 40))],
+                        "k": list(range(40))})
+    path = tmp_path / "big_strings.parquet"
+    engine.execute(big.lazy()).write_parquet(path)
+    assert_frame_equal(pl.read_parquet(path), big)
+    assert_frame_equal(pl.from_arrow(pq.read_table(path)), big)  # type: ignore[arg-type]
+    assert_frame_equal(pl.scan_parquet(path).collect(engine=engine), big)
