@@ -228,3 +228,36 @@ def test_lists_without_empty_rows_and_pages_cut_by_bytes(tmp_path: Path, engine)
     assert_frame_equal(pl.read_parquet(path), big)
     assert_frame_equal(pl.from_arrow(pq.read_table(path)), big)  # type: ignore[arg-type]
     assert_frame_equal(pl.scan_parquet(path).collect(engine=engine), big)
+
+
+def test_dictionaries_of_narrow_integer_spans_at_the_types_ends(tmp_path: Path, engine) -> None:
+    """Integer columns whose values span little are dictionary-encoded by their
+    distance from the minimum (no hashing): at the ends of each type's range
+    (distances taken mod 2^64), with nulls, temporal types, one span too wide (hashed)."""
+    n = 100_003
+    rng = np.random.default_rng(3)
+    k = rng.integers(0, 900, n)
+    nulls = rng.random(n) < 0.2
+    df = pl.DataFrame({
+        "i8": pl.Series(k % 200 - 128, dtype=pl.Int8),
+        "u8": pl.Series(255 - k % 200, dtype=pl.UInt8),
+        "i16": pl.Series(k - 32_768, dtype=pl.Int16),
+        "u16": pl.Series(65_535 - k, dtype=pl.UInt16),
+        "i32": pl.Series(np.where(nulls, None, k - 2**31).tolist(), dtype=pl.Int32),
+        "u32": pl.Series(2**32 - 1 - k, dtype=pl.UInt32),
+        "i64_low": pl.Series(k.astype(np.int64) + np.int64(-2**63), dtype=pl.Int64),
+        "i64_mid": pl.Series(k * 1000 - 450_000, dtype=pl.Int64),
+        "u64_high": pl.Series(np.uint64(2**64 - 1) - k.astype(np.uint64), dtype=pl.UInt64),
+        "dt": pl.Series(k * 1_000_000 + 1_600_000_000_000_000, dtype=pl.Int64).cast(pl.Datetime("us")),
+        "date": pl.Series(k - 20_000, dtype=pl.Int32).cast(pl.Date),
+        "wide": pl.Series(k.astype(np.int64) * np.int64(2**40), dtype=pl.Int64),
+    })
+    path = tmp_path / "spans.parquet"
+    engine.execute(df.lazy()).write_parquet(path, row_group_size=30_000)
+    assert_frame_equal(pl.read_parquet(path), df)
+    assert_frame_equal(pl.from_arrow(pq.read_table(path)), df)  # type: ignore[arg-type]
+    meta = pq.ParquetFile(path).metadata
+    for g in range(meta.num_row_groups):
+        for i in range(meta.num_columns):
+            col = meta.row_group(g).column(i)
+            assert col.has_dictionary_page, (col.path_in_schema, g)

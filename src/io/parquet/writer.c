@@ -646,6 +646,115 @@ static bool slots_grow(const ladle_column *c, const int64_t *fr, int64_t ne, int
 
 /* Dictionary of the non-null values: ids[i] for each row, first row of each entry.
  * Gives up (returns false) past max_entries. */
+/* An integer column's dictionary when its values span at most DICT_SPAN_MAX
+ * (and no more than four per row): each value's entry found at its distance
+ * from the smallest value (row lo) in a table, without hashing. The entries,
+ * their order and when it gives up are build_dict's. -1 when the column is not
+ * such a column, else as build_dict. */
+#define DICT_SPAN_MAX ((int64_t)1 << 20)
+#define SPAN_LOOP(T)                                     \
+  {                                                      \
+    const T *x = (const T *)c->values;                   \
+    const uint64_t base = (uint64_t)x[lo];               \
+    for (int64_t i = 0; i < n; i++) {                    \
+      if (dict_gives_up(i, ne)) {                        \
+        ok = false;                                      \
+        break;                                           \
+      }                                                  \
+      if (!dense && !ladle_column_valid(c, i)) continue; \
+      uint32_t *e = &table[(uint64_t)x[i] - base];       \
+      if (*e == UINT32_MAX) {                            \
+        if (ne == max_entries) {                         \
+          ok = false;                                    \
+          break;                                         \
+        }                                                \
+        *e = (uint32_t)ne;                               \
+        fr[ne++] = i;                                    \
+      }                                                  \
+      ids[i] = *e;                                       \
+    }                                                    \
+    break;                                               \
+  }
+static int build_dict_span(const ladle_column *c, int64_t lo, int64_t hi, int64_t max_entries,
+                           uint32_t *ids, int64_t **first, int64_t *nentries, ladle_error *err,
+                           ladle_status *st) {
+  ladle_type_id id = c->type.id;
+  size_t w = ladle_type_width(id);
+  if (lo < 0 || !(ladle_type_is_integer(id) || id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME ||
+                  id == LADLE_TYPE_DURATION || id == LADLE_TYPE_TIME))
+    return -1;
+  uint64_t vlo = 0, vhi = 0; /* widened as SPAN_LOOP widens them */
+  switch (w) {
+    case 1:
+      vlo = ladle_type_is_signed(id) ? (uint64_t)((const int8_t *)c->values)[lo]
+                                     : (uint64_t)((const uint8_t *)c->values)[lo];
+      vhi = ladle_type_is_signed(id) ? (uint64_t)((const int8_t *)c->values)[hi]
+                                     : (uint64_t)((const uint8_t *)c->values)[hi];
+      break;
+    case 2:
+      vlo = ladle_type_is_signed(id) ? (uint64_t)((const int16_t *)c->values)[lo]
+                                     : (uint64_t)((const uint16_t *)c->values)[lo];
+      vhi = ladle_type_is_signed(id) ? (uint64_t)((const int16_t *)c->values)[hi]
+                                     : (uint64_t)((const uint16_t *)c->values)[hi];
+      break;
+    case 4:
+      vlo = id == LADLE_TYPE_UINT32 ? (uint64_t)((const uint32_t *)c->values)[lo]
+                                    : (uint64_t)((const int32_t *)c->values)[lo];
+      vhi = id == LADLE_TYPE_UINT32 ? (uint64_t)((const uint32_t *)c->values)[hi]
+                                    : (uint64_t)((const int32_t *)c->values)[hi];
+      break;
+    case 8:
+      vlo = id == LADLE_TYPE_UINT64 ? ((const uint64_t *)c->values)[lo]
+                                    : (uint64_t)((const int64_t *)c->values)[lo];
+      vhi = id == LADLE_TYPE_UINT64 ? ((const uint64_t *)c->values)[hi]
+                                    : (uint64_t)((const int64_t *)c->values)[hi];
+      break;
+    default:
+      return -1;
+  }
+  uint64_t span = vhi - vlo; /* the values lie in [vlo, vlo + span], mod 2^64 */
+  int64_t n = c->length;
+  if (span >= (uint64_t)DICT_SPAN_MAX || span >= (uint64_t)LADLE_MAX(4 * n, 65536)) return -1;
+  uint32_t *table = malloc((size_t)(span + 1) * sizeof *table);
+  int64_t *fr = malloc((size_t)LADLE_MAX(max_entries, 1) * sizeof *fr);
+  if (table == NULL || fr == NULL) {
+    free(table);
+    free(fr);
+    *st = LADLE_OOM(err, "dictionary");
+    return 0;
+  }
+  memset(table, 0xff, (size_t)(span + 1) * sizeof *table);
+  const bool dense = c->validity == NULL || c->null_count == 0;
+  int64_t ne = 0;
+  bool ok = true;
+  switch (id) {
+    case LADLE_TYPE_INT8:
+      SPAN_LOOP(int8_t)
+    case LADLE_TYPE_UINT8:
+      SPAN_LOOP(uint8_t)
+    case LADLE_TYPE_INT16:
+      SPAN_LOOP(int16_t)
+    case LADLE_TYPE_UINT16:
+      SPAN_LOOP(uint16_t)
+    case LADLE_TYPE_UINT32:
+      SPAN_LOOP(uint32_t)
+    case LADLE_TYPE_UINT64:
+      SPAN_LOOP(uint64_t)
+    default:
+      if (w == 4) SPAN_LOOP(int32_t)
+      SPAN_LOOP(int64_t)
+  }
+  free(table);
+  if (!ok) {
+    free(fr);
+    return 0;
+  }
+  *first = fr;
+  *nentries = ne;
+  return 1;
+}
+#undef SPAN_LOOP
+
 static bool build_dict(const ladle_column *c, int64_t max_entries, uint32_t *ids, int64_t **first,
                        int64_t *nentries, ladle_error *err, ladle_status *st) {
   /* the table starts small and doubles at half full, up to twice the entries
@@ -1023,8 +1132,8 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
   co->null_count = c->null_count;
   double t0 = trace_ms();
   /* statistics */
+  int64_t lo = -1, hi = -1;
   if (o->statistics) {
-    int64_t lo = -1, hi = -1;
     minmax_rows(c, &lo, &hi);
     if (lo >= 0) {
       co->has_minmax = true;
@@ -1057,7 +1166,10 @@ static ladle_status write_chunk(bbuf *file, int64_t base, const ladle_column *c,
     ids = malloc((size_t)n * sizeof *ids);
     if (ids == NULL) return LADLE_OOM(err, "dictionary ids");
     int64_t nonnull = n - c->null_count;
-    if (!build_dict(c, LADLE_MAX(nonnull / 2, 1), ids, &first, &nentries, err, &st)) {
+    int64_t max_entries = LADLE_MAX(nonnull / 2, 1);
+    int made = build_dict_span(c, lo, hi, max_entries, ids, &first, &nentries, err, &st);
+    if (made == -1) made = build_dict(c, max_entries, ids, &first, &nentries, err, &st);
+    if (!made) {
       free(ids);
       ids = NULL;
       if (st != LADLE_OK) return st;
