@@ -400,3 +400,43 @@ def test_quote_char_none_reads_quotes_as_text(tmp_path: Path, engine) -> None:
                     lf.collect(engine=engine)
                 continue
             assert_frame_equal(lf.collect(engine=engine), expected)
+
+
+NUMERIC_TOKENS = ["0", "-0", "+4", "127", "128", "-128", "-129", "32767", "32768", "2147483647",
+                  "2147483648", "-2147483649", "999999999999999999", "9223372036854775807",
+                  "-9223372036854775808", "00012", "12a", "", " 7", "7 ", "1e5", "3.25", ".5", "5.",
+                  "-.5", "nan", "inf", "-inf", "1.7976931348623157e308", "0x10", "-", "+", '"12"',
+                  '"3.5"', "0.1", "123456.789", "1_000", "\t-7", " +7", "\v7", "\f7", " 0x10", "-0x10",
+                  "+0x10", "nan(1)", "infinity", "-INF", " 1.5", '" 7"', " -", " "]
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_numbers_of_every_width_from_random_tokens(eol: str, ragged: bool, tmp_path: Path, engine) -> None:
+    """Records of numeric columns (the reader's one-pass path for plain records)
+    against Polars: random tokens at each type's limits, malformed numbers, empty
+    and quoted fields, a column not read, CRLF, and (ragged) records with fields
+    missing or added, with ignore_errors; plain numbers alone without it. Numbers
+    may start with spaces and tabs (Polars reads them; ladle read ' 7' as null);
+    not with other whitespace, nor be hex or nan(...) (strtod read those)."""
+    rng = np.random.default_rng(7 + ragged)
+    names = ["i8", "i16", "i32", "i64", "f32", "f64", "skip"]
+    lines = [",".join(names)]
+    clean = [",".join(names)]
+    for r in range(3000):
+        fields = [NUMERIC_TOKENS[k] for k in rng.integers(0, len(NUMERIC_TOKENS), len(names))]
+        if ragged and r % 17 == 0:
+            fields = fields[: int(rng.integers(1, len(names)))]
+        elif ragged and r % 23 == 0:
+            fields.append("9")
+        lines.append(",".join(fields))
+        clean.append(",".join(str(int(v)) for v in rng.integers(-100, 100, len(names))))
+    schema = {"i8": pl.Int8, "i16": pl.Int16, "i32": pl.Int32, "i64": pl.Int64, "f32": pl.Float32,
+              "f64": pl.Float64, "skip": pl.String}
+    p = write(tmp_path, eol.join(lines) + eol)
+    lf = pl.scan_csv(p, schema=schema, ignore_errors=True, truncate_ragged_lines=ragged)
+    assert_same(lf.select(names[:6]), engine)
+    assert_same(lf.select("f64", "i8", "i64"), engine)
+    q = write(tmp_path, eol.join(clean) + eol, "clean.csv")
+    assert_same(pl.scan_csv(q, schema=schema).select(names[:6]), engine)
+    assert_same(pl.scan_csv(q, schema_overrides={"f32": pl.Float32, "i8": pl.Int8}), engine)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -947,15 +948,30 @@ static bool parse_f64_plain(const char *t, int64_t len, double *out) {
   return true;
 }
 
+/* A float as Polars reads one: a plain decimal, or digits, signs, points and
+ * exponents that strtod reads whole, or inf, infinity or nan in any case with
+ * a sign. Not what strtod reads beyond those (leading whitespace, hex,
+ * nan(...)). */
 static bool parse_f64(const char *t, int64_t len, double *out) {
   if (parse_f64_plain(t, len, out)) return true;
   char buf[128];
   if (len == 0 || len >= (int64_t)sizeof buf) return false;
+  bool numeral = true;
+  for (int64_t i = 0; i < len; i++)
+    numeral &= (t[i] >= '0' && t[i] <= '9') || t[i] == '+' || t[i] == '-' || t[i] == '.' ||
+               t[i] == 'e' || t[i] == 'E';
+  if (!numeral) {
+    int64_t i = t[0] == '+' || t[0] == '-';
+    if (!((len - i == 3 &&
+           (strncasecmp(t + i, "inf", 3) == 0 || strncasecmp(t + i, "nan", 3) == 0)) ||
+          (len - i == 8 && strncasecmp(t + i, "infinity", 8) == 0)))
+      return false;
+  }
   memcpy(buf, t, (size_t)len);
   buf[len] = '\0';
   char *end;
   *out = strtod(buf, &end);
-  return end == buf + len && !(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
+  return end == buf + len;
 }
 
 /* A float; with decimal_comma "1,5" reads as "1.5" (a point is read too, as
@@ -1089,6 +1105,14 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
 
 static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool decimal_comma) {
   ladle_type_id id = o->type.id;
+  /* a number of a given type may start with spaces and tabs, as in Polars
+   * (not other whitespace, nor any after it; inference reads such a field as
+   * text, as Polars does) */
+  if (ladle_type_is_numeric(id))
+    while (len > 0 && (*t == ' ' || *t == '\t')) {
+      t++;
+      len--;
+    }
   int64_t i64;
   uint64_t u64;
   double d;
@@ -1193,6 +1217,113 @@ static ladle_status invalid_utf8(const ladle_csv_file *f, const ladle_csv_opts *
                              (long long)(lo + 1));
 }
 
+/* What fast_record does with each file column: skip it, or parse it into an
+ * output column's values as one of these. */
+enum { FAST_SKIP, FAST_I8, FAST_I16, FAST_I32, FAST_I64, FAST_F32, FAST_F64 };
+typedef struct fast_col {
+  int kind;
+  void *values;
+} fast_col;
+
+/* The fast path's plan for every file column; false when the parse cannot
+ * take it at all (a selected column that is not a signed integer or a float,
+ * a decimal comma, null texts other than the empty field, a column read twice
+ * or not in the file). */
+static bool fast_plan(const ladle_csv_file *f, const ladle_csv_opts *o, size_t ncols,
+                      const size_t *which, const ladle_dtype *types, ladle_column *out,
+                      fast_col *plan) {
+  if (o->decimal_comma || !o->missing_is_null || o->n_null_values > 0 || f->n_col_nulls != NULL ||
+      f->ncols == 0 || ncols == 0)
+    return false;
+  for (size_t c = 0; c < f->ncols; c++) plan[c] = (fast_col){FAST_SKIP, NULL};
+  for (size_t k = 0; k < ncols; k++) {
+    int kind;
+    switch (types[k].id) {
+      case LADLE_TYPE_INT8:
+        kind = FAST_I8;
+        break;
+      case LADLE_TYPE_INT16:
+        kind = FAST_I16;
+        break;
+      case LADLE_TYPE_INT32:
+        kind = FAST_I32;
+        break;
+      case LADLE_TYPE_INT64:
+        kind = FAST_I64;
+        break;
+      case LADLE_TYPE_FLOAT32:
+        kind = FAST_F32;
+        break;
+      case LADLE_TYPE_FLOAT64:
+        kind = FAST_F64;
+        break;
+      default:
+        return false;
+    }
+    if (which[k] >= f->ncols || plan[which[k]].kind != FAST_SKIP) return false;
+    plan[which[k]] = (fast_col){kind, LADLE_COL_MUT(&out[k], char)};
+  }
+  return true;
+}
+
+/* Record [a, b) read in one pass over its bytes when it is plain: exactly
+ * the file's fields, no quote character, each read field a number of its
+ * column's type (an integer's sign and digits read as they are met; a
+ * float's text to parse_f64). False otherwise (an empty field, a quote,
+ * other text, another field count): the general path then reads the record,
+ * with its nulls and errors, and overwrites what this stored. */
+static bool fast_record(const uint8_t *d, int64_t a, int64_t b, char sep, char quote, size_t nf,
+                        const fast_col *plan, int64_t r) {
+  while (b > a && (d[b - 1] == '\n' || d[b - 1] == '\r')) b--;
+  int64_t p = a;
+  for (size_t c = 0; c < nf; c++) {
+    int kind = plan[c].kind;
+    if (kind >= FAST_I8 && kind <= FAST_I64) {
+      bool neg = false;
+      if (p < b && (d[p] == '-' || d[p] == '+')) neg = d[p++] == '-';
+      int64_t start = p;
+      uint64_t v = 0;
+      for (; p < b && (unsigned)(d[p] - '0') <= 9; p++) v = v * 10 + (unsigned)(d[p] - '0');
+      if (p == start || p - start > 18) return false;
+      int64_t x = neg ? -(int64_t)v : (int64_t)v;
+      switch (kind) {
+        case FAST_I8:
+          if (x < INT8_MIN || x > INT8_MAX) return false;
+          ((int8_t *)plan[c].values)[r] = (int8_t)x;
+          break;
+        case FAST_I16:
+          if (x < INT16_MIN || x > INT16_MAX) return false;
+          ((int16_t *)plan[c].values)[r] = (int16_t)x;
+          break;
+        case FAST_I32:
+          if (x < INT32_MIN || x > INT32_MAX) return false;
+          ((int32_t *)plan[c].values)[r] = (int32_t)x;
+          break;
+        default:
+          ((int64_t *)plan[c].values)[r] = x;
+          break;
+      }
+    } else {
+      int64_t start = p;
+      for (; p < b && d[p] != (uint8_t)sep; p++)
+        if (quote && d[p] == (uint8_t)quote) return false;
+      if (kind != FAST_SKIP) {
+        double v;
+        if (p == start || !parse_f64((const char *)d + start, p - start, &v)) return false;
+        if (kind == FAST_F32)
+          ((float *)plan[c].values)[r] = (float)v;
+        else
+          ((double *)plan[c].values)[r] = v;
+      }
+    }
+    if (c + 1 < nf) {
+      if (p >= b || d[p] != (uint8_t)sep) return false;
+      p++;
+    }
+  }
+  return p == b;
+}
+
 ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, int64_t begin,
                              int64_t end, size_t ncols, const size_t *which,
                              const ladle_dtype *types, ladle_column *out, ladle_error *err) {
@@ -1224,8 +1355,12 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   size_t read_last = SIZE_MAX;
   for (size_t k = 0; k < ncols; k++)
     if (which[k] < nf && (read_last == SIZE_MAX || which[k] > read_last)) read_last = which[k];
+  fast_col *plan = malloc(LADLE_MAX(nf, 1) * sizeof *plan);
+  if (plan == NULL && st == LADLE_OK) st = LADLE_OOM(err, "csv parse");
+  const bool fast = st == LADLE_OK && fast_plan(f, o, ncols, which, types, out, plan);
   for (int64_t r = 0; st == LADLE_OK && r < n; r++) {
     int64_t rec = begin + r, a = f->starts[2 * rec], b = f->starts[2 * rec + 1];
+    if (fast && fast_record(f->data, a, b, o->separator, o->quote, nf, plan, r)) continue;
     if (any_string && r % 256 == 0) {
       /* (from the end of the record before, so that comment lines between
        * are checked too; the file's first and last records take those
@@ -1359,5 +1494,6 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   free(scapv);
   free(fields);
   free(scratch);
+  free(plan);
   return st;
 }
