@@ -6,6 +6,8 @@ predicates, and the TPC-H .tbl files."""
 from __future__ import annotations
 
 import gzip
+import random
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -440,3 +442,144 @@ def test_numbers_of_every_width_from_random_tokens(eol: str, ragged: bool, tmp_p
     q = write(tmp_path, eol.join(clean) + eol, "clean.csv")
     assert_same(pl.scan_csv(q, schema=schema).select(names[:6]), engine)
     assert_same(pl.scan_csv(q, schema_overrides={"f32": pl.Float32, "i8": pl.Int8}), engine)
+
+
+# Dates and datetimes of a given type: Polars reads a column through a class of
+# chrono formats that its first readable value picks (day-month-year or
+# year-month-day, `-`, `/` or `.` between; for a Datetime a time after `T` or a
+# space, and the class with an offset); chrono allows whitespace before each
+# number, a sign or 1 to 4 digits of year, 1 or 2 of the other fields, any
+# fraction digits. A Datetime value failing Polars' pattern check reads only
+# through the format of the value before. The tokens below mix all of that.
+DATE_YEARS = ["2020", "1999", "0001", "0000", "9999", "1677", "2262", "3000", "1970", "-0044", "+2020",
+              "+12020", "-262143", "+262142", "+262143", "20", "202", "1", "02020", "-1"]
+DATE_TIMES = ["10:00:00", "23:59:59", "00:00", "1:2:3", "10:00:60", "23:59:60", "24:00:00", "10:60",
+              "100000", "1000", "10:0000", "10:00:00.5", "10:00:00.123456789", "10:00:00.1234567891",
+              "1:0:0.25", "100000.5", "10:00:00.", "10"]
+DATE_OFFSETS = ["Z", "z", "+01:00", "+0100", "+01", "-05:30", " +01:00", " UTC", "UTC", "+24:00", "-0000",
+                "+01:60", "+1", " Z", "+01:", "\u221201:00", "+01:00:00"]
+DATE_SPACES = [" ", "  ", "\t", "\xa0", "\u3000", "\u2009", "+", "-", "0", "x"]
+
+
+def _date_token(rng) -> str:
+    """A random date or datetime text (no separator, quote or line end)."""
+    y = rng.choice(DATE_YEARS)
+    m = rng.choice(["01", "1", "12", "2", "02", "13", "00", "0", "001", "10"])
+    d = rng.choice(["01", "1", "29", "30", "31", "28", "00", "32", "15", "5", "011"])
+    sep = rng.choice(["-", "-", "-", "-", "/", ".", ""])
+    sep2 = sep if rng.random() < 0.9 else rng.choice(["-", "/", "."])
+    text = y + sep + m + sep2 + d if rng.random() < 0.75 else d + sep + m + sep2 + y
+    if rng.random() < 0.6:
+        text += rng.choice(["T", " ", " ", "T", "  ", "", "t", "\t"]) + rng.choice(DATE_TIMES)
+        if rng.random() < 0.3:
+            text += rng.choice(DATE_OFFSETS)
+    if rng.random() < 0.25:
+        at = rng.randrange(len(text) + 1)
+        text = text[:at] + rng.choice(DATE_SPACES) + text[at:]
+    if rng.random() < 0.06:
+        text = rng.choice(["", "abc", "10:00:00", "20200101", "20200101T100000", "2020031T100000", " "])
+    return text
+
+
+DATE_FIRSTS = ["2020-01-01", "2020-1-1", " 2020-01-01", "+2020-01-01", "2020-01-01 10:00:00",
+               "2020-01-01T10:00:00.123", "2020-01-01 10:00", "2020/01/01 10:00:00", "01-02-2020",
+               "1.2.2020 10:00", "2020-01-01T10:00:00Z", "2020-01-01 10:00:00+01:00", "1-1-1", "abc", ""]
+
+DATE_CLEAN = {True: ["2020-01-01", "2020-1-1", " 2020-01-01", "+2020-01-01", "2020/1/2", "1999.12.31", "",
+                     "\t2020-2-29", "-0044-03-01"],
+              False: ["2020-01-01", "2020-1-1 10:00", "2020-01-01T10:00:00.5", "2020/01/01 1:2:3", "",
+                      "2020-01-01 100000", "2020-01-01 10:00:60", "1999.12.31T23:59:59.999999999"]}
+
+DATE_TYPES = {"date": pl.Date, "ns": pl.Datetime("ns"), "us": pl.Datetime("us"),
+              "ms_utc": pl.Datetime("ms", "UTC"), "us_tz": pl.Datetime("us", "Europe/Amsterdam")}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("kind", sorted(DATE_TYPES))
+def test_dates_of_a_given_type_from_random_texts(kind: str, seed: int, tmp_path: Path, engine) -> None:
+    """Date and Datetime columns of a given type against Polars, each column a
+    random mix of texts after a first value of its own: ISO and not, day or year
+    first, separators, times with and without seconds, fractions, offsets,
+    whitespace and signs in between, impossible days and times, junk. With
+    ignore_errors in one scan; without, column by column (an error in Polars is
+    one in ladle). ladle used to read all but plain ISO forms as null."""
+    rng = random.Random(seed * 101 + sorted(DATE_TYPES).index(kind))
+    ncols, nrows = 48, 10
+    cols = []
+    for c in range(ncols):
+        vals = [_date_token(rng) for _ in range(nrows)]
+        if c % 3 == 0:
+            vals[0] = rng.choice(DATE_FIRSTS)
+        if c % 4 == 1:  # texts of one class that Polars reads without an error
+            vals = [rng.choice(DATE_CLEAN[kind == "date"]) for _ in range(nrows)]
+        if c % 7 == 2:
+            vals = [f'"{v}"' if rng.random() < 0.5 else v for v in vals]  # quoted
+        cols.append(vals)
+    names = [f"c{c}" for c in range(ncols)]
+    text = ",".join(names) + "\n" + "".join(",".join(col[r] for col in cols) + "\n" for r in range(nrows))
+    p = write(tmp_path, text)
+    assert p.stat().st_size < 16_000  # one chunk of Polars' reader: one state per column
+    schema = {n: DATE_TYPES[kind] for n in names}
+    got = assert_same(pl.scan_csv(p, schema=schema, ignore_errors=True), engine)
+    assert sum(got[n].null_count() for n in names) < ncols * nrows  # not all null
+    errors = 0
+    for n in names:
+        lf = pl.scan_csv(p, schema=schema).select(n)
+        try:
+            lf.collect(engine="in-memory")
+        except pl.exceptions.ComputeError:
+            errors += 1
+            with pytest.raises(ladle.LadleError, match=f"column '{n}'"):
+                engine.collect(lf)
+            continue
+        assert_same(lf, engine)
+    assert 0 < errors < ncols
+
+
+@pytest.mark.parametrize("values, expected", [
+    # the examples measured: one column each, read alone
+    (["2020-1-1", "2020-01-1", " 2020-01-01", "  2020-1-01", "+2020-01-01"], [date(2020, 1, 1)] * 5),
+    (["2020-01-01 ", "02020-01-01"], [None, None]),
+    # the first value picks day-month-year; a year-first value is then null
+    (["01-02-2020", "2020-01-01", "1.2.2020"], [date(2020, 2, 1), None, date(2020, 2, 1)]),
+    (["2020-01-01", "01-02-2020", "2020/1/2"], [date(2020, 1, 1), None, date(2020, 1, 2)]),
+])
+def test_dates_of_a_given_type_as_polars_reads_them(values, expected, tmp_path: Path, engine) -> None:
+    p = write(tmp_path, "d\n" + "\n".join(values) + "\n")
+    got = assert_same(pl.scan_csv(p, schema={"d": pl.Date}, ignore_errors=True), engine)
+    assert got["d"].to_list() == expected
+
+
+def test_datetimes_of_a_given_type_as_polars_reads_them(tmp_path: Path, engine) -> None:
+    values = ["2020-1-1", "2020-01-01 10:00", " 2020-01-01 10:00:00", "2020-01-01 10:00:00", " 2020-01-01 10:00:00",
+              "2020-01-01T10:00:00.5", "2020-01-01 10:00:60", "-2020-01-01 10:00", "2020-01-01T10:00:00Z"]
+    p = write(tmp_path, "d\n" + "\n".join(values) + "\n")
+    got = assert_same(pl.scan_csv(p, schema={"d": pl.Datetime("us")}, ignore_errors=True), engine)
+    # a leading space reads only after a value of the format that reads it
+    assert got["d"].is_null().to_list() == [False, False, True, False, False, False, False, False, True]
+    q = write(tmp_path, "d\n2020-01-01T10:00:00Z\n2020-01-01 11:00+01:00\n2020-01-01\n", "z.csv")
+    got = assert_same(pl.scan_csv(q, schema={"d": pl.Datetime("ms", "UTC")}, ignore_errors=True), engine)
+    assert got["d"].dt.hour().to_list() == [10, 10, None]
+
+
+@pytest.mark.parametrize("order", ["ymd", "dmy"])
+def test_dates_of_a_given_type_across_partitions(order: str, tmp_path: Path, small_engine) -> None:
+    """Many partitions (7 rows each) and Polars' several chunks: values of one
+    class whose reading does not hang on the value before (Datetime values pass
+    Polars' pattern check) read the same wherever a partition or chunk starts."""
+    rng = random.Random(3 if order == "ymd" else 4)
+    rows = ["d,t"]
+    for _ in range(3000):
+        y, m, d = rng.randint(1000, 2999), rng.randint(1, 12), rng.randint(1, 31)
+        sep = rng.choice("-/.")
+        md = [rng.choice([f"{m}", f"{m:02}"]), rng.choice([f"{d}", f"{d:02}"])]
+        date_ = f"{y}{sep}{md[0]}{sep}{md[1]}" if order == "ymd" else f"{md[1]}{sep}{md[0]}{sep}{y}"
+        ws = rng.choice(["", "", "", " ", "\t"])  # chrono allows these in a date
+        time_ = rng.choice(["", f"T{rng.randint(0, 24)}:{rng.randint(0, 59):02}",
+                            f" {rng.randint(0, 23):02}:{rng.randint(0, 59):02}:{rng.randint(0, 60):02}",
+                            f" {rng.randint(0, 23)}{rng.randint(10, 59)}{rng.randint(10, 59)}.{rng.randint(0, 10**7)}"])
+        rows.append(f"{ws}{date_ if rng.random() > 0.03 else ''},{date_}{time_}")
+    p = write(tmp_path, "\n".join(rows) + "\n")
+    schema = {"d": pl.Date, "t": pl.Datetime("ns")}
+    got = assert_same(pl.scan_csv(p, schema=schema, ignore_errors=True), small_engine)
+    assert got["d"].null_count() < 500 and got["t"].null_count() < 1000

@@ -1016,7 +1016,9 @@ static bool parse_datetime(const char *t, int64_t len, int unit, int64_t *out) {
     v[k] = (p[0] - '0') * 10 + (p[1] - '0');
   }
   if (v[0] > 23 || v[1] > 59 || v[2] > 59) return false;
-  int64_t per = ladle_unit_per_sec(unit), r = (days * 86400 + v[0] * 3600 + v[1] * 60 + v[2]) * per;
+  /* in nanoseconds past the int64 range it wraps, as in Polars */
+  int64_t per = ladle_unit_per_sec(unit),
+          r = (int64_t)((uint64_t)(days * 86400 + v[0] * 3600 + v[1] * 60 + v[2]) * (uint64_t)per);
   int64_t p = 19;
   if (p < len && t[p] == '.') {
     int64_t frac = 0, scale = per;
@@ -1025,11 +1027,553 @@ static bool parse_datetime(const char *t, int64_t len, int unit, int64_t *out) {
         scale /= 10;
         frac += (t[p] - '0') * scale;
       }
-    r += frac;
+    r = (int64_t)((uint64_t)r + (uint64_t)frac);
   }
   if (p != len) return false;
   *out = r;
   return true;
+}
+
+/* ---- Dates and datetimes of a given type, read as Polars 2.1 reads them ----
+ *
+ * Polars parses a Date or Datetime column with chrono by a class of formats:
+ * day-month-year (`31-12-2020`) or year-month-day (`2020-12-31`), `-`, `/` or
+ * `.` between; for a Datetime also with a time after `T` or a space (H:M:S[.f],
+ * HMS[.f], H:M or HM), and a third class of those with a `Z` or an offset (the
+ * value made UTC). The first value of a column that a class reads, and that
+ * then parses, picks the class (dates first, day first first: dt_infer); a
+ * value before it is null (an error without ignore_errors), and so is a later
+ * value that no format of the class reads. chrono is lenient: Unicode
+ * whitespace before every number, a year of 1 to 4 digits or of a sign and any
+ * digits (-262143 to 262142), 1 or 2 digits for the other fields, a second of
+ * 60 (the next second), any digits of fraction (the first 9 count), a space in
+ * a format for any run of whitespace, nothing left over. A Datetime value
+ * reads only (dt_read_general)
+ *   - by the format that read the column's last value, or
+ *   - at exactly the width of a format with neither fraction nor offset
+ *     (Polars' fast parser: 4 digits of year, a minus before them allowed, 2
+ *     of each other field; that format is then the last), or
+ *   - by a format of the class after Polars' pattern check (dt_gate: no
+ *     whitespace but one T or space before the time, no sign, 4 digits of year
+ *     or more, at most 9 of fraction).
+ * Polars keeps that state (class, last format) per chunk of the file (the
+ * first 32 KiB, then larger ones); ladle per ladle_csv_parse call (a morsel),
+ * so a value that hangs on it (in a column of mixed classes, or read by the
+ * last format only) may read otherwise past Polars' first chunk. */
+
+enum { DT_NONE, DT_DMY, DT_YMD, DT_YMDZ };
+
+typedef struct dt_fmt {
+  const char *f;
+  bool fast; /* Polars' fixed-width parser takes it (no fraction, no offset) */
+} dt_fmt;
+
+/* Polars 2.1's lists, in its order (a value reads by one format of a list at
+ * most, but for dt_ymdz's last three): per date order and separator, a time
+ * after T, then after a space, each as H:M:S.f, HMS.f, H:M, HM, then (without
+ * an offset) the date alone; and a year-first datetime without separators */
+/* clang-format off */
+#define DT_TIMES(D, Z, FAST)                                                     \
+  {D "T%H:%M:%S%.f" Z, false}, {D "T%H%M%S%.f" Z, false},                        \
+  {D "T%H:%M" Z, FAST},        {D "T%H%M" Z, FAST},                              \
+  {D " %H:%M:%S%.f" Z, false}, {D " %H%M%S%.f" Z, false},                        \
+  {D " %H:%M" Z, FAST},        {D " %H%M" Z, FAST}
+static const dt_fmt dt_dmy[] = {
+    DT_TIMES("%d-%m-%Y", "", true), {"%d-%m-%Y", true},
+    DT_TIMES("%d/%m/%Y", "", true), {"%d/%m/%Y", true},
+    DT_TIMES("%d.%m.%Y", "", true), {"%d.%m.%Y", true}};
+static const dt_fmt dt_ymd[] = {
+    DT_TIMES("%Y-%m-%d", "", true), {"%Y-%m-%d", true},
+    DT_TIMES("%Y/%m/%d", "", true), {"%Y/%m/%d", true},
+    DT_TIMES("%Y.%m.%d", "", true), {"%Y.%m.%d", true},
+    {"%Y%m%dT%H%M%S%.f", false}};
+static const dt_fmt dt_ymdz[] = {
+    DT_TIMES("%Y-%m-%d", "%#z", false),
+    DT_TIMES("%Y/%m/%d", "%#z", false),
+    DT_TIMES("%Y.%m.%d", "%#z", false),
+    {"%Y%m%dT%H%M%S%.f%#z", false}, {"%Y%m%dT%H%M%S%.fZ", false}, {"%+", false}};
+#undef DT_TIMES
+/* a Date column's: the date alone */
+static const dt_fmt date_dmy[] = {{"%d-%m-%Y", true}, {"%d/%m/%Y", true}, {"%d.%m.%Y", true}};
+static const dt_fmt date_ymd[] = {{"%Y-%m-%d", true}, {"%Y/%m/%d", true}, {"%Y.%m.%d", true}};
+/* clang-format on */
+/* in the ISO shortcut, dt_ymd's indices of Y-m-dTH:M:S.f, Y-m-d H:M:S.f, Y-m-d */
+enum { DT_YMD_ISO_T = 0, DT_YMD_ISO_SPACE = 4, DT_YMD_ISO_DATE = 8 };
+
+static const dt_fmt *dt_list(int cls, bool date, size_t *n) {
+#define DT_RET(a) return (*n = sizeof(a) / sizeof(a[0]), a)
+  if (date) {
+    if (cls == DT_DMY) DT_RET(date_dmy);
+    DT_RET(date_ymd);
+  }
+  if (cls == DT_DMY) DT_RET(dt_dmy);
+  if (cls == DT_YMD) DT_RET(dt_ymd);
+  DT_RET(dt_ymdz);
+#undef DT_RET
+}
+
+/* A column's state: the class its values are read in (DT_NONE: not picked
+ * yet) and the index of the format that read its last value. */
+typedef struct dt_state {
+  int8_t cls;
+  int8_t last;
+} dt_state;
+
+/* What a format read: a civil date, a time of day, an offset (when has_off,
+ * seconds east of UTC). */
+typedef struct civil {
+  int64_t year, nano;
+  int month, day, hour, minute, second;
+  bool has_off;
+  int32_t off;
+} civil;
+
+/* The byte length of the Unicode White_Space character (Rust's
+ * char::is_whitespace, chrono's trim) at t[0], t[0..n) valid; 0 if none. */
+static int ws_len(const uint8_t *t, int64_t n) {
+  uint8_t c = t[0];
+  if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
+  if (c < 0xC2) return 0;
+  if (c == 0xC2) return n >= 2 && (t[1] == 0x85 || t[1] == 0xA0) ? 2 : 0; /* U+0085, U+00A0 */
+  if (n < 3) return 0;
+  if (c == 0xE1) return t[1] == 0x9A && t[2] == 0x80 ? 3 : 0; /* U+1680 */
+  if (c == 0xE2 && t[1] == 0x80) /* U+2000..200A, U+2028, U+2029, U+202F */
+    return (t[2] >= 0x80 && t[2] <= 0x8A) || t[2] == 0xA8 || t[2] == 0xA9 || t[2] == 0xAF ? 3 : 0;
+  if (c == 0xE2) return t[1] == 0x81 && t[2] == 0x9F ? 3 : 0; /* U+205F */
+  if (c == 0xE3) return t[1] == 0x80 && t[2] == 0x80 ? 3 : 0; /* U+3000 */
+  return 0;
+}
+
+static int64_t skip_ws(const uint8_t *t, int64_t n, int64_t p) {
+  for (int w; p < n && (w = ws_len(t + p, n - p)) > 0;) p += w;
+  return p;
+}
+
+/* chrono's scan::number: 1 to maxd ASCII digits at *p (the first maxd of
+ * more), as an int64 (an overflow fails). */
+static bool scan_digits(const uint8_t *t, int64_t n, int64_t *p, int64_t maxd, int64_t *v) {
+  int64_t i = *p, x = 0;
+  for (; i < n && i - *p < maxd && (unsigned)(t[i] - '0') <= 9; i++) {
+    int d = t[i] - '0';
+    if (x > (INT64_MAX - d) / 10) return false;
+    x = x * 10 + d;
+  }
+  if (i == *p) return false;
+  *p = i;
+  *v = x;
+  return true;
+}
+
+/* chrono's scan::timezone_offset at *p: Z (allow_zulu), or a sign (+, -,
+ * U+2212), 2 digits of hours, any colons and whitespace, then 2 digits of
+ * minutes (00-59), or none with allow_missing (and then nothing or 2 bytes
+ * or more left). */
+static bool scan_offset(const uint8_t *t, int64_t n, int64_t *pp, bool allow_zulu,
+                        bool allow_missing, int32_t *off) {
+  int64_t p = *pp;
+  if (allow_zulu && p < n && (t[p] == 'Z' || t[p] == 'z')) {
+    *pp = p + 1;
+    *off = 0;
+    return true;
+  }
+  if (p >= n) return false;
+  bool neg;
+  if (t[p] == '+' || t[p] == '-') {
+    neg = t[p++] == '-';
+  } else if (n - p >= 3 && t[p] == 0xE2 && t[p + 1] == 0x88 && t[p + 2] == 0x92) {
+    neg = true;
+    p += 3;
+  } else {
+    return false;
+  }
+  if (n - p < 2 || (unsigned)(t[p] - '0') > 9 || (unsigned)(t[p + 1] - '0') > 9) return false;
+  int32_t h = (t[p] - '0') * 10 + (t[p + 1] - '0'), m = 0;
+  p += 2;
+  while (p < n) { /* any colons and whitespace */
+    int w = t[p] == ':' ? 1 : ws_len(t + p, n - p);
+    if (w == 0) break;
+    p += w;
+  }
+  if (n - p >= 2) {
+    if (t[p] < '0' || t[p] > '5' || (unsigned)(t[p + 1] - '0') > 9) return false;
+    m = (t[p] - '0') * 10 + (t[p + 1] - '0');
+    p += 2;
+  } else if (!allow_missing || n - p == 1) {
+    return false;
+  }
+  *off = (neg ? -1 : 1) * (h * 3600 + m * 60);
+  *pp = p;
+  return true;
+}
+
+static bool chrono_items(const uint8_t *t, int64_t n, int64_t *pp, const char *fmt, civil *c);
+
+/* chrono's %+ (parse_rfc3339_relaxed): a date (Y - m - d, whitespace allowed
+ * before each part), t, T or a space, a time (H : M : S[.f], whitespace
+ * allowed), then after any whitespace UTC (any case) or an offset. */
+static bool chrono_rfc3339(const uint8_t *t, int64_t n, int64_t *pp, civil *c) {
+  int64_t p = *pp;
+  if (!chrono_items(t, n, &p, "%Y -%m -%d", c) || p == n) return false;
+  if (t[p] != 't' && t[p] != 'T' && t[p] != ' ') return false;
+  p++;
+  if (!chrono_items(t, n, &p, "%H :%M :%S%.f ", c) || p == n) return false;
+  p = skip_ws(t, n, p);
+  if (n - p >= 3 && strncasecmp((const char *)t + p, "UTC", 3) == 0) {
+    p += 3;
+    c->off = 0;
+  } else if (!scan_offset(t, n, &p, true, false, &c->off)) {
+    return false;
+  }
+  c->has_off = true;
+  *pp = p;
+  return true;
+}
+
+/* chrono's parse of t[*p..n) by the items of fmt (%Y %m %d %H %M %S, %.f,
+ * %#z, %+, a space: any whitespace, another byte: itself), each field in its
+ * range; *p past what they read. */
+static bool chrono_items(const uint8_t *t, int64_t n, int64_t *pp, const char *fmt, civil *c) {
+  int64_t p = *pp, v;
+  for (const char *f = fmt; *f; f++) {
+    if (*f == ' ') {
+      p = skip_ws(t, n, p);
+      continue;
+    }
+    if (*f != '%') {
+      if (p >= n || t[p] != (uint8_t)*f) return false;
+      p++;
+      continue;
+    }
+    char k = *++f;
+    if (k == '.') { /* %.f: a point and 1 or more digits, or nothing */
+      f++;
+      if (p < n && t[p] == '.') {
+        int64_t q = ++p;
+        if (!scan_digits(t, n, &p, 9, &v)) return false;
+        for (int64_t d = p - q; d < 9; d++) v *= 10;
+        c->nano = v;
+        while (p < n && (unsigned)(t[p] - '0') <= 9) p++;
+      }
+    } else if (k == '#') { /* %#z */
+      f++;
+      p = skip_ws(t, n, p);
+      if (!scan_offset(t, n, &p, true, true, &c->off)) return false;
+      c->has_off = true;
+    } else if (k == '+') {
+      if (!chrono_rfc3339(t, n, &p, c)) return false;
+    } else { /* a number, after any whitespace */
+      p = skip_ws(t, n, p);
+      if (k == 'Y') {
+        if (p < n && (t[p] == '-' || t[p] == '+')) {
+          bool neg = t[p++] == '-';
+          if (!scan_digits(t, n, &p, INT64_MAX, &v)) return false;
+          v = neg ? -v : v;
+        } else if (!scan_digits(t, n, &p, 4, &v)) {
+          return false;
+        }
+        if (v < INT32_MIN || v > INT32_MAX) return false;
+        c->year = v;
+        continue;
+      }
+      if (!scan_digits(t, n, &p, 2, &v)) return false;
+      switch (k) {
+        case 'm':
+          if (v < 1 || v > 12) return false;
+          c->month = (int)v;
+          break;
+        case 'd':
+          if (v < 1 || v > 31) return false;
+          c->day = (int)v;
+          break;
+        case 'H':
+          if (v > 23) return false;
+          c->hour = (int)v;
+          break;
+        case 'M':
+          if (v > 59) return false;
+          c->minute = (int)v;
+          break;
+        default: /* S */
+          if (v > 60) return false;
+          c->second = (int)v;
+          break;
+      }
+    }
+  }
+  *pp = p;
+  return true;
+}
+
+/* c's date exists (in chrono's range of years, -262143 to 262142). */
+static bool civil_date_ok(const civil *c) {
+  static const uint8_t mdays[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int64_t y = c->year;
+  if (y < -262143 || y > 262142 || c->day > mdays[c->month]) return false;
+  return !(c->month == 2 && c->day == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)));
+}
+
+/* chrono reads all of t by fmt into an existing date (and, with an offset,
+ * an instant in its range). */
+static bool chrono_parse(const uint8_t *t, int64_t n, const char *fmt, civil *c) {
+  memset(c, 0, sizeof *c);
+  c->year = 1;
+  c->month = c->day = 1;
+  int64_t p = 0;
+  if (!chrono_items(t, n, &p, fmt, c) || p != n || !civil_date_ok(c)) return false;
+  if (c->has_off) {
+    if (c->off <= -86400 || c->off >= 86400) return false;
+    int64_t s = ladle_days_from_civil(c->year, (unsigned)c->month, (unsigned)c->day) * 86400 +
+                c->hour * 3600 + c->minute * 60 + LADLE_MIN(c->second, 59) - c->off;
+    if (s < ladle_days_from_civil(-262143, 1, 1) * 86400 ||
+        s >= ladle_days_from_civil(262143, 1, 1) * 86400)
+      return false;
+  }
+  return true;
+}
+
+/* Polars' fixed-width parser: t has exactly the width of fmt (4-digit year,
+ * which may follow a minus when fmt starts with it, 2-digit fields, the
+ * literals), an existing date and time. */
+static bool fast_parse(const uint8_t *t, int64_t n, const char *fmt, civil *c) {
+  memset(c, 0, sizeof *c);
+  bool neg = n > 0 && t[0] == '-' && fmt[0] == '%' && fmt[1] == 'Y';
+  int64_t p = neg;
+  for (const char *f = fmt; *f; f++) {
+    if (*f != '%') {
+      if (p >= n || t[p] != (uint8_t)*f) return false;
+      p++;
+      continue;
+    }
+    char k = *++f;
+    int w = k == 'Y' ? 4 : 2, v = 0;
+    if (n - p < w) return false;
+    for (int i = 0; i < w; i++) {
+      if ((unsigned)(t[p + i] - '0') > 9) return false;
+      v = v * 10 + (t[p + i] - '0');
+    }
+    p += w;
+    switch (k) {
+      case 'Y':
+        c->year = neg ? -v : v;
+        break;
+      case 'm':
+        c->month = v;
+        break;
+      case 'd':
+        c->day = v;
+        break;
+      case 'H':
+        c->hour = v;
+        break;
+      default: /* M */
+        c->minute = v;
+        break;
+    }
+  }
+  return p == n && c->month >= 1 && c->month <= 12 && c->day >= 1 && civil_date_ok(c) &&
+         c->hour <= 23 && c->minute <= 59;
+}
+
+/* c in `unit`s since the epoch, UTC (a second of 60 is the next second), as
+ * Polars computes it (wrapping past the int64 range in nanoseconds). */
+static int64_t civil_to_unit(const civil *c, int unit) {
+  int64_t per = ladle_unit_per_sec(unit);
+  int64_t s = ladle_days_from_civil(c->year, (unsigned)c->month, (unsigned)c->day) * 86400 +
+              c->hour * 3600 + c->minute * 60 + c->second - (c->has_off ? c->off : 0);
+  return (int64_t)((uint64_t)s * (uint64_t)per + (uint64_t)(c->nano / (1000000000 / per)));
+}
+
+/* ---- Polars' pattern check (its regexes, matched as they match: greedy,
+ * first match in priority order; the month they capture must be 1 to 12) ----
+ * Nodes: RX_DIG min..max ASCII digits (greedy), RX_SET one byte of set (min
+ * 0: optional), RX_OPT a group of arg nodes tried, then skipped, RX_ALT two
+ * branches (the first arg nodes, ending in an RX_JUMP over the second), the
+ * month's marks, RX_END the end of the value. */
+enum { RX_DIG, RX_SET, RX_OPT, RX_ALT, RX_JUMP, RX_MARK0, RX_MARK1, RX_END };
+typedef struct rx_node {
+  uint8_t op;
+  int min, max, arg;
+  const char *set;
+} rx_node;
+
+/* clang-format off */
+#define RX_ANY INT32_MAX
+#define RXD(a, b) {RX_DIG, a, b, 0, NULL}
+#define RXS(s, opt) {RX_SET, (opt) ? 0 : 1, 1, 0, s}
+#define RX_MONTH {RX_MARK0, 0, 0, 0, NULL}, RXS("01", 1), RXD(1, 1), {RX_MARK1, 0, 0, 0, NULL}
+/* [T ] H :? M (:? S (\. f{1,9})?)?, H, M and S of lo to 2 digits */
+#define RX_TIME(lo)                                                                       \
+  RXS("T ", 0), RXD(lo, 2), RXS(":", 1), RXD(lo, 2),                                      \
+  {RX_OPT, 0, 0, 5, NULL}, RXS(":", 1), RXD(lo, 2),                                       \
+  {RX_OPT, 0, 0, 2, NULL}, RXS(".", 0), RXD(1, 9)
+/* ['"]? d{1,2} [-/.] M [-/.] y{4,} (time)? ['"]? */
+static const rx_node rx_dmy[] = {
+    RXS("'\"", 1), RXD(1, 2), RXS("-/.", 0), RX_MONTH, RXS("-/.", 0), RXD(4, RX_ANY),
+    {RX_OPT, 0, 0, 10, NULL}, RX_TIME(1), RXS("'\"", 1), {RX_END, 0, 0, 0, NULL}};
+/* ['"]? y{4,} [-/.]? M [-/.]? d{1,2} (time)? ['"]? */
+static const rx_node rx_ymd[] = {
+    RXS("'\"", 1), RXD(4, RX_ANY), RXS("-/.", 1), RX_MONTH, RXS("-/.", 1), RXD(1, 2),
+    {RX_OPT, 0, 0, 10, NULL}, RX_TIME(1), RXS("'\"", 1), {RX_END, 0, 0, 0, NULL}};
+/* ['"]? y{4,} [-/.]? M [-/.]? d{1,2} time ([+-]\d{2}(:?\d{2})? | Z) ['"]?, the time's
+ * fields of 2 digits */
+static const rx_node rx_ymdz[] = {
+    RXS("'\"", 1), RXD(4, RX_ANY), RXS("-/.", 1), RX_MONTH, RXS("-/.", 1), RXD(1, 2),
+    RX_TIME(2),
+    {RX_ALT, 0, 0, 6, NULL},
+      RXS("+-", 0), RXD(2, 2), {RX_OPT, 0, 0, 2, NULL}, RXS(":", 1), RXD(2, 2),
+      {RX_JUMP, 0, 0, 1, NULL},
+      RXS("Z", 0),
+    RXS("'\"", 1), {RX_END, 0, 0, 0, NULL}};
+#undef RX_TIME
+#undef RX_MONTH
+#undef RXS
+#undef RXD
+/* clang-format on */
+
+static bool rx_match(const rx_node *x, const uint8_t *t, int64_t n, int64_t p, int64_t *mark) {
+  for (;; x++) {
+    switch (x->op) {
+      case RX_DIG: {
+        int64_t k = 0;
+        while (k < x->max && p + k < n && (unsigned)(t[p + k] - '0') <= 9) k++;
+        for (; k >= x->min; k--)
+          if (rx_match(x + 1, t, n, p + k, mark)) return true;
+        return false;
+      }
+      case RX_SET:
+        if (p < n && t[p] != 0 && strchr(x->set, t[p]) != NULL &&
+            rx_match(x + 1, t, n, p + 1, mark))
+          return true;
+        if (x->min > 0) return false;
+        break;
+      case RX_OPT:
+        if (rx_match(x + 1, t, n, p, mark)) return true;
+        x += x->arg;
+        break;
+      case RX_ALT:
+        if (rx_match(x + 1, t, n, p, mark)) return true;
+        x += x->arg;
+        break;
+      case RX_JUMP:
+        x += x->arg;
+        break;
+      case RX_MARK0:
+      case RX_MARK1:
+        mark[x->op - RX_MARK0] = p;
+        break;
+      default: /* RX_END */
+        return p == n;
+    }
+  }
+}
+
+/* t passes Polars' pattern check for class cls (Pattern::is_inferable). */
+static bool dt_gate(int cls, const uint8_t *t, int64_t n) {
+  int64_t mark[2] = {0, 0};
+  if (!rx_match(cls == DT_DMY ? rx_dmy : cls == DT_YMD ? rx_ymd : rx_ymdz, t, n, 0, mark))
+    return false;
+  int m = 0;
+  for (int64_t i = mark[0]; i < mark[1]; i++) m = m * 10 + (t[i] - '0');
+  return m >= 1 && m <= 12;
+}
+
+/* The class of formats that reads t, as Polars picks one from a column's
+ * first value: dates day first, year first, then (a Datetime column) with a
+ * time day first, year first, then with an offset. */
+static int dt_infer(const uint8_t *t, int64_t n, bool date) {
+  civil c;
+  size_t nf;
+  for (int pass = 0; pass < (date ? 1 : 2); pass++)
+    for (int cls = DT_DMY; cls <= (pass ? DT_YMDZ : DT_YMD); cls++) {
+      const dt_fmt *l = dt_list(cls, pass == 0, &nf);
+      for (size_t i = 0; i < nf; i++)
+        if (chrono_parse(t, n, l[i].f, &c)) return cls;
+    }
+  return DT_NONE;
+}
+
+/* The slow path: the last format, else (through the gate) the first of the
+ * class that reads t. */
+static bool dt_slow(dt_state *s, int cls, int last, const uint8_t *t, int64_t n, bool date,
+                    civil *c) {
+  size_t nf;
+  const dt_fmt *l = dt_list(cls, date, &nf);
+  if (chrono_parse(t, n, l[last].f, c)) {
+    s->cls = (int8_t)cls;
+    s->last = (int8_t)last;
+    return true;
+  }
+  if (!date && !dt_gate(cls, t, n)) return false;
+  for (size_t i = 0; i < nf; i++)
+    if (chrono_parse(t, n, l[i].f, c)) {
+      s->cls = (int8_t)cls;
+      s->last = (int8_t)i;
+      return true;
+    }
+  return false;
+}
+
+/* dt_read past its ISO shortcut (out of line: the shortcut is what a plain
+ * column's loop runs). */
+__attribute__((noinline)) static bool dt_read_general(dt_state *s, const uint8_t *t, int64_t n,
+                                                      bool date, int unit, int64_t *out) {
+  civil c;
+  size_t nf;
+  if (s->cls == DT_NONE) {
+    int cls = dt_infer(t, n, date);
+    if (cls == DT_NONE || !dt_slow(s, cls, 0, t, n, date, &c)) return false;
+  } else if (date) {
+    const dt_fmt *l = dt_list(s->cls, true, &nf);
+    size_t i = 0;
+    while (i < nf && !chrono_parse(t, n, l[i].f, &c)) i++;
+    if (i == nf) return false;
+  } else {
+    const dt_fmt *l = dt_list(s->cls, false, &nf);
+    bool ok = l[s->last].fast && fast_parse(t, n, l[s->last].f, &c);
+    for (size_t i = 0; !ok && i < nf; i++)
+      if (l[i].fast && fast_parse(t, n, l[i].f, &c)) {
+        ok = true;
+        s->last = (int8_t)i;
+      }
+    if (!ok && !dt_slow(s, s->cls, s->last, t, n, false, &c)) return false;
+  }
+  if (date) {
+    *out = ladle_days_from_civil(c.year, (unsigned)c.month, (unsigned)c.day);
+  } else {
+    if (c.second == 60) {
+      c.second = 59;
+      c.nano += 1000000000;
+    }
+    *out = civil_to_unit(&c, unit);
+  }
+  return true;
+}
+
+/* A Date (days) or Datetime (units) value of a column in state s, as Polars
+ * reads it; false: null (or an error). */
+static inline bool dt_read(dt_state *s, const char *t, int64_t n, bool date, int unit,
+                           int64_t *out) {
+  if (s->cls == DT_NONE || s->cls == DT_YMD) {
+    /* ISO values: what the formats give, without trying them (year first;
+     * a date alone, or with H:M:S[.f] after T or a space, at most 9 digits
+     * of fraction: Polars' fast parser takes none of those with seconds, its
+     * check passes them all, and the format that reads them is the one
+     * named; a date is the Y-m-d format's) */
+    int64_t v;
+    if (n == 10 && parse_date(t, n, &v)) {
+      s->cls = DT_YMD;
+      s->last = DT_YMD_ISO_DATE;
+      *out = date ? v : v * 86400 * ladle_unit_per_sec(unit);
+      return true;
+    }
+    if (!date && n >= 19 && n != 20 && n <= 29 && parse_datetime(t, n, unit, &v)) {
+      s->cls = DT_YMD;
+      s->last = t[10] == 'T' ? DT_YMD_ISO_T : DT_YMD_ISO_SPACE;
+      *out = v;
+      return true;
+    }
+  }
+  return dt_read_general(s, (const uint8_t *)t, n, date, unit, out);
 }
 
 ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, ladle_dtype *types,
@@ -1103,7 +1647,9 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
   return st;
 }
 
-static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool decimal_comma) {
+/* dt: the column's date state (Date and Datetime columns). */
+static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool decimal_comma,
+                  dt_state *dt) {
   ladle_type_id id = o->type.id;
   /* a number of a given type may start with spaces and tabs, as in Polars
    * (not other whitespace, nor any after it; inference reads such a field as
@@ -1164,15 +1710,12 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
       else
         LADLE_COL_MUT(o, double)[r] = d;
       return true;
-    case LADLE_TYPE_DATE:
-      if (!parse_date(t, len, &i64) || i64 < INT32_MIN || i64 > INT32_MAX) return false;
+    case LADLE_TYPE_DATE: /* (chrono's years all fit) */
+      if (!dt_read(dt, t, len, true, 0, &i64)) return false;
       LADLE_COL_MUT(o, int32_t)[r] = (int32_t)i64;
       return true;
     case LADLE_TYPE_DATETIME:
-      if (!parse_datetime(t, len, (int)o->type.unit, &i64)) {
-        if (!parse_date(t, len, &i64)) return false;
-        i64 *= 86400 * ladle_unit_per_sec((int)o->type.unit);
-      }
+      if (!dt_read(dt, t, len, false, (int)o->type.unit, &i64)) return false;
       LADLE_COL_MUT(o, int64_t)[r] = i64;
       return true;
     default:
@@ -1334,9 +1877,11 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   int64_t scap = 0;
   /* strings: offsets now, bytes into a growing buffer */
   char **sbuf = calloc(LADLE_MAX(ncols, 1), sizeof *sbuf);
+  /* each date column's state, from its first record on (as in a Polars chunk) */
+  dt_state *dts = calloc(LADLE_MAX(ncols, 1), sizeof *dts);
   int64_t *slen = calloc(LADLE_MAX(ncols, 1), sizeof *slen),
           *scapv = calloc(LADLE_MAX(ncols, 1), sizeof *scapv);
-  ladle_status st = fields && sbuf && slen && scapv ? LADLE_OK : LADLE_OOM(err, "csv parse");
+  ladle_status st = fields && sbuf && slen && scapv && dts ? LADLE_OK : LADLE_OOM(err, "csv parse");
   size_t made = 0;
   for (; st == LADLE_OK && made < ncols; made++) {
     st = ladle_column_alloc(types[made], n, true, 0, &out[made], err);
@@ -1452,7 +1997,7 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
         }
         if (len > 0) memcpy(sbuf[k] + slen[k], t, (size_t)len);
         slen[k] += len;
-      } else if (!null && !store(o_, r, t, len, o->decimal_comma)) {
+      } else if (!null && !store(o_, r, t, len, o->decimal_comma, &dts[k])) {
         if (!o->ignore_errors) {
           char b1[64];
           st = ladle_err_set(err, LADLE_ECOMPUTE,
@@ -1492,6 +2037,7 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   free(sbuf);
   free(slen);
   free(scapv);
+  free(dts);
   free(fields);
   free(scratch);
   free(plan);
