@@ -583,3 +583,57 @@ def test_dates_of_a_given_type_across_partitions(order: str, tmp_path: Path, sma
     schema = {"d": pl.Date, "t": pl.Datetime("ns")}
     got = assert_same(pl.scan_csv(p, schema=schema, ignore_errors=True), small_engine)
     assert got["d"].null_count() < 500 and got["t"].null_count() < 1000
+
+
+@pytest.mark.parametrize("ty", [pl.Int8, pl.Int32, pl.Int64, pl.UInt8, pl.UInt64, pl.Float32, pl.Float64])
+@pytest.mark.parametrize("blank", [" ", "  ", "\t", " \t "])
+def test_blank_numbers_are_null(ty: pl.DataType, blank: str, tmp_path: Path, engine) -> None:
+    """A field of spaces and tabs alone is a null number in Polars, without
+    ignore_errors too (ladle failed on it)."""
+    p = write(tmp_path, f"a,b\n{blank},1\n7,2\n{blank}{blank},3\n")
+    assert_same(pl.scan_csv(p, schema={"a": ty, "b": pl.Int64}), engine)
+    assert_same(pl.scan_csv(p, schema={"a": ty, "b": pl.Int64}, ignore_errors=True), engine)
+
+
+@pytest.mark.parametrize("named", [{"b": "x"}, {"a": "x"}, {"a": "x", "b": "y"}, {"c": "z"}])
+def test_quoted_empty_strings_under_named_null_values(named: dict, tmp_path: Path, engine) -> None:
+    """With null values named per column, a quoted empty field ("") of a String
+    column that has none of its own is null in Polars; one of a column that has
+    some stays an empty string (ladle read "" everywhere)."""
+    p = write(tmp_path, 'a,b,c\n"",1,""\nq,"",r\n"x","y",""\n,,\n')
+    assert_same(pl.scan_csv(p, null_values=named), engine)
+    assert_same(pl.scan_csv(p, null_values=named, schema={"a": pl.String, "b": pl.String, "c": pl.String}), engine)
+
+
+MIXED_TOKENS = ["true", "false", "True", "FALSE", "tRuE", "1", "0", "", "NA", "null", "x", '"a,b"', '"q""q"',
+                '""', '" "', "  ", "\t", "é", "1.5", "-3", '"true"', '"1"', "NaN", "t", "f", "yes"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_small_files_of_random_tokens_and_options(seed: int, tmp_path: Path, engine) -> None:
+    """Small files of random tokens (booleans, numbers, quoted and blank fields,
+    null texts) under random null_values (none, a list, per column), with and
+    without a schema and ignore_errors, against Polars: the same frame, or both
+    raise. Found the quoted empty strings under named null values and the blank
+    numbers."""
+    import random
+
+    rnd = random.Random(seed)
+    names = ["b", "s", "i", "f"]
+    schema = {"b": pl.Boolean, "s": pl.String, "i": pl.Int64, "f": pl.Float64}
+    p = tmp_path / "t.csv"
+    for trial in range(150):
+        rows = [",".join(rnd.choice(MIXED_TOKENS) for _ in names) for _ in range(rnd.randint(1, 6))]
+        p.write_text(",".join(names) + "\n" + "\n".join(rows) + rnd.choice(["\n", "", "\r\n"]), encoding="utf-8")
+        opts = rnd.choice([{}, {"null_values": ["NA"]}, {"null_values": ["NA", "null"]}, {"null_values": {"s": "x"}},
+                           {"null_values": {"b": "NA", "f": "x"}}])
+        lf = pl.scan_csv(p, schema=rnd.choice([schema, None]), ignore_errors=rnd.choice([True, False]), **opts)
+        try:
+            want = lf.collect(engine="in-memory")
+        except pl.exceptions.PolarsError:
+            with pytest.raises(Exception):
+                lf.collect(engine=engine)
+            continue
+        got = lf.collect(engine=engine)
+        assert engine.last_run == "ladle", (trial, opts)
+        assert_frame_equal(got, want)

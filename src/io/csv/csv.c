@@ -1648,6 +1648,15 @@ ladle_status ladle_csv_infer(const ladle_csv_file *f, const ladle_csv_opts *o, l
 }
 
 /* dt: the column's date state (Date and Datetime columns). */
+/* Whether a field is spaces and tabs alone: a null number in Polars (not an
+ * error, also without ignore_errors). */
+static bool blank_text(const char *t, int64_t len) {
+  if (len == 0) return false;
+  for (int64_t i = 0; i < len; i++)
+    if (t[i] != ' ' && t[i] != '\t') return false;
+  return true;
+}
+
 static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool decimal_comma,
                   dt_state *dt) {
   ladle_type_id id = o->type.id;
@@ -1981,8 +1990,13 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
           break;
         }
         /* a quoted field with nothing between its first and last bytes is a
-         * null number or date (Polars' empty text), as an unquoted empty one */
-        null = is_null_text(o, f, c, fields[c], t, len) || (!str && fields[c].quoted && len == 0);
+         * null number or date (Polars' empty text), as an unquoted empty one;
+         * a String one too where null values are named per column and this
+         * column has none (Polars); spaces and tabs alone are a null number */
+        null = is_null_text(o, f, c, fields[c], t, len) || (!str && fields[c].quoted && len == 0) ||
+               (ladle_type_is_numeric(types[k].id) && blank_text(t, len)) ||
+               (str && fields[c].quoted && len == 0 && f->n_col_nulls != NULL &&
+                f->n_col_nulls[c] == 0);
       }
       if (!null && str) {
         if (slen[k] + len > scapv[k]) {
