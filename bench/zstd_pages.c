@@ -26,8 +26,8 @@ static uint64_t next(void) {
 }
 
 enum { KINDS = 7 };
-static const char *names[KINDS] = {"u32 ids < 1000",   "u32 ids < 60000", "u32 ids < 166666",
-                                   "i64 timestamps",   "f64 3 decimals",  "f32 few values",
+static const char *names[KINDS] = {"u32 ids < 1000",  "u32 ids < 60000", "u32 ids < 166666",
+                                   "i64 timestamps",  "f64 3 decimals",  "f32 few values",
                                    "text (len+bytes)"};
 
 static void fill(int kind, uint8_t *d, size_t bytes) {
