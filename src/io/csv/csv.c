@@ -1657,6 +1657,36 @@ static bool blank_text(const char *t, int64_t len) {
   return true;
 }
 
+/* x into row r of o, a signed integer column; false where it does not fit
+ * the column's width. */
+static inline bool put_signed(ladle_column *o, int64_t r, int64_t x) {
+  switch (o->type.id) {
+    case LADLE_TYPE_INT8:
+      if (x < INT8_MIN || x > INT8_MAX) return false;
+      LADLE_COL_MUT(o, int8_t)[r] = (int8_t)x;
+      return true;
+    case LADLE_TYPE_INT16:
+      if (x < INT16_MIN || x > INT16_MAX) return false;
+      LADLE_COL_MUT(o, int16_t)[r] = (int16_t)x;
+      return true;
+    case LADLE_TYPE_INT32:
+      if (x < INT32_MIN || x > INT32_MAX) return false;
+      LADLE_COL_MUT(o, int32_t)[r] = (int32_t)x;
+      return true;
+    default:
+      LADLE_COL_MUT(o, int64_t)[r] = x;
+      return true;
+  }
+}
+
+/* d into row r of o, a Float32 or Float64 column. */
+static inline void put_float(ladle_column *o, int64_t r, double d) {
+  if (o->type.id == LADLE_TYPE_FLOAT32)
+    LADLE_COL_MUT(o, float)[r] = (float)d;
+  else
+    LADLE_COL_MUT(o, double)[r] = d;
+}
+
 static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool decimal_comma,
                   dt_state *dt) {
   ladle_type_id id = o->type.id;
@@ -1681,19 +1711,7 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
     case LADLE_TYPE_INT16:
     case LADLE_TYPE_INT32:
     case LADLE_TYPE_INT64:
-      if (!parse_i64(t, len, &i64)) return false;
-      if (id == LADLE_TYPE_INT8 && (i64 < INT8_MIN || i64 > INT8_MAX)) return false;
-      if (id == LADLE_TYPE_INT16 && (i64 < INT16_MIN || i64 > INT16_MAX)) return false;
-      if (id == LADLE_TYPE_INT32 && (i64 < INT32_MIN || i64 > INT32_MAX)) return false;
-      if (id == LADLE_TYPE_INT8)
-        LADLE_COL_MUT(o, int8_t)[r] = (int8_t)i64;
-      else if (id == LADLE_TYPE_INT16)
-        LADLE_COL_MUT(o, int16_t)[r] = (int16_t)i64;
-      else if (id == LADLE_TYPE_INT32)
-        LADLE_COL_MUT(o, int32_t)[r] = (int32_t)i64;
-      else
-        LADLE_COL_MUT(o, int64_t)[r] = i64;
-      return true;
+      return parse_i64(t, len, &i64) && put_signed(o, r, i64);
     case LADLE_TYPE_UINT8:
     case LADLE_TYPE_UINT16:
     case LADLE_TYPE_UINT32:
@@ -1714,10 +1732,7 @@ static bool store(ladle_column *o, int64_t r, const char *t, int64_t len, bool d
     case LADLE_TYPE_FLOAT32:
     case LADLE_TYPE_FLOAT64:
       if (!parse_float(t, len, decimal_comma, &d)) return false;
-      if (id == LADLE_TYPE_FLOAT32)
-        LADLE_COL_MUT(o, float)[r] = (float)d;
-      else
-        LADLE_COL_MUT(o, double)[r] = d;
+      put_float(o, r, d);
       return true;
     case LADLE_TYPE_DATE: /* (chrono's years all fit) */
       if (!dt_read(dt, t, len, true, 0, &i64)) return false;
@@ -1769,51 +1784,24 @@ static ladle_status invalid_utf8(const ladle_csv_file *f, const ladle_csv_opts *
                              (long long)(lo + 1));
 }
 
-/* What fast_record does with each file column: skip it, or parse it into an
- * output column's values as one of these. */
-enum { FAST_SKIP, FAST_I8, FAST_I16, FAST_I32, FAST_I64, FAST_F32, FAST_F64 };
-typedef struct fast_col {
-  int kind;
-  void *values;
-} fast_col;
-
-/* The fast path's plan for every file column; false when the parse cannot
- * take it at all (a selected column that is not a signed integer or a float,
- * a decimal comma, null texts other than the empty field, a column read twice
- * or not in the file). */
+/* The fast path's plan: per file column, the output column it is read
+ * into (NULL: skipped); false when the parse cannot take it at all (a
+ * selected column that is not a signed integer or a float, a decimal comma,
+ * null texts other than the empty field, a column read twice or not in the
+ * file). */
 static bool fast_plan(const ladle_csv_file *f, const ladle_csv_opts *o, size_t ncols,
                       const size_t *which, const ladle_dtype *types, ladle_column *out,
-                      fast_col *plan) {
+                      ladle_column **plan) {
   if (o->decimal_comma || !o->missing_is_null || o->n_null_values > 0 || f->n_col_nulls != NULL ||
       f->ncols == 0 || ncols == 0)
     return false;
-  for (size_t c = 0; c < f->ncols; c++) plan[c] = (fast_col){FAST_SKIP, NULL};
+  for (size_t c = 0; c < f->ncols; c++) plan[c] = NULL;
   for (size_t k = 0; k < ncols; k++) {
-    int kind;
-    switch (types[k].id) {
-      case LADLE_TYPE_INT8:
-        kind = FAST_I8;
-        break;
-      case LADLE_TYPE_INT16:
-        kind = FAST_I16;
-        break;
-      case LADLE_TYPE_INT32:
-        kind = FAST_I32;
-        break;
-      case LADLE_TYPE_INT64:
-        kind = FAST_I64;
-        break;
-      case LADLE_TYPE_FLOAT32:
-        kind = FAST_F32;
-        break;
-      case LADLE_TYPE_FLOAT64:
-        kind = FAST_F64;
-        break;
-      default:
-        return false;
-    }
-    if (which[k] >= f->ncols || plan[which[k]].kind != FAST_SKIP) return false;
-    plan[which[k]] = (fast_col){kind, LADLE_COL_MUT(&out[k], char)};
+    ladle_type_id id = types[k].id;
+    if (!((id >= LADLE_TYPE_INT8 && id <= LADLE_TYPE_INT64) || ladle_type_is_float(id)) ||
+        which[k] >= f->ncols || plan[which[k]] != NULL)
+      return false;
+    plan[which[k]] = &out[k];
   }
   return true;
 }
@@ -1825,47 +1813,27 @@ static bool fast_plan(const ladle_csv_file *f, const ladle_csv_opts *o, size_t n
  * other text, another field count): the general path then reads the record,
  * with its nulls and errors, and overwrites what this stored. */
 static bool fast_record(const uint8_t *d, int64_t a, int64_t b, char sep, char quote, size_t nf,
-                        const fast_col *plan, int64_t r) {
+                        ladle_column *const *plan, int64_t r) {
   while (b > a && (d[b - 1] == '\n' || d[b - 1] == '\r')) b--;
   int64_t p = a;
   for (size_t c = 0; c < nf; c++) {
-    int kind = plan[c].kind;
-    if (kind >= FAST_I8 && kind <= FAST_I64) {
+    ladle_column *o = plan[c];
+    if (o != NULL && o->type.id <= LADLE_TYPE_INT64) { /* INT8..INT64 (fast_plan) */
       bool neg = false;
       if (p < b && (d[p] == '-' || d[p] == '+')) neg = d[p++] == '-';
       int64_t start = p;
       uint64_t v = 0;
       for (; p < b && (unsigned)(d[p] - '0') <= 9; p++) v = v * 10 + (unsigned)(d[p] - '0');
-      if (p == start || p - start > 18) return false;
-      int64_t x = neg ? -(int64_t)v : (int64_t)v;
-      switch (kind) {
-        case FAST_I8:
-          if (x < INT8_MIN || x > INT8_MAX) return false;
-          ((int8_t *)plan[c].values)[r] = (int8_t)x;
-          break;
-        case FAST_I16:
-          if (x < INT16_MIN || x > INT16_MAX) return false;
-          ((int16_t *)plan[c].values)[r] = (int16_t)x;
-          break;
-        case FAST_I32:
-          if (x < INT32_MIN || x > INT32_MAX) return false;
-          ((int32_t *)plan[c].values)[r] = (int32_t)x;
-          break;
-        default:
-          ((int64_t *)plan[c].values)[r] = x;
-          break;
-      }
+      if (p == start || p - start > 18 || !put_signed(o, r, neg ? -(int64_t)v : (int64_t)v))
+        return false;
     } else {
       int64_t start = p;
       for (; p < b && d[p] != (uint8_t)sep; p++)
         if (quote && d[p] == (uint8_t)quote) return false;
-      if (kind != FAST_SKIP) {
+      if (o != NULL) {
         double v;
         if (p == start || !parse_f64((const char *)d + start, p - start, &v)) return false;
-        if (kind == FAST_F32)
-          ((float *)plan[c].values)[r] = (float)v;
-        else
-          ((double *)plan[c].values)[r] = v;
+        put_float(o, r, v);
       }
     }
     if (c + 1 < nf) {
@@ -1909,12 +1877,18 @@ ladle_status ladle_csv_parse(const ladle_csv_file *f, const ladle_csv_opts *o, i
   size_t read_last = SIZE_MAX;
   for (size_t k = 0; k < ncols; k++)
     if (which[k] < nf && (read_last == SIZE_MAX || which[k] > read_last)) read_last = which[k];
-  fast_col *plan = malloc(LADLE_MAX(nf, 1) * sizeof *plan);
+  ladle_column **plan = malloc(LADLE_MAX(nf, 1) * sizeof *plan);
   if (plan == NULL && st == LADLE_OK) st = LADLE_OOM(err, "csv parse");
-  const bool fast = st == LADLE_OK && fast_plan(f, o, ncols, which, types, out, plan);
+  bool fast = st == LADLE_OK && fast_plan(f, o, ncols, which, types, out, plan);
+  int64_t misses = 0; /* records the fast path gave to the general one */
   for (int64_t r = 0; st == LADLE_OK && r < n; r++) {
     int64_t rec = begin + r, a = f->starts[2 * rec], b = f->starts[2 * rec + 1];
-    if (fast && fast_record(f->data, a, b, o->separator, o->quote, nf, plan, r)) continue;
+    if (fast) {
+      if (fast_record(f->data, a, b, o->separator, o->quote, nf, plan, r)) continue;
+      /* mostly records it cannot read (a column of nulls): each would be
+       * read twice, so the rest go the general way at once */
+      if (++misses >= 256 && misses * 2 > r + 1) fast = false;
+    }
     if (any_string && r % 256 == 0) {
       /* (from the end of the record before, so that comment lines between
        * are checked too; the file's first and last records take those

@@ -675,6 +675,22 @@ static bool slots_grow(const ladle_column *c, const int64_t *fr, int64_t ne, int
     }                                                    \
     break;                                               \
   }
+/* Row i of an integer or temporal column of width 1, 2, 4 or 8 as 64 bits,
+ * sign- or zero-extended by its type (as SPAN_LOOP widens it). */
+static uint64_t widened(const ladle_column *c, int64_t i) {
+  bool sgn = ladle_type_is_signed(c->type.id) || c->type.id == LADLE_TYPE_DATE;
+  switch (ladle_type_width(c->type.id)) {
+    case 1:
+      return sgn ? (uint64_t)((const int8_t *)c->values)[i] : ((const uint8_t *)c->values)[i];
+    case 2:
+      return sgn ? (uint64_t)((const int16_t *)c->values)[i] : ((const uint16_t *)c->values)[i];
+    case 4:
+      return sgn ? (uint64_t)((const int32_t *)c->values)[i] : ((const uint32_t *)c->values)[i];
+    default:
+      return ((const uint64_t *)c->values)[i];
+  }
+}
+
 static int build_dict_span(const ladle_column *c, int64_t lo, int64_t hi, int64_t max_entries,
                            uint32_t *ids, int64_t **first, int64_t *nentries, ladle_error *err,
                            ladle_status *st) {
@@ -683,35 +699,7 @@ static int build_dict_span(const ladle_column *c, int64_t lo, int64_t hi, int64_
   if (lo < 0 || !(ladle_type_is_integer(id) || id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME ||
                   id == LADLE_TYPE_DURATION || id == LADLE_TYPE_TIME))
     return -1;
-  uint64_t vlo = 0, vhi = 0; /* widened as SPAN_LOOP widens them */
-  switch (w) {
-    case 1:
-      vlo = ladle_type_is_signed(id) ? (uint64_t)((const int8_t *)c->values)[lo]
-                                     : (uint64_t)((const uint8_t *)c->values)[lo];
-      vhi = ladle_type_is_signed(id) ? (uint64_t)((const int8_t *)c->values)[hi]
-                                     : (uint64_t)((const uint8_t *)c->values)[hi];
-      break;
-    case 2:
-      vlo = ladle_type_is_signed(id) ? (uint64_t)((const int16_t *)c->values)[lo]
-                                     : (uint64_t)((const uint16_t *)c->values)[lo];
-      vhi = ladle_type_is_signed(id) ? (uint64_t)((const int16_t *)c->values)[hi]
-                                     : (uint64_t)((const uint16_t *)c->values)[hi];
-      break;
-    case 4:
-      vlo = id == LADLE_TYPE_UINT32 ? (uint64_t)((const uint32_t *)c->values)[lo]
-                                    : (uint64_t)((const int32_t *)c->values)[lo];
-      vhi = id == LADLE_TYPE_UINT32 ? (uint64_t)((const uint32_t *)c->values)[hi]
-                                    : (uint64_t)((const int32_t *)c->values)[hi];
-      break;
-    case 8:
-      vlo = id == LADLE_TYPE_UINT64 ? ((const uint64_t *)c->values)[lo]
-                                    : (uint64_t)((const int64_t *)c->values)[lo];
-      vhi = id == LADLE_TYPE_UINT64 ? ((const uint64_t *)c->values)[hi]
-                                    : (uint64_t)((const int64_t *)c->values)[hi];
-      break;
-    default:
-      return -1;
-  }
+  uint64_t vlo = widened(c, lo), vhi = widened(c, hi);
   uint64_t span = vhi - vlo; /* the values lie in [vlo, vlo + span], mod 2^64 */
   int64_t n = c->length;
   if (span >= (uint64_t)DICT_SPAN_MAX || span >= (uint64_t)LADLE_MAX(4 * n, 65536)) return -1;
