@@ -671,14 +671,25 @@ class Translator:
         return out
 
     def _scan_csv(self, ir: Any) -> N.Plan:
+        if ir.hive_parts is not None:
+            raise Unsupported("plan node Scan(csv)", "hive partitions are not supported by ladle yet")
+        want = self.nt.get_schema()
+        plan = self._csv_files([str(p) for p in ir.paths], ir.scan_type[1], ir.file_options, want)
+        if ir.predicate is not None:
+            plan = N.filter(plan, self.expr(ir.predicate.node))
+        if [name for name, _ in plan.schema()] != list(want):
+            plan = N.select(plan, [N.col(c) for c in want])
+        return plan
+
+    def _csv_files(self, paths: list[str], options: str, opts: Any, want: Any,
+                   what: str = "plan node Scan(csv)") -> N.Plan:
+        """A CSV scan of paths with Polars' reader options (its JSON) and file
+        options (None for a fast count), giving the columns of `want` that are
+        read from the files (zero columns: the records counted)."""
         import json
 
-        what = "plan node Scan(csv)"
-        o = json.loads(ir.scan_type[1])
+        o = json.loads(options)
         po = o.get("parse_options", {})
-        opts = ir.file_options
-        if ir.hive_parts is not None:
-            raise Unsupported(what, "hive partitions are not supported by ladle yet")
         path_col = getattr(opts, "include_file_paths", None) or None
         if po.get("eol_char", 10) != 10 or po.get("encoding", "Utf8") != "Utf8":
             raise Unsupported(what, "only UTF-8 files with \\n line ends are supported")
@@ -697,15 +708,15 @@ class Translator:
         comment = po.get("comment_prefix")
         if isinstance(comment, dict):
             comment = chr(comment["Single"]) if "Single" in comment else comment.get("Multi")
-        want = self.nt.get_schema()
-        row_index = opts.row_index
+        row_index = getattr(opts, "row_index", None)
         cols = [c for c in want if (row_index is None or c != row_index[0]) and c != path_col]
         types = [_ladle_type(want[c], f"column '{c}' of a CSV scan") for c in cols]
         quote = po.get("quote_char")
-        n_rows, offset = _scan_slice(opts.n_rows if opts.n_rows is not None else o.get("n_rows"))
+        n_rows, offset = _scan_slice(getattr(opts, "n_rows", None) if getattr(opts, "n_rows", None) is not None
+                                     else o.get("n_rows"))
         try:
             plan = N.scan_csv(
-                [str(p) for p in ir.paths], cols, types, separator=int(po.get("separator", 44)),
+                paths, cols, types, separator=int(po.get("separator", 44)),
                 quote=0 if quote is None else int(quote), has_header=bool(o.get("has_header", True)),
                 skip_rows=int(o.get("skip_rows", 0)), skip_rows_after_header=int(o.get("skip_rows_after_header", 0)),
                 skip_lines=int(o.get("skip_lines", 0) or 0),
@@ -715,7 +726,8 @@ class Translator:
                 ignore_extra_columns=str(getattr(opts, "extra_columns_policy", "raise")) == "ignore",
                 path_column=path_col,
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
-                truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
+                # a count reads no fields: records of any width count, as in Polars
+                truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)) or not cols,
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),
                 infer_schema_length=int(o.get("infer_schema_length") or 0), n_rows=-1 if n_rows is None else int(n_rows),
             )
@@ -728,10 +740,6 @@ class Translator:
             plan = N.row_index(plan, row_index[0], int(row_index[1]))
         if offset is not None:
             plan = N.slice(plan, offset[0], offset[1])
-        if ir.predicate is not None:
-            plan = N.filter(plan, self.expr(ir.predicate.node))
-        if [name for name, _ in plan.schema()] != list(want):
-            plan = N.select(plan, [N.col(c) for c in want])
         return plan
 
     def _node_Select(self, ir: Any) -> N.Plan:
@@ -1180,6 +1188,12 @@ class Translator:
         if name == "explode":
             # ('explode', columns, empty_as_null, keep_nulls)
             return N.explode(self.node(ir.input), list(fn[1]), bool(fn[2]), bool(fn[3]))
+        if name == "fast_count" and fn[2][0] == "csv":
+            # ('fast_count', paths, ('csv', reader options, cloud options), alias): the
+            # records the reader would read, counted without their columns
+            what = "plan node MapFunction(fast_count)"
+            plan = self._csv_files([str(p) for p in fn[1]], fn[2][1], None, {}, what)
+            return N.select(plan, [N.alias(N.len(), str(fn[3]))])
         raise Unsupported(f"plan node MapFunction({name})", "not supported by ladle yet")
 
     # ------------------------------------------------------------ expressions
@@ -1513,6 +1527,10 @@ class Translator:
         """The type of expression i over the current node's input."""
         nt = self.nt
         cur = nt.get_node()
+        if self._dtype_input is None and not nt.get_inputs():
+            # a scan's pushed-down predicate: over the scan's own columns (its schema
+            # holds the columns the predicate reads, projected away above it)
+            return nt.get_dtype(i)
         nt.set_node(self._dtype_input if self._dtype_input is not None else nt.get_inputs()[0])
         try:
             return nt.get_dtype(i)

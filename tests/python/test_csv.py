@@ -637,3 +637,49 @@ def test_small_files_of_random_tokens_and_options(seed: int, tmp_path: Path, eng
         got = lf.collect(engine=engine)
         assert engine.last_run == "ladle", (trial, opts)
         assert_frame_equal(got, want)
+
+
+COUNT_FILES = {
+    "plain": "a,b\n1,2\n3,4\n",
+    "no_final_newline": "a,b\n1,2\n3,4",
+    "empty_lines": "a,b\n1,2\n\n3,4\n\n",
+    "quoted_newline": 'a,b\n"x\ny",2\n3,4\n',
+    "comment": "a,b\n#c\n1,2\n3,4\n",
+    "crlf": "a,b\r\n1,2\r\n3,4\r\n",
+    "ragged": "a,b\n1,2,3\n4\n",
+    "header_only": "a,b\n",
+    "many": "a,b\n" + "".join(f"{i},\"x{i}\ny\"\n" for i in range(70_000)),
+}
+COUNT_OPTIONS = [{}, {"comment_prefix": "#"}, {"skip_rows": 1}, {"has_header": False},
+                 {"skip_rows_after_header": 1}, {"skip_lines": 1}, {"n_rows": 1}]
+
+
+@pytest.mark.parametrize("name", sorted(COUNT_FILES))
+def test_fast_count_of_records(name: str, tmp_path: Path, engine) -> None:
+    """`scan_csv(...).select(pl.len())`, which Polars plans as a fast count
+    (MapFunction fast_count), runs on ladle: the records its reader would read
+    under each option (quoted newlines, comments, empty lines, skips, n_rows,
+    records of any width) and Polars' name and type. It fell back before."""
+    p = write(tmp_path, COUNT_FILES[name])
+    for opts in COUNT_OPTIONS:
+        for lf in (pl.scan_csv(p, **opts).select(pl.len()),
+                   pl.scan_csv([p, p], **opts).select(pl.len().alias("n"))):
+            try:
+                want = lf.collect()
+            except pl.exceptions.PolarsError:
+                with pytest.raises(Exception):
+                    lf.collect(engine=engine)
+                continue
+            assert ("FAST COUNT" in lf.explain()) == ("n_rows" not in opts)  # n_rows: a scan of no columns
+            got = lf.collect(engine=engine)
+            assert engine.last_run == "ladle", opts
+            assert_frame_equal(got, want)
+
+
+def test_fast_count_of_a_file_ending_inside_quotes_raises(tmp_path: Path, engine) -> None:
+    """Polars' fast count does not check quotes (it gives 0 records for a file whose
+    data ends inside a quoted field, and its full read raises); ladle counts by
+    reading the records and raises naming the file, as its full read does."""
+    p = write(tmp_path, 'a,b\n1,"2\n3,4\n')
+    with pytest.raises(ladle.LadleError, match="quote is not closed"):
+        pl.scan_csv(p).select(pl.len()).collect(engine=engine)

@@ -152,6 +152,24 @@ def test_round_trip_polars(compression: str, tmp_path: Path, engine) -> None:
     assert_same(pl.scan_parquet(path), engine)
 
 
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_casts_in_a_predicate_pushed_into_the_scan(kind: str, tmp_path: Path, engine) -> None:
+    """A filter whose predicate casts (log10 of an integer, a cast to Float32 or
+    String) pushed by Polars into the scan: ladle typed the cast's operand over the
+    scan's input, which a scan has not, and fell back ('translation (IndexError)',
+    found by qfuzz reading its tables from files); now over the scan's columns,
+    also where the column is projected away above the scan."""
+    df = pl.DataFrame({"k": [0, 5, 1000, None, -3], "o": ["a", "b", "c", "d", "e"]}, schema={"k": pl.Int32, "o": pl.String})
+    path = tmp_path / f"t.{kind}"
+    getattr(df, f"write_{kind}")(path)
+    scan = pl.scan_parquet(path) if kind == "parquet" else pl.scan_csv(path, schema=df.schema)
+    for pred in (pl.col("k").log10().ne_missing(pl.lit(3)), pl.col("k").cast(pl.Float32) > 3,
+                 pl.col("k").cast(pl.String).str.len_bytes() == 1, pl.col("k").cast(pl.Int8, strict=False).is_null()):
+        for lf in (scan.filter(pred), scan.filter(pred).select("o")):
+            assert_same(lf, engine)
+            assert engine.last_run == "ladle"
+
+
 def test_empty_and_many_files(tmp_path: Path, engine) -> None:
     t = random_table(1000, seed=9)
     paths = []

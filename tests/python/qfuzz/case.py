@@ -13,6 +13,7 @@ content depends on an unspecified row order, and the shrinker rejects one).
 from __future__ import annotations
 
 import copy
+import re
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -22,6 +23,27 @@ import polars as pl
 from .values import dtype_code, list_code
 
 HEADER = "import datetime as dt\n\nimport polars as pl\n"
+# A table read from files (Case.files): written by Polars' or pyarrow's writer with the
+# case's options, rows dealt in order over `parts` files, and scanned back. Each call
+# writes new paths and unlinks the table's older ones (a result may still map them).
+FILES_HELPER = (
+    "def _files(df, name, kind, parts, **kw):\n"
+    "    import os, tempfile, uuid\n"
+    "    d = os.path.join(tempfile.gettempdir(), f'qfuzz-files-{os.getpid()}')\n"
+    "    os.makedirs(d, exist_ok=True)\n"
+    "    for old in os.listdir(d):\n"
+    "        if old.startswith(name + '-'):\n"
+    "            os.unlink(os.path.join(d, old))\n"
+    "    tag, n, paths = uuid.uuid4().hex[:8], df.height, []\n"
+    "    for i in range(parts):\n"
+    "        p = os.path.join(d, f'{name}-{tag}-{i}.{kind}')\n"
+    "        part = df.slice(n * i // parts, n * (i + 1) // parts - n * i // parts)\n"
+    "        (part.write_parquet if kind == 'parquet' else part.write_csv)(p, **kw)\n"
+    "        paths.append(p)\n"
+    "    if kind == 'parquet':\n"
+    "        return pl.scan_parquet(paths)\n"
+    "    return pl.scan_csv(paths, schema=df.schema)\n"
+)
 STAGED_HELPER = (
     "def _plain(lf):\n"
     "    # one chunk: Polars exports a column it holds as one value as chunks of one row,\n"
@@ -245,23 +267,38 @@ class Case:
     threads: int = 2
     morsel_rows: int | None = None
     ident: str = ""  # "seed:index"
+    # tables the query reads from files: name -> the arguments of _files after the frame
+    # and its name (kind, parts, writer options), as source text
+    files: dict[str, str] = field(default_factory=dict)
 
     def clone(self) -> "Case":
         return copy.deepcopy(self)
 
+    def _sources(self, code: str) -> str:
+        """The query's source text with each table read from files scanned instead."""
+        if not self.files:
+            return code
+        return re.sub(r"\b(t\d+)\.lazy\(\)", lambda m: f"{m[1]}_files" if m[1] in self.files else m[0], code)
+
+    def _tables_code(self) -> list[str]:
+        lines = [t.code() for t in self.tables]
+        if self.files:
+            lines.append(FILES_HELPER)
+            names = {t.name for t in self.tables}
+            lines += [f"{n}_files = _files({n}, {n!r}, {a})" for n, a in sorted(self.files.items()) if n in names]
+        return lines
+
     def setup_code(self) -> str:
         """Source that defines t0..tN and q (the LazyFrame)."""
-        lines = [HEADER]
-        lines += [t.code() for t in self.tables]
-        lines.append(f"q = (\n    {self.query.code()}\n)")
+        lines = [HEADER] + self._tables_code()
+        lines.append(f"q = (\n    {self._sources(self.query.code())}\n)")
         return "\n".join(lines) + "\n"
 
     def staged_code(self) -> str:
         """Source that defines t0..tN and q staged (Query.code(staged=True)): run on
         Polars, it gives Polars' answer for the same data without its metadata."""
-        lines = [HEADER, STAGED_HELPER]
-        lines += [t.code() for t in self.tables]
-        lines.append(f"q = (\n    {self.query.code(staged=True)}\n)")
+        lines = [HEADER, STAGED_HELPER] + self._tables_code()
+        lines.append(f"q = (\n    {self._sources(self.query.code(staged=True))}\n)")
         return "\n".join(lines) + "\n"
 
     def prefixes_code(self) -> str:
@@ -271,13 +308,13 @@ class Case:
         select or with_columns, each of its items selected alone on its input, as
         Polars' optimizer may leave it when the other items are not read): to find the
         operator where an engine's height goes wrong."""
-        lines = [HEADER] + [t.code() for t in self.tables]
+        lines = [HEADER] + self._tables_code()
         chains = []
         for q in self.query.all():
-            prefixes = [Query(q.source, q.ops[:i]).code() for i in range(len(q.ops) + 1)]
+            prefixes = [self._sources(Query(q.source, q.ops[:i]).code()) for i in range(len(q.ops) + 1)]
             kinds = [op.kind + (":scalar" if op.scalar_select() else "") for op in q.ops]
             probes = [
-                [f"{prefixes[i]}\n    .select({e.code()})" for e in op.items] if op.kind in ("select", "with_columns") else []
+                [f"{prefixes[i]}\n    .select({self._sources(e.code())})" for e in op.items] if op.kind in ("select", "with_columns") else []
                 for i, op in enumerate(q.ops)
             ]
             text = "    ([\n" + "".join(f"        (\n    {c}\n        ),\n" for c in prefixes) + f"    ], {kinds!r}, [\n"

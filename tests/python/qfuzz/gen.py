@@ -12,6 +12,7 @@ right answer. About 2% of cases keep an operator Polars rejects while planning
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -462,6 +463,58 @@ def _dt(t: pl.DataType) -> str:
     return dtype_code(t)
 
 
+FILE_CODECS = ["zstd", "zstd", "snappy", "uncompressed", "lz4", "gzip", "brotli"]
+CSV_KINDS = {"int", "float", "str", "bool", "date", "datetime"}
+
+
+FILES_SHARE = float(os.environ.get("QFUZZ_FILES", "0.3"))  # share of cases reading tables from files
+
+
+def file_options(rng: random.Random, table: Table) -> str | None:
+    """How a table is stored when the query reads it from files: the arguments of the
+    setup code's _files after the frame and its name. Parquet by Polars' writer (row
+    groups and pages of a few rows, every codec, statistics or none) or by pyarrow's
+    (dictionaries or none, v1 or v2 pages, the DELTA and BYTE_STREAM_SPLIT encodings),
+    or CSV for tables of types CSV holds; the rows dealt over 1-3 files."""
+    parts = rng.choice([1, 1, 1, 2, 3])
+    kinds = {kind(c.dtype) for c in table.columns}
+    temporal_csv = all(not isinstance(c.dtype, pl.Datetime) or c.dtype.time_unit != "ns" for c in table.columns)
+    if kinds <= CSV_KINDS and temporal_csv and rng.random() < 0.2:
+        return f"'csv', {parts}"
+    rg = rng.choice([None, 1, 2, 3, 7, 16])
+    page = rng.choice([None, None, 16, 100, 1024])
+    codec = rng.choice(FILE_CODECS)
+    kw = [f"compression={codec!r}"]
+    if rg is not None:
+        kw.append(f"row_group_size={rg}")
+    if rng.random() < 0.5:
+        if page is not None:
+            kw.append(f"data_page_size={page}")
+        kw.append(f"statistics={rng.choice([True, True, False, 'full'])!r}")
+        return f"'parquet', {parts}, " + ", ".join(kw)
+    opts: dict[str, Any] = {"use_dictionary": rng.random() < 0.5, "data_page_version": rng.choice(["1.0", "2.0"]),
+                            "write_statistics": rng.random() < 0.8}
+    if page is not None:
+        opts["data_page_size"] = page
+    if not opts["use_dictionary"]:
+        enc: dict[str, str] = {}
+        for c in table.columns:
+            k = kind(c.dtype)
+            if k == "float":
+                choices = ["PLAIN", "BYTE_STREAM_SPLIT"]
+            elif k in ("int", "date", "datetime", "duration"):
+                choices = ["PLAIN", "DELTA_BINARY_PACKED"]
+            elif k == "str":
+                choices = ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"]
+            else:
+                continue
+            enc[c.name] = rng.choice(choices)
+        if enc:
+            opts["column_encoding"] = enc
+    kw += ["use_pyarrow=True", f"pyarrow_options={opts!r}"]
+    return f"'parquet', {parts}, " + ", ".join(kw)
+
+
 def generate(seed: int, index: int) -> Case:
     """The case number `index` of the run `seed`."""
     rng = random.Random(f"{seed}:{index}")
@@ -473,6 +526,15 @@ def generate(seed: int, index: int) -> Case:
     case.query = qg.query(src, rng.randint(1, 5), QueryGen.MAIN, allow_invalid=True)
     case.threads = rng.choice([1, 2])
     case.morsel_rows = rng.choice([7, 16, 100, 1000, None])
+    # tables read from files: drawn from their own stream, so that the tables and queries
+    # of a seed are the same with or without them
+    frng = random.Random(f"{seed}:{index}:files")
+    if frng.random() < FILES_SHARE:
+        for t in tables:
+            if frng.random() < 0.8:
+                opts = file_options(frng, t)
+                if opts is not None:
+                    case.files[t.name] = opts
     return case
 
 
