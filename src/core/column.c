@@ -28,8 +28,7 @@ static inline uint64_t bits_to_bytes(uint8_t b) {
   return ((m + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
 }
 
-void ladle_bitmap_and_bytes(const uint8_t *bits, int64_t n, bool negate, bool init,
-                            uint8_t *keep) {
+void ladle_bitmap_and_bytes(const uint8_t *bits, int64_t n, bool negate, bool init, uint8_t *keep) {
   const uint64_t flip = negate ? 0x0101010101010101ull : 0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {

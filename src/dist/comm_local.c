@@ -57,12 +57,12 @@ typedef struct local_shared {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* waits on CLOCK_MONOTONIC */
   int size;
-  int arrived;       /* ranks waiting at the current barrier */
+  int arrived;          /* ranks waiting at the current barrier */
   unsigned round_epoch; /* the epoch of the ranks waiting there (first barriers) */
-  uint64_t gen;      /* completed barriers */
-  int refs;          /* communicators not yet destroyed */
-  local_slot *slots; /* size of them, one per rank */
-  int failed_rank;   /* the first rank that gave up (c->fail) in failed_epoch, -1: none */
+  uint64_t gen;         /* completed barriers */
+  int refs;             /* communicators not yet destroyed */
+  local_slot *slots;    /* size of them, one per rank */
+  int failed_rank;      /* the first rank that gave up (c->fail) in failed_epoch, -1: none */
   unsigned failed_epoch;
   char failed_why[256];
 } local_shared;

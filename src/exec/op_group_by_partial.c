@@ -253,12 +253,12 @@ typedef struct pa_sink {
   int64_t *rows;       /* per morsel: its groups (partial rows) */
   bool *done;
   int mode;
-  int64_t first_len; /* the source's first morsel's rows */
-  int ranks;         /* the job's */
-  bool pass;         /* morsels after the first go through ungrouped (below) */
+  int64_t first_len;        /* the source's first morsel's rows */
+  int ranks;                /* the job's */
+  bool pass;                /* morsels after the first go through ungrouped (below) */
   const ladle_pnode *xnode; /* that EXCHANGE (a table's aggregations: NULL) */
-  bool exchange;     /* an EXCHANGE between the partial and final steps (several
-                        ranks, rows not on every rank already) */
+  bool exchange;            /* an EXCHANGE between the partial and final steps (several
+                               ranks, rows not on every rank already) */
 } pa_sink;
 
 /* Each row its own group: the partial rows of a morsel that does not reduce. */

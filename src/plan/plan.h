@@ -135,11 +135,11 @@ struct ladle_plan {
   int64_t length;         /* SLICE */
   size_t nsubset;         /* DISTINCT */
   int64_t *subset;
-  ladle_keep keep; /* DISTINCT */
-  bool reduce;     /* GROUP_BY with no keys: one row */
-  bool strict;     /* HCONCAT: inputs of different heights are an error */
+  ladle_keep keep;                /* DISTINCT */
+  bool reduce;                    /* GROUP_BY with no keys: one row */
+  bool strict;                    /* HCONCAT: inputs of different heights are an error */
   bool empty_as_null, keep_nulls; /* EXPLODE */
-  void *source;    /* file scans: the reader's state */
+  void *source;                   /* file scans: the reader's state */
   void (*source_free)(void *source);
 };
 

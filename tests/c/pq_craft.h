@@ -246,9 +246,11 @@ static inline uint8_t *pqc_file(const pqc_column *col, int64_t num_rows, int64_t
     const pqc_page *pg = &pages[i];
     pqc_buf body = {0};
     /* (level lengths past 1 MiB are only written in the header: nothing stored) */
-    bool small = pg->rep_len >= 0 && pg->def_len >= 0 && pg->rep_len <= (1 << 20) && pg->def_len <= (1 << 20);
+    bool small = pg->rep_len >= 0 && pg->def_len >= 0 && pg->rep_len <= (1 << 20) &&
+                 pg->def_len <= (1 << 20);
     int64_t stored = small ? pg->rep_len + pg->def_len : 0;
-    if (pg->type == 3 && pg->levels != NULL && stored > 0) pqc_put(&body, pg->levels, (size_t)stored);
+    if (pg->type == 3 && pg->levels != NULL && stored > 0)
+      pqc_put(&body, pg->levels, (size_t)stored);
     size_t before = body.n;
     if (!(pg->compress ? pqc_compress(col->codec, pg->data, pg->len, &body)
                        : (pqc_put(&body, pg->data, pg->len), true)) ||

@@ -500,10 +500,10 @@ TEST(parquet_streamed_pipelines) {
     CHECK_OK(ladle_plan_filter(p, pred, &f, &err_));
     if (f == NULL) return;
     if (variant == 0) {
-      ladle_expr *wc[] = {ladle_expr_alias(
-          ladle_expr_binary(LADLE_OP_MUL, ladle_expr_col("x"),
-                            ladle_expr_lit_float(2.0, LADLE_TYPE_FLOAT64)),
-          "x2")};
+      ladle_expr *wc[] = {
+          ladle_expr_alias(ladle_expr_binary(LADLE_OP_MUL, ladle_expr_col("x"),
+                                             ladle_expr_lit_float(2.0, LADLE_TYPE_FLOAT64)),
+                           "x2")};
       CHECK_OK(ladle_plan_with_columns(f, 1, wc, &w, &err_));
       ladle_expr *sel[] = {ladle_expr_col("id"), ladle_expr_col("x2"), ladle_expr_col("s")};
       if (w != NULL) CHECK_OK(ladle_plan_select(w, 3, sel, &q, &err_));
@@ -516,8 +516,8 @@ TEST(parquet_streamed_pipelines) {
       CHECK_OK(ladle_plan_group_by(f, 1, keys, 3, aggs, true, &q, &err_));
     }
     if (q == NULL) return;
-    const char *what = variant == 0 ? "streamed late filter under projections"
-                                    : "streamed group_by over a filter";
+    const char *what =
+        variant == 0 ? "streamed late filter under projections" : "streamed group_by over a filter";
     rank_run streamed;
     memset(&streamed, 0, sizeof streamed);
     ladle_engine_stats whole_stats;

@@ -96,9 +96,9 @@ struct ladle_mpi_handle {
   int told;                            /* a notice came: told_why, from a rank that */
   unsigned told_ops;                   /* had completed told_ops operations */
   char told_why[LADLE_MPI_NOTICE_BYTES + 32];
-  int broken;                          /* BROKEN_*: why this handle stopped */
-  char why[320];                       /* the failure that broke it */
-  struct ladle_mpi_handle *next;       /* in g_live */
+  int broken;                    /* BROKEN_*: why this handle stopped */
+  char why[320];                 /* the failure that broke it */
+  struct ladle_mpi_handle *next; /* in g_live */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* init, the first failure, g_live */
@@ -412,7 +412,7 @@ static int pairwise(ladle_mpi_handle *h, const void *in, const size_t *send_coun
   }
   if (st == LADLE_MPI_OK) st = wait_all(h, q.n, nrecv, q.r, what, msg, cap);
   if (st == LADLE_MPI_OK) h->done++; /* every operation is one round */
-  free(q.r); /* MPI keeps no pointer into it, pending requests included */
+  free(q.r);                         /* MPI keeps no pointer into it, pending requests included */
   return st;
 }
 

@@ -47,10 +47,10 @@ typedef struct ladle_mpi_handle ladle_mpi_handle; /* two dups of MPI_COMM_WORLD 
 /* What init found (for error messages and the report). */
 typedef struct ladle_mpi_info {
   int rank, size;
-  int thread_level;       /* granted: 0 single, 1 funneled, 2 serialized, 3 multiple */
-  int initialised_here;   /* 1: the shim called MPI_Init_thread (and finalises at exit) */
-  char library[128];      /* MPI_Get_library_version, first line */
-  size_t chunk_bytes;     /* the largest message (1 GiB or the test's) */
+  int thread_level;     /* granted: 0 single, 1 funneled, 2 serialized, 3 multiple */
+  int initialised_here; /* 1: the shim called MPI_Init_thread (and finalises at exit) */
+  char library[128];    /* MPI_Get_library_version, first line */
+  size_t chunk_bytes;   /* the largest message (1 GiB or the test's) */
 } ladle_mpi_info;
 
 typedef struct ladle_mpi_shim {
