@@ -511,6 +511,12 @@ typedef struct ladle_parquet_opts {
    * being ignored. The first file's schema is the dataset's. */
   bool insert_missing_columns;
   bool raise_on_extra_columns;
+  /* With units_set, only the row groups numbered [unit_begin, unit_end), the
+   * files' row groups numbered in order, file after file, from 0 (a loader's
+   * own deal of row groups); n_rows then counts from the first of them, and
+   * several ranks share these. An end past the last row group is an error. */
+  bool units_set;
+  size_t unit_begin, unit_end;
 } ladle_parquet_opts;
 
 /* A scan of Parquet files (paths are files; all must have the selected columns

@@ -1326,9 +1326,15 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
   PyObject *paths_obj, *cols_obj, *filt_obj = Py_None;
   long long n_rows = -1;
   int insert_missing = 0, raise_extra = 0;
-  if (!PyArg_ParseTuple(args, "OOL|Opp", &paths_obj, &cols_obj, &n_rows, &filt_obj, &insert_missing,
-                        &raise_extra))
+  long long unit_begin = -1, unit_end = -1;
+  if (!PyArg_ParseTuple(args, "OOL|OppLL", &paths_obj, &cols_obj, &n_rows, &filt_obj,
+                        &insert_missing, &raise_extra, &unit_begin, &unit_end))
     return NULL;
+  if (unit_begin >= 0 && (unit_end < unit_begin)) {
+    PyErr_Format(PyExc_ValueError, "scan_parquet: row groups [%lld, %lld) is not a range",
+                 unit_begin, unit_end);
+    return NULL;
+  }
   /* filters: [(column, op, kind, i64, f64, str)] */
   ladle_pq_filter *filters = NULL;
   Py_ssize_t nfilt = 0;
@@ -1366,9 +1372,17 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
     Py_XDECREF(filt_fast);
     return NULL;
   }
-  ladle_parquet_opts o = {
-      (size_t)nc,      cols, n_rows, n_rows >= 0, (size_t)nfilt, filters, insert_missing != 0,
-      raise_extra != 0};
+  ladle_parquet_opts o = {.n_columns = (size_t)nc,
+                          .columns = cols,
+                          .n_rows = n_rows,
+                          .n_rows_set = n_rows >= 0,
+                          .n_filters = (size_t)nfilt,
+                          .filters = filters,
+                          .insert_missing_columns = insert_missing != 0,
+                          .raise_on_extra_columns = raise_extra != 0,
+                          .units_set = unit_begin >= 0,
+                          .unit_begin = unit_begin >= 0 ? (size_t)unit_begin : 0,
+                          .unit_end = unit_begin >= 0 ? (size_t)unit_end : 0};
   ladle_error err;
   ladle_plan *out = NULL;
   ladle_status st;
@@ -1860,7 +1874,8 @@ static PyMethodDef module_methods[] = {
      "threads and with its cache of string-view conversions"},
     {"scan_parquet", py_scan_parquet, METH_VARARGS,
      "scan_parquet([paths], [columns]|None, n_rows|-1, filters=None, insert_missing_columns=False, "
-     "raise_on_extra_columns=False)"},
+     "raise_on_extra_columns=False, unit_begin=-1, unit_end=-1): with unit_begin >= 0 only the "
+     "row groups [unit_begin, unit_end), numbered over the files in order"},
     {"scan_csv", (PyCFunction)(void (*)(void))py_scan_csv, METH_VARARGS | METH_KEYWORDS,
      "scan_csv(paths, columns, types, separator, quote, ...)"},
     {"filter", py_filter, METH_VARARGS, "filter(plan, pred)"},

@@ -60,10 +60,10 @@ How
     Parquet: the units are (file, row group) with row counts from the footers
     (pyarrow.parquet.read_metadata); each epoch the units are shuffled from (seed,
     epoch) alike on every rank and dealt to ranks balanced by rows (each to the rank
-    with the fewest rows so far); a rank reads its units one at a time with pyarrow's
-    ``ParquetFile.read_row_group`` (ladle's own scan has no row-group selection: a
-    sliced ``pl.scan_parquet`` reads offset + length rows, every row group before the
-    one wanted), gathers them into a window of ``shuffle_window`` rows, draws a
+    with the fewest rows so far); a rank reads its units one at a time with ladle's
+    Parquet scan asked for that one row group (``_native.scan_parquet``'s unit range:
+    only its pages are read and decoded), gathers them into a window of
+    ``shuffle_window`` rows, draws a
     permutation of the window, hands out all but window // 2 of its rows as batches
     (one gather per batch) and keeps those back to mix with the next row groups.
     The thread: a daemon thread per iteration, stopped and joined when the iteration
@@ -825,7 +825,7 @@ def _as_tensor(name: str, v: Any) -> torch.Tensor:
     )
 
 
-def _from_result(res: "Result", columns: Sequence[str] | None) -> dict[str, Col]:
+def _from_result(res: "Result", columns: Sequence[str] | None, where: str = "") -> dict[str, Col]:
     schema = res.schema
     names = list(schema.names())
     picked = _pick_columns(names, columns, "the result")
@@ -848,7 +848,7 @@ def _from_result(res: "Result", columns: Sequence[str] | None) -> dict[str, Col]
     for c in picked:
         if c in lists:
             assert table is not None
-            col = _arrow_column(c, table.column(c), "")
+            col = _arrow_column(c, table.column(c), where)
             out[c] = _to(col, torch.device(dev), non_blocking=False) if dev != "cpu" else col
             continue
         try:
@@ -857,10 +857,10 @@ def _from_result(res: "Result", columns: Sequence[str] | None) -> dict[str, Col]
             msg = str(e)
             if "null" in msg:
                 raise ValueError(
-                    f"ladle.Loader: column {c!r} has null values ({msg}); "
+                    f"ladle.Loader: column {c!r}{where} has null values ({msg}); "
                     "fill_null or drop_nulls first"
                 ) from None
-            raise TypeError(f"ladle.Loader: column {c!r}: {msg}") from None
+            raise TypeError(f"ladle.Loader: column {c!r}{where}: {msg}") from None
     return out
 
 
@@ -894,8 +894,8 @@ def _parquet_paths(src: Any) -> list[str] | None:
 
 
 class _Parquet:
-    """Parquet files as units (file, row group) with row counts from the footers; a unit
-    is read with pyarrow's ParquetFile.read_row_group (exactly that row group's pages)."""
+    """Parquet files as units (file, row group) with row counts from the footers
+    (pyarrow's); a unit is read by ladle's scan of that row group (its pages only)."""
 
     def __init__(self, files: list[str], columns: Sequence[str] | None) -> None:
         import pyarrow.parquet as pq
@@ -925,26 +925,25 @@ class _Parquet:
         self.total = sum(u[2] for u in self.units)
 
     def reader(self) -> Callable[[tuple[int, int, int]], dict[str, Col]]:
-        """A function reading one unit, keeping a few files open."""
-        import pyarrow.parquet as pq
+        """A function reading one unit: ladle's scan of that one row group (its pages
+        only), on an engine of the loader's own."""
+        from . import _native as N
+        from .engine import Engine
+        from .result import Result
 
-        open_files: dict[int, Any] = {}
+        eng = Engine()
 
         def read(unit: tuple[int, int, int]) -> dict[str, Col]:
             fi, g, n = unit
-            pf = open_files.get(fi)
-            if pf is None:
-                if len(open_files) >= 4:
-                    open_files.pop(next(iter(open_files))).close()
-                pf = open_files[fi] = pq.ParquetFile(self.files[fi])
-            t = pf.read_row_group(g, columns=self.columns)
-            if t.num_rows != n:
+            plan = N.scan_parquet([self.files[fi]], self.columns, -1, None, False, False, g, g + 1)
+            res = eng._run(plan, "")
+            assert isinstance(res, Result)
+            if res.num_rows != n:
                 raise ValueError(
                     "ladle.Loader: "
-                    f"{self.files[fi]!r} row group {g} has {t.num_rows} rows, its footer said {n}"
+                    f"{self.files[fi]!r} row group {g} has {res.num_rows} rows, its footer said {n}"
                 )
-            where = f" in {self.files[fi]!r} row group {g}"
-            return {c: _arrow_column(c, t.column(c), where) for c in self.columns}
+            return _from_result(res, self.columns, f" in {self.files[fi]!r} row group {g}")
 
         return read
 

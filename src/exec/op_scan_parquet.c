@@ -27,9 +27,15 @@ typedef struct pq_source {
   size_t nfiles;
   ladle_pq_file **files;
   size_t ncols;
-  size_t *col_index; /* per file: ncols indices (files[i] -> col_index[i * ncols + k]) */
-  int64_t n_rows;    /* < 0: all */
+  size_t *col_index;           /* per file: ncols indices (files[i] -> col_index[i * ncols + k]) */
+  int64_t n_rows;              /* < 0: all */
+  size_t unit_begin, unit_end; /* the row groups read, numbered over every file in order */
 } pq_source;
+
+/* Is row group number u (over every file's row groups in order) one the scan reads? */
+static bool pq_selected(const pq_source *s, size_t u) {
+  return u >= s->unit_begin && u < s->unit_end;
+}
 
 static void pq_source_free(void *v) {
   pq_source *s = v;
@@ -69,6 +75,19 @@ ladle_status ladle_plan_scan_parquet(size_t n_paths, const char *const *paths,
   for (size_t i = 0; st == LADLE_OK && i < n_paths; i++) {
     st = ladle_pq_open(paths[i], &s->files[i], err);
     if (st == LADLE_OK) s->nfiles++;
+  }
+  size_t nunits = 0;
+  for (size_t i = 0; st == LADLE_OK && i < s->nfiles; i++) nunits += s->files[i]->nrow_groups;
+  s->unit_begin = 0;
+  s->unit_end = SIZE_MAX;
+  if (st == LADLE_OK && o.units_set) {
+    if (o.unit_begin > o.unit_end || o.unit_end > nunits)
+      st = ladle_err_set(err, LADLE_EINVAL,
+                         "scan_parquet: row groups [%zu, %zu) asked of %zu in %zu file(s) (%s%s)",
+                         o.unit_begin, o.unit_end, nunits, s->nfiles, paths[0],
+                         s->nfiles > 1 ? ", ..." : "");
+    s->unit_begin = o.unit_begin;
+    s->unit_end = o.unit_end;
   }
   if (st != LADLE_OK) {
     ladle_plan_destroy(p);
@@ -242,9 +261,10 @@ int64_t ladle_scan_parquet_rows(const ladle_plan *p);
 int64_t ladle_scan_parquet_rows(const ladle_plan *p) {
   const pq_source *s = p->source;
   int64_t rows = 0;
+  size_t u = 0;
   for (size_t f = 0; f < s->nfiles; f++)
-    for (size_t g = 0; g < s->files[f]->nrow_groups; g++)
-      rows += s->files[f]->row_groups[g].num_rows;
+    for (size_t g = 0; g < s->files[f]->nrow_groups; g++, u++)
+      if (pq_selected(s, u)) rows += s->files[f]->row_groups[g].num_rows;
   return s->n_rows >= 0 ? LADLE_MIN(rows, s->n_rows) : rows;
 }
 
@@ -253,12 +273,12 @@ typedef struct read_job {
   const pq_source *s;
   size_t *unit_file, *unit_rg; /* per output chunk */
   ladle_table *t;
-  bool views;             /* the scan is the result: strings as views (ladle_column.views) */
-  const bool *late_cols;  /* these columns not at all (read late by the filter) */
-  exec_pred **dict;       /* per column: the filter's terms on it, evaluated on the
-                             dictionary into keep bytes (NULL: none) */
-  const ladle_schema *in; /* the scan's schema (dictionary columns are strings) */
-  size_t *order;          /* the tasks, costliest first */
+  bool views;              /* the scan is the result: strings as views (ladle_column.views) */
+  const bool *late_cols;   /* these columns not at all (read late by the filter) */
+  exec_pred **dict;        /* per column: the filter's terms on it, evaluated on the
+                              dictionary into keep bytes (NULL: none) */
+  const ladle_schema *in;  /* the scan's schema (dictionary columns are strings) */
+  size_t *order;           /* the tasks, costliest first */
   struct read_part *parts; /* with few tasks: the pool's tasks, parts of them */
   ladle_column *pieces;    /* per part: its rows (a column's read) */
 } read_job;
@@ -496,11 +516,9 @@ static ladle_status pq_units(const exec_state *st, const pq_source *s, size_t **
    * [lo, hi); one rank: all of them */
   size_t all = 0;
   int64_t total = 0;
-  for (size_t f = 0; f < s->nfiles; f++) {
-    all += s->files[f]->nrow_groups;
-    for (size_t g = 0; g < s->files[f]->nrow_groups; g++)
-      total += s->files[f]->row_groups[g].num_rows;
-  }
+  for (size_t f = 0; f < s->nfiles; f++)
+    for (size_t g = 0; g < s->files[f]->nrow_groups; g++, all++)
+      if (pq_selected(s, all)) total += s->files[f]->row_groups[g].num_rows;
   const ladle_comm *comm = st->eng->comm;
   int64_t lo = 0, hi = INT64_MAX;
   if (comm != NULL && comm->size > 1) {
@@ -516,8 +534,10 @@ static ladle_status pq_units(const exec_state *st, const pq_source *s, size_t **
   size_t n = 0;
   *skipped = 0;
   int64_t at = 0, first = -1; /* the unit's global first row; the first read's */
+  size_t u = 0;
   for (size_t f = 0; f < s->nfiles; f++)
-    for (size_t g = 0; g < s->files[f]->nrow_groups; g++) {
+    for (size_t g = 0; g < s->files[f]->nrow_groups; g++, u++) {
+      if (!pq_selected(s, u)) continue; /* not asked for: no rows, no position */
       int64_t start = at;
       at += s->files[f]->row_groups[g].num_rows;
       if (start < lo || start >= hi) continue; /* another rank's */
@@ -927,9 +947,9 @@ struct exec_pq_device {
   const pq_source *s;
   pq_unitset units;        /* found once, for the host's columns too */
   size_t *uf, *ur, nunits; /* units.uf, units.ur, units.n */
-  bool *want;             /* per column of the scan: read at all */
-  bool *dev;              /* per column: decoded on the device */
-  ladle_pq_pages **pages; /* per column, per unit (dev columns) */
+  bool *want;              /* per column of the scan: read at all */
+  bool *dev;               /* per column: decoded on the device */
+  ladle_pq_pages **pages;  /* per column, per unit (dev columns) */
 };
 
 void exec_pq_device_free(exec_pq_device *d) {

@@ -340,13 +340,16 @@ def test_parquet_streams_row_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     first batch leaves most of the 40 row groups unread; a whole epoch reads each once."""
     pq.write_table(pa.table({"id": np.arange(400_000)}), tmp_path / "big.parquet", row_group_size=10_000)
     reads: list[int] = []
-    real = pq.ParquetFile.read_row_group
+    from ladle import _native
 
-    def counted(self: Any, i: int, *a: Any, **k: Any) -> Any:
-        reads.append(i)
-        return real(self, i, *a, **k)
+    real = _native.scan_parquet
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    def counted(*a: Any) -> Any:
+        assert len(a) == 8 and a[7] == a[6] + 1, a  # one row group at a time
+        reads.append(a[6])
+        return real(*a)
+
+    monkeypatch.setattr(_native, "scan_parquet", counted)
     for shuffle in (False, True):
         reads.clear()
         loader = ladle.Loader(tmp_path / "big.parquet", 1000, shuffle=shuffle, prefetch=1, shuffle_window=20_000)

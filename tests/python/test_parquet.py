@@ -170,6 +170,30 @@ def test_casts_in_a_predicate_pushed_into_the_scan(kind: str, tmp_path: Path, en
             assert engine.last_run == "ladle"
 
 
+def test_row_group_ranges(tmp_path: Path, engine) -> None:
+    """The native scan asked for row groups [b, e), numbered over the files in order
+    (what ladle.Loader reads, one row group at a time): exactly those rows, in order,
+    with n_rows counting from the first of them, and a range past the last row group
+    an error naming it."""
+    t = random_table(1000, seed=5)
+    pq.write_table(t, tmp_path / "a.parquet", row_group_size=300)  # 300, 300, 300, 100
+    pq.write_table(t.slice(0, 50), tmp_path / "b.parquet", row_group_size=20)  # 20, 20, 10
+    paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    whole = pl.concat([pl.read_parquet(p) for p in paths])
+    starts = [0, 300, 600, 900, 1000, 1020, 1040, 1050]
+    for b in range(8):
+        for e in range(b, 8):
+            for n_rows in (-1, 0, 7):
+                plan = N.scan_parquet(paths, None, n_rows, None, False, False, b, e)
+                got = engine._run(plan, "").to_polars()
+                want = whole.slice(starts[b], starts[e] - starts[b])
+                if n_rows >= 0:
+                    want = want.head(n_rows)
+                assert_frame_equal(got, want)
+    with pytest.raises(N.LadleError, match=r"row groups \[2, 8\) asked of 7 in 2 file"):
+        N.scan_parquet(paths, None, -1, None, False, False, 2, 8)
+
+
 def test_empty_and_many_files(tmp_path: Path, engine) -> None:
     t = random_table(1000, seed=9)
     paths = []
