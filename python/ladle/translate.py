@@ -1281,7 +1281,8 @@ class Translator:
             name = "bool" if isinstance(left, pl.Boolean) else "null"
             if isinstance(right, (pl.Boolean, pl.Null)):
                 raise ladle_error(N.LADLE_ECOMPUTE, f"floor_div operation not supported for dtype `{name}`")
-            literal = type(self._view(e.right)).__name__ == "Literal"
+            # (or a function of literals: `// pl.lit(100).pow(0.5)` raises too, qfuzz 81:483)
+            literal = type(self._view(e.right)).__name__ == "Literal" or bool(self._literal_leaves(e.right))
             if literal and (isinstance(left, pl.Null) or isinstance(right, (pl.Float32, pl.Float64))):
                 # it raises for an untyped literal (`// 2.0`, `lit(None) // 100`) and answers
                 # for a typed one (`// pl.lit(2.0, dtype=pl.Float64)`); its plan shows both alike

@@ -757,7 +757,13 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       ladle_column in;
       memset(&in, 0, sizeof in);
       bool have_in = e->kind == LADLE_EX_AGG;
-      if (have_in) LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+      /* under over(), a window function under the aggregation is computed per
+       * window group too: x.rank().max().over("g") ranks within each group (it
+       * ranked the whole column) */
+      bool per_group = groups != NULL && have_in && e->args[0]->has_window;
+      if (have_in)
+        LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, per_group ? groups : NULL, per_group,
+                                            &in, err));
       st = agg_over(s, e, t, groups, broadcast, &in, have_in ? 1 : 0, out, err);
       ladle_column_release(&in);
       return st;

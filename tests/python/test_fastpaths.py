@@ -241,6 +241,24 @@ def test_rank_over_groups_sorted_per_group(engine, small_engine, method) -> None
     assert_same(q8, engine)
 
 
+def test_rank_under_an_aggregation_of_a_window(engine, small_engine) -> None:
+    """`x.rank().max().over("g")` ranks within each window group, as Polars does;
+    ladle ranked the whole column and took each group's maximum of those ranks (a
+    wrong answer; qfuzz never drew a rank under an aggregation)."""
+    rng = np.random.default_rng(16)
+    n = 5_000
+    df = pl.DataFrame({"g": rng.integers(0, 40, n), "x": pl.Series(rng.integers(0, 50, n)).cast(pl.Float64)
+                       .scatter(np.flatnonzero(rng.random(n) < 0.05), None)})
+    q = df.lazy().select(
+        pl.col("x").rank().max().over("g").alias("a"),
+        pl.col("x").rank("dense", descending=True).sum().over("g").alias("b"),
+        (pl.col("x").rank("min") * 2).mean().over("g").alias("c"),
+        pl.col("x").rank("ordinal").max().alias("whole"),
+    )
+    assert_same(q, engine)
+    assert_same(q, small_engine)
+
+
 @pytest.mark.parametrize("threads,morsel", [(2, None), (5, None), (3, 1000)])
 @pytest.mark.parametrize("groups", [1, 7, 3000, 30_000])
 def test_row_parallel_scatter_aggregations(threads, morsel, groups) -> None:

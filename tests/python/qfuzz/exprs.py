@@ -68,6 +68,11 @@ class ExprGen:
         self.taint = taint
         self.mode = "row"
         self.windows = True  # may a row expression hold over() and rank()?
+        # may it hold rank() (not over()): under an aggregation of a select or of a
+        # window, which ranks the whole input or the window group
+        self.ranks_ok = False
+        self.group_aggs = False  # the items of a group_by's agg()
+        self.in_window = False
         self._types: dict[str, pl.DataType | None] = {}
         self.builders: list[tuple[set[str], int, Callable[[int, set[str], bool], E | None]]] = [
             (NUM | {"duration", "date", "datetime"}, 12, self.b_arith),
@@ -407,7 +412,7 @@ class ExprGen:
         return E("{0}.fill_nan({1})", [a, b], tag="fill_nan")
 
     def b_rank(self, d: int, kinds: set[str], top: bool) -> E | None:
-        if self.mode != "row" or not self.windows:
+        if self.mode != "row" or not (self.windows or self.ranks_ok):
             return None
         rng = self.rng
         a = self.sub(d, ORDERED - {"bool"}) if rng.random() < 0.9 else (self.lit(NUM) or self.sub(d, NUM))
@@ -419,7 +424,7 @@ class ExprGen:
         desc = rng.random() < 0.3
         e = E("{0}.rank(" + f"{method!r}, descending={desc}" + ")", [a], tag=f"rank:{method}", fragile=True)
         e.odep = method == "ordinal"
-        if rng.random() < 0.4:
+        if self.windows and rng.random() < 0.4:
             keys = self.keys()
             if keys is None:
                 return None
@@ -440,6 +445,7 @@ class ExprGen:
         if keys is None:
             return None
         self.windows = False
+        self.in_window = True
         try:
             if self.rng.random() < 0.75:
                 inner = self.in_mode("agg", lambda: self.expr(min(d - 1, 2), kinds))
@@ -447,6 +453,7 @@ class ExprGen:
                 inner = self.expr(d - 1, kinds)
         finally:
             self.windows = True
+            self.in_window = False
         if inner is None:
             return None
         return E("{0}.over(" + keys + ")", [inner], tag="over")
@@ -624,12 +631,13 @@ class ExprGen:
             if rng.random() < 0.08:
                 a = self.lit(ins)  # an aggregation of a literal (issue 15, class 5)
             else:
-                old_w = self.windows
+                old_w, old_r = self.windows, self.ranks_ok
                 self.windows = False
+                self.ranks_ok = not self.group_aggs or self.in_window
                 try:
                     a = self.in_mode("row", lambda: self.expr(d, ins))
                 finally:
-                    self.windows = old_w
+                    self.windows, self.ranks_ok = old_w, old_r
             if a is None or (name in ("n_unique", "hash.n_unique", "arg_min", "arg_max") and not self.safe(a)):
                 continue
             if a.kids and not a.cols():

@@ -208,6 +208,7 @@ class QueryGen:
         if pref and rng.random() < 0.5:
             keys = [rng.choice(pref)] + [k for k in keys if k not in pref][:1]
         g = self.exprgen(q, st)
+        g.group_aggs = True  # rank() under an aggregation would give a list per group here
         # agg expressions must not read the keys' names as outputs: names are fresh
         items, names = self.items(g, rng.randint(1, 4), "agg", overwrite=False, st=st)
         if not items:
