@@ -80,6 +80,7 @@ class ExprGen:
             (NUM, 4, self.b_round),
             ({"float"}, 5, self.b_math),
             (NUM | {"date", "datetime", "duration"}, 3, self.b_clip),
+            (ORDERED, 2, self.b_horizontal),
             ({"int"}, 3, self.b_strlen),
             ({"int"}, 4, self.b_dtfield),
             (ANY, 9, self.b_cast),
@@ -343,6 +344,22 @@ class ExprGen:
         if lo_e is None:
             return None
         return E("{0}.clip({1})", [a, lo_e], tag=f"clip:%0")
+
+    def b_horizontal(self, d: int, kinds: set[str], top: bool) -> E | None:
+        """max/min/sum_horizontal of 1-3 expressions of one kind (numbers of any widths,
+        or temporal or String values for max/min)."""
+        rng = self.rng
+        f = rng.choice(["max", "min", "sum"])
+        pool = kinds & (NUM | {"bool"} if f == "sum" else ORDERED)
+        if not pool:
+            return None
+        k = rng.choice(sorted(pool))
+        same = NUM if k in NUM else {k}
+        parts = [self.sub(d, same) for _ in range(rng.randint(1, 3))]
+        if f == "sum" and any(self.k(p) in TEMPORAL | {"str"} for p in parts):
+            return None
+        body = ", ".join("{%d}" % i for i in range(len(parts)))
+        return E(f"pl.{f}_horizontal(" + body + ")", parts, tag=f"{f}_horizontal:%k0")
 
     def b_strlen(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, {"str"})
