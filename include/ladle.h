@@ -358,6 +358,16 @@ typedef enum ladle_rank_method {
   LADLE_RANK_ORDINAL
 } ladle_rank_method;
 
+/* Running functions over the rows in order (Polars' cum_* and shift). */
+typedef enum ladle_cum_op {
+  LADLE_CUM_SUM = 0, /* Boolean and 8/16-bit integers sum as Polars does (UInt32, Int64) */
+  LADLE_CUM_PROD,    /* integers multiply in Int64 (UInt64 in UInt64) */
+  LADLE_CUM_MIN,
+  LADLE_CUM_MAX,
+  LADLE_CUM_COUNT, /* the non-null values so far (UInt32, never null) */
+  LADLE_CUM_SHIFT  /* shift(n): row i takes row i - n; null where that is past an end */
+} ladle_cum_op;
+
 /* A column by name. */
 LADLE_API ladle_expr *ladle_expr_col(const char *name);
 /* Typed literals. `lit_int` takes any integer type id (value is range-checked by
@@ -398,6 +408,13 @@ LADLE_API ladle_expr *ladle_expr_agg(ladle_agg_op op, ladle_expr *e, const ladle
 LADLE_API ladle_expr *ladle_expr_len(void);
 /* rank(method, descending) — an elementwise-shaped, order-dependent function. */
 LADLE_API ladle_expr *ladle_expr_rank(ladle_expr *e, ladle_rank_method method, bool descending);
+/* e.cum_sum() and the other running functions (reverse: from the last row to
+ * the first), within each window group under over(): a null row stays null and
+ * is skipped, integers wrap, a float minimum or maximum skips NaN once a number
+ * was seen. Not inside group_by().agg() (each group would give a list). */
+LADLE_API ladle_expr *ladle_expr_cumulative(ladle_expr *e, ladle_cum_op op, bool reverse);
+/* e.shift(n) (n < 0: shifted up), within each window group under over(). */
+LADLE_API ladle_expr *ladle_expr_shift(ladle_expr *e, int64_t n);
 /* e.over(partition_by...) */
 LADLE_API ladle_expr *ladle_expr_over(ladle_expr *e, size_t n, ladle_expr *const *partition_by);
 /* Expressions are refcounted: ref adds an owner, destroy drops one. */

@@ -1194,6 +1194,22 @@ static PyObject *py_rank(PyObject *m, PyObject *args) {
   return wrap_expr(ladle_expr_rank(e, (ladle_rank_method)method, desc));
 }
 
+static PyObject *py_cumulative(PyObject *m, PyObject *args) {
+  PyObject *eo;
+  int op, reverse;
+  ladle_expr *e;
+  if (!PyArg_ParseTuple(args, "Oip", &eo, &op, &reverse) || !get_expr(eo, &e)) return NULL;
+  return wrap_expr(ladle_expr_cumulative(e, (ladle_cum_op)op, reverse));
+}
+
+static PyObject *py_shift(PyObject *m, PyObject *args) {
+  PyObject *eo;
+  long long n;
+  ladle_expr *e;
+  if (!PyArg_ParseTuple(args, "OL", &eo, &n) || !get_expr(eo, &e)) return NULL;
+  return wrap_expr(ladle_expr_shift(e, (int64_t)n));
+}
+
 static PyObject *py_over(PyObject *m, PyObject *args) {
   PyObject *eo, *ko;
   ladle_expr *e;
@@ -1863,6 +1879,8 @@ static PyMethodDef module_methods[] = {
     {"len", py_len, METH_NOARGS, "len()"},
     {"rank", py_rank, METH_VARARGS, "rank(e, method, descending)"},
     {"over", py_over, METH_VARARGS, "over(e, [keys])"},
+    {"cumulative", py_cumulative, METH_VARARGS, "cumulative(e, LADLE_CUM_*, reverse)"},
+    {"shift", py_shift, METH_VARARGS, "shift(e, n)"},
     {"scan_columns", py_scan_columns, METH_VARARGS,
      "scan_columns([objects with __arrow_c_stream__], [names], engine=None): one column each, "
      "chunks kept"},
@@ -1940,11 +1958,12 @@ PyMODINIT_FUNC PyInit__native(void) {
       C(LADLE_AGG_VAR) || C(LADLE_AGG_MEDIAN) || C(LADLE_AGG_QUANTILE) || C(LADLE_AGG_ARG_MIN) ||
       C(LADLE_AGG_ARG_MAX) || C(LADLE_AGG_ANY) || C(LADLE_AGG_ALL) || C(LADLE_RANK_AVERAGE) ||
       C(LADLE_RANK_MIN) || C(LADLE_RANK_MAX) || C(LADLE_RANK_DENSE) || C(LADLE_RANK_ORDINAL) ||
-      C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) || C(LADLE_JOIN_RIGHT) || C(LADLE_JOIN_FULL) ||
-      C(LADLE_JOIN_SEMI) || C(LADLE_JOIN_ANTI) || C(LADLE_JOIN_CROSS) || C(LADLE_JOIN_ORDER_NONE) ||
-      C(LADLE_JOIN_ORDER_LEFT) || C(LADLE_JOIN_ORDER_RIGHT) || C(LADLE_JOIN_ORDER_LEFT_RIGHT) ||
-      C(LADLE_JOIN_ORDER_RIGHT_LEFT) || C(LADLE_KEEP_ANY) || C(LADLE_KEEP_FIRST) ||
-      C(LADLE_KEEP_LAST) || C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) ||
+      C(LADLE_CUM_SUM) || C(LADLE_CUM_PROD) || C(LADLE_CUM_MIN) || C(LADLE_CUM_MAX) ||
+      C(LADLE_CUM_COUNT) || C(LADLE_JOIN_INNER) || C(LADLE_JOIN_LEFT) || C(LADLE_JOIN_RIGHT) ||
+      C(LADLE_JOIN_FULL) || C(LADLE_JOIN_SEMI) || C(LADLE_JOIN_ANTI) || C(LADLE_JOIN_CROSS) ||
+      C(LADLE_JOIN_ORDER_NONE) || C(LADLE_JOIN_ORDER_LEFT) || C(LADLE_JOIN_ORDER_RIGHT) ||
+      C(LADLE_JOIN_ORDER_LEFT_RIGHT) || C(LADLE_JOIN_ORDER_RIGHT_LEFT) || C(LADLE_KEEP_ANY) ||
+      C(LADLE_KEEP_FIRST) || C(LADLE_KEEP_LAST) || C(LADLE_KEEP_NONE) || C(LADLE_INTERP_NEAREST) ||
       C(LADLE_INTERP_LOWER) || C(LADLE_INTERP_HIGHER) || C(LADLE_INTERP_MIDPOINT) ||
       C(LADLE_INTERP_LINEAR) || C(LADLE_INTERP_EQUIPROBABLE) || C(LADLE_CLOSED_BOTH) ||
       C(LADLE_CLOSED_LEFT) || C(LADLE_CLOSED_RIGHT) || C(LADLE_CLOSED_NONE) || C(LADLE_ENOTSUP) ||

@@ -128,6 +128,13 @@ _CLOSED = {
     "none": N.LADLE_CLOSED_NONE,
 }
 
+_CUM = {
+    "cum_sum": N.LADLE_CUM_SUM,
+    "cum_prod": N.LADLE_CUM_PROD,
+    "cum_min": N.LADLE_CUM_MIN,
+    "cum_max": N.LADLE_CUM_MAX,
+    "cum_count": N.LADLE_CUM_COUNT,
+}
 _RANK = {
     "average": N.LADLE_RANK_AVERAGE,
     "min": N.LADLE_RANK_MIN,
@@ -1585,6 +1592,35 @@ class Translator:
         return all(type(self._view(b)).__name__ == "Literal" or self._literal_branches(b, depth + 1)
                    for b in (x.truthy, x.falsy))
 
+    def _running(self, name: str, data: Any, args: Any) -> N.Expr:
+        """cum_sum, cum_prod, cum_min, cum_max, cum_count, shift(n) and diff(n): over
+        the rows in order, per window group under over(). diff(n) is x - x.shift(n)
+        in Polars' type for it (unsigned integers widened to a signed type: UInt8 to
+        Int16, UInt16 to Int32, UInt32 to Int64; UInt64 falls back)."""
+        if self.ranks > 1:
+            raise Unsupported(f"{name} across ranks", "order-dependent functions over a frame spread over "
+                                                     "ranks are not supported yet")
+        if name in _CUM:
+            return N.cumulative(self.expr(args[0]), _CUM[name], bool(data[1]))
+        n = self._literal_arg(args[1], name)
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise Unsupported(f"{name}({n!r})", "needs an integer literal")
+        if name == "shift":
+            return N.shift(self.expr(args[0]), n)
+        if str(data[1]) != "ignore":
+            raise Unsupported(f"diff(null_behavior={data[1]!r})", "not supported by ladle yet")
+        t = self._dtype(args[0])
+        if isinstance(t, pl.UInt64):
+            # Polars casts to Int64 strictly or not by the column's length (9 rows with
+            # one above Int64's range raise, 3 such rows give null)
+            raise Unsupported("diff of UInt64", "Polars' cast to Int64 there depends on the length")
+        wide = {pl.UInt8: pl.Int16, pl.UInt16: pl.Int32, pl.UInt32: pl.Int64}.get(type(t))
+        a, b = self.expr(args[0]), N.shift(self.expr(args[0]), n)
+        if wide is not None:
+            lt = _ladle_type(wide(), f"diff of {t}")
+            a, b = N.cast(a, lt, 0), N.cast(b, lt, 0)
+        return N.binary(N.LADLE_OP_SUB, a, b)
+
     def _literal_arg(self, i: int, what: str) -> Any:
         x = self._view(i)
         if type(x).__name__ != "Literal":
@@ -1718,6 +1754,8 @@ class Translator:
             return self._temporal_stat(
                 args[0], self.expr(args[0]), lambda x: N.agg(N.LADLE_AGG_QUANTILE, x, 1, float(q), _INTERP[interp]),
                 "quantile")
+        if name in _CUM or name in ("shift", "diff"):
+            return self._running(name, data, args)
         if name == "rank":
             method, descending = _enum_name(data[1]).split(".")[-1].lower(), bool(data[2])
             if len(data) > 3 and data[3] is not None:

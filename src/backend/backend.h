@@ -367,7 +367,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 15
+#define LADLE_BACKEND_ABI 16
 
 typedef struct ladle_backend {
   const char *name;
@@ -791,6 +791,23 @@ typedef struct ladle_backend {
                                  const uint8_t *const *in, const int64_t *len, uint8_t **block,
                                  int64_t *off, int64_t *outlen, ladle_error *err);
   unsigned (*compress_codecs)(const ladle_kctx *ctx);
+
+  /* ---- Column kernels of ABI 16 ---- */
+
+  /* A running function (ladle_cum_op but SHIFT) of `in` in row order
+   * (reverse: from the last row), restarting in each group (NULL groups: one
+   * group; the rows of a group need not be adjacent): a null row is null and
+   * skipped; COUNT is UInt32, never null; the others are in's type, integers
+   * wrapping, a float MIN/MAX skipping NaN once a number was seen. out
+   * allocated from ctx->mr. NULL: the device has none (the query falls back
+   * naming the function). */
+  ladle_status (*cumulative)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
+                             int op, bool reverse, ladle_column *out, ladle_error *err);
+  /* The rows shift(n) takes, as an INT64 column of nrows rows for take: row i
+   * the row n places before it in its group (n < 0: after), or -1 (a null
+   * row) where that is past the group's ends. NULL groups: one group. */
+  ladle_status (*shift_rows)(const ladle_kctx *ctx, int64_t nrows, ladle_groups *groups, int64_t n,
+                             ladle_column *out, ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

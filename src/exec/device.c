@@ -365,6 +365,8 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
       return "rank";
     case LADLE_EX_OVER:
       return "a window (over)";
+    case LADLE_EX_CUM:
+      return e->op == LADLE_CUM_SHIFT ? "shift" : "a cumulative function (cum_*)";
   }
   return "this expression";
 }

@@ -762,8 +762,8 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
        * ranked the whole column) */
       bool per_group = groups != NULL && have_in && e->args[0]->has_window;
       if (have_in)
-        LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, per_group ? groups : NULL, per_group,
-                                            &in, err));
+        LADLE_RETURN_NOT_OK(
+            ladle_eval_full(s, e->args[0], t, per_group ? groups : NULL, per_group, &in, err));
       st = agg_over(s, e, t, groups, broadcast, &in, have_in ? 1 : 0, out, err);
       ladle_column_release(&in);
       return st;
@@ -777,6 +777,58 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
           ladle_eval_full(s, e->args[0], t, broadcast ? groups : NULL, broadcast, &in, err));
       st = s->be->rank(&s->k, &in, broadcast && !e->scalar ? groups : NULL,
                        (ladle_rank_method)e->op, e->descending, out, err);
+      ladle_column_release(&in);
+      return st;
+    }
+    case LADLE_EX_CUM: {
+      /* in row order, per window group under over() (as rank) */
+      bool shift = e->op == LADLE_CUM_SHIFT;
+      if ((shift ? s->be->shift_rows == NULL || s->be->take == NULL : s->be->cumulative == NULL))
+        return ladle_err_set(err, LADLE_ENOTSUP, "%s: not supported on this device yet",
+                             shift ? "shift" : "cumulative functions (cum_*)");
+      ladle_column in;
+      if (e->scalar) {
+        /* of one value (per window group): a series of one row, whose running
+         * value is itself, its count 1 or 0, its shift by n != 0 null */
+        LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, groups, broadcast, &in, err));
+        if (shift && e->offset != 0) {
+          st = ladle_column_nulls(e->type, in.length, out, err);
+          ladle_column_release(&in);
+        } else if (e->op == LADLE_CUM_COUNT) {
+          ladle_column valid;
+          ladle_dtype at = in.type;
+          ladle_kexpr k;
+          memset(&k, 0, sizeof k);
+          k.kind = LADLE_KEX_FUNC;
+          k.op = LADLE_FN_IS_NOT_NULL;
+          k.type = ladle_dtype_make(LADLE_TYPE_BOOL);
+          k.nargs = 1;
+          k.arg_types = &at;
+          k.arg_name = e->args[0]->name != NULL ? e->args[0]->name : "";
+          st = s->be->func(&s->k, &k, &in, 1, &valid, err);
+          if (st == LADLE_OK) {
+            st = s->be->cast(&s->k, &valid, e->type, LADLE_CAST_STRICT, e->name, out, err);
+            ladle_column_release(&valid);
+          }
+          ladle_column_release(&in);
+        } else {
+          *out = in;
+        }
+        return st;
+      }
+      LADLE_RETURN_NOT_OK(
+          ladle_eval_full(s, e->args[0], t, broadcast ? groups : NULL, broadcast, &in, err));
+      ladle_groups *g = broadcast ? groups : NULL;
+      if (!shift) {
+        st = s->be->cumulative(&s->k, &in, g, e->op, e->descending, out, err);
+      } else {
+        ladle_column idx;
+        st = s->be->shift_rows(&s->k, in.length, g, e->offset, &idx, err);
+        if (st == LADLE_OK) {
+          st = s->be->take(&s->k, &in, &idx, out, err);
+          ladle_column_release(&idx);
+        }
+      }
       ladle_column_release(&in);
       return st;
     }

@@ -79,7 +79,7 @@ static bool bexpr_same(const ladle_bexpr *a, const ladle_bexpr *b) {
 }
 
 static bool subaggs_collect(subaggs *a, const ladle_bexpr *e) {
-  if (e->kind == LADLE_EX_OVER || e->kind == LADLE_EX_RANK) return false;
+  if (e->kind == LADLE_EX_OVER || e->kind == LADLE_EX_RANK || e->kind == LADLE_EX_CUM) return false;
   if (e->kind != LADLE_EX_AGG && e->kind != LADLE_EX_LEN) {
     for (size_t i = 0; i < e->nargs; i++)
       if (!subaggs_collect(a, e->args[i])) return false;

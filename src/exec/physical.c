@@ -658,7 +658,7 @@ static bool window_keys(const ladle_bexpr *e, ladle_bexpr *const **keys, size_t 
     return true;
   }
   if (e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN || e->kind == LADLE_EX_RANK ||
-      (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_IN))
+      e->kind == LADLE_EX_CUM || (e->kind == LADLE_EX_FUNC && e->op == LADLE_FN_IS_IN))
     return false;
   for (size_t i = 0; i < e->nargs; i++)
     if (!window_keys(e->args[i], keys, nk)) return false;

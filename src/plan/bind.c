@@ -660,6 +660,13 @@ static bool list_computes(const ladle_expr *e, const ladle_bexpr *b) {
   return list;
 }
 
+static const char *cum_name(int op, bool reverse) {
+  static const char *names[] = {"cum_sum", "cum_prod", "cum_min", "cum_max", "cum_count", "shift"};
+  static const char *rnames[] = {"cum_sum(reverse)", "cum_prod(reverse)",  "cum_min(reverse)",
+                                 "cum_max(reverse)", "cum_count(reverse)", "shift"};
+  return op >= 0 && op <= LADLE_CUM_SHIFT ? (reverse ? rnames : names)[op] : "cumulative";
+}
+
 static const char *expr_kind_name(const ladle_expr *e) {
   switch (e->kind) {
     case LADLE_EX_BINARY:
@@ -674,9 +681,74 @@ static const char *expr_kind_name(const ladle_expr *e) {
       return "rank";
     case LADLE_EX_OVER:
       return "windows";
+    case LADLE_EX_CUM:
+      return cum_name(e->op, e->descending);
     default:
       return "this expression";
   }
+}
+
+/* A running function's type, as Polars gives it: cum_sum of Boolean UInt32 and
+ * of 8/16-bit integers Int64; cum_prod of integers Int64 (UInt64 stays); the
+ * others the input's type (cum_count UInt32). The input is cast to the output
+ * type here, so that the kernel accumulates in it. */
+static ladle_status bind_cumulative(bind_state *s, ladle_bexpr *b, ladle_error *err) {
+  const char *what = cum_name(b->op, b->descending);
+  if (s->ctx == LADLE_CTX_GROUPS && !s->in_over)
+    return ladle_err_set(err, LADLE_ENOTSUP,
+                         "%s inside group_by().agg() gives a list per group (List type, not "
+                         "supported yet)",
+                         what);
+  ladle_bexpr *a = b->args[0];
+  ladle_type_id id = a->type.id;
+  bool integer = ladle_type_is_integer(id),
+       flt = id == LADLE_TYPE_FLOAT32 || id == LADLE_TYPE_FLOAT64;
+  ladle_dtype to = a->type;
+  bool ok = true;
+  switch ((ladle_cum_op)b->op) {
+    case LADLE_CUM_SUM:
+      if (id == LADLE_TYPE_BOOL)
+        to = ladle_dtype_make(LADLE_TYPE_UINT32);
+      else if (id == LADLE_TYPE_INT8 || id == LADLE_TYPE_INT16 || id == LADLE_TYPE_UINT8 ||
+               id == LADLE_TYPE_UINT16)
+        to = ladle_dtype_make(LADLE_TYPE_INT64);
+      else
+        ok = (integer && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) || flt ||
+             id == LADLE_TYPE_DURATION;
+      break;
+    case LADLE_CUM_PROD:
+      if (id == LADLE_TYPE_BOOL || (integer && id != LADLE_TYPE_UINT64))
+        to = ladle_dtype_make(LADLE_TYPE_INT64);
+      ok = id == LADLE_TYPE_BOOL ||
+           (integer && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) || flt;
+      break;
+    case LADLE_CUM_MIN:
+    case LADLE_CUM_MAX:
+      ok = (integer && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) || flt ||
+           id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION;
+      break;
+    case LADLE_CUM_COUNT:
+      b->type = ladle_dtype_make(LADLE_TYPE_UINT32);
+      b->has_window = true;
+      b->scalar = a->scalar; /* of one value: one value */
+      return set_name(b, a->name, err);
+    case LADLE_CUM_SHIFT:
+      ok = id != LADLE_TYPE_NULL;
+      break;
+    default:
+      ok = false;
+  }
+  if (!ok) {
+    char t[64];
+    return ladle_err_set(err, LADLE_ENOTSUP, "%s of %s is not supported yet", what,
+                         tname(a->type, t));
+  }
+  if (!ladle_dtype_equal(to, a->type))
+    LADLE_RETURN_NOT_OK(ladle_bexpr_cast(b->args[0], to, LADLE_CAST_WRAP, &b->args[0], err));
+  b->type = to;
+  b->has_window = true;
+  b->scalar = b->args[0]->scalar;
+  return set_name(b, b->args[0]->name, err);
 }
 
 static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **out) {
@@ -685,6 +757,10 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   ladle_bexpr *b = bnew(e->kind, e->nargs);
   if (b == NULL) return LADLE_OOM(err, "bound expression");
   b->op = e->op;
+  if (e->kind == LADLE_EX_CUM) {
+    b->descending = e->descending;
+    b->offset = e->offset;
+  }
   ladle_status st = LADLE_OK;
   char b1[64], b2[64];
   /* Aggregations and windows change the context of their children. */
@@ -859,6 +935,9 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
       b->scalar = false;
       st = set_name(b, b->args[0]->name, err);
       break;
+    case LADLE_EX_CUM:
+      st = bind_cumulative(s, b, err);
+      break;
   }
 done:
   if (st != LADLE_OK) {
@@ -952,8 +1031,13 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
   const char *fname = e->kind == LADLE_EX_FUNC   ? ladle_func_name((ladle_func)e->op)
                       : e->kind == LADLE_EX_AGG  ? ladle_agg_name((ladle_agg_op)e->op)
                       : e->kind == LADLE_EX_RANK ? "rank"
+                      : e->kind == LADLE_EX_CUM  ? cum_name(e->op, e->descending)
                                                  : "over";
   ladle_bexpr_explain(e->args[0], in, b);
+  if (e->kind == LADLE_EX_CUM && e->op == LADLE_CUM_SHIFT) {
+    ladle_strbuf_printf(b, ".shift(%lld)", (long long)e->offset);
+    return;
+  }
   ladle_strbuf_printf(b, ".%s(", fname);
   for (size_t i = 1; i < e->nargs; i++) {
     if (i > 1) ladle_strbuf_printf(b, ", ");

@@ -284,6 +284,22 @@ ladle_expr *ladle_expr_rank(ladle_expr *e, ladle_rank_method method, bool descen
   return r;
 }
 
+ladle_expr *ladle_expr_cumulative(ladle_expr *e, ladle_cum_op op, bool reverse) {
+  ladle_expr *r = expr_with_args(LADLE_EX_CUM, 1, &e);
+  if (r == NULL) return NULL;
+  r->op = (int)op;
+  r->descending = reverse;
+  return r;
+}
+
+ladle_expr *ladle_expr_shift(ladle_expr *e, int64_t n) {
+  ladle_expr *r = expr_with_args(LADLE_EX_CUM, 1, &e);
+  if (r == NULL) return NULL;
+  r->op = (int)LADLE_CUM_SHIFT;
+  r->offset = n;
+  return r;
+}
+
 ladle_expr *ladle_expr_over(ladle_expr *e, size_t n, ladle_expr *const *partition_by) {
   ladle_expr **args = malloc((n + 1) * sizeof *args);
   if (args == NULL) {

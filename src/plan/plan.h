@@ -22,7 +22,8 @@ typedef enum ladle_expr_kind {
   LADLE_EX_AGG,
   LADLE_EX_LEN,
   LADLE_EX_RANK,
-  LADLE_EX_OVER /* args: expr, partition keys... */
+  LADLE_EX_OVER, /* args: expr, partition keys... */
+  LADLE_EX_CUM   /* a running function (op: ladle_cum_op; descending: reverse; offset: shift's n) */
 } ladle_expr_kind;
 
 typedef enum ladle_lit_kind {
@@ -43,7 +44,8 @@ struct ladle_expr {
   ladle_agg_opts aopts;      /* AGG */
   ladle_dtype cast_to;       /* CAST */
   ladle_cast_mode cast_mode; /* CAST */
-  bool descending;           /* RANK */
+  bool descending;           /* RANK; CUM: reverse */
+  int64_t offset;            /* CUM shift: n */
   size_t nargs;
   ladle_expr **args;
 };
@@ -65,9 +67,10 @@ typedef struct ladle_bexpr {
   ladle_agg_opts aopts;
   ladle_cast_mode cast_mode; /* CAST */
   bool descending;
+  int64_t offset;  /* CUM shift: n */
   bool scalar;     /* produces one value however many rows come in */
   bool has_agg;    /* an AGG/LEN below or here; an OVER hides those under it */
-  bool has_window; /* an OVER or RANK below or here */
+  bool has_window; /* an OVER, RANK or CUM below or here */
   bool all_rows;   /* WHEN: every branch on every row, as Polars in a group_by or a window */
   size_t nargs;
   struct ladle_bexpr **args;

@@ -2512,6 +2512,226 @@ static void check_limit(suite *s, const ladle_allocator *parent) {
 
 /* sequence: start, start + 1, ... in each integer type, against a loop; a
  * last value past the type and a type it does not take are errors */
+/* ------------------------------------------------ running functions */
+
+/* Whether a type's values are signed integers (DATE, DATETIME, DURATION too). */
+static bool phys_signed(ladle_type_id id) {
+  ladle_phys p = ladle_type_phys(id);
+  return p == LADLE_PHYS_I8 || p == LADLE_PHYS_I16 || p == LADLE_PHYS_I32 || p == LADLE_PHYS_I64;
+}
+
+/* Value i of fixed-width column c, sign-extended where signed, else
+ * zero-extended, as a 64-bit integer. */
+static int64_t sval(const ladle_column *c, int64_t i) {
+  const uint8_t *p = (const uint8_t *)c->values + i * (int64_t)ladle_type_width(c->type.id);
+  switch (ladle_type_width(c->type.id)) {
+    case 1:
+      return phys_signed(c->type.id) ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
+    case 2: {
+      uint16_t u;
+      memcpy(&u, p, 2);
+      return phys_signed(c->type.id) ? (int64_t)(int16_t)u : (int64_t)u;
+    }
+    case 4: {
+      uint32_t u;
+      memcpy(&u, p, 4);
+      return phys_signed(c->type.id) ? (int64_t)(int32_t)u : (int64_t)u;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+/* The reference of cumulative(op, reverse) of host column in within groups
+ * `ids` (NULL: one group): a running value per group, walked row by row. */
+static ladle_column ref_cumulative(const ladle_column *in, const uint32_t *ids, int64_t ngroups,
+                                   int op, bool reverse) {
+  int64_t n = in->length;
+  ladle_column o;
+  bool count = op == LADLE_CUM_COUNT;
+  ladle_dtype t = count ? ladle_dtype_make(LADLE_TYPE_UINT32) : in->type;
+  if (ladle_column_alloc(t, n, !count && in->null_count > 0, 0, &o, &err_) != LADLE_OK) {
+    failures_++;
+    memset(&o, 0, sizeof o);
+    return o;
+  }
+  size_t w = ladle_type_width(t.id);
+  bool f64 = t.id == LADLE_TYPE_FLOAT64, f32 = t.id == LADLE_TYPE_FLOAT32;
+  bool sgn = phys_signed(t.id);
+  uint64_t mask = w == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * w)) - 1;
+  uint64_t *iacc = calloc((size_t)LADLE_MAX(ngroups, 1), sizeof *iacc);
+  double *dacc = calloc((size_t)LADLE_MAX(ngroups, 1), sizeof *dacc);
+  float *facc = calloc((size_t)LADLE_MAX(ngroups, 1), sizeof *facc);
+  bool *seen = calloc((size_t)LADLE_MAX(ngroups, 1), sizeof *seen);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = reverse ? n - 1 - k : k;
+    int64_t g = ids ? ids[i] : 0;
+    bool valid = valid_at(in, i);
+    if (count) {
+      if (valid) iacc[g]++;
+      uint32_t c = (uint32_t)iacc[g];
+      memcpy(LADLE_COL_MUT(&o, uint8_t) + 4 * i, &c, 4);
+      continue;
+    }
+    if (!valid) {
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&o), i, false);
+      continue;
+    }
+    if (f64 || f32) {
+      double v = f64 ? ((const double *)in->values)[i] : (double)((const float *)in->values)[i];
+      float fv = f32 ? ((const float *)in->values)[i] : 0.0f;
+      if (!seen[g]) {
+        dacc[g] = v;
+        facc[g] = fv;
+      } else if (op == LADLE_CUM_SUM) {
+        dacc[g] += v;
+        facc[g] += fv;
+      } else if (op == LADLE_CUM_PROD) {
+        dacc[g] *= v;
+        facc[g] *= fv;
+      } else {
+        /* NaN only until a number; between equal values the later one */
+        double a = f32 ? (double)facc[g] : dacc[g];
+        bool take = isnan(a) || (!isnan(v) && (op == LADLE_CUM_MIN ? !(a < v) : !(a > v)));
+        if (take) {
+          dacc[g] = v;
+          facc[g] = fv;
+        }
+      }
+      seen[g] = true;
+      if (f64)
+        memcpy(LADLE_COL_MUT(&o, uint8_t) + 8 * i, &dacc[g], 8);
+      else
+        memcpy(LADLE_COL_MUT(&o, uint8_t) + 4 * i, &facc[g], 4);
+      continue;
+    }
+    uint64_t u = (uint64_t)sval(in, i) & mask;
+    if (!seen[g]) {
+      iacc[g] = u;
+    } else if (op == LADLE_CUM_SUM) {
+      iacc[g] = (iacc[g] + u) & mask;
+    } else if (op == LADLE_CUM_PROD) {
+      iacc[g] = (iacc[g] * u) & mask;
+    } else {
+      /* compare as the type's values: sign-extend where signed */
+      uint64_t top = (uint64_t)1 << (8 * w - 1);
+      int64_t a = sgn && (iacc[g] & top) && w < 8 ? (int64_t)(iacc[g] | ~mask) : (int64_t)iacc[g];
+      int64_t b = sgn && (u & top) && w < 8 ? (int64_t)(u | ~mask) : (int64_t)u;
+      bool less = sgn ? b < a : u < iacc[g], more = sgn ? b > a : u > iacc[g];
+      if (op == LADLE_CUM_MIN ? !more : !less) iacc[g] = u;
+      (void)less;
+    }
+    seen[g] = true;
+    memcpy(LADLE_COL_MUT(&o, uint8_t) + w * (size_t)i, &iacc[g], w); /* little-endian */
+  }
+  free(iacc);
+  free(dacc);
+  free(facc);
+  free(seen);
+  ladle_column_finish_nulls(&o);
+  return o;
+}
+
+static void check_cumulative(suite *s) {
+  if (s->be->cumulative == NULL || s->be->shift_rows == NULL) {
+    if (s->strict) {
+      fprintf(stderr, "  [%s] no cumulative/shift_rows\n", s->be->name);
+      failures_++;
+    }
+    return;
+  }
+  static const ladle_type_id VALS[] = {LADLE_TYPE_INT8,    LADLE_TYPE_INT32,  LADLE_TYPE_INT64,
+                                       LADLE_TYPE_UINT16,  LADLE_TYPE_UINT64, LADLE_TYPE_FLOAT32,
+                                       LADLE_TYPE_FLOAT64, LADLE_TYPE_DATE};
+  static const char *OPS[] = {"sum", "prod", "min", "max", "count"};
+  /* groups: on the host's kernels (a device's group ids live there) */
+  bool host = s->be->device == LADLE_DEVICE_CPU;
+  int64_t len[16], nl = lengths(s, len);
+  for (int64_t li = 0; li < nl; li++) {
+    int64_t n = len[li];
+    uint32_t *ids = malloc((size_t)LADLE_MAX(n, 1) * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = (uint32_t)(test_rand() % 5);
+    for (int gi = 0; gi < (host ? 2 : 1); gi++) {
+      ladle_groups g;
+      memset(&g, 0, sizeof g);
+      g.nrows = n;
+      g.ngroups = 5;
+      g.ids = ids;
+      ladle_groups *gp = gi ? &g : NULL;
+      for (size_t ti = 0; ti < sizeof VALS / sizeof VALS[0]; ti++)
+        for (int ni = 0; ni < 3; ni++) {
+          ladle_column h = random_column(VALS[ti], n, NULLS[ni]), d;
+          if (!up(s, &h, &d, "cumulative input")) {
+            ladle_column_release(&h);
+            continue;
+          }
+          for (int op = LADLE_CUM_SUM; op <= LADLE_CUM_COUNT; op++)
+            for (int rev = 0; rev < 2; rev++) {
+              if (VALS[ti] == LADLE_TYPE_DATE && (op == LADLE_CUM_SUM || op == LADLE_CUM_PROD))
+                continue;
+              char what[128];
+              snprintf(what, sizeof what, "cum_%s%s of %s[%lld] nulls=%d%s", OPS[op],
+                       rev ? "(reverse)" : "", tname(VALS[ti]), (long long)n, NULLS[ni],
+                       gi ? " in 5 groups" : "");
+              ladle_column ref = ref_cumulative(&h, gi ? ids : NULL, gi ? 5 : 1, op, rev), out;
+              if (ran(s, s->be->cumulative(&s->ctx, &d, gp, op, rev != 0, &out, &err_), what)) {
+                same_down(s, &out, &ref, what);
+                ladle_column_release(&out);
+              }
+              ladle_column_release(&ref);
+            }
+          ladle_column_release(&d);
+          ladle_column_release(&h);
+        }
+      /* shift_rows: the row `by` places before in the group, or -1 */
+      int64_t bys[] = {0, 1, 3, -2, n + 1, -(n + 1), INT64_MIN, INT64_MAX};
+      for (size_t bi = 0; bi < sizeof bys / sizeof bys[0]; bi++) {
+        char what[96];
+        snprintf(what, sizeof what, "shift_rows(%lld) of %lld rows%s", (long long)bys[bi],
+                 (long long)n, gi ? " in 5 groups" : "");
+        ladle_column ref;
+        if (ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT64), n, false, 0, &ref, &err_) !=
+            LADLE_OK) {
+          failures_++;
+          continue;
+        }
+        int64_t *rv = LADLE_COL_MUT(&ref, int64_t);
+        for (int64_t i = 0; i < n; i++) {
+          /* the group's rows in order: walk from i by one row of the group at a time */
+          int64_t by = bys[bi], j = i, step = by >= 0 ? -1 : 1;
+          uint64_t left = by >= 0 ? (uint64_t)by : (uint64_t)0 - (uint64_t)by;
+          if (left > (uint64_t)n) {
+            rv[i] = -1; /* past any end */
+            continue;
+          }
+          while (left > 0 && j >= 0 && j < n) {
+            j += step;
+            while (j >= 0 && j < n && gi && ids[j] != ids[i]) j += step;
+            left--;
+          }
+          rv[i] = left == 0 && j >= 0 && j < n ? j : -1;
+        }
+        ladle_column out;
+        if (ran(s, s->be->shift_rows(&s->ctx, n, gp, bys[bi], &out, &err_), what)) {
+          same_down(s, &out, &ref, what);
+          ladle_column_release(&out);
+        }
+        ladle_column_release(&ref);
+      }
+      if (gi) {
+        free(g.offsets);
+        ladle_scratch_free(g.rows);
+        g.offsets = NULL;
+        g.rows = NULL;
+      }
+    }
+    free(ids);
+  }
+}
+
 static void check_sequence(suite *s) {
   if (s->be->sequence == NULL) return;
   static const ladle_type_id types[] = {LADLE_TYPE_INT32, LADLE_TYPE_UINT32, LADLE_TYPE_INT64,
@@ -3212,7 +3432,8 @@ static void check_compress(suite *s) {
 static void run_suite(suite *s, const ladle_allocator *parent) {
   int before = failures_;
   printf(
-      "[%s] conformance: copies, sequence, select, filter, take, lists, sum, min/max/count, "
+      "[%s] conformance: copies, sequence, running functions and shifts, select, filter, take, "
+      "lists, sum, min/max/count, "
       "binary, row "
       "programs, "
       "group-by, sort, join, strings, hash and range partitions, "
@@ -3224,6 +3445,7 @@ static void run_suite(suite *s, const ladle_allocator *parent) {
   check_stream_wait(s);
   check_pack_bits(s);
   check_sequence(s);
+  check_cumulative(s);
   check_select_take_filter(s);
   check_lists(s);
   check_sum(s);

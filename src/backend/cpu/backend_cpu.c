@@ -203,6 +203,8 @@ static const ladle_backend cpu_backend = {
     ladle_cpu_join_probe_mark,
     NULL, /* compress_pages: the host's writer compresses its pages itself */
     NULL,
+    ladle_cpu_cumulative,
+    ladle_cpu_shift_rows,
 };
 
 /* The CPU table as a GPU engine's executor sees a GPU's: the column kernels

@@ -88,6 +88,7 @@ class ExprGen:
             (ANY, 4, self.b_fill_null),
             ({"float"}, 2, self.b_fill_nan),
             ({"float", "int"}, 3, self.b_rank),
+            (ANY, 3, self.b_running),
             (ANY, 5, self.b_window),
             ({"str"}, 8, self.b_str),
             ({"bool"}, 12, self.b_cmp),
@@ -446,6 +447,37 @@ class ExprGen:
             if keys is None:
                 return None
             return E("{0}.over(" + keys + ")", [e], tag="over:rank")
+        return e
+
+    def b_running(self, d: int, kinds: set[str], top: bool) -> E | None:
+        """cum_sum/cum_prod/cum_min/cum_max/cum_count (forward or reverse), shift(n)
+        and diff(n): order-dependent, so only where the input's order is defined;
+        over() by one or two keys now and then, as rank."""
+        if self.mode != "row" or not (self.windows or self.ranks_ok) or not self.order_ok:
+            return None
+        rng = self.rng
+        f = rng.choice(["cum_sum", "cum_prod", "cum_min", "cum_max", "cum_count", "shift", "shift", "diff"])
+        if f == "shift":
+            a = self.sub(d, kinds)
+            e = E("{0}.shift(" + str(rng.choice([1, 1, 2, -1, 0, 50])) + ")", [a], tag="shift:%k0")
+        elif f == "diff":
+            a = self.sub(d, kinds & (NUM | TEMPORAL) or NUM)
+            e = E("{0}.diff(" + str(rng.choice([1, 1, 2, -1])) + ")", [a], tag="diff:%k0")
+        else:
+            ins = {"int", "float", "bool"} if f in ("cum_sum", "cum_prod") else ORDERED - {"str", "bool"}
+            a = self.sub(d, ins if f != "cum_count" else ANY)
+            e = E("{0}." + f + f"(reverse={rng.random() < 0.3})", [a], tag=f"{f}:%k0")
+        if not self.safe(a) and f in ("cum_min", "cum_max", "diff"):
+            return None
+        e.odep = True
+        e.taint = f in ("cum_sum", "cum_prod") and self.k(a) == "float"
+        if self.windows and rng.random() < 0.4:
+            keys = self.keys()
+            if keys is None:
+                return None
+            over = E("{0}.over(" + keys + ")", [e], tag="over:running")
+            over.odep, over.taint = True, e.taint
+            return over
         return e
 
     def keys(self) -> str | None:
