@@ -549,12 +549,15 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
   /* no rows and no groups: the expression runs over no rows (for the errors of
    * what it computes anyway, a strict cast of a literal), not over a null row
    * (fill_null(-129).cast(pl.UInt32) of that null failed; qfuzz 4401:197684) */
-  int64_t ng = groups ? groups->ngroups : t->num_rows == 0 ? 0 : 1;
+  bool empty = t->num_rows == 0;
+  /* (a group_by's one `whole` group over no rows is a group without a row: no
+   * row to take either; qfuzz 4801:46806 gathered row -1) */
+  int64_t ng = empty ? 0 : groups ? groups->ngroups : 1;
   int64_t *rows = malloc((size_t)LADLE_MAX(ng, 1) * sizeof *rows);
   size_t nc = (size_t)(max_col(x) + 1);
   ladle_chunk c = {.length = ng, .columns = calloc(LADLE_MAX(nc, 1), sizeof(ladle_column))};
   ladle_status st = rows && c.columns ? LADLE_OK : LADLE_OOM(err, "first/last");
-  if (st == LADLE_OK && groups != NULL)
+  if (st == LADLE_OK && groups != NULL && !empty)
     st = s->be->group_rows(
         &s->k, groups, e->op == LADLE_AGG_FIRST ? LADLE_GROUP_ROWS_FIRST : LADLE_GROUP_ROWS_LAST,
         rows, err);
@@ -573,10 +576,12 @@ static ladle_status eval_first_last_rows(exec_state *s, const ladle_bexpr *e, co
   if (c.columns) ladle_release_columns(c.columns, nc);
   free(rows);
   if (st != LADLE_OK) return st;
-  if (groups == NULL && t->num_rows == 0) {
-    /* the first of no rows is null, whatever the expression makes of a null */
+  if (empty) {
+    /* the first of no rows is null, whatever the expression makes of a null
+     * (per group: a window over no rows has no rows) */
     ladle_column_release(&r);
-    return ladle_column_nulls(e->type, 1, out, err);
+    int64_t n = groups == NULL ? 1 : broadcast ? groups->nrows : groups->ngroups;
+    return ladle_column_nulls(e->type, n, out, err);
   }
   if (groups != NULL && broadcast) {
     st = broadcast_groups(s, &r, groups, out, err);

@@ -194,6 +194,22 @@ def test_row_group_ranges(tmp_path: Path, engine) -> None:
         N.scan_parquet(paths, None, -1, None, False, False, 2, 8)
 
 
+def test_first_and_last_over_empty_files(tmp_path: Path, engine) -> None:
+    """first()/last() of an expression over a scan of files without rows: the
+    group_by's one whole group has no row, and ladle gathered row -1 (a
+    segfault; qfuzz 4801:46806 and 4801:103816)."""
+    df = pl.DataFrame({"c": [], "k": []}, schema={"c": pl.UInt8, "k": pl.String})
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"e{i}.parquet")
+        df.write_parquet(paths[-1], row_group_size=3)
+    scan = pl.scan_parquet(paths)
+    for lf in (scan.select(pl.col("c").pow(2).last().alias("x")),
+               scan.select(pl.col("c").cast(pl.Int64).first().alias("x"), pl.col("k").last()),
+               scan.filter(pl.col("k").str.starts_with(" ")).select(pl.col("c").clip(3, 3).last())):
+        assert_same(lf, engine)
+
+
 def test_empty_and_many_files(tmp_path: Path, engine) -> None:
     t = random_table(1000, seed=9)
     paths = []
