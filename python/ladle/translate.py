@@ -1593,7 +1593,8 @@ class Translator:
                    for b in (x.truthy, x.falsy))
 
     def _running(self, name: str, data: Any, args: Any) -> N.Expr:
-        """cum_sum, cum_prod, cum_min, cum_max, cum_count, shift(n) and diff(n): over
+        """cum_sum, cum_prod, cum_min, cum_max, cum_count, shift(n) (with a fill value
+        too) and diff(n): over
         the rows in order, per window group under over(). diff(n) is x - x.shift(n)
         in Polars' type for it (unsigned integers widened to a signed type: UInt8 to
         Int16, UInt16 to Int32, UInt32 to Int64; UInt64 falls back)."""
@@ -1607,6 +1608,12 @@ class Translator:
             raise Unsupported(f"{name}({n!r})", "needs an integer literal")
         if name == "shift":
             return N.shift(self.expr(args[0]), n)
+        if name == "shift_and_fill":
+            # the rows past an end are where a shift of a column without nulls
+            # (x.is_null()) is null; there the fill, elsewhere x shifted (its own
+            # nulls stay null), in the supertype of both as Polars gives it
+            past = N.func(N.LADLE_FN_IS_NULL, [N.shift(N.func(N.LADLE_FN_IS_NULL, [self.expr(args[0])]), n)])
+            return N.when([past], [self.expr(args[2])], N.shift(self.expr(args[0]), n))
         if str(data[1]) != "ignore":
             raise Unsupported(f"diff(null_behavior={data[1]!r})", "not supported by ladle yet")
         t = self._dtype(args[0])
@@ -1754,7 +1761,7 @@ class Translator:
             return self._temporal_stat(
                 args[0], self.expr(args[0]), lambda x: N.agg(N.LADLE_AGG_QUANTILE, x, 1, float(q), _INTERP[interp]),
                 "quantile")
-        if name in _CUM or name in ("shift", "diff"):
+        if name in _CUM or name in ("shift", "shift_and_fill", "diff"):
             return self._running(name, data, args)
         if name == "rank":
             method, descending = _enum_name(data[1]).split(".")[-1].lower(), bool(data[2])

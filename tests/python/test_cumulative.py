@@ -120,13 +120,27 @@ def test_running_functions_signed_zero_and_nan() -> None:
             assert np.array_equal(np.signbit(w), np.signbit(g)) and np.array_equal(w, g, equal_nan=True), (vals, c)
 
 
+def test_shift_with_a_fill_value(engine, small_engine) -> None:
+    """shift(n, fill_value=v): v past the ends (per window group under over()), the
+    column's own nulls kept, in the supertype of both (Int32 with 2.5: Float64)."""
+    df = frame(500, seed=11)
+    lf = df.lazy().select(
+        pl.col("i32").shift(1, fill_value=0).alias("a"), pl.col("i32").shift(-3, fill_value=7).alias("b"),
+        pl.col("f64").shift(2, fill_value=0).alias("c"), pl.col("s").shift(1, fill_value="q").alias("d"),
+        pl.col("i32").shift(1, fill_value=pl.col("i32").max()).alias("e"),
+        pl.col("i32").shift(1, fill_value=2.5).alias("f"), pl.col("u8").shift(2, fill_value=2**40).alias("h"),
+        pl.col("d").shift(1, fill_value=dt.date(2000, 1, 1)).over("g").alias("o"))
+    assert_same(lf, engine)
+    assert engine.last_run == "ladle"
+    assert_same(lf, small_engine)
+
+
 def test_not_run_where_unsupported(engine) -> None:
     """What falls back names the function: cum_sum inside group_by().agg() (a list per
-    group), diff of UInt64 (Polars' cast depends on the length), shift with a fill."""
+    group), diff of UInt64 (Polars' cast depends on the length)."""
     df = pl.LazyFrame({"g": [1, 1, 2], "x": [1, 2, 3], "u": pl.Series([1, 2, 3], dtype=pl.UInt64)})
     for lf, why in ((df.group_by("g").agg(pl.col("x").cum_sum()), "cum_sum"),
-                    (df.select(pl.col("u").diff()), "diff of UInt64"),
-                    (df.select(pl.col("x").shift(1, fill_value=0)), "shift_and_fill")):
+                    (df.select(pl.col("u").diff()), "diff of UInt64")):
         with pytest.raises(ladle.UnsupportedError, match=why):
             lf.collect(engine=engine)
 

@@ -459,7 +459,12 @@ class ExprGen:
         f = rng.choice(["cum_sum", "cum_prod", "cum_min", "cum_max", "cum_count", "shift", "shift", "diff"])
         if f == "shift":
             a = self.sub(d, kinds)
-            e = E("{0}.shift(" + str(rng.choice([1, 1, 2, -1, 0, 50])) + ")", [a], tag="shift:%k0")
+            n = str(rng.choice([1, 1, 2, -1, 0, 50]))
+            fill = self.lit({self.k(a)}) if rng.random() < 0.3 else None
+            if fill is not None:
+                e = E("{0}.shift(" + n + ", fill_value={1})", [a, fill], tag="shift_and_fill:%k0")
+            else:
+                e = E("{0}.shift(" + n + ")", [a], tag="shift:%k0")
         elif f == "diff":
             a = self.sub(d, kinds & (NUM | TEMPORAL) or NUM)
             e = E("{0}.diff(" + str(rng.choice([1, 1, 2, -1])) + ")", [a], tag="diff:%k0")
