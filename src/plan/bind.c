@@ -778,7 +778,10 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
     s->in_agg = true;
   }
   if (e->kind == LADLE_EX_OVER) {
-    if (s->in_over || s->in_agg || s->ctx == LADLE_CTX_GROUPS) {
+    /* a window under an aggregation of a select or with_columns is a column of
+     * the rows, aggregated over them all ((x - x.mean().over("g")).abs().max());
+     * under a group_by's aggregation or another window it is not supported */
+    if (s->in_over || s->ctx == LADLE_CTX_GROUPS) {
       st = ladle_err_set(err, LADLE_ENOTSUP,
                          "a window (over) inside an aggregation or another window");
       goto done;
@@ -788,8 +791,10 @@ static ladle_status bind_rec(const ladle_expr *e, bind_state *s, ladle_bexpr **o
   if (e->kind != LADLE_EX_OVER) {
     st = bind_args(e, s, b);
   } else {
-    /* the partition keys are row-wise expressions of the input */
+    /* the partition keys are row-wise expressions of the input; the window's
+     * own aggregations are its groups', whatever aggregates the window */
     bool agg = s->in_agg;
+    s->in_agg = false;
     st = bind_rec(e->args[0], s, &b->args[0]);
     s->in_over = false;
     for (size_t i = 1; st == LADLE_OK && i < e->nargs; i++) {

@@ -259,6 +259,30 @@ def test_rank_under_an_aggregation_of_a_window(engine, small_engine) -> None:
     assert_same(q, small_engine)
 
 
+def test_aggregations_of_windows(engine, small_engine) -> None:
+    """An aggregation over a window's column in a select or with_columns: the
+    window per row, then aggregated over every row ((x - x.mean().over("g")).abs()
+    .max(), a group-normalised value's extreme). It fell back ("a window inside an
+    aggregation"); a window under a group_by's aggregation or under another window
+    still does."""
+    rng = np.random.default_rng(17)
+    n = 3000
+    df = pl.DataFrame({"g": rng.integers(0, 9, n), "h": rng.integers(0, 3, n),
+                       "x": pl.Series(rng.normal(size=n)).scatter(np.flatnonzero(rng.random(n) < 0.1), None),
+                       "i": rng.integers(-50, 50, n)})
+    for lf in (df.lazy().select((pl.col("x") - pl.col("x").mean().over("g")).abs().max().alias("a")),
+               df.lazy().select(pl.col("i").sum().over("g").max().alias("a"),
+                                pl.col("i").rank().over("g").mean().alias("b"), pl.len()),
+               df.lazy().with_columns(pl.col("i").max().over("g", "h").n_unique().alias("a")),
+               df.lazy().select(pl.col("i").cum_sum().over("g").min().alias("a"),
+                                pl.col("x").shift(1).over("h").sum().alias("b"))):
+        assert_same(lf, engine)
+        assert engine.last_run == "ladle"
+        assert_same(lf, small_engine)
+    with pytest.raises(ladle.UnsupportedError, match="window"):
+        df.lazy().group_by("h").agg(pl.col("i").max().over("g").sum()).collect(engine=engine)
+
+
 @pytest.mark.parametrize("threads,morsel", [(2, None), (5, None), (3, 1000)])
 @pytest.mark.parametrize("groups", [1, 7, 3000, 30_000])
 def test_row_parallel_scatter_aggregations(threads, morsel, groups) -> None:

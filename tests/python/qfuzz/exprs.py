@@ -686,7 +686,9 @@ class ExprGen:
                 a = self.lit(ins)  # an aggregation of a literal (issue 15, class 5)
             else:
                 old_w, old_r = self.windows, self.ranks_ok
-                self.windows = False
+                # windows under an aggregation of a select (a column of the rows, then
+                # aggregated), not under a group_by's or another window's
+                self.windows = old_w and not self.group_aggs and not self.in_window and rng.random() < 0.3
                 self.ranks_ok = not self.group_aggs or self.in_window
                 try:
                     a = self.in_mode("row", lambda: self.expr(d, ins))
