@@ -1039,8 +1039,11 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
                       : e->kind == LADLE_EX_CUM  ? cum_name(e->op, e->descending)
                                                  : "over";
   ladle_bexpr_explain(e->args[0], in, b);
-  if (e->kind == LADLE_EX_CUM && e->op == LADLE_CUM_SHIFT) {
-    ladle_strbuf_printf(b, ".shift(%lld)", (long long)e->offset);
+  if (e->kind == LADLE_EX_CUM) {
+    if (e->op == LADLE_CUM_SHIFT)
+      ladle_strbuf_printf(b, ".shift(%lld)", (long long)e->offset);
+    else
+      ladle_strbuf_printf(b, ".%s(%s)", cum_name(e->op, false), e->descending ? "reverse=true" : "");
     return;
   }
   ladle_strbuf_printf(b, ".%s(", fname);
