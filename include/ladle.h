@@ -578,6 +578,8 @@ typedef struct ladle_csv_opts {
   bool ignore_extra_columns;
   const char *path_column; /* non-NULL: a last String column of this name holds
                               each row's file path (include_file_paths) */
+  bool no_columns;         /* read no column (n_columns 0 reads every one): the
+                              records are counted, no field is parsed */
 } ladle_csv_opts;
 
 LADLE_API ladle_csv_opts ladle_csv_opts_default(void);

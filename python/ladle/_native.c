@@ -1508,6 +1508,7 @@ static PyObject *py_scan_csv(PyObject *m, PyObject *args, PyObject *kw) {
   o.n_rows_set = n_rows >= 0;
   o.n_columns = (size_t)nc;
   o.columns = cols;
+  o.no_columns = cols_obj != Py_None && nc == 0; /* [] reads none, None every column */
   o.types = types;
   ladle_error err;
   ladle_plan *out = NULL;

@@ -1502,17 +1502,28 @@ class Translator:
         return self.expr(e.input)
 
     def _horizontal(self, name: str, args: list[int]) -> N.Expr:
-        """max/min/sum_horizontal as a fold of when/then: nulls are skipped (the
-        result is null only when every input is; sum treats them as 0), and for
-        max/min a NaN loses to any number, as in Polars."""
+        """max/min/sum_horizontal: max/min as a fold of when/then, sum as Polars adds
+        (in halves): nulls are skipped (the result is null only when every input is;
+        sum treats them as 0), and for max/min a NaN loses to any number, as in Polars."""
         xs = [self.expr(a) for a in args]
         floats = [isinstance(self._dtype(a), (pl.Float32, pl.Float64)) for a in args]
         if name == "sum_horizontal":
-            zero = N.lit("int", 0, (N.LADLE_TYPE_INT32, 0, ""))
-            acc = N.func(N.LADLE_FN_FILL_NULL, [xs[0], zero])
-            for x in xs[1:]:
-                acc = N.binary(N.LADLE_OP_ADD, acc, N.func(N.LADLE_FN_FILL_NULL, [x, zero]))
-            return acc
+            # a null counts as 0 of its column's own type (an Int32 zero made
+            # (u16, u8, u16) an Int32 sum, where Polars adds in UInt16 and wraps;
+            # qfuzz 4802:48835)
+            zero = N.lit("dyn_int", 0, (N.LADLE_TYPE_INT32, 0, ""))
+            filled = [N.func(N.LADLE_FN_FILL_NULL, [x, zero]) for x in xs]
+
+            def tree(lo: int, hi: int) -> N.Expr:
+                # Polars adds in halves, the first n // 2 inputs' sum to the rest's
+                # (a + (b + c) for three: floats round otherwise than a left fold;
+                # qfuzz 4802:40736)
+                if hi - lo == 1:
+                    return filled[lo]
+                mid = lo + (hi - lo) // 2
+                return N.binary(N.LADLE_OP_ADD, tree(lo, mid), tree(mid, hi))
+
+            return tree(0, len(filled))
         wins = N.LADLE_OP_GT if name == "max_horizontal" else N.LADLE_OP_LT
         acc, acc_float = xs[0], floats[0]
         for i in range(1, len(xs)):

@@ -118,13 +118,14 @@ ladle_status ladle_plan_scan_csv(size_t n_paths, const char *const *paths,
     return st;
   }
   const ladle_csv_file *f0 = s->files[0];
-  size_t n = opts && opts->n_columns > 0 ? opts->n_columns : f0->ncols;
+  bool none = opts && opts->no_columns;
+  size_t n = none ? 0 : opts && opts->n_columns > 0 ? opts->n_columns : f0->ncols;
   s->ncols = n;
   s->which = calloc(LADLE_MAX(n * s->nfiles, 1), sizeof *s->which);
   s->types = calloc(LADLE_MAX(n, 1), sizeof *s->types);
   ladle_dtype *inferred = calloc(LADLE_MAX(f0->ncols, 1), sizeof *inferred);
   if (s->which == NULL || s->types == NULL || inferred == NULL) st = LADLE_OOM(err, "csv scan");
-  bool need_infer = !(opts && opts->n_columns > 0 && opts->types != NULL);
+  bool need_infer = !none && !(opts && opts->n_columns > 0 && opts->types != NULL);
   if (st == LADLE_OK && need_infer) st = ladle_csv_infer(f0, &s->o, inferred, err);
   if (st == LADLE_OK) st = ladle_schema_init(&p->schema, n + (s->path_column != NULL), err);
   if (st == LADLE_OK && s->path_column != NULL)

@@ -1043,7 +1043,8 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
     if (e->op == LADLE_CUM_SHIFT)
       ladle_strbuf_printf(b, ".shift(%lld)", (long long)e->offset);
     else
-      ladle_strbuf_printf(b, ".%s(%s)", cum_name(e->op, false), e->descending ? "reverse=true" : "");
+      ladle_strbuf_printf(b, ".%s(%s)", cum_name(e->op, false),
+                          e->descending ? "reverse=true" : "");
     return;
   }
   ladle_strbuf_printf(b, ".%s(", fname);

@@ -683,3 +683,18 @@ def test_fast_count_of_a_file_ending_inside_quotes_raises(tmp_path: Path, engine
     p = write(tmp_path, 'a,b\n1,"2\n3,4\n')
     with pytest.raises(ladle.LadleError, match="quote is not closed"):
         pl.scan_csv(p).select(pl.len()).collect(engine=engine)
+
+
+def test_a_scan_of_no_columns_parses_no_field(tmp_path: Path, engine) -> None:
+    """A CSV scan whose query reads no column (`select(pl.len() - lit.count())`)
+    counts the records without parsing a field: ladle read every column with
+    types inferred from the first file, and failed on a later file's String
+    column ('0x10' is not a valid f64; qfuzz 4802:43619)."""
+    a = write(tmp_path, "g,h\n-3.5,1\n2,2\n", "a.csv")
+    b = write(tmp_path, "g,h\n0x10,3\ntrue,4\n", "b.csv")
+    schema = {"g": pl.String, "h": pl.Int64}
+    for lf in (pl.scan_csv([a, b], schema=schema).select(pl.len() - pl.lit(1).count()),
+               pl.scan_csv([a, b]).select(pl.len()),
+               pl.scan_csv([a, b], schema=schema).select(pl.len(), pl.col("h").sum())):
+        assert_same(lf, engine)
+        assert engine.last_run == "ladle"

@@ -259,6 +259,24 @@ def test_rank_under_an_aggregation_of_a_window(engine, small_engine) -> None:
     assert_same(q, small_engine)
 
 
+def test_sum_horizontal_types_and_order(engine) -> None:
+    """sum_horizontal adds in the inputs' supertype as Polars does (UInt16 + UInt8 +
+    UInt16 wraps in UInt16: ladle's null-as-zero literal was an Int32 and widened
+    the sum; qfuzz 4802:48835), and floats in halves, the first n // 2 inputs' sum
+    to the rest's (a + (b + c) for three; qfuzz 4802:40736)."""
+    types = [pl.Int8, pl.UInt8, pl.Int16, pl.UInt16, pl.Int32, pl.UInt32, pl.Int64, pl.UInt64, pl.Float32,
+             pl.Float64]
+    for a in types:
+        for b in types:
+            df = pl.DataFrame({"a": pl.Series([200, None, 100]).cast(a, strict=False),
+                               "b": pl.Series([100, 7, None]).cast(b, strict=False),
+                               "c": pl.Series([40000, 40000, None], dtype=pl.UInt16)})
+            assert_same(df.lazy().select(pl.sum_horizontal("a", "b").alias("s"),
+                                         pl.sum_horizontal("a", "c", "b").alias("t")), engine)
+    big = pl.DataFrame({"a": [1.0], "b": [-(2.0**63)], "c": [2.0**63]})
+    assert_same(big.lazy().select(pl.sum_horizontal("a", "b", "c").alias("s")), engine)
+
+
 def test_aggregations_of_windows(engine, small_engine) -> None:
     """An aggregation over a window's column in a select or with_columns: the
     window per row, then aggregated over every row ((x - x.mean().over("g")).abs()

@@ -360,7 +360,11 @@ class ExprGen:
         if f == "sum" and any(self.k(p) in TEMPORAL | {"str"} for p in parts):
             return None
         body = ", ".join("{%d}" % i for i in range(len(parts)))
-        return E(f"pl.{f}_horizontal(" + body + ")", parts, tag=f"{f}_horizontal:%k0")
+        e = E(f"pl.{f}_horizontal(" + body + ")", parts, tag=f"{f}_horizontal:%k0")
+        # Polars adds floats in a rayon reduction whose tree depends on its thread
+        # count (eager and lazy differ on one machine): a float-summation value
+        e.taint = f == "sum" and any(self.k(p) == "float" for p in parts)
+        return e
 
     def b_strlen(self, d: int, kinds: set[str], top: bool) -> E | None:
         a = self.sub(d, {"str"})
