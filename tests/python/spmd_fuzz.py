@@ -78,6 +78,23 @@ def run_case(engine: ladle.SPMDEngine, seed: int, index: int, unordered: bool = 
         req = request(generate(seed, index))
     except Exception as e:  # noqa: BLE001 - the generator's, not ladle's
         return {"outcome": "generator_error", "error": repr(e)}
+    return run_request(engine, req, unordered, parquet)
+
+
+FOUND = Path(__file__).resolve().parents[1] / "data" / "spmd_fuzz" / "found.json"
+
+
+def run_found(engine: ladle.SPMDEngine, key: str) -> dict[str, Any]:
+    """A case this campaign found, as it was drawn then ("seed:index" in
+    tests/data/spmd_fuzz/found.json: its source and what Polars defines of its
+    order), so that later changes of the generator keep it."""
+    import json
+
+    return run_request(engine, json.loads(FOUND.read_text())[key])
+
+
+def run_request(engine: ladle.SPMDEngine, req: dict[str, Any], unordered: bool = False,
+                parquet: Path | None = None) -> dict[str, Any]:
     if not req.get("det", True):
         return {"outcome": "undetermined"}
     code = req["code"]
