@@ -1346,11 +1346,6 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "OOL|OppLL", &paths_obj, &cols_obj, &n_rows, &filt_obj,
                         &insert_missing, &raise_extra, &unit_begin, &unit_end))
     return NULL;
-  if (unit_begin >= 0 && (unit_end < unit_begin)) {
-    PyErr_Format(PyExc_ValueError, "scan_parquet: row groups [%lld, %lld) is not a range",
-                 unit_begin, unit_end);
-    return NULL;
-  }
   /* filters: [(column, op, kind, i64, f64, str)] */
   ladle_pq_filter *filters = NULL;
   Py_ssize_t nfilt = 0;
@@ -1398,6 +1393,7 @@ static PyObject *py_scan_parquet(PyObject *m, PyObject *args) {
                           .raise_on_extra_columns = raise_extra != 0,
                           .units_set = unit_begin >= 0,
                           .unit_begin = unit_begin >= 0 ? (size_t)unit_begin : 0,
+                          /* a negative end is past every row group: the scan refuses it */
                           .unit_end = unit_begin >= 0 ? (size_t)unit_end : 0};
   ladle_error err;
   ladle_plan *out = NULL;

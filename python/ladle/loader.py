@@ -929,7 +929,6 @@ class _Parquet:
         only), on an engine of the loader's own."""
         from . import _native as N
         from .engine import Engine
-        from .result import Result
 
         eng = Engine()
 
@@ -937,7 +936,6 @@ class _Parquet:
             fi, g, n = unit
             plan = N.scan_parquet([self.files[fi]], self.columns, -1, None, False, False, g, g + 1)
             res = eng._run(plan, "")
-            assert isinstance(res, Result)
             if res.num_rows != n:
                 raise ValueError(
                     "ladle.Loader: "

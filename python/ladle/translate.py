@@ -719,8 +719,8 @@ class Translator:
         cols = [c for c in want if (row_index is None or c != row_index[0]) and c != path_col]
         types = [_ladle_type(want[c], f"column '{c}' of a CSV scan") for c in cols]
         quote = po.get("quote_char")
-        n_rows, offset = _scan_slice(getattr(opts, "n_rows", None) if getattr(opts, "n_rows", None) is not None
-                                     else o.get("n_rows"))
+        n_rows = getattr(opts, "n_rows", None)
+        n_rows, offset = _scan_slice(n_rows if n_rows is not None else o.get("n_rows"))
         try:
             plan = N.scan_csv(
                 paths, cols, types, separator=int(po.get("separator", 44)),
@@ -733,8 +733,7 @@ class Translator:
                 ignore_extra_columns=str(getattr(opts, "extra_columns_policy", "raise")) == "ignore",
                 path_column=path_col,
                 comment_prefix=comment, null_values=null_list, missing_is_null=bool(po.get("missing_is_null", True)),
-                # a count reads no fields: records of any width count, as in Polars
-                truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)) or not cols,
+                truncate_ragged_lines=bool(po.get("truncate_ragged_lines", False)),
                 ignore_errors=bool(o.get("ignore_errors", False)), try_parse_dates=bool(po.get("try_parse_dates", False)),
                 infer_schema_length=int(o.get("infer_schema_length") or 0), n_rows=-1 if n_rows is None else int(n_rows),
             )
@@ -1605,8 +1604,8 @@ class Translator:
 
     def _running(self, name: str, data: Any, args: Any) -> N.Expr:
         """cum_sum, cum_prod, cum_min, cum_max, cum_count, shift(n) (with a fill value
-        too) and diff(n): over
-        the rows in order, per window group under over(). diff(n) is x - x.shift(n)
+        too) and diff(n): over the rows in order, per window group under over().
+        diff(n) is x - x.shift(n)
         in Polars' type for it (unsigned integers widened to a signed type: UInt8 to
         Int16, UInt16 to Int32, UInt32 to Int64; UInt64 falls back)."""
         if self.ranks > 1:

@@ -660,11 +660,9 @@ static bool list_computes(const ladle_expr *e, const ladle_bexpr *b) {
   return list;
 }
 
-static const char *cum_name(int op, bool reverse) {
+static const char *cum_name(int op) {
   static const char *names[] = {"cum_sum", "cum_prod", "cum_min", "cum_max", "cum_count", "shift"};
-  static const char *rnames[] = {"cum_sum(reverse)", "cum_prod(reverse)",  "cum_min(reverse)",
-                                 "cum_max(reverse)", "cum_count(reverse)", "shift"};
-  return op >= 0 && op <= LADLE_CUM_SHIFT ? (reverse ? rnames : names)[op] : "cumulative";
+  return op >= 0 && op <= LADLE_CUM_SHIFT ? names[op] : "cumulative";
 }
 
 static const char *expr_kind_name(const ladle_expr *e) {
@@ -682,7 +680,7 @@ static const char *expr_kind_name(const ladle_expr *e) {
     case LADLE_EX_OVER:
       return "windows";
     case LADLE_EX_CUM:
-      return cum_name(e->op, e->descending);
+      return cum_name(e->op);
     default:
       return "this expression";
   }
@@ -693,7 +691,7 @@ static const char *expr_kind_name(const ladle_expr *e) {
  * others the input's type (cum_count UInt32). The input is cast to the output
  * type here, so that the kernel accumulates in it. */
 static ladle_status bind_cumulative(bind_state *s, ladle_bexpr *b, ladle_error *err) {
-  const char *what = cum_name(b->op, b->descending);
+  const char *what = cum_name(b->op);
   if (s->ctx == LADLE_CTX_GROUPS && !s->in_over)
     return ladle_err_set(err, LADLE_ENOTSUP,
                          "%s inside group_by().agg() gives a list per group (List type, not "
@@ -701,7 +699,8 @@ static ladle_status bind_cumulative(bind_state *s, ladle_bexpr *b, ladle_error *
                          what);
   ladle_bexpr *a = b->args[0];
   ladle_type_id id = a->type.id;
-  bool integer = ladle_type_is_integer(id),
+  /* integers of at most 64 bits (Int128 is carried, not accumulated) */
+  bool integer = ladle_type_is_integer(id) && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128,
        flt = id == LADLE_TYPE_FLOAT32 || id == LADLE_TYPE_FLOAT64;
   ladle_dtype to = a->type;
   bool ok = true;
@@ -713,19 +712,17 @@ static ladle_status bind_cumulative(bind_state *s, ladle_bexpr *b, ladle_error *
                id == LADLE_TYPE_UINT16)
         to = ladle_dtype_make(LADLE_TYPE_INT64);
       else
-        ok = (integer && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) || flt ||
-             id == LADLE_TYPE_DURATION;
+        ok = integer || flt || id == LADLE_TYPE_DURATION;
       break;
     case LADLE_CUM_PROD:
       if (id == LADLE_TYPE_BOOL || (integer && id != LADLE_TYPE_UINT64))
         to = ladle_dtype_make(LADLE_TYPE_INT64);
-      ok = id == LADLE_TYPE_BOOL ||
-           (integer && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) || flt;
+      ok = id == LADLE_TYPE_BOOL || integer || flt;
       break;
     case LADLE_CUM_MIN:
     case LADLE_CUM_MAX:
-      ok = (integer && id != LADLE_TYPE_INT128 && id != LADLE_TYPE_UINT128) || flt ||
-           id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME || id == LADLE_TYPE_DURATION;
+      ok = integer || flt || id == LADLE_TYPE_DATE || id == LADLE_TYPE_DATETIME ||
+           id == LADLE_TYPE_DURATION;
       break;
     case LADLE_CUM_COUNT:
       b->type = ladle_dtype_make(LADLE_TYPE_UINT32);
@@ -1036,15 +1033,13 @@ void ladle_bexpr_explain(const ladle_bexpr *e, const ladle_schema *in, ladle_str
   const char *fname = e->kind == LADLE_EX_FUNC   ? ladle_func_name((ladle_func)e->op)
                       : e->kind == LADLE_EX_AGG  ? ladle_agg_name((ladle_agg_op)e->op)
                       : e->kind == LADLE_EX_RANK ? "rank"
-                      : e->kind == LADLE_EX_CUM  ? cum_name(e->op, e->descending)
                                                  : "over";
   ladle_bexpr_explain(e->args[0], in, b);
   if (e->kind == LADLE_EX_CUM) {
     if (e->op == LADLE_CUM_SHIFT)
       ladle_strbuf_printf(b, ".shift(%lld)", (long long)e->offset);
     else
-      ladle_strbuf_printf(b, ".%s(%s)", cum_name(e->op, false),
-                          e->descending ? "reverse=true" : "");
+      ladle_strbuf_printf(b, ".%s(%s)", cum_name(e->op), e->descending ? "reverse=true" : "");
     return;
   }
   ladle_strbuf_printf(b, ".%s(", fname);
