@@ -283,6 +283,27 @@ static inline void ladle_dgroups_release(ladle_dgroups *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* Groups of the CPU's executor (ladle_groups, host arrays) seen as
+ * ladle_dgroups for a kernel that takes those: columns over g's ids, and
+ * over its CSR rows and offsets where built (else left without buffers);
+ * owning nothing (nothing to release; g must outlive the view). g->ids must
+ * have been made (ladle_groups_ids). */
+static inline void ladle_dgroups_view(const ladle_groups *g, ladle_dgroups *d) {
+  memset(d, 0, sizeof *d);
+  d->nrows = g->nrows;
+  d->ngroups = g->ngroups;
+  d->ids.type = ladle_dtype_make(LADLE_TYPE_UINT32);
+  d->ids.length = g->nrows;
+  d->ids.values = g->ids;
+  if (g->offsets != NULL) {
+    d->rows.type = d->offsets.type = ladle_dtype_make(LADLE_TYPE_INT64);
+    d->rows.length = g->nrows;
+    d->rows.values = g->rows;
+    d->offsets.length = g->ngroups + 1;
+    d->offsets.values = g->offsets;
+  }
+}
+
 /* A String column's rows against one pattern (str_match). Comparisons order
  * bytes as Polars orders strings (memcmp, then the shorter first). */
 typedef enum ladle_str_op {
@@ -367,7 +388,7 @@ static inline void ladle_djoin_release(ladle_djoin *j) {
 
 /* The version of this table's layout a separately built backend (the CUDA
  * shared object) must have been compiled against. */
-#define LADLE_BACKEND_ABI 16
+#define LADLE_BACKEND_ABI 17
 
 typedef struct ladle_backend {
   const char *name;
@@ -792,22 +813,29 @@ typedef struct ladle_backend {
                                  int64_t *off, int64_t *outlen, ladle_error *err);
   unsigned (*compress_codecs)(const ladle_kctx *ctx);
 
-  /* ---- Column kernels of ABI 16 ---- */
+  /* ---- Column kernels of ABI 16 (groups as ladle_dgroups since ABI 17) ---- */
 
   /* A running function (ladle_cum_op but SHIFT) of `in` in row order
    * (reverse: from the last row), restarting in each group (NULL groups: one
    * group; the rows of a group need not be adjacent): a null row is null and
    * skipped; COUNT is UInt32, never null; the others are in's type, integers
-   * wrapping, a float MIN/MAX skipping NaN once a number was seen. out
-   * allocated from ctx->mr. NULL: the device has none (the query falls back
-   * naming the function). */
-  ladle_status (*cumulative)(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *groups,
-                             int op, bool reverse, ladle_column *out, ladle_error *err);
+   * wrapping, a float MIN/MAX skipping NaN once a number was seen, equal
+   * values giving the later one. Groups on this backend's device, every row
+   * of `in` grouped (no sel): ids and ngroups are read, and rows and offsets
+   * where a kernel wants them (a view of the CPU's ladle_groups may leave
+   * them without buffers: ladle_dgroups_view). Float sums and products may
+   * be added in another order than row order (a GPU scans in parallel: the
+   * last bits differ). out allocated from ctx->mr. NULL: the device has none
+   * (the query falls back naming the function). */
+  ladle_status (*cumulative)(const ladle_kctx *ctx, const ladle_column *in,
+                             const ladle_dgroups *groups, int op, bool reverse, ladle_column *out,
+                             ladle_error *err);
   /* The rows shift(n) takes, as an INT64 column of nrows rows for take: row i
    * the row n places before it in its group (n < 0: after), or -1 (a null
-   * row) where that is past the group's ends. NULL groups: one group. */
-  ladle_status (*shift_rows)(const ladle_kctx *ctx, int64_t nrows, ladle_groups *groups, int64_t n,
-                             ladle_column *out, ladle_error *err);
+   * row) where that is past the group's ends. NULL groups: one group; else
+   * as cumulative's (every row grouped, ids always there). */
+  ladle_status (*shift_rows)(const ladle_kctx *ctx, int64_t nrows, const ladle_dgroups *groups,
+                             int64_t n, ladle_column *out, ladle_error *err);
 } ladle_backend;
 
 const ladle_backend *ladle_backend_cpu(void);

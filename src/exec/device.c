@@ -251,14 +251,27 @@ static const ladle_column *is_in_list(const exec_state *s, const ladle_bexpr *e)
              : NULL;
 }
 
+static const char *running_why(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap);
+
+/* exec_columns_program with running functions restarting in groups wg */
+static ladle_status program_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               const ladle_dgroups *wg, ladle_column *out, bool *done,
+                               ladle_error *err);
+static ladle_status too_big(const exec_state *s, const char *what, const char *inputs,
+                            ladle_error *err);
+
 /* A row-wise expression the column kernels evaluate: NULL, else why not
- * (into buf). */
-static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
+ * (into buf). With `running` (a select's or with_columns' expression, or
+ * the argument of a window), running functions of row-wise expressions
+ * (cum_*, shift) may be inside: each is computed over the whole column (per
+ * window group) first, an input of the row program (emit). */
+static const char *rowwise_in(const exec_state *s, const ladle_bexpr *e, bool running, char *buf,
+                              size_t cap) {
   char t1[48], t2[48];
   str_test st;
   if (str_pred(s, e, &st)) return NULL; /* a column of its own */
   if (is_in_list(s, e) != NULL)
-    return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise(s, e->args[0], buf, cap);
+    return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise_in(s, e->args[0], running, buf, cap);
   if (exec_host_scalar(e)) {
     /* one value made of literals, on the host (eval_chunk) */
     if (!type_on_device(e->type.id) || ladle_type_is_varlen(e->type.id)) {
@@ -282,10 +295,10 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
       }
       return NULL;
     case LADLE_EX_ALIAS:
-      return rowwise(s, e->args[0], buf, cap);
+      return rowwise_in(s, e->args[0], running, buf, cap);
     case LADLE_EX_BINARY: {
       for (size_t i = 0; i < 2; i++) {
-        const char *why = rowwise(s, e->args[i], buf, cap);
+        const char *why = rowwise_in(s, e->args[i], running, buf, cap);
         if (why != NULL) return why;
       }
       if (e->args[0]->scalar && e->args[1]->scalar) {
@@ -304,7 +317,7 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
       if (e->op == LADLE_FN_IS_BETWEEN && e->nargs == 3) {
         /* two comparisons and an and in a row program (emit) */
         for (size_t i = 0; i < 3; i++) {
-          const char *why = rowwise(s, e->args[i], buf, cap);
+          const char *why = rowwise_in(s, e->args[i], running, buf, cap);
           if (why != NULL) return why;
         }
         ladle_dtype b = ladle_dtype_make(LADLE_TYPE_BOOL), x = e->args[0]->type;
@@ -320,7 +333,7 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
       if (fusable_func(e->op) && e->nargs == (e->op == LADLE_FN_FILL_NULL ? 2u : 1u)) {
         /* computed inside a row program only */
         for (size_t i = 0; i < e->nargs; i++) {
-          const char *why = rowwise(s, e->args[i], buf, cap);
+          const char *why = rowwise_in(s, e->args[i], running, buf, cap);
           if (why != NULL) return why;
         }
         ladle_dtype a = e->args[0]->type, b = e->nargs > 1 ? e->args[1]->type : a;
@@ -332,7 +345,7 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
       snprintf(buf, cap, "function '%s'", ladle_func_name(e->op));
       return buf;
     case LADLE_EX_CAST: {
-      const char *why = rowwise(s, e->args[0], buf, cap);
+      const char *why = rowwise_in(s, e->args[0], running, buf, cap);
       if (why != NULL) return why;
       if (ladle_cast_lossless(e->args[0]->type, e->type) &&
           takes_instr(s, LADLE_P_CAST, 0, e->args[0]->type, e->args[0]->type, e->type))
@@ -344,7 +357,7 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
     case LADLE_EX_WHEN: {
       /* IF instructions: conditions Boolean, branches of the output type */
       for (size_t i = 0; i < e->nargs; i++) {
-        const char *why = rowwise(s, e->args[i], buf, cap);
+        const char *why = rowwise_in(s, e->args[i], running, buf, cap);
         if (why != NULL) return why;
         bool cond = i + 1 < e->nargs && i % 2 == 0;
         if (!cond && !ladle_dtype_equal(e->args[i]->type, e->type) &&
@@ -366,9 +379,37 @@ static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf,
     case LADLE_EX_OVER:
       return "a window (over)";
     case LADLE_EX_CUM:
+      if (running) return running_why(s, e, buf, cap);
       return e->op == LADLE_CUM_SHIFT ? "shift" : "a cumulative function (cum_*)";
   }
   return "this expression";
+}
+
+static const char *rowwise(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
+  return rowwise_in(s, e, false, buf, cap);
+}
+
+/* Why running function e (a CUM node) has no column-kernel path, or NULL:
+ * the device's cumulative (shift: shift_rows and take), of a row-wise
+ * argument of many rows. */
+static const char *running_why(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
+  bool shift = e->op == LADLE_CUM_SHIFT;
+  const char *what = shift ? "shift" : "a cumulative function (cum_*)";
+  if (shift ? s->be->shift_rows == NULL || s->be->take == NULL : s->be->cumulative == NULL)
+    return what;
+  const ladle_bexpr *a = e->args[0];
+  if (e->scalar || a->has_agg) {
+    snprintf(buf, cap, "%s of a single value or an aggregation", what);
+    return buf;
+  }
+  if (!type_on_device(e->type.id)) {
+    char t1[48];
+    snprintf(buf, cap, "%s of type %s", what, type_name(e->type, t1, sizeof t1));
+    return buf;
+  }
+  /* of running functions too (x.cum_sum().shift(1)): a window or rank there is
+   * refused by rowwise_in */
+  return rowwise_in(s, a, true, buf, cap);
 }
 
 /* A whole-column aggregation the column kernels compute (reduce): sum, min,
@@ -487,20 +528,38 @@ static const char *agg_expr(const exec_state *s, const ladle_bexpr *e, bool grou
 /* Why window w (an OVER) has no column-kernel path, or NULL: one aggregation
  * a group_by computes there (grouped_agg) of a row-wise argument, over
  * row-wise keys (String keys plain columns). */
+static const char *window_keys_why(const exec_state *s, const ladle_bexpr *w, char *buf,
+                                   size_t cap);
+
 static const char *window_why(const exec_state *s, const ladle_bexpr *w, char *buf, size_t cap) {
   const ladle_bexpr *a = unalias(w->args[0]);
   if (s->be->group_keys == NULL || s->be->take == NULL || s->be->eval_program == NULL)
     return "a window (no group_keys)";
-  if (a->kind != LADLE_EX_AGG && a->kind != LADLE_EX_LEN)
-    return "a window of another expression than one aggregation";
+  const char *why;
+  if (a->kind != LADLE_EX_AGG && a->kind != LADLE_EX_LEN) {
+    /* running functions per window group inside a row-wise expression
+     * (x.shift(1).over("g"), (x - x.shift(1)).over("g")) */
+    if (!a->has_window || a->has_agg || a->scalar)
+      return "a window of another expression than one aggregation or running functions";
+    if ((why = rowwise_in(s, a, true, buf, cap)) != NULL) return why;
+    return window_keys_why(s, w, buf, cap);
+  }
   if (a->kind == LADLE_EX_AGG &&
       (a->args[0]->scalar || a->args[0]->has_agg || a->args[0]->has_window))
     return "a window of an aggregation of single values";
-  const char *why = grouped_agg(s, a, buf, cap);
+  why = grouped_agg(s, a, buf, cap);
   if (why != NULL) return why;
   if (a->kind == LADLE_EX_AGG && (why = rowwise(s, a->args[0], buf, cap)) != NULL) return why;
   ladle_dtype u32 = ladle_dtype_make(LADLE_TYPE_UINT32), i64 = ladle_dtype_make(LADLE_TYPE_INT64);
   if (!takes_instr(s, LADLE_P_CAST, 0, u32, u32, i64)) return "a window (no UInt32 to Int64 cast)";
+  return window_keys_why(s, w, buf, cap);
+}
+
+/* Why window w's keys have no column-kernel path, or NULL: row-wise, of many
+ * rows, String keys plain columns. */
+static const char *window_keys_why(const exec_state *s, const ladle_bexpr *w, char *buf,
+                                   size_t cap) {
+  const char *why;
   for (size_t i = 1; i < w->nargs; i++) {
     const ladle_bexpr *k = w->args[i];
     if ((why = rowwise(s, k, buf, cap)) != NULL) return why;
@@ -576,7 +635,7 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
         else if (e->scalar)
           why = agg_expr(c->s, e, false, buf, sizeof buf);
         else
-          why = rowwise(c->s, e, buf, sizeof buf);
+          why = rowwise_in(c->s, e, true, buf, sizeof buf);
         if (why != NULL) return refuse(c, pn, e, why);
       }
       break;
@@ -1253,11 +1312,43 @@ typedef struct pcomp {
    * of its own (grouped_of over agg_chunk's rows), the program over them */
   const ladle_dgroups *groups;
   const ladle_chunk *agg_chunk;
+  /* running functions (cum_*, shift) restart in each of these groups (a
+   * window's; NULL: the chunk is one group) */
+  const ladle_dgroups *wgroups;
   bool full; /* an emit failed for the program's size */
 } pcomp;
 
 static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                const ladle_dgroups *g, ladle_column *out, ladle_error *err);
+
+/* Running function e (cum_*, shift: running_why said it fits) of its row-wise
+ * argument over the chunk's rows, restarting in each of groups g (NULL: one
+ * group): the device's cumulative, or shift_rows and take. */
+static ladle_status running_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
+  ladle_column in;
+  if (e->args[0]->has_window) {
+    /* of running functions (in the same groups): a program of its own */
+    bool done = false;
+    LADLE_RETURN_NOT_OK(program_of(s, e->args[0], chunk, g, &in, &done, err));
+    if (!done) return too_big(s, "a running function's argument", "columns", err);
+  } else {
+    LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, e->args[0], chunk, &in, err));
+  }
+  ladle_status st;
+  if (e->op != LADLE_CUM_SHIFT) {
+    st = s->be->cumulative(&s->k, &in, g, e->op, e->descending, out, err);
+  } else {
+    ladle_column idx;
+    st = s->be->shift_rows(&s->k, in.length, g, e->offset, &idx, err);
+    if (st == LADLE_OK) {
+      st = s->be->take(&s->k, &in, &idx, out, err);
+      ladle_column_release(&idx);
+    }
+  }
+  ladle_column_release(&in);
+  return st;
+}
 
 /* LADLE_ENOTSUP: `what` does not fit one row program */
 static ladle_status too_big(const exec_state *s, const char *what, const char *inputs,
@@ -1353,6 +1444,13 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     /* an aggregation: its column per group, an input */
     if (c->ncols == LADLE_PROG_INPUTS) return full(c);
     c->st = grouped_of(c->s, e, c->agg_chunk, c->groups, &c->extra[c->nextra], c->err);
+    return c->st != LADLE_OK ? -1 : extra_input(c, e->type);
+  }
+  if (e->kind == LADLE_EX_CUM && !e->scalar) {
+    /* a running function: its column over the chunk (per window group), an input */
+    if (c->ncols == LADLE_PROG_INPUTS) return full(c);
+    if (!c->dry)
+      c->st = running_of(c->s, e, c->chunk, c->wgroups, &c->extra[c->nextra], c->err);
     return c->st != LADLE_OK ? -1 : extra_input(c, e->type);
   }
   str_test st;
@@ -1465,10 +1563,17 @@ static void pcomp_free(pcomp *c) {
 
 ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                   ladle_column *out, bool *done, ladle_error *err) {
+  return program_of(s, e, chunk, NULL, out, done, err);
+}
+
+static ladle_status program_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               const ladle_dgroups *wg, ladle_column *out, bool *done,
+                               ladle_error *err) {
   *done = false;
   if (s->be->eval_program == NULL || chunk == NULL || e->scalar) return LADLE_OK;
   pcomp *c = pcomp_new(s, chunk, err);
   if (c == NULL) return LADLE_OOM(err, "row program");
+  c->wgroups = wg;
   int last = emit(c, e);
   ladle_status st = c->st;
   if (st == LADLE_OK && last >= 0 && c->p.n == 1 && c->nextra == 1) {
@@ -1479,7 +1584,7 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
     pcomp_inputs(c, chunk, in);
     st = s->be->eval_program(&s->k, &c->p, in, c->ncols, out, err);
     *done = st == LADLE_OK;
-  } else if (st == LADLE_OK && c->full && e->kind == LADLE_EX_BINARY &&
+  } else if (st == LADLE_OK && c->full && e->kind == LADLE_EX_BINARY && !e->has_window &&
              takes_binary(s, e->op, e->args[0]->type, e->args[1]->type, e->type)) {
     /* too big for one program (TPC-H q19's predicate): each operand its own
      * program, then the operation over their columns */
@@ -1494,8 +1599,9 @@ ladle_status exec_columns_program(exec_state *s, const ladle_bexpr *e, const lad
       ladle_column_release(&a);
     }
     *done = st == LADLE_OK;
-  } else if (st == LADLE_OK && s->be->func == NULL) {
-    /* node by node would need the kernels a GPU has only inside programs */
+  } else if (st == LADLE_OK && (s->be->func == NULL || e->has_window)) {
+    /* node by node would need the kernels a GPU has only inside programs
+     * (running functions: only as a program's inputs) */
     st = too_big(s, "an expression", "columns", err);
   }
   pcomp_free(c);
@@ -2172,7 +2278,9 @@ ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_t
 /* agg(x).over(keys) on the column kernels (window_why said it fits): the rows
  * grouped by the keys (group_keys), the aggregation per group (as a
  * group_by's), each row given its group's value (take by the group ids,
- * widened to Int64). */
+ * widened to Int64). A row-wise expression of running functions over keys
+ * (x.shift(1).over("g")): one row program, each running function an input
+ * computed per group. */
 ladle_status exec_columns_window(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                  ladle_column *out, ladle_error *err) {
   const ladle_bexpr *w = unalias(e);
@@ -2194,6 +2302,15 @@ ladle_status exec_columns_window(exec_state *s, const ladle_bexpr *e, const ladl
   if (st == LADLE_OK) st = s->be->group_keys(&s->k, keys, nk, NULL, &g, err);
   for (size_t i = 0; i < have; i++) ladle_column_release(&keys[i]);
   free(keys);
+  const ladle_bexpr *a = unalias(w->args[0]);
+  if (st == LADLE_OK && a->kind != LADLE_EX_AGG && a->kind != LADLE_EX_LEN) {
+    /* running functions restarting per group, inside a row-wise expression */
+    bool done = false;
+    st = program_of(s, w->args[0], c, &g, out, &done, err);
+    if (st == LADLE_OK && !done) st = too_big(s, "a window's expression", "columns", err);
+    ladle_dgroups_release(&g);
+    return st;
+  }
   if (st == LADLE_OK) st = grouped_of(s, w->args[0], c, &g, &vals, err);
   if (st == LADLE_OK) {
     ladle_dtype u32 = ladle_dtype_make(LADLE_TYPE_UINT32), i64 = ladle_dtype_make(LADLE_TYPE_INT64);

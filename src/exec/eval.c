@@ -728,6 +728,17 @@ static ladle_status rank_of_one_value(exec_state *s, const ladle_bexpr *e, const
   return st;
 }
 
+/* Whether e's only nodes over other rows are running functions (no window,
+ * rank or aggregation): on the column kernels, one row program. */
+static bool running_rowwise(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_OVER || e->kind == LADLE_EX_RANK || e->kind == LADLE_EX_AGG ||
+      e->kind == LADLE_EX_LEN)
+    return false;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (!running_rowwise(e->args[i])) return false;
+  return true;
+}
+
 ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                              ladle_groups *groups, bool broadcast, ladle_column *out,
                              ladle_error *err) {
@@ -748,6 +759,18 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
   if (e->kind == LADLE_EX_AGG && e->args[0]->scalar)
     return eval_agg_of_scalar(s, e, t, groups, broadcast, out, err);
   if (chunked_moments(e, t, groups)) return eval_chunked_moments(s, e, t, out, err);
+  if (s->columns && groups == NULL && !e->has_agg && !e->scalar && e->kind != LADLE_EX_CUM &&
+      running_rowwise(e)) {
+    /* running functions inside a row-wise expression (x - x.shift(1)) on the
+     * column kernels: one row program over the table's one chunk, each
+     * running function an input of it (device.c's emit) */
+    if (t->num_rows == 0) return ladle_column_alloc(e->type, 0, false, 0, out, err);
+    if (t->nchunks == 1) {
+      bool done = false;
+      LADLE_RETURN_NOT_OK(exec_columns_program(s, e, &t->chunks[0], out, &done, err));
+      if (done) return LADLE_OK;
+    }
+  }
   switch (e->kind) {
     case LADLE_EX_AGG:
     case LADLE_EX_LEN: {
@@ -823,7 +846,18 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
       }
       LADLE_RETURN_NOT_OK(
           ladle_eval_full(s, e->args[0], t, broadcast ? groups : NULL, broadcast, &in, err));
-      ladle_groups *g = broadcast ? groups : NULL;
+      /* the window's groups as the kernels take them (a view of its ids) */
+      ladle_dgroups view;
+      const ladle_dgroups *g = NULL;
+      if (broadcast && groups != NULL) {
+        st = ladle_groups_ids(groups, err);
+        if (st != LADLE_OK) {
+          ladle_column_release(&in);
+          return st;
+        }
+        ladle_dgroups_view(groups, &view);
+        g = &view;
+      }
       if (!shift) {
         st = s->be->cumulative(&s->k, &in, g, e->op, e->descending, out, err);
       } else {
@@ -1077,10 +1111,12 @@ ladle_status ladle_eval_chunked(exec_state *s, const ladle_bexpr *e, const ladle
     return LADLE_OK;
   }
   if (full.length != t->num_rows) {
+    /* the message before the release (which zeroes the column) */
+    st = ladle_err_set(err, LADLE_ECOMPUTE, "expression '%s' gave %lld rows for a table of %lld",
+                       e->name, (long long)full.length, (long long)t->num_rows);
     ladle_column_release(&full);
     free(cols);
-    return ladle_err_set(err, LADLE_ECOMPUTE, "expression '%s' gave %lld rows for a table of %lld",
-                         e->name, (long long)full.length, (long long)t->num_rows);
+    return st;
   }
   int64_t off = 0;
   for (size_t k = 0; k < n && st == LADLE_OK; k++) {

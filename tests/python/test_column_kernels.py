@@ -1087,3 +1087,62 @@ def test_list_columns_are_carried_on_the_column_kernels(engine: ladle.Engine, tm
     with pytest.warns(ladle.FallbackWarning, match="list"):
         got = engine.collect(df.lazy().select(pl.col("li").list.len()))
     assert_frame_equal(got, df.select(pl.col("li").list.len()))
+
+
+def check_exact(engine: ladle.Engine, lf: pl.LazyFrame) -> None:
+    """Running functions are exact on every device (float sums and products added
+    in row order, as Polars does): bit for bit, NaN equal to NaN."""
+    assert_frame_equal(run(engine, lf), lf.collect(), check_exact=True)
+
+
+RUNNING = [
+    pl.col("i32").cum_sum().alias("i32_sum"),
+    pl.col("i8").cum_prod(reverse=True).alias("i8_prod"),
+    pl.col("in").cum_min().alias("in_min"),
+    pl.col("fn").cum_max(reverse=True).alias("fn_max"),
+    pl.col("fn").cum_sum().alias("fn_sum"),
+    pl.col("f32").cum_prod().alias("f32_prod"),
+    pl.col("f64").cum_min().alias("f64_min"),
+    pl.col("u16").cum_sum(reverse=True).alias("u16_sum"),
+    pl.col("i64").cum_prod().alias("i64_prod"),
+    pl.col("in").cum_count().alias("in_count"),
+    pl.col("fn").cum_count(reverse=True).alias("fn_rcount"),
+    pl.col("b").cum_sum().alias("b_sum"),
+    pl.col("d").cum_max().alias("d_max"),
+    pl.col("ts").shift(2).alias("ts_lag2"),
+    pl.col("s").shift(-1).alias("s_lead"),
+    pl.col("in").shift(1, fill_value=-1).alias("in_lag"),
+    pl.col("i64").diff().alias("i64_diff"),
+    pl.col("fn").diff(-3).alias("fn_diff"),
+    (pl.col("i32") - pl.col("i32").shift(1)).abs().alias("step"),
+    pl.col("i32").cum_sum().shift(1).alias("sum_before"),
+    pl.col("fn").shift(2).cum_max().alias("lag_max"),
+]
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear(), DF.head(1)], ids=["one-chunk", "chunks", "empty", "one-row"])
+def test_running_functions_on_the_column_kernels(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    """cum_*, shift and diff over the whole frame and per window group (lag features):
+    cumulative and shift_rows, each running function an input of one row program."""
+    check_exact(engine, df.lazy().select(RUNNING))
+    check_exact(engine, df.lazy().with_columns(e.over("s") for e in RUNNING))
+    check_exact(engine, df.lazy().select(e.over("i8", "b") for e in RUNNING[:8]))
+    check_exact(engine, df.lazy().filter(pl.col("i32") > 0).with_columns(
+        (pl.col("f64") - pl.col("f64").shift(1)).over("s").alias("d1"),
+        pl.col("i32").cum_sum(reverse=True).over("in").alias("run")))
+
+
+@pytest.mark.parametrize(
+    "lf, where",
+    [
+        (DF.lazy().select(pl.col("i32").cum_sum().max()), "cum_"),
+        (DF.lazy().filter(pl.col("i32").cum_sum() > 0), "cum_"),
+        (DF.lazy().with_columns(pl.col("i32").cum_sum().over("s") + 1), "a window"),
+        (DF.lazy().select(pl.col("i32").rank().cum_sum()), "rank"),
+    ],
+)
+def test_running_functions_the_path_lacks_are_named(engine: ladle.Engine, lf: pl.LazyFrame, where: str) -> None:
+    with pytest.warns(ladle.FallbackWarning, match=where):
+        got = engine.collect(lf)
+    assert engine.last_run == "ladle-cpu"
+    assert_frame_equal(got, lf.collect())

@@ -177,10 +177,11 @@ ladle_status ladle_cpu_bucket(const ladle_kctx *ctx, const int64_t *grp, const u
  * parallel. */
 ladle_status ladle_cpu_groups_csr(const ladle_kctx *ctx, ladle_groups *g, ladle_error *err);
 /* cumulative.c: the backend's cumulative and shift_rows (backend.h) */
-ladle_status ladle_cpu_cumulative(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
-                                  int op, bool reverse, ladle_column *out, ladle_error *err);
-ladle_status ladle_cpu_shift_rows(const ladle_kctx *ctx, int64_t nrows, ladle_groups *g, int64_t by,
-                                  ladle_column *out, ladle_error *err);
+ladle_status ladle_cpu_cumulative(const ladle_kctx *ctx, const ladle_column *in,
+                                  const ladle_dgroups *g, int op, bool reverse, ladle_column *out,
+                                  ladle_error *err);
+ladle_status ladle_cpu_shift_rows(const ladle_kctx *ctx, int64_t nrows, const ladle_dgroups *g,
+                                  int64_t by, ladle_column *out, ladle_error *err);
 
 /* lists.c: str.split, list.len and list.slice; a cast of a list's elements;
  * implode; explode (backend.h). */

@@ -71,17 +71,15 @@
       CUM_LOOP(T, a = isnan(a) ? v : isnan(v) ? a : a > v ? a : v); \
   } while (0)
 
-static ladle_status cumulative(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
-                               int op, bool reverse, ladle_column *out, ladle_error *err) {
+static ladle_status cumulative(const ladle_kctx *ctx, const ladle_column *in,
+                               const ladle_dgroups *g, int op, bool reverse, ladle_column *out,
+                               ladle_error *err) {
   (void)ctx;
   int64_t n = in->length;
-  if (g != NULL) {
-    if (g->nrows != n)
-      return ladle_err_set(err, LADLE_EINVAL, "cumulative: %lld rows in %lld groups' rows",
-                           (long long)n, (long long)g->nrows);
-    LADLE_RETURN_NOT_OK(ladle_groups_ids(g, err));
-  }
-  const uint32_t *ids = g != NULL ? g->ids : NULL;
+  if (g != NULL && (g->nrows != n || g->ids.length != n || (n > 0 && g->ids.values == NULL)))
+    return ladle_err_set(err, LADLE_EINVAL, "cumulative: %lld rows in %lld groups' rows",
+                         (long long)n, (long long)g->nrows);
+  const uint32_t *ids = g != NULL ? g->ids.values : NULL;
   int64_t ng = g != NULL ? g->ngroups : 1;
   const uint8_t *valid = in->null_count > 0 ? in->validity : NULL;
   if (op == LADLE_CUM_COUNT) {
@@ -155,45 +153,58 @@ static ladle_status cumulative(const ladle_kctx *ctx, const ladle_column *in, la
   return LADLE_OK;
 }
 
-ladle_status ladle_cpu_cumulative(const ladle_kctx *ctx, const ladle_column *in, ladle_groups *g,
-                                  int op, bool reverse, ladle_column *out, ladle_error *err) {
+ladle_status ladle_cpu_cumulative(const ladle_kctx *ctx, const ladle_column *in,
+                                  const ladle_dgroups *g, int op, bool reverse, ladle_column *out,
+                                  ladle_error *err) {
   WITH_MR(ctx, cumulative(ctx, in, g, op, reverse, out, err));
 }
 
-static ladle_status shift_rows(const ladle_kctx *ctx, int64_t nrows, ladle_groups *g, int64_t by,
-                               ladle_column *out, ladle_error *err) {
-  LADLE_RETURN_NOT_OK(
-      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT64), nrows, false, 0, out, err));
-  int64_t *idx = LADLE_COL_MUT(out, int64_t);
-  if (g == NULL) {
-    for (int64_t i = 0; i < nrows; i++) {
-      /* i - by without overflow: by may be any int64 */
-      bool in_range = by >= 0 ? (by <= i) : (i < nrows + by);
-      idx[i] = in_range ? i - by : -1;
+static ladle_status shift_rows(const ladle_kctx *ctx, int64_t nrows, const ladle_dgroups *g,
+                               int64_t by, ladle_column *out, ladle_error *err) {
+  if (g != NULL && (g->nrows != nrows || g->ids.length != nrows))
+    return ladle_err_set(err, LADLE_EINVAL, "shift: %lld rows in %lld groups' rows",
+                         (long long)nrows, (long long)g->nrows);
+  /* the groups' CSR: given, or bucketed here from the ids (a view of the
+   * executor's groups before anything built it) */
+  const int64_t *offsets = NULL, *rows = NULL;
+  int64_t *own_off = NULL, *own_rows = NULL;
+  if (g != NULL && g->offsets.values != NULL) {
+    offsets = g->offsets.values;
+    rows = g->rows.values;
+  } else if (g != NULL) {
+    LADLE_RETURN_NOT_OK(ladle_cpu_bucket(ctx, NULL, g->ids.values, NULL, nrows, g->ngroups,
+                                         &own_off, &own_rows, err));
+    offsets = own_off;
+    rows = own_rows;
+  }
+  ladle_status st =
+      ladle_column_alloc(ladle_dtype_make(LADLE_TYPE_INT64), nrows, false, 0, out, err);
+  if (st == LADLE_OK) {
+    int64_t *idx = LADLE_COL_MUT(out, int64_t);
+    if (g == NULL) {
+      for (int64_t i = 0; i < nrows; i++) {
+        /* i - by without overflow: by may be any int64 */
+        bool in_range = by >= 0 ? (by <= i) : (i < nrows + by);
+        idx[i] = in_range ? i - by : -1;
+      }
+    } else {
+      /* a group's rows, ascending (the CSR is a stable bucketing) */
+      for (int64_t k = 0; k < g->ngroups; k++) {
+        const int64_t *r = rows + offsets[k];
+        int64_t len = offsets[k + 1] - offsets[k];
+        for (int64_t j = 0; j < len; j++) {
+          bool in_range = by >= 0 ? (by <= j) : (j < len + by);
+          idx[r[j]] = in_range ? r[j - by] : -1;
+        }
+      }
     }
-    return LADLE_OK;
   }
-  ladle_status st = g->nrows == nrows
-                        ? ladle_cpu_groups_csr(ctx, g, err)
-                        : ladle_err_set(err, LADLE_EINVAL, "shift: %lld rows in %lld groups' rows",
-                                        (long long)nrows, (long long)g->nrows);
-  if (st != LADLE_OK) {
-    ladle_column_release(out);
-    return st;
-  }
-  /* a group's rows, ascending (the CSR is a stable bucketing) */
-  for (int64_t k = 0; k < g->ngroups; k++) {
-    const int64_t *rows = g->rows + g->offsets[k];
-    int64_t len = g->offsets[k + 1] - g->offsets[k];
-    for (int64_t j = 0; j < len; j++) {
-      bool in_range = by >= 0 ? (by <= j) : (j < len + by);
-      idx[rows[j]] = in_range ? rows[j - by] : -1;
-    }
-  }
-  return LADLE_OK;
+  free(own_off);
+  ladle_scratch_free(own_rows);
+  return st;
 }
 
-ladle_status ladle_cpu_shift_rows(const ladle_kctx *ctx, int64_t nrows, ladle_groups *g, int64_t by,
-                                  ladle_column *out, ladle_error *err) {
+ladle_status ladle_cpu_shift_rows(const ladle_kctx *ctx, int64_t nrows, const ladle_dgroups *g,
+                                  int64_t by, ladle_column *out, ladle_error *err) {
   WITH_MR(ctx, shift_rows(ctx, nrows, g, by, out, err));
 }

@@ -2363,6 +2363,86 @@ done:
   return LADLE_OK;
 }
 
+/* ------------------------------------------------- running functions */
+
+_Static_assert((int)LADLE_CUM_SUM == LDC_CUM_SUM && (int)LADLE_CUM_PROD == LDC_CUM_PROD &&
+                   (int)LADLE_CUM_MIN == LDC_CUM_MIN && (int)LADLE_CUM_MAX == LDC_CUM_MAX &&
+                   (int)LADLE_CUM_COUNT == LDC_CUM_COUNT,
+               "ladle_cum_op and the kernels' numbering");
+
+/* groups as the kernels take them: NULL, or on the device with their CSR */
+static ladle_status cum_groups(const char *what, const ladle_dgroups *g, int64_t n,
+                               ladle_error *err) {
+  if (g == NULL) return LADLE_OK;
+  if (g->nrows != n || g->ids.length != n || g->sel.owners[1] != NULL)
+    return ladle_err_set(err, LADLE_EINVAL, "%s: %lld rows in %lld groups' rows", what,
+                         (long long)n, (long long)g->nrows);
+  if (n > 0 && (g->rows.values == NULL || g->offsets.values == NULL || !on_device(&g->ids) ||
+                !on_device(&g->rows) || !on_device(&g->offsets)))
+    return ladle_err_set(err, LADLE_EINVAL, "%s: groups not on the GPU with their rows", what);
+  return LADLE_OK;
+}
+
+static ladle_status cuda_cumulative(const ladle_kctx *ctx, const ladle_column *in,
+                                    const ladle_dgroups *g, int op, bool reverse,
+                                    ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  int64_t n = in->length;
+  if (n > 0) LADLE_RETURN_NOT_OK(check_moved("cumulative", in, err));
+  if (n > 0 && !on_device(in))
+    return ladle_err_set(err, LADLE_EINVAL, "cumulative: a column not on the GPU");
+  LADLE_RETURN_NOT_OK(cum_groups("cumulative", g, n, err));
+  if (op < LADLE_CUM_SUM || op > LADLE_CUM_COUNT)
+    return ladle_err_set(err, LADLE_EINVAL, "cumulative: op %d", op);
+  bool count = op == LADLE_CUM_COUNT;
+  ldc_num kind = LDC_U32;
+  if (!count && !num_kind(in->type.id, &kind))
+    return ladle_err_set(err, LADLE_ENOTSUP, "cumulative functions of %s on the GPU",
+                         ladle_dtype_name(in->type, NULL, 0));
+  bool nulls = in->null_count > 0 && in->validity != NULL;
+  ladle_dtype ot = count ? ladle_dtype_make(LADLE_TYPE_UINT32) : in->type;
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(
+      ladle_column_alloc_with(alloc_of(ctx), ot, n, nulls && !count, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  if (n > 0) {
+    const ladle_allocator *a = alloc_of(ctx);
+    ldc_alloc scratch = {a->alloc, a->free, a->ctx};
+    cudaStream_t s = stream_of(ctx);
+    if (nulls && !count) {
+      CU_GOTO(cudaMemcpyAsync(LADLE_COL_VALIDITY_MUT(&o), in->validity,
+                              (size_t)ladle_bitmap_bytes(n), cudaMemcpyDeviceToDevice, s));
+      o.null_count = in->null_count;
+    }
+    CU_GOTO(ldc_cumulative(kind, op, reverse, in->values, nulls ? in->validity : NULL,
+                           g != NULL ? g->ids.values : NULL, g != NULL ? g->rows.values : NULL,
+                           g != NULL ? g->offsets.values : NULL, g != NULL ? g->ngroups : 1, n,
+                           LADLE_COL_MUT(&o, uint8_t), &scratch, s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+done:
+  return finish(st, &o, NULL, out);
+}
+
+static ladle_status cuda_shift_rows(const ladle_kctx *ctx, int64_t nrows, const ladle_dgroups *g,
+                                    int64_t by, ladle_column *out, ladle_error *err) {
+  LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
+  LADLE_RETURN_NOT_OK(cum_groups("shift", g, nrows, err));
+  ladle_column o;
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ladle_dtype_make(LADLE_TYPE_INT64),
+                                              nrows, false, 0, &o, err));
+  ladle_status st = LADLE_OK;
+  if (nrows > 0) {
+    cudaStream_t s = stream_of(ctx);
+    CU_GOTO(ldc_shift_rows(g != NULL ? g->ids.values : NULL, g != NULL ? g->rows.values : NULL,
+                           g != NULL ? g->offsets.values : NULL, nrows, by,
+                           LADLE_COL_MUT(&o, int64_t), s));
+    CU_GOTO(cudaStreamSynchronize(s));
+  }
+done:
+  return finish(st, &o, NULL, out);
+}
+
 static ladle_status cuda_pack_bits(const ladle_kctx *ctx, const ladle_column *in, ladle_column *out,
                                    ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
@@ -2451,6 +2531,8 @@ static const ladle_backend cuda_backend = {
     .compress_codecs = cuda_compress_codecs,
     .hash_partition = cuda_hash_partition,
     .range_partition = cuda_range_partition,
+    .cumulative = cuda_cumulative,
+    .shift_rows = cuda_shift_rows,
     /* the other host kernels of the CPU executor stay NULL: the GPU gets
      * only column kernels (binary's signature is one) */
 };

@@ -381,6 +381,22 @@ cudaError_t ldc_scan_i64(const int64_t *in, int64_t *out, int64_t n, const ldc_a
                          cudaStream_t stream);
 const char *ldc_parquet_error(int code);
 
+/* Running functions (ladle_cum_op's numbering, cumulative.cu). */
+enum { LDC_CUM_SUM = 0, LDC_CUM_PROD = 1, LDC_CUM_MIN = 2, LDC_CUM_MAX = 3, LDC_CUM_COUNT = 4 };
+/* out[row] = op's running value of the valid values of `in` (elements of
+ * `kind`; validity bits valid, NULL: all valid) up to row, in row order
+ * (reverse: from the last), per group: groups as a CSR (rows ascending within
+ * a group, offsets of ngroups + 1) with each row's id, or all three NULL for
+ * one group. A null row's value is 0. COUNT: out UInt32, the valid rows so far. */
+cudaError_t ldc_cumulative(ldc_num kind, int op, bool reverse, const void *in, const uint8_t *valid,
+                           const uint32_t *ids, const int64_t *rows, const int64_t *offsets,
+                           int64_t ngroups, int64_t n, void *out, const ldc_alloc *scratch,
+                           cudaStream_t stream);
+/* out[r] = the row `by` places before r in its group (by < 0: after), or -1;
+ * groups as ldc_cumulative's. */
+cudaError_t ldc_shift_rows(const uint32_t *ids, const int64_t *rows, const int64_t *offsets,
+                           int64_t nrows, int64_t by, int64_t *out, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
