@@ -804,25 +804,53 @@ class Translator:
         `select(x.sum().alias("a"), x.sum().alias("b"))` stays one row. ladle's
         with_columns always spreads, so the scalar ones are put back in place of
         their column in the select's expressions; the others stay below. (Under
-        a with_columns, spreading is what Polars does too.)"""
+        a with_columns, spreading is what Polars does too.) Such with_columns may
+        be stacked, one's subexpressions reading another's (a CSE of a CSE: one
+        value when what it reads is), with a projection of columns between them
+        and the select (Polars puts one there above a cross join's side: qfuzz
+        4803:29620, whose select of means gave a row per input row)."""
         nt = self.nt
         cur = nt.get_node()
-        below = self._view_node(input_node)
-        if type(below).__name__ != "HStack" or below.should_broadcast:
+        # the CSE with_columns under the select, top first, looking through
+        # projections of columns (the select names the columns it reads)
+        chain: list[tuple[int, Any]] = []
+        node = input_node
+        while True:
+            v = self._view_node(node)
+            kind = type(v).__name__
+            if kind == "HStack" and not v.should_broadcast:
+                chain.append((node, v))
+            elif kind != "SimpleProjection":
+                break
+            node = v.input
+        if not chain:
             return make(self.node(input_node), [self._named(e) for e in exprs])
-        scalars = {e.output_name: e.node for e in below.exprs if self._is_scalar(e.node)}
-        if not scalars:
-            return make(self.node(input_node), [self._named(e) for e in exprs])
-        nt.set_node(input_node)
+        # which subexpressions are one value, from the deepest up (a column of a
+        # shallower one may read a deeper one's)
+        saved = self.inlined
+        scalars: dict[str, int] = {}
         try:
-            plan = self.node(below.input)
-            rest = [self._named(e) for e in below.exprs if e.output_name not in scalars]
+            for n, v in reversed(chain):
+                nt.set_node(n)
+                self.inlined = {**saved, **scalars}
+                scalars.update({e.output_name: e.node for e in v.exprs if self._is_scalar(e.node)})
         finally:
             nt.set_node(cur)
-        if rest:
-            plan = N.with_columns(plan, rest)
-        saved, self.inlined = self.inlined, {**self.inlined, **scalars}
+            self.inlined = saved
+        if not scalars:
+            return make(self.node(input_node), [self._named(e) for e in exprs])
+        # the plan under the deepest one, then each one's other columns on it
+        self.inlined = {**saved, **scalars}
         try:
+            plan = self.node(node)
+            for n, v in reversed(chain):
+                nt.set_node(n)
+                try:
+                    rest = [self._named(e) for e in v.exprs if e.output_name not in scalars]
+                finally:
+                    nt.set_node(cur)
+                if rest:
+                    plan = N.with_columns(plan, rest)
             return make(plan, [self._named(e) for e in exprs])
         finally:
             self.inlined = saved
@@ -837,6 +865,8 @@ class Translator:
         kind = type(e).__name__
         if kind in ("Agg", "Len", "Literal"):
             return True
+        if kind == "Column":
+            return e.name in self.inlined  # a common subexpression of one value
         if kind == "BinaryExpr":
             return self._is_scalar(e.left) and self._is_scalar(e.right)
         if kind == "Cast":

@@ -1022,6 +1022,24 @@ def test_rank_of_a_common_subexpression_of_single_values_is_one_rank(engine: lad
     assert_same(lf.with_columns(y.alias("x5"), (pl.col("c").sum() * 2).alias("y")), engine)
 
 
+def test_a_select_of_stacked_common_subexpressions_over_a_cross_join_is_one_row(
+    engine: ladle.Engine, tmp_path
+) -> None:
+    # select(k.mean().fill_nan(100) twice) of a cross join's side: Polars' CSE puts two
+    # with_columns under the select (the fill_nan's reads the mean's) and a projection of
+    # columns between them; the select is one row (ladle gave one per input row: 30
+    # rows for 6, qfuzz 4803:29620)
+    p = tmp_path / "t.parquet"
+    pl.DataFrame({"k": [0, 0, 7]}).write_parquet(p)
+    t = pl.scan_parquet(p)
+    m = pl.col("k").mean().fill_nan(pl.lit(100.0))
+    side = t.select(m.alias("x1"), m.alias("x2")).join(t, how="cross")
+    assert_same(pl.concat([side, side]), engine)
+    mem = pl.LazyFrame({"k": [1.0, float("nan"), 3.0]})
+    m2 = pl.col("k").mean().fill_nan(pl.lit(5.0))
+    assert_same(mem.select(m2.alias("a"), (m2 * 2).alias("b")).join(mem, how="cross"), engine)
+
+
 def test_integer_arithmetic_with_a_function_of_untyped_literals_falls_back() -> None:
     # Polars multiplies an Int32 column by `pl.lit(100).fill_null(2**63 - 1)` in Int32
     # (wrapping: -2147483647 * 100 is 100); its plan hands the literals over as Int32 and
