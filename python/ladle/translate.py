@@ -1638,9 +1638,6 @@ class Translator:
         diff(n) is x - x.shift(n)
         in Polars' type for it (unsigned integers widened to a signed type: UInt8 to
         Int16, UInt16 to Int32, UInt32 to Int64; UInt64 falls back)."""
-        if self.ranks > 1:
-            raise Unsupported(f"{name} across ranks", "order-dependent functions over a frame spread over "
-                                                     "ranks are not supported yet")
         if name in _CUM:
             return N.cumulative(self.expr(args[0]), _CUM[name], bool(data[1]))
         n = self._literal_arg(args[1], name)

@@ -194,6 +194,15 @@ QUERIES: dict[str, tuple[Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame], b
     "window": (lambda a, b: a.select("k", "i", pl.col("x").sum().over("k").alias("w")), True, None),
     # windows by one set of key columns: the rows hashed by them (sharded result);
     # row order inside a partition is the job's (first(), rank())
+    # running functions per window group: hashed by the keys as windows are (each
+    # group's rows in the job's order on one rank), then back to their ranks
+    "running_by_keys": (lambda a, b: a.with_columns(
+        pl.col("x").cum_sum().over("k", "k2").alias("cs"), pl.col("i").shift(1).over("k", "k2").alias("lag"),
+        (pl.col("i") - pl.col("i").shift(2)).over("k", "k2").alias("d2"),
+        pl.col("x").cum_count(reverse=True).over("k", "k2").alias("left")), True, True),
+    # over the whole frame: every row on every rank, in the job's order (replicated)
+    "running_frame": (lambda a, b: a.select("id", pl.col("x").cum_max().alias("m"), pl.col("i").diff().alias("d"),
+                                            pl.col("i").shift(-3, fill_value=0).alias("lead")), True, False),
     "window_by_keys": (lambda a, b: a.with_columns(
         (pl.col("x") - pl.col("x").mean().over("k", "k2")).alias("dx"),
         pl.col("i").first().over("k", "k2").alias("f"), pl.len().over("k", "k2").alias("n"),
