@@ -253,6 +253,12 @@ static const ladle_column *is_in_list(const exec_state *s, const ladle_bexpr *e)
 
 static const char *running_why(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap);
 
+/* A window (window_why said it fits) over one chunk's rows (exec_columns_window). */
+static ladle_status window_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *c,
+                              ladle_column *out, ladle_error *err);
+static const char *window_why(const exec_state *s, const ladle_bexpr *w, char *buf, size_t cap);
+static bool has_over(const ladle_bexpr *e);
+
 /* exec_columns_program with running functions restarting in groups wg */
 static ladle_status program_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                const ladle_dgroups *wg, ladle_column *out, bool *done,
@@ -377,6 +383,8 @@ static const char *rowwise_in(const exec_state *s, const ladle_bexpr *e, bool ru
     case LADLE_EX_RANK:
       return "rank";
     case LADLE_EX_OVER:
+      /* with `running`: a window of its own inside a row program (emit) */
+      if (running) return window_why(s, e, buf, cap);
       return "a window (over)";
     case LADLE_EX_CUM:
       if (running) return running_why(s, e, buf, cap);
@@ -539,7 +547,7 @@ static const char *window_why(const exec_state *s, const ladle_bexpr *w, char *b
   if (a->kind != LADLE_EX_AGG && a->kind != LADLE_EX_LEN) {
     /* running functions per window group inside a row-wise expression
      * (x.shift(1).over("g"), (x - x.shift(1)).over("g")) */
-    if (!a->has_window || a->has_agg || a->scalar)
+    if (!a->has_window || a->has_agg || a->scalar || has_over(a))
       return "a window of another expression than one aggregation or running functions";
     if ((why = rowwise_in(s, a, true, buf, cap)) != NULL) return why;
     return window_keys_why(s, w, buf, cap);
@@ -568,6 +576,14 @@ static const char *window_keys_why(const exec_state *s, const ladle_bexpr *w, ch
       return "a computed String window key";
   }
   return NULL;
+}
+
+/* Whether e holds a window (over). */
+static bool has_over(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_OVER) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (has_over(e->args[i])) return true;
+  return false;
 }
 
 /* A file scan, or a late filter with its Parquet scan: read on the host (the
@@ -1446,6 +1462,13 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
     c->st = grouped_of(c->s, e, c->agg_chunk, c->groups, &c->extra[c->nextra], c->err);
     return c->st != LADLE_OK ? -1 : extra_input(c, e->type);
   }
+  if (e->kind == LADLE_EX_OVER && c->wgroups == NULL) {
+    /* a window inside a row-wise expression (x - x.mean().over("g")): its
+     * column over the chunk, an input */
+    if (c->ncols == LADLE_PROG_INPUTS) return full(c);
+    if (!c->dry) c->st = window_of(c->s, e, c->chunk, &c->extra[c->nextra], c->err);
+    return c->st != LADLE_OK ? -1 : extra_input(c, e->type);
+  }
   if (e->kind == LADLE_EX_CUM && !e->scalar) {
     /* a running function: its column over the chunk (per window group), an input */
     if (c->ncols == LADLE_PROG_INPUTS) return full(c);
@@ -2283,9 +2306,13 @@ ladle_status exec_columns_distinct(exec_state *s, const ladle_pnode *pn, ladle_t
  * computed per group. */
 ladle_status exec_columns_window(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                                  ladle_column *out, ladle_error *err) {
-  const ladle_bexpr *w = unalias(e);
   LADLE_RETURN_NOT_OK(one_partition(t, err));
-  const ladle_chunk *c = &t->chunks[0];
+  return window_of(s, e, &t->chunks[0], out, err);
+}
+
+static ladle_status window_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *c,
+                              ladle_column *out, ladle_error *err) {
+  const ladle_bexpr *w = unalias(e);
   size_t nk = w->nargs - 1, have = 0;
   ladle_column *keys = calloc(LADLE_MAX(nk, 1), sizeof *keys);
   if (keys == NULL) return LADLE_OOM(err, "window keys");

@@ -728,12 +728,12 @@ static ladle_status rank_of_one_value(exec_state *s, const ladle_bexpr *e, const
   return st;
 }
 
-/* Whether e's only nodes over other rows are running functions (no window,
- * rank or aggregation): on the column kernels, one row program. */
+/* Whether e's only nodes over other rows are running functions and windows
+ * (no rank or aggregation outside a window): on the column kernels, one row
+ * program, each of those an input of it (device.c's emit). */
 static bool running_rowwise(const ladle_bexpr *e) {
-  if (e->kind == LADLE_EX_OVER || e->kind == LADLE_EX_RANK || e->kind == LADLE_EX_AGG ||
-      e->kind == LADLE_EX_LEN)
-    return false;
+  if (e->kind == LADLE_EX_OVER) return true;
+  if (e->kind == LADLE_EX_RANK || e->kind == LADLE_EX_AGG || e->kind == LADLE_EX_LEN) return false;
   for (size_t i = 0; i < e->nargs; i++)
     if (!running_rowwise(e->args[i])) return false;
   return true;
@@ -760,10 +760,11 @@ ladle_status ladle_eval_full(exec_state *s, const ladle_bexpr *e, const ladle_ta
     return eval_agg_of_scalar(s, e, t, groups, broadcast, out, err);
   if (chunked_moments(e, t, groups)) return eval_chunked_moments(s, e, t, out, err);
   if (s->columns && groups == NULL && !e->has_agg && !e->scalar && e->kind != LADLE_EX_CUM &&
-      running_rowwise(e)) {
-    /* running functions inside a row-wise expression (x - x.shift(1)) on the
-     * column kernels: one row program over the table's one chunk, each
-     * running function an input of it (device.c's emit) */
+      e->kind != LADLE_EX_OVER && running_rowwise(e)) {
+    /* running functions and windows inside a row-wise expression (x -
+     * x.shift(1), x - x.mean().over("g")) on the column kernels: one row
+     * program over the table's one chunk, each of them an input of it
+     * (device.c's emit) */
     if (t->num_rows == 0) return ladle_column_alloc(e->type, 0, false, 0, out, err);
     if (t->nchunks == 1) {
       bool done = false;

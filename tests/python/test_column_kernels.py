@@ -924,17 +924,19 @@ def test_slices_on_the_column_kernels(engine: ladle.Engine) -> None:
 def test_windows_on_the_column_kernels(engine: ladle.Engine) -> None:
     """agg(x).over(keys): the rows grouped by the keys, the aggregation per group
     as a group_by's, each row given its group's value; a window inside a larger
-    expression runs on the CPU with the reason named."""
+    expression is an input of its row program (one in a filter runs on the CPU with
+    the reason named)."""
     lf = DF.lazy()
     check(engine, lf.with_columns(pl.col("f64").sum().over("i8").alias("w")))
     check(engine, lf.select("in", pl.col("fn").mean().over("s", "b").alias("m"), pl.len().over("in").alias("n"),
                             (pl.col("i32") * 2).max().over("d").alias("mx"), pl.col("in").count().over("s").alias("c")))
     check(engine, lf.filter(pl.col("b")).with_columns(pl.col("i64").min().over("in").alias("mn")))
     check(engine, lf.filter(pl.col("i8") > 200).with_columns(pl.col("f64").sum().over("i8").alias("w")))
-    nested = lf.with_columns((pl.col("f64") - pl.col("f64").mean().over("i8")).alias("d"))
+    check(engine, lf.with_columns((pl.col("f64") - pl.col("f64").mean().over("i8")).alias("d")))
+    in_filter = lf.filter(pl.col("f64") > pl.col("f64").mean().over("i8"))
     with pytest.warns(ladle.FallbackWarning, match="over"):
-        got = engine.collect(nested)
-    assert_frame_equal(got, nested.collect(), check_exact=False, rel_tol=1e-9)
+        got = engine.collect(in_filter)
+    assert_frame_equal(got, in_filter.collect(), check_exact=False, rel_tol=1e-9)
 
 
 def test_file_scans_read_on_the_host_and_run_on_the_device(engine: ladle.Engine, tmp_path: Any) -> None:
@@ -1137,7 +1139,8 @@ def test_running_functions_on_the_column_kernels(engine: ladle.Engine, df: pl.Da
     [
         (DF.lazy().select(pl.col("i32").cum_sum().max()), "cum_"),
         (DF.lazy().filter(pl.col("i32").cum_sum() > 0), "cum_"),
-        (DF.lazy().with_columns(pl.col("i32").cum_sum().over("s") + 1), "a window"),
+        (DF.lazy().filter(pl.col("i32") > pl.col("i32").mean().over("s")), "a window"),
+        (DF.lazy().with_columns(pl.col("i32").rank().over("s") + 1), "rank"),
         (DF.lazy().select(pl.col("i32").rank().cum_sum()), "rank"),
     ],
 )
@@ -1146,3 +1149,16 @@ def test_running_functions_the_path_lacks_are_named(engine: ladle.Engine, lf: pl
         got = engine.collect(lf)
     assert engine.last_run == "ladle-cpu"
     assert_frame_equal(got, lf.collect())
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
+def test_windows_inside_row_wise_expressions_on_the_column_kernels(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    """x - x.mean().over(g), shares of a group's sum, a when over a group's maximum:
+    each window an input of the row program around it."""
+    check(engine, df.lazy().with_columns(
+        (pl.col("f64") - pl.col("f64").mean().over("s")).alias("centred"),
+        (pl.col("i32") / pl.col("i32").sum().over("i8", "b")).alias("share"),
+        pl.when(pl.col("i32") > pl.col("i32").max().over("s") - 10).then(1).otherwise(0).alias("top"),
+        (pl.len().over("s") * 2 + pl.col("in").count().over("b")).alias("n"),
+        (pl.col("fn").shift(1).over("s") - pl.col("fn").mean().over("s")).alias("z"),
+        (pl.col("i32").cum_sum().over("s") + 1).alias("run1")))
