@@ -253,6 +253,8 @@ static const ladle_column *is_in_list(const exec_state *s, const ladle_bexpr *e)
 
 static const char *running_why(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap);
 
+static ladle_status running_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
+                               const ladle_dgroups *g, ladle_column *out, ladle_error *err);
 /* A window (window_why said it fits) over one chunk's rows (exec_columns_window). */
 static ladle_status window_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *c,
                               ladle_column *out, ladle_error *err);
@@ -629,8 +631,9 @@ static ladle_status check_node(dev_check *c, const ladle_pnode *pn) {
       break;
     case LADLE_POP_FILTER: {
       if (pn->late != NULL || pn->defer) return refuse(c, pn, NULL, "a late or deferred filter");
-      /* one value (Polars' `& true` for a dynamic predicate): decided on the host */
-      const char *why = rowwise(c->s, p->exprs[0], buf, sizeof buf);
+      /* one value (Polars' `& true` for a dynamic predicate): decided on the host;
+       * windows and running functions in it over the table's one partition */
+      const char *why = rowwise_in(c->s, p->exprs[0], true, buf, sizeof buf);
       if (why != NULL) return refuse(c, pn, p->exprs[0], why);
       break;
     }
@@ -1102,11 +1105,19 @@ ladle_status exec_columns_filter(exec_state *s, const ladle_pnode *pn, const lad
   ladle_table *o;
   LADLE_RETURN_NOT_OK(ladle_table_create(&pn->lp->schema, in->nchunks, &o, err));
   ladle_status st = LADLE_OK;
+  const ladle_bexpr *pred = pn->lp->exprs[0], *top = unalias(pred);
+  /* a window or running function reads every row: the table's one partition */
+  if (pred->has_window && in->nchunks > 1) st = one_partition(in, err);
   for (size_t k = 0; k < in->nchunks && st == LADLE_OK; k++) {
     const ladle_chunk *c = &in->chunks[k];
     ladle_chunk *oc = &o->chunks[k];
     ladle_column m;
-    st = ladle_eval_chunk(s, pn->lp->exprs[0], c, &m, err);
+    if (top->kind == LADLE_EX_OVER)
+      st = window_of(s, top, c, &m, err);
+    else if (top->kind == LADLE_EX_CUM)
+      st = running_of(s, top, c, NULL, &m, err);
+    else
+      st = ladle_eval_chunk(s, pred, c, &m, err);
     if (st != LADLE_OK) break;
     if (pn->lp->exprs[0]->scalar) {
       /* one value on the host: every row or none (columns cut to no rows) */

@@ -924,8 +924,8 @@ def test_slices_on_the_column_kernels(engine: ladle.Engine) -> None:
 def test_windows_on_the_column_kernels(engine: ladle.Engine) -> None:
     """agg(x).over(keys): the rows grouped by the keys, the aggregation per group
     as a group_by's, each row given its group's value; a window inside a larger
-    expression is an input of its row program (one in a filter runs on the CPU with
-    the reason named)."""
+    expression is an input of its row program (one in a sort key runs on the CPU
+    with the reason named)."""
     lf = DF.lazy()
     check(engine, lf.with_columns(pl.col("f64").sum().over("i8").alias("w")))
     check(engine, lf.select("in", pl.col("fn").mean().over("s", "b").alias("m"), pl.len().over("in").alias("n"),
@@ -933,10 +933,10 @@ def test_windows_on_the_column_kernels(engine: ladle.Engine) -> None:
     check(engine, lf.filter(pl.col("b")).with_columns(pl.col("i64").min().over("in").alias("mn")))
     check(engine, lf.filter(pl.col("i8") > 200).with_columns(pl.col("f64").sum().over("i8").alias("w")))
     check(engine, lf.with_columns((pl.col("f64") - pl.col("f64").mean().over("i8")).alias("d")))
-    in_filter = lf.filter(pl.col("f64") > pl.col("f64").mean().over("i8"))
+    in_key = lf.sort(pl.col("i32").mean().over("i8"), "i64")
     with pytest.warns(ladle.FallbackWarning, match="over"):
-        got = engine.collect(in_filter)
-    assert_frame_equal(got, in_filter.collect(), check_exact=False, rel_tol=1e-9)
+        got = engine.collect(in_key)
+    assert_frame_equal(got, in_key.collect())
 
 
 def test_file_scans_read_on_the_host_and_run_on_the_device(engine: ladle.Engine, tmp_path: Any) -> None:
@@ -1138,8 +1138,8 @@ def test_running_functions_on_the_column_kernels(engine: ladle.Engine, df: pl.Da
     "lf, where",
     [
         (DF.lazy().select(pl.col("i32").cum_sum().max()), "cum_"),
-        (DF.lazy().filter(pl.col("i32").cum_sum() > 0), "cum_"),
-        (DF.lazy().filter(pl.col("i32") > pl.col("i32").mean().over("s")), "a window"),
+        (DF.lazy().sort(pl.col("i32").cum_sum(), "i64"), "cum_"),
+        (DF.lazy().sort(pl.col("i32").mean().over("s"), "i64"), "a window"),
         (DF.lazy().with_columns(pl.col("i32").rank().over("s") + 1), "rank"),
         (DF.lazy().select(pl.col("i32").rank().cum_sum()), "rank"),
     ],
@@ -1162,3 +1162,16 @@ def test_windows_inside_row_wise_expressions_on_the_column_kernels(engine: ladle
         (pl.len().over("s") * 2 + pl.col("in").count().over("b")).alias("n"),
         (pl.col("fn").shift(1).over("s") - pl.col("fn").mean().over("s")).alias("z"),
         (pl.col("i32").cum_sum().over("s") + 1).alias("run1")))
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
+def test_filters_by_windows_and_running_functions_on_the_column_kernels(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    """The latest row per key, rows above their group's mean, the first rows of each
+    group, a predicate of a shift: the windows and running functions over the
+    table's one partition, inputs of the predicate's row program."""
+    lf = df.lazy()
+    check(engine, lf.filter(pl.col("fn") > pl.col("fn").mean().over("s")))
+    check(engine, lf.filter(pl.col("ts") == pl.col("ts").max().over("s", "b")))
+    check(engine, lf.filter(pl.col("i32").cum_count().over("s") <= 3))
+    check(engine, lf.filter(pl.col("b").shift(1)))
+    check(engine, lf.filter((pl.col("i32") - pl.col("i32").shift(1)) > 0).select("i32", "s"))
