@@ -118,6 +118,7 @@ static bool fusable_func(int op) {
     case LADLE_FN_DT_DAY:
     case LADLE_FN_DT_WEEKDAY:
     case LADLE_FN_DT_ORDINAL_DAY:
+    case LADLE_FN_SQRT:
       return true;
     default:
       return false;
@@ -459,6 +460,28 @@ static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *bu
 /* An aggregation of a group_by the column kernels compute (grouped_reduce):
  * len, or sum, min, max, count or mean of a row-wise expression of a fixed-
  * width type, under an alias or not, of the type Polars gives it. */
+/* Whether grouped var/std e runs on the column kernels (grouped_var): of a
+ * Float64 output, of integers of up to 32 bits or Float64 (widened to
+ * Float64 inside the program without loss), with the instructions it needs. */
+static bool var_fits(const exec_state *s, const ladle_bexpr *e) {
+  const ladle_bexpr *a = e->args[0];
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64), u32 = ladle_dtype_make(LADLE_TYPE_UINT32),
+              i64 = ladle_dtype_make(LADLE_TYPE_INT64), b = ladle_dtype_make(LADLE_TYPE_BOOL);
+  ladle_type_id id = a->type.id;
+  bool in_ok = id == LADLE_TYPE_FLOAT64 ||
+               (ladle_type_is_integer(id) && ladle_type_width(id) <= 4 && id != LADLE_TYPE_BOOL);
+  return in_ok && e->type.id == LADLE_TYPE_FLOAT64 && s->be->take != NULL &&
+         s->be->eval_program != NULL && ladle_grouped_takes(LADLE_REDUCE_MEAN, id) &&
+         ladle_grouped_takes(LADLE_REDUCE_SUM, LADLE_TYPE_FLOAT64) &&
+         (id == LADLE_TYPE_FLOAT64 || takes_instr(s, LADLE_P_CAST, 0, a->type, a->type, f64)) &&
+         takes_instr(s, LADLE_P_CAST, 0, u32, u32, i64) &&
+         takes_instr(s, LADLE_P_CAST, 0, u32, u32, f64) &&
+         takes_binary(s, LADLE_OP_SUB, f64, f64, f64) && takes_binary(s, LADLE_OP_MUL, f64, f64, f64) &&
+         takes_binary(s, LADLE_OP_TRUE_DIV, f64, f64, f64) && takes_binary(s, LADLE_OP_GT, f64, f64, b) &&
+         takes_instr(s, LADLE_P_IF, 0, b, f64, f64) &&
+         (e->op != LADLE_AGG_STD || takes_instr(s, LADLE_P_FUNC, LADLE_FN_SQRT, f64, f64, f64));
+}
+
 static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
   while (e->kind == LADLE_EX_ALIAS) e = e->args[0];
   if (s->be->grouped_reduce == NULL) return "a group_by (no grouped reductions)";
@@ -476,6 +499,12 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
         (!ladle_type_is_varlen(a->type.id) || unalias(a)->kind == LADLE_EX_COL))
       return NULL;
     snprintf(buf, cap, "aggregation 'n_unique' of %s", type_name(a->type, t1, sizeof t1));
+    return buf;
+  }
+  if (e->op == LADLE_AGG_VAR || e->op == LADLE_AGG_STD) {
+    if (var_fits(s, e)) return NULL;
+    snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
+             type_name(a->type, t1, sizeof t1));
     return buf;
   }
   ladle_reduce_op op;
@@ -1822,12 +1851,106 @@ static ladle_status grouped_n_unique(exec_state *s, const ladle_bexpr *x, const 
   return st;
 }
 
+/* var(x, ddof) or std per group (var_fits said it fits), in two passes as
+ * the CPU's group_by: each group's mean (grouped MEAN of x in Float64), then
+ * the sum of squared deviations from it (each row's group mean taken by its
+ * group id), M2 / (count - ddof), null where count <= ddof, std its square
+ * root. The groups cover every row of the chunk (no sel: a group_by with
+ * var/std does not fuse the filter under it). */
+static ladle_status grouped_var(exec_state *s, const ladle_bexpr *a, const ladle_chunk *chunk,
+                                const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
+  if (g->sel.owners[1] != NULL)
+    return ladle_err_set(err, LADLE_ENOTSUP, "a grouped %s over rows picked by a filter",
+                         ladle_agg_name((ladle_agg_op)a->op));
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64), u32 = ladle_dtype_make(LADLE_TYPE_UINT32),
+              i64 = ladle_dtype_make(LADLE_TYPE_INT64), b = ladle_dtype_make(LADLE_TYPE_BOOL);
+  pcomp *c = pcomp_new(s, chunk, err);
+  if (c == NULL) return LADLE_OOM(err, "row program");
+  int x = emit(c, a->args[0]);
+  if (x >= 0 && a->args[0]->type.id != LADLE_TYPE_FLOAT64)
+    x = emit_ins(c, LADLE_P_CAST, 0, x, x, f64, NULL);
+  ladle_status st = c->st;
+  if (st == LADLE_OK && (x < 0 || c->ncols == 0 || c->ncols == LADLE_PROG_INPUTS))
+    st = too_big(s, "an aggregation's argument", "columns", err);
+  ladle_column mean, cnt, ids, mrow, m2, consts[2];
+  memset(&mean, 0, sizeof mean);
+  memset(&cnt, 0, sizeof cnt);
+  memset(&ids, 0, sizeof ids);
+  memset(&mrow, 0, sizeof mrow);
+  memset(&m2, 0, sizeof m2);
+  memset(consts, 0, sizeof consts);
+  ladle_column cols[LADLE_PROG_INPUTS];
+  if (st == LADLE_OK) {
+    pcomp_inputs(c, chunk, cols);
+    st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_MEAN, &c->p, cols, c->ncols, g, &mean, err);
+  }
+  if (st == LADLE_OK)
+    st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, &c->p, cols, c->ncols, g, &cnt, err);
+  if (st == LADLE_OK) { /* each row's group mean */
+    ladle_program pg;
+    memset(&pg, 0, sizeof pg);
+    pg.n = 2;
+    pg.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, u32, NULL, 0};
+    pg.ins[1] = (ladle_pinstr){LADLE_P_CAST, 0, 0, 0, i64, NULL, 0};
+    st = s->be->eval_program(&s->k, &pg, &g->ids, 1, &ids, err);
+  }
+  if (st == LADLE_OK) st = s->be->take(&s->k, &mean, &ids, &mrow, err);
+  if (st == LADLE_OK) { /* (x - mean)^2 summed per group */
+    cols[c->ncols] = mrow;
+    int m = emit_ins(c, LADLE_P_COL, 0, (int)c->ncols, 0, f64, NULL);
+    int d = m < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, LADLE_OP_SUB, x, m, f64, NULL);
+    int sq = d < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, LADLE_OP_MUL, d, d, f64, NULL);
+    st = sq < 0 ? too_big(s, "an aggregation's argument", "columns", err)
+                : s->be->grouped_reduce(&s->k, LADLE_REDUCE_SUM, &c->p, cols, c->ncols + 1, g,
+                                        &m2, err);
+  }
+  if (st == LADLE_OK) {
+    /* M2 / (count - ddof) where count > ddof, else null; std: its square root */
+    st = ladle_column_alloc(f64, 1, false, 0, &consts[0], err);
+    if (st == LADLE_OK) {
+      LADLE_COL_MUT(&consts[0], double)[0] = (double)a->aopts.ddof;
+      st = ladle_column_alloc(f64, 1, true, 0, &consts[1], err);
+    }
+    if (st == LADLE_OK) {
+      ladle_bit_set(LADLE_COL_VALIDITY_MUT(&consts[1]), 0, false);
+      ladle_column_finish_nulls(&consts[1]);
+      ladle_program p;
+      memset(&p, 0, sizeof p);
+      p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, f64, NULL, 0};
+      p.ins[1] = (ladle_pinstr){LADLE_P_COL, 0, 1, 0, u32, NULL, 0};
+      p.ins[2] = (ladle_pinstr){LADLE_P_CAST, 0, 1, 1, f64, NULL, 0};
+      p.ins[3] = (ladle_pinstr){LADLE_P_CONST, 0, 0, 0, f64, &consts[0], 0};
+      p.ins[4] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_GT, 2, 3, b, NULL, 0};
+      p.ins[5] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_SUB, 2, 3, f64, NULL, 0};
+      p.ins[6] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_TRUE_DIV, 0, 5, f64, NULL, 0};
+      p.ins[7] = (ladle_pinstr){LADLE_P_CONST, 0, 0, 0, f64, &consts[1], 0};
+      p.ins[8] = (ladle_pinstr){LADLE_P_IF, 0, 4, 6, f64, NULL, 7};
+      p.n = 9;
+      if (a->op == LADLE_AGG_STD)
+        p.ins[p.n++] = (ladle_pinstr){LADLE_P_FUNC, LADLE_FN_SQRT, 8, 8, f64, NULL, 0};
+      ladle_column in[2] = {m2, cnt};
+      st = s->be->eval_program(&s->k, &p, in, 2, out, err);
+    }
+  }
+  ladle_column_release(&consts[0]);
+  ladle_column_release(&consts[1]);
+  ladle_column_release(&mean);
+  ladle_column_release(&cnt);
+  ladle_column_release(&ids);
+  ladle_column_release(&mrow);
+  ladle_column_release(&m2);
+  pcomp_free(c);
+  return st;
+}
+
 static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_chunk *chunk,
                                const ladle_dgroups *g, ladle_column *out, ladle_error *err) {
   const ladle_bexpr *a = unalias(e);
   ladle_status st;
   if (a->kind == LADLE_EX_AGG && a->op == LADLE_AGG_N_UNIQUE) {
     st = grouped_n_unique(s, a->args[0], chunk, g, out, err);
+  } else if (a->kind == LADLE_EX_AGG && (a->op == LADLE_AGG_VAR || a->op == LADLE_AGG_STD)) {
+    st = grouped_var(s, a, chunk, g, out, err);
   } else if (a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN) {
     st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, g, out, err);
   } else {
@@ -1962,6 +2085,14 @@ static ladle_status grouped_expr(exec_state *s, const ladle_bexpr *e, const ladl
 static ladle_status group_chunk(exec_state *s, const ladle_pnode *pn, const ladle_chunk *chunk,
                                 const ladle_column *sel, ladle_table **out, ladle_error *err);
 
+/* Whether e holds a var or std aggregation. */
+static bool has_moments(const ladle_bexpr *e) {
+  if (e->kind == LADLE_EX_AGG && (e->op == LADLE_AGG_VAR || e->op == LADLE_AGG_STD)) return true;
+  for (size_t i = 0; i < e->nargs; i++)
+    if (has_moments(e->args[i])) return true;
+  return false;
+}
+
 ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_table **out,
                                    ladle_error *err) {
   ladle_table *base = NULL;
@@ -1969,7 +2100,11 @@ ladle_status exec_columns_group_by(exec_state *s, const ladle_pnode *pn, ladle_t
   ladle_column sel;
   memset(&sel, 0, sizeof sel);
   bool done = false;
-  LADLE_RETURN_NOT_OK(input_over_filter(s, pn, &base, &chunk, &sel, &done, err));
+  /* var/std read every grouped row twice by its place: the filter under is
+   * compacted first (no sel) */
+  bool moments = false;
+  for (size_t i = 0; i < pn->lp->nexprs; i++) moments = moments || has_moments(pn->lp->exprs[i]);
+  if (!moments) LADLE_RETURN_NOT_OK(input_over_filter(s, pn, &base, &chunk, &sel, &done, err));
   ladle_status st;
   if (done) {
     st = group_chunk(s, pn, &chunk, &sel, out, err);

@@ -1175,3 +1175,22 @@ def test_filters_by_windows_and_running_functions_on_the_column_kernels(engine: 
     check(engine, lf.filter(pl.col("i32").cum_count().over("s") <= 3))
     check(engine, lf.filter(pl.col("b").shift(1)))
     check(engine, lf.filter((pl.col("i32") - pl.col("i32").shift(1)) > 0).select("i32", "s"))
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear()], ids=["one-chunk", "chunks", "empty"])
+def test_grouped_var_and_std_on_the_column_kernels(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    """var and std per group (any ddof; a group of at most ddof values null), also
+    over a filter and as windows (z-scores per group), and sqrt in row programs:
+    two passes (the group's mean, then the squared deviations), within the last
+    bits of Polars'."""
+    lf = df.lazy()
+    check_groups(engine, lf.group_by("s").agg(
+        pl.col("fn").std().alias("a"), pl.col("i32").var().alias("b"), pl.col("i8").std(ddof=0).alias("c"),
+        pl.col("f64").var(ddof=3).alias("d"), (pl.col("u16") * 2).std().alias("e")))
+    check_groups(engine, lf.filter(pl.col("b")).group_by("i8", "b").agg(pl.col("fn").std(), pl.col("u16").var()))
+    check(engine, lf.with_columns(
+        ((pl.col("fn") - pl.col("fn").mean().over("s")) / pl.col("fn").std().over("s")).alias("z")))
+    check(engine, lf.select(pl.col("fn").abs().sqrt().alias("r"), pl.col("f32").sqrt().alias("r32")))
+    # Int64 widens to Float64 with loss: on ladle's CPU backend, named
+    with pytest.warns(ladle.FallbackWarning, match="'std' of i64"):
+        engine.collect(lf.group_by("s").agg(pl.col("i64").std()))

@@ -878,6 +878,8 @@ static int ldc_func_of(int f) {
       return LDC_F_WEEKDAY;
     case LADLE_FN_DT_ORDINAL_DAY:
       return LDC_F_ORDINAL_DAY;
+    case LADLE_FN_SQRT:
+      return LDC_F_SQRT;
     default:
       return -1;
   }
@@ -918,6 +920,8 @@ static bool cuda_program_supports(ladle_pcode code, int op, ladle_dtype a, ladle
           return a.id == LADLE_TYPE_DATE && out.id == LADLE_TYPE_INT8;
         case LDC_F_ORDINAL_DAY:
           return a.id == LADLE_TYPE_DATE && out.id == LADLE_TYPE_INT16;
+        case LDC_F_SQRT:
+          return ladle_type_is_float(a.id) && ladle_dtype_equal(a, out);
         default:
           return false;
       }

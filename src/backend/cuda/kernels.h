@@ -123,7 +123,8 @@ enum {
   LDC_F_MONTH,      /* Int8 */
   LDC_F_DAY,        /* Int8 */
   LDC_F_WEEKDAY,    /* Int8, ISO: Monday 1 */
-  LDC_F_ORDINAL_DAY /* Int16 */
+  LDC_F_ORDINAL_DAY, /* Int16 */
+  LDC_F_SQRT         /* of a float, in its type (correctly rounded, as the host's) */
 };
 typedef struct ldc_ins {
   uint8_t code; /* LDC_I_* */

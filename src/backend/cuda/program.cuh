@@ -305,6 +305,12 @@ __device__ __forceinline__ void func_as(int f, uint64_t xs, bool xv, uint64_t ys
       *r = xv ? xs : ys;
       *rv = xv || yv;
       break;
+    case LDC_F_SQRT:
+      if constexpr (kFloat)
+        *r = to_slot<T>(sqrt(x)); /* IEEE square root: NaN below zero, -0.0 kept */
+      else
+        *r = 0;
+      break;
     default: /* a Date's fields: T is its int32 */
       *r = 0;
       if (xv) date_field(f, (int32_t)x, r, rv);
