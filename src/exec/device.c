@@ -12,6 +12,7 @@
  * unique (group_keys; the kept rows sorted into order of appearance) and
  * windows of one aggregation (agg(x).over(keys)).
  * Everything else is named as not built yet. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,20 @@ static const char *running_why(const exec_state *s, const ladle_bexpr *e, char *
   return rowwise_in(s, a, true, buf, cap);
 }
 
+/* Whether whole-column var/std e runs on the column kernels (var_whole):
+ * Float64 of integers up to 32 bits or of Float64, as grouped ones. */
+static bool var_whole_fits(const exec_state *s, const ladle_bexpr *e) {
+  const ladle_bexpr *a = e->args[0];
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+  ladle_type_id id = a->type.id;
+  bool in_ok = id == LADLE_TYPE_FLOAT64 ||
+               (ladle_type_is_integer(id) && ladle_type_width(id) <= 4 && id != LADLE_TYPE_BOOL);
+  return in_ok && e->type.id == LADLE_TYPE_FLOAT64 && s->be->eval_program != NULL &&
+         s->be->reduce != NULL && s->be->to_host != NULL &&
+         (id == LADLE_TYPE_FLOAT64 || takes_instr(s, LADLE_P_CAST, 0, a->type, a->type, f64)) &&
+         takes_binary(s, LADLE_OP_SUB, f64, f64, f64) && takes_binary(s, LADLE_OP_MUL, f64, f64, f64);
+}
+
 /* A whole-column aggregation the column kernels compute (reduce): sum, min,
  * max, count and len of a row-wise expression, under an alias or not. */
 static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *buf, size_t cap) {
@@ -447,6 +462,10 @@ static const char *whole_agg(const exec_state *s, const ladle_bexpr *e, char *bu
       break;
     case LADLE_AGG_MEAN: /* a sum (in double) and a count, divided on the host */
       if (ladle_type_is_numeric(a->type.id) || a->type.id == LADLE_TYPE_BOOL) return NULL;
+      break;
+    case LADLE_AGG_VAR: /* two passes (var_whole) */
+    case LADLE_AGG_STD:
+      if (var_whole_fits(s, e)) return NULL;
       break;
     default:
       snprintf(buf, cap, "aggregation '%s'", ladle_agg_name((ladle_agg_op)e->op));
@@ -1325,6 +1344,71 @@ static ladle_status agg_of(exec_state *s, const ladle_bexpr *a, ladle_agg_op op,
 
 /* A whole-column aggregation (whole_agg said which) by `reduce`; len on
  * the host, from the rows. */
+/* var(x, ddof) or std of a whole column (var_whole_fits said it fits): x in
+ * Float64, its sum and count (the mean, on the host), then the sum of the
+ * squared deviations from the mean; M2 / (count - ddof) on the host, null
+ * where count <= ddof, std its square root. */
+static ladle_status var_whole(exec_state *s, const ladle_bexpr *e, const ladle_column *in,
+                              ladle_column *out, ladle_error *err) {
+  ladle_dtype f64 = ladle_dtype_make(LADLE_TYPE_FLOAT64);
+  ladle_column x, sum, cnt, sq, m2;
+  memset(&sum, 0, sizeof sum);
+  memset(&cnt, 0, sizeof cnt);
+  memset(&sq, 0, sizeof sq);
+  memset(&m2, 0, sizeof m2);
+  ladle_status st = LADLE_OK;
+  if (in->type.id == LADLE_TYPE_FLOAT64) {
+    ladle_column_copy_ref(in, &x);
+  } else {
+    ladle_program p;
+    memset(&p, 0, sizeof p);
+    p.n = 2;
+    p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, in->type, NULL, 0};
+    p.ins[1] = (ladle_pinstr){LADLE_P_CAST, 0, 0, 0, f64, NULL, 0};
+    LADLE_RETURN_NOT_OK(s->be->eval_program(&s->k, &p, in, 1, &x, err));
+  }
+  double sv = 0, cv = 0, mv = 0;
+  bool s_ok = false, c_ok = false, m_ok = false;
+  st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &x, &sum, err);
+  if (st == LADLE_OK) st = s->be->reduce(&s->k, LADLE_REDUCE_COUNT, &x, &cnt, err);
+  if (st == LADLE_OK) st = host_value(s, &sum, &sv, &s_ok, err);
+  if (st == LADLE_OK) st = host_value(s, &cnt, &cv, &c_ok, err);
+  ladle_column mean;
+  memset(&mean, 0, sizeof mean);
+  if (st == LADLE_OK && c_ok && cv > 0) {
+    st = ladle_column_alloc(f64, 1, false, 0, &mean, err);
+    if (st == LADLE_OK) {
+      LADLE_COL_MUT(&mean, double)[0] = sv / cv;
+      ladle_program p;
+      memset(&p, 0, sizeof p);
+      p.n = 4;
+      p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, f64, NULL, 0};
+      p.ins[1] = (ladle_pinstr){LADLE_P_CONST, 0, 0, 0, f64, &mean, 0};
+      p.ins[2] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_SUB, 0, 1, f64, NULL, 0};
+      p.ins[3] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_MUL, 2, 2, f64, NULL, 0};
+      st = s->be->eval_program(&s->k, &p, &x, 1, &sq, err);
+    }
+    if (st == LADLE_OK) st = s->be->reduce(&s->k, LADLE_REDUCE_SUM, &sq, &m2, err);
+    if (st == LADLE_OK) st = host_value(s, &m2, &mv, &m_ok, err);
+  }
+  if (st == LADLE_OK) st = ladle_column_alloc(f64, 1, true, 0, out, err);
+  if (st == LADLE_OK) {
+    double dof = cv - (double)e->aopts.ddof;
+    bool valid = c_ok && m_ok && dof > 0;
+    double v = valid ? mv / dof : 0;
+    LADLE_COL_MUT(out, double)[0] = e->op == LADLE_AGG_STD ? sqrt(v) : v;
+    if (!valid) ladle_bit_set(LADLE_COL_VALIDITY_MUT(out), 0, false);
+    ladle_column_finish_nulls(out);
+  }
+  ladle_column_release(&mean);
+  ladle_column_release(&x);
+  ladle_column_release(&sum);
+  ladle_column_release(&cnt);
+  ladle_column_release(&sq);
+  ladle_column_release(&m2);
+  return st;
+}
+
 ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_table *t,
                               ladle_column *out, ladle_error *err) {
   char tn[48];
@@ -1338,6 +1422,11 @@ ladle_status exec_columns_agg(exec_state *s, const ladle_bexpr *e, const ladle_t
   }
   ladle_column in;
   LADLE_RETURN_NOT_OK(ladle_eval_full(s, e->args[0], t, NULL, false, &in, err));
+  if (e->kind == LADLE_EX_AGG && (e->op == LADLE_AGG_VAR || e->op == LADLE_AGG_STD)) {
+    ladle_status st = var_whole(s, e, &in, out, err);
+    ladle_column_release(&in);
+    return st;
+  }
   reducible r = {&in, NULL, NULL, 0};
   ladle_status st = agg_of(s, e, (ladle_agg_op)e->op, &r, out, err);
   ladle_column_release(&in);

@@ -245,7 +245,7 @@ def test_scanned_columns_are_kept_for_the_next_query(engine: ladle.Engine) -> No
     "lf, where",
     [
         (DF.lazy().filter(pl.col("s").str.contains("k[a-z]+i")), "FILTER .*str.contains"),
-        (DF.lazy().select(pl.col("f64").std()), "'std'"),
+        (DF.lazy().select(pl.col("f32").std()), "'std'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").median()), "GROUP_BY .*'median'"),
         (DF.lazy().group_by("i8").agg(pl.col("f64").sum().round(2)), "expression of aggregations with more"),
         (pl.concat([DF.lazy(), DF.lazy()]), "UNION"),
@@ -1191,6 +1191,11 @@ def test_grouped_var_and_std_on_the_column_kernels(engine: ladle.Engine, df: pl.
     check(engine, lf.with_columns(
         ((pl.col("fn") - pl.col("fn").mean().over("s")) / pl.col("fn").std().over("s")).alias("z")))
     check(engine, lf.select(pl.col("fn").abs().sqrt().alias("r"), pl.col("f32").sqrt().alias("r32")))
+    # over the whole column: the same two passes, the mean on the host
+    check(engine, lf.select(pl.col("fn").std().alias("a"), pl.col("i32").var().alias("b"),
+                            pl.col("i8").std(ddof=0).alias("c"), (pl.col("i32") * 0.5).var(ddof=3).alias("d"),
+                            pl.col("u16").std().alias("e")))
+    check(engine, lf.filter(pl.col("b")).select((pl.col("i32") * 0.25).std().alias("s"), (pl.col("i32") * 2).var().alias("v")))
     # Int64 widens to Float64 with loss: on ladle's CPU backend, named
     with pytest.warns(ladle.FallbackWarning, match="'std' of i64"):
         engine.collect(lf.group_by("s").agg(pl.col("i64").std()))
