@@ -520,6 +520,15 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
     snprintf(buf, cap, "aggregation 'n_unique' of %s", type_name(a->type, t1, sizeof t1));
     return buf;
   }
+  if (e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST) { /* take by each group's row */
+    ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+    if (s->be->take != NULL && column_on_device(s, a->type) && ladle_dtype_equal(a->type, e->type) &&
+        (e->op == LADLE_AGG_FIRST || takes_binary(s, LADLE_OP_SUB, i64, i64, i64)))
+      return NULL;
+    snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
+             type_name(a->type, t1, sizeof t1));
+    return buf;
+  }
   if (e->op == LADLE_AGG_VAR || e->op == LADLE_AGG_STD) {
     if (var_fits(s, e)) return NULL;
     snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
@@ -1940,6 +1949,49 @@ static ladle_status grouped_n_unique(exec_state *s, const ladle_bexpr *x, const 
   return st;
 }
 
+/* first() or last() per group: x's value (null included) at each group's
+ * first row (g->first), or at its last: rows[offsets[k + 1] - 1], the CSR's
+ * rows ascending within a group (and already the chunk's rows where g has a
+ * sel). */
+static ladle_status grouped_first_last(exec_state *s, const ladle_bexpr *a,
+                                       const ladle_chunk *chunk, const ladle_dgroups *g,
+                                       ladle_column *out, ladle_error *err) {
+  ladle_column v;
+  LADLE_RETURN_NOT_OK(ladle_eval_chunk(s, a->args[0], chunk, &v, err));
+  ladle_status st;
+  if (a->op == LADLE_AGG_FIRST) {
+    st = s->be->take(&s->k, &v, &g->first, out, err);
+  } else {
+    ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
+    ladle_column ends, one, pos, last;
+    memset(&one, 0, sizeof one);
+    memset(&pos, 0, sizeof pos);
+    memset(&last, 0, sizeof last);
+    st = ladle_column_slice(&g->offsets, 1, g->ngroups, &ends, err);
+    if (st == LADLE_OK) {
+      st = ladle_column_alloc(i64, 1, false, 0, &one, err);
+      if (st == LADLE_OK) {
+        LADLE_COL_MUT(&one, int64_t)[0] = 1;
+        ladle_program p;
+        memset(&p, 0, sizeof p);
+        p.n = 3;
+        p.ins[0] = (ladle_pinstr){LADLE_P_COL, 0, 0, 0, i64, NULL, 0};
+        p.ins[1] = (ladle_pinstr){LADLE_P_CONST, 0, 0, 0, i64, &one, 0};
+        p.ins[2] = (ladle_pinstr){LADLE_P_BINARY, LADLE_OP_SUB, 0, 1, i64, NULL, 0};
+        st = s->be->eval_program(&s->k, &p, &ends, 1, &pos, err);
+      }
+      if (st == LADLE_OK) st = s->be->take(&s->k, &g->rows, &pos, &last, err);
+      if (st == LADLE_OK) st = s->be->take(&s->k, &v, &last, out, err);
+      ladle_column_release(&ends);
+    }
+    ladle_column_release(&one);
+    ladle_column_release(&pos);
+    ladle_column_release(&last);
+  }
+  ladle_column_release(&v);
+  return st;
+}
+
 /* var(x, ddof) or std per group (var_fits said it fits), in two passes as
  * the CPU's group_by: each group's mean (grouped MEAN of x in Float64), then
  * the sum of squared deviations from it (each row's group mean taken by its
@@ -2040,6 +2092,8 @@ static ladle_status grouped_of(exec_state *s, const ladle_bexpr *e, const ladle_
     st = grouped_n_unique(s, a->args[0], chunk, g, out, err);
   } else if (a->kind == LADLE_EX_AGG && (a->op == LADLE_AGG_VAR || a->op == LADLE_AGG_STD)) {
     st = grouped_var(s, a, chunk, g, out, err);
+  } else if (a->kind == LADLE_EX_AGG && (a->op == LADLE_AGG_FIRST || a->op == LADLE_AGG_LAST)) {
+    st = grouped_first_last(s, a, chunk, g, out, err);
   } else if (a->kind == LADLE_EX_LEN || a->op == LADLE_AGG_LEN) {
     st = s->be->grouped_reduce(&s->k, LADLE_REDUCE_COUNT, NULL, NULL, 0, g, out, err);
   } else {

@@ -1199,3 +1199,18 @@ def test_grouped_var_and_std_on_the_column_kernels(engine: ladle.Engine, df: pl.
     # Int64 widens to Float64 with loss: on ladle's CPU backend, named
     with pytest.warns(ladle.FallbackWarning, match="'std' of i64"):
         engine.collect(lf.group_by("s").agg(pl.col("i64").std()))
+
+
+@pytest.mark.parametrize("df", [DF, PIECES, DF.clear(), DF.head(1)], ids=["one-chunk", "chunks", "empty", "one-row"])
+def test_grouped_first_and_last_on_the_column_kernels(engine: ladle.Engine, df: pl.DataFrame) -> None:
+    """first()/last() per group (nulls included, Strings too): a take at each group's
+    first row, or at the last of its rows in the grouping's CSR; over a filter (the
+    rows picked by it) and as windows."""
+    lf = df.lazy()
+    check(engine, lf.group_by("s", maintain_order=True).agg(
+        pl.col("fn").first().alias("a"), pl.col("in").last().alias("b"), pl.col("s").last().alias("c"),
+        (pl.col("i32") * 2).first().alias("d"), pl.col("d").last().alias("e")))
+    check(engine, lf.filter(pl.col("b")).group_by("i8", "b", maintain_order=True).agg(
+        pl.col("fn").first(), pl.col("ts").last()))
+    check(engine, lf.with_columns(pl.col("fn").last().over("s").alias("z"),
+                                  (pl.col("i32") - pl.col("i32").first().over("in")).alias("dz")))
