@@ -281,7 +281,8 @@ static const char *rowwise_in(const exec_state *s, const ladle_bexpr *e, bool ru
   str_test st;
   if (str_pred(s, e, &st)) return NULL; /* a column of its own */
   if (is_in_list(s, e) != NULL)
-    return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL : rowwise_in(s, e->args[0], running, buf, cap);
+    return e->args[0]->type.id == LADLE_TYPE_STRING ? NULL
+                                                    : rowwise_in(s, e->args[0], running, buf, cap);
   if (exec_host_scalar(e)) {
     /* one value made of literals, on the host (eval_chunk) */
     if (!type_on_device(e->type.id) || ladle_type_is_varlen(e->type.id)) {
@@ -435,7 +436,8 @@ static bool var_whole_fits(const exec_state *s, const ladle_bexpr *e) {
   return in_ok && e->type.id == LADLE_TYPE_FLOAT64 && s->be->eval_program != NULL &&
          s->be->reduce != NULL && s->be->to_host != NULL &&
          (id == LADLE_TYPE_FLOAT64 || takes_instr(s, LADLE_P_CAST, 0, a->type, a->type, f64)) &&
-         takes_binary(s, LADLE_OP_SUB, f64, f64, f64) && takes_binary(s, LADLE_OP_MUL, f64, f64, f64);
+         takes_binary(s, LADLE_OP_SUB, f64, f64, f64) &&
+         takes_binary(s, LADLE_OP_MUL, f64, f64, f64);
 }
 
 /* A whole-column aggregation the column kernels compute (reduce): sum, min,
@@ -495,9 +497,10 @@ static bool var_fits(const exec_state *s, const ladle_bexpr *e) {
          (id == LADLE_TYPE_FLOAT64 || takes_instr(s, LADLE_P_CAST, 0, a->type, a->type, f64)) &&
          takes_instr(s, LADLE_P_CAST, 0, u32, u32, i64) &&
          takes_instr(s, LADLE_P_CAST, 0, u32, u32, f64) &&
-         takes_binary(s, LADLE_OP_SUB, f64, f64, f64) && takes_binary(s, LADLE_OP_MUL, f64, f64, f64) &&
-         takes_binary(s, LADLE_OP_TRUE_DIV, f64, f64, f64) && takes_binary(s, LADLE_OP_GT, f64, f64, b) &&
-         takes_instr(s, LADLE_P_IF, 0, b, f64, f64) &&
+         takes_binary(s, LADLE_OP_SUB, f64, f64, f64) &&
+         takes_binary(s, LADLE_OP_MUL, f64, f64, f64) &&
+         takes_binary(s, LADLE_OP_TRUE_DIV, f64, f64, f64) &&
+         takes_binary(s, LADLE_OP_GT, f64, f64, b) && takes_instr(s, LADLE_P_IF, 0, b, f64, f64) &&
          (e->op != LADLE_AGG_STD || takes_instr(s, LADLE_P_FUNC, LADLE_FN_SQRT, f64, f64, f64));
 }
 
@@ -522,7 +525,8 @@ static const char *grouped_agg(const exec_state *s, const ladle_bexpr *e, char *
   }
   if (e->op == LADLE_AGG_FIRST || e->op == LADLE_AGG_LAST) { /* take by each group's row */
     ladle_dtype i64 = ladle_dtype_make(LADLE_TYPE_INT64);
-    if (s->be->take != NULL && column_on_device(s, a->type) && ladle_dtype_equal(a->type, e->type) &&
+    if (s->be->take != NULL && column_on_device(s, a->type) &&
+        ladle_dtype_equal(a->type, e->type) &&
         (e->op == LADLE_AGG_FIRST || takes_binary(s, LADLE_OP_SUB, i64, i64, i64)))
       return NULL;
     snprintf(buf, cap, "aggregation '%s' of %s", ladle_agg_name((ladle_agg_op)e->op),
@@ -1610,8 +1614,7 @@ static int emit(pcomp *c, const ladle_bexpr *e) {
   if (e->kind == LADLE_EX_CUM && !e->scalar) {
     /* a running function: its column over the chunk (per window group), an input */
     if (c->ncols == LADLE_PROG_INPUTS) return full(c);
-    if (!c->dry)
-      c->st = running_of(c->s, e, c->chunk, c->wgroups, &c->extra[c->nextra], c->err);
+    if (!c->dry) c->st = running_of(c->s, e, c->chunk, c->wgroups, &c->extra[c->nextra], c->err);
     return c->st != LADLE_OK ? -1 : extra_input(c, e->type);
   }
   str_test st;
@@ -2042,8 +2045,8 @@ static ladle_status grouped_var(exec_state *s, const ladle_bexpr *a, const ladle
     int d = m < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, LADLE_OP_SUB, x, m, f64, NULL);
     int sq = d < 0 ? -1 : emit_ins(c, LADLE_P_BINARY, LADLE_OP_MUL, d, d, f64, NULL);
     st = sq < 0 ? too_big(s, "an aggregation's argument", "columns", err)
-                : s->be->grouped_reduce(&s->k, LADLE_REDUCE_SUM, &c->p, cols, c->ncols + 1, g,
-                                        &m2, err);
+                : s->be->grouped_reduce(&s->k, LADLE_REDUCE_SUM, &c->p, cols, c->ncols + 1, g, &m2,
+                                        err);
   }
   if (st == LADLE_OK) {
     /* M2 / (count - ddof) where count > ddof, else null; std: its square root */

@@ -2388,8 +2388,8 @@ static ladle_status cum_groups(const char *what, const ladle_dgroups *g, int64_t
 }
 
 static ladle_status cuda_cumulative(const ladle_kctx *ctx, const ladle_column *in,
-                                    const ladle_dgroups *g, int op, bool reverse,
-                                    ladle_column *out, ladle_error *err) {
+                                    const ladle_dgroups *g, int op, bool reverse, ladle_column *out,
+                                    ladle_error *err) {
   LADLE_RETURN_NOT_OK(check_ctx(ctx, err));
   int64_t n = in->length;
   if (n > 0) LADLE_RETURN_NOT_OK(check_moved("cumulative", in, err));
@@ -2406,8 +2406,7 @@ static ladle_status cuda_cumulative(const ladle_kctx *ctx, const ladle_column *i
   bool nulls = in->null_count > 0 && in->validity != NULL;
   ladle_dtype ot = count ? ladle_dtype_make(LADLE_TYPE_UINT32) : in->type;
   ladle_column o;
-  LADLE_RETURN_NOT_OK(
-      ladle_column_alloc_with(alloc_of(ctx), ot, n, nulls && !count, 0, &o, err));
+  LADLE_RETURN_NOT_OK(ladle_column_alloc_with(alloc_of(ctx), ot, n, nulls && !count, 0, &o, err));
   ladle_status st = LADLE_OK;
   if (n > 0) {
     const ladle_allocator *a = alloc_of(ctx);

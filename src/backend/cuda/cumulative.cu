@@ -13,9 +13,9 @@
  * rows in order (exact; a frame-wide one is one thread, slower than the CPU).
  * A float minimum or maximum skips NaN once a number was seen (NaN is its
  * identity) and between equal values keeps the later one, as the CPU's. */
-#include <cub/cub.cuh>
 #include <stdint.h>
 
+#include <cub/cub.cuh>
 #include <cuda/std/limits>
 #include <cuda/std/type_traits>
 
@@ -87,8 +87,8 @@ struct Cum {
 };
 
 template <typename T, int OP>
-__global__ void gather_k(const T *x, const uint8_t *valid, const uint32_t *ids,
-                         const int64_t *rows, int64_t n, bool reverse, T *vals, uint32_t *keys) {
+__global__ void gather_k(const T *x, const uint8_t *valid, const uint32_t *ids, const int64_t *rows,
+                         int64_t n, bool reverse, T *vals, uint32_t *keys) {
   for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n;
        p += (int64_t)gridDim.x * blockDim.x) {
     int64_t r = row_at(rows, n, reverse, p);
@@ -169,11 +169,10 @@ template <typename T, typename Op>
 cudaError_t scan(const T *vals, const uint32_t *keys, T *outv, int64_t n, Op op, Scratch &sc,
                  cudaStream_t s) {
   size_t bytes = 0;
-  cudaError_t e =
-      keys != nullptr
-          ? cub::DeviceScan::InclusiveScanByKey(nullptr, bytes, keys, vals, outv, op, n,
-                                                cuda::std::equal_to<uint32_t>(), s)
-          : cub::DeviceScan::InclusiveScan(nullptr, bytes, vals, outv, op, n, s);
+  cudaError_t e = keys != nullptr
+                      ? cub::DeviceScan::InclusiveScanByKey(nullptr, bytes, keys, vals, outv, op, n,
+                                                            cuda::std::equal_to<uint32_t>(), s)
+                      : cub::DeviceScan::InclusiveScan(nullptr, bytes, vals, outv, op, n, s);
   if (e != cudaSuccess) return e;
   void *tmp = sc.get(2, bytes);
   if (tmp == nullptr) return cudaErrorMemoryAllocation;
@@ -187,12 +186,13 @@ cudaError_t run(const void *in, const uint8_t *valid, const uint32_t *ids, const
                 const int64_t *offsets, int64_t ngroups, int64_t n, bool reverse, void *out,
                 const ldc_alloc *scratch, cudaStream_t s) {
   const T *x = (const T *)in;
-  if constexpr (cuda::std::is_floating_point<T>::value && (OP == LDC_CUM_SUM || OP == LDC_CUM_PROD)) {
+  if constexpr (cuda::std::is_floating_point<T>::value &&
+                (OP == LDC_CUM_SUM || OP == LDC_CUM_PROD)) {
     (void)ids;
     (void)scratch;
     int64_t ng = offsets != nullptr ? ngroups : 1;
-    sequential_k<T, OP><<<blocks_for(ng), THREADS, 0, s>>>(x, valid, rows, offsets, ng, n, reverse,
-                                                          (T *)out);
+    sequential_k<T, OP>
+        <<<blocks_for(ng), THREADS, 0, s>>>(x, valid, rows, offsets, ng, n, reverse, (T *)out);
     return cudaGetLastError();
   } else {
     Scratch sc(scratch);
@@ -204,8 +204,8 @@ cudaError_t run(const void *in, const uint8_t *valid, const uint32_t *ids, const
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = scan(vals, keys, scanned, n, Cum<T, OP>(), sc, s);
     if (e == cudaSuccess)
-      scatter_k<T><<<blocks_for(n), THREADS, 0, s>>>(scanned, valid, rows, n, reverse, false,
-                                                     (T *)out);
+      scatter_k<T>
+          <<<blocks_for(n), THREADS, 0, s>>>(scanned, valid, rows, n, reverse, false, (T *)out);
     return e == cudaSuccess ? cudaGetLastError() : e;
   }
 }
@@ -216,14 +216,17 @@ cudaError_t by_op(int op, const void *in, const uint8_t *valid, const uint32_t *
                   bool reverse, void *out, const ldc_alloc *scratch, cudaStream_t s) {
   switch (op) {
     case LDC_CUM_SUM:
-      return run<T, LDC_CUM_SUM>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return run<T, LDC_CUM_SUM>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                                 s);
     case LDC_CUM_PROD:
       return run<T, LDC_CUM_PROD>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
                                   s);
     case LDC_CUM_MIN:
-      return run<T, LDC_CUM_MIN>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return run<T, LDC_CUM_MIN>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                                 s);
     case LDC_CUM_MAX:
-      return run<T, LDC_CUM_MAX>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return run<T, LDC_CUM_MAX>(in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                                 s);
     default:
       return cudaErrorInvalidValue;
   }
@@ -271,21 +274,25 @@ extern "C" cudaError_t ldc_cumulative(ldc_num kind, int op, bool reverse, const 
   }
   switch (kind) {
     case LDC_U8:
-      return by_op<uint8_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return by_op<uint8_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                            s);
     case LDC_I8:
       return by_op<int8_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
     case LDC_I16:
-      return by_op<int16_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return by_op<int16_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                            s);
     case LDC_U16:
       return by_op<uint16_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
                              s);
     case LDC_I32:
-      return by_op<int32_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return by_op<int32_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                            s);
     case LDC_U32:
       return by_op<uint32_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
                              s);
     case LDC_I64:
-      return by_op<int64_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch, s);
+      return by_op<int64_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
+                            s);
     case LDC_U64:
       return by_op<uint64_t>(op, in, valid, ids, rows, offsets, ngroups, n, reverse, out, scratch,
                              s);

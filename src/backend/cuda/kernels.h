@@ -119,10 +119,10 @@ enum {
   LDC_F_IS_NOT_NAN,
   LDC_F_FILL_NULL,
   /* of a Date (days): its calendar fields (null outside Polars' calendar) */
-  LDC_F_YEAR,       /* Int32 */
-  LDC_F_MONTH,      /* Int8 */
-  LDC_F_DAY,        /* Int8 */
-  LDC_F_WEEKDAY,    /* Int8, ISO: Monday 1 */
+  LDC_F_YEAR,        /* Int32 */
+  LDC_F_MONTH,       /* Int8 */
+  LDC_F_DAY,         /* Int8 */
+  LDC_F_WEEKDAY,     /* Int8, ISO: Monday 1 */
   LDC_F_ORDINAL_DAY, /* Int16 */
   LDC_F_SQRT         /* of a float, in its type (correctly rounded, as the host's) */
 };
